@@ -1,0 +1,129 @@
+"""JavaScript semantics that contract v1 depends on, written out once.
+
+Contract v1 was defined by a Node.js tool, so a few of its observable behaviours are JavaScript's:
+which characters `trim()` removes, string lengths counted in UTF-16 code units, how a number is
+printed, how `toFixed(1)` rounds, and sorting by UTF-16 code units. Python differs on every one of
+them, so each lives here with the reason, and nowhere else.
+"""
+from decimal import ROUND_HALF_UP, Decimal
+
+__all__ = (
+    "JS_WHITESPACE",
+    "js_number",
+    "js_to_fixed1",
+    "js_trim",
+    "json_number",
+    "utf16_len",
+    "utf16_sort_key",
+    "utf16_units",
+)
+
+# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes. Unlike str.strip() it
+# includes U+FEFF (a BOM) and excludes U+001C..U+001F and U+0085.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+_MAX_SAFE_INTEGER = 2**53
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript does it (returns `text` itself when nothing is removed)."""
+    return text.strip(JS_WHITESPACE)
+
+
+def utf16_len(text: str) -> int:
+    """`text.length` in JavaScript: astral characters count twice."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def utf16_units(text: str) -> str:
+    """`text` with every astral character split into its two surrogate code points.
+
+    Glob wildcards match UTF-16 code units in contract v1 (`?` does not match an emoji, `??` does),
+    so patterns and subjects that contain astral characters are compared in this form.
+    """
+    if text.isascii() or max(text) <= "\uffff":
+        return text
+    data = text.encode("utf-16-le", "surrogatepass")
+    return "".join(chr(data[i] | data[i + 1] << 8) for i in range(0, len(data), 2))
+
+
+def utf16_sort_key(text: str) -> bytes:
+    """Sort key that orders strings by UTF-16 code units, as JavaScript's default sort does."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def json_number(value: int | float) -> int | float:
+    """A number as JavaScript would hold it, ready to be written to JSON the way JS writes it.
+
+    Integral floats become ints (JS prints `3`, not `3.0`) and integers beyond 2**53 become the
+    double JS would have parsed. Other floats stay as they are.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+            return value
+        value = float(value)
+    if value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return value
+
+
+def js_number(value: int | float) -> str:
+    """`String(value)` in JavaScript (Number::toString), for finite numbers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+            return str(value)
+        value = float(value)
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits, point = _shortest_digits(abs(value))
+    k = len(digits)
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        exponent = point - 1
+        mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+        body = f"{mantissa}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
+    return sign + body
+
+
+def _shortest_digits(value: float) -> tuple[str, int]:
+    """Shortest round-trip digits of a positive float and the position of its decimal point."""
+    text = repr(value)
+    exponent = 0
+    if "e" in text:
+        text, exp_text = text.split("e")
+        exponent = int(exp_text)
+    whole, _, fraction = text.partition(".")
+    if fraction == "0":
+        fraction = ""
+    digits = (whole + fraction).lstrip("0")
+    point = len(whole) + exponent - (len(whole + fraction) - len((whole + fraction).lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    return digits, point
+
+
+def js_to_fixed1(value: float) -> str:
+    """`value.toFixed(1)`: rounds the exact binary value, ties away from zero (6.25 -> "6.3")."""
+    if abs(value) >= 1e21:
+        return js_number(value)
+    exact = Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    text = f"{exact:f}"
+    if text.startswith("-") and exact == 0:
+        text = text[1:]
+    return text

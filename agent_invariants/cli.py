@@ -1,0 +1,233 @@
+"""The `agent-invariants` command: parse options, call the library, render, pick the exit code.
+
+Exit codes: 0 the trace passed (warnings allowed) or the candidate is compatible; 1 an
+error-severity violation or a regression; 2 bad input or usage, with one line on stderr and
+nothing on stdout or in the `--output` file. No rule logic lives here.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+from agent_invariants import __version__
+
+__all__ = ("app", "main")
+
+PROG = "agent-invariants"
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+
+
+class Format(str, Enum):
+    text = "text"
+    pretty = "pretty"
+    json = "json"
+
+
+app = typer.Typer(
+    name=PROG,
+    help="Check recorded AI-agent traces against a contract of operating rules.",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+ContractOpt = Annotated[Path, typer.Option("--contract", "-c", help="Contract file (JSON).", show_default=False)]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)]
+OutputOpt = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", help="Write the report to this file instead of stdout (replaced atomically).",
+    show_default=False)]
+MaxLineOpt = Annotated[int, typer.Option(
+    "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", "-v", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Check recorded AI-agent traces against a contract of operating rules.
+
+    Exit codes: 0 pass or compatible, 1 violation or regression, 2 bad input or usage.
+    """
+
+
+@app.command()
+def check(
+    contract: ContractOpt,
+    trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file (JSONL or a JSON array); - for stdin.",
+                                       show_default=False)],
+    format: FormatOpt = Format.text,
+    output: OutputOpt = None,
+    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Check one trace against a contract."""
+    from agent_invariants.contract import load_contract
+    from agent_invariants.engine import check_trace
+
+    loaded = load_contract(contract)
+    report = check_trace(loaded, trace, max_line_bytes=max_line_bytes)
+    _emit(report, format, output)
+    raise typer.Exit(0 if report.passed else 1)
+
+
+@app.command()
+def compare(
+    contract: ContractOpt,
+    baseline: Annotated[str, typer.Option("--baseline", "-b", help="Trace of the known-good run.",
+                                          show_default=False)],
+    candidate: Annotated[str, typer.Option("--candidate", "-k", help="Trace of the changed run.",
+                                           show_default=False)],
+    format: FormatOpt = Format.text,
+    output: OutputOpt = None,
+    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Compare a candidate trace with a baseline trace under one contract."""
+    from agent_invariants.compare import compare_traces
+    from agent_invariants.contract import load_contract
+
+    loaded = load_contract(contract)
+    report = compare_traces(loaded, baseline, candidate, max_line_bytes=max_line_bytes)
+    _emit(report, format, output)
+    raise typer.Exit(0 if report.compatible else 1)
+
+
+@app.command()
+def validate(contract: ContractOpt, format: FormatOpt = Format.json) -> None:
+    """Validate a contract and print it normalised (trimmed, keys in schema order)."""
+    from agent_invariants.contract import load_contract
+    from agent_invariants.render.json import to_json
+
+    loaded = load_contract(contract)
+    _write(to_json({"valid": True, "contract": loaded.to_dict()}), None)
+
+
+@app.command()
+def summary(
+    trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False)],
+    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Print counts for a trace: tools, approvals, failures, outcomes, completion claims."""
+    from agent_invariants.events import TraceFile
+    from agent_invariants.render.json import to_json
+    from agent_invariants.summary import summarize_trace
+
+    _write(to_json(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), None)
+
+
+@app.command()
+def init(directory: Annotated[Path, typer.Argument(help="Where to write the files.")] = Path(".")) -> None:
+    """Write a sample contract (agent-invariants.json) and a passing trace (agent-trace.jsonl)."""
+    from importlib.resources import files
+
+    samples = files("agent_invariants") / "samples"
+    targets = [(directory / "agent-invariants.json", samples / "agent-invariants.json"),
+               (directory / "agent-trace.jsonl", samples / "agent-trace.jsonl")]
+    for target, _ in targets:
+        if target.exists():
+            _fail(f"{target}: already exists; refusing to overwrite it")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for target, sample in targets:
+            with open(target, "x", encoding="utf-8", newline="\n") as handle:
+                handle.write(sample.read_text(encoding="utf-8"))
+    except OSError as exc:
+        _fail(f"{exc.filename or directory}: cannot write: {exc.strerror or exc}")
+    for target, _ in targets:
+        print(f"Created {target}")
+    print(f"Try: {PROG} check --contract {targets[0][0]} --trace {targets[1][0]}")
+
+
+def _emit(report, format: Format, output: Path | None) -> None:
+    from agent_invariants.render import renderer
+
+    module = renderer(format.value)
+    if format in (Format.text, Format.pretty):
+        text = module.render(report, color=output is None and _stdout_is_colour_terminal())
+    else:
+        text = module.render(report)
+    _write(text, output)
+
+
+def _stdout_is_colour_terminal() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _write(text: str, output: Path | None) -> None:
+    """Write the finished report: to stdout, or to `output` via a temporary file and a rename."""
+    data = text.encode("utf-8")
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = output.resolve()
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        _fail(f"{output}: cannot write: {exc.strerror or exc}")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+    except OSError as exc:
+        os.unlink(temporary)
+        _fail(f"{output}: cannot write: {exc.strerror or exc}")
+
+
+def _fail(message: str) -> NoReturn:
+    raise _Fatal(message)
+
+
+class _Fatal(Exception):
+    """A usage or input problem found by the CLI itself."""
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point of the console script."""
+    from agent_invariants.errors import InputError
+
+    try:
+        code = app(args=argv, prog_name=PROG, standalone_mode=False)
+    except (InputError, _Fatal) as exc:
+        _die(str(exc))
+    except KeyboardInterrupt:
+        _die("interrupted")
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except Exception as exc:  # typer's (click's) usage errors; their classes differ between versions
+        _usage_error(exc)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Exception) -> NoReturn:
+    """Report a command-line usage problem raised by typer/click on one line, or re-raise a bug."""
+    context = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and context is not None:
+        print(context.get_help())
+        sys.exit(0)
+    if type(exc).__name__ == "Abort":
+        _die("aborted")
+    if not callable(getattr(exc, "format_message", None)):
+        raise exc
+    hint = f" (try '{context.command_path} --help')" if context is not None else ""
+    _die(" ".join(exc.format_message().split()) + hint)
+
+
+def _die(message: str) -> NoReturn:
+    sys.stdout.flush()
+    print(f"{PROG}: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,134 @@
+"""Compare: is a candidate run (new model, prompt, tools) still compatible with a baseline run?
+
+Both traces are checked under the same contract, then the contract's `compare` policy decides
+what counts as a regression, in this order:
+
+1. `new_rule_failure`: an error-severity rule fails in the candidate but not in the baseline.
+2. `contract_violation`: an error-severity rule fails in the candidate and also in the baseline
+   (or every failing one, when `fail_on_new_violations` is false). A candidate that breaks an
+   error rule is never compatible; the flag only changes the label.
+3. `new_tool`: the candidate calls a tool the baseline never called (`fail_on_new_tools`).
+4. `tool_call_increase`: tool calls grew by more than `max_tool_call_increase_percent`.
+5. `outcome_regression`: the final outcome ranks lower (violated < retracted < unknown <
+   satisfied; no outcome ranks lowest) (`require_same_outcome_or_better`).
+
+Beyond the reference, the report's `rule_changes` lists every rule's state in both runs.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from msgspec import UNSET
+
+from agent_invariants._js import js_number, js_to_fixed1, json_number, utf16_sort_key
+from agent_invariants.contract import Contract, load_contract
+from agent_invariants.engine import Trace, check_trace
+from agent_invariants.events import DEFAULT_MAX_LINE_BYTES
+from agent_invariants.report import (
+    COMPARE_SCHEMA,
+    CheckReport,
+    CompareReport,
+    ContractRef,
+    Regression,
+    RuleChange,
+)
+
+__all__ = ("compare_reports", "compare_traces")
+
+_OUTCOME_RANK = {"violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
+
+
+def compare_traces(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], baseline: Trace,
+                   candidate: Trace, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> CompareReport:
+    """Check both traces under `contract` and report what the candidate made worse."""
+    contract = load_contract(contract)
+    before = check_trace(contract, baseline, max_line_bytes=max_line_bytes)
+    after = check_trace(contract, candidate, max_line_bytes=max_line_bytes)
+    return compare_reports(contract, before, after)
+
+
+def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckReport) -> CompareReport:
+    """Apply the contract's compare policy to two check reports made with that contract."""
+    policy = contract.policy
+    regressions = _rule_regressions(baseline, candidate, policy.fail_on_new_violations is not False)
+    if policy.fail_on_new_tools is not False:
+        known = set(baseline.summary.tools)
+        for tool in sorted((t for t in candidate.summary.tools if t not in known), key=utf16_sort_key):
+            regressions.append(Regression(kind="new_tool", severity="error",
+                                          message=f"Candidate introduced tool: {tool}.", evidence={"tool": tool}))
+    if policy.max_tool_call_increase_percent is not UNSET:
+        regressions += _call_growth(baseline.summary.tool_calls, candidate.summary.tool_calls,
+                                    policy.max_tool_call_increase_percent)
+    if policy.require_same_outcome_or_better is not False:
+        regressions += _outcome_drop(baseline.summary.final_outcome, candidate.summary.final_outcome)
+    return CompareReport(
+        schema=COMPARE_SCHEMA,
+        contract=ContractRef(name=contract.name, version=contract.version),
+        compatible=not any(regression.severity == "error" for regression in regressions),
+        baseline=baseline,
+        candidate=candidate,
+        regressions=regressions,
+        rule_changes=_rule_changes(baseline, candidate),
+    )
+
+
+def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: bool) -> list[Regression]:
+    failed_before = {result.rule_id for result in baseline.results if not result.passed}
+    new, persisting = [], []
+    for result in candidate.results:
+        if result.passed or result.severity != "error":
+            continue
+        also_before = result.rule_id in failed_before
+        if label_new and not also_before:
+            new.append(Regression(
+                kind="new_rule_failure", severity="error",
+                message=f"Rule newly fails in candidate: {result.rule_id}.",
+                evidence={"rule_id": result.rule_id, "rule_kind": result.rule_kind,
+                          "violations": len(result.violations)}))
+        else:
+            persisting.append(Regression(
+                kind="contract_violation", severity="error",
+                message=f"Candidate still violates contract rule: {result.rule_id}.",
+                evidence={"rule_id": result.rule_id, "rule_kind": result.rule_kind,
+                          "violations": len(result.violations), "baseline_also_failed": also_before}))
+    return new + persisting
+
+
+def _call_growth(before: int, after: int, limit: float) -> list[Regression]:
+    if before == 0:
+        increase = 0.0 if after == 0 else float("inf")
+    else:
+        increase = (after - before) / before * 100
+    if not increase > limit:
+        return []
+    shown = "∞" if increase == float("inf") else js_to_fixed1(increase)
+    return [Regression(
+        kind="tool_call_increase", severity="error",
+        message=f"Tool calls increased by {shown}%; allowed {js_number(limit)}%.",
+        evidence={"baseline": before, "candidate": after,
+                  "increase_percent": None if increase == float("inf") else json_number(increase)})]
+
+
+def _outcome_drop(before: str | None, after: str | None) -> list[Regression]:
+    if _OUTCOME_RANK.get(after, -1) >= _OUTCOME_RANK.get(before, -1):
+        return []
+    return [Regression(
+        kind="outcome_regression", severity="error",
+        message=f"Final outcome regressed from {before or 'none'} to {after or 'none'}.",
+        evidence={"baseline": before, "candidate": after})]
+
+
+def _rule_changes(baseline: CheckReport, candidate: CheckReport) -> list[RuleChange]:
+    before = {result.rule_id: result for result in baseline.results}
+    changes = []
+    for result in candidate.results:
+        old = before[result.rule_id]
+        was, now = old.passed, result.passed
+        changes.append(RuleChange(
+            rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
+            baseline="passed" if was else "failed", candidate="passed" if now else "failed",
+            change="passing" if was and now else "new" if was else "fixed" if now else "still_failing",
+            baseline_violations=len(old.violations), candidate_violations=len(result.violations)))
+    return changes

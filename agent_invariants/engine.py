@@ -1,0 +1,80 @@
+"""The engine: one pass over a trace, feeding every rule only the events it asked for.
+
+For each event the engine forms a routing key, (type, tool, claims_completion), and looks up the
+handlers for it: asked once per distinct key from every rule's `route()` and cached. Rules keep
+small state and never look back, so a check is O(events) in time with memory that does not grow
+with the trace (only with what the rules must remember, such as open calls or retry groups).
+After the last event each rule reports its result, and violations get their physical lines.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from msgspec import UNSET
+
+from agent_invariants.contract import Contract, load_contract
+from agent_invariants.events import DEFAULT_MAX_LINE_BYTES, Event, TraceSource, open_trace
+from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, RuleResult
+from agent_invariants.rules import rule_for
+from agent_invariants.summary import SummaryCounter
+
+__all__ = ("check_trace", "run_observers")
+
+_ROUTE_CACHE_LIMIT = 65_536
+
+Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]]
+
+
+def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
+    """Feed every event of `source` to the observers that route it; return the number of events."""
+    routes: dict[tuple, tuple] = {}
+    count = 0
+    for index, event in enumerate(source):
+        key = (event.type, event.tool, event.claims_completion)
+        handlers = routes.get(key)
+        if handlers is None:
+            if len(routes) >= _ROUTE_CACHE_LIMIT:
+                routes.clear()
+            handlers = routes[key] = tuple(
+                handler for observer in observers if (handler := observer.route(*key)) is not None)
+        for handle in handlers:
+            if handle(event, index):
+                routes.clear()   # a rule's interests changed (e.g. after the first stop)
+        count = index + 1
+    return count
+
+
+def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], trace: Trace, *,
+                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> CheckReport:
+    """Check one trace against a contract.
+
+    `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
+    (dicts or `Event`s) or a `TraceSource`. Raises `InputError` for a bad contract or trace.
+    """
+    contract = load_contract(contract)
+    source = open_trace(trace, max_line_bytes=max_line_bytes)
+    rules = [rule_for(config) for config in contract.rules]
+    counter = SummaryCounter()
+    events = run_observers(source, [*rules, counter])
+    summary = counter.finish(events)
+    results: list[RuleResult] = [rule.finish(summary) for rule in rules]
+    violations = [violation for result in results for violation in result.violations]
+    for violation in violations:
+        if violation.event_index is not UNSET and violation.line is UNSET:
+            line = source.line_of(violation.event_index)
+            if line is not None:
+                violation.line = line
+    errors = sum(1 for violation in violations if violation.severity == "error")
+    return CheckReport(
+        schema=CHECK_SCHEMA,
+        contract=ContractRef(name=contract.name, version=contract.version),
+        passed=errors == 0,
+        error_count=errors,
+        warning_count=len(violations) - errors,
+        summary=summary,
+        results=results,
+        violations=violations,
+        trace=UNSET if source.path is None else source.path,
+    )

@@ -1,0 +1,476 @@
+"""Trace events and the streaming trace reader.
+
+A trace is JSON Lines (one event object per line; blank lines and lines starting with `#` are
+skipped) or one JSON array of events. The reader decodes one line at a time straight into `Event`,
+validates it exactly as contract v1 requires, and remembers the physical line of every event
+without holding the events: memory stays flat however long the trace is.
+
+    {"seq": 1, "type": "tool.call", "tool": "payments.refund", "call_id": "c1"}
+
+Validation, beyond the types declared on `Event`: `seq` is an integer >= 0 (`3.0` counts) and
+strictly increasing; `type` is trimmed and then 1..200 characters; `time`, when present, is an
+ISO-8601 date-time with a zone; `data` is an object; `confidence` is within 0..1; string lengths
+count UTF-16 code units; `null` is never a value. Unknown fields and event types are accepted and
+ignored. `args`, `result`, `output`, `duration_ms` and `status` are kept raw for later contract
+versions. Every problem raises `TraceError` naming the trace and the line.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Annotated, BinaryIO, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, Raw, UnsetType
+
+from agent_invariants._js import JS_WHITESPACE, json_number, utf16_len
+from agent_invariants.errors import TraceError
+
+__all__ = (
+    "DEFAULT_MAX_LINE_BYTES",
+    "EVIDENCE_CLASSES",
+    "Event",
+    "EventList",
+    "EvidenceClass",
+    "TraceFile",
+    "TraceSource",
+    "VERDICTS",
+    "Verdict",
+    "iter_events",
+    "open_trace",
+    "read_trace",
+)
+
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+_CHUNK_BYTES = 1 << 22
+
+Verdict = Literal["satisfied", "violated", "unknown", "retracted"]
+EvidenceClass = Literal["externally_observed", "configured_verifier", "manual_attestation", "self_attestation"]
+VERDICTS: tuple[str, ...] = Verdict.__args__
+EVIDENCE_CLASSES: tuple[str, ...] = EvidenceClass.__args__
+
+Str200 = Annotated[str, Meta(min_length=1, max_length=200)]
+Str500 = Annotated[str, Meta(min_length=1, max_length=500)]
+Str2000 = Annotated[str, Meta(min_length=1, max_length=2000)]
+
+_MAX_SAFE_INTEGER = 2**53
+
+
+class Event(msgspec.Struct, gc=False, omit_defaults=True):
+    """One thing the agent did or saw. Absent optional fields are `UNSET` (never `None`)."""
+
+    seq: int | float
+    """Position in the run: an integer >= 0, strictly increasing through the trace."""
+    type: str
+    """What happened, e.g. `tool.call`, `tool.result`, `approval.granted`, `control.stop`."""
+    time: str | UnsetType = UNSET
+    run_id: Str500 | UnsetType = UNSET
+    actor: Str500 | UnsetType = UNSET
+    tool: Str500 | UnsetType = UNSET
+    call_id: Str500 | UnsetType = UNSET
+    call_signature: Str2000 | UnsetType = UNSET
+    risk: Str200 | UnsetType = UNSET
+    approval_id: Str500 | UnsetType = UNSET
+    approval_scope: Str500 | UnsetType = UNSET
+    approved: bool | UnsetType = UNSET
+    ok: bool | UnsetType = UNSET
+    outcome_id: Str500 | UnsetType = UNSET
+    verdict: Verdict | UnsetType = UNSET
+    evidence_class: EvidenceClass | UnsetType = UNSET
+    claims_completion: bool | UnsetType = UNSET
+    confidence: int | float | UnsetType = UNSET
+    data: Raw | UnsetType = UNSET
+    args: Raw | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    output: Raw | UnsetType = UNSET
+    duration_ms: Raw | UnsetType = UNSET
+    status: Raw | UnsetType = UNSET
+
+
+# Longest allowed value of each length-limited string field, in UTF-16 code units.
+_STRING_LIMITS = (
+    ("run_id", 500), ("actor", 500), ("tool", 500), ("call_id", 500), ("call_signature", 2000),
+    ("risk", 200), ("approval_id", 500), ("approval_scope", 500), ("outcome_id", 500),
+)
+
+# zod 3's datetime({offset: true}): YYYY-MM-DDTHH:MM, then optional :SS[.fraction], then Z or
+# +-HH[:]MM (offset digits not range-checked); real calendar dates with Gregorian leap years. The
+# shape is one regex; whether the date exists is cached per date, since a trace has few of them.
+_TIME_SHAPE = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
+    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})\Z"
+).match
+_REAL_DATE = re.compile(
+    r"(?:(?:[0-9][0-9][2468][048]|[0-9][0-9][13579][26]|[0-9][0-9]0[48]|[02468][048]00|[13579][26]00)-02-29"
+    r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    r"|02-(?:0[1-9]|1[0-9]|2[0-8])))\Z"
+).match
+_DATES: dict[str, bool] = {}
+
+
+def _time_ok(value: str) -> bool:
+    if _TIME_SHAPE(value) is None:
+        return False
+    date = value[:10]
+    ok = _DATES.get(date)
+    if ok is None:
+        if len(_DATES) >= 100_000:
+            _DATES.clear()
+        ok = _DATES[date] = _REAL_DATE(date) is not None
+    return ok
+
+
+class _Invalid(Exception):
+    """An event failed validation; the source adds where it is."""
+
+
+_decode_event = msgspec.json.Decoder(Event).decode
+
+
+def _accept(event: Event, raw: bytes | Raw | None, prev: int | float) -> int | float:
+    """Validate what msgspec cannot; normalise `seq` and `type` in place; return the seq."""
+    seq = event.seq
+    if seq.__class__ is not int or not prev < seq <= _MAX_SAFE_INTEGER:
+        seq = _check_seq(seq, prev)
+        event.seq = seq
+    kind = event.type
+    trimmed = kind.strip(JS_WHITESPACE)
+    if trimmed is not kind or not kind or len(kind) > 100:
+        if not trimmed:
+            raise _Invalid("$.type: must not be empty or only whitespace")
+        if utf16_len(trimmed) > 200:
+            raise _Invalid(f"$.type: must be at most 200 characters, got {utf16_len(trimmed)}")
+        event.type = trimmed
+    if event.time is not UNSET and not _time_ok(event.time):
+        raise _Invalid(f"$.time: expected an ISO-8601 date-time with a zone such as 2025-01-31T08:00:00Z, got {event.time!r}")
+    if event.data is not UNSET and memoryview(event.data)[0] != 0x7B:
+        raise _Invalid("$.data: expected an object")
+    if event.confidence is not UNSET and not 0 <= event.confidence <= 1:
+        raise _Invalid(f"$.confidence: must be within 0..1, got {event.confidence}")
+    if raw is None or not raw.isascii() or b"\\u" in raw:
+        _check_utf16_lengths(event)
+    return seq
+
+
+def _check_seq(seq: int | float, prev: int | float) -> int | float:
+    if seq.__class__ is float and not seq.is_integer():
+        raise _Invalid(f"$.seq: must be an integer, got {seq!r}")
+    seq = json_number(seq)
+    if seq < 0:
+        raise _Invalid(f"$.seq: must be >= 0, got {seq}")
+    if not seq > prev:
+        raise _Invalid(f"$.seq: must be strictly increasing, got {seq} after {prev}")
+    return seq
+
+
+def _check_utf16_lengths(event: Event) -> None:
+    """msgspec counts code points; contract v1 counts UTF-16 units, so astral text may be too long."""
+    for name, limit in _STRING_LIMITS:
+        value = getattr(event, name)
+        if value is not UNSET and len(value) * 2 > limit and utf16_len(value) > limit:
+            raise _Invalid(f"$.{name}: must be at most {limit} characters, got {utf16_len(value)}")
+
+
+def _describe(error: msgspec.MsgspecError) -> str:
+    """msgspec's "Expected `str`, got `int` - at `$.tool`" as "$.tool: expected `str`, got `int`"."""
+    text = str(error)
+    if not isinstance(error, msgspec.ValidationError):
+        return _describe_syntax(text)
+    message, sep, path = text.rpartition(" - at `")
+    if not sep:
+        message, path = text, "$`"
+    return f"{path.rstrip('`')}: {message[:1].lower()}{message[1:]}"
+
+
+def _describe_syntax(text: str) -> str:
+    found = re.search(r"\(byte (\d+)\)", text)
+    if found:
+        text = text.replace(found.group(0), f"(column {int(found.group(1)) + 1})")
+    if text == "Input data was truncated":
+        text = "the JSON ends before the value is complete"
+    return f"invalid JSON: {text.removeprefix('JSON is malformed: ')}"
+
+
+class TraceSource:
+    """What the engine reads: an iterable of validated events that knows where each came from.
+
+    `name` labels the source in error messages; `path` is the file it was read from (`-` for
+    standard input) or None for input that has no file.
+    """
+
+    name: str
+    path: str | None = None
+
+    def __iter__(self) -> Iterator[Event]:
+        raise NotImplementedError
+
+    def line_of(self, index: int) -> int | None:
+        """Physical line (1-based) of the event at `index`, or None when the input has no lines."""
+        return None
+
+
+class TraceFile(TraceSource):
+    """A trace in a file, on standard input (`-`), or in memory as bytes; read as a stream.
+
+    Iterate it once to get the events; afterwards `line_of(i)` gives each event's line. The line
+    map stores only the places where the line number stops advancing with the event index (blank
+    lines, comments, multi-line array items), so it is empty for a plain JSONL trace.
+    """
+
+    def __init__(self, source: str | os.PathLike[str] | bytes, *, name: str | None = None,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._path = None
+            self._data = bytes(source)
+            self.name = name or "<bytes>"
+        else:
+            self._path = os.fspath(source)
+            self._data = None
+            self.name = name or ("<stdin>" if self._path == "-" else self._path)
+            self.path = self._path
+        self.max_line_bytes = max_line_bytes
+        self._starts = array("q")
+        self._offsets = array("q")
+
+    def line_of(self, index: int) -> int | None:
+        at = bisect.bisect_right(self._starts, index) - 1
+        return None if at < 0 else index + self._offsets[at]
+
+    def _mark(self, index: int, line: int) -> None:
+        self._starts.append(index)
+        self._offsets.append(line - index)
+
+    def _fail(self, line: int | None, problem: str) -> TraceError:
+        return TraceError(self.name, line, problem)
+
+    def __iter__(self) -> Iterator[Event]:
+        self._starts = array("q")
+        self._offsets = array("q")
+        if self._data is not None:
+            yield from self._events(iter((self._data,)))
+            return
+        stream = self._open()
+        try:
+            yield from self._events(iter(lambda: stream.read(_CHUNK_BYTES), b""))
+        except OSError as exc:
+            raise self._fail(None, f"cannot read: {exc.strerror or exc}") from None
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+    def _open(self) -> BinaryIO:
+        if self._path == "-":
+            return sys.stdin.buffer
+        if os.path.isdir(self._path):
+            raise self._fail(None, "is a directory, not a trace file")
+        try:
+            return open(self._path, "rb")
+        except FileNotFoundError:
+            raise self._fail(None, "no such file") from None
+        except PermissionError:
+            raise self._fail(None, "permission denied") from None
+        except OSError as exc:
+            raise self._fail(None, f"cannot open: {exc.strerror or exc}") from None
+
+    def _events(self, chunks: Iterator[bytes]) -> Iterator[Event]:
+        head = b""
+        for chunk in chunks:
+            head += chunk
+            start = _first_significant(head)
+            if start is not None:
+                break
+        else:
+            start = None
+        if start is None:
+            return
+        if head.startswith(b"\x1f\x8b"):
+            raise self._fail(None, "looks gzip-compressed; decompress it first (e.g. gunzip -k)")
+        if head[start:start + 1] == b"[":
+            yield from self._array_events(head + b"".join(chunks))
+        else:
+            yield from self._line_events(head, chunks)
+
+    def _line_events(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[Event]:
+        decode = _decode_event
+        accept = _accept
+        prev: int | float = -1
+        index = 0
+        offset = None
+        lineno = 0
+        for lines in self._split_lines(head, chunks):
+            for raw in lines:
+                lineno += 1
+                try:
+                    event = decode(raw)
+                except msgspec.DecodeError as exc:
+                    event = self._retry_line(raw, lineno, exc)
+                    if event is None:
+                        continue
+                try:
+                    prev = accept(event, raw, prev)
+                except _Invalid as exc:
+                    raise self._fail(lineno, str(exc)) from None
+                if lineno - index != offset:
+                    offset = lineno - index
+                    self._mark(index, lineno)
+                index += 1
+                yield event
+
+    def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[list[bytes]]:
+        limit = self.max_line_bytes
+        lines_before = 0
+        tail = b""
+        for chunk in _chain_first(head, chunks):
+            lines = (tail + chunk if tail else chunk).split(b"\n")
+            tail = lines.pop()
+            if len(tail) > limit:
+                raise self._too_long(lines_before + len(lines) + 1, len(tail), at_least=True)
+            if lines and max(map(len, lines)) > limit:
+                at = next(i for i, line in enumerate(lines) if len(line) > limit)
+                raise self._too_long(lines_before + at + 1, len(lines[at]))
+            lines_before += len(lines)
+            yield lines
+        if tail:
+            yield [tail]
+
+    def _too_long(self, line: int, size: int, at_least: bool = False) -> TraceError:
+        more = "at least " if at_least else ""
+        return self._fail(line, f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit "
+                                "(raise it with --max-line-bytes)")
+
+    def _retry_line(self, raw: bytes, lineno: int, error: msgspec.DecodeError) -> Event | None:
+        """A line msgspec refused: skip it if blank or a comment, else decode it JS-trimmed or explain."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._fail(lineno, f"invalid UTF-8 (byte {exc.start + 1} of the line)") from None
+        trimmed = text.strip(JS_WHITESPACE)
+        if not trimmed or trimmed.startswith("#"):
+            return None
+        if trimmed != text.strip(" \t\r\n"):
+            try:
+                return _decode_event(trimmed.encode("utf-8"))
+            except msgspec.DecodeError as exc:
+                error = exc
+        problem = _describe(error)
+        if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
+            problem += " (each event must be one JSON object on one line)"
+        raise self._fail(lineno, problem)
+
+    def _array_events(self, data: bytes) -> Iterator[Event]:
+        """A trace that is one JSON array: decode it whole, then each item with its line."""
+        body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        try:
+            items = msgspec.json.decode(body, type=list[Raw])
+        except msgspec.DecodeError as exc:
+            items = self._retry_array(body, exc)
+        prev: int | float = -1
+        line, pos = 1, 0
+        offset = None
+        for index, item in enumerate(items):
+            found = body.find(item, pos)
+            line += body.count(b"\n", pos, found)
+            pos = found
+            try:
+                event = _decode_event(item)
+                prev = _accept(event, bytes(item), prev)
+            except msgspec.DecodeError as exc:
+                raise self._fail(line, f"item {index}: {_describe(exc)}") from None
+            except _Invalid as exc:
+                raise self._fail(line, f"item {index}: {exc}") from None
+            if line - index != offset:
+                offset = line - index
+                self._mark(index, line)
+            yield event
+
+    def _retry_array(self, body: bytes, error: msgspec.DecodeError) -> list[Raw]:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._fail(body.count(b"\n", 0, exc.start) + 1, "invalid UTF-8") from None
+        trimmed = text.strip(JS_WHITESPACE)
+        if trimmed != text.strip(" \t\r\n"):
+            try:
+                return msgspec.json.decode(trimmed.encode("utf-8"), type=list[Raw])
+            except msgspec.DecodeError as exc:
+                error = exc
+        found = re.search(r"\(byte (\d+)\)", str(error))
+        line = body.count(b"\n", 0, int(found.group(1))) + 1 if found else body.count(b"\n") + 1
+        return _raise(self._fail(line, _describe_syntax(str(error))))
+
+
+def _raise(error: Exception):
+    raise error
+
+
+def _chain_first(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if first:
+        yield first
+    yield from rest
+
+
+def _first_significant(data: bytes) -> int | None:
+    """Offset of the first byte that is not whitespace (JS trim's set, BOM included), or None."""
+    pos = 0
+    size = len(data)
+    while pos < size:
+        pos = size - len(data[pos:].lstrip(b" \t\r\n\v\f"))
+        if pos >= size:
+            return None
+        if data[pos] < 0x80:
+            return pos
+        char = data[pos:pos + 4].decode("utf-8", "ignore")[:1]
+        if not char or char not in JS_WHITESPACE:
+            return pos
+        pos += len(char.encode("utf-8"))
+    return None
+
+
+class EventList(TraceSource):
+    """Events given in memory (dicts, `Event`s or JSON bytes per event), validated like a file's."""
+
+    def __init__(self, items: Iterable[Event | Mapping | bytes], *, name: str = "events") -> None:
+        self._items = items
+        self.name = name
+
+    def __iter__(self) -> Iterator[Event]:
+        encode = msgspec.json.encode
+        prev: int | float = -1
+        for index, item in enumerate(self._items):
+            where = f"{self.name}[{index}]"
+            try:
+                raw = item if isinstance(item, bytes) else encode(item)
+                event = _decode_event(raw)
+                prev = _accept(event, raw, prev)
+            except (msgspec.DecodeError, msgspec.EncodeError, TypeError) as exc:
+                raise TraceError(where, None, _describe(exc) if isinstance(exc, msgspec.DecodeError)
+                                 else f"not a JSON event object: {exc}") from None
+            except _Invalid as exc:
+                raise TraceError(where, None, str(exc)) from None
+            yield event
+
+
+def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],
+               *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TraceSource:
+    """Wrap whatever the caller has (a path, `-`, bytes, a list of events) as a `TraceSource`."""
+    if isinstance(trace, TraceSource):
+        return trace
+    if isinstance(trace, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return TraceFile(trace, max_line_bytes=max_line_bytes)
+    return EventList(trace)
+
+
+def iter_events(trace: str | os.PathLike[str] | bytes, *,
+                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Event]:
+    """Stream the validated events of a trace file (`-` for standard input) or of trace bytes."""
+    return iter(TraceFile(trace, max_line_bytes=max_line_bytes))
+
+
+def read_trace(trace: str | os.PathLike[str] | bytes, *,
+               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> list[Event]:
+    """Read a whole trace into a list of validated events (prefer `iter_events` for big traces)."""
+    return list(iter_events(trace, max_line_bytes=max_line_bytes))

@@ -1,0 +1,133 @@
+"""Glob patterns of contract v1: `*` and `?` are the only wildcards, everything else is literal.
+
+A pattern matches the whole subject (anchored at both ends), case-sensitively. `*` matches any run
+of characters, `?` exactly one; neither matches a line terminator (`\\n`, `\\r`, U+2028, U+2029), and
+`?` matches one UTF-16 code unit, so an emoji needs `??`. A missing value never matches, not even
+`*`. `. + ( ) [ ] { } | ^ $ \\` are plain characters: a pattern is never a regular expression.
+
+Matching runs in time linear in the subject for the common case (no line terminators in the
+subject): the pattern is cut at its stars and each piece is found leftmost, which is exact for
+globs and cannot backtrack catastrophically. Subjects that do hold line terminators go through a
+small automaton, O(len(subject) x len(pattern)). Compiled patterns are cached.
+"""
+import re
+from collections.abc import Callable
+
+from agent_invariants._js import utf16_units
+
+__all__ = ("compile_glob", "glob_matches")
+
+Matcher = Callable[[str], bool]
+
+_LINE_TERMINATORS = frozenset("\n\r\u2028\u2029")
+_HAS_LINE_TERMINATOR = re.compile("[\n\r\u2028\u2029]").search
+_CACHE: dict[str, Matcher] = {}
+_CACHE_LIMIT = 10_000
+
+
+def glob_matches(pattern: str, subject: str | None) -> bool:
+    """True when `subject` is present and matches `pattern` as a whole."""
+    if subject is None or subject.__class__ is not str:
+        return False
+    return compile_glob(pattern)(subject)
+
+
+def compile_glob(pattern: str) -> Matcher:
+    """Return a function `subject -> bool` for `pattern` (cached; the subject must be a str)."""
+    matcher = _CACHE.get(pattern)
+    if matcher is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        matcher = _CACHE[pattern] = _compile(pattern)
+    return matcher
+
+
+def _compile(pattern: str) -> Matcher:
+    units = utf16_units(pattern)
+    if "*" not in units and "?" not in units:
+        return lambda subject: utf16_units(subject) == units
+    tokens = tuple(units)
+    pieces = [_Piece(text) for text in units.split("*")]
+
+    def match(subject: str) -> bool:
+        subject = utf16_units(subject)
+        if _HAS_LINE_TERMINATOR(subject):
+            return _automaton_match(tokens, subject)
+        return _pieces_match(pieces, subject)
+
+    return match
+
+
+class _Piece:
+    """A star-free stretch of a pattern; `?` in it matches any one character."""
+
+    __slots__ = ("text", "size", "_regex")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.size = len(text)
+        self._regex = None
+        if "?" in text:
+            self._regex = re.compile("".join("." if c == "?" else re.escape(c) for c in text), re.DOTALL)
+
+    def at(self, subject: str, pos: int) -> bool:
+        if self._regex is None:
+            return subject.startswith(self.text, pos)
+        return self._regex.match(subject, pos, pos + self.size) is not None
+
+    def find(self, subject: str, start: int, end: int) -> int:
+        if self._regex is None:
+            return subject.find(self.text, start, end)
+        found = self._regex.search(subject, start, end)
+        return -1 if found is None else found.start()
+
+
+def _pieces_match(pieces: list[_Piece], subject: str) -> bool:
+    """Anchored match of a pattern with `len(pieces) - 1` stars against a subject without line breaks."""
+    first, last = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return len(subject) == first.size and first.at(subject, 0)
+    end = len(subject) - last.size
+    if end < first.size or not first.at(subject, 0) or not last.at(subject, end):
+        return False
+    pos = first.size
+    for piece in pieces[1:-1]:
+        if piece.size:
+            found = piece.find(subject, pos, end)
+            if found < 0:
+                return False
+            pos = found + piece.size
+    return True
+
+
+def _automaton_match(tokens: tuple[str, ...], subject: str) -> bool:
+    """Track every pattern position the subject can reach; wildcards never take a line terminator."""
+    final = len(tokens)
+
+    def closure(states: set[int]) -> set[int]:
+        for state in list(states):
+            while state < final and tokens[state] == "*":
+                state += 1
+                states.add(state)
+        return states
+
+    current = closure({0})
+    for char in subject:
+        wild_ok = char not in _LINE_TERMINATORS
+        following: set[int] = set()
+        for state in current:
+            if state == final:
+                continue
+            token = tokens[state]
+            if token == "*":
+                if wild_ok:
+                    following.add(state)
+            elif token == "?":
+                if wild_ok:
+                    following.add(state + 1)
+            elif token == char:
+                following.add(state + 1)
+        if not following:
+            return False
+        current = closure(following)
+    return final in current

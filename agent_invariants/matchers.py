@@ -1,0 +1,87 @@
+"""The event matcher of require_order, require_event and deny_event.
+
+    {"type": "tool.call", "tool": "payments.*", "ok": false}
+
+An event matches when every key given matches (AND); at least one key is required. `type`, `tool`
+and `outcome_id` are globs; `type` is not trimmed (event types are). `ok`, `verdict` and
+`claims_completion` are compared exactly, so an event without the field never matches them, and a
+glob never matches a missing value.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants.events import Event, Verdict
+from agent_invariants.globs import compile_glob
+from agent_invariants.rules.base import Glob, string_fields, check_text, normalise_strings
+
+__all__ = ("CompiledMatcher", "EventMatcher")
+
+MatcherType = Annotated[str, Meta(
+    min_length=1, max_length=200,
+    description="Glob on the event type, 1..200 characters, not trimmed",
+)]
+
+
+class EventMatcher(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Which events a rule means: every key given must match."""
+
+    type: MatcherType | UnsetType = UNSET
+    tool: Glob | UnsetType = UNSET
+    ok: bool | UnsetType = UNSET
+    outcome_id: Glob | UnsetType = UNSET
+    verdict: Verdict | UnsetType = UNSET
+    claims_completion: bool | UnsetType = UNSET
+
+    _strings: ClassVar[dict[str, tuple[str, bool]]] = {}
+
+    def __post_init__(self) -> None:
+        if all(getattr(self, name) is UNSET for name in self.__struct_fields__):
+            raise ValueError("a matcher needs at least one of type, tool, ok, outcome_id, verdict, claims_completion")
+        if self.type is not UNSET:
+            check_text(self.type, "type", 200, trim=False)
+        normalise_strings(self, EventMatcher._strings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The matcher with its keys in schema order, absent keys left out."""
+        return {name: getattr(self, name) for name in self.__struct_fields__ if getattr(self, name) is not UNSET}
+
+
+EventMatcher._strings = string_fields(EventMatcher)
+
+
+class CompiledMatcher:
+    """An EventMatcher split in two: what the engine's routing key decides (type, tool,
+    claims_completion) and what must be read from each event (ok, outcome_id, verdict)."""
+
+    __slots__ = ("spec", "_type", "_tool", "_claims", "_ok", "_outcome", "_verdict", "needs_event")
+
+    def __init__(self, spec: EventMatcher) -> None:
+        self.spec = spec
+        self._type = None if spec.type is UNSET else compile_glob(spec.type)
+        self._tool = None if spec.tool is UNSET else compile_glob(spec.tool)
+        self._claims = spec.claims_completion
+        self._ok = spec.ok
+        self._outcome = None if spec.outcome_id is UNSET else compile_glob(spec.outcome_id)
+        self._verdict = spec.verdict
+        self.needs_event = not (self._ok is UNSET and self._outcome is None and self._verdict is UNSET)
+
+    def may_match(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> bool:
+        """False when no event with this routing key can match; True when one can."""
+        if self._type is not None and not self._type(event_type):
+            return False
+        if self._tool is not None and (tool is UNSET or not self._tool(tool)):
+            return False
+        return self._claims is UNSET or claims is self._claims
+
+    def matches(self, event: Event) -> bool:
+        """The event-level keys, for an event whose routing key `may_match`."""
+        if self._ok is not UNSET and event.ok is not self._ok:
+            return False
+        if self._verdict is not UNSET and event.verdict != self._verdict:
+            return False
+        return self._outcome is None or (event.outcome_id is not UNSET and self._outcome(event.outcome_id))
+

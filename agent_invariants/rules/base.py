@@ -1,0 +1,180 @@
+"""What every rule kind shares: its config base, the field types, and the observe/finish protocol.
+
+A rule kind is one class with a `kind`, a `config_type` (a `RuleConfig` subclass tagged with the
+kind; it decodes and validates the rule's JSON), a docstring that is its user manual, `route()`,
+and `finish()`. The engine asks `route(type, tool, claims_completion)` once per distinct triple
+and caches the answer: the bound method to call for such events, or None to skip them. So a rule
+only ever sees events it cares about, and never rescans what it has seen: it keeps small state.
+"""
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants._js import js_trim, utf16_len
+from agent_invariants.events import Event
+from agent_invariants.report import RuleResult, Severity, TraceSummary, Violation
+
+__all__ = (
+    "Glob",
+    "Observer",
+    "Rule",
+    "RuleConfig",
+    "RuleId",
+    "Text",
+    "check_text",
+    "normalise_strings",
+    "string_fields",
+    "tool_name",
+)
+
+_GLOB = "glob"
+_TEXT_2000 = "text:2000"
+
+RuleId = Annotated[str, Meta(
+    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z",
+    description="Rule id: a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -",
+)]
+Glob = Annotated[str, Meta(
+    min_length=1,
+    description="Glob: `*` any run of characters, `?` one character, all else literal; trimmed, 1..500 long",
+), _GLOB]
+Text = Annotated[str, Meta(min_length=1, description="Free text, trimmed, 1..2000 characters"), _TEXT_2000]
+
+Observer = Callable[[Event, int], object]
+
+_LIMITS = {_GLOB: 500, _TEXT_2000: 2000}
+
+
+class FieldProblem(ValueError):
+    """A problem with one field, raised from `__post_init__`; the loader adds the JSON path."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"@{field}: {problem}")
+
+
+def check_text(value: str, field: str, limit: int, *, trim: bool = True) -> str:
+    """Trim `value` as JavaScript would and check its length (1..limit UTF-16 code units)."""
+    text = js_trim(value) if trim else value
+    if not text:
+        raise FieldProblem(field, "must not be empty or only whitespace")
+    if len(text) * 2 > limit and utf16_len(text) > limit:
+        raise FieldProblem(field, f"must be at most {limit} characters, got {utf16_len(text)}")
+    return text
+
+
+def string_fields(cls: type) -> dict[str, tuple[str, bool]]:
+    """Fields of `cls` annotated `Glob` or `Text` (or lists of them): name -> (marker, is_list)."""
+    found = {}
+    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+        is_list = False
+        for option in typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,):
+            if typing.get_origin(option) is list:
+                option, is_list = typing.get_args(option)[0], True
+            if typing.get_origin(option) is Annotated:
+                marks = [m for m in option.__metadata__ if m in _LIMITS]
+                if marks:
+                    found[name] = (marks[0], is_list)
+    return found
+
+
+def normalise_strings(struct: msgspec.Struct, kinds: dict[str, tuple[str, bool]]) -> None:
+    """Trim every Glob/Text field of a (frozen) struct in place and check its length."""
+    for name, (mark, is_list) in kinds.items():
+        value = getattr(struct, name)
+        if value is UNSET:
+            continue
+        limit = _LIMITS[mark]
+        if is_list:
+            value = [check_text(item, f"{name}[{i}]", limit) for i, item in enumerate(value)]
+        else:
+            value = check_text(value, name, limit)
+        msgspec.structs.force_setattr(struct, name, value)
+
+
+class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
+    """Fields every rule has. `severity` absent means `error`; a warning never fails a check."""
+
+    id: RuleId
+    severity: Severity | UnsetType = UNSET
+    description: Text | UnsetType = UNSET
+
+    _strings: ClassVar[dict[str, tuple[str, bool]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._strings = string_fields(cls)
+
+    def __post_init__(self) -> None:
+        normalise_strings(self, type(self)._strings)
+
+    @property
+    def kind(self) -> str:
+        return type(self).__struct_config__.tag
+
+    @property
+    def effective_severity(self) -> Severity:
+        return "error" if self.severity is UNSET else self.severity
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule as the normalised contract shows it: id, severity, description, kind, then the
+        kind's own fields in declaration order; absent fields stay absent."""
+        out: dict[str, Any] = {"id": self.id}
+        if self.severity is not UNSET:
+            out["severity"] = self.severity
+        if self.description is not UNSET:
+            out["description"] = self.description
+        out["kind"] = self.kind
+        for name in self.__struct_fields__:
+            if name in ("id", "severity", "description"):
+                continue
+            value = getattr(self, name)
+            if value is not UNSET:
+                out[name] = value.to_dict() if hasattr(value, "to_dict") else value
+        return out
+
+
+class Rule:
+    """Base of every rule kind: holds the config, the `checked` count and the violations."""
+
+    kind: ClassVar[str]
+    config_type: ClassVar[type[RuleConfig]]
+    tags: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, config: RuleConfig) -> None:
+        self.config = config
+        self.id = config.id
+        self.severity: Severity = config.effective_severity
+        self.checked = 0
+        self.violations: list[Violation] = []
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        """The method to call for events with this type, tool and claims_completion, or None.
+
+        Called once per distinct triple (the engine caches it). An observer that returns True
+        tells the engine the rule's interests changed, and the cache is rebuilt.
+        """
+        raise NotImplementedError
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        """Called once after the last event; returns the rule's result."""
+        return self.result()
+
+    def result(self) -> RuleResult:
+        return RuleResult(rule_id=self.id, rule_kind=self.kind, passed=not self.violations,
+                          severity=self.severity, checked=self.checked, violations=self.violations)
+
+    def violation(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET,
+                  seq: int | float | UnsetType = UNSET, index: int | UnsetType = UNSET) -> Violation:
+        """A violation of this rule; `seq` and `index` name the event, when there is one."""
+        return Violation(rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
+                         event_seq=seq, event_index=index, evidence=evidence)
+
+
+def tool_name(tool: str | UnsetType) -> str:
+    """How messages print a tool: its name, or `unknown` when the event has none."""
+    return "unknown" if tool is UNSET else tool

@@ -1,0 +1,103 @@
+"""completion_requires_outcome: "done" needs an earlier satisfied, trustworthy outcome."""
+from typing import Annotated, ClassVar
+
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants.events import EvidenceClass, Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+
+__all__ = ("CompletionRequiresOutcome", "CompletionRequiresOutcomeConfig", "DEFAULT_EVIDENCE_CLASSES")
+
+DEFAULT_COMPLETION_TYPES = ("run.completed",)
+DEFAULT_EVIDENCE_CLASSES = ("externally_observed", "configured_verifier")
+
+
+class CompletionRequiresOutcomeConfig(RuleConfig, frozen=True, kw_only=True, tag="completion_requires_outcome"):
+    """Options of a completion_requires_outcome rule."""
+
+    completion_types: Annotated[list[Glob], Meta(min_length=1, max_length=100)] | UnsetType = UNSET
+    """Event types that claim completion (default `["run.completed"]`)."""
+    outcome_id: Glob | UnsetType = UNSET
+    """If set, only outcomes whose `outcome_id` matches count as evidence."""
+    evidence_classes: Annotated[list[EvidenceClass], Meta(min_length=1, max_length=4)] | UnsetType = UNSET
+    """Evidence classes that count (default externally_observed, configured_verifier)."""
+
+
+class CompletionRequiresOutcome(Rule):
+    """Fails when the agent claims to be done before anything observed that it worked.
+
+    ## What it checks
+    A completion is an event with `"claims_completion": true` or whose type matches one of
+    `completion_types` (`checked` counts them). Each needs an earlier event (strictly before it)
+    of type exactly `outcome.observed` with `"verdict": "satisfied"`, an `evidence_class` in
+    `evidence_classes` (an outcome without a class never counts) and, if the rule sets
+    `outcome_id`, a matching `outcome_id`. Otherwise: a violation at the completion,
+    `Completion was claimed without a prior satisfied outcome from an allowed evidence class.`
+
+    ## Why it matters
+    "Done" from the agent itself is not evidence. A refund is done when the ledger shows it.
+
+    ## Failing trace
+    With `{"id": "proof", "kind": "completion_requires_outcome"}`:
+    ```jsonl
+    {"seq": 1, "type": "outcome.observed", "verdict": "satisfied", "evidence_class": "self_attestation"}
+    {"seq": 2, "type": "run.completed"}
+    ```
+    Violation at seq 2: the agent vouched for itself.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "outcome.observed", "verdict": "satisfied", "evidence_class": "externally_observed"}
+    {"seq": 2, "type": "run.completed"}
+    ```
+
+    ## Options
+    - `completion_types` (list of 1..100 globs, default `["run.completed"]`).
+    - `outcome_id` (glob): which outcomes count.
+    - `evidence_classes` (1..4 of externally_observed, configured_verifier, manual_attestation,
+      self_attestation; default the first two).
+
+    ## Known limits
+    A satisfied outcome keeps counting even if a later outcome for the same id says `violated`.
+    `run.completed` with `"claims_completion": false` is still a completion (its type matches).
+    """
+
+    kind: ClassVar[str] = "completion_requires_outcome"
+    config_type: ClassVar[type[RuleConfig]] = CompletionRequiresOutcomeConfig
+    tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
+
+    def __init__(self, config: CompletionRequiresOutcomeConfig) -> None:
+        super().__init__(config)
+        types = DEFAULT_COMPLETION_TYPES if config.completion_types is UNSET else config.completion_types
+        self._completion_types = [compile_glob(pattern) for pattern in types]
+        self._outcome_id = None if config.outcome_id is UNSET else compile_glob(config.outcome_id)
+        classes = DEFAULT_EVIDENCE_CLASSES if config.evidence_classes is UNSET else config.evidence_classes
+        self._classes = frozenset(classes)
+        self._evidence = {"evidence_classes": list(classes)}
+        if config.outcome_id is not UNSET:
+            self._evidence = {"outcome_id": config.outcome_id, **self._evidence}
+        self._proven = False
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        completion = claims is True or any(matches(event_type) for matches in self._completion_types)
+        if event_type == "outcome.observed":
+            return self._outcome_and_completion if completion else self._outcome
+        return self._completion if completion else None
+
+    def _outcome(self, event: Event, index: int) -> None:
+        if (not self._proven and event.verdict == "satisfied" and event.evidence_class in self._classes
+                and (self._outcome_id is None
+                     or event.outcome_id is not UNSET and self._outcome_id(event.outcome_id))):
+            self._proven = True
+
+    def _completion(self, event: Event, index: int) -> None:
+        self.checked += 1
+        if not self._proven:
+            self.violations.append(self.violation(
+                "Completion was claimed without a prior satisfied outcome from an allowed evidence class.",
+                self._evidence, event.seq, index))
+
+    def _outcome_and_completion(self, event: Event, index: int) -> None:
+        self._completion(event, index)   # only strictly earlier outcomes count
+        self._outcome(event, index)

@@ -1,0 +1,95 @@
+"""confidence_requires_outcome: a confident "done" needs earlier outcome evidence."""
+from typing import Annotated, ClassVar
+
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants._js import js_number, json_number
+from agent_invariants.events import EvidenceClass, Event
+from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.completion_requires_outcome import DEFAULT_EVIDENCE_CLASSES
+
+__all__ = ("ConfidenceRequiresOutcome", "ConfidenceRequiresOutcomeConfig")
+
+
+class ConfidenceRequiresOutcomeConfig(RuleConfig, frozen=True, kw_only=True, tag="confidence_requires_outcome"):
+    """Options of a confidence_requires_outcome rule."""
+
+    threshold: Annotated[float, Meta(ge=0, le=1)]
+    """Claims with `confidence` at or above this need evidence."""
+    evidence_classes: Annotated[list[EvidenceClass], Meta(min_length=1, max_length=4)] | UnsetType = UNSET
+    """Evidence classes that count (default externally_observed, configured_verifier)."""
+
+
+class ConfidenceRequiresOutcome(Rule):
+    """Fails when the agent is confident it is done but nothing observed the outcome.
+
+    ## What it checks
+    Looks at events with `"claims_completion": true` and a `confidence` at or above `threshold`
+    (`checked` counts them). Each needs an earlier `outcome.observed` event with
+    `"verdict": "satisfied"` and an `evidence_class` in `evidence_classes`, whatever its
+    `outcome_id`. Otherwise: a violation at the claim, `Completion confidence 0.97 met threshold
+    0.9 without prior qualifying outcome evidence.`
+
+    ## Why it matters
+    High confidence reads as "verified" to whoever acts on it. It should only be high when
+    something outside the agent confirmed the result.
+
+    ## Failing trace
+    With `{"id": "calibrated", "kind": "confidence_requires_outcome", "threshold": 0.9}`:
+    ```jsonl
+    {"seq": 1, "type": "agent.message", "claims_completion": true, "confidence": 0.95}
+    ```
+    Violation at seq 1.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "outcome.observed", "verdict": "satisfied", "evidence_class": "configured_verifier"}
+    {"seq": 2, "type": "agent.message", "claims_completion": true, "confidence": 0.95}
+    ```
+
+    ## Options
+    - `threshold` (number 0..1, required): inclusive.
+    - `evidence_classes` (1..4 evidence classes, default externally_observed, configured_verifier).
+
+    ## Known limits
+    Claims below the threshold or without a `confidence` are not checked. An earlier satisfied
+    outcome keeps counting after a later `violated` one.
+    """
+
+    kind: ClassVar[str] = "confidence_requires_outcome"
+    config_type: ClassVar[type[RuleConfig]] = ConfidenceRequiresOutcomeConfig
+    tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
+
+    def __init__(self, config: ConfidenceRequiresOutcomeConfig) -> None:
+        super().__init__(config)
+        classes = DEFAULT_EVIDENCE_CLASSES if config.evidence_classes is UNSET else config.evidence_classes
+        self._classes = frozenset(classes)
+        self._class_list = list(classes)
+        self._threshold = config.threshold
+        self._proven = False
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        if event_type == "outcome.observed":
+            return self._outcome_and_claim if claims is True else self._outcome
+        return self._claim if claims is True else None
+
+    def _outcome(self, event: Event, index: int) -> None:
+        if not self._proven and event.verdict == "satisfied" and event.evidence_class in self._classes:
+            self._proven = True
+
+    def _claim(self, event: Event, index: int) -> None:
+        confidence = event.confidence
+        if confidence is UNSET or confidence < self._threshold:
+            return
+        self.checked += 1
+        if not self._proven:
+            self.violations.append(self.violation(
+                f"Completion confidence {js_number(confidence)} met threshold {js_number(self._threshold)} "
+                "without prior qualifying outcome evidence.",
+                {"confidence": json_number(confidence), "threshold": json_number(self._threshold),
+                 "evidence_classes": self._class_list},
+                event.seq, index))
+
+    def _outcome_and_claim(self, event: Event, index: int) -> None:
+        self._claim(event, index)   # only strictly earlier outcomes count
+        self._outcome(event, index)

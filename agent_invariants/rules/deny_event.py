@@ -1,0 +1,69 @@
+"""deny_event: no event may match."""
+from typing import ClassVar
+
+from msgspec import UnsetType
+
+from agent_invariants.events import Event
+from agent_invariants.matchers import CompiledMatcher, EventMatcher
+from agent_invariants.rules.base import Observer, Rule, RuleConfig
+
+__all__ = ("DenyEvent", "DenyEventConfig")
+
+
+class DenyEventConfig(RuleConfig, frozen=True, kw_only=True, tag="deny_event"):
+    """Options of a deny_event rule."""
+
+    match: EventMatcher
+    """The events that must never happen."""
+
+
+class DenyEvent(Rule):
+    """Fails on every event that matches: things that must never happen.
+
+    ## What it checks
+    Each event matching `match` is a violation at that event (`checked` counts them):
+    `Denied event matched: secret.read.`
+
+    ## Why it matters
+    Reading a secret, escalating privileges, a failed payment: some events should simply not be
+    in a good run, whatever tool produced them.
+
+    ## Failing trace
+    With `{"id": "no-failed-payments", "kind": "deny_event", "match": {"type": "tool.result", "tool": "payments.*", "ok": false}}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "payments.refund", "call_id": "c1"}
+    {"seq": 2, "type": "tool.result", "tool": "payments.refund", "call_id": "c1", "ok": false}
+    ```
+    Violation at seq 2.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "payments.refund", "call_id": "c1"}
+    {"seq": 2, "type": "tool.result", "tool": "payments.refund", "call_id": "c1", "ok": true}
+    ```
+
+    ## Options
+    - `match` (event matcher, required).
+
+    ## Known limits
+    Matches single events; it cannot say "not after X" (see require_order and stop_is_final).
+    """
+
+    kind: ClassVar[str] = "deny_event"
+    config_type: ClassVar[type[RuleConfig]] = DenyEventConfig
+    tags: ClassVar[tuple[str, ...]] = ("security",)
+
+    def __init__(self, config: DenyEventConfig) -> None:
+        super().__init__(config)
+        self._match = CompiledMatcher(config.match)
+        self._evidence = {"match": config.match.to_dict()}
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        return self._event if self._match.may_match(event_type, tool, claims) else None
+
+    def _event(self, event: Event, index: int) -> None:
+        if self._match.needs_event and not self._match.matches(event):
+            return
+        self.checked += 1
+        self.violations.append(self.violation(
+            f"Denied event matched: {event.type}.", self._evidence, event.seq, index))

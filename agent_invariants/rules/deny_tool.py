@@ -1,0 +1,68 @@
+"""deny_tool: the agent must never call a matching tool."""
+from typing import ClassVar
+
+from msgspec import UnsetType
+
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+
+__all__ = ("DenyTool", "DenyToolConfig")
+
+
+class DenyToolConfig(RuleConfig, frozen=True, kw_only=True, tag="deny_tool"):
+    """Options of a deny_tool rule."""
+
+    tool: Glob
+    """Tools the agent must never call."""
+
+
+class DenyTool(Rule):
+    """Fails when the agent calls a tool the contract forbids.
+
+    ## What it checks
+    Every `tool.call` whose `tool` matches the glob is a violation at that event. `checked` counts
+    the matching calls.
+
+    ## Why it matters
+    A shell, an admin API or a production database must stay out of reach, whatever the prompt says.
+
+    ## Failing trace
+    With `{"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "fs.read"}
+    {"seq": 2, "type": "tool.call", "tool": "shell.exec"}
+    ```
+    Violation at seq 2: `Denied tool called: shell.exec.`
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "fs.read"}
+    {"seq": 2, "type": "tool.call", "tool": "sandbox.exec"}
+    ```
+
+    ## Options
+    - `tool` (glob, required): the tools to deny.
+
+    ## Known limits
+    Reads the tool name, never the arguments. A `tool.call` without a `tool` never matches, not
+    even `*`; pair with allow_tools to catch those. `tool.result` events are not looked at.
+    """
+
+    kind: ClassVar[str] = "deny_tool"
+    config_type: ClassVar[type[RuleConfig]] = DenyToolConfig
+    tags: ClassVar[tuple[str, ...]] = ("security", "tools")
+
+    def __init__(self, config: DenyToolConfig) -> None:
+        super().__init__(config)
+        self._denied = compile_glob(config.tool)
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        if event_type == "tool.call" and isinstance(tool, str) and self._denied(tool):
+            return self._denied_call
+        return None
+
+    def _denied_call(self, event: Event, index: int) -> None:
+        self.checked += 1
+        self.violations.append(self.violation(
+            f"Denied tool called: {event.tool}.", {"tool": event.tool}, event.seq, index))

@@ -1,0 +1,89 @@
+"""require_order: every matching "after" event needs a matching "before" event earlier."""
+from typing import ClassVar
+
+from msgspec import UnsetType
+
+from agent_invariants.events import Event
+from agent_invariants.matchers import CompiledMatcher, EventMatcher
+from agent_invariants.rules.base import Observer, Rule, RuleConfig
+
+__all__ = ("RequireOrder", "RequireOrderConfig")
+
+
+class RequireOrderConfig(RuleConfig, frozen=True, kw_only=True, tag="require_order"):
+    """Options of a require_order rule."""
+
+    before: EventMatcher
+    """The event that must come first."""
+    after: EventMatcher
+    """The events that need it."""
+
+
+class RequireOrder(Rule):
+    """Fails when an event happens before the event that must precede it.
+
+    ## What it checks
+    Every event matching `after` is checked (`checked` counts them): some event strictly before
+    it must match `before`. An event that matches both is not its own predecessor. Otherwise: a
+    violation at the after-event, `Required predecessor was missing before tool.call.`
+
+    ## Why it matters
+    Look before you leap: check the policy before paying, read the customer record before
+    changing it, run the tests before deploying. Order survives rewording; this keeps it.
+
+    ## Failing trace
+    With `{"id": "lookup-first", "kind": "require_order", "before": {"type": "tool.call", "tool": "crm.lookup"},
+    "after": {"type": "tool.call", "tool": "billing.refund"}}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "billing.refund"}
+    {"seq": 2, "type": "tool.call", "tool": "crm.lookup"}
+    ```
+    Violation at seq 1.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "crm.lookup"}
+    {"seq": 2, "type": "tool.call", "tool": "billing.refund"}
+    ```
+
+    ## Options
+    - `before`, `after` (event matchers, required): objects with any of `type`, `tool`,
+      `outcome_id` (globs), `ok`, `claims_completion` (booleans), `verdict`; all given must match.
+
+    ## Known limits
+    One earlier "before" covers every later "after"; the two are not paired by id or argument.
+    """
+
+    kind: ClassVar[str] = "require_order"
+    config_type: ClassVar[type[RuleConfig]] = RequireOrderConfig
+    tags: ClassVar[tuple[str, ...]] = ("ordering",)
+
+    def __init__(self, config: RequireOrderConfig) -> None:
+        super().__init__(config)
+        self._before = CompiledMatcher(config.before)
+        self._after = CompiledMatcher(config.after)
+        self._evidence = {"before": config.before.to_dict(), "after": config.after.to_dict()}
+        self._predecessor_seen = False
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        after = self._after.may_match(event_type, tool, claims)
+        before = self._before.may_match(event_type, tool, claims)
+        if after:
+            return self._after_and_before if before else self._after_event
+        return self._before_event if before else None
+
+    def _before_event(self, event: Event, index: int) -> None:
+        if not self._before.needs_event or self._before.matches(event):
+            self._predecessor_seen = True
+
+    def _after_event(self, event: Event, index: int) -> None:
+        if self._after.needs_event and not self._after.matches(event):
+            return
+        self.checked += 1
+        if not self._predecessor_seen:
+            self.violations.append(self.violation(
+                f"Required predecessor was missing before {event.type}.", self._evidence, event.seq, index))
+
+    def _after_and_before(self, event: Event, index: int) -> None:
+        self._after_event(event, index)   # an event is not its own predecessor
+        self._before_event(event, index)

@@ -1,0 +1,99 @@
+"""retry_limit: no group of tool calls may run more than max_attempts times."""
+from typing import Annotated, ClassVar, Literal
+
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.report import RuleResult, TraceSummary
+from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+
+__all__ = ("RetryLimit", "RetryLimitConfig")
+
+
+class RetryLimitConfig(RuleConfig, frozen=True, kw_only=True, tag="retry_limit"):
+    """Options of a retry_limit rule."""
+
+    tool: Glob | UnsetType = UNSET
+    """Which calls count (default `*`: every call that names a tool)."""
+    max_attempts: Annotated[int, Meta(ge=1, le=10_000)]
+    """The most calls one group may make."""
+    group_by: Literal["tool", "call_signature"] | UnsetType = UNSET
+    """Group calls by tool name, or by `call_signature` (the default; falls back to the tool name)."""
+
+
+class RetryLimit(Rule):
+    """Fails when the same call is made more often than allowed: retry storms and loops.
+
+    ## What it checks
+    Takes every `tool.call` whose `tool` matches `tool` (`checked` counts them) and groups them:
+    by `call_signature` (or, for a call without one, by its tool name) unless `group_by` is
+    `tool`. Each group with more than `max_attempts` calls is one violation, located at the first
+    call over the limit: `Retry group refund:order-7 ran 4 times; maximum is 3.` Groups are
+    reported in the order they first appeared.
+
+    ## Why it matters
+    An agent that retries a payment, an e-mail or a search in a loop costs money and trust. The
+    limit keeps a new model from quietly hammering a tool.
+
+    ## Failing trace
+    With `{"id": "retries", "kind": "retry_limit", "max_attempts": 2}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:refunds"}
+    {"seq": 2, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:refunds"}
+    {"seq": 3, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:refunds"}
+    ```
+    Violation at seq 3.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:refunds"}
+    {"seq": 2, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:shipping"}
+    ```
+
+    ## Options
+    - `max_attempts` (integer 1..10000, required).
+    - `tool` (glob, default `*`): which calls count.
+    - `group_by` (`call_signature` or `tool`, default `call_signature`).
+
+    ## Known limits
+    Counts every call of a group in the whole trace, not consecutive retries, and ignores whether
+    calls failed. Signatures and tool names share one key space, so a signature equal to a tool
+    name joins that tool's group. Calls without a `tool` are never counted. Memory grows with the
+    number of distinct groups.
+    """
+
+    kind: ClassVar[str] = "retry_limit"
+    config_type: ClassVar[type[RuleConfig]] = RetryLimitConfig
+    tags: ClassVar[tuple[str, ...]] = ("reliability", "cost")
+
+    def __init__(self, config: RetryLimitConfig) -> None:
+        super().__init__(config)
+        self._counted = compile_glob("*" if config.tool is UNSET else config.tool)
+        self._max = config.max_attempts
+        self._by_tool = config.group_by == "tool"
+        self._attempts: dict[str, int] = {}   # group -> calls so far, in order of first appearance
+        self._first_excess: dict[str, tuple[int | float, int]] = {}   # group -> (seq, index)
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        if event_type == "tool.call" and tool is not UNSET and self._counted(tool):
+            return self._call
+        return None
+
+    def _call(self, event: Event, index: int) -> None:
+        self.checked += 1
+        group = event.tool if self._by_tool or event.call_signature is UNSET else event.call_signature
+        attempts = self._attempts.get(group, 0) + 1
+        self._attempts[group] = attempts
+        if attempts == self._max + 1:
+            self._first_excess[group] = (event.seq, index)
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        if self._first_excess:
+            for group, attempts in self._attempts.items():
+                if group in self._first_excess:
+                    seq, index = self._first_excess[group]
+                    self.violations.append(self.violation(
+                        f"Retry group {group} ran {attempts} times; maximum is {self._max}.",
+                        {"group": group, "attempts": attempts, "max_attempts": self._max}, seq, index))
+        return self.result()

@@ -1,0 +1,93 @@
+"""tool_result_required: every tool call needs a later result with the same call_id."""
+from typing import ClassVar
+
+from msgspec import UNSET, UnsetType
+
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.report import RuleResult, TraceSummary, Violation
+from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+
+__all__ = ("ToolResultRequired", "ToolResultRequiredConfig")
+
+
+class ToolResultRequiredConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_result_required"):
+    """Options of a tool_result_required rule."""
+
+    tool: Glob | UnsetType = UNSET
+    """Which calls need a result (default `*`: every call that names a tool)."""
+
+
+class ToolResultRequired(Rule):
+    """Fails when a tool call never gets its result: fire-and-forget actions, lost errors.
+
+    ## What it checks
+    Each `tool.call` whose `tool` matches `tool` (`checked` counts them) needs a `call_id` and a
+    `tool.result` with the same `call_id` after it. Otherwise: a violation at the call,
+    `Tool call c7 has no later matching tool.result.` (or `<missing call_id>`).
+
+    ## Why it matters
+    An action whose outcome nobody read may have failed silently; the agent then reports success
+    on a guess.
+
+    ## Failing trace
+    With `{"id": "closed-calls", "kind": "tool_result_required"}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "mail.send", "call_id": "c1"}
+    {"seq": 2, "type": "run.completed"}
+    ```
+    Violation at seq 1.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "mail.send", "call_id": "c1"}
+    {"seq": 2, "type": "tool.result", "tool": "mail.send", "call_id": "c1", "ok": true}
+    ```
+
+    ## Options
+    - `tool` (glob, default `*`): which calls need a result.
+
+    ## Known limits
+    Only `call_id` pairs a result with a call; the result's tool is not compared. A result
+    without a call is not reported. When call ids repeat, the last result with that id decides,
+    so one result can close several earlier calls. Calls without a `tool` are never checked.
+    """
+
+    kind: ClassVar[str] = "tool_result_required"
+    config_type: ClassVar[type[RuleConfig]] = ToolResultRequiredConfig
+    tags: ClassVar[tuple[str, ...]] = ("reliability", "tools")
+
+    def __init__(self, config: ToolResultRequiredConfig) -> None:
+        super().__init__(config)
+        self._checked_tool = compile_glob("*" if config.tool is UNSET else config.tool)
+        self._open: dict[str, list[tuple[int | float, int, str]]] = {}   # call_id -> calls awaiting a result
+        self._unpairable: list[Violation] = []   # calls without a call_id
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        if event_type == "tool.result":
+            return self._result
+        if event_type == "tool.call" and tool is not UNSET and self._checked_tool(tool):
+            return self._call
+        return None
+
+    def _call(self, event: Event, index: int) -> None:
+        self.checked += 1
+        if event.call_id is UNSET:
+            self._unpairable.append(self.violation(
+                "Tool call <missing call_id> has no later matching tool.result.",
+                {"tool": event.tool}, event.seq, index))
+        else:
+            self._open.setdefault(event.call_id, []).append((event.seq, index, event.tool))
+
+    def _result(self, event: Event, index: int) -> None:
+        if event.call_id is not UNSET:
+            self._open.pop(event.call_id, None)
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        unanswered = [
+            self.violation(f"Tool call {call_id} has no later matching tool.result.",
+                           {"tool": tool, "call_id": call_id}, seq, index)
+            for call_id, calls in self._open.items() for seq, index, tool in calls
+        ]
+        self.violations = sorted(self._unpairable + unanswered, key=lambda v: v.event_index)
+        return self.result()
