@@ -30,20 +30,21 @@ Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[
 def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
     """Feed every event of `source` to the observers that route it; return the number of events."""
     routes: dict[tuple, tuple] = {}
-    count = 0
-    for index, event in enumerate(source):
-        key = (event.type, event.tool, event.claims_completion)
-        handlers = routes.get(key)
-        if handlers is None:
-            if len(routes) >= _ROUTE_CACHE_LIMIT:
-                routes.clear()
-            handlers = routes[key] = tuple(
-                handler for observer in observers if (handler := observer.route(*key)) is not None)
-        for handle in handlers:
-            if handle(event, index):
-                routes.clear()   # a rule's interests changed (e.g. after the first stop)
-        count = index + 1
-    return count
+    index = 0
+    for batch in source.batches():
+        for event in batch:
+            key = (event.type, event.tool, event.claims_completion)
+            handlers = routes.get(key)
+            if handlers is None:
+                if len(routes) >= _ROUTE_CACHE_LIMIT:
+                    routes.clear()
+                handlers = routes[key] = tuple(
+                    handler for observer in observers if (handler := observer.route(*key)) is not None)
+            for handle in handlers:
+                if handle(event, index):
+                    routes.clear()   # a rule's interests changed (e.g. after the first stop)
+            index += 1
+    return index
 
 
 def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], trace: Trace, *,

@@ -1,0 +1,118 @@
+"""allow_tools (spec §4.2): every `tool.call` must match one of the allowlist globs."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_invariants import check_trace
+from support import contract, events
+KIND = "allow_tools"
+RULE = {"id": "known-tools", "kind": KIND, "tools": ["kb.*", "crm.lookup"]}
+ALLOWED = ["kb.*", "crm.lookup"]
+
+
+def check(rule: dict[str, Any], *specs: dict[str, Any], start: int = 1):
+    return check_trace(contract(rule), events(*specs, start=start))
+
+
+def shape(value: Any) -> Any:
+    """The key order of a JSON value (dict keys are compared in order, recursively)."""
+    if isinstance(value, dict):
+        return [(key, shape(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    return None
+
+
+def assert_result(report, rule: dict[str, Any], *, checked: int, violations: list[tuple]) -> None:
+    """`violations`: the expected (event_seq, event_index, evidence) of the only rule, in report order."""
+    severity = rule.get("severity", "error")
+    (result,) = report.results
+    assert (result.rule_id, result.rule_kind, result.severity) == (rule["id"], KIND, severity)
+    assert result.checked == checked
+    assert result.passed is (not violations)
+    got = [(v.rule_id, v.rule_kind, v.severity, v.event_seq, v.event_index, v.evidence) for v in result.violations]
+    assert got == [(rule["id"], KIND, severity, seq, index, evidence) for seq, index, evidence in violations]
+    for violation, (_, _, evidence) in zip(result.violations, violations):
+        assert shape(violation.evidence) == shape(evidence)
+        assert isinstance(violation.message, str) and violation.message
+    assert report.violations == result.violations
+    errors = len(violations) if severity == "error" else 0
+    assert (report.error_count, report.warning_count) == (errors, len(violations) - errors)
+    assert report.passed is (errors == 0)
+
+
+def write_trace(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+
+def test_passing_trace_checks_every_call():
+    report = check(RULE,
+                   {"type": "run.start", "tool": "crm.delete"},                 # not a call
+                   {"type": "tool.call", "tool": "kb.search"},
+                   {"type": "tool.result", "tool": "crm.delete", "ok": True},   # results are not looked at
+                   {"type": "tool.call", "tool": "crm.lookup"},
+                   {"type": "tool.call", "tool": "kb.answer"})
+    assert_result(report, RULE, checked=3, violations=[])
+    assert report.passed is True and report.error_count == 0 and report.warning_count == 0
+
+
+def test_calls_outside_the_allowlist_are_violations():
+    report = check(RULE,
+                   {"type": "tool.call", "tool": "kb.search"},
+                   {"type": "tool.call", "tool": "crm.delete"},
+                   {"type": "tool.result", "tool": "crm.delete", "ok": True},
+                   {"type": "tool.call", "tool": "crm.lookup.all"},   # anchored: not crm.lookup
+                   {"type": "tool.call", "tool": "crm.lookup"},
+                   start=7)
+    assert_result(report, RULE, checked=4, violations=[
+        (8, 1, {"tool": "crm.delete", "allowed": ALLOWED}),
+        (10, 3, {"tool": "crm.lookup.all", "allowed": ALLOWED}),
+    ])
+    assert report.passed is False
+    assert "crm.delete" in report.violations[0].message
+
+
+def test_warning_severity_reports_but_passes():
+    rule = {**RULE, "severity": "warning"}
+    report = check(rule, {"type": "tool.call", "tool": "kb.search"}, {"type": "tool.call", "tool": "crm.delete"})
+    assert_result(rule=rule, report=report, checked=2, violations=[(2, 1, {"tool": "crm.delete", "allowed": ALLOWED})])
+    assert report.passed is True
+    assert (report.error_count, report.warning_count) == (0, 1)
+
+
+def test_tool_less_call_always_violates_even_with_star():
+    rule = {"id": "anything", "kind": KIND, "tools": ["*"]}
+    report = check(rule,
+                   {"type": "tool.call", "call_id": "c1"},
+                   {"type": "tool.call", "tool": "whatever.tool"})
+    assert_result(report, rule, checked=2, violations=[(1, 0, {"allowed": ["*"]})])
+    assert "tool" not in report.violations[0].evidence
+    assert "unknown" in report.violations[0].message
+
+
+def test_evidence_lists_the_normalised_patterns():
+    rule = {"id": "trimmed", "kind": KIND, "tools": ["  kb.*  ", "crm.?"]}
+    report = check(rule,
+                   {"type": "tool.call", "tool": "kb.search"},
+                   {"type": "tool.call", "tool": "crm.ab"},
+                   {"type": "tool.call", "tool": "crm.a"})
+    assert_result(report, rule, checked=3, violations=[(2, 1, {"tool": "crm.ab", "allowed": ["kb.*", "crm.?"]})])
+
+
+def test_trace_file_reports_physical_line(tmp_path):
+    path = write_trace(tmp_path,
+                       '{"seq": 1, "type": "tool.call", "tool": "kb.search"}',
+                       "",
+                       "   # comment after a blank line",
+                       '{"seq": 2, "type": "tool.call", "tool": "crm.delete"}',
+                       '{"seq": 3, "type": "tool.call"}')
+    report = check_trace(contract(RULE), str(path))
+    assert_result(report, RULE, checked=3, violations=[
+        (2, 1, {"tool": "crm.delete", "allowed": ALLOWED}),
+        (3, 2, {"allowed": ALLOWED}),
+    ])
+    assert [v.line for v in report.violations] == [4, 5]

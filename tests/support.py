@@ -1,0 +1,23 @@
+"""Helpers shared by the tests: small contracts, numbered events, JSONL text."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+
+def contract(*rules: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A minimal valid v1 contract holding `rules`."""
+    return {"version": 1, "name": "test-contract", "rules": list(rules), **extra}
+
+
+def jsonl(events: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(event) + "\n" for event in events)
+
+
+def events(*specs: dict[str, Any], start: int = 1) -> list[dict[str, Any]]:
+    """Number events: each spec gets `seq` = its position + start unless it has one."""
+    return [{"seq": start + i, **spec} for i, spec in enumerate(specs)]
