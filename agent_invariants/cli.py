@@ -11,7 +11,7 @@ import sys
 import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, NamedTuple, NoReturn, Optional
 
 import typer
 
@@ -27,6 +27,14 @@ class Format(str, Enum):
     text = "text"
     pretty = "pretty"
     json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    markdown = "markdown"
+
+
+class Anchor(str, Enum):
+    trace = "trace"
+    contract = "contract"
 
 
 app = typer.Typer(
@@ -46,6 +54,14 @@ OutputOpt = Annotated[Optional[Path], typer.Option(
     show_default=False)]
 MaxLineOpt = Annotated[int, typer.Option(
     "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
+SarifRootOpt = Annotated[Optional[Path], typer.Option(
+    "--sarif-root", help="SARIF: make file URIs relative to this folder (default: the current one).",
+    show_default=False)]
+SarifAnchorOpt = Annotated[Anchor, typer.Option(
+    "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
+    "(for traces that are build artifacts, not committed files).", case_sensitive=False)]
+CategoryOpt = Annotated[Optional[str], typer.Option(
+    "--category", help="SARIF: automationDetails.id, to keep several uploads apart.", show_default=False)]
 
 
 def _version(value: bool) -> None:
@@ -73,6 +89,9 @@ def check(
     format: FormatOpt = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+    sarif_root: SarifRootOpt = None,
+    sarif_anchor: SarifAnchorOpt = Anchor.trace,
+    category: CategoryOpt = None,
 ) -> None:
     """Check one trace against a contract."""
     from agent_invariants.contract import load_contract
@@ -80,7 +99,7 @@ def check(
 
     loaded = load_contract(contract)
     report = check_trace(loaded, trace, max_line_bytes=max_line_bytes)
-    _emit(report, format, output)
+    _emit(report, format, output, _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category))
     raise typer.Exit(0 if report.passed else 1)
 
 
@@ -94,6 +113,9 @@ def compare(
     format: FormatOpt = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+    sarif_root: SarifRootOpt = None,
+    sarif_anchor: SarifAnchorOpt = Anchor.trace,
+    category: CategoryOpt = None,
 ) -> None:
     """Compare a candidate trace with a baseline trace under one contract."""
     from agent_invariants.compare import compare_traces
@@ -101,7 +123,7 @@ def compare(
 
     loaded = load_contract(contract)
     report = compare_traces(loaded, baseline, candidate, max_line_bytes=max_line_bytes)
-    _emit(report, format, output)
+    _emit(report, format, output, _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category))
     raise typer.Exit(0 if report.compatible else 1)
 
 
@@ -151,12 +173,26 @@ def init(directory: Annotated[Path, typer.Argument(help="Where to write the file
     print(f"Try: {PROG} check --contract {targets[0][0]} --trace {targets[1][0]}")
 
 
-def _emit(report, format: Format, output: Path | None) -> None:
+class _SarifOptions(NamedTuple):
+    contract_path: Path
+    contract: object
+    root: Path | None
+    anchor: Anchor
+    category: str | None
+
+
+def _emit(report, format: Format, output: Path | None, sarif: _SarifOptions) -> None:
+    """Render the whole report first, then write it: an error never leaves half a report."""
     from agent_invariants.render import renderer
 
     module = renderer(format.value)
     if format in (Format.text, Format.pretty):
         text = module.render(report, color=output is None and _stdout_is_colour_terminal())
+    elif format is Format.sarif:
+        from agent_invariants.sources import Sources
+
+        sources = Sources.gather(report, str(sarif.contract_path), contract=sarif.contract, root=sarif.root)
+        text = module.render(report, sources=sources, anchor=sarif.anchor.value, category=sarif.category)
     else:
         text = module.render(report)
     _write(text, output)

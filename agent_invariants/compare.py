@@ -24,8 +24,8 @@ from msgspec import UNSET
 
 from agent_invariants._js import js_number, js_to_fixed1, json_number, utf16_sort_key
 from agent_invariants.contract import Contract, load_contract
-from agent_invariants.engine import Trace, check_trace
-from agent_invariants.events import DEFAULT_MAX_LINE_BYTES
+from agent_invariants.engine import Checked, Trace, run_check
+from agent_invariants.events import DEFAULT_MAX_LINE_BYTES, open_trace
 from agent_invariants.report import (
     COMPARE_SCHEMA,
     CheckReport,
@@ -33,6 +33,7 @@ from agent_invariants.report import (
     ContractRef,
     Regression,
     RuleChange,
+    Violation,
 )
 
 __all__ = ("compare_reports", "compare_traces")
@@ -44,13 +45,18 @@ def compare_traces(contract: Contract | Mapping[str, Any] | str | os.PathLike[st
                    candidate: Trace, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> CompareReport:
     """Check both traces under `contract` and report what the candidate made worse."""
     contract = load_contract(contract)
-    before = check_trace(contract, baseline, max_line_bytes=max_line_bytes)
-    after = check_trace(contract, candidate, max_line_bytes=max_line_bytes)
-    return compare_reports(contract, before, after)
+    before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes))
+    after = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes))
+    report = compare_reports(contract, before.report, after.report)
+    _locate(report.regressions, after)
+    return report
 
 
 def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckReport) -> CompareReport:
-    """Apply the contract's compare policy to two check reports made with that contract."""
+    """Apply the contract's compare policy to two check reports made with that contract.
+
+    Rule regressions point at the rule's first violation; `compare_traces` also locates new
+    tools and outcome regressions, which needs the candidate's pass."""
     policy = contract.policy
     regressions = _rule_regressions(baseline, candidate, policy.fail_on_new_violations is not False)
     if policy.fail_on_new_tools is not False:
@@ -63,6 +69,15 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
                                     policy.max_tool_call_increase_percent)
     if policy.require_same_outcome_or_better is not False:
         regressions += _outcome_drop(baseline.summary.final_outcome, candidate.summary.final_outcome)
+    first_violation: dict[str, Violation] = {}
+    for violation in candidate.violations:
+        first_violation.setdefault(violation.rule_id, violation)
+    for regression in regressions:
+        violation = first_violation.get(regression.evidence.get("rule_id", ""))
+        if violation is not None and violation.event_index is not UNSET:
+            regression.event_seq = violation.event_seq
+            regression.event_index = violation.event_index
+            regression.line = violation.line
     return CompareReport(
         schema=COMPARE_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
@@ -72,6 +87,22 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
         regressions=regressions,
         rule_changes=_rule_changes(baseline, candidate),
     )
+
+
+def _locate(regressions: list[Regression], candidate: Checked) -> None:
+    """Point new-tool and outcome regressions at the candidate event behind them."""
+    for regression in regressions:
+        if regression.kind == "new_tool":
+            place = candidate.counter.first_calls.get(regression.evidence["tool"])
+        elif regression.kind == "outcome_regression":
+            place = candidate.counter.last_outcome
+        else:
+            continue
+        if place is not None:
+            regression.event_seq, regression.event_index = place
+            line = candidate.source.line_of(place[1])
+            if line is not None:
+                regression.line = line
 
 
 def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: bool) -> list[Regression]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from msgspec import UNSET
 
@@ -20,7 +20,7 @@ from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Rule
 from agent_invariants.rules import rule_for
 from agent_invariants.summary import SummaryCounter
 
-__all__ = ("check_trace", "run_observers")
+__all__ = ("Checked", "check_trace", "run_check", "run_observers")
 
 _ROUTE_CACHE_LIMIT = 65_536
 
@@ -38,13 +38,26 @@ def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
             if handlers is None:
                 if len(routes) >= _ROUTE_CACHE_LIMIT:
                     routes.clear()
-                handlers = routes[key] = tuple(
-                    handler for observer in observers if (handler := observer.route(*key)) is not None)
+                handlers = routes[key] = _handlers(observers, key)
             for handle in handlers:
                 if handle(event, index):
                     routes.clear()   # a rule's interests changed (e.g. after the first stop)
             index += 1
     return index
+
+
+def _handlers(observers: Sequence[Any], key: tuple) -> tuple:
+    """Every handler the observers want for this routing key; a route may name several."""
+    found: list = []
+    for observer in observers:
+        handler = observer.route(*key)
+        if handler is None:
+            continue
+        if type(handler) is tuple:
+            found.extend(handler)
+        else:
+            found.append(handler)
+    return tuple(found)
 
 
 def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], trace: Trace, *,
@@ -54,8 +67,19 @@ def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str],
     `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
     (dicts or `Event`s) or a `TraceSource`. Raises `InputError` for a bad contract or trace.
     """
-    contract = load_contract(contract)
-    source = open_trace(trace, max_line_bytes=max_line_bytes)
+    return run_check(load_contract(contract), open_trace(trace, max_line_bytes=max_line_bytes)).report
+
+
+class Checked(NamedTuple):
+    """A check's report, plus what the pass learned that reports do not hold."""
+
+    report: CheckReport
+    counter: SummaryCounter
+    source: TraceSource
+
+
+def run_check(contract: Contract, source: TraceSource) -> Checked:
+    """One pass of every rule of `contract` over `source`."""
     rules = [rule_for(config) for config in contract.rules]
     counter = SummaryCounter()
     events = run_observers(source, [*rules, counter])
@@ -68,7 +92,7 @@ def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str],
             if line is not None:
                 violation.line = line
     errors = sum(1 for violation in violations if violation.severity == "error")
-    return CheckReport(
+    report = CheckReport(
         schema=CHECK_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
         passed=errors == 0,
@@ -79,3 +103,4 @@ def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str],
         violations=violations,
         trace=UNSET if source.path is None else source.path,
     )
+    return Checked(report, counter, source)

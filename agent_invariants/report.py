@@ -92,12 +92,17 @@ class CheckReport(msgspec.Struct, kw_only=True):
 
 
 class Regression(msgspec.Struct, kw_only=True):
-    """Something the candidate made worse than the baseline."""
+    """Something the candidate made worse than the baseline. `event_seq`, `event_index` and
+    `line` (additions) name the candidate event behind it, when there is one: a rule's first
+    violation, a new tool's first call, the last observed outcome."""
 
     kind: Literal["new_rule_failure", "contract_violation", "new_tool", "tool_call_increase", "outcome_regression"]
     severity: Severity
     message: str
     evidence: dict[str, Any]
+    event_seq: int | float | UnsetType = UNSET
+    event_index: int | UnsetType = UNSET
+    line: int | UnsetType = UNSET
 
 
 class RuleChange(msgspec.Struct, kw_only=True):

@@ -19,36 +19,39 @@ __all__ = ("SummaryCounter", "summarize_trace")
 class SummaryCounter:
     """Counts for a TraceSummary, fed by the engine like a rule.
 
-    `tools` is filled when routing: the engine asks `route` exactly once for each (type, tool)
-    it meets, so every `tool.call` tool name passes through here.
+    It also remembers where each tool was first called and where the last outcome was observed
+    (not part of the summary; `compare` uses them to point at the event behind a regression).
     """
 
     def __init__(self) -> None:
         self.tool_calls = 0
         self.tool_failures = 0
-        self.tools: set[str] = set()
+        self.first_calls: dict[str, tuple[int | float, int]] = {}   # tool -> (seq, index)
         self.approvals_granted = 0
         self.outcomes_satisfied = 0
         self.outcomes_violated = 0
         self.completion_claims = 0
         self.final_outcome: str | None = None
+        self.last_outcome: tuple[int | float, int] | None = None
+        self._counters = {"tool.result": self._result, "approval.granted": self._grant,
+                          "outcome.observed": self._outcome}
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType):
-        claim = claims is True or event_type == "run.completed"
         if event_type == "tool.call":
-            if tool is not UNSET:
-                self.tools.add(tool)
-            return self._call_and_claim if claim else self._call
-        if event_type == "tool.result":
-            return self._result_and_claim if claim else self._result
-        if event_type == "approval.granted":
-            return self._grant_and_claim if claim else self._grant
-        if event_type == "outcome.observed":
-            return self._outcome_and_claim if claim else self._outcome
-        return self._claim if claim else None
+            count = self._first_call if tool is not UNSET and tool not in self.first_calls else self._call
+        else:
+            count = self._counters.get(event_type)
+        if claims is True or event_type == "run.completed":
+            return self._claim if count is None else (count, self._claim)
+        return count
 
     def _call(self, event: Event, index: int) -> None:
         self.tool_calls += 1
+
+    def _first_call(self, event: Event, index: int) -> bool:
+        self.tool_calls += 1
+        self.first_calls[event.tool] = (event.seq, index)
+        return True   # later calls of this tool need only be counted: route again
 
     def _result(self, event: Event, index: int) -> None:
         if event.ok is False:
@@ -65,24 +68,9 @@ class SummaryCounter:
         elif verdict == "violated":
             self.outcomes_violated += 1
         self.final_outcome = None if verdict is UNSET else verdict
+        self.last_outcome = (event.seq, index)
 
     def _claim(self, event: Event, index: int) -> None:
-        self.completion_claims += 1
-
-    def _call_and_claim(self, event: Event, index: int) -> None:
-        self.tool_calls += 1
-        self.completion_claims += 1
-
-    def _result_and_claim(self, event: Event, index: int) -> None:
-        self._result(event, index)
-        self.completion_claims += 1
-
-    def _grant_and_claim(self, event: Event, index: int) -> None:
-        self._grant(event, index)
-        self.completion_claims += 1
-
-    def _outcome_and_claim(self, event: Event, index: int) -> None:
-        self._outcome(event, index)
         self.completion_claims += 1
 
     def finish(self, events: int) -> TraceSummary:
@@ -90,7 +78,7 @@ class SummaryCounter:
             events=events,
             tool_calls=self.tool_calls,
             tool_failures=self.tool_failures,
-            tools=sorted(self.tools, key=utf16_sort_key),
+            tools=sorted(self.first_calls, key=utf16_sort_key),
             approvals_granted=self.approvals_granted,
             outcomes_satisfied=self.outcomes_satisfied,
             outcomes_violated=self.outcomes_violated,

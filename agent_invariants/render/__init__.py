@@ -14,6 +14,9 @@ FORMATS = {
     "text": "text",
     "pretty": "text",
     "json": "json",
+    "sarif": "sarif",
+    "junit": "junit",
+    "markdown": "markdown",
 }
 
 

@@ -58,7 +58,7 @@ class AllowTools(Rule):
         super().__init__(config)
         self._allowed = [compile_glob(pattern) for pattern in config.tools]
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type != "tool.call":
             return None
         if tool is not UNSET and any(allowed(tool) for allowed in self._allowed):

@@ -152,8 +152,10 @@ class Rule:
         self.checked = 0
         self.violations: list[Violation] = []
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
-        """The method to call for events with this type, tool and claims_completion, or None.
+    def route(self, event_type: str, tool: str | UnsetType,
+              claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+        """The method to call for events with this type, tool and claims_completion (or a tuple
+        of methods, called in that order), or None to skip such events.
 
         Called once per distinct triple (the engine caches it). An observer that returns True
         tells the engine the rule's interests changed, and the cache is rebuilt.

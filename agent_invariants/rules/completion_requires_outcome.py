@@ -79,10 +79,11 @@ class CompletionRequiresOutcome(Rule):
             self._evidence = {"outcome_id": config.outcome_id, **self._evidence}
         self._proven = False
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         completion = claims is True or any(matches(event_type) for matches in self._completion_types)
         if event_type == "outcome.observed":
-            return self._outcome_and_completion if completion else self._outcome
+            # both: judge the completion first, since only strictly earlier outcomes count
+            return (self._completion, self._outcome) if completion else self._outcome
         return self._completion if completion else None
 
     def _outcome(self, event: Event, index: int) -> None:
@@ -97,7 +98,3 @@ class CompletionRequiresOutcome(Rule):
             self.violations.append(self.violation(
                 "Completion was claimed without a prior satisfied outcome from an allowed evidence class.",
                 self._evidence, event.seq, index))
-
-    def _outcome_and_completion(self, event: Event, index: int) -> None:
-        self._completion(event, index)   # only strictly earlier outcomes count
-        self._outcome(event, index)

@@ -68,9 +68,10 @@ class ConfidenceRequiresOutcome(Rule):
         self._threshold = config.threshold
         self._proven = False
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "outcome.observed":
-            return self._outcome_and_claim if claims is True else self._outcome
+            # both: judge the claim first, since only strictly earlier outcomes count
+            return (self._claim, self._outcome) if claims is True else self._outcome
         return self._claim if claims is True else None
 
     def _outcome(self, event: Event, index: int) -> None:
@@ -89,7 +90,3 @@ class ConfidenceRequiresOutcome(Rule):
                 {"confidence": json_number(confidence), "threshold": json_number(self._threshold),
                  "evidence_classes": self._class_list},
                 event.seq, index))
-
-    def _outcome_and_claim(self, event: Event, index: int) -> None:
-        self._claim(event, index)   # only strictly earlier outcomes count
-        self._outcome(event, index)

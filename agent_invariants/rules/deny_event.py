@@ -58,7 +58,7 @@ class DenyEvent(Rule):
         self._match = CompiledMatcher(config.match)
         self._evidence = {"match": config.match.to_dict()}
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         return self._event if self._match.may_match(event_type, tool, claims) else None
 
     def _event(self, event: Event, index: int) -> None:

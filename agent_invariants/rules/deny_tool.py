@@ -57,7 +57,7 @@ class DenyTool(Rule):
         super().__init__(config)
         self._denied = compile_glob(config.tool)
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "tool.call" and isinstance(tool, str) and self._denied(tool):
             return self._denied_call
         return None

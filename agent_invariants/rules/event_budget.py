@@ -66,7 +66,7 @@ class EventBudget(Rule):
     config_type: ClassVar[type[RuleConfig]] = EventBudgetConfig
     tags: ClassVar[tuple[str, ...]] = ("cost",)
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         return None   # the counts are the trace summary's, taken in the same pass
 
     def finish(self, summary: TraceSummary) -> RuleResult:

@@ -85,7 +85,7 @@ class RequireApproval(Rule):
             evidence["within_events"] = config.within_events
         self._evidence_tail = evidence
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "approval.granted":
             return self._grant
         if event_type == "tool.call" and tool is not UNSET and self._gated(tool):

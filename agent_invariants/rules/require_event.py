@@ -74,7 +74,7 @@ class RequireEvent(Rule):
         self._max = None if config.max is UNSET else config.max
         self._first: tuple[int | float, int] | None = None
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         return self._event if self._match.may_match(event_type, tool, claims) else None
 
     def _event(self, event: Event, index: int) -> None:

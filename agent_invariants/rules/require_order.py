@@ -65,11 +65,12 @@ class RequireOrder(Rule):
         self._evidence = {"before": config.before.to_dict(), "after": config.after.to_dict()}
         self._predecessor_seen = False
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         after = self._after.may_match(event_type, tool, claims)
         before = self._before.may_match(event_type, tool, claims)
         if after:
-            return self._after_and_before if before else self._after_event
+            # both: judge the after-event first, since an event is not its own predecessor
+            return (self._after_event, self._before_event) if before else self._after_event
         return self._before_event if before else None
 
     def _before_event(self, event: Event, index: int) -> None:
@@ -83,7 +84,3 @@ class RequireOrder(Rule):
         if not self._predecessor_seen:
             self.violations.append(self.violation(
                 f"Required predecessor was missing before {event.type}.", self._evidence, event.seq, index))
-
-    def _after_and_before(self, event: Event, index: int) -> None:
-        self._after_event(event, index)   # an event is not its own predecessor
-        self._before_event(event, index)

@@ -75,7 +75,7 @@ class RetryLimit(Rule):
         self._attempts: dict[str, int] = {}   # group -> calls so far, in order of first appearance
         self._first_excess: dict[str, tuple[int | float, int]] = {}   # group -> (seq, index)
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "tool.call" and tool is not UNSET and self._counted(tool):
             return self._call
         return None

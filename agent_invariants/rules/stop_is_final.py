@@ -74,7 +74,7 @@ class StopIsFinal(Rule):
         self._stops: list[tuple[int, int | float, str]] = []    # (index, seq, type) of every stop
         self._late: list[tuple[int, int | float, str]] = []     # disallowed events after the first stop
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if self._is_stop(event_type):
             return self._stop
         if self._stops and not any(allowed(event_type) for allowed in self._allowed):

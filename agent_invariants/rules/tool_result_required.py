@@ -63,7 +63,7 @@ class ToolResultRequired(Rule):
         self._open: dict[str, list[tuple[int | float, int, str]]] = {}   # call_id -> calls awaiting a result
         self._unpairable: list[Violation] = []   # calls without a call_id
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "tool.result":
             return self._result
         if event_type == "tool.call" and tool is not UNSET and self._checked_tool(tool):

@@ -1,0 +1,113 @@
+"""JUnit XML for CI test reporters (GitLab, Jenkins, GitHub test-report actions). Added in 0.1.
+
+One `<testsuite>` per trace, one `<testcase>` per contract rule (passing rules too, so CI shows
+what held). A broken error rule has one `<failure>` listing every violation with its line; a
+broken warning rule passes, with its violations in `<system-out>`. `classname` is unique per
+contract and trace (GitLab drops repeated classname+name pairs); `file` and `line` point at the
+first offending event. For `compare`, a "regressions" suite comes first, then the candidate's
+rule results.
+
+    <testsuite name="refund-desk · examples/refund-desk/candidate.jsonl" tests="10" failures="5" ...>
+      <testcase name="refunds-need-approval" classname="agent-invariants.refund-desk.candidate"
+                file="examples/refund-desk/candidate.jsonl" line="6">
+        <failure type="require_approval" message="Tool payments.refund was called ...">...</failure>
+
+Built with junit-xml's module-level `to_xml_report_string` (not the deprecated suite methods).
+It drops characters XML cannot hold, so any message still gives well-formed XML.
+"""
+from __future__ import annotations
+
+import re
+
+from junit_xml import TestCase, TestSuite, to_xml_report_string
+from msgspec import UNSET
+
+from agent_invariants.report import CheckReport, CompareReport, RuleResult, Violation
+
+__all__ = ("render",)
+
+# XML 1.0 cannot hold these at all, not even escaped; junit-xml misses lone surrogates.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def render(report: CheckReport | CompareReport) -> str:
+    """The report as a JUnit XML document (ends with a newline)."""
+    if isinstance(report, CompareReport):
+        suites = [_regressions(report), _rules_suite(report.candidate, "candidate")]
+    else:
+        suites = [_rules_suite(report, None)]
+    return to_xml_report_string(suites, prettyprint=True, encoding="utf-8") + "\n"
+
+
+def _rules_suite(report: CheckReport, role: str | None) -> TestSuite:
+    trace = _trace(report)
+    label = f"{report.contract.name} · {trace}" + (f" ({role})" if role else "")
+    classname = f"agent-invariants.{_slug(report.contract.name)}.{_slug(_stem(trace))}"
+    cases = [_rule_case(result, classname, trace) for result in report.results]
+    return TestSuite(_xml(label), cases, file=None if report.trace is UNSET else _xml(trace),
+                     properties={"contract": _xml(report.contract.name), "trace": _xml(trace),
+                                 "events": str(report.summary.events)})
+
+
+def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
+    first = next((v for v in result.violations if v.line is not UNSET), None)
+    case = TestCase(result.rule_id, classname=classname,
+                    file=_xml(trace) if first is not None else None,
+                    line=first.line if first is not None else None)
+    if result.passed:
+        return case
+    lines = "\n".join(_violation_line(v, trace) for v in result.violations)
+    if result.severity == "error":
+        case.add_failure_info(message=_xml(result.violations[0].message), output=_xml(lines),
+                              failure_type=result.rule_kind)
+    else:
+        case.stdout = _xml(f"warning: {len(result.violations)} violation(s) of {result.rule_id}\n{lines}")
+    return case
+
+
+def _regressions(report: CompareReport) -> TestSuite:
+    trace = _trace(report.candidate)
+    classname = f"agent-invariants.{_slug(report.contract.name)}.compare"
+    cases = []
+    for number, regression in enumerate(report.regressions, start=1):
+        key = regression.evidence.get("rule_id") or regression.evidence.get("tool") or str(number)
+        case = TestCase(f"{regression.kind}: {key}", classname=classname,
+                        file=_xml(trace) if regression.line is not UNSET else None,
+                        line=regression.line if regression.line is not UNSET else None)
+        where = f" ({trace}:{regression.line})" if regression.line is not UNSET else ""
+        case.add_failure_info(message=_xml(regression.message), output=_xml(regression.message + where),
+                              failure_type=regression.kind)
+        cases.append(case)
+    if not cases:
+        cases.append(TestCase("compatible", classname=classname))
+    return TestSuite(_xml(f"{report.contract.name} · compare"), cases,
+                     properties={"contract": _xml(report.contract.name), "compatible": str(report.compatible).lower()})
+
+
+def _violation_line(violation: Violation, trace: str) -> str:
+    where = []
+    if violation.line is not UNSET:
+        where.append(f"{trace}:{violation.line}")
+    if violation.event_seq is not UNSET:
+        where.append(f"seq {violation.event_seq}")
+    if not where:
+        where.append("whole trace")
+    return f"{' '.join(where)}: {violation.message}"
+
+
+def _trace(report: CheckReport) -> str:
+    return "events" if report.trace is UNSET else report.trace
+
+
+def _stem(path: str) -> str:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+
+
+def _slug(text: str) -> str:
+    """A classname part: letters, digits, - and _ only (dots would split it into packages)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "trace"
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)

@@ -1,0 +1,126 @@
+"""Markdown for `$GITHUB_STEP_SUMMARY` and pull-request comments. Added in 0.1.
+
+A verdict line, a table of rules with their status and counts, the first violations with
+`file:line`, and for `compare` the regressions and the per-rule change table. Text that comes from
+contracts or traces is escaped, so it cannot break a table, start a heading or inject HTML.
+
+    ## ❌ agent-invariants: refund-desk failed
+    `examples/refund-desk/candidate.jsonl`: 14 events, 4 tool calls, **9 errors**, 1 warning
+
+    | Rule | Kind | Status | Violations |
+    | --- | --- | --- | --- |
+    | `refunds-need-approval` | require_approval | ❌ failed | 2 |
+"""
+from __future__ import annotations
+
+import re
+
+from msgspec import UNSET
+
+from agent_invariants.report import CheckReport, CompareReport, Violation
+
+__all__ = ("MAX_VIOLATIONS", "render")
+
+MAX_VIOLATIONS = 50
+# Escaped wherever they occur. Text never starts a line here, so list and heading markers
+# (- + 1.) are harmless; @ and # are escaped so names cannot mention people or link issues.
+_SPECIAL = re.compile(r"([\\`*_\[\]|~#@!])")
+_STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("warning", False): "⚠️ warning"}
+_CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "❌ still failing", "passing": "passing"}
+
+
+def render(report: CheckReport | CompareReport) -> str:
+    """The report as GitHub-flavoured Markdown (ends with a newline)."""
+    lines = _compare(report) if isinstance(report, CompareReport) else _check(report, level=2)
+    return "\n".join(lines) + "\n"
+
+
+def _check(report: CheckReport, level: int, title: str | None = None) -> list[str]:
+    mark = "✅" if report.passed else "❌"
+    verdict = "passed" if report.passed else "failed"
+    heading = title or f"{mark} agent-invariants: {_text(report.contract.name)} {verdict}"
+    lines = [f"{'#' * level} {heading}", "", _counts(report), ""]
+    lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
+    for result in report.results:
+        status = _STATUS[("passed", True)] if result.passed else _STATUS[(result.severity, False)]
+        lines.append(f"| {_code(result.rule_id)} | {result.rule_kind} | {status} | {result.checked} | "
+                     f"{len(result.violations)} |")
+    if report.violations:
+        lines += ["", f"{'#' * (level + 1)} Violations", ""]
+        lines += [_violation(v, report) for v in report.violations[:MAX_VIOLATIONS]]
+        hidden = len(report.violations) - MAX_VIOLATIONS
+        if hidden > 0:
+            lines.append(f"- … and {hidden} more (see the JSON or SARIF report)")
+    return lines
+
+
+def _counts(report: CheckReport) -> str:
+    summary = report.summary
+    errors = _plural(report.error_count, "error")
+    where = f"{_code(report.trace)}: " if report.trace is not UNSET else ""
+    return (f"{where}{_plural(summary.events, 'event')}, {_plural(summary.tool_calls, 'tool call')}, "
+            f"{f'**{errors}**' if report.error_count else errors}, {_plural(report.warning_count, 'warning')}")
+
+
+def _violation(violation: Violation, report: CheckReport) -> str:
+    where = []
+    if violation.line is not UNSET and report.trace is not UNSET:
+        where.append(_code(f"{report.trace}:{violation.line}"))
+    if violation.event_seq is not UNSET:
+        where.append(f"seq {violation.event_seq}")
+    if not where:
+        where.append("whole trace")
+    mark = "❌" if violation.severity == "error" else "⚠️"
+    return f"- {mark} {_code(violation.rule_id)} at {', '.join(where)}: {_text(violation.message)}"
+
+
+def _compare(report: CompareReport) -> list[str]:
+    mark, verdict = ("✅", "compatible") if report.compatible else ("❌", "regression")
+    lines = [f"## {mark} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
+    lines += [f"- Baseline: {_counts(report.baseline)}", f"- Candidate: {_counts(report.candidate)}", ""]
+    if report.regressions:
+        lines += ["### Regressions", ""]
+        for regression in report.regressions:
+            where = ""
+            if regression.line is not UNSET and report.candidate.trace is not UNSET:
+                where = f" ({_code(f'{report.candidate.trace}:{regression.line}')})"
+            lines.append(f"- ❌ **{regression.kind}**: {_text(regression.message)}{where}")
+    else:
+        lines.append("No configured behaviour regression detected.")
+    lines += ["", "### Rules", "", "| Rule | Kind | Baseline | Candidate | Change |", "| --- | --- | --- | --- | --- |"]
+    for change in report.rule_changes:
+        lines.append(f"| {_code(change.rule_id)} | {change.rule_kind} | {change.baseline} "
+                     f"({change.baseline_violations}) | {change.candidate} ({change.candidate_violations}) | "
+                     f"{_change(change.change, change.severity)} |")
+    if report.candidate.violations:
+        lines += ["", "### Candidate violations", ""]
+        lines += [_violation(v, report.candidate) for v in report.candidate.violations[:MAX_VIOLATIONS]]
+        hidden = len(report.candidate.violations) - MAX_VIOLATIONS
+        if hidden > 0:
+            lines.append(f"- … and {hidden} more (see the JSON or SARIF report)")
+    return lines
+
+
+def _change(change: str, severity: str) -> str:
+    if severity == "warning" and change in ("new", "still_failing"):
+        return "⚠️ warning"
+    return _CHANGE[change]
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _text(text: str) -> str:
+    """Plain text inside Markdown: HTML-escaped, Markdown punctuation backslashed, one line."""
+    text = " ".join(text.split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _code(text: str) -> str:
+    """`text` as an inline code span that cannot be broken out of, even inside a table."""
+    text = " ".join(text.split()).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -1,0 +1,286 @@
+"""SARIF 2.1.0 for GitHub code scanning, built with the sarif-om object model. Added in 0.1.
+
+One run, one rule descriptor per contract rule (its help is the rule kind's manual), one result per
+violation, located at the offending event's physical line in the trace file. Violations of the
+whole trace (budgets, a missing required event) point at the rule's line in the contract. With
+`anchor="contract"` every result points at the contract (for traces that are build artifacts, not
+committed files) and names the trace line in its message and `relatedLocations`.
+
+For `compare`, each regression is a result, located at the candidate event that caused it where
+there is one, with `baselineState` saying whether the baseline already had it.
+
+    {"version": "2.1.0", "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+     "runs": [{"tool": {"driver": {"name": "agent-invariants", "rules": [...]}}, "results": [...]}]}
+
+Same report, same bytes: no timestamps, no absolute paths; fingerprints are hashes of the rule,
+the location's file, the event's seq and the evidence.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+from typing import Any
+
+import attr
+import msgspec
+import sarif_om as om
+from msgspec import UNSET
+
+from agent_invariants import __version__
+from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
+from agent_invariants.rules import RULE_KINDS
+from agent_invariants.sources import Sources
+
+__all__ = ("MAX_RESULTS", "render")
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/agent-invariants/agent-invariants"
+MAX_RESULTS = 25_000
+_TEXT_LIMIT = 1024
+
+# Regressions of compare that are not about one contract rule get rules of their own.
+_COMPARE_RULES = {
+    "new_tool": ("compare.new-tool", "The candidate calls a tool the baseline never called."),
+    "tool_call_increase": ("compare.tool-call-increase", "The candidate makes more tool calls than the policy allows."),
+    "outcome_regression": ("compare.outcome-regression", "The candidate's final outcome ranks below the baseline's."),
+}
+_SECURITY_KINDS = {"deny_tool", "allow_tools", "require_approval", "deny_event"}
+
+
+def render(report: CheckReport | CompareReport, *, sources: Sources | None = None, anchor: str = "trace",
+           category: str | None = None) -> str:
+    """The report as a SARIF 2.1.0 log (JSON text ending in a newline)."""
+    sources = sources or Sources()
+    builder = _Builder(sources, anchor)
+    if isinstance(report, CompareReport):
+        builder.compare(report)
+    else:
+        builder.check(report)
+    run = om.Run(
+        tool=om.Tool(driver=om.ToolComponent(
+            name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI,
+            rules=builder.descriptors)),
+        results=builder.kept_results(),
+        column_kind="utf16CodeUnits",
+    )
+    if category:
+        run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
+    if builder.dropped:
+        run.properties = {"truncated": True, "resultCount": builder.total,
+                          "note": f"Only the first {MAX_RESULTS} results (errors first) are included."}
+    log = _plain(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
+    ordered = {"$schema": log["$schema"], "version": log["version"], "runs": log["runs"]}
+    return msgspec.json.format(msgspec.json.encode(ordered), indent=2).decode("utf-8") + "\n"
+
+
+class _Builder:
+    def __init__(self, sources: Sources, anchor: str) -> None:
+        self.sources = sources
+        self.anchor = anchor
+        self.descriptors: list[om.ReportingDescriptor] = []
+        self.index: dict[str, int] = {}
+        self.results: list[om.Result] = []
+        self.total = 0
+        self.dropped = False
+
+    # -- descriptors -----------------------------------------------------------------------
+
+    def rule(self, rule_id: str, kind: str, severity: str) -> int:
+        if rule_id not in self.index:
+            self.index[rule_id] = len(self.descriptors)
+            self.descriptors.append(_descriptor(rule_id, kind, severity, self.sources.rule_descriptions.get(rule_id)))
+        return self.index[rule_id]
+
+    def compare_rule(self, kind: str) -> tuple[str, int]:
+        rule_id, text = _COMPARE_RULES[kind]
+        if rule_id not in self.index:
+            self.index[rule_id] = len(self.descriptors)
+            self.descriptors.append(om.ReportingDescriptor(
+                id=rule_id, name=kind, short_description=om.MultiformatMessageString(text=text),
+                full_description=om.MultiformatMessageString(text=text),
+                help=om.MultiformatMessageString(text=text, markdown=text),
+                default_configuration=om.ReportingConfiguration(level="error"),
+                properties={"tags": ["agent-invariants", "compare"], "precision": "very-high",
+                            "problem.severity": "error"}))
+        return rule_id, self.index[rule_id]
+
+    # -- results ---------------------------------------------------------------------------
+
+    def check(self, report: CheckReport) -> None:
+        for result in report.results:
+            self.rule(result.rule_id, result.rule_kind, result.severity)
+        for violation in report.violations:
+            self.add_violation(violation, report.trace)
+
+    def add_violation(self, violation: Violation, trace: Any, *, baseline_state: str | None = None,
+                      prefix: str = "") -> None:
+        index = self.rule(violation.rule_id, violation.rule_kind, violation.severity)
+        trace_path = None if trace is UNSET else trace
+        event_place = _event_place(violation, trace_path)
+        message = prefix + violation.message + (f" {event_place}." if event_place else "")
+        location, related = self.where(violation.rule_id, trace_path, violation.line)
+        self.append(om.Result(
+            rule_id=violation.rule_id, rule_index=index, level=violation.severity,
+            message=om.Message(text=message), locations=[location], related_locations=related,
+            partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence),
+            baseline_state=baseline_state,
+            properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index, violation.evidence)))
+
+    def compare(self, report: CompareReport) -> None:
+        for result in report.candidate.results:
+            self.rule(result.rule_id, result.rule_kind, result.severity)
+        first_violation = {}
+        for violation in report.candidate.violations:
+            first_violation.setdefault(violation.rule_id, violation)
+        for regression in report.regressions:
+            if regression.kind in ("new_rule_failure", "contract_violation"):
+                violation = first_violation[regression.evidence["rule_id"]]
+                self.add_violation(violation, report.candidate.trace, baseline_state=_baseline_state(regression),
+                                   prefix=f"{regression.message} First violation: ")
+            else:
+                self.add_regression(regression, report.candidate.trace)
+
+    def add_regression(self, regression: Regression, trace: Any) -> None:
+        rule_id, index = self.compare_rule(regression.kind)
+        trace_path = None if trace is UNSET else trace
+        line = regression.line if regression.line is not UNSET else None
+        if line is not None:
+            location, related = self.where(None, trace_path, line)
+        else:
+            location, related = self.contract_location(self.sources.compare_line), None
+        self.append(om.Result(
+            rule_id=rule_id, rule_index=index, level=regression.severity,
+            message=om.Message(text=regression.message), locations=[location], related_locations=related,
+            partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence),
+            baseline_state="new", properties={"regression": regression.kind, "evidence": regression.evidence}))
+
+    def where(self, rule_id: str | None, trace: str | None, line: int | None) -> tuple[om.Location, list | None]:
+        """The primary location (and related ones) for something at `line` of `trace`."""
+        at_trace = trace is not None and trace != "-" and line is not None
+        if at_trace and self.anchor != "contract":
+            return self.trace_location(trace, line), None
+        contract = self.contract_location(self.sources.rule_lines.get(rule_id) if rule_id else None)
+        related = [self.trace_location(trace, line, location_id=1)] if at_trace else None
+        return contract, related
+
+    def trace_location(self, trace: str, line: int, location_id: int | None = None) -> om.Location:
+        length = self.sources.line_length(trace, line)
+        region = om.Region(start_line=line, end_line=line, start_column=1,
+                           end_column=(length if length is not None else 0) + 1)
+        return om.Location(id=location_id, physical_location=om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=self.sources.uri(trace)), region=region))
+
+    def contract_location(self, line: int | None) -> om.Location:
+        uri = self.sources.contract_uri or "agent-invariants.json"
+        line = line or 1
+        return om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=uri),
+            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
+
+    def append(self, result: om.Result) -> None:
+        self.total += 1
+        self.results.append(result)
+
+    def kept_results(self) -> list[om.Result]:
+        if len(self.results) <= MAX_RESULTS:
+            return self.results
+        self.dropped = True
+        ranked = sorted(range(len(self.results)), key=lambda i: (self.results[i].level != "error", i))
+        keep = sorted(ranked[:MAX_RESULTS])
+        return [self.results[i] for i in keep]
+
+
+def _descriptor(rule_id: str, kind: str, severity: str, description: str | None) -> om.ReportingDescriptor:
+    manual = inspect.cleandoc(RULE_KINDS[kind].__doc__ or kind)
+    summary = manual.splitlines()[0]
+    checks = _section(manual, "What it checks") or summary
+    properties: dict[str, Any] = {"tags": ["agent-invariants", *RULE_KINDS[kind].tags], "precision": "very-high"}
+    if kind in _SECURITY_KINDS and severity == "error":
+        properties["security-severity"] = "8.0"
+    else:
+        properties["problem.severity"] = "error" if severity == "error" else "warning"
+    return om.ReportingDescriptor(
+        id=rule_id, name=kind,
+        short_description=om.MultiformatMessageString(text=_cut(description or f"{kind}: {summary}")),
+        full_description=om.MultiformatMessageString(text=_cut(" ".join(checks.split()))),
+        help=om.MultiformatMessageString(text=manual, markdown=f"# {kind}\n\n{manual}"),
+        default_configuration=om.ReportingConfiguration(level=severity),
+        properties=properties)
+
+
+def _section(manual: str, title: str) -> str:
+    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", manual, re.S | re.M)
+    return found.group(1).strip() if found else ""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT - 1] + "…"
+
+
+def _event_place(violation: Violation, trace: str | None) -> str:
+    """"Event seq 6 at runs/t.jsonl:6", "Whole trace", or "" when nothing is known."""
+    if violation.event_seq is UNSET:
+        return "Whole trace" if violation.event_index is UNSET else ""
+    place = f"Event seq {violation.event_seq}"
+    if violation.line is not UNSET and trace is not None:
+        place += f" at {trace}:{violation.line}"
+    return place
+
+
+def _baseline_state(regression: Regression) -> str:
+    if regression.kind == "contract_violation" and regression.evidence.get("baseline_also_failed"):
+        return "unchanged"
+    return "new"
+
+
+def _properties(kind: str, seq: Any, index: Any, evidence: Any) -> dict[str, Any]:
+    properties: dict[str, Any] = {"rule_kind": kind}
+    if seq is not UNSET:
+        properties["event_seq"] = seq
+        properties["event_index"] = index
+    if evidence is not UNSET:
+        properties["evidence"] = evidence
+    return properties
+
+
+def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any) -> dict[str, str]:
+    """Stable across runs: rule, file (not its line: comments may move), event seq, evidence."""
+    uri = location.physical_location.artifact_location.uri
+    key = msgspec.json.encode([rule_id, uri, None if seq is UNSET else seq,
+                               None if evidence is UNSET else evidence], order="sorted")
+    digest = hashlib.sha256(key).hexdigest()
+    return {"primaryLocationLineHash": f"{digest[:16]}:1", "agentInvariants/v1": digest[:32]}
+
+
+def _plain(value: Any) -> Any:
+    """sarif-om objects as JSON-ready data: schema property names, in the model's field order,
+    leaving out what was not set (None) and what equals the SARIF default (`rank: -1`, ...)."""
+    if attr.has(type(value)):
+        out = {}
+        for field in attr.fields(type(value)):
+            item = getattr(value, field.name)
+            if item is None or item is UNSET or _is_default(field, item):
+                continue
+            out[field.metadata.get("schema_property_name", field.name)] = _plain(item)
+        return out
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"cannot put {type(value).__name__} into SARIF")
+
+
+# Written even when equal to the SARIF default: every result states its level.
+_ALWAYS_WRITTEN = {"level"}
+
+
+def _is_default(field: attr.Attribute, item: Any) -> bool:
+    default = field.default
+    if default is attr.NOTHING or field.name in _ALWAYS_WRITTEN:
+        return False
+    if isinstance(default, attr.Factory):
+        return not default.takes_self and item == default.factory()
+    return type(item) is type(default) and item == default
