@@ -71,15 +71,28 @@ def string_fields(cls: type) -> dict[str, tuple[str, bool]]:
     """Fields of `cls` annotated `Glob` or `Text` (or lists of them): name -> (marker, is_list)."""
     found = {}
     for name, hint in typing.get_type_hints(cls, include_extras=True).items():
-        is_list = False
-        for option in typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,):
-            if typing.get_origin(option) is list:
-                option, is_list = typing.get_args(option)[0], True
-            if typing.get_origin(option) is Annotated:
-                marks = [m for m in option.__metadata__ if m in _LIMITS]
-                if marks:
-                    found[name] = (marks[0], is_list)
+        kind = _string_kind(hint)
+        if kind is not None:
+            found[name] = kind
     return found
+
+
+def _string_kind(hint: Any) -> tuple[str, bool] | None:
+    """(marker, is_list) for a Glob/Text type, however wrapped (Union, Annotated, list)."""
+    origin = typing.get_origin(hint)
+    if origin is Annotated:
+        base, *metadata = typing.get_args(hint)
+        marks = [mark for mark in metadata if isinstance(mark, str) and mark in _LIMITS]
+        return (marks[0], False) if marks else _string_kind(base)
+    if origin is list:
+        item = _string_kind(typing.get_args(hint)[0])
+        return None if item is None else (item[0], True)
+    if origin is typing.Union:
+        for option in typing.get_args(hint):
+            kind = _string_kind(option)
+            if kind is not None:
+                return kind
+    return None
 
 
 def normalise_strings(struct: msgspec.Struct, kinds: dict[str, tuple[str, bool]]) -> None:

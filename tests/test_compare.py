@@ -1,0 +1,464 @@
+"""Compare (spec §6): every regression policy, their order, and the per-rule change list."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+
+from agent_invariants import check_trace, compare_reports, compare_traces, load_contract
+from support import contract, events, jsonl
+
+ASTRAL = "b\U0001F600"     # UTF-16: 0062 D83D DE00
+HIGH_BMP = "b\uff01"       # UTF-16: 0062 FF01  (sorts after ASTRAL by code units, before it by code points)
+
+
+def calls(*tools: str | None, **extra: Any) -> list[dict[str, Any]]:
+    """Events: one tool.call (closed by a tool.result) per tool; None gives a tool-less call."""
+    specs: list[dict[str, Any]] = []
+    for i, tool in enumerate(tools):
+        call = {"type": "tool.call", "call_id": f"c{i}"}
+        if tool is not None:
+            call["tool"] = tool
+        specs.append(call)
+        specs.append({"type": "tool.result", "call_id": f"c{i}", "ok": True})
+    return events(*specs, **extra)
+
+
+def outcome_trace(verdict: str | None, tools: tuple[str, ...] = ("kb.search",)) -> list[dict[str, Any]]:
+    """A trace ending with an outcome of `verdict`, or with no outcome event when None."""
+    specs: list[dict[str, Any]] = [{"type": "run.start"}]
+    for i, tool in enumerate(tools):
+        specs.append({"type": "tool.call", "tool": tool, "call_id": f"c{i}"})
+    if verdict is not None:
+        specs.append({"type": "outcome.observed", "outcome_id": "o", "verdict": verdict,
+                      "evidence_class": "externally_observed"})
+    return events(*specs)
+
+
+def kinds(report: Any) -> list[str]:
+    return [r.kind for r in report.regressions]
+
+
+def as_json(report: Any) -> dict[str, Any]:
+    return json.loads(msgspec.json.encode(report))
+
+
+NO_SHELL = {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}
+
+
+# --- report shape --------------------------------------------------------------------------------
+
+def test_identical_passing_traces_are_compatible():
+    trace = outcome_trace("satisfied")
+    report = compare_traces(contract(NO_SHELL), trace, trace)
+    assert report.compatible is True
+    assert report.regressions == []
+    assert report.schema == "agent-invariants/compare/v1"
+    assert report.contract.name == "test-contract" and report.contract.version == 1
+    assert report.baseline.summary.events == report.candidate.summary.events == len(trace)
+    assert report.baseline.schema == "agent-invariants/check/v1"
+
+
+def test_baseline_and_candidate_are_full_check_reports():
+    rules = contract(NO_SHELL)
+    baseline, candidate = calls("kb.search"), calls("shell.exec")
+    report = compare_traces(rules, baseline, candidate)
+    strip = lambda r: {k: v for k, v in msgspec.to_builtins(r).items() if k != "trace"}  # noqa: E731
+    assert strip(report.baseline) == strip(check_trace(rules, baseline))
+    assert strip(report.candidate) == strip(check_trace(rules, candidate))
+
+
+def test_compare_accepts_paths_and_bytes(tmp_path):
+    rules = contract(NO_SHELL)
+    base_path = tmp_path / "b.jsonl"
+    base_path.write_text(jsonl(calls("kb.search")), encoding="utf-8")
+    report = compare_traces(rules, base_path, jsonl(calls("kb.search", "shell.exec")).encode())
+    assert kinds(report) == ["new_rule_failure", "new_tool"]
+    assert report.compatible is False
+
+
+def test_every_regression_is_an_error():
+    report = compare_traces(
+        contract(NO_SHELL, compare={"max_tool_call_increase_percent": 0}),
+        outcome_trace("satisfied", ("kb.search",)),
+        outcome_trace("violated", ("kb.search", "shell.exec")))
+    assert len(report.regressions) == 4
+    assert {r.severity for r in report.regressions} == {"error"}
+    assert report.compatible is False
+
+
+# --- order and labels of rule regressions ---------------------------------------------------------
+
+RULES_FOUR = contract(
+    {"id": "r1", "kind": "deny_tool", "tool": "one"},
+    {"id": "r2", "kind": "deny_tool", "tool": "two"},
+    {"id": "r3", "kind": "deny_tool", "tool": "three"},
+    {"id": "r4", "kind": "deny_tool", "tool": "four"},
+    compare={"fail_on_new_tools": False},
+)
+
+
+def test_order_new_rule_failures_first_then_contract_violations_in_contract_order():
+    # r1, r3 fail in both; r2, r4 fail only in the candidate.
+    baseline = calls("one", "three")
+    candidate = calls("one", "two", "three", "four", "four")
+    report = compare_traces(RULES_FOUR, baseline, candidate)
+    assert [(r.kind, r.evidence["rule_id"]) for r in report.regressions] == [
+        ("new_rule_failure", "r2"), ("new_rule_failure", "r4"),
+        ("contract_violation", "r1"), ("contract_violation", "r3"),
+    ]
+    by_rule = {r.evidence["rule_id"]: r for r in report.regressions}
+    assert by_rule["r2"].evidence == {"rule_id": "r2", "rule_kind": "deny_tool", "violations": 1}
+    assert by_rule["r4"].evidence == {"rule_id": "r4", "rule_kind": "deny_tool", "violations": 2}
+    assert by_rule["r1"].evidence == {"rule_id": "r1", "rule_kind": "deny_tool", "violations": 1,
+                                      "baseline_also_failed": True}
+    assert "r2" in by_rule["r2"].message and "r1" in by_rule["r1"].message
+    assert report.compatible is False
+
+
+def test_full_order_of_all_five_kinds():
+    rules = contract(
+        {"id": "old", "kind": "deny_tool", "tool": "old.*"},
+        {"id": "fresh", "kind": "deny_tool", "tool": "fresh.*"},
+        compare={"max_tool_call_increase_percent": 10})
+    baseline = outcome_trace("satisfied", ("old.a",))
+    candidate = outcome_trace("unknown", ("old.a", "fresh.b", "zeta", "alpha"))
+    report = compare_traces(rules, baseline, candidate)
+    assert kinds(report) == ["new_rule_failure", "contract_violation", "new_tool", "new_tool", "new_tool",
+                             "tool_call_increase", "outcome_regression"]
+    assert [r.evidence["tool"] for r in report.regressions if r.kind == "new_tool"] == ["alpha", "fresh.b", "zeta"]
+
+
+def test_violation_present_in_both_runs_is_a_contract_violation():
+    trace = calls("shell.exec")
+    report = compare_traces(contract(NO_SHELL), trace, trace)
+    assert kinds(report) == ["contract_violation"]
+    assert report.regressions[0].evidence == {"rule_id": "no-shell", "rule_kind": "deny_tool", "violations": 1,
+                                              "baseline_also_failed": True}
+    assert report.compatible is False
+
+
+def test_fixed_rule_is_not_a_regression():
+    report = compare_traces(contract(NO_SHELL), calls("shell.exec", "kb.search"), calls("kb.search"))
+    assert report.baseline.passed is False and report.candidate.passed is True
+    assert report.regressions == [] and report.compatible is True
+
+
+def test_fail_on_new_violations_false_only_relabels():
+    rules = dict(RULES_FOUR, compare={"fail_on_new_violations": False, "fail_on_new_tools": False})
+    report = compare_traces(rules, calls("one", "three"), calls("one", "two", "three", "four"))
+    assert [(r.kind, r.evidence["rule_id"], r.evidence["baseline_also_failed"]) for r in report.regressions] == [
+        ("contract_violation", "r1", True), ("contract_violation", "r2", False),
+        ("contract_violation", "r3", True), ("contract_violation", "r4", False),
+    ]
+    assert report.compatible is False
+
+
+def test_fail_on_new_violations_false_single_new_failure_still_blocks():
+    rules = contract({"id": "closed", "kind": "tool_result_required"}, compare={"fail_on_new_violations": False})
+    baseline = events({"type": "tool.call", "tool": "kb", "call_id": "c1"},
+                      {"type": "tool.result", "call_id": "c1", "ok": True})
+    candidate = events({"type": "tool.call", "tool": "kb", "call_id": "c1"})
+    report = compare_traces(rules, baseline, candidate)
+    assert kinds(report) == ["contract_violation"]
+    assert report.regressions[0].evidence == {"rule_id": "closed", "rule_kind": "tool_result_required",
+                                              "violations": 1, "baseline_also_failed": False}
+    assert report.compatible is False
+
+
+def test_fail_on_new_violations_true_explicitly_is_the_default():
+    explicit = compare_traces(dict(RULES_FOUR, compare={"fail_on_new_violations": True, "fail_on_new_tools": False}),
+                              calls("one"), calls("one", "two"))
+    default = compare_traces(RULES_FOUR, calls("one"), calls("one", "two"))
+    assert kinds(explicit) == kinds(default) == ["new_rule_failure", "contract_violation"]
+
+
+# --- warnings ------------------------------------------------------------------------------------
+
+def test_warning_rule_failing_in_candidate_never_regresses():
+    rules = contract(dict(NO_SHELL, severity="warning"))
+    report = compare_traces(rules, calls("shell.a"), calls("shell.a"))
+    assert report.regressions == [] and report.compatible is True
+    report = compare_traces(rules, calls("kb"), calls("kb", "shell.a"))
+    assert kinds(report) == ["new_tool"]
+    report = compare_traces(dict(rules, compare={"fail_on_new_tools": False}), calls("kb"), calls("kb", "shell.a"))
+    assert report.regressions == [] and report.compatible is True
+    assert report.candidate.warning_count == 1 and report.candidate.passed
+
+
+def test_warning_rule_never_regresses_with_fail_on_new_violations_false():
+    rules = contract(dict(NO_SHELL, severity="warning"), compare={"fail_on_new_violations": False})
+    report = compare_traces(rules, calls("shell.a"), calls("shell.a"))
+    assert report.regressions == [] and report.compatible is True
+
+
+def test_baseline_failing_only_a_warning_rule_then_candidate_fails_an_error_rule():
+    rules = contract({"id": "soft", "kind": "deny_tool", "tool": "kb.*", "severity": "warning"},
+                     {"id": "closed", "kind": "tool_result_required"})
+    baseline = events({"type": "tool.call", "tool": "kb.search", "call_id": "c0"},
+                      {"type": "tool.result", "tool": "kb.search", "call_id": "c0", "ok": True})
+    candidate = events({"type": "tool.call", "tool": "kb.search", "call_id": "c0"})
+    report = compare_traces(rules, baseline, candidate)
+    assert kinds(report) == ["new_rule_failure"]
+    assert report.regressions[0].evidence == {"rule_id": "closed", "rule_kind": "tool_result_required",
+                                              "violations": 1}
+
+
+def test_baseline_warning_failure_counts_as_a_baseline_failure():
+    # The same rule id fails as a warning in the baseline report and as an error in the candidate
+    # report: the baseline failure set includes warnings, so it is not a *new* failure.
+    warn = load_contract(contract(dict(NO_SHELL, severity="warning")))
+    error = load_contract(contract(NO_SHELL))
+    trace = calls("shell.exec")
+    report = compare_reports(error, check_trace(warn, trace), check_trace(error, trace))
+    assert kinds(report) == ["contract_violation"]
+    assert report.regressions[0].evidence["baseline_also_failed"] is True
+    # whereas a baseline in which the rule passed makes it a new failure
+    report = compare_reports(error, check_trace(warn, calls("kb")), check_trace(error, trace))
+    assert kinds(report) == ["new_rule_failure", "new_tool"]
+
+
+# --- new tools -----------------------------------------------------------------------------------
+
+def test_new_tool_regression():
+    report = compare_traces(contract(NO_SHELL), calls("crm.lookup", "kb.search"), calls("crm.lookup", "web.browse"))
+    assert kinds(report) == ["new_tool"]
+    assert report.regressions[0].evidence == {"tool": "web.browse"}
+    assert "web.browse" in report.regressions[0].message
+    assert report.compatible is False
+
+
+def test_dropping_a_tool_is_not_a_regression():
+    report = compare_traces(contract(NO_SHELL), calls("a", "b"), calls("a"))
+    assert report.regressions == []
+
+
+def test_new_tools_are_sorted_by_utf16_code_units():
+    baseline = calls("a")
+    candidate = calls("z", HIGH_BMP, "a", "c", ASTRAL, "B")
+    report = compare_traces(contract(NO_SHELL), baseline, candidate)
+    new = [r.evidence["tool"] for r in report.regressions]
+    assert new == ["B", ASTRAL, HIGH_BMP, "c", "z"]
+    assert sorted([ASTRAL, HIGH_BMP]) == [HIGH_BMP, ASTRAL]   # Python's own order differs
+    assert report.candidate.summary.tools == ["B", "a", ASTRAL, HIGH_BMP, "c", "z"]
+
+
+def test_each_new_tool_is_reported_once():
+    report = compare_traces(contract(NO_SHELL), calls("a"), calls("n", "n", "a", "n"))
+    assert [r.evidence for r in report.regressions] == [{"tool": "n"}]
+
+
+def test_tools_seen_only_in_tool_results_do_not_count():
+    baseline = calls("kb")
+    candidate = events({"type": "tool.call", "tool": "kb", "call_id": "c0"},
+                       {"type": "tool.result", "tool": "brand.new", "call_id": "c0", "ok": True},
+                       {"type": "tool.result", "tool": "orphan.tool", "call_id": "zz", "ok": False})
+    report = compare_traces(contract(NO_SHELL), baseline, candidate)
+    assert report.regressions == []
+    assert report.candidate.summary.tools == ["kb"]
+
+
+def test_baseline_tool_only_in_a_result_does_not_excuse_a_candidate_call():
+    baseline = events({"type": "tool.call", "tool": "kb", "call_id": "c0"},
+                      {"type": "tool.result", "tool": "web", "call_id": "c0", "ok": True})
+    report = compare_traces(contract(NO_SHELL), baseline, calls("kb", "web"))
+    assert kinds(report) == ["new_tool"] and report.regressions[0].evidence == {"tool": "web"}
+
+
+def test_tool_less_calls_add_no_tool():
+    report = compare_traces(contract(NO_SHELL), calls("kb"), calls("kb", None))
+    assert report.regressions == []
+
+
+def test_tool_names_are_compared_exactly():
+    report = compare_traces(contract(NO_SHELL), calls("kb"), calls("KB", "kb "))
+    assert [r.evidence["tool"] for r in report.regressions] == ["KB", "kb "]
+
+
+def test_fail_on_new_tools_false():
+    report = compare_traces(contract(NO_SHELL, compare={"fail_on_new_tools": False}), calls("a"), calls("a", "b"))
+    assert report.regressions == [] and report.compatible is True
+
+
+# --- tool call inflation -------------------------------------------------------------------------
+
+def inflation(before: int, after: int, limit: float) -> Any:
+    rules = contract(NO_SHELL, compare={"max_tool_call_increase_percent": limit, "fail_on_new_tools": False})
+    return compare_traces(rules, calls(*["kb"] * before), calls(*["kb"] * after))
+
+
+def test_inflation_not_checked_by_default():
+    report = compare_traces(contract(NO_SHELL), calls("kb"), calls(*["kb"] * 50))
+    assert report.regressions == []
+
+
+def test_inflation_equal_to_the_limit_passes():
+    assert inflation(2, 3, 50).regressions == []
+    assert inflation(16, 20, 25).regressions == []
+    assert inflation(4, 4, 0).regressions == []
+
+
+def test_inflation_just_over_the_limit_regresses():
+    report = inflation(2, 3, 49.99)
+    assert kinds(report) == ["tool_call_increase"]
+    assert report.regressions[0].evidence == {"baseline": 2, "candidate": 3, "increase_percent": 50}
+    assert report.compatible is False
+
+
+def test_inflation_from_zero_to_zero_is_no_increase():
+    assert inflation(0, 0, 0).regressions == []
+
+
+@pytest.mark.parametrize("limit", [0, 100, 100_000])
+def test_inflation_from_zero_to_nonzero_is_infinite(limit):
+    report = inflation(0, 1, limit)
+    assert kinds(report) == ["tool_call_increase"]
+    (regression,) = report.regressions
+    assert regression.evidence == {"baseline": 0, "candidate": 1, "increase_percent": None}
+    assert "∞" in regression.message
+    assert "inf" not in regression.message.lower().replace("∞", "")
+    assert as_json(report)["regressions"][0]["evidence"]["increase_percent"] is None
+
+
+def test_decrease_is_never_inflation():
+    assert inflation(5, 1, 0).regressions == []
+    assert inflation(5, 0, 0).regressions == []
+
+
+@pytest.mark.parametrize("before, after, shown, hidden", [
+    (16, 17, "6.3", "6.2"),       # 6.25: JS toFixed rounds the tie up, Python's %.1f gives 6.2
+    (16, 21, "31.3", "31.2"),     # 31.25
+    (16, 25, "56.3", "56.2"),     # 56.25
+    (8, 9, "12.5", "12.6"),
+    (3, 4, "33.3", "33.4"),
+])
+def test_inflation_message_rounds_like_tofixed_1(before, after, shown, hidden):
+    report = inflation(before, after, 0)
+    (regression,) = report.regressions
+    assert shown in regression.message
+    assert hidden not in regression.message
+    assert regression.evidence == {"baseline": before, "candidate": after,
+                                   "increase_percent": (after - before) / before * 100}
+
+
+def test_inflation_tie_case_keeps_the_unrounded_evidence():
+    report = inflation(16, 17, 6)
+    (regression,) = report.regressions
+    assert regression.evidence["increase_percent"] == 6.25
+    assert "6.3" in regression.message and "6.25" not in regression.message
+    assert as_json(report)["regressions"][0]["evidence"] == {"baseline": 16, "candidate": 17, "increase_percent": 6.25}
+
+
+def test_inflation_whole_percent_is_shown_with_one_decimal_and_stored_as_an_integer():
+    report = inflation(1, 2, 0)
+    (regression,) = report.regressions
+    assert "100.0" in regression.message
+    assert b'"increase_percent":100}' in msgspec.json.encode(regression)
+
+
+def test_inflation_fractional_limit():
+    assert inflation(8, 9, 12.5).regressions == []
+    report = inflation(8, 9, 12.4)
+    assert kinds(report) == ["tool_call_increase"]
+    assert "12.4" in report.regressions[0].message
+
+
+def test_inflation_counts_tool_less_calls():
+    rules = contract(NO_SHELL, compare={"max_tool_call_increase_percent": 0})
+    report = compare_traces(rules, calls("kb"), calls("kb", None))
+    assert kinds(report) == ["tool_call_increase"]
+    assert report.regressions[0].evidence["candidate"] == 2
+
+
+# --- outcomes ------------------------------------------------------------------------------------
+
+RANK = {None: -1, "violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
+
+
+@pytest.mark.parametrize("before", list(RANK))
+@pytest.mark.parametrize("after", list(RANK))
+def test_outcome_ranks(before, after):
+    report = compare_traces(contract(NO_SHELL), outcome_trace(before), outcome_trace(after))
+    assert report.baseline.summary.final_outcome == before
+    assert report.candidate.summary.final_outcome == after
+    if RANK[after] < RANK[before]:
+        assert kinds(report) == ["outcome_regression"]
+        (regression,) = report.regressions
+        assert regression.evidence == {"baseline": before, "candidate": after}
+        assert (before or "none") in regression.message and (after or "none") in regression.message
+        assert report.compatible is False
+    else:
+        assert report.regressions == []
+        assert report.compatible is True
+
+
+def test_outcome_regression_evidence_keeps_null():
+    report = compare_traces(contract(NO_SHELL), outcome_trace("unknown"), outcome_trace(None))
+    assert as_json(report)["regressions"][0]["evidence"] == {"baseline": "unknown", "candidate": None}
+
+
+def test_last_outcome_without_verdict_counts_as_none():
+    candidate = events({"type": "outcome.observed", "outcome_id": "o", "verdict": "satisfied",
+                        "evidence_class": "externally_observed"},
+                       {"type": "outcome.observed", "outcome_id": "o"})
+    report = compare_traces(contract(NO_SHELL), outcome_trace("violated"), candidate)
+    assert report.candidate.summary.final_outcome is None
+    assert kinds(report) == ["outcome_regression"]
+
+
+def test_final_outcome_is_the_last_one_not_the_best():
+    candidate = events({"type": "outcome.observed", "verdict": "satisfied"},
+                       {"type": "outcome.observed", "verdict": "retracted"})
+    report = compare_traces(contract(NO_SHELL), outcome_trace("unknown"), candidate)
+    assert kinds(report) == ["outcome_regression"]
+    assert report.regressions[0].evidence == {"baseline": "unknown", "candidate": "retracted"}
+
+
+def test_require_same_outcome_or_better_false():
+    rules = contract(NO_SHELL, compare={"require_same_outcome_or_better": False})
+    report = compare_traces(rules, outcome_trace("satisfied"), outcome_trace("violated"))
+    assert report.regressions == [] and report.compatible is True
+
+
+# --- rule_changes --------------------------------------------------------------------------------
+
+def test_rule_changes_cover_all_four_changes():
+    rules = contract(
+        {"id": "steady", "kind": "deny_tool", "tool": "never"},
+        {"id": "broke", "kind": "deny_tool", "tool": "two"},
+        {"id": "mended", "kind": "deny_tool", "tool": "one"},
+        {"id": "stuck", "kind": "deny_tool", "tool": "three", "severity": "warning"},
+        compare={"fail_on_new_tools": False},
+    )
+    baseline = calls("one", "one", "three")
+    candidate = calls("two", "three", "three", "three")
+    report = compare_traces(rules, baseline, candidate)
+    changes = [msgspec.to_builtins(change) for change in report.rule_changes]
+    assert changes == [
+        {"rule_id": "steady", "rule_kind": "deny_tool", "severity": "error", "baseline": "passed",
+         "candidate": "passed", "change": "passing", "baseline_violations": 0, "candidate_violations": 0},
+        {"rule_id": "broke", "rule_kind": "deny_tool", "severity": "error", "baseline": "passed",
+         "candidate": "failed", "change": "new", "baseline_violations": 0, "candidate_violations": 1},
+        {"rule_id": "mended", "rule_kind": "deny_tool", "severity": "error", "baseline": "failed",
+         "candidate": "passed", "change": "fixed", "baseline_violations": 2, "candidate_violations": 0},
+        {"rule_id": "stuck", "rule_kind": "deny_tool", "severity": "warning", "baseline": "failed",
+         "candidate": "failed", "change": "still_failing", "baseline_violations": 1, "candidate_violations": 3},
+    ]
+    # only the error rule that broke is a regression; the fixed and the warning rule are not
+    assert [(r.kind, r.evidence.get("rule_id")) for r in report.regressions] == [("new_rule_failure", "broke")]
+
+
+def test_rule_changes_follow_contract_order_and_cover_every_rule():
+    rules = contract(*[{"id": f"r{i}", "kind": "deny_tool", "tool": f"t{i}"} for i in (3, 1, 2)])
+    report = compare_traces(rules, calls("t1"), calls("t2"))
+    assert [(c.rule_id, c.change) for c in report.rule_changes] == [("r3", "passing"), ("r1", "fixed"),
+                                                                     ("r2", "new")]
+
+
+def test_warning_rule_newly_failing_is_a_new_change_but_no_regression():
+    rules = contract(dict(NO_SHELL, severity="warning"))
+    report = compare_traces(rules, calls("kb"), calls("kb", "shell.x"))
+    assert [(c.change, c.severity) for c in report.rule_changes] == [("new", "warning")]
+    assert "new_rule_failure" not in kinds(report)
