@@ -4,8 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_invariants import check_trace
 from support import contract, events
+
 KIND = "allow_tools"
 RULE = {"id": "known-tools", "kind": KIND, "tools": ["kb.*", "crm.lookup"]}
 ALLOWED = ["kb.*", "crm.lookup"]
@@ -46,7 +49,6 @@ def write_trace(tmp_path: Path, *lines: str) -> Path:
     path = tmp_path / "trace.jsonl"
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
-
 
 
 def test_passing_trace_checks_every_call():
@@ -94,13 +96,27 @@ def test_tool_less_call_always_violates_even_with_star():
     assert "unknown" in report.violations[0].message
 
 
-def test_evidence_lists_the_normalised_patterns():
-    rule = {"id": "trimmed", "kind": KIND, "tools": ["  kb.*  ", "crm.?"]}
+def test_allowlist_globs_are_trimmed():
+    # §2.2/§2.6: glob fields, list items included, are whitespace-trimmed; evidence shows the normalised list
+    rule = {"id": "trimmed", "kind": KIND, "tools": ["  kb.*  ", "crm.lookup"]}
     report = check(rule,
                    {"type": "tool.call", "tool": "kb.search"},
-                   {"type": "tool.call", "tool": "crm.ab"},
-                   {"type": "tool.call", "tool": "crm.a"})
-    assert_result(report, rule, checked=3, violations=[(2, 1, {"tool": "crm.ab", "allowed": ["kb.*", "crm.?"]})])
+                   {"type": "tool.call", "tool": "crm.delete"})
+    assert_result(report, rule, checked=2, violations=[(2, 1, {"tool": "crm.delete", "allowed": ALLOWED})])
+
+
+@pytest.mark.parametrize(("tools", "tool", "allowed"), [
+    (["crm.?"], "crm.a", True),
+    (["crm.?"], "crm.ab", False),
+    (["crm.lookup"], "CRM.lookup", False),
+    (["kb.*", "crm.*"], "crm.x", True),      # any one pattern is enough
+    (["kb.*"], "kb.", True),                 # * may be empty
+    (["kb.*"], "xkb.search", False),
+])
+def test_glob_matching(tools, tool, allowed):
+    rule = {"id": "allow", "kind": KIND, "tools": tools}
+    report = check(rule, {"type": "tool.call", "tool": tool})
+    assert_result(report, rule, checked=1, violations=[] if allowed else [(1, 0, {"tool": tool, "allowed": tools})])
 
 
 def test_trace_file_reports_physical_line(tmp_path):

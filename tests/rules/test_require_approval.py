@@ -1,0 +1,266 @@
+"""require_approval (spec §4.3): a gated call needs an earlier granted approval with matching id AND scope."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_invariants import check_trace
+from support import contract, events
+
+KIND = "require_approval"
+RULE = {"id": "pay-approval", "kind": KIND, "tool": "payments.*"}
+SCOPED = {**RULE, "scope": "payments.*"}
+CALL = {"type": "tool.call", "tool": "payments.refund"}
+GRANT = {"type": "approval.granted"}
+FILLER = {"type": "agent.message"}
+
+
+def check(rule: dict[str, Any], *specs: dict[str, Any], start: int = 1):
+    return check_trace(contract(rule), events(*specs, start=start))
+
+
+def shape(value: Any) -> Any:
+    """The key order of a JSON value (dict keys are compared in order, recursively)."""
+    if isinstance(value, dict):
+        return [(key, shape(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    return None
+
+
+def assert_result(report, rule: dict[str, Any], *, checked: int, violations: list[tuple]) -> None:
+    """`violations`: the expected (event_seq, event_index, evidence) of the only rule, in report order."""
+    severity = rule.get("severity", "error")
+    (result,) = report.results
+    assert (result.rule_id, result.rule_kind, result.severity) == (rule["id"], KIND, severity)
+    assert result.checked == checked
+    assert result.passed is (not violations)
+    got = [(v.rule_id, v.rule_kind, v.severity, v.event_seq, v.event_index, v.evidence) for v in result.violations]
+    assert got == [(rule["id"], KIND, severity, seq, index, evidence) for seq, index, evidence in violations]
+    for violation, (_, _, evidence) in zip(result.violations, violations):
+        assert shape(violation.evidence) == shape(evidence)
+        assert isinstance(violation.message, str) and violation.message
+    assert report.violations == result.violations
+    errors = len(violations) if severity == "error" else 0
+    assert (report.error_count, report.warning_count) == (errors, len(violations) - errors)
+    assert report.passed is (errors == 0)
+
+
+def write_trace(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_passing_trace():
+    report = check(RULE,
+                   {"type": "approval.requested"},
+                   {**GRANT, "approval_id": "a1", "approval_scope": "anything", "approved": True},
+                   {"type": "tool.call", "tool": "kb.search"},      # not gated: not checked
+                   CALL)
+    assert_result(report, RULE, checked=1, violations=[])
+    assert report.passed is True and report.error_count == 0 and report.warning_count == 0
+
+
+def test_call_without_prior_grant_is_a_violation():
+    report = check(RULE,
+                   {"type": "approval.requested"},
+                   CALL,
+                   GRANT,                                           # too late
+                   {"type": "tool.call", "tool": "kb.search"},
+                   start=20)
+    assert_result(report, RULE, checked=1, violations=[(21, 1, {"tool": "payments.refund"})])
+    assert report.passed is False
+    assert "payments.refund" in report.violations[0].message
+
+
+def test_evidence_carries_approval_id_scope_and_window_in_order():
+    rule = {**SCOPED, "within_events": 5}
+    report = check(rule, {**CALL, "approval_id": "a9"})
+    assert_result(report, rule, checked=1, violations=[
+        (1, 0, {"tool": "payments.refund", "approval_id": "a9", "required_scope": "payments.*", "within_events": 5}),
+    ])
+
+
+def test_warning_severity_reports_but_passes():
+    rule = {**RULE, "severity": "warning"}
+    report = check(rule, CALL, CALL)
+    assert_result(report, rule, checked=2, violations=[
+        (1, 0, {"tool": "payments.refund"}), (2, 1, {"tool": "payments.refund"})])
+    assert report.passed is True
+    assert (report.error_count, report.warning_count) == (0, 2)
+
+
+@pytest.mark.parametrize(("grant", "call_id", "approved"), [
+    ({"approval_id": "a1", "approval_scope": "payments.refund"}, "a1", True),
+    ({"approval_id": "a1", "approval_scope": "crm.write"}, "a1", False),       # id matches, scope does not
+    ({"approval_id": "a2", "approval_scope": "payments.refund"}, "a1", False),  # scope matches, id does not
+    ({"approval_scope": "payments.refund"}, "a1", False),                      # grant has no id
+    ({"approval_id": "a1"}, "a1", False),                                      # grant has no scope
+    ({"approval_id": "a2", "approval_scope": "payments.refund"}, None, True),  # call has no id: no id condition
+    ({"approval_scope": "payments.x"}, None, True),
+    ({}, None, False),                                                         # scope required, none given
+])
+def test_approval_id_and_scope_are_both_required(grant, call_id, approved):
+    call = CALL if call_id is None else {**CALL, "approval_id": call_id}
+    report = check(SCOPED, {**GRANT, **grant}, call)
+    evidence = {"tool": "payments.refund"}
+    if call_id is not None:
+        evidence["approval_id"] = call_id
+    evidence["required_scope"] = "payments.*"
+    assert_result(report, SCOPED, checked=1, violations=[] if approved else [(2, 1, evidence)])
+
+
+def test_without_rule_scope_the_grant_scope_is_ignored():
+    report = check(RULE, {**GRANT, "approval_id": "a1"}, {**CALL, "approval_id": "a1"},
+                   {**GRANT, "approval_id": "b", "approval_scope": "crm.*"}, {**CALL, "approval_id": "b"})
+    assert_result(report, RULE, checked=2, violations=[])
+
+
+def test_call_id_must_equal_grant_id():
+    report = check(RULE, {**GRANT, "approval_id": "a1"}, {**CALL, "approval_id": "a10"})
+    assert_result(report, RULE, checked=1, violations=[(2, 1, {"tool": "payments.refund", "approval_id": "a10"})])
+
+
+def test_denied_grant_is_skipped_and_search_continues_to_older_grant():
+    report = check(SCOPED,
+                   {**GRANT, "approval_id": "g0", "approval_scope": "payments.refund", "approved": True},
+                   {**GRANT, "approval_id": "g0", "approval_scope": "payments.refund", "approved": False},
+                   {**CALL, "approval_id": "g0"},
+                   {**GRANT, "approval_id": "g1", "approval_scope": "payments.refund", "approved": False},
+                   CALL)
+    assert_result(report, SCOPED, checked=2, violations=[])
+
+
+def test_only_denied_grants_do_not_approve():
+    report = check(RULE, {**GRANT, "approved": False}, {**GRANT, "approval_id": "a1", "approved": False},
+                   {**CALL, "approval_id": "a1"}, CALL)
+    assert_result(report, RULE, checked=2, violations=[
+        (3, 2, {"tool": "payments.refund", "approval_id": "a1"}), (4, 3, {"tool": "payments.refund"})])
+
+
+def test_grant_without_approved_field_counts():
+    report = check(RULE, GRANT, CALL)
+    assert_result(report, RULE, checked=1, violations=[])
+
+
+@pytest.mark.parametrize("grant_type", [
+    "approval.requested", "approval.granted.v2", "approval.grant", "Approval.granted", "tool.result"])
+def test_only_type_approval_granted_is_a_grant(grant_type):
+    report = check(RULE, {"type": grant_type, "approval_id": "a1", "approved": True}, CALL)
+    assert_result(report, RULE, checked=1, violations=[(2, 1, {"tool": "payments.refund"})])
+
+
+def test_revocations_and_denials_are_not_interpreted():
+    report = check(RULE, {**GRANT, "approval_id": "a1"}, {"type": "approval.revoked", "approval_id": "a1"},
+                   {"type": "approval.denied", "approval_id": "a1"}, {**CALL, "approval_id": "a1"})
+    assert_result(report, RULE, checked=1, violations=[])
+
+
+@pytest.mark.parametrize(("fillers", "approved"), [(0, True), (1, True), (2, False), (5, False)])
+def test_window_counts_positions(fillers, approved):
+    # within_events 2: the grant may sit at position i-2 or later
+    rule = {**RULE, "within_events": 2}
+    index = fillers + 1
+    report = check(rule, GRANT, *[FILLER] * fillers, CALL)
+    expected = [] if approved else [(index + 1, index, {"tool": "payments.refund", "within_events": 2})]
+    assert_result(report, rule, checked=1, violations=expected)
+
+
+def test_window_ignores_seq_gaps():
+    rule = {"id": "fresh-approval", "kind": KIND, "tool": "deploy.*", "within_events": 1}
+    report = check_trace(contract(rule), [
+        {"seq": 5, "type": "approval.granted", "approval_id": "g", "approved": True},
+        {"seq": 90000, "type": "tool.call", "tool": "deploy.prod", "call_id": "d1"}])
+    assert_result(report, rule, checked=1, violations=[])
+
+
+def test_window_is_positions_even_when_seq_is_close():
+    rule = {**RULE, "within_events": 1}
+    report = check_trace(contract(rule), [
+        {"seq": 0, **GRANT}, {"seq": 1, **FILLER}, {"seq": 2, **CALL}])
+    assert_result(report, rule, checked=1, violations=[(2, 2, {"tool": "payments.refund", "within_events": 1})])
+
+
+@pytest.mark.parametrize("window", [3, 50, 100_000])
+def test_window_is_clamped_to_trace_start(window):
+    rule = {**RULE, "within_events": window}
+    report = check(rule, GRANT, FILLER, CALL)
+    assert_result(report, rule, checked=1, violations=[])
+    report = check(rule, FILLER, CALL)
+    assert_result(report, rule, checked=1, violations=[(2, 1, {"tool": "payments.refund", "within_events": window})])
+
+
+def test_window_with_ids_needs_the_matching_id_inside_the_window():
+    rule = {**RULE, "within_events": 2}
+    report = check(rule,
+                   {**GRANT, "approval_id": "a1"},          # 0: outside the window of the call at 3
+                   {**GRANT, "approval_id": "a2"},          # 1
+                   {**GRANT, "approval_id": "a2"},          # 2
+                   {**CALL, "approval_id": "a1"},           # 3: fails
+                   {**CALL, "approval_id": "a2"},           # 4: a2 at 2 is inside
+                   {**GRANT, "approval_id": "a1"},          # 5
+                   FILLER,                                  # 6
+                   {**CALL, "approval_id": "a1"})           # 7: a1 at 5 is inside
+    assert_result(report, rule, checked=3, violations=[
+        (4, 3, {"tool": "payments.refund", "approval_id": "a1", "within_events": 2})])
+
+
+def test_denied_grant_inside_window_does_not_hide_older_grant_inside_window():
+    rule = {**RULE, "within_events": 3}
+    report = check(rule, GRANT, FILLER, {**GRANT, "approved": False}, CALL)
+    assert_result(report, rule, checked=1, violations=[])
+    rule = {**RULE, "within_events": 2}
+    report = check(rule, GRANT, FILLER, {**GRANT, "approved": False}, CALL)
+    assert_result(report, rule, checked=1, violations=[(4, 3, {"tool": "payments.refund", "within_events": 2})])
+
+
+def test_nearest_grant_failing_scope_does_not_hide_older_matching_grant():
+    report = check(SCOPED, {**GRANT, "approval_scope": "payments.refund"},
+                   {**GRANT, "approval_scope": "crm.write"}, CALL)
+    assert_result(report, SCOPED, checked=1, violations=[])
+
+
+def test_grants_are_never_consumed():
+    report = check(RULE, {**GRANT, "approval_id": "a1"},
+                   {**CALL, "approval_id": "a1"}, {**CALL, "approval_id": "a1"}, CALL,
+                   {"type": "tool.call", "tool": "payments.void"})
+    assert_result(report, RULE, checked=4, violations=[])
+
+
+def test_grant_tool_is_not_compared_with_call_tool():
+    report = check(RULE, {**GRANT, "tool": "kb.search", "approval_id": "a1"}, {**CALL, "approval_id": "a1"})
+    assert_result(report, RULE, checked=1, violations=[])
+
+
+def test_tool_less_calls_are_never_checked():
+    rule = {"id": "everything", "kind": KIND, "tool": "*"}
+    report = check(rule, {"type": "tool.call", "call_id": "c1"}, {"type": "tool.call", "tool": "x"})
+    assert_result(report, rule, checked=1, violations=[(2, 1, {"tool": "x"})])
+
+
+def test_only_calls_lacking_approval_are_reported_in_order():
+    report = check(RULE,
+                   CALL,                                            # fails
+                   {**GRANT, "approval_id": "a1"},
+                   CALL,                                            # passes: no id condition
+                   {**CALL, "approval_id": "a7"},                   # fails: no a7 grant
+                   {"type": "tool.call", "tool": "payments.void", "approval_id": "a1"})
+    assert_result(report, RULE, checked=4, violations=[
+        (1, 0, {"tool": "payments.refund"}),
+        (4, 3, {"tool": "payments.refund", "approval_id": "a7"})])
+
+
+def test_trace_file_reports_physical_line(tmp_path):
+    path = write_trace(tmp_path,
+                       "# approvals",
+                       '{"seq": 1, "type": "approval.granted", "approval_id": "a1", "approval_scope": "crm.write"}',
+                       "",
+                       "",
+                       '{"seq": 2, "type": "tool.call", "tool": "payments.refund", "approval_id": "a1"}')
+    report = check_trace(contract(SCOPED), str(path))
+    assert_result(report, SCOPED, checked=1, violations=[
+        (2, 1, {"tool": "payments.refund", "approval_id": "a1", "required_scope": "payments.*"})])
+    assert report.violations[0].line == 5

@@ -1,0 +1,152 @@
+"""require_order (spec §4.9): every event matching `after` needs an event matching `before` strictly earlier."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_invariants import check_trace
+from support import contract, events
+
+KIND = "require_order"
+BEFORE = {"type": "tool.call", "tool": "crm.lookup"}
+AFTER = {"type": "tool.call", "tool": "billing.refund"}
+RULE = {"id": "lookup-first", "kind": KIND, "before": BEFORE, "after": AFTER}
+EVIDENCE = {"before": BEFORE, "after": AFTER}
+LOOKUP = {"type": "tool.call", "tool": "crm.lookup"}
+REFUND = {"type": "tool.call", "tool": "billing.refund"}
+
+
+def check(rule: dict[str, Any], *specs: dict[str, Any], start: int = 1):
+    return check_trace(contract(rule), events(*specs, start=start))
+
+
+def shape(value: Any) -> Any:
+    """The key order of a JSON value (dict keys are compared in order, recursively)."""
+    if isinstance(value, dict):
+        return [(key, shape(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    return None
+
+
+def assert_result(report, rule: dict[str, Any], *, checked: int, violations: list[tuple]) -> None:
+    """`violations`: the expected (event_seq, event_index, evidence) of the only rule, in report order."""
+    severity = rule.get("severity", "error")
+    (result,) = report.results
+    assert (result.rule_id, result.rule_kind, result.severity) == (rule["id"], KIND, severity)
+    assert result.checked == checked
+    assert result.passed is (not violations)
+    got = [(v.rule_id, v.rule_kind, v.severity, v.event_seq, v.event_index, v.evidence) for v in result.violations]
+    assert got == [(rule["id"], KIND, severity, seq, index, evidence) for seq, index, evidence in violations]
+    for violation, (_, _, evidence) in zip(result.violations, violations):
+        assert shape(violation.evidence) == shape(evidence)
+        assert isinstance(violation.message, str) and violation.message
+    assert report.violations == result.violations
+    errors = len(violations) if severity == "error" else 0
+    assert (report.error_count, report.warning_count) == (errors, len(violations) - errors)
+    assert report.passed is (errors == 0)
+
+
+def write_trace(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_passing_trace():
+    report = check(RULE, {"type": "run.start"}, LOOKUP, REFUND, {"type": "tool.result", "tool": "billing.refund"},
+                   REFUND)
+    assert_result(report, RULE, checked=2, violations=[])
+    assert report.passed is True and report.error_count == 0 and report.warning_count == 0
+
+
+def test_no_after_event_means_nothing_is_checked():
+    report = check(RULE, {"type": "run.start"}, {"type": "tool.result", "tool": "billing.refund"})
+    assert_result(report, RULE, checked=0, violations=[])
+
+
+def test_after_event_without_earlier_before_is_a_violation():
+    report = check(RULE, REFUND, LOOKUP, REFUND, start=30)
+    assert_result(report, RULE, checked=2, violations=[(30, 0, EVIDENCE)])
+    assert report.passed is False
+    assert "tool.call" in report.violations[0].message
+
+
+def test_warning_severity_reports_but_passes():
+    rule = {**RULE, "severity": "warning"}
+    report = check(rule, REFUND, REFUND)
+    assert_result(report, rule, checked=2, violations=[(1, 0, EVIDENCE), (2, 1, EVIDENCE)])
+    assert report.passed is True
+    assert (report.error_count, report.warning_count) == (0, 2)
+
+
+def test_every_after_event_is_checked():
+    rule = {"id": "guard-first", "kind": KIND, "before": {"type": "guard.checked"},
+            "after": {"type": "tool.call", "tool": "deploy.*"}}
+    report = check(rule,
+                   {"type": "tool.call", "tool": "deploy.canary"},
+                   {"type": "tool.call", "tool": "deploy.staging"},
+                   {"type": "guard.checked"},
+                   {"type": "tool.call", "tool": "deploy.prod"})
+    evidence = {"before": {"type": "guard.checked"}, "after": {"type": "tool.call", "tool": "deploy.*"}}
+    assert_result(report, rule, checked=3, violations=[(1, 0, evidence), (2, 1, evidence)])
+
+
+def test_an_event_matching_both_is_not_its_own_predecessor():
+    rule = {"id": "steps", "kind": KIND, "before": {"type": "step"}, "after": {"type": "step"}}
+    report = check(rule, {"type": "step"}, {"type": "step"}, {"type": "step"})
+    evidence = {"before": {"type": "step"}, "after": {"type": "step"}}
+    assert_result(report, rule, checked=3, violations=[(1, 0, evidence)])
+
+
+def test_evidence_holds_normalised_matchers():
+    # §2.6: matcher keys come back in schema order (type, tool, ok, outcome_id, verdict, claims_completion),
+    # globs trimmed
+    rule = {"id": "verified", "kind": KIND,
+            "before": {"verdict": "satisfied", "outcome_id": "  refund-*  ", "type": "outcome.observed"},
+            "after": {"claims_completion": True, "ok": True, "tool": " billing.* "}}
+    report = check(rule, {"type": "agent.message", "tool": "billing.refund", "ok": True, "claims_completion": True})
+    evidence = {"before": {"type": "outcome.observed", "outcome_id": "refund-*", "verdict": "satisfied"},
+                "after": {"tool": "billing.*", "ok": True, "claims_completion": True}}
+    assert_result(report, rule, checked=1, violations=[(1, 0, evidence)])
+
+
+@pytest.mark.parametrize(("before", "predecessor", "satisfied"), [
+    ({"verdict": "satisfied"}, {"type": "outcome.observed", "verdict": "satisfied"}, True),
+    ({"verdict": "satisfied"}, {"type": "outcome.observed", "verdict": "unknown"}, False),
+    ({"verdict": "satisfied"}, {"type": "outcome.observed"}, False),
+    ({"outcome_id": "refund-*"}, {"type": "outcome.observed", "outcome_id": "refund-1"}, True),
+    ({"outcome_id": "*"}, {"type": "outcome.observed"}, False),
+    ({"ok": True}, {"type": "tool.result", "ok": True}, True),
+    ({"ok": False}, {"type": "tool.result"}, False),
+    ({"claims_completion": False}, {"type": "x", "claims_completion": False}, True),
+    ({"claims_completion": False}, {"type": "x"}, False),
+    ({"tool": "*"}, {"type": "tool.call"}, False),
+    ({"type": "tool.*", "tool": "crm.*"}, {"type": "tool.call", "tool": "crm.get"}, True),
+    ({"type": "tool.*", "tool": "crm.*"}, {"type": "tool.call", "tool": "kb.get"}, False),
+    ({"type": "tool.*", "tool": "crm.*"}, {"type": "note", "tool": "crm.get"}, False),
+])
+def test_before_matcher(before, predecessor, satisfied):
+    rule = {"id": "order", "kind": KIND, "before": before, "after": {"type": "act"}}
+    report = check(rule, predecessor, {"type": "act"})
+    evidence = {"before": before, "after": {"type": "act"}}
+    assert_result(report, rule, checked=1, violations=[] if satisfied else [(2, 1, evidence)])
+
+
+def test_before_after_the_after_event_does_not_count():
+    report = check(RULE, REFUND, LOOKUP)
+    assert_result(report, RULE, checked=1, violations=[(1, 0, EVIDENCE)])
+
+
+def test_trace_file_reports_physical_line(tmp_path):
+    path = write_trace(tmp_path,
+                       "# refund before lookup",
+                       '{"seq": 1, "type": "run.start"}',
+                       "",
+                       '{"seq": 2, "type": "tool.call", "tool": "billing.refund"}',
+                       '{"seq": 3, "type": "tool.call", "tool": "crm.lookup"}')
+    report = check_trace(contract(RULE), str(path))
+    assert_result(report, RULE, checked=1, violations=[(2, 1, EVIDENCE)])
+    assert report.violations[0].line == 4
