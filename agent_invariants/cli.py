@@ -150,6 +150,18 @@ def summary(
     _write(to_json(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), None)
 
 
+@app.command("version", hidden=True)
+def version_command() -> None:
+    """Print the version."""
+    print(__version__)
+
+
+@app.command("help", hidden=True)
+def help_command(ctx: typer.Context) -> None:
+    """Show the usage."""
+    print(ctx.parent.get_help() if ctx.parent else ctx.get_help())
+
+
 @app.command()
 def init(directory: Annotated[Path, typer.Argument(help="Where to write the files.")] = Path(".")) -> None:
     """Write a sample contract (agent-invariants.json) and a passing trace (agent-trace.jsonl)."""

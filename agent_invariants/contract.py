@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
+from agent_invariants._js import json_number
 from agent_invariants.errors import ContractError
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.rules.base import FieldProblem, check_text
@@ -44,7 +45,8 @@ class ComparePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """The candidate's final outcome may not rank below the baseline's (default true)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__struct_fields__ if getattr(self, name) is not UNSET}
+        return {name: json_number(value) if isinstance(value, float) else value
+                for name in self.__struct_fields__ if (value := getattr(self, name)) is not UNSET}
 
 
 class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -117,9 +117,10 @@ class _Builder:
                       prefix: str = "") -> None:
         index = self.rule(violation.rule_id, violation.rule_kind, violation.severity)
         trace_path = None if trace is UNSET else trace
-        event_place = _event_place(violation, trace_path)
+        event_place = _event_place(violation, None if trace_path is None else self.sources.uri(trace_path))
         message = prefix + violation.message + (f" {event_place}." if event_place else "")
-        location, related = self.where(violation.rule_id, trace_path, violation.line)
+        line = None if violation.line is UNSET else violation.line
+        location, related = self.where(violation.rule_id, trace_path, line)
         self.append(om.Result(
             rule_id=violation.rule_id, rule_index=index, level=violation.severity,
             message=om.Message(text=message), locations=[location], related_locations=related,

@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants._js import js_trim, utf16_len
+from agent_invariants._js import js_trim, json_number, utf16_len
 from agent_invariants.events import Event
 from agent_invariants.report import RuleResult, Severity, TraceSummary, Violation
 
@@ -147,8 +147,13 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
                 continue
             value = getattr(self, name)
             if value is not UNSET:
-                out[name] = value.to_dict() if hasattr(value, "to_dict") else value
+                out[name] = value.to_dict() if hasattr(value, "to_dict") else _js_value(value)
         return out
+
+
+def _js_value(value: Any) -> Any:
+    """Numbers as JavaScript prints them (`50`, not `50.0`)."""
+    return json_number(value) if isinstance(value, float) else value
 
 
 class Rule:

