@@ -17,6 +17,7 @@ versions. Every problem raises `TraceError` naming the trace and the line.
 from __future__ import annotations
 
 import bisect
+import datetime
 import os
 import re
 import sys
@@ -46,7 +47,7 @@ __all__ = (
 )
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
-_CHUNK_BYTES = 1 << 22
+_CHUNK_BYTES = 1 << 16
 
 Verdict = Literal["satisfied", "violated", "unknown", "retracted"]
 EvidenceClass = Literal["externally_observed", "configured_verifier", "manual_attestation", "self_attestation"]
@@ -67,8 +68,9 @@ class JsonObject(msgspec.Struct, gc=False):
 class Event(msgspec.Struct, gc=False, omit_defaults=True):
     """One thing the agent did or saw. Absent optional fields are `UNSET` (never `None`)."""
 
-    seq: int | float
-    """Position in the run: an integer >= 0, strictly increasing through the trace."""
+    seq: Annotated[int, Meta(ge=0, le=2**53)]
+    """Position in the run: an integer >= 0, strictly increasing through the trace. (A value
+    written as `3.0` or beyond 2**53 is read by `_LaxEvent` and normalised.)"""
     type: str
     """What happened, e.g. `tool.call`, `tool.result`, `approval.granted`, `control.stop`."""
     time: str | UnsetType = UNSET
@@ -86,7 +88,7 @@ class Event(msgspec.Struct, gc=False, omit_defaults=True):
     verdict: Verdict | UnsetType = UNSET
     evidence_class: EvidenceClass | UnsetType = UNSET
     claims_completion: bool | UnsetType = UNSET
-    confidence: int | float | UnsetType = UNSET
+    confidence: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
     data: JsonObject | UnsetType = UNSET
     """Free-form details: must be an object; not used by v1 rules, so its content is not kept."""
     args: Raw | UnsetType = UNSET
@@ -94,6 +96,13 @@ class Event(msgspec.Struct, gc=False, omit_defaults=True):
     output: Raw | UnsetType = UNSET
     duration_ms: Raw | UnsetType = UNSET
     status: Raw | UnsetType = UNSET
+
+
+class _LaxEvent(Event, gc=False, omit_defaults=True):
+    """An Event whose seq may be any JSON number, for the lines the strict decoder refuses
+    (`3.0`, `1e300`, negative or fractional values); `_accept` then normalises or explains."""
+
+    seq: int | float
 
 
 # Longest allowed value of each length-limited string field, in UTF-16 code units.
@@ -115,9 +124,34 @@ _REAL_DATE = re.compile(
     r"|02-(?:0[1-9]|1[0-9]|2[0-8])))\Z"
 ).match
 _DATES: dict[str, bool] = {}
+_decode_stamps = msgspec.json.Decoder(list[Annotated[datetime.datetime, Meta(tz=True)]]).decode
+
+
+def _times_ok(times: list[str]) -> bool:
+    """True if every stamp is valid; False means "check them one by one" (maybe all are fine).
+
+    msgspec parses RFC 3339 in C. On everything it accepts, zod agrees (checked by fuzzing),
+    except a lowercase `t` or `z` or a space for the `T`, none of which a valid stamp contains;
+    a quote or backslash would corrupt the JSON built here. Stamps msgspec refuses but zod
+    accepts (no seconds, year 0000, offset +24:00) fall back to the exact regex, `_time_ok`.
+    """
+    joined = '","'.join(times)
+    if ("t" in joined or "z" in joined or " " in joined or "\\" in joined
+            or joined.count('"') != 2 * (len(times) - 1)):
+        return all(_time_ok(stamp) for stamp in times)
+    try:
+        _decode_stamps(f'["{joined}"]'.encode())
+    except msgspec.DecodeError:
+        return all(_time_ok(stamp) for stamp in times)
+    return True
+
+
+def _time_problem(value: str) -> str:
+    return f"$.time: expected an ISO-8601 date-time with a zone such as 2025-01-31T08:00:00Z, got {value!r}"
 
 
 def _time_ok(value: str) -> bool:
+    """Whether `value` is a date-time zod 3's datetime({offset: true}) accepts."""
     if _TIME_SHAPE(value) is None:
         return False
     date = value[:10]
@@ -134,9 +168,10 @@ class _Invalid(Exception):
 
 
 _decode_event = msgspec.json.Decoder(Event).decode
+_decode_lax_event = msgspec.json.Decoder(_LaxEvent).decode
 
-# Event types already seen to be valid, mapped to their trimmed form (shared, bounded).
-_CLEAN_TYPES: dict[str, str] = {}
+# Event types already seen to be valid and already trimmed (shared, bounded).
+_CLEAN_TYPES: set[str] = set()
 
 
 def _accept(event: Event, raw: bytes | Raw | None, prev: int | float) -> int | float:
@@ -154,9 +189,7 @@ def _accept(event: Event, raw: bytes | Raw | None, prev: int | float) -> int | f
             raise _Invalid(f"$.type: must be at most 200 characters, got {utf16_len(trimmed)}")
         event.type = trimmed
     if event.time is not UNSET and not _time_ok(event.time):
-        raise _Invalid(f"$.time: expected an ISO-8601 date-time with a zone such as 2025-01-31T08:00:00Z, got {event.time!r}")
-    if event.confidence is not UNSET and not 0 <= event.confidence <= 1:
-        raise _Invalid(f"$.confidence: must be within 0..1, got {event.confidence}")
+        raise _Invalid(_time_problem(event.time))
     if raw is None or not raw.isascii() or b"\\u" in raw:
         _check_utf16_lengths(event)
     return seq
@@ -258,8 +291,12 @@ class TraceFile(TraceSource):
         return None if at < 0 else index + self._offsets[at]
 
     def _mark(self, index: int, line: int) -> None:
-        self._starts.append(index)
-        self._offsets.append(line - index)
+        """From event `index` on, events sit on line `line` and onwards (until the next mark)."""
+        if self._starts and self._starts[-1] == index:
+            self._offsets[-1] = line - index
+        else:
+            self._starts.append(index)
+            self._offsets.append(line - index)
 
     def _fail(self, line: int | None, problem: str) -> TraceError:
         return TraceError(self.name, line, problem)
@@ -316,19 +353,22 @@ class TraceFile(TraceSource):
             yield from self._line_batches(head, chunks)
 
     def _line_batches(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
-        """JSONL, one list of events per chunk read. The common case (an integer seq, a known
-        clean type, a valid time, plain ASCII) is checked inline; anything else goes through
-        `_accept`, which validates fully and explains what is wrong."""
+        """JSONL, one list of events per chunk read.
+
+        msgspec checks types, bounds, enums and lengths while decoding. What it cannot check is
+        done here, cheaply in the common case: seq increasing, the type already seen clean (a
+        set lookup), and the time stamps, all of a chunk's at once with one regex. Anything
+        unusual goes through `_accept`, which validates fully and explains. A chunk that is plain
+        ASCII without `\\u` escapes cannot hold astral characters, so UTF-16 lengths are then
+        what msgspec already checked."""
         decode = _decode_event
-        accept = _accept
-        time_ok = _time_ok
         clean_types = _CLEAN_TYPES
-        max_seq = _MAX_SAFE_INTEGER
         prev: int | float = -1
-        index = 0
-        offset = None
         lineno = 0
-        for lines in self._split_lines(head, chunks):
+        skipped = 0      # lines that held no event so far: index = lineno - 1 - skipped
+        done = 0         # events in earlier batches
+        self._mark(0, 1)
+        for lines, plain in self._split_lines(head, chunks):
             batch: list[Event] = []
             append = batch.append
             for raw in lines:
@@ -336,37 +376,58 @@ class TraceFile(TraceSource):
                 try:
                     event = decode(raw)
                 except msgspec.DecodeError as exc:
-                    event = self._retry_line(raw, lineno, exc)
+                    event = self._retry_line(raw, lineno, exc, batch, done)
                     if event is None:
+                        skipped += 1
+                        self._mark(lineno - skipped, lineno + 1)
                         continue
-                seq = event.seq
-                kind = clean_types.get(event.type)
-                if (kind is not None and seq.__class__ is int and prev < seq <= max_seq
-                        and (event.time is UNSET or time_ok(event.time)) and event.confidence is UNSET
-                        and raw.isascii() and b"\\u" not in raw):
-                    event.type = kind
-                    prev = seq
+                    prev = self._accept_line(event, raw, prev, lineno, batch, done)
+                    append(event)
+                    continue
+                if prev < event.seq and event.type in clean_types and plain:
+                    prev = event.seq
                 else:
-                    raw_type = event.type
-                    try:
-                        prev = accept(event, raw, prev)
-                    except _Invalid as exc:
-                        raise self._fail(lineno, str(exc)) from None
-                    if len(clean_types) < 10_000:
-                        clean_types[raw_type] = event.type
-                if lineno - index != offset:
-                    offset = lineno - index
-                    self._mark(index, lineno)
-                index += 1
+                    prev = self._accept_line(event, raw, prev, lineno, batch, done)
                 append(event)
+            self._check_times(batch, done)
+            done += len(batch)
             yield batch
 
-    def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[list[bytes]]:
+    def _accept_line(self, event: Event, raw: bytes, prev: int | float, lineno: int,
+                     batch: list[Event], done: int) -> int | float:
+        """Full validation of one event (see `_accept`); remembers clean types for the fast path."""
+        raw_type = event.type
+        try:
+            prev = _accept(event, raw, prev)
+        except _Invalid as exc:
+            raise self._fail_after_times(batch, done, lineno, str(exc)) from None
+        if raw_type == event.type and len(_CLEAN_TYPES) < 10_000:
+            _CLEAN_TYPES.add(raw_type)
+        return prev
+
+    def _check_times(self, batch: list[Event], done: int) -> None:
+        """Validate every time stamp of a batch at once; find the culprit only on failure."""
+        times = [event.time for event in batch if event.time is not UNSET]
+        if times and not _times_ok(times):
+            for index, event in enumerate(batch, done):
+                if event.time is not UNSET and not _time_ok(event.time):
+                    raise self._fail(self.line_of(index), _time_problem(event.time))
+
+    def _fail_after_times(self, batch: list[Event], done: int, lineno: int, problem: str) -> TraceError:
+        """The error for `lineno`, unless an earlier event of this batch has a bad time stamp:
+        time stamps are checked per batch, and the first problem in the file must win."""
+        self._check_times(batch, done)
+        return self._fail(lineno, problem)
+
+    def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[tuple[list[bytes], bool]]:
+        """Lines of the input (without their `\\n`), a chunk at a time, each list with a flag:
+        True when the chunk is ASCII and holds no `\\u` escape."""
         limit = self.max_line_bytes
         lines_before = 0
         tail = b""
         for chunk in _chain_first(head, chunks):
-            lines = (tail + chunk if tail else chunk).split(b"\n")
+            data = tail + chunk if tail else chunk
+            lines = data.split(b"\n")
             tail = lines.pop()
             if len(tail) > limit:
                 raise self._too_long(lines_before + len(lines) + 1, len(tail), at_least=True)
@@ -374,33 +435,39 @@ class TraceFile(TraceSource):
                 at = next(i for i, line in enumerate(lines) if len(line) > limit)
                 raise self._too_long(lines_before + at + 1, len(lines[at]))
             lines_before += len(lines)
-            yield lines
+            yield lines, data.isascii() and b"\\u" not in data
         if tail:
-            yield [tail]
+            yield [tail], tail.isascii() and b"\\u" not in tail
 
     def _too_long(self, line: int, size: int, at_least: bool = False) -> TraceError:
         more = "at least " if at_least else ""
         return self._fail(line, f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit "
                                 "(raise it with --max-line-bytes)")
 
-    def _retry_line(self, raw: bytes, lineno: int, error: msgspec.DecodeError) -> Event | None:
-        """A line msgspec refused: skip it if blank or a comment, else decode it JS-trimmed or explain."""
+    def _retry_line(self, raw: bytes, lineno: int, error: msgspec.DecodeError, batch: list[Event],
+                    done: int) -> Event | None:
+        """A line the strict decoder refused: read it laxly (seq `3.0`, out-of-range values to
+        explain later), skip it if blank or a comment, decode it JS-trimmed, or explain."""
+        try:
+            return _decode_lax_event(raw)
+        except msgspec.DecodeError as exc:
+            error = exc
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise self._fail(lineno, f"invalid UTF-8 (byte {exc.start + 1} of the line)") from None
+            raise self._fail_after_times(batch, done, lineno, f"invalid UTF-8 (byte {exc.start + 1} of the line)") from None
         trimmed = text.strip(JS_WHITESPACE)
         if not trimmed or trimmed.startswith("#"):
             return None
         if trimmed != text.strip(" \t\r\n"):
             try:
-                return _decode_event(trimmed.encode("utf-8"))
+                return _decode_lax_event(trimmed.encode("utf-8"))
             except msgspec.DecodeError as exc:
                 error = exc
         problem = _describe(error)
         if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
             problem += " (each event must be one JSON object on one line)"
-        raise self._fail(lineno, problem)
+        raise self._fail_after_times(batch, done, lineno, problem)
 
     def _array_events(self, data: bytes) -> Iterator[Event]:
         """A trace that is one JSON array: decode it whole, then each item with its line."""
@@ -417,7 +484,7 @@ class TraceFile(TraceSource):
             line += body.count(b"\n", pos, found)
             pos = found
             try:
-                event = _decode_event(item)
+                event = _decode_lax_event(item)
                 prev = _accept(event, bytes(item), prev)
             except msgspec.DecodeError as exc:
                 raise self._fail(line, f"item {index}: {_describe(exc)}") from None
@@ -485,7 +552,7 @@ class EventList(TraceSource):
             where = f"{self.name}[{index}]"
             try:
                 raw = item if isinstance(item, bytes) else encode(item)
-                event = _decode_event(raw)
+                event = _decode_lax_event(raw)
                 prev = _accept(event, raw, prev)
             except (msgspec.DecodeError, msgspec.EncodeError, TypeError) as exc:
                 raise TraceError(where, None, _describe(exc) if isinstance(exc, msgspec.DecodeError)

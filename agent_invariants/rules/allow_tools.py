@@ -5,6 +5,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
+from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig, tool_name
 
 __all__ = ("AllowTools", "AllowToolsConfig")
@@ -62,16 +63,16 @@ class AllowTools(Rule):
         if event_type != "tool.call":
             return None
         if tool is not UNSET and any(allowed(tool) for allowed in self._allowed):
-            return self._allowed_call
+            return None   # allowed: nothing to do; `checked` comes from the summary's call count
         return self._other_call
 
-    def _allowed_call(self, event: Event, index: int) -> None:
-        self.checked += 1
-
     def _other_call(self, event: Event, index: int) -> None:
-        self.checked += 1
         evidence = {"allowed": self.config.tools}
         if event.tool is not UNSET:
             evidence = {"tool": event.tool, **evidence}
         self.violations.append(self.violation(
             f"Tool is outside the allowlist: {tool_name(event.tool)}.", evidence, event.seq, index))
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        self.checked = summary.tool_calls   # every tool.call is checked, allowed or not
+        return self.result()

@@ -60,7 +60,8 @@ class ToolResultRequired(Rule):
     def __init__(self, config: ToolResultRequiredConfig) -> None:
         super().__init__(config)
         self._checked_tool = compile_glob("*" if config.tool is UNSET else config.tool)
-        self._open: dict[str, list[tuple[int | float, int, str]]] = {}   # call_id -> calls awaiting a result
+        # call_id -> the call awaiting a result, (seq, index, tool); a list of them when ids repeat
+        self._open: dict[str, tuple | list[tuple]] = {}
         self._unpairable: list[Violation] = []   # calls without a call_id
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
@@ -77,7 +78,12 @@ class ToolResultRequired(Rule):
                 "Tool call <missing call_id> has no later matching tool.result.",
                 {"tool": event.tool}, event.seq, index))
         else:
-            self._open.setdefault(event.call_id, []).append((event.seq, index, event.tool))
+            call = (event.seq, index, event.tool)
+            waiting = self._open.setdefault(event.call_id, call)
+            if waiting is not call:   # the id is already awaiting a result
+                if type(waiting) is tuple:
+                    waiting = self._open[event.call_id] = [waiting]
+                waiting.append(call)
 
     def _result(self, event: Event, index: int) -> None:
         if event.call_id is not UNSET:
@@ -87,7 +93,8 @@ class ToolResultRequired(Rule):
         unanswered = [
             self.violation(f"Tool call {call_id} has no later matching tool.result.",
                            {"tool": tool, "call_id": call_id}, seq, index)
-            for call_id, calls in self._open.items() for seq, index, tool in calls
+            for call_id, calls in self._open.items()
+            for seq, index, tool in (calls if type(calls) is list else [calls])
         ]
         self.violations = sorted(self._unpairable + unanswered, key=lambda v: v.event_index)
         return self.result()
