@@ -7,6 +7,7 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+from agent_invariants.tally import GroupTally
 
 __all__ = ("RetryLimit", "RetryLimitConfig")
 
@@ -72,8 +73,7 @@ class RetryLimit(Rule):
         self._counted = compile_glob("*" if config.tool is UNSET else config.tool)
         self._max = config.max_attempts
         self._by_tool = config.group_by == "tool"
-        self._attempts: dict[str, int] = {}   # group -> calls so far, in order of first appearance
-        self._first_excess: dict[str, tuple[int | float, int]] = {}   # group -> (seq, index)
+        self._attempts = GroupTally(config.max_attempts)   # exact, spills to disk past many groups
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "tool.call" and tool is not UNSET and self._counted(tool):
@@ -83,17 +83,11 @@ class RetryLimit(Rule):
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
         group = event.tool if self._by_tool or event.call_signature is UNSET else event.call_signature
-        attempts = self._attempts.get(group, 0) + 1
-        self._attempts[group] = attempts
-        if attempts == self._max + 1:
-            self._first_excess[group] = (event.seq, index)
+        self._attempts.add(group, event.seq, index)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
-        if self._first_excess:
-            for group, attempts in self._attempts.items():
-                if group in self._first_excess:
-                    seq, index = self._first_excess[group]
-                    self.violations.append(self.violation(
-                        f"Retry group {group} ran {attempts} times; maximum is {self._max}.",
-                        {"group": group, "attempts": attempts, "max_attempts": self._max}, seq, index))
+        for over in self._attempts.finish():
+            self.violations.append(self.violation(
+                f"Retry group {over.group} ran {over.count} times; maximum is {self._max}.",
+                {"group": over.group, "attempts": over.count, "max_attempts": self._max}, over.seq, over.index))
         return self.result()

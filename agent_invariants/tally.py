@@ -1,0 +1,150 @@
+"""Exact counts per group over a stream, in bounded memory.
+
+retry_limit must count every call of every group in the whole trace, and most real traces give
+almost every call its own `call_signature`. Counting in a dict makes memory grow with the trace,
+so past `max_groups` groups the tally moves to disk: its state and every later member go to
+temporary files partitioned by the group's hash, and `finish` settles one partition at a time.
+The answer is the same either way; only memory and a little time differ.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from operator import itemgetter
+from typing import Any
+
+import msgspec
+
+__all__ = ("GroupTally", "Overflow")
+
+DEFAULT_MAX_GROUPS = 250_000
+_PARTITIONS = 64
+_FLUSH_EVERY = 1 << 16   # members buffered before they are written out
+
+
+class Overflow(msgspec.Struct, frozen=True):
+    """A group with more than `limit` members: how many, and where its first excess member was."""
+
+    group: str
+    count: int
+    seq: Any
+    index: int
+
+
+class GroupTally:
+    """Counts members per group key; `finish()` lists the groups with more than `limit` members,
+    in the order the groups first appeared."""
+
+    def __init__(self, limit: int, max_groups: int | None = None) -> None:
+        self.limit = limit
+        self.max_groups = DEFAULT_MAX_GROUPS if max_groups is None else max_groups
+        self._counts: dict[str, int] = {}                    # in order of first appearance
+        self._excess: dict[str, tuple[Any, int]] = {}       # group -> (seq, index) of member limit+1
+        self._spill: _Spill | None = None
+
+    def add(self, group: str, seq: Any, index: int) -> None:
+        """Count one member of `group` (seq and index locate it, should it be the first excess)."""
+        count = self._counts.get(group, 0) + 1
+        self._counts[group] = count
+        if count == self.limit + 1:
+            self._excess[group] = (seq, index)
+        elif count == 1 and len(self._counts) > self.max_groups:
+            self._spill = _Spill(self._counts, self._excess)
+            self._counts, self._excess = {}, {}
+            self.add = self._spill.member   # from now on, members go straight to the spill
+
+    def finish(self) -> list[Overflow]:
+        if self._spill is not None:
+            return self._spill.settle(self.limit)
+        return [Overflow(group, self._counts[group], *self._excess[group])
+                for group in self._counts if group in self._excess] if self._excess else []
+
+
+class _Spill:
+    """The tally on disk, in `_PARTITIONS` pairs of JSON Lines files chosen by the group's hash:
+
+    - `state`: the in-memory tally when it spilled, `[order, group, count, seq, index]` (order =
+      rank of first appearance; seq/index of the first excess member, or index -1);
+    - `members`: every later member, `[group, seq, index]`, in stream order.
+
+    Every state group first appeared before any members-only group, so (0, order) and
+    (1, index of first member) sort groups by first appearance.
+    """
+
+    def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="agent-invariants-")
+        self._encoder = msgspec.json.Encoder()
+        self._pending: list[list[tuple]] = [[] for _ in range(_PARTITIONS)]
+        self._buffered = 0
+        for order, (group, count) in enumerate(counts.items()):
+            seq, index = excess.get(group, (None, -1))
+            self._pending[hash(group) % _PARTITIONS].append((order, group, count, seq, index))
+            self._buffered += 1
+            if self._buffered >= _FLUSH_EVERY:
+                self._flush("state")
+        self._flush("state")
+
+    def _path(self, number: int, kind: str) -> str:
+        return os.path.join(self._folder.name, f"{number:02d}.{kind}.jsonl")
+
+    def _append(self, number: int, kind: str, records: list[tuple]) -> None:
+        if records:
+            with open(self._path(number, kind), "ab") as stream:
+                stream.write(self._encoder.encode_lines(records))
+
+    def member(self, group: str, seq: Any, index: int) -> None:
+        self._pending[hash(group) % _PARTITIONS].append((group, seq, index))
+        self._buffered += 1
+        if self._buffered >= _FLUSH_EVERY:
+            self._flush("members")
+
+    def _flush(self, kind: str) -> None:
+        for number, records in enumerate(self._pending):
+            self._append(number, kind, records)
+            records.clear()
+        self._buffered = 0
+
+    def settle(self, limit: int) -> list[Overflow]:
+        try:
+            self._flush("members")
+            found: list[tuple[tuple[int, int], Overflow]] = []
+            for number in range(_PARTITIONS):
+                found += _settle(self._read(number, "state"), self._read(number, "members"), limit)
+            found.sort(key=itemgetter(0))
+            return [overflow for _, overflow in found]
+        finally:
+            self._folder.cleanup()
+
+    def _read(self, number: int, kind: str) -> list[list]:
+        try:
+            with open(self._path(number, kind), "rb") as stream:
+                return msgspec.json.Decoder(list).decode_lines(stream.read())
+        except FileNotFoundError:
+            return []
+
+
+def _settle(states: list[list], members: list[list], limit: int) -> list[tuple[tuple[int, int], Overflow]]:
+    """The overflowing groups of one partition. Totals are counted in C; only the few groups
+    over the limit are then looked at member by member."""
+    totals = Counter(dict(zip(map(itemgetter(1), states), map(itemgetter(2), states))))
+    totals.update(map(itemgetter(0), members))
+    over = {group for group, count in totals.items() if count > limit}
+    if not over:
+        return []
+    first: dict[str, tuple[int, int]] = {}
+    seen: dict[str, int] = {}
+    excess: dict[str, tuple[Any, int]] = {}
+    for order, group, count, seq, index in states:
+        if group in over:
+            first[group] = (0, order)
+            seen[group] = count
+            if index >= 0:
+                excess[group] = (seq, index)
+    for group, seq, index in members:
+        if group in over:
+            first.setdefault(group, (1, index))
+            seen[group] = seen.get(group, 0) + 1
+            if seen[group] == limit + 1 and group not in excess:
+                excess[group] = (seq, index)
+    return [(first[group], Overflow(group, totals[group], *excess[group])) for group in over]

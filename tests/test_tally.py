@@ -1,0 +1,56 @@
+"""retry_limit stays exact when its group counts move to disk (many distinct call signatures)."""
+import random
+
+import msgspec
+import pytest
+from support import contract
+
+import agent_invariants.tally as tally
+from agent_invariants import check_trace
+
+
+def random_calls(rng: random.Random, size: int) -> list[dict]:
+    trace = []
+    for seq in range(size):
+        if rng.random() < 0.15:
+            trace.append({"seq": seq, "type": "agent.message"})
+            continue
+        tool = rng.choice(["kb.search", "crm.lookup", "payments.refund"])
+        call = {"seq": seq, "type": "tool.call", "tool": tool}
+        if rng.random() < 0.8:
+            call["call_signature"] = f"{tool}:{rng.randint(0, size // 3)}"
+        trace.append(call)
+    return trace
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("group_by", ["call_signature", "tool"])
+def test_spilled_counts_give_the_same_report(monkeypatch, seed, group_by):
+    rng = random.Random(seed)
+    rules = contract({"id": "retries", "kind": "retry_limit", "max_attempts": rng.randint(1, 4), "group_by": group_by})
+    trace = random_calls(rng, rng.randint(50, 600))
+    in_memory = msgspec.json.encode(check_trace(rules, trace))
+    monkeypatch.setattr(tally, "DEFAULT_MAX_GROUPS", rng.randint(0, 20))
+    spilled = msgspec.json.encode(check_trace(rules, trace))
+    assert spilled == in_memory
+
+
+def test_spill_orders_groups_by_first_appearance_across_memory_and_disk(monkeypatch):
+    monkeypatch.setattr(tally, "DEFAULT_MAX_GROUPS", 2)
+    # groups a, b are counted in memory, then spill; c first appears on disk; a and c overflow
+    calls = ["a", "b", "a", "c", "x", "c", "a", "c"]
+    trace = [{"seq": i, "type": "tool.call", "tool": "t", "call_signature": sig} for i, sig in enumerate(calls)]
+    report = check_trace(contract({"id": "r", "kind": "retry_limit", "max_attempts": 2}), trace)
+    assert [(v.evidence["group"], v.evidence["attempts"], v.event_seq) for v in report.violations] == [
+        ("a", 3, 6), ("c", 3, 7)]
+
+
+def test_spill_leaves_no_temporary_files(monkeypatch, tmp_path):
+    monkeypatch.setattr(tally, "DEFAULT_MAX_GROUPS", 3)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    trace = [{"seq": i, "type": "tool.call", "tool": "t", "call_signature": str(i % 50)} for i in range(400)]
+    report = check_trace(contract({"id": "r", "kind": "retry_limit", "max_attempts": 5}), trace)
+    assert len(report.violations) == 50
+    assert list(tmp_path.iterdir()) == []
