@@ -81,50 +81,114 @@ def _root(
     """
 
 
+JobsOpt = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", min=1, help="Traces checked at once when there are several (default: the number of CPUs).",
+    show_default=False)]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")]
+
+
 @app.command()
 def check(
     contract: ContractOpt,
-    trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file (JSONL or a JSON array); - for stdin.",
-                                       show_default=False)],
+    trace: Annotated[list[str], typer.Option(
+        "--trace", "-t", show_default=False, metavar="PATH",
+        help="Trace file (JSONL or a JSON array), - for stdin, a folder or a glob; repeat for several.")],
     format: FormatOpt = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
     sarif_root: SarifRootOpt = None,
     sarif_anchor: SarifAnchorOpt = Anchor.trace,
     category: CategoryOpt = None,
 ) -> None:
-    """Check one trace against a contract."""
+    """Check traces against a contract (one trace: its report; several: one section each)."""
+    from agent_invariants import batch
     from agent_invariants.contract import load_contract
-    from agent_invariants.engine import check_trace
 
     loaded = load_contract(contract)
-    report = check_trace(loaded, trace, max_line_bytes=max_line_bytes)
-    _emit(report, format, output, _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category))
-    raise typer.Exit(0 if report.passed else 1)
+    sarif = _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category)
+    if batch.is_single(trace):
+        report = _check_one(loaded, trace[0], max_line_bytes, quiet)
+        _emit(report, format, output, sarif)
+        raise typer.Exit(0 if report.passed else 1)
+    paths = batch.expand_traces(trace, exclude=[str(contract)])
+    progress = _progress(len(paths), "checking traces", quiet)
+    try:
+        report = batch.check_many(loaded, paths, jobs=jobs or os.cpu_count() or 1,
+                                  max_line_bytes=max_line_bytes, progress=progress.advance)
+    finally:
+        progress.close()
+    _emit(report, format, output, sarif)
+    _report_failures(report.failures)
+    raise typer.Exit(2 if report.failures else 0 if report.passed else 1)
+
+
+def _check_one(contract, trace: str, max_line_bytes: int, quiet: bool):
+    from agent_invariants.engine import check_trace
+    from agent_invariants.events import TraceFile
+
+    size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
+    progress = _progress(size, "reading", quiet, unit="bytes")
+    try:
+        return check_trace(contract, TraceFile(trace, max_line_bytes=max_line_bytes, on_read=progress.advance))
+    finally:
+        progress.close()
 
 
 @app.command()
 def compare(
     contract: ContractOpt,
-    baseline: Annotated[str, typer.Option("--baseline", "-b", help="Trace of the known-good run.",
-                                          show_default=False)],
-    candidate: Annotated[str, typer.Option("--candidate", "-k", help="Trace of the changed run.",
-                                           show_default=False)],
+    baseline: Annotated[list[str], typer.Option(
+        "--baseline", "-b", show_default=False, metavar="PATH",
+        help="Trace of the known-good run (or a folder/glob of them, paired with candidates by file name).")],
+    candidate: Annotated[list[str], typer.Option(
+        "--candidate", "-k", show_default=False, metavar="PATH",
+        help="Trace of the changed run (or a folder/glob of them); repeat for several.")],
     format: FormatOpt = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
     sarif_root: SarifRootOpt = None,
     sarif_anchor: SarifAnchorOpt = Anchor.trace,
     category: CategoryOpt = None,
 ) -> None:
-    """Compare a candidate trace with a baseline trace under one contract."""
+    """Compare candidate traces with baseline traces under one contract."""
+    from agent_invariants import batch
     from agent_invariants.compare import compare_traces
     from agent_invariants.contract import load_contract
 
     loaded = load_contract(contract)
-    report = compare_traces(loaded, baseline, candidate, max_line_bytes=max_line_bytes)
-    _emit(report, format, output, _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category))
-    raise typer.Exit(0 if report.compatible else 1)
+    sarif = _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category)
+    if batch.is_single(baseline) and batch.is_single(candidate):
+        report = compare_traces(loaded, baseline[0], candidate[0], max_line_bytes=max_line_bytes)
+        _emit(report, format, output, sarif)
+        raise typer.Exit(0 if report.compatible else 1)
+    exclude = [str(contract)]
+    pairs = batch.pair_traces(batch.expand_traces(baseline, exclude=exclude),
+                              batch.expand_traces(candidate, exclude=exclude))
+    progress = _progress(len(pairs), "comparing traces", quiet)
+    try:
+        report = batch.compare_many(loaded, pairs, jobs=jobs or os.cpu_count() or 1,
+                                    max_line_bytes=max_line_bytes, progress=progress.advance)
+    finally:
+        progress.close()
+    _emit(report, format, output, sarif)
+    _report_failures(report.failures)
+    raise typer.Exit(2 if report.failures else 0 if report.compatible else 1)
+
+
+def _progress(total, label: str, quiet: bool, unit: str = ""):
+    from agent_invariants.progress import Progress
+
+    return Progress(total, label, unit=unit, enabled=not quiet)
+
+
+def _report_failures(failures) -> None:
+    """Traces of a batch that could not be read: one line each on stderr (the report has them too)."""
+    for failure in failures:
+        print(f"{PROG}: {failure.error}", file=sys.stderr)
 
 
 @app.command()

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, BinaryIO, Literal
 
 import msgspec
@@ -68,34 +68,59 @@ class JsonObject(msgspec.Struct, gc=False):
 class Event(msgspec.Struct, gc=False, omit_defaults=True):
     """One thing the agent did or saw. Absent optional fields are `UNSET` (never `None`)."""
 
+    # A seq written as `3.0` or beyond 2**53 is read by `_LaxEvent` and normalised by `_accept`.
     seq: Annotated[int, Meta(ge=0, le=2**53)]
-    """Position in the run: an integer >= 0, strictly increasing through the trace. (A value
-    written as `3.0` or beyond 2**53 is read by `_LaxEvent` and normalised.)"""
+    """Position in the run: an integer >= 0 (`3.0` counts as 3), strictly increasing through the
+    trace; gaps are fine."""
     type: str
-    """What happened, e.g. `tool.call`, `tool.result`, `approval.granted`, `control.stop`."""
+    """What happened, e.g. `tool.call`, `tool.result`, `approval.granted`, `control.stop`; trimmed,
+    then 1..200 characters."""
     time: str | UnsetType = UNSET
+    """When it happened: an ISO-8601 date-time with a zone, e.g. `2026-03-02T09:14:00Z`; validated,
+    not used by v1 rules."""
     run_id: Str500 | UnsetType = UNSET
+    """Id of the run; not used by v1 rules."""
     actor: Str500 | UnsetType = UNSET
+    """Who acted (agent, user, system); not used by v1 rules."""
     tool: Str500 | UnsetType = UNSET
+    """Tool name of a `tool.call` or `tool.result`, e.g. `payments.refund`."""
     call_id: Str500 | UnsetType = UNSET
+    """Id linking a `tool.call` to its `tool.result` (tool_result_required)."""
     call_signature: Str2000 | UnsetType = UNSET
+    """What makes two calls "the same call" for retry_limit, e.g. `refund:order-42`."""
     risk: Str200 | UnsetType = UNSET
+    """Risk label; not used by v1 rules."""
     approval_id: Str500 | UnsetType = UNSET
+    """On `approval.granted`: the grant's id; on a `tool.call`: the grant it relies on."""
     approval_scope: Str500 | UnsetType = UNSET
+    """On `approval.granted`: what the grant covers, matched against require_approval's `scope`."""
     approved: bool | UnsetType = UNSET
+    """On `approval.granted`: `false` means the approval was refused and does not count."""
     ok: bool | UnsetType = UNSET
+    """On `tool.result`: `false` means the call failed (counted by event_budget's `max_tool_failures`)."""
     outcome_id: Str500 | UnsetType = UNSET
+    """On `outcome.observed`: which outcome was observed, e.g. `refund-visible`."""
     verdict: Verdict | UnsetType = UNSET
+    """On `outcome.observed`: whether the outcome was achieved."""
     evidence_class: EvidenceClass | UnsetType = UNSET
+    """On `outcome.observed`: how the outcome was observed (the completion rules accept
+    `externally_observed` and `configured_verifier` by default)."""
     claims_completion: bool | UnsetType = UNSET
+    """`true` when the agent claims, at this event, that the task is done."""
     confidence: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
+    """The agent's confidence in a completion claim, 0..1 (confidence_requires_outcome)."""
     data: JsonObject | UnsetType = UNSET
     """Free-form details: must be an object; not used by v1 rules, so its content is not kept."""
     args: Raw | UnsetType = UNSET
+    """Tool arguments: any JSON value; kept for later contract versions, not used by v1 rules."""
     result: Raw | UnsetType = UNSET
+    """Tool result: any JSON value; kept for later contract versions, not used by v1 rules."""
     output: Raw | UnsetType = UNSET
+    """The run's final output: any JSON value; kept for later contract versions, not used by v1 rules."""
     duration_ms: Raw | UnsetType = UNSET
+    """How long the step took, in milliseconds; kept for later contract versions, not used by v1 rules."""
     status: Raw | UnsetType = UNSET
+    """Status of the step: any JSON value; kept for later contract versions, not used by v1 rules."""
 
 
 class _LaxEvent(Event, gc=False, omit_defaults=True):
@@ -272,7 +297,8 @@ class TraceFile(TraceSource):
     """
 
     def __init__(self, source: str | os.PathLike[str] | bytes, *, name: str | None = None,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                 on_read: Callable[[int], None] | None = None) -> None:
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._path = None
             self._data = bytes(source)
@@ -283,6 +309,7 @@ class TraceFile(TraceSource):
             self.name = name or ("<stdin>" if self._path == "-" else self._path)
             self.path = self._path
         self.max_line_bytes = max_line_bytes
+        self.on_read = on_read   # told the size of every chunk read (progress display)
         self._starts = array("q")
         self._offsets = array("q")
 
@@ -312,8 +339,14 @@ class TraceFile(TraceSource):
             yield from self._batches(iter((self._data,)))
             return
         stream = self._open()
+        read = stream.read
+        if self.on_read is not None:
+            def read(size: int, _read=stream.read, _tell=self.on_read) -> bytes:
+                chunk = _read(size)
+                _tell(len(chunk))
+                return chunk
         try:
-            yield from self._batches(iter(lambda: stream.read(_CHUNK_BYTES), b""))
+            yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))
         except OSError as exc:
             raise self._fail(None, f"cannot read: {exc.strerror or exc}") from None
         finally:

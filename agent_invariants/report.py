@@ -11,8 +11,13 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 __all__ = (
+    "BatchFailure",
+    "CHECK_BATCH_SCHEMA",
     "CHECK_SCHEMA",
+    "COMPARE_BATCH_SCHEMA",
     "COMPARE_SCHEMA",
+    "CheckBatchReport",
+    "CompareBatchReport",
     "CheckReport",
     "CompareReport",
     "ContractRef",
@@ -26,6 +31,8 @@ __all__ = (
 
 CHECK_SCHEMA = "agent-invariants/check/v1"
 COMPARE_SCHEMA = "agent-invariants/compare/v1"
+CHECK_BATCH_SCHEMA = "agent-invariants/check-batch/v1"
+COMPARE_BATCH_SCHEMA = "agent-invariants/compare-batch/v1"
 
 Severity = Literal["error", "warning"]
 
@@ -128,3 +135,36 @@ class CompareReport(msgspec.Struct, kw_only=True):
     candidate: CheckReport
     regressions: list[Regression]
     rule_changes: list[RuleChange]
+
+
+class BatchFailure(msgspec.Struct, kw_only=True):
+    """A trace of a batch that could not be checked, with the one-line reason."""
+
+    trace: str
+    error: str
+
+
+class CheckBatchReport(msgspec.Struct, kw_only=True):
+    """Several traces checked against one contract (`check` with several traces). `passed` only
+    when every trace was read and passed; `reports` in the order the traces were named."""
+
+    schema: str
+    contract: ContractRef
+    passed: bool
+    traces: int
+    error_count: int
+    warning_count: int
+    reports: list[CheckReport]
+    failures: list[BatchFailure]
+
+
+class CompareBatchReport(msgspec.Struct, kw_only=True):
+    """Several candidate runs compared with their baselines under one contract."""
+
+    schema: str
+    contract: ContractRef
+    compatible: bool
+    pairs: int
+    regressions: int
+    reports: list[CompareReport]
+    failures: list[BatchFailure]

@@ -16,7 +16,9 @@ from msgspec import UNSET
 
 from agent_invariants._js import utf16_len
 from agent_invariants.jsonpos import locate
-from agent_invariants.report import CheckReport, CompareReport
+from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport
+
+AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
 __all__ = ("Sources", "to_uri")
 
@@ -56,7 +58,7 @@ class Sources:
         return self.line_lengths.get((path, line))
 
     @classmethod
-    def gather(cls, report: CheckReport | CompareReport, contract_path: str | None, *,
+    def gather(cls, report: AnyReport, contract_path: str | None, *,
                contract: Any = None, root: str | os.PathLike[str] | None = None) -> Sources:
         """Read the contract and traces behind `report` for the positions renderers need."""
         rule_lines: dict[str, int] = {}
@@ -80,14 +82,23 @@ class Sources:
                    compare_line=compare_line, line_lengths=_line_lengths(report))
 
 
-def _rule_ids(report: CheckReport | CompareReport) -> list[str]:
-    check = report.candidate if isinstance(report, CompareReport) else report
-    return [result.rule_id for result in check.results]
+def _checks(report: AnyReport) -> list[CheckReport]:
+    """Every check report inside `report`."""
+    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
+    checks: list[CheckReport] = []
+    for section in sections:
+        checks += [section.baseline, section.candidate] if isinstance(section, CompareReport) else [section]
+    return checks
 
 
-def _line_lengths(report: CheckReport | CompareReport) -> dict[tuple[str, int], int]:
+def _rule_ids(report: AnyReport) -> list[str]:
+    checks = _checks(report)
+    return [result.rule_id for result in checks[0].results] if checks else []
+
+
+def _line_lengths(report: AnyReport) -> dict[tuple[str, int], int]:
     """The length of every trace line a violation points at, one streaming pass per trace."""
-    checks = [report.baseline, report.candidate] if isinstance(report, CompareReport) else [report]
+    checks = _checks(report)
     wanted: dict[str, set[int]] = {}
     for check in checks:
         if check.trace is UNSET or check.trace == "-":

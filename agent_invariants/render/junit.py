@@ -22,7 +22,15 @@ import re
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
 
-from agent_invariants.report import CheckReport, CompareReport, RuleResult, Violation
+from agent_invariants.report import (
+    BatchFailure,
+    CheckBatchReport,
+    CheckReport,
+    CompareBatchReport,
+    CompareReport,
+    RuleResult,
+    Violation,
+)
 
 __all__ = ("render",)
 
@@ -30,13 +38,29 @@ __all__ = ("render",)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def render(report: CheckReport | CompareReport) -> str:
+def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport) -> str:
     """The report as a JUnit XML document (ends with a newline)."""
-    if isinstance(report, CompareReport):
-        suites = [_regressions(report), _rules_suite(report.candidate, "candidate")]
-    else:
-        suites = [_rules_suite(report, None)]
+    suites: list[TestSuite] = []
+    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
+    for section in sections:
+        if isinstance(section, CompareReport):
+            suites += [_regressions(section), _rules_suite(section.candidate, "candidate")]
+        else:
+            suites.append(_rules_suite(section, None))
+    if isinstance(report, (CheckBatchReport, CompareBatchReport)) and report.failures:
+        suites.append(_unreadable(report.contract.name, report.failures))
     return to_xml_report_string(suites, prettyprint=True, encoding="utf-8") + "\n"
+
+
+def _unreadable(contract: str, failures: list[BatchFailure]) -> TestSuite:
+    """Traces that could not be read: an <error> each (the check could not run)."""
+    cases = []
+    for failure in failures:
+        case = TestCase(_xml(failure.trace), classname=f"agent-invariants.{_slug(contract)}.unreadable",
+                        file=_xml(failure.trace))
+        case.add_error_info(message=_xml(failure.error), error_type="input")
+        cases.append(case)
+    return TestSuite(_xml(f"{contract} · unreadable traces"), cases)
 
 
 def _rules_suite(report: CheckReport, role: str | None) -> TestSuite:

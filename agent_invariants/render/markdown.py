@@ -17,7 +17,7 @@ import re
 
 from msgspec import UNSET
 
-from agent_invariants.report import CheckReport, CompareReport, Violation
+from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
 
 __all__ = ("MAX_VIOLATIONS", "render")
 
@@ -29,10 +29,42 @@ _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("war
 _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "❌ still failing", "passing": "passing"}
 
 
-def render(report: CheckReport | CompareReport) -> str:
+def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport) -> str:
     """The report as GitHub-flavoured Markdown (ends with a newline)."""
-    lines = _compare(report) if isinstance(report, CompareReport) else _check(report, level=2)
+    if isinstance(report, (CheckBatchReport, CompareBatchReport)):
+        lines = _batch(report)
+    elif isinstance(report, CompareReport):
+        lines = _compare(report)
+    else:
+        lines = _check(report, level=2)
     return "\n".join(lines) + "\n"
+
+
+def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
+    """An overview table of the traces, then each trace's own summary one level down."""
+    checking = isinstance(report, CheckBatchReport)
+    ok = report.passed if checking else report.compatible
+    verdict = ("passed" if ok else "failed") if checking else ("compatible" if ok else "regression")
+    lines = [f"## {'✅' if ok else '❌'} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
+    if checking:
+        lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
+        lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')} | "
+                  f"{'✅ passed' if section.passed else '❌ failed'} | {section.error_count} | {section.warning_count} |"
+                  for section in report.reports]
+    else:
+        lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
+        lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events')} | "
+                  f"{'✅ compatible' if section.compatible else '❌ regression'} | {len(section.regressions)} |"
+                  for section in report.reports]
+    lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
+              + (" |" if checking else "") for failure in report.failures]
+    for section in report.reports:
+        if checking:
+            if not section.passed or section.warning_count:
+                lines += [""] + _check(section, level=3)
+        elif not section.compatible:
+            lines += [""] + ["#" + line if line.startswith("#") else line for line in _compare(section)]
+    return lines
 
 
 def _check(report: CheckReport, level: int, title: str | None = None) -> list[str]:

@@ -28,9 +28,17 @@ import sarif_om as om
 from msgspec import UNSET
 
 from agent_invariants import __version__
-from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
+from agent_invariants.report import (
+    BatchFailure,
+    CheckBatchReport,
+    CheckReport,
+    CompareBatchReport,
+    CompareReport,
+    Regression,
+    Violation,
+)
 from agent_invariants.rules import RULE_KINDS
-from agent_invariants.sources import Sources
+from agent_invariants.sources import Sources, to_uri
 
 __all__ = ("MAX_RESULTS", "render")
 
@@ -48,15 +56,18 @@ _COMPARE_RULES = {
 _SECURITY_KINDS = {"deny_tool", "allow_tools", "require_approval", "deny_event"}
 
 
-def render(report: CheckReport | CompareReport, *, sources: Sources | None = None, anchor: str = "trace",
-           category: str | None = None) -> str:
-    """The report as a SARIF 2.1.0 log (JSON text ending in a newline)."""
+def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport, *,
+           sources: Sources | None = None, anchor: str = "trace", category: str | None = None) -> str:
+    """The report as a SARIF 2.1.0 log (JSON text ending in a newline). Several traces go into
+    the one run, each result at its own trace."""
     sources = sources or Sources()
     builder = _Builder(sources, anchor)
-    if isinstance(report, CompareReport):
-        builder.compare(report)
-    else:
-        builder.check(report)
+    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
+    for section in sections:
+        if isinstance(section, CompareReport):
+            builder.compare(section)
+        else:
+            builder.check(section)
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI,
@@ -64,6 +75,9 @@ def render(report: CheckReport | CompareReport, *, sources: Sources | None = Non
         results=builder.kept_results(),
         column_kind="utf16CodeUnits",
     )
+    failures = report.failures if isinstance(report, (CheckBatchReport, CompareBatchReport)) else []
+    if failures:
+        run.invocations = [_unreadable(failures)]
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
     if builder.dropped:
@@ -190,6 +204,15 @@ class _Builder:
         ranked = sorted(range(len(self.results)), key=lambda i: (self.results[i].level != "error", i))
         keep = sorted(ranked[:MAX_RESULTS])
         return [self.results[i] for i in keep]
+
+
+def _unreadable(failures: list[BatchFailure]) -> om.Invocation:
+    """Traces of a batch that could not be read, as tool notifications of a failed invocation."""
+    return om.Invocation(execution_successful=False, tool_execution_notifications=[
+        om.Notification(message=om.Message(text=failure.error), level="error",
+                        locations=[om.Location(physical_location=om.PhysicalLocation(
+                            artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace))))])
+        for failure in failures])
 
 
 def _descriptor(rule_id: str, kind: str, severity: str, description: str | None) -> om.ReportingDescriptor:

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from agent_invariants.report import CheckReport, CompareReport, RuleResult, Violation
+from agent_invariants.report import (
+    CheckBatchReport,
+    CheckReport,
+    CompareBatchReport,
+    CompareReport,
+    RuleResult,
+    Violation,
+)
 
 __all__ = ("render",)
 
@@ -26,14 +33,42 @@ _CONTROL.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
 _GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
 
 
-def render(report: CheckReport | CompareReport, *, color: bool = False) -> str:
+def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport, *,
+           color: bool = False) -> str:
     """The report as readable text (ends with a newline)."""
     paint = _painter(color)
-    if isinstance(report, CompareReport):
+    if isinstance(report, (CheckBatchReport, CompareBatchReport)):
+        lines = _batch(report, paint)
+    elif isinstance(report, CompareReport):
         lines = _compare(report, paint)
     else:
         lines = _check(report, paint)
     return "\n".join(lines) + "\n"
+
+
+def _batch(report: CheckBatchReport | CompareBatchReport, paint) -> list[str]:
+    """Each trace's section, then one line for them all."""
+    lines: list[str] = []
+    for section in report.reports:
+        lines += (_compare(section, paint) if isinstance(section, CompareReport) else _check(section, paint)) + [""]
+    for failure in report.failures:
+        lines += [f"{paint('ERROR', _RED + _BOLD)}  {_inert(failure.trace)}", f"      {_inert(failure.error)}", ""]
+    if isinstance(report, CheckBatchReport):
+        passed = sum(1 for section in report.reports if section.passed)
+        ok = report.passed
+        tally = (f"{_plural(report.traces, 'trace')}: {passed} passed, {len(report.reports) - passed} failed"
+                 f"{f', {len(report.failures)} unreadable' if report.failures else ''} · "
+                 f"{_plural(report.error_count, 'error')} · {_plural(report.warning_count, 'warning')}")
+        verdict = "PASS" if ok else "FAIL"
+    else:
+        good = sum(1 for section in report.reports if section.compatible)
+        ok = report.compatible
+        tally = (f"{_plural(report.pairs, 'pair')}: {good} compatible, {len(report.reports) - good} regressed"
+                 f"{f', {len(report.failures)} unreadable' if report.failures else ''} · "
+                 f"{_plural(report.regressions, 'regression')}")
+        verdict = "COMPATIBLE" if ok else "REGRESSION"
+    lines.append(f"{paint(verdict, (_GREEN if ok else _RED) + _BOLD)}  {_inert(report.contract.name)}  {tally}")
+    return lines
 
 
 def _painter(color: bool):

@@ -1,0 +1,136 @@
+"""Several traces at once: the same per-trace verdicts as single runs, in any number of jobs."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from support import EXAMPLES, contract, events, jsonl
+
+from agent_invariants import check_trace, compare_traces, load_contract
+from agent_invariants.batch import check_many, compare_many, expand_traces, pair_traces
+from agent_invariants.errors import TraceError
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """A folder of traces: the bundled refund runs plus variations of the candidate."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "refund-desk/baseline.jsonl", folder / "a-baseline.jsonl")
+    shutil.copy(EXAMPLES / "refund-desk/candidate.jsonl", folder / "b-candidate.jsonl")
+    lines = (EXAMPLES / "refund-desk/candidate.jsonl").read_text().splitlines()
+    (folder / "c-no-shell.jsonl").write_text("\n".join(l for l in lines if "shell" not in l) + "\n")
+    (folder / "d-commented.jsonl").write_text("# a comment\n\n" + "\n".join(lines[:9]) + "\n")
+    (folder / "notes.txt").write_text("not a trace")
+    shutil.copy(EXAMPLES / "refund-desk/contract.json", folder / "contract.json")
+    return folder
+
+
+def test_expand_walks_folders_and_globs_in_sorted_order_and_skips_the_contract(runs):
+    paths = expand_traces([str(runs)], exclude=[str(runs / "contract.json")])
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["a-baseline.jsonl", "b-candidate.jsonl", "c-no-shell.jsonl",
+                                                    "d-commented.jsonl"]
+    assert expand_traces([str(runs / "[bc]-*.jsonl")]) == [str(runs / "b-candidate.jsonl"), str(runs / "c-no-shell.jsonl")]
+    with pytest.raises(TraceError, match="pattern matches no files"):
+        expand_traces([str(runs / "*.nothing")])
+    with pytest.raises(TraceError, match="standard input"):
+        expand_traces(["-", str(runs)])
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_batch_gives_each_trace_the_same_report_as_a_single_run(runs, jobs):
+    contract_doc = load_contract(EXAMPLES / "refund-desk/contract.json")
+    paths = expand_traces([str(runs)], exclude=[str(runs / "contract.json")])
+    batch = check_many(contract_doc, paths, jobs=jobs)
+    assert [r.trace for r in batch.reports] == paths
+    for path, report in zip(paths, batch.reports):
+        assert report == check_trace(contract_doc, path)
+    assert batch.passed is False
+    assert batch.error_count == sum(r.error_count for r in batch.reports)
+
+
+def test_unreadable_traces_become_failures_and_the_rest_is_checked(runs):
+    (runs / "e-broken.jsonl").write_text('{"seq": 1, "type": "x"}\n{"seq": 1, "type": "y"}\n')
+    contract_doc = load_contract(EXAMPLES / "refund-desk/contract.json")
+    batch = check_many(contract_doc, [str(runs / "a-baseline.jsonl"), str(runs / "e-broken.jsonl")], jobs=2)
+    assert [r.trace for r in batch.reports] == [str(runs / "a-baseline.jsonl")]
+    (failure,) = batch.failures
+    assert failure.trace == str(runs / "e-broken.jsonl")
+    assert "e-broken.jsonl:2:" in failure.error and "strictly increasing" in failure.error
+    assert batch.passed is False
+
+
+def test_cli_batch_exit_codes_and_report(cli, runs):
+    base = ("check", "--contract", str(runs / "contract.json"), "--format", "json", "--jobs", "2")
+    result = cli(*base, "--trace", str(runs))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["schema"] == "agent-invariants/check-batch/v1"
+    assert report["traces"] == 4 and len(report["reports"]) == 4 and report["failures"] == []
+    assert [r["passed"] for r in report["reports"]] == [True, False, False, False]
+    single = json.loads(cli("check", "--contract", str(runs / "contract.json"), "--trace",
+                            str(runs / "d-commented.jsonl"), "--format", "json").stdout)
+    assert report["reports"][3] == single   # physical lines survive the batch path
+
+    passing = cli(*base, "--trace", str(runs / "a-baseline.jsonl"), "--trace", str(runs / "a-baseline.jsonl"))
+    assert passing.returncode == 0 and json.loads(passing.stdout)["passed"] is True
+
+    broken = cli(*base, "--trace", str(runs / "a-baseline.jsonl"), "--trace", str(runs / "missing.jsonl"))
+    assert broken.returncode == 2
+    assert broken.stderr.strip() == f"agent-invariants: {runs / 'missing.jsonl'}: no such file"
+    assert json.loads(broken.stdout)["failures"] == [{"trace": str(runs / "missing.jsonl"),
+                                                      "error": f"{runs / 'missing.jsonl'}: no such file"}]
+
+
+def test_one_plain_file_keeps_the_single_report(cli, runs):
+    result = cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs / "a-baseline.jsonl"),
+                 "--format", "json")
+    assert json.loads(result.stdout)["schema"] == "agent-invariants/check/v1"
+
+
+def test_jobs_do_not_change_the_output(cli, runs):
+    outputs = {
+        jobs: cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs), "--jobs", str(jobs),
+                  "--format", fmt).stdout
+        for jobs in (1, 2) for fmt in ("json",)
+    }
+    assert outputs[1] == outputs[2]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "sarif"])
+def test_every_format_renders_a_batch(cli, runs, fmt):
+    result = cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs), "--trace",
+                 str(runs / "nope.jsonl"), "--format", fmt)
+    assert result.returncode == 2
+    names = ("b-candidate.jsonl", "d-commented.jsonl", "nope.jsonl") if fmt == "sarif" else \
+        ("a-baseline.jsonl", "b-candidate.jsonl", "d-commented.jsonl", "nope.jsonl")   # SARIF lists findings only
+    for name in names:
+        assert name in result.stdout
+    if fmt == "sarif":
+        log = json.loads(result.stdout)
+        (run,) = log["runs"]
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+        assert {uri.rsplit("/", 1)[1] for uri in uris} == {"b-candidate.jsonl", "c-no-shell.jsonl", "d-commented.jsonl"}
+        assert run["invocations"][0]["executionSuccessful"] is False
+    if fmt == "text":
+        assert result.stdout.rstrip().splitlines()[-1].startswith("FAIL  refund-desk  5 traces: 1 passed, 3 failed, 1 unreadable")
+
+
+def test_compare_pairs_folders_by_file_name(tmp_path, write):
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+    good = jsonl(events({"type": "tool.call", "tool": "kb.search"}))
+    bad = jsonl(events({"type": "tool.call", "tool": "shell.exec"}))
+    write("base/one.jsonl", good)
+    write("base/two.jsonl", good)
+    write("cand/one.jsonl", good)
+    write("cand/two.jsonl", bad)
+    pairs = pair_traces(expand_traces([str(tmp_path / "base")]), expand_traces([str(tmp_path / "cand")]))
+    assert [(b.rsplit("/", 2)[-2:], c.rsplit("/", 2)[-2:]) for b, c in pairs] == [
+        (["base", "one.jsonl"], ["cand", "one.jsonl"]), (["base", "two.jsonl"], ["cand", "two.jsonl"])]
+    report = compare_many(load_contract(rules), pairs, jobs=2)
+    assert [r.compatible for r in report.reports] == [True, False]
+    assert report.reports[1] == compare_traces(rules, *pairs[1])
+    write("cand/three.jsonl", good)
+    with pytest.raises(TraceError, match="no baseline trace with the same file name"):
+        pair_traces(expand_traces([str(tmp_path / "base")]), expand_traces([str(tmp_path / "cand")]))
