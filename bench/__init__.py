@@ -1,0 +1,1 @@
+"""The benchmark of agent-invariants: `python -m bench` (see bench/README.md)."""
