@@ -340,6 +340,7 @@ def _usage_error(exc: Exception) -> NoReturn:
 
 
 def _die(message: str) -> NoReturn:
+    """Report bad input or usage (one line per problem) and exit 2."""
     sys.stdout.flush()
-    print(f"{PROG}: {message}", file=sys.stderr)
+    print("\n".join(f"{PROG}: {line}" for line in message.splitlines() or [""]), file=sys.stderr)
     sys.exit(2)

@@ -12,7 +12,6 @@ path of the offending value (`$.rules[2].max_attempts`). The loaded `Contract` i
 """
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import typing
@@ -24,8 +23,11 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants._js import json_number
 from agent_invariants.errors import ContractError
+from agent_invariants.jsonpos import locate
+from agent_invariants.packs import resolve_extends
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.rules.base import FieldProblem, check_text
+from agent_invariants.validation import Problem, contract_problems, explain, line_of, rule_problems
 
 __all__ = ("ComparePolicy", "Contract", "load_contract")
 
@@ -60,12 +62,17 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """Shown in every report; trimmed, 1..200 characters."""
     description: Annotated[str, Meta(min_length=1)] | UnsetType = UNSET
     """Free text, trimmed, 1..5000 characters."""
-    rules: Annotated[list[RuleConfigs], Meta(min_length=1, max_length=10_000)]
-    """1..10000 rules; ids must be unique."""
+    extends: list[str] | UnsetType = UNSET
+    """Rule packs to include before this contract's rules: `agent-invariants:<pack>` for a shipped
+    pack, or a path relative to this file. A rule here with a pack rule's id replaces it."""
+    rules: Annotated[list[RuleConfigs], Meta(max_length=10_000)] = msgspec.field(default_factory=list)
+    """The rules: 1..10000 in all (counting those from `extends`); ids must be unique."""
     compare: ComparePolicy | UnsetType = UNSET
     """Policy for `compare`; validated by every command."""
 
     def __post_init__(self) -> None:
+        if not self.rules:
+            raise FieldProblem("rules", "a contract needs at least one rule (of its own or from `extends`)")
         msgspec.structs.force_setattr(self, "name", check_text(self.name, "name", 200))
         if self.description is not UNSET:
             msgspec.structs.force_setattr(self, "description", check_text(self.description, "description", 5000))
@@ -93,16 +100,72 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 def load_contract(source: Contract | Mapping[str, Any] | bytes | str | os.PathLike[str], *,
                   name: str | None = None) -> Contract:
-    """Load and validate a contract from a path, JSON bytes or an already-parsed mapping."""
+    """Load and validate a contract from a path (JSON, or YAML with the yaml extra), JSON bytes
+    or an already-parsed mapping. Packs named in `extends` are merged in (paths are relative to
+    the contract's file, or to the current directory for bytes and mappings)."""
     if isinstance(source, Contract):
         return source
     if isinstance(source, Mapping):
-        return _validate(dict(source), name or "contract")
+        return _load(dict(source), name or "contract", os.getcwd(), None)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _validate(_parse(bytes(source), name or "contract"), name or "contract")
+        label = name or "contract"
+        data = bytes(source)
+        return _load(_parse(data, label, yaml=False), label, os.getcwd(), data)
     path = os.fspath(source)
     label = name or path
-    return _validate(_parse(_read(path, label), label), label)
+    data = _read(path, label)
+    return _load(_parse(data, label, yaml=_is_yaml(path)), label, os.path.dirname(os.path.abspath(path)), data,
+                 yaml=_is_yaml(path))
+
+
+def _is_yaml(path: str) -> bool:
+    return path.lower().endswith((".yaml", ".yml"))
+
+
+def _load(document: Any, label: str, base: str, data: bytes | None, yaml: bool = False) -> Contract:
+    """Check the document, merge its packs, decode it. Every problem found is reported at once."""
+    document = _integral_floats_as_ints(document)
+    problems = contract_problems(document, Contract, ComparePolicy, _RULE_TYPES)
+    if problems:
+        raise _error(label, problems, data, yaml)
+    if isinstance(document, dict) and "extends" in document:
+        document = resolve_extends(document, label, base, _load_pack)
+    try:
+        return msgspec.convert(document, Contract)
+    except msgspec.ValidationError as exc:
+        raise _error(label, [explain(str(exc), "$")], data, yaml) from None
+
+
+def _load_pack(path: str, label: str) -> Any:
+    """A pack file, parsed; its rules are checked here so errors name the pack's own file."""
+    data = _read(path, label)
+    yaml = _is_yaml(path)
+    pack = _integral_floats_as_ints(_parse(data, label, yaml=yaml))
+    if isinstance(pack, dict) and isinstance(pack.get("rules"), list):
+        problems = [problem for position, rule in enumerate(pack["rules"])
+                    for problem in rule_problems(rule, _RULE_TYPES, f"$.rules[{position}]")]
+        if problems:
+            raise _error(label, problems, data, yaml)
+    return pack
+
+
+def _error(label: str, problems: list[Problem], data: bytes | None, yaml: bool) -> ContractError:
+    """A ContractError for `problems`, each with the line of its JSON path in the file."""
+    positions = _positions(data, yaml) if data is not None else {}
+    items = [(problem.path, problem.message, line_of(problem.path, positions)) for problem in problems]
+    first, *more = items
+    return ContractError(label, first[0], first[1], first[2], more)
+
+
+def _positions(data: bytes, yaml: bool) -> dict[str, Any]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {}
+    if yaml:
+        from agent_invariants.yaml_positions import locate_yaml
+        return locate_yaml(text)
+    return locate(text)
 
 
 def _read(path: str, label: str) -> bytes:
@@ -119,7 +182,9 @@ def _read(path: str, label: str) -> bytes:
         raise ContractError(label, None, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _parse(data: bytes, label: str) -> Any:
+def _parse(data: bytes, label: str, *, yaml: bool) -> Any:
+    if yaml:
+        return _parse_yaml(data, label)
     if data.startswith(b"\xef\xbb\xbf"):
         raise ContractError(label, None, "starts with a UTF-8 byte order mark, which contract v1 does not "
                                          "allow; save the file without it")
@@ -139,14 +204,15 @@ def _parse(data: bytes, label: str) -> Any:
         raise ContractError(label, None, f"invalid JSON at line {line}, column {column}: {reason}") from None
 
 
-def _validate(document: Any, label: str) -> Contract:
-    if not isinstance(document, dict):
-        raise ContractError(label, "$", f"expected a JSON object, got {_json_type(document)}")
+def _parse_yaml(data: bytes, label: str) -> Any:
     try:
-        return msgspec.convert(_integral_floats_as_ints(document), Contract)
-    except msgspec.ValidationError as exc:
-        path, problem = _explain(str(exc), document)
-        raise ContractError(label, path, problem) from None
+        import yaml  # noqa: F401  (msgspec.yaml needs PyYAML)
+    except ImportError:
+        raise ContractError(label, None, "YAML contracts need the yaml extra: pip install 'agent-invariants[yaml]'") from None
+    try:
+        return msgspec.yaml.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ContractError(label, None, f"invalid YAML: {' '.join(str(exc).split())}") from None
 
 
 def _integral_floats_as_ints(value: Any) -> Any:
@@ -160,74 +226,4 @@ def _integral_floats_as_ints(value: Any) -> Any:
     return value
 
 
-def _explain(message: str, document: Any) -> tuple[str, str]:
-    """Turn msgspec's "<problem> - at `<path>`" into (path, a problem a person can act on)."""
-    problem, sep, path = message.rpartition(" - at `")
-    path = path.rstrip("`") if sep else "$"
-    if not sep:
-        problem = message
-    if problem.startswith("@"):
-        field, _, problem = problem[1:].partition(": ")
-        return f"{path}.{field}", problem
-    value = _lookup(document, path)
-    if problem.startswith("Invalid value") and path.endswith(".kind"):
-        kinds = list(RULE_KINDS)
-        return path, f"unknown rule kind {value!r}{_suggest(value, kinds)}; expected one of: {', '.join(kinds)}"
-    if problem.startswith("Object contains unknown field"):
-        field = problem.split("`")[1]
-        known = _known_fields(document, path)
-        hint = _suggest(field, known) if known else ""
-        return f"{path}.{field}", f"unknown field{hint}"
-    if problem.startswith("Object missing required field"):
-        return path, f"missing required field `{problem.split('`')[1]}`"
-    if problem.startswith("Invalid enum value") and path == "$.version":
-        return path, f"expected the number 1, got {_show(value)}"
-    got = "" if value is _MISSING else f", got {_show(value)}"
-    return path, f"{problem[:1].lower()}{problem[1:]}{got}"
-
-
-_MISSING = object()
-
-
-def _lookup(document: Any, path: str) -> Any:
-    value = document
-    for key, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:]):
-        try:
-            value = value[int(index)] if index else value[key]
-        except (KeyError, IndexError, TypeError):
-            return _MISSING
-    return value
-
-
-def _known_fields(document: Any, path: str) -> list[str]:
-    """Field names allowed at `path` (the root, a rule, a matcher or the compare block)."""
-    if path == "$":
-        return [field.encode_name for field in msgspec.structs.fields(Contract)]
-    if path == "$.compare":
-        return list(ComparePolicy.__struct_fields__)
-    rule_path = re.match(r"\$\.rules\[\d+\]", path)
-    rule = _lookup(document, rule_path.group(0)) if rule_path else None
-    kind = RULE_KINDS.get(rule.get("kind")) if isinstance(rule, dict) else None
-    if kind is None:
-        return []
-    if path == rule_path.group(0):
-        return [*kind.config_type.__struct_fields__, "kind"]
-    from agent_invariants.matchers import EventMatcher
-    return list(EventMatcher.__struct_fields__)
-
-
-def _suggest(word: Any, choices: list[str]) -> str:
-    if not isinstance(word, str):
-        return ""
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _show(value: Any) -> str:
-    text = msgspec.json.encode(value).decode()
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _json_type(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number", type(None): "null"}.get(type(value), "a value")
+_RULE_TYPES = {kind: rule.config_type for kind, rule in RULE_KINDS.items()}

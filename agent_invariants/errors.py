@@ -35,11 +35,23 @@ class TraceError(InputError):
 
 
 class ContractError(InputError):
-    """A contract that cannot be read or does not validate; `path` is a JSON path such as `$.rules[2].tool`."""
+    """A contract that cannot be read or does not validate.
 
-    def __init__(self, source: str, path: str | None, problem: str) -> None:
+    `path` is the JSON path of the (first) problem, such as `$.rules[2].tool`, and `line` its line
+    in the file when known. `problems` lists every problem found, as (path, problem, line); the
+    message has one line for each: `contract.json:14: $.rules[2].tool: must not be empty`.
+    """
+
+    def __init__(self, source: str, path: str | None, problem: str, line: int | None = None,
+                 more: list[tuple[str | None, str, int | None]] | None = None) -> None:
         self.source = source
         self.path = path
         self.problem = problem
-        prefix = f"{source}: {path}" if path else source
-        super().__init__(f"{prefix}: {problem}")
+        self.line = line
+        self.problems = [(path, problem, line), *(more or [])]
+        super().__init__("\n".join(_contract_line(source, *item) for item in self.problems))
+
+
+def _contract_line(source: str, path: str | None, problem: str, line: int | None) -> str:
+    where = source if line is None else f"{source}:{line}"
+    return f"{where}: {path}: {problem}" if path else f"{where}: {problem}"

@@ -30,11 +30,17 @@ class EventMatcher(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Which events a rule means: every key given must match."""
 
     type: MatcherType | UnsetType = UNSET
+    """The event's type (a glob, not trimmed)."""
     tool: Glob | UnsetType = UNSET
+    """The event's tool (a glob; never matches an event without a tool)."""
     ok: bool | UnsetType = UNSET
+    """The event's `ok`, compared exactly (an event without `ok` never matches)."""
     outcome_id: Glob | UnsetType = UNSET
+    """The event's outcome id (a glob)."""
     verdict: Verdict | UnsetType = UNSET
+    """The event's verdict, compared exactly."""
     claims_completion: bool | UnsetType = UNSET
+    """The event's `claims_completion`, compared exactly."""
 
     _strings: ClassVar[dict[str, tuple[str, bool]]] = {}
 

@@ -43,43 +43,68 @@ class Violation(msgspec.Struct, kw_only=True):
     trace file (an addition: absent for in-memory traces). Trace-wide violations have none of them."""
 
     rule_id: str
+    """Id of the broken rule."""
     rule_kind: str
+    """Kind of the broken rule, e.g. `require_approval`."""
     severity: Severity
+    """The rule's severity: `error` fails the check, `warning` does not."""
     message: str
+    """What went wrong, in one sentence (wording may change between versions)."""
     event_seq: int | float | UnsetType = UNSET
+    """`seq` of the offending event; absent for violations of the whole trace."""
     event_index: int | UnsetType = UNSET
+    """0-based position of the offending event among the trace's events."""
     line: int | UnsetType = UNSET
+    """Physical line of the offending event in the trace file (1-based); absent for in-memory traces."""
     evidence: dict[str, Any] | UnsetType = UNSET
+    """Facts behind the verdict; keys depend on the rule kind."""
 
 
 class RuleResult(msgspec.Struct, kw_only=True):
     """How one contract rule fared. `passed` is false on any violation, warnings included."""
 
     rule_id: str
+    """Id of the rule."""
     rule_kind: str
+    """Kind of the rule."""
     passed: bool
+    """True when the rule has no violation at all (warnings included)."""
     severity: Severity
+    """The rule's severity."""
     checked: int
+    """How many things the rule looked at (events, calls or claims, per kind)."""
     violations: list[Violation]
+    """The rule's violations, in the order the rule defines."""
 
 
 class TraceSummary(msgspec.Struct, kw_only=True):
     """Counts over a whole trace, computed in the same pass as the check."""
 
     events: int
+    """Number of events."""
     tool_calls: int
+    """Number of `tool.call` events."""
     tool_failures: int
+    """Number of `tool.result` events with `ok: false`."""
     tools: list[str]
+    """Distinct tool names of `tool.call` events, sorted by UTF-16 code units."""
     approvals_granted: int
+    """Number of `approval.granted` events not marked `approved: false`."""
     outcomes_satisfied: int
+    """Number of `outcome.observed` events with verdict `satisfied`."""
     outcomes_violated: int
+    """Number of `outcome.observed` events with verdict `violated`."""
     completion_claims: int
+    """Events with `claims_completion: true` or type `run.completed`."""
     final_outcome: str | None
+    """Verdict of the last `outcome.observed` event, or null (also when it has no verdict)."""
 
 
 class ContractRef(msgspec.Struct):
     name: str
+    """The contract's name."""
     version: int
+    """The contract version (1)."""
 
 
 class CheckReport(msgspec.Struct, kw_only=True):
@@ -88,14 +113,23 @@ class CheckReport(msgspec.Struct, kw_only=True):
     trace as the user named it."""
 
     schema: str
+    """Always `agent-invariants/check/v1`."""
     contract: ContractRef
+    """Which contract the trace was checked against."""
     passed: bool
+    """True when no error-severity rule was broken (warnings never fail)."""
     error_count: int
+    """Number of error-severity violations."""
     warning_count: int
+    """Number of warning-severity violations."""
     summary: TraceSummary
+    """Counts over the whole trace."""
     results: list[RuleResult]
+    """One result per contract rule, in contract order."""
     violations: list[Violation]
+    """Every violation of every rule, in contract order."""
     trace: str | UnsetType = UNSET
+    """The trace file as named by the user; absent for in-memory traces."""
 
 
 class Regression(msgspec.Struct, kw_only=True):
@@ -104,44 +138,68 @@ class Regression(msgspec.Struct, kw_only=True):
     violation, a new tool's first call, the last observed outcome."""
 
     kind: Literal["new_rule_failure", "contract_violation", "new_tool", "tool_call_increase", "outcome_regression"]
+    """What got worse: a rule, a new tool, call growth or the final outcome."""
     severity: Severity
+    """Always `error`: every regression makes the candidate incompatible."""
     message: str
+    """What got worse, in one sentence."""
     evidence: dict[str, Any]
+    """Facts behind the regression; keys depend on its kind."""
     event_seq: int | float | UnsetType = UNSET
+    """`seq` of the candidate event behind the regression, when there is one."""
     event_index: int | UnsetType = UNSET
+    """0-based position of that candidate event."""
     line: int | UnsetType = UNSET
+    """Physical line of that event in the candidate trace file."""
 
 
 class RuleChange(msgspec.Struct, kw_only=True):
     """(An addition.) One rule's state in baseline and candidate, so a reviewer sees what moved."""
 
     rule_id: str
+    """Id of the rule."""
     rule_kind: str
+    """Kind of the rule."""
     severity: Severity
+    """The rule's severity."""
     baseline: Literal["passed", "failed"]
+    """The rule's state in the baseline run."""
     candidate: Literal["passed", "failed"]
+    """The rule's state in the candidate run."""
     change: Literal["new", "fixed", "still_failing", "passing"]
+    """`new` (newly failing), `fixed`, `still_failing` or `passing`."""
     baseline_violations: int
+    """Number of violations in the baseline run."""
     candidate_violations: int
+    """Number of violations in the candidate run."""
 
 
 class CompareReport(msgspec.Struct, kw_only=True):
     """A candidate run compared with a baseline under one contract; `compatible` when nothing regressed."""
 
     schema: str
+    """Always `agent-invariants/compare/v1`."""
     contract: ContractRef
+    """Which contract both runs were checked against."""
     compatible: bool
+    """True when nothing regressed."""
     baseline: CheckReport
+    """The baseline run's check report."""
     candidate: CheckReport
+    """The candidate run's check report."""
     regressions: list[Regression]
+    """What the candidate made worse, in the documented order."""
     rule_changes: list[RuleChange]
+    """Every rule's state in both runs."""
 
 
 class BatchFailure(msgspec.Struct, kw_only=True):
     """A trace of a batch that could not be checked, with the one-line reason."""
 
     trace: str
+    """The trace that could not be checked."""
     error: str
+    """Why, in one line (file and line or JSON path included)."""
 
 
 class CheckBatchReport(msgspec.Struct, kw_only=True):
@@ -149,22 +207,37 @@ class CheckBatchReport(msgspec.Struct, kw_only=True):
     when every trace was read and passed; `reports` in the order the traces were named."""
 
     schema: str
+    """Always `agent-invariants/check-batch/v1`."""
     contract: ContractRef
+    """Which contract the traces were checked against."""
     passed: bool
+    """True when every trace was read and passed."""
     traces: int
+    """Number of traces named."""
     error_count: int
+    """Error-severity violations over all traces."""
     warning_count: int
+    """Warning-severity violations over all traces."""
     reports: list[CheckReport]
+    """One check report per readable trace, in the order the traces were named."""
     failures: list[BatchFailure]
+    """Traces that could not be read."""
 
 
 class CompareBatchReport(msgspec.Struct, kw_only=True):
     """Several candidate runs compared with their baselines under one contract."""
 
     schema: str
+    """Always `agent-invariants/compare-batch/v1`."""
     contract: ContractRef
+    """Which contract the runs were checked against."""
     compatible: bool
+    """True when every pair was read and nothing regressed."""
     pairs: int
+    """Number of (baseline, candidate) pairs."""
     regressions: int
+    """Regressions over all pairs."""
     reports: list[CompareReport]
+    """One compare report per readable pair."""
     failures: list[BatchFailure]
+    """Pairs whose traces could not be read."""

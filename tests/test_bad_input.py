@@ -84,7 +84,7 @@ def trace_problem(message: str, name: str, line: int, tmp_path: Path) -> str:
 
 def contract_problem(message: str, name: str, paths: tuple[str, ...], tmp_path: Path) -> str:
     """Assert `<name>: <json path>: <problem>` with the path one of `paths`; return path + problem."""
-    found = re.fullmatch(rf"{_name(name, tmp_path)}: (\$\S*): (\S.*)", message)
+    found = re.fullmatch(rf"{_name(name, tmp_path)}(?::\d+)?: (\$\S*): (\S.*)", message)
     assert found, f"expected '{name}: {paths[0]}: <what is wrong>', got {message!r}"
     assert found[1] in paths, f"expected JSON path {' or '.join(paths)}, got {message!r}"
     return f"{found[1]}: {found[2]}"
