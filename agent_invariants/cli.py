@@ -214,6 +214,20 @@ def summary(
     _write(to_json(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), None)
 
 
+@app.command()
+def explain(kind: Annotated[Optional[str], typer.Argument(help="A rule kind, e.g. require_approval.")] = None) -> None:
+    """List the rule kinds, or print one kind's manual (fields, semantics, examples)."""
+    from agent_invariants.explain import explain_kind, list_kinds
+
+    if kind is None:
+        _write(list_kinds(), None)
+        return
+    try:
+        _write(explain_kind(kind), None)
+    except KeyError as exc:
+        _fail(exc.args[0])
+
+
 @app.command("version", hidden=True)
 def version_command() -> None:
     """Print the version."""

@@ -5,8 +5,9 @@
 
 The structs are the single source: msgspec turns them into JSON Schema, and this module adds
 what msgspec leaves out: each field's docstring as its `description` (every property gets one),
-and regex anchors JSON Schema understands (Python's `\\Z` is written `$`, which means the same
-in ECMA-262 without the multiline flag). A contract that starts with
+and an end anchor every validator reads alike: Python's `\\Z` becomes `(?![\\s\\S])`, since `$`
+also matches before a final newline in Python's `re` (which Python validators use) but not in
+ECMA-262 (which editors use). A contract that starts with
 `"$schema": "<CONTRACT_SCHEMA_URL>"` is validated and completed by editors such as VS Code.
 """
 from __future__ import annotations
@@ -51,13 +52,13 @@ def generate() -> dict[str, dict[str, Any]]:
     out = {}
     for name, (struct, title) in _targets().items():
         schema = msgspec.json.schema(struct)
-        _describe_fields(schema.get("$defs", {}), _structs(struct))
+        describe_fields(schema.get("$defs", {}), structs_of(struct))
         _fix_patterns(schema)
         out[name] = {"$schema": DRAFT, "$id": BASE_URL + name, "title": title, **schema}
     return out
 
 
-def _structs(root: Any) -> dict[str, type]:
+def structs_of(root: Any) -> dict[str, type]:
     """Every Struct class reachable from `root`, by name (as msgspec names its $defs)."""
     found: dict[str, type] = {}
 
@@ -75,7 +76,7 @@ def _structs(root: Any) -> dict[str, type]:
     return found
 
 
-def _describe_fields(definitions: dict[str, Any], structs: dict[str, type]) -> None:
+def describe_fields(definitions: dict[str, Any], structs: dict[str, type]) -> None:
     """Give every property a description: the field's docstring, then its type's, if any."""
     for name, definition in definitions.items():
         struct = structs.get(name)
@@ -121,7 +122,7 @@ def _fallback(field: str) -> str:
 def _fix_patterns(node: Any) -> None:
     if isinstance(node, dict):
         if isinstance(node.get("pattern"), str) and node["pattern"].endswith("\\Z"):
-            node["pattern"] = node["pattern"][:-2] + "$"
+            node["pattern"] = node["pattern"][:-2] + "(?![\\s\\S])"
         for value in node.values():
             _fix_patterns(value)
     elif isinstance(node, list):

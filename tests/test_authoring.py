@@ -1,0 +1,116 @@
+"""Writing contracts: every problem at once with line and suggestion, explain, YAML contracts."""
+from __future__ import annotations
+
+import json
+import sys
+
+from support import EXAMPLES
+
+from agent_invariants import load_contract
+from agent_invariants.rules import RULE_KINDS
+
+THREE_MISTAKES = """{
+  "version": 1,
+  "name": "three-mistakes",
+  "rules": [
+    {"id": "retries", "kind": "retry_limit", "max_attempt": 3},
+    {"id": "no-shell", "kind": "deny_tol", "tool": "shell.*"},
+    {"id": "calibrated", "kind": "confidence_requires_outcome", "threshold": 1.5}
+  ]
+}
+"""
+
+
+def test_three_mistakes_give_three_precise_lines(cli, write):
+    write("contract.json", THREE_MISTAKES)
+    result = cli("check", "--contract", "contract.json", "--trace", "-", stdin="")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "agent-invariants: contract.json:5: $.rules[0].max_attempt: unknown field (did you mean 'max_attempts'?)",
+        "agent-invariants: contract.json:6: $.rules[1].kind: unknown rule kind \"deny_tol\" (did you mean "
+        "'deny_tool'?); expected one of: " + ", ".join(RULE_KINDS),
+        "agent-invariants: contract.json:7: $.rules[2].threshold: expected `float` <= 1.0, got 1.5",
+    ]
+
+
+def test_problems_in_nested_matchers_and_compare_are_all_listed(cli, write):
+    write("contract.json", """{
+  "version": 1,
+  "name": "  ",
+  "rules": [
+    {"id": "order", "kind": "require_order",
+     "before": {"typ": "policy.checked"},
+     "after": {"type": "tool.call", "ok": "yes"}}
+  ],
+  "compare": {"max_tool_call_increase_percent": -1, "fail_on_new_tool": true}
+}
+""")
+    result = cli("validate", "--contract", "contract.json")
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert "agent-invariants: contract.json:6: $.rules[0].before.typ: unknown field (did you mean 'type'?)" in lines
+    assert "agent-invariants: contract.json:7: $.rules[0].after.ok: expected `bool`, got `str`" in lines
+    assert any(line.startswith("agent-invariants: contract.json:9: $.compare.max_tool_call_increase_percent:")
+               for line in lines)
+    assert ("agent-invariants: contract.json:9: $.compare.fail_on_new_tool: unknown field "
+            "(did you mean 'fail_on_new_tools'?)") in lines
+
+
+def test_explain_lists_kinds_and_prints_a_manual(cli):
+    listing = cli("explain")
+    assert listing.returncode == 0
+    assert [line.split()[0] for line in listing.stdout.splitlines()[:12]] == list(RULE_KINDS)
+    manual = cli("explain", "require_approval")
+    assert manual.returncode == 0
+    for section in ("## What it checks", "## Why it matters", "## Failing trace", "## Passing trace", "## Options",
+                    "## Known limits", "## Fields"):
+        assert section in manual.stdout
+    assert "- `within_events` (integer 1..100000):" in manual.stdout
+    unknown = cli("explain", "deny_tol")
+    assert unknown.returncode == 2 and "did you mean 'deny_tool'" in unknown.stderr
+
+
+def test_yaml_contract_loads_like_the_json_one(tmp_path):
+    import yaml
+
+    document = json.loads((EXAMPLES / "refund-desk/contract.json").read_text())
+    path = tmp_path / "contract.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    assert load_contract(path) == load_contract(EXAMPLES / "refund-desk/contract.json")
+
+
+def test_yaml_problems_name_path_and_line(cli, write):
+    write("contract.yml", """version: 1
+name: yaml-contract
+rules:
+  - id: retries
+    kind: retry_limit
+    max_attempts: 0
+  - id: no-shell
+    kind: deny_tool
+    tool: "  "
+""")
+    result = cli("validate", "--contract", "contract.yml")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "agent-invariants: contract.yml:6: $.rules[0].max_attempts: expected `int` >= 1, got 0",
+        "agent-invariants: contract.yml:9: $.rules[1].tool: must not be empty or only whitespace",
+    ]
+    broken = write("broken.yaml", "version: 1\nrules: [\n")
+    result = cli("validate", "--contract", str(broken))
+    assert result.returncode == 2 and result.stderr.startswith(f"agent-invariants: {broken}: invalid YAML:")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_yaml_without_the_extra_says_how_to_install_it(tmp_path):
+    import subprocess
+
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\nname: x\nrules: []\n")
+    code = ("import sys; sys.modules['yaml'] = None\n"
+            "from agent_invariants.cli import main\n"
+            f"main(['validate', '--contract', {str(path)!r}])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"agent-invariants: {path}: YAML contracts need the yaml extra: "
+                                     "pip install 'agent-invariants[yaml]'")

@@ -1,0 +1,110 @@
+"""Rule packs: each pack's example traces pass and fail as its doc says; extends merges,
+overrides, and refuses cycles and missing packs with a clear error."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from support import REPO, events
+
+from agent_invariants import check_trace, load_contract
+from agent_invariants.errors import ContractError
+from agent_invariants.packs import available_packs
+
+PACKS = REPO / "rules"
+
+
+def test_the_six_documented_packs_ship():
+    assert available_packs() == sorted(["payments", "stop-and-revocation", "no-shell-or-admin", "retry-discipline",
+                                        "completion-needs-evidence", "tool-hygiene"])
+
+
+@pytest.mark.parametrize("pack", sorted(p.stem for p in PACKS.glob("*.json")))
+def test_pack_examples_pass_and_fail_as_documented(pack):
+    contract = load_contract({"version": 1, "name": f"uses-{pack}", "extends": [f"agent-invariants:{pack}"]})
+    pack_rules = [rule["id"] for rule in json.loads((PACKS / f"{pack}.json").read_text())["rules"]]
+    assert [rule.id for rule in contract.rules] == pack_rules
+
+    passing = check_trace(contract, str(PACKS / "examples" / f"{pack}-pass.jsonl"))
+    assert passing.passed and passing.violations == [], passing.violations
+
+    failing = check_trace(contract, str(PACKS / "examples" / f"{pack}-fail.jsonl"))
+    documented = (PACKS / f"{pack}.md").read_text()
+    said_to_fail = re.search(r"fails (.*?)\.\n", documented, re.S).group(1)
+    expected = {rule_id for rule_id in pack_rules if rule_id in said_to_fail}
+    assert expected, f"{pack}.md names no failing rule"
+    assert {result.rule_id for result in failing.results if not result.passed} == expected
+
+
+def test_two_packs_and_an_override_give_the_effective_rules(cli, write):
+    write("contract.json", {
+        "version": 1, "name": "refund-desk",
+        "extends": ["agent-invariants:payments", "agent-invariants:no-shell-or-admin"],
+        "rules": [
+            {"id": "payments.need-approval", "kind": "require_approval", "tool": "payments.*", "within_events": 5},
+            {"id": "house.no-mail", "kind": "deny_tool", "tool": "mail.send"},
+        ],
+    })
+    result = cli("validate", "--contract", "contract.json")
+    assert result.returncode == 0, result.stderr
+    effective = json.loads(result.stdout)["contract"]
+    assert "extends" not in effective
+    ids = [rule["id"] for rule in effective["rules"]]
+    assert ids == ["payments.need-approval", "payments.no-repeat", "payments.result-read",
+                   "no-shell.shell", "no-shell.terminal", "no-shell.exec", "no-shell.admin", "no-shell.sudo",
+                   "no-shell.raw-sql", "house.no-mail"]
+    assert effective["rules"][0] == {"id": "payments.need-approval", "kind": "require_approval",
+                                     "tool": "payments.*", "within_events": 5}
+
+
+def test_relative_pack_paths_nested_extends_and_later_packs_override_earlier(tmp_path, write):
+    write("packs/base.json", {"rules": [{"id": "a", "kind": "deny_tool", "tool": "one.*"},
+                                        {"id": "b", "kind": "deny_tool", "tool": "two.*"}]})
+    write("packs/stricter.json", {"extends": ["base.json"],
+                                  "rules": [{"id": "b", "kind": "deny_tool", "tool": "*"}]})
+    path = write("team/contract.json", {"version": 1, "name": "x", "extends": ["../packs/stricter.json"],
+                                        "rules": [{"id": "c", "kind": "deny_tool", "tool": "three.*"}]})
+    contract = load_contract(path)
+    assert [(rule.id, rule.tool) for rule in contract.rules] == [("a", "one.*"), ("b", "*"), ("c", "three.*")]
+    report = check_trace(contract, events({"type": "tool.call", "tool": "zzz"}))
+    assert [v.rule_id for v in report.violations] == ["b"]
+
+
+def test_extends_cycle_is_an_error(write):
+    write("a.json", {"extends": ["b.json"], "rules": []})
+    write("b.json", {"extends": ["a.json"], "rules": []})
+    path = write("contract.json", {"version": 1, "name": "x", "extends": ["a.json"]})
+    with pytest.raises(ContractError, match=r"extends cycle: a\.json -> b\.json -> a\.json"):
+        load_contract(path)
+
+
+def test_missing_packs_name_the_extends_entry(write):
+    path = write("contract.json", {"version": 1, "name": "x", "extends": ["agent-invariants:payments", "nope.json"]})
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert caught.value.path == "$.extends[1]" and "nope.json" in caught.value.problem
+    with pytest.raises(ContractError, match="unknown pack 'agent-invariants:payment'.*agent-invariants:payments"):
+        load_contract({"version": 1, "name": "x", "extends": ["agent-invariants:payment"]})
+
+
+def test_a_broken_pack_is_reported_in_its_own_file_with_the_line(write, cli):
+    write("pack.json", '{\n  "rules": [\n    {"id": "x", "kind": "deny_tool", "tol": "shell.*"}\n  ]\n}\n')
+    write("contract.json", {"version": 1, "name": "x", "extends": ["pack.json"]})
+    result = cli("check", "--contract", "contract.json", "--trace", "-", stdin="")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"agent-invariants: {cli.cwd / 'pack.json'}:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
+
+
+def test_extends_needs_at_least_one_rule_in_the_end(write):
+    write("empty.json", {"rules": []})
+    path = write("contract.json", {"version": 1, "name": "x", "extends": ["empty.json"]})
+    with pytest.raises(ContractError, match="at least one rule"):
+        load_contract(path)
+
+
+def test_contract_without_extends_still_needs_rules():
+    with pytest.raises(ContractError) as caught:
+        load_contract({"version": 1, "name": "x", "rules": []})
+    assert caught.value.path == "$.rules"
