@@ -103,6 +103,18 @@ def load_contract(source: Contract | Mapping[str, Any] | bytes | str | os.PathLi
     """Load and validate a contract from a path (JSON, or YAML with the yaml extra), JSON bytes
     or an already-parsed mapping. Packs named in `extends` are merged in (paths are relative to
     the contract's file, or to the current directory for bytes and mappings)."""
+    try:
+        return _load_any(source, name)
+    except RecursionError:
+        raise ContractError(name or _label(source), None, "nested too deeply to read "
+                                                          "(more than about 1,000 levels)") from None
+
+
+def _label(source: Any) -> str:
+    return "contract" if isinstance(source, (Mapping, bytes, bytearray, memoryview)) else os.fspath(source)
+
+
+def _load_any(source: Any, name: str | None) -> Contract:
     if isinstance(source, Contract):
         return source
     if isinstance(source, Mapping):

@@ -239,8 +239,16 @@ def _check_utf16_lengths(event: Event) -> None:
             raise _Invalid(f"$.{name}: must be at most {limit} characters, got {utf16_len(value)}")
 
 
-def _describe(error: msgspec.MsgspecError) -> str:
+_TOO_DEEP = "invalid JSON: nested too deeply to read (more than about 1,000 levels)"
+_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _describe(error: Exception) -> str:
     """msgspec's "Expected `str`, got `int` - at `$.tool`" as "$.tool: expected `str`, got `int`"."""
+    if isinstance(error, RecursionError):
+        return _TOO_DEEP
     text = str(error)
     if not isinstance(error, msgspec.ValidationError):
         return _describe_syntax(text)
@@ -408,7 +416,7 @@ class TraceFile(TraceSource):
                 lineno += 1
                 try:
                     event = decode(raw)
-                except msgspec.DecodeError as exc:
+                except (msgspec.DecodeError, RecursionError) as exc:
                     event = self._retry_line(raw, lineno, exc, batch, done)
                     if event is None:
                         skipped += 1
@@ -477,13 +485,13 @@ class TraceFile(TraceSource):
         return self._fail(line, f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit "
                                 "(raise it with --max-line-bytes)")
 
-    def _retry_line(self, raw: bytes, lineno: int, error: msgspec.DecodeError, batch: list[Event],
+    def _retry_line(self, raw: bytes, lineno: int, error: Exception, batch: list[Event],
                     done: int) -> Event | None:
         """A line the strict decoder refused: read it laxly (seq `3.0`, out-of-range values to
         explain later), skip it if blank or a comment, decode it JS-trimmed, or explain."""
         try:
             return _decode_lax_event(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             error = exc
         try:
             text = raw.decode("utf-8")
@@ -495,11 +503,15 @@ class TraceFile(TraceSource):
         if trimmed != text.strip(" \t\r\n"):
             try:
                 return _decode_lax_event(trimmed.encode("utf-8"))
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
                 error = exc
-        problem = _describe(error)
-        if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
-            problem += " (each event must be one JSON object on one line)"
+        if _LONE_SURROGATE.search(raw):
+            problem = ("invalid JSON: a lone UTF-16 surrogate escape (such as \\ud800) is not a character; "
+                       "traces must be valid Unicode")
+        else:
+            problem = _describe(error)
+            if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
+                problem += " (each event must be one JSON object on one line)"
         raise self._fail_after_times(batch, done, lineno, problem)
 
     def _array_events(self, data: bytes) -> Iterator[Event]:
@@ -509,6 +521,8 @@ class TraceFile(TraceSource):
             items = msgspec.json.decode(body, type=list[Raw])
         except msgspec.DecodeError as exc:
             items = self._retry_array(body, exc)
+        except RecursionError:
+            raise self._fail(None, _TOO_DEEP) from None
         prev: int | float = -1
         line, pos = 1, 0
         offset = None
@@ -519,7 +533,7 @@ class TraceFile(TraceSource):
             try:
                 event = _decode_lax_event(item)
                 prev = _accept(event, bytes(item), prev)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
                 raise self._fail(line, f"item {index}: {_describe(exc)}") from None
             except _Invalid as exc:
                 raise self._fail(line, f"item {index}: {exc}") from None
@@ -539,6 +553,8 @@ class TraceFile(TraceSource):
                 return msgspec.json.decode(trimmed.encode("utf-8"), type=list[Raw])
             except msgspec.DecodeError as exc:
                 error = exc
+            except RecursionError:
+                raise self._fail(None, _TOO_DEEP) from None
         found = re.search(r"\(byte (\d+)\)", str(error))
         line = body.count(b"\n", 0, int(found.group(1))) + 1 if found else body.count(b"\n") + 1
         return _raise(self._fail(line, _describe_syntax(str(error))))
@@ -587,9 +603,10 @@ class EventList(TraceSource):
                 raw = item if isinstance(item, bytes) else encode(item)
                 event = _decode_lax_event(raw)
                 prev = _accept(event, raw, prev)
-            except (msgspec.DecodeError, msgspec.EncodeError, TypeError) as exc:
-                raise TraceError(where, None, _describe(exc) if isinstance(exc, msgspec.DecodeError)
-                                 else f"not a JSON event object: {exc}") from None
+            except (msgspec.DecodeError, RecursionError) as exc:
+                raise TraceError(where, None, _describe(exc)) from None
+            except (msgspec.EncodeError, TypeError, OverflowError, ValueError) as exc:
+                raise TraceError(where, None, f"not a JSON event object: {exc}") from None
             except _Invalid as exc:
                 raise TraceError(where, None, str(exc)) from None
             yield event

@@ -5,10 +5,13 @@ of characters, `?` exactly one; neither matches a line terminator (`\\n`, `\\r`,
 `?` matches one UTF-16 code unit, so an emoji needs `??`. A missing value never matches, not even
 `*`. `. + ( ) [ ] { } | ^ $ \\` are plain characters: a pattern is never a regular expression.
 
-Matching runs in time linear in the subject for the common case (no line terminators in the
-subject): the pattern is cut at its stars and each piece is found leftmost, which is exact for
-globs and cannot backtrack catastrophically. Subjects that do hold line terminators go through a
-small automaton, O(len(subject) x len(pattern)). Compiled patterns are cached.
+Matching stays linear in the subject, whatever the pattern:
+- a pattern with at most one `*` becomes one anchored regular expression (a single `[^...]*`
+  cannot backtrack more than once over the subject);
+- with several stars, the pattern is cut at its stars and each piece is found leftmost, which is
+  exact for globs, after a quick test that every literal piece occurs at all; a subject that
+  holds a line terminator goes through a small automaton instead, O(subject x pattern).
+Compiled patterns are cached.
 """
 import re
 from collections.abc import Callable
@@ -19,6 +22,7 @@ __all__ = ("compile_glob", "glob_matches")
 
 Matcher = Callable[[str], bool]
 
+_NOT_LINE_END = "[^\n\r\u2028\u2029]"
 _LINE_TERMINATORS = frozenset("\n\r\u2028\u2029")
 _HAS_LINE_TERMINATOR = re.compile("[\n\r\u2028\u2029]").search
 _CACHE: dict[str, Matcher] = {}
@@ -45,37 +49,60 @@ def compile_glob(pattern: str) -> Matcher:
 def _compile(pattern: str) -> Matcher:
     units = utf16_units(pattern)
     if "*" not in units and "?" not in units:
-        return lambda subject: utf16_units(subject) == units
-    tokens = tuple(units)
-    pieces = [_Piece(text) for text in units.split("*")]
+        return lambda subject: (subject if subject.isascii() else utf16_units(subject)) == units
+    if units.count("*") <= 1:
+        fullmatch = re.compile("".join(
+            f"{_NOT_LINE_END}*" if char == "*" else _NOT_LINE_END if char == "?" else re.escape(char)
+            for char in units), re.DOTALL).fullmatch
+        return lambda subject: fullmatch(subject if subject.isascii() else utf16_units(subject)) is not None
+    return _ManyStars(units)
 
-    def match(subject: str) -> bool:
-        subject = utf16_units(subject)
+
+class _ManyStars:
+    """A pattern with two or more stars."""
+
+    __slots__ = ("tokens", "pieces", "literals")
+
+    def __init__(self, units: str) -> None:
+        self.tokens = tuple(units)
+        self.pieces = [_Piece(text) for text in units.split("*")]
+        # literal stretches every match must contain: a cheap first test
+        self.literals = [part for text in units.split("*") for part in text.split("?") if part]
+
+    def __call__(self, subject: str) -> bool:
+        if not subject.isascii():
+            subject = utf16_units(subject)
+        for literal in self.literals:
+            if literal not in subject:
+                return False
         if _HAS_LINE_TERMINATOR(subject):
-            return _automaton_match(tokens, subject)
-        return _pieces_match(pieces, subject)
-
-    return match
+            return _automaton_match(self.tokens, subject)
+        return _pieces_match(self.pieces, subject)
 
 
 class _Piece:
     """A star-free stretch of a pattern; `?` in it matches any one character."""
 
-    __slots__ = ("text", "size", "_regex")
+    __slots__ = ("text", "size", "_regex", "_wild")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.size = len(text)
+        self._wild = bool(text) and set(text) == {"?"}   # only ?s: any `size` characters
         self._regex = None
-        if "?" in text:
+        if "?" in text and not self._wild:
             self._regex = re.compile("".join("." if c == "?" else re.escape(c) for c in text), re.DOTALL)
 
     def at(self, subject: str, pos: int) -> bool:
+        if self._wild:
+            return pos + self.size <= len(subject)
         if self._regex is None:
             return subject.startswith(self.text, pos)
         return self._regex.match(subject, pos, pos + self.size) is not None
 
     def find(self, subject: str, start: int, end: int) -> int:
+        if self._wild:
+            return start if start + self.size <= end else -1
         if self._regex is None:
             return subject.find(self.text, start, end)
         found = self._regex.search(subject, start, end)
@@ -85,8 +112,6 @@ class _Piece:
 def _pieces_match(pieces: list[_Piece], subject: str) -> bool:
     """Anchored match of a pattern with `len(pieces) - 1` stars against a subject without line breaks."""
     first, last = pieces[0], pieces[-1]
-    if len(pieces) == 1:
-        return len(subject) == first.size and first.at(subject, 0)
     end = len(subject) - last.size
     if end < first.size or not first.at(subject, 0) or not last.at(subject, end):
         return False
