@@ -263,6 +263,16 @@ def init(directory: Annotated[Path, typer.Argument(help="Where to write the file
     print(f"Try: {PROG} check --contract {targets[0][0]} --trace {targets[1][0]}")
 
 
+@app.command()
+def serve() -> None:
+    """Run the MCP server on standard input and output (needs: pip install 'agent-invariants[mcp]')."""
+    from agent_invariants import mcp_server
+
+    if not mcp_server.sdk_available():
+        _fail("the MCP server needs the mcp extra: pip install 'agent-invariants[mcp]'")
+    mcp_server.serve()
+
+
 class _SarifOptions(NamedTuple):
     contract_path: Path
     contract: object

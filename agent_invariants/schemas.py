@@ -23,7 +23,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ("CONTRACT_SCHEMA_URL", "SCHEMAS", "generate", "main")
+__all__ = ("CONTRACT_SCHEMA_URL", "SCHEMAS", "describe_fields", "generate", "main", "portable_patterns",
+           "structs_of")
 
 BASE_URL = "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/"
 CONTRACT_SCHEMA_URL = BASE_URL + "contract-v1.schema.json"
@@ -53,7 +54,7 @@ def generate() -> dict[str, dict[str, Any]]:
     for name, (struct, title) in _targets().items():
         schema = msgspec.json.schema(struct)
         describe_fields(schema.get("$defs", {}), structs_of(struct))
-        _fix_patterns(schema)
+        portable_patterns(schema)
         out[name] = {"$schema": DRAFT, "$id": BASE_URL + name, "title": title, **schema}
     return out
 
@@ -119,15 +120,17 @@ def _fallback(field: str) -> str:
     return field.replace("_", " ").capitalize() + "."
 
 
-def _fix_patterns(node: Any) -> None:
+def portable_patterns(node: Any) -> Any:
+    """Rewrite (in place, and return) every `pattern` ending in Python's `\\Z` for any validator."""
     if isinstance(node, dict):
         if isinstance(node.get("pattern"), str) and node["pattern"].endswith("\\Z"):
             node["pattern"] = node["pattern"][:-2] + "(?![\\s\\S])"
         for value in node.values():
-            _fix_patterns(value)
+            portable_patterns(value)
     elif isinstance(node, list):
         for value in node:
-            _fix_patterns(value)
+            portable_patterns(value)
+    return node
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -113,8 +113,11 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Fields every rule has. `severity` absent means `error`; a warning never fails a check."""
 
     id: RuleId
+    """Names the rule in every report; unique within the contract."""
     severity: Severity | UnsetType = UNSET
+    """`error` (the default) fails the check; `warning` is reported but never fails it."""
     description: Text | UnsetType = UNSET
+    """What the rule protects, for people reading the contract; not used by the check."""
 
     _strings: ClassVar[dict[str, tuple[str, bool]]] = {}
 

@@ -1,0 +1,479 @@
+"""The MCP server (`agent-invariants serve`), driven the way MCP clients drive it.
+
+Each test starts `python -m agent_invariants serve` as a subprocess and talks to it with the SDK's
+own stdio client: tools and prompt listed with their schemas and annotations, each tool called on
+the bundled refund-desk example and compared with the CLI's `--format json` report, bad input
+answered by a precise tool error after which the same session still works, and standard output
+carrying nothing but JSON-RPC. Without the `mcp` extra, `serve` exits 2 with a one-line hint.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.metadata
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from agent_invariants.mcp_server import INSTRUCTIONS, MAX_EVENTS, PROMPT_NAME, TOOLS
+from agent_invariants.rules import RULE_KINDS
+from agent_invariants.schemas import generate
+from support import EXAMPLES, REPO
+
+REFUND = EXAMPLES / "refund-desk"
+CONTRACT_PATH = REFUND / "contract.json"
+BASELINE_PATH = REFUND / "baseline.jsonl"
+CANDIDATE_PATH = REFUND / "candidate.jsonl"
+
+VALIDATE, CHECK, COMPARE, SUMMARIZE = (
+    "agent_invariants_validate_contract",
+    "agent_invariants_check_trace",
+    "agent_invariants_compare_traces",
+    "agent_invariants_summarize_trace",
+)
+HINT = "agent-invariants: the MCP server needs the mcp extra: pip install 'agent-invariants[mcp]'\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """A JSONL trace as the list of event objects a client would send (blank and `#` lines skipped)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+CONTRACT: dict[str, Any] = json.loads(CONTRACT_PATH.read_text(encoding="utf-8"))
+BASELINE = read_events(BASELINE_PATH)
+CANDIDATE = read_events(CANDIDATE_PATH)
+
+
+def cli_json(*args: str) -> tuple[int, Any]:
+    """Run the CLI and parse its JSON output: (exit code, report)."""
+    proc = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def without_file_keys(report: dict[str, Any]) -> dict[str, Any]:
+    """A CLI report for files minus what only a file has: each check report's `trace` and the `line`
+    of violations and regressions. Everything else must match the in-memory report exactly."""
+    report = copy.deepcopy(report)
+    compare = report["schema"] == "agent-invariants/compare/v1"
+    for check in [report["baseline"], report["candidate"]] if compare else [report]:
+        del check["trace"]
+        for violation in check["violations"] + [v for result in check["results"] for v in result["violations"]]:
+            violation.pop("line", None)
+    for regression in report.get("regressions", []):
+        regression.pop("line", None)
+    return report
+
+
+def undescribed(schema: Any, path: str = "$") -> list[str]:
+    """Paths of properties without a description, anywhere in a JSON Schema."""
+    missing: list[str] = []
+    if isinstance(schema, dict):
+        for name, prop in schema.get("properties", {}).items():
+            if not (isinstance(prop, dict) and prop.get("description")):
+                missing.append(f"{path}.properties.{name}")
+        for key, value in schema.items():
+            missing += undescribed(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            missing += undescribed(value, f"{path}[{index}]")
+    return missing
+
+
+@asynccontextmanager
+async def server_session() -> AsyncIterator[ClientSession]:
+    """An initialised client session with a fresh `python -m agent_invariants serve`; on exit,
+    checks that the server wrote no traceback to stderr."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "agent_invariants", "serve"], cwd=str(REPO))
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read_stream, write_stream), \
+                ClientSession(read_stream, write_stream) as session:
+            await session.initialize()
+            yield session
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert "Traceback" not in stderr, stderr
+
+
+def run(scenario: Callable[[ClientSession], Any]) -> None:
+    """Run an async scenario against a fresh server (a minute at most)."""
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with server_session() as session:
+                await scenario(session)
+
+    anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    """The readable text: an error's only block, or the first block of a success."""
+    assert result.content and all(block.type == "text" for block in result.content), result.content
+    assert len(result.content) == (1 if result.is_error else 2), result.content
+    return result.content[0].text
+
+
+async def ok_call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> tuple[Any, str]:
+    """Call a tool that must succeed: (structured content, text). The second text block is the
+    structured content as JSON, for clients that do not read structured content."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert json.loads(result.content[1].text) == result.structured_content
+    return result.structured_content, text_of(result)
+
+
+async def error_call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    """Call a tool that must fail with a tool error: its text."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, result
+    assert result.structured_content is None
+    return text_of(result)
+
+
+# ----------------------------------------------------------------------------------------------
+# listing
+
+
+def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations() -> None:
+    async def scenario(session: ClientSession) -> None:
+        info = session.initialize_result
+        assert info is not None
+        assert info.server_info.name == "agent-invariants"
+        assert info.server_info.version == importlib.metadata.version("agent-invariants")
+        assert info.instructions == INSTRUCTIONS
+        for tool in TOOLS:
+            assert tool in info.instructions
+
+        tools = (await session.list_tools()).tools
+        assert [tool.name for tool in tools] == [VALIDATE, CHECK, COMPARE, SUMMARIZE]
+        params = {VALIDATE: ["contract"], CHECK: ["contract", "events"],
+                  COMPARE: ["contract", "baseline", "candidate"], SUMMARIZE: ["events"]}
+        for tool in tools:
+            schema = tool.input_schema
+            assert schema["type"] == "object" and schema["required"] == params[tool.name], tool.name
+            assert list(schema["properties"]) == params[tool.name]
+            assert schema["additionalProperties"] is False
+            assert undescribed(schema) == [], tool.name
+            jsonschema.Draft202012Validator.check_schema(schema)
+            for name in params[tool.name]:
+                if name != "contract":
+                    assert schema["properties"][name]["maxItems"] == MAX_EVENTS
+            assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
+            jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+            annotations = tool.annotations
+            assert annotations is not None
+            assert (annotations.read_only_hint, annotations.idempotent_hint, annotations.open_world_hint,
+                    annotations.destructive_hint) == (True, True, False, False), tool.name
+            assert tool.title and tool.description, tool.name
+            for words in ("Use it", "Returns", "Read-only and deterministic"):
+                assert words in tool.description, (tool.name, words)
+
+        by_name = {tool.name: tool for tool in tools}
+        check_schema = by_name[CHECK].input_schema
+        # The generated schema accepts the example and knows every rule kind and event field.
+        jsonschema.validate({"contract": CONTRACT, "events": CANDIDATE}, check_schema)
+        defs = check_schema["$defs"]
+        kinds = {d["properties"]["kind"]["enum"][0] for d in defs.values() if "kind" in d.get("properties", {})}
+        assert kinds == set(RULE_KINDS)
+        assert {"seq", "type", "tool", "call_id", "approval_id", "verdict", "confidence"} <= set(
+            defs["Event"]["properties"])
+        assert "seq" in defs["Event"]["required"] and "type" in defs["Event"]["required"]
+        assert "strictly increasing" in defs["Event"]["properties"]["seq"]["description"]
+        assert "Glob" in defs["DenyToolConfig"]["properties"]["tool"]["description"]
+        # The same structs, described the same way as the published JSON Schemas (schemas/).
+        published = generate()
+        assert defs["Event"] == published["event-v1.schema.json"]["$defs"]["Event"]
+        assert defs["Contract"] == published["contract-v1.schema.json"]["$defs"]["Contract"]
+        assert "fails when the agent calls a tool" in defs["DenyToolConfig"]["properties"]["kind"]["description"]
+        assert by_name[COMPARE].output_schema["properties"]["compatible"]["type"] == "boolean"
+        assert "including that `seq` strictly increases" in by_name[SUMMARIZE].description
+
+    run(scenario)
+
+
+def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
+    async def scenario(session: ClientSession) -> None:
+        prompts = (await session.list_prompts()).prompts
+        assert [prompt.name for prompt in prompts] == [PROMPT_NAME]
+        arguments = {argument.name: argument for argument in prompts[0].arguments or []}
+        assert arguments["rules"].required is True and arguments["rules"].description
+        assert prompts[0].description
+
+        description = "Never run shell commands. Refunds need a supervisor's approval first."
+        result = await session.get_prompt(PROMPT_NAME, {"rules": description, "name": "refund-desk"})
+        assert len(result.messages) == 1 and result.messages[0].role == "user"
+        text = result.messages[0].content.text
+        assert description in text and '"refund-desk"' in text
+        for kind in RULE_KINDS:
+            assert f"`{kind}`" in text, kind
+        assert VALIDATE in text and CHECK in text
+        assert '"version": 1' in text
+
+        with pytest.raises(MCPError, match="missing required argument `rules`"):
+            await session.get_prompt(PROMPT_NAME, {})
+        with pytest.raises(MCPError, match="unknown prompt"):
+            await session.get_prompt("no-such-prompt", {"rules": "x"})
+
+    run(scenario)
+
+
+# ----------------------------------------------------------------------------------------------
+# tools against the CLI
+
+
+def test_each_tool_returns_the_cli_json_report_for_a_passing_and_a_failing_example() -> None:
+    reports = {
+        "check-baseline": cli_json("check", "-c", str(CONTRACT_PATH), "-t", str(BASELINE_PATH), "-f", "json"),
+        "check-candidate": cli_json("check", "-c", str(CONTRACT_PATH), "-t", str(CANDIDATE_PATH), "-f", "json"),
+        "compare-same": cli_json("compare", "-c", str(CONTRACT_PATH), "-b", str(BASELINE_PATH),
+                                 "-k", str(BASELINE_PATH), "-f", "json"),
+        "compare": cli_json("compare", "-c", str(CONTRACT_PATH), "-b", str(BASELINE_PATH),
+                            "-k", str(CANDIDATE_PATH), "-f", "json"),
+        "summary-baseline": cli_json("summary", "-t", str(BASELINE_PATH)),
+        "summary-candidate": cli_json("summary", "-t", str(CANDIDATE_PATH)),
+        "validate": cli_json("validate", "-c", str(CONTRACT_PATH)),
+    }
+    assert reports["check-baseline"][0] == 0 and reports["check-candidate"][0] == 1
+    assert reports["compare-same"][0] == 0 and reports["compare"][0] == 1
+
+    async def scenario(session: ClientSession) -> None:
+        passed, text = await ok_call(session, CHECK, {"contract": CONTRACT, "events": BASELINE})
+        assert passed == without_file_keys(reports["check-baseline"][1])
+        assert passed["passed"] is True and text.startswith("PASS  refund-desk\n")
+
+        failed, text = await ok_call(session, CHECK, {"contract": CONTRACT, "events": CANDIDATE})
+        assert failed == without_file_keys(reports["check-candidate"][1])
+        assert failed["passed"] is False and failed["error_count"] > 0
+        assert text.startswith("FAIL  refund-desk\n")
+        for violation in failed["violations"]:
+            if "event_seq" in violation:
+                assert f"seq {violation['event_seq']}  {violation['message']}" in text
+
+        same, text = await ok_call(session, COMPARE, {"contract": CONTRACT, "baseline": BASELINE,
+                                                      "candidate": BASELINE})
+        assert same == without_file_keys(reports["compare-same"][1])
+        assert same["compatible"] is True and text.startswith("COMPATIBLE  refund-desk\n")
+
+        worse, text = await ok_call(session, COMPARE, {"contract": CONTRACT, "baseline": BASELINE,
+                                                       "candidate": CANDIDATE})
+        assert worse == without_file_keys(reports["compare"][1])
+        assert worse["compatible"] is False and text.startswith("REGRESSION  refund-desk\n")
+        for regression in worse["regressions"]:
+            assert f"{regression['kind']}: {regression['message']}" in text
+
+        for name, events in (("summary-baseline", BASELINE), ("summary-candidate", CANDIDATE)):
+            summary, text = await ok_call(session, SUMMARIZE, {"events": events})
+            assert summary == reports[name][1]
+            assert text.startswith(f"{summary['events']} events · {summary['tool_calls']} tool calls")
+            assert ", ".join(summary["tools"]) in text
+
+        valid, text = await ok_call(session, VALIDATE, {"contract": CONTRACT})
+        assert valid == reports["validate"][1]
+        assert text.startswith("VALID  refund-desk\n")
+        for rule in CONTRACT["rules"]:
+            assert f"  {rule['id']}  {rule['kind']}" in text
+
+        # Deterministic: the same call gives the same answer.
+        again, _ = await ok_call(session, CHECK, {"contract": CONTRACT, "events": CANDIDATE})
+        assert json.dumps(again) == json.dumps(failed)
+
+    run(scenario)
+
+
+# ----------------------------------------------------------------------------------------------
+# bad input
+
+
+def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> None:
+    def renumbered(events: list[dict[str, Any]], at: int, seq: int) -> list[dict[str, Any]]:
+        events = copy.deepcopy(events)
+        events[at]["seq"] = seq
+        return events
+
+    typo = copy.deepcopy(CONTRACT)
+    retry = next(i for i, rule in enumerate(typo["rules"]) if rule["kind"] == "retry_limit")
+    typo["rules"][retry]["max_attempt"] = typo["rules"][retry].pop("max_attempts")
+    wrong_type = copy.deepcopy(CONTRACT)
+    wrong_type["rules"][2]["tools"] = "crm.*"
+    duplicate = copy.deepcopy(CONTRACT)
+    duplicate["rules"][1]["id"] = duplicate["rules"][0]["id"]
+    seq_back = BASELINE[2]["seq"] - 1
+
+    async def scenario(session: ClientSession) -> None:
+        async def still_works() -> None:
+            summary, _ = await ok_call(session, SUMMARIZE, {"events": BASELINE})
+            assert summary["events"] == len(BASELINE)
+
+        # A bad contract, in every tool that takes one: the JSON path and the problem.
+        assert await error_call(session, VALIDATE, {"contract": typo}) == (
+            f"contract: $.rules[{retry}].max_attempt: unknown field (did you mean 'max_attempts'?)")
+        await still_works()
+        message = await error_call(session, CHECK, {"contract": wrong_type, "events": BASELINE})
+        assert message.startswith("contract: $.rules[2].tools: expected `array`, got `str`"), message
+        message = await error_call(session, COMPARE, {"contract": duplicate, "baseline": BASELINE,
+                                                      "candidate": BASELINE})
+        assert message == (f"contract: $.rules[1].id: duplicate rule id {CONTRACT['rules'][0]['id']!r} "
+                           "(already used by rules[0])"), message
+        await still_works()
+
+        # Non-increasing seq: the event's index in its list, and the values.
+        assert await error_call(session, CHECK, {"contract": CONTRACT, "events": renumbered(BASELINE, 2, seq_back)}) \
+            == f"events[2]: $.seq: must be strictly increasing, got {seq_back} after {BASELINE[1]['seq']}"
+        await still_works()
+        message = await error_call(session, COMPARE, {"contract": CONTRACT, "baseline": BASELINE,
+                                                      "candidate": renumbered(CANDIDATE, 4, 0)})
+        assert message.startswith("candidate[4]: $.seq: must be strictly increasing, got 0 after"), message
+        message = await error_call(session, COMPARE, {"contract": CONTRACT, "baseline": renumbered(BASELINE, 1, 0),
+                                                      "candidate": CANDIDATE})
+        assert message.startswith("baseline[1]: $.seq: must be strictly increasing, got 0 after"), message
+        # Unlike the Node.js tool, summarize checks the order too.
+        message = await error_call(session, SUMMARIZE, {"events": renumbered(BASELINE, 3, 0)})
+        assert message.startswith("events[3]: $.seq: must be strictly increasing, got 0 after"), message
+
+        # Bad events: the index and the field.
+        assert await error_call(session, SUMMARIZE, {"events": [{"seq": 1, "type": "run.start"}, {"seq": 2}]}) \
+            == "events[1]: $: object missing required field `type`"
+        bad_ok = [{"seq": 1, "type": "tool.result", "ok": "yes"}]
+        assert await error_call(session, CHECK, {"contract": CONTRACT, "events": bad_ok}) \
+            == "events[0]: $.ok: expected `bool`, got `str`"
+        assert await error_call(session, SUMMARIZE, {"events": [{"seq": 1, "type": "x"}, "tool.call"]}) \
+            == "events[1]: $: expected `object`, got `str`"
+        await still_works()
+
+        # Arguments of the wrong shape.
+        assert await error_call(session, CHECK, {"contract": str(CONTRACT_PATH), "events": BASELINE}) == (
+            "contract: expected a JSON object (the contract itself, not a path or a JSON string), got a string")
+        assert await error_call(session, SUMMARIZE, {"events": {"seq": 1, "type": "x"}}) \
+            == "events: expected an array of event objects, got an object"
+        assert await error_call(session, CHECK, {"contract": CONTRACT}) == "missing required argument `events`"
+        assert await error_call(session, SUMMARIZE, {"events": [], "trace": "run.jsonl"}) \
+            == f"unknown argument `trace`; {SUMMARIZE} takes `events`"
+        with pytest.raises(MCPError, match="unknown tool 'agent_invariants_check'"):
+            await session.call_tool("agent_invariants_check", {"contract": CONTRACT, "events": BASELINE})
+        await still_works()
+
+        # More than 100,000 events per call; exactly 100,000 are fine.
+        many = [{"seq": seq, "type": "telemetry.tick"} for seq in range(MAX_EVENTS + 1)]
+        assert await error_call(session, SUMMARIZE, {"events": many}) == (
+            "events: 100,001 events, over the limit of 100,000 per call; "
+            "check longer traces from a file with `agent-invariants check`")
+        message = await error_call(session, COMPARE, {"contract": CONTRACT, "baseline": BASELINE, "candidate": many})
+        assert message.startswith("candidate: 100,001 events, over the limit"), message
+        summary, _ = await ok_call(session, SUMMARIZE, {"events": many[:MAX_EVENTS]})
+        assert summary["events"] == MAX_EVENTS
+        await still_works()
+
+    run(scenario)
+
+
+# ----------------------------------------------------------------------------------------------
+# the wire
+
+
+def test_stdout_carries_only_json_rpc() -> None:
+    """Raw JSON-RPC over a pipe: every line the server writes is one JSON-RPC 2.0 message."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": CHECK, "arguments": {"contract": CONTRACT, "events": CANDIDATE}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": SUMMARIZE, "arguments": {"events": [{"seq": 2, "type": "a"}, {"seq": 1, "type": "b"}]}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "nope", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 6, "method": "prompts/list"},
+        {"jsonrpc": "2.0", "id": 7, "method": "prompts/get",
+         "params": {"name": PROMPT_NAME, "arguments": {"rules": "x"}}},
+    ]
+    expected = {request["id"] for request in requests if "id" in request}
+    messages = []
+    with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        try:
+            for request in requests:
+                proc.stdin.write(json.dumps(request).encode() + b"\n")
+                proc.stdin.flush()
+                while "id" in request and request["id"] not in {message.get("id") for message in messages}:
+                    line = proc.stdout.readline()
+                    assert line, "the server closed standard output early"
+                    messages.append(json.loads(line))   # a line that is not JSON fails here
+            proc.stdin.close()
+            rest = proc.stdout.read()
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        stderr = proc.stderr.read().decode()
+    assert rest == b"", rest
+    assert "Traceback" not in stderr, stderr
+    assert all(message["jsonrpc"] == "2.0" and ("result" in message or "error" in message) for message in messages)
+    assert {message["id"] for message in messages} == expected
+    by_id = {message["id"]: message for message in messages}
+    assert by_id[3]["result"]["structuredContent"]["passed"] is False
+    assert by_id[4]["result"]["isError"] is True
+    assert by_id[5]["error"]["code"] == -32602
+
+
+# ----------------------------------------------------------------------------------------------
+# without the extra
+
+
+def test_the_sdk_is_an_optional_extra() -> None:
+    requirements = importlib.metadata.requires("agent-invariants") or []
+
+    def name(requirement: str) -> str:
+        return re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0].lower()
+
+    core = [req for req in requirements if "extra ==" not in req]
+    assert "mcp" not in [name(req) for req in core], core
+    extras = importlib.metadata.metadata("agent-invariants").get_all("Provides-Extra")
+    assert "mcp" in extras
+    for extra in ("mcp", "test"):
+        assert any(name(req) == "mcp" and f"extra == '{extra}'" in req for req in requirements), extra
+
+
+BLOCK_SDK = "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; "
+
+
+def test_serve_without_the_sdk_exits_2_with_a_one_line_hint() -> None:
+    code = BLOCK_SDK + "from agent_invariants.cli import main; main(['serve'])"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", HINT)
+
+
+def test_the_package_works_without_the_sdk() -> None:
+    code = BLOCK_SDK + (
+        "import json\n"
+        "from agent_invariants.cli import main\n"
+        "from agent_invariants import mcp_server\n"
+        "assert not mcp_server.sdk_available()\n"
+        "report, text = mcp_server.run_tool(mcp_server.TOOLS[1], {'contract': json.load(open(sys.argv[1])),\n"
+        "    'events': [{'seq': 1, 'type': 'tool.call', 'tool': 'shell.exec'}]})\n"
+        "assert text.startswith('FAIL')\n"
+        "main(['check', '--contract', sys.argv[1], '--trace', sys.argv[2]])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(CONTRACT_PATH), str(BASELINE_PATH)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("PASS  refund-desk")
