@@ -44,14 +44,15 @@ def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
 
 def _run(source: TraceSource, observers: Sequence[Any]) -> int:
     routes: dict[tuple, tuple] = {}
+    route = routes.get
     count = 0
     for batch in source.batches():
         for index, event in enumerate(batch, count):
-            key = (event.type, event.tool, event.claims_completion)
-            handlers = routes.get(key)
+            handlers = route((event.type, event.tool, event.claims_completion))
             if handlers is None:
                 if len(routes) >= _ROUTE_CACHE_LIMIT:
                     routes.clear()
+                key = (event.type, event.tool, event.claims_completion)
                 handlers = routes[key] = _handlers(observers, key)
             for handle in handlers:
                 if handle(event, index):

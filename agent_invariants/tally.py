@@ -42,10 +42,11 @@ class GroupTally:
         self._counts: dict[str, int] = {}                    # in order of first appearance
         self._excess: dict[str, tuple[Any, int]] = {}       # group -> (seq, index) of member limit+1
         self._spill: _Spill | None = None
+        self._get = self._counts.get
 
     def add(self, group: str, seq: Any, index: int) -> None:
         """Count one member of `group` (seq and index locate it, should it be the first excess)."""
-        count = self._counts.get(group, 0) + 1
+        count = self._get(group, 0) + 1
         self._counts[group] = count
         if count == self.limit + 1:
             self._excess[group] = (seq, index)
