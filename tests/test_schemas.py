@@ -1,7 +1,6 @@
 """The committed JSON Schemas match the structs, and every example contract validates against them
 the way an editor would validate it."""
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
