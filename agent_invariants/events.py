@@ -34,12 +34,12 @@ from agent_invariants.errors import TraceError
 __all__ = (
     "DEFAULT_MAX_LINE_BYTES",
     "EVIDENCE_CLASSES",
+    "VERDICTS",
     "Event",
     "EventList",
     "EvidenceClass",
     "TraceFile",
     "TraceSource",
-    "VERDICTS",
     "Verdict",
     "iter_events",
     "open_trace",

@@ -61,7 +61,7 @@ def _compile(pattern: str) -> Matcher:
 class _ManyStars:
     """A pattern with two or more stars."""
 
-    __slots__ = ("tokens", "pieces", "literals")
+    __slots__ = ("literals", "pieces", "tokens")
 
     def __init__(self, units: str) -> None:
         self.tokens = tuple(units)
@@ -83,7 +83,7 @@ class _ManyStars:
 class _Piece:
     """A star-free stretch of a pattern; `?` in it matches any one character."""
 
-    __slots__ = ("text", "size", "_regex", "_wild")
+    __slots__ = ("_regex", "_wild", "size", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text

@@ -16,7 +16,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Glob, string_fields, check_text, normalise_strings
+from agent_invariants.rules.base import Glob, check_text, normalise_strings, string_fields
 
 __all__ = ("CompiledMatcher", "EventMatcher")
 
@@ -63,7 +63,7 @@ class CompiledMatcher:
     """An EventMatcher split in two: what the engine's routing key decides (type, tool,
     claims_completion) and what must be read from each event (ok, outcome_id, verdict)."""
 
-    __slots__ = ("spec", "_type", "_tool", "_claims", "_ok", "_outcome", "_verdict", "needs_event")
+    __slots__ = ("_claims", "_ok", "_outcome", "_tool", "_type", "_verdict", "needs_event", "spec")
 
     def __init__(self, spec: EventMatcher) -> None:
         self.spec = spec

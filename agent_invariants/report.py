@@ -11,14 +11,14 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 __all__ = (
-    "BatchFailure",
     "CHECK_BATCH_SCHEMA",
     "CHECK_SCHEMA",
     "COMPARE_BATCH_SCHEMA",
     "COMPARE_SCHEMA",
+    "BatchFailure",
     "CheckBatchReport",
-    "CompareBatchReport",
     "CheckReport",
+    "CompareBatchReport",
     "CompareReport",
     "ContractRef",
     "Regression",

@@ -3,11 +3,11 @@ from typing import Annotated, ClassVar
 
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants.events import EvidenceClass, Event
+from agent_invariants.events import Event, EvidenceClass
 from agent_invariants.globs import compile_glob
 from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
 
-__all__ = ("CompletionRequiresOutcome", "CompletionRequiresOutcomeConfig", "DEFAULT_EVIDENCE_CLASSES")
+__all__ = ("DEFAULT_EVIDENCE_CLASSES", "CompletionRequiresOutcome", "CompletionRequiresOutcomeConfig")
 
 DEFAULT_COMPLETION_TYPES = ("run.completed",)
 DEFAULT_EVIDENCE_CLASSES = ("externally_observed", "configured_verifier")

@@ -4,7 +4,7 @@ from typing import Annotated, ClassVar
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants._js import js_number, json_number
-from agent_invariants.events import EvidenceClass, Event
+from agent_invariants.events import Event, EvidenceClass
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
 from agent_invariants.rules.completion_requires_outcome import DEFAULT_EVIDENCE_CLASSES
 

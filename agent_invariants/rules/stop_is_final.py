@@ -6,7 +6,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.report import TraceSummary, RuleResult
+from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
 
 __all__ = ("StopIsFinal", "StopIsFinalConfig")
