@@ -204,6 +204,11 @@ def test_sarif_unchanged_baseline_state_for_a_persisting_violation(cli, write):
     (result,) = log["runs"][0]["results"]
     assert result["baselineState"] == "unchanged"
     assert result["ruleId"] == "no-shell"
+    write("k.jsonl", jsonl(events({"type": "tool.call", "tool": "shell.exec", "call_id": "a"},
+                                  {"type": "tool.call", "tool": "shell.rm", "call_id": "b"})))
+    log = json.loads(run_ok(cli, "compare", "--contract", "c.json", "--baseline", "b.jsonl", "--candidate",
+                            "k.jsonl", "--format", "sarif"))
+    assert [r["baselineState"] for r in log["runs"][0]["results"]] == ["updated"]
 
 
 def test_sarif_results_are_capped_with_a_note(write, tmp_path):

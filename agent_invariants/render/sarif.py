@@ -7,7 +7,8 @@ whole trace (budgets, a missing required event) point at the rule's line in the 
 committed files) and names the trace line in its message and `relatedLocations`.
 
 For `compare`, each regression is a result, located at the candidate event that caused it where
-there is one, with `baselineState` saying whether the baseline already had it.
+there is one, with `baselineState`: `new`, or `unchanged`/`updated` when the baseline already
+broke that rule as often/a different number of times.
 
     {"version": "2.1.0", "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
      "runs": [{"tool": {"driver": {"name": "agent-invariants", "rules": [...]}}, "results": [...]}]}
@@ -35,6 +36,7 @@ from agent_invariants.report import (
     CompareBatchReport,
     CompareReport,
     Regression,
+    RuleChange,
     Violation,
 )
 from agent_invariants.rules import RULE_KINDS
@@ -143,6 +145,7 @@ class _Builder:
             properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index, violation.evidence)))
 
     def compare(self, report: CompareReport) -> None:
+        changes = {change.rule_id: change for change in report.rule_changes}
         for result in report.candidate.results:
             self.rule(result.rule_id, result.rule_kind, result.severity)
         first_violation = {}
@@ -151,7 +154,8 @@ class _Builder:
         for regression in report.regressions:
             if regression.kind in ("new_rule_failure", "contract_violation"):
                 violation = first_violation[regression.evidence["rule_id"]]
-                self.add_violation(violation, report.candidate.trace, baseline_state=_baseline_state(regression),
+                self.add_violation(violation, report.candidate.trace,
+                                   baseline_state=_baseline_state(regression, changes.get(violation.rule_id)),
                                    prefix=f"{regression.message} First violation: ")
             else:
                 self.add_regression(regression, report.candidate.trace)
@@ -252,10 +256,14 @@ def _event_place(violation: Violation, trace: str | None) -> str:
     return place
 
 
-def _baseline_state(regression: Regression) -> str:
-    if regression.kind == "contract_violation" and regression.evidence.get("baseline_also_failed"):
-        return "unchanged"
-    return "new"
+def _baseline_state(regression: Regression, change: RuleChange | None) -> str:
+    """`new` when the baseline did not fail the rule; when it did, `unchanged` if it had as many
+    violations as the candidate, else `updated`."""
+    if regression.kind != "contract_violation" or not regression.evidence.get("baseline_also_failed"):
+        return "new"
+    if change is not None and change.baseline_violations != change.candidate_violations:
+        return "updated"
+    return "unchanged"
 
 
 def _properties(kind: str, seq: Any, index: Any, evidence: Any) -> dict[str, Any]:
