@@ -223,7 +223,10 @@ def _accept(event: Event, raw: bytes | Raw | None, prev: int | float) -> int | f
 def _check_seq(seq: int | float, prev: int | float) -> int | float:
     if seq.__class__ is float and not seq.is_integer():
         raise _Invalid(f"$.seq: must be an integer, got {seq!r}")
-    seq = json_number(seq)
+    try:
+        seq = json_number(seq)
+    except OverflowError:   # beyond any double: JavaScript reads Infinity, which is no integer
+        raise _Invalid("$.seq: must be an integer, got a number too large for a double") from None
     if seq < 0:
         raise _Invalid(f"$.seq: must be >= 0, got {seq}")
     if not seq > prev:
@@ -240,6 +243,8 @@ def _check_utf16_lengths(event: Event) -> None:
 
 
 _TOO_DEEP = "invalid JSON: nested too deeply to read (more than about 1,000 levels)"
+_SURROGATE = ("invalid JSON: a lone UTF-16 surrogate escape (such as \\ud800) is not a character; "
+              "traces must be valid Unicode")
 _LONE_SURROGATE = re.compile(
     rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
@@ -377,13 +382,14 @@ class TraceFile(TraceSource):
 
     def _batches(self, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
         head = b""
+        start = None
         for chunk in chunks:
             head += chunk
-            start = _first_significant(head)
-            if start is not None:
+            start = _first_significant(head, final=False)
+            if start is not None and start != _MORE:
                 break
         else:
-            start = None
+            start = _first_significant(head, final=True)
         if start is None:
             return
         if head.startswith(b"\x1f\x8b"):
@@ -462,7 +468,12 @@ class TraceFile(TraceSource):
 
     def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[tuple[list[bytes], bool]]:
         """Lines of the input (without their `\\n`), a chunk at a time, each list with a flag:
-        True when the chunk is ASCII and holds no `\\u` escape."""
+        True when the chunk is ASCII and holds no `\\u` escape.
+
+        Lines too long, or holding invalid UTF-8 anywhere (msgspec does not look inside the
+        content it skips: unknown fields, `data`, raw payloads), end the reading at that line,
+        after the lines before it were handed out, so an earlier problem is still reported first.
+        """
         limit = self.max_line_bytes
         lines_before = 0
         tail = b""
@@ -474,10 +485,20 @@ class TraceFile(TraceSource):
                 raise self._too_long(lines_before + len(lines) + 1, len(tail), at_least=True)
             if lines and max(map(len, lines)) > limit:
                 at = next(i for i, line in enumerate(lines) if len(line) > limit)
+                yield lines[:at], False
                 raise self._too_long(lines_before + at + 1, len(lines[at]))
+            plain = data.isascii()
+            if not plain:
+                bad = _first_invalid_utf8(lines)
+                if bad is not None:
+                    at, byte = bad
+                    yield lines[:at], False
+                    raise self._fail(lines_before + at + 1, f"invalid UTF-8 (byte {byte} of the line)")
             lines_before += len(lines)
-            yield lines, data.isascii() and b"\\u" not in data
+            yield lines, plain and b"\\u" not in data
         if tail:
+            if not tail.isascii() and _first_invalid_utf8([tail]) is not None:
+                raise self._fail(lines_before + 1, f"invalid UTF-8 (byte {_first_invalid_utf8([tail])[1]} of the line)")
             yield [tail], tail.isascii() and b"\\u" not in tail
 
     def _too_long(self, line: int, size: int, at_least: bool = False) -> TraceError:
@@ -506,8 +527,7 @@ class TraceFile(TraceSource):
             except (msgspec.DecodeError, RecursionError) as exc:
                 error = exc
         if _LONE_SURROGATE.search(raw):
-            problem = ("invalid JSON: a lone UTF-16 surrogate escape (such as \\ud800) is not a character; "
-                       "traces must be valid Unicode")
+            problem = _SURROGATE
         else:
             problem = _describe(error)
             if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
@@ -517,6 +537,10 @@ class TraceFile(TraceSource):
     def _array_events(self, data: bytes) -> Iterator[Event]:
         """A trace that is one JSON array: decode it whole, then each item with its line."""
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        if not body.isascii():
+            bad = _first_invalid_utf8(body.split(b"\n"))
+            if bad is not None:
+                raise self._fail(bad[0] + 1, f"invalid UTF-8 (byte {bad[1]} of the line)")
         try:
             items = msgspec.json.decode(body, type=list[Raw])
         except msgspec.DecodeError as exc:
@@ -526,10 +550,11 @@ class TraceFile(TraceSource):
         prev: int | float = -1
         line, pos = 1, 0
         offset = None
+        after = 0   # where the previous item ended: the next one is found after it
         for index, item in enumerate(items):
-            found = body.find(item, pos)
+            found = body.find(item, after)
             line += body.count(b"\n", pos, found)
-            pos = found
+            pos, after = found, found + len(item)
             try:
                 event = _decode_lax_event(item)
                 prev = _accept(event, bytes(item), prev)
@@ -555,9 +580,27 @@ class TraceFile(TraceSource):
                 error = exc
             except RecursionError:
                 raise self._fail(None, _TOO_DEEP) from None
+        surrogate = _LONE_SURROGATE.search(body)
+        if surrogate is not None:
+            return _raise(self._fail(body.count(b"\n", 0, surrogate.start()) + 1, _SURROGATE))
         found = re.search(r"\(byte (\d+)\)", str(error))
         line = body.count(b"\n", 0, int(found.group(1))) + 1 if found else body.count(b"\n") + 1
         return _raise(self._fail(line, _describe_syntax(str(error))))
+
+
+def _first_invalid_utf8(lines: list[bytes]) -> tuple[int, int] | None:
+    """(index of the first line with invalid UTF-8, 1-based byte in that line), or None."""
+    try:
+        b"\n".join(lines).decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        pass
+    for at, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return at, exc.start + 1
+    return None
 
 
 def _raise(error: Exception):
@@ -570,8 +613,13 @@ def _chain_first(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def _first_significant(data: bytes) -> int | None:
-    """Offset of the first byte that is not whitespace (JS trim's set, BOM included), or None."""
+_MORE = -1   # "the first character is cut off at the end of what was read: read more"
+
+
+def _first_significant(data: bytes, final: bool) -> int | None:
+    """Offset of the first byte that is not whitespace (JS trim's set, BOM included); None if
+    there is none; `_MORE` if the data ends inside a character and more may follow. Invalid
+    UTF-8 is significant (the reader then reports it)."""
     pos = 0
     size = len(data)
     while pos < size:
@@ -580,10 +628,16 @@ def _first_significant(data: bytes) -> int | None:
             return None
         if data[pos] < 0x80:
             return pos
-        char = data[pos:pos + 4].decode("utf-8", "ignore")[:1]
-        if not char or char not in JS_WHITESPACE:
+        width = 2 if data[pos] < 0xE0 else 3 if data[pos] < 0xF0 else 4
+        if pos + width > size and not final:
+            return _MORE
+        try:
+            char = data[pos:pos + width].decode("utf-8")
+        except UnicodeDecodeError:
             return pos
-        pos += len(char.encode("utf-8"))
+        if char not in JS_WHITESPACE:
+            return pos
+        pos += width
     return None
 
 

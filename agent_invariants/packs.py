@@ -15,6 +15,7 @@ missing pack is an error naming the `extends` entry.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
@@ -42,6 +43,9 @@ def available_packs() -> list[str]:
 
 
 def pack_path(name: str) -> Path | None:
+    """The file of a shipped pack, or None: names are letters, digits, `-` and `_`, at most 100."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", name):
+        return None
     path = _pack_folder() / f"{name}.json"
     return path if path.is_file() else None
 

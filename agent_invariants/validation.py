@@ -74,6 +74,8 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str) -> list[Pro
     kind = rule.get("kind")
     if kind is None:
         return [Problem(path, f"missing required field `kind` (one of: {', '.join(rule_types)})")]
+    if not isinstance(kind, str):
+        return [Problem(f"{path}.kind", f"expected a string (one of: {', '.join(rule_types)}), got {json_type(kind)}")]
     if kind not in rule_types:
         return [Problem(f"{path}.kind", f"unknown rule kind {show(kind)}{suggest(kind, list(rule_types))}; "
                                         f"expected one of: {', '.join(rule_types)}")]
