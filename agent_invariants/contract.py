@@ -137,6 +137,7 @@ def _is_yaml(path: str) -> bool:
 def _load(document: Any, label: str, base: str, data: bytes | None, yaml: bool = False) -> Contract:
     """Check the document, merge its packs, decode it. Every problem found is reported at once."""
     document = _integral_floats_as_ints(document)
+    _no_lone_surrogates(document, "$", label)
     problems = contract_problems(document, Contract, ComparePolicy, _RULE_TYPES)
     if problems:
         raise _error(label, problems, data, yaml)
@@ -236,6 +237,24 @@ def _integral_floats_as_ints(value: Any) -> Any:
     if isinstance(value, list):
         return [_integral_floats_as_ints(item) for item in value]
     return value
+
+
+def _no_lone_surrogates(value: Any, path: str, label: str) -> None:
+    """Mappings from Python (the library, the MCP server) may hold strings that are not valid
+    Unicode; files cannot (the JSON decoder refuses them). Refuse them with their path."""
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ContractError(label, path, "holds a lone UTF-16 surrogate, which is not a character") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _no_lone_surrogates(key, path, label)
+            _no_lone_surrogates(item, f"{path}.{key}", label)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _no_lone_surrogates(item, f"{path}[{index}]", label)
 
 
 _RULE_TYPES = {kind: rule.config_type for kind, rule in RULE_KINDS.items()}

@@ -179,7 +179,7 @@ def _encodable(value: Any) -> bool:
     try:
         msgspec.json.encode(value)
         return True
-    except (TypeError, msgspec.EncodeError):
+    except (TypeError, ValueError, msgspec.EncodeError):
         return False
 
 
