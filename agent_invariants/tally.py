@@ -19,8 +19,8 @@ import msgspec
 __all__ = ("GroupTally", "Overflow")
 
 DEFAULT_MAX_GROUPS = 250_000
-_PARTITIONS = 64
-_FLUSH_EVERY = 1 << 16   # members buffered before they are written out
+_PARTITIONS = 256
+_FLUSH_EVERY = 1 << 14   # members buffered before they are written out
 
 
 class Overflow(msgspec.Struct, frozen=True):
@@ -87,7 +87,7 @@ class _Spill:
         self._flush("state")
 
     def _path(self, number: int, kind: str) -> str:
-        return os.path.join(self._folder.name, f"{number:02d}.{kind}.jsonl")
+        return os.path.join(self._folder.name, f"{number:03d}.{kind}.jsonl")
 
     def _append(self, number: int, kind: str, records: list[tuple]) -> None:
         if records:
