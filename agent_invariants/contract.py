@@ -23,6 +23,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants._js import json_number
 from agent_invariants.errors import ContractError
+from agent_invariants.events import MAX_NESTING, too_deep_at
 from agent_invariants.jsonpos import locate
 from agent_invariants.packs import resolve_extends
 from agent_invariants.rules import RULE_KINDS
@@ -106,8 +107,7 @@ def load_contract(source: Contract | Mapping[str, Any] | bytes | str | os.PathLi
     try:
         return _load_any(source, name)
     except RecursionError:
-        raise ContractError(name or _label(source), None, "nested too deeply to read "
-                                                          "(more than about 1,000 levels)") from None
+        raise ContractError(name or _label(source), None, _TOO_DEEP) from None
 
 
 def _label(source: Any) -> str:
@@ -195,7 +195,12 @@ def _read(path: str, label: str) -> bytes:
         raise ContractError(label, None, f"cannot read: {exc.strerror or exc}") from None
 
 
+_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep"
+
+
 def _parse(data: bytes, label: str, *, yaml: bool) -> Any:
+    if too_deep_at(data) is not None:
+        raise ContractError(label, None, _TOO_DEEP)
     if yaml:
         return _parse_yaml(data, label)
     if data.startswith(b"\xef\xbb\xbf"):

@@ -242,7 +242,28 @@ def _check_utf16_lengths(event: Event) -> None:
             raise _Invalid(f"$.{name}: must be at most {limit} characters, got {utf16_len(value)}")
 
 
-_TOO_DEEP = "invalid JSON: nested too deeply to read (more than about 1,000 levels)"
+MAX_NESTING = 500
+_TOO_DEEP = f"invalid JSON: nested more than {MAX_NESTING} levels deep"
+_NESTING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
+    """Offset where JSON `data` nests deeper than `limit`, or None. Decoders' own limits depend
+    on how deep the caller's stack is; this one does not. Cheap when it cannot be exceeded."""
+    if len(data) <= limit or data.count(b"{") + data.count(b"[") <= limit:
+        return None
+    depth = 0
+    for token in _NESTING_TOKEN.finditer(data):
+        char = token.group()[0]
+        if char == 0x22:   # a string: brackets inside it do not count
+            continue
+        if char in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return token.start()
+        else:
+            depth -= 1
+    return None
 _SURROGATE = ("invalid JSON: a lone UTF-16 surrogate escape (such as \\ud800) is not a character; "
               "traces must be valid Unicode")
 _LONE_SURROGATE = re.compile(
@@ -483,10 +504,16 @@ class TraceFile(TraceSource):
             tail = lines.pop()
             if len(tail) > limit:
                 raise self._too_long(lines_before + len(lines) + 1, len(tail), at_least=True)
-            if lines and max(map(len, lines)) > limit:
+            longest = max(map(len, lines)) if lines else 0
+            if longest > limit:
                 at = next(i for i, line in enumerate(lines) if len(line) > limit)
                 yield lines[:at], False
                 raise self._too_long(lines_before + at + 1, len(lines[at]))
+            if longest > MAX_NESTING:
+                deep = next((i for i, line in enumerate(lines) if too_deep_at(line) is not None), None)
+                if deep is not None:
+                    yield lines[:deep], False
+                    raise self._fail(lines_before + deep + 1, _TOO_DEEP)
             plain = data.isascii()
             if not plain:
                 bad = _first_invalid_utf8(lines)
@@ -497,6 +524,8 @@ class TraceFile(TraceSource):
             lines_before += len(lines)
             yield lines, plain and b"\\u" not in data
         if tail:
+            if too_deep_at(tail) is not None:
+                raise self._fail(lines_before + 1, _TOO_DEEP)
             if not tail.isascii() and _first_invalid_utf8([tail]) is not None:
                 raise self._fail(lines_before + 1, f"invalid UTF-8 (byte {_first_invalid_utf8([tail])[1]} of the line)")
             yield [tail], tail.isascii() and b"\\u" not in tail
@@ -537,6 +566,9 @@ class TraceFile(TraceSource):
     def _array_events(self, data: bytes) -> Iterator[Event]:
         """A trace that is one JSON array: decode it whole, then each item with its line."""
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        deep = too_deep_at(body, MAX_NESTING + 1)
+        if deep is not None:
+            raise self._fail(body.count(b"\n", 0, deep) + 1, _TOO_DEEP)
         if not body.isascii():
             bad = _first_invalid_utf8(body.split(b"\n"))
             if bad is not None:
@@ -655,6 +687,8 @@ class EventList(TraceSource):
             where = f"{self.name}[{index}]"
             try:
                 raw = item if isinstance(item, bytes) else encode(item)
+                if too_deep_at(raw) is not None:
+                    raise _Invalid(_TOO_DEEP)
                 event = _decode_lax_event(raw)
                 prev = _accept(event, raw, prev)
             except (msgspec.DecodeError, RecursionError) as exc:
