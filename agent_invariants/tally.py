@@ -2,14 +2,16 @@
 
 retry_limit must count every call of every group in the whole trace, and most real traces give
 almost every call its own `call_signature`. Counting in a dict makes memory grow with the trace,
-so past `max_groups` groups the tally moves to disk: its state and every later member go to
-temporary files partitioned by the group's hash, and `finish` settles one partition at a time.
+so past `max_groups` groups the tally moves to disk: its state and every later member go to a
+temporary file in blocks partitioned by the group's hash, and `finish` settles one partition at
+a time.
 The answer is the same either way; only memory and a little time differ.
 """
 from __future__ import annotations
 
 import os
 import tempfile
+from array import array
 from collections import Counter
 from operator import itemgetter
 from typing import Any
@@ -63,18 +65,25 @@ class GroupTally:
 
 
 class _Spill:
-    """The tally on disk, in `_PARTITIONS` pairs of JSON Lines files chosen by the group's hash:
+    """The tally on disk: one temporary file of JSON Lines blocks, each block holding records
+    of one of `_PARTITIONS` partitions (chosen by the group's hash), in two kinds:
 
     - `state`: the in-memory tally when it spilled, `[order, group, count, seq, index]` (order =
       rank of first appearance; seq/index of the first excess member, or index -1);
     - `members`: every later member, `[group, seq, index]`, in stream order.
 
-    Every state group first appeared before any members-only group, so (0, order) and
-    (1, index of first member) sort groups by first appearance.
+    Where each partition's blocks are is kept in memory (a few numbers per flush), so settling
+    reads one partition at a time with `os.pread`, and the file is opened once. Every state
+    group first appeared before any members-only group, so (0, order) and (1, index of first
+    member) sort groups by first appearance.
     """
 
     def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="agent-invariants-")
+        self._file = tempfile.TemporaryFile(prefix="agent-invariants-")
+        self._size = 0
+        # per kind and partition: the (offset, size) of each block, flat in an array of int64
+        self._blocks: dict[str, list[array]] = {
+            kind: [array("q") for _ in range(_PARTITIONS)] for kind in ("state", "members")}
         self._encoder = msgspec.json.Encoder()
         self._pending: list[list[tuple]] = [[] for _ in range(_PARTITIONS)]
         self._buffered = 0
@@ -86,14 +95,6 @@ class _Spill:
                 self._flush("state")
         self._flush("state")
 
-    def _path(self, number: int, kind: str) -> str:
-        return os.path.join(self._folder.name, f"{number:03d}.{kind}.jsonl")
-
-    def _append(self, number: int, kind: str, records: list[tuple]) -> None:
-        if records:
-            with open(self._path(number, kind), "ab") as stream:
-                stream.write(self._encoder.encode_lines(records))
-
     def member(self, group: str, seq: Any, index: int) -> None:
         self._pending[hash(group) % _PARTITIONS].append((group, seq, index))
         self._buffered += 1
@@ -101,28 +102,33 @@ class _Spill:
             self._flush("members")
 
     def _flush(self, kind: str) -> None:
+        blocks = self._blocks[kind]
         for number, records in enumerate(self._pending):
-            self._append(number, kind, records)
-            records.clear()
+            if records:
+                data = self._encoder.encode_lines(records)
+                self._file.write(data)
+                blocks[number].extend((self._size, len(data)))
+                self._size += len(data)
+                records.clear()
         self._buffered = 0
 
     def settle(self, limit: int) -> list[Overflow]:
         try:
             self._flush("members")
+            self._file.flush()
             found: list[tuple[tuple[int, int], Overflow]] = []
             for number in range(_PARTITIONS):
-                found += _settle(self._read(number, "state"), self._read(number, "members"), limit)
+                found += _settle(self._read("state", number), self._read("members", number), limit)
             found.sort(key=itemgetter(0))
             return [overflow for _, overflow in found]
         finally:
-            self._folder.cleanup()
+            self._file.close()
 
-    def _read(self, number: int, kind: str) -> list[list]:
-        try:
-            with open(self._path(number, kind), "rb") as stream:
-                return msgspec.json.Decoder(list).decode_lines(stream.read())
-        except FileNotFoundError:
-            return []
+    def _read(self, kind: str, number: int) -> list[list]:
+        handle = self._file.fileno()
+        blocks = self._blocks[kind][number]
+        data = b"".join(os.pread(handle, blocks[at + 1], blocks[at]) for at in range(0, len(blocks), 2))
+        return msgspec.json.Decoder(list).decode_lines(data) if data else []
 
 
 def _settle(states: list[list], members: list[list], limit: int) -> list[tuple[tuple[int, int], Overflow]]:
