@@ -113,15 +113,9 @@ def check(
         _emit(report, format, output, sarif)
         raise typer.Exit(0 if report.passed else 1)
     paths = batch.expand_traces(trace, exclude=[str(contract)])
-    progress = _progress(len(paths), "checking traces", quiet)
-    try:
-        report = batch.check_many(loaded, paths, jobs=jobs or os.cpu_count() or 1,
-                                  max_line_bytes=max_line_bytes, progress=progress.advance)
-    finally:
-        progress.close()
-    _emit(report, format, output, sarif)
-    _report_failures(report.failures)
-    raise typer.Exit(2 if report.failures else 0 if report.passed else 1)
+    report = _with_progress(len(paths), "checking traces", quiet, lambda advance: batch.check_many(
+        loaded, paths, jobs=jobs or os.cpu_count() or 1, max_line_bytes=max_line_bytes, progress=advance))
+    _finish_batch(report, report.passed, format, output, sarif)
 
 
 def _check_one(contract, trace: str, max_line_bytes: int, quiet: bool):
@@ -129,11 +123,8 @@ def _check_one(contract, trace: str, max_line_bytes: int, quiet: bool):
     from agent_invariants.events import TraceFile
 
     size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
-    progress = _progress(size, "reading", quiet, unit="bytes")
-    try:
-        return check_trace(contract, TraceFile(trace, max_line_bytes=max_line_bytes, on_read=progress.advance))
-    finally:
-        progress.close()
+    return _with_progress(size, "reading", quiet, lambda advance: check_trace(
+        contract, TraceFile(trace, max_line_bytes=max_line_bytes, on_read=advance)), unit="bytes")
 
 
 @app.command()
@@ -168,27 +159,28 @@ def compare(
     exclude = [str(contract)]
     pairs = batch.pair_traces(batch.expand_traces(baseline, exclude=exclude),
                               batch.expand_traces(candidate, exclude=exclude))
-    progress = _progress(len(pairs), "comparing traces", quiet)
-    try:
-        report = batch.compare_many(loaded, pairs, jobs=jobs or os.cpu_count() or 1,
-                                    max_line_bytes=max_line_bytes, progress=progress.advance)
-    finally:
-        progress.close()
-    _emit(report, format, output, sarif)
-    _report_failures(report.failures)
-    raise typer.Exit(2 if report.failures else 0 if report.compatible else 1)
+    report = _with_progress(len(pairs), "comparing traces", quiet, lambda advance: batch.compare_many(
+        loaded, pairs, jobs=jobs or os.cpu_count() or 1, max_line_bytes=max_line_bytes, progress=advance))
+    _finish_batch(report, report.compatible, format, output, sarif)
 
 
-def _progress(total, label: str, quiet: bool, unit: str = ""):
+def _with_progress(total, label: str, quiet: bool, run, unit: str = ""):
+    """`run(advance)` with a progress display on stderr (terminal only), erased afterwards."""
     from agent_invariants.progress import Progress
 
-    return Progress(total, label, unit=unit, enabled=not quiet)
+    progress = Progress(total, label, unit=unit, enabled=not quiet)
+    try:
+        return run(progress.advance)
+    finally:
+        progress.close()
 
 
-def _report_failures(failures) -> None:
-    """Traces of a batch that could not be read: one line each on stderr (the report has them too)."""
-    for failure in failures:
+def _finish_batch(report, good: bool, format: Format, output: Path | None, sarif: _SarifOptions) -> NoReturn:
+    """Write a batch report, name its unreadable traces on stderr, exit with the worst code."""
+    _emit(report, format, output, sarif)
+    for failure in report.failures:
         print(f"{PROG}: {failure.error}", file=sys.stderr)
+    raise typer.Exit(2 if report.failures else 0 if good else 1)
 
 
 @app.command()
