@@ -491,9 +491,10 @@ class TraceFile(TraceSource):
         """Lines of the input (without their `\\n`), a chunk at a time, each list with a flag:
         True when the chunk is ASCII and holds no `\\u` escape.
 
-        Lines too long, or holding invalid UTF-8 anywhere (msgspec does not look inside the
-        content it skips: unknown fields, `data`, raw payloads), end the reading at that line,
-        after the lines before it were handed out, so an earlier problem is still reported first.
+        A line too long, nested too deeply, or holding invalid UTF-8 anywhere (msgspec does not
+        look inside the content it skips: unknown fields, `data`, raw payloads) ends the reading
+        at that line, after the lines before it were handed out, so whatever problem comes first
+        in the file is the one reported.
         """
         limit = self.max_line_bytes
         lines_before = 0
@@ -502,38 +503,43 @@ class TraceFile(TraceSource):
             data = tail + chunk if tail else chunk
             lines = data.split(b"\n")
             tail = lines.pop()
-            if len(tail) > limit:
-                raise self._too_long(lines_before + len(lines) + 1, len(tail), at_least=True)
-            longest = max(map(len, lines)) if lines else 0
-            if longest > limit:
-                at = next(i for i, line in enumerate(lines) if len(line) > limit)
+            problem = self._first_line_problem(lines, data)
+            if problem is not None:
+                at, message = problem
                 yield lines[:at], False
-                raise self._too_long(lines_before + at + 1, len(lines[at]))
-            if longest > MAX_NESTING:
-                deep = next((i for i, line in enumerate(lines) if too_deep_at(line) is not None), None)
-                if deep is not None:
-                    yield lines[:deep], False
-                    raise self._fail(lines_before + deep + 1, _TOO_DEEP)
-            plain = data.isascii()
-            if not plain:
-                bad = _first_invalid_utf8(lines)
-                if bad is not None:
-                    at, byte = bad
-                    yield lines[:at], False
-                    raise self._fail(lines_before + at + 1, f"invalid UTF-8 (byte {byte} of the line)")
+                raise self._fail(lines_before + at + 1, message)
             lines_before += len(lines)
-            yield lines, plain and b"\\u" not in data
+            yield lines, data.isascii() and b"\\u" not in data
+            if len(tail) > limit:   # the unfinished last line is already too long: stop reading
+                raise self._fail(lines_before + 1, self._too_long_message(len(tail), at_least=True))
         if tail:
-            if too_deep_at(tail) is not None:
-                raise self._fail(lines_before + 1, _TOO_DEEP)
-            if not tail.isascii() and _first_invalid_utf8([tail]) is not None:
-                raise self._fail(lines_before + 1, f"invalid UTF-8 (byte {_first_invalid_utf8([tail])[1]} of the line)")
+            problem = self._first_line_problem([tail], tail)
+            if problem is not None:
+                raise self._fail(lines_before + 1, problem[1])
             yield [tail], tail.isascii() and b"\\u" not in tail
 
-    def _too_long(self, line: int, size: int, at_least: bool = False) -> TraceError:
+    def _first_line_problem(self, lines: list[bytes], data: bytes) -> tuple[int, str] | None:
+        """The first of `lines` (index, message) that is too long, nested too deeply or not UTF-8.
+        Each test is skipped when the whole chunk cannot fail it."""
+        limit = self.max_line_bytes
+        longest = max(map(len, lines)) if lines else 0
+        found: list[tuple[int, str]] = []
+        if longest > limit:
+            at = next(i for i, line in enumerate(lines) if len(line) > limit)
+            found.append((at, self._too_long_message(len(lines[at]))))
+        if longest > MAX_NESTING:
+            deep = next((i for i, line in enumerate(lines) if too_deep_at(line) is not None), None)
+            if deep is not None:
+                found.append((deep, _TOO_DEEP))
+        if not data.isascii():
+            bad = _first_invalid_utf8(lines)
+            if bad is not None:
+                found.append((bad[0], f"invalid UTF-8 (byte {bad[1]} of the line)"))
+        return min(found) if found else None
+
+    def _too_long_message(self, size: int, at_least: bool = False) -> str:
         more = "at least " if at_least else ""
-        return self._fail(line, f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit "
-                                "(raise it with --max-line-bytes)")
+        return f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit (raise it with --max-line-bytes)"
 
     def _retry_line(self, raw: bytes, lineno: int, error: Exception, batch: list[Event],
                     done: int) -> Event | None:

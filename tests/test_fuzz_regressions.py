@@ -334,3 +334,27 @@ def test_fuzz_nesting_verdict_is_the_same_for_check_compare_and_summary() -> Non
         if len(seen) > 1:
             differ.append(depth)
     assert differ == []
+
+
+# ----------------------------------------------------------------------------------------------
+# Found by the chunking oracle on the final code: within one chunk, the per-line checks ran one
+# kind after another (length, nesting, UTF-8) instead of in file order, so a too-deep line 2 was
+# reported before invalid UTF-8 on line 1; and an unfinished, already too long last line was
+# reported before the complete lines in front of it were read.
+
+
+def test_fuzz_the_first_problem_in_the_file_wins_within_a_chunk() -> None:
+    trace = (b'{"seq":1,"type":"x","note":"\xff"}\n'
+             b'{"seq":2,"type":"y","d":' + b"[" * 600 + b"]" * 600 + b"}\n")
+    with pytest.raises(TraceError) as caught:
+        check_trace(CONTRACT, trace)
+    assert caught.value.line == 1 and "UTF-8" in _one_line(caught.value)
+
+
+def test_fuzz_an_unfinished_too_long_line_does_not_hide_an_earlier_error() -> None:
+    from agent_invariants.events import TraceFile
+
+    trace = b'{"seq":1,"type":"x"\n' + b'{"seq":2,"type":"' + b"y" * 5000
+    with pytest.raises(TraceError) as caught:
+        list(TraceFile(trace, max_line_bytes=1000))
+    assert caught.value.line == 1 and "invalid JSON" in _one_line(caught.value)
