@@ -5,6 +5,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
@@ -21,3 +23,17 @@ def jsonl(events: list[dict[str, Any]]) -> str:
 def events(*specs: dict[str, Any], start: int = 1) -> list[dict[str, Any]]:
     """Number events: each spec gets `seq` = its position + start unless it has one."""
     return [{"seq": start + i, **spec} for i, spec in enumerate(specs)]
+
+
+def report_dict(report: Any, *, drop_lines: bool = True) -> dict[str, Any]:
+    """A check report as plain data without what depends on how the trace was read: `trace`,
+    and each violation's physical `line` (unless `drop_lines` is False)."""
+    data = msgspec.to_builtins(report)
+    data.pop("trace", None)
+    if drop_lines:
+        for violation in data["violations"]:
+            violation.pop("line", None)
+        for result in data["results"]:
+            for violation in result["violations"]:
+                violation.pop("line", None)
+    return data

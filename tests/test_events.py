@@ -17,7 +17,7 @@ from agent_invariants import (
     read_trace,
     summarize_trace,
 )
-from support import contract, events, jsonl
+from support import contract, events, jsonl, report_dict
 
 # One violation per event, located at the event: makes every event's seq/index/line visible.
 EVERY_EVENT = contract({"id": "every", "kind": "deny_event", "match": {"type": "*"}})
@@ -43,19 +43,6 @@ MIXED_EVENTS = events(
     {"type": "agent.message", "data": {"text": "still here"}},
     {"type": "run.completed", "claims_completion": True, "confidence": 0.9},
 )
-
-
-def report_dict(report: Any, *, drop_lines: bool = True) -> dict[str, Any]:
-    """A report as plain data without the reader-specific extras (`trace`, and `line` if asked)."""
-    data = msgspec.to_builtins(report)
-    data.pop("trace", None)
-    if drop_lines:
-        for violation in data["violations"]:
-            violation.pop("line", None)
-        for result in data["results"]:
-            for violation in result["violations"]:
-                violation.pop("line", None)
-    return data
 
 
 def plain(event: Any) -> dict[str, Any]:

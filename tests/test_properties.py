@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import TraceFile, check_trace, compare_traces, load_contract
-from support import jsonl
+from support import jsonl, report_dict
 
 TOOLS = ["a.x", "a.y", "b.x"]
 TYPES = ["tool.call", "tool.result", "approval.granted", "outcome.observed", "control.stop", "run.completed",
@@ -139,18 +139,6 @@ def traces(draw) -> list[dict[str, Any]]:
     return out
 
 
-def verdicts(report: Any) -> dict[str, Any]:
-    """A check report as plain data, without the reader-specific `line` and `trace`."""
-    data = msgspec.to_builtins(report)
-    data.pop("trace", None)
-    for violation in data["violations"]:
-        violation.pop("line", None)
-    for result in data["results"]:
-        for violation in result["violations"]:
-            violation.pop("line", None)
-    return data
-
-
 def lines_of(report: Any) -> list[Any]:
     return [violation.line for violation in report.violations]
 
@@ -215,7 +203,7 @@ def test_jsonl_file_list_and_json_array_file_agree(scratch, document, trace, pre
     from_file = check_trace(document, lines_path)
     from_list = check_trace(document, trace)
     from_array = check_trace(document, array_path)
-    assert verdicts(from_file) == verdicts(from_list) == verdicts(from_array)
+    assert report_dict(from_file) == report_dict(from_list) == report_dict(from_array)
     # JSONL without comments: each event's line is its position + 1
     assert lines_of(from_file) == [
         v.event_index + 1 if v.event_index is not msgspec.UNSET else msgspec.UNSET for v in from_file.violations]
@@ -248,7 +236,7 @@ def test_comment_and_blank_lines_only_change_line_numbers(scratch, document, tra
 
     with_comments = check_trace(document, commented)
     without = check_trace(document, plain)
-    assert verdicts(with_comments) == verdicts(without)
+    assert report_dict(with_comments) == report_dict(without)
     for violation in with_comments.violations:
         if violation.event_index is msgspec.UNSET:
             assert violation.line is msgspec.UNSET
