@@ -30,7 +30,7 @@ from agent_invariants.report import (
     ContractRef,
 )
 
-__all__ = ("TRACE_SUFFIXES", "check_many", "compare_many", "expand_traces", "is_single", "pair_traces")
+__all__ = ("TRACE_SUFFIXES", "check_many", "compare_many", "expand_traces", "is_single", "named_traces", "pair_traces")
 
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
@@ -42,27 +42,33 @@ def expand_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[
     expanded (sorted). Files in `exclude` (the contract, say) are skipped in directories and
     globs. A directory or pattern that names nothing is an error; standard input (`-`) cannot be
     part of a batch."""
+    return [path for _, path in named_traces(specs, exclude=exclude)]
+
+
+def named_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """`expand_traces` with each path's name for pairing: its path relative to the folder it was
+    found in (`sub/run.jsonl`), or its file name when it was given directly or by a pattern."""
     skip = {os.path.realpath(path) for path in exclude}
-    paths: list[str] = []
+    named: list[tuple[str, str]] = []
     for spec in specs:
         if spec == "-":
             raise TraceError("<stdin>", None, "standard input can only be checked on its own, not with other traces")
         if os.path.isfile(spec):
-            paths.append(spec)
+            named.append((os.path.basename(spec), spec))
         elif os.path.isdir(spec):
             found = sorted(path for path in _walk(spec) if os.path.realpath(path) not in skip)
             if not found:
                 raise TraceError(spec, None, f"directory holds no trace files ({', '.join(TRACE_SUFFIXES)})")
-            paths += found
+            named += [(os.path.relpath(path, spec).replace(os.sep, "/"), path) for path in found]
         elif glob.has_magic(spec):
             found = sorted(path for path in glob.glob(spec, recursive=True)
                            if os.path.isfile(path) and os.path.realpath(path) not in skip)
             if not found:
                 raise TraceError(spec, None, "pattern matches no files")
-            paths += found
+            named += [(os.path.basename(path), path) for path in found]
         else:
-            paths.append(spec)   # let the reader say what is wrong with it
-    return paths
+            named.append((os.path.basename(spec), spec))   # let the reader say what is wrong with it
+    return named
 
 
 def is_single(specs: Sequence[str]) -> bool:
@@ -95,21 +101,23 @@ def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
         warning_count=sum(r.warning_count for r in reports), reports=reports, failures=failures)
 
 
-def pair_traces(baselines: Sequence[str], candidates: Sequence[str]) -> list[tuple[str, str]]:
-    """Pair baseline and candidate traces: one-to-one when both lists have one entry, else by
-    file name (a candidate without a baseline of the same name is an error)."""
-    if len(baselines) == 1 and len(candidates) == 1:
-        return [(baselines[0], candidates[0])]
+def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Pair baseline and candidate traces, each given as (name, path) by `named_traces`: one to
+    one when both sides hold one trace, every candidate with a lone baseline, else by name (the
+    path inside the folder given, or the file name). A candidate without a baseline of its name,
+    or a name two baselines share, is an error: a silent guess would compare the wrong runs."""
     if len(baselines) == 1:
-        return [(baselines[0], candidate) for candidate in candidates]
+        return [(baselines[0][1], path) for _, path in candidates]
     by_name: dict[str, str] = {}
-    for path in baselines:
-        by_name.setdefault(os.path.basename(path), path)
+    for name, path in baselines:
+        if by_name.setdefault(name, path) != path:
+            raise TraceError(path, None, f"two baseline traces are named {name!r} ({by_name[name]} "
+                                         "and this one); give folders, which pair by relative path")
     pairs = []
-    for candidate in candidates:
-        baseline = by_name.get(os.path.basename(candidate))
+    for name, candidate in candidates:
+        baseline = by_name.get(name)
         if baseline is None:
-            raise TraceError(candidate, None, "no baseline trace with the same file name")
+            raise TraceError(candidate, None, f"no baseline trace named {name!r} to compare it with")
         pairs.append((baseline, candidate))
     return pairs
 

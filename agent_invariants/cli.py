@@ -157,8 +157,8 @@ def compare(
         _emit(report, format, output, sarif)
         raise typer.Exit(0 if report.compatible else 1)
     exclude = [str(contract)]
-    pairs = batch.pair_traces(batch.expand_traces(baseline, exclude=exclude),
-                              batch.expand_traces(candidate, exclude=exclude))
+    pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
+                              batch.named_traces(candidate, exclude=exclude))
     report = _with_progress(len(pairs), "comparing traces", quiet, lambda advance: batch.compare_many(
         loaded, pairs, jobs=jobs or os.cpu_count() or 1, max_line_bytes=max_line_bytes, progress=advance))
     _finish_batch(report, report.compatible, format, output, sarif)

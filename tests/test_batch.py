@@ -8,7 +8,7 @@ import pytest
 from support import EXAMPLES, contract, events, jsonl
 
 from agent_invariants import check_trace, compare_traces, load_contract
-from agent_invariants.batch import check_many, compare_many, expand_traces, pair_traces
+from agent_invariants.batch import check_many, compare_many, expand_traces, named_traces, pair_traces
 from agent_invariants.errors import TraceError
 
 
@@ -125,12 +125,43 @@ def test_compare_pairs_folders_by_file_name(tmp_path, write):
     write("base/two.jsonl", good)
     write("cand/one.jsonl", good)
     write("cand/two.jsonl", bad)
-    pairs = pair_traces(expand_traces([str(tmp_path / "base")]), expand_traces([str(tmp_path / "cand")]))
+    pairs = pair_traces(named_traces([str(tmp_path / "base")]), named_traces([str(tmp_path / "cand")]))
     assert [(b.rsplit("/", 2)[-2:], c.rsplit("/", 2)[-2:]) for b, c in pairs] == [
         (["base", "one.jsonl"], ["cand", "one.jsonl"]), (["base", "two.jsonl"], ["cand", "two.jsonl"])]
     report = compare_many(load_contract(rules), pairs, jobs=2)
     assert [r.compatible for r in report.reports] == [True, False]
     assert report.reports[1] == compare_traces(rules, *pairs[1])
     write("cand/three.jsonl", good)
-    with pytest.raises(TraceError, match="no baseline trace with the same file name"):
-        pair_traces(expand_traces([str(tmp_path / "base")]), expand_traces([str(tmp_path / "cand")]))
+    with pytest.raises(TraceError, match="no baseline trace named 'three.jsonl'"):
+        pair_traces(named_traces([str(tmp_path / "base")]), named_traces([str(tmp_path / "cand")]))
+
+
+def test_compare_pairs_nested_folders_by_relative_path(tmp_path, write, cli):
+    """Two runs of one name in different subfolders pair with their own counterparts."""
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+    good = jsonl(events({"type": "tool.call", "tool": "kb.search"}))
+    bad = jsonl(events({"type": "tool.call", "tool": "shell.exec"}))
+    write("c.json", json.dumps(rules))
+    write("base/eu/run.jsonl", good)
+    write("base/us/run.jsonl", good)
+    write("cand/eu/run.jsonl", good)
+    write("cand/us/run.jsonl", bad)
+    result = cli("compare", "--contract", "c.json", "--baseline", "base", "--candidate", "cand",
+                 "--format", "json", "--jobs", "1")
+    assert result.returncode == 1, result.stderr
+    reports = json.loads(result.stdout)["reports"]
+    assert [(r["baseline"]["trace"], r["candidate"]["trace"], r["compatible"]) for r in reports] == [
+        ("base/eu/run.jsonl", "cand/eu/run.jsonl", True), ("base/us/run.jsonl", "cand/us/run.jsonl", False)]
+
+
+def test_compare_refuses_two_baselines_of_one_name(tmp_path, write, cli):
+    write("c.json", json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
+    trace = jsonl(events({"type": "tool.call", "tool": "kb.search"}))
+    for name in ("base/eu/run.jsonl", "base/us/run.jsonl", "cand/eu/run.jsonl"):
+        write(name, trace)
+    result = cli("compare", "--contract", "c.json", "--baseline", "base/*/run.jsonl", "--candidate", "cand",
+                 "--format", "json")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip() == ("agent-invariants: base/us/run.jsonl: two baseline traces are named 'run.jsonl' "
+                                     "(base/eu/run.jsonl and this one); give folders, which pair by relative path")
