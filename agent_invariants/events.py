@@ -561,6 +561,9 @@ class TraceFile(TraceSource):
                 return _decode_lax_event(trimmed.encode("utf-8"))
             except (msgspec.DecodeError, RecursionError) as exc:
                 error = exc
+        event = _decode_last_key_wins(trimmed.encode("utf-8"))
+        if event is not None:
+            return event
         if _LONE_SURROGATE.search(raw):
             problem = _SURROGATE
         else:
@@ -594,7 +597,12 @@ class TraceFile(TraceSource):
             line += body.count(b"\n", pos, found)
             pos, after = found, found + len(item)
             try:
-                event = _decode_lax_event(item)
+                try:
+                    event = _decode_lax_event(item)
+                except (msgspec.DecodeError, RecursionError):
+                    event = _decode_last_key_wins(item)
+                    if event is None:
+                        raise
                 prev = _accept(event, bytes(item), prev)
             except (msgspec.DecodeError, RecursionError) as exc:
                 raise self._fail(line, f"item {index}: {_describe(exc)}") from None
@@ -624,6 +632,24 @@ class TraceFile(TraceSource):
         found = re.search(r"\(byte (\d+)\)", str(error))
         line = body.count(b"\n", 0, int(found.group(1))) + 1 if found else body.count(b"\n") + 1
         return _raise(self._fail(line, _describe_syntax(str(error))))
+
+
+def _decode_last_key_wins(raw: bytes | Raw) -> Event | None:
+    """The event a line holds when a repeated key makes the typed decode fail: JSON.parse, as
+    the reference reads traces, keeps the last value of a repeated key and never sees the
+    others, while msgspec checks every copy. So `{"tool": 5, "tool": "kb.search"}` is an event
+    with tool `kb.search`. None when the line is no JSON object, or still fails without the
+    earlier copies (the caller then reports the first decode's problem)."""
+    try:
+        value = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if type(value) is not dict:
+        return None
+    try:
+        return _decode_lax_event(msgspec.json.encode(value))
+    except (msgspec.DecodeError, RecursionError, OverflowError, TypeError):
+        return None
 
 
 def _first_invalid_utf8(lines: list[bytes]) -> tuple[int, int] | None:

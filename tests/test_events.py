@@ -226,6 +226,28 @@ def test_crlf_line_ends():
     assert [e.type for e in read_trace(text.encode())] == ["a", "b"]
 
 
+@pytest.mark.parametrize("array", [False, True], ids=["jsonl", "array"])
+def test_a_repeated_key_keeps_its_last_value_as_json_parse_does(array):
+    """Only the last copy of a repeated key counts: an invalid earlier copy is not an error."""
+    lines = ['{"seq": 5, "seq": 1, "type": "tool.call", "tool": 5, "tool": "kb.search", "ok": "no", "ok": false}',
+             '{"seq": 2, "type": "x", "data": [1], "data": {"a": 1}, "type": "note"}']
+    data = ("[\n" + ",\n".join(lines) + "\n]" if array else "\n".join(lines)).encode()
+    assert [plain(event) for event in read_trace(data)] == [
+        {"seq": 1, "type": "tool.call", "tool": "kb.search", "ok": False}, {"seq": 2, "type": "note"}]
+
+
+@pytest.mark.parametrize("line, problem", [
+    ('{"seq": 1, "type": "a", "tool": "kb.search", "tool": 5}', "$.tool: expected `str`, got `int`"),
+    ('{"seq": 1, "type": "a", "seq": 1.5}', "$.seq: must be an integer, got 1.5"),
+    ('{"seq": 1, "type": "a", "data": {}, "data": null}', "$.data: expected `object`, got `null`"),
+])
+def test_an_invalid_last_copy_of_a_repeated_key_is_still_an_error(line, problem):
+    with pytest.raises(TraceError) as caught:
+        read_trace(line.encode())
+    assert caught.value.line == 1
+    assert caught.value.problem == problem
+
+
 def test_no_final_newline():
     report = check_trace(EVERY_EVENT, b'{"seq": 1, "type": "a"}\n{"seq": 2, "type": "b"}')
     assert seqs_and_lines(report) == [(1, 0, 1), (2, 1, 2)]
