@@ -48,7 +48,7 @@ app = typer.Typer(
 )
 
 ContractOpt = Annotated[Path, typer.Option("--contract", "-c", help="Contract file (JSON).", show_default=False)]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutputOpt = Annotated[Optional[Path], typer.Option(
     "--output", "-o", help="Write the report to this file instead of stdout (replaced atomically).",
     show_default=False)]
@@ -59,9 +59,16 @@ SarifRootOpt = Annotated[Optional[Path], typer.Option(
     show_default=False)]
 SarifAnchorOpt = Annotated[Anchor, typer.Option(
     "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
-    "(for traces that are build artifacts, not committed files).", case_sensitive=False)]
+    "(for traces that are build artifacts, not committed files).")]
 CategoryOpt = Annotated[Optional[str], typer.Option(
     "--category", help="SARIF: automationDetails.id, to keep several uploads apart.", show_default=False)]
+
+
+def _unused(name: str):
+    """An option this command accepts and ignores. The Node tool gives every command one shared
+    option set (--contract, --trace, --baseline, --candidate, --format, --output), so scripts
+    written for it may pass options a command does not use; they must not turn into errors."""
+    return Annotated[Optional[str], typer.Option(name, hidden=True, show_default=False)]
 
 
 def _version(value: bool) -> None:
@@ -101,6 +108,8 @@ def check(
     sarif_root: SarifRootOpt = None,
     sarif_anchor: SarifAnchorOpt = Anchor.trace,
     category: CategoryOpt = None,
+    _baseline: _unused("--baseline") = None,
+    _candidate: _unused("--candidate") = None,
 ) -> None:
     """Check traces against a contract (one trace: its report; several: one section each)."""
     from agent_invariants import batch
@@ -132,7 +141,7 @@ def compare(
     contract: ContractOpt,
     baseline: Annotated[list[str], typer.Option(
         "--baseline", "-b", show_default=False, metavar="PATH",
-        help="Trace of the known-good run (or a folder/glob of them, paired with candidates by file name).")],
+        help="Trace of the known-good run (or a folder/glob of them, paired with candidates by name).")],
     candidate: Annotated[list[str], typer.Option(
         "--candidate", "-k", show_default=False, metavar="PATH",
         help="Trace of the changed run (or a folder/glob of them); repeat for several.")],
@@ -144,6 +153,7 @@ def compare(
     sarif_root: SarifRootOpt = None,
     sarif_anchor: SarifAnchorOpt = Anchor.trace,
     category: CategoryOpt = None,
+    _trace: _unused("--trace") = None,
 ) -> None:
     """Compare candidate traces with baseline traces under one contract."""
     from agent_invariants import batch
@@ -184,26 +194,38 @@ def _finish_batch(report, good: bool, format: Format, output: Path | None, sarif
 
 
 @app.command()
-def validate(contract: ContractOpt, format: FormatOpt = Format.json) -> None:
-    """Validate a contract and print it normalised (trimmed, keys in schema order)."""
+def validate(
+    contract: ContractOpt,
+    format: FormatOpt = Format.json,
+    output: OutputOpt = None,
+    _trace: _unused("--trace") = None,
+    _baseline: _unused("--baseline") = None,
+    _candidate: _unused("--candidate") = None,
+) -> None:
+    """Validate a contract and print it normalised (trimmed, keys in schema order), as JSON."""
     from agent_invariants.contract import load_contract
     from agent_invariants.render.json import to_json
 
     loaded = load_contract(contract)
-    _write(to_json({"valid": True, "contract": loaded.to_dict()}), None)
+    _write(to_json({"valid": True, "contract": loaded.to_dict()}), output)
 
 
 @app.command()
 def summary(
     trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False)],
+    format: FormatOpt = Format.json,
+    output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+    _contract: _unused("--contract") = None,
+    _baseline: _unused("--baseline") = None,
+    _candidate: _unused("--candidate") = None,
 ) -> None:
-    """Print counts for a trace: tools, approvals, failures, outcomes, completion claims."""
+    """Print counts for a trace, as JSON: tools, approvals, failures, outcomes, completion claims."""
     from agent_invariants.events import TraceFile
     from agent_invariants.render.json import to_json
     from agent_invariants.summary import summarize_trace
 
-    _write(to_json(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), None)
+    _write(to_json(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), output)
 
 
 @app.command()
@@ -255,7 +277,7 @@ def init(directory: Annotated[Path, typer.Argument(help="Where to write the file
     print(f"Try: {PROG} check --contract {targets[0][0]} --trace {targets[1][0]}")
 
 
-@app.command()
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def serve() -> None:
     """Run the MCP server on standard input and output (needs: pip install 'agent-invariants[mcp]')."""
     from agent_invariants import mcp_server

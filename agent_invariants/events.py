@@ -510,7 +510,7 @@ class TraceFile(TraceSource):
                 raise self._fail(lines_before + at + 1, message)
             lines_before += len(lines)
             yield lines, data.isascii() and b"\\u" not in data
-            if len(tail) > limit:   # the unfinished last line is already too long: stop reading
+            if len(tail) > limit + 1:   # the unfinished last line is too long even if a `\r\n` ends it
                 raise self._fail(lines_before + 1, self._too_long_message(len(tail), at_least=True))
         if tail:
             problem = self._first_line_problem([tail], tail)
@@ -524,9 +524,10 @@ class TraceFile(TraceSource):
         limit = self.max_line_bytes
         longest = max(map(len, lines)) if lines else 0
         found: list[tuple[int, str]] = []
-        if longest > limit:
-            at = next(i for i, line in enumerate(lines) if len(line) > limit)
-            found.append((at, self._too_long_message(len(lines[at]))))
+        if longest > limit:   # the `\r` of a CRLF line end is not part of the line
+            at = next((i for i, line in enumerate(lines) if len(line) - line.endswith(b"\r") > limit), None)
+            if at is not None:
+                found.append((at, self._too_long_message(len(lines[at]) - lines[at].endswith(b"\r"))))
         if longest > MAX_NESTING:
             deep = next((i for i, line in enumerate(lines) if too_deep_at(line) is not None), None)
             if deep is not None:

@@ -277,6 +277,38 @@ def test_summary_reads_trace_from_stdin(cli):
     assert json.loads(result.stdout)["events"] == 11
 
 
+@pytest.mark.parametrize("args, unused", [
+    (["check", "--contract", REFUND_CONTRACT, "--trace", BASELINE], ["--baseline", "b.jsonl", "--candidate", "c"]),
+    (["compare", "--contract", REFUND_CONTRACT, "--baseline", BASELINE, "--candidate", BASELINE], ["--trace", "t"]),
+    (["validate", "--contract", REFUND_CONTRACT], ["--trace", "t", "--baseline", "b", "--candidate", "c"]),
+    (["summary", "--trace", BASELINE], ["--contract", "c.json", "--baseline", "b", "--candidate", "c"]),
+], ids=["check", "compare", "validate", "summary"])
+def test_every_command_accepts_the_shared_option_set_and_ignores_what_it_does_not_use(cli, args, unused):
+    """Scripts written for the Node tool pass its one option set to every command; the options a
+    command does not use are ignored (the files they name need not even exist)."""
+    plain = cli(*args, "--format", "json")
+    result = cli(*args, *unused, "--format", "json")
+    assert result.returncode == plain.returncode == 0, result.stderr
+    assert result.stdout == plain.stdout and result.stdout.startswith("{")
+
+
+@pytest.mark.parametrize("command", ["summary", "validate"])
+def test_summary_and_validate_validate_format_and_honour_output(cli, command):
+    first = ["--trace", BASELINE] if command == "summary" else ["--contract", REFUND_CONTRACT]
+    shown = cli(command, *first)
+    written = cli(command, *first, "--format", "json", "--output", "out.json")
+    assert written.returncode == 0 and written.stdout == ""
+    assert (cli.cwd / "out.json").read_text(encoding="utf-8") == shown.stdout
+    wrong = cli(command, *first, "--format", "xml")
+    assert wrong.returncode == 2 and wrong.stdout == "" and "'xml' is not one of" in wrong.stderr
+
+
+def test_format_names_are_case_sensitive_as_in_the_node_tool(cli):
+    result = cli("check", "--contract", REFUND_CONTRACT, "--trace", BASELINE, "--format", "JSON")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "'JSON' is not one of" in result.stderr
+
+
 # ----------------------------------------------------------------------------------------------
 # validate
 

@@ -78,6 +78,12 @@ def test_a_line_of_exactly_one_mebibyte_is_accepted_and_one_more_byte_is_not(cli
     bad(run(cli, write, padded_event(MIB + 1) + b"\n"), "1,048,577 bytes", "1,048,576-byte limit", "--max-line-bytes")
 
 
+def test_the_cr_of_a_crlf_line_end_does_not_count_towards_the_limit(cli, write):
+    assert run(cli, write, padded_event(MIB) + b"\r\n" + padded_event(MIB).replace(b'"seq": 1', b'"seq": 2')
+               + b"\r\n").returncode == 0
+    bad(run(cli, write, padded_event(MIB + 1) + b"\r\n"), "1,048,577 bytes")
+
+
 def test_a_huge_line_without_newline_is_refused_without_reading_it_all(cli, write):
     result = run(cli, write, b'{"seq": 1, "type": "' + b"x" * (40 * MIB))
     bad(result, "at least", "over the 1,048,576-byte limit")
