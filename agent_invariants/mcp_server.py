@@ -10,16 +10,17 @@ Four tools, named as the Node.js tool names them, so client configurations carry
     agent_invariants_summarize_trace   {events}                   -> the `summary` counts
 
 Each tool's structured content is the CLI's `--format json` report for the same input (an in-memory
-trace has no file, so no `trace` and no `line` keys), and its text content a short rendering for
-reading (for check and compare, the CLI's text report), followed by the JSON itself as text for
-clients that do not read structured content. Input schemas are generated from the
+trace has no file, so no `trace` and no `line` keys). Its text content is that JSON (2-space
+indented, first, as the Node tool returns it, for clients that do not read structured content),
+then a short rendering for reading (for check and compare, the CLI's text report). Input schemas are generated from the
 `Contract` and `Event` structs, their property descriptions from the structs' field docstrings;
 output schemas from the report structs. The tools are read-only and deterministic: they take JSON
 values, never paths, and touch neither the filesystem nor the network. Bad input (a contract that
 does not validate, a bad event, `seq` not strictly increasing, more than 100,000 events) is a tool
 error (`isError`) whose text names the place, such as `contract: $.rules[2].tool: ...` or
-`events[3]: $.seq: ...`; the server keeps serving. One prompt, `write-contract`, helps a model turn
-a description of an agent's rules into a v1 contract.
+`events[3]: $.seq: ...`; the server keeps serving. The prompt `write-contract` helps a model turn
+a description of an agent's rules into a v1 contract; `protect-behavior-change` (no arguments, the
+Node tool's prompt) asks it to do so for the agent at hand before a change, then compare runs.
 
 The SDK is imported only by `build_server()` and `serve()`, so this module (and the package)
 imports without the extra. Unlike the Node.js tool, summarize also checks that `seq` increases.
@@ -45,11 +46,13 @@ __all__ = (
     "INSTRUCTIONS",
     "MAX_EVENTS",
     "PROMPT_NAME",
+    "CHANGE_PROMPT_NAME",
     "SERVER_NAME",
     "TOOLS",
     "ArgumentError",
     "ToolSpec",
     "build_server",
+    "change_prompt",
     "contract_prompt",
     "run_tool",
     "sdk_available",
@@ -60,6 +63,7 @@ __all__ = (
 SERVER_NAME = "agent-invariants"
 MAX_EVENTS = 100_000
 PROMPT_NAME = "write-contract"
+CHANGE_PROMPT_NAME = "protect-behavior-change"
 
 VALIDATE = "agent_invariants_validate_contract"
 CHECK = "agent_invariants_check_trace"
@@ -448,6 +452,26 @@ part of the description it encodes, then anything in the description you could n
 """
 
 
+_CHANGE_RULES = """\
+The rules this agent must keep whatever changes in its model, prompt, memory or tools: which \
+actions need an approval first (payments, refunds, deletions, deployments), that it does nothing \
+after a stop or cancellation, which tools it must never use (shells, admin tools), how many \
+attempts one call may take, that every call gets a result, and that it claims a task done only \
+after an observed outcome proves it. Take the specifics from this conversation, the agent's \
+instructions and its recorded runs; ask when an expectation is unclear."""
+
+
+def change_prompt() -> str:
+    """The `protect-behavior-change` prompt (the Node tool's, no arguments): write a contract for
+    the agent at hand before changing it, then compare a run before the change with one after."""
+    return contract_prompt(_CHANGE_RULES) + f"""
+4. To check a change of model, prompt, memory or tools: record a run before it (the baseline) and \
+one after it (the candidate) on the same task, call `agent_invariants_compare_traces` with the \
+contract and both, and report every regression it lists. The change is safe to ship only when \
+the result is compatible.
+"""
+
+
 def _options(rule: type) -> list[str]:
     """The lines of the `## Options` section of a rule kind's manual."""
     doc = inspect.getdoc(rule) or ""
@@ -510,18 +534,32 @@ def build_server() -> Server:
             structured, text = await anyio.to_thread.run_sync(run_tool, params.name, params.arguments)
         except InputError as exc:
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
-        # the readable text, then (as the MCP spec asks of tools with structured content) the JSON itself
+        # the JSON itself first (as the Node tool returns it, and as the MCP spec asks of tools with
+        # structured content), then the readable text
         as_json = msgspec.json.format(msgspec.json.encode(structured), indent=2).decode()
-        return types.CallToolResult(content=[types.TextContent(text=text), types.TextContent(text=as_json)],
+        return types.CallToolResult(content=[types.TextContent(text=as_json), types.TextContent(text=text)],
                                     structured_content=structured)
 
+    change = types.Prompt(
+        name=CHANGE_PROMPT_NAME,
+        title="Protect an agent's behaviour through a change",
+        description="Before changing an agent's model, prompt, memory or tools: encode its approval, "
+                    "stop, retry and evidence expectations as a v1 contract, then compare a run from "
+                    "before the change with one from after it.",
+    )
+
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt])
+        return types.ListPromptsResult(prompts=[prompt, change])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name == CHANGE_PROMPT_NAME:
+            return types.GetPromptResult(
+                description=change.description,
+                messages=[types.PromptMessage(role="user", content=types.TextContent(text=change_prompt()))],
+            )
         if params.name != PROMPT_NAME:
-            raise MCPError(code=types.INVALID_PARAMS,
-                           message=f"unknown prompt {params.name!r}; the prompt is {PROMPT_NAME!r}")
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}; the prompts "
+                                                              f"are {PROMPT_NAME!r} and {CHANGE_PROMPT_NAME!r}")
         arguments = params.arguments or {}
         rules = arguments.get("rules", "")
         if not rules.strip():

@@ -124,18 +124,19 @@ def run(scenario: Callable[[ClientSession], Any]) -> None:
 
 
 def text_of(result: Any) -> str:
-    """The readable text: an error's only block, or the first block of a success."""
+    """The readable text: an error's only block, or the second block of a success."""
     assert result.content and all(block.type == "text" for block in result.content), result.content
     assert len(result.content) == (1 if result.is_error else 2), result.content
-    return result.content[0].text
+    return result.content[-1].text
 
 
 async def ok_call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> tuple[Any, str]:
-    """Call a tool that must succeed: (structured content, text). The second text block is the
-    structured content as JSON, for clients that do not read structured content."""
+    """Call a tool that must succeed: (structured content, text). The first text block is the
+    structured content as 2-space JSON, as the Node tool returns it (clients parse it)."""
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, text_of(result)
-    assert json.loads(result.content[1].text) == result.structured_content
+    assert json.loads(result.content[0].text) == result.structured_content
+    assert result.content[0].text == json.dumps(result.structured_content, indent=2, ensure_ascii=False)
     return result.structured_content, text_of(result)
 
 
@@ -211,7 +212,7 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
 def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
     async def scenario(session: ClientSession) -> None:
         prompts = (await session.list_prompts()).prompts
-        assert [prompt.name for prompt in prompts] == [PROMPT_NAME]
+        assert [prompt.name for prompt in prompts] == [PROMPT_NAME, "protect-behavior-change"]
         arguments = {argument.name: argument for argument in prompts[0].arguments or []}
         assert arguments["rules"].required is True and arguments["rules"].description
         assert prompts[0].description
@@ -230,6 +231,13 @@ def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
             await session.get_prompt(PROMPT_NAME, {})
         with pytest.raises(MCPError, match="unknown prompt"):
             await session.get_prompt("no-such-prompt", {"rules": "x"})
+
+        assert not prompts[1].arguments   # the Node tool's prompt takes none
+        change = await session.get_prompt("protect-behavior-change")
+        text = change.messages[0].content.text
+        assert change.messages[0].role == "user"
+        for expectation in ("approval", "stop", "attempts", "observed outcome", COMPARE, VALIDATE, "baseline"):
+            assert expectation in text, expectation
 
     run(scenario)
 
