@@ -546,3 +546,11 @@ def test_colour_on_a_terminal_without_no_color(tmp_path):
                                    env=quiet_env(TERM="xterm-256color"))
     assert code == 1
     assert ANSI.search(output.decode("utf-8")), output[:200]
+
+
+def test_both_command_names_of_the_node_tool_are_declared_for_one_entry():
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"agent-invariants": "agent_invariants.cli:main",
+                       "agent-invariants-mcp": "agent_invariants.cli:main"}
