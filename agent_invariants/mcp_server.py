@@ -12,8 +12,8 @@ Four tools, named as the Node.js tool names them, so client configurations carry
 Each tool's structured content is the CLI's `--format json` report for the same input (an in-memory
 trace has no file, so no `trace` and no `line` keys). Its text content is that JSON (2-space
 indented, first, as the Node tool returns it, for clients that do not read structured content),
-then a short rendering for reading (for check and compare, the CLI's text report). Input schemas are generated from the
-`Contract` and `Event` structs, their property descriptions from the structs' field docstrings;
+then a short rendering for reading (for check and compare, the CLI's text report). Input
+schemas are generated from the `Contract` and `Event` structs, their property descriptions from the structs' field docstrings;
 output schemas from the report structs. The tools are read-only and deterministic: they take JSON
 values, never paths, and touch neither the filesystem nor the network. Bad input (a contract that
 does not validate, a bad event, `seq` not strictly increasing, more than 100,000 events) is a tool
@@ -464,7 +464,7 @@ instructions and its recorded runs; ask when an expectation is unclear."""
 def change_prompt() -> str:
     """The `protect-behavior-change` prompt (the Node tool's, no arguments): write a contract for
     the agent at hand before changing it, then compare a run before the change with one after."""
-    return contract_prompt(_CHANGE_RULES) + f"""
+    return contract_prompt(_CHANGE_RULES) + """
 4. To check a change of model, prompt, memory or tools: record a run before it (the baseline) and \
 one after it (the candidate) on the same task, call `agent_invariants_compare_traces` with the \
 contract and both, and report every regression it lists. The change is safe to ship only when \
