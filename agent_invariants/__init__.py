@@ -50,7 +50,33 @@ _EXPORTS = {
     "RULE_KINDS": "agent_invariants.rules",
 }
 
-__all__ = ("__version__", *_EXPORTS)
+__all__ = (  # spelled out, so linters and type checkers see the public names
+    "RULE_KINDS",
+    "CheckReport",
+    "ComparePolicy",
+    "CompareReport",
+    "Contract",
+    "ContractError",
+    "Event",
+    "EventList",
+    "InputError",
+    "Regression",
+    "RuleChange",
+    "RuleResult",
+    "TraceError",
+    "TraceFile",
+    "TraceSource",
+    "TraceSummary",
+    "Violation",
+    "__version__",
+    "check_trace",
+    "compare_reports",
+    "compare_traces",
+    "iter_events",
+    "load_contract",
+    "read_trace",
+    "summarize_trace",
+)
 
 if TYPE_CHECKING:
     from agent_invariants.compare import compare_reports, compare_traces

@@ -13,8 +13,8 @@ Each tool's structured content is the CLI's `--format json` report for the same 
 trace has no file, so no `trace` and no `line` keys). Its text content is that JSON (2-space
 indented, first, as the Node tool returns it, for clients that do not read structured content),
 then a short rendering for reading (for check and compare, the CLI's text report). Input
-schemas are generated from the `Contract` and `Event` structs, their property descriptions from the structs' field docstrings;
-output schemas from the report structs. The tools are read-only and deterministic: they take JSON
+schemas are generated from the `Contract` and `Event` structs, their property descriptions from
+the structs' field docstrings; output schemas from the report structs. The tools are read-only and deterministic: they take JSON
 values, never paths, and touch neither the filesystem nor the network. Bad input (a contract that
 does not validate, a bad event, `seq` not strictly increasing, more than 100,000 events) is a tool
 error (`isError`) whose text names the place, such as `contract: $.rules[2].tool: ...` or
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
 __all__ = (
+    "CHANGE_PROMPT_NAME",
     "INSTRUCTIONS",
     "MAX_EVENTS",
     "PROMPT_NAME",
-    "CHANGE_PROMPT_NAME",
     "SERVER_NAME",
     "TOOLS",
     "ArgumentError",
