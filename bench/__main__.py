@@ -50,6 +50,11 @@ def worker(*args: str) -> dict:
     return json.loads(done.stdout)
 
 
+def _seconds(value: float) -> str:
+    """Seconds with three significant digits at most, so small traces do not show 0.00 s."""
+    return f"{value:.2f} s" if value >= 1 else f"{value:.3g} s"
+
+
 def cli_seconds(args: list[str], reps: int) -> float:
     """Median wall time of the real command, start-up included ("end to end")."""
     samples = []
@@ -86,9 +91,9 @@ def measure(sizes: list[str], reps: int) -> list[str]:
         rss_compare = worker("rss", "compare", str(trace), str(contract))["rss_mib"]
         count = events_of(size)
         rows.append(
-            f"| {count:,} | {megabytes:,.0f} MB | {times['floor']:.2f} s | {times['check']:.2f} s | "
+            f"| {count:,} | {megabytes:,.0f} MB | {_seconds(times['floor'])} | {_seconds(times['check'])} | "
             f"{times['check'] / times['floor']:.2f}x | {count / times['check']:,.0f} | {megabytes / times['check']:.0f} | "
-            f"{times['compare']:.2f} s | {times['compare'] / times['check']:.2f}x | {rss_check:.0f} MiB | {rss_compare:.0f} MiB |")
+            f"{_seconds(times['compare'])} | {times['compare'] / times['check']:.2f}x | {rss_check:.0f} MiB | {rss_compare:.0f} MiB |")
         print(rows[-1], flush=True)
     return rows
 
