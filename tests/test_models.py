@@ -20,6 +20,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import EVIDENCE, VERDICTS, drop_none, evidence_lists, optional, require_event_fields
 from support import contract
 
 from agent_invariants import InputError, check_trace, load_contract
@@ -336,20 +337,10 @@ TYPE_GLOBS = ["tool.call", "tool.result", "approval.granted", "outcome.observed"
 MATCHER_TYPE_GLOBS = [*TYPE_GLOBS, " tool.call", "tool.call "]
 OUTCOMES = ["o1", "o2", "o10"]
 OUTCOME_GLOBS = ["o1", "o2", "o*", "o?", " o1 ", "x"]
-VERDICTS = ["satisfied", "violated", "unknown", "retracted"]
-EVIDENCE = ["externally_observed", "configured_verifier", "manual_attestation", "self_attestation"]
 CONFIDENCES = [0, 0.3, 0.5, 0.9, 0.95, 1, 1.0]
 THRESHOLDS = [0, 0.0, 0.3, 0.5, 0.9, 0.95, 1, 1.0]
 SCOPES = ["s1", "s2", "s.1"]
 SCOPE_GLOBS = ["s1", "s*", "s2", "s?1", "?", " s1"]
-
-
-def optional(strategy: st.SearchStrategy) -> st.SearchStrategy:
-    return st.none() | strategy
-
-
-def drop_none(mapping: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in mapping.items() if value is not None}
 
 
 FIELD_POOLS: list[tuple[str, list[Any]]] = [
@@ -447,20 +438,6 @@ def _matcher(size_index: int, details: int) -> dict[str, Any]:
 
 MATCHERS = st.builds(_matcher, st.integers(0, len(_MATCHER_SIZES) - 1), st.integers(0, (1 << _DETAIL_BITS) - 1))
 
-evidence_lists = st.lists(st.sampled_from(EVIDENCE), min_size=1, max_size=4, unique=True)
-
-
-@st.composite
-def require_event_fields(draw) -> dict[str, Any]:
-    fields: dict[str, Any] = {"match": draw(MATCHERS)}
-    low = draw(optional(st.integers(0, 3)))
-    if low is not None:
-        fields["min"] = low
-    if draw(st.booleans()):
-        fields["max"] = (1 if low is None else low) + draw(st.integers(0, 2))
-    return fields
-
-
 KIND_FIELDS: dict[str, st.SearchStrategy] = {
     "deny_tool": st.fixed_dictionaries({"tool": st.sampled_from(TOOL_GLOBS)}),
     "allow_tools": st.fixed_dictionaries({"tools": st.lists(st.sampled_from(TOOL_GLOBS), min_size=1, max_size=4)}),
@@ -480,7 +457,7 @@ KIND_FIELDS: dict[str, st.SearchStrategy] = {
         "max_events": st.integers(0, 60), "max_tool_calls": st.integers(0, 8),
         "max_tool_failures": st.integers(0, 4)}).filter(bool),
     "require_order": st.fixed_dictionaries({"before": MATCHERS, "after": MATCHERS}),
-    "require_event": require_event_fields(),
+    "require_event": require_event_fields(MATCHERS),
     "deny_event": st.fixed_dictionaries({"match": MATCHERS}),
     "tool_result_required": st.fixed_dictionaries({}, optional={"tool": st.sampled_from(TOOL_GLOBS)}),
     "confidence_requires_outcome": st.fixed_dictionaries(

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import TraceFile, check_trace, compare_traces, load_contract
+from strategies import EVIDENCE, VERDICTS, evidence_lists, optional, require_event_fields
 from support import jsonl, report_dict
 
 TOOLS = ["a.x", "a.y", "b.x"]
@@ -19,19 +20,8 @@ TYPES = ["tool.call", "tool.result", "approval.granted", "outcome.observed", "co
 TOOL_GLOBS = [*TOOLS, "a.*", "*.x", "*", "?.x", "b.?", "a.x ", "c.*"]
 TYPE_GLOBS = [*TYPES, "tool.*", "*", "run.*", "*.stop", "approval.?ranted"]
 OUTCOMES = ["o1", "o2"]
-VERDICTS = ["satisfied", "violated", "unknown", "retracted"]
-EVIDENCE = ["externally_observed", "configured_verifier", "manual_attestation", "self_attestation"]
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def optional(strategy: st.SearchStrategy) -> st.SearchStrategy:
-    """A value or None (None meaning: leave the key out)."""
-    return st.none() | strategy
-
-
-def drop_none(mapping: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in mapping.items() if value is not None}
 
 
 matchers = st.fixed_dictionaries({}, optional={
@@ -42,20 +32,6 @@ matchers = st.fixed_dictionaries({}, optional={
     "verdict": st.sampled_from(VERDICTS),
     "claims_completion": st.booleans(),
 }).filter(bool)
-
-evidence_lists = st.lists(st.sampled_from(EVIDENCE), min_size=1, max_size=4, unique=True)
-
-
-@st.composite
-def require_event_fields(draw) -> dict[str, Any]:
-    fields: dict[str, Any] = {"match": draw(matchers)}
-    low = draw(optional(st.integers(0, 3)))
-    if low is not None:
-        fields["min"] = low
-    if draw(st.booleans()):
-        fields["max"] = (1 if low is None else low) + draw(st.integers(0, 2))
-    return fields
-
 
 KIND_FIELDS: dict[str, st.SearchStrategy] = {
     "deny_tool": st.fixed_dictionaries({"tool": st.sampled_from(TOOL_GLOBS)}),
@@ -75,7 +51,7 @@ KIND_FIELDS: dict[str, st.SearchStrategy] = {
         "max_events": st.integers(0, 12), "max_tool_calls": st.integers(0, 5),
         "max_tool_failures": st.integers(0, 3)}).filter(bool),
     "require_order": st.fixed_dictionaries({"before": matchers, "after": matchers}),
-    "require_event": require_event_fields(),
+    "require_event": require_event_fields(matchers),
     "deny_event": st.fixed_dictionaries({"match": matchers}),
     "tool_result_required": st.fixed_dictionaries({}, optional={"tool": st.sampled_from(TOOL_GLOBS)}),
     "confidence_requires_outcome": st.fixed_dictionaries(
