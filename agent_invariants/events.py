@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import json
 import os
 import re
 import sys
@@ -264,11 +265,26 @@ def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
         else:
             depth -= 1
     return None
-_SURROGATE = ("invalid JSON: a lone UTF-16 surrogate escape (such as \\ud800) is not a character; "
-              "traces must be valid Unicode")
-_LONE_SURROGATE = re.compile(
-    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+# One backslash escape at a time, left to right, so `\\\\ud800` (an escaped backslash, then
+# text) is no escape: a surrogate pair, a lone high or low surrogate, or any other escape.
+_ESCAPE = re.compile(
+    rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2}|.)",
+    re.DOTALL)
+
+
+def _replace_lone_surrogates(data: bytes) -> bytes:
+    """`data` with each lone UTF-16 surrogate escape (`\\ud83d` without its partner) replaced by
+    `\\ufffd`, the replacement character. JSON.parse reads such an escape, and JSON.stringify
+    writes one for a string cut inside an emoji, but a Python string made of it cannot be written
+    as UTF-8, so it is read as U+FFFD: one UTF-16 unit, as the lone surrogate is. The escapes are
+    of equal length, so offsets and line lengths do not change."""
+    def replace(escape: re.Match[bytes]) -> bytes:
+        text = escape.group()
+        lone = len(text) == 6 and text[1:2] == b"u"   # a surrogate escape matched alone
+        return b"\\ufffd" if lone else text
+    return _ESCAPE.sub(replace, data)
 
 
 def _describe(error: Exception) -> str:
@@ -562,20 +578,28 @@ class TraceFile(TraceSource):
                 return _decode_lax_event(trimmed.encode("utf-8"))
             except (msgspec.DecodeError, RecursionError) as exc:
                 error = exc
-        event = _decode_last_key_wins(trimmed.encode("utf-8"))
+        line = trimmed.encode("utf-8")
+        if b"\\u" in line:
+            repaired = _replace_lone_surrogates(line)
+            if repaired != line:
+                line = repaired
+                try:
+                    return _decode_lax_event(line)
+                except (msgspec.DecodeError, RecursionError) as exc:
+                    error = exc
+        event = _decode_last_key_wins(line)
         if event is not None:
             return event
-        if _LONE_SURROGATE.search(raw):
-            problem = _SURROGATE
-        else:
-            problem = _describe(error)
-            if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
-                problem += " (each event must be one JSON object on one line)"
+        problem = _describe(error)
+        if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
+            problem += " (each event must be one JSON object on one line)"
         raise self._fail_after_times(batch, done, lineno, problem)
 
     def _array_events(self, data: bytes) -> Iterator[Event]:
         """A trace that is one JSON array: decode it whole, then each item with its line."""
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        if b"\\u" in body:
+            body = _replace_lone_surrogates(body)
         deep = too_deep_at(body, MAX_NESTING + 1)
         if deep is not None:
             raise self._fail(body.count(b"\n", 0, deep) + 1, _TOO_DEEP)
@@ -627,9 +651,6 @@ class TraceFile(TraceSource):
                 error = exc
             except RecursionError:
                 raise self._fail(None, _TOO_DEEP) from None
-        surrogate = _LONE_SURROGATE.search(body)
-        if surrogate is not None:
-            return _raise(self._fail(body.count(b"\n", 0, surrogate.start()) + 1, _SURROGATE))
         found = re.search(r"\(byte (\d+)\)", str(error))
         line = body.count(b"\n", 0, int(found.group(1))) + 1 if found else body.count(b"\n") + 1
         return _raise(self._fail(line, _describe_syntax(str(error))))
@@ -714,12 +735,11 @@ class EventList(TraceSource):
         self.name = name
 
     def __iter__(self) -> Iterator[Event]:
-        encode = msgspec.json.encode
         prev: int | float = -1
         for index, item in enumerate(self._items):
             where = f"{self.name}[{index}]"
             try:
-                raw = item if isinstance(item, bytes) else encode(item)
+                raw = _item_json(item)
                 if too_deep_at(raw) is not None:
                     raise _Invalid(_TOO_DEEP)
                 event = _decode_lax_event(raw)
@@ -731,6 +751,20 @@ class EventList(TraceSource):
             except _Invalid as exc:
                 raise TraceError(where, None, str(exc)) from None
             yield event
+
+
+def _item_json(item: Event | Mapping | bytes) -> bytes:
+    """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
+    `_replace_lone_surrogates`). A dict from JSON.parse-like decoders (Python's json, an MCP
+    client) may hold a lone surrogate, which only the json module can write (escaped)."""
+    if isinstance(item, bytes):
+        raw = item
+    else:
+        try:
+            return msgspec.json.encode(item)
+        except UnicodeEncodeError:
+            raw = json.dumps(item, ensure_ascii=True, allow_nan=False).encode()
+    return _replace_lone_surrogates(raw) if b"\\u" in raw else raw
 
 
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],

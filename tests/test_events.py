@@ -9,6 +9,7 @@ import pytest
 from msgspec import UNSET
 
 from agent_invariants import (
+    EventList,
     TraceError,
     TraceFile,
     check_trace,
@@ -246,6 +247,14 @@ def test_an_invalid_last_copy_of_a_repeated_key_is_still_an_error(line, problem)
         read_trace(line.encode())
     assert caught.value.line == 1
     assert caught.value.problem == problem
+
+
+def test_in_memory_events_with_a_lone_surrogate_read_as_the_replacement_character():
+    """A dict from a JSON.parse-like decoder (an MCP client's, Python's json) may hold one."""
+    events_in = [{"seq": 1, "type": "tool.call", "tool": "kb.\ud83d", "data": {"x": "\udc00"}}]
+    from_file = read_trace(b'{"seq": 1, "type": "tool.call", "tool": "kb.\\ud83d", "data": {"x": "\\udc00"}}')
+    assert [plain(event) for event in EventList(events_in)] == [plain(event) for event in from_file] == [
+        {"seq": 1, "type": "tool.call", "tool": "kb.\ufffd"}]
 
 
 def test_no_final_newline():

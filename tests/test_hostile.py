@@ -116,9 +116,21 @@ def test_nan_and_infinity_are_invalid_json(cli, write, literal):
     assert result.returncode == 2 and "invalid JSON" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_lone_surrogates_are_named(cli, write):
-    bad(run(cli, write, '{"seq": 1, "type": "tool.call", "tool": "a\\ud800b"}\n'), "lone UTF-16 surrogate")
-    bad(run(cli, write, '{"seq": 1, "type": "x", "run_id": "\\udc00"}\n'), "lone UTF-16 surrogate")
+def test_lone_surrogates_are_read_as_the_replacement_character(cli, write):
+    """JSON.parse reads a lone surrogate escape (JSON.stringify writes one for a string cut inside
+    an emoji); it becomes U+FFFD, one UTF-16 unit like the surrogate, so `?` still matches it."""
+    trace = ('{"seq": 1, "type": "tool.call", "tool": "shell.\\ud83d", "call_id": "c", "data": {"n": "\\udc00"}}\n'
+             '{"seq": 2, "type": "tool.result", "tool": "shell.\\ud83d", "call_id": "c", "run_id": "\\udc00\\ud800"}\n'
+             '{"seq": 3, "type": "x", "note": "\\\\ud800 is text after an escaped backslash"}\n')
+    no_single = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.?"})
+    result = run(cli, write, trace, rules=no_single)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [(v["event_seq"], v["evidence"]["tool"]) for v in report["violations"]] == [(1, "shell.\ufffd")]
+    assert report["summary"]["tools"] == ["shell.\ufffd"]
+    write("array.json", "[" + ",\n".join(trace.splitlines()) + "]")
+    as_array = cli("check", "--contract", "contract.json", "--trace", "array.json", "--format", "json")
+    assert json.loads(as_array.stdout)["violations"] == report["violations"]
     paired = run(cli, write, '{"seq": 1, "type": "tool.call", "tool": "shell.\\ud83d\\ude00", "call_id": "c"}\n')
     assert paired.returncode == 1 and json.loads(paired.stdout)["violations"][0]["evidence"]["tool"] == "shell.😀"
 
