@@ -5,6 +5,7 @@ which characters `trim()` removes, string lengths counted in UTF-16 code units, 
 printed, how `toFixed(1)` rounds, and sorting by UTF-16 code units. Python differs on every one of
 them, so each lives here with the reason, and nowhere else.
 """
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = (
@@ -13,6 +14,8 @@ __all__ = (
     "js_to_fixed1",
     "js_trim",
     "json_number",
+    "mend_lone_surrogates",
+    "replace_lone_surrogates",
     "utf16_len",
     "utf16_sort_key",
     "utf16_units",
@@ -127,3 +130,36 @@ def js_to_fixed1(value: float) -> str:
     if text.startswith("-") and exact == 0:
         text = text[1:]
     return text
+
+
+# One backslash escape at a time, left to right, so `\\\\ud800` (an escaped backslash, then
+# text) is no escape: a surrogate pair, a lone high or low surrogate, or any other escape.
+_ESCAPE = re.compile(
+    rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2}|.)",
+    re.DOTALL)
+
+
+def replace_lone_surrogates(data: bytes) -> bytes:
+    """`data` with each lone UTF-16 surrogate escape (`\\ud83d` without its partner) replaced by
+    `\\ufffd`, the replacement character. JSON.parse reads such an escape, and JSON.stringify
+    writes one for a string cut inside an emoji, but a Python string made of it cannot be written
+    as UTF-8, so it is read as U+FFFD: one UTF-16 unit, as the lone surrogate is. The escapes are
+    of equal length, so offsets and line lengths do not change."""
+    def replace(escape: re.Match[bytes]) -> bytes:
+        text = escape.group()
+        lone = len(text) == 6 and text[1:2] == b"u"   # a surrogate escape matched alone
+        return b"\\ufffd" if lone else text
+    return _ESCAPE.sub(replace, data)
+
+
+def mend_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate code point (a JavaScript string may hold one; a Python
+    string from a JSON.parse-like decoder too) as U+FFFD, as `replace_lone_surrogates` reads
+    them from JSON; adjacent high and low surrogates become the one character they encode."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants._js import json_number
+from agent_invariants._js import json_number, mend_lone_surrogates, replace_lone_surrogates
 from agent_invariants.errors import ContractError
 from agent_invariants.events import MAX_NESTING, too_deep_at
 from agent_invariants.jsonpos import locate
@@ -136,8 +136,7 @@ def _is_yaml(path: str) -> bool:
 
 def _load(document: Any, label: str, base: str, data: bytes | None, yaml: bool = False) -> Contract:
     """Check the document, merge its packs, decode it. Every problem found is reported at once."""
-    document = _integral_floats_as_ints(document)
-    _no_lone_surrogates(document, "$", label)
+    document = _mended(document)
     problems = contract_problems(document, Contract, ComparePolicy, _RULE_TYPES)
     if problems:
         raise _error(label, problems, data, yaml)
@@ -153,7 +152,7 @@ def _load_pack(path: str, label: str) -> Any:
     """A pack file, parsed; its rules are checked here so errors name the pack's own file."""
     data = _read(path, label)
     yaml = _is_yaml(path)
-    pack = _integral_floats_as_ints(_parse(data, label, yaml=yaml))
+    pack = _mended(_parse(data, label, yaml=yaml))
     if isinstance(pack, dict) and isinstance(pack.get("rules"), list):
         problems = [problem for position, rule in enumerate(pack["rules"])
                     for problem in rule_problems(rule, _RULE_TYPES, f"$.rules[{position}]")]
@@ -206,6 +205,8 @@ def _parse(data: bytes, label: str, *, yaml: bool) -> Any:
     if data.startswith(b"\xef\xbb\xbf"):
         raise ContractError(label, None, "starts with a UTF-8 byte order mark, which contract v1 does not "
                                          "allow; save the file without it")
+    if b"\\u" in data:
+        data = replace_lone_surrogates(data)   # same length: positions in errors stay right
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
@@ -233,33 +234,19 @@ def _parse_yaml(data: bytes, label: str) -> Any:
         raise ContractError(label, None, f"invalid YAML: {' '.join(str(exc).split())}") from None
 
 
-def _integral_floats_as_ints(value: Any) -> Any:
-    """JSON has one number type: `3.0` is the integer 3, as it is for the reference tool."""
+def _mended(value: Any) -> Any:
+    """The document as the reference reads it: JSON has one number type, so `3.0` is the integer
+    3; and a lone surrogate in a string (a mapping from Python may hold one) is U+FFFD, as it is
+    in a file (see `replace_lone_surrogates`)."""
     if isinstance(value, float):
         return int(value) if value.is_integer() and abs(value) < 2**63 else value
-    if isinstance(value, dict):
-        return {key: _integral_floats_as_ints(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_integral_floats_as_ints(item) for item in value]
-    return value
-
-
-def _no_lone_surrogates(value: Any, path: str, label: str) -> None:
-    """Mappings from Python (the library, the MCP server) may hold strings that are not valid
-    Unicode; files cannot (the JSON decoder refuses them). Refuse them with their path."""
     if isinstance(value, str):
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ContractError(label, path, "holds a lone UTF-16 surrogate, which is not a character") from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _no_lone_surrogates(key, path, label)
-            _no_lone_surrogates(item, f"{path}.{key}", label)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _no_lone_surrogates(item, f"{path}[{index}]", label)
+        return mend_lone_surrogates(value)
+    if isinstance(value, dict):
+        return {_mended(key): _mended(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    return value
 
 
 _RULE_TYPES = {kind: rule.config_type for kind, rule in RULE_KINDS.items()}

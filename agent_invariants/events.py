@@ -29,7 +29,7 @@ from typing import Annotated, BinaryIO, Literal
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from agent_invariants._js import JS_WHITESPACE, json_number, utf16_len
+from agent_invariants._js import JS_WHITESPACE, json_number, replace_lone_surrogates, utf16_len
 from agent_invariants.errors import TraceError
 
 __all__ = (
@@ -265,26 +265,6 @@ def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
         else:
             depth -= 1
     return None
-
-
-# One backslash escape at a time, left to right, so `\\\\ud800` (an escaped backslash, then
-# text) is no escape: a surrogate pair, a lone high or low surrogate, or any other escape.
-_ESCAPE = re.compile(
-    rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2}|.)",
-    re.DOTALL)
-
-
-def _replace_lone_surrogates(data: bytes) -> bytes:
-    """`data` with each lone UTF-16 surrogate escape (`\\ud83d` without its partner) replaced by
-    `\\ufffd`, the replacement character. JSON.parse reads such an escape, and JSON.stringify
-    writes one for a string cut inside an emoji, but a Python string made of it cannot be written
-    as UTF-8, so it is read as U+FFFD: one UTF-16 unit, as the lone surrogate is. The escapes are
-    of equal length, so offsets and line lengths do not change."""
-    def replace(escape: re.Match[bytes]) -> bytes:
-        text = escape.group()
-        lone = len(text) == 6 and text[1:2] == b"u"   # a surrogate escape matched alone
-        return b"\\ufffd" if lone else text
-    return _ESCAPE.sub(replace, data)
 
 
 def _describe(error: Exception) -> str:
@@ -580,7 +560,7 @@ class TraceFile(TraceSource):
                 error = exc
         line = trimmed.encode("utf-8")
         if b"\\u" in line:
-            repaired = _replace_lone_surrogates(line)
+            repaired = replace_lone_surrogates(line)
             if repaired != line:
                 line = repaired
                 try:
@@ -599,7 +579,7 @@ class TraceFile(TraceSource):
         """A trace that is one JSON array: decode it whole, then each item with its line."""
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
         if b"\\u" in body:
-            body = _replace_lone_surrogates(body)
+            body = replace_lone_surrogates(body)
         deep = too_deep_at(body, MAX_NESTING + 1)
         if deep is not None:
             raise self._fail(body.count(b"\n", 0, deep) + 1, _TOO_DEEP)
@@ -755,7 +735,7 @@ class EventList(TraceSource):
 
 def _item_json(item: Event | Mapping | bytes) -> bytes:
     """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
-    `_replace_lone_surrogates`). A dict from JSON.parse-like decoders (Python's json, an MCP
+    `replace_lone_surrogates`). A dict from JSON.parse-like decoders (Python's json, an MCP
     client) may hold a lone surrogate, which only the json module can write (escaped)."""
     if isinstance(item, bytes):
         raw = item
@@ -764,7 +744,7 @@ def _item_json(item: Event | Mapping | bytes) -> bytes:
             return msgspec.json.encode(item)
         except UnicodeEncodeError:
             raw = json.dumps(item, ensure_ascii=True, allow_nan=False).encode()
-    return _replace_lone_surrogates(raw) if b"\\u" in raw else raw
+    return replace_lone_surrogates(raw) if b"\\u" in raw else raw
 
 
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],

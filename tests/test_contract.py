@@ -724,3 +724,15 @@ def test_require_event_min_cannot_exceed_max(bounds):
 def test_require_event_consistent_bounds(bounds):
     (echo,) = load({"id": "e", "kind": "require_event", "match": {"type": "x"}, **bounds}).to_dict()["rules"]
     assert echo == {"id": "e", "kind": "require_event", "match": {"type": "x"}, **bounds}
+
+
+def test_lone_surrogates_in_a_contract_read_as_the_replacement_character_like_in_traces():
+    """A glob holding a lone surrogate matches a tool holding the same one, as in the reference."""
+    from_file = load_contract(b'{"version": 1, "name": "cut \\ud83d", "rules": '
+                              b'[{"id": "d", "kind": "deny_tool", "tool": "shell.\\ud83d"}]}')
+    from_mapping = load_contract({"version": 1, "name": "cut \ud83d",
+                                  "rules": [{"id": "d", "kind": "deny_tool", "tool": "shell.\ud83d"}]})
+    assert from_file.to_dict() == from_mapping.to_dict()
+    assert (from_file.name, from_file.rules[0].tool) == ("cut \ufffd", "shell.\ufffd")
+    report = check_trace(from_file, b'{"seq": 1, "type": "tool.call", "tool": "shell.\\ud83d"}\n')
+    assert [violation.event_seq for violation in report.violations] == [1]
