@@ -137,6 +137,7 @@ def js_to_fixed1(value: float) -> str:
 _ESCAPE = re.compile(
     rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2}|.)",
     re.DOTALL)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def replace_lone_surrogates(data: bytes) -> bytes:
@@ -145,6 +146,9 @@ def replace_lone_surrogates(data: bytes) -> bytes:
     writes one for a string cut inside an emoji, but a Python string made of it cannot be written
     as UTF-8, so it is read as U+FFFD: one UTF-16 unit, as the lone surrogate is. The escapes are
     of equal length, so offsets and line lengths do not change."""
+    if _SURROGATE_ESCAPE.search(data) is None:   # the common case: nothing to look at closely
+        return data
+
     def replace(escape: re.Match[bytes]) -> bytes:
         text = escape.group()
         lone = len(text) == 6 and text[1:2] == b"u"   # a surrogate escape matched alone

@@ -222,3 +222,20 @@ def test_comment_and_blank_lines_only_change_line_numbers(scratch, document, tra
     assert [e.seq for e in source] == [e["seq"] for e in trace]
     for index, event in enumerate(trace):
         assert json.loads(out[source.line_of(index) - 1]) == event
+
+
+# Strings with lone surrogates and backslashes, the characters whose escapes the reader rewrites.
+surrogate_text = st.text(st.sampled_from(["a", "\\", "u", "d", "8", "\ud83d", "\ude00", "\udc00", "\ud800", "é", "😀"]),
+                         min_size=1, max_size=12)
+
+
+@given(surrogate_text, st.booleans())
+@SETTINGS
+def test_lone_surrogates_read_as_the_replacement_character_and_nothing_else_changes(text, as_array):
+    """JSON escapes every surrogate (`json.dumps`); the reader must give back the same string with
+    each lone surrogate as U+FFFD and every pair as its character, as a UTF-16 round trip does."""
+    event = json.dumps({"seq": 1, "type": "x", "actor": text})
+    trace = (f"[{event}]" if as_array else event).encode()
+    expected = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    (read,) = TraceFile(trace)
+    assert read.actor == expected
