@@ -145,8 +145,9 @@ def replace_lone_surrogates(data: bytes) -> bytes:
     `\\ufffd`, the replacement character. JSON.parse reads such an escape, and JSON.stringify
     writes one for a string cut inside an emoji, but a Python string made of it cannot be written
     as UTF-8, so it is read as U+FFFD: one UTF-16 unit, as the lone surrogate is. The escapes are
-    of equal length, so offsets and line lengths do not change."""
-    if _SURROGATE_ESCAPE.search(data) is None:   # the common case: nothing to look at closely
+    of equal length, so offsets and line lengths do not change; `data` itself comes back when
+    there is nothing to replace, so callers need no check of their own."""
+    if b"\\u" not in data or _SURROGATE_ESCAPE.search(data) is None:   # the common case, cheaply
         return data
 
     def replace(escape: re.Match[bytes]) -> bytes:

@@ -205,8 +205,7 @@ def _parse(data: bytes, label: str, *, yaml: bool) -> Any:
     if data.startswith(b"\xef\xbb\xbf"):
         raise ContractError(label, None, "starts with a UTF-8 byte order mark, which contract v1 does not "
                                          "allow; save the file without it")
-    if b"\\u" in data:
-        data = replace_lone_surrogates(data)   # same length: positions in errors stay right
+    data = replace_lone_surrogates(data)   # same length: positions in errors stay right
     try:
         return msgspec.json.decode(data)
     except msgspec.DecodeError as exc:

@@ -558,15 +558,13 @@ class TraceFile(TraceSource):
                 return _decode_lax_event(trimmed.encode("utf-8"))
             except (msgspec.DecodeError, RecursionError) as exc:
                 error = exc
-        line = trimmed.encode("utf-8")
-        if b"\\u" in line:
-            repaired = replace_lone_surrogates(line)
-            if repaired != line:
-                line = repaired
-                try:
-                    return _decode_lax_event(line)
-                except (msgspec.DecodeError, RecursionError) as exc:
-                    error = exc
+        encoded = trimmed.encode("utf-8")
+        line = replace_lone_surrogates(encoded)
+        if line != encoded:
+            try:
+                return _decode_lax_event(line)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                error = exc   # now the problem is another one: name that
         event = _decode_last_key_wins(line)
         if event is not None:
             return event
@@ -578,8 +576,7 @@ class TraceFile(TraceSource):
     def _array_events(self, data: bytes) -> Iterator[Event]:
         """A trace that is one JSON array: decode it whole, then each item with its line."""
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-        if b"\\u" in body:
-            body = replace_lone_surrogates(body)
+        body = replace_lone_surrogates(body)
         deep = too_deep_at(body, MAX_NESTING + 1)
         if deep is not None:
             raise self._fail(body.count(b"\n", 0, deep) + 1, _TOO_DEEP)
@@ -744,7 +741,7 @@ def _item_json(item: Event | Mapping | bytes) -> bytes:
             return msgspec.json.encode(item)
         except UnicodeEncodeError:
             raw = json.dumps(item, ensure_ascii=True, allow_nan=False).encode()
-    return replace_lone_surrogates(raw) if b"\\u" in raw else raw
+    return replace_lone_surrogates(raw)
 
 
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],
