@@ -1,0 +1,136 @@
+"""The trace reader over many chunks: a long trace is read 64 KiB at a time, and most chunks take
+a fast path (one bulk decode, then bulk checks). Whatever is unusual in a chunk, and wherever in
+the chunk it sits, the events, their physical lines and the first error must be exactly those of
+reading the file line by line."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_invariants import TraceError, TraceFile, check_trace, read_trace
+from support import contract
+
+CHUNK = 1 << 16
+LINE = 64   # every generated line is this long with its newline, so chunks end on line ends
+
+
+def line(seq: int, kind: str = "tool.call", **fields) -> str:
+    """One JSONL line of exactly LINE bytes (padded inside `call_id`)."""
+    event = {"seq": seq, "type": kind, **fields}
+    text = json.dumps(event, separators=(",", ":"))
+    pad = LINE - 1 - len(text) - len(',"call_id":""')
+    assert pad >= 0, text
+    return json.dumps({**event, "call_id": "x" * pad}, separators=(",", ":"))
+
+
+def trace(count: int) -> list[str]:
+    return [line(seq) for seq in range(1, count + 1)]
+
+
+# Line numbers (1-based) around the first two chunk ends, where a chunk's first or last line sits.
+PER_CHUNK = CHUNK // LINE
+PLACES = [1, 2, PER_CHUNK - 1, PER_CHUNK, PER_CHUNK + 1, PER_CHUNK + 2, 2 * PER_CHUNK, 2 * PER_CHUNK + 1, 3000]
+TOTAL = 3 * PER_CHUNK + 17
+
+
+def encode(lines: list[str]) -> bytes:
+    data = "".join(text + "\n" for text in lines).encode("utf-8")
+    return data
+
+
+def test_generated_lines_fill_chunks_exactly():
+    data = encode(trace(TOTAL))
+    assert len(data) == TOTAL * LINE and CHUNK % LINE == 0
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_repeated_seq_is_reported_at_its_line(place):
+    lines = trace(TOTAL)
+    lines[place - 1] = line(place - 1 if place > 1 else 0)
+    if place == 1:   # seq 0 then seq 2: valid; make line 2 repeat instead
+        lines[1] = line(0)
+        place = 2
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert "strictly increasing" in caught.value.problem
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_an_unknown_field_type_error_is_reported_at_its_line(place):
+    lines = trace(TOTAL)
+    lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "tool": 7})
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert "$.tool" in caught.value.problem
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("insert", ["", "   ", "# a comment", "\r"])
+def test_blank_lines_and_comments_shift_the_lines_of_later_events(place, insert):
+    lines = trace(TOTAL)
+    lines.insert(place - 1, insert)
+    source = TraceFile(encode(lines))
+    events = list(source)
+    assert [event.seq for event in events] == list(range(1, TOTAL + 1))
+    for index in (0, place - 2, place - 1, place, TOTAL - 1):
+        if 0 <= index < TOTAL:
+            expected = index + 1 if index < place - 1 else index + 2
+            assert source.line_of(index) == expected, index
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("unusual, read_as", [
+    ({"seq": "SEQ.0"}, {}),                                      # an integral float seq
+    ({"type": "  tool.call\t"}, {"type": "tool.call"}),          # a type to trim
+    ({"tool": "caf\\u00e9"}, {"tool": "café"}),                   # an escape: not a plain chunk
+    ({"tool": "café"}, {}),                                      # non-ASCII: not a plain chunk
+    ({"type": "first.time.seen"}, {}),                           # a type never seen before
+])
+def test_unusual_but_valid_events_read_as_line_by_line(place, unusual, read_as):
+    lines = trace(TOTAL)
+    fields = {"seq": place, "type": "tool.call", **unusual}
+    text = json.dumps(fields, ensure_ascii=False).replace('"SEQ.0"', f"{place}.0").replace("\\\\u", "\\u")
+    lines[place - 1] = text
+    events = read_trace(encode(lines))
+    assert [event.seq for event in events] == list(range(1, TOTAL + 1))
+    assert all(type(event.seq) is int for event in events)
+    got = events[place - 1]
+    expected = {**fields, "seq": place, **read_as}
+    assert got.type == expected["type"]
+    if "tool" in expected:
+        assert got.tool == expected["tool"]
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_an_astral_tool_name_too_long_in_utf16_is_caught_in_any_chunk(place):
+    lines = trace(TOTAL)
+    lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "tool": "\U0001F600" * 300})
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert "at most 500 characters, got 600" in caught.value.problem
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_bad_time_stamp_is_reported_at_its_line(place):
+    lines = trace(TOTAL)
+    lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "time": "2025-02-30T10:00:00Z"})
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert "$.time" in caught.value.problem
+
+
+def test_violations_carry_physical_lines_across_chunks():
+    lines = trace(TOTAL)
+    lines.insert(PER_CHUNK, "")                     # a blank line starting the second chunk
+    marked = {PER_CHUNK - 1, PER_CHUNK + 5, 2 * PER_CHUNK + 3}
+    for index in marked:
+        seq = json.loads(lines[index])["seq"]
+        lines[index] = line(seq, "marker")
+    report = check_trace(contract({"id": "m", "kind": "deny_event", "match": {"type": "marker"}}),
+                         encode(lines))
+    assert [violation.line for violation in report.violations] == sorted(index + 1 for index in marked)
