@@ -23,6 +23,7 @@ import os
 import re
 import sys
 from array import array
+from io import BytesIO
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from operator import attrgetter, lt
@@ -153,22 +154,23 @@ _REAL_DATE = re.compile(
 ).match
 _DATES: dict[str, bool] = {}
 _decode_stamps = msgspec.json.Decoder(list[Annotated[datetime.datetime, Meta(tz=True)]]).decode
+_encode_stamps = msgspec.json.Encoder().encode
 
 
 def _times_ok(times: list[str]) -> bool:
     """True if every stamp is valid; False means "check them one by one" (maybe all are fine).
 
     msgspec parses RFC 3339 in C. On everything it accepts, zod agrees (checked by fuzzing),
-    except a lowercase `t` or `z` or a space for the `T`, none of which a valid stamp contains;
-    a quote or backslash would corrupt the JSON built here. Stamps msgspec refuses but zod
-    accepts (no seconds, year 0000, offset +24:00) fall back to the exact regex, `_time_ok`.
+    except a lowercase `t` or `z` or a space for the `T`, none of which a valid stamp contains
+    (nor does the JSON array holding them, but for an escape such as `\\t`, which is then
+    looked at one by one too). Stamps msgspec refuses but zod accepts (no seconds, year 0000,
+    offset +24:00) fall back to the exact regex, `_time_ok`.
     """
-    joined = '","'.join(times)
-    if ("t" in joined or "z" in joined or " " in joined or "\\" in joined
-            or joined.count('"') != 2 * (len(times) - 1)):
+    encoded = _encode_stamps(times)
+    if b"t" in encoded or b"z" in encoded or b" " in encoded:
         return all(_time_ok(stamp) for stamp in times)
     try:
-        _decode_stamps(f'["{joined}"]'.encode())
+        _decode_stamps(encoded)
     except msgspec.DecodeError:
         return all(_time_ok(stamp) for stamp in times)
     return True
@@ -496,51 +498,55 @@ class TraceFile(TraceSource):
         return self._fail(lineno, problem)
 
     def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[tuple[list[bytes], bool]]:
-        """Lines of the input (without their `\\n`), a chunk at a time, each list with a flag:
-        True when the chunk is ASCII and holds no `\\u` escape.
+        """Lines of the input (each with its `\\n`, but for an unfinished last line), a chunk at a
+        time, each list with a flag: True when the chunk is ASCII and holds no `\\u` escape.
 
         A line too long, nested too deeply, or holding invalid UTF-8 anywhere (msgspec does not
         look inside the content it skips: unknown fields, `data`, raw payloads) ends the reading
         at that line, after the lines before it were handed out, so whatever problem comes first
-        in the file is the one reported.
+        in the file is the one reported. (BytesIO splits with memchr; `bytes.split` looks at one
+        byte at a time, which costs more than decoding some events.)
         """
         limit = self.max_line_bytes
         lines_before = 0
         tail = b""
         for chunk in _chain_first(head, chunks):
             data = tail + chunk if tail else chunk
-            lines = data.split(b"\n")
-            tail = lines.pop()
-            problem = self._first_line_problem(lines, data)
+            lines = BytesIO(data).readlines()
+            tail = lines.pop() if lines[-1][-1:] != b"\n" else b""
+            ascii_only = data.isascii()
+            problem = self._first_line_problem(lines, ascii_only)
             if problem is not None:
                 at, message = problem
                 yield lines[:at], False
                 raise self._fail(lines_before + at + 1, message)
             lines_before += len(lines)
-            yield lines, _plain(data)
+            yield lines, ascii_only and _no_u_escape(data)
             if len(tail) > limit + 1:   # the unfinished last line is too long even if a `\r\n` ends it
                 raise self._fail(lines_before + 1, self._too_long_message(len(tail), at_least=True))
         if tail:
-            problem = self._first_line_problem([tail], tail)
+            ascii_only = tail.isascii()
+            problem = self._first_line_problem([tail], ascii_only)
             if problem is not None:
                 raise self._fail(lines_before + 1, problem[1])
-            yield [tail], _plain(tail)
+            yield [tail], ascii_only and _no_u_escape(tail)
 
-    def _first_line_problem(self, lines: list[bytes], data: bytes) -> tuple[int, str] | None:
+    def _first_line_problem(self, lines: list[bytes], ascii_only: bool) -> tuple[int, str] | None:
         """The first of `lines` (index, message) that is too long, nested too deeply or not UTF-8.
         Each test is skipped when the whole chunk cannot fail it."""
         limit = self.max_line_bytes
         longest = max(map(len, lines)) if lines else 0
         found: list[tuple[int, str]] = []
-        if longest > limit:   # the `\r` of a CRLF line end is not part of the line
-            at = next((i for i, line in enumerate(lines) if len(line) - line.endswith(b"\r") > limit), None)
+        if longest > limit:
+            at = next((i for i, line in enumerate(lines) if _content_length(line) > limit), None)
             if at is not None:
-                found.append((at, self._too_long_message(len(lines[at]) - lines[at].endswith(b"\r"))))
-        if longest > MAX_NESTING:
-            deep = next((i for i, line in enumerate(lines) if too_deep_at(line) is not None), None)
+                found.append((at, self._too_long_message(_content_length(lines[at]))))
+        if longest > MAX_NESTING:   # deeper than that takes more brackets than that
+            deep = next((i for i, line in enumerate(lines)
+                         if len(line) > MAX_NESTING and too_deep_at(line) is not None), None)
             if deep is not None:
                 found.append((deep, _TOO_DEEP))
-        if not data.isascii():
+        if not ascii_only:
             bad = _first_invalid_utf8(lines)
             if bad is not None:
                 found.append((bad[0], f"invalid UTF-8 (byte {bad[1]} of the line)"))
@@ -593,7 +599,7 @@ class TraceFile(TraceSource):
         if deep is not None:
             raise self._fail(body.count(b"\n", 0, deep) + 1, _TOO_DEEP)
         if not body.isascii():
-            bad = _first_invalid_utf8(body.split(b"\n"))
+            bad = _first_invalid_utf8(BytesIO(body).readlines())
             if bad is not None:
                 raise self._fail(bad[0] + 1, f"invalid UTF-8 (byte {bad[1]} of the line)")
         try:
@@ -649,10 +655,20 @@ _SEQ = attrgetter("seq")
 _TYPE = attrgetter("type")
 
 
-def _plain(data: bytes) -> bool:
-    """Whether `data` is ASCII without `\\u` escapes, so it cannot hold astral characters.
-    (A two-byte search is slow in CPython; the one-byte search for a backslash is memchr.)"""
-    return data.isascii() and (b"\\" not in data or b"\\u" not in data)
+def _no_u_escape(data: bytes) -> bool:
+    """Whether `data` holds no `\\u` escape. (A two-byte search is slow in CPython; the
+    one-byte search for a backslash is memchr, and most chunks have none.)"""
+    return b"\\" not in data or b"\\u" not in data
+
+
+def _content_length(line: bytes) -> int:
+    """Length of a line without its `\\n` and the `\\r` of a CRLF end (not part of the line)."""
+    size = len(line)
+    if line.endswith(b"\n"):
+        size -= 1
+    if line.endswith(b"\r", 0, size):
+        size -= 1
+    return size
 
 
 def _plain_batch(lines: list[bytes], prev: int | float, clean_types: set[str]) -> list[Event] | None:
@@ -693,7 +709,7 @@ def _decode_last_key_wins(raw: bytes | Raw) -> Event | None:
 def _first_invalid_utf8(lines: list[bytes]) -> tuple[int, int] | None:
     """(index of the first line with invalid UTF-8, 1-based byte in that line), or None."""
     try:
-        b"\n".join(lines).decode("utf-8")
+        b"".join(lines).decode("utf-8")
         return None
     except UnicodeDecodeError:
         pass

@@ -44,18 +44,20 @@ class GroupTally:
         self._counts: dict[str, int] = {}                    # in order of first appearance
         self._excess: dict[str, tuple[Any, int]] = {}       # group -> (seq, index) of member limit+1
         self._spill: _Spill | None = None
-        self._get = self._counts.get
+        self._first_excess = limit + 1
 
     def add(self, group: str, seq: Any, index: int) -> None:
         """Count one member of `group` (seq and index locate it, should it be the first excess)."""
-        count = self._get(group, 0) + 1
-        self._counts[group] = count
-        if count == self.limit + 1:
+        counts = self._counts
+        count = counts.get(group, 0) + 1
+        counts[group] = count
+        if count == 1:
+            if len(counts) > self.max_groups:
+                self._spill = _Spill(counts, self._excess)
+                self._counts, self._excess = {}, {}
+                self.add = self._spill.member   # from now on, members go straight to the spill
+        elif count == self._first_excess:
             self._excess[group] = (seq, index)
-        elif count == 1 and len(self._counts) > self.max_groups:
-            self._spill = _Spill(self._counts, self._excess)
-            self._counts, self._excess = {}, {}
-            self.add = self._spill.member   # from now on, members go straight to the spill
 
     def finish(self) -> list[Overflow]:
         if self._spill is not None:
