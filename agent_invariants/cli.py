@@ -89,7 +89,8 @@ def _root(
 
 
 JobsOpt = Annotated[Optional[int], typer.Option(
-    "--jobs", "-j", min=1, help="Traces checked at once when there are several (default: the number of CPUs).",
+    "--jobs", "-j", min=1, help="Processes to use: traces checked at once when there are several, or a large "
+    "baseline checked beside its candidate (default: the number of CPUs).",
     show_default=False)]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")]
 
@@ -163,7 +164,8 @@ def compare(
     loaded = load_contract(contract)
     sarif = _SarifOptions(contract, loaded, sarif_root, sarif_anchor, category)
     if batch.is_single(baseline) and batch.is_single(candidate):
-        report = compare_traces(loaded, baseline[0], candidate[0], max_line_bytes=max_line_bytes)
+        report = compare_traces(loaded, baseline[0], candidate[0], max_line_bytes=max_line_bytes,
+                                jobs=jobs or os.cpu_count() or 1)
         _emit(report, format, output, sarif)
         raise typer.Exit(0 if report.compatible else 1)
     exclude = [str(contract)]

@@ -20,7 +20,7 @@ import msgspec
 
 __all__ = ("GroupTally", "Overflow")
 
-DEFAULT_MAX_GROUPS = 250_000
+DEFAULT_MAX_GROUPS = 400_000   # about 50 MiB of typical call signatures (40-character keys)
 _PARTITIONS = 256
 _FLUSH_EVERY = 1 << 14   # members buffered before they are written out
 

@@ -3,12 +3,16 @@
     python -m bench.worker times TRACE CONTRACT REPS      # JSON: median seconds of floor, check, compare
     python -m bench.worker rss {floor,check,compare} TRACE CONTRACT   # JSON: peak RSS in MiB
 
+`compare` is timed as the CLI runs it (the baseline checked in a second process when there are
+two CPUs or more) and in one process; its RSS is measured in one process.
+
 The "decode floor" streams the trace and decodes every line into a generic msgspec struct, doing
 nothing else: no checker can be faster, so check time is reported as a multiple of it.
 """
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import sys
@@ -63,11 +67,13 @@ def main(argv: list[str]) -> None:
         contract = load_contract(contract_path)
         warm_up = [{"seq": 1, "type": "tool.call", "tool": "kb.search", "call_id": "c1"}]
         compare_traces(contract, warm_up, warm_up)   # imports and caches, outside the timings
-        samples: dict[str, list[float]] = {"floor": [], "check": [], "compare": []}
-        for _ in range(reps):   # interleaved, so drift hits all three alike
+        jobs = os.cpu_count() or 1   # as the CLI runs compare: the baseline beside the candidate
+        samples: dict[str, list[float]] = {"floor": [], "check": [], "compare": [], "compare_one_process": []}
+        for _ in range(reps):   # interleaved, so drift hits all alike
             samples["floor"].append(timed(lambda: floor(path)))
             samples["check"].append(timed(lambda: check_trace(contract, path)))
-            samples["compare"].append(timed(lambda: compare_traces(contract, path, path)))
+            samples["compare"].append(timed(lambda: compare_traces(contract, path, path, jobs=jobs)))
+            samples["compare_one_process"].append(timed(lambda: compare_traces(contract, path, path)))
         print(json.dumps({name: statistics.median(values) for name, values in samples.items()}))
     elif mode == "rss":
         what, path, contract_path = argv[1], argv[2], argv[3]

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from agent_invariants import check_trace, compare_reports, compare_traces, load_contract
+from agent_invariants import TraceError, check_trace, compare_reports, compare_traces, load_contract
 from support import contract, events, jsonl
 
 ASTRAL = "b\U0001F600"     # UTF-16: 0062 D83D DE00
@@ -462,3 +462,83 @@ def test_warning_rule_newly_failing_is_a_new_change_but_no_regression():
     report = compare_traces(rules, calls("kb"), calls("kb", "shell.x"))
     assert [(c.change, c.severity) for c in report.rule_changes] == [("new", "warning")]
     assert "new_rule_failure" not in kinds(report)
+
+
+# --- side by side: the baseline checked in a second process --------------------------------------
+
+SIDE_RULES = contract(
+    {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+    {"id": "closed", "kind": "tool_result_required"},
+    {"id": "retries", "kind": "retry_limit", "max_attempts": 1},
+    compare={"fail_on_new_tools": True, "max_tool_call_increase_percent": 10},
+)
+
+
+@pytest.fixture
+def pools(monkeypatch):
+    """Every trace counts as large; records each process pool a compare starts."""
+    import concurrent.futures
+
+    import agent_invariants.compare as compare_module
+
+    started: list[int] = []
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def counting_pool(*args, **kwargs):
+        started.append(kwargs.get("max_workers", 0))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "SIDE_BY_SIDE_BYTES", 0)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counting_pool)
+    return started
+
+
+def test_side_by_side_gives_the_one_process_report(write, pools):
+    baseline = write("base.jsonl", jsonl(calls("kb.search", "kb.search", "crm.read")))
+    candidate = write("cand.jsonl", jsonl(calls("kb.search", "shell.exec", "kb.search", "mail.send")
+                                          + [{"seq": 99, "type": "tool.call", "tool": "mail.send", "call_id": "open"}]))
+    alone = msgspec.json.encode(compare_traces(SIDE_RULES, baseline, candidate, jobs=1))
+    assert pools == []
+    beside = msgspec.json.encode(compare_traces(SIDE_RULES, baseline, candidate, jobs=2))
+    assert pools == [1]
+    assert beside == alone
+    assert b'"new_tool"' in beside and b'"line":' in beside
+
+
+@pytest.mark.parametrize("bad_baseline, bad_candidate", [(True, False), (False, True), (True, True)])
+def test_side_by_side_reports_the_error_one_process_would(write, pools, bad_baseline, bad_candidate):
+    good = jsonl(calls("kb.search"))
+    baseline = write("base.jsonl", good + ('{"seq": 0, "type": "late"}\n' if bad_baseline else ""))
+    candidate = write("cand.jsonl", ("{oops\n" if bad_candidate else "") + good)
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(TraceError) as caught:
+            compare_traces(SIDE_RULES, baseline, candidate, jobs=jobs)
+        errors.append((caught.value.source, caught.value.line, str(caught.value)))
+    assert pools == [1]
+    assert errors[0] == errors[1]
+    assert errors[0][0] == str(baseline if bad_baseline else candidate)
+
+
+def test_in_memory_traces_and_stdin_stay_in_one_process(write, pools):
+    trace = calls("kb.search")
+    compare_traces(SIDE_RULES, trace, trace, jobs=2)
+    compare_traces(SIDE_RULES, jsonl(trace).encode(), jsonl(trace).encode(), jobs=2)
+    assert pools == []
+
+
+def test_cli_compare_of_large_traces_is_the_same_with_one_job_or_two(cli, write):
+    lines = []
+    for i in range(22_000):   # about 9 MiB: past the size where the baseline gets its own process
+        lines.append(json.dumps({"seq": 2 * i, "type": "tool.call", "tool": "kb.search", "call_id": f"c{i}",
+                                 "call_signature": f"kb.search:{i % 20_000}", "data": {"pad": "x" * 300}}))
+        lines.append(json.dumps({"seq": 2 * i + 1, "type": "tool.result", "tool": "kb.search", "call_id": f"c{i}"}))
+    baseline = write("base.jsonl", "\n".join(lines) + "\n")
+    candidate = write("cand.jsonl", "\n".join(lines[:-1]) + "\n")   # the last call has no result
+    contract_path = write("contract.json", SIDE_RULES)
+    runs = [cli("compare", "-c", str(contract_path), "--baseline", str(baseline), "--candidate", str(candidate),
+                "--format", "json", "--jobs", jobs) for jobs in ("1", "2")]
+    assert [run.returncode for run in runs] == [1, 1]
+    assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr == ""
+    report = json.loads(runs[0].stdout)
+    assert {r["kind"] for r in report["regressions"]} == {"contract_violation", "new_rule_failure"}
