@@ -26,7 +26,7 @@ from array import array
 from io import BytesIO
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
-from operator import attrgetter, lt
+from operator import lt
 from typing import Annotated, BinaryIO, Literal
 
 import msgspec
@@ -651,10 +651,6 @@ class TraceFile(TraceSource):
         return _raise(self._fail(line, _describe_syntax(str(error))))
 
 
-_SEQ = attrgetter("seq")
-_TYPE = attrgetter("type")
-
-
 def _no_u_escape(data: bytes) -> bool:
     """Whether `data` holds no `\\u` escape. (A two-byte search is slow in CPython; the
     one-byte search for a backslash is memchr, and most chunks have none.)"""
@@ -682,8 +678,9 @@ def _plain_batch(lines: list[bytes], prev: int | float, clean_types: set[str]) -
         batch = list(map(_decode_event, lines))
     except (msgspec.DecodeError, RecursionError):
         return None
-    seqs = list(map(_SEQ, batch))
-    if prev < seqs[0] and all(map(lt, seqs, islice(seqs, 1, None))) and clean_types.issuperset(map(_TYPE, batch)):
+    # Comprehensions, not map(attrgetter): the interpreter reads struct fields far faster.
+    seqs = [event.seq for event in batch]
+    if prev < seqs[0] and all(map(lt, seqs, islice(seqs, 1, None))) and {event.type for event in batch} <= clean_types:
         return batch
     return None
 
