@@ -1,6 +1,6 @@
 """The engine: one pass over a trace, feeding every rule only the events it asked for.
 
-For each event the engine forms a routing key, (type, tool, claims_completion), and looks up the
+For each event the engine takes its routing key, (type, tool, claims_completion), and looks up the
 handlers for it: asked once per distinct key from every rule's `route()` and cached. Rules keep
 small state and never look back, so a check is O(events) in time with memory that does not grow
 with the trace (only with what the rules must remember, such as open calls or retry groups).
@@ -43,22 +43,33 @@ def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
 
 
 def _run(source: TraceSource, observers: Sequence[Any]) -> int:
-    routes: dict[tuple, tuple] = {}
-    route = routes.get
+    # claims_completion -> type -> tool -> handlers: three dict lookups on values that are already
+    # hashed cost less than building, hashing and comparing a key tuple per event
+    routes: dict[Any, dict[str, dict[Any, tuple]]] = {}
+    learned = 0   # routes added since the last time the cache was emptied for its size (or more)
     count = 0
     for batch in source.batches():
         for index, event in enumerate(batch, count):
-            handlers = route((event.type, event.tool, event.claims_completion))
-            if handlers is None:
-                if len(routes) >= _ROUTE_CACHE_LIMIT:
+            try:
+                handlers = routes[event.claims_completion][event.type][event.tool]
+            except KeyError:
+                if learned >= _ROUTE_CACHE_LIMIT:
                     routes.clear()
-                key = (event.type, event.tool, event.claims_completion)
-                handlers = routes[key] = _handlers(observers, key)
+                    learned = 0
+                handlers = _learn(routes, observers, event)
+                learned += 1
             for handle in handlers:
                 if handle(event, index):
                     routes.clear()   # a rule's interests changed (e.g. after the first stop)
         count += len(batch)
     return count
+
+
+def _learn(routes: dict[Any, dict[str, dict[Any, tuple]]], observers: Sequence[Any], event: Event) -> tuple:
+    """The handlers for an event whose route is not known yet, remembered."""
+    handlers = _handlers(observers, (event.type, event.tool, event.claims_completion))
+    routes.setdefault(event.claims_completion, {}).setdefault(event.type, {})[event.tool] = handlers
+    return handlers
 
 
 def _handlers(observers: Sequence[Any], key: tuple) -> tuple:

@@ -59,6 +59,12 @@ class GroupTally:
         elif count == self._first_excess:
             self._excess[group] = (seq, index)
 
+    @property
+    def members(self) -> int:
+        """How many members were counted, in all groups."""
+        spilled = 0 if self._spill is None else self._spill.members
+        return spilled + sum(self._counts.values())
+
     def finish(self) -> list[Overflow]:
         if self._spill is not None:
             return self._spill.settle(self.limit)
@@ -89,6 +95,7 @@ class _Spill:
         self._encoder = msgspec.json.Encoder()
         self._pending: list[list[tuple]] = [[] for _ in range(_PARTITIONS)]
         self._buffered = 0
+        self.members = sum(counts.values())   # counted here, or still to come through member()
         for order, (group, count) in enumerate(counts.items()):
             seq, index = excess.get(group, (None, -1))
             self._pending[hash(group) % _PARTITIONS].append((order, group, count, seq, index))
@@ -99,6 +106,7 @@ class _Spill:
 
     def member(self, group: str, seq: Any, index: int) -> None:
         self._pending[hash(group) % _PARTITIONS].append((group, seq, index))
+        self.members += 1
         self._buffered += 1
         if self._buffered >= _FLUSH_EVERY:
             self._flush("members")

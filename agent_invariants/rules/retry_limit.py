@@ -78,15 +78,20 @@ class RetryLimit(Rule):
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "tool.call" and tool is not UNSET and self._counted(tool):
-            return self._call
+            return self._call_by_tool if self._by_tool else self._call
         return None
 
+    # Handlers are kept this short because most events of a trace are calls; `checked` is the
+    # tally's member count.
     def _call(self, event: Event, index: int) -> None:
-        self.checked += 1
-        group = event.tool if self._by_tool or event.call_signature is UNSET else event.call_signature
-        self._attempts.add(group, event.seq, index)
+        group = event.call_signature
+        self._attempts.add(event.tool if group is UNSET else group, event.seq, index)
+
+    def _call_by_tool(self, event: Event, index: int) -> None:
+        self._attempts.add(event.tool, event.seq, index)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
+        self.checked = self._attempts.members
         for over in self._attempts.finish():
             self.violations.append(self.violation(
                 f"Retry group {over.group} ran {over.count} times; maximum is {self._max}.",
