@@ -23,8 +23,8 @@ import os
 import re
 import sys
 from array import array
-from io import BytesIO
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from io import BytesIO
 from itertools import islice
 from operator import lt
 from typing import Annotated, BinaryIO, Literal
@@ -426,10 +426,11 @@ class TraceFile(TraceSource):
 
         msgspec checks types, bounds, enums and lengths while decoding. What it cannot check is
         done here, cheaply in the common case: seq increasing, the type already seen clean (a
-        set lookup), and the time stamps, all of a chunk's at once with one regex. Anything
-        unusual goes through `_accept`, which validates fully and explains. A chunk that is plain
-        ASCII without `\\u` escapes cannot hold astral characters, so UTF-16 lengths are then
-        what msgspec already checked."""
+        set lookup), and the time stamps, all of a chunk's at once. A plain chunk (one that
+        cannot hold characters beyond the BMP, so UTF-16 lengths are what msgspec checked) of
+        ordinary events is decoded and checked in bulk (`_plain_batch`); any other goes line by
+        line, and whatever is unusual goes through `_accept`, which validates fully and
+        explains."""
         decode = _decode_event
         clean_types = _CLEAN_TYPES
         prev: int | float = -1
@@ -499,7 +500,7 @@ class TraceFile(TraceSource):
 
     def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[tuple[list[bytes], bool]]:
         """Lines of the input (each with its `\\n`, but for an unfinished last line), a chunk at a
-        time, each list with a flag: True when the chunk is ASCII and holds no `\\u` escape.
+        time, each list with a flag: True when the chunk is plain (see `_bmp_only`).
 
         A line too long, nested too deeply, or holding invalid UTF-8 anywhere (msgspec does not
         look inside the content it skips: unknown fields, `data`, raw payloads) ends the reading
@@ -521,7 +522,7 @@ class TraceFile(TraceSource):
                 yield lines[:at], False
                 raise self._fail(lines_before + at + 1, message)
             lines_before += len(lines)
-            yield lines, ascii_only and _no_u_escape(data)
+            yield lines, _bmp_only(data, ascii_only)
             if len(tail) > limit + 1:   # the unfinished last line is too long even if a `\r\n` ends it
                 raise self._fail(lines_before + 1, self._too_long_message(len(tail), at_least=True))
         if tail:
@@ -529,7 +530,7 @@ class TraceFile(TraceSource):
             problem = self._first_line_problem([tail], ascii_only)
             if problem is not None:
                 raise self._fail(lines_before + 1, problem[1])
-            yield [tail], ascii_only and _no_u_escape(tail)
+            yield [tail], _bmp_only(tail, ascii_only)
 
     def _first_line_problem(self, lines: list[bytes], ascii_only: bool) -> tuple[int, str] | None:
         """The first of `lines` (index, message) that is too long, nested too deeply or not UTF-8.
@@ -651,10 +652,17 @@ class TraceFile(TraceSource):
         return _raise(self._fail(line, _describe_syntax(str(error))))
 
 
-def _no_u_escape(data: bytes) -> bool:
-    """Whether `data` holds no `\\u` escape. (A two-byte search is slow in CPython; the
-    one-byte search for a backslash is memchr, and most chunks have none.)"""
+def _bmp_only(data: bytes, ascii_only: bool) -> bool:
+    """Whether `data` (valid UTF-8) cannot hold a character beyond the BMP, which counts two
+    UTF-16 units while msgspec's lengths count one: no four-byte sequence (lead byte F0..F4) and
+    no `\\u` escape (which may spell a surrogate). Each test is a memchr over the chunk (a
+    two-byte search is slow in CPython, so the backslash is looked for first)."""
+    if not ascii_only and any(lead in data for lead in _ASTRAL_LEADS):
+        return False
     return b"\\" not in data or b"\\u" not in data
+
+
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 
 
 def _content_length(line: bytes) -> int:

@@ -134,3 +134,35 @@ def test_violations_carry_physical_lines_across_chunks():
     report = check_trace(contract({"id": "m", "kind": "deny_event", "match": {"type": "marker"}}),
                          encode(lines))
     assert [violation.line for violation in report.violations] == sorted(index + 1 for index in marked)
+
+
+def non_ascii_trace(count: int) -> list[str]:
+    """Lines holding BMP text beyond ASCII (2- and 3-byte UTF-8): such chunks take the bulk path."""
+    return [json.dumps({"seq": seq, "type": "tool.call", "tool": "kb.search", "call_id": f"c{seq}",
+                        "actor": "agënt-工具"}, ensure_ascii=False) for seq in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("place", [1, 700, 1500, 2999])
+@pytest.mark.parametrize("tool", ids=["latin", "cjk", "astral"], argvalues=[
+    "é" * 501,                    # BMP: one UTF-16 unit each
+    "工" * 501,
+    "é" * 499 + "\U0001F600",     # astral: two units
+])
+def test_length_limits_count_utf16_units_in_non_ascii_chunks(place, tool):
+    lines = non_ascii_trace(3000)
+    lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "tool": tool}, ensure_ascii=False)
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert caught.value.problem.startswith("$.tool:") and "500" in caught.value.problem
+
+
+def test_non_ascii_text_at_the_limit_is_read_as_written():
+    lines = non_ascii_trace(3000)
+    lines[1500] = json.dumps({"seq": 1501, "type": "tool.call", "tool": "é" * 500}, ensure_ascii=False)
+    lines[2500] = json.dumps({"seq": 2501, "type": "tool.call", "tool": "é" * 498 + "\U0001F600"},
+                             ensure_ascii=False)
+    events = read_trace(encode(lines))
+    assert [event.seq for event in events] == list(range(1, 3001))
+    assert events[0].actor == "agënt-工具"
+    assert events[1500].tool == "é" * 500 and events[2500].tool.endswith("\U0001F600")
