@@ -22,7 +22,9 @@ Four oracles check the verdict itself, not only the absence of crashes:
     same events and lines, or the same error, as reading them whole;
   * physical lines: the line the reader gives each event is recomputed independently (JSONL: the
     n-th line that is not blank or a comment; array: where `json.JSONDecoder.raw_decode` finds the
-    n-th item).
+    n-th item);
+  * bulk path: reading with the bulk path of plain chunks turned off (every line decoded and
+    checked on its own) gives the same events and lines, or the same error.
 
 Run:  python fuzz/fuzz_trace.py fuzz/corpus/trace -max_total_time=1800 -rss_limit_mb=2048
 """
@@ -169,6 +171,26 @@ def _chunk_oracle(data: bytes) -> None:
         raise _fuzzcommon.OracleMismatch("chunks-events", f"{size}-byte chunks read different events or lines")
 
 
+def _bulk_oracle(data: bytes) -> None:
+    """The bulk path for plain chunks is only a shortcut: line by line must read the same."""
+    import agent_invariants.events as events_module
+
+    outcomes = []
+    for bulk in (True, False):
+        saved = events_module._plain_batch
+        if not bulk:
+            events_module._plain_batch = lambda lines, prev, clean_types: None
+        try:
+            events, lines = _read_events(data, None)
+            outcomes.append(([msgspec.json.encode(e) for e in events], lines))
+        except InputError as exc:
+            outcomes.append(str(exc))
+        finally:
+            events_module._plain_batch = saved
+    if outcomes[0] != outcomes[1]:
+        raise _fuzzcommon.OracleMismatch("bulk-path", f"bulk: {str(outcomes[0])[:200]} / line by line: {str(outcomes[1])[:200]}")
+
+
 def _read_events(data: bytes, limit: int | None):
     source = TraceFile(data) if limit is None else TraceFile(data, max_line_bytes=limit)
     events = [event for batch in source.batches() for event in batch]
@@ -241,6 +263,7 @@ def TestOneInput(data: bytes) -> None:
             _oracles(data, reports)
         if len(data) <= 4096:
             _chunk_oracle(data)
+        _bulk_oracle(data)
     except Exception as exc:  # noqa: BLE001 - everything but InputError is a finding
         _fuzzcommon.finding(exc, data, "trace")
 

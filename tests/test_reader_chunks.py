@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import agent_invariants.events as events_module
 from agent_invariants import TraceError, TraceFile, check_trace, read_trace
 from support import contract
 
@@ -166,3 +169,51 @@ def test_non_ascii_text_at_the_limit_is_read_as_written():
     assert [event.seq for event in events] == list(range(1, 3001))
     assert events[0].actor == "agënt-工具"
     assert events[1500].tool == "é" * 500 and events[2500].tool.endswith("\U0001F600")
+
+
+# --- the bulk path against line by line, on random traces ------------------------------------------
+
+ORDINARY = st.builds(lambda kind, tool: {"type": kind, "tool": tool},
+                     st.sampled_from(["tool.call", "tool.result", "agent.message"]),
+                     st.sampled_from(["kb.search", "crm.read", "café", "工具"]))
+UNUSUAL_LINES = st.sampled_from([
+    "", "   ", "# comment", "\r", '{"seq": SEQ.0, "type": "tool.call"}', '{"seq": SEQ, "type": " tool.call "}',
+    '{"seq": SEQ, "type": "tool.call", "tool": "caf\\u00e9"}', '{"seq": SEQ, "type": "new.kind"}',
+    '{"seq": SEQ, "type": "tool.call", "time": "2025-02-30T10:00:00Z"}', '{"seq": 0, "type": "tool.call"}',
+    '{"seq": SEQ, "type": "tool.call", "tool": ""}', '{"seq": SEQ, "type": 5}', "{broken",
+    '{"seq": SEQ, "type": "tool.call", "tool": "\U0001F600"}',
+])
+
+
+@st.composite
+def traces(draw) -> bytes:
+    """Ordinary events, and at one or two places an unusual line."""
+    count = draw(st.integers(1, 12))
+    unusual = draw(st.dictionaries(st.integers(1, count), UNUSUAL_LINES, min_size=1, max_size=2))
+    lines = [unusual[seq].replace("SEQ", str(seq)) if seq in unusual
+             else json.dumps({"seq": seq, **draw(ORDINARY)}, ensure_ascii=draw(st.booleans()))
+             for seq in range(1, count + 1)]
+    return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n", b"\r\n"]))
+
+
+def read_both_ways(data: bytes, monkeypatch) -> list:
+    outcomes = []
+    for bulk in (True, False):
+        with monkeypatch.context() as patch:
+            if not bulk:
+                patch.setattr(events_module, "_plain_batch", lambda lines, prev, clean_types: None)
+            source = TraceFile(data)
+            try:
+                events = [event for batch in source.batches() for event in batch]
+                outcomes.append(([repr(event) for event in events], [source.line_of(i) for i in range(len(events))]))
+            except TraceError as exc:
+                outcomes.append(str(exc))
+    return outcomes
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=traces())
+def test_the_bulk_path_reads_what_line_by_line_reads(data):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        bulk, line_by_line = read_both_ways(data, monkeypatch)
+    assert bulk == line_by_line
