@@ -12,7 +12,7 @@ and summarised (`summarize_trace`, which must agree with the check report's summ
 
 Allowed outcomes: a report, or `agent_invariants.InputError`. Anything else is a finding.
 
-Four oracles check the verdict itself, not only the absence of crashes:
+Five oracles check the verdict itself, not only the absence of crashes:
   * line limit: if the small-limit read succeeds, it must yield the same events and lines as
     the default-limit read (the limit may only reject, never change what is read);
   * in-memory events: the accepted events, re-encoded one by one and checked as an in-memory
