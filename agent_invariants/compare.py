@@ -57,11 +57,14 @@ def compare_traces(contract: Contract | Mapping[str, Any] | str | os.PathLike[st
     the same either way, and so is the error when a trace is bad (the baseline's comes first).
     """
     contract = load_contract(contract)
+    checked = None
     if jobs > 1 and _side_by_side_pays(baseline, candidate):
-        before, after = _check_side_by_side(contract, baseline, candidate, max_line_bytes)
-    else:
+        checked = _check_side_by_side(contract, baseline, candidate, max_line_bytes)
+    if checked is None:
         before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes)).report
         after = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes))
+    else:
+        before, after = checked
     report = compare_reports(contract, before, after.report)
     _locate(report.regressions, after)
     return report
@@ -77,18 +80,30 @@ def _side_by_side_pays(baseline: Trace, candidate: Trace) -> bool:
 
 
 def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace,
-                        max_line_bytes: int) -> tuple[CheckReport, Checked]:
+                        max_line_bytes: int) -> tuple[CheckReport, Checked] | None:
     """The baseline's report, checked in a worker process, and the candidate's pass, made here
-    meanwhile. A bad baseline is reported before a bad candidate, as in one process."""
+    meanwhile; None when no worker process can be started here (then the caller checks both).
+    A bad baseline is reported before a bad candidate, as in one process."""
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(_baseline_report, contract, os.fspath(baseline), max_line_bytes)
+    try:
+        pool = ProcessPoolExecutor(max_workers=1)
+    except (OSError, NotImplementedError):   # no working semaphores (a read-only /dev/shm, say)
+        return None
+    with pool:
+        try:
+            future = pool.submit(_baseline_report, contract, os.fspath(baseline), max_line_bytes)
+        except (OSError, AssertionError, BrokenProcessPool):   # AssertionError: a daemon process
+            return None
         try:
             after: Checked | InputError = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes))
         except InputError as exc:
             after = exc
-        before = future.result()
+        try:
+            before = future.result()
+        except BrokenProcessPool:   # the worker died (killed for memory, say): check it here
+            before = _baseline_report(contract, os.fspath(baseline), max_line_bytes)
     if isinstance(before, tuple):
         raise TraceError(*before)
     if isinstance(after, InputError):

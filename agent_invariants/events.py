@@ -455,7 +455,8 @@ class TraceFile(TraceSource):
                 try:
                     event = decode(raw)
                 except (msgspec.DecodeError, RecursionError) as exc:
-                    event = self._retry_line(raw, lineno, exc, batch, done)
+                    # without its `\n`, so that a line cut inside a string reads as cut short
+                    event = self._retry_line(raw[:-1] if raw[-1:] == b"\n" else raw, lineno, exc, batch, done)
                     if event is None:
                         skipped += 1
                         self._mark(lineno - skipped, lineno + 1)

@@ -39,6 +39,8 @@ class GroupTally:
     in the order the groups first appeared."""
 
     def __init__(self, limit: int, max_groups: int | None = None) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")   # max_attempts is 1..10000
         self.limit = limit
         self.max_groups = DEFAULT_MAX_GROUPS if max_groups is None else max_groups
         self._counts: dict[str, int] = {}                    # in order of first appearance

@@ -542,3 +542,67 @@ def test_cli_compare_of_large_traces_is_the_same_with_one_job_or_two(cli, write)
     assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr == ""
     report = json.loads(runs[0].stdout)
     assert {r["kind"] for r in report["regressions"]} == {"contract_violation", "new_rule_failure"}
+
+
+class _PoolThatCannotStart:
+    """Stands in for ProcessPoolExecutor where processes cannot be made (a read-only /dev/shm)."""
+
+    def __init__(self, *args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+
+class _PoolWhoseWorkerDies:
+    """Stands in for ProcessPoolExecutor whose worker is killed (for memory, say)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, *args, **kwargs):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        future = Future()
+        future.set_exception(BrokenProcessPool("A process in the process pool was terminated abruptly"))
+        return future
+
+
+@pytest.mark.parametrize("pool", [_PoolThatCannotStart, _PoolWhoseWorkerDies])
+def test_side_by_side_falls_back_to_one_process(write, monkeypatch, pool):
+    import concurrent.futures
+
+    import agent_invariants.compare as compare_module
+
+    baseline = write("base.jsonl", jsonl(calls("kb.search", "crm.read")))
+    candidate = write("cand.jsonl", jsonl(calls("kb.search", "shell.exec")))
+    alone = msgspec.json.encode(compare_traces(SIDE_RULES, baseline, candidate, jobs=1))
+    monkeypatch.setattr(compare_module, "SIDE_BY_SIDE_BYTES", 0)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
+    assert msgspec.json.encode(compare_traces(SIDE_RULES, baseline, candidate, jobs=2)) == alone
+    bad = write("bad.jsonl", "{oops\n")
+    with pytest.raises(TraceError) as caught:
+        compare_traces(SIDE_RULES, bad, candidate, jobs=2)
+    assert caught.value.source == str(bad) and caught.value.line == 1
+
+
+def _compare_in_a_worker(contract_dict, baseline, candidate):
+    import agent_invariants.compare as compare_module
+
+    compare_module.SIDE_BY_SIDE_BYTES = 0
+    return msgspec.json.encode(compare_traces(contract_dict, baseline, candidate, jobs=2))
+
+
+def test_side_by_side_inside_a_daemon_worker_process(write):
+    """A worker of a multiprocessing pool (as under Dask or Ray) may not start processes."""
+    import multiprocessing
+
+    baseline = write("base.jsonl", jsonl(calls("kb.search", "crm.read")))
+    candidate = write("cand.jsonl", jsonl(calls("kb.search", "shell.exec")))
+    alone = msgspec.json.encode(compare_traces(SIDE_RULES, baseline, candidate))
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_compare_in_a_worker, (SIDE_RULES, str(baseline), str(candidate))) == alone

@@ -678,3 +678,14 @@ def test_empty_trace_with_a_requiring_rule_still_fails():
 def test_contract_is_validated_for_an_empty_trace_too():
     assert load_contract(EVERY_EVENT).name == "test-contract"
     assert check_trace(EVERY_EVENT, b"").contract.name == "test-contract"
+
+
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("cut", ['{"seq": 2, "type": "agent.message", "text": "first line', '{"seq": 2, "type',
+                                 '{"seq": 2, "type": "a", "x": tru'])
+def test_a_line_cut_short_says_events_are_one_line_each(cut, last):
+    text = '{"seq": 1, "type": "a"}\n' + cut + ("" if last else '\nsecond line"}\n{"seq": 3, "type": "b"}\n')
+    with pytest.raises(TraceError) as caught:
+        read_trace(text.encode())
+    assert caught.value.line == 2
+    assert caught.value.problem.endswith("(each event must be one JSON object on one line)"), caught.value.problem
