@@ -656,11 +656,12 @@ class TraceFile(TraceSource):
 def _bmp_only(data: bytes, ascii_only: bool) -> bool:
     """Whether `data` (valid UTF-8) cannot hold a character beyond the BMP, which counts two
     UTF-16 units while msgspec's lengths count one: no four-byte sequence (lead byte F0..F4) and
-    no `\\u` escape (which may spell a surrogate). Each test is a memchr over the chunk (a
-    two-byte search is slow in CPython, so the backslash is looked for first)."""
+    no escape that may spell a surrogate (`\\uD800` to `\\uDFFF`; `\\u00e9`, as Python's
+    json.dumps writes, is fine). The first tests are memchr over the chunk; the slower
+    multi-byte searches run only when a backslash is there at all."""
     if not ascii_only and any(lead in data for lead in _ASTRAL_LEADS):
         return False
-    return b"\\" not in data or b"\\u" not in data
+    return b"\\" not in data or b"\\u" not in data or (b"\\ud" not in data and b"\\uD" not in data)
 
 
 _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")

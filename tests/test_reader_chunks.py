@@ -118,6 +118,24 @@ def test_an_astral_tool_name_too_long_in_utf16_is_caught_in_any_chunk(place):
 
 
 @pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("escape, units", [("\\u00e9", 1), ("\\ud83d\\ude00", 2), ("\\uD83D\\uDE00", 2)])
+def test_escaped_text_counts_utf16_units_in_any_chunk(place, escape, units):
+    lines = trace(TOTAL)
+    for seq in (3, PER_CHUNK + 7, 2 * PER_CHUNK + 9):   # escapes that need no second look, elsewhere
+        lines[seq - 1] = json.dumps({"seq": seq, "type": "tool.call", "tool": "caf\u00e9"})
+    count = 500 // units + 1   # one character too many
+    lines[place - 1] = '{"seq": %d, "type": "tool.call", "tool": "%s"}' % (place, escape * count)
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert caught.value.problem.startswith("$.tool:") and "500" in caught.value.problem
+    lines[place - 1] = '{"seq": %d, "type": "tool.call", "tool": "%s"}' % (place, escape * (count - 1))
+    events = read_trace(encode(lines))
+    assert len(events) == TOTAL and len(events[place - 1].tool) == count - 1
+    assert events[2].tool == "café"
+
+
+@pytest.mark.parametrize("place", PLACES)
 def test_a_bad_time_stamp_is_reported_at_its_line(place):
     lines = trace(TOTAL)
     lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "time": "2025-02-30T10:00:00Z"})
@@ -182,6 +200,9 @@ UNUSUAL_LINES = st.sampled_from([
     '{"seq": SEQ, "type": "tool.call", "time": "2025-02-30T10:00:00Z"}', '{"seq": 0, "type": "tool.call"}',
     '{"seq": SEQ, "type": "tool.call", "tool": ""}', '{"seq": SEQ, "type": 5}', "{broken",
     '{"seq": SEQ, "type": "tool.call", "tool": "\U0001F600"}',
+    '{"seq": SEQ, "type": "tool.call", "tool": "\\ud83d\\ude00"}',
+    '{"seq": SEQ, "type": "tool.call", "tool": "lone \\ud83d"}',
+    '{"seq": SEQ, "type": "tool.call", "tool": "\\u00e9"}',
 ])
 
 
