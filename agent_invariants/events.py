@@ -487,8 +487,13 @@ class TraceFile(TraceSource):
 
     def _check_times(self, batch: list[Event], done: int) -> None:
         """Validate every time stamp of a batch at once; find the culprit only on failure."""
-        times = [event.time for event in batch if event.time is not UNSET]
-        if times and not _times_ok(times):
+        times = [event.time for event in batch]
+        try:
+            ok = _times_ok(times)
+        except TypeError:   # some events have no time, and UNSET is no JSON value: leave them out
+            times = [time for time in times if time is not UNSET]
+            ok = not times or _times_ok(times)
+        if not ok:
             for index, event in enumerate(batch, done):
                 if event.time is not UNSET and not _time_ok(event.time):
                     raise self._fail(self.line_of(index), _time_problem(event.time))

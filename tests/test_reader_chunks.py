@@ -136,6 +136,19 @@ def test_escaped_text_counts_utf16_units_in_any_chunk(place, escape, units):
 
 
 @pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("stamp", ["2025-02-30T10:00:00Z", "2025-01-01t10:00:00Z", "2025-01-01T10:00:00"])
+def test_a_bad_time_stamp_among_good_ones_is_reported_at_its_line(place, stamp):
+    lines = [json.dumps({"seq": seq, "type": "tool.call", "time": f"2025-01-01T10:{seq % 60:02d}:00.5+01:00"})
+             for seq in range(1, TOTAL + 1)]
+    assert read_trace(encode(lines))[-1].time == f"2025-01-01T10:{TOTAL % 60:02d}:00.5+01:00"
+    lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "time": stamp})
+    with pytest.raises(TraceError) as caught:
+        read_trace(encode(lines))
+    assert caught.value.line == place
+    assert caught.value.problem.startswith("$.time:") and stamp in caught.value.problem
+
+
+@pytest.mark.parametrize("place", PLACES)
 def test_a_bad_time_stamp_is_reported_at_its_line(place):
     lines = trace(TOTAL)
     lines[place - 1] = json.dumps({"seq": place, "type": "tool.call", "time": "2025-02-30T10:00:00Z"})
