@@ -1,9 +1,9 @@
 """Trace events and the streaming trace reader.
 
 A trace is JSON Lines (one event object per line; blank lines and lines starting with `#` are
-skipped) or one JSON array of events. The reader decodes one line at a time straight into `Event`,
-validates it exactly as contract v1 requires, and remembers the physical line of every event
-without holding the events: memory stays flat however long the trace is.
+skipped) or one JSON array of events. The reader decodes 64 KiB of lines at a time straight into
+`Event`s, validates them exactly as contract v1 requires, and remembers the physical line of every
+event without holding the events: memory stays flat however long the trace is.
 
     {"seq": 1, "type": "tool.call", "tool": "payments.refund", "call_id": "c1"}
 
