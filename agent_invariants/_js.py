@@ -13,6 +13,7 @@ __all__ = (
     "js_number",
     "js_to_fixed1",
     "js_trim",
+    "has_surrogate_escape",
     "json_number",
     "mend_lone_surrogates",
     "replace_lone_surrogates",
@@ -140,6 +141,12 @@ _ESCAPE = re.compile(
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def has_surrogate_escape(data: bytes) -> bool:
+    """Whether JSON `data` holds an escape of a UTF-16 surrogate (`\\uD800` to `\\uDFFF`), the
+    only way JSON text spells one. The first test is memchr: most data has no backslash."""
+    return b"\\" in data and b"\\u" in data and _SURROGATE_ESCAPE.search(data) is not None
+
+
 def replace_lone_surrogates(data: bytes) -> bytes:
     """`data` with each lone UTF-16 surrogate escape (`\\ud83d` without its partner) replaced by
     `\\ufffd`, the replacement character. JSON.parse reads such an escape, and JSON.stringify
@@ -147,7 +154,7 @@ def replace_lone_surrogates(data: bytes) -> bytes:
     as UTF-8, so it is read as U+FFFD: one UTF-16 unit, as the lone surrogate is. The escapes are
     of equal length, so offsets and line lengths do not change; `data` itself comes back when
     there is nothing to replace, so callers need no check of their own."""
-    if b"\\u" not in data or _SURROGATE_ESCAPE.search(data) is None:   # the common case, cheaply
+    if not has_surrogate_escape(data):   # the common case, cheaply
         return data
 
     def replace(escape: re.Match[bytes]) -> bytes:

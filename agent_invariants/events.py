@@ -32,7 +32,7 @@ from typing import Annotated, BinaryIO, Literal
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from agent_invariants._js import JS_WHITESPACE, json_number, replace_lone_surrogates, utf16_len
+from agent_invariants._js import JS_WHITESPACE, has_surrogate_escape, json_number, replace_lone_surrogates, utf16_len
 from agent_invariants.errors import TraceError
 
 __all__ = (
@@ -548,9 +548,8 @@ class TraceFile(TraceSource):
             at = next((i for i, line in enumerate(lines) if _content_length(line) > limit), None)
             if at is not None:
                 found.append((at, self._too_long_message(_content_length(lines[at]))))
-        if longest > MAX_NESTING:   # deeper than that takes more brackets than that
-            deep = next((i for i, line in enumerate(lines)
-                         if len(line) > MAX_NESTING and too_deep_at(line) is not None), None)
+        if longest > MAX_NESTING:
+            deep = next((i for i, line in enumerate(lines) if too_deep_at(line) is not None), None)
             if deep is not None:
                 found.append((deep, _TOO_DEEP))
         if not ascii_only:
@@ -661,12 +660,11 @@ class TraceFile(TraceSource):
 def _bmp_only(data: bytes, ascii_only: bool) -> bool:
     """Whether `data` (valid UTF-8) cannot hold a character beyond the BMP, which counts two
     UTF-16 units while msgspec's lengths count one: no four-byte sequence (lead byte F0..F4) and
-    no escape that may spell a surrogate (`\\uD800` to `\\uDFFF`; `\\u00e9`, as Python's
-    json.dumps writes, is fine). The first tests are memchr over the chunk; the slower
-    multi-byte searches run only when a backslash is there at all."""
+    no escape of a surrogate (`\\u00e9`, as Python's json.dumps writes, is fine). Each lead byte
+    is looked for with memchr."""
     if not ascii_only and any(lead in data for lead in _ASTRAL_LEADS):
         return False
-    return b"\\" not in data or b"\\u" not in data or (b"\\ud" not in data and b"\\uD" not in data)
+    return not has_surrogate_escape(data)
 
 
 _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
