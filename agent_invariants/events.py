@@ -220,7 +220,7 @@ def _accept(event: Event, raw: bytes | Raw | None, prev: int | float) -> int | f
         event.type = trimmed
     if event.time is not UNSET and not _time_ok(event.time):
         raise _Invalid(_time_problem(event.time))
-    if raw is None or not raw.isascii() or b"\\u" in raw:
+    if raw is None or not raw.isascii() or has_surrogate_escape(raw):
         _check_utf16_lengths(event)
     return seq
 
