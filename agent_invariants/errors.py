@@ -3,7 +3,13 @@
 Every problem with what a user gave us (a contract, a trace, an option) is an `InputError`. Its
 `str()` is the one line the CLI prints after `agent-invariants: `, so the message must stand alone:
 which file, where in it, what was expected. Anything else that escapes is a bug in this program.
+
+The parts that come from the user (a file name, a JSON path holding a key, a problem echoing a
+value) are escaped and cut by `_safe.inert` (a path after 200 characters, the rest after 1000), so
+each problem stays one printable line that cannot forge another. The attributes (`source`,
+`path`, `problem`, `problems`) keep the raw text.
 """
+from agent_invariants._safe import TEXT_LIMIT, VALUE_LIMIT, inert
 
 __all__ = ("ContractError", "InputError", "TraceError")
 
@@ -30,8 +36,7 @@ class TraceError(InputError):
         self.source = source
         self.line = line
         self.problem = problem
-        prefix = source if line is None else f"{source}:{line}"
-        super().__init__(f"{prefix}: {problem}")
+        super().__init__(f"{_where(source, line)}: {_shown(problem)}")
 
 
 class ContractError(InputError):
@@ -53,5 +58,15 @@ class ContractError(InputError):
 
 
 def _contract_line(source: str, path: str | None, problem: str, line: int | None) -> str:
-    where = source if line is None else f"{source}:{line}"
-    return f"{where}: {path}: {problem}" if path else f"{where}: {problem}"
+    where = _where(source, line)
+    if not path:
+        return f"{where}: {_shown(problem)}"
+    return f"{where}: {inert(path, VALUE_LIMIT)}: {_shown(problem)}"   # a path's tail may be any key
+
+
+def _where(source: str, line: int | None) -> str:
+    return _shown(source) if line is None else f"{_shown(source)}:{line}"
+
+
+def _shown(text: str) -> str:
+    return inert(text, TEXT_LIMIT)

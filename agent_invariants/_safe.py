@@ -1,0 +1,40 @@
+"""Text from users made safe to print: one home for escaping what goes to a terminal or a log.
+
+A file name, a JSON key or a value echoed in a message comes from whoever wrote the input. Shown
+raw, it could clear the screen or retitle the terminal (ESC, CSI, OSC, BEL), forge a second
+`agent-invariants: ` line in a CI log (a newline), or make a line read differently from what it
+holds (bidirectional overrides). `inert` shows such characters as escapes instead:
+
+    >>> inert("run\\x1b[2J.jsonl\\nagent-invariants: ok \\u202e")
+    'run\\\\x1b[2J.jsonl\\\\nagent-invariants: ok \\\\u202e'
+
+Harmless text (accents, CJK, emoji) is kept as it is. Backslashes are not doubled, so escaping
+again changes nothing: a message escaped where it was built can pass through `inert` once more.
+"""
+from __future__ import annotations
+
+__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert")
+
+VALUE_LIMIT = 200
+"""A value echoed in a message (a key, an option value) is cut after this many characters."""
+
+TEXT_LIMIT = 1000
+"""A file name, a JSON path or a problem text is cut after this many characters."""
+
+LINE_LIMIT = 4000
+"""One line of an error message: a file name, a JSON path and a problem at their limits fit."""
+
+_SINGLE = [*range(0x20), *range(0x7F, 0xA0)]   # C0, DEL and C1 controls (\t, \n, \r: short forms below)
+_WIDE = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),   # bidi controls
+         0x2028, 0x2029,                                                           # line separators
+         *range(0xD800, 0xE000)]   # lone surrogates: a file name's undecodable bytes; not encodable
+_ESCAPES = ({code: f"\\x{code:02x}" for code in _SINGLE} | {code: f"\\u{code:04x}" for code in _WIDE}
+            | {ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"})
+
+
+def inert(text: str, limit: int | None = None) -> str:
+    """`text` with control characters, bidirectional controls and lone surrogates shown as
+    `\\x1b`/`\\n`/`\\u202e`-style escapes; cut to its first `limit` characters and `…` when longer."""
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "…"
+    return text.translate(_ESCAPES)
