@@ -7,9 +7,9 @@ validation error is about), this module scans the text once and maps every JSON 
 """
 from __future__ import annotations
 
-import bisect
 import json
 import re
+from collections.abc import Collection
 
 __all__ = ("Position", "locate")
 
@@ -30,15 +30,12 @@ class Position(tuple):
         return self[1]
 
 
-def locate(text: str) -> dict[str, Position]:
-    """Map each JSON path in `text` to where its value starts. Best effort on invalid JSON:
-    whatever could be placed before the text stopped making sense is returned."""
-    starts = [0] + [found.end() for found in re.finditer(r"\n", text)]
-
-    def position(offset: int) -> Position:
-        line = bisect.bisect_right(starts, offset)
-        return Position((line, offset - starts[line - 1] + 1))
-
+def locate(text: str, wanted: Collection[str] | None = None) -> dict[str, Position]:
+    """Map each JSON path in `text` (or only those in `wanted`) to where its value starts. Best
+    effort on invalid JSON: whatever could be placed before the text stopped making sense is
+    returned. Naming the paths wanted keeps the map small however big the file (an array of a
+    million numbers is a million paths) and stops the scan once they are all found."""
+    position = _Lines(text).at
     found: dict[str, Position] = {}
     stack: list[list] = []   # frames: [kind, path, next index or pending key]
     pending_key: str | None = None
@@ -58,10 +55,32 @@ def locate(text: str) -> dict[str, Position]:
             continue
         path = _child_path(stack, pending_key)
         pending_key = None
-        found.setdefault(path, position(token.start()))
+        if wanted is None or path in wanted:
+            found.setdefault(path, position(token.start()))
+            if wanted is not None and len(found) == len(wanted):
+                break
         if char in "{[":
             stack.append([char, path, 0])
     return found
+
+
+class _Lines:
+    """Line and column of ever larger offsets in a text, counted as the scan moves on (a table
+    of every line start would cost more memory than the text for a file of empty lines)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.line = 1
+        self.line_start = 0
+
+    def at(self, offset: int) -> Position:
+        newlines = self.text.count("\n", self.offset, offset)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.text.rfind("\n", self.offset, offset) + 1
+        self.offset = offset
+        return Position((self.line, offset - self.line_start + 1))
 
 
 def _child_path(stack: list[list], key: str | None) -> str:

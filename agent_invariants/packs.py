@@ -11,22 +11,41 @@ and optionally `name`, `description` and its own `extends`. Packs are read in or
 id is already known replaces the earlier one in place (so a later pack overrides an earlier one,
 and the contract's own rules override every pack), and new ids are appended. A cycle or a
 missing pack is an error naming the `extends` entry.
+
+A few lines of `extends` could otherwise make the loader read thousands of files (eight packs
+that each name eight packs, six levels deep, are 299,592 loads), so the depth, the number of pack
+loads and the rules they bring are capped, and each pack file has the contract size limit.
 """
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from agent_invariants.contract_source import (
+    ContractSource,
+    contract_error,
+    first_problems,
+    is_yaml,
+    parse,
+    read_limited,
+)
 from agent_invariants.errors import ContractError
+from agent_invariants.validation import MAX_RULES, Problem, rule_problems
 
-__all__ = ("PACK_PREFIX", "available_packs", "pack_path", "resolve_extends")
+__all__ = ("MAX_EXTENDS_DEPTH", "MAX_PACK_LOADS", "PACK_PREFIX", "available_packs", "pack_path", "resolve_extends")
 
 PACK_PREFIX = "agent-invariants:"
 _PACK_KEYS = ("$schema", "name", "description", "extends", "rules")
+
+MAX_EXTENDS_DEPTH = 16
+"""How deep packs may extend packs below a contract (a contract's own packs are level 1)."""
+
+MAX_PACK_LOADS = 256
+"""Pack files one contract may load through `extends` in all, a file named again counting again."""
 
 
 def _pack_folder() -> Path:
@@ -50,36 +69,89 @@ def pack_path(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-Loader = Callable[[str, str], Any]   # (path, label) -> parsed document
+def resolve_extends(document: dict, label: str, base: str, rule_types: dict[str, type], *,
+                    pack_paths: bool = True) -> dict:
+    """`document` (a contract, already checked) with its `extends` replaced by the packs' rules
+    merged before its own. Each pack is read with the contract size limit and its rules are
+    checked in its own file. With `pack_paths` false only shipped packs may be named: an entry
+    that is a path is refused without a look at the filesystem."""
+    own = document.get("rules")
+    return _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0).merged(document, label, base)
 
 
-def resolve_extends(document: dict, label: str, base: str, load: Loader, chain: tuple[str, ...] = ()) -> dict:
-    """`document` with its `extends` replaced by the packs' rules merged before its own."""
-    refs = document.get("extends")
-    if refs is None:
-        return document
-    if not isinstance(refs, list) or not all(isinstance(ref, str) for ref in refs):
-        raise ContractError(label, "$.extends", "expected an array of pack names or paths")
-    rules: list[Any] = []
-    for position, ref in enumerate(refs):
-        where = f"$.extends[{position}]"
-        path, shown = _locate(ref, base, label, where)
-        key = os.path.realpath(path)
-        if key in chain:
-            cycle = " -> ".join([*(os.path.basename(step) for step in chain), os.path.basename(key)])
-            raise ContractError(label, where, f"extends cycle: {cycle}")
-        pack = load(path, shown)
-        _check_pack(pack, shown)
-        pack = resolve_extends(pack, shown, os.path.dirname(path), load, (*chain, key))
-        _merge(rules, pack.get("rules", []))
-    own = document.get("rules", [])
-    _merge(rules, own if isinstance(own, list) else [])
-    merged = {key: value for key, value in document.items() if key != "extends"}
-    merged["rules"] = rules if isinstance(own, list) else own
-    return merged
+class _Entry(NamedTuple):
+    """An `extends` entry of the contract itself: the file and the JSON path (`$.extends[2]`)."""
+
+    label: str
+    path: str
 
 
-def _locate(ref: str, base: str, label: str, where: str) -> tuple[str, str]:
+class _Extends:
+    """One contract's packs, loaded within the limits: `MAX_EXTENDS_DEPTH` levels,
+    `MAX_PACK_LOADS` pack files and `MAX_RULES` rules in all. The first two are counted as packs
+    are named, the rules as each pack is read (before its rules are checked), so a limit stops
+    the work where it is passed. Passing the depth is reported where the pack is named; the
+    totals are the contract's, so passing them is reported at the contract's own entry that led
+    there."""
+
+    def __init__(self, rule_types: dict[str, type], pack_paths: bool, own_rules: int) -> None:
+        self.rule_types = rule_types
+        self.pack_paths = pack_paths
+        self.packs_loaded = 0
+        self.rules_loaded = own_rules   # every rule read counts, even one a later rule replaces
+
+    def merged(self, document: dict, label: str, base: str, chain: tuple[str, ...] = (),
+               entry: _Entry | None = None) -> dict:
+        refs = document.get("extends")
+        if refs is None:
+            return document
+        if not isinstance(refs, list) or not all(isinstance(ref, str) for ref in refs):
+            raise ContractError(label, "$.extends", "expected an array of pack names or paths")
+        rules: list[Any] = []
+        for position, ref in enumerate(refs):
+            where = f"$.extends[{position}]"
+            if len(chain) == MAX_EXTENDS_DEPTH:
+                raise ContractError(label, where, f"packs extend packs more than {MAX_EXTENDS_DEPTH} levels deep "
+                                                  "(limit)")
+            path, shown = _locate(ref, base, label, where, self.pack_paths)
+            key = os.path.realpath(path)
+            if key in chain:
+                cycle = " -> ".join([*(os.path.basename(step) for step in chain), os.path.basename(key)])
+                raise ContractError(label, where, f"extends cycle: {cycle}")
+            through = entry or _Entry(label, where)
+            pack = self.merged(self._load(path, shown, through), shown, os.path.dirname(path), (*chain, key), through)
+            _merge(rules, pack["rules"])
+        own = document.get("rules", [])
+        _merge(rules, own if isinstance(own, list) else [])
+        merged = {key: value for key, value in document.items() if key != "extends"}
+        merged["rules"] = rules if isinstance(own, list) else own
+        return merged
+
+    def _load(self, path: str, label: str, entry: _Entry) -> dict:
+        """The pack at `path`, parsed and checked; `entry` is the contract's `extends` entry
+        it is loaded through, where the totals are reported."""
+        self.packs_loaded += 1
+        if self.packs_loaded > MAX_PACK_LOADS:
+            raise ContractError(entry.label, entry.path,
+                                f"more than {MAX_PACK_LOADS} packs loaded through extends (limit)")
+        source = ContractSource(read_limited(path, label, "packs"), label, os.path.dirname(path), is_yaml(path))
+        pack = parse(source)
+        problems = first_problems(_pack_problems(pack))
+        if problems:
+            raise contract_error(label, problems, source)
+        self.rules_loaded += len(pack["rules"])
+        if self.rules_loaded > MAX_RULES:
+            raise ContractError(entry.label, entry.path, f"more than {MAX_RULES:,} rules with the packs loaded "
+                                                         f"through extends (at most {MAX_RULES:,} rules in all)")
+        problems = first_problems(problem for position, rule in enumerate(pack["rules"])
+                                  for problem in rule_problems(rule, self.rule_types, f"$.rules[{position}]"))
+        if problems:
+            raise contract_error(label, problems, source)
+        return pack
+
+
+def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tuple[str, str]:
+    """The file of the pack `ref` names, and how messages name it."""
     if ref.startswith(PACK_PREFIX):
         name = ref[len(PACK_PREFIX):]
         path = pack_path(name)
@@ -87,20 +159,25 @@ def _locate(ref: str, base: str, label: str, where: str) -> tuple[str, str]:
             raise ContractError(label, where, f"unknown pack {ref!r}; shipped packs: "
                                               + ", ".join(PACK_PREFIX + pack for pack in available_packs()))
         return str(path), ref
+    if not pack_paths:
+        raise ContractError(label, where, f"packs can only be named as {PACK_PREFIX}<pack> here; files are not read")
     path = os.path.join(base, ref)
-    if not os.path.isfile(path):
-        raise ContractError(label, where, f"pack file {ref!r} not found (looked for {path})")
+    if not os.path.isfile(path):   # a folder, FIFO or device is never opened
+        missing = "is not a regular file" if os.path.exists(path) else "not found"
+        raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {path})")
     return path, path
 
 
-def _check_pack(pack: Any, label: str) -> None:
+def _pack_problems(pack: Any) -> Iterator[Problem]:
+    """Problems of the shape of a pack (its rules are checked once they are counted)."""
     if not isinstance(pack, dict):
-        raise ContractError(label, "$", "a pack must be a JSON object with `rules`")
+        yield Problem("$", "a pack must be a JSON object with `rules`")
+        return
     for key in pack:
         if key not in _PACK_KEYS:
-            raise ContractError(label, f"$.{key}", f"unknown field in a pack (expected {', '.join(_PACK_KEYS)})")
+            yield Problem(f"$.{key}", f"unknown field in a pack (expected {', '.join(_PACK_KEYS)})")
     if not isinstance(pack.get("rules"), list):
-        raise ContractError(label, "$.rules", "a pack needs a `rules` array")
+        yield Problem("$.rules", "a pack needs a `rules` array")
 
 
 def _merge(rules: list[Any], more: list[Any]) -> None:

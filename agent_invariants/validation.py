@@ -5,17 +5,26 @@ this walks the document against the same structs (field by field, rule by rule),
 misspelled field, an unknown kind and an out-of-range number in one file are all reported in one
 run, with a "did you mean" where a name is close to a real one. The structs stay the single
 source of the rules: each field is checked by converting it to its declared type.
+
+Problems are yielded as they are found: the loader lists the first hundred and stops asking, so
+a file of a million mistakes costs no more than one of a hundred.
 """
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import typing
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-__all__ = ("Problem", "contract_problems", "rule_problems")
+__all__ = ("MAX_RULES", "Problem", "contract_problems", "line_of", "path_and_parents", "rule_problems",
+           "too_many_rules")
+
+MAX_RULES = 10_000
+"""The most rules a contract may hold, counting every rule loaded through `extends`."""
 
 
 class Problem(typing.NamedTuple):
@@ -26,95 +35,114 @@ class Problem(typing.NamedTuple):
 
 
 def contract_problems(document: Any, contract_type: type, compare_type: type,
-                      rule_types: dict[str, type]) -> list[Problem]:
-    """Problems of a whole contract document (already parsed JSON), in document order."""
+                      rule_types: dict[str, type]) -> Iterator[Problem]:
+    """Problems of a whole contract document (already parsed JSON), in document order. They are
+    found as they are asked for, so a caller that shows the first hundred never pays for the
+    rest (a million misspelled keys would each cost a "did you mean")."""
     if not isinstance(document, dict):
-        return [Problem("$", f"expected a JSON object, got {json_type(document)}")]
-    problems: list[Problem] = []
-    fields = {field.encode_name: field for field in msgspec.structs.fields(contract_type)}
-    problems += _unknown_keys(document, "$", list(fields))
+        yield Problem("$", f"expected a JSON object, got {json_type(document)}")
+        return
+    fields = _fields(contract_type)
+    yield from _unknown_keys(document, "$", list(fields), set())
     for name, field in fields.items():
         if name not in document:
             if field.required:
-                problems.append(Problem("$", f"missing required field `{name}`"))
+                yield Problem("$", f"missing required field `{name}`")
             continue
         value, path = document[name], f"$.{name}"
         if name == "rules":
-            problems += _rules_problems(value, rule_types, fewest=0 if "extends" in document else 1)
+            yield from _rules_problems(value, rule_types, fewest=0 if "extends" in document else 1)
         elif name == "compare":
-            problems += struct_problems(value, compare_type, path)
+            yield from struct_problems(value, compare_type, path)
         else:
-            problems += field_problems(value, field.type, path)
-    return problems
+            yield from field_problems(value, field.type, path)
 
 
-def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int) -> list[Problem]:
+def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int) -> Iterator[Problem]:
     if not isinstance(rules, list):
-        return [Problem("$.rules", f"expected an array of rules, got {json_type(rules)}")]
-    problems = []
-    if not fewest <= len(rules) <= 10_000:
-        problems.append(Problem("$.rules", f"must hold {fewest}..10000 rules, got {len(rules)}"))
+        yield Problem("$.rules", f"expected an array of rules, got {json_type(rules)}")
+        return
+    if len(rules) < fewest:
+        yield Problem("$.rules", f"must hold {fewest}..{MAX_RULES} rules, got {len(rules)}")
     first_use: dict[str, int] = {}
     for position, rule in enumerate(rules):
         path = f"$.rules[{position}]"
-        problems += rule_problems(rule, rule_types, path)
+        yield from rule_problems(rule, rule_types, path)
         if isinstance(rule, dict) and isinstance(rule.get("id"), str):
             if rule["id"] in first_use:
-                problems.append(Problem(f"{path}.id", f"duplicate rule id {rule['id']!r} "
-                                                      f"(already used by rules[{first_use[rule['id']]}])"))
+                yield Problem(f"{path}.id", f"duplicate rule id {rule['id']!r} "
+                                            f"(already used by rules[{first_use[rule['id']]}])")
             else:
                 first_use[rule["id"]] = position
-    return problems
 
 
-def rule_problems(rule: Any, rule_types: dict[str, type], path: str) -> list[Problem]:
+def too_many_rules(document: Any) -> Problem | None:
+    """The problem of a contract with more than `MAX_RULES` rules of its own, found by counting
+    alone, so that a huge contract is refused before any rule is checked."""
+    rules = document.get("rules") if isinstance(document, dict) else None
+    if not isinstance(rules, list) or len(rules) <= MAX_RULES:
+        return None
+    return Problem("$.rules", f"at most {MAX_RULES:,} rules are allowed (1..{MAX_RULES} in all, counting those "
+                              f"from extends), got {len(rules):,}")
+
+
+def rule_problems(rule: Any, rule_types: dict[str, type], path: str) -> Iterator[Problem]:
     """Problems of one rule object; the kind decides which fields it may have."""
     if not isinstance(rule, dict):
-        return [Problem(path, f"expected a rule object, got {json_type(rule)}")]
+        yield Problem(path, f"expected a rule object, got {json_type(rule)}")
+        return
     kind = rule.get("kind")
     if kind is None:
-        return [Problem(path, f"missing required field `kind` (one of: {', '.join(rule_types)})")]
-    if not isinstance(kind, str):
-        return [Problem(f"{path}.kind", f"expected a string (one of: {', '.join(rule_types)}), got {json_type(kind)}")]
-    if kind not in rule_types:
-        return [Problem(f"{path}.kind", f"unknown rule kind {show(kind)}{suggest(kind, list(rule_types))}; "
-                                        f"expected one of: {', '.join(rule_types)}")]
-    return struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path, whole=rule)
+        yield Problem(path, f"missing required field `kind` (one of: {', '.join(rule_types)})")
+    elif not isinstance(kind, str):
+        yield Problem(f"{path}.kind", f"expected a string (one of: {', '.join(rule_types)}), got {json_type(kind)}")
+    elif kind not in rule_types:
+        yield Problem(f"{path}.kind", f"unknown rule kind {show(kind)}{suggest(kind, list(rule_types))}; "
+                                      f"expected one of: {', '.join(rule_types)}")
+    else:
+        yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
+                                   whole=rule)
 
 
-def struct_problems(value: Any, struct: type, path: str, whole: Any = None) -> list[Problem]:
+def struct_problems(value: Any, struct: type, path: str, whole: Any = None) -> Iterator[Problem]:
     """Problems of an object against a Struct: unknown keys, missing fields, each field's value,
     then (only when those are fine) the cross-field checks of the struct itself."""
     if not isinstance(value, dict):
-        return [Problem(path, f"expected an object, got {json_type(value)}")]
-    fields = {field.encode_name: field for field in msgspec.structs.fields(struct)}
-    problems = _unknown_keys(value, path, list(fields))
-    misspelled = {_closest(key, list(fields)) for key in value if key not in fields}
+        yield Problem(path, f"expected an object, got {json_type(value)}")
+        return
+    fields = _fields(struct)
+    suggested: set[str | None] = set()
+    found = False
+    for problem in _unknown_keys(value, path, list(fields), suggested):
+        found = True
+        yield problem
     for name, field in fields.items():
         if name not in value:
-            if field.required and name not in misspelled:   # else "did you mean" already said it
-                problems.append(Problem(path, f"missing required field `{name}`"))
+            if field.required and name not in suggested:   # else "did you mean" already said it
+                found = True
+                yield Problem(path, f"missing required field `{name}`")
             continue
-        problems += field_problems(value[name], field.type, f"{path}.{name}")
-    if not problems:
+        for problem in field_problems(value[name], field.type, f"{path}.{name}"):
+            found = True
+            yield problem
+    if not found:
         try:
             msgspec.convert(whole if whole is not None else value, struct)
         except msgspec.ValidationError as exc:
-            problems.append(explain(str(exc), path))
-    return problems
+            yield explain(str(exc), path)
 
 
-def field_problems(value: Any, hint: Any, path: str) -> list[Problem]:
+def field_problems(value: Any, hint: Any, path: str) -> Iterator[Problem]:
     """Problems of one field's value against its declared type (objects are walked field by field)."""
     struct = _struct_in(hint)
     if struct is not None and isinstance(value, dict):
-        return struct_problems(value, struct, path)
+        yield from struct_problems(value, struct, path)
+        return
     try:
         msgspec.convert(value, hint)
     except msgspec.ValidationError as exc:
         problem = explain(str(exc), path)
-        return [Problem(problem.path, problem.message + _got(problem.message, value, path, problem.path))]
-    return []
+        yield Problem(problem.path, problem.message + _got(problem.message, value, path, problem.path))
 
 
 def _got(message: str, value: Any, path: str, where: str) -> str:
@@ -123,8 +151,17 @@ def _got(message: str, value: Any, path: str, where: str) -> str:
     return f", got {show(value)}"
 
 
+@functools.cache
+def _fields(struct: type) -> dict[str, Any]:
+    """A struct's fields by their JSON name; asked once per struct, as msgspec works them out
+    from the annotations on every call (most of the time it takes to check 10,000 rules)."""
+    return {field.encode_name: field for field in msgspec.structs.fields(struct)}
+
+
+@functools.cache
 def _struct_in(hint: Any) -> type | None:
-    """The Struct a field holds (through Optional/Annotated), if any."""
+    """The Struct a field holds (through Optional/Annotated), if any; the types of fields are
+    few, the fields checked many, so the answer is kept."""
     if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
         return hint
     for argument in typing.get_args(hint):
@@ -134,9 +171,13 @@ def _struct_in(hint: Any) -> type | None:
     return None
 
 
-def _unknown_keys(value: dict, path: str, known: list[str]) -> list[Problem]:
-    return [Problem(f"{path}.{key}", f"unknown field{suggest(key, known)}")
-            for key in value if key not in known]
+def _unknown_keys(value: dict, path: str, known: list[str], suggested: set[str | None]) -> Iterator[Problem]:
+    """A problem for each key not in `known`; the names suggested go into `suggested`."""
+    for key in value:
+        if key not in known:
+            close = _closest(key, known)
+            suggested.add(close)
+            yield Problem(f"{path}.{key}", f"unknown field{_did_you_mean(close)}")
 
 
 def explain(message: str, base: str) -> Problem:
@@ -159,28 +200,29 @@ def explain(message: str, base: str) -> Problem:
 
 
 def suggest(word: Any, choices: list[str]) -> str:
-    close = _closest(word, choices)
+    return _did_you_mean(_closest(word, choices))
+
+
+def _did_you_mean(close: str | None) -> str:
     return f" (did you mean {close!r}?)" if close else ""
 
 
 def _closest(word: Any, choices: list[str]) -> str | None:
-    if not isinstance(word, str):
+    # A word over three times as long as every choice cannot reach the cutoff (the similarity is
+    # at most 2 * shorter / both lengths); difflib would still index all of it, for each choice.
+    if not isinstance(word, str) or len(word) > 3 * max(map(len, choices), default=0):
         return None
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return close[0] if close else None
 
 
 def show(value: Any) -> str:
-    text = msgspec.json.encode(value).decode() if _encodable(value) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _encodable(value: Any) -> bool:
+    """`value` as JSON (or repr), cut to 60 characters; encoded once, as it may be megabytes."""
     try:
-        msgspec.json.encode(value)
-        return True
+        text = msgspec.json.encode(value).decode()
     except (TypeError, ValueError, msgspec.EncodeError):
-        return False
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def json_type(value: Any) -> str:
@@ -190,12 +232,20 @@ def json_type(value: Any) -> str:
 
 def line_of(path: str, positions: dict[str, Any]) -> int | None:
     """The line of `path`, or of its nearest parent that has one."""
-    while path:
-        found = positions.get(path)
+    for where in path_and_parents(path):
+        found = positions.get(where)
         if found is not None:
             return found[0]
+    return None
+
+
+def path_and_parents(path: str) -> list[str]:
+    """`$.rules[2].tool`, `$.rules[2]`, `$.rules`, `$`: the paths whose line may stand for it."""
+    paths = []
+    while path:
+        paths.append(path)
         trimmed = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
         if trimmed == path:
             break
         path = trimmed
-    return None
+    return paths

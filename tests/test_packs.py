@@ -108,3 +108,12 @@ def test_contract_without_extends_still_needs_rules():
     with pytest.raises(ContractError) as caught:
         load_contract({"version": 1, "name": "x", "rules": []})
     assert caught.value.path == "$.rules"
+
+
+def test_a_pack_of_the_wrong_shape_is_reported_with_the_line(write):
+    pack = write("pack.json", '{\n  "rules": [],\n  "nme": "typo"\n}\n')
+    path = write("contract.json", {"version": 1, "name": "x", "extends": ["pack.json"]})
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert str(caught.value) == (f"{pack}:3: $.nme: unknown field in a pack "
+                                 "(expected $schema, name, description, extends, rules)")

@@ -1,0 +1,286 @@
+"""Contract and pack files: read once and within a size limit, parsed, and pointed into.
+
+A contract is small, but its path comes from the user and may name anything: a log of gigabytes,
+`/dev/zero`, a FIFO. `read_contract` reads at most `MAX_CONTRACT_BYTES` + 1 bytes, in chunks, and
+refuses a bigger file. The `ContractSource` it returns is the only read of the file: `load_contract`
+decodes it and `contract_lines` finds the rules in it for SARIF, so a FIFO is read once.
+
+`parse` turns the bytes into the document (JSON, or YAML with the yaml extra, see `yaml_decode`),
+`mended` makes it what the reference reads, and `contract_error` turns problems into a
+`ContractError` giving the line of each in the file.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+from collections.abc import Collection, Iterable
+from typing import Any, BinaryIO, NamedTuple
+
+import msgspec
+
+from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
+from agent_invariants.errors import ContractError
+from agent_invariants.events import MAX_NESTING
+from agent_invariants.jsonpos import Position, locate
+from agent_invariants.validation import Problem, line_of, path_and_parents
+
+__all__ = (
+    "MAX_CONTRACT_BYTES",
+    "MAX_SHOWN_PROBLEMS",
+    "TOO_DEEP",
+    "ContractLines",
+    "ContractSource",
+    "contract_error",
+    "contract_lines",
+    "contract_positions",
+    "first_problems",
+    "is_yaml",
+    "mended",
+    "parse",
+    "read_contract",
+    "read_limited",
+)
+
+MAX_CONTRACT_BYTES = 16 * 1024 * 1024
+"""Contract and pack files larger than this (16 MiB) are refused. 10,000 rules of a line each
+take about 1 MiB; the limit is there so that no path makes the loader read without end."""
+
+MAX_SHOWN_PROBLEMS = 100
+"""The most problems one error lists (one line each); a last line says how many more there are."""
+
+TOO_DEEP = f"nested more than {MAX_NESTING} levels deep"
+
+_CHUNK = 1 << 20
+
+
+class ContractSource(NamedTuple):
+    """The bytes of a contract file, read once, and what loading them needs besides."""
+
+    data: bytes
+    """The file's content (at most `MAX_CONTRACT_BYTES`)."""
+    label: str
+    """How messages name the file: the path as given."""
+    base: str
+    """The folder that relative pack paths in `extends` start from."""
+    yaml: bool
+    """Decode as YAML (a `.yaml` or `.yml` file) rather than JSON."""
+
+
+class ContractLines(NamedTuple):
+    """Where things start in a contract file (1-based lines), for reports that point into it."""
+
+    rules: dict[str, int]
+    """Rule id -> line of the rule, for the contract's own rules (rules from packs are elsewhere)."""
+    compare: int | None
+    """Line of the `compare` policy, if the contract has one."""
+
+
+def read_contract(path: str | os.PathLike[str], *, label: str | None = None) -> ContractSource:
+    """Read the contract file at `path` once, refusing it past `MAX_CONTRACT_BYTES`. Messages
+    name it `label` (default: the path as given)."""
+    path = os.fspath(path)
+    label = path if label is None else label
+    return ContractSource(read_limited(path, label, "contracts"), label, os.path.dirname(os.path.abspath(path)),
+                          is_yaml(path))
+
+
+def read_limited(path: str, label: str, what: str) -> bytes:
+    """The bytes of the file at `path`, read in chunks and never more than one byte past the
+    limit, so that neither a huge file nor an endless stream is read whole. `what` ("contracts",
+    "packs") says whose limit it is in the message."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            data = _read_at_most(handle, MAX_CONTRACT_BYTES + 1)
+    except IsADirectoryError:
+        raise ContractError(label, None, "is a directory, not a contract file") from None
+    except FileNotFoundError:
+        raise ContractError(label, None, "no such file") from None
+    except PermissionError:
+        raise ContractError(label, None, "permission denied") from None
+    except OSError as exc:
+        raise ContractError(label, None, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise _too_big(label, what)
+    return data
+
+
+def _read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = handle.read(min(_CHUNK, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _too_big(label: str, what: str) -> ContractError:
+    return ContractError(label, None, f"larger than the {MAX_CONTRACT_BYTES >> 20} MiB limit for {what}")
+
+
+def is_yaml(path: str) -> bool:
+    return path.lower().endswith((".yaml", ".yml"))
+
+
+def parse(source: ContractSource) -> Any:
+    """The document in `source`, as the reference reads it (see `mended`)."""
+    if len(source.data) > MAX_CONTRACT_BYTES:   # bytes handed to load_contract, never read here
+        raise _too_big(source.label, "contracts")
+    if source.yaml:
+        from agent_invariants.yaml_decode import decode_yaml
+
+        return mended(decode_yaml(source.data, source.label), source.label)
+    document = _parse_json(source.data, source.label)
+    if _nests_too_deep(document):
+        raise ContractError(source.label, None, TOO_DEEP)
+    return document
+
+
+def _parse_json(data: bytes, label: str) -> Any:
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise ContractError(label, None, "starts with a UTF-8 byte order mark, which contract v1 does not "
+                                         "allow; save the file without it")
+    data = replace_lone_surrogates(data)   # same length: positions in errors stay right
+    try:
+        return _JSON.decode(data)
+    except RecursionError:   # far deeper than allowed (`_nests_too_deep` checks the rest)
+        raise ContractError(label, None, TOO_DEEP) from None
+    except msgspec.DecodeError as exc:
+        text = str(exc)
+        found = re.search(r"\(byte (\d+)\)", text)
+        offset = int(found.group(1)) if found else len(data)
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        reason = re.sub(r"\s*\(byte \d+\)", "", text).removeprefix("JSON is malformed: ")
+        if reason == "Input data was truncated":
+            reason = "the JSON ends before the value is complete"
+        elif reason.startswith("Invalid UTF-8"):
+            reason = "invalid UTF-8"
+        raise ContractError(label, None, f"invalid JSON at line {line}, column {column}: {reason}") from None
+
+
+def _json_float(text: str) -> int | float:
+    """A JSON number written with a fraction or an exponent, as `mended` reads it, while the
+    decoder reads the file: a walk over the decoded document afterwards took seconds for a file
+    of a million values. Infinity stays the error it is without this hook."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("Number out of range")
+    return _number(value)
+
+
+_JSON = msgspec.json.Decoder(float_hook=_json_float)
+"""Decodes contract JSON; lone surrogate escapes are already U+FFFD (`replace_lone_surrogates`)."""
+
+
+def _nests_too_deep(document: Any) -> bool:
+    """Whether a decoded document has objects or arrays more than `MAX_NESTING` levels deep (the
+    document itself is level 1), as `too_deep_at` counts them in a text."""
+    level = [document] if type(document) in _CONTAINERS else []
+    for _depth in range(MAX_NESTING):
+        below = []
+        for value in level:
+            items = value.values() if type(value) is dict else value
+            if not _CONTAINERS.isdisjoint(map(type, items)):   # most arrays hold none: ask in C first
+                below += [item for item in items if type(item) in _CONTAINERS]
+        if not below:
+            return False
+        level = below
+    return True
+
+
+_CONTAINERS = frozenset((dict, list))   # the only containers a JSON decoder makes
+
+
+def mended(document: Any, label: str) -> Any:
+    """The document as the reference reads it: JSON has one number type, so `3.0` is the integer
+    3; and a lone surrogate in a string (a mapping from Python may hold one) is U+FFFD, as it is
+    in a file (see `replace_lone_surrogates`). For documents from Python and YAML (JSON is read
+    so already); one nested more than `MAX_NESTING` levels deep is refused."""
+    return _mended(document, label, 1)
+
+
+def _mended(value: Any, label: str, depth: int) -> Any:
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, str):
+        return mend_lone_surrogates(value)
+    if not isinstance(value, (dict, list)):
+        return value
+    if depth > MAX_NESTING:
+        raise ContractError(label, None, TOO_DEEP)
+    # loops, not comprehensions: one stack frame per level
+    if isinstance(value, list):
+        items = []
+        for item in value:
+            items.append(_mended(item, label, depth + 1))
+        return items
+    copy = {}
+    for key, item in value.items():
+        copy[_mended(key, label, depth + 1)] = _mended(item, label, depth + 1)
+    return copy
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value.is_integer() and abs(value) < 2**63 else value
+
+
+def first_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """The problems an error will list, and one more if there are more (see `contract_error`):
+    asking no further keeps a file of a million problems as quick to refuse as one of a hundred."""
+    return list(itertools.islice(problems, MAX_SHOWN_PROBLEMS + 1))
+
+
+def contract_error(label: str, problems: list[Problem], source: ContractSource | None = None) -> ContractError:
+    """A ContractError listing `problems` (the first `MAX_SHOWN_PROBLEMS`, and a line saying there
+    are more), each with its line in `source` when there is one."""
+    shown = problems[:MAX_SHOWN_PROBLEMS]
+    positions: dict[str, Position] = {}
+    if source is not None:
+        positions = contract_positions(source, {where for problem in shown for where in path_and_parents(problem.path)})
+    items: list[tuple[str | None, str, int | None]] = [
+        (problem.path, problem.message, line_of(problem.path, positions)) for problem in shown]
+    if len(problems) > len(shown):
+        items.append((None, f"more problems not listed (the first {MAX_SHOWN_PROBLEMS} are)", None))
+    (path, message, line), *more = items
+    return ContractError(label, path, message, line, more)
+
+
+def contract_positions(source: ContractSource, wanted: Collection[str] | None = None) -> dict[str, Position]:
+    """Where the value at each JSON path (or at each path in `wanted`) starts in the file; best
+    effort: a file that does not decode gives no positions."""
+    try:
+        text = source.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {}
+    if not source.yaml:
+        return locate(text, wanted)
+    try:
+        from agent_invariants.yaml_positions import locate_yaml
+
+        return locate_yaml(text, wanted)
+    except ImportError:   # no yaml extra: the contract did not load either
+        return {}
+
+
+def contract_lines(source: ContractSource) -> ContractLines:
+    """The lines of the contract's own rules (by id) and of its compare policy, for renderers
+    that point into the file (SARIF). Reads nothing: `source` holds the bytes."""
+    try:
+        document = parse(source)
+    except ContractError:
+        return ContractLines({}, None)
+    rules = document.get("rules") if isinstance(document, dict) else None
+    rules = rules if isinstance(rules, list) else []
+    positions = contract_positions(source, {"$.compare", *(f"$.rules[{index}]" for index in range(len(rules)))})
+    lines: dict[str, int] = {}
+    for index, rule in enumerate(rules):
+        found = positions.get(f"$.rules[{index}]")
+        if found is not None and isinstance(rule, dict) and isinstance(rule.get("id"), str):
+            lines.setdefault(rule["id"], found.line)
+    compare = positions.get("$.compare")
+    return ContractLines(lines, None if compare is None else compare.line)
