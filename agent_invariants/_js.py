@@ -10,6 +10,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = (
     "JS_WHITESPACE",
+    "MORE",
+    "first_significant",
     "js_number",
     "js_to_fixed1",
     "js_trim",
@@ -18,6 +20,7 @@ __all__ = (
     "mend_lone_surrogates",
     "replace_lone_surrogates",
     "utf16_len",
+    "utf16_len_of_utf8",
     "utf16_sort_key",
     "utf16_units",
 )
@@ -42,6 +45,19 @@ def utf16_len(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def utf16_len_of_utf8(data: bytes) -> int:
+    """`utf16_len` of valid UTF-8 bytes, without decoding them: one unit per byte that starts a
+    character, and one more for each four-byte character (it needs a surrogate pair)."""
+    if data.isascii():
+        return len(data)
+    units = len(data.translate(None, _CONTINUATION_BYTES))
+    return units + sum(data.count(lead) for lead in _ASTRAL_LEADS if lead in data)
+
+
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 
 
 def utf16_units(text: str) -> str:
@@ -175,3 +191,33 @@ def mend_lone_surrogates(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+_ASCII_SPACE = re.compile(rb"[ \t\r\n\v\f]*").match
+
+MORE = -1   # "the first character is cut off at the end of what was read: read more"
+
+
+def first_significant(data: bytes, final: bool) -> int | None:
+    """Offset of the first byte that is not whitespace (JS trim's set, BOM included); None if
+    there is none; `MORE` if the data ends inside a character and more may follow. Invalid
+    UTF-8 is significant (the reader then reports it)."""
+    pos = 0
+    size = len(data)
+    while pos < size:
+        pos = _ASCII_SPACE(data, pos).end()
+        if pos >= size:
+            return None
+        if data[pos] < 0x80:
+            return pos
+        width = 2 if data[pos] < 0xE0 else 3 if data[pos] < 0xF0 else 4
+        if pos + width > size and not final:
+            return MORE
+        try:
+            char = data[pos:pos + width].decode("utf-8")
+        except UnicodeDecodeError:
+            return pos
+        if char not in JS_WHITESPACE:
+            return pos
+        pos += width
+    return None

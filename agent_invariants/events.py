@@ -16,24 +16,33 @@ versions. Every problem raises `TraceError` naming the trace and the line.
 """
 from __future__ import annotations
 
-import bisect
 import datetime
 import json
 import os
 import re
 import sys
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from io import BytesIO
 from itertools import islice
 from operator import lt
-from typing import Annotated, BinaryIO, Literal
+from typing import Annotated, BinaryIO, Literal, NamedTuple
 
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from agent_invariants._js import JS_WHITESPACE, has_surrogate_escape, json_number, replace_lone_surrogates, utf16_len
+from agent_invariants._js import (
+    JS_WHITESPACE,
+    MORE,
+    first_significant,
+    has_surrogate_escape,
+    json_number,
+    replace_lone_surrogates,
+    utf16_len,
+    utf16_len_of_utf8,
+)
 from agent_invariants.errors import TraceError
+from agent_invariants.jsonarray import ArrayError, Stretch, scan_array, syntax_error
+from agent_invariants.linemap import LineMap
 
 __all__ = (
     "DEFAULT_MAX_LINE_BYTES",
@@ -249,7 +258,8 @@ def _check_utf16_lengths(event: Event) -> None:
 
 MAX_NESTING = 500
 _TOO_DEEP = f"invalid JSON: nested more than {MAX_NESTING} levels deep"
-_NESTING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# an unterminated string runs to the end (`"?`): retrying it at every later quote is quadratic
+_NESTING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
 def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
@@ -319,20 +329,29 @@ class TraceSource:
 
     def line_of(self, index: int) -> int | None:
         """Physical line (1-based) of the event at `index`, or None when the input has no lines."""
-        return None
+        return self.lines_of([index]).get(index)
+
+    def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
+        """Physical line of each event index asked for (none when the input has no lines)."""
+        return {}
+
+    def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
+        """Length, in UTF-16 code units, of the line of each event index asked for: known only for
+        files read with `line_lengths=True` (SARIF regions end at the end of the line)."""
+        return {}
 
 
 class TraceFile(TraceSource):
     """A trace in a file, on standard input (`-`), or in memory as bytes; read as a stream.
 
-    Iterate it once to get the events; afterwards `line_of(i)` gives each event's line. The line
-    map stores only the places where the line number stops advancing with the event index (blank
-    lines, comments, multi-line array items), so it is empty for a plain JSONL trace.
+    Iterate it once to get the events; afterwards `lines_of(indices)` gives their physical lines
+    (and `line_lengths_of(indices)` the lengths of those lines, when asked for with
+    `line_lengths=True`). Both are learnt during the one read (`LineMap`), so a pipe works too.
     """
 
     def __init__(self, source: str | os.PathLike[str] | bytes, *, name: str | None = None,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                 on_read: Callable[[int], None] | None = None) -> None:
+                 on_read: Callable[[int], None] | None = None, line_lengths: bool = False) -> None:
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._path = None
             self._data = bytes(source)
@@ -344,20 +363,18 @@ class TraceFile(TraceSource):
             self.path = self._path
         self.max_line_bytes = max_line_bytes
         self.on_read = on_read   # told the size of every chunk read (progress display)
-        self._starts = array("q")
-        self._offsets = array("q")
+        self._keep_lengths = line_lengths
+        self._lines = LineMap(line_lengths)
 
-    def line_of(self, index: int) -> int | None:
-        at = bisect.bisect_right(self._starts, index) - 1
-        return None if at < 0 else index + self._offsets[at]
+    def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
+        return self._lines.lines(indices)
+
+    def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
+        return self._lines.lengths(indices)
 
     def _mark(self, index: int, line: int) -> None:
         """From event `index` on, events sit on line `line` and onwards (until the next mark)."""
-        if self._starts and self._starts[-1] == index:
-            self._offsets[-1] = line - index
-        else:
-            self._starts.append(index)
-            self._offsets.append(line - index)
+        self._lines.jump(index, line)
 
     def _fail(self, line: int | None, problem: str) -> TraceError:
         return TraceError(self.name, line, problem)
@@ -367,8 +384,8 @@ class TraceFile(TraceSource):
             yield from batch
 
     def batches(self) -> Iterator[list[Event]]:
-        self._starts = array("q")
-        self._offsets = array("q")
+        self._lines.close()
+        self._lines = LineMap(self._keep_lengths)
         if self._data is not None:
             data = self._data   # in the same chunks as a file, so batches stay small
             yield from self._batches(data[at:at + _CHUNK_BYTES] for at in range(0, len(data), _CHUNK_BYTES))
@@ -403,26 +420,38 @@ class TraceFile(TraceSource):
             raise self._fail(None, f"cannot open: {exc.strerror or exc}") from None
 
     def _batches(self, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
+        """JSONL or one JSON array, told apart by the first character that is not whitespace.
+        Whitespace before it is not kept: its lines are only counted (`_LeadingBlanks`), so a
+        trace that starts with gigabytes of blank lines takes no memory."""
         head = b""
-        start = None
+        blanks = _LeadingBlanks(self.max_line_bytes)
         for chunk in chunks:
             head += chunk
-            start = _first_significant(head, final=False)
-            if start is not None and start != _MORE:
+            start = first_significant(head, final=False)
+            if start is not None and start != MORE:
                 break
+            # all whitespace, but (for MORE) for what may be a character cut in two at the end
+            head = blanks.drop(head, len(head) if start is None else len(head) - 3)
         else:
-            start = _first_significant(head, final=True)
+            start = first_significant(head, final=True)
         if start is None:
             return
+        size = len(head)
+        head = blanks.drop(head, start)   # the whole lines before the first character
+        start -= size - len(head)
         if head.startswith(b"\x1f\x8b"):
             raise self._fail(None, "looks gzip-compressed; decompress it first (e.g. gunzip -k)")
         if head[start:start + 1] == b"[":
-            yield list(self._array_events(head + b"".join(chunks)))
-        else:
-            yield from self._line_batches(head, chunks)
+            yield from self._array_batches(head, start, chunks, blanks.lines)
+            return
+        problem = blanks.first_problem()
+        if problem is not None:
+            line, size, at_least = problem
+            raise self._fail(line, self._too_long_message(size, at_least=at_least))
+        yield from self._line_batches(head, chunks, blanks.lines)
 
-    def _line_batches(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
-        """JSONL, one list of events per chunk read.
+    def _line_batches(self, head: bytes, chunks: Iterator[bytes], lines_before: int) -> Iterator[list[Event]]:
+        """JSONL, one list of events per chunk read (`lines_before` blank lines were dropped).
 
         msgspec checks types, bounds, enums and lengths while decoding. What it cannot check is
         done here, cheaply in the common case: seq increasing, the type already seen clean (a
@@ -430,48 +459,148 @@ class TraceFile(TraceSource):
         cannot hold characters beyond the BMP, so UTF-16 lengths are what msgspec checked) of
         ordinary events is decoded and checked in bulk (`_plain_batch`); any other goes line by
         line, and whatever is unusual goes through `_accept`, which validates fully and
-        explains."""
+        explains. Blank and comment lines are recognised before decoding, so they cost no
+        exception."""
         decode = _decode_event
         clean_types = _CLEAN_TYPES
+        keep_lengths = self._keep_lengths
         prev: int | float = -1
-        lineno = 0
-        skipped = 0      # lines that held no event so far: index = lineno - 1 - skipped
-        done = 0         # events in earlier batches
-        self._mark(0, 1)
-        for lines, plain in self._split_lines(head, chunks):
+        lineno = lines_before
+        skipped = lines_before   # lines that held no event so far: index = lineno - 1 - skipped
+        done = 0                 # events in earlier batches
+        self._mark(0, lines_before + 1)
+        for lines, plain in self._split_lines(head, chunks, lines_before):
             if plain:
                 batch = _plain_batch(lines, prev, clean_types)
                 if batch is not None:
                     lineno += len(lines)
                     prev = batch[-1].seq
                     self._check_times(batch, done)
+                    if keep_lengths:
+                        self._lines.add_lengths([_line_units(line) for line in lines])
                     done += len(batch)
                     yield batch
                     continue
             batch = []
             append = batch.append
+            lengths: list[int] = []
             for raw in lines:
                 lineno += 1
+                if raw[:1] in _BLANK_OR_COMMENT_LEADS:
+                    stripped = raw.strip()
+                    if not stripped or stripped[:1] == b"#":
+                        skipped += 1
+                        self._mark(lineno - skipped, lineno + 1)
+                        continue
                 try:
                     event = decode(raw)
-                except (msgspec.DecodeError, RecursionError) as exc:
+                except (msgspec.DecodeError, RecursionError):
                     # without its `\n`, so that a line cut inside a string reads as cut short
-                    event = self._retry_line(raw[:-1] if raw[-1:] == b"\n" else raw, lineno, exc, batch, done)
+                    event = self._retry_line(raw[:-1] if raw[-1:] == b"\n" else raw, lineno, batch, done)
                     if event is None:
                         skipped += 1
                         self._mark(lineno - skipped, lineno + 1)
                         continue
                     prev = self._accept_line(event, raw, prev, lineno, batch, done)
-                    append(event)
-                    continue
-                if prev < event.seq and event.type in clean_types and plain:
-                    prev = event.seq
                 else:
-                    prev = self._accept_line(event, raw, prev, lineno, batch, done)
+                    if prev < event.seq and event.type in clean_types and plain:
+                        prev = event.seq
+                    else:
+                        prev = self._accept_line(event, raw, prev, lineno, batch, done)
                 append(event)
+                if keep_lengths:
+                    lengths.append(_line_units(raw))
             self._check_times(batch, done)
+            if keep_lengths:
+                self._lines.add_lengths(lengths)
             done += len(batch)
             yield batch
+
+    def _array_batches(self, head: bytes, start: int, chunks: Iterator[bytes],
+                       lines_before: int) -> Iterator[list[Event]]:
+        """A trace that is one JSON array, streamed (see `jsonarray`): one list per chunk read."""
+        first_line = lines_before + 1 + head.count(b"\n", 0, start)
+        prev: int | float = -1
+        index = 0
+        items = scan_array(head, start, chunks, line=first_line, lines=self._lines,
+                           max_item_bytes=self.max_line_bytes, max_depth=MAX_NESTING + 1)
+        try:
+            for found in items:
+                batch: list[Event] = []
+                for piece in found:
+                    if type(piece) is Stretch:
+                        events = self._plain_stretch(piece, prev, index)
+                        if events is not None:
+                            batch += events
+                            prev = events[-1].seq
+                            index += len(events)
+                            continue
+                        pieces = zip(piece.lines, map(bytes, piece.items))
+                    else:
+                        pieces = (piece,)
+                    for line, item in pieces:
+                        event = self._array_event(item, index, line, prev)
+                        prev = event.seq
+                        batch.append(event)
+                        index += 1
+                yield batch
+        except ArrayError as exc:
+            raise self._fail(exc.line, exc.message) from None
+
+    def _plain_stretch(self, stretch: Stretch, prev: int | float, first: int) -> list[Event] | None:
+        """The events of a stretch of array items when all are ordinary (see `_plain_batch`), with
+        their time stamps checked; None sends the items one by one through `_array_event`."""
+        region = stretch.region
+        ascii_only = region.isascii()
+        if not ascii_only:
+            try:
+                region.decode("utf-8")   # msgspec does not look inside what it skips
+            except UnicodeDecodeError:
+                return None
+        if not _bmp_only(region, ascii_only):
+            return None
+        if any(too_deep_at(bytes(item)) is not None for item in stretch.items if len(item) > MAX_NESTING):
+            return None
+        events = _plain_batch(stretch.items, prev, _CLEAN_TYPES)
+        if events is not None:
+            self._check_times(events, first)
+        return events
+
+    def _array_event(self, item: bytes, index: int, line: int, prev: int | float) -> Event:
+        """One item of a JSON array, validated like a JSONL line (and named by its position)."""
+        item = replace_lone_surrogates(item)
+        deep = too_deep_at(item)
+        if deep is not None:
+            raise self._fail(line + item.count(b"\n", 0, deep), _TOO_DEEP)
+        if not item.isascii():
+            try:
+                item.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise self._fail(line + item.count(b"\n", 0, exc.start),
+                                 f"item {index}: invalid UTF-8 (byte {exc.start + 1} of the item)") from None
+        try:
+            try:
+                event = _decode_lax_event(item)
+            except (msgspec.DecodeError, RecursionError):
+                event = _decode_last_key_wins(item)
+                if event is None:
+                    raise
+            raw_type = event.type
+            _accept(event, item, prev)
+            if raw_type == event.type and len(_CLEAN_TYPES) < 10_000:
+                _CLEAN_TYPES.add(raw_type)
+        except msgspec.ValidationError as exc:
+            raise self._fail(line, f"item {index}: {_describe(exc)}") from None
+        except (msgspec.DecodeError, RecursionError) as exc:
+            broken = syntax_error(item)
+            if broken is None:
+                raise self._fail(line, f"item {index}: {_describe(exc)}") from None
+            offset, reason = broken
+            raise self._fail(line + item.count(b"\n", 0, offset),
+                             f"item {index}: invalid JSON: {reason} (byte {offset + 1} of the item)") from None
+        except _Invalid as exc:
+            raise self._fail(line, f"item {index}: {exc}") from None
+        return event
 
     def _accept_line(self, event: Event, raw: bytes, prev: int | float, lineno: int,
                      batch: list[Event], done: int) -> int | float:
@@ -504,7 +633,8 @@ class TraceFile(TraceSource):
         self._check_times(batch, done)
         return self._fail(lineno, problem)
 
-    def _split_lines(self, head: bytes, chunks: Iterator[bytes]) -> Iterator[tuple[list[bytes], bool]]:
+    def _split_lines(self, head: bytes, chunks: Iterator[bytes],
+                     lines_before: int = 0) -> Iterator[tuple[list[bytes], bool]]:
         """Lines of the input (each with its `\\n`, but for an unfinished last line), a chunk at a
         time, each list with a flag: True when the chunk is plain (see `_bmp_only`).
 
@@ -515,7 +645,6 @@ class TraceFile(TraceSource):
         byte at a time, which costs more than decoding some events.)
         """
         limit = self.max_line_bytes
-        lines_before = 0
         tail = b""
         for chunk in _chain_first(head, chunks):
             data = tail + chunk if tail else chunk
@@ -562,14 +691,17 @@ class TraceFile(TraceSource):
         more = "at least " if at_least else ""
         return f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit (raise it with --max-line-bytes)"
 
-    def _retry_line(self, raw: bytes, lineno: int, error: Exception, batch: list[Event],
-                    done: int) -> Event | None:
+    def _retry_line(self, raw: bytes, lineno: int, batch: list[Event], done: int) -> Event | None:
         """A line the strict decoder refused: read it laxly (seq `3.0`, out-of-range values to
-        explain later), skip it if blank or a comment, decode it JS-trimmed, or explain."""
-        try:
-            return _decode_lax_event(raw)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            error = exc
+        explain later), skip it if blank or a comment, decode it JS-trimmed, or explain.
+
+        Problems are kept as text, never as exceptions: an exception held in a local refers to
+        this frame through its traceback, a cycle that only the paused cyclic collector could
+        free, so every refused line would stay in memory."""
+        found = _lax(raw)
+        if not isinstance(found, _Problem):
+            return found
+        problem = found
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -578,83 +710,80 @@ class TraceFile(TraceSource):
         if not trimmed or trimmed.startswith("#"):
             return None
         if trimmed != text.strip(" \t\r\n"):
-            try:
-                return _decode_lax_event(trimmed.encode("utf-8"))
-            except (msgspec.DecodeError, RecursionError) as exc:
-                error = exc
+            found = _lax(trimmed.encode("utf-8"))
+            if not isinstance(found, _Problem):
+                return found
+            problem = found
         encoded = trimmed.encode("utf-8")
         line = replace_lone_surrogates(encoded)
         if line != encoded:
-            try:
-                return _decode_lax_event(line)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                error = exc   # now the problem is another one: name that
+            found = _lax(line)
+            if not isinstance(found, _Problem):
+                return found
+            problem = found   # now the problem is another one: name that
         event = _decode_last_key_wins(line)
         if event is not None:
             return event
-        problem = _describe(error)
-        if trimmed == "{" or str(error) == "Input data was truncated" and trimmed.startswith("{"):
-            problem += " (each event must be one JSON object on one line)"
-        raise self._fail_after_times(batch, done, lineno, problem)
+        message = problem.text
+        if trimmed == "{" or problem.truncated and trimmed.startswith("{"):
+            message += " (each event must be one JSON object on one line)"
+        raise self._fail_after_times(batch, done, lineno, message)
 
-    def _array_events(self, data: bytes) -> Iterator[Event]:
-        """A trace that is one JSON array: decode it whole, then each item with its line."""
-        body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-        body = replace_lone_surrogates(body)
-        deep = too_deep_at(body, MAX_NESTING + 1)
-        if deep is not None:
-            raise self._fail(body.count(b"\n", 0, deep) + 1, _TOO_DEEP)
-        if not body.isascii():
-            bad = _first_invalid_utf8(BytesIO(body).readlines())
-            if bad is not None:
-                raise self._fail(bad[0] + 1, f"invalid UTF-8 (byte {bad[1]} of the line)")
-        try:
-            items = msgspec.json.decode(body, type=list[Raw])
-        except msgspec.DecodeError as exc:
-            items = self._retry_array(body, exc)
-        except RecursionError:
-            raise self._fail(None, _TOO_DEEP) from None
-        prev: int | float = -1
-        line, pos = 1, 0
-        offset = None
-        after = 0   # where the previous item ended: the next one is found after it
-        for index, item in enumerate(items):
-            found = body.find(item, after)
-            line += body.count(b"\n", pos, found)
-            pos, after = found, found + len(item)
-            try:
-                try:
-                    event = _decode_lax_event(item)
-                except (msgspec.DecodeError, RecursionError):
-                    event = _decode_last_key_wins(item)
-                    if event is None:
-                        raise
-                prev = _accept(event, bytes(item), prev)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                raise self._fail(line, f"item {index}: {_describe(exc)}") from None
-            except _Invalid as exc:
-                raise self._fail(line, f"item {index}: {exc}") from None
-            if line - index != offset:
-                offset = line - index
-                self._mark(index, line)
-            yield event
+class _Problem(NamedTuple):
+    """Why a line did not decode: the message, and whether the JSON was cut short."""
 
-    def _retry_array(self, body: bytes, error: msgspec.DecodeError) -> list[Raw]:
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise self._fail(body.count(b"\n", 0, exc.start) + 1, "invalid UTF-8") from None
-        trimmed = text.strip(JS_WHITESPACE)
-        if trimmed != text.strip(" \t\r\n"):
-            try:
-                return msgspec.json.decode(trimmed.encode("utf-8"), type=list[Raw])
-            except msgspec.DecodeError as exc:
-                error = exc
-            except RecursionError:
-                raise self._fail(None, _TOO_DEEP) from None
-        found = re.search(r"\(byte (\d+)\)", str(error))
-        line = body.count(b"\n", 0, int(found.group(1))) + 1 if found else body.count(b"\n") + 1
-        return _raise(self._fail(line, _describe_syntax(str(error))))
+    text: str
+    truncated: bool
+
+
+def _lax(raw: bytes) -> Event | _Problem:
+    """The event on a line read laxly (any JSON number as seq), or why it does not decode."""
+    try:
+        return _decode_lax_event(raw)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        return _Problem(_describe(exc), str(exc) == "Input data was truncated")
+
+
+class _LeadingBlanks:
+    """Whitespace before the first character of a trace, dropped a line at a time as it is read.
+
+    Only the count of its lines is kept (the first event's line number needs it) and, for JSONL,
+    the first of its lines that is over the line limit (a JSONL trace reports that line). A line
+    of whitespace longer than the limit is dropped as it grows; `partial` counts what of it went."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.lines = 0
+        self.partial = 0   # bytes of the unfinished line dropped so far
+        self.too_long: tuple[int, int, bool] | None = None   # (line, size, size is a lower bound)
+
+    def drop(self, head: bytes, end: int) -> bytes:
+        """`head` without the complete lines of `head[:end]` (whitespace only), and without most
+        of an unfinished line of whitespace that is already over the limit."""
+        cut = head.rfind(b"\n", 0, max(end, 0)) + 1
+        if cut:
+            if self.too_long is None and self.partial + cut > self.limit:
+                for number, line in enumerate(BytesIO(head[:cut]).readlines()):
+                    size = _content_length(line) + (self.partial if number == 0 else 0)
+                    if size > self.limit:
+                        self.too_long = (self.lines + number + 1, size, False)
+                        break
+            self.lines += head.count(b"\n", 0, cut)
+            self.partial = 0
+            head = head[cut:]
+        if end == len(head) and len(head) > self.limit + 1:
+            keep = len(head) - 3   # what may be a character cut in two, from its first byte
+            while keep < len(head) and 0x80 <= head[keep] < 0xC0:
+                keep += 1
+            self.partial += keep
+            head = head[keep:]
+        return head
+
+    def first_problem(self) -> tuple[int, int, bool] | None:
+        """For JSONL: the first over-long line, counting the one the first event is on."""
+        if self.too_long is None and self.partial:
+            return (self.lines + 1, self.partial, True)
+        return self.too_long
 
 
 def _bmp_only(data: bytes, ascii_only: bool) -> bool:
@@ -668,6 +797,15 @@ def _bmp_only(data: bytes, ascii_only: bool) -> bool:
 
 
 _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
+def _line_units(line: bytes) -> int:
+    """Length of a line in UTF-16 code units, without its end (what a SARIF region spans)."""
+    size = _content_length(line)
+    return size if line.isascii() else utf16_len_of_utf8(line[:size])
+
+
+_BLANK_OR_COMMENT_LEADS = frozenset((b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"#"))
 
 
 def _content_length(line: bytes) -> int:
@@ -731,42 +869,10 @@ def _first_invalid_utf8(lines: list[bytes]) -> tuple[int, int] | None:
     return None
 
 
-def _raise(error: Exception):
-    raise error
-
-
 def _chain_first(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     if first:
         yield first
     yield from rest
-
-
-_MORE = -1   # "the first character is cut off at the end of what was read: read more"
-
-
-def _first_significant(data: bytes, final: bool) -> int | None:
-    """Offset of the first byte that is not whitespace (JS trim's set, BOM included); None if
-    there is none; `_MORE` if the data ends inside a character and more may follow. Invalid
-    UTF-8 is significant (the reader then reports it)."""
-    pos = 0
-    size = len(data)
-    while pos < size:
-        pos = size - len(data[pos:].lstrip(b" \t\r\n\v\f"))
-        if pos >= size:
-            return None
-        if data[pos] < 0x80:
-            return pos
-        width = 2 if data[pos] < 0xE0 else 3 if data[pos] < 0xF0 else 4
-        if pos + width > size and not final:
-            return _MORE
-        try:
-            char = data[pos:pos + width].decode("utf-8")
-        except UnicodeDecodeError:
-            return pos
-        if char not in JS_WHITESPACE:
-            return pos
-        pos += width
-    return None
 
 
 class EventList(TraceSource):
@@ -810,12 +916,13 @@ def _item_json(item: Event | Mapping | bytes) -> bytes:
 
 
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],
-               *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TraceSource:
-    """Wrap whatever the caller has (a path, `-`, bytes, a list of events) as a `TraceSource`."""
+               *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, line_lengths: bool = False) -> TraceSource:
+    """Wrap whatever the caller has (a path, `-`, bytes, a list of events) as a `TraceSource`;
+    a file read with `line_lengths` also learns the length of each event's line."""
     if isinstance(trace, TraceSource):
         return trace
     if isinstance(trace, (str, os.PathLike, bytes, bytearray, memoryview)):
-        return TraceFile(trace, max_line_bytes=max_line_bytes)
+        return TraceFile(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
     return EventList(trace)
 
 

@@ -9,8 +9,9 @@ Matching stays linear in the subject, whatever the pattern:
 - a pattern with at most one `*` becomes one anchored regular expression (a single `[^...]*`
   cannot backtrack more than once over the subject);
 - with several stars, the pattern is cut at its stars and each piece is found leftmost, which is
-  exact for globs, after a quick test that every literal piece occurs at all; a subject that
-  holds a line terminator goes through a small automaton instead, O(subject x pattern).
+  exact for globs, after a quick test that every literal piece occurs at all. Since wildcards
+  never match a line terminator, a subject that holds some matches only if the pattern holds the
+  same ones, in the same order, as literals: both are cut at them and matched line by line.
 Compiled patterns are cached.
 """
 import re
@@ -23,7 +24,6 @@ __all__ = ("compile_glob", "glob_matches")
 Matcher = Callable[[str], bool]
 
 _NOT_LINE_END = "[^\n\r\u2028\u2029]"
-_LINE_TERMINATORS = frozenset("\n\r\u2028\u2029")
 _HAS_LINE_TERMINATOR = re.compile("[\n\r\u2028\u2029]").search
 _CACHE: dict[str, Matcher] = {}
 _CACHE_LIMIT = 10_000
@@ -61,13 +61,15 @@ def _compile(pattern: str) -> Matcher:
 class _ManyStars:
     """A pattern with two or more stars."""
 
-    __slots__ = ("literals", "pieces", "tokens")
+    __slots__ = ("literals", "pieces", "segments", "terminators")
 
     def __init__(self, units: str) -> None:
-        self.tokens = tuple(units)
         self.pieces = [_Piece(text) for text in units.split("*")]
         # literal stretches every match must contain: a cheap first test
         self.literals = [part for text in units.split("*") for part in text.split("?") if part]
+        parts = _LINE_SPLIT(units)
+        self.segments = [_segment(text) for text in parts[0::2]]
+        self.terminators = parts[1::2]
 
     def __call__(self, subject: str) -> bool:
         if not subject.isascii():
@@ -76,8 +78,28 @@ class _ManyStars:
             if literal not in subject:
                 return False
         if _HAS_LINE_TERMINATOR(subject):
-            return _automaton_match(self.tokens, subject)
+            return self._lines_match(subject)
         return _pieces_match(self.pieces, subject)
+
+    def _lines_match(self, subject: str) -> bool:
+        """Wildcards never take a line terminator, so each of the subject's must meet the same
+        literal one in the pattern: cut both at them and match the lines pairwise."""
+        parts = _LINE_SPLIT(subject)
+        if parts[1::2] != self.terminators:
+            return False
+        return all(matches(line) for matches, line in zip(self.segments, parts[0::2]))
+
+
+def _segment(text: str) -> Matcher:
+    """A matcher of one line of a pattern (no line terminator in it, nor in its subjects)."""
+    if "*" in text:
+        pieces = [_Piece(piece) for piece in text.split("*")]
+        return lambda subject: _pieces_match(pieces, subject)
+    whole = _Piece(text)
+    return lambda subject: len(subject) == whole.size and whole.at(subject, 0)
+
+
+_LINE_SPLIT = re.compile("([\n\r\u2028\u2029])").split
 
 
 class _Piece:
@@ -123,36 +145,3 @@ def _pieces_match(pieces: list[_Piece], subject: str) -> bool:
                 return False
             pos = found + piece.size
     return True
-
-
-def _automaton_match(tokens: tuple[str, ...], subject: str) -> bool:
-    """Track every pattern position the subject can reach; wildcards never take a line terminator."""
-    final = len(tokens)
-
-    def closure(states: set[int]) -> set[int]:
-        for state in list(states):
-            while state < final and tokens[state] == "*":
-                state += 1
-                states.add(state)
-        return states
-
-    current = closure({0})
-    for char in subject:
-        wild_ok = char not in _LINE_TERMINATORS
-        following: set[int] = set()
-        for state in current:
-            if state == final:
-                continue
-            token = tokens[state]
-            if token == "*":
-                if wild_ok:
-                    following.add(state)
-            elif token == "?":
-                if wild_ok:
-                    following.add(state + 1)
-            elif token == char:
-                following.add(state + 1)
-        if not following:
-            return False
-        current = closure(following)
-    return final in current

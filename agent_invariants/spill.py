@@ -1,0 +1,110 @@
+"""Temporary files for state that must not grow in memory with the trace.
+
+Some facts are needed only at the end of a check but accrue with every event of a long trace: the
+counts of retry_limit's groups, the physical line and length of each event. Past a fixed amount
+they move to one anonymous temporary file. The file is unlinked as soon as it exists (or has no
+name at all), so nothing is left behind however the process ends.
+
+Any problem with the temporary folder (missing, read-only, full) is a `SpillError`, an
+`InputError` the CLI reports on one line with exit 2, never a traceback:
+
+    agent-invariants: cannot use a temporary file in /tmp: No space left on device (set TMPDIR to a writable folder with room)
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from collections.abc import Iterator
+
+from agent_invariants.errors import InputError
+
+__all__ = ("SpillArray", "SpillError", "SpillFile")
+
+
+class SpillError(InputError):
+    """The temporary folder cannot hold what a check had to set aside."""
+
+    def __init__(self, error: OSError) -> None:
+        reason = error.strerror or str(error)
+        super().__init__(f"cannot use a temporary file in {tempfile.gettempdir()}: {reason} "
+                         "(set TMPDIR to a writable folder with room)")
+
+
+class SpillFile:
+    """An anonymous temporary file written in blocks and read back by (offset, size)."""
+
+    def __init__(self) -> None:
+        try:
+            self._file = tempfile.TemporaryFile(prefix="agent-invariants-")
+        except OSError as exc:
+            raise SpillError(exc) from None
+        self.size = 0
+
+    def write(self, data: bytes) -> tuple[int, int]:
+        """Append `data`; return where it went, as (offset, size)."""
+        try:
+            self._file.write(data)
+        except OSError as exc:
+            self.close()
+            raise SpillError(exc) from None
+        offset = self.size
+        self.size += len(data)
+        return offset, len(data)
+
+    def read(self, offset: int, size: int) -> bytes:
+        try:
+            self._file.flush()
+            return os.pread(self._file.fileno(), size, offset)
+        except OSError as exc:
+            self.close()
+            raise SpillError(exc) from None
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class SpillArray:
+    """An append-only array of integers holding at most `keep` of them in memory; older blocks of
+    `keep` go to a `SpillFile`. Read back in order with `blocks()`."""
+
+    def __init__(self, typecode: str = "q", keep: int = 1 << 16) -> None:
+        self.typecode = typecode
+        self.keep = keep
+        self._tail = array(typecode)
+        self._file: SpillFile | None = None
+        self._blocks: list[tuple[int, int]] = []   # (offset, size) of each spilled block
+        self._spilled = 0
+
+    def __len__(self) -> int:
+        return self._spilled + len(self._tail)
+
+    def append(self, value: int) -> None:
+        self._tail.append(value)
+        if len(self._tail) >= self.keep:
+            self._spill()
+
+    def extend(self, values: array | list[int]) -> None:
+        self._tail.extend(values)
+        if len(self._tail) >= self.keep:
+            self._spill()
+
+    def blocks(self) -> Iterator[array]:
+        """The values in order, a block at a time."""
+        for offset, size in self._blocks:
+            block = array(self.typecode)
+            if size:
+                block.frombytes(self._file.read(offset, size))
+            yield block
+        yield self._tail
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def _spill(self) -> None:
+        if self._file is None:
+            self._file = SpillFile()
+        self._blocks.append(self._file.write(self._tail.tobytes()))
+        self._spilled += len(self._tail)
+        self._tail = array(self.typecode)

@@ -1,0 +1,270 @@
+"""Reading stays within bounded memory whatever the trace holds, and lines stay right.
+
+Each test runs the real CLI on inputs large enough to show growth (blank and comment lines by
+the hundred thousand, JSON arrays of tens of megabytes, endless-looking streams) and measures
+the child's peak memory with `os.wait4`. Before these were fixed, a million comment lines took
+over a gigabyte, 20 MB of blank lines exhausted memory, and a JSON array was read whole (about
+five times its size).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from support import contract
+
+PEAK_MIB = 90   # the interpreter, msgspec and typer take about 30; growth with the input would pass this
+
+DENY_X = contract({"id": "no-x", "kind": "deny_event", "match": {"type": "x"}})
+
+
+# Runs the command and reports the peak memory of its children. The CLI must not be a direct
+# child of the test process: a child starts out sharing its parent's memory, and Linux carries
+# that high-water mark over `exec`, so the test process's own size would count.
+_WRAPPER = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
+            "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); "
+            "sys.exit(code)")
+
+
+def measured(cwd: Path, *args: str, stdin: bytes | None = None, feed=None,
+             env: dict[str, str] | None = None) -> tuple[int, str, str, int]:
+    """Run the CLI; return (exit code, stdout, stderr, peak resident memory in MiB). `feed(pipe)`
+    writes standard input from a thread, for inputs too large to hold."""
+    peak_file = cwd / ".peak"
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WRAPPER, str(peak_file), sys.executable, "-m", "agent_invariants", *args],
+        cwd=cwd, env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        stdin=subprocess.PIPE if stdin is not None or feed else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    outputs: dict[str, bytes] = {}
+
+    def drain(name: str, stream) -> None:
+        outputs[name] = stream.read()
+
+    readers = [threading.Thread(target=drain, args=(name, stream))
+               for name, stream in (("out", process.stdout), ("err", process.stderr))]
+    for reader in readers:
+        reader.start()
+    if feed is not None:
+        try:
+            feed(process.stdin)
+        except BrokenPipeError:
+            pass
+    if process.stdin is not None:
+        if stdin is not None:
+            process.stdin.write(stdin)
+        try:
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+    process.wait()
+    for reader in readers:
+        reader.join()
+    process.stdout.close()
+    process.stderr.close()
+    peak = int(peak_file.read_text()) // 1024
+    peak_file.unlink()
+    stderr = outputs["err"].decode("utf-8", "replace")
+    assert "Traceback" not in stderr, stderr
+    return process.returncode, outputs["out"].decode("utf-8", "replace"), stderr, peak
+
+
+def check_json(tmp_path: Path, trace: str, rules=DENY_X, **kwargs) -> tuple[int, dict, str, int]:
+    (tmp_path / "contract.json").write_text(json.dumps(rules))
+    code, out, err, peak = measured(tmp_path, "check", "--contract", "contract.json", "--trace", trace,
+                                    "--format", "json", **kwargs)
+    return code, json.loads(out) if out else {}, err, peak
+
+
+def test_a_million_blank_and_comment_lines_take_no_memory(tmp_path: Path) -> None:
+    parts = [b"\n" * 300_000, b'{"seq": 1, "type": "run.start"}\n', b"# a comment\n\n" * 250_000,
+             b'{"seq": 2, "type": "x"}\n', b"   \r\n" * 200_000, b'{"seq": 3, "type": "x"}\n']
+    (tmp_path / "trace.jsonl").write_bytes(b"".join(parts))
+    code, report, err, peak = check_json(tmp_path, "trace.jsonl")
+    assert code == 1, err
+    assert [(v["event_seq"], v["line"]) for v in report["violations"]] == [(2, 800_002), (3, 1_000_003)]
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_comments_between_every_event_keep_lines_right_past_the_memory_kept_for_them(tmp_path: Path) -> None:
+    # 150,000 places where the line number jumps: more than the line map keeps in memory
+    events = 150_000
+    lines = []
+    for seq in range(events):
+        lines.append(b"# before %d\n" % seq)
+        lines.append(b'{"seq": %d, "type": "%s"}\n' % (seq, b"x" if seq % 997 == 0 else b"y"))
+    (tmp_path / "trace.jsonl").write_bytes(b"".join(lines))
+    code, report, err, peak = check_json(tmp_path, "trace.jsonl")
+    assert code == 1, err
+    expected = [(seq, 2 * seq + 2) for seq in range(0, events, 997)]
+    assert [(v["event_seq"], v["line"]) for v in report["results"][0]["violations"]] == expected
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_a_trace_that_starts_with_fifty_megabytes_of_blank_lines(tmp_path: Path) -> None:
+    (tmp_path / "trace.jsonl").write_bytes(b"\n" * 50_000_000 + b'{"seq": 1, "type": "x"}\n')
+    code, report, err, peak = check_json(tmp_path, "trace.jsonl")
+    assert code == 1, err
+    assert report["violations"][0]["line"] == 50_000_001
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_a_long_blank_line_before_the_first_event_is_still_over_the_limit_for_jsonl(tmp_path: Path) -> None:
+    (tmp_path / "trace.jsonl").write_bytes(b"\n" + b" " * 2_000_000 + b"\n" + b'{"seq": 1, "type": "x"}\n')
+    code, _, err, _ = check_json(tmp_path, "trace.jsonl")
+    assert code == 2
+    assert err == ("agent-invariants: trace.jsonl:2: line is 2,000,000 bytes, over the 1,048,576-byte limit "
+                   "(raise it with --max-line-bytes)\n")
+    # before a JSON array, whitespace is not a line of events
+    (tmp_path / "trace.json").write_bytes(b"\n" + b" " * 2_000_000 + b"\n" + b'[{"seq": 1, "type": "x"}]\n')
+    code, report, err, _ = check_json(tmp_path, "trace.json")
+    assert code == 1, err
+    assert report["violations"][0]["line"] == 3
+
+
+def array_items(count: int, pad: int = 150) -> bytes:
+    return b",\n".join(b'  {"seq": %d, "type": "%s", "data": {"pad": "%s"}}' % (
+        seq, b"x" if seq == count - 1 else b"y", b"p" * pad) for seq in range(count))
+
+
+def test_a_json_array_is_read_as_a_stream(tmp_path: Path) -> None:
+    count = 200_000   # about 40 MB; read whole, it took five times that
+    (tmp_path / "trace.json").write_bytes(b"[\n" + array_items(count) + b"\n]\n")
+    code, report, err, peak = check_json(tmp_path, "trace.json")
+    assert code == 1, err
+    assert report["summary"]["events"] == count
+    assert [(v["event_seq"], v["line"]) for v in report["violations"]] == [(count - 1, count + 1)]
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_a_one_line_json_array_on_standard_input_is_read_as_a_stream(tmp_path: Path) -> None:
+    count = 300_000   # about 60 MB, never all in memory at once, all on line 1
+
+    def feed(pipe) -> None:
+        pipe.write(b"[")
+        for start in range(0, count, 10_000):
+            items = [b'{"seq": %d, "type": "%s", "data": {"pad": "%s"}}' % (
+                seq, b"x" if seq == count - 1 else b"y", b"p" * 150) for seq in range(start, start + 10_000)]
+            pipe.write((b"," if start else b"") + b",".join(items))
+        pipe.write(b"]")
+
+    code, report, err, peak = check_json(tmp_path, "-", feed=feed)
+    assert code == 1, err
+    assert [(v["event_seq"], v["event_index"], v.get("line")) for v in report["violations"]] == [
+        (count - 1, count - 1, 1)]
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_an_array_item_over_the_line_limit_is_refused_without_reading_on(tmp_path: Path) -> None:
+    def feed(pipe) -> None:
+        pipe.write(b'[{"seq": 1, "type": "a"},\n {"seq": 2, "type": "b", "data": {"pad": "')
+        for _ in range(200):   # 200 MB unless the reader stops at the limit
+            pipe.write(b"p" * 1_000_000)
+
+    code, _, err, peak = check_json(tmp_path, "-", feed=feed)
+    assert code == 2
+    assert err == ("agent-invariants: <stdin>:2: item 1 is more than 1,048,576 bytes, over the limit "
+                   "(raise it with --max-line-bytes)\n")
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_whitespace_after_a_json_array_is_read_as_a_stream_too(tmp_path: Path) -> None:
+    def feed(pipe) -> None:
+        pipe.write(b'[{"seq": 1, "type": "x"}]')
+        for _ in range(100):
+            pipe.write(b" \n" * 500_000)
+        pipe.write(b"\xc2\xa0\n")   # a no-break space is whitespace to JavaScript's trim, as in the reference
+
+    code, report, err, peak = check_json(tmp_path, "-", feed=feed)
+    assert code == 1, err
+    assert report["violations"][0]["line"] == 1
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_a_problem_after_a_json_array_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "trace.json").write_bytes(b'[{"seq": 1, "type": "x"}]\n\n{"seq": 2, "type": "y"}\n')
+    code, _, err, _ = check_json(tmp_path, "trace.json")
+    assert code == 2
+    assert err == "agent-invariants: trace.json:3: unexpected content after the JSON array\n"
+
+
+def test_an_unfinished_item_at_the_end_of_an_array_is_explained_where_it_breaks(tmp_path: Path) -> None:
+    text = b'[\n{"seq": 1, "type": "a"},\n{"seq": 2, "type": "b", "data": {"k": "v" "w"}},\n{"seq": 3, "type": "c"}'
+    (tmp_path / "trace.json").write_bytes(text)
+    code, _, err, _ = check_json(tmp_path, "trace.json")
+    assert code == 2
+    assert err == ("agent-invariants: trace.json:3: item 1: invalid JSON: expected ',' or '}' "
+                   "(byte 43 of the item)\n")
+
+
+def test_globs_with_many_stars_stay_linear_on_names_with_line_breaks(tmp_path: Path) -> None:
+    rules = contract({"id": "odd", "kind": "deny_tool", "tool": "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*\n*b"})
+    name = ("a" * 100 + "\n") * 4 + "a" * 80   # lines full of a's, and no b after the line break
+    events = [{"seq": seq, "type": "tool.call", "tool": name, "call_id": f"c{seq}"} for seq in range(10_000)]
+    events.append({"seq": 10_000, "type": "tool.call", "tool": "a" * 20 + "\na-b", "call_id": "last"})
+    (tmp_path / "trace.jsonl").write_text("".join(json.dumps(event) + "\n" for event in events))
+    started = time.monotonic()
+    code, report, err, _ = check_json(tmp_path, "trace.jsonl", rules=rules)
+    assert code == 1, err
+    assert [v["event_seq"] for v in report["violations"]] == [10_000]
+    assert time.monotonic() - started < 20   # it took minutes when such names went through an automaton
+
+
+def test_array_items_of_changing_height_keep_their_lines_past_the_memory_kept_for_them(tmp_path: Path) -> None:
+    # every item starts a new run of lines (heights 1 and 3 alternate): 120,000 runs
+    count = 120_000
+    items, line, expected = [], 2, []
+    for seq in range(count):
+        kind = b"x" if seq % 1009 == 0 else b"y"
+        if seq % 2:
+            items.append(b'{\n"seq": %d,\n"type": "%s"}' % (seq, kind))
+        else:
+            items.append(b'{"seq": %d, "type": "%s"}' % (seq, kind))
+        if kind == b"x":
+            expected.append((seq, line))
+        line += 3 if seq % 2 else 1
+    (tmp_path / "trace.json").write_bytes(b"[\n" + b",\n".join(items) + b"\n]\n")
+    code, report, err, peak = check_json(tmp_path, "trace.json")
+    assert code == 1, err
+    assert [(v["event_seq"], v["line"]) for v in report["results"][0]["violations"]] == expected
+    assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def comment_before_each_event(tmp_path: Path, events: int = 100_000) -> None:
+    """A trace whose line map must move to a temporary file (a run of lines per event)."""
+    (tmp_path / "trace.jsonl").write_bytes(b"".join(
+        b'# c\n{"seq": %d, "type": "y"}\n' % seq for seq in range(events)))
+
+
+def run_limited(tmp_path: Path, setup: str) -> subprocess.CompletedProcess[str]:
+    """Check trace.jsonl with the CLI after `setup` ran in its process (to break its temporary files)."""
+    (tmp_path / "contract.json").write_text(json.dumps(DENY_X))
+    code = (f"import resource, runpy, sys, tempfile; {setup}; sys.argv = sys.argv[1:]; "
+            "runpy.run_module('agent_invariants', run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", code, "agent-invariants", "check", "--contract", "contract.json",
+                           "--trace", "trace.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_a_missing_temporary_folder_is_one_clear_line(tmp_path: Path) -> None:
+    comment_before_each_event(tmp_path)
+    result = run_limited(tmp_path, f"tempfile.tempdir = {str(tmp_path / 'gone')!r}")
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == (f"agent-invariants: cannot use a temporary file in {tmp_path / 'gone'}: No such file "
+                             "or directory (set TMPDIR to a writable folder with room)\n")
+
+
+def test_a_full_disk_for_temporary_files_is_one_clear_line(tmp_path: Path) -> None:
+    comment_before_each_event(tmp_path)
+    # a file size limit of 64 KiB: writing more fails as a full disk does (Python ignores SIGXFSZ)
+    result = run_limited(tmp_path, "resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))")
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith("agent-invariants: cannot use a temporary file in "), result.stderr
+    assert "File too large" in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["contract.json", "trace.jsonl"]
