@@ -36,6 +36,7 @@ from agent_invariants.report import (
     RuleChange,
     Violation,
 )
+from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
 __all__ = ("SIDE_BY_SIDE_BYTES", "compare_reports", "compare_traces")
 
@@ -48,8 +49,12 @@ SIDE_BY_SIDE_BYTES = 8 << 20
 
 def compare_traces(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], baseline: Trace,
                    candidate: Trace, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                   jobs: int = 1) -> CompareReport:
+                   max_violations: int = DEFAULT_MAX_VIOLATIONS, jobs: int = 1,
+                   line_lengths: bool = False) -> CompareReport:
     """Check both traces under `contract` and report what the candidate made worse.
+
+    Each rule keeps its first `max_violations` violations in each report (0: all); the counts,
+    and so the regressions, include every one. `line_lengths` as for `check_trace`.
 
     With `jobs` > 1, when both traces are files and the baseline is large (8 MiB or more), the
     baseline is checked in a second process while this one checks the candidate: the two checks
@@ -59,10 +64,12 @@ def compare_traces(contract: Contract | Mapping[str, Any] | str | os.PathLike[st
     contract = load_contract(contract)
     checked = None
     if jobs > 1 and _side_by_side_pays(baseline, candidate):
-        checked = _check_side_by_side(contract, baseline, candidate, max_line_bytes)
+        checked = _check_side_by_side(contract, baseline, candidate, max_line_bytes, max_violations, line_lengths)
     if checked is None:
-        before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes)).report
-        after = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes))
+        before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
+                           max_violations).report
+        after = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
+                          max_violations)
     else:
         before, after = checked
     report = compare_reports(contract, before, after.report)
@@ -79,8 +86,8 @@ def _side_by_side_pays(baseline: Trace, candidate: Trace) -> bool:
         return False   # let the reader say what is wrong with it
 
 
-def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace,
-                        max_line_bytes: int) -> tuple[CheckReport, Checked] | None:
+def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace, max_line_bytes: int,
+                        max_violations: int, line_lengths: bool) -> tuple[CheckReport, Checked] | None:
     """The baseline's report, checked in a worker process, and the candidate's pass, made here
     meanwhile; None when no worker process can be started here (then the caller checks both).
     A bad baseline is reported before a bad candidate, as in one process."""
@@ -93,17 +100,19 @@ def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace,
         return None
     with pool:
         try:
-            future = pool.submit(_baseline_report, contract, os.fspath(baseline), max_line_bytes)
+            future = pool.submit(_baseline_report, contract, os.fspath(baseline), max_line_bytes, max_violations,
+                                 line_lengths)
         except (OSError, AssertionError, BrokenProcessPool):   # AssertionError: a daemon process
             return None
         try:
-            after: Checked | InputError = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes))
+            source = open_trace(candidate, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
+            after: Checked | InputError = run_check(contract, source, max_violations)
         except InputError as exc:
             after = exc
         try:
             before = future.result()
         except BrokenProcessPool:   # the worker died (killed for memory, say): check it here
-            before = _baseline_report(contract, os.fspath(baseline), max_line_bytes)
+            before = _baseline_report(contract, os.fspath(baseline), max_line_bytes, max_violations, line_lengths)
     if isinstance(before, tuple):
         raise TraceError(*before)
     if isinstance(after, InputError):
@@ -111,11 +120,13 @@ def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace,
     return before, after
 
 
-def _baseline_report(contract: Contract, path: str, max_line_bytes: int) -> CheckReport | tuple:
+def _baseline_report(contract: Contract, path: str, max_line_bytes: int, max_violations: int,
+                     line_lengths: bool) -> CheckReport | tuple:
     """Runs in the worker: the report, or a trace error as (source, line, problem), which
     crosses back to the caller more reliably than the exception itself."""
     try:
-        return run_check(contract, open_trace(path, max_line_bytes=max_line_bytes)).report
+        source = open_trace(path, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
+        return run_check(contract, source, max_violations).report
     except TraceError as exc:
         return (exc.source, exc.line, exc.problem)
 
@@ -146,6 +157,7 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
             regression.event_seq = violation.event_seq
             regression.event_index = violation.event_index
             regression.line = violation.line
+            regression.line_length = violation.line_length
     return CompareReport(
         schema=COMPARE_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
@@ -171,6 +183,9 @@ def _locate(regressions: list[Regression], candidate: Checked) -> None:
             line = candidate.source.line_of(place[1])
             if line is not None:
                 regression.line = line
+                length = candidate.source.line_lengths_of([place[1]]).get(place[1])
+                if length is not None:
+                    regression.line_length = length
 
 
 def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: bool) -> list[Regression]:
@@ -185,13 +200,13 @@ def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: 
                 kind="new_rule_failure", severity="error",
                 message=f"Rule newly fails in candidate: {result.rule_id}.",
                 evidence={"rule_id": result.rule_id, "rule_kind": result.rule_kind,
-                          "violations": len(result.violations)}))
+                          "violations": result.violation_count}))
         else:
             persisting.append(Regression(
                 kind="contract_violation", severity="error",
                 message=f"Candidate still violates contract rule: {result.rule_id}.",
                 evidence={"rule_id": result.rule_id, "rule_kind": result.rule_kind,
-                          "violations": len(result.violations), "baseline_also_failed": also_before}))
+                          "violations": result.violation_count, "baseline_also_failed": also_before}))
     return new + persisting
 
 
@@ -229,5 +244,5 @@ def _rule_changes(baseline: CheckReport, candidate: CheckReport) -> list[RuleCha
             rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
             baseline="passed" if was else "failed", candidate="passed" if now else "failed",
             change="passing" if was and now else "new" if was else "fixed" if now else "still_failing",
-            baseline_violations=len(old.violations), candidate_violations=len(result.violations)))
+            baseline_violations=old.violation_count, candidate_violations=result.violation_count))
     return changes

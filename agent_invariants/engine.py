@@ -17,8 +17,8 @@ from msgspec import UNSET
 
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.events import DEFAULT_MAX_LINE_BYTES, Event, TraceSource, open_trace
-from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, RuleResult
-from agent_invariants.rules import rule_for
+from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, RuleResult, Violation
+from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
 from agent_invariants.summary import SummaryCounter
 
 __all__ = ("Checked", "check_trace", "run_check", "run_observers")
@@ -87,13 +87,18 @@ def _handlers(observers: Sequence[Any], key: tuple) -> tuple:
 
 
 def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], trace: Trace, *,
-                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> CheckReport:
+                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                max_violations: int = DEFAULT_MAX_VIOLATIONS, line_lengths: bool = False) -> CheckReport:
     """Check one trace against a contract.
 
     `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
-    (dicts or `Event`s) or a `TraceSource`. Raises `InputError` for a bad contract or trace.
+    (dicts or `Event`s) or a `TraceSource`. Each rule keeps its first `max_violations`
+    violations (0: all of them, and memory grows with them); the counts and the verdict include
+    every one. With `line_lengths`, violations in a trace file also get the length of their line
+    (`line_length`, which SARIF regions need). Raises `InputError` for a bad contract or trace.
     """
-    return run_check(load_contract(contract), open_trace(trace, max_line_bytes=max_line_bytes)).report
+    source = open_trace(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
+    return run_check(load_contract(contract), source, max_violations).report
 
 
 class Checked(NamedTuple):
@@ -104,29 +109,47 @@ class Checked(NamedTuple):
     source: TraceSource
 
 
-def run_check(contract: Contract, source: TraceSource) -> Checked:
-    """One pass of every rule of `contract` over `source`."""
-    rules = [rule_for(config) for config in contract.rules]
+def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Checked:
+    """One pass of every rule of `contract` over `source`, each rule keeping at most
+    `max_violations` violations (0: all)."""
+    rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     events = run_observers(source, [*rules, counter])
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
     violations = [violation for result in results for violation in result.violations]
-    for violation in violations:
-        if violation.event_index is not UNSET and violation.line is UNSET:
-            line = source.line_of(violation.event_index)
-            if line is not None:
-                violation.line = line
-    errors = sum(1 for violation in violations if violation.severity == "error")
+    _locate(violations, source)
+    total = sum(result.violation_count for result in results)
+    errors = sum(result.violation_count for result in results if result.severity == "error")
+    cut = total > len(violations)
     report = CheckReport(
         schema=CHECK_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
         passed=errors == 0,
         error_count=errors,
-        warning_count=len(violations) - errors,
+        warning_count=total - errors,
         summary=summary,
         results=results,
         violations=violations,
+        truncated=True if cut else UNSET,
+        violations_total=total if cut else UNSET,
         trace=UNSET if source.path is None else source.path,
     )
     return Checked(report, counter, source)
+
+
+def _locate(violations: list[Violation], source: TraceSource) -> None:
+    """Give each violation the physical line of its event (and that line's length, when the
+    source learnt it), looked up once for all of them."""
+    indices = [v.event_index for v in violations if v.event_index is not UNSET and v.line is UNSET]
+    if not indices:
+        return
+    lines = source.lines_of(indices)
+    lengths = source.line_lengths_of(indices)
+    for violation in violations:
+        line = lines.get(violation.event_index)
+        if line is not None and violation.line is UNSET:
+            violation.line = line
+            length = lengths.get(violation.event_index)
+            if length is not None:
+                violation.line_length = length

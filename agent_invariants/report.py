@@ -56,12 +56,17 @@ class Violation(msgspec.Struct, kw_only=True):
     """0-based position of the offending event among the trace's events."""
     line: int | UnsetType = UNSET
     """Physical line of the offending event in the trace file (1-based); absent for in-memory traces."""
+    line_length: int | UnsetType = UNSET
+    """Length of that line in UTF-16 code units, where SARIF regions end; present only when the
+    check was asked to learn it (`line_lengths=True`, as the CLI does for `--format sarif`)."""
     evidence: dict[str, Any] | UnsetType = UNSET
     """Facts behind the verdict; keys depend on the rule kind."""
 
 
 class RuleResult(msgspec.Struct, kw_only=True):
-    """How one contract rule fared. `passed` is false on any violation, warnings included."""
+    """How one contract rule fared. `passed` is false on any violation, warnings included. A rule
+    keeps at most `--max-violations` violations (default 1000); `truncated` and `violations_total`
+    (additions) say when it found more."""
 
     rule_id: str
     """Id of the rule."""
@@ -74,7 +79,16 @@ class RuleResult(msgspec.Struct, kw_only=True):
     checked: int
     """How many things the rule looked at (events, calls or claims, per kind)."""
     violations: list[Violation]
-    """The rule's violations, in the order the rule defines."""
+    """The rule's violations, in the order the rule defines: the first `--max-violations` of them."""
+    truncated: bool | UnsetType = UNSET
+    """(An addition.) True when the rule found more violations than it keeps; absent otherwise."""
+    violations_total: int | UnsetType = UNSET
+    """(An addition.) How many violations the rule found, kept or not; present only with `truncated`."""
+
+    @property
+    def violation_count(self) -> int:
+        """How many violations the rule found, including those left out of `violations`."""
+        return len(self.violations) if self.violations_total is UNSET else self.violations_total
 
 
 class TraceSummary(msgspec.Struct, kw_only=True):
@@ -109,8 +123,9 @@ class ContractRef(msgspec.Struct):
 
 class CheckReport(msgspec.Struct, kw_only=True):
     """A trace checked against a contract. `passed` is true when no error-severity rule broke;
-    `violations` repeats every result's violations in contract order. `trace` (an addition) is the
-    trace as the user named it."""
+    `violations` repeats every result's kept violations in contract order, and `error_count` and
+    `warning_count` count all of them, kept or not. `trace` (an addition) is the trace as the user
+    named it."""
 
     schema: str
     """Always `agent-invariants/check/v1`."""
@@ -119,15 +134,19 @@ class CheckReport(msgspec.Struct, kw_only=True):
     passed: bool
     """True when no error-severity rule was broken (warnings never fail)."""
     error_count: int
-    """Number of error-severity violations."""
+    """Number of error-severity violations, including those left out of `violations`."""
     warning_count: int
-    """Number of warning-severity violations."""
+    """Number of warning-severity violations, including those left out of `violations`."""
     summary: TraceSummary
     """Counts over the whole trace."""
     results: list[RuleResult]
     """One result per contract rule, in contract order."""
     violations: list[Violation]
-    """Every violation of every rule, in contract order."""
+    """Every kept violation of every rule, in contract order."""
+    truncated: bool | UnsetType = UNSET
+    """(An addition.) True when some rule found more violations than it keeps; absent otherwise."""
+    violations_total: int | UnsetType = UNSET
+    """(An addition.) How many violations all rules found, kept or not; present only with `truncated`."""
     trace: str | UnsetType = UNSET
     """The trace file as named by the user; absent for in-memory traces."""
 
@@ -151,6 +170,8 @@ class Regression(msgspec.Struct, kw_only=True):
     """0-based position of that candidate event."""
     line: int | UnsetType = UNSET
     """Physical line of that event in the candidate trace file."""
+    line_length: int | UnsetType = UNSET
+    """Length of that line in UTF-16 code units; present only when asked for, as `Violation.line_length`."""
 
 
 class RuleChange(msgspec.Struct, kw_only=True):
@@ -169,9 +190,9 @@ class RuleChange(msgspec.Struct, kw_only=True):
     change: Literal["new", "fixed", "still_failing", "passing"]
     """`new` (newly failing), `fixed`, `still_failing` or `passing`."""
     baseline_violations: int
-    """Number of violations in the baseline run."""
+    """Number of violations in the baseline run, kept or not."""
     candidate_violations: int
-    """Number of violations in the candidate run."""
+    """Number of violations in the candidate run, kept or not."""
 
 
 class CompareReport(msgspec.Struct, kw_only=True):

@@ -3,20 +3,24 @@
 retry_limit must count every call of every group in the whole trace, and most real traces give
 almost every call its own `call_signature`. Counting in a dict makes memory grow with the trace,
 so past `max_groups` groups the tally moves to disk: its state and every later member go to a
-temporary file in blocks partitioned by the group's hash, and `finish` settles one partition at
+temporary file (`spill.SpillFile`: anonymous, so nothing is left behind; a full or unwritable
+temporary folder is a one-line error) in blocks partitioned by the group's hash, and `finish` settles one partition at
 a time.
 The answer is the same either way; only memory and a little time differ.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from array import array
 from collections import Counter
+from collections.abc import Iterator
+from heapq import nsmallest
+from itertools import islice
 from operator import itemgetter
 from typing import Any
 
 import msgspec
+
+from agent_invariants.spill import SpillFile
 
 __all__ = ("GroupTally", "Overflow")
 
@@ -47,6 +51,7 @@ class GroupTally:
         self._excess: dict[str, tuple[Any, int]] = {}       # group -> (seq, index) of member limit+1
         self._spill: _Spill | None = None
         self._first_excess = limit + 1
+        self.overflowed = 0   # groups over the limit, known after finish()
 
     def add(self, group: str, seq: Any, index: int) -> None:
         """Count one member of `group` (seq and index locate it, should it be the first excess)."""
@@ -67,11 +72,15 @@ class GroupTally:
         spilled = 0 if self._spill is None else self._spill.members
         return spilled + sum(self._counts.values())
 
-    def finish(self) -> list[Overflow]:
+    def finish(self, keep: int | None = None) -> list[Overflow]:
+        """The groups with more than `limit` members, in the order they first appeared: the first
+        `keep` of them (all when None). `overflowed` then tells how many there were in all."""
         if self._spill is not None:
-            return self._spill.settle(self.limit)
-        return [Overflow(group, self._counts[group], *self._excess[group])
-                for group in self._counts if group in self._excess] if self._excess else []
+            overflows, self.overflowed = self._spill.settle(self.limit, keep)
+            return overflows
+        self.overflowed = len(self._excess)
+        over = (group for group in self._counts if group in self._excess)
+        return [Overflow(group, self._counts[group], *self._excess[group]) for group in islice(over, keep)]
 
 
 class _Spill:
@@ -83,14 +92,13 @@ class _Spill:
     - `members`: every later member, `[group, seq, index]`, in stream order.
 
     Where each partition's blocks are is kept in memory (a few numbers per flush), so settling
-    reads one partition at a time with `os.pread`, and the file is opened once. Every state
+    reads one partition at a time, and the file is opened once. Every state
     group first appeared before any members-only group, so (0, order) and (1, index of first
     member) sort groups by first appearance.
     """
 
     def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
-        self._file = tempfile.TemporaryFile(prefix="agent-invariants-")
-        self._size = 0
+        self._file = SpillFile()
         # per kind and partition: the (offset, size) of each block, flat in an array of int64
         self._blocks: dict[str, list[array]] = {
             kind: [array("q") for _ in range(_PARTITIONS)] for kind in ("state", "members")}
@@ -117,29 +125,32 @@ class _Spill:
         blocks = self._blocks[kind]
         for number, records in enumerate(self._pending):
             if records:
-                data = self._encoder.encode_lines(records)
-                self._file.write(data)
-                blocks[number].extend((self._size, len(data)))
-                self._size += len(data)
+                blocks[number].extend(self._file.write(self._encoder.encode_lines(records)))
                 records.clear()
         self._buffered = 0
 
-    def settle(self, limit: int) -> list[Overflow]:
+    def settle(self, limit: int, keep: int | None) -> tuple[list[Overflow], int]:
+        """The first `keep` overflowing groups (all when None) in order of first appearance, and
+        how many groups overflowed in all; only the kept ones are held at once."""
         try:
             self._flush("members")
-            self._file.flush()
-            found: list[tuple[tuple[int, int], Overflow]] = []
-            for number in range(_PARTITIONS):
-                found += _settle(self._read("state", number), self._read("members", number), limit)
-            found.sort(key=itemgetter(0))
-            return [overflow for _, overflow in found]
+            count = 0
+
+            def every() -> Iterator[tuple[tuple[int, int], Overflow]]:
+                nonlocal count
+                for number in range(_PARTITIONS):
+                    found = _settle(self._read("state", number), self._read("members", number), limit)
+                    count += len(found)
+                    yield from found
+
+            first = sorted(every(), key=itemgetter(0)) if keep is None else nsmallest(keep, every(), key=itemgetter(0))
+            return [overflow for _, overflow in first], count
         finally:
             self._file.close()
 
     def _read(self, kind: str, number: int) -> list[list]:
-        handle = self._file.fileno()
         blocks = self._blocks[kind][number]
-        data = b"".join(os.pread(handle, blocks[at + 1], blocks[at]) for at in range(0, len(blocks), 2))
+        data = b"".join(self._file.read(blocks[at], blocks[at + 1]) for at in range(0, len(blocks), 2))
         return msgspec.json.Decoder(list).decode_lines(data) if data else []
 
 

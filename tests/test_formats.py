@@ -218,11 +218,13 @@ def test_sarif_results_are_capped_with_a_note(write, tmp_path):
 
     trace = jsonl(events(*[{"type": "tool.call", "tool": "shell.x"}] * 25_050))
     report = check_trace(contract({"id": "deny", "kind": "deny_tool", "tool": "shell.*", "severity": "warning"},
-                                  {"id": "budget", "kind": "event_budget", "max_events": 1}), trace.encode())
+                                  {"id": "budget", "kind": "event_budget", "max_events": 1}), trace.encode(),
+                         max_violations=0)   # every violation kept: only the SARIF cap cuts
     log = json.loads(sarif.render(report))
     run = log["runs"][0]
     assert len(run["results"]) == 25_000
     assert run["properties"]["truncated"] is True and run["properties"]["resultCount"] == 25_051
+    assert "violationsLeftOut" not in run["properties"]
     assert "budget" in {r["ruleId"] for r in run["results"]}   # errors are kept before warnings
 
 

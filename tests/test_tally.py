@@ -54,3 +54,18 @@ def test_spill_leaves_no_temporary_files(monkeypatch, tmp_path):
     report = check_trace(contract({"id": "r", "kind": "retry_limit", "max_attempts": 5}), trace)
     assert len(report.violations) == 50
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_violation_cap_keeps_the_same_first_groups_in_memory_and_on_disk(monkeypatch, seed):
+    rng = random.Random(seed)
+    rules = contract({"id": "retries", "kind": "retry_limit", "max_attempts": 1})
+    trace = random_calls(rng, 400)
+    cap = rng.randint(1, 5)
+    in_memory = check_trace(rules, trace, max_violations=cap)
+    monkeypatch.setattr(tally, "DEFAULT_MAX_GROUPS", rng.randint(0, 20))
+    spilled = check_trace(rules, trace, max_violations=cap)
+    assert msgspec.json.encode(spilled) == msgspec.json.encode(in_memory)
+    everything = check_trace(rules, trace, max_violations=0)
+    assert spilled.results[0].violations_total == len(everything.violations) > cap
+    assert spilled.violations == everything.violations[:cap]

@@ -4,8 +4,9 @@ One `<testsuite>` per trace, one `<testcase>` per contract rule (passing rules t
 what held). A broken error rule has one `<failure>` listing every violation with its line; a
 broken warning rule passes, with its violations in `<system-out>`. `classname` is unique per
 contract and trace (GitLab drops repeated classname+name pairs); `file` and `line` point at the
-first offending event. For `compare`, a "regressions" suite comes first, then the candidate's
-rule results.
+first offending event. A rule that kept only its first violations (`--max-violations`) ends the
+list with a line saying how many more it found. For `compare`, a "regressions" suite comes
+first, then the candidate's rule results.
 
     <testsuite name="refund-desk · examples/refund-desk/candidate.jsonl" tests="10" failures="5" ...>
       <testcase name="refunds-need-approval" classname="agent-invariants.refund-desk.candidate"
@@ -80,12 +81,16 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
                     line=first.line if first is not None else None)
     if result.passed:
         return case
-    lines = "\n".join(_violation_line(v, trace) for v in result.violations)
+    listed = [_violation_line(v, trace) for v in result.violations]
+    left_out = result.violation_count - len(result.violations)
+    if left_out:
+        listed.append(f"… and {left_out} more (raise --max-violations to see them)")
+    lines = "\n".join(listed)
     if result.severity == "error":
         case.add_failure_info(message=_xml(result.violations[0].message), output=_xml(lines),
                               failure_type=result.rule_kind)
     else:
-        case.stdout = _xml(f"warning: {len(result.violations)} violation(s) of {result.rule_id}\n{lines}")
+        case.stdout = _xml(f"warning: {result.violation_count} violation(s) of {result.rule_id}\n{lines}")
     return case
 
 

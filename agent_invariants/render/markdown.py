@@ -76,13 +76,23 @@ def _check(report: CheckReport, level: int, title: str | None = None) -> list[st
     for result in report.results:
         status = _STATUS[("passed", True)] if result.passed else _STATUS[(result.severity, False)]
         lines.append(f"| {_code(result.rule_id)} | {result.rule_kind} | {status} | {result.checked} | "
-                     f"{len(result.violations)} |")
+                     f"{result.violation_count} |")
     if report.violations:
-        lines += ["", f"{'#' * (level + 1)} Violations", ""]
-        lines += [_violation(v, report) for v in report.violations[:MAX_VIOLATIONS]]
-        hidden = len(report.violations) - MAX_VIOLATIONS
-        if hidden > 0:
-            lines.append(f"- … and {hidden} more (see the JSON or SARIF report)")
+        lines += ["", f"{'#' * (level + 1)} Violations", ""] + _violations(report)
+    return lines
+
+
+def _violations(report: CheckReport) -> list[str]:
+    """The first `MAX_VIOLATIONS` kept violations, then one line for the rest: those the JSON and
+    SARIF reports hold, and those the rules left out (`--max-violations`)."""
+    shown = report.violations[:MAX_VIOLATIONS]
+    lines = [_violation(v, report) for v in shown]
+    kept, total = len(report.violations), report.error_count + report.warning_count
+    if total > kept:
+        elsewhere = f"{kept - len(shown)} in the JSON or SARIF report; " if kept > len(shown) else ""
+        lines.append(f"- … and {total - len(shown)} more ({elsewhere}raise --max-violations to see them)")
+    elif kept > len(shown):
+        lines.append(f"- … and {kept - len(shown)} more (see the JSON or SARIF report)")
     return lines
 
 
@@ -125,11 +135,7 @@ def _compare(report: CompareReport) -> list[str]:
                      f"({change.baseline_violations}) | {change.candidate} ({change.candidate_violations}) | "
                      f"{_change(change.change, change.severity)} |")
     if report.candidate.violations:
-        lines += ["", "### Candidate violations", ""]
-        lines += [_violation(v, report.candidate) for v in report.candidate.violations[:MAX_VIOLATIONS]]
-        hidden = len(report.candidate.violations) - MAX_VIOLATIONS
-        if hidden > 0:
-            lines.append(f"- … and {hidden} more (see the JSON or SARIF report)")
+        lines += ["", "### Candidate violations", ""] + _violations(report.candidate)
     return lines
 
 

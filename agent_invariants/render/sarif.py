@@ -6,6 +6,10 @@ whole trace (budgets, a missing required event) point at the rule's line in the 
 `anchor="contract"` every result points at the contract (for traces that are build artifacts, not
 committed files) and names the trace line in its message and `relatedLocations`.
 
+Each rule keeps only its first violations (`--max-violations`, default 1000); when some were left
+out, `runs[0].properties` says how many (`violationsLeftOut`). At most `MAX_RESULTS` results are
+written, errors first (`resultCount` then says how many there were).
+
 For `compare`, each regression is a result, located at the candidate event that caused it where
 there is one, with `baselineState`: `new`, or `unchanged`/`updated` when the baseline already
 broke that rule as often/a different number of times.
@@ -82,9 +86,7 @@ def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatch
         run.invocations = [_unreadable(failures)]
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
-    if builder.dropped:
-        run.properties = {"truncated": True, "resultCount": builder.total,
-                          "note": f"Only the first {MAX_RESULTS} results (errors first) are included."}
+    run.properties = _truncation(builder)
     log = _plain(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
     ordered = {"$schema": log["$schema"], "version": log["version"], "runs": log["runs"]}
     return msgspec.json.format(msgspec.json.encode(ordered), indent=2).decode("utf-8") + "\n"
@@ -99,6 +101,7 @@ class _Builder:
         self.results: list[om.Result] = []
         self.total = 0
         self.dropped = False
+        self.left_out = 0   # violations the rules counted but did not keep
 
     # -- descriptors -----------------------------------------------------------------------
 
@@ -128,6 +131,7 @@ class _Builder:
             self.rule(result.rule_id, result.rule_kind, result.severity)
         for violation in report.violations:
             self.add_violation(violation, report.trace)
+        self.left_out += report.error_count + report.warning_count - len(report.violations)
 
     def add_violation(self, violation: Violation, trace: Any, *, baseline_state: str | None = None,
                       prefix: str = "") -> None:
@@ -208,6 +212,24 @@ class _Builder:
         ranked = sorted(range(len(self.results)), key=lambda i: (self.results[i].level != "error", i))
         keep = sorted(ranked[:MAX_RESULTS])
         return [self.results[i] for i in keep]
+
+
+def _truncation(builder: _Builder) -> dict[str, Any] | None:
+    """The run's properties when results are missing: violations the rules left out, results
+    beyond `MAX_RESULTS`; None when nothing is missing."""
+    if not (builder.dropped or builder.left_out):
+        return None
+    properties: dict[str, Any] = {"truncated": True}
+    notes = []
+    if builder.dropped:
+        properties["resultCount"] = builder.total
+        notes.append(f"Only the first {MAX_RESULTS} results (errors first) are included.")
+    if builder.left_out:
+        properties["violationsLeftOut"] = builder.left_out
+        notes.append(f"{builder.left_out} more violations were found but not kept "
+                     "(each rule keeps its first; raise --max-violations to see them).")
+    properties["note"] = " ".join(notes)
+    return properties
 
 
 def _unreadable(failures: list[BatchFailure]) -> om.Invocation:

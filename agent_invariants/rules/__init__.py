@@ -4,7 +4,7 @@ Adding a kind means adding its module and one entry in `_ALL`; the contract's ta
 engine, the docs (`agent-invariants explain`) and every renderer pick it up from here.
 """
 from agent_invariants.rules.allow_tools import AllowTools
-from agent_invariants.rules.base import Rule, RuleConfig
+from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
 from agent_invariants.rules.completion_requires_outcome import CompletionRequiresOutcome
 from agent_invariants.rules.confidence_requires_outcome import ConfidenceRequiresOutcome
 from agent_invariants.rules.deny_event import DenyEvent
@@ -17,7 +17,7 @@ from agent_invariants.rules.retry_limit import RetryLimit
 from agent_invariants.rules.stop_is_final import StopIsFinal
 from agent_invariants.rules.tool_result_required import ToolResultRequired
 
-__all__ = ("RULE_KINDS", "Rule", "RuleConfig", "rule_for")
+__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "rule_for")
 
 _ALL: tuple[type[Rule], ...] = (
     DenyTool,
@@ -49,6 +49,9 @@ def _index(kinds: tuple[type[Rule], ...]) -> dict[str, type[Rule]]:
 RULE_KINDS: dict[str, type[Rule]] = _index(_ALL)
 
 
-def rule_for(config: RuleConfig) -> Rule:
-    """A fresh rule instance (with empty state) for one rule of a contract."""
-    return RULE_KINDS[config.kind](config)
+def rule_for(config: RuleConfig, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Rule:
+    """A fresh rule instance (with empty state) for one rule of a contract, keeping at most
+    `max_violations` violations (0: all)."""
+    rule = RULE_KINDS[config.kind](config)
+    rule.limit_violations(max_violations)
+    return rule

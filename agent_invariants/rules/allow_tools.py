@@ -67,11 +67,12 @@ class AllowTools(Rule):
         return self._other_call
 
     def _other_call(self, event: Event, index: int) -> None:
+        if not self.note_violation():
+            return
         evidence = {"allowed": self.config.tools}
         if event.tool is not UNSET:
             evidence = {"tool": event.tool, **evidence}
-        self.violations.append(self.violation(
-            f"Tool is outside the allowlist: {tool_name(event.tool)}.", evidence, event.seq, index))
+        self.keep(f"Tool is outside the allowlist: {tool_name(event.tool)}.", evidence, event.seq, index)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = summary.tool_calls   # every tool.call is checked, allowed or not

@@ -5,9 +5,15 @@ kind; it decodes and validates the rule's JSON), a docstring that is its user ma
 and `finish()`. The engine asks `route(type, tool, claims_completion)` once per distinct triple
 and caches the answer: the bound method to call for such events, or None to skip them. So a rule
 only ever sees events it cares about, and never rescans what it has seen: it keeps small state.
+
+A rule keeps at most `max_violations` violations (default `DEFAULT_MAX_VIOLATIONS`; 0 means no
+limit), the first ones in its own order, and counts every one: some rules find quadratically many
+on small input (stop_is_final on 2,000 stops finds 2 million). A rule asks `note_violation()`
+before it builds a violation, so the ones past the cap are counted but never built.
 """
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar
@@ -20,6 +26,7 @@ from agent_invariants.events import Event
 from agent_invariants.report import RuleResult, Severity, TraceSummary, Violation
 
 __all__ = (
+    "DEFAULT_MAX_VIOLATIONS",
     "Glob",
     "Observer",
     "Rule",
@@ -31,6 +38,9 @@ __all__ = (
     "string_fields",
     "tool_name",
 )
+
+DEFAULT_MAX_VIOLATIONS = 1000
+"""Violations a rule keeps (and reports show) unless told otherwise; the counts include all."""
 
 _GLOB = "glob"
 _TEXT_2000 = "text:2000"
@@ -160,7 +170,8 @@ def _js_value(value: Any) -> Any:
 
 
 class Rule:
-    """Base of every rule kind: holds the config, the `checked` count and the violations."""
+    """Base of every rule kind: holds the config, the `checked` count and the violations: the
+    kept ones in `violations`, all of them in `violation_count`."""
 
     kind: ClassVar[str]
     config_type: ClassVar[type[RuleConfig]]
@@ -172,6 +183,14 @@ class Rule:
         self.severity: Severity = config.effective_severity
         self.checked = 0
         self.violations: list[Violation] = []
+        self.violation_count = 0              # every violation found, kept or not
+        self.cap = DEFAULT_MAX_VIOLATIONS     # the most violations kept; see limit_violations
+
+    def limit_violations(self, max_violations: int) -> None:
+        """Keep at most `max_violations` violations (0: keep all); call before the first event."""
+        if max_violations < 0:
+            raise ValueError(f"max_violations must be 0 (no limit) or more, got {max_violations}")
+        self.cap = max_violations or sys.maxsize
 
     def route(self, event_type: str, tool: str | UnsetType,
               claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
@@ -188,14 +207,30 @@ class Rule:
         return self.result()
 
     def result(self) -> RuleResult:
-        return RuleResult(rule_id=self.id, rule_kind=self.kind, passed=not self.violations,
-                          severity=self.severity, checked=self.checked, violations=self.violations)
+        total = self.violation_count
+        cut = total > len(self.violations)
+        return RuleResult(rule_id=self.id, rule_kind=self.kind, passed=total == 0, severity=self.severity,
+                          checked=self.checked, violations=self.violations,
+                          truncated=True if cut else UNSET, violations_total=total if cut else UNSET)
 
-    def violation(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET,
-                  seq: int | float | UnsetType = UNSET, index: int | UnsetType = UNSET) -> Violation:
-        """A violation of this rule; `seq` and `index` name the event, when there is one."""
-        return Violation(rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
-                         event_seq=seq, event_index=index, evidence=evidence)
+    def note_violation(self) -> bool:
+        """Count the rule's next violation; True when it is to be kept (built with `keep`)."""
+        self.violation_count += 1
+        return self.violation_count <= self.cap
+
+    def note_violations(self, count: int) -> int:
+        """Count the rule's next `count` violations at once; how many of them are to be kept."""
+        room = max(0, self.cap - self.violation_count)
+        self.violation_count += count
+        return min(count, room)
+
+    def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET,
+             seq: int | float | UnsetType = UNSET, index: int | UnsetType = UNSET) -> None:
+        """Keep a violation the `note_violation(s)` just counted; `seq` and `index` name the
+        event, when there is one."""
+        self.violations.append(Violation(
+            rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
+            event_seq=seq, event_index=index, evidence=evidence))
 
 
 def tool_name(tool: str | UnsetType) -> str:

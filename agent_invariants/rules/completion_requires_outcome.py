@@ -94,7 +94,6 @@ class CompletionRequiresOutcome(Rule):
 
     def _completion(self, event: Event, index: int) -> None:
         self.checked += 1
-        if not self._proven:
-            self.violations.append(self.violation(
-                "Completion was claimed without a prior satisfied outcome from an allowed evidence class.",
-                self._evidence, event.seq, index))
+        if not self._proven and self.note_violation():
+            self.keep("Completion was claimed without a prior satisfied outcome from an allowed evidence class.",
+                      self._evidence, event.seq, index)

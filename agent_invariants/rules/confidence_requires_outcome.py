@@ -83,10 +83,10 @@ class ConfidenceRequiresOutcome(Rule):
         if confidence is UNSET or confidence < self._threshold:
             return
         self.checked += 1
-        if not self._proven:
-            self.violations.append(self.violation(
+        if not self._proven and self.note_violation():
+            self.keep(
                 f"Completion confidence {js_number(confidence)} met threshold {js_number(self._threshold)} "
                 "without prior qualifying outcome evidence.",
                 {"confidence": json_number(confidence), "threshold": json_number(self._threshold),
                  "evidence_classes": self._class_list},
-                event.seq, index))
+                event.seq, index)

@@ -65,5 +65,5 @@ class DenyEvent(Rule):
         if self._match.needs_event and not self._match.matches(event):
             return
         self.checked += 1
-        self.violations.append(self.violation(
-            f"Denied event matched: {event.type}.", self._evidence, event.seq, index))
+        if self.note_violation():
+            self.keep(f"Denied event matched: {event.type}.", self._evidence, event.seq, index)

@@ -64,5 +64,5 @@ class DenyTool(Rule):
 
     def _denied_call(self, event: Event, index: int) -> None:
         self.checked += 1
-        self.violations.append(self.violation(
-            f"Denied tool called: {event.tool}.", {"tool": event.tool}, event.seq, index))
+        if self.note_violation():
+            self.keep(f"Denied tool called: {event.tool}.", {"tool": event.tool}, event.seq, index)

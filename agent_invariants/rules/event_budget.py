@@ -77,8 +77,7 @@ class EventBudget(Rule):
             ("tool_calls", "tool calls", summary.tool_calls, config.max_tool_calls),
             ("tool_failures", "tool failures", summary.tool_failures, config.max_tool_failures),
         ):
-            if maximum is not UNSET and actual > maximum:
-                self.violations.append(self.violation(
-                    f"Trace has {actual} {label}; maximum is {maximum}.",
-                    {"actual": actual, "maximum": maximum, "metric": metric}))
+            if maximum is not UNSET and actual > maximum and self.note_violation():
+                self.keep(f"Trace has {actual} {label}; maximum is {maximum}.",
+                          {"actual": actual, "maximum": maximum, "metric": metric})
         return self.result()

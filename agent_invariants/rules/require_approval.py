@@ -119,11 +119,10 @@ class RequireApproval(Rule):
             granted = self._latest_grant
         else:
             granted = self._latest_by_id.get(approval_id, -1)
-        if granted >= earliest:
+        if granted >= earliest or not self.note_violation():
             return
         evidence = {"tool": event.tool}
         if approval_id is not UNSET:
             evidence["approval_id"] = approval_id
         evidence.update(self._evidence_tail)
-        self.violations.append(self.violation(
-            f"Tool {event.tool} was called without a matching prior approval.", evidence, event.seq, index))
+        self.keep(f"Tool {event.tool} was called without a matching prior approval.", evidence, event.seq, index)

@@ -86,11 +86,10 @@ class RequireEvent(Rule):
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         found = self.checked
-        if found < self._min or (self._max is not None and found > self._max):
+        if (found < self._min or (self._max is not None and found > self._max)) and self.note_violation():
             upper = "∞" if self._max is None else self._max
             seq, index = self._first if self._first is not None else (UNSET, UNSET)
-            self.violations.append(self.violation(
-                f"Expected {self._min}..{upper} matching events; found {found}.",
-                {"match": self.config.match.to_dict(), "found": found, "min": self._min, "max": self._max},
-                seq, index))
+            self.keep(f"Expected {self._min}..{upper} matching events; found {found}.",
+                      {"match": self.config.match.to_dict(), "found": found, "min": self._min, "max": self._max},
+                      seq, index)
         return self.result()

@@ -81,6 +81,5 @@ class RequireOrder(Rule):
         if self._after.needs_event and not self._after.matches(event):
             return
         self.checked += 1
-        if not self._predecessor_seen:
-            self.violations.append(self.violation(
-                f"Required predecessor was missing before {event.type}.", self._evidence, event.seq, index))
+        if not self._predecessor_seen and self.note_violation():
+            self.keep(f"Required predecessor was missing before {event.type}.", self._evidence, event.seq, index)

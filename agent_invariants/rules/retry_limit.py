@@ -92,8 +92,8 @@ class RetryLimit(Rule):
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = self._attempts.members
-        for over in self._attempts.finish():
-            self.violations.append(self.violation(
-                f"Retry group {over.group} ran {over.count} times; maximum is {self._max}.",
-                {"group": over.group, "attempts": over.count, "max_attempts": self._max}, over.seq, over.index))
+        overflows = self._attempts.finish(keep=self.cap)   # the first ones, by first appearance
+        for over in overflows[:self.note_violations(self._attempts.overflowed)]:
+            self.keep(f"Retry group {over.group} ran {over.count} times; maximum is {self._max}.",
+                      {"group": over.group, "attempts": over.count, "max_attempts": self._max}, over.seq, over.index)
         return self.result()

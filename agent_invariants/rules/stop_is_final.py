@@ -1,5 +1,4 @@
 """stop_is_final: after a stop, only lifecycle and telemetry events may follow."""
-import bisect
 from typing import Annotated, ClassVar
 
 from msgspec import UNSET, Meta, UnsetType
@@ -71,31 +70,47 @@ class StopIsFinal(Rule):
         self._is_stop = compile_glob(DEFAULT_STOP_TYPE if config.stop_type is UNSET else config.stop_type)
         self._allowed_after = list(DEFAULT_ALLOWED_AFTER) if config.allowed_after is UNSET else config.allowed_after
         self._allowed = [compile_glob(pattern) for pattern in self._allowed_after]
-        self._stops: list[tuple[int, int | float, str]] = []    # (index, seq, type) of every stop
-        self._late: list[tuple[int, int | float, str]] = []     # disallowed events after the first stop
+        # Each stop is reported with every late event (a disallowed event after the first stop)
+        # that follows it, so the count is the sum over stops of the late events after each:
+        # stops * late - (late events up to each stop, summed), kept in two numbers. The kept
+        # violations need no more than the first `cap` late events (the first stop is followed by
+        # all of them) and the first `cap` stops (a stop with nothing late after it has no
+        # violations, and neither has any stop after it).
+        self._stops: list[tuple[int | float, str, int]] = []   # (seq, type, late events so far)
+        self._late: list[tuple[int, int | float, str]] = []    # (index, seq, type)
+        self._late_count = 0
+        self._late_before_stops = 0
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if self._is_stop(event_type):
             return self._stop
-        if self._stops and not any(allowed(event_type) for allowed in self._allowed):
+        if self.checked and not any(allowed(event_type) for allowed in self._allowed):
             return self._after_stop
         return None
 
     def _stop(self, event: Event, index: int) -> bool:
-        if self._stops and not any(allowed(event.type) for allowed in self._allowed):
-            self._late.append((index, event.seq, event.type))
+        first = self.checked == 0
+        if not first and not any(allowed(event.type) for allowed in self._allowed):
+            self._after_stop(event, index)
         self.checked += 1
-        self._stops.append((index, event.seq, event.type))
-        return len(self._stops) == 1   # the first stop changes which events this rule wants
+        self._late_before_stops += self._late_count
+        if len(self._stops) < self.cap:
+            self._stops.append((event.seq, event.type, self._late_count))
+        return first   # the first stop changes which events this rule wants
 
     def _after_stop(self, event: Event, index: int) -> None:
-        self._late.append((index, event.seq, event.type))
+        self._late_count += 1
+        if self._late_count <= self.cap:
+            self._late.append((index, event.seq, event.type))
 
     def finish(self, summary: TraceSummary) -> RuleResult:
-        late_indexes = [index for index, _, _ in self._late]
-        for stop_index, stop_seq, stop_type in self._stops:
+        room = self.note_violations(self.checked * self._late_count - self._late_before_stops)
+        for stop_seq, stop_type, late_so_far in self._stops:
+            if not room:
+                break
             evidence = {"stop_seq": stop_seq, "allowed_after": self._allowed_after}
-            for index, seq, event_type in self._late[bisect.bisect_right(late_indexes, stop_index):]:
-                self.violations.append(self.violation(
-                    f"Event {event_type} occurred after stop event {stop_type}.", evidence, seq, index))
+            after_stop = self._late[late_so_far:late_so_far + room]
+            for index, seq, event_type in after_stop:
+                self.keep(f"Event {event_type} occurred after stop event {stop_type}.", evidence, seq, index)
+            room -= len(after_stop)
         return self.result()

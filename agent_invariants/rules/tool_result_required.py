@@ -1,11 +1,15 @@
 """tool_result_required: every tool call needs a later result with the same call_id."""
+import heapq
+import itertools
+from collections.abc import Iterator
+from operator import itemgetter
 from typing import ClassVar
 
 from msgspec import UNSET, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.report import RuleResult, TraceSummary, Violation
+from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
 
 __all__ = ("ToolResultRequired", "ToolResultRequiredConfig")
@@ -62,7 +66,9 @@ class ToolResultRequired(Rule):
         self._checked_tool = compile_glob("*" if config.tool is UNSET else config.tool)
         # call_id -> the call awaiting a result, (seq, index, tool); a list of them when ids repeat
         self._open: dict[str, tuple | list[tuple]] = {}
-        self._unpairable: list[Violation] = []   # calls without a call_id
+        # calls without a call_id, as (index, seq, tool, None): the first `cap` of them, and how many
+        self._unpairable: list[tuple] = []
+        self._unpairable_count = 0
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "tool.result":
@@ -74,9 +80,9 @@ class ToolResultRequired(Rule):
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
         if event.call_id is UNSET:
-            self._unpairable.append(self.violation(
-                "Tool call <missing call_id> has no later matching tool.result.",
-                {"tool": event.tool}, event.seq, index))
+            self._unpairable_count += 1
+            if self._unpairable_count <= self.cap:
+                self._unpairable.append((index, event.seq, event.tool, None))
         else:
             call = (event.seq, index, event.tool)
             waiting = self._open.setdefault(event.call_id, call)
@@ -90,11 +96,20 @@ class ToolResultRequired(Rule):
             self._open.pop(event.call_id, None)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
-        unanswered = [
-            self.violation(f"Tool call {call_id} has no later matching tool.result.",
-                           {"tool": tool, "call_id": call_id}, seq, index)
-            for call_id, calls in self._open.items()
-            for seq, index, tool in (calls if type(calls) is list else [calls])
-        ]
-        self.violations = sorted(self._unpairable + unanswered, key=lambda v: v.event_index)
+        unanswered = sum(1 if type(calls) is tuple else len(calls) for calls in self._open.values())
+        keep = self.note_violations(self._unpairable_count + unanswered)
+        # the first calls in trace order, whichever kind: only `keep` of them are ever sorted or built
+        calls = itertools.chain(self._unpairable, self._unanswered())
+        for index, seq, tool, call_id in heapq.nsmallest(keep, calls, key=itemgetter(0)):
+            if call_id is None:
+                self.keep("Tool call <missing call_id> has no later matching tool.result.", {"tool": tool}, seq, index)
+            else:
+                self.keep(f"Tool call {call_id} has no later matching tool.result.",
+                          {"tool": tool, "call_id": call_id}, seq, index)
         return self.result()
+
+    def _unanswered(self) -> Iterator[tuple]:
+        """The calls still awaiting a result, as (index, seq, tool, call_id)."""
+        for call_id, calls in self._open.items():
+            for seq, index, tool in (calls if type(calls) is list else [calls]):
+                yield index, seq, tool, call_id

@@ -8,7 +8,7 @@ from msgspec import UNSET
 
 from agent_invariants import check_trace
 from rulecheck import assert_result, check, write_trace
-from support import contract
+from support import contract, events
 
 KIND = "event_budget"
 RULE = {"id": "budget", "kind": KIND, "max_tool_calls": 1}
@@ -97,3 +97,10 @@ def test_trace_file_counts_events_not_lines(tmp_path):
     report = check_trace(contract(rule), str(path))
     assert_result(report, rule, checked=2, violations=[(*NO_EVENT, ev(2, 1, "events"))])
     assert report.violations[0].line is UNSET
+
+
+def test_a_violation_cap_keeps_the_first_metrics_in_their_fixed_order():
+    rule = {"id": "budget", "kind": KIND, "max_tool_failures": 0, "max_tool_calls": 1, "max_events": 2}
+    report = check_trace(contract(rule), events(CALL, FAILED, CALL, FAILED), max_violations=2)
+    assert [v.evidence["metric"] for v in report.violations] == ["events", "tool_calls"]
+    assert (report.error_count, report.violations_total, report.truncated) == (3, 3, True)

@@ -5,7 +5,7 @@ from typing import Any
 
 from agent_invariants import check_trace
 from rulecheck import assert_result, check, write_trace
-from support import contract
+from support import contract, events
 
 KIND = "retry_limit"
 RULE = {"id": "retries", "kind": KIND, "max_attempts": 2}
@@ -128,3 +128,14 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=3, violations=[(3, 2, ev("kb:refunds", 3))])
     assert report.violations[0].line == 5
+
+
+def test_a_violation_cap_keeps_the_first_groups_by_first_appearance():
+    """b appears first, so it comes first, though a went over the limit earlier."""
+    rule = {"id": "retries", "kind": KIND, "max_attempts": 1}
+    trace = events(call(signature="b"), call(signature="a"), call(signature="a"), call(signature="b"),
+                   call(signature="c"), call(signature="c"))
+    (result,) = check_trace(contract(rule), trace, max_violations=2).results
+    assert [(v.event_seq, v.event_index, v.evidence) for v in result.violations] == [
+        (4, 3, ev("b", 2, 1)), (3, 2, ev("a", 2, 1))]
+    assert (result.passed, result.truncated, result.violations_total) == (False, True, 3)

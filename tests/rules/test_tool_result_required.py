@@ -5,7 +5,7 @@ from typing import Any
 
 from agent_invariants import check_trace
 from rulecheck import assert_result, check, write_trace
-from support import contract
+from support import contract, events
 
 KIND = "tool_result_required"
 RULE = {"id": "closed-calls", "kind": KIND}
@@ -123,3 +123,11 @@ def test_trace_file_reports_physical_line(tmp_path):
     assert_result(report, RULE, checked=3, violations=[
         (3, 2, {"tool": "mail.send", "call_id": "c2"}), (4, 3, {"tool": "mail.send"})])
     assert [v.line for v in report.violations] == [5, 6]
+
+
+def test_a_violation_cap_keeps_the_first_calls_in_trace_order_with_or_without_call_id():
+    trace = events(call(None, "a"), call("c1"), call(None, "b"), call("c2"), call(None, "c"))
+    (result,) = check_trace(contract(RULE), trace, max_violations=3).results
+    assert [(v.event_seq, v.event_index, v.evidence) for v in result.violations] == [
+        (1, 0, {"tool": "a"}), (2, 1, {"tool": "mail.send", "call_id": "c1"}), (3, 2, {"tool": "b"})]
+    assert (result.checked, result.truncated, result.violations_total) == (5, True, 5)
