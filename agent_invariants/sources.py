@@ -2,8 +2,11 @@
 
 SARIF needs more than a report holds: repository-relative URIs, the line of each rule in the
 contract file (where trace-wide violations are anchored), and the length of each reported trace
-line (GitHub wants a region's end column). `Sources.gather` reads the files to find them; a
-renderer given `None` falls back to what the report alone knows.
+line (GitHub wants a region's end column). `Sources.gather` reads no file: the rules' lines come
+from the contract's bytes as they were read for loading (`ContractSource`), and the lengths from
+the violations themselves (a check run with `line_lengths=True` learns them while reading the
+trace), so a contract or trace that is a pipe is read once. A renderer given `None` falls back
+to what the report alone knows.
 """
 from __future__ import annotations
 
@@ -14,8 +17,7 @@ from urllib.parse import quote
 
 from msgspec import UNSET
 
-from agent_invariants._js import utf16_len
-from agent_invariants.jsonpos import locate
+from agent_invariants.contract_source import ContractSource, contract_lines
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
@@ -58,26 +60,20 @@ class Sources:
         return self.line_lengths.get((path, line))
 
     @classmethod
-    def gather(cls, report: AnyReport, contract_path: str | None, *,
-               contract: Any = None, root: str | os.PathLike[str] | None = None) -> Sources:
-        """Read the contract and traces behind `report` for the positions renderers need."""
+    def gather(cls, report: AnyReport, contract: ContractSource | None = None, *, loaded: Any = None,
+               root: str | os.PathLike[str] | None = None) -> Sources:
+        """What renderers need besides `report`: from the contract's `ContractSource` (the bytes
+        read to load it) and, for rule descriptions, the loaded contract."""
         rule_lines: dict[str, int] = {}
         compare_line = None
-        if contract_path is not None and contract_path != "-":
-            try:
-                positions = locate(Path(contract_path).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
-                positions = {}
-            rules = _rule_ids(report)
-            for position, rule_id in enumerate(rules):
-                found = positions.get(f"$.rules[{position}]")
-                if found is not None:
-                    rule_lines[rule_id] = found.line
-            if "$.compare" in positions:
-                compare_line = positions["$.compare"].line
-        descriptions = {}
+        contract_path = None
         if contract is not None:
-            descriptions = {rule.id: rule.description for rule in contract.rules if rule.description is not UNSET}
+            contract_path = contract.label
+            lines = contract_lines(contract)
+            rule_lines, compare_line = lines.rules, lines.compare
+        descriptions = {}
+        if loaded is not None:
+            descriptions = {rule.id: rule.description for rule in loaded.rules if rule.description is not UNSET}
         return cls(contract_path=contract_path, root=root, rule_lines=rule_lines, rule_descriptions=descriptions,
                    compare_line=compare_line, line_lengths=_line_lengths(report))
 
@@ -91,32 +87,21 @@ def _checks(report: AnyReport) -> list[CheckReport]:
     return checks
 
 
-def _rule_ids(report: AnyReport) -> list[str]:
-    checks = _checks(report)
-    return [result.rule_id for result in checks[0].results] if checks else []
-
-
 def _line_lengths(report: AnyReport) -> dict[tuple[str, int], int]:
-    """The length of every trace line a violation points at, one streaming pass per trace."""
-    checks = _checks(report)
-    wanted: dict[str, set[int]] = {}
-    for check in checks:
-        if check.trace is UNSET or check.trace == "-":
-            continue
-        lines = {v.line for v in check.violations if v.line is not UNSET}
-        if lines:
-            wanted.setdefault(check.trace, set()).update(lines)
+    """The length of every trace line a violation or regression points at, as the check learnt it."""
     lengths: dict[tuple[str, int], int] = {}
-    for path, lines in wanted.items():
-        last = max(lines)
-        try:
-            with open(path, "rb") as handle:
-                for number, raw in enumerate(handle, start=1):
-                    if number in lines:
-                        text = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
-                        lengths[(path, number)] = utf16_len(text)
-                    if number >= last:
-                        break
-        except OSError:
-            continue
+    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
+    for section in sections:
+        if isinstance(section, CompareReport):
+            _add_lengths(lengths, section.candidate.trace, section.regressions)
+        for check in _checks(section):
+            _add_lengths(lengths, check.trace, check.violations)
     return lengths
+
+
+def _add_lengths(lengths: dict[tuple[str, int], int], trace: Any, located: list) -> None:
+    if trace is UNSET:
+        return
+    for item in located:
+        if item.line is not UNSET and item.line_length is not UNSET:
+            lengths[(trace, item.line)] = item.line_length
