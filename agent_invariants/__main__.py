@@ -1,4 +1,7 @@
 """`python -m agent_invariants` runs the command-line tool."""
-from agent_invariants.cli import main
+try:
+    from agent_invariants.cli import main
+except KeyboardInterrupt:   # Ctrl-C while starting up: no traceback, the usual exit code
+    raise SystemExit(130) from None
 
 main()

@@ -7,15 +7,21 @@ Each trace is checked independently by `check_trace` (a pure function of contrac
 process pool when `jobs > 1`; results come back in input order whatever order workers finish in,
 so the batch report is as deterministic as a single one. A trace that cannot be read becomes a
 `failure` entry (its one-line error) instead of stopping the others.
+
+Folder walks and globs take regular files only (a symlink to one counts): a FIFO named
+`x.jsonl` would block the batch, a device would never end. Neither follows a symlinked folder,
+so a link back up the tree cannot make a walk endless. Ctrl-C (or SIGTERM) ends the workers at
+once rather than letting each finish its trace.
 """
 from __future__ import annotations
 
 import glob
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
+from agent_invariants import _signals
 from agent_invariants.compare import compare_traces
 from agent_invariants.contract import Contract
 from agent_invariants.engine import check_trace
@@ -29,12 +35,17 @@ from agent_invariants.report import (
     CompareBatchReport,
     ContractRef,
 )
+from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
-__all__ = ("TRACE_SUFFIXES", "check_many", "compare_many", "expand_traces", "is_single", "named_traces", "pair_traces")
+__all__ = ("TRACE_SUFFIXES", "check_file_name", "check_many", "compare_many", "expand_traces", "is_single",
+           "named_traces", "pair_traces")
 
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 Progress = Callable[[int], None]
+
+# More processes than this help no one: the work is CPU-bound, and each costs memory.
+_MAX_WORKERS = 4 * (os.cpu_count() or 1)
 
 
 def expand_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[str]:
@@ -61,7 +72,7 @@ def named_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[t
                 raise TraceError(spec, None, f"directory holds no trace files ({', '.join(TRACE_SUFFIXES)})")
             named += [(os.path.relpath(path, spec).replace(os.sep, "/"), path) for path in found]
         elif glob.has_magic(spec):
-            found = sorted(path for path in glob.glob(spec, recursive=True)
+            found = sorted(path for path in _glob(spec)
                            if os.path.isfile(path) and os.path.realpath(path) not in skip)
             if not found:
                 raise TraceError(spec, None, "pattern matches no files")
@@ -81,17 +92,64 @@ def is_single(specs: Sequence[str]) -> bool:
 
 
 def _walk(folder: str) -> Iterable[str]:
+    """Trace files under `folder`: regular files (or links to one), not hidden, with a trace suffix."""
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         for name in files:
-            if name.endswith(TRACE_SUFFIXES) and not name.startswith("."):
-                yield os.path.join(root, name)
+            path = os.path.join(root, name)
+            if name.endswith(TRACE_SUFFIXES) and not name.startswith(".") and os.path.isfile(path):
+                yield path
+
+
+def _glob(pattern: str) -> list[str]:
+    """`glob.glob(pattern, recursive=True)`, except that `**` does not enter symlinked folders:
+    glob's does, and two links back to `.` make its walk exponential. Split at the first `**`,
+    the part before it is globbed as usual, each folder below that (hidden ones aside, as glob
+    does) is walked once, and the rest is matched in each."""
+    parts = pattern.replace(os.sep, "/").split("/")
+    if "**" not in parts:
+        return glob.glob(pattern)
+    at = parts.index("**")
+    head = "/".join(parts[:at]) or ("/" if pattern.startswith("/") else "")
+    rest = "/".join(parts[at + 1:])
+    found: list[str] = []
+    for top in (glob.glob(head) if glob.has_magic(head) else [head]):
+        for folder in _folders(top):
+            if not rest:
+                found += [os.path.join(folder, name) for name in _visible(folder)]
+            else:
+                found += _glob(os.path.join(glob.escape(folder), rest) if folder else rest)
+    return list(dict.fromkeys(found))
+
+
+def _folders(top: str) -> Iterable[str]:
+    """`top` (the current folder when empty) and the folders below it, hidden ones left out,
+    symlinked ones not entered, named as glob names them."""
+    if top and not os.path.isdir(top):
+        return
+    for root, dirs, _ in os.walk(top or os.curdir):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        if top:
+            yield root
+        else:
+            relative = os.path.relpath(root)
+            yield "" if relative == os.curdir else relative
+
+
+def _visible(folder: str) -> list[str]:
+    try:
+        return [name for name in os.listdir(folder or os.curdir) if not name.startswith(".")]
+    except OSError:   # unreadable: glob skips it too
+        return []
 
 
 def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
-               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, progress: Progress | None = None) -> CheckBatchReport:
-    """Check each trace against `contract`; bad traces become failures, the rest reports."""
-    outcomes = _run(_check_one, [(contract, path, max_line_bytes) for path in traces], jobs, progress)
+               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
+               progress: Progress | None = None, line_lengths: bool = False) -> CheckBatchReport:
+    """Check each trace against `contract`; bad traces become failures, the rest reports.
+    `max_violations` and `line_lengths` as for `check_trace`."""
+    outcomes = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths) for path in traces],
+                    jobs, progress)
     reports = [outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)]
     failures = [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)]
     return CheckBatchReport(
@@ -123,10 +181,11 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
 
 
 def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: int = 1,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                 progress: Progress | None = None) -> CompareBatchReport:
-    """Compare each (baseline, candidate) pair under `contract`."""
-    outcomes = _run(_compare_one, [(contract, b, c, max_line_bytes) for b, c in pairs], jobs, progress)
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
+                 progress: Progress | None = None, line_lengths: bool = False) -> CompareBatchReport:
+    """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`)."""
+    outcomes = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths) for b, c in pairs],
+                    jobs, progress)
     reports = [outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)]
     failures = [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)]
     return CompareBatchReport(
@@ -136,32 +195,92 @@ def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: 
         failures=failures)
 
 
-def _check_one(contract: Contract, path: str, max_line_bytes: int) -> Any:
+def check_file_name(path: str) -> None:
+    """Refuse a trace whose file name is not valid UTF-8 (Python reads its undecodable bytes as
+    lone surrogates): a JSON, SARIF or JUnit report could not name it."""
     try:
-        return check_trace(contract, path, max_line_bytes=max_line_bytes)
-    except InputError as exc:
-        return BatchFailure(trace=path, error=str(exc))
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TraceError(path, None, "file name is not valid UTF-8; rename the file to check it") from None
 
 
-def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_bytes: int) -> Any:
+def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool) -> Any:
     try:
-        return compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes)
+        check_file_name(path)
+        return check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
+                           line_lengths=line_lengths)
     except InputError as exc:
-        return BatchFailure(trace=candidate, error=str(exc))
+        return BatchFailure(trace=_as_text(path), error=str(exc))
+
+
+def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_bytes: int, max_violations: int,
+                 line_lengths: bool) -> Any:
+    try:
+        check_file_name(baseline)
+        check_file_name(candidate)
+        return compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes,
+                              max_violations=max_violations, line_lengths=line_lengths)
+    except InputError as exc:
+        return BatchFailure(trace=_as_text(candidate), error=str(exc))
+
+
+def _as_text(path: str) -> str:
+    """`path` with undecodable bytes as `\\udcff` escapes, so any report format can hold it."""
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _run(task: Callable[..., Any], arguments: list[tuple], jobs: int, progress: Progress | None) -> list[Any]:
-    """Results of `task(*a)` for each `a`, in order; in `jobs` processes when that helps."""
-    if jobs <= 1 or len(arguments) <= 1:
-        results = []
-        for args in arguments:
-            results.append(task(*args))
-            if progress:
-                progress(1)
-        return results
-    with ProcessPoolExecutor(max_workers=min(jobs, len(arguments))) as pool:
-        futures = [pool.submit(task, *args) for args in arguments]
+    """Results of `task(*a)` for each `a`, in order; in up to `jobs` processes when that helps
+    (never more than there are tasks, nor more than `_MAX_WORKERS`)."""
+    workers = min(jobs, len(arguments), _MAX_WORKERS)
+    if workers > 1:
+        try:
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_signals.quiet_worker)
+        except (OSError, NotImplementedError):   # no working semaphores (a read-only /dev/shm, say)
+            pass
+        else:
+            return _run_in(pool, task, arguments, progress)
+    results = []
+    for args in arguments:
+        results.append(task(*args))
+        if progress:
+            progress(1)
+    return results
+
+
+def _run_in(pool: ProcessPoolExecutor, task: Callable[..., Any], arguments: list[tuple],
+            progress: Progress | None) -> list[Any]:
+    """`_run` in the worker processes of `pool`. If anything stops the wait (Ctrl-C, SIGTERM),
+    the workers are ended there and then, and no task is left to run."""
+    futures: list[Future] = []
+    try:
+        with _signals.held():   # workers start during the first submit; see quiet_worker
+            for args in arguments:
+                futures.append(pool.submit(task, *args))
         if progress:
             for future in futures:
                 future.add_done_callback(lambda _: progress(1))
-        return [future.result() for future in futures]
+        results = [future.result() for future in futures]
+    except BaseException:
+        _end_workers(pool)
+        raise
+    pool.shutdown()
+    return results
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the tasks not started and terminate the workers. `shutdown` alone would wait for
+    each running task to finish; Python 3.11 has no public way to end the workers (3.14 adds
+    `terminate_workers`), hence the executor's own map of them.
+
+    The executor's thread is not waited for: a worker ended while sending its result can leave
+    that thread waiting for the rest of the message for good. The CLI exits without joining it."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()

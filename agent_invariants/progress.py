@@ -3,9 +3,14 @@
 Drawn only when stderr is a terminal (and not `--quiet`), no more than ten times a second, and
 only once the run has lasted half a second, so quick runs and CI logs never see it. It is erased
 when the run ends. Safe to advance from a worker thread.
+
+The line is written straight to the terminal's descriptor. If the terminal goes away mid-run
+(the write fails), the display stops and the run goes on: a progress line is never worth an
+error, and nothing is left in a buffer to fail again at exit.
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -27,8 +32,9 @@ class Progress:
         self.label = label
         self.unit = unit
         self.done = 0.0
-        self._stream = stream or sys.stderr
-        self._enabled = enabled and self._stream.isatty()
+        stream = stream or sys.stderr
+        self._enabled = enabled and stream is not None and stream.isatty()
+        self._descriptor = stream.fileno() if self._enabled else -1
         self._started = time.monotonic()
         self._drawn_at = 0.0
         self._shown = False
@@ -43,9 +49,7 @@ class Progress:
             if now - self._started < _DELAY or now - self._drawn_at < _INTERVAL:
                 return
             self._drawn_at = now
-            self._stream.write("\r" + self._line() + "\x1b[K")
-            self._stream.flush()
-            self._shown = True
+            self._shown = self._draw("\r" + self._line() + "\x1b[K")
 
     def _line(self) -> str:
         if not self.total:
@@ -63,6 +67,14 @@ class Progress:
     def close(self) -> None:
         with self._lock:
             if self._shown:
-                self._stream.write("\r\x1b[K")
-                self._stream.flush()
+                self._draw("\r\x1b[K")
                 self._shown = False
+
+    def _draw(self, text: str) -> bool:
+        """Write `text` to the terminal; on failure stop drawing. True when it was written."""
+        try:
+            os.write(self._descriptor, text.encode("utf-8"))
+            return True
+        except OSError:
+            self._enabled = False
+            return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
+from agent_invariants._safe import inert
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -26,9 +27,6 @@ from agent_invariants.report import (
 )
 
 __all__ = ("render",)
-
-_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7F, 0xA0)]}
-_CONTROL.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
 
 _GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
 
@@ -105,13 +103,16 @@ def _rule(result: RuleResult, report: CheckReport, paint) -> list[str]:
         tally = ""
     elif result.severity == "error":
         mark = paint("✗", _RED)
-        tally = "  " + _plural(len(result.violations), "error")
+        tally = "  " + _plural(result.violation_count, "error")
     else:
         mark = paint("!", _YELLOW)
-        tally = "  " + _plural(len(result.violations), "warning")
+        tally = "  " + _plural(result.violation_count, "warning")
     lines = [f"{mark} {result.rule_id}  {paint(result.rule_kind, _DIM)}{tally}"]
     for violation in result.violations:
         lines.append(f"    {paint(_where(violation, report), _DIM)}{_inert(violation.message)}")
+    left_out = result.violation_count - len(result.violations)
+    if left_out:
+        lines.append(f"    … and {left_out} more (raise --max-violations to see them)")
     return lines
 
 
@@ -158,5 +159,6 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _inert(text: str) -> str:
-    """`text` with control characters shown as escapes instead of acting on the terminal."""
-    return text.translate(_CONTROL)
+    """`text` with control characters and bidirectional controls shown as escapes instead of
+    acting on the terminal (or reordering what is shown)."""
+    return inert(text)

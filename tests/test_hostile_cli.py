@@ -1,0 +1,509 @@
+"""Hostile surroundings for the CLI: odd --output targets, closed or full standard streams, odd
+files in traced folders, signals, and text that would act on a terminal or forge a log line.
+
+Each case runs the real CLI in a subprocess and checks the exit code, the one escaped line on
+stderr where there is an error, that no traceback is shown, and that no file is left behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from support import contract, events, jsonl
+
+RULES = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+BAD = jsonl(events({"type": "tool.call", "tool": "shell.exec", "call_id": "c"}))
+GOOD = jsonl(events({"type": "tool.call", "tool": "fs.read", "call_id": "c"}))
+ENV = {**os.environ, "NO_COLOR": "1"}
+
+
+def run(folder: Path, *args: str, **options) -> subprocess.CompletedProcess[str]:
+    """The CLI in `folder`; `options` go to subprocess.run (descriptors, preexec_fn, ...)."""
+    options.setdefault("stdout", subprocess.PIPE)
+    options.setdefault("stderr", subprocess.PIPE)
+    options.setdefault("timeout", 60)
+    result = subprocess.run([sys.executable, "-m", "agent_invariants", *args], check=False, cwd=folder, env=ENV,
+                            **options)
+    out = result.stdout.decode("utf-8", "replace") if result.stdout is not None else ""
+    err = result.stderr.decode("utf-8", "replace") if result.stderr is not None else ""
+    assert "Traceback" not in err, err
+    return subprocess.CompletedProcess(result.args, result.returncode, out, err)
+
+
+def one_error(result: subprocess.CompletedProcess[str], message: str) -> None:
+    """Exit 2, nothing on stdout, and exactly `message` as the one line on stderr."""
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"agent-invariants: {message}\n")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A folder holding contract.json and a failing trace.jsonl."""
+    (tmp_path / "contract.json").write_text(json.dumps(RULES))
+    (tmp_path / "trace.jsonl").write_text(BAD)
+    return tmp_path
+
+
+CHECK = ("check", "--contract", "contract.json", "--trace", "trace.jsonl")
+
+
+def names(path: Path) -> list[str]:
+    return sorted(os.listdir(path))
+
+
+SLOW_RULES = contract(*[{"id": f"r{i}", "kind": "deny_tool", "tool": f"*q{i}*"} for i in range(40)])
+
+
+def slow_runs(folder: Path, count: int, *sides: str, size: int = 20000) -> None:
+    """slow.json, and folders `sides` of `count` links each to slow.jsonl: forty globs against
+    `size` distinct tool names (each matched afresh), some tenths of a second per trace."""
+    (folder / "slow.json").write_text(json.dumps(SLOW_RULES))
+    trace = folder / "slow.jsonl"
+    trace.write_text(jsonl(events(*[{"type": "tool.call", "tool": f"tool{n}"} for n in range(size)])))
+    for side in sides:
+        (folder / side).mkdir()
+        for number in range(count):
+            (folder / side / f"t{number:02}.jsonl").symlink_to(trace)
+
+
+# ----------------------------------------------------------------------------------------------
+# --output
+
+
+def test_output_to_a_device_writes_in_place_and_never_replaces_it(folder):
+    """`-o /dev/null` used to rename a temporary file over the device."""
+    before = os.stat("/dev/null")
+    assert stat.S_ISCHR(before.st_mode), "/dev/null was already replaced by something else"
+    assert run(folder, *CHECK, "-o", "/dev/null").returncode == 1
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    expected = run(folder, *CHECK).stdout
+    to_stdout = run(folder, *CHECK, "-o", "/dev/stdout")
+    to_stderr = run(folder, *CHECK, "-o", "/dev/stderr")
+    assert (to_stdout.returncode, to_stdout.stdout, to_stdout.stderr) == (1, expected, "")
+    assert (to_stderr.returncode, to_stderr.stdout, to_stderr.stderr) == (1, "", expected)
+    assert names(folder) == ["contract.json", "trace.jsonl"]
+
+
+def test_output_to_a_fifo_is_written_in_place(folder):
+    os.mkfifo(folder / "report.fifo")
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append((folder / "report.fifo").read_bytes()))
+    reader.start()
+    result = run(folder, *CHECK, "-o", "report.fifo")
+    reader.join(timeout=30)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "")
+    assert received == [run(folder, *CHECK).stdout.encode()]
+    assert stat.S_ISFIFO(os.lstat(folder / "report.fifo").st_mode)
+    assert names(folder) == ["contract.json", "report.fifo", "trace.jsonl"]
+
+
+def test_output_to_stdout_redirected_to_a_file_writes_at_its_offset_like_the_shell(folder):
+    """Replacing the file behind /dev/stdout would lose what the shell writes after us."""
+    cli = f"{sys.executable} -m agent_invariants {' '.join(CHECK)} -o /dev/stdout"
+    command = f"{{ echo before; {cli}; echo after; }} > log"
+    subprocess.run(command, check=False, shell=True, cwd=folder, env=ENV, timeout=60)
+    assert (folder / "log").read_text() == "before\n" + run(folder, *CHECK).stdout + "after\n"
+
+
+def test_output_through_a_symlink_replaces_the_target_and_keeps_the_link(folder):
+    (folder / "reports").mkdir()
+    (folder / "report.txt").symlink_to("reports/latest.txt")   # dangling until the first run
+    for _ in range(2):
+        assert run(folder, *CHECK, "-o", "report.txt").returncode == 1
+        assert os.readlink(folder / "report.txt") == "reports/latest.txt"
+        assert (folder / "reports/latest.txt").read_text() == run(folder, *CHECK).stdout
+    assert names(folder / "reports") == ["latest.txt"]
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_output_file_gets_the_mode_the_umask_gives(folder, umask, mode):
+    """mkstemp makes 0600 files; a report is an ordinary file."""
+    assert run(folder, *CHECK, "-o", "report.txt", preexec_fn=lambda: os.umask(umask)).returncode == 1
+    assert stat.S_IMODE(os.stat(folder / "report.txt").st_mode) == mode
+
+
+def test_an_existing_output_file_keeps_its_mode(folder):
+    report = folder / "report.txt"
+    report.write_text("old")
+    report.chmod(0o640)
+    assert run(folder, *CHECK, "-o", "report.txt").returncode == 1
+    assert stat.S_IMODE(os.stat(report).st_mode) == 0o640
+    assert report.read_text() == run(folder, *CHECK).stdout
+
+
+def test_output_into_a_missing_folder_or_onto_a_folder_is_refused(folder):
+    """A missing folder is not created: a typo should not scatter reports."""
+    (folder / "out").mkdir()
+    one_error(run(folder, *CHECK, "-o", "missing/report.txt"), "missing/report.txt: cannot write: no such folder")
+    one_error(run(folder, *CHECK, "-o", "out"), "out: is a directory")
+    one_error(run(folder, *CHECK, "-o", "trace.jsonl/report.txt"),
+              "trace.jsonl/report.txt: cannot write: Not a directory")
+    assert names(folder) == ["contract.json", "out", "trace.jsonl"] and names(folder / "out") == []
+
+
+def test_output_onto_an_input_is_refused_and_the_input_kept(folder):
+    """`-o trace.jsonl` is a typo for `-t`; writing there would destroy the trace."""
+    one_error(run(folder, "check", "-c", "contract.json", "-t", ".", "-o", "trace.jsonl"),
+              "trace.jsonl: is also an input (./trace.jsonl); refusing to overwrite it")
+    (folder / "link.jsonl").symlink_to("trace.jsonl")
+    one_error(run(folder, *CHECK, "-o", "trace.jsonl"),
+              "trace.jsonl: is also an input (trace.jsonl); refusing to overwrite it")
+    one_error(run(folder, *CHECK, "-o", "contract.json"),
+              "contract.json: is also an input (contract.json); refusing to overwrite it")
+    one_error(run(folder, "check", "-c", "contract.json", "-t", "link.jsonl", "-o", "trace.jsonl"),
+              "trace.jsonl: is also an input (link.jsonl); refusing to overwrite it")
+    one_error(run(folder, "summary", "-t", "trace.jsonl", "-o", "link.jsonl"),
+              "link.jsonl: is also an input (trace.jsonl); refusing to overwrite it")
+    assert (folder / "trace.jsonl").read_text() == BAD
+    assert json.loads((folder / "contract.json").read_text()) == RULES
+
+
+def test_a_write_error_names_the_file_and_leaves_the_old_report_whole(folder):
+    """/dev/full fails every write; a file-size limit makes a regular file fail half-way, as a
+    full disk would (Python ignores SIGXFSZ, so the write reports EFBIG)."""
+    one_error(run(folder, *CHECK, "-o", "/dev/full"), "/dev/full: cannot write: No space left on device")
+    (folder / "report.txt").write_text("the previous report\n")
+    limited = run(folder, *CHECK, "-f", "json", "-o", "report.txt",
+                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200)))
+    one_error(limited, "report.txt: cannot write: File too large")
+    assert (folder / "report.txt").read_text() == "the previous report\n"
+    assert names(folder) == ["contract.json", "report.txt", "trace.jsonl"]
+
+
+# ----------------------------------------------------------------------------------------------
+# standard streams: full, closed, broken
+
+
+EVERY_COMMAND = [
+    pytest.param(CHECK, id="check"),
+    pytest.param(("compare", "-c", "contract.json", "-b", "trace.jsonl", "-k", "trace.jsonl"), id="compare"),
+    pytest.param(("check", "-c", "contract.json", "-t", "."), id="check-batch"),
+    pytest.param(("validate", "-c", "contract.json"), id="validate"),
+    pytest.param(("summary", "-t", "trace.jsonl"), id="summary"),
+    pytest.param(("explain",), id="explain"),
+    pytest.param(("explain", "deny_tool"), id="explain-kind"),
+    pytest.param(("init", "new"), id="init"),
+    pytest.param(("--version",), id="--version"),
+    pytest.param(("--help",), id="--help"),
+    pytest.param(("check", "--help"), id="check--help"),
+    pytest.param((), id="no-arguments"),
+]
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND)
+def test_a_full_stdout_is_exit_2_with_one_line(folder, args):
+    with open("/dev/full", "wb") as full:
+        one_error(run(folder, *args, stdout=full), "standard output: cannot write: No space left on device")
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND)
+def test_a_closed_stdout_is_exit_2_with_one_line(folder, args):
+    """Started with `>&-`, Python has no sys.stdout at all."""
+    one_error(run(folder, *args, stdout=None, preexec_fn=lambda: os.close(1)), "standard output is closed")
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND)
+def test_a_pipe_closed_before_writing_is_exit_2_never_1(folder, args):
+    """Exit 1 means "violations found" to CI; a reader that went away is not that."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        one_error(run(folder, *args, stdout=writer), "standard output: cannot write: Broken pipe")
+    finally:
+        os.close(writer)
+
+
+def test_a_pipe_closed_while_writing_is_exit_2(folder):
+    """`agent-invariants check ... | head -c 10` with a report far larger than a pipe holds."""
+    (folder / "trace.jsonl").write_text(jsonl(events(*[{"type": "tool.call", "tool": "shell.x"}] * 5000)))
+    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", *CHECK, "-f", "json"], cwd=folder,
+                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.read(10) == b'{\n  "schem'
+    process.stdout.close()
+    _, errors = process.communicate(timeout=60)
+    assert (process.returncode, errors) == (2, b"agent-invariants: standard output: cannot write: Broken pipe\n")
+
+
+def test_a_closed_stderr_keeps_errors_off_stdout(folder):
+    result = run(folder, "check", "-c", "contract.json", "-t", "missing.jsonl", stderr=None,
+                 preexec_fn=lambda: os.close(2))
+    assert (result.returncode, result.stdout) == (2, "")
+
+
+@pytest.mark.parametrize("args", [("check", "-c", "contract.json", "-t", "-"), ("summary", "-t", "-")])
+def test_a_closed_stdin_is_an_error_not_an_empty_trace(folder, args):
+    """An empty trace would pass; with `<&-` there is no trace at all."""
+    result = run(folder, *args, stdin=None, preexec_fn=lambda: os.close(0))
+    one_error(result, "<stdin>: cannot read: standard input is closed")
+
+
+def test_a_progress_display_whose_terminal_goes_away_does_not_stop_the_run(folder):
+    """The progress line goes to a terminal; closing the terminal mid-run makes its writes fail."""
+    slow_runs(folder, 10, "runs")
+    terminal, stderr = os.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", "check", "-c", "slow.json",
+                                "-t", "runs", "-j", "2", "-f", "json"], cwd=folder, env=ENV,
+                               stdout=subprocess.PIPE, stderr=stderr)
+    os.close(stderr)
+    assert b"checking traces" in os.read(terminal, 1000)   # the display started
+    os.close(terminal)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0
+    assert json.loads(output)["traces"] == 10
+
+
+# ----------------------------------------------------------------------------------------------
+# folder walks and globs
+
+
+def test_folder_walks_take_regular_files_only(folder):
+    """A FIFO named like a trace used to block the batch; sockets and broken links are skipped
+    too; a link to a regular file is followed; a link back up the tree is not walked."""
+    runs = folder / "runs"
+    (runs / "sub").mkdir(parents=True)
+    (runs / "a.jsonl").write_text(GOOD)
+    os.mkfifo(runs / "fifo.jsonl")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(runs / "sub" / "socket.jsonl"))
+    (runs / "broken.jsonl").symlink_to("nowhere.jsonl")
+    (runs / "linked.jsonl").symlink_to("../trace.jsonl")
+    (runs / "sub" / "up").symlink_to("..")
+    try:
+        for spec in ("runs", "runs/**/*.jsonl", "runs/*.jsonl"):
+            result = run(folder, "check", "-c", "contract.json", "-t", spec, "-f", "json", timeout=30)
+            assert result.returncode == 1, result.stderr
+            assert [report["trace"] for report in json.loads(result.stdout)["reports"]] == [
+                "runs/a.jsonl", "runs/linked.jsonl"]
+    finally:
+        listener.close()
+
+
+def test_a_recursive_glob_does_not_follow_symlink_loops(folder):
+    """Two links back to `.` made glob's `**` walk exponential (2^40 paths)."""
+    runs = folder / "runs"
+    (runs / "deep").mkdir(parents=True)
+    (runs / "deep" / "b.jsonl").write_text(GOOD)
+    (runs / "a.jsonl").write_text(GOOD)
+    (runs / "left").symlink_to(".")
+    (runs / "right").symlink_to(".")
+    started = time.monotonic()
+    result = run(folder, "check", "-c", "contract.json", "-t", "runs/**/*.jsonl", "-f", "json")
+    assert time.monotonic() - started < 30
+    assert result.returncode == 0, result.stderr
+    assert [report["trace"] for report in json.loads(result.stdout)["reports"]] == ["runs/a.jsonl",
+                                                                                   "runs/deep/b.jsonl"]
+
+
+def test_a_file_name_that_is_not_utf8_is_named_and_refused(folder):
+    """Its undecodable bytes cannot go into a JSON report; the others are still checked."""
+    (folder / "runs").mkdir()
+    (folder / "runs" / "ok.jsonl").write_text(GOOD)
+    Path(os.fsdecode(bytes(folder / "runs") + b"/bad\xff.jsonl")).write_text(GOOD)
+    result = run(folder, "check", "-c", "contract.json", "-t", "runs", "-f", "json")
+    assert result.returncode == 2
+    assert result.stderr == ("agent-invariants: runs/bad\\udcff.jsonl: file name is not valid UTF-8; "
+                             "rename the file to check it\n")
+    report = json.loads(result.stdout)
+    assert [r["trace"] for r in report["reports"]] == ["runs/ok.jsonl"]
+    assert [f["trace"] for f in report["failures"]] == ["runs/bad\\udcff.jsonl"]
+
+
+# ----------------------------------------------------------------------------------------------
+# devices as traces, --jobs
+
+
+def peak_memory(folder: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run the CLI from a small wrapper that prints the child's peak memory (bytes) on stdout and
+    passes its stderr and exit code through."""
+    wrapper = ("import resource, subprocess, sys\n"
+               "done = subprocess.run([sys.executable, '-m', 'agent_invariants', *sys.argv[1:]])\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+               "sys.exit(done.returncode)\n")
+    measured = subprocess.run([sys.executable, "-c", wrapper, *args], check=False, cwd=folder, env=ENV,
+                              capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in measured.stderr, measured.stderr
+    return measured, int(measured.stdout)
+
+
+def test_dev_zero_as_a_trace_is_bounded_by_the_line_limit(folder):
+    result, memory = peak_memory(folder, "check", "-c", "contract.json", "-t", "/dev/zero")
+    assert result.returncode == 2
+    assert result.stderr.startswith("agent-invariants: /dev/zero:1: line is at least ")
+    assert "over the 1,048,576-byte limit" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert memory < 150 << 20, memory
+
+
+def test_dev_urandom_as_a_trace_is_one_error_naming_it(folder):
+    result = run(folder, "check", "-c", "contract.json", "-t", "/dev/urandom", timeout=30)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("agent-invariants: /dev/urandom:") and len(result.stderr.splitlines()) == 1
+
+
+def test_jobs_zero_is_a_usage_error(folder):
+    result = run(folder, "check", "-c", "contract.json", "-t", ".", "--jobs", "0")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("agent-invariants: Invalid value for '--jobs'") and result.stderr.count("\n") == 1
+
+
+def processes(*, parent: int | None = None, group: int | None = None) -> list[str]:
+    """Ids of the processes (zombies included) with this parent or in this process group."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                _, parent_id, group_id = handle.read().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if str(parent) == parent_id or str(group) == group_id:
+            found.append(entry)
+    return found
+
+
+def test_huge_jobs_start_a_bounded_number_of_workers(folder):
+    """--jobs 100000 on 20 traces once started 20 processes (on 100000 traces, 100000)."""
+    slow_runs(folder, 20, "runs", size=5000)
+    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", "check", "-c", "slow.json",
+                                "-t", "runs", "-j", "100000", "-f", "json", "-o", "report.json"], cwd=folder,
+                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = []
+    while process.poll() is None:
+        seen.append(len(processes(parent=process.pid)))
+        time.sleep(0.05)
+    assert process.communicate(timeout=60) == (b"", b"") and process.returncode == 0
+    assert json.loads((folder / "report.json").read_text())["traces"] == 20
+    assert 1 <= max(seen) <= 4 * os.cpu_count(), seen
+
+
+# ----------------------------------------------------------------------------------------------
+# Ctrl-C and SIGTERM
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("args", [
+    pytest.param(("check", "-c", "slow.json", "-t", "runs", "-j", "2"), id="check"),
+    pytest.param(("compare", "-c", "slow.json", "-b", "runs", "-k", "other", "-j", "2"), id="compare"),
+])
+def test_a_signal_stops_a_batch_at_once_leaving_no_file_or_process(folder, args, signum, code):
+    """The workers used to finish the whole queue first; the signal reaches the whole group, as
+    Ctrl-C at a terminal does."""
+    slow_runs(folder, 40, "runs", "other")
+    before = names(folder)
+    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", *args, "-f", "json", "-o", "report.json"],
+                               cwd=folder, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    time.sleep(1.5)   # the workers are busy: the batch takes several seconds
+    assert process.poll() is None, "the batch ended before the signal: make the traces longer"
+    sent = time.monotonic()
+    os.killpg(process.pid, signum)
+    output, errors = process.communicate(timeout=30)
+    assert time.monotonic() - sent < 5
+    assert (process.returncode, output, errors) == (code, b"", b"")
+    assert names(folder) == before
+    time.sleep(0.2)
+    assert processes(group=process.pid) == []
+
+
+def test_ctrl_c_outside_a_batch_exits_130(folder):
+    """Ctrl-C while the reader waits for a FIFO's writer: 130, nothing printed, no traceback."""
+    os.mkfifo(folder / "pipe.jsonl")
+    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", "check", "-c", "contract.json",
+                                "-t", "pipe.jsonl"], cwd=folder, env=ENV, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(1)
+    assert process.poll() is None
+    os.killpg(process.pid, signal.SIGINT)
+    assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130
+
+
+def test_ctrl_c_during_a_side_by_side_compare_exits_130(folder):
+    """A baseline of 8 MiB or more is checked in a second process beside the candidate."""
+    slow_runs(folder, 0, size=160000)
+    assert os.path.getsize(folder / "slow.jsonl") > 8 << 20
+    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", "compare", "-c", "slow.json",
+                                "-b", "slow.jsonl", "-k", "slow.jsonl", "-j", "2"], cwd=folder, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(1.5)
+    assert process.poll() is None, "the compare ended before the signal: make it slower"
+    sent = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130
+    assert time.monotonic() - sent < 5
+    time.sleep(0.2)
+    assert processes(group=process.pid) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# terminal and log injection
+
+
+HOSTILE = "x\x1b[2J\x1b]0;title\x07\r\nagent-invariants: all good\u202e\u2066\x9b"
+SHOWN = "x\\x1b[2J\\x1b]0;title\\x07\\r\\nagent-invariants: all good\\u202e\\u2066\\x9b"
+
+
+def test_hostile_file_names_from_a_folder_are_escaped_on_stderr_and_in_text(folder):
+    (folder / "runs").mkdir()
+    (folder / "runs" / f"{HOSTILE}.jsonl").write_text("not json\n")
+    (folder / "runs" / "ok.jsonl").write_text(GOOD)
+    result = run(folder, "check", "-c", "contract.json", "-t", "runs")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"agent-invariants: runs/{SHOWN}.jsonl:1: invalid JSON")
+    assert f"ERROR  runs/{SHOWN}.jsonl\n" in result.stdout
+    assert not any(char in result.stdout for char in "\x1b\x07\r\u202e\u2066\x9b")
+
+
+def test_hostile_contract_keys_stay_one_escaped_line_each_and_are_cut(folder):
+    rules = [{"id": "a", "kind": "deny_tool", "tool": "x", HOSTILE: 1},
+             {"id": "b", "kind": "deny_tool", "tool": "x", "k" * 5000: 1}]
+    (folder / "contract.json").write_text(json.dumps(contract(*rules)))
+    result = run(folder, "validate", "-c", "contract.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    first, second = result.stderr.splitlines()
+    assert first == f"agent-invariants: contract.json:1: $.rules[0].{SHOWN}: unknown field"
+    path = "$.rules[1]." + "k" * 5000
+    assert second == f"agent-invariants: contract.json:1: {path[:200]}…: unknown field"
+
+
+def test_hostile_names_in_options_and_arguments_are_escaped(folder):
+    missing = run(folder, "check", "-c", f"{HOSTILE}.json", "-t", "trace.jsonl")
+    one_error(missing, f"{SHOWN}.json: no such file")
+    fmt = run(folder, *CHECK, "--format", HOSTILE)
+    assert (fmt.returncode, fmt.stdout) == (2, "") and fmt.stderr.count("\n") == 1
+    assert SHOWN in fmt.stderr and "\x1b" not in fmt.stderr
+    kind = run(folder, "explain", HOSTILE)
+    assert (kind.returncode, kind.stdout) == (2, "") and kind.stderr.count("\n") == 1 and "\x1b" not in kind.stderr
+    output = run(folder, *CHECK, "-o", f"missing-{HOSTILE}/report.txt")
+    one_error(output, f"missing-{SHOWN}/report.txt: cannot write: no such folder")
+
+
+def test_harmless_non_ascii_names_are_kept_as_they_are(folder):
+    name = "café-日本-🎉.jsonl"
+    one_error(run(folder, "check", "-c", "contract.json", "-t", name), f"{name}: no such file")
+
+
+# ----------------------------------------------------------------------------------------------
+# init
+
+
+def test_init_refuses_a_dangling_symlink_and_a_path_under_a_file(folder):
+    (folder / "new").mkdir()
+    (folder / "new" / "agent-invariants.json").symlink_to("/nowhere/else")
+    one_error(run(folder, "init", "new"), "new/agent-invariants.json: already exists; refusing to overwrite it")
+    assert names(folder / "new") == ["agent-invariants.json"]
+    one_error(run(folder, "init", "trace.jsonl/new"), "trace.jsonl/new: cannot write: Not a directory")
+    assert names(folder) == ["contract.json", "new", "trace.jsonl"]
+
+
+def test_init_escapes_the_folder_it_names(folder):
+    result = run(folder, "init", "x\x1b[31m")
+    assert result.returncode == 0 and "\x1b" not in result.stdout
+    assert result.stdout.splitlines()[0] == "Created x\\x1b[31m/agent-invariants.json"
