@@ -22,22 +22,50 @@ error (`isError`) whose text names the place, such as `contract: $.rules[2].tool
 a description of an agent's rules into a v1 contract; `protect-behavior-change` (no arguments, the
 Node tool's prompt) asks it to do so for the agent at hand before a change, then compare runs.
 
-The SDK is imported only by `build_server()` and `serve()`, so this module (and the package)
-imports without the extra. Unlike the Node.js tool, summarize also checks that `seq` increases.
+The server reads no files: a contract's `extends` may name the shipped packs
+(`agent-invariants:<pack>`) but no paths, and that refusal reads the same whether a path exists
+or not; no reply names a file or an absolute path.
+
+Every request gets an answer. The wire is read here, not by the SDK's stdio transport, which
+drops lines it cannot decode: a line that is not JSON is answered `-32700 Parse error`, one that
+is not a JSON-RPC 2.0 message (a batch, no `"jsonrpc": "2.0"`, an `id` that is neither a string
+nor an integer, `params` that is not an object) `-32600 Invalid Request`, with the request's id
+when it can be read, else `null`. A request is at most `MAX_REQUEST_BYTES` (32 MiB) of JSON,
+nests at most `MAX_REQUEST_NESTING` (504) levels deep, so that events and contracts nest as deep
+as in files (500 levels, counted from the event or the contract), and holds at most
+`MAX_REQUEST_VALUES` (4,000,000) commas, colons and opening brackets, which bounds the objects
+that decoding it builds (they take up to 20 times the size of their JSON); past a limit it is
+answered `-32600` without being decoded (its id read from its first 64 KiB), and a line past the
+size limit is never held in memory whole. Lone surrogate escapes (`"\\ud800"`) read as U+FFFD,
+as in trace files, so every reply is valid UTF-8. Tool calls run one at a time. When the client
+closes standard input, the server answers the requests it has read, then exits; if the client
+stops reading, it exits.
+
+The SDK is imported only by `build_server()`, `serve()` and `serve_connection()`, so this module
+(and the package) imports without the extra. Unlike the Node.js tool, summarize also checks that
+`seq` increases.
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import copy
 import functools
+import gc
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
 from agent_invariants import __version__
+from agent_invariants._js import replace_lone_surrogates
 from agent_invariants.errors import InputError
+from agent_invariants.events import MAX_NESTING, too_deep_at
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -45,23 +73,36 @@ if TYPE_CHECKING:
 __all__ = (
     "CHANGE_PROMPT_NAME",
     "INSTRUCTIONS",
+    "INTERNAL_ERROR",
+    "INVALID_REQUEST",
     "MAX_EVENTS",
+    "MAX_REQUEST_BYTES",
+    "MAX_REQUEST_NESTING",
+    "MAX_REQUEST_VALUES",
+    "PARSE_ERROR",
     "PROMPT_NAME",
     "SERVER_NAME",
     "TOOLS",
     "ArgumentError",
+    "Oversized",
+    "RequestError",
     "ToolSpec",
     "build_server",
     "change_prompt",
     "contract_prompt",
+    "read_message",
     "run_tool",
     "sdk_available",
     "serve",
+    "serve_connection",
     "tool_specs",
 )
 
 SERVER_NAME = "agent-invariants"
 MAX_EVENTS = 100_000
+MAX_REQUEST_BYTES = 32 << 20   # about 100,000 events of 300 bytes; past it, use the command line
+MAX_REQUEST_NESTING = MAX_NESTING + 4   # an event in a request: {params: {arguments: {events: [event]}}}
+MAX_REQUEST_VALUES = 4_000_000   # each takes up to ~60 bytes decoded: 100,000 events of up to 40 values each
 PROMPT_NAME = "write-contract"
 CHANGE_PROMPT_NAME = "protect-behavior-change"
 
@@ -88,15 +129,18 @@ make worse than the old one?
 - {SUMMARIZE}: counts for a run (tools used, failures, approvals, outcomes), no contract needed.
 
 Every tool is read-only: contracts and events are passed as JSON values, never as paths, and no \
-tool reads files or uses the network. At most {MAX_EVENTS:,} events per trace per call; check \
-longer traces from files with the command line (`agent-invariants check --contract C --trace T`). \
-Bad input is a tool error naming the place, e.g. `contract: $.rules[2].tool: ...` or \
+tool reads files or uses the network (`extends` may name shipped packs, \
+`agent-invariants:<pack>`, but no paths). At most {MAX_EVENTS:,} events per trace and \
+{MAX_REQUEST_BYTES >> 20} MiB of JSON per call; check longer traces from files with the command \
+line (`agent-invariants check --contract C --trace T`). Bad input is a tool error naming the \
+place, e.g. `contract: $.rules[2].tool: ...` or \
 `events[3]: $.seq: must be strictly increasing, got 2 after 5`; fix it and call again.
 """
 
 _READ_ONLY = ("Read-only and deterministic: it reads only its arguments (never files or the network), "
               "changes nothing, and the same input always gives the same result.")
-_LIMIT = (f"At most {MAX_EVENTS:,} events per trace; check longer traces from files with the command line "
+_LIMIT = (f"At most {MAX_EVENTS:,} events per trace and {MAX_REQUEST_BYTES >> 20} MiB of JSON per call; "
+          "check longer traces from files with the command line "
           "(`agent-invariants check`), which streams them.")
 _CONTRACT_ERROR = "`contract: $.rules[2].tool: ...` for the contract"
 
@@ -323,9 +367,11 @@ def _json_type(value: Any) -> str:
 
 
 def _contract(value: dict[str, Any]):
+    """The contract argument, loaded without touching the filesystem: `extends` may name shipped
+    packs (`agent-invariants:<pack>`) but no paths, so no reply can tell what files exist."""
     from agent_invariants.contract import load_contract
 
-    return load_contract(value, name="contract")
+    return load_contract(value, name="contract", pack_paths=False)
 
 
 def _trace(events: list[Any], name: str):
@@ -482,6 +528,216 @@ def _options(rule: type) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------
+# the wire: one JSON-RPC message per line (no SDK needed)
+
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+_CHUNK = 1 << 16
+_HEAD = 1 << 16
+
+
+class RequestError(Exception):
+    """A line that is no message the server can hand on; `reply()` is the JSON-RPC error
+    response that answers it (with the request's id when one can be read, else null)."""
+
+    def __init__(self, code: int, message: str, request_id: int | str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+    def reply(self) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self.request_id, "error": {"code": self.code, "message": self.message}}
+
+
+class Oversized(NamedTuple):
+    """A line longer than the limit: its first `_HEAD` bytes at most (to find its id), its size
+    and the limit."""
+
+    head: bytes
+    size: int
+    limit: int
+
+
+class _Lines:
+    """The lines of what `read(size)` returns (without their newline), none held longer than
+    `limit` bytes: the rest of a longer line is read and dropped, and it comes out `Oversized`."""
+
+    def __init__(self, read: Callable[[int], bytes], limit: int = MAX_REQUEST_BYTES) -> None:
+        self._read = read
+        self._limit = limit
+        self._buffer = bytearray()
+
+    def next(self) -> bytes | Oversized | None:
+        """The next line, or None at the end of input."""
+        scanned = 0
+        while True:
+            end = self._buffer.find(b"\n", scanned)
+            if end > self._limit or (end < 0 and len(self._buffer) > self._limit):
+                return self._skip_line()
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[:end + 1]
+                return line
+            scanned = len(self._buffer)
+            chunk = self._read(_CHUNK)
+            if not chunk:
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                return line or None
+            self._buffer += chunk
+
+    def _skip_line(self) -> Oversized:
+        end = self._buffer.find(b"\n")
+        if end >= 0:
+            head = bytes(self._buffer[:min(end, _HEAD)])
+            del self._buffer[:end + 1]
+            return Oversized(head, end, self._limit)
+        head, size = bytes(self._buffer[:_HEAD]), len(self._buffer)
+        self._buffer.clear()
+        while chunk := self._read(_CHUNK):
+            end = chunk.find(b"\n")
+            if end >= 0:
+                self._buffer += chunk[end + 1:]
+                return Oversized(head, size + end, self._limit)
+            size += len(chunk)
+        return Oversized(head, size, self._limit)
+
+
+_DECODER = msgspec.json.Decoder(float_hook=float)   # 1e400 is valid JSON: read it as inf, as JSON.parse does
+
+
+def read_message(line: bytes | Oversized) -> dict[str, Any] | None:
+    """One line as a JSON-RPC message object (None for a blank line), its envelope checked.
+    Raises `RequestError` for a line too long or too deep (`Invalid Request`), one that is not
+    JSON (`Parse error`) or not a JSON-RPC 2.0 message (`Invalid Request`). Lone surrogate
+    escapes are read as U+FFFD, as in traces, so every string can be written back as UTF-8."""
+    if isinstance(line, Oversized):
+        raise RequestError(INVALID_REQUEST, f"Invalid Request: {line.size:,} bytes, over the limit of "
+                                             f"{line.limit:,} per request", _top_level_id(line.head))
+    if not line.strip(b" \t\r"):   # JSON's whitespace (a CRLF line ends in \r)
+        return None
+    data = replace_lone_surrogates(line)
+    if _too_many_values(data):   # first: counting is quick, and it bounds the depth scan's time too
+        raise RequestError(INVALID_REQUEST, f"Invalid Request: more than {MAX_REQUEST_VALUES:,} commas, colons "
+                                            "and opening brackets (the limit per request)", _top_level_id(data[:_HEAD]))
+    if too_deep_at(data, MAX_REQUEST_NESTING) is not None:
+        raise _too_deep(data)
+    try:
+        with _collector_paused():
+            message = _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise RequestError(PARSE_ERROR, f"Parse error: {_syntax_problem(exc)}") from None
+    except RecursionError:   # not below the limit, but a caller deep in its own stack might see it
+        raise _too_deep(data) from None
+    _check_envelope(message)
+    return message
+
+
+def _too_many_values(data: bytes) -> bool:
+    """Whether the JSON `data` may hold more than `MAX_REQUEST_VALUES` values and keys, counted
+    as its commas, colons and opening brackets (in strings too: counting only those outside
+    strings costs a scan in Python). Decoding builds objects many times larger than their JSON
+    (`[],` is 3 bytes, an empty list 56 plus its slot), so they are counted before decoding."""
+    return sum(data.count(char) for char in (b",", b":", b"[", b"{")) > MAX_REQUEST_VALUES
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Decoded JSON holds no cycles, but building millions of lists and dicts would start the
+    cyclic garbage collector over and over (two thirds of the time of a large request)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _too_deep(data: bytes) -> RequestError:
+    return RequestError(INVALID_REQUEST, f"Invalid Request: nested more than {MAX_REQUEST_NESTING} levels deep",
+                        _top_level_id(data[:_HEAD]))
+
+
+def _syntax_problem(exc: msgspec.DecodeError) -> str:
+    text = str(exc).removeprefix("JSON is malformed: ")
+    found = re.search(r"\(byte (\d+)\)", text)
+    if found:
+        text = text.replace(found.group(0), f"(column {int(found.group(1)) + 1})")
+    return "the JSON ends before the value is complete" if text == "Input data was truncated" else text
+
+
+def _check_envelope(message: Any) -> None:
+    """A JSON-RPC 2.0 request, notification or response, or `RequestError` (MCP sends no batches)."""
+    if isinstance(message, list):
+        raise RequestError(INVALID_REQUEST, "Invalid Request: batches are not supported; send one "
+                                            "JSON-RPC message per line" if message else
+                                            "Invalid Request: an empty array")
+    if not isinstance(message, dict):
+        raise RequestError(INVALID_REQUEST, f"Invalid Request: expected a JSON-RPC message object, got "
+                                            f"{_json_type(message)}")
+    request_id = _usable_id(message.get("id"))
+    if message.get("jsonrpc") != "2.0":
+        raise RequestError(INVALID_REQUEST, 'Invalid Request: $.jsonrpc: must be "2.0"', request_id)
+    if "id" in message and request_id is None:
+        raise RequestError(INVALID_REQUEST, "Invalid Request: $.id: must be a string or an integer")
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            raise RequestError(INVALID_REQUEST, "Invalid Request: $.method: must be a string", request_id)
+        if message.get("params") is not None and not isinstance(message["params"], dict):
+            raise RequestError(INVALID_REQUEST, "Invalid Request: $.params: must be an object", request_id)
+    elif request_id is None or ("result" in message) == ("error" in message):
+        raise RequestError(INVALID_REQUEST, "Invalid Request: $: neither a request (no `method`) nor a "
+                                            "response (`id` and one of `result` and `error`)", request_id)
+    elif "result" in message and not isinstance(message["result"], dict):
+        raise RequestError(INVALID_REQUEST, "Invalid Request: $.result: must be an object", request_id)
+    elif "error" in message and not _is_error_object(message["error"]):
+        raise RequestError(INVALID_REQUEST, "Invalid Request: $.error: must be an object with an integer "
+                                            "`code` and a string `message`", request_id)
+
+
+def _is_error_object(error: Any) -> bool:
+    return (isinstance(error, dict) and isinstance(error.get("code"), int) and not isinstance(error["code"], bool)
+            and isinstance(error.get("message"), str))
+
+
+def _usable_id(value: Any) -> int | str | None:
+    """A request id as MCP allows it (a string or an integer), else None."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+# a string (one cut off at the end of the data runs to the end), a punctuator, or a bare value
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}:,]|[^\s\[\]{}:,"]+')
+
+
+def _top_level_id(data: bytes) -> int | str | None:
+    """The `id` of the JSON object that `data` starts (the start of a line too long or too deep
+    to decode), if it stands in `data` at the object's top level; else None."""
+    tokens = (token.group() for token in _TOKEN.finditer(data))
+    if next(tokens, None) != b"{":
+        return None
+    depth, recent = 1, (b"", b"")
+    for text in tokens:
+        if depth == 1 and recent == (b'"id"', b":"):
+            try:
+                return _usable_id(msgspec.json.decode(replace_lone_surrogates(text)))
+            except msgspec.DecodeError:
+                return None
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+            if not depth:
+                return None
+        elif depth == 1:
+            recent = (recent[1], text)
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
 # the server (needs the SDK)
 
 
@@ -526,14 +782,22 @@ def build_server() -> Server:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
+    one_at_a_time = anyio.CapacityLimiter(1)   # calls are CPU-bound: running them together only adds memory
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in _HANDLERS:
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"unknown tool {params.name!r}; the tools are {', '.join(TOOLS)}")
         try:
-            structured, text = await anyio.to_thread.run_sync(run_tool, params.name, params.arguments)
+            structured, text = await anyio.to_thread.run_sync(run_tool, params.name, params.arguments,
+                                                              limiter=one_at_a_time)
         except InputError as exc:
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+        except Exception as exc:  # noqa: BLE001 - a bug: one line on stderr, an error reply, and serving goes on
+            print(f"agent-invariants: internal error in {params.name}: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            raise MCPError(code=types.INTERNAL_ERROR,
+                           message=f"internal error in {params.name} ({type(exc).__name__})") from None
         # the JSON itself first (as the Node tool returns it, and as the MCP spec asks of tools with
         # structured content), then the readable text
         as_json = msgspec.json.format(msgspec.json.encode(structured), indent=2).decode()
@@ -585,14 +849,176 @@ def build_server() -> Server:
 
 
 def serve() -> None:
-    """Serve MCP on standard input and output until the client closes the connection."""
+    """Serve MCP on standard input and output until the client closes its end (and every request
+    read has its answer)."""
     import anyio
-    from mcp.server.stdio import stdio_server
 
     server = build_server()
+    with _claimed_stdio() as (wire_in, wire_out):
+        anyio.run(serve_connection, server, _reader(wire_in), _writer(wire_out))
 
-    async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+@contextlib.contextmanager
+def _claimed_stdio() -> Iterator[tuple[int, int]]:
+    """Standard input and output for JSON-RPC alone: while serving, the wire is on private
+    descriptors, fd 0 reads nothing and fd 1 writes to standard error, so nothing else in the
+    process (a stray print, a library's warning) can take a request or corrupt a reply."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    os.dup2(2, 1)
+    try:
+        yield wire_in, wire_out
+    finally:
+        sys.stdout.flush()
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
+        os.close(wire_in)
+        os.close(wire_out)
+
+
+def _reader(fd: int) -> Callable[[int], bytes]:
+    """Read up to `size` bytes from `fd`; a descriptor that fails to read ends the input."""
+
+    def read(size: int) -> bytes:
+        try:
+            return os.read(fd, size)
+        except OSError:
+            return b""
+    return read
+
+
+def _writer(fd: int) -> Callable[[bytes], None]:
+    """Write all of `data` to `fd` (a pipe may take it in parts)."""
+
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    return write
+
+
+async def serve_connection(server: Server, read: Callable[[int], bytes], write: Callable[[bytes], None], *,
+                           max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+    """Serve one connection: JSON-RPC lines from `read(size)` (bytes; empty at the end), replies
+    to `write(line)`. Both block, so they run in worker threads. Lines the SDK cannot take are
+    answered here (see `read_message`; a line over `max_request_bytes` is never held whole); the
+    rest go to `server`. At the end of input the
+    connection stays open until every request read has been answered: the SDK would cancel the
+    calls still running. A client that stops reading (a broken pipe) ends the connection."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+
+    to_server, server_in = anyio.create_memory_object_stream[Any](0)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+    unanswered = _Unanswered()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read_requests, _Lines(read, max_request_bytes), to_server, server_out.clone(), unanswered)
+        group.start_soon(_write_replies, from_server, write, unanswered, group.cancel_scope)
+        async with server_out:
+            await server.run(server_in, server_out, server.create_initialization_options())
+
+
+class _Unanswered:
+    """The requests handed to the SDK and not answered yet (by id, counted: ids may repeat)."""
+
+    def __init__(self) -> None:
+        self._ids: collections.Counter[str] = collections.Counter()
+        self._changed: Any = None
+
+    def add(self, request_id: int | str) -> None:
+        self._ids[str(request_id)] += 1
+
+    def settle(self, request_id: object) -> None:
+        """Answered, or cancelled by the client (then the SDK sends no answer)."""
+        key = str(request_id)
+        if key in self._ids:
+            self._ids[key] -= 1
+            if not self._ids[key]:
+                del self._ids[key]
+        if self._changed is not None:
+            self._changed.set()
+
+    async def all_settled(self) -> None:
+        import anyio
+
+        while self._ids:
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+
+async def _read_requests(lines: _Lines, to_server: Any, replies: Any, unanswered: _Unanswered) -> None:
+    """Hand each line to the SDK as a message, or answer it with its error; at the end of input,
+    wait for the answers, then close the SDK's input (which ends the connection)."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    async with to_server, replies:
+        while (item := await anyio.to_thread.run_sync(_next_message, lines, abandon_on_cancel=True)) is not _END:
+            if isinstance(item, RequestError):
+                await replies.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(item.reply())))
+                continue
+            if isinstance(item, types.JSONRPCRequest):
+                unanswered.add(item.id)
+            elif isinstance(item, types.JSONRPCNotification) and item.method == "notifications/cancelled":
+                unanswered.settle((item.params or {}).get("requestId"))
+            await to_server.send(SessionMessage(item))
+        await unanswered.all_settled()
+
+
+_END = object()
+
+
+def _next_message(lines: _Lines) -> Any:
+    """The next message as the SDK's model, a `RequestError` answering the line, or `_END`."""
+    import mcp_types as types
+    import pydantic
+
+    while True:
+        line = lines.next()
+        if line is None:
+            return _END
+        try:
+            message = read_message(line)
+            if message is None:
+                continue
+            try:
+                return types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+            except pydantic.ValidationError:   # what `_check_envelope` lets through, the SDK takes
+                raise RequestError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message",
+                                   _usable_id(message.get("id"))) from None
+        except RequestError as error:
+            return error
+
+
+async def _write_replies(from_server: Any, write: Callable[[bytes], None], unanswered: _Unanswered,
+                         scope: Any) -> None:
+    """Write each reply as one line; a reply that cannot be written as JSON becomes an internal
+    error for its request. A closed pipe ends the connection quietly."""
+    import anyio
+    import mcp_types as types
+
+    async with from_server:
+        async for session_message in from_server:
+            message = session_message.message
+            data = _encoded(message)
+            try:
+                await anyio.to_thread.run_sync(write, data + b"\n")
+            except OSError:   # the client has gone
+                scope.cancel()
+                return
+            if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                unanswered.settle(message.id)
+
+
+def _encoded(message: Any) -> bytes:
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    except ValueError:   # pydantic's serialization error: too deep, or not UTF-8
+        request_id = getattr(message, "id", None)
+        problem = RequestError(INTERNAL_ERROR, "Internal error: the reply could not be written as JSON",
+                               request_id)
+        return msgspec.json.encode(problem.reply())

@@ -1,0 +1,445 @@
+"""The MCP server under hostile input: every request answered, no file read, bounded resources.
+
+Lines no MCP client would send (broken JSON, batches, wrong types, lone surrogates, nesting past
+the limit, a line of 100 MB) are written raw to `agent-invariants serve`'s standard input, which
+is then closed at once: every request read must still be answered, with the JSON-RPC error code
+and the request's id when it can be read, and a valid call after them must still work. The rest
+goes through the SDK's own client. The server runs under a wrapper process that reports its peak
+memory, and standard error must never hold a traceback.
+
+Before this was fixed, the SDK's transport dropped every line it could not decode without an
+answer (so a client waiting for it hung), dropped values nested 250 levels deep in tool arguments,
+and cancelled calls still running when input ended; `extends` read any path a client named and
+told whether it existed.
+"""
+from __future__ import annotations
+
+import functools
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from support import EXAMPLES, REPO
+
+from agent_invariants.events import MAX_NESTING
+from agent_invariants.mcp_server import (
+    MAX_REQUEST_BYTES,
+    MAX_REQUEST_NESTING,
+    MAX_REQUEST_VALUES,
+    TOOLS,
+    build_server,
+    serve_connection,
+)
+
+CHECK, SUMMARIZE, VALIDATE = ("agent_invariants_check_trace", "agent_invariants_summarize_trace",
+                              "agent_invariants_validate_contract")
+MIB = 1024 * 1024
+BASELINE_MIB = 150   # the interpreter, the SDK and pydantic take about 70
+EVENTS = [{"seq": 1, "type": "tool.call", "tool": "kb.search"}, {"seq": 2, "type": "tool.result", "tool": "kb.search"}]
+
+# Runs the server as its only child and writes the child's peak memory (KiB) to a file at the end:
+# measured in the test process, the test's own size would count (Linux keeps it across `exec`).
+_WRAPPER = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
+            "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); "
+            "sys.exit(code)")
+
+
+def server_command(peak_file: Path) -> list[str]:
+    return [sys.executable, "-c", _WRAPPER, str(peak_file), sys.executable, "-m", "agent_invariants", "serve"]
+
+
+def peak_mib(peak_file: Path) -> float:
+    return int(peak_file.read_text()) / 1024
+
+
+# ----------------------------------------------------------------------------------------------
+# raw lines
+
+
+def request(request_id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})}
+    return json.dumps(message).encode()
+
+
+def call(request_id: Any, tool: str, arguments: dict[str, Any]) -> bytes:
+    return request(request_id, "tools/call", {"name": tool, "arguments": arguments})
+
+
+OPENING = [
+    request("init", "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                   "clientInfo": {"name": "raw", "version": "0"}}),
+    b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+]
+
+
+class Exchange(NamedTuple):
+    replies: list[dict[str, Any]]   # in the order written, the answer to `initialize` left out
+    stdout: bytes
+    stderr: str
+    peak_mib: float
+
+
+def exchange(tmp_path: Path, lines: list[bytes] | Iterator[bytes]) -> Exchange:
+    """Open a session, write `lines` (a list of lines, or an iterator of raw pieces with their
+    newlines), close standard input at once, and read everything the server writes until it exits."""
+    peak_file = tmp_path / "peak"
+    with subprocess.Popen(server_command(peak_file), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        try:
+            written = [*(line + b"\n" for line in OPENING), *([line + b"\n" for line in lines]
+                                                                if isinstance(lines, list) else lines)]
+            stdout, stderr = proc.communicate(b"".join(written), timeout=120)
+        finally:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    replies = [json.loads(line) for line in stdout.splitlines()]   # a line that is not JSON fails here
+    assert replies[0]["id"] == "init" and "result" in replies[0], replies[0]
+    return Exchange(replies[1:], stdout, stderr.decode(), peak_mib(peak_file))
+
+
+def answer(replies: list[dict[str, Any]], request_id: Any) -> dict[str, Any]:
+    """The one reply with this id."""
+    found = [reply for reply in replies if reply["id"] == request_id]
+    assert len(found) == 1, (request_id, replies)
+    return found[0]
+
+
+def error_of(replies: list[dict[str, Any]], request_id: Any) -> tuple[int, str]:
+    reply = answer(replies, request_id)
+    assert "result" not in reply, reply
+    return reply["error"]["code"], reply["error"]["message"]
+
+
+def structured(reply: dict[str, Any]) -> dict[str, Any]:
+    assert "error" not in reply and reply["result"].get("isError") is not True, reply
+    return reply["result"]["structuredContent"]
+
+
+def test_every_line_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
+    """Each line that is no valid message gets one error reply; the valid call after them works."""
+    lines_and_errors = [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": ', None, -32700,
+         "Parse error: the JSON ends before the value is complete"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping",}', None, -32700, "Parse error: trailing comma in object"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "p\xffng"}', None, -32700, "Parse error: Invalid UTF-8"),
+        (b"[]", None, -32600, "Invalid Request: an empty array"),
+        (b'[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]', None, -32600, "Invalid Request: batches are not"),
+        (b'"tools/list"', None, -32600, "Invalid Request: expected a JSON-RPC message object, got a string"),
+        (b'{"id": 3}', 3, -32600, 'Invalid Request: $.jsonrpc: must be "2.0"'),
+        (b'{"jsonrpc": "1.0", "id": "four", "method": "ping"}', "four", -32600, "Invalid Request: $.jsonrpc"),
+        (b'{"jsonrpc": "2.0", "id": 5.5, "method": "ping"}', None, -32600,
+         "Invalid Request: $.id: must be a string or an integer"),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', None, -32600, "Invalid Request: $.id"),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', None, -32600, "Invalid Request: $.id"),
+        (b'{"jsonrpc": "2.0", "id": 6, "method": 7}', 6, -32600, "Invalid Request: $.method: must be a string"),
+        (b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": [1]}', 8, -32600,
+         "Invalid Request: $.params: must be an object"),
+        (b'{"jsonrpc": "2.0", "id": 9}', 9, -32600, "Invalid Request: $: neither a request"),
+        (b'{"jsonrpc": "2.0", "id": 10, "result": 5}', 10, -32600, "Invalid Request: $.result: must be an object"),
+        (b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": 12}}', 11, -32602,
+         "Invalid request parameters"),
+        (b'{"jsonrpc": "2.0", "id": 13, "method": "no/such/method"}', 13, -32601, "Method not found"),
+        (call(14, "agent_invariants_check", {}), 14, -32602, "unknown tool 'agent_invariants_check'"),
+    ]
+    ping = b'{"jsonrpc": "2.0", "method": "notifications/ping"}'   # a notification: never answered
+    lines = [line for line, *_ in lines_and_errors] + [b"", b"  \r", ping, call(15, SUMMARIZE, {"events": EVENTS})]
+    done = exchange(tmp_path, lines)
+
+    assert "Traceback" not in done.stderr, done.stderr
+    assert len(done.replies) == len(lines_and_errors) + 1
+    unnamed = iter(reply for reply in done.replies if reply["id"] is None)   # answered in the order read
+    for line, request_id, code, message in lines_and_errors:
+        reply = answer(done.replies, request_id) if request_id is not None else next(unnamed)
+        assert (reply["error"]["code"], reply["error"]["message"][:len(message)]) == (code, message), line
+    assert structured(answer(done.replies, 15))["tools"] == ["kb.search"]
+
+
+def test_lone_surrogates_anywhere_are_read_as_replacement_characters(tmp_path: Path) -> None:
+    """A `\\ud800` escape in an id, a tool name or an event reads as U+FFFD, as in trace files, and
+    every reply is valid UTF-8 (a lone surrogate cannot be written as UTF-8 at all)."""
+    lone = "\ud800"
+    events = [{"seq": 1, "type": "tool.call", "tool": f"pay{lone}"}, {"seq": 2, "type": f"note{lone}"}]
+    contract = {"version": 1, "name": f"c{lone}", "rules": [{"id": "x", "kind": "deny_tool", "tool": f"pay{lone}"}]}
+    lines = [json.dumps(raw).encode() for raw in (  # json.dumps writes each lone surrogate as `\ud800`
+        {"jsonrpc": "2.0", "id": f"id-{lone}", "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": f"x{lone}", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": SUMMARIZE, "arguments": {"events": events}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": CHECK, "arguments": {"contract": contract, "events": events}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": SUMMARIZE, "arguments": {"events": [
+            {"seq": 1, "type": f"a{lone}", f"key{lone}": [lone]}]}}},
+    )]
+    done = exchange(tmp_path, lines)
+
+    done.stdout.decode("utf-8")   # strict: raises on anything that is not UTF-8
+    assert "Traceback" not in done.stderr, done.stderr
+    assert answer(done.replies, "id-\ufffd")["result"] == {}
+    assert error_of(done.replies, 1) == (-32602, f"unknown tool 'x\ufffd'; the tools are {', '.join(TOOLS)}")
+    assert structured(answer(done.replies, 2))["tools"] == ["pay\ufffd"]
+    report = structured(answer(done.replies, 3))
+    assert (report["contract"]["name"], report["passed"], report["violations"][0]["event_seq"]) == ("c\ufffd", False, 1)
+    assert structured(answer(done.replies, 4))["events"] == 1
+
+
+def nested_event(levels: int) -> dict[str, Any]:
+    """An event whose JSON nests `levels` deep, the event object itself being level 1."""
+    value: Any = {"down": "bottom"}
+    for _ in range(levels - 1):
+        value = {"down": value}
+    return {"seq": 1, "type": "deep", **value}
+
+
+def test_nesting_as_deep_as_a_trace_file_allows_works_and_deeper_is_refused(tmp_path: Path) -> None:
+    """A trace file's events may nest 500 levels deep; so may a tool call's. One level more is an
+    Invalid Request naming the limit, however deep it goes, and the session goes on. Brackets in
+    strings do not count, and finding that out takes linear time."""
+    assert MAX_REQUEST_NESTING == MAX_NESTING + 4   # {"params": {"arguments": {"events": [event]}}}
+    lines = [call(1, SUMMARIZE, {"events": [nested_event(MAX_NESTING)]}),
+             call(2, SUMMARIZE, {"events": [nested_event(MAX_NESTING + 1)]}),
+             b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+             b'{"id": 4, "params": ' + b"[" * 100_000,
+             call(5, VALIDATE, {"contract": with_extra(nested_event(MAX_NESTING - 3))}),
+             call(6, VALIDATE, {"contract": with_extra(nested_event(MAX_NESTING - 2))}),
+             call(7, SUMMARIZE, {"events": EVENTS}),
+             # escaped quotes, then brackets, in a string never closed: the depth scan once took
+             # hours on this (it retried the string at every quote)
+             b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"x": "' + b'\\"' * 100_000 + b"[" * 600]
+    done = exchange(tmp_path, lines)
+
+    assert "Traceback" not in done.stderr, done.stderr
+    assert structured(answer(done.replies, 1))["events"] == 1
+    too_deep = (-32600, f"Invalid Request: nested more than {MAX_REQUEST_NESTING} levels deep")
+    assert error_of(done.replies, 2) == too_deep
+    assert error_of(done.replies, 3) == too_deep
+    assert error_of(done.replies, 4) == too_deep   # the id is read from the start of the line
+    # in a contract, as in a contract file: the contract is level 1, its rules 2, a rule 3
+    assert tool_error(answer(done.replies, 5)) == "contract: $.rules[0].extra: unknown field"
+    assert tool_error(answer(done.replies, 6)) == f"contract: nested more than {MAX_NESTING} levels deep"
+    assert structured(answer(done.replies, 7))["events"] == 2
+    assert error_of(done.replies, None) == (-32700, "Parse error: the JSON ends before the value is complete")
+
+
+def with_extra(value: Any) -> dict[str, Any]:
+    return {"version": 1, "name": "c", "rules": [{"id": "x", "kind": "stop_is_final", "extra": value}]}
+
+
+def tool_error(reply: dict[str, Any]) -> str:
+    assert reply["result"]["isError"] is True, reply
+    (block,) = reply["result"]["content"]
+    return block["text"]
+
+
+def test_a_line_over_the_size_limit_is_refused_without_being_held(tmp_path: Path) -> None:
+    """100 MB on one line: answered Invalid Request with its id, in bounded memory (the server
+    never holds more than the limit of it); the next line is read as usual."""
+    size = 100 * MIB
+
+    def lines() -> Iterator[bytes]:
+        yield b'{"jsonrpc": "2.0", "id": "big", "method": "tools/call", "params": {"name": "x", "data": "'
+        for _ in range(size // MIB):
+            yield b"x" * MIB
+        yield b'"}}\n'
+        yield call(2, SUMMARIZE, {"events": EVENTS}) + b"\n"
+
+    done = exchange(tmp_path, lines())
+    assert "Traceback" not in done.stderr, done.stderr
+    code, message = error_of(done.replies, "big")
+    assert code == -32600
+    assert message.startswith("Invalid Request: 104,857,6") and message.endswith(
+        f"bytes, over the limit of {MAX_REQUEST_BYTES:,} per request"), message
+    assert structured(answer(done.replies, 2))["events"] == 2
+    assert done.peak_mib < BASELINE_MIB + MAX_REQUEST_BYTES / MIB * 2, done.peak_mib
+
+
+def test_millions_of_tiny_values_are_refused_before_decoding_and_fewer_fit_in_memory(tmp_path: Path) -> None:
+    """`[],` is 3 bytes of JSON and over 60 bytes decoded: 30 MB of them took 840 MB and 45 s.
+    Past `MAX_REQUEST_VALUES` commas, colons and brackets a request is refused undecoded; one of
+    half as many is served in bounded memory."""
+    def empty_lists(count: int) -> bytes:
+        return b"[" + b"[]," * (count - 1) + b"[]]"
+
+    under = MAX_REQUEST_VALUES // 4   # each `[],` is an opening bracket and a comma
+    lines = [b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": ' + empty_lists(MAX_REQUEST_VALUES) + b"}}",
+             call(2, SUMMARIZE, {"events": [{"seq": 1, "type": "a", "data": {"x": "PLACE"}}]}).replace(
+                 b'"PLACE"', empty_lists(under))]
+    done = exchange(tmp_path, lines)
+
+    assert "Traceback" not in done.stderr, done.stderr
+    refusal = f"Invalid Request: more than {MAX_REQUEST_VALUES:,} commas, colons and opening brackets (the limit per request)"
+    assert error_of(done.replies, 1) == (-32600, refusal)
+    assert structured(answer(done.replies, 2))["events"] == 1
+    assert done.peak_mib < 400, done.peak_mib
+
+
+def serve_in_process(data: bytes, max_request_bytes: int) -> list[dict[str, Any]]:
+    """The replies `serve_connection` writes for `data`, served in this process with a small limit."""
+    replies: list[bytes] = []
+    anyio.run(functools.partial(serve_connection, build_server(), io.BytesIO(data).read, replies.append,
+                                max_request_bytes=max_request_bytes))
+    return [json.loads(reply) for reply in replies]
+
+
+def test_the_id_of_a_line_over_the_limit_comes_from_that_line_alone() -> None:
+    """Found by fuzzing: the start of a line over the limit, kept to find its id, ran on into the
+    next line, so a cut-off request could be answered with an id read from the line after it."""
+    cut_off = b'{"jsonrpc": "2.0", "id": ' + b" " * 100
+    replies = serve_in_process(cut_off + b'\n7, "method": "ping"}\n{"jsonrpc": "2.0", "id": 8, "method": "ping"}\n',
+                               max_request_bytes=64)
+    assert [(reply["id"], reply.get("error", {}).get("code")) for reply in replies] == [
+        (None, -32600), (None, -32700), (8, None)]
+    assert replies[0]["error"]["message"] == "Invalid Request: 125 bytes, over the limit of 64 per request"
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:
+    with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        try:
+            for line in [*OPENING, call(1, SUMMARIZE, {"events": EVENTS}), request(2, "tools/list")]:
+                proc.stdin.write(line + b"\n")
+            proc.stdin.close()
+        except BrokenPipeError:   # the server may already have gone
+            pass
+        assert proc.wait(timeout=60) == 0
+        stderr = proc.stderr.read().decode()
+    assert "Traceback" not in stderr, stderr
+
+
+# ----------------------------------------------------------------------------------------------
+# through the SDK's client
+
+
+@asynccontextmanager
+async def session_of(command: list[str], stderr: list[str]) -> AsyncIterator[ClientSession]:
+    """A session with a fresh server started by `command`; on exit, its standard error is added to
+    `stderr`, and must hold no traceback."""
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read_stream, write_stream), \
+                ClientSession(read_stream, write_stream) as session:
+            await session.initialize()
+            yield session
+        errlog.seek(0)
+        stderr.append(errlog.read())
+    assert "Traceback" not in stderr[-1], stderr[-1]
+
+
+@asynccontextmanager
+async def measured_session(tmp_path: Path) -> AsyncIterator[tuple[ClientSession, Path]]:
+    """A session with a fresh server under the memory wrapper, and the file its peak goes to."""
+    peak_file = tmp_path / "peak"
+    async with session_of(server_command(peak_file), []) as session:
+        yield session, peak_file
+
+
+def run(scenario: Callable[[], Awaitable[None]], seconds: float) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(seconds):
+            await scenario()
+
+    anyio.run(bounded)
+
+
+async def timed_call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = await session.call_tool(tool, arguments)
+    return result, time.monotonic() - started
+
+
+# Serves MCP with an audit hook that reports, on standard error, every file opened whose name is
+# one of those in argv[1]: Python reports every `open()` to audit hooks, whoever calls it.
+_WATCHING_OPENS = ("import os, sys\n"
+                   "watched = set(sys.argv[1].split(','))\n"
+                   "def report(event, args):\n"
+                   "    if event == 'open' and isinstance(args[0], str) and os.path.basename(args[0]) in watched:\n"
+                   "        print('OPENED', args[0], file=sys.stderr)\n"
+                   "sys.addaudithook(report)\n"
+                   "from agent_invariants.cli import main\n"
+                   "main(['serve'])\n")
+
+
+def test_extends_by_path_is_refused_alike_whether_the_file_exists_or_not() -> None:
+    """Only shipped packs, by name: a path is refused before any file is touched, with one message
+    for every path, so a client learns nothing about the server's files. No file named in a
+    request is opened (`$schema` neither); a shipped pack is (the check that the watch works)."""
+    existing = [str(EXAMPLES / "refund-desk" / "contract.json"), "examples/refund-desk/contract.json", "/etc/hostname",
+                str(REPO / "rules" / "tool-hygiene.json"), str(REPO)]
+    missing = [str(REPO / "no-such-pack.json"), "no-such-pack.json", "../../no/such/file.json", "agent-invariants"]
+    watched = "contract.json,hostname,tool-hygiene.json,no-such-pack.json,file.json,payments.json"
+
+    def contract(extends: str) -> dict[str, Any]:
+        return {"$schema": "/etc/hostname", "version": 1, "name": "c", "extends": [extends],
+                "rules": [{"id": "x", "kind": "stop_is_final"}]}
+
+    stderr: list[str] = []
+
+    async def scenario() -> None:
+        async with session_of([sys.executable, "-c", _WATCHING_OPENS, watched], stderr) as session:
+            messages = set()
+            for path in existing + missing:
+                for tool, arguments in ((VALIDATE, {}), (CHECK, {"events": EVENTS})):
+                    result = await session.call_tool(tool, {"contract": contract(path), **arguments})
+                    assert result.is_error, (path, result)
+                    messages.add(result.content[0].text)
+            refusal = "contract: $.extends[0]: packs can only be named as agent-invariants:<pack> here; files are not read"
+            assert messages == {refusal}
+            shipped = await session.call_tool(VALIDATE, {"contract": contract("agent-invariants:payments")})
+            assert not shipped.is_error and len(shipped.structured_content["contract"]["rules"]) > 1
+
+    run(scenario, seconds=60)
+    opened = [line.split(" ", 1)[1] for line in stderr[0].splitlines() if line.startswith("OPENED ")]
+    assert [os.path.basename(path) for path in opened] == ["payments.json"], opened
+
+
+def test_a_call_over_the_size_limit_gets_an_error_not_silence(tmp_path: Path) -> None:
+    """The SDK's client writes the id first, so even a request too long to decode is answered by id."""
+    events = [{"seq": seq, "type": "tool.call", "tool": "t", "args": {"text": "x" * 400}} for seq in range(90_000)]
+    assert len(json.dumps(events)) > MAX_REQUEST_BYTES
+
+    async def scenario() -> None:
+        async with measured_session(tmp_path) as (session, _):
+            with pytest.raises(MCPError, match="over the limit of 33,554,432 per request") as refused:
+                await session.call_tool(SUMMARIZE, {"events": events})
+            assert refused.value.error.code == -32600
+            result, _ = await timed_call(session, SUMMARIZE, {"events": events[:1000]})
+            assert result.structured_content["events"] == 1000
+
+    run(scenario, seconds=120)
+
+
+def test_hostile_calls_take_seconds_and_bounded_memory(tmp_path: Path) -> None:
+    """Calls that once took gigabytes or minutes: quadratically many violations from a 57 KB
+    request, globs full of `*`, and 100,000 events of long strings (25 MB, near the limit)."""
+    stops = [{"seq": seq, "type": "control.stop"} for seq in range(2000)]
+    stop_rule = {"version": 1, "name": "stops", "rules": [{"id": "stop", "kind": "stop_is_final"}]}
+    stars = {"version": 1, "name": "stars", "rules": [{"id": f"g{n}", "kind": "deny_tool", "tool": "*a" * 120 + "*b"}
+                                                      for n in range(50)]}
+    long_tools = [{"seq": seq, "type": "tool.call", "tool": "a" * 500} for seq in range(2000)]
+    many = [{"seq": seq, "type": "tool.call", "tool": f"tool.{seq % 1000}", "call_id": "c" * 200}
+            for seq in range(100_000)]
+
+    async def scenario() -> None:
+        async with measured_session(tmp_path) as (session, peak_file):
+            result, took = await timed_call(session, CHECK, {"contract": stop_rule, "events": stops})
+            report = result.structured_content
+            assert (report["error_count"], len(report["violations"]), took < 10) == (1_999_000, 1000, True), took
+            result, took = await timed_call(session, CHECK, {"contract": stars, "events": long_tools})
+            assert (result.structured_content["passed"], took < 10) == (True, True), took
+            result, took = await timed_call(session, SUMMARIZE, {"events": many})
+            assert (result.structured_content["tool_calls"], took < 10) == (100_000, True), took
+        assert peak_mib(peak_file) < 400, peak_mib(peak_file)
+
+    run(scenario, seconds=120)
