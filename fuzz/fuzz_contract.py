@@ -66,9 +66,9 @@ def _round_trip(contract) -> None:
         try:
             reloaded = load_contract(again)
         except InputError as exc:
-            raise _fuzzcommon.OracleMismatch(f"the normalised contract does not load again: {exc}") from None
+            raise _fuzzcommon.OracleMismatch("round-trip", f"the normalised contract does not load again: {exc}") from None
         if reloaded.to_dict() != normal:
-            raise _fuzzcommon.OracleMismatch("normalising twice changed the contract")
+            raise _fuzzcommon.OracleMismatch("round-trip", "normalising twice changed the contract")
 
 
 def TestOneInput(data: bytes) -> None:

@@ -130,8 +130,11 @@ def _check_one(contract, data: bytes):
         return None
     for render in (render_json.render, render_text.render, render_junit.render, render_markdown.render):
         render(report)
-    if report.error_count + report.warning_count != len(report.violations):
+    total = sum(result.violation_count for result in report.results)
+    if report.error_count + report.warning_count != total:
         raise _fuzzcommon.OracleMismatch("counts", "error_count + warning_count is not the number of violations")
+    if total != len(report.violations) and report.violations_total != total:
+        raise _fuzzcommon.OracleMismatch("counts", "violations were left out without violations_total saying so")
     if report.passed != (report.error_count == 0):
         raise _fuzzcommon.OracleMismatch("counts", "passed disagrees with error_count")
     return report
@@ -219,10 +222,27 @@ def _expected_lines(data: bytes, count: int) -> list[int]:
     return found[:count]
 
 
+def _expected_lengths(data: bytes, lines: list[int]) -> list[int]:
+    """The length of each event's line in UTF-16 code units, without its line end."""
+    physical = data.decode("utf-8", "surrogateescape").split("\n")
+    found = []
+    for line in lines:
+        text = physical[line - 1]
+        text = text[:-1] if text.endswith("\r") else text
+        found.append(len(text.encode("utf-16-le", "surrogatepass")) // 2)
+    return found
+
+
 def _oracles(data: bytes, reports) -> None:
     events, lines = _read_events(data, None)
     if lines != _expected_lines(data, len(events)):
         raise _fuzzcommon.OracleMismatch("lines", f"{lines} differ from {_expected_lines(data, len(events))}")
+    measured = TraceFile(data, line_lengths=True)
+    for _batch in measured.batches():
+        pass
+    lengths = measured.line_lengths_of(range(len(events)))
+    if [lengths.get(index) for index in range(len(events))] != _expected_lengths(data, lines):
+        raise _fuzzcommon.OracleMismatch("line-lengths", "the lengths learnt while reading differ from a count")
     if len(events) != reports[0].summary.events:
         raise _fuzzcommon.OracleMismatch("event-count", f"{len(events)} events read, report says {reports[0].summary.events}")
     encoded = [msgspec.json.encode(event) for event in events]
