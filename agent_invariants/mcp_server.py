@@ -14,9 +14,10 @@ trace has no file, so no `trace` and no `line` keys). Its text content is that J
 indented, first, as the Node tool returns it, for clients that do not read structured content),
 then a short rendering for reading (for check and compare, the CLI's text report). Input
 schemas are generated from the `Contract` and `Event` structs, their property descriptions from
-the structs' field docstrings; output schemas from the report structs. The tools are read-only and deterministic: they take JSON
-values, never paths, and touch neither the filesystem nor the network. Bad input (a contract that
-does not validate, a bad event, `seq` not strictly increasing, more than 100,000 events) is a tool
+the structs' field docstrings; output schemas from the report structs. The tools are read-only
+and deterministic: they take JSON values, never paths, and touch neither the filesystem nor the
+network. Bad input (a contract that does not validate, a bad event, `seq` not strictly
+increasing, more than 100,000 events, more rules times events than `MAX_RULE_EVENTS`) is a tool
 error (`isError`) whose text names the place, such as `contract: $.rules[2].tool: ...` or
 `events[3]: $.seq: ...`; the server keeps serving. The prompt `write-contract` helps a model turn
 a description of an agent's rules into a v1 contract; `protect-behavior-change` (no arguments, the
@@ -76,6 +77,7 @@ __all__ = (
     "INTERNAL_ERROR",
     "INVALID_REQUEST",
     "MAX_EVENTS",
+    "MAX_RULE_EVENTS",
     "MAX_REQUEST_BYTES",
     "MAX_REQUEST_NESTING",
     "MAX_REQUEST_VALUES",
@@ -103,6 +105,12 @@ MAX_EVENTS = 100_000
 MAX_REQUEST_BYTES = 32 << 20   # about 100,000 events of 300 bytes; past it, use the command line
 MAX_REQUEST_NESTING = MAX_NESTING + 4   # an event in a request: {params: {arguments: {events: [event]}}}
 MAX_REQUEST_VALUES = 4_000_000   # each takes up to ~60 bytes decoded: 100,000 events of up to 40 values each
+MAX_RULE_EVENTS = 10_000_000
+"""Rules times events of one trace, at most, per call. A check asks each rule about each new kind
+of event and hands each rule the events it wants, so its time grows with both: 10,000 rules
+against 1,000 events of 1,000 different tools is about ten seconds. Past this product a call is
+refused (the command line has no such limit): 100 rules with 100,000 events, or 10,000 rules
+with 1,000 events, still fit."""
 PROMPT_NAME = "write-contract"
 CHANGE_PROMPT_NAME = "protect-behavior-change"
 
@@ -130,16 +138,17 @@ make worse than the old one?
 
 Every tool is read-only: contracts and events are passed as JSON values, never as paths, and no \
 tool reads files or uses the network (`extends` may name shipped packs, \
-`agent-invariants:<pack>`, but no paths). At most {MAX_EVENTS:,} events per trace and \
-{MAX_REQUEST_BYTES >> 20} MiB of JSON per call; check longer traces from files with the command \
-line (`agent-invariants check --contract C --trace T`). Bad input is a tool error naming the \
-place, e.g. `contract: $.rules[2].tool: ...` or \
+`agent-invariants:<pack>`, but no paths). At most {MAX_EVENTS:,} events per trace, \
+{MAX_RULE_EVENTS:,} rules times events, and {MAX_REQUEST_BYTES >> 20} MiB of JSON per call; check \
+longer traces from files with the command line (`agent-invariants check --contract C --trace T`). \
+Bad input is a tool error naming the place, e.g. `contract: $.rules[2].tool: ...` or \
 `events[3]: $.seq: must be strictly increasing, got 2 after 5`; fix it and call again.
 """
 
 _READ_ONLY = ("Read-only and deterministic: it reads only its arguments (never files or the network), "
               "changes nothing, and the same input always gives the same result.")
-_LIMIT = (f"At most {MAX_EVENTS:,} events per trace and {MAX_REQUEST_BYTES >> 20} MiB of JSON per call; "
+_LIMIT = (f"At most {MAX_EVENTS:,} events per trace, {MAX_RULE_EVENTS:,} rules times events and "
+          f"{MAX_REQUEST_BYTES >> 20} MiB of JSON per call; "
           "check longer traces from files with the command line "
           "(`agent-invariants check`), which streams them.")
 _CONTRACT_ERROR = "`contract: $.rules[2].tool: ...` for the contract"
@@ -389,11 +398,22 @@ def _validate(args: dict[str, Any]) -> tuple[Any, str]:
     return {"valid": True, "contract": contract.to_dict()}, "\n".join(lines) + "\n"
 
 
+def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
+    """`contract`, unless checking it against one of the traces is more work than a call may take."""
+    for name, events in traces:
+        if len(contract.rules) * len(events) > MAX_RULE_EVENTS:
+            raise ArgumentError(
+                f"{name}: {len(contract.rules):,} rules times {len(events):,} events is over the limit of "
+                f"{MAX_RULE_EVENTS:,} per call; check it from files with `agent-invariants check`")
+    return contract
+
+
 def _check(args: dict[str, Any]) -> tuple[Any, str]:
     from agent_invariants.engine import check_trace
     from agent_invariants.render import text
 
-    report = check_trace(_contract(args["contract"]), _trace(args["events"], "events"))
+    contract = _within_budget(_contract(args["contract"]), ("events", args["events"]))
+    report = check_trace(contract, _trace(args["events"], "events"))
     return report, text.render(report)
 
 
@@ -401,8 +421,9 @@ def _compare(args: dict[str, Any]) -> tuple[Any, str]:
     from agent_invariants.compare import compare_traces
     from agent_invariants.render import text
 
-    report = compare_traces(_contract(args["contract"]), _trace(args["baseline"], "baseline"),
-                            _trace(args["candidate"], "candidate"))
+    contract = _within_budget(_contract(args["contract"]), ("baseline", args["baseline"]),
+                              ("candidate", args["candidate"]))
+    report = compare_traces(contract, _trace(args["baseline"], "baseline"), _trace(args["candidate"], "candidate"))
     return report, text.render(report)
 
 

@@ -443,3 +443,27 @@ def test_hostile_calls_take_seconds_and_bounded_memory(tmp_path: Path) -> None:
         assert peak_mib(peak_file) < 400, peak_mib(peak_file)
 
     run(scenario, seconds=120)
+
+
+def test_more_rules_times_events_than_a_call_may_take_is_refused_before_checking(tmp_path: Path) -> None:
+    """Time grows with rules times events (each rule is asked about each new kind of event): a
+    contract of 10,000 rules against 2,000 calls of different tools took 15 to 30 seconds per call.
+    Past `MAX_RULE_EVENTS` the call is refused at once; the command line has no such limit."""
+    rules = [{"id": f"r{n}", "kind": "deny_tool", "tool": f"forbidden.{n}.*"} for n in range(10_000)]
+    contract = {"version": 1, "name": "many-rules", "rules": rules}
+    calls = [{"seq": seq, "type": "tool.call", "tool": f"tool.{seq}"} for seq in range(2_000)]
+
+    async def scenario() -> None:
+        async with measured_session(tmp_path) as (session, _):
+            result, took = await timed_call(session, CHECK, {"contract": contract, "events": calls})
+            assert result.is_error and took < 10, took
+            assert result.content[0].text == (
+                "events: 10,000 rules times 2,000 events is over the limit of 10,000,000 per call; "
+                "check it from files with `agent-invariants check`")
+            result, _ = await timed_call(session, "agent_invariants_compare_traces",
+                                         {"contract": contract, "baseline": calls[:10], "candidate": calls})
+            assert result.is_error and result.content[0].text.startswith("candidate: 10,000 rules times 2,000 events")
+            result, _ = await timed_call(session, CHECK, {"contract": contract, "events": calls[:100]})
+            assert result.structured_content["passed"] is True
+
+    run(scenario, seconds=120)
