@@ -9,6 +9,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 
 __all__ = (
+    "ASTRAL_LEADS",
     "JS_WHITESPACE",
     "MORE",
     "first_significant",
@@ -53,11 +54,12 @@ def utf16_len_of_utf8(data: bytes) -> int:
     if data.isascii():
         return len(data)
     units = len(data.translate(None, _CONTINUATION_BYTES))
-    return units + sum(data.count(lead) for lead in _ASTRAL_LEADS if lead in data)
+    return units + sum(data.count(lead) for lead in ASTRAL_LEADS if lead in data)
 
 
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
-_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+"""The bytes that start a four-byte UTF-8 character: one beyond the BMP, two UTF-16 units."""
 
 
 def utf16_units(text: str) -> str:

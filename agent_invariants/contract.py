@@ -16,6 +16,7 @@ document up (`yaml_decode`), and `extends` is capped in depth, pack loads and ru
 """
 from __future__ import annotations
 
+import functools
 import os
 import typing
 from collections.abc import Mapping
@@ -27,7 +28,6 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants._js import json_number
 from agent_invariants.contract_source import (
     MAX_CONTRACT_BYTES,
-    TOO_DEEP,
     ContractLines,
     ContractSource,
     contract_error,
@@ -38,15 +38,16 @@ from agent_invariants.contract_source import (
     read_contract,
 )
 from agent_invariants.errors import ContractError
+from agent_invariants.jsontext import TOO_DEEP
 from agent_invariants.packs import resolve_extends
-from agent_invariants.rules import RULE_KINDS
-from agent_invariants.rules.base import FieldProblem, check_text
-from agent_invariants.validation import MAX_RULES, contract_problems, explain, too_many_rules
+from agent_invariants.rules import rule_configs
+from agent_invariants.rules.fields import FieldProblem, check_text
+from agent_invariants.validation import MAX_RULES, contract_problems, duplicate_ids, explain, too_many_rules
 
 __all__ = ("MAX_CONTRACT_BYTES", "MAX_RULES", "ComparePolicy", "Contract", "ContractLines", "ContractSource",
            "contract_lines", "load_contract", "read_contract")
 
-RuleConfigs = typing.Union[tuple(kind.config_type for kind in RULE_KINDS.values())]  # noqa: UP007
+RuleConfigs = typing.Union[tuple(rule_configs().values())]  # noqa: UP007
 
 
 class ComparePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -91,12 +92,10 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         msgspec.structs.force_setattr(self, "name", check_text(self.name, "name", 200))
         if self.description is not UNSET:
             msgspec.structs.force_setattr(self, "description", check_text(self.description, "description", 5000))
-        first_use: dict[str, int] = {}
-        for position, rule in enumerate(self.rules):
-            if rule.id in first_use:
-                raise FieldProblem(f"rules[{position}].id",
-                                   f"duplicate rule id {rule.id!r} (already used by rules[{first_use[rule.id]}])")
-            first_use[rule.id] = position
+        repeated = next(duplicate_ids(rule.id for rule in self.rules), None)
+        if repeated is not None:
+            position, problem = repeated
+            raise FieldProblem(f"rules[{position}].id", problem)
 
     @property
     def policy(self) -> ComparePolicy:
@@ -157,15 +156,27 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     too_many = too_many_rules(document)
     if too_many is not None:
         raise contract_error(label, [too_many], source)
-    problems = first_problems(contract_problems(document, Contract, ComparePolicy, _RULE_TYPES))
+    rule_types = rule_configs()
+    problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
     if problems:
         raise contract_error(label, problems, source)
     if isinstance(document, dict) and "extends" in document:
-        document = resolve_extends(document, label, base, _RULE_TYPES, pack_paths=pack_paths)
+        document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths)
     try:
-        return msgspec.convert(document, Contract)
+        decoder = _contract_type(tuple(rule_types.values()))
+        contract = msgspec.convert(document, decoder)
     except msgspec.ValidationError as exc:
         raise contract_error(label, [explain(str(exc), "$")], source) from None
+    return contract if decoder is Contract else Contract(**msgspec.structs.asdict(contract))
 
 
-_RULE_TYPES = {kind: rule.config_type for kind, rule in RULE_KINDS.items()}
+@functools.cache
+def _contract_type(configs: tuple[type, ...]) -> type[Contract]:
+    """What decodes a contract whose rules may be of these kinds: `Contract` itself, unless a
+    kind was registered after this module made `RuleConfigs` (msgspec reads a struct's types
+    once); then a subclass whose `rules` take every kind, copied into a `Contract` once decoded."""
+    if configs == typing.get_args(RuleConfigs):
+        return Contract
+    rules = Annotated[list[typing.Union[configs]], Meta(max_length=MAX_RULES)]  # noqa: UP007
+    return msgspec.defstruct("Contract", [("rules", rules, msgspec.field(default_factory=list))], bases=(Contract,),
+                             module=__name__)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import re
 from collections.abc import Collection, Iterable
 from typing import Any, BinaryIO, NamedTuple
 
@@ -22,14 +21,13 @@ import msgspec
 
 from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
 from agent_invariants.errors import ContractError
-from agent_invariants.events import MAX_NESTING
 from agent_invariants.jsonpos import Position, locate
+from agent_invariants.jsontext import MAX_NESTING, TOO_DEEP, nests_too_deep, syntax_problem_in_file
 from agent_invariants.validation import Problem, line_of, path_and_parents
 
 __all__ = (
     "MAX_CONTRACT_BYTES",
     "MAX_SHOWN_PROBLEMS",
-    "TOO_DEEP",
     "ContractLines",
     "ContractSource",
     "contract_error",
@@ -49,8 +47,6 @@ take about 1 MiB; the limit is there so that no path makes the loader read witho
 
 MAX_SHOWN_PROBLEMS = 100
 """The most problems one error lists (one line each); a last line says how many more there are."""
-
-TOO_DEEP = f"nested more than {MAX_NESTING} levels deep"
 
 _CHUNK = 1 << 20
 
@@ -135,7 +131,7 @@ def parse(source: ContractSource) -> Any:
 
         return mended(decode_yaml(source.data, source.label), source.label)
     document = _parse_json(source.data, source.label)
-    if _nests_too_deep(document):
+    if nests_too_deep(document):
         raise ContractError(source.label, None, TOO_DEEP)
     return document
 
@@ -147,20 +143,10 @@ def _parse_json(data: bytes, label: str) -> Any:
     data = replace_lone_surrogates(data)   # same length: positions in errors stay right
     try:
         return _JSON.decode(data)
-    except RecursionError:   # far deeper than allowed (`_nests_too_deep` checks the rest)
+    except RecursionError:   # far deeper than allowed (`nests_too_deep` checks the rest)
         raise ContractError(label, None, TOO_DEEP) from None
     except msgspec.DecodeError as exc:
-        text = str(exc)
-        found = re.search(r"\(byte (\d+)\)", text)
-        offset = int(found.group(1)) if found else len(data)
-        line = data.count(b"\n", 0, offset) + 1
-        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        reason = re.sub(r"\s*\(byte \d+\)", "", text).removeprefix("JSON is malformed: ")
-        if reason == "Input data was truncated":
-            reason = "the JSON ends before the value is complete"
-        elif reason.startswith("Invalid UTF-8"):
-            reason = "invalid UTF-8"
-        raise ContractError(label, None, f"invalid JSON at line {line}, column {column}: {reason}") from None
+        raise ContractError(label, None, syntax_problem_in_file(data, exc)) from None
 
 
 def _json_float(text: str) -> int | float:
@@ -175,25 +161,6 @@ def _json_float(text: str) -> int | float:
 
 _JSON = msgspec.json.Decoder(float_hook=_json_float)
 """Decodes contract JSON; lone surrogate escapes are already U+FFFD (`replace_lone_surrogates`)."""
-
-
-def _nests_too_deep(document: Any) -> bool:
-    """Whether a decoded document has objects or arrays more than `MAX_NESTING` levels deep (the
-    document itself is level 1), as `too_deep_at` counts them in a text."""
-    level = [document] if type(document) in _CONTAINERS else []
-    for _depth in range(MAX_NESTING):
-        below = []
-        for value in level:
-            items = value.values() if type(value) is dict else value
-            if not _CONTAINERS.isdisjoint(map(type, items)):   # most arrays hold none: ask in C first
-                below += [item for item in items if type(item) in _CONTAINERS]
-        if not below:
-            return False
-        level = below
-    return True
-
-
-_CONTAINERS = frozenset((dict, list))   # the only containers a JSON decoder makes
 
 
 def mended(document: Any, label: str) -> Any:

@@ -27,9 +27,10 @@ from typing import NamedTuple
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates, utf16_len_of_utf8
+from agent_invariants.jsontext import nested_too_deep, syntax_error
 from agent_invariants.linemap import LineMap
 
-__all__ = ("ArrayError", "Stretch", "scan_array", "syntax_error")
+__all__ = ("ArrayError", "Stretch", "scan_array")
 
 _SPACE = re.compile(rb"[ \t\r\n]*").match          # JSON's whitespace, the only kind inside an array
 _SEPARATOR = re.compile(rb"[ \t\r\n]*,?[ \t\r\n]*").match
@@ -46,31 +47,6 @@ _CLOSERS = frozenset(b"]}")
 _LF, _CR, _QUOTE, _COMMA, _OPEN_BRACE, _CLOSE_BRACKET = 0x0A, 0x0D, 0x22, 0x2C, 0x7B, 0x5D
 
 _decode_items = msgspec.json.Decoder(list[msgspec.Raw]).decode
-_decode_any = msgspec.json.Decoder().decode
-_AT_BYTE = re.compile(r"\s*\(byte (\d+)\)")
-
-
-def syntax_error(data: bytes) -> tuple[int, str] | None:
-    """Where msgspec finds the JSON `data` malformed (a byte offset) and why, in our words; None
-    when it is well-formed JSON."""
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return exc.start, "invalid UTF-8"
-    try:
-        _decode_any(data)
-        return None
-    except RecursionError:
-        return None
-    except msgspec.DecodeError as exc:
-        text = str(exc)
-    found = _AT_BYTE.search(text)
-    offset = int(found.group(1)) if found else len(data)
-    reason = _AT_BYTE.sub("", text).removeprefix("JSON is malformed: ")
-    if reason == "Input data was truncated":
-        reason = "the JSON ends before the value is complete"
-    return min(offset, len(data)), reason
 
 
 class Stretch(NamedTuple):
@@ -310,7 +286,7 @@ class _Scanner:
             if char in _OPENERS:
                 depth += 1
                 if depth + 1 > self.max_depth:
-                    raise self._error(at, f"invalid JSON: nested more than {self.max_depth - 1} levels deep")
+                    raise self._error(at, f"invalid JSON: {nested_too_deep(self.max_depth - 1)}")
             elif char in _CLOSERS:
                 depth -= 1
                 if depth == 0:

@@ -15,13 +15,15 @@ import difflib
 import functools
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
 
-__all__ = ("MAX_RULES", "Problem", "contract_problems", "line_of", "path_and_parents", "rule_problems",
-           "too_many_rules")
+from agent_invariants.jsontext import path_and_problem
+
+__all__ = ("MAX_RULES", "Problem", "contract_problems", "duplicate_ids", "explain", "line_of", "path_and_parents",
+           "rule_problems", "too_many_rules")
 
 MAX_RULES = 10_000
 """The most rules a contract may hold, counting every rule loaded through `extends`."""
@@ -64,16 +66,26 @@ def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int) -> Ite
         return
     if len(rules) < fewest:
         yield Problem("$.rules", f"must hold {fewest}..{MAX_RULES} rules, got {len(rules)}")
-    first_use: dict[str, int] = {}
+    repeated = dict(duplicate_ids(rule.get("id") if isinstance(rule, dict) else None for rule in rules))
     for position, rule in enumerate(rules):
         path = f"$.rules[{position}]"
         yield from rule_problems(rule, rule_types, path)
-        if isinstance(rule, dict) and isinstance(rule.get("id"), str):
-            if rule["id"] in first_use:
-                yield Problem(f"{path}.id", f"duplicate rule id {rule['id']!r} "
-                                            f"(already used by rules[{first_use[rule['id']]}])")
-            else:
-                first_use[rule["id"]] = position
+        if position in repeated:
+            yield Problem(f"{path}.id", repeated[position])
+
+
+def duplicate_ids(ids: Iterable[Any]) -> Iterator[tuple[int, str]]:
+    """(position, problem) of each rule id already used by an earlier rule, in order; ids that
+    are not strings are passed over (their rules have a problem of their own). The one check of
+    unique ids, for documents (`contract_problems`) and for `Contract`s built in Python."""
+    first_use: dict[str, int] = {}
+    for position, rule_id in enumerate(ids):
+        if not isinstance(rule_id, str):
+            continue
+        if rule_id in first_use:
+            yield position, f"duplicate rule id {rule_id!r} (already used by rules[{first_use[rule_id]}])"
+        else:
+            first_use[rule_id] = position
 
 
 def too_many_rules(document: Any) -> Problem | None:
@@ -181,12 +193,10 @@ def _unknown_keys(value: dict, path: str, known: list[str], suggested: set[str |
 
 
 def explain(message: str, base: str) -> Problem:
-    """msgspec's "<problem> - at `$.x`" (relative to `base`) as a Problem with a readable message."""
-    problem, sep, where = message.rpartition(" - at `")
-    where = where.rstrip("`") if sep else "$"
-    if not sep:
-        problem = message
-    path = base + where[1:]
+    """msgspec's "<problem> - at `$.x`" (relative to `base`) as a Problem with a readable message:
+    the path split off as everywhere (`jsontext.path_and_problem`), the usual problems of a
+    contract worded as this module words its own."""
+    path, problem = path_and_problem(message, base)
     if problem.startswith("@"):   # a FieldProblem raised by a struct's own checks
         field, _, problem = problem[1:].partition(": ")
         return Problem(f"{path}.{field}", problem)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_invariants.errors import ContractError
-from agent_invariants.events import MAX_NESTING
+from agent_invariants.jsontext import MAX_NESTING, TOO_DEEP
 
 __all__ = ("MAX_YAML_NODES", "decode_yaml")
 
@@ -58,7 +58,7 @@ def _count_nodes(yaml: Any, events: Any, label: str) -> None:
             sizes.pop(event.anchor, None)   # an alias inside is one to this node, not to an older one
             open_nodes.append([event.anchor, 1])
             if len(open_nodes) > MAX_NESTING:
-                raise ContractError(label, None, f"nested more than {MAX_NESTING} levels deep", line)
+                raise ContractError(label, None, TOO_DEEP, line)
             size = 1
         elif isinstance(event, yaml.ScalarEvent):
             if event.anchor is not None:

@@ -45,7 +45,7 @@ with atheris.instrument_imports():
     import agent_invariants
     from agent_invariants import InputError, check_trace, compare_traces, load_contract, summarize_trace
     from agent_invariants._js import JS_WHITESPACE
-    from agent_invariants.events import TraceFile
+    from agent_invariants.reader import TraceFile
     from agent_invariants.render import json as render_json
     from agent_invariants.render import junit as render_junit
     from agent_invariants.render import markdown as render_markdown
@@ -176,20 +176,20 @@ def _chunk_oracle(data: bytes) -> None:
 
 def _bulk_oracle(data: bytes) -> None:
     """The bulk path for plain chunks is only a shortcut: line by line must read the same."""
-    import agent_invariants.events as events_module
+    import agent_invariants.fastpath as fastpath_module
 
     outcomes = []
     for bulk in (True, False):
-        saved = events_module._plain_batch
+        saved = fastpath_module.plain_batch
         if not bulk:
-            events_module._plain_batch = lambda lines, prev, clean_types: None
+            fastpath_module.plain_batch = lambda lines, prev, clean_types: None
         try:
             events, lines = _read_events(data, None)
             outcomes.append(([msgspec.json.encode(e) for e in events], lines))
         except InputError as exc:
             outcomes.append(str(exc))
         finally:
-            events_module._plain_batch = saved
+            fastpath_module.plain_batch = saved
     if outcomes[0] != outcomes[1]:
         raise _fuzzcommon.OracleMismatch("bulk-path", f"bulk: {str(outcomes[0])[:200]} / line by line: {str(outcomes[1])[:200]}")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_invariants import ContractError, InputError, check_trace, load_contract
+from agent_invariants import Contract, ContractError, InputError, check_trace, load_contract
 from support import contract, events
 
 EMOJI = "\U0001F600"   # two UTF-16 code units
@@ -695,6 +695,16 @@ def test_duplicate_rule_id_after_other_rules():
     error = rule_fails(rule("deny_tool", "a"), rule("deny_tool", "b"), rule("deny_tool", "c"),
                        rule("stop_is_final", "b"))
     assert error.path == "$.rules[3].id"
+
+
+def test_a_contract_built_in_python_refuses_a_repeated_rule_id_in_the_words_of_a_file():
+    first, second = load(rule("deny_tool", "a"), rule("allow_tools", "b")).rules
+    with pytest.raises(ValueError) as built:
+        Contract(version=1, name="built", rules=[first, second, first])
+    from_file = rule_fails(rule("deny_tool", "a"), rule("allow_tools", "b"), rule("deny_tool", "a"))
+    assert from_file.path == "$.rules[2].id"
+    assert from_file.problem == "duplicate rule id 'a' (already used by rules[0])"
+    assert str(built.value) == f"@rules[2].id: {from_file.problem}"
 
 
 def test_rule_ids_are_case_sensitive():

@@ -9,6 +9,7 @@ import pytest
 from msgspec import UNSET
 
 from agent_invariants import (
+    ContractError,
     EventList,
     TraceError,
     TraceFile,
@@ -689,3 +690,54 @@ def test_a_line_cut_short_says_events_are_one_line_each(cut, last):
         read_trace(text.encode())
     assert caught.value.line == 2
     assert caught.value.problem.endswith("(each event must be one JSON object on one line)"), caught.value.problem
+
+
+def _reads_as(read) -> str:
+    try:
+        return f"{len(read())} events"
+    except (TraceError, ContractError) as error:
+        return str(error)
+
+
+def _nested(levels: int) -> bytes:
+    """A valid event that nests `levels` deep in all (the event object is the first level)."""
+    return b'{"seq": 1, "type": "x", "args": ' + b"[" * (levels - 1) + b"]" * (levels - 1) + b"}"
+
+
+@pytest.mark.parametrize("form", ["jsonl", "array", "in memory"])
+def test_events_may_nest_500_levels_deep_and_no_more_in_every_form(form):
+    def read(levels: int):
+        if form == "jsonl":
+            return lambda: read_trace(_nested(levels) + b"\n")
+        if form == "array":
+            return lambda: read_trace(b"[" + _nested(levels) + b"]")
+        return lambda: list(EventList([json.loads(_nested(levels))]))
+
+    where = "events[0]" if form == "in memory" else "<bytes>:1"
+    assert _reads_as(read(500)) == "1 events"
+    assert _reads_as(read(501)) == f"{where}: invalid JSON: nested more than 500 levels deep"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_contracts_may_nest_500_levels_deep_and_no_more_with_the_words_of_traces(tmp_path, suffix):
+    def read(levels: int):
+        # the root object is the first level, `x` (an unknown field, refused after the depth) the rest
+        path = tmp_path / f"c{levels}{suffix}"
+        document = json.dumps(contract({"id": "a", "kind": "deny_tool", "tool": "x"}))
+        path.write_text(document[:-1] + ', "x": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}")
+        return lambda: load_contract(path).rules
+
+    assert _reads_as(read(500)).endswith("$.x: unknown field")
+    assert _reads_as(read(501)).endswith(": nested more than 500 levels deep")
+
+
+def test_what_a_trace_reads_as_does_not_depend_on_the_traces_read_before():
+    # The fast path skips validating event types already seen valid; what it has seen belongs to
+    # one read, so a bad time stamp reads the same after other traces as in a fresh process.
+    bad_time = b'[{"seq": 1, "type": "seen.before", "time": "2026-02-30T00:00:00Z"}]'
+    first = _reads_as(lambda: read_trace(bad_time))
+    ordinary = b"[" + b",".join(b'{"seq": %d, "type": "seen.before"}' % seq for seq in range(1, 50)) + b"]"
+    assert _reads_as(lambda: read_trace(ordinary)) == "49 events"
+    assert _reads_as(lambda: read_trace(bad_time)) == first == (
+        "<bytes>:1: item 0: $.time: expected an ISO-8601 date-time with a zone such as 2025-01-31T08:00:00Z, "
+        "got '2026-02-30T00:00:00Z'")

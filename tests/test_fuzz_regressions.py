@@ -344,7 +344,7 @@ def test_fuzz_the_first_problem_in_the_file_wins_within_a_chunk() -> None:
 
 
 def test_fuzz_an_unfinished_too_long_line_does_not_hide_an_earlier_error() -> None:
-    from agent_invariants.events import TraceFile
+    from agent_invariants.reader import TraceFile
 
     trace = b'{"seq":1,"type":"x"\n' + b'{"seq":2,"type":"' + b"y" * 5000
     with pytest.raises(TraceError) as caught:

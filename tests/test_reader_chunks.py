@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agent_invariants.events as events_module
+import agent_invariants.fastpath as fastpath_module
 from agent_invariants import TraceError, TraceFile, check_trace, read_trace
 from support import contract
 
@@ -235,7 +235,7 @@ def read_both_ways(data: bytes, monkeypatch) -> list:
     for bulk in (True, False):
         with monkeypatch.context() as patch:
             if not bulk:
-                patch.setattr(events_module, "_plain_batch", lambda lines, prev, clean_types: None)
+                patch.setattr(fastpath_module, "plain_batch", lambda lines, prev, clean_types: None)
             source = TraceFile(data)
             try:
                 events = [event for batch in source.batches() for event in batch]

@@ -1,0 +1,299 @@
+"""Where traces come from: files, standard input, bytes and in-memory events, read as a stream.
+
+A trace is JSON Lines (one event object per line; blank lines and lines starting with `#` are
+skipped) or one JSON array of events, told apart by its first character that is not whitespace.
+The reader decodes 64 KiB at a time straight into `Event`s (`read_jsonl`, `read_array`),
+validates them exactly as contract v1 requires (`events`), and remembers the physical line of
+every event without holding the events: memory stays flat however long the trace is. Every
+problem raises `TraceError` naming the trace and the line.
+
+    for event in iter_events("run.jsonl"):
+        print(event.seq, event.type)
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from io import BytesIO
+from typing import BinaryIO
+
+import msgspec
+
+from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
+from agent_invariants.errors import TraceError
+from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
+from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, too_deep_at
+from agent_invariants.linemap import LineMap
+from agent_invariants.read_array import array_batches
+from agent_invariants.read_jsonl import content_length, jsonl_batches
+from agent_invariants.read_state import ReadState
+
+__all__ = (
+    "DEFAULT_MAX_LINE_BYTES",
+    "EventList",
+    "TraceFile",
+    "TraceSource",
+    "iter_events",
+    "open_trace",
+    "read_trace",
+)
+
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+_CHUNK_BYTES = 1 << 16
+
+
+class TraceSource:
+    """What the engine reads: an iterable of validated events that knows where each came from.
+
+    `name` labels the source in error messages; `path` is the file it was read from (`-` for
+    standard input) or None for input that has no file.
+    """
+
+    name: str
+    path: str | None = None
+
+    def __iter__(self) -> Iterator[Event]:
+        raise NotImplementedError
+
+    def batches(self) -> Iterator[list[Event]]:
+        """The events in lists (one per chunk read), which is how the engine consumes them."""
+        batch: list[Event] = []
+        for event in self:
+            batch.append(event)
+            if len(batch) >= 4096:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def line_of(self, index: int) -> int | None:
+        """Physical line (1-based) of the event at `index`, or None when the input has no lines."""
+        return self.lines_of([index]).get(index)
+
+    def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
+        """Physical line of each event index asked for (none when the input has no lines)."""
+        return {}
+
+    def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
+        """Length, in UTF-16 code units, of the line of each event index asked for: known only for
+        files read with `line_lengths=True` (SARIF regions end at the end of the line)."""
+        return {}
+
+
+class TraceFile(TraceSource):
+    """A trace in a file, on standard input (`-`), or in memory as bytes; read as a stream.
+
+    Iterate it once to get the events; afterwards `lines_of(indices)` gives their physical lines
+    (and `line_lengths_of(indices)` the lengths of those lines, when asked for with
+    `line_lengths=True`). Both are learnt during the one read (`LineMap`), so a pipe works too.
+    """
+
+    def __init__(self, source: str | os.PathLike[str] | bytes, *, name: str | None = None,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                 on_read: Callable[[int], None] | None = None, line_lengths: bool = False) -> None:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._path = None
+            self._data = bytes(source)
+            self.name = name or "<bytes>"
+        else:
+            self._path = os.fspath(source)
+            self._data = None
+            self.name = name or ("<stdin>" if self._path == "-" else self._path)
+            self.path = self._path
+        self.max_line_bytes = max_line_bytes
+        self.on_read = on_read   # told the size of every chunk read (progress display)
+        self._keep_lengths = line_lengths
+        self._lines = LineMap(line_lengths)
+
+    def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
+        return self._lines.lines(indices)
+
+    def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
+        return self._lines.lengths(indices)
+
+    def _fail(self, line: int | None, problem: str) -> TraceError:
+        return TraceError(self.name, line, problem)
+
+    def __iter__(self) -> Iterator[Event]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self) -> Iterator[list[Event]]:
+        self._lines.close()
+        self._lines = LineMap(self._keep_lengths)
+        if self._data is not None:
+            data = self._data   # in the same chunks as a file, so batches stay small
+            yield from self._batches(data[at:at + _CHUNK_BYTES] for at in range(0, len(data), _CHUNK_BYTES))
+            return
+        stream = self._open()
+        read = stream.read
+        if self.on_read is not None:
+            def read(size: int, _read=stream.read, _tell=self.on_read) -> bytes:
+                chunk = _read(size)
+                _tell(len(chunk))
+                return chunk
+        try:
+            yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))
+        except OSError as exc:
+            raise self._fail(None, f"cannot read: {exc.strerror or exc}") from None
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+    def _batches(self, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
+        """The events read from `chunks`, the trace's bytes in the pieces read (the fuzzer hands
+        in tiny ones: where the input is split must not change what is read)."""
+        yield from _jsonl_or_array(ReadState(self.name, self.max_line_bytes, self._lines), chunks)
+
+    def _open(self) -> BinaryIO:
+        if self._path == "-":
+            return sys.stdin.buffer
+        if os.path.isdir(self._path):
+            raise self._fail(None, "is a directory, not a trace file")
+        try:
+            return open(self._path, "rb")
+        except FileNotFoundError:
+            raise self._fail(None, "no such file") from None
+        except PermissionError:
+            raise self._fail(None, "permission denied") from None
+        except OSError as exc:
+            raise self._fail(None, f"cannot open: {exc.strerror or exc}") from None
+
+
+def _jsonl_or_array(state: ReadState, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
+    """JSONL or one JSON array, told apart by the first character that is not whitespace.
+    Whitespace before it is not kept: its lines are only counted (`_LeadingBlanks`), so a
+    trace that starts with gigabytes of blank lines takes no memory."""
+    head = b""
+    blanks = _LeadingBlanks(state.max_line_bytes)
+    for chunk in chunks:
+        head += chunk
+        start = first_significant(head, final=False)
+        if start is not None and start != MORE:
+            break
+        # all whitespace, but (for MORE) for what may be a character cut in two at the end
+        head = blanks.drop(head, len(head) if start is None else len(head) - 3)
+    else:
+        start = first_significant(head, final=True)
+    if start is None:
+        return
+    size = len(head)
+    head = blanks.drop(head, start)   # the whole lines before the first character
+    start -= size - len(head)
+    if head.startswith(b"\x1f\x8b"):
+        raise state.fail(None, "looks gzip-compressed; decompress it first (e.g. gunzip -k)")
+    if head[start:start + 1] == b"[":
+        yield from array_batches(state, head, start, chunks, blanks.lines)
+        return
+    problem = blanks.first_problem()
+    if problem is not None:
+        line, size, at_least = problem
+        raise state.fail(line, state.too_long(size, at_least=at_least))
+    yield from jsonl_batches(state, head, chunks, blanks.lines)
+
+
+class _LeadingBlanks:
+    """Whitespace before the first character of a trace, dropped a line at a time as it is read.
+
+    Only the count of its lines is kept (the first event's line number needs it) and, for JSONL,
+    the first of its lines that is over the line limit (a JSONL trace reports that line). A line
+    of whitespace longer than the limit is dropped as it grows; `partial` counts what of it went."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.lines = 0
+        self.partial = 0   # bytes of the unfinished line dropped so far
+        self.too_long: tuple[int, int, bool] | None = None   # (line, size, size is a lower bound)
+
+    def drop(self, head: bytes, end: int) -> bytes:
+        """`head` without the complete lines of `head[:end]` (whitespace only), and without most
+        of an unfinished line of whitespace that is already over the limit."""
+        cut = head.rfind(b"\n", 0, max(end, 0)) + 1
+        if cut:
+            if self.too_long is None and self.partial + cut > self.limit:
+                for number, line in enumerate(BytesIO(head[:cut]).readlines()):
+                    size = content_length(line) + (self.partial if number == 0 else 0)
+                    if size > self.limit:
+                        self.too_long = (self.lines + number + 1, size, False)
+                        break
+            self.lines += head.count(b"\n", 0, cut)
+            self.partial = 0
+            head = head[cut:]
+        if end == len(head) and len(head) > self.limit + 1:
+            keep = len(head) - 3   # what may be a character cut in two, from its first byte
+            while keep < len(head) and 0x80 <= head[keep] < 0xC0:
+                keep += 1
+            self.partial += keep
+            head = head[keep:]
+        return head
+
+    def first_problem(self) -> tuple[int, int, bool] | None:
+        """For JSONL: the first over-long line, counting the one the first event is on."""
+        if self.too_long is None and self.partial:
+            return (self.lines + 1, self.partial, True)
+        return self.too_long
+
+
+class EventList(TraceSource):
+    """Events given in memory (dicts, `Event`s or JSON bytes per event), validated like a file's."""
+
+    def __init__(self, items: Iterable[Event | Mapping | bytes], *, name: str = "events") -> None:
+        self._items = items
+        self.name = name
+
+    def __iter__(self) -> Iterator[Event]:
+        prev: int | float = -1
+        for index, item in enumerate(self._items):
+            where = f"{self.name}[{index}]"
+            try:
+                raw = _item_json(item)
+                if too_deep_at(raw) is not None:
+                    raise InvalidEvent(INVALID_TOO_DEEP)
+                event = decode_lax_event(raw)
+                prev = accept(event, raw, prev)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                raise TraceError(where, None, decode_problem(exc)) from None
+            except (msgspec.EncodeError, TypeError, OverflowError, ValueError) as exc:
+                raise TraceError(where, None, f"not a JSON event object: {exc}") from None
+            except InvalidEvent as exc:
+                raise TraceError(where, None, str(exc)) from None
+            yield event
+
+
+def _item_json(item: Event | Mapping | bytes) -> bytes:
+    """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
+    `replace_lone_surrogates`). A dict from JSON.parse-like decoders (Python's json, an MCP
+    client) may hold a lone surrogate, which only the json module can write (escaped)."""
+    if isinstance(item, bytes):
+        raw = item
+    else:
+        try:
+            return msgspec.json.encode(item)
+        except UnicodeEncodeError:
+            raw = json.dumps(item, ensure_ascii=True, allow_nan=False).encode()
+    return replace_lone_surrogates(raw)
+
+
+def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],
+               *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, line_lengths: bool = False) -> TraceSource:
+    """Wrap whatever the caller has (a path, `-`, bytes, a list of events) as a `TraceSource`;
+    a file read with `line_lengths` also learns the length of each event's line."""
+    if isinstance(trace, TraceSource):
+        return trace
+    if isinstance(trace, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return TraceFile(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
+    return EventList(trace)
+
+
+def iter_events(trace: str | os.PathLike[str] | bytes, *,
+                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Event]:
+    """Stream the validated events of a trace file (`-` for standard input) or of trace bytes."""
+    return iter(TraceFile(trace, max_line_bytes=max_line_bytes))
+
+
+def read_trace(trace: str | os.PathLike[str] | bytes, *,
+               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> list[Event]:
+    """Read a whole trace into a list of validated events (prefer `iter_events` for big traces)."""
+    return list(iter_events(trace, max_line_bytes=max_line_bytes))
