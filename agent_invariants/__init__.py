@@ -27,16 +27,16 @@ _EXPORTS = {
     "load_contract": "agent_invariants.contract",
     "Contract": "agent_invariants.contract",
     "ComparePolicy": "agent_invariants.contract",
-    "check_trace": "agent_invariants.engine",
-    "compare_traces": "agent_invariants.compare",
+    "check_trace": "agent_invariants.api",
+    "compare_traces": "agent_invariants.api",
     "compare_reports": "agent_invariants.compare",
-    "summarize_trace": "agent_invariants.summary",
+    "summarize_trace": "agent_invariants.api",
     "Event": "agent_invariants.events",
-    "TraceSource": "agent_invariants.events",
-    "TraceFile": "agent_invariants.events",
-    "EventList": "agent_invariants.events",
-    "iter_events": "agent_invariants.events",
-    "read_trace": "agent_invariants.events",
+    "TraceSource": "agent_invariants.reader",
+    "TraceFile": "agent_invariants.reader",
+    "EventList": "agent_invariants.reader",
+    "iter_events": "agent_invariants.reader",
+    "read_trace": "agent_invariants.reader",
     "CheckReport": "agent_invariants.report",
     "CompareReport": "agent_invariants.report",
     "RuleResult": "agent_invariants.report",
@@ -79,11 +79,12 @@ __all__ = (  # spelled out, so linters and type checkers see the public names
 )
 
 if TYPE_CHECKING:
-    from agent_invariants.compare import compare_reports, compare_traces
+    from agent_invariants.api import check_trace, compare_traces, summarize_trace
+    from agent_invariants.compare import compare_reports
     from agent_invariants.contract import ComparePolicy, Contract, load_contract
-    from agent_invariants.engine import check_trace
     from agent_invariants.errors import ContractError, InputError, TraceError
-    from agent_invariants.events import Event, EventList, TraceFile, TraceSource, iter_events, read_trace
+    from agent_invariants.events import Event
+    from agent_invariants.reader import EventList, TraceFile, TraceSource, iter_events, read_trace
     from agent_invariants.report import (
         CheckReport,
         CompareReport,
@@ -94,7 +95,6 @@ if TYPE_CHECKING:
         Violation,
     )
     from agent_invariants.rules import RULE_KINDS
-    from agent_invariants.summary import summarize_trace
 
 
 def __getattr__(name: str) -> Any:

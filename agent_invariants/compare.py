@@ -13,20 +13,20 @@ what counts as a regression, in this order:
    satisfied; no outcome ranks lowest) (`require_same_outcome_or_better`).
 
 Beyond the reference, the report's `rule_changes` lists every rule's state in both runs.
+
+This works on a loaded `Contract`; `api.compare_traces` loads one from a path or a mapping.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 from msgspec import UNSET
 
 from agent_invariants._js import js_number, js_to_fixed1, json_number, utf16_sort_key
-from agent_invariants.contract import Contract, load_contract
+from agent_invariants.contract import Contract
 from agent_invariants.engine import Checked, Trace, run_check
 from agent_invariants.errors import InputError, TraceError
-from agent_invariants.events import DEFAULT_MAX_LINE_BYTES, open_trace
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, open_trace
 from agent_invariants.report import (
     COMPARE_SCHEMA,
     CheckReport,
@@ -38,7 +38,7 @@ from agent_invariants.report import (
 )
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
-__all__ = ("SIDE_BY_SIDE_BYTES", "compare_reports", "compare_traces")
+__all__ = ("SIDE_BY_SIDE_BYTES", "compare_reports", "run_compare")
 
 _OUTCOME_RANK = {"violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
 
@@ -47,21 +47,12 @@ _OUTCOME_RANK = {"violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
 SIDE_BY_SIDE_BYTES = 8 << 20
 
 
-def compare_traces(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], baseline: Trace,
-                   candidate: Trace, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                   max_violations: int = DEFAULT_MAX_VIOLATIONS, jobs: int = 1,
-                   line_lengths: bool = False) -> CompareReport:
-    """Check both traces under `contract` and report what the candidate made worse.
-
-    Each rule keeps its first `max_violations` violations in each report (0: all); the counts,
-    and so the regressions, include every one. `line_lengths` as for `check_trace`.
-
-    With `jobs` > 1, when both traces are files and the baseline is large (8 MiB or more), the
-    baseline is checked in a second process while this one checks the candidate: the two checks
-    are independent, so on two cores a compare takes about as long as one check. The report is
-    the same either way, and so is the error when a trace is bad (the baseline's comes first).
-    """
-    contract = load_contract(contract)
+def run_compare(contract: Contract, baseline: Trace, candidate: Trace, *,
+                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
+                jobs: int = 1, line_lengths: bool = False) -> CompareReport:
+    """Check both traces under `contract` and report what the candidate made worse; the options
+    are those of `api.compare_traces`. With `jobs` > 1 a large baseline file is checked in a
+    second process meanwhile (`_check_side_by_side`): the two checks are independent."""
     checked = None
     if jobs > 1 and _side_by_side_pays(baseline, candidate):
         checked = _check_side_by_side(contract, baseline, candidate, max_line_bytes, max_violations, line_lengths)

@@ -5,6 +5,9 @@ handlers for it: asked once per distinct key from every rule's `route()` and cac
 small state and never look back, so a check is O(events) in time with memory that does not grow
 with the trace (only with what the rules must remember, such as open calls or retry groups).
 After the last event each rule reports its result, and violations get their physical lines.
+
+The engine takes a loaded `Contract` and an open `TraceSource`; `api` loads and opens what users
+pass (paths, bytes, mappings) and calls it.
 """
 from __future__ import annotations
 
@@ -15,17 +18,19 @@ from typing import Any, NamedTuple
 
 from msgspec import UNSET
 
-from agent_invariants.contract import Contract, load_contract
-from agent_invariants.events import DEFAULT_MAX_LINE_BYTES, Event, TraceSource, open_trace
+from agent_invariants.contract import Contract
+from agent_invariants.events import Event
+from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
 from agent_invariants.summary import SummaryCounter
 
-__all__ = ("Checked", "check_trace", "run_check", "run_observers")
+__all__ = ("Checked", "Trace", "run_check", "run_observers")
 
 _ROUTE_CACHE_LIMIT = 65_536
 
 Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]]
+"""A trace as callers name it: a path (`-` for standard input), bytes, events, or an open source."""
 
 
 def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
@@ -59,10 +64,19 @@ def _run(source: TraceSource, observers: Sequence[Any]) -> int:
                 handlers = _learn(routes, observers, event)
                 learned += 1
             for handle in handlers:
-                if handle(event, index):
+                changed = handle(event, index)
+                if changed is not None:
+                    if changed is not True:   # a stray truthy value would empty the cache on every event
+                        raise _bad_return(handle, changed)
                     routes.clear()   # a rule's interests changed (e.g. after the first stop)
         count += len(batch)
     return count
+
+
+def _bad_return(handle: Any, value: object) -> TypeError:
+    name = getattr(handle, "__qualname__", repr(handle))
+    return TypeError(f"{name} returned {value!r}; a handler returns None, or True when its rule's routes "
+                     "changed (see docs/architecture.md)")
 
 
 def _learn(routes: dict[Any, dict[str, dict[Any, tuple]]], observers: Sequence[Any], event: Event) -> tuple:
@@ -84,21 +98,6 @@ def _handlers(observers: Sequence[Any], key: tuple) -> tuple:
         else:
             found.append(handler)
     return tuple(found)
-
-
-def check_trace(contract: Contract | Mapping[str, Any] | str | os.PathLike[str], trace: Trace, *,
-                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                max_violations: int = DEFAULT_MAX_VIOLATIONS, line_lengths: bool = False) -> CheckReport:
-    """Check one trace against a contract.
-
-    `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
-    (dicts or `Event`s) or a `TraceSource`. Each rule keeps its first `max_violations`
-    violations (0: all of them, and memory grows with them); the counts and the verdict include
-    every one. With `line_lengths`, violations in a trace file also get the length of their line
-    (`line_length`, which SARIF regions need). Raises `InputError` for a bad contract or trace.
-    """
-    source = open_trace(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-    return run_check(load_contract(contract), source, max_violations).report
 
 
 class Checked(NamedTuple):

@@ -1,19 +1,19 @@
 """TraceSummary: counts over a trace (tools used, approvals, failures, outcomes, completion claims).
 
 Accumulated in the engine's single pass, through the same routing as the rules: the summary only
-sees the event types it counts. `summarize_trace` runs it alone.
+sees the event types it counts. `api.summarize_trace` runs it alone.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from typing import Literal
 
 from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import utf16_sort_key
-from agent_invariants.events import Event, TraceSource, open_trace
+from agent_invariants.events import Event
 from agent_invariants.report import TraceSummary
 
-__all__ = ("SummaryCounter", "summarize_trace")
+__all__ = ("SummaryCounter",)
 
 
 class SummaryCounter:
@@ -48,7 +48,7 @@ class SummaryCounter:
     def _call(self, event: Event, index: int) -> None:
         self.tool_calls += 1
 
-    def _first_call(self, event: Event, index: int) -> bool:
+    def _first_call(self, event: Event, index: int) -> Literal[True]:
         self.tool_calls += 1
         self.first_calls[event.tool] = (event.seq, index)
         return True   # later calls of this tool need only be counted: route again
@@ -86,10 +86,3 @@ class SummaryCounter:
             final_outcome=self.final_outcome,
         )
 
-
-def summarize_trace(trace: TraceSource | str | bytes | Iterable[Event | Mapping]) -> TraceSummary:
-    """Count tools, approvals, failures, outcomes and completion claims in a trace."""
-    from agent_invariants.engine import run_observers
-    counter = SummaryCounter()
-    events = run_observers(open_trace(trace), [counter])
-    return counter.finish(events)

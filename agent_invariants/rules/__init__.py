@@ -1,7 +1,9 @@
 """The rule kinds of contract v1, one module each, registered here by their `kind` name.
 
-Adding a kind means adding its module and one entry in `_ALL`; the contract's tagged union, the
-engine, the docs (`agent-invariants explain`) and every renderer pick it up from here.
+Adding a kind means adding its module and one entry in `_ALL` (or a `register_kind` call, for a
+kind that lives outside this package), then regenerating the schemas; the contract loader, the
+engine, the docs (`agent-invariants explain`) and every renderer pick it up from `RULE_KINDS`.
+The protocol a kind implements is in `rules.base`; docs/architecture.md shows a whole kind.
 """
 from agent_invariants.rules.allow_tools import AllowTools
 from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
@@ -17,7 +19,7 @@ from agent_invariants.rules.retry_limit import RetryLimit
 from agent_invariants.rules.stop_is_final import StopIsFinal
 from agent_invariants.rules.tool_result_required import ToolResultRequired
 
-__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "rule_for")
+__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "register_kind", "rule_configs", "rule_for")
 
 _ALL: tuple[type[Rule], ...] = (
     DenyTool,
@@ -35,18 +37,28 @@ _ALL: tuple[type[Rule], ...] = (
 )
 
 
-def _index(kinds: tuple[type[Rule], ...]) -> dict[str, type[Rule]]:
-    registry: dict[str, type[Rule]] = {}
-    for rule in kinds:
-        if rule.kind in registry:
-            raise RuntimeError(f"rule kind {rule.kind!r} is registered twice")
-        if rule.config_type.__struct_config__.tag != rule.kind:
-            raise RuntimeError(f"{rule.__name__}.config_type is tagged for another kind")
-        registry[rule.kind] = rule
-    return registry
+RULE_KINDS: dict[str, type[Rule]] = {}
+"""Every rule kind by its `kind` name, in the order registered (the v1 kinds in `_ALL` order)."""
 
 
-RULE_KINDS: dict[str, type[Rule]] = _index(_ALL)
+def register_kind(rule: type[Rule]) -> type[Rule]:
+    """Add a rule kind to `RULE_KINDS`; refuses a kind registered twice, or a `config_type`
+    tagged for another kind. Returns the class, so it also works as a class decorator."""
+    if rule.kind in RULE_KINDS:
+        raise RuntimeError(f"rule kind {rule.kind!r} is registered twice")
+    if rule.config_type.__struct_config__.tag != rule.kind:
+        raise RuntimeError(f"{rule.__name__}.config_type is tagged for another kind")
+    RULE_KINDS[rule.kind] = rule
+    return rule
+
+
+def rule_configs() -> dict[str, type[RuleConfig]]:
+    """The config struct of every registered kind, by kind: what a contract's rules decode to."""
+    return {kind: rule.config_type for kind, rule in RULE_KINDS.items()}
+
+
+for _kind in _ALL:
+    register_kind(_kind)
 
 
 def rule_for(config: RuleConfig, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Rule:

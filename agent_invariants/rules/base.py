@@ -1,122 +1,48 @@
-"""What every rule kind shares: its config base, the field types, and the observe/finish protocol.
+"""The rule protocol: the config base every kind's options extend, and the `Rule` base class.
 
 A rule kind is one class with a `kind`, a `config_type` (a `RuleConfig` subclass tagged with the
 kind; it decodes and validates the rule's JSON), a docstring that is its user manual, `route()`,
 and `finish()`. The engine asks `route(type, tool, claims_completion)` once per distinct triple
-and caches the answer: the bound method to call for such events, or None to skip them. So a rule
-only ever sees events it cares about, and never rescans what it has seen: it keeps small state.
+and caches the answer: the bound method to call for such events (a tuple of them, or None to skip
+them). A handler returns None, or True when the rule's interests changed (the cache is then
+rebuilt); anything else is a bug the engine refuses. So a rule only ever sees events it cares
+about, and never rescans what it has seen: it keeps small state.
 
 A rule keeps at most `max_violations` violations (default `DEFAULT_MAX_VIOLATIONS`; 0 means no
 limit), the first ones in its own order, and counts every one: some rules find quadratically many
 on small input (stop_is_final on 2,000 stops finds 2 million). A rule asks `note_violation()`
 before it builds a violation, so the ones past the cap are counted but never built.
+
+docs/architecture.md walks through the protocol and how to add a kind. The field types of rule
+options (`Glob`, `Text`, `RuleId`) are in `rules.fields`.
 """
 from __future__ import annotations
 
 import sys
-import typing
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, UnsetType
 
-from agent_invariants._js import js_trim, json_number, utf16_len
+from agent_invariants._js import json_number
 from agent_invariants.events import Event
 from agent_invariants.report import RuleResult, Severity, TraceSummary, Violation
+from agent_invariants.rules.fields import RuleId, Text, normalise_strings, string_fields
 
 __all__ = (
     "DEFAULT_MAX_VIOLATIONS",
-    "Glob",
     "Observer",
     "Rule",
     "RuleConfig",
-    "RuleId",
-    "Text",
-    "check_text",
-    "normalise_strings",
-    "string_fields",
     "tool_name",
 )
 
 DEFAULT_MAX_VIOLATIONS = 1000
 """Violations a rule keeps (and reports show) unless told otherwise; the counts include all."""
 
-_GLOB = "glob"
-_TEXT_2000 = "text:2000"
-
-RuleId = Annotated[str, Meta(
-    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z",
-    description="Rule id: a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -",
-)]
-Glob = Annotated[str, Meta(
-    min_length=1,
-    description="Glob: `*` any run of characters, `?` one character, all else literal; trimmed, 1..500 long",
-), _GLOB]
-Text = Annotated[str, Meta(min_length=1, description="Free text, trimmed, 1..2000 characters"), _TEXT_2000]
-
-Observer = Callable[[Event, int], object]
-
-_LIMITS = {_GLOB: 500, _TEXT_2000: 2000}
-
-
-class FieldProblem(ValueError):
-    """A problem with one field, raised from `__post_init__`; the loader adds the JSON path."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"@{field}: {problem}")
-
-
-def check_text(value: str, field: str, limit: int, *, trim: bool = True) -> str:
-    """Trim `value` as JavaScript would and check its length (1..limit UTF-16 code units)."""
-    text = js_trim(value) if trim else value
-    if not text:
-        raise FieldProblem(field, "must not be empty or only whitespace")
-    if len(text) * 2 > limit and utf16_len(text) > limit:
-        raise FieldProblem(field, f"must be at most {limit} characters, got {utf16_len(text)}")
-    return text
-
-
-def string_fields(cls: type) -> dict[str, tuple[str, bool]]:
-    """Fields of `cls` annotated `Glob` or `Text` (or lists of them): name -> (marker, is_list)."""
-    found = {}
-    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
-        kind = _string_kind(hint)
-        if kind is not None:
-            found[name] = kind
-    return found
-
-
-def _string_kind(hint: Any) -> tuple[str, bool] | None:
-    """(marker, is_list) for a Glob/Text type, however wrapped (Union, Annotated, list)."""
-    origin = typing.get_origin(hint)
-    if origin is Annotated:
-        base, *metadata = typing.get_args(hint)
-        marks = [mark for mark in metadata if isinstance(mark, str) and mark in _LIMITS]
-        return (marks[0], False) if marks else _string_kind(base)
-    if origin is list:
-        item = _string_kind(typing.get_args(hint)[0])
-        return None if item is None else (item[0], True)
-    if origin is typing.Union:
-        for option in typing.get_args(hint):
-            kind = _string_kind(option)
-            if kind is not None:
-                return kind
-    return None
-
-
-def normalise_strings(struct: msgspec.Struct, kinds: dict[str, tuple[str, bool]]) -> None:
-    """Trim every Glob/Text field of a (frozen) struct in place and check its length."""
-    for name, (mark, is_list) in kinds.items():
-        value = getattr(struct, name)
-        if value is UNSET:
-            continue
-        limit = _LIMITS[mark]
-        if is_list:
-            value = [check_text(item, f"{name}[{i}]", limit) for i, item in enumerate(value)]
-        else:
-            value = check_text(value, name, limit)
-        msgspec.structs.force_setattr(struct, name, value)
+Observer = Callable[[Event, int], Literal[True] | None]
+"""A handler: called with an event and its index; True means "route me again"."""
 
 
 class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
@@ -197,8 +123,8 @@ class Rule:
         """The method to call for events with this type, tool and claims_completion (or a tuple
         of methods, called in that order), or None to skip such events.
 
-        Called once per distinct triple (the engine caches it). An observer that returns True
-        tells the engine the rule's interests changed, and the cache is rebuilt.
+        Called once per distinct triple (the engine caches it). A handler returns None, or True
+        to tell the engine the rule's interests changed (the cache is then rebuilt).
         """
         raise NotImplementedError
 

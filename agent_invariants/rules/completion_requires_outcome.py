@@ -3,14 +3,15 @@ from typing import Annotated, ClassVar
 
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants.events import Event, EvidenceClass
+from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Observer, RuleConfig
+from agent_invariants.rules.evidence import EvidenceClasses, EvidenceRule
+from agent_invariants.rules.fields import Glob
 
-__all__ = ("DEFAULT_EVIDENCE_CLASSES", "CompletionRequiresOutcome", "CompletionRequiresOutcomeConfig")
+__all__ = ("CompletionRequiresOutcome", "CompletionRequiresOutcomeConfig")
 
 DEFAULT_COMPLETION_TYPES = ("run.completed",)
-DEFAULT_EVIDENCE_CLASSES = ("externally_observed", "configured_verifier")
 
 
 class CompletionRequiresOutcomeConfig(RuleConfig, frozen=True, kw_only=True, tag="completion_requires_outcome"):
@@ -20,11 +21,11 @@ class CompletionRequiresOutcomeConfig(RuleConfig, frozen=True, kw_only=True, tag
     """Event types that claim completion (default `["run.completed"]`)."""
     outcome_id: Glob | UnsetType = UNSET
     """If set, only outcomes whose `outcome_id` matches count as evidence."""
-    evidence_classes: Annotated[list[EvidenceClass], Meta(min_length=1, max_length=4)] | UnsetType = UNSET
+    evidence_classes: EvidenceClasses | UnsetType = UNSET
     """Evidence classes that count (default externally_observed, configured_verifier)."""
 
 
-class CompletionRequiresOutcome(Rule):
+class CompletionRequiresOutcome(EvidenceRule):
     """Fails when the agent claims to be done before anything observed that it worked.
 
     ## What it checks
@@ -68,16 +69,12 @@ class CompletionRequiresOutcome(Rule):
     tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
 
     def __init__(self, config: CompletionRequiresOutcomeConfig) -> None:
-        super().__init__(config)
+        super().__init__(config, config.evidence_classes, config.outcome_id)
         types = DEFAULT_COMPLETION_TYPES if config.completion_types is UNSET else config.completion_types
         self._completion_types = [compile_glob(pattern) for pattern in types]
-        self._outcome_id = None if config.outcome_id is UNSET else compile_glob(config.outcome_id)
-        classes = DEFAULT_EVIDENCE_CLASSES if config.evidence_classes is UNSET else config.evidence_classes
-        self._classes = frozenset(classes)
-        self._evidence = {"evidence_classes": list(classes)}
+        self._evidence = {"evidence_classes": self.evidence_classes}
         if config.outcome_id is not UNSET:
             self._evidence = {"outcome_id": config.outcome_id, **self._evidence}
-        self._proven = False
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         completion = claims is True or any(matches(event_type) for matches in self._completion_types)
@@ -86,14 +83,8 @@ class CompletionRequiresOutcome(Rule):
             return (self._completion, self._outcome) if completion else self._outcome
         return self._completion if completion else None
 
-    def _outcome(self, event: Event, index: int) -> None:
-        if (not self._proven and event.verdict == "satisfied" and event.evidence_class in self._classes
-                and (self._outcome_id is None
-                     or event.outcome_id is not UNSET and self._outcome_id(event.outcome_id))):
-            self._proven = True
-
     def _completion(self, event: Event, index: int) -> None:
         self.checked += 1
-        if not self._proven and self.note_violation():
+        if not self.proven and self.note_violation():
             self.keep("Completion was claimed without a prior satisfied outcome from an allowed evidence class.",
                       self._evidence, event.seq, index)

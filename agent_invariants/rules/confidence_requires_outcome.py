@@ -4,9 +4,9 @@ from typing import Annotated, ClassVar
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants._js import js_number, json_number
-from agent_invariants.events import Event, EvidenceClass
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
-from agent_invariants.rules.completion_requires_outcome import DEFAULT_EVIDENCE_CLASSES
+from agent_invariants.events import Event
+from agent_invariants.rules.base import Observer, RuleConfig
+from agent_invariants.rules.evidence import EvidenceClasses, EvidenceRule
 
 __all__ = ("ConfidenceRequiresOutcome", "ConfidenceRequiresOutcomeConfig")
 
@@ -16,11 +16,11 @@ class ConfidenceRequiresOutcomeConfig(RuleConfig, frozen=True, kw_only=True, tag
 
     threshold: Annotated[float, Meta(ge=0, le=1)]
     """Claims with `confidence` at or above this need evidence."""
-    evidence_classes: Annotated[list[EvidenceClass], Meta(min_length=1, max_length=4)] | UnsetType = UNSET
+    evidence_classes: EvidenceClasses | UnsetType = UNSET
     """Evidence classes that count (default externally_observed, configured_verifier)."""
 
 
-class ConfidenceRequiresOutcome(Rule):
+class ConfidenceRequiresOutcome(EvidenceRule):
     """Fails when the agent is confident it is done but nothing observed the outcome.
 
     ## What it checks
@@ -61,12 +61,8 @@ class ConfidenceRequiresOutcome(Rule):
     tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
 
     def __init__(self, config: ConfidenceRequiresOutcomeConfig) -> None:
-        super().__init__(config)
-        classes = DEFAULT_EVIDENCE_CLASSES if config.evidence_classes is UNSET else config.evidence_classes
-        self._classes = frozenset(classes)
-        self._class_list = list(classes)
+        super().__init__(config, config.evidence_classes)
         self._threshold = config.threshold
-        self._proven = False
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
         if event_type == "outcome.observed":
@@ -74,19 +70,15 @@ class ConfidenceRequiresOutcome(Rule):
             return (self._claim, self._outcome) if claims is True else self._outcome
         return self._claim if claims is True else None
 
-    def _outcome(self, event: Event, index: int) -> None:
-        if not self._proven and event.verdict == "satisfied" and event.evidence_class in self._classes:
-            self._proven = True
-
     def _claim(self, event: Event, index: int) -> None:
         confidence = event.confidence
         if confidence is UNSET or confidence < self._threshold:
             return
         self.checked += 1
-        if not self._proven and self.note_violation():
+        if not self.proven and self.note_violation():
             self.keep(
                 f"Completion confidence {js_number(confidence)} met threshold {js_number(self._threshold)} "
                 "without prior qualifying outcome evidence.",
                 {"confidence": json_number(confidence), "threshold": json_number(self._threshold),
-                 "evidence_classes": self._class_list},
+                 "evidence_classes": self.evidence_classes},
                 event.seq, index)

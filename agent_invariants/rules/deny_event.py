@@ -1,11 +1,9 @@
 """deny_event: no event may match."""
 from typing import ClassVar
 
-from msgspec import UnsetType
-
 from agent_invariants.events import Event
-from agent_invariants.matchers import CompiledMatcher, EventMatcher
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import RuleConfig
+from agent_invariants.rules.matchers import EventMatcher, MatchingRule
 
 __all__ = ("DenyEvent", "DenyEventConfig")
 
@@ -17,7 +15,7 @@ class DenyEventConfig(RuleConfig, frozen=True, kw_only=True, tag="deny_event"):
     """The events that must never happen."""
 
 
-class DenyEvent(Rule):
+class DenyEvent(MatchingRule):
     """Fails on every event that matches: things that must never happen.
 
     ## What it checks
@@ -55,15 +53,8 @@ class DenyEvent(Rule):
 
     def __init__(self, config: DenyEventConfig) -> None:
         super().__init__(config)
-        self._match = CompiledMatcher(config.match)
         self._evidence = {"match": config.match.to_dict()}
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
-        return self._event if self._match.may_match(event_type, tool, claims) else None
-
-    def _event(self, event: Event, index: int) -> None:
-        if self._match.needs_event and not self._match.matches(event):
-            return
-        self.checked += 1
+    def matched(self, event: Event, index: int) -> None:
         if self.note_violation():
             self.keep(f"Denied event matched: {event.type}.", self._evidence, event.seq, index)

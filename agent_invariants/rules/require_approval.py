@@ -6,7 +6,8 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.fields import Glob
 
 __all__ = ("RequireApproval", "RequireApprovalConfig")
 

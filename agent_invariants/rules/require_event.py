@@ -4,9 +4,9 @@ from typing import Annotated, ClassVar
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
-from agent_invariants.matchers import CompiledMatcher, EventMatcher
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import RuleConfig
+from agent_invariants.rules.matchers import EventMatcher, MatchingRule
 
 __all__ = ("RequireEvent", "RequireEventConfig")
 
@@ -29,7 +29,7 @@ class RequireEventConfig(RuleConfig, frozen=True, kw_only=True, tag="require_eve
             raise ValueError("min cannot exceed max (min defaults to 1, so write {\"min\": 0, \"max\": 0} for 'never')")
 
 
-class RequireEvent(Rule):
+class RequireEvent(MatchingRule):
     """Fails when a required event is missing, or occurs too often.
 
     ## What it checks
@@ -69,18 +69,11 @@ class RequireEvent(Rule):
 
     def __init__(self, config: RequireEventConfig) -> None:
         super().__init__(config)
-        self._match = CompiledMatcher(config.match)
         self._min = 1 if config.min is UNSET else config.min
         self._max = None if config.max is UNSET else config.max
         self._first: tuple[int | float, int] | None = None
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
-        return self._event if self._match.may_match(event_type, tool, claims) else None
-
-    def _event(self, event: Event, index: int) -> None:
-        if self._match.needs_event and not self._match.matches(event):
-            return
-        self.checked += 1
+    def matched(self, event: Event, index: int) -> None:
         if self._first is None:
             self._first = (event.seq, index)
 

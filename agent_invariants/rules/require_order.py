@@ -4,8 +4,8 @@ from typing import ClassVar
 from msgspec import UnsetType
 
 from agent_invariants.events import Event
-from agent_invariants.matchers import CompiledMatcher, EventMatcher
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.matchers import CompiledMatcher, EventMatcher
 
 __all__ = ("RequireOrder", "RequireOrderConfig")
 

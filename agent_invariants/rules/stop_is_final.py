@@ -1,12 +1,13 @@
 """stop_is_final: after a stop, only lifecycle and telemetry events may follow."""
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Glob, Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.fields import Glob
 
 __all__ = ("StopIsFinal", "StopIsFinalConfig")
 
@@ -88,7 +89,7 @@ class StopIsFinal(Rule):
             return self._after_stop
         return None
 
-    def _stop(self, event: Event, index: int) -> bool:
+    def _stop(self, event: Event, index: int) -> Literal[True] | None:
         first = self.checked == 0
         if not first and not any(allowed(event.type) for allowed in self._allowed):
             self._after_stop(event, index)
@@ -96,7 +97,7 @@ class StopIsFinal(Rule):
         self._late_before_stops += self._late_count
         if len(self._stops) < self.cap:
             self._stops.append((event.seq, event.type, self._late_count))
-        return first   # the first stop changes which events this rule wants
+        return True if first else None   # the first stop changes which events this rule wants
 
     def _after_stop(self, event: Event, index: int) -> None:
         self._late_count += 1

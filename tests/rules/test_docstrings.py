@@ -66,8 +66,8 @@ def option_names(section: str) -> list[str]:
     return names
 
 
-def test_registry_holds_exactly_the_spec_kinds():
-    assert set(RULE_KINDS) == SPEC_KINDS
+def test_registry_holds_every_spec_kind():
+    assert SPEC_KINDS <= set(RULE_KINDS)   # a kind added later joins them without a change here
     for kind, rule in RULE_KINDS.items():
         assert rule.kind == kind
 

@@ -1,4 +1,5 @@
-"""The event matcher of require_order, require_event and deny_event.
+"""The event matcher of require_order, require_event and deny_event, and the base of the kinds
+with one `match`.
 
     {"type": "tool.call", "tool": "payments.*", "ok": false}
 
@@ -16,9 +17,10 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Glob, check_text, normalise_strings, string_fields
+from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.fields import Glob, check_text, normalise_strings, string_fields
 
-__all__ = ("CompiledMatcher", "EventMatcher")
+__all__ = ("CompiledMatcher", "EventMatcher", "MatchingRule")
 
 MatcherType = Annotated[str, Meta(
     min_length=1, max_length=200,
@@ -91,3 +93,25 @@ class CompiledMatcher:
             return False
         return self._outcome is None or (event.outcome_id is not UNSET and self._outcome(event.outcome_id))
 
+
+
+class MatchingRule(Rule):
+    """Base of the kinds with one `match` (deny_event, require_event): they are shown only the
+    events it matches, which `checked` counts, through `matched`."""
+
+    def __init__(self, config: RuleConfig) -> None:
+        super().__init__(config)
+        self.match = CompiledMatcher(config.match)
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
+        return self._event if self.match.may_match(event_type, tool, claims) else None
+
+    def _event(self, event: Event, index: int) -> None:
+        if self.match.needs_event and not self.match.matches(event):
+            return
+        self.checked += 1
+        self.matched(event, index)
+
+    def matched(self, event: Event, index: int) -> None:
+        """Called for each event the matcher matches, after `checked` counted it."""
+        raise NotImplementedError
