@@ -22,11 +22,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 from agent_invariants import _signals
-from agent_invariants.compare import compare_traces
+from agent_invariants.api import check_trace, compare_traces
 from agent_invariants.contract import Contract
-from agent_invariants.engine import check_trace
 from agent_invariants.errors import InputError, TraceError
-from agent_invariants.events import DEFAULT_MAX_LINE_BYTES
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES
 from agent_invariants.report import (
     CHECK_BATCH_SCHEMA,
     COMPARE_BATCH_SCHEMA,
@@ -148,12 +147,10 @@ def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
                progress: Progress | None = None, line_lengths: bool = False) -> CheckBatchReport:
     """Check each trace against `contract`; bad traces become failures, the rest reports.
     `max_violations` and `line_lengths` as for `check_trace`."""
-    outcomes = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths) for path in traces],
-                    jobs, progress)
-    reports = [outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)]
-    failures = [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)]
+    reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths)
+                                          for path in traces], jobs, progress)
     return CheckBatchReport(
-        schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
+        schema=CHECK_BATCH_SCHEMA, contract=_reference(contract),
         passed=not failures and all(report.passed for report in reports),
         traces=len(traces), error_count=sum(r.error_count for r in reports),
         warning_count=sum(r.warning_count for r in reports), reports=reports, failures=failures)
@@ -184,12 +181,10 @@ def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: 
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                  progress: Progress | None = None, line_lengths: bool = False) -> CompareBatchReport:
     """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`)."""
-    outcomes = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths) for b, c in pairs],
-                    jobs, progress)
-    reports = [outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)]
-    failures = [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)]
+    reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths)
+                                            for b, c in pairs], jobs, progress)
     return CompareBatchReport(
-        schema=COMPARE_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
+        schema=COMPARE_BATCH_SCHEMA, contract=_reference(contract),
         compatible=not failures and all(report.compatible for report in reports),
         pairs=len(pairs), regressions=sum(len(r.regressions) for r in reports), reports=reports,
         failures=failures)
@@ -229,7 +224,19 @@ def _as_text(path: str) -> str:
     return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _run(task: Callable[..., Any], arguments: list[tuple], jobs: int, progress: Progress | None) -> list[Any]:
+def _reference(contract: Contract) -> ContractRef:
+    return ContractRef(name=contract.name, version=contract.version)
+
+
+def _run(task: Callable[..., Any], arguments: list[tuple], jobs: int,
+         progress: Progress | None) -> tuple[list[Any], list[BatchFailure]]:
+    """The reports and the failures `task(*a)` returns for each `a`, each in order."""
+    outcomes = _outcomes(task, arguments, jobs, progress)
+    return ([outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)],
+            [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)])
+
+
+def _outcomes(task: Callable[..., Any], arguments: list[tuple], jobs: int, progress: Progress | None) -> list[Any]:
     """Results of `task(*a)` for each `a`, in order; in up to `jobs` processes when that helps
     (never more than there are tasks, nor more than `_MAX_WORKERS`)."""
     workers = min(jobs, len(arguments), _MAX_WORKERS)
@@ -250,7 +257,7 @@ def _run(task: Callable[..., Any], arguments: list[tuple], jobs: int, progress: 
 
 def _run_in(pool: ProcessPoolExecutor, task: Callable[..., Any], arguments: list[tuple],
             progress: Progress | None) -> list[Any]:
-    """`_run` in the worker processes of `pool`. If anything stops the wait (Ctrl-C, SIGTERM),
+    """`_outcomes` in the worker processes of `pool`. If anything stops the wait (Ctrl-C, SIGTERM),
     the workers are ended there and then, and no task is left to run."""
     futures: list[Future] = []
     try:

@@ -1,29 +1,25 @@
 """`agent-invariants explain [KIND]`: the rule kinds' manuals, from their own docstrings.
 
 The docstring of each rule class is its manual (what it checks, why it matters, a failing and a
-passing trace, options, known limits); SARIF help and this command print the same text, so they
-cannot drift apart. The field table is made from the kind's config struct.
+passing trace, options, known limits), read through `manual`; SARIF help and this command print
+the same text, so they cannot drift apart. The field table is made from the kind's config struct.
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import msgspec
 
+from agent_invariants.manual import manual, summary_line
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.schemas import describe_fields, structs_of
 from agent_invariants.validation import suggest
 
-__all__ = ("explain_kind", "list_kinds", "summary_line")
-
-
-def summary_line(kind: str) -> str:
-    """The first line of a kind's manual."""
-    return inspect.cleandoc(RULE_KINDS[kind].__doc__ or kind).splitlines()[0]
+__all__ = ("explain_kind", "list_kinds")
 
 
 def list_kinds() -> str:
+    """Each rule kind with the summary line of its manual."""
     width = max(map(len, RULE_KINDS))
     lines = [f"{kind.ljust(width)}  {summary_line(kind)}" for kind in RULE_KINDS]
     lines += ["", "agent-invariants explain KIND prints a kind's manual."]
@@ -35,10 +31,8 @@ def explain_kind(kind: str) -> str:
     if kind not in RULE_KINDS:
         raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, list(RULE_KINDS))}; "
                        f"expected one of: {', '.join(RULE_KINDS)}")
-    rule = RULE_KINDS[kind]
-    manual = inspect.cleandoc(rule.__doc__ or "")
-    lines = [f"{kind}: {manual}", "", "## Fields"]
-    for name, required, kind_of_value, description in _fields(rule.config_type):
+    lines = [f"{kind}: {manual(kind)}", "", "## Fields"]
+    for name, required, kind_of_value, description in _fields(RULE_KINDS[kind].config_type):
         lines.append(f"- `{name}` ({kind_of_value}{', required' if required else ''}): {description}")
     return "\n".join(lines) + "\n"
 
@@ -49,7 +43,7 @@ def _fields(config: type) -> list[tuple[str, bool, str, str]]:
     describe_fields(definitions, structs_of(config))
     own = definitions[config.__name__]
     required = set(own.get("required", []))
-    rows = [("kind", True, "string", f"`{RULE_KINDS_BY_CONFIG[config]}`")]
+    rows = [("kind", True, "string", f"`{config.__struct_config__.tag}`")]
     for name, spec in own["properties"].items():
         if name == "kind":
             continue
@@ -77,6 +71,3 @@ def _bounds(low: Any, high: Any) -> str:
     if low is None and high is None:
         return ""
     return f"{'' if low is None else low}..{'' if high is None else high}"
-
-
-RULE_KINDS_BY_CONFIG = {rule.config_type: kind for kind, rule in RULE_KINDS.items()}

@@ -1,26 +1,27 @@
-"""Places in the input files that reports point at, gathered once so renderers stay pure.
+"""Places in the input files that reports point at, for renderers, which stay pure.
 
 SARIF needs more than a report holds: repository-relative URIs, the line of each rule in the
 contract file (where trace-wide violations are anchored), and the length of each reported trace
-line (GitHub wants a region's end column). `Sources.gather` reads no file: the rules' lines come
-from the contract's bytes as they were read for loading (`ContractSource`), and the lengths from
-the violations themselves (a check run with `line_lengths=True` learns them while reading the
-trace), so a contract or trace that is a pipe is read once. A renderer given `None` falls back
-to what the report alone knows.
+line (GitHub wants a region's end column). `Sources` reads no file: the rules' lines come from the
+contract's bytes as they were read for loading (`ContractSource`), and the lengths from the
+violations themselves (a check run with `line_lengths=True` learns them while reading the trace),
+so a contract or trace that is a pipe is read once. Each answer is worked out when a renderer first
+asks for it, so every format can be handed a `Sources` and only SARIF pays for it. A renderer
+given none falls back to what the report alone knows.
 """
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from msgspec import UNSET
 
-from agent_invariants.contract_source import ContractSource, contract_lines
-from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport
-
-AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
+from agent_invariants.contract_source import ContractLines, ContractSource, contract_lines
+from agent_invariants.render.shared import AnyReport, checks, sections
+from agent_invariants.report import CompareReport
 
 __all__ = ("Sources", "to_uri")
 
@@ -35,18 +36,17 @@ def to_uri(path: str, root: str | os.PathLike[str] | None = None) -> str:
 
 
 class Sources:
-    """What the renderers may ask about the files behind a report."""
+    """What the renderers may ask about the files behind `report`: from the contract's
+    `ContractSource` (the bytes read to load it) and, for rule descriptions, the loaded contract.
+    `Sources()` knows nothing beyond URIs relative to the current folder."""
 
-    def __init__(self, *, contract_path: str | None = None, root: str | os.PathLike[str] | None = None,
-                 rule_lines: dict[str, int] | None = None, rule_descriptions: dict[str, str] | None = None,
-                 compare_line: int | None = None,
-                 line_lengths: dict[tuple[str, int], int] | None = None) -> None:
-        self.contract_path = contract_path
+    def __init__(self, report: AnyReport | None = None, contract: ContractSource | None = None, *,
+                 loaded: Any = None, root: str | os.PathLike[str] | None = None) -> None:
         self.root = root
-        self.rule_lines = rule_lines or {}
-        self.rule_descriptions = rule_descriptions or {}
-        self.compare_line = compare_line
-        self.line_lengths = line_lengths or {}
+        self.contract_path = None if contract is None else contract.label
+        self._report = report
+        self._contract = contract
+        self._loaded = loaded
 
     @property
     def contract_uri(self) -> str | None:
@@ -55,48 +55,43 @@ class Sources:
     def uri(self, path: str) -> str:
         return to_uri(path, self.root)
 
+    @property
+    def rule_lines(self) -> dict[str, int]:
+        """The line of each rule (by id) in the contract file."""
+        return self._contract_lines.rules
+
+    @property
+    def compare_line(self) -> int | None:
+        """The line of the contract's compare policy."""
+        return self._contract_lines.compare
+
+    @cached_property
+    def _contract_lines(self) -> ContractLines:
+        return ContractLines({}, None) if self._contract is None else contract_lines(self._contract)
+
+    @cached_property
+    def rule_descriptions(self) -> dict[str, str]:
+        """The contract's description of each rule that has one (by id)."""
+        if self._loaded is None:
+            return {}
+        return {rule.id: rule.description for rule in self._loaded.rules if rule.description is not UNSET}
+
     def line_length(self, path: str, line: int) -> int | None:
         """Length of a trace line in UTF-16 code units (SARIF's default column unit)."""
-        return self.line_lengths.get((path, line))
+        return self._line_lengths.get((path, line))
 
-    @classmethod
-    def gather(cls, report: AnyReport, contract: ContractSource | None = None, *, loaded: Any = None,
-               root: str | os.PathLike[str] | None = None) -> Sources:
-        """What renderers need besides `report`: from the contract's `ContractSource` (the bytes
-        read to load it) and, for rule descriptions, the loaded contract."""
-        rule_lines: dict[str, int] = {}
-        compare_line = None
-        contract_path = None
-        if contract is not None:
-            contract_path = contract.label
-            lines = contract_lines(contract)
-            rule_lines, compare_line = lines.rules, lines.compare
-        descriptions = {}
-        if loaded is not None:
-            descriptions = {rule.id: rule.description for rule in loaded.rules if rule.description is not UNSET}
-        return cls(contract_path=contract_path, root=root, rule_lines=rule_lines, rule_descriptions=descriptions,
-                   compare_line=compare_line, line_lengths=_line_lengths(report))
-
-
-def _checks(report: AnyReport) -> list[CheckReport]:
-    """Every check report inside `report`."""
-    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
-    checks: list[CheckReport] = []
-    for section in sections:
-        checks += [section.baseline, section.candidate] if isinstance(section, CompareReport) else [section]
-    return checks
-
-
-def _line_lengths(report: AnyReport) -> dict[tuple[str, int], int]:
-    """The length of every trace line a violation or regression points at, as the check learnt it."""
-    lengths: dict[tuple[str, int], int] = {}
-    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
-    for section in sections:
-        if isinstance(section, CompareReport):
-            _add_lengths(lengths, section.candidate.trace, section.regressions)
-        for check in _checks(section):
+    @cached_property
+    def _line_lengths(self) -> dict[tuple[str, int], int]:
+        """The length of every trace line a violation or regression points at, as the check learnt it."""
+        lengths: dict[tuple[str, int], int] = {}
+        if self._report is None:
+            return lengths
+        for section in sections(self._report):
+            if isinstance(section, CompareReport):
+                _add_lengths(lengths, section.candidate.trace, section.regressions)
+        for check in checks(self._report):
             _add_lengths(lengths, check.trace, check.violations)
-    return lengths
+        return lengths
 
 
 def _add_lengths(lengths: dict[tuple[str, int], int], trace: Any, located: list) -> None:

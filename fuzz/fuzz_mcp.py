@@ -39,8 +39,18 @@ with atheris.instrument_imports():   # the package loads lazily: import what the
     import anyio
     import mcp.server.lowlevel  # noqa: F401 - the SDK's dispatch too: coverage there teaches the fuzzer the protocol
 
-    from agent_invariants import compare, contract, engine, mcp_server, summary  # noqa: F401
-    from agent_invariants.mcp_server import Oversized
+    from agent_invariants import (  # noqa: F401
+        api,
+        compare,
+        contract,
+        engine,
+        mcp_prompts,
+        mcp_server,
+        mcp_transport,
+        mcp_wire,
+        summary,
+    )
+    from agent_invariants.mcp_wire import Oversized
     from agent_invariants.render import text  # noqa: F401
 
 SERVER = mcp_server.build_server()
@@ -74,8 +84,8 @@ def _serve(data: bytes) -> list[bytes]:
 
     async def main() -> None:
         with anyio.fail_after(60):
-            await mcp_server.serve_connection(SERVER, io.BytesIO(data).read, replies.append,
-                                              max_request_bytes=SERVE_LIMIT)
+            await mcp_transport.serve_connection(SERVER, io.BytesIO(data).read, replies.append,
+                                                 max_request_bytes=SERVE_LIMIT)
 
     anyio.run(main)
     return replies
@@ -144,7 +154,7 @@ def _expected(lines: list[bytes]) -> tuple[int, int]:
         if not line.strip(b" \t\r"):
             continue
         message = _parsed(line)
-        if message is _INVALID or _depth(message) > mcp_server.MAX_REQUEST_NESTING or not (
+        if message is _INVALID or _depth(message) > mcp_wire.MAX_REQUEST_NESTING or not (
                 _is_notification(message) or _is_response(message)):
             most += 1
             if isinstance(message, dict) and isinstance(message.get("method"), str) and _is_id(message.get("id")):
@@ -159,7 +169,7 @@ def _answers_oracle(data: bytes, replies: list[bytes]) -> None:
         message = json.loads(reply.decode("utf-8"))   # strict UTF-8, and JSON
         if message.get("jsonrpc") != "2.0" or ("result" in message) == ("error" in message) or "id" not in message:
             raise _fuzzcommon.OracleMismatch("reply", f"not a JSON-RPC reply: {reply[:200]!r}")
-        if "error" in message and message["error"].get("code") == mcp_server.INTERNAL_ERROR:
+        if "error" in message and message["error"].get("code") == mcp_wire.INTERNAL_ERROR:
             raise _fuzzcommon.OracleMismatch("internal-error", message["error"]["message"][:200])
     fewest, most = _expected(data.split(b"\n"))
     if not fewest <= len(replies) <= most:
@@ -172,7 +182,7 @@ def _answers_oracle(data: bytes, replies: list[bytes]) -> None:
 
 
 def _lines_oracle(data: bytes) -> None:
-    lines = mcp_server._Lines(_tiny_reads(data), limit=SMALL_LIMIT)
+    lines = mcp_wire.Lines(_tiny_reads(data), limit=SMALL_LIMIT)
     read = []
     while (line := lines.next()) is not None:
         read.append(line)

@@ -386,3 +386,82 @@ def test_golden_reports(name, fmt):
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(first.stdout)
     assert first.stdout == path.read_bytes()
+
+
+# -- one signature, one reading of the manual ----------------------------------------------------
+
+def _library_report(args: tuple[str, ...], line_lengths: bool):
+    """The report the CLI renders for `args` (a GOLDEN_RUNS entry), made through the library."""
+    from agent_invariants import check_trace, compare_traces, load_contract
+    from agent_invariants.contract import read_contract
+
+    options = dict(zip(args[1::2], args[2::2]))
+    source = read_contract(options["--contract"])
+    loaded = load_contract(source)
+    if args[0] == "check":
+        report = check_trace(loaded, options["--trace"], line_lengths=line_lengths)
+    else:
+        report = compare_traces(loaded, options["--baseline"], options["--candidate"], line_lengths=line_lengths)
+    return report, source, loaded
+
+
+@pytest.mark.parametrize("fmt", list(EXTENSIONS))
+@pytest.mark.parametrize("name", list(GOLDEN_RUNS))
+def test_every_format_renders_through_one_signature(name, fmt, monkeypatch):
+    """`renderer(fmt).render(report, options)` for every format, the options the same struct for
+    all of them: through the library it gives the CLI's bytes, and a format ignores what it has no
+    use for (here SARIF's sources, handed to every format)."""
+    from agent_invariants.render import RenderOptions, renderer
+    from agent_invariants.sources import Sources
+
+    monkeypatch.chdir(REPO)
+    report, source, loaded = _library_report(GOLDEN_RUNS[name], line_lengths=fmt == "sarif")
+    options = RenderOptions(sources=Sources(report, source, loaded=loaded))
+    rendered = renderer(fmt).render(report, options)
+    assert rendered.encode("utf-8") == (GOLDEN / f"{name}.{EXTENSIONS[fmt]}").read_bytes()
+
+
+def _golden_sarif_rules() -> list[dict]:
+    rules = []
+    for path in sorted(GOLDEN.glob("*.sarif")):
+        rules += json.loads(path.read_text(encoding="utf-8"))["runs"][0]["tool"]["driver"]["rules"]
+    return [rule for rule in rules if not rule["id"].startswith("compare.")]
+
+
+def test_sarif_security_severity_follows_the_kinds_security_tag():
+    from agent_invariants.rules import RULE_KINDS
+
+    rules = _golden_sarif_rules()
+    assert {rule["name"] for rule in rules} >= {"deny_tool", "allow_tools", "require_approval", "stop_is_final"}
+    for rule in rules:
+        security = "security" in RULE_KINDS[rule["name"]].tags and rule["defaultConfiguration"]["level"] == "error"
+        assert ("security-severity" in rule["properties"]) == security, rule["id"]
+        assert ("problem.severity" in rule["properties"]) == (not security), rule["id"]
+
+
+def test_sarif_help_and_description_are_the_manual_that_explain_prints():
+    from agent_invariants.explain import explain_kind
+
+    for rule in _golden_sarif_rules():
+        kind = rule["name"]
+        manual = explain_kind(kind).removeprefix(f"{kind}: ").split("\n\n## Fields\n")[0]
+        assert rule["help"] == {"text": manual, "markdown": f"# {kind}\n\n{manual}"}, rule["id"]
+        checks = manual.split("## What it checks\n", 1)[1].split("\n## ", 1)[0]
+        assert rule["fullDescription"]["text"] == " ".join(checks.split())[:1024], rule["id"]
+
+
+def test_text_renders_a_validated_contract_and_a_trace_summary():
+    from agent_invariants import load_contract, summarize_trace
+    from agent_invariants.render import text
+
+    rendered = text.render(load_contract(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+                                                  {"id": "calls", "kind": "event_budget", "max_events": 3,
+                                                   "severity": "warning"})))
+    assert rendered == "VALID  test-contract\n      2 rules\n\n  no-shell  deny_tool\n  calls  event_budget  (warning)\n"
+    summary = summarize_trace(events({"type": "tool.call", "tool": "kb.search"},
+                                     {"type": "tool.result", "tool": "kb.search", "ok": False},
+                                     {"type": "approval.granted"}))
+    assert text.render(summary) == ("3 events · 1 tool call · 1 failed tool result · 1 approval granted\n"
+                                    "tools: kb.search\n"
+                                    "outcomes: 0 satisfied, 0 violated; final outcome: none\n"
+                                    "completion claims: 0\n")

@@ -26,7 +26,11 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from agent_invariants.mcp_server import INSTRUCTIONS, MAX_EVENTS, PROMPT_NAME, TOOLS
+from agent_invariants import load_contract, summarize_trace
+from agent_invariants.explain import explain_kind
+from agent_invariants.mcp_prompts import PROMPT_NAME
+from agent_invariants.render.text import render as render_text
+from agent_invariants.mcp_server import INSTRUCTIONS, MAX_EVENTS, TOOLS
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.schemas import generate
 from support import EXAMPLES, REPO
@@ -224,6 +228,10 @@ def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
         assert description in text and '"refund-desk"' in text
         for kind in RULE_KINDS:
             assert f"`{kind}`" in text, kind
+            options = explain_kind(kind).split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
+            for line in options.strip().splitlines():   # each option as `explain` prints it
+                if line.strip():
+                    assert f"\n  {line.rstrip()}\n" in text, (kind, line)
         assert VALIDATE in text and CHECK in text
         assert '"version": 1' in text
 
@@ -291,12 +299,14 @@ def test_each_tool_returns_the_cli_json_report_for_a_passing_and_a_failing_examp
             assert summary == reports[name][1]
             assert text.startswith(f"{summary['events']} events · {summary['tool_calls']} tool calls")
             assert ", ".join(summary["tools"]) in text
+            assert text == render_text(summarize_trace(events))   # the text format's rendering, not the server's own
 
         valid, text = await ok_call(session, VALIDATE, {"contract": CONTRACT})
         assert valid == reports["validate"][1]
         assert text.startswith("VALID  refund-desk\n")
         for rule in CONTRACT["rules"]:
             assert f"  {rule['id']}  {rule['kind']}" in text
+        assert text == render_text(load_contract(CONTRACT))
 
         # Deterministic: the same call gives the same answer.
         again, _ = await ok_call(session, CHECK, {"contract": CONTRACT, "events": CANDIDATE})

@@ -33,15 +33,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from support import EXAMPLES, REPO
 
-from agent_invariants.events import MAX_NESTING
-from agent_invariants.mcp_server import (
-    MAX_REQUEST_BYTES,
-    MAX_REQUEST_NESTING,
-    MAX_REQUEST_VALUES,
-    TOOLS,
-    build_server,
-    serve_connection,
-)
+from agent_invariants.jsontext import MAX_NESTING
+from agent_invariants.mcp_server import TOOLS, build_server
+from agent_invariants.mcp_transport import serve_connection
+from agent_invariants.mcp_wire import MAX_REQUEST_BYTES, MAX_REQUEST_NESTING, MAX_REQUEST_VALUES
 
 CHECK, SUMMARIZE, VALIDATE = ("agent_invariants_check_trace", "agent_invariants_summarize_trace",
                               "agent_invariants_validate_contract")
@@ -289,6 +284,40 @@ def serve_in_process(data: bytes, max_request_bytes: int) -> list[dict[str, Any]
     anyio.run(functools.partial(serve_connection, build_server(), io.BytesIO(data).read, replies.append,
                                 max_request_bytes=max_request_bytes))
     return [json.loads(reply) for reply in replies]
+
+
+class CancellingServer:
+    """Stands in for the SDK's server as it behaves at the end of input: it answers each request
+    after a moment, and when its input closes it cancels whatever it has not answered yet."""
+
+    def create_initialization_options(self) -> None:
+        return None
+
+    async def run(self, read_stream: Any, write_stream: Any, options: None) -> None:
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        async def answer(request_id: Any) -> None:
+            await anyio.sleep(0.2)
+            reply = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result={})
+            await write_stream.send(SessionMessage(reply))
+
+        async with read_stream, anyio.create_task_group() as group:
+            async for message in read_stream:
+                if isinstance(message.message, types.JSONRPCRequest):
+                    group.start_soon(answer, message.message.id)
+            group.cancel_scope.cancel()
+
+
+def test_a_request_reusing_the_id_of_a_refused_line_is_answered_before_the_connection_ends() -> None:
+    """A refused line's error reply carries its id. When a request with the same id follows and the
+    input ends, that error must not count as the request's answer, or the connection closes the
+    server's input while the request runs and the server cancels it (found by fuzzing)."""
+    data = b'{"jsonrrc": "2.0", "id": 2, "method": "ping"}\n{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n'
+    replies: list[bytes] = []
+    anyio.run(functools.partial(serve_connection, CancellingServer(), io.BytesIO(data).read, replies.append))
+    answers = [json.loads(reply) for reply in replies]
+    assert [(answer["id"], "error" in answer) for answer in answers] == [(2, True), (2, False)]
 
 
 def test_the_id_of_a_line_over_the_limit_comes_from_that_line_alone() -> None:

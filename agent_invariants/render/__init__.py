@@ -1,13 +1,22 @@
-"""Output formats: one module per format, each with one `render(report, ...) -> str`.
+"""Output formats: one module per format, each with one `render(report, options) -> str`.
 
-Renderers only turn a report into text; they never decide a verdict or write files.
+Renderers only turn a report into text; they never decide a verdict or write files. Every format
+takes the same `RenderOptions` and reads only the fields it has a use for, so a caller renders any
+format the same way:
+
+    renderer("sarif").render(report, RenderOptions(sources=sources, category="nightly"))
 """
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ("FORMATS", "renderer")
+if TYPE_CHECKING:
+    from agent_invariants.sources import Sources
+
+__all__ = ("DEFAULTS", "FORMATS", "RenderOptions", "renderer")
 
 # format name -> module under agent_invariants.render
 FORMATS = {
@@ -18,6 +27,24 @@ FORMATS = {
     "junit": "junit",
     "markdown": "markdown",
 }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RenderOptions:
+    """How to render, beyond the report itself. The defaults give the plain output."""
+
+    color: bool = False
+    """text: ANSI colours (the CLI asks when stdout is a terminal and NO_COLOR is unset)."""
+    sources: Sources | None = None
+    """sarif: what the input files tell beyond the report (URIs, rule lines, line lengths)."""
+    anchor: Literal["trace", "contract"] = "trace"
+    """sarif: locate results in the trace file, or at the rule in the contract."""
+    category: str | None = None
+    """sarif: `automationDetails.id`, to keep several uploads apart."""
+
+
+DEFAULTS = RenderOptions()
+"""The plain output: no colour, and nothing known about the files beyond the report."""
 
 
 def renderer(name: str) -> ModuleType:

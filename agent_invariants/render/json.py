@@ -8,6 +8,12 @@ absent values left out, a newline at the end. Same report, same bytes.
       "contract": {"name": "refund-desk", "version": 1},
       "passed": false,
       ...
+
+A validated contract is written as `validate` prints it, `{"valid": true, "contract": ...}`, the
+contract normalised (`Contract.to_dict`); a trace summary as its counts.
+
+msgspec writes it: orjson (measured on a report of 100,000 violations) took twice as long, as a
+report must first become plain data for it, and writes floats differently (`1e+16`, not `1e16`).
 """
 from __future__ import annotations
 
@@ -15,11 +21,17 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants.contract import Contract
+from agent_invariants.render import DEFAULTS, RenderOptions
+
 __all__ = ("render", "to_json")
 
 
-def render(report: Any) -> str:
-    """The report as pretty JSON text (ends with a newline)."""
+def render(report: Any, options: RenderOptions = DEFAULTS) -> str:
+    """The report (or validated contract, or trace summary) as pretty JSON text (ends with a
+    newline). No option applies to JSON."""
+    if isinstance(report, Contract):
+        return to_json({"valid": True, "contract": report.to_dict()})
     return to_json(report)
 
 

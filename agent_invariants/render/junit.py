@@ -23,15 +23,9 @@ import re
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
 
-from agent_invariants.report import (
-    BatchFailure,
-    CheckBatchReport,
-    CheckReport,
-    CompareBatchReport,
-    CompareReport,
-    RuleResult,
-    Violation,
-)
+from agent_invariants.render import DEFAULTS, RenderOptions
+from agent_invariants.render.shared import AnyReport, failures, place, sections
+from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RuleResult, Violation
 
 __all__ = ("render",)
 
@@ -39,17 +33,16 @@ __all__ = ("render",)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport) -> str:
-    """The report as a JUnit XML document (ends with a newline)."""
+def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+    """The report as a JUnit XML document (ends with a newline). No option applies to JUnit."""
     suites: list[TestSuite] = []
-    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
-    for section in sections:
+    for section in sections(report):
         if isinstance(section, CompareReport):
             suites += [_regressions(section), _rules_suite(section.candidate, "candidate")]
         else:
             suites.append(_rules_suite(section, None))
-    if isinstance(report, (CheckBatchReport, CompareBatchReport)) and report.failures:
-        suites.append(_unreadable(report.contract.name, report.failures))
+    if failures(report):
+        suites.append(_unreadable(report.contract.name, failures(report)))
     return to_xml_report_string(suites, prettyprint=True, encoding="utf-8") + "\n"
 
 
@@ -114,14 +107,7 @@ def _regressions(report: CompareReport) -> TestSuite:
 
 
 def _violation_line(violation: Violation, trace: str) -> str:
-    where = []
-    if violation.line is not UNSET:
-        where.append(f"{trace}:{violation.line}")
-    if violation.event_seq is not UNSET:
-        where.append(f"seq {violation.event_seq}")
-    if not where:
-        where.append("whole trace")
-    return f"{' '.join(where)}: {violation.message}"
+    return f"{' '.join(place(violation, trace) or ['whole trace'])}: {violation.message}"
 
 
 def _trace(report: CheckReport) -> str:

@@ -17,6 +17,8 @@ import re
 
 from msgspec import UNSET
 
+from agent_invariants.render import DEFAULTS, RenderOptions
+from agent_invariants.render.shared import AnyReport, is_batch, ok, place, plural
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
 
 __all__ = ("MAX_VIOLATIONS", "render")
@@ -29,9 +31,9 @@ _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("war
 _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "❌ still failing", "passing": "passing"}
 
 
-def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport) -> str:
-    """The report as GitHub-flavoured Markdown (ends with a newline)."""
-    if isinstance(report, (CheckBatchReport, CompareBatchReport)):
+def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+    """The report as GitHub-flavoured Markdown (ends with a newline). No option applies to Markdown."""
+    if is_batch(report):
         lines = _batch(report)
     elif isinstance(report, CompareReport):
         lines = _compare(report)
@@ -43,9 +45,9 @@ def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatch
 def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
     """An overview table of the traces, then each trace's own summary one level down."""
     checking = isinstance(report, CheckBatchReport)
-    ok = report.passed if checking else report.compatible
-    verdict = ("passed" if ok else "failed") if checking else ("compatible" if ok else "regression")
-    lines = [f"## {'✅' if ok else '❌'} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
+    good = ok(report)
+    verdict = ("passed" if good else "failed") if checking else ("compatible" if good else "regression")
+    lines = [f"## {'✅' if good else '❌'} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
     if checking:
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
         lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')} | "
@@ -98,20 +100,14 @@ def _violations(report: CheckReport) -> list[str]:
 
 def _counts(report: CheckReport) -> str:
     summary = report.summary
-    errors = _plural(report.error_count, "error")
+    errors = plural(report.error_count, "error")
     where = f"{_code(report.trace)}: " if report.trace is not UNSET else ""
-    return (f"{where}{_plural(summary.events, 'event')}, {_plural(summary.tool_calls, 'tool call')}, "
-            f"{f'**{errors}**' if report.error_count else errors}, {_plural(report.warning_count, 'warning')}")
+    return (f"{where}{plural(summary.events, 'event')}, {plural(summary.tool_calls, 'tool call')}, "
+            f"{f'**{errors}**' if report.error_count else errors}, {plural(report.warning_count, 'warning')}")
 
 
 def _violation(violation: Violation, report: CheckReport) -> str:
-    where = []
-    if violation.line is not UNSET and report.trace is not UNSET:
-        where.append(_code(f"{report.trace}:{violation.line}"))
-    if violation.event_seq is not UNSET:
-        where.append(f"seq {violation.event_seq}")
-    if not where:
-        where.append("whole trace")
+    where = place(violation, report.trace if report.trace is not UNSET else None, wrap=_code) or ["whole trace"]
     mark = "❌" if violation.severity == "error" else "⚠️"
     return f"- {mark} {_code(violation.rule_id)} at {', '.join(where)}: {_text(violation.message)}"
 
@@ -143,10 +139,6 @@ def _change(change: str, severity: str) -> str:
     if severity == "warning" and change in ("new", "still_failing"):
         return "⚠️ warning"
     return _CHANGE[change]
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _text(text: str) -> str:

@@ -10,6 +10,9 @@ Each rule keeps only its first violations (`--max-violations`, default 1000); wh
 out, `runs[0].properties` says how many (`violationsLeftOut`). At most `MAX_RESULTS` results are
 written, errors first (`resultCount` then says how many there were).
 
+A rule of a kind tagged `security` (the rule class's `tags`) with severity error gets a
+`security-severity` of 8.0 (GitHub: high); any other rule a `problem.severity`.
+
 For `compare`, each regression is a result, located at the candidate event that caused it where
 there is one, with `baselineState`: `new`, or `unchanged`/`updated` when the baseline already
 broke that rule as often/a different number of times.
@@ -23,8 +26,6 @@ the location's file, the event's seq and the evidence.
 from __future__ import annotations
 
 import hashlib
-import inspect
-import re
 from typing import Any
 
 import attr
@@ -33,16 +34,10 @@ import sarif_om as om
 from msgspec import UNSET
 
 from agent_invariants import __version__
-from agent_invariants.report import (
-    BatchFailure,
-    CheckBatchReport,
-    CheckReport,
-    CompareBatchReport,
-    CompareReport,
-    Regression,
-    RuleChange,
-    Violation,
-)
+from agent_invariants.manual import manual, section, summary_line
+from agent_invariants.render import DEFAULTS, RenderOptions
+from agent_invariants.render.shared import AnyReport, failures, first_violations, sections
+from agent_invariants.report import BatchFailure, CheckReport, CompareReport, Regression, RuleChange, Violation
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
 
@@ -59,21 +54,18 @@ _COMPARE_RULES = {
     "tool_call_increase": ("compare.tool-call-increase", "The candidate makes more tool calls than the policy allows."),
     "outcome_regression": ("compare.outcome-regression", "The candidate's final outcome ranks below the baseline's."),
 }
-_SECURITY_KINDS = {"deny_tool", "allow_tools", "require_approval", "deny_event"}
 
 
-def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport, *,
-           sources: Sources | None = None, anchor: str = "trace", category: str | None = None) -> str:
+def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a SARIF 2.1.0 log (JSON text ending in a newline). Several traces go into
-    the one run, each result at its own trace."""
-    sources = sources or Sources()
-    builder = _Builder(sources, anchor)
-    sections = report.reports if isinstance(report, (CheckBatchReport, CompareBatchReport)) else [report]
-    for section in sections:
-        if isinstance(section, CompareReport):
-            builder.compare(section)
+    the one run, each result at its own trace. Reads `sources`, `anchor` and `category` of
+    `options`; without `sources`, what the report alone knows."""
+    builder = _Builder(options.sources or Sources(), options.anchor)
+    for part in sections(report):
+        if isinstance(part, CompareReport):
+            builder.compare(part)
         else:
-            builder.check(section)
+            builder.check(part)
     run = om.Run(
         tool=om.Tool(driver=om.ToolComponent(
             name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI,
@@ -81,9 +73,9 @@ def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatch
         results=builder.kept_results(),
         column_kind="utf16CodeUnits",
     )
-    failures = report.failures if isinstance(report, (CheckBatchReport, CompareBatchReport)) else []
-    if failures:
-        run.invocations = [_unreadable(failures)]
+    if failures(report):
+        run.invocations = [_unreadable(failures(report))]
+    category = options.category
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
     run.properties = _truncation(builder)
@@ -152,9 +144,7 @@ class _Builder:
         changes = {change.rule_id: change for change in report.rule_changes}
         for result in report.candidate.results:
             self.rule(result.rule_id, result.rule_kind, result.severity)
-        first_violation = {}
-        for violation in report.candidate.violations:
-            first_violation.setdefault(violation.rule_id, violation)
+        first_violation = first_violations(report.candidate.violations)
         for regression in report.regressions:
             if regression.kind in ("new_rule_failure", "contract_violation"):
                 violation = first_violation[regression.evidence["rule_id"]]
@@ -232,21 +222,20 @@ def _truncation(builder: _Builder) -> dict[str, Any] | None:
     return properties
 
 
-def _unreadable(failures: list[BatchFailure]) -> om.Invocation:
+def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
     """Traces of a batch that could not be read, as tool notifications of a failed invocation."""
     return om.Invocation(execution_successful=False, tool_execution_notifications=[
         om.Notification(message=om.Message(text=failure.error), level="error",
                         locations=[om.Location(physical_location=om.PhysicalLocation(
                             artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace))))])
-        for failure in failures])
+        for failure in unreadable])
 
 
 def _descriptor(rule_id: str, kind: str, severity: str, description: str | None) -> om.ReportingDescriptor:
-    manual = inspect.cleandoc(RULE_KINDS[kind].__doc__ or kind)
-    summary = manual.splitlines()[0]
-    checks = _section(manual, "What it checks") or summary
+    summary = summary_line(kind)
+    checks = section(kind, "What it checks") or summary
     properties: dict[str, Any] = {"tags": ["agent-invariants", *RULE_KINDS[kind].tags], "precision": "very-high"}
-    if kind in _SECURITY_KINDS and severity == "error":
+    if "security" in RULE_KINDS[kind].tags and severity == "error":
         properties["security-severity"] = "8.0"
     else:
         properties["problem.severity"] = "error" if severity == "error" else "warning"
@@ -254,14 +243,9 @@ def _descriptor(rule_id: str, kind: str, severity: str, description: str | None)
         id=rule_id, name=kind,
         short_description=om.MultiformatMessageString(text=_cut(description or f"{kind}: {summary}")),
         full_description=om.MultiformatMessageString(text=_cut(" ".join(checks.split()))),
-        help=om.MultiformatMessageString(text=manual, markdown=f"# {kind}\n\n{manual}"),
+        help=om.MultiformatMessageString(text=manual(kind), markdown=f"# {kind}\n\n{manual(kind)}"),
         default_configuration=om.ReportingConfiguration(level=severity),
         properties=properties)
-
-
-def _section(manual: str, title: str) -> str:
-    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", manual, re.S | re.M)
-    return found.group(1).strip() if found else ""
 
 
 def _cut(text: str) -> str:

@@ -8,21 +8,38 @@
         candidate.jsonl:7  seq 7  Tool payments.refund was called without a matching prior approval.
     ✓ no-shell  deny_tool
 
-Colour only when asked (the CLI asks when stdout is a terminal and NO_COLOR is unset). Text that
-comes from traces is made inert: control characters, terminal escapes included, are shown as
-`\\x1b`-style escapes, so a trace cannot move the cursor or recolour the screen.
+Colour only when asked (`RenderOptions.color`). Text that comes from traces is made inert:
+control characters, terminal escapes included, are shown as `\\x1b`-style escapes, so a trace
+cannot move the cursor or recolour the screen.
+
+A validated contract (what `validate` accepted), and a trace summary:
+
+    VALID  refund-desk
+          2 rules
+
+      refunds-need-approval  require_approval
+      no-shell  deny_tool  (warning)
+
+    14 events · 4 tool calls · 1 failed tool result · 1 approval granted
+    tools: kb.search, payments.refund
+    outcomes: 1 satisfied, 0 violated; final outcome: satisfied
+    completion claims: 1
 """
 from __future__ import annotations
 
 from msgspec import UNSET
 
 from agent_invariants._safe import inert
+from agent_invariants.contract import Contract
+from agent_invariants.render import DEFAULTS, RenderOptions
+from agent_invariants.render.shared import AnyReport, is_batch, ok, place, plural
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
     CompareBatchReport,
     CompareReport,
     RuleResult,
+    TraceSummary,
     Violation,
 )
 
@@ -31,11 +48,15 @@ __all__ = ("render",)
 _GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
 
 
-def render(report: CheckReport | CompareReport | CheckBatchReport | CompareBatchReport, *,
-           color: bool = False) -> str:
-    """The report as readable text (ends with a newline)."""
-    paint = _painter(color)
-    if isinstance(report, (CheckBatchReport, CompareBatchReport)):
+def render(report: AnyReport | Contract | TraceSummary, options: RenderOptions = DEFAULTS) -> str:
+    """The report (or validated contract, or trace summary) as readable text (ends with a
+    newline), in colour if `options.color`."""
+    paint = _painter(options.color)
+    if isinstance(report, Contract):
+        lines = _contract(report)
+    elif isinstance(report, TraceSummary):
+        lines = _summary(report)
+    elif is_batch(report):
         lines = _batch(report, paint)
     elif isinstance(report, CompareReport):
         lines = _compare(report, paint)
@@ -50,23 +71,24 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint) -> list[str]:
     for section in report.reports:
         lines += (_compare(section, paint) if isinstance(section, CompareReport) else _check(section, paint)) + [""]
     for failure in report.failures:
-        lines += [f"{paint('ERROR', _RED + _BOLD)}  {_inert(failure.trace)}", f"      {_inert(failure.error)}", ""]
+        lines += [f"{paint('ERROR', _RED + _BOLD)}  {inert(failure.trace)}", f"      {inert(failure.error)}", ""]
+    good = sum(1 for section in report.reports if ok(section))
+    bad = len(report.reports) - good
+    unreadable = f", {len(report.failures)} unreadable" if report.failures else ""
     if isinstance(report, CheckBatchReport):
-        passed = sum(1 for section in report.reports if section.passed)
-        ok = report.passed
-        tally = (f"{_plural(report.traces, 'trace')}: {passed} passed, {len(report.reports) - passed} failed"
-                 f"{f', {len(report.failures)} unreadable' if report.failures else ''} · "
-                 f"{_plural(report.error_count, 'error')} · {_plural(report.warning_count, 'warning')}")
-        verdict = "PASS" if ok else "FAIL"
+        verdict = _verdict(paint, ok(report), "PASS", "FAIL")
+        tally = [f"{plural(report.traces, 'trace')}: {good} passed, {bad} failed{unreadable}",
+                 plural(report.error_count, "error"), plural(report.warning_count, "warning")]
     else:
-        good = sum(1 for section in report.reports if section.compatible)
-        ok = report.compatible
-        tally = (f"{_plural(report.pairs, 'pair')}: {good} compatible, {len(report.reports) - good} regressed"
-                 f"{f', {len(report.failures)} unreadable' if report.failures else ''} · "
-                 f"{_plural(report.regressions, 'regression')}")
-        verdict = "COMPATIBLE" if ok else "REGRESSION"
-    lines.append(f"{paint(verdict, (_GREEN if ok else _RED) + _BOLD)}  {_inert(report.contract.name)}  {tally}")
+        verdict = _verdict(paint, ok(report), "COMPATIBLE", "REGRESSION")
+        tally = [f"{plural(report.pairs, 'pair')}: {good} compatible, {bad} regressed{unreadable}",
+                 plural(report.regressions, "regression")]
+    lines.append(f"{verdict}  {inert(report.contract.name)}  {' · '.join(tally)}")
     return lines
+
+
+def _verdict(paint, good: bool, yes: str, no: str) -> str:
+    return paint(yes, _GREEN + _BOLD) if good else paint(no, _RED + _BOLD)
 
 
 def _painter(color: bool):
@@ -78,10 +100,10 @@ def _painter(color: bool):
 def _check(report: CheckReport, paint, heading: bool = True) -> list[str]:
     lines: list[str] = []
     if heading:
-        verdict = paint("PASS", _GREEN + _BOLD) if report.passed else paint("FAIL", _RED + _BOLD)
-        lines.append(f"{verdict}  {_inert(report.contract.name)}")
+        verdict = _verdict(paint, report.passed, "PASS", "FAIL")
+        lines.append(f"{verdict}  {inert(report.contract.name)}")
         if report.trace is not UNSET:
-            lines.append(f"      trace {_inert(report.trace)}")
+            lines.append(f"      trace {inert(report.trace)}")
     lines.append("      " + _counts(report))
     lines.append("")
     for result in report.results:
@@ -92,8 +114,8 @@ def _check(report: CheckReport, paint, heading: bool = True) -> list[str]:
 def _counts(report: CheckReport) -> str:
     summary = report.summary
     return " · ".join([
-        _plural(summary.events, "event"), _plural(summary.tool_calls, "tool call"),
-        _plural(report.error_count, "error"), _plural(report.warning_count, "warning"),
+        plural(summary.events, "event"), plural(summary.tool_calls, "tool call"),
+        plural(report.error_count, "error"), plural(report.warning_count, "warning"),
     ])
 
 
@@ -103,13 +125,13 @@ def _rule(result: RuleResult, report: CheckReport, paint) -> list[str]:
         tally = ""
     elif result.severity == "error":
         mark = paint("✗", _RED)
-        tally = "  " + _plural(result.violation_count, "error")
+        tally = "  " + plural(result.violation_count, "error")
     else:
         mark = paint("!", _YELLOW)
-        tally = "  " + _plural(result.violation_count, "warning")
+        tally = "  " + plural(result.violation_count, "warning")
     lines = [f"{mark} {result.rule_id}  {paint(result.rule_kind, _DIM)}{tally}"]
     for violation in result.violations:
-        lines.append(f"    {paint(_where(violation, report), _DIM)}{_inert(violation.message)}")
+        lines.append(f"    {paint(_where(violation, report), _DIM)}{inert(violation.message)}")
     left_out = result.violation_count - len(result.violations)
     if left_out:
         lines.append(f"    … and {left_out} more (raise --max-violations to see them)")
@@ -117,28 +139,24 @@ def _rule(result: RuleResult, report: CheckReport, paint) -> list[str]:
 
 
 def _where(violation: Violation, report: CheckReport) -> str:
-    parts = []
-    if violation.line is not UNSET:
-        parts.append(f"{_inert(report.trace) if report.trace is not UNSET else '<trace>'}:{violation.line}")
-    if violation.event_seq is not UNSET:
-        parts.append(f"seq {violation.event_seq}")
-    elif violation.event_index is UNSET:
+    parts = place(violation, inert(report.trace) if report.trace is not UNSET else "<trace>")
+    if violation.event_seq is UNSET and violation.event_index is UNSET:
         parts.append("whole trace")
     return "  ".join(parts) + "  "
 
 
 def _compare(report: CompareReport, paint) -> list[str]:
-    verdict = paint("COMPATIBLE", _GREEN + _BOLD) if report.compatible else paint("REGRESSION", _RED + _BOLD)
-    lines = [f"{verdict}  {_inert(report.contract.name)}"]
+    verdict = _verdict(paint, report.compatible, "COMPATIBLE", "REGRESSION")
+    lines = [f"{verdict}  {inert(report.contract.name)}"]
     for label, side in (("baseline ", report.baseline), ("candidate", report.candidate)):
-        name = f"  {_inert(side.trace)}" if side.trace is not UNSET else ""
+        name = f"  {inert(side.trace)}" if side.trace is not UNSET else ""
         lines.append(f"      {label}{name}  {_counts(side)}")
     lines.append("")
     if not report.regressions:
         lines.append(paint("✓", _GREEN) + " No configured behaviour regression detected.")
     for regression in report.regressions:
         mark = paint("✗", _RED) if regression.severity == "error" else paint("!", _YELLOW)
-        lines.append(f"{mark} {regression.kind}: {_inert(regression.message)}")
+        lines.append(f"{mark} {regression.kind}: {inert(regression.message)}")
     lines += ["", "Rules (baseline -> candidate):"]
     width = max((len(change.rule_id) for change in report.rule_changes), default=0)
     for change in report.rule_changes:
@@ -154,11 +172,20 @@ def _compare(report: CompareReport, paint) -> list[str]:
     return lines
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def _contract(contract: Contract) -> list[str]:
+    lines = [f"VALID  {contract.name}", f"      {plural(len(contract.rules), 'rule')}", ""]
+    return lines + [f"  {rule.id}  {rule.kind}{'  (warning)' if rule.effective_severity == 'warning' else ''}"
+                    for rule in contract.rules]
 
 
-def _inert(text: str) -> str:
-    """`text` with control characters and bidirectional controls shown as escapes instead of
-    acting on the terminal (or reordering what is shown)."""
-    return inert(text)
+def _summary(summary: TraceSummary) -> list[str]:
+    return [
+        " · ".join([plural(summary.events, "event"), plural(summary.tool_calls, "tool call"),
+                    plural(summary.tool_failures, "failed tool result"),
+                    plural(summary.approvals_granted, "approval granted", "approvals granted")]),
+        f"tools: {', '.join(summary.tools) if summary.tools else 'none'}",
+        (f"outcomes: {summary.outcomes_satisfied} satisfied, {summary.outcomes_violated} violated; "
+         f"final outcome: {summary.final_outcome or 'none'}"),
+        f"completion claims: {summary.completion_claims}",
+    ]
+

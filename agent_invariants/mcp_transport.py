@@ -1,0 +1,227 @@
+"""The MCP server's connection: its SDK session on standard input and output, every request answered.
+
+Lines are read here (see `mcp_wire`), not by the SDK's stdio transport: a line that is no
+JSON-RPC message is answered with its error at once, the rest go to the SDK's server. Tool calls
+run one at a time (in `mcp_server`). When the client closes standard input, the connection
+answers the requests it has read, then ends; if the client stops reading, it ends at once.
+
+The SDK is imported only when serving, so this module imports without the `mcp` extra.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from agent_invariants.mcp_wire import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    MAX_REQUEST_BYTES,
+    Lines,
+    RequestError,
+    read_message,
+    usable_id,
+)
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+__all__ = ("serve_connection", "serve_stdio")
+
+
+def serve_stdio(server: Server) -> None:
+    """Serve `server` on standard input and output until the client closes its end (and every
+    request read has its answer)."""
+    import anyio
+
+    with _claimed_stdio() as (wire_in, wire_out):
+        anyio.run(serve_connection, server, _reader(wire_in), _writer(wire_out))
+
+
+@contextlib.contextmanager
+def _claimed_stdio() -> Iterator[tuple[int, int]]:
+    """Standard input and output for JSON-RPC alone: while serving, the wire is on private
+    descriptors, fd 0 reads nothing and fd 1 writes to standard error, so nothing else in the
+    process (a stray print, a library's warning) can take a request or corrupt a reply."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    os.dup2(2, 1)
+    try:
+        yield wire_in, wire_out
+    finally:
+        sys.stdout.flush()
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
+        os.close(wire_in)
+        os.close(wire_out)
+
+
+def _reader(fd: int) -> Callable[[int], bytes]:
+    """Read up to `size` bytes from `fd`; a descriptor that fails to read ends the input."""
+
+    def read(size: int) -> bytes:
+        try:
+            return os.read(fd, size)
+        except OSError:
+            return b""
+    return read
+
+
+def _writer(fd: int) -> Callable[[bytes], None]:
+    """Write all of `data` to `fd` (a pipe may take it in parts)."""
+
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    return write
+
+
+async def serve_connection(server: Server, read: Callable[[int], bytes], write: Callable[[bytes], None], *,
+                           max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+    """Serve one connection: JSON-RPC lines from `read(size)` (bytes; empty at the end), replies
+    to `write(line)`. Both block, so they run in worker threads. Lines the SDK cannot take are
+    answered here (see `read_message`; a line over `max_request_bytes` is never held whole); the
+    rest go to `server`. At the end of input the
+    connection stays open until every request read has been answered: the SDK would cancel the
+    calls still running. A client that stops reading (a broken pipe) ends the connection."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+
+    to_server, server_in = anyio.create_memory_object_stream[Any](0)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+    unanswered = _Unanswered()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read_requests, Lines(read, max_request_bytes), to_server, server_out.clone(), unanswered)
+        group.start_soon(_write_replies, from_server, write, unanswered, group.cancel_scope)
+        async with server_out:
+            await server.run(server_in, server_out, server.create_initialization_options())
+
+
+class _Unanswered:
+    """The requests handed to the SDK and not answered yet (by id, counted: ids may repeat).
+
+    Replies this module makes itself (to lines the SDK never saw) go out on the same stream; they
+    are told apart by identity, since their id may be that of a request the SDK is still working
+    on, and settling it would end the connection before that request is answered."""
+
+    def __init__(self) -> None:
+        self._ids: collections.Counter[str] = collections.Counter()
+        self._changed: Any = None
+        self._own: set[int] = set()
+
+    def own(self, reply: Any) -> Any:
+        """`reply`, noted as one of ours: writing it settles nothing."""
+        self._own.add(id(reply))
+        return reply
+
+    def is_own(self, reply: Any) -> bool:
+        if id(reply) in self._own:
+            self._own.discard(id(reply))
+            return True
+        return False
+
+    def add(self, request_id: int | str) -> None:
+        self._ids[str(request_id)] += 1
+
+    def settle(self, request_id: object) -> None:
+        """Answered, or cancelled by the client (then the SDK sends no answer)."""
+        key = str(request_id)
+        if key in self._ids:
+            self._ids[key] -= 1
+            if not self._ids[key]:
+                del self._ids[key]
+        if self._changed is not None:
+            self._changed.set()
+
+    async def all_settled(self) -> None:
+        import anyio
+
+        while self._ids:
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+
+async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered: _Unanswered) -> None:
+    """Hand each line to the SDK as a message, or answer it with its error; at the end of input,
+    wait for the answers, then close the SDK's input (which ends the connection)."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    async with to_server, replies:
+        while (item := await anyio.to_thread.run_sync(_next_message, lines, abandon_on_cancel=True)) is not _END:
+            if isinstance(item, RequestError):
+                reply = SessionMessage(types.jsonrpc_message_adapter.validate_python(item.reply()))
+                await replies.send(unanswered.own(reply))
+                continue
+            if isinstance(item, types.JSONRPCRequest):
+                unanswered.add(item.id)
+            elif isinstance(item, types.JSONRPCNotification) and item.method == "notifications/cancelled":
+                unanswered.settle((item.params or {}).get("requestId"))
+            await to_server.send(SessionMessage(item))
+        await unanswered.all_settled()
+
+
+_END = object()
+
+
+def _next_message(lines: Lines) -> Any:
+    """The next message as the SDK's model, a `RequestError` answering the line, or `_END`."""
+    import mcp_types as types
+    import pydantic
+
+    while True:
+        line = lines.next()
+        if line is None:
+            return _END
+        try:
+            message = read_message(line)
+            if message is None:
+                continue
+            try:
+                return types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+            except pydantic.ValidationError:   # what `_check_envelope` lets through, the SDK takes
+                raise RequestError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message",
+                                   usable_id(message.get("id"))) from None
+        except RequestError as error:
+            return error
+
+
+async def _write_replies(from_server: Any, write: Callable[[bytes], None], unanswered: _Unanswered,
+                         scope: Any) -> None:
+    """Write each reply as one line; a reply that cannot be written as JSON becomes an internal
+    error for its request. A closed pipe ends the connection quietly."""
+    import anyio
+    import mcp_types as types
+
+    async with from_server:
+        async for session_message in from_server:
+            message = session_message.message
+            data = _encoded(message)
+            try:
+                await anyio.to_thread.run_sync(write, data + b"\n")
+            except OSError:   # the client has gone
+                scope.cancel()
+                return
+            if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) \
+                    and not unanswered.is_own(session_message):
+                unanswered.settle(message.id)
+
+
+def _encoded(message: Any) -> bytes:
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    except ValueError:   # pydantic's serialization error: too deep, or not UTF-8
+        request_id = getattr(message, "id", None)
+        problem = RequestError(INTERNAL_ERROR, "Internal error: the reply could not be written as JSON",
+                               request_id)
+        return msgspec.json.encode(problem.reply())

@@ -1,0 +1,285 @@
+"""Where the CLI's finished text goes: standard output, or the `--output` file, never half of it.
+
+A report is rendered whole before anything is written (`write`), so an error never leaves half a
+report. `--output` is written as a shell redirection would write it, with three exceptions that
+keep files safe: a regular file is replaced atomically, an input file is refused as output
+(`refuse_input_as_output`), and a missing folder is not created.
+
+Standard output that cannot be written (a full disk, a closed pipe, started without one) raises
+`CommandError`, which the CLI reports as one line and exit 2, never 1: CI reads 1 as "violations
+found". `adopt_standard_streams` sets that up once, at start.
+"""
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+from typing import NoReturn
+
+from agent_invariants import _signals
+from agent_invariants._safe import TEXT_LIMIT, inert
+
+__all__ = ("CommandError", "adopt_standard_streams", "colour_terminal", "create_new", "fail", "refuse_input_as_output",
+           "shown", "write")
+
+
+class CommandError(Exception):
+    """A usage, input or output problem found by the CLI itself: one line on stderr, exit 2."""
+
+
+def fail(message: str) -> NoReturn:
+    raise CommandError(message)
+
+
+def shown(name: str | os.PathLike[str]) -> str:
+    """A file name as messages show it (escaped, cut when very long)."""
+    return inert(os.fspath(name), TEXT_LIMIT)
+
+
+def colour_terminal() -> bool:
+    """Whether standard output is a terminal that wants colours (NO_COLOR unset)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def write(text: str, output: Path | None) -> None:
+    """Write the finished text (a report, a listing) to stdout or to `output`. Lone surrogates
+    (undecodable bytes of a file name) are written as `\\udcff` escapes rather than failing."""
+    data = text.encode("utf-8", "backslashreplace")
+    if output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        _write_file(output, data)
+
+
+def _write_file(output: Path, data: bytes) -> None:
+    """Write `data` to `output` as a shell redirection would, but never half a report.
+
+    Our own stdout or stderr (`-o /dev/stdout`), whatever it is, is written through its
+    descriptor, at its offset, as the shell would. A regular file (or a symlink to one: the link
+    stays, its target is replaced) is replaced atomically by a complete one from a temporary
+    file in the same folder; it keeps its mode (and owner, where allowed), and a new file gets
+    the mode the umask gives. Another device, FIFO or socket (`-o /dev/null`) is written in
+    place; a folder is refused. A missing folder is not created: a typo there should not
+    scatter reports."""
+    try:
+        info = os.stat(output)
+    except FileNotFoundError:
+        info = None   # a new file, or a dangling symlink: its target will be created
+    except OSError as exc:
+        fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+    standard = _standard_descriptor(info)
+    if standard is not None:
+        sys.stdout.flush()
+        _write_all(standard, data, output)
+    elif info is None or stat.S_ISREG(info.st_mode):
+        _replace_file(output, data, info)
+    elif stat.S_ISDIR(info.st_mode):
+        fail(f"{shown(output)}: is a directory")
+    else:
+        _write_in_place(output, data)
+
+
+def _replace_file(output: Path, data: bytes, info: os.stat_result | None) -> None:
+    target = os.path.realpath(output)
+    folder, name = os.path.split(target)
+    with _signals.held():   # from the temporary file's creation to its rename or removal
+        try:
+            handle, temporary = tempfile.mkstemp(prefix=f".{name[:40]}.", suffix=".tmp", dir=folder)
+        except FileNotFoundError:
+            fail(f"{shown(output)}: cannot write: no such folder")
+        except OSError as exc:
+            fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                _keep_mode(stream.fileno(), info)
+                stream.write(data)
+            os.replace(temporary, target)
+        except OSError as exc:
+            os.unlink(temporary)
+            fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+
+
+def _keep_mode(handle: int, info: os.stat_result | None) -> None:
+    """Give the temporary file the mode (and owner) of the file it replaces, or else the mode
+    a new file would get (mkstemp makes it 0600). Best effort: only root may give a file away,
+    and some file systems have no modes; the report matters more."""
+    if not hasattr(os, "fchmod"):
+        return
+    if info is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    else:
+        mode = stat.S_IMODE(info.st_mode)
+        if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            _ignoring_errors(os.fchown, handle, info.st_uid, info.st_gid)
+    _ignoring_errors(os.fchmod, handle, mode)
+
+
+def _ignoring_errors(change, *arguments) -> None:
+    try:
+        change(*arguments)
+    except OSError:
+        pass
+
+
+def _standard_descriptor(info: os.stat_result | None) -> int | None:
+    """1 or 2 when `info` is the file our stdout or stderr is, else None."""
+    for descriptor in (1, 2):
+        try:
+            if info is not None and os.path.samestat(info, os.fstat(descriptor)):
+                return descriptor
+        except OSError:
+            continue
+    return None
+
+
+def _write_in_place(output: Path, data: bytes) -> None:
+    """A device, FIFO or socket: open it for writing (no truncation, no creation) and write."""
+    try:
+        handle = os.open(output, os.O_WRONLY)
+    except OSError as exc:
+        fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+    try:
+        _write_all(handle, data, output)
+    finally:
+        os.close(handle)
+
+
+def _write_all(handle: int, data: bytes, output: Path) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(handle, view):]
+    except OSError as exc:
+        fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+
+
+def refuse_input_as_output(output: Path | None, *inputs: str | Path) -> None:
+    """Refuse an `--output` that is one of the input files, before reading anything: writing
+    the report there would destroy the trace or contract (`-o` typed for `-t`, say)."""
+    if output is None:
+        return
+    try:
+        written = os.stat(output)
+    except OSError:
+        return
+    if not stat.S_ISREG(written.st_mode):
+        return   # /dev/stdout may well be the terminal /dev/stdin is
+    for path in inputs:
+        try:
+            same = path != "-" and os.path.samestat(written, os.stat(path))
+        except OSError:
+            continue
+        if same:
+            fail(f"{shown(output)}: is also an input ({shown(path)}); refusing to overwrite it")
+
+
+def create_new(files: list[tuple[Path, str]], folder: Path) -> None:
+    """Create each (path, text) of `files` in `folder` (made if missing), all of them or none:
+    a file already there, even a dangling symlink, is refused before anything is written."""
+    for target, _ in files:
+        if os.path.lexists(target):   # a dangling symlink too: never write through it
+            fail(f"{shown(target)}: already exists; refusing to overwrite it")
+    created: list[Path] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for target, text in files:
+            with open(target, "x", encoding="utf-8", newline="\n") as handle:
+                created.append(target)
+                handle.write(text)
+    except OSError as exc:
+        for target in created:   # both files or neither: a second try would refuse a half set
+            target.unlink(missing_ok=True)
+        fail(f"{shown(exc.filename or folder)}: cannot write: {exc.strerror or exc}")
+
+
+def adopt_standard_streams() -> None:
+    """Standard streams that fail in one clear way (exit 2, one line) instead of three obscure ones.
+
+    A descriptor the tool was started without (`<&-`, `>&-`, `2>&-`) is held open on the null
+    device, so no file opened later takes its number (a report written to fd 2 by accident);
+    standard input and output still say they are closed when used. Standard output becomes a
+    `_StandardOutput`, for every command and for click's own help output alike."""
+    for descriptor, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+        if stream is None:
+            _hold(descriptor)
+    if sys.stdin is None:
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(_ClosedInput()), encoding="utf-8")
+    try:
+        descriptor = None if sys.stdout is None else sys.stdout.fileno()
+    except (OSError, ValueError):
+        return   # not a real descriptor (the caller redirected sys.stdout): leave it alone
+    raw = _StandardOutput(descriptor)
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace",
+                                  line_buffering=raw.isatty())
+
+
+def _hold(descriptor: int) -> None:
+    try:
+        os.fstat(descriptor)
+        return   # something already holds the number
+    except OSError:
+        pass
+    spare = os.open(os.devnull, os.O_RDWR)
+    if spare != descriptor:
+        os.dup2(spare, descriptor)
+        os.close(spare)
+
+
+class _StandardOutput(io.RawIOBase):
+    """Standard output as the commands see it.
+
+    A write that fails (the reader closed the pipe, the disk is full, there is no stdout) raises
+    `CommandError`: one line, exit 2. Left an OSError, typer would make a broken pipe exit 1, which CI
+    reads as "violations found", and anything else a traceback. A reader that went away
+    (`... | head -c 10`) is reported like any other failure; with stderr gone too, the exit 2
+    is all that remains. Once a write has failed the rest are dropped, so the flush at exit
+    cannot fail again and change the exit code."""
+
+    def __init__(self, descriptor: int | None) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+        self._failed = False
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self._descriptor is not None and os.isatty(self._descriptor)
+
+    def fileno(self) -> int:
+        if self._descriptor is None:
+            raise io.UnsupportedOperation("standard output is closed")
+        return self._descriptor
+
+    def write(self, data) -> int:
+        if self._failed:
+            return len(data)
+        if self._descriptor is None:
+            self._give_up("standard output is closed")
+        try:
+            return os.write(self._descriptor, data)
+        except OSError as exc:
+            self._give_up(f"standard output: cannot write: {exc.strerror or exc}")
+
+    def _give_up(self, message: str) -> NoReturn:
+        self._failed = True
+        raise CommandError(message)
+
+
+class _ClosedInput(io.RawIOBase):
+    """Standard input when the tool was started without one: reading it is an error (an empty
+    trace would pass)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        raise OSError(errno.EBADF, "standard input is closed")

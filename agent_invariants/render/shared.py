@@ -1,0 +1,78 @@
+"""What every format asks of a report, answered once: its sections, its unreadable traces, its
+verdict, counted nouns, and where a violation happened.
+
+A report is one of four: a check or a compare report, or a batch of either. A format walks the
+`sections` of any of them (a single report is its own one section) and lists its `failures`
+(a single report has none), so only a format that shows a batch differently asks `is_batch`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from msgspec import UNSET
+
+from agent_invariants.report import (
+    BatchFailure,
+    CheckBatchReport,
+    CheckReport,
+    CompareBatchReport,
+    CompareReport,
+    Regression,
+    Violation,
+)
+
+__all__ = ("AnyReport", "checks", "failures", "first_violations", "is_batch", "ok", "place", "plural", "sections")
+
+AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
+
+
+def is_batch(report: AnyReport) -> bool:
+    """True for the report of several traces (or pairs)."""
+    return isinstance(report, (CheckBatchReport, CompareBatchReport))
+
+
+def sections(report: AnyReport) -> list[CheckReport | CompareReport]:
+    """The reports of each trace (or pair) of a batch, in order; a single report is its own one."""
+    return report.reports if is_batch(report) else [report]
+
+
+def failures(report: AnyReport) -> list[BatchFailure]:
+    """The traces of a batch that could not be read; none for a single report."""
+    return report.failures if is_batch(report) else []
+
+
+def checks(report: AnyReport) -> list[CheckReport]:
+    """Every check report inside `report`: each compare report holds a baseline's and a candidate's."""
+    found: list[CheckReport] = []
+    for section in sections(report):
+        found += [section.baseline, section.candidate] if isinstance(section, CompareReport) else [section]
+    return found
+
+
+def ok(report: AnyReport) -> bool:
+    """The verdict: a check (or batch of checks) passed, a comparison (or batch) is compatible."""
+    return report.passed if isinstance(report, (CheckReport, CheckBatchReport)) else report.compatible
+
+
+def plural(count: int, noun: str, plural_noun: str | None = None) -> str:
+    """`1 error`, `2 errors`; `plural_noun` where adding an s is wrong (`approvals granted`)."""
+    return f"{count} {noun if count == 1 else plural_noun or noun + 's'}"
+
+
+def place(item: Violation | Regression, trace: str | None, wrap: Callable[[str], str] = str) -> list[str]:
+    """Where `item` happened, in parts each format joins its own way: `trace:line` (through `wrap`)
+    when both are known, then `seq N` when the event is. No parts: the whole trace."""
+    parts = []
+    if item.line is not UNSET and trace is not None:
+        parts.append(wrap(f"{trace}:{item.line}"))
+    if item.event_seq is not UNSET:
+        parts.append(f"seq {item.event_seq}")
+    return parts
+
+
+def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:
+    """Each rule's first violation, by rule id (violations come in each rule's own order)."""
+    first: dict[str, Violation] = {}
+    for violation in violations:
+        first.setdefault(violation.rule_id, violation)
+    return first
