@@ -8,6 +8,8 @@ them, so each lives here with the reason, and nowhere else.
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
+from agent_invariants.jsontext import always_matching
+
 __all__ = (
     "ASTRAL_LEADS",
     "JS_WHITESPACE",
@@ -195,7 +197,7 @@ def mend_lone_surrogates(text: str) -> str:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-_ASCII_SPACE = re.compile(rb"[ \t\r\n\v\f]*").match
+_ASCII_SPACE = always_matching(rb"[ \t\r\n\v\f]*")
 
 MORE = -1   # "the first character is cut off at the end of what was read: read more"
 

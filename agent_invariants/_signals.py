@@ -14,6 +14,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 __all__ = ("INTERRUPTED", "TERMINATED", "Terminated", "held", "quiet_worker", "raise_on_terminate")
 
@@ -32,7 +33,7 @@ def raise_on_terminate() -> None:
     signal.signal(signal.SIGTERM, _terminate)
 
 
-def _terminate(signum, frame) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 

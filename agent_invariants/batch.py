@@ -228,7 +228,7 @@ def _reference(contract: Contract) -> ContractRef:
     return ContractRef(name=contract.name, version=contract.version)
 
 
-def _run(task: Callable[..., Any], arguments: list[tuple], jobs: int,
+def _run(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,
          progress: Progress | None) -> tuple[list[Any], list[BatchFailure]]:
     """The reports and the failures `task(*a)` returns for each `a`, each in order."""
     outcomes = _outcomes(task, arguments, jobs, progress)
@@ -236,7 +236,8 @@ def _run(task: Callable[..., Any], arguments: list[tuple], jobs: int,
             [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)])
 
 
-def _outcomes(task: Callable[..., Any], arguments: list[tuple], jobs: int, progress: Progress | None) -> list[Any]:
+def _outcomes(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,
+              progress: Progress | None) -> list[Any]:
     """Results of `task(*a)` for each `a`, in order; in up to `jobs` processes when that helps
     (never more than there are tasks, nor more than `_MAX_WORKERS`)."""
     workers = min(jobs, len(arguments), _MAX_WORKERS)
@@ -255,11 +256,11 @@ def _outcomes(task: Callable[..., Any], arguments: list[tuple], jobs: int, progr
     return results
 
 
-def _run_in(pool: ProcessPoolExecutor, task: Callable[..., Any], arguments: list[tuple],
+def _run_in(pool: ProcessPoolExecutor, task: Callable[..., Any], arguments: list[tuple[Any, ...]],
             progress: Progress | None) -> list[Any]:
     """`_outcomes` in the worker processes of `pool`. If anything stops the wait (Ctrl-C, SIGTERM),
     the workers are ended there and then, and no task is left to run."""
-    futures: list[Future] = []
+    futures: list[Future[Any]] = []
     try:
         with _signals.held():   # workers start during the first submit; see quiet_worker
             for args in arguments:

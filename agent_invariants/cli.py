@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from contextlib import suppress
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NamedTuple, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn, TypeVar
 
 import typer
 
@@ -32,14 +34,22 @@ from agent_invariants.output import (
     write,
 )
 
+if TYPE_CHECKING:   # imported where used, so that --help stays fast
+    from agent_invariants.contract import Contract, ContractSource
+    from agent_invariants.render.shared import AnyReport
+    from agent_invariants.report import CheckReport
+
 __all__ = ("app", "main")
 
 PROG = "agent-invariants"
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 DEFAULT_MAX_VIOLATIONS = 1000   # rules.base.DEFAULT_MAX_VIOLATIONS, not imported: --help stays fast
 
+_Report = TypeVar("_Report")
 
-class Format(str, Enum):
+
+# (str, Enum) rather than StrEnum: their str() differs, and typer prints and parses these.
+class Format(str, Enum):  # noqa: UP042
     text = "text"
     pretty = "pretty"
     json = "json"
@@ -48,7 +58,7 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-class Anchor(str, Enum):
+class Anchor(str, Enum):  # noqa: UP042   (as Format)
     trace = "trace"
     contract = "contract"
 
@@ -65,7 +75,7 @@ app = typer.Typer(
 
 ContractOpt = Annotated[Path, typer.Option("--contract", "-c", help="Contract file (JSON).", show_default=False)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-OutputOpt = Annotated[Optional[Path], typer.Option(
+OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", help="Write the report to this file instead of stdout (a regular file is replaced "
     "atomically, a device or FIFO written in place; an input file is refused).",
     show_default=False)]
@@ -74,21 +84,23 @@ MaxLineOpt = Annotated[int, typer.Option(
 MaxViolationsOpt = Annotated[int, typer.Option(
     "--max-violations", min=0, help="Violations kept and shown per rule (the first ones); the counts "
     "and the exit code include every one. 0: no limit (memory then grows with the violations).")]
-SarifRootOpt = Annotated[Optional[Path], typer.Option(
+SarifRootOpt = Annotated[Path | None, typer.Option(
     "--sarif-root", help="SARIF: make file URIs relative to this folder (default: the current one).",
     show_default=False)]
 SarifAnchorOpt = Annotated[Anchor, typer.Option(
     "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
     "(for traces that are build artifacts, not committed files).")]
-CategoryOpt = Annotated[Optional[str], typer.Option(
+CategoryOpt = Annotated[str | None, typer.Option(
     "--category", help="SARIF: automationDetails.id, to keep several uploads apart.", show_default=False)]
 
 
-def _unused(name: str):
-    """An option this command accepts and ignores. The Node tool gives every command one shared
-    option set (--contract, --trace, --baseline, --candidate, --format, --output), so scripts
-    written for it may pass options a command does not use; they must not turn into errors."""
-    return Annotated[Optional[str], typer.Option(name, hidden=True, show_default=False)]
+# Options a command accepts and ignores. The Node tool gives every command one shared option set
+# (--contract, --trace, --baseline, --candidate, --format, --output), so scripts written for it
+# may pass options a command does not use; they must not turn into errors.
+UnusedContract = Annotated[str | None, typer.Option("--contract", hidden=True, show_default=False)]
+UnusedTrace = Annotated[str | None, typer.Option("--trace", hidden=True, show_default=False)]
+UnusedBaseline = Annotated[str | None, typer.Option("--baseline", hidden=True, show_default=False)]
+UnusedCandidate = Annotated[str | None, typer.Option("--candidate", hidden=True, show_default=False)]
 
 
 def _version(value: bool) -> None:
@@ -108,7 +120,7 @@ def _root(
     """
 
 
-JobsOpt = Annotated[Optional[int], typer.Option(
+JobsOpt = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, help="Processes to use: traces checked at once when there are several, or a large "
     "baseline checked beside its candidate (default: the number of CPUs).",
     show_default=False)]
@@ -130,8 +142,8 @@ def check(
     sarif_root: SarifRootOpt = None,
     sarif_anchor: SarifAnchorOpt = Anchor.trace,
     category: CategoryOpt = None,
-    _baseline: _unused("--baseline") = None,
-    _candidate: _unused("--candidate") = None,
+    _baseline: UnusedBaseline = None,
+    _candidate: UnusedCandidate = None,
 ) -> None:
     """Check traces against a contract (one trace: its report; several: one section each)."""
     from agent_invariants import batch
@@ -148,7 +160,8 @@ def check(
         max_violations=max_violations, progress=advance, line_lengths=run.line_lengths)), run)
 
 
-def _check_one(contract, trace: str, max_line_bytes: int, max_violations: int, quiet: bool, line_lengths: bool):
+def _check_one(contract: Contract, trace: str, max_line_bytes: int, max_violations: int, quiet: bool,
+               line_lengths: bool) -> CheckReport:
     from agent_invariants.api import check_trace
     from agent_invariants.reader import TraceFile
 
@@ -176,7 +189,7 @@ def compare(
     sarif_root: SarifRootOpt = None,
     sarif_anchor: SarifAnchorOpt = Anchor.trace,
     category: CategoryOpt = None,
-    _trace: _unused("--trace") = None,
+    _trace: UnusedTrace = None,
 ) -> None:
     """Compare candidate traces with baseline traces under one contract."""
     from agent_invariants import batch
@@ -202,8 +215,8 @@ def compare(
 class _Run(NamedTuple):
     """A check or compare run: its contract, and how its report is rendered and written."""
 
-    contract: object   # the loaded Contract
-    source: object     # the contract's ContractSource: its bytes, read once (SARIF points into them)
+    contract: Contract
+    source: ContractSource   # the contract's bytes, read once (SARIF points into them)
     format: Format
     output: Path | None
     sarif_root: Path | None
@@ -229,7 +242,8 @@ def _processes(jobs: int | None) -> int:
     return jobs or os.cpu_count() or 1
 
 
-def _with_progress(total, label: str, quiet: bool, run, unit: str = ""):
+def _with_progress(total: int | None, label: str, quiet: bool, run: Callable[[Callable[[int], None]], _Report],
+                   unit: str = "") -> _Report:
     """`run(advance)` with a progress display on stderr (terminal only), erased afterwards."""
     from agent_invariants.progress import Progress
 
@@ -240,7 +254,7 @@ def _with_progress(total, label: str, quiet: bool, run, unit: str = ""):
         progress.close()
 
 
-def _finish(report, run: _Run) -> NoReturn:
+def _finish(report: AnyReport, run: _Run) -> NoReturn:
     """Render the whole report, then write it (an error never leaves half a report); name a
     batch's unreadable traces on stderr; exit with the worst code."""
     from agent_invariants.render import RenderOptions, renderer
@@ -261,9 +275,9 @@ def validate(
     contract: ContractOpt,
     format: FormatOpt = Format.json,
     output: OutputOpt = None,
-    _trace: _unused("--trace") = None,
-    _baseline: _unused("--baseline") = None,
-    _candidate: _unused("--candidate") = None,
+    _trace: UnusedTrace = None,
+    _baseline: UnusedBaseline = None,
+    _candidate: UnusedCandidate = None,
 ) -> None:
     """Validate a contract and print it normalised (trimmed, keys in schema order), as JSON."""
     from agent_invariants.contract import load_contract
@@ -279,9 +293,9 @@ def summary(
     format: FormatOpt = Format.json,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
-    _contract: _unused("--contract") = None,
-    _baseline: _unused("--baseline") = None,
-    _candidate: _unused("--candidate") = None,
+    _contract: UnusedContract = None,
+    _baseline: UnusedBaseline = None,
+    _candidate: UnusedCandidate = None,
 ) -> None:
     """Print counts for a trace, as JSON: tools, approvals, failures, outcomes, completion claims."""
     from agent_invariants.api import summarize_trace
@@ -293,7 +307,7 @@ def summary(
 
 
 @app.command()
-def explain(kind: Annotated[Optional[str], typer.Argument(help="A rule kind, e.g. require_approval.")] = None) -> None:
+def explain(kind: Annotated[str | None, typer.Argument(help="A rule kind, e.g. require_approval.")] = None) -> None:
     """List the rule kinds, or print one kind's manual (fields, semantics, examples)."""
     from agent_invariants.explain import explain_kind, list_kinds
 
@@ -369,10 +383,8 @@ def _stop(code: int) -> NoReturn:
     """Exit at once after Ctrl-C or SIGTERM. Everything that needed cleaning up was cleaned up on
     the way here (temporary files, batch workers); waiting for Python's own exit handlers could
     hang on a worker-pool thread that a terminated worker left waiting (see batch._end_workers)."""
-    try:
+    with suppress(CommandError):
         sys.stdout.flush()
-    except CommandError:
-        pass
     os._exit(code)
 
 
@@ -387,18 +399,17 @@ def _usage_error(exc: Exception) -> NoReturn:
         sys.exit(0)
     if type(exc).__name__ == "Abort":
         _die("aborted")
-    if not callable(getattr(exc, "format_message", None)):
+    format_message = getattr(exc, "format_message", None)
+    if not callable(format_message):
         raise exc
     hint = f" (try '{context.command_path} --help')" if context is not None else ""
-    _die(inert(" ".join(exc.format_message().split()), TEXT_LIMIT) + hint)
+    _die(inert(" ".join(format_message().split()), TEXT_LIMIT) + hint)
 
 
 def _die(message: str) -> NoReturn:
     """Report bad input or usage (one line per problem) and exit 2."""
-    try:
+    with suppress(CommandError):   # the message below matters more
         sys.stdout.flush()
-    except CommandError:
-        pass   # the message below matters more
     _say(message)
     sys.exit(2)
 

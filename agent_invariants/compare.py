@@ -40,7 +40,7 @@ from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
 __all__ = ("SIDE_BY_SIDE_BYTES", "compare_reports", "run_compare")
 
-_OUTCOME_RANK = {"violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
+_OUTCOME_RANK: dict[str | None, int] = {"violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
 
 
 # Below this many bytes of baseline, a second process costs more than it saves.
@@ -54,8 +54,9 @@ def run_compare(contract: Contract, baseline: Trace, candidate: Trace, *,
     are those of `api.compare_traces`. With `jobs` > 1 a large baseline file is checked in a
     second process meanwhile (`_check_side_by_side`): the two checks are independent."""
     checked = None
-    if jobs > 1 and _side_by_side_pays(baseline, candidate):
-        checked = _check_side_by_side(contract, baseline, candidate, max_line_bytes, max_violations, line_lengths)
+    paths = _side_by_side_paths(baseline, candidate) if jobs > 1 else None
+    if paths is not None:
+        checked = _check_side_by_side(contract, *paths, max_line_bytes, max_violations, line_lengths)
     if checked is None:
         before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
                            max_violations).report
@@ -68,16 +69,22 @@ def run_compare(contract: Contract, baseline: Trace, candidate: Trace, *,
     return report
 
 
-def _side_by_side_pays(baseline: Trace, candidate: Trace) -> bool:
-    if not all(isinstance(trace, (str, os.PathLike)) and os.fspath(trace) != "-" for trace in (baseline, candidate)):
-        return False
+def _side_by_side_paths(baseline: Trace, candidate: Trace) -> tuple[str, str] | None:
+    """The paths of the two trace files when checking the baseline in a second process pays
+    (both are files, the baseline a large one); None otherwise."""
+    if not (isinstance(baseline, (str, os.PathLike)) and isinstance(candidate, (str, os.PathLike))):
+        return None
+    paths = os.fspath(baseline), os.fspath(candidate)
+    if "-" in paths:
+        return None
     try:
-        return os.path.isfile(candidate) and os.path.getsize(baseline) >= SIDE_BY_SIDE_BYTES
+        pays = os.path.isfile(paths[1]) and os.path.getsize(paths[0]) >= SIDE_BY_SIDE_BYTES
     except OSError:
-        return False   # let the reader say what is wrong with it
+        return None   # let the reader say what is wrong with it
+    return paths if pays else None
 
 
-def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace, max_line_bytes: int,
+def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_line_bytes: int,
                         max_violations: int, line_lengths: bool) -> tuple[CheckReport, Checked] | None:
     """The baseline's report, checked in a worker process, and the candidate's pass, made here
     meanwhile; None when no worker process can be started here (then the caller checks both).
@@ -91,8 +98,7 @@ def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace, m
         return None
     with pool:
         try:
-            future = pool.submit(_baseline_report, contract, os.fspath(baseline), max_line_bytes, max_violations,
-                                 line_lengths)
+            future = pool.submit(_baseline_report, contract, baseline, max_line_bytes, max_violations, line_lengths)
         except (OSError, AssertionError, BrokenProcessPool):   # AssertionError: a daemon process
             return None
         try:
@@ -103,7 +109,7 @@ def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace, m
         try:
             before = future.result()
         except BrokenProcessPool:   # the worker died (killed for memory, say): check it here
-            before = _baseline_report(contract, os.fspath(baseline), max_line_bytes, max_violations, line_lengths)
+            before = _baseline_report(contract, baseline, max_line_bytes, max_violations, line_lengths)
     if isinstance(before, tuple):
         raise TraceError(*before)
     if isinstance(after, InputError):
@@ -112,7 +118,7 @@ def _check_side_by_side(contract: Contract, baseline: Trace, candidate: Trace, m
 
 
 def _baseline_report(contract: Contract, path: str, max_line_bytes: int, max_violations: int,
-                     line_lengths: bool) -> CheckReport | tuple:
+                     line_lengths: bool) -> CheckReport | tuple[str, int | None, str]:
     """Runs in the worker: the report, or a trace error as (source, line, problem), which
     crosses back to the caller more reliably than the exception itself."""
     try:
@@ -143,11 +149,11 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
     for violation in candidate.violations:
         first_violation.setdefault(violation.rule_id, violation)
     for regression in regressions:
-        violation = first_violation.get(regression.evidence.get("rule_id", ""))
-        if violation is not None and violation.event_index is not UNSET:
-            regression.event_seq = violation.event_seq
-            regression.event_index = violation.event_index
-            regression.line = violation.line
+        first = first_violation.get(regression.evidence.get("rule_id", ""))
+        if first is not None and first.event_index is not UNSET:
+            regression.event_seq = first.event_seq
+            regression.event_index = first.event_index
+            regression.line = first.line
             regression.line_length = violation.line_length
     return CompareReport(
         schema=COMPARE_SCHEMA,
@@ -201,11 +207,13 @@ def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: 
     return new + persisting
 
 
+def _growth_from_nothing(after: int) -> float:
+    """The percent growth from zero calls: none if there are still none, else without bound."""
+    return 0.0 if after == 0 else float("inf")
+
+
 def _call_growth(before: int, after: int, limit: float) -> list[Regression]:
-    if before == 0:
-        increase = 0.0 if after == 0 else float("inf")
-    else:
-        increase = (after - before) / before * 100
+    increase = (after - before) / before * 100 if before else _growth_from_nothing(after)
     if not increase > limit:
         return []
     shown = "∞" if increase == float("inf") else js_to_fixed1(increase)

@@ -20,7 +20,7 @@ import functools
 import os
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -47,7 +47,13 @@ from agent_invariants.validation import MAX_RULES, contract_problems, duplicate_
 __all__ = ("MAX_CONTRACT_BYTES", "MAX_RULES", "ComparePolicy", "Contract", "ContractLines", "ContractSource",
            "contract_lines", "load_contract", "read_contract")
 
-RuleConfigs = typing.Union[tuple(rule_configs().values())]  # noqa: UP007
+if typing.TYPE_CHECKING:
+    from agent_invariants.rules.base import RuleConfig
+
+    RuleConfigs = RuleConfig   # to a type checker, a rule is some RuleConfig
+else:
+    # to msgspec, one of the kinds registered: a union it decodes by the `kind` tag
+    RuleConfigs = typing.Union[tuple(rule_configs().values())]  # noqa: UP007
 
 
 class ComparePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -177,6 +183,7 @@ def _contract_type(configs: tuple[type, ...]) -> type[Contract]:
     once); then a subclass whose `rules` take every kind, copied into a `Contract` once decoded."""
     if configs == typing.get_args(RuleConfigs):
         return Contract
-    rules = Annotated[list[typing.Union[configs]], Meta(max_length=MAX_RULES)]  # noqa: UP007
-    return msgspec.defstruct("Contract", [("rules", rules, msgspec.field(default_factory=list))], bases=(Contract,),
-                             module=__name__)
+    kinds: Any = typing.Union[configs]  # noqa: UP007   (known only at run time)
+    rules = Annotated[list[kinds], Meta(max_length=MAX_RULES)]
+    return cast(type[Contract], msgspec.defstruct(
+        "Contract", [("rules", rules, msgspec.field(default_factory=list))], bases=(Contract,), module=__name__))

@@ -16,18 +16,22 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from agent_invariants.contract import Contract
 from agent_invariants.events import Event
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
+from agent_invariants.rules.base import Observer
 from agent_invariants.summary import SummaryCounter
 
 __all__ = ("Checked", "Trace", "run_check", "run_observers")
 
 _ROUTE_CACHE_LIMIT = 65_536
+
+_Routes = dict[Any, dict[str, dict[Any, tuple[Observer, ...]]]]
+"""The route cache: claims_completion -> type -> tool -> the handlers of such events."""
 
 Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]]
 """A trace as callers name it: a path (`-` for standard input), bytes, events, or an open source."""
@@ -50,7 +54,7 @@ def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
 def _run(source: TraceSource, observers: Sequence[Any]) -> int:
     # claims_completion -> type -> tool -> handlers: three dict lookups on values that are already
     # hashed cost less than building, hashing and comparing a key tuple per event
-    routes: dict[Any, dict[str, dict[Any, tuple]]] = {}
+    routes: _Routes = {}
     learned = 0   # routes added since the last time the cache was emptied for its size (or more)
     count = 0
     for batch in source.batches():
@@ -79,16 +83,17 @@ def _bad_return(handle: Any, value: object) -> TypeError:
                      "changed (see docs/architecture.md)")
 
 
-def _learn(routes: dict[Any, dict[str, dict[Any, tuple]]], observers: Sequence[Any], event: Event) -> tuple:
+def _learn(routes: _Routes, observers: Sequence[Any], event: Event) -> tuple[Observer, ...]:
     """The handlers for an event whose route is not known yet, remembered."""
     handlers = _handlers(observers, (event.type, event.tool, event.claims_completion))
     routes.setdefault(event.claims_completion, {}).setdefault(event.type, {})[event.tool] = handlers
     return handlers
 
 
-def _handlers(observers: Sequence[Any], key: tuple) -> tuple:
+def _handlers(observers: Sequence[Any], key: tuple[str, str | UnsetType, bool | UnsetType],
+              ) -> tuple[Observer, ...]:
     """Every handler the observers want for this routing key; a route may name several."""
-    found: list = []
+    found: list[Observer] = []
     for observer in observers:
         handler = observer.route(*key)
         if handler is None:
@@ -146,9 +151,12 @@ def _locate(violations: list[Violation], source: TraceSource) -> None:
     lines = source.lines_of(indices)
     lengths = source.line_lengths_of(indices)
     for violation in violations:
-        line = lines.get(violation.event_index)
-        if line is not None and violation.line is UNSET:
+        index = violation.event_index
+        if index is UNSET or violation.line is not UNSET:
+            continue
+        line = lines.get(index)
+        if line is not None:
             violation.line = line
-            length = lengths.get(violation.event_index)
+            length = lengths.get(index)
             if length is not None:
                 violation.line_length = length

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
@@ -40,8 +40,8 @@ __all__ = (
 
 Verdict = Literal["satisfied", "violated", "unknown", "retracted"]
 EvidenceClass = Literal["externally_observed", "configured_verifier", "manual_attestation", "self_attestation"]
-VERDICTS: tuple[str, ...] = Verdict.__args__
-EVIDENCE_CLASSES: tuple[str, ...] = EvidenceClass.__args__
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+EVIDENCE_CLASSES: tuple[str, ...] = get_args(EvidenceClass)
 
 Str200 = Annotated[str, Meta(min_length=1, max_length=200)]
 Str500 = Annotated[str, Meta(min_length=1, max_length=500)]
@@ -116,7 +116,9 @@ class LaxEvent(Event, gc=False, omit_defaults=True):
     """An Event whose seq may be any JSON number, for the lines the strict decoder refuses
     (`3.0`, `1e300`, negative or fractional values); `accept` then normalises or explains."""
 
-    seq: int | float
+    # Wider than Event.seq on purpose (the strict decoder must refuse what this one reads), so
+    # the override is not a subtype; `accept` narrows the value or refuses the event.
+    seq: int | float  # type: ignore[assignment]
 
 
 # Longest allowed value of each length-limited string field, in UTF-16 code units.
@@ -191,10 +193,10 @@ decode_lax_event = msgspec.json.Decoder(LaxEvent).decode
 
 def accept(event: Event, raw: bytes | Raw | None, prev: int | float) -> int | float:
     """Validate what msgspec cannot; normalise `seq` and `type` in place; return the seq."""
-    seq = event.seq
+    seq: int | float = event.seq
     if seq.__class__ is not int or not prev < seq <= _MAX_SAFE_INTEGER:
         seq = _check_seq(seq, prev)
-        event.seq = seq
+        event.seq = seq  # type: ignore[assignment]   # an integral float past 2**53 stays a float
     kind = event.type
     trimmed = kind.strip(JS_WHITESPACE)
     if trimmed is not kind or not kind or len(kind) > 100:

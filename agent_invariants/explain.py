@@ -12,6 +12,7 @@ import msgspec
 
 from agent_invariants.manual import manual, summary_line
 from agent_invariants.rules import RULE_KINDS
+from agent_invariants.rules.base import RuleConfig
 from agent_invariants.schemas import describe_fields, structs_of
 from agent_invariants.validation import suggest
 
@@ -37,7 +38,7 @@ def explain_kind(kind: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _fields(config: type) -> list[tuple[str, bool, str, str]]:
+def _fields(config: type[RuleConfig]) -> list[tuple[str, bool, str, str]]:
     schema = msgspec.json.schema(config)
     definitions = schema["$defs"]
     describe_fields(definitions, structs_of(config))
@@ -56,7 +57,7 @@ def _value_kind(spec: dict[str, Any]) -> str:
         return " | ".join(f"`{value}`" for value in spec["enum"])
     if "$ref" in spec:
         return "event matcher" if spec["$ref"].endswith("EventMatcher") else "object"
-    kind = spec.get("type", "value")
+    kind: str = spec.get("type", "value")
     if kind == "array":
         item = _value_kind(spec.get("items", {}))
         bounds = _bounds(spec.get("minItems"), spec.get("maxItems"))

@@ -24,7 +24,7 @@ from agent_invariants.jsontext import MAX_NESTING, too_deep_at
 __all__ = ("bmp_only", "plain_batch", "plain_stretch")
 
 
-def plain_batch(lines: list[bytes], prev: int | float, clean_types: set[str]) -> list[Event] | None:
+def plain_batch(lines: list[bytes] | list[msgspec.Raw], prev: int | float, clean_types: set[str]) -> list[Event] | None:
     """The events of a plain chunk's lines when every line is an ordinary event: decoded by
     msgspec in one C loop, seq strictly increasing from `prev`, every type already seen clean.
     None sends the chunk through the line-by-line path, which explains or skips what is unusual

@@ -87,7 +87,7 @@ class _ManyStars:
         parts = _LINE_SPLIT(subject)
         if parts[1::2] != self.terminators:
             return False
-        return all(matches(line) for matches, line in zip(self.segments, parts[0::2]))
+        return all(matches(line) for matches, line in zip(self.segments, parts[0::2], strict=True))
 
 
 def _segment(text: str) -> Matcher:

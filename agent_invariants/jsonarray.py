@@ -27,19 +27,19 @@ from typing import NamedTuple
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates, utf16_len_of_utf8
-from agent_invariants.jsontext import nested_too_deep, syntax_error
+from agent_invariants.jsontext import always_matching, nested_too_deep, syntax_error
 from agent_invariants.linemap import LineMap
 
-__all__ = ("ArrayError", "Stretch", "scan_array")
+__all__ = ("ArrayError", "Piece", "Stretch", "scan_array")
 
-_SPACE = re.compile(rb"[ \t\r\n]*").match          # JSON's whitespace, the only kind inside an array
-_SEPARATOR = re.compile(rb"[ \t\r\n]*,?[ \t\r\n]*").match
+_SPACE = always_matching(rb"[ \t\r\n]*")          # JSON's whitespace, the only kind inside an array
+_SEPARATOR = always_matching(rb"[ \t\r\n]*,?[ \t\r\n]*")
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 # what an item is made of: runs of anything but brackets (strings whole), then single brackets;
 # a `"` alone is a string that is not closed yet
 _TOKEN = re.compile(rb'(?:[^"\[\]{}]+|' + _STRING + rb')+|"|[\[\]{}]', re.DOTALL)
 # a scalar item (number, string, literal) runs up to the next `,` or `]` outside strings
-_SCALAR = re.compile(rb'(?:[^"\[\]{},]+|' + _STRING + rb')*', re.DOTALL).match
+_SCALAR = always_matching(rb'(?:[^"\[\]{},]+|' + _STRING + rb')*', re.DOTALL)
 _CUT_TRIES = 3        # stretches offered to msgspec per chunk before the exact tokenizer takes over
 _CUT_LOOKS = 64       # `}` looked at per chunk while searching for such stretches
 _OPENERS = frozenset(b"[{")
@@ -59,6 +59,10 @@ class Stretch(NamedTuple):
     region: bytes
 
 
+Piece = tuple[int, bytes] | Stretch
+"""What the scanner hands out: one item with its line, or a stretch of items."""
+
+
 class ArrayError(Exception):
     """The array itself is malformed (not an item in it): where, and what is wrong."""
 
@@ -69,10 +73,11 @@ class ArrayError(Exception):
 
 
 def scan_array(head: bytes, start: int, chunks: Iterator[bytes], *, line: int, lines: LineMap,
-               max_item_bytes: int, max_depth: int) -> Iterator[list[tuple[int, bytes] | Stretch]]:
+               max_item_bytes: int, max_depth: int) -> Iterator[list[Piece]]:
     """The items of the array whose `[` is at `head[start]` (on physical line `line`), one list
-    per chunk read, of (line, item bytes) and of `Stretch`es of items found together. Raises `ArrayError` for a malformed array, an
-    item over `max_item_bytes` or nesting deeper than `max_depth` (the array counts as a level)."""
+    per chunk read, of (line, item bytes) and of `Stretch`es of items found together. Raises
+    `ArrayError` for a malformed array, an item over `max_item_bytes` or nesting deeper than
+    `max_depth` (the array counts as a level)."""
     return _Scanner(head, start, chunks, line, lines, max_item_bytes, max_depth).run()
 
 
@@ -100,9 +105,9 @@ class _Scanner:
         self.carried_cr = False
         self.waiting = 0
 
-    def run(self) -> Iterator[list[tuple[int, bytes]]]:
+    def run(self) -> Iterator[list[Piece]]:
         while True:
-            found: list[tuple[int, bytes]] = []
+            found: list[Piece] = []
             try:
                 done = self._scan(found)
             except ArrayError:
@@ -158,15 +163,16 @@ class _Scanner:
 
     # -- scanning --------------------------------------------------------------------------------
 
-    def _scan(self, found: list[tuple[int, bytes]]) -> bool:
+    def _scan(self, found: list[Piece]) -> bool:
         """Hand out every complete item in the buffer; True once the closing `]` was read."""
         buf = self.buf
         while True:
-            if self.pending is not None:
-                end = self._delimit()
+            pending = self.pending
+            if pending is not None:
+                end = self._delimit(pending)
                 if end is None:
                     return False
-                begin = self.pending[0]
+                begin = pending[0]
                 self.pending = None
                 self._hand_out(found, begin, buf[begin:end])
                 self.pos = end
@@ -199,7 +205,7 @@ class _Scanner:
                 self.bulk = False   # not again before more data arrives: a retry would cost as much
             self.pending = (pos, pos, 0)
 
-    def _in_bulk(self, found: list[tuple[int, bytes]], pos: int) -> bool:
+    def _in_bulk(self, found: list[Piece], pos: int) -> bool:
         """Hand out the longest run of complete items from `pos` that msgspec parses as an array
         of its own (see the module docstring); False when none is found cheaply."""
         buf = self.buf
@@ -232,7 +238,7 @@ class _Scanner:
             return True
         return False
 
-    def _hand_out_stretch(self, found: list, pos: int, close: int, items: list[msgspec.Raw]) -> None:
+    def _hand_out_stretch(self, found: list[Piece], pos: int, close: int, items: list[msgspec.Raw]) -> None:
         """The items msgspec found in `buf[pos:close + 1]`, as one `Stretch` (the line of each is
         counted here, between item starts; a stretch without line breaks is on one line)."""
         buf = self.buf
@@ -271,14 +277,15 @@ class _Scanner:
         self.index += len(items)
         found.append(Stretch(items, lines, self._region))
 
-    def _delimit(self) -> int | None:
-        """End of the pending item, found token by token; None if the buffer ends first."""
+    def _delimit(self, pending: tuple[int, int, int]) -> int | None:
+        """End of the `pending` item, found token by token; None if the buffer ends first."""
         buf = self.buf
-        begin, resume, depth = self.pending
+        begin, resume, depth = pending
         if buf[begin] not in _OPENERS:
             end = _SCALAR(buf, begin).end()
             if end >= len(buf) or buf[end] == _QUOTE:   # more of it may follow
-                return self._need_more(len(buf))
+                self._need_more(begin, len(buf))
+                return None
             return end
         for token in _TOKEN.finditer(buf, resume):
             at = token.start()
@@ -293,23 +300,25 @@ class _Scanner:
                     return token.end()
             elif char == _QUOTE and token.end() - at == 1:   # a string not closed yet: read more, look again
                 self.pending = (begin, at, depth)
-                return self._need_more(at)
+                self._need_more(begin, at)
+                return None
         self.pending = (begin, len(buf), depth)
-        return self._need_more(len(buf))
+        self._need_more(begin, len(buf))
+        return None
 
-    def _need_more(self, at: int) -> None:
-        """None (read more), or at the end of the input the reason the unfinished item is bad:
-        msgspec's own finding when it has one, since it knows the grammar, not just brackets."""
+    def _need_more(self, begin: int, at: int) -> None:
+        """Nothing (read more), or at the end of the input the reason why the unfinished item at
+        `begin` is bad: msgspec's own finding when it has one, since it knows the grammar, not
+        just brackets."""
         if not self.ended:
-            return None
-        begin = self.pending[0]
+            return
         found = syntax_error(self.buf[begin:])
         if found is not None:
             offset, reason = found
             raise self._error(begin + offset, f"item {self.index}: invalid JSON: {reason}")
         raise self._error(at, "the JSON array ends before it is complete (an item or a `]` is missing)")
 
-    def _hand_out(self, found: list[tuple[int, bytes]], begin: int, item: bytes) -> None:
+    def _hand_out(self, found: list[Piece], begin: int, item: bytes) -> None:
         """One complete item at `buf[begin]`: note its line, hand it out."""
         if len(item) > self.max_item:
             raise self._error(begin, f"item {self.index} is {len(item):,} bytes, over the "

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
+from typing import Any
 
 __all__ = ("Position", "locate")
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
 
 
-class Position(tuple):
+class Position(tuple[int, int]):
     """(line, column), both 1-based."""
 
     __slots__ = ()
@@ -37,7 +38,7 @@ def locate(text: str, wanted: Collection[str] | None = None) -> dict[str, Positi
     million numbers is a million paths) and stops the scan once they are all found."""
     position = _Lines(text).at
     found: dict[str, Position] = {}
-    stack: list[list] = []   # frames: [kind, path, next index or pending key]
+    stack: list[list[Any]] = []   # frames: [kind, path, next index or pending key]
     pending_key: str | None = None
     for token in _TOKEN.finditer(text):
         value = token.group()
@@ -83,7 +84,7 @@ class _Lines:
         return Position((self.line, offset - self.line_start + 1))
 
 
-def _child_path(stack: list[list], key: str | None) -> str:
+def _child_path(stack: list[list[Any]], key: str | None) -> str:
     if not stack:
         return "$"
     kind, path, index = stack[-1]
@@ -95,6 +96,6 @@ def _child_path(stack: list[list], key: str | None) -> str:
 
 def _key(token: str) -> str:
     try:
-        return json.loads(token)
+        return str(json.loads(token))
     except ValueError:
         return token.strip('"')

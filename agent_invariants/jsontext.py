@@ -20,7 +20,8 @@ array the byte in the item (`syntax_error`), and the MCP server says "Parse erro
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import msgspec
 
@@ -28,6 +29,8 @@ __all__ = (
     "INVALID_TOO_DEEP",
     "MAX_NESTING",
     "TOO_DEEP",
+    "Skipper",
+    "always_matching",
     "decode_problem",
     "nested_too_deep",
     "nests_too_deep",
@@ -40,6 +43,18 @@ __all__ = (
 
 MAX_NESTING = 500
 """The deepest JSON accepted, in levels of objects and arrays (the outermost value is level 1)."""
+
+Skipper = Callable[[bytes, int], "re.Match[bytes]"]
+"""`match(data, pos)` of a pattern that also matches nothing, so it never returns None: the
+scanners call `.end()` on it to skip a run (of whitespace, of separators, of a scalar)."""
+
+
+def always_matching(pattern: bytes, flags: int = 0) -> Skipper:
+    """The `match` of `pattern`, which must match the empty string (and so matches anywhere)."""
+    compiled = re.compile(pattern, flags)
+    if compiled.match(b"") is None:
+        raise ValueError(f"{pattern!r} does not match the empty string")
+    return cast(Skipper, compiled.match)
 
 
 def nested_too_deep(limit: int) -> str:
@@ -102,7 +117,7 @@ def path_and_problem(message: str, base: str = "$") -> tuple[str, str]:
     return base + where.rstrip("`")[1:], problem
 
 
-def decode_problem(error: Exception) -> str:
+def decode_problem(error: msgspec.DecodeError | RecursionError) -> str:
     """Why msgspec refused a value (a `DecodeError`, or the `RecursionError` of a deep one):
     "$.tool: expected `str`, got `int`" for a value of the wrong type, "invalid JSON: ..."
     for text that is no JSON."""

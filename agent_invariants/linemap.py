@@ -13,7 +13,7 @@ temporary file (`spill.SpillArray`), so memory stays flat whatever the mix of li
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 
 from agent_invariants.spill import SpillArray
 
@@ -126,8 +126,9 @@ class LineMap:
             self._steps.append(0 if step is None else step)
             self._run = None
 
-    def _run_blocks(self):
-        yield from zip(self._starts.blocks(), self._bases.blocks(), self._steps.blocks())
+    def _run_blocks(self) -> Iterator[tuple[Sequence[int], Sequence[int], Sequence[int]]]:
+        """The runs, a block at a time: their starts, bases and steps, the newest run last."""
+        yield from zip(self._starts.blocks(), self._bases.blocks(), self._steps.blocks(), strict=True)
         if self._run is not None:
             start, base, step = self._run
             yield [start], [base], [0 if step is None else step]

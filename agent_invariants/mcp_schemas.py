@@ -37,7 +37,7 @@ def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_e
 def output_schema(struct: type) -> dict[str, Any]:
     """The struct's schema with the struct itself at the root."""
     defs = definitions(struct)
-    root = defs.pop(struct.__name__)
+    root: dict[str, Any] = defs.pop(struct.__name__)
     if defs:
         root["$defs"] = defs
     return root
@@ -81,4 +81,5 @@ def definitions(*roots: type) -> dict[str, Any]:
         if tag in RULE_KINDS:
             summary = summary_line(tag)
             kind["description"] = f"The rule kind, `{tag}`: {summary[:1].lower()}{summary[1:]}"
-    return portable_patterns(defs)
+    portable: dict[str, Any] = portable_patterns(defs)
+    return portable

@@ -55,6 +55,9 @@ from agent_invariants.validation import json_type
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from agent_invariants.contract import Contract
+    from agent_invariants.reader import EventList
+
 __all__ = (
     "INSTRUCTIONS",
     "MAX_EVENTS",
@@ -264,7 +267,7 @@ def _listing(params: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _contract(value: dict[str, Any]):
+def _contract(value: dict[str, Any]) -> Contract:
     """The contract argument, loaded without touching the filesystem: `extends` may name shipped
     packs (`agent-invariants:<pack>`) but no paths, so no reply can tell what files exist."""
     from agent_invariants.contract import load_contract
@@ -272,7 +275,7 @@ def _contract(value: dict[str, Any]):
     return load_contract(value, name="contract", pack_paths=False)
 
 
-def _trace(events: list[Any], name: str):
+def _trace(events: list[Any], name: str) -> EventList:
     from agent_invariants.reader import EventList
 
     return EventList(events, name=name)
@@ -377,7 +380,8 @@ def build_server() -> Server:
         return types.ListPromptsResult(prompts=prompt_list())
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        return prompt_answer(params.name, params.arguments)
+        answer: types.GetPromptResult = prompt_answer(params.name, params.arguments)
+        return answer
 
     return Server(
         SERVER_NAME,

@@ -219,7 +219,8 @@ async def _write_replies(from_server: Any, write: Callable[[bytes], None], unans
 
 def _encoded(message: Any) -> bytes:
     try:
-        return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        encoded: bytes = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        return encoded
     except ValueError:   # pydantic's serialization error: too deep, or not UTF-8
         request_id = getattr(message, "id", None)
         problem = RequestError(INTERNAL_ERROR, "Internal error: the reply could not be written as JSON",

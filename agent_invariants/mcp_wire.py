@@ -141,7 +141,7 @@ def read_message(line: bytes | Oversized) -> dict[str, Any] | None:
         raise _too_deep(data)
     try:
         with _collector_paused():
-            message = _DECODER.decode(data)
+            message: dict[str, Any] | None = _DECODER.decode(data)   # `_check_envelope` makes sure
     except msgspec.DecodeError as exc:
         raise RequestError(PARSE_ERROR, f"Parse error: {syntax_problem(exc)}") from None
     except RecursionError:   # not below the limit, but a caller deep in its own stack might see it
@@ -191,6 +191,9 @@ def _check_envelope(message: Any) -> None:
     if "id" in message and request_id is None:
         raise RequestError(INVALID_REQUEST, "Invalid Request: $.id: must be a string or an integer")
     if "method" in message:
+        if "result" in message or "error" in message:   # the SDK would read it as a response, unanswered
+            raise RequestError(INVALID_REQUEST, "Invalid Request: $: a request (`method`) with a `result` "
+                                                "or `error` of a response", request_id)
         if not isinstance(message["method"], str):
             raise RequestError(INVALID_REQUEST, "Invalid Request: $.method: must be a string", request_id)
         if message.get("params") is not None and not isinstance(message["params"], dict):

@@ -17,11 +17,16 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from agent_invariants import _signals
 from agent_invariants._safe import TEXT_LIMIT, inert
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer, WriteableBuffer
 
 __all__ = ("CommandError", "adopt_standard_streams", "colour_terminal", "create_new", "fail", "refuse_input_as_output",
            "shown", "write")
@@ -122,11 +127,9 @@ def _keep_mode(handle: int, info: os.stat_result | None) -> None:
     _ignoring_errors(os.fchmod, handle, mode)
 
 
-def _ignoring_errors(change, *arguments) -> None:
-    try:
+def _ignoring_errors(change: Callable[..., object], *arguments: object) -> None:
+    with suppress(OSError):
         change(*arguments)
-    except OSError:
-        pass
 
 
 def _standard_descriptor(info: os.stat_result | None) -> int | None:
@@ -207,9 +210,9 @@ def adopt_standard_streams() -> None:
     device, so no file opened later takes its number (a report written to fd 2 by accident);
     standard input and output still say they are closed when used. Standard output becomes a
     `_StandardOutput`, for every command and for click's own help output alike."""
-    for descriptor, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+    for number, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
         if stream is None:
-            _hold(descriptor)
+            _hold(number)
     if sys.stdin is None:
         sys.stdin = io.TextIOWrapper(io.BufferedReader(_ClosedInput()), encoding="utf-8")
     try:
@@ -259,9 +262,9 @@ class _StandardOutput(io.RawIOBase):
             raise io.UnsupportedOperation("standard output is closed")
         return self._descriptor
 
-    def write(self, data) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         if self._failed:
-            return len(data)
+            return memoryview(data).nbytes
         if self._descriptor is None:
             self._give_up("standard output is closed")
         try:
@@ -281,5 +284,5 @@ class _ClosedInput(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         raise OSError(errno.EBADF, "standard input is closed")

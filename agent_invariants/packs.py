@@ -69,8 +69,8 @@ def pack_path(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def resolve_extends(document: dict, label: str, base: str, rule_types: dict[str, type], *,
-                    pack_paths: bool = True) -> dict:
+def resolve_extends(document: dict[str, Any], label: str, base: str, rule_types: dict[str, type], *,
+                    pack_paths: bool = True) -> dict[str, Any]:
     """`document` (a contract, already checked) with its `extends` replaced by the packs' rules
     merged before its own. Each pack is read with the contract size limit and its rules are
     checked in its own file. With `pack_paths` false only shipped packs may be named: an entry
@@ -100,8 +100,8 @@ class _Extends:
         self.packs_loaded = 0
         self.rules_loaded = own_rules   # every rule read counts, even one a later rule replaces
 
-    def merged(self, document: dict, label: str, base: str, chain: tuple[str, ...] = (),
-               entry: _Entry | None = None) -> dict:
+    def merged(self, document: dict[str, Any], label: str, base: str, chain: tuple[str, ...] = (),
+               entry: _Entry | None = None) -> dict[str, Any]:
         refs = document.get("extends")
         if refs is None:
             return document
@@ -127,7 +127,7 @@ class _Extends:
         merged["rules"] = rules if isinstance(own, list) else own
         return merged
 
-    def _load(self, path: str, label: str, entry: _Entry) -> dict:
+    def _load(self, path: str, label: str, entry: _Entry) -> dict[str, Any]:
         """The pack at `path`, parsed and checked; `entry` is the contract's `extends` entry
         it is loaded through, where the totals are reported."""
         self.packs_loaded += 1
@@ -135,7 +135,7 @@ class _Extends:
             raise ContractError(entry.label, entry.path,
                                 f"more than {MAX_PACK_LOADS} packs loaded through extends (limit)")
         source = ContractSource(read_limited(path, label, "packs"), label, os.path.dirname(path), is_yaml(path))
-        pack = parse(source)
+        pack: dict[str, Any] = parse(source)   # any JSON, but `_pack_problems` refuses all but an object
         problems = first_problems(_pack_problems(pack))
         if problems:
             raise contract_error(label, problems, source)
@@ -154,11 +154,11 @@ def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tu
     """The file of the pack `ref` names, and how messages name it."""
     if ref.startswith(PACK_PREFIX):
         name = ref[len(PACK_PREFIX):]
-        path = pack_path(name)
-        if path is None:
+        shipped = pack_path(name)
+        if shipped is None:
             raise ContractError(label, where, f"unknown pack {ref!r}; shipped packs: "
                                               + ", ".join(PACK_PREFIX + pack for pack in available_packs()))
-        return str(path), ref
+        return str(shipped), ref
     if not pack_paths:
         raise ContractError(label, where, f"packs can only be named as {PACK_PREFIX}<pack> here; files are not read")
     path = os.path.join(base, ref)

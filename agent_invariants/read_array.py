@@ -11,7 +11,7 @@ item is validated alone, and its problems name the item (`item 3: $.tool: ...`) 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -37,8 +37,9 @@ def array_batches(state: ReadState, head: bytes, start: int, chunks: Iterator[by
     try:
         for found in items:
             batch: list[Event] = []
+            pieces: Iterable[tuple[int, bytes]]
             for piece in found:
-                if type(piece) is Stretch:
+                if isinstance(piece, Stretch):
                     events = fastpath.plain_stretch(piece, prev, state.clean_types)
                     if events is not None:
                         state.check_times(events, index)
@@ -46,7 +47,7 @@ def array_batches(state: ReadState, head: bytes, start: int, chunks: Iterator[by
                         prev = events[-1].seq
                         index += len(events)
                         continue
-                    pieces = zip(piece.lines, map(bytes, piece.items))
+                    pieces = zip(piece.lines, map(bytes, piece.items), strict=True)
                 else:
                     pieces = (piece,)
                 for line, item in pieces:
@@ -61,6 +62,7 @@ def array_batches(state: ReadState, head: bytes, start: int, chunks: Iterator[by
 
 def _array_event(state: ReadState, item: bytes, index: int, line: int, prev: int | float) -> Event:
     """One item of a JSON array, validated like a JSONL line (and named by its position)."""
+    event: Event | None
     item = replace_lone_surrogates(item)
     deep = too_deep_at(item)
     if deep is not None:

@@ -65,6 +65,7 @@ def jsonl_batches(state: ReadState, head: bytes, chunks: Iterator[bytes], lines_
         batch = []
         append = batch.append
         lengths: list[int] = []
+        event: Event | None
         for raw in lines:
             lineno += 1
             if raw[:1] in _BLANK_OR_COMMENT_LEADS:
@@ -184,7 +185,8 @@ def _retry_line(state: ReadState, raw: bytes, lineno: int, batch: list[Event], d
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _fail_after_times(state, batch, done, lineno, f"invalid UTF-8 (byte {exc.start + 1} of the line)") from None
+        invalid = f"invalid UTF-8 (byte {exc.start + 1} of the line)"
+        raise _fail_after_times(state, batch, done, lineno, invalid) from None
     trimmed = text.strip(JS_WHITESPACE)
     if not trimmed or trimmed.startswith("#"):
         return None

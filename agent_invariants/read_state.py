@@ -6,6 +6,8 @@ the `TraceError` that names the trace and the line.
 """
 from __future__ import annotations
 
+from typing import cast
+
 from msgspec import UNSET, Raw
 
 from agent_invariants.errors import TraceError
@@ -34,7 +36,8 @@ class ReadState:
     def too_long(self, size: int, at_least: bool = False) -> str:
         """The problem of a line (or item) of `size` bytes, over the limit."""
         more = "at least " if at_least else ""
-        return f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit (raise it with --max-line-bytes)"
+        return (f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit "
+                "(raise it with --max-line-bytes)")
 
     def accept(self, event: Event, raw: bytes | Raw | None, prev: int | float) -> int | float:
         """Full validation of one event (`events.accept`, which raises `InvalidEvent`); a type
@@ -50,10 +53,10 @@ class ReadState:
         culprit only on failure."""
         times = [event.time for event in batch]
         try:
-            ok = times_ok(times)
+            ok = times_ok(cast(list[str], times))   # cast: an UNSET among them raises TypeError
         except TypeError:   # some events have no time, and UNSET is no JSON value: leave them out
-            times = [time for time in times if time is not UNSET]
-            ok = not times or times_ok(times)
+            stamps = [time for time in times if time is not UNSET]
+            ok = not stamps or times_ok(stamps)
         if not ok:
             for index, event in enumerate(batch, done):
                 if event.time is not UNSET and not time_ok(event.time):

@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from io import BytesIO
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -90,9 +90,11 @@ class TraceFile(TraceSource):
     `line_lengths=True`). Both are learnt during the one read (`LineMap`), so a pipe works too.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | bytes, *, name: str | None = None,
+    def __init__(self, source: str | os.PathLike[str] | bytes | bytearray | memoryview, *, name: str | None = None,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                  on_read: Callable[[int], None] | None = None, line_lengths: bool = False) -> None:
+        self._path: str | None
+        self._data: bytes | None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._path = None
             self._data = bytes(source)
@@ -128,12 +130,7 @@ class TraceFile(TraceSource):
             yield from self._batches(data[at:at + _CHUNK_BYTES] for at in range(0, len(data), _CHUNK_BYTES))
             return
         stream = self._open()
-        read = stream.read
-        if self.on_read is not None:
-            def read(size: int, _read=stream.read, _tell=self.on_read) -> bytes:
-                chunk = _read(size)
-                _tell(len(chunk))
-                return chunk
+        read = stream.read if self.on_read is None else _telling(stream.read, self.on_read)
         try:
             yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))
         except OSError as exc:
@@ -148,12 +145,14 @@ class TraceFile(TraceSource):
         yield from _jsonl_or_array(ReadState(self.name, self.max_line_bytes, self._lines), chunks)
 
     def _open(self) -> BinaryIO:
-        if self._path == "-":
+        path = self._path
+        assert path is not None   # a source without data was given a path
+        if path == "-":
             return sys.stdin.buffer
-        if os.path.isdir(self._path):
+        if os.path.isdir(path):
             raise self._fail(None, "is a directory, not a trace file")
         try:
-            return open(self._path, "rb")
+            return open(path, "rb")
         except FileNotFoundError:
             raise self._fail(None, "no such file") from None
         except PermissionError:
@@ -239,7 +238,7 @@ class _LeadingBlanks:
 class EventList(TraceSource):
     """Events given in memory (dicts, `Event`s or JSON bytes per event), validated like a file's."""
 
-    def __init__(self, items: Iterable[Event | Mapping | bytes], *, name: str = "events") -> None:
+    def __init__(self, items: Iterable[Event | Mapping[str, Any] | bytes], *, name: str = "events") -> None:
         self._items = items
         self.name = name
 
@@ -262,7 +261,16 @@ class EventList(TraceSource):
             yield event
 
 
-def _item_json(item: Event | Mapping | bytes) -> bytes:
+def _telling(read: Callable[[int], bytes], tell: Callable[[int], None]) -> Callable[[int], bytes]:
+    """`read`, telling `tell` the size of every chunk it reads."""
+    def telling_read(size: int) -> bytes:
+        chunk = read(size)
+        tell(len(chunk))
+        return chunk
+    return telling_read
+
+
+def _item_json(item: Event | Mapping[str, Any] | bytes) -> bytes:
     """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
     `replace_lone_surrogates`). A dict from JSON.parse-like decoders (Python's json, an MCP
     client) may hold a lone surrogate, which only the json module can write (escaped)."""
@@ -276,7 +284,7 @@ def _item_json(item: Event | Mapping | bytes) -> bytes:
     return replace_lone_surrogates(raw)
 
 
-def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping],
+def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]],
                *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, line_lengths: bool = False) -> TraceSource:
     """Wrap whatever the caller has (a path, `-`, bytes, a list of events) as a `TraceSource`;
     a file read with `line_lengths` also learns the length of each event's line."""

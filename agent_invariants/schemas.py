@@ -18,6 +18,7 @@ import json
 import sys
 import textwrap
 import typing
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,14 @@ def _targets() -> dict[str, tuple[Any, str]]:
     from agent_invariants.report import CheckReport, CompareReport
 
     return {
-        "contract-v1.schema.json": (Contract, "An agent-invariants contract, version 1: the rules a trace is checked against."),
-        "event-v1.schema.json": (Event, "One event of an agent trace (a line of a JSONL trace, or an item of a JSON array trace)."),
-        "check-report-v1.schema.json": (CheckReport, "The agent-invariants/check/v1 report (`check --format json`)."),
-        "compare-report-v1.schema.json": (CompareReport, "The agent-invariants/compare/v1 report (`compare --format json`)."),
+        "contract-v1.schema.json": (
+            Contract, "An agent-invariants contract, version 1: the rules a trace is checked against."),
+        "event-v1.schema.json": (
+            Event, "One event of an agent trace (a line of a JSONL trace, or an item of a JSON array trace)."),
+        "check-report-v1.schema.json": (
+            CheckReport, "The agent-invariants/check/v1 report (`check --format json`)."),
+        "compare-report-v1.schema.json": (
+            CompareReport, "The agent-invariants/compare/v1 report (`compare --format json`)."),
     }
 
 
@@ -108,7 +113,7 @@ def _field_docs(struct: type) -> dict[str, str]:
         except (OSError, TypeError):
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for statement, following in zip(body, body[1:]):
+        for statement, following in pairwise(body):
             if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
                     and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
                     and isinstance(following.value.value, str)):

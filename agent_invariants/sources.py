@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from agent_invariants.contract_source import ContractLines, ContractSource, contract_lines
 from agent_invariants.render.shared import AnyReport, checks, sections
-from agent_invariants.report import CompareReport
+from agent_invariants.report import CompareReport, Regression, Violation
 
 __all__ = ("Sources", "to_uri")
 
@@ -94,7 +94,7 @@ class Sources:
         return lengths
 
 
-def _add_lengths(lengths: dict[tuple[str, int], int], trace: Any, located: list) -> None:
+def _add_lengths(lengths: dict[tuple[str, int], int], trace: Any, located: list[Violation] | list[Regression]) -> None:
     if trace is UNSET:
         return
     for item in located:

@@ -9,7 +9,7 @@ Any problem with the temporary folder (missing, read-only, full) is a `SpillErro
 `InputError` the CLI reports on one line with exit 2, never a traceback:
 
     agent-invariants: cannot use a temporary file in /tmp: No space left on device (set TMPDIR to a writable folder with room)
-"""
+"""  # noqa: E501 (the message above is one line, as printed)
 from __future__ import annotations
 
 import os
@@ -36,7 +36,8 @@ class SpillFile:
 
     def __init__(self) -> None:
         try:
-            self._file = tempfile.TemporaryFile(prefix="agent-invariants-")
+            # open for as long as this object lives (closed by close()), so no `with`
+            self._file = tempfile.TemporaryFile(prefix="agent-invariants-")  # noqa: SIM115
         except OSError as exc:
             raise SpillError(exc) from None
         self.size = 0
@@ -84,16 +85,17 @@ class SpillArray:
         if len(self._tail) >= self.keep:
             self._spill()
 
-    def extend(self, values: array | list[int]) -> None:
+    def extend(self, values: array[int] | list[int]) -> None:
         self._tail.extend(values)
         if len(self._tail) >= self.keep:
             self._spill()
 
-    def blocks(self) -> Iterator[array]:
+    def blocks(self) -> Iterator[array[int]]:
         """The values in order, a block at a time."""
         for offset, size in self._blocks:
             block = array(self.typecode)
             if size:
+                assert self._file is not None   # a block is listed once it is in the file
                 block.frombytes(self._file.read(offset, size))
             yield block
         yield self._tail

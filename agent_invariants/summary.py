@@ -5,13 +5,14 @@ sees the event types it counts. `api.summarize_trace` runs it alone.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import utf16_sort_key
 from agent_invariants.events import Event
 from agent_invariants.report import TraceSummary
+from agent_invariants.rules.base import Observer, Route
 
 __all__ = ("SummaryCounter",)
 
@@ -36,7 +37,8 @@ class SummaryCounter:
         self._counters = {"tool.result": self._result, "approval.granted": self._grant,
                           "outcome.observed": self._outcome}
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType):
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
+        count: Observer | None
         if event_type == "tool.call":
             count = self._first_call if tool is not UNSET and tool not in self.first_calls else self._call
         else:
@@ -50,7 +52,7 @@ class SummaryCounter:
 
     def _first_call(self, event: Event, index: int) -> Literal[True]:
         self.tool_calls += 1
-        self.first_calls[event.tool] = (event.seq, index)
+        self.first_calls[cast(str, event.tool)] = (event.seq, index)   # routed: the call has a tool
         return True   # later calls of this tool need only be counted: route again
 
     def _result(self, event: Event, index: int) -> None:

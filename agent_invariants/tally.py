@@ -62,7 +62,9 @@ class GroupTally:
             if len(counts) > self.max_groups:
                 self._spill = _Spill(counts, self._excess)
                 self._counts, self._excess = {}, {}
-                self.add = self._spill.member   # from now on, members go straight to the spill
+                # From now on, members go straight to the spill: one call each, as before. (An
+                # attribute set in __init__ would do the same at the price of a reference cycle.)
+                self.add = self._spill.member  # type: ignore[method-assign]
         elif count == self._first_excess:
             self._excess[group] = (seq, index)
 
@@ -100,10 +102,12 @@ class _Spill:
     def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
         self._file = SpillFile()
         # per kind and partition: the (offset, size) of each block, flat in an array of int64
-        self._blocks: dict[str, list[array]] = {
+        self._blocks: dict[str, list[array[int]]] = {
             kind: [array("q") for _ in range(_PARTITIONS)] for kind in ("state", "members")}
         self._encoder = msgspec.json.Encoder()
-        self._pending: list[list[tuple]] = [[] for _ in range(_PARTITIONS)]
+        # per partition, rows waiting to be written: (order, group, count, seq, index) of a group
+        # counted before the spill, (group, seq, index) of a member counted after it
+        self._pending: list[list[tuple[Any, ...]]] = [[] for _ in range(_PARTITIONS)]
         self._buffered = 0
         self.members = sum(counts.values())   # counted here, or still to come through member()
         for order, (group, count) in enumerate(counts.items()):
@@ -148,16 +152,16 @@ class _Spill:
         finally:
             self._file.close()
 
-    def _read(self, kind: str, number: int) -> list[list]:
+    def _read(self, kind: str, number: int) -> list[list[Any]]:
         blocks = self._blocks[kind][number]
         data = b"".join(self._file.read(blocks[at], blocks[at + 1]) for at in range(0, len(blocks), 2))
         return msgspec.json.Decoder(list).decode_lines(data) if data else []
 
 
-def _settle(states: list[list], members: list[list], limit: int) -> list[tuple[tuple[int, int], Overflow]]:
+def _settle(states: list[list[Any]], members: list[list[Any]], limit: int) -> list[tuple[tuple[int, int], Overflow]]:
     """The overflowing groups of one partition. Totals are counted in C; only the few groups
     over the limit are then looked at member by member."""
-    totals = Counter(dict(zip(map(itemgetter(1), states), map(itemgetter(2), states))))
+    totals = Counter(dict(zip(map(itemgetter(1), states), map(itemgetter(2), states), strict=True)))
     totals.update(map(itemgetter(0), members))
     over = {group for group, count in totals.items() if count > limit}
     if not over:

@@ -15,7 +15,7 @@ import difflib
 import functools
 import re
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -183,7 +183,7 @@ def _struct_in(hint: Any) -> type | None:
     return None
 
 
-def _unknown_keys(value: dict, path: str, known: list[str], suggested: set[str | None]) -> Iterator[Problem]:
+def _unknown_keys(value: dict[str, Any], path: str, known: list[str], suggested: set[str | None]) -> Iterator[Problem]:
     """A problem for each key not in `known`; the names suggested go into `suggested`."""
     for key in value:
         if key not in known:
@@ -240,7 +240,7 @@ def json_type(value: Any) -> str:
             int: "a number", float: "a number", type(None): "null"}.get(type(value), "a value")
 
 
-def line_of(path: str, positions: dict[str, Any]) -> int | None:
+def line_of(path: str, positions: Mapping[str, tuple[int, int]]) -> int | None:
     """The line of `path`, or of its nearest parent that has one."""
     for where in path_and_parents(path):
         found = positions.get(where)

@@ -43,7 +43,7 @@ def decode_yaml(data: bytes, label: str) -> Any:
 def _count_nodes(yaml: Any, events: Any, label: str) -> None:
     """Refuse a document that would grow too big or too deep as a tree (see the module doc)."""
     sizes: dict[str, int] = {}   # anchor -> nodes in the finished node it names
-    open_nodes: list[list] = []   # [anchor, nodes so far] of each mapping or sequence being read
+    open_nodes: list[list[Any]] = []   # [anchor, nodes so far] of each mapping or sequence being read
     total = 0
     for event in events:
         line = event.start_mark.line + 1
@@ -81,6 +81,6 @@ def _count_nodes(yaml: Any, events: Any, label: str) -> None:
             raise ContractError(label, None, f"{what} past the limit of {MAX_YAML_NODES:,} nodes", line)
 
 
-def _refuse_recursion(anchor: str, open_nodes: list[list], label: str, line: int) -> None:
+def _refuse_recursion(anchor: str, open_nodes: list[list[Any]], label: str, line: int) -> None:
     if any(frame[0] == anchor for frame in open_nodes):
         raise ContractError(label, None, f"the YAML alias *{anchor} repeats a node that contains it", line)

@@ -92,7 +92,8 @@ def measure(sizes: list[str], reps: int) -> list[str]:
         count = events_of(size)
         rows.append(
             f"| {count:,} | {megabytes:,.0f} MB | {_seconds(times['floor'])} | {_seconds(times['check'])} | "
-            f"{times['check'] / times['floor']:.2f}x | {count / times['check']:,.0f} | {megabytes / times['check']:.0f} | "
+            f"{times['check'] / times['floor']:.2f}x | {count / times['check']:,.0f} | "
+            f"{megabytes / times['check']:.0f} | "
             f"{_seconds(times['compare'])} | {times['compare'] / times['check']:.2f}x | "
             f"{_seconds(times['compare_one_process'])} ({times['compare_one_process'] / times['check']:.2f}x) | "
             f"{rss_check:.0f} MiB | {rss_compare:.0f} MiB |")
@@ -106,7 +107,8 @@ def versus_node(reps: int) -> list[str]:
         trace, contract = generate(size, compact)
         seconds = cli_seconds(["check", "--contract", str(contract), "--trace", str(trace), "--format", "json",
                                "--quiet"], reps)
-        rows.append(f"| {label} | {NODE_SECONDS[label]:.2f} s | {seconds:.2f} s | {NODE_SECONDS[label] / seconds:.0f}x |")
+        node = NODE_SECONDS[label]
+        rows.append(f"| {label} | {node:.2f} s | {seconds:.2f} s | {node / seconds:.0f}x |")
         print(rows[-1], flush=True)
     return rows
 

@@ -25,7 +25,7 @@ import _fuzzcommon  # noqa: E402  (not instrumented: it is the harness, not the 
 
 with atheris.instrument_imports():
     import msgspec
-    import agent_invariants
+
     from agent_invariants import InputError, check_trace, compare_traces, load_contract
     from agent_invariants.render import json as render_json
     from agent_invariants.render import text as render_text
@@ -66,7 +66,8 @@ def _round_trip(contract) -> None:
         try:
             reloaded = load_contract(again)
         except InputError as exc:
-            raise _fuzzcommon.OracleMismatch("round-trip", f"the normalised contract does not load again: {exc}") from None
+            problem = f"the normalised contract does not load again: {exc}"
+            raise _fuzzcommon.OracleMismatch("round-trip", problem) from None
         if reloaded.to_dict() != normal:
             raise _fuzzcommon.OracleMismatch("round-trip", "normalising twice changed the contract")
 

@@ -30,6 +30,7 @@ import _fuzzcommon  # noqa: E402  (not instrumented: it is the harness, not the 
 
 with atheris.instrument_imports():
     import msgspec
+
     from agent_invariants import InputError, load_contract
     from agent_invariants.packs import MAX_EXTENDS_DEPTH, MAX_PACK_LOADS, PACK_PREFIX, pack_path
 
@@ -98,7 +99,7 @@ def _write_files(data: bytes) -> str:
         path = os.path.join(FOLDER, name)
         if os.path.exists(path):
             os.unlink(path)
-    for name, part in zip(NAMES, parts):
+    for name, part in zip(NAMES, parts, strict=False):   # the data may hold fewer parts
         with open(os.path.join(FOLDER, name), "wb") as handle:
             handle.write(part)
     return os.path.join(FOLDER, NAMES[0])

@@ -191,7 +191,7 @@ def _lines_oracle(data: bytes) -> None:
         pieces.pop()
     if len(read) != len(pieces):
         raise _fuzzcommon.OracleMismatch("lines", f"{len(read)} lines read, {len(pieces)} in the data")
-    for got, piece in zip(read, pieces):
+    for got, piece in zip(read, pieces, strict=True):
         if len(piece) <= SMALL_LIMIT and got != piece:
             raise _fuzzcommon.OracleMismatch("lines", f"read {got!r}, expected {piece!r}")
         if len(piece) > SMALL_LIMIT and not (isinstance(got, Oversized) and got.size == len(piece)

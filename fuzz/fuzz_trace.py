@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 import sys
+import zlib
 
 import atheris
 
@@ -42,7 +42,7 @@ import _fuzzcommon  # noqa: E402  (not instrumented: it is the harness, not the 
 
 with atheris.instrument_imports():
     import msgspec
-    import agent_invariants
+
     from agent_invariants import InputError, check_trace, compare_traces, load_contract, summarize_trace
     from agent_invariants._js import JS_WHITESPACE
     from agent_invariants.reader import TraceFile
@@ -91,12 +91,14 @@ CONTRACT_OPTIONS = load_contract({
         {"id": "retries-by-tool", "kind": "retry_limit", "tool": "*.*", "max_attempts": 1, "group_by": "tool"},
         {"id": "done-proof", "kind": "completion_requires_outcome", "completion_types": ["*done*", "run.*"],
          "evidence_classes": ["manual_attestation", "self_attestation"]},
-        {"id": "sure", "kind": "confidence_requires_outcome", "threshold": 0, "evidence_classes": ["configured_verifier"]},
+        {"id": "sure", "kind": "confidence_requires_outcome", "threshold": 0,
+         "evidence_classes": ["configured_verifier"]},
         {"id": "tiny", "kind": "event_budget", "max_tool_failures": 0},
         {"id": "verified-before-done", "kind": "require_order",
          "before": {"type": "outcome.*", "verdict": "satisfied", "outcome_id": "*"},
          "after": {"claims_completion": True}},
-        {"id": "no-failures", "kind": "require_event", "match": {"type": "tool.result", "ok": False}, "min": 0, "max": 0},
+        {"id": "no-failures", "kind": "require_event", "match": {"type": "tool.result", "ok": False},
+         "min": 0, "max": 0},
         {"id": "no-failed-pay", "kind": "deny_event",
          "match": {"type": "tool.*", "tool": "pay*", "ok": False, "outcome_id": "?*", "claims_completion": False}},
     ],
@@ -168,9 +170,11 @@ def _chunk_oracle(data: bytes) -> None:
             oracle = "chunks-message" if isinstance(whole, str) and isinstance(chunked, str) else "chunks-verdict"
             if "nested too deeply" in str(whole) + str(chunked):
                 oracle += "-nesting"   # the nesting limit depends on the stack depth (reported)
-            raise _fuzzcommon.OracleMismatch(oracle, f"whole: {str(whole)[:200]} / {size}-byte chunks: {str(chunked)[:200]}")
+            raise _fuzzcommon.OracleMismatch(
+                oracle, f"whole: {str(whole)[:200]} / {size}-byte chunks: {str(chunked)[:200]}")
         return
-    if [msgspec.json.encode(e) for e in whole[0]] != [msgspec.json.encode(e) for e in chunked[0]] or whole[1] != chunked[1]:
+    same_events = [msgspec.json.encode(e) for e in whole[0]] == [msgspec.json.encode(e) for e in chunked[0]]
+    if not same_events or whole[1] != chunked[1]:
         raise _fuzzcommon.OracleMismatch("chunks-events", f"{size}-byte chunks read different events or lines")
 
 
@@ -191,7 +195,8 @@ def _bulk_oracle(data: bytes) -> None:
         finally:
             fastpath_module.plain_batch = saved
     if outcomes[0] != outcomes[1]:
-        raise _fuzzcommon.OracleMismatch("bulk-path", f"bulk: {str(outcomes[0])[:200]} / line by line: {str(outcomes[1])[:200]}")
+        raise _fuzzcommon.OracleMismatch(
+            "bulk-path", f"bulk: {str(outcomes[0])[:200]} / line by line: {str(outcomes[1])[:200]}")
 
 
 def _read_events(data: bytes, limit: int | None):
@@ -244,7 +249,8 @@ def _oracles(data: bytes, reports) -> None:
     if [lengths.get(index) for index in range(len(events))] != _expected_lengths(data, lines):
         raise _fuzzcommon.OracleMismatch("line-lengths", "the lengths learnt while reading differ from a count")
     if len(events) != reports[0].summary.events:
-        raise _fuzzcommon.OracleMismatch("event-count", f"{len(events)} events read, report says {reports[0].summary.events}")
+        raise _fuzzcommon.OracleMismatch(
+            "event-count", f"{len(events)} events read, report says {reports[0].summary.events}")
     encoded = [msgspec.json.encode(event) for event in events]
 
     # the small line limit may reject the trace, but never read it differently
@@ -264,7 +270,7 @@ def _oracles(data: bytes, reports) -> None:
         raise _fuzzcommon.OracleMismatch("summary", "summarize_trace differs from the check report's summary")
 
     # the same events in memory give the same verdict
-    for contract, from_file in zip(CONTRACTS, reports):
+    for contract, from_file in zip(CONTRACTS, reports, strict=True):
         from_list = check_trace(contract, list(encoded))
         if ([_result_key(r) for r in from_file.results] != [_result_key(r) for r in from_list.results]
                 or msgspec.json.encode(from_file.summary) != msgspec.json.encode(from_list.summary)):

@@ -26,6 +26,7 @@ import _fuzzcommon  # noqa: E402  (not instrumented: it is the harness, not the 
 
 with atheris.instrument_imports():
     import msgspec
+
     from agent_invariants import InputError, check_trace, load_contract
     from agent_invariants.contract import ContractSource
     from agent_invariants.render import json as render_json

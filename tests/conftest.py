@@ -1,6 +1,13 @@
-"""Fixtures: run the real CLI in a subprocess, write input files into a temporary folder."""
+"""Fixtures: run the real CLI in a subprocess, write input files into a temporary folder.
+
+Hypothesis profiles: `default` is Hypothesis' own settings (each test may ask for more examples);
+`fast` tries few examples per test, for the fast tier (see the README's Development section):
+
+    python -m pytest -m "not slow" --hypothesis-profile=fast
+"""
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import subprocess
@@ -9,6 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("fast", max_examples=10)
+
+PACKAGE = Path(__file__).resolve().parent.parent / "agent_invariants"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_package() -> None:
+    """Compile the package once: the tests start the CLI hundreds of times, and where
+    PYTHONDONTWRITEBYTECODE is set (or the folder is new) each start would compile it anew."""
+    compileall.compile_dir(PACKAGE, quiet=1)
+
 
 class Cli:
     """Runs `python -m agent_invariants` in a subprocess, the way users run it."""
@@ -18,9 +38,14 @@ class Cli:
 
     def __call__(self, *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None,
                  timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return self.python("-m", "agent_invariants", *args, stdin=stdin, env=env, timeout=timeout)
+
+    def python(self, *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None,
+               timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Runs `python *args` as the CLI runs: this interpreter, in the test's folder."""
         full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        proc = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=self.cwd, input=data,
+        proc = subprocess.run([sys.executable, *args], cwd=self.cwd, input=data,
                               capture_output=True, env=full_env, timeout=timeout)
         return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                            proc.stderr.decode("utf-8", "replace"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from support import contract, events
-
 from agent_invariants import check_trace
+
+from support import contract, events
 
 
 def check(rule: dict[str, Any], *specs: dict[str, Any], start: int = 1):
@@ -31,7 +31,7 @@ def assert_result(report, rule: dict[str, Any], *, checked: int, violations: lis
     assert result.passed is (not violations)
     got = [(v.rule_id, v.rule_kind, v.severity, v.event_seq, v.event_index, v.evidence) for v in result.violations]
     assert got == [(rule["id"], rule["kind"], severity, seq, index, evidence) for seq, index, evidence in violations]
-    for violation, (_, _, evidence) in zip(result.violations, violations):
+    for violation, (_, _, evidence) in zip(result.violations, violations, strict=True):
         assert shape(violation.evidence) == shape(evidence)
         assert isinstance(violation.message, str) and violation.message
     assert report.violations == result.violations

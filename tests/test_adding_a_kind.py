@@ -15,13 +15,14 @@ import subprocess
 import sys
 
 import pytest
-from rulecheck import assert_result, check
-from support import REPO, contract, events, jsonl
 
 from agent_invariants import Contract, ContractError, check_trace, compare_traces, load_contract
 from agent_invariants.explain import explain_kind, list_kinds
 from agent_invariants.render import sarif
 from agent_invariants.rules import RULE_KINDS, register_kind
+
+from rulecheck import assert_result, check
+from support import REPO, contract, events, jsonl
 
 DOC = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
 EXAMPLE = re.search(r"^````python\n(.*?)^````$", DOC, re.DOTALL | re.MULTILINE)[1]
@@ -116,6 +117,7 @@ def test_a_registered_kind_gets_a_sarif_rule_whose_help_is_its_manual(call_limit
         ("few-searches", 3), ("few-searches", 4)]
 
 
+@pytest.mark.slow
 def test_the_generated_schema_lists_a_kind_registered_before_contracts_load(tmp_path):
     """As the kinds of `_ALL` are: `python -m agent_invariants.schemas` then writes it out."""
     (tmp_path / "call_limit_kind.py").write_text(EXAMPLE, encoding="utf-8")

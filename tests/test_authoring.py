@@ -4,10 +4,12 @@ from __future__ import annotations
 import json
 import sys
 
-from support import EXAMPLES
+import pytest
 
 from agent_invariants import load_contract
 from agent_invariants.rules import RULE_KINDS
+
+from support import EXAMPLES
 
 THREE_MISTAKES = """{
   "version": 1,
@@ -21,6 +23,7 @@ THREE_MISTAKES = """{
 """
 
 
+@pytest.mark.slow
 def test_three_mistakes_give_three_precise_lines(cli, write):
     write("contract.json", THREE_MISTAKES)
     result = cli("check", "--contract", "contract.json", "--trace", "-", stdin="")
@@ -56,6 +59,7 @@ def test_problems_in_nested_matchers_and_compare_are_all_listed(cli, write):
             "(did you mean 'fail_on_new_tools'?)") in lines
 
 
+@pytest.mark.slow
 def test_explain_lists_kinds_and_prints_a_manual(cli):
     listing = cli("explain")
     assert listing.returncode == 0
@@ -79,6 +83,7 @@ def test_yaml_contract_loads_like_the_json_one(tmp_path):
     assert load_contract(path) == load_contract(EXAMPLES / "refund-desk/contract.json")
 
 
+@pytest.mark.slow
 def test_yaml_problems_name_path_and_line(cli, write):
     write("contract.yml", """version: 1
 name: yaml-contract
@@ -102,6 +107,7 @@ rules:
     assert len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_yaml_without_the_extra_says_how_to_install_it(tmp_path):
     import subprocess
 

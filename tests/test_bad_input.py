@@ -18,6 +18,8 @@ import pytest
 
 from support import contract, events, jsonl
 
+pytestmark = pytest.mark.slow   # every test here takes long (see the README's Development)
+
 PREFIX = "agent-invariants: "
 SENTINEL = b"report from an earlier run\n"
 MIB = 1 << 20
@@ -172,7 +174,7 @@ def test_unreadable_file(cli, write, tmp_path, which):
 
 def _long_line(seq: int, size: int) -> str:
     """A valid event line of exactly `size` bytes (newline not counted)."""
-    head = '{"seq":%d,"type":"padding","data":{"pad":"' % seq
+    head = f'{{"seq":{seq},"type":"padding","data":{{"pad":"'
     tail = '"}}'
     return head + "x" * (size - len(head) - len(tail)) + tail + "\n"
 

@@ -5,11 +5,12 @@ import json
 import shutil
 
 import pytest
-from support import EXAMPLES, contract, events, jsonl
 
 from agent_invariants import check_trace, compare_traces, load_contract
 from agent_invariants.batch import check_many, compare_many, expand_traces, named_traces, pair_traces
 from agent_invariants.errors import TraceError
+
+from support import EXAMPLES, contract, events, jsonl
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def runs(tmp_path):
     shutil.copy(EXAMPLES / "refund-desk/baseline.jsonl", folder / "a-baseline.jsonl")
     shutil.copy(EXAMPLES / "refund-desk/candidate.jsonl", folder / "b-candidate.jsonl")
     lines = (EXAMPLES / "refund-desk/candidate.jsonl").read_text().splitlines()
-    (folder / "c-no-shell.jsonl").write_text("\n".join(l for l in lines if "shell" not in l) + "\n")
+    (folder / "c-no-shell.jsonl").write_text("\n".join(line for line in lines if "shell" not in line) + "\n")
     (folder / "d-commented.jsonl").write_text("# a comment\n\n" + "\n".join(lines[:9]) + "\n")
     (folder / "notes.txt").write_text("not a trace")
     shutil.copy(EXAMPLES / "refund-desk/contract.json", folder / "contract.json")
@@ -31,7 +32,8 @@ def test_expand_walks_folders_and_globs_in_sorted_order_and_skips_the_contract(r
     paths = expand_traces([str(runs)], exclude=[str(runs / "contract.json")])
     assert [p.rsplit("/", 1)[1] for p in paths] == ["a-baseline.jsonl", "b-candidate.jsonl", "c-no-shell.jsonl",
                                                     "d-commented.jsonl"]
-    assert expand_traces([str(runs / "[bc]-*.jsonl")]) == [str(runs / "b-candidate.jsonl"), str(runs / "c-no-shell.jsonl")]
+    matched = [str(runs / "b-candidate.jsonl"), str(runs / "c-no-shell.jsonl")]
+    assert expand_traces([str(runs / "[bc]-*.jsonl")]) == matched
     with pytest.raises(TraceError, match="pattern matches no files"):
         expand_traces([str(runs / "*.nothing")])
     with pytest.raises(TraceError, match="standard input"):
@@ -44,7 +46,7 @@ def test_batch_gives_each_trace_the_same_report_as_a_single_run(runs, jobs):
     paths = expand_traces([str(runs)], exclude=[str(runs / "contract.json")])
     batch = check_many(contract_doc, paths, jobs=jobs)
     assert [r.trace for r in batch.reports] == paths
-    for path, report in zip(paths, batch.reports):
+    for path, report in zip(paths, batch.reports, strict=True):
         assert report == check_trace(contract_doc, path)
     assert batch.passed is False
     assert batch.error_count == sum(r.error_count for r in batch.reports)
@@ -61,6 +63,7 @@ def test_unreadable_traces_become_failures_and_the_rest_is_checked(runs):
     assert batch.passed is False
 
 
+@pytest.mark.slow
 def test_cli_batch_exit_codes_and_report(cli, runs):
     base = ("check", "--contract", str(runs / "contract.json"), "--format", "json", "--jobs", "2")
     result = cli(*base, "--trace", str(runs))
@@ -83,12 +86,14 @@ def test_cli_batch_exit_codes_and_report(cli, runs):
                                                       "error": f"{runs / 'missing.jsonl'}: no such file"}]
 
 
+@pytest.mark.slow
 def test_one_plain_file_keeps_the_single_report(cli, runs):
     result = cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs / "a-baseline.jsonl"),
                  "--format", "json")
     assert json.loads(result.stdout)["schema"] == "agent-invariants/check/v1"
 
 
+@pytest.mark.slow
 def test_jobs_do_not_change_the_output(cli, runs):
     outputs = {
         jobs: cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs), "--jobs", str(jobs),
@@ -98,6 +103,7 @@ def test_jobs_do_not_change_the_output(cli, runs):
     assert outputs[1] == outputs[2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "sarif"])
 def test_every_format_renders_a_batch(cli, runs, fmt):
     result = cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs), "--trace",
@@ -114,7 +120,8 @@ def test_every_format_renders_a_batch(cli, runs, fmt):
         assert {uri.rsplit("/", 1)[1] for uri in uris} == {"b-candidate.jsonl", "c-no-shell.jsonl", "d-commented.jsonl"}
         assert run["invocations"][0]["executionSuccessful"] is False
     if fmt == "text":
-        assert result.stdout.rstrip().splitlines()[-1].startswith("FAIL  refund-desk  5 traces: 1 passed, 3 failed, 1 unreadable")
+        last = result.stdout.rstrip().splitlines()[-1]
+        assert last.startswith("FAIL  refund-desk  5 traces: 1 passed, 3 failed, 1 unreadable")
 
 
 def test_compare_pairs_folders_by_file_name(tmp_path, write):
@@ -136,6 +143,7 @@ def test_compare_pairs_folders_by_file_name(tmp_path, write):
         pair_traces(named_traces([str(tmp_path / "base")]), named_traces([str(tmp_path / "cand")]))
 
 
+@pytest.mark.slow
 def test_compare_pairs_nested_folders_by_relative_path(tmp_path, write, cli):
     """Two runs of one name in different subfolders pair with their own counterparts."""
     rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
@@ -154,6 +162,7 @@ def test_compare_pairs_nested_folders_by_relative_path(tmp_path, write, cli):
         ("base/eu/run.jsonl", "cand/eu/run.jsonl", True), ("base/us/run.jsonl", "cand/us/run.jsonl", False)]
 
 
+@pytest.mark.slow
 def test_compare_refuses_two_baselines_of_one_name(tmp_path, write, cli):
     write("c.json", json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
     trace = jsonl(events({"type": "tool.call", "tool": "kb.search"}))

@@ -14,9 +14,14 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 
+import pytest
+
 from support import contract
+
+pytestmark = pytest.mark.slow   # every test here takes long (see the README's Development)
 
 PEAK_MIB = 90   # the interpreter, msgspec and typer take about 30; growth with the input would pass this
 
@@ -51,17 +56,13 @@ def measured(cwd: Path, *args: str, stdin: bytes | None = None, feed=None,
     for reader in readers:
         reader.start()
     if feed is not None:
-        try:
+        with suppress(BrokenPipeError):
             feed(process.stdin)
-        except BrokenPipeError:
-            pass
     if process.stdin is not None:
         if stdin is not None:
             process.stdin.write(stdin)
-        try:
+        with suppress(BrokenPipeError):
             process.stdin.close()
-        except BrokenPipeError:
-            pass
     process.wait()
     for reader in readers:
         reader.join()

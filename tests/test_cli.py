@@ -107,6 +107,7 @@ def run_on_terminal(cwd: Path, *args: str, env: dict[str, str]) -> tuple[int, by
 # check and compare on the bundled examples
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("contract_path, trace, code, name", [
     pytest.param(REFUND_CONTRACT, BASELINE, 0, "refund-desk", id="refund-baseline-passes"),
     pytest.param(REFUND_CONTRACT, CANDIDATE, 1, "refund-desk", id="refund-candidate-fails"),
@@ -121,6 +122,7 @@ def test_check_exit_codes_on_examples(cli, contract_path, trace, code, name):
     assert result.stdout.endswith("\n")
 
 
+@pytest.mark.slow
 def test_check_json_report(cli):
     result = cli("check", "--contract", REFUND_CONTRACT, "--trace", CANDIDATE, "--format", "json")
     assert result.returncode == 1, result.stderr
@@ -152,6 +154,7 @@ def test_check_json_report(cli):
     assert report["summary"]["events"] == 14 and report["summary"]["tool_calls"] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("candidate, code, kinds", [
     pytest.param(CANDIDATE, 1, ["new_rule_failure"] * 5 + ["new_tool", "outcome_regression"], id="regression"),
     pytest.param(BASELINE, 0, [], id="compatible"),
@@ -173,6 +176,7 @@ def test_compare_on_examples(cli, candidate, code, kinds):
     assert report["candidate"]["passed"] is (code == 0)
 
 
+@pytest.mark.slow
 def test_compare_text_report(cli):
     result = cli("compare", "--contract", REFUND_CONTRACT, "--baseline", BASELINE, "--candidate", CANDIDATE)
     assert result.returncode == 1, result.stderr
@@ -180,6 +184,7 @@ def test_compare_text_report(cli):
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_pretty_is_an_alias_of_text(cli):
     text = cli("check", "--contract", RELEASE_CONTRACT, "--trace", RELEASE_TRACE, "--format", "text")
     pretty = cli("check", "--contract", RELEASE_CONTRACT, "--trace", RELEASE_TRACE, "--format", "pretty")
@@ -192,6 +197,7 @@ def test_pretty_is_an_alias_of_text(cli):
 # text reports point at physical lines
 
 
+@pytest.mark.slow
 def test_text_names_file_and_physical_line_of_every_violation(cli):
     text = Path(RELEASE_TRACE).read_text(encoding="utf-8")
     lines = event_lines(text)
@@ -213,6 +219,7 @@ def test_text_names_file_and_physical_line_of_every_violation(cli):
     assert "seq 8" in deploy_line
 
 
+@pytest.mark.slow
 def test_text_names_physical_line_in_a_json_array_trace(cli, write):
     original = Path(RELEASE_FIXED).read_text(encoding="utf-8").split("\n")
     kept = [raw for raw in original if '"tool": "ci.run_tests", "call_id": "t1", "ok": true' not in raw]
@@ -228,6 +235,7 @@ def test_text_names_physical_line_in_a_json_array_trace(cli, write):
 # --output, determinism, stdin
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, code", [
     pytest.param(("check", "--contract", RELEASE_CONTRACT, "--trace", RELEASE_TRACE), 1, id="check-text"),
     pytest.param(("check", "--contract", REFUND_CONTRACT, "--trace", CANDIDATE, "--format", "json"), 1,
@@ -248,6 +256,7 @@ def test_output_file_holds_what_stdout_would(cli, tmp_path, args, code):
     assert sorted(path.name for path in report.parent.iterdir()) == ["report.out"], "temporary files left behind"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     pytest.param(("check", "--contract", REFUND_CONTRACT, "--trace", CANDIDATE, "--format", "json"),
                  id="check-json"),
@@ -260,6 +269,7 @@ def test_output_is_identical_across_runs(cli, args):
     assert first.stdout and first.stdout == second.stdout
 
 
+@pytest.mark.slow
 def test_check_reads_trace_from_stdin(cli):
     args = ("check", "--contract", RELEASE_CONTRACT, "--format", "json", "--trace")
     from_file = cli(*args, RELEASE_TRACE)
@@ -271,12 +281,14 @@ def test_check_reads_trace_from_stdin(cli):
     assert stdin_report == file_report
 
 
+@pytest.mark.slow
 def test_summary_reads_trace_from_stdin(cli):
     result = cli("summary", "--trace", "-", stdin=Path(RELEASE_TRACE).read_text(encoding="utf-8"))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["events"] == 11
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, unused", [
     (["check", "--contract", REFUND_CONTRACT, "--trace", BASELINE], ["--baseline", "b.jsonl", "--candidate", "c"]),
     (["compare", "--contract", REFUND_CONTRACT, "--baseline", BASELINE, "--candidate", BASELINE], ["--trace", "t"]),
@@ -292,6 +304,7 @@ def test_every_command_accepts_the_shared_option_set_and_ignores_what_it_does_no
     assert result.stdout == plain.stdout and result.stdout.startswith("{")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["summary", "validate"])
 def test_summary_and_validate_validate_format_and_honour_output(cli, command):
     first = ["--trace", BASELINE] if command == "summary" else ["--contract", REFUND_CONTRACT]
@@ -313,6 +326,7 @@ def test_format_names_are_case_sensitive_as_in_the_node_tool(cli):
 # validate
 
 
+@pytest.mark.slow
 def test_validate_prints_normalised_contract_in_schema_order(cli, write):
     write("contract.json", {
         "compare": {"require_same_outcome_or_better": False, "fail_on_new_tools": False},
@@ -409,6 +423,7 @@ SUMMARY_TRACE = jsonl(events(
 ))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace, expected", [
     pytest.param(RELEASE_TRACE, [11, 3, 0, ["changelog.write", "deploy.production", "git.checkout"], 1, 1, 0, 1,
                                  "satisfied"], id="release-bot"),
@@ -425,13 +440,14 @@ def test_summary_prints_trace_summary(cli, write, trace, expected):
     assert result.stderr == ""
     summary = json.loads(result.stdout)
     assert list(summary) == SUMMARY_KEYS
-    assert summary == dict(zip(SUMMARY_KEYS, expected))
+    assert summary == dict(zip(SUMMARY_KEYS, expected, strict=True))
 
 
 # ----------------------------------------------------------------------------------------------
 # init
 
 
+@pytest.mark.slow
 def test_init_into_new_folder_then_check_passes_and_second_init_refuses(cli, tmp_path):
     result = cli("init", "new/project")
     assert result.returncode == 0, result.stderr
@@ -462,6 +478,7 @@ def test_init_defaults_to_current_folder(cli, tmp_path):
     assert (tmp_path / "agent-invariants.json").is_file() and (tmp_path / "agent-trace.jsonl").is_file()
 
 
+@pytest.mark.slow
 def test_init_refuses_when_either_file_exists(cli, write, tmp_path):
     write("agent-trace.jsonl", "# mine\n")
     result = cli("init")
@@ -496,6 +513,7 @@ def test_help_prints_usage_and_exits_0(cli, args):
         assert re.search(rf"^\s+{command}\b", result.stdout, re.MULTILINE), f"{command} missing from usage"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, mention", [
     pytest.param(["frobnicate"], "frobnicate", id="unknown-command"),
     pytest.param(["check", "-c", RELEASE_CONTRACT, "-t", RELEASE_FIXED, "--frobnicate"], "--frobnicate",
@@ -522,6 +540,7 @@ def test_usage_errors_exit_2_with_one_line(cli, args, mention):
 # colour
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, code", [
     pytest.param(("check", "--contract", RELEASE_CONTRACT, "--trace", RELEASE_TRACE), 1, id="check"),
     pytest.param(("compare", "--contract", REFUND_CONTRACT, "--baseline", BASELINE, "--candidate", CANDIDATE), 1,
@@ -533,6 +552,7 @@ def test_no_colour_when_stdout_is_not_a_terminal_even_without_no_color(tmp_path,
     assert result.stdout and not ANSI.search(result.stdout.decode("utf-8")), result.stdout[:200]
 
 
+@pytest.mark.slow
 def test_no_colour_on_a_terminal_when_no_color_is_set(tmp_path):
     code, output = run_on_terminal(tmp_path, "check", "--contract", RELEASE_CONTRACT, "--trace", RELEASE_TRACE,
                                    env=quiet_env(NO_COLOR="1", TERM="xterm-256color"))
@@ -541,6 +561,7 @@ def test_no_colour_on_a_terminal_when_no_color_is_set(tmp_path):
     assert not ANSI.search(output.decode("utf-8")), output[:200]
 
 
+@pytest.mark.slow
 def test_colour_on_a_terminal_without_no_color(tmp_path):
     code, output = run_on_terminal(tmp_path, "check", "--contract", RELEASE_CONTRACT, "--trace", RELEASE_TRACE,
                                    env=quiet_env(TERM="xterm-256color"))

@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from agent_invariants import TraceError, check_trace, compare_reports, compare_traces, load_contract
+
 from support import contract, events, jsonl
 
 ASTRAL = "b\U0001F600"     # UTF-16: 0062 D83D DE00
@@ -527,6 +528,7 @@ def test_in_memory_traces_and_stdin_stay_in_one_process(write, pools):
     assert pools == []
 
 
+@pytest.mark.slow
 def test_cli_compare_of_large_traces_is_the_same_with_one_job_or_two(cli, write):
     lines = []
     for i in range(22_000):   # about 9 MiB: past the size where the baseline gets its own process

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agent_invariants import Contract, ContractError, InputError, check_trace, load_contract
+
 from support import contract, events
 
 EMOJI = "\U0001F600"   # two UTF-16 code units
@@ -46,7 +47,8 @@ FULL = {
     "require_event": {"match": {"type": "run.start"}, "min": 1, "max": 1},
     "deny_event": {"match": {"type": "tool.result", "ok": False}},
     "tool_result_required": {"tool": "kb.*"},
-    "confidence_requires_outcome": {"threshold": 0.9, "evidence_classes": ["configured_verifier", "manual_attestation"]},
+    "confidence_requires_outcome": {"threshold": 0.9,
+                                    "evidence_classes": ["configured_verifier", "manual_attestation"]},
 }
 
 MATCHER_ORDER = ["type", "tool", "ok", "outcome_id", "verdict", "claims_completion"]
@@ -723,7 +725,8 @@ def test_event_budget_with_any_single_bound_is_fine(bound):
     assert echo == {"id": "b", "kind": "event_budget", bound: 0}
 
 
-@pytest.mark.parametrize("bounds", [{"max": 0}, {"min": 5, "max": 4}, {"min": 1_000_000, "max": 0}, {"min": 2, "max": 1}])
+@pytest.mark.parametrize("bounds", [{"max": 0}, {"min": 5, "max": 4}, {"min": 1_000_000, "max": 0},
+                                    {"min": 2, "max": 1}])
 def test_require_event_min_cannot_exceed_max(bounds):
     error = rule_fails(rule("deny_tool", "a"), {"id": "e", "kind": "require_event", "match": {"type": "x"}, **bounds})
     assert error.path.startswith("$.rules[1]")

@@ -3,11 +3,14 @@ existing distributed engine. This runs the README's Dask example on the local sc
 import shutil
 
 import dask.bag as dask_bag
-from support import EXAMPLES
+import pytest
 
 from agent_invariants import check_trace, load_contract
 
+from support import EXAMPLES
 
+
+@pytest.mark.slow
 def test_readme_dask_example_matches_single_runs(tmp_path):
     paths = []
     for number in range(6):

@@ -19,6 +19,7 @@ from agent_invariants import (
     read_trace,
     summarize_trace,
 )
+
 from support import contract, events, jsonl, report_dict
 
 # One violation per event, located at the event: makes every event's seq/index/line visible.
@@ -396,7 +397,8 @@ def test_type_and_seq_are_required():
 # --- seq -----------------------------------------------------------------------------------------
 
 def test_integral_float_seq_becomes_an_integer():
-    text = b'{"seq": 1.0, "type": "a"}\n{"seq": 3.0, "type": "b"}\n{"seq": 4e0, "type": "c"}\n{"seq": 1E1, "type": "d"}\n'
+    text = (b'{"seq": 1.0, "type": "a"}\n{"seq": 3.0, "type": "b"}\n'
+            b'{"seq": 4e0, "type": "c"}\n{"seq": 1E1, "type": "d"}\n')
     found = read_trace(text)
     assert [e.seq for e in found] == [1, 3, 4, 10]
     assert all(type(e.seq) is int for e in found)

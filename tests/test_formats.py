@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from support import EXAMPLES, REPO, contract, events, jsonl
 
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
@@ -118,7 +119,12 @@ def compare_args(contract_file, baseline, candidate, fmt, *extra):
 ALL_RUNS = [check_args(*case, "sarif") for case in CHECKS] + [compare_args(*case, "sarif") for case in COMPARES]
 
 
-@pytest.mark.parametrize("args", ALL_RUNS, ids=lambda a: f"{a[0]}-{Path(a[4]).stem}-{Path(a[-3] if a[0] == 'compare' else a[4]).stem}")
+def _run_id(args: list[str]) -> str:
+    return f"{args[0]}-{Path(args[4]).stem}-{Path(args[-3] if args[0] == 'compare' else args[4]).stem}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", ALL_RUNS, ids=_run_id)
 @pytest.mark.parametrize("anchor", ["trace", "contract"])
 def test_sarif_passes_the_schema_and_the_github_profile(cli, sarif_schema, args, anchor):
     log = json.loads(run_ok(cli, *args, "--sarif-anchor", anchor, "--sarif-root", str(REPO)))
@@ -127,6 +133,7 @@ def test_sarif_passes_the_schema_and_the_github_profile(cli, sarif_schema, args,
     assert github_profile_problems(log) == []
 
 
+@pytest.mark.slow
 def test_sarif_locates_each_violation_at_its_physical_trace_line(cli):
     log = json.loads(run_ok(cli, *check_args("release-bot/contract.json", "release-bot/trace.jsonl", "sarif"),
                             "--sarif-root", str(REPO)))
@@ -142,6 +149,7 @@ def test_sarif_locates_each_violation_at_its_physical_trace_line(cli):
     assert results["no-secret-reads"]["locations"][0]["physicalLocation"]["region"]["startLine"] == 11
 
 
+@pytest.mark.slow
 def test_sarif_contract_anchor_points_at_the_rule_and_keeps_the_trace_place(cli):
     log = json.loads(run_ok(cli, *check_args("release-bot/contract.json", "release-bot/trace.jsonl", "sarif"),
                             "--sarif-anchor", "contract", "--sarif-root", str(REPO)))
@@ -158,6 +166,7 @@ def test_sarif_contract_anchor_points_at_the_rule_and_keeps_the_trace_place(cli)
     assert "trace.jsonl:13" in result["message"]["text"]
 
 
+@pytest.mark.slow
 def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, write):
     path = write("c.json", contract({"id": "budget", "kind": "event_budget", "max_events": 1}))
     write("t.jsonl", jsonl(events({"type": "a"}, {"type": "b"})))
@@ -168,9 +177,10 @@ def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, writ
     assert '"id": "budget"' in path.read_text().splitlines()[physical["region"]["startLine"]]
 
 
+@pytest.mark.slow
 def test_sarif_fingerprints_are_stable_and_category_is_used(cli, tmp_path):
-    args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "sarif", "--category", "agents/refund",
-                      "--sarif-root", str(REPO))
+    args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "sarif",
+                      "--category", "agents/refund", "--sarif-root", str(REPO))
     first, second = run_ok(cli, *args), run_ok(cli, *args)
     assert first == second
     log = json.loads(first)
@@ -194,6 +204,7 @@ def test_sarif_compare_results_are_regressions_with_baseline_state(cli):
     assert "compare.outcome-regression" in by_rule
 
 
+@pytest.mark.slow
 def test_sarif_unchanged_baseline_state_for_a_persisting_violation(cli, write):
     write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
     trace = jsonl(events({"type": "tool.call", "tool": "shell.exec", "call_id": "a"}))
@@ -212,6 +223,7 @@ def test_sarif_unchanged_baseline_state_for_a_persisting_violation(cli, write):
     assert states == {"no-shell": "updated", "compare.new-tool": "new"}   # shell.rm is also a new tool
 
 
+@pytest.mark.slow
 def test_sarif_results_are_capped_with_a_note(write, tmp_path):
     from agent_invariants import check_trace
     from agent_invariants.render import sarif
@@ -236,6 +248,7 @@ def parse_junit(text: str) -> ET.Element:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CHECKS, ids=lambda c: Path(c[1]).stem)
 def test_junit_has_one_testcase_per_rule(cli, case):
     root = parse_junit(run_ok(cli, *check_args(*case, "junit")))
@@ -249,6 +262,7 @@ def test_junit_has_one_testcase_per_rule(cli, case):
     assert int(suite.get("failures")) == len(failing_errors) == len(suite.findall("testcase/failure"))
 
 
+@pytest.mark.slow
 def test_junit_failure_lists_every_violation_with_its_line(cli):
     root = parse_junit(run_ok(cli, *check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "junit")))
     stop = root.find("testsuite/testcase[@name='stop-means-stop']")
@@ -303,6 +317,7 @@ def test_junit_handles_lone_surrogates_from_the_api():
 
 # -- Markdown -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_markdown_escapes_trace_text(write, cli):
     write("c.json", contract({"id": "deny", "kind": "deny_event", "match": {"type": "x*"}}))
     write("t.jsonl", jsonl(events({"type": "x|<img src=x onerror=alert(1)>|@everyone #12 **bold** `code`"})))
@@ -314,6 +329,7 @@ def test_markdown_escapes_trace_text(write, cli):
             assert len(re.findall(r"(?<!\\)\|", line)) == 6, line
 
 
+@pytest.mark.slow
 def test_markdown_summarises_check_and_compare(cli):
     check = run_ok(cli, *check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "markdown"))
     assert check.startswith("## ❌ agent-invariants: refund-desk failed")
@@ -328,6 +344,7 @@ def test_markdown_summarises_check_and_compare(cli):
 
 # -- the same line everywhere ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_violation_on_line_n_is_line_n_in_every_format(cli, write):
     write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
     write("t.jsonl", "# header\n\n" + jsonl(events({"type": "run.start"})) + "# a gap\n\n"
@@ -345,6 +362,7 @@ def test_a_violation_on_line_n_is_line_n_in_every_format(cli, write):
 
 # -- output files and golden files ------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "text", "sarif", "junit", "markdown"])
 def test_output_file_matches_stdout(cli, fmt):
     args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", fmt)
@@ -356,16 +374,19 @@ def test_output_file_matches_stdout(cli, fmt):
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_RUNS = {
-    f"{Path(c[1]).parent.name}-{Path(c[1]).stem}": ("check", "--contract", f"examples/{c[0]}", "--trace", f"examples/{c[1]}")
+    f"{Path(c[1]).parent.name}-{Path(c[1]).stem}":
+        ("check", "--contract", f"examples/{c[0]}", "--trace", f"examples/{c[1]}")
     for c in CHECKS
 } | {
     f"{Path(c[1]).parent.name}-{Path(c[1]).stem}-vs-{Path(c[2]).stem}":
-        ("compare", "--contract", f"examples/{c[0]}", "--baseline", f"examples/{c[1]}", "--candidate", f"examples/{c[2]}")
+        ("compare", "--contract", f"examples/{c[0]}",
+         "--baseline", f"examples/{c[1]}", "--candidate", f"examples/{c[2]}")
     for c in COMPARES
 }
 EXTENSIONS = {"json": "json", "text": "txt", "sarif": "sarif", "junit": "xml", "markdown": "md"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", list(EXTENSIONS))
 @pytest.mark.parametrize("name", list(GOLDEN_RUNS))
 def test_golden_reports(name, fmt):
@@ -395,7 +416,7 @@ def _library_report(args: tuple[str, ...], line_lengths: bool):
     from agent_invariants import check_trace, compare_traces, load_contract
     from agent_invariants.contract import read_contract
 
-    options = dict(zip(args[1::2], args[2::2]))
+    options = dict(zip(args[1::2], args[2::2], strict=True))
     source = read_contract(options["--contract"])
     loaded = load_contract(source)
     if args[0] == "check":
@@ -439,6 +460,7 @@ def test_sarif_security_severity_follows_the_kinds_security_tag():
         assert ("problem.severity" in rule["properties"]) == (not security), rule["id"]
 
 
+@pytest.mark.slow
 def test_sarif_help_and_description_are_the_manual_that_explain_prints():
     from agent_invariants.explain import explain_kind
 
@@ -457,7 +479,8 @@ def test_text_renders_a_validated_contract_and_a_trace_summary():
     rendered = text.render(load_contract(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
                                                   {"id": "calls", "kind": "event_budget", "max_events": 3,
                                                    "severity": "warning"})))
-    assert rendered == "VALID  test-contract\n      2 rules\n\n  no-shell  deny_tool\n  calls  event_budget  (warning)\n"
+    assert rendered == ("VALID  test-contract\n      2 rules\n\n"
+                        "  no-shell  deny_tool\n  calls  event_budget  (warning)\n")
     summary = summarize_trace(events({"type": "tool.call", "tool": "kb.search"},
                                      {"type": "tool.result", "tool": "kb.search", "ok": False},
                                      {"type": "approval.granted"}))

@@ -9,6 +9,8 @@ verdict or a sensible `InputError`, whichever the fix chooses, where both are de
 """
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from agent_invariants import ContractError, TraceError, check_trace, compare_traces, load_contract, summarize_trace
@@ -321,8 +323,8 @@ def test_fuzz_nesting_verdict_is_the_same_for_check_compare_and_summary() -> Non
     differ = []
     for depth in range(800, 1001):
         data = _nested_trace(depth)
-        seen = {_accepts(lambda: check_trace(CONTRACT, data)), _accepts(lambda: summarize_trace(data)),
-                _accepts(lambda: compare_traces(CONTRACT, FIRST, data))}
+        seen = {_accepts(partial(check_trace, CONTRACT, data)), _accepts(partial(summarize_trace, data)),
+                _accepts(partial(compare_traces, CONTRACT, FIRST, data))}
         if len(seen) > 1:
             differ.append(depth)
     assert differ == []

@@ -9,9 +9,10 @@ import threading
 import time
 
 import pytest
-from support import contract, events, jsonl
 
 from agent_invariants.globs import glob_matches
+
+from support import contract, events, jsonl
 
 RULES = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
                  {"id": "answered", "kind": "tool_result_required"})
@@ -44,26 +45,32 @@ def nested(depth: int) -> str:
     return '{"a":' * depth + "1" + "}" * depth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", ["data", "args"])
 def test_deeply_nested_json_is_bad_input(cli, write, field):
-    line = '{"seq": 1, "type": "x", "%s": %s}\n' % (field, nested(100_000))
+    line = f'{{"seq": 1, "type": "x", "{field}": {nested(100_000)}}}\n'
     bad(run(cli, write, line), "nested more than 500 levels")
 
 
+@pytest.mark.slow
 def test_nesting_up_to_500_levels_is_fine_and_501_is_not(cli, write):
     # the event object is the first level
-    assert run(cli, write, '{"seq": 1, "type": "x", "data": %s}\n' % nested(499)).returncode == 0
-    bad(run(cli, write, '{"seq": 1, "type": "x", "data": %s}\n' % nested(500)), "nested more than 500 levels")
+    assert run(cli, write, f'{{"seq": 1, "type": "x", "data": {nested(499)}}}\n').returncode == 0
+    bad(run(cli, write, f'{{"seq": 1, "type": "x", "data": {nested(500)}}}\n'), "nested more than 500 levels")
 
 
+@pytest.mark.slow
 def test_deeply_nested_array_trace_and_contract(cli, write):
-    write("deep.json", '[{"seq": 1, "type": "x", "data": %s}]' % nested(100_000))
+    write("deep.json", f'[{{"seq": 1, "type": "x", "data": {nested(100_000)}}}]')
     write("contract.json", RULES)
-    result = cli("check", "--contract", "contract.json", "--trace", "deep.json")
-    assert result.returncode == 2 and "nested more than 500 levels" in result.stderr and "Traceback" not in result.stderr
-    write("deep-contract.json", '{"version": 1, "name": "x", "rules": [], "description": %s}' % nested(100_000))
-    result = cli("validate", "--contract", "deep-contract.json")
-    assert result.returncode == 2 and "nested more than 500 levels" in result.stderr and "Traceback" not in result.stderr
+    _refused_as_too_deep(cli("check", "--contract", "contract.json", "--trace", "deep.json"))
+    write("deep-contract.json", f'{{"version": 1, "name": "x", "rules": [], "description": {nested(100_000)}}}')
+    _refused_as_too_deep(cli("validate", "--contract", "deep-contract.json"))
+
+
+def _refused_as_too_deep(result) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "nested more than 500 levels" in result.stderr and "Traceback" not in result.stderr
 
 
 def padded_event(size: int) -> bytes:
@@ -73,22 +80,26 @@ def padded_event(size: int) -> bytes:
     return head + b"p" * (size - len(head) - len(tail)) + tail
 
 
+@pytest.mark.slow
 def test_a_line_of_exactly_one_mebibyte_is_accepted_and_one_more_byte_is_not(cli, write):
     assert run(cli, write, padded_event(MIB) + b"\n").returncode == 0
     bad(run(cli, write, padded_event(MIB + 1) + b"\n"), "1,048,577 bytes", "1,048,576-byte limit", "--max-line-bytes")
 
 
+@pytest.mark.slow
 def test_the_cr_of_a_crlf_line_end_does_not_count_towards_the_limit(cli, write):
     assert run(cli, write, padded_event(MIB) + b"\r\n" + padded_event(MIB).replace(b'"seq": 1', b'"seq": 2')
                + b"\r\n").returncode == 0
     bad(run(cli, write, padded_event(MIB + 1) + b"\r\n"), "1,048,577 bytes")
 
 
+@pytest.mark.slow
 def test_a_huge_line_without_newline_is_refused_without_reading_it_all(cli, write):
     result = run(cli, write, b'{"seq": 1, "type": "' + b"x" * (40 * MIB))
     bad(result, "at least", "over the 1,048,576-byte limit")
 
 
+@pytest.mark.slow
 def test_megabyte_strings_are_checked_against_their_limits(cli, write):
     line = json.dumps({"seq": 1, "type": "tool.call", "tool": "t" * MIB}).encode() + b"\n"
     bad(run(cli, write, line, "--max-line-bytes", str(4 * MIB)), "$.tool", "length <= 500")
@@ -96,6 +107,7 @@ def test_megabyte_strings_are_checked_against_their_limits(cli, write):
     assert run(cli, write, ok, "--max-line-bytes", str(4 * MIB)).returncode == 0
 
 
+@pytest.mark.slow
 def test_huge_integers(cli, write):
     result = run(cli, write, b'{"seq": 123456789012345678901234567890, "type": "tool.call", "tool": "shell.x"}\n'
                              b'{"seq": 1e300, "type": "y"}\n')
@@ -107,15 +119,17 @@ def test_huge_integers(cli, write):
     bad(run(cli, write, b'{"seq": 1e400, "type": "x"}\n'), "$.seq")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
 def test_nan_and_infinity_are_invalid_json(cli, write, literal):
-    bad(run(cli, write, '{"seq": 1, "type": "x", "confidence": %s}\n' % literal), "invalid JSON")
+    bad(run(cli, write, f'{{"seq": 1, "type": "x", "confidence": {literal}}}\n'), "invalid JSON")
     write("c.json", '{"version": 1, "name": "x", "rules": [{"id": "a", "kind": "confidence_requires_outcome", '
-                    '"threshold": %s}]}' % literal)
+                    f'"threshold": {literal}}}]}}')
     result = cli("validate", "--contract", "c.json")
     assert result.returncode == 2 and "invalid JSON" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_lone_surrogates_are_read_as_the_replacement_character(cli, write):
     """JSON.parse reads a lone surrogate escape (JSON.stringify writes one for a string cut inside
     an emoji); it becomes U+FFFD, one UTF-16 unit like the surrogate, so `?` still matches it."""
@@ -135,6 +149,7 @@ def test_lone_surrogates_are_read_as_the_replacement_character(cli, write):
     assert paired.returncode == 1 and json.loads(paired.stdout)["violations"][0]["evidence"]["tool"] == "shell.😀"
 
 
+@pytest.mark.slow
 def test_invalid_utf8_and_nul_bytes(cli, write):
     bad(run(cli, write, b'{"seq": 1, "type": "\xff\xfe"}\n'), "UTF-8")
     bad(run(cli, write, b'{"seq": 1, "type": "x\x00"}\n'), "invalid JSON")
@@ -142,6 +157,7 @@ def test_invalid_utf8_and_nul_bytes(cli, write):
     assert escaped.returncode == 1
 
 
+@pytest.mark.slow
 def test_a_bom_in_the_middle(cli, write):
     line_start = run(cli, write, b'{"seq": 1, "type": "x"}\n\xef\xbb\xbf{"seq": 2, "type": "y"}\n')
     assert line_start.returncode == 0   # a BOM is whitespace to JavaScript's trim, as in the reference
@@ -152,11 +168,13 @@ def test_cr_only_line_ends_make_one_line(cli, write):
     bad(run(cli, write, b'{"seq": 1, "type": "x"}\r{"seq": 2, "type": "y"}\r'), "invalid JSON")
 
 
+@pytest.mark.slow
 def test_gzip_and_binary_files(cli, write):
     bad(run(cli, write, gzip.compress(jsonl(events({"type": "x"})).encode())), "gzip", line=None)
     bad(run(cli, write, bytes(range(256)) * 4), "invalid JSON")
 
 
+@pytest.mark.slow
 def test_a_directory_and_a_fifo(cli, write, tmp_path):
     write("contract.json", RULES)
     (tmp_path / "folder.jsonl").mkdir()
@@ -179,6 +197,7 @@ def test_a_directory_and_a_fifo(cli, write, tmp_path):
     assert result.returncode == 1 and json.loads(result.stdout)["violations"][0]["rule_id"] == "no-shell"
 
 
+@pytest.mark.slow
 def test_a_contract_of_ten_thousand_rules(cli, write):
     rules = [{"id": f"r{i}", "kind": "deny_tool", "tool": f"*tool{i}*?*"} for i in range(10_000)]
     trace = jsonl([{"seq": i, "type": "tool.call", "tool": f"x-tool{i * 37}-y", "call_id": f"c{i}"}
@@ -214,6 +233,7 @@ def test_globs_are_literal_and_linear():
     assert time.monotonic() - started < 2
 
 
+@pytest.mark.slow
 def test_terminal_escapes_from_traces_are_neutralised_in_text(cli, write):
     hostile = "shell.\x1b[2J\x1b]0;pwned\x07\u009b31m"
     result = run(cli, write, jsonl(events({"type": "tool.call", "tool": hostile, "call_id": "c"})))

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from support import contract, events, jsonl
 
 RULES = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
@@ -79,6 +80,7 @@ def slow_runs(folder: Path, count: int, *sides: str, size: int = 20000) -> None:
 # --output
 
 
+@pytest.mark.slow
 def test_output_to_a_device_writes_in_place_and_never_replaces_it(folder):
     """`-o /dev/null` used to rename a temporary file over the device."""
     before = os.stat("/dev/null")
@@ -94,6 +96,7 @@ def test_output_to_a_device_writes_in_place_and_never_replaces_it(folder):
     assert names(folder) == ["contract.json", "trace.jsonl"]
 
 
+@pytest.mark.slow
 def test_output_to_a_fifo_is_written_in_place(folder):
     os.mkfifo(folder / "report.fifo")
     received: list[bytes] = []
@@ -107,6 +110,7 @@ def test_output_to_a_fifo_is_written_in_place(folder):
     assert names(folder) == ["contract.json", "report.fifo", "trace.jsonl"]
 
 
+@pytest.mark.slow
 def test_output_to_stdout_redirected_to_a_file_writes_at_its_offset_like_the_shell(folder):
     """Replacing the file behind /dev/stdout would lose what the shell writes after us."""
     cli = f"{sys.executable} -m agent_invariants {' '.join(CHECK)} -o /dev/stdout"
@@ -115,6 +119,7 @@ def test_output_to_stdout_redirected_to_a_file_writes_at_its_offset_like_the_she
     assert (folder / "log").read_text() == "before\n" + run(folder, *CHECK).stdout + "after\n"
 
 
+@pytest.mark.slow
 def test_output_through_a_symlink_replaces_the_target_and_keeps_the_link(folder):
     (folder / "reports").mkdir()
     (folder / "report.txt").symlink_to("reports/latest.txt")   # dangling until the first run
@@ -132,6 +137,7 @@ def test_a_new_output_file_gets_the_mode_the_umask_gives(folder, umask, mode):
     assert stat.S_IMODE(os.stat(folder / "report.txt").st_mode) == mode
 
 
+@pytest.mark.slow
 def test_an_existing_output_file_keeps_its_mode(folder):
     report = folder / "report.txt"
     report.write_text("old")
@@ -141,6 +147,7 @@ def test_an_existing_output_file_keeps_its_mode(folder):
     assert report.read_text() == run(folder, *CHECK).stdout
 
 
+@pytest.mark.slow
 def test_output_into_a_missing_folder_or_onto_a_folder_is_refused(folder):
     """A missing folder is not created: a typo should not scatter reports."""
     (folder / "out").mkdir()
@@ -151,6 +158,7 @@ def test_output_into_a_missing_folder_or_onto_a_folder_is_refused(folder):
     assert names(folder) == ["contract.json", "out", "trace.jsonl"] and names(folder / "out") == []
 
 
+@pytest.mark.slow
 def test_output_onto_an_input_is_refused_and_the_input_kept(folder):
     """`-o trace.jsonl` is a typo for `-t`; writing there would destroy the trace."""
     one_error(run(folder, "check", "-c", "contract.json", "-t", ".", "-o", "trace.jsonl"),
@@ -168,6 +176,7 @@ def test_output_onto_an_input_is_refused_and_the_input_kept(folder):
     assert json.loads((folder / "contract.json").read_text()) == RULES
 
 
+@pytest.mark.slow
 def test_a_write_error_names_the_file_and_leaves_the_old_report_whole(folder):
     """/dev/full fails every write; a file-size limit makes a regular file fail half-way, as a
     full disk would (Python ignores SIGXFSZ, so the write reports EFBIG)."""
@@ -206,12 +215,14 @@ def test_a_full_stdout_is_exit_2_with_one_line(folder, args):
         one_error(run(folder, *args, stdout=full), "standard output: cannot write: No space left on device")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", EVERY_COMMAND)
 def test_a_closed_stdout_is_exit_2_with_one_line(folder, args):
     """Started with `>&-`, Python has no sys.stdout at all."""
     one_error(run(folder, *args, stdout=None, preexec_fn=lambda: os.close(1)), "standard output is closed")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", EVERY_COMMAND)
 def test_a_pipe_closed_before_writing_is_exit_2_never_1(folder, args):
     """Exit 1 means "violations found" to CI; a reader that went away is not that."""
@@ -223,6 +234,7 @@ def test_a_pipe_closed_before_writing_is_exit_2_never_1(folder, args):
         os.close(writer)
 
 
+@pytest.mark.slow
 def test_a_pipe_closed_while_writing_is_exit_2(folder):
     """`agent-invariants check ... | head -c 10` with a report far larger than a pipe holds."""
     (folder / "trace.jsonl").write_text(jsonl(events(*[{"type": "tool.call", "tool": "shell.x"}] * 5000)))
@@ -234,12 +246,14 @@ def test_a_pipe_closed_while_writing_is_exit_2(folder):
     assert (process.returncode, errors) == (2, b"agent-invariants: standard output: cannot write: Broken pipe\n")
 
 
+@pytest.mark.slow
 def test_a_closed_stderr_keeps_errors_off_stdout(folder):
     result = run(folder, "check", "-c", "contract.json", "-t", "missing.jsonl", stderr=None,
                  preexec_fn=lambda: os.close(2))
     assert (result.returncode, result.stdout) == (2, "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("check", "-c", "contract.json", "-t", "-"), ("summary", "-t", "-")])
 def test_a_closed_stdin_is_an_error_not_an_empty_trace(folder, args):
     """An empty trace would pass; with `<&-` there is no trace at all."""
@@ -247,6 +261,7 @@ def test_a_closed_stdin_is_an_error_not_an_empty_trace(folder, args):
     one_error(result, "<stdin>: cannot read: standard input is closed")
 
 
+@pytest.mark.slow
 def test_a_progress_display_whose_terminal_goes_away_does_not_stop_the_run(folder):
     """The progress line goes to a terminal; closing the terminal mid-run makes its writes fail."""
     slow_runs(folder, 10, "runs")
@@ -266,6 +281,7 @@ def test_a_progress_display_whose_terminal_goes_away_does_not_stop_the_run(folde
 # folder walks and globs
 
 
+@pytest.mark.slow
 def test_folder_walks_take_regular_files_only(folder):
     """A FIFO named like a trace used to block the batch; sockets and broken links are skipped
     too; a link to a regular file is followed; a link back up the tree is not walked."""
@@ -288,6 +304,7 @@ def test_folder_walks_take_regular_files_only(folder):
         listener.close()
 
 
+@pytest.mark.slow
 def test_a_recursive_glob_does_not_follow_symlink_loops(folder):
     """Two links back to `.` made glob's `**` walk exponential (2^40 paths)."""
     runs = folder / "runs"
@@ -304,6 +321,7 @@ def test_a_recursive_glob_does_not_follow_symlink_loops(folder):
                                                                                    "runs/deep/b.jsonl"]
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_is_named_and_refused(folder):
     """Its undecodable bytes cannot go into a JSON report; the others are still checked."""
     (folder / "runs").mkdir()
@@ -335,6 +353,7 @@ def peak_memory(folder: Path, *args: str) -> tuple[subprocess.CompletedProcess[s
     return measured, int(measured.stdout)
 
 
+@pytest.mark.slow
 def test_dev_zero_as_a_trace_is_bounded_by_the_line_limit(folder):
     result, memory = peak_memory(folder, "check", "-c", "contract.json", "-t", "/dev/zero")
     assert result.returncode == 2
@@ -343,12 +362,14 @@ def test_dev_zero_as_a_trace_is_bounded_by_the_line_limit(folder):
     assert memory < 150 << 20, memory
 
 
+@pytest.mark.slow
 def test_dev_urandom_as_a_trace_is_one_error_naming_it(folder):
     result = run(folder, "check", "-c", "contract.json", "-t", "/dev/urandom", timeout=30)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith("agent-invariants: /dev/urandom:") and len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_jobs_zero_is_a_usage_error(folder):
     result = run(folder, "check", "-c", "contract.json", "-t", ".", "--jobs", "0")
     assert (result.returncode, result.stdout) == (2, "")
@@ -369,6 +390,7 @@ def processes(*, parent: int | None = None, group: int | None = None) -> list[st
     return found
 
 
+@pytest.mark.slow
 def test_huge_jobs_start_a_bounded_number_of_workers(folder):
     """--jobs 100000 on 20 traces once started 20 processes (on 100000 traces, 100000)."""
     slow_runs(folder, 20, "runs", size=5000)
@@ -388,6 +410,7 @@ def test_huge_jobs_start_a_bounded_number_of_workers(folder):
 # Ctrl-C and SIGTERM
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.parametrize("args", [
     pytest.param(("check", "-c", "slow.json", "-t", "runs", "-j", "2"), id="check"),
@@ -413,6 +436,7 @@ def test_a_signal_stops_a_batch_at_once_leaving_no_file_or_process(folder, args,
     assert processes(group=process.pid) == []
 
 
+@pytest.mark.slow
 def test_ctrl_c_outside_a_batch_exits_130(folder):
     """Ctrl-C while the reader waits for a FIFO's writer: 130, nothing printed, no traceback."""
     os.mkfifo(folder / "pipe.jsonl")
@@ -425,6 +449,7 @@ def test_ctrl_c_outside_a_batch_exits_130(folder):
     assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_side_by_side_compare_exits_130(folder):
     """A baseline of 8 MiB or more is checked in a second process beside the candidate."""
     slow_runs(folder, 0, size=160000)
@@ -473,6 +498,7 @@ def test_hostile_contract_keys_stay_one_escaped_line_each_and_are_cut(folder):
     assert second == f"agent-invariants: contract.json:1: {path[:200]}…: unknown field"
 
 
+@pytest.mark.slow
 def test_hostile_names_in_options_and_arguments_are_escaped(folder):
     missing = run(folder, "check", "-c", f"{HOSTILE}.json", "-t", "trace.jsonl")
     one_error(missing, f"{SHOWN}.json: no such file")
@@ -494,6 +520,7 @@ def test_harmless_non_ascii_names_are_kept_as_they_are(folder):
 # init
 
 
+@pytest.mark.slow
 def test_init_refuses_a_dangling_symlink_and_a_path_under_a_file(folder):
     (folder / "new").mkdir()
     (folder / "new" / "agent-invariants.json").symlink_to("/nowhere/else")

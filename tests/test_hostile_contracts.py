@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from support import contract
 
 from agent_invariants import ContractError, load_contract
 from agent_invariants.contract import ContractLines, contract_lines, read_contract
+
+from support import contract
 
 MIB = 1 << 20
 LIMIT = 16 * MIB
@@ -76,6 +77,7 @@ def rules(count: int, start: int = 0, **extra) -> list[dict]:
 
 # --- the size limit: files, devices, FIFOs ----------------------------------------------------
 
+@pytest.mark.slow
 def test_a_contract_of_16_mib_loads_and_one_byte_more_is_refused(cli, write):
     write("contract.json", padded(LIMIT))
     assert cli("validate", "--contract", "contract.json").returncode == 0
@@ -85,6 +87,7 @@ def test_a_contract_of_16_mib_loads_and_one_byte_more_is_refused(cli, write):
     assert result.stderr.splitlines() == ["agent-invariants: contract.json: larger than the 16 MiB limit for contracts"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["validate"], ["check", "--trace", "-"]])
 def test_dev_zero_as_a_contract_is_read_only_to_the_limit(tmp_path, command):
     run = measured(tmp_path, command[0], "--contract", "/dev/zero", *command[1:], stdin=b"")
@@ -92,6 +95,7 @@ def test_dev_zero_as_a_contract_is_read_only_to_the_limit(tmp_path, command):
     assert run.peak_mib < 200 and run.seconds < 20
 
 
+@pytest.mark.slow
 def test_an_endless_stream_on_dev_stdin_is_read_only_to_the_limit(tmp_path):
     run = measured(tmp_path, "validate", "--contract", "/dev/stdin", stdin=b" " * (LIMIT + 4 * MIB))
     refused(run, "/dev/stdin: larger than the 16 MiB limit for contracts", exact=True)
@@ -113,6 +117,7 @@ def feed_fifo(path: Path, data: bytes, repeat: int = 1) -> threading.Thread:
     return writer
 
 
+@pytest.mark.slow
 def test_a_fifo_contract_is_read_once_and_only_to_the_limit(tmp_path):
     fifo = tmp_path / "contract.json"
     os.mkfifo(fifo)
@@ -146,6 +151,7 @@ def test_one_read_serves_both_loading_and_the_lines_of_the_rules(tmp_path):
     assert contract_lines(read_contract(yaml_file)) == ContractLines({"a": 4, "b": 7}, None)
 
 
+@pytest.mark.slow
 def test_a_directory_or_a_missing_file_is_named(cli, tmp_path):
     (tmp_path / "folder.json").mkdir()
     for path, problem in [("folder.json", "is a directory, not a contract file"), ("missing.json", "no such file")]:
@@ -173,6 +179,7 @@ def test_a_pack_over_the_limit_is_refused_by_its_name(write):
 
 # --- the rule cap, before the expensive work ---------------------------------------------------
 
+@pytest.mark.slow
 def test_a_hundred_thousand_rules_are_refused_before_any_rule_is_checked(tmp_path, write):
     """Every rule is also wrong: checked one by one, they would give 100,000 more lines."""
     write("contract.json", contract(*rules(100_000, tol="x")))
@@ -182,6 +189,7 @@ def test_a_hundred_thousand_rules_are_refused_before_any_rule_is_checked(tmp_pat
     assert run.seconds < 20 and run.peak_mib < 400
 
 
+@pytest.mark.slow
 def test_ten_thousand_rules_from_the_contract_and_its_packs_load_and_one_more_does_not(write):
     write("pack.json", {"rules": rules(4_000)})
     write("more.json", {"rules": rules(1, start=10_000)})
@@ -204,6 +212,7 @@ def test_the_rules_of_a_pack_are_counted_before_they_are_checked(write):
     assert (caught.value.path, len(caught.value.problems)) == ("$.extends[1]", 1)
 
 
+@pytest.mark.slow
 def test_a_contract_of_many_problems_lists_the_first_hundred(tmp_path, write):
     write("contract.json", contract(*rules(10_000, tol="x", severity="fatal")))
     run = measured(tmp_path, "validate", "--contract", "contract.json")
@@ -214,6 +223,7 @@ def test_a_contract_of_many_problems_lists_the_first_hundred(tmp_path, write):
     assert lines[-1] == "agent-invariants: contract.json: more problems not listed (the first 100 are)"
 
 
+@pytest.mark.slow
 def test_a_list_of_millions_is_refused_quickly_and_pointed_at_in_bounded_memory(tmp_path, write):
     """The error names the line of the list; finding it once mapped every one of its items."""
     items = ",".join(["1"] * 3_000_000)
@@ -232,6 +242,7 @@ BILLION_LAUGHS = "\n".join(
     + ["version: 1", "name: lol", "rules: []"]) + "\n"
 
 
+@pytest.mark.slow
 def test_a_billion_laughs_yaml_is_refused_at_the_alias_that_passes_the_limit(tmp_path, write):
     write("contract.yaml", BILLION_LAUGHS)
     run = measured(tmp_path, "validate", "--contract", "contract.yaml")
@@ -247,6 +258,7 @@ def test_a_yaml_alias_inside_its_own_anchor_is_refused(write):
     assert str(caught.value) == f"{path}:4: the YAML alias *loop repeats a node that contains it"
 
 
+@pytest.mark.slow
 def test_a_yaml_document_of_more_than_a_million_nodes_is_refused(write):
     path = write("contract.yaml", "version: 1\nname: x\nrules: []\ndescription: [" + "a," * 1_000_000 + "]\n")
     with pytest.raises(ContractError) as caught:
@@ -274,6 +286,7 @@ rules:
 
 # --- extends: fan-out, depth, and servers that read no files -----------------------------------
 
+@pytest.mark.slow
 def test_an_extends_fan_out_is_refused_at_the_256th_pack(tmp_path, write):
     """Eight packs that each name eight more, six levels deep: 299,592 loads without the cap."""
     for level in range(6):

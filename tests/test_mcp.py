@@ -29,10 +29,11 @@ from mcp.shared.exceptions import MCPError
 from agent_invariants import load_contract, summarize_trace
 from agent_invariants.explain import explain_kind
 from agent_invariants.mcp_prompts import PROMPT_NAME
-from agent_invariants.render.text import render as render_text
 from agent_invariants.mcp_server import INSTRUCTIONS, MAX_EVENTS, TOOLS
+from agent_invariants.render.text import render as render_text
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.schemas import generate
+
 from support import EXAMPLES, REPO
 
 REFUND = EXAMPLES / "refund-desk"
@@ -156,6 +157,7 @@ async def error_call(session: ClientSession, tool: str, arguments: dict[str, Any
 # listing
 
 
+@pytest.mark.slow
 def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations() -> None:
     async def scenario(session: ClientSession) -> None:
         info = session.initialize_result
@@ -213,6 +215,7 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
     run(scenario)
 
 
+@pytest.mark.slow
 def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
     async def scenario(session: ClientSession) -> None:
         prompts = (await session.list_prompts()).prompts
@@ -254,6 +257,7 @@ def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
 # tools against the CLI
 
 
+@pytest.mark.slow
 def test_each_tool_returns_the_cli_json_report_for_a_passing_and_a_failing_example() -> None:
     reports = {
         "check-baseline": cli_json("check", "-c", str(CONTRACT_PATH), "-t", str(BASELINE_PATH), "-f", "json"),
@@ -319,6 +323,7 @@ def test_each_tool_returns_the_cli_json_report_for_a_passing_and_a_failing_examp
 # bad input
 
 
+@pytest.mark.slow
 def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> None:
     def renumbered(events: list[dict[str, Any]], at: int, seq: int) -> list[dict[str, Any]]:
         events = copy.deepcopy(events)
@@ -405,6 +410,7 @@ def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> No
 # the wire
 
 
+@pytest.mark.slow
 def test_stdout_carries_only_json_rpc() -> None:
     """Raw JSON-RPC over a pipe: every line the server writes is one JSON-RPC 2.0 message."""
     requests = [
@@ -480,6 +486,7 @@ def test_serve_without_the_sdk_exits_2_with_a_one_line_hint() -> None:
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", HINT)
 
 
+@pytest.mark.slow
 def test_the_package_works_without_the_sdk() -> None:
     code = BLOCK_SDK + (
         "import json\n"

@@ -31,12 +31,13 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from support import EXAMPLES, REPO
 
 from agent_invariants.jsontext import MAX_NESTING
 from agent_invariants.mcp_server import TOOLS, build_server
 from agent_invariants.mcp_transport import serve_connection
 from agent_invariants.mcp_wire import MAX_REQUEST_BYTES, MAX_REQUEST_NESTING, MAX_REQUEST_VALUES
+
+from support import EXAMPLES, REPO
 
 CHECK, SUMMARIZE, VALIDATE = ("agent_invariants_check_trace", "agent_invariants_summarize_trace",
                               "agent_invariants_validate_contract")
@@ -122,6 +123,7 @@ def structured(reply: dict[str, Any]) -> dict[str, Any]:
     return reply["result"]["structuredContent"]
 
 
+@pytest.mark.slow
 def test_every_line_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
     """Each line that is no valid message gets one error reply; the valid call after them works."""
     lines_and_errors = [
@@ -161,6 +163,7 @@ def test_every_line_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
     assert structured(answer(done.replies, 15))["tools"] == ["kb.search"]
 
 
+@pytest.mark.slow
 def test_lone_surrogates_anywhere_are_read_as_replacement_characters(tmp_path: Path) -> None:
     """A `\\ud800` escape in an id, a tool name or an event reads as U+FFFD, as in trace files, and
     every reply is valid UTF-8 (a lone surrogate cannot be written as UTF-8 at all)."""
@@ -170,7 +173,8 @@ def test_lone_surrogates_anywhere_are_read_as_replacement_characters(tmp_path: P
     lines = [json.dumps(raw).encode() for raw in (  # json.dumps writes each lone surrogate as `\ud800`
         {"jsonrpc": "2.0", "id": f"id-{lone}", "method": "ping"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": f"x{lone}", "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": SUMMARIZE, "arguments": {"events": events}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": SUMMARIZE, "arguments": {"events": events}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": CHECK, "arguments": {"contract": contract, "events": events}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": SUMMARIZE, "arguments": {"events": [
@@ -196,6 +200,7 @@ def nested_event(levels: int) -> dict[str, Any]:
     return {"seq": 1, "type": "deep", **value}
 
 
+@pytest.mark.slow
 def test_nesting_as_deep_as_a_trace_file_allows_works_and_deeper_is_refused(tmp_path: Path) -> None:
     """A trace file's events may nest 500 levels deep; so may a tool call's. One level more is an
     Invalid Request naming the limit, however deep it goes, and the session goes on. Brackets in
@@ -203,7 +208,8 @@ def test_nesting_as_deep_as_a_trace_file_allows_works_and_deeper_is_refused(tmp_
     assert MAX_REQUEST_NESTING == MAX_NESTING + 4   # {"params": {"arguments": {"events": [event]}}}
     lines = [call(1, SUMMARIZE, {"events": [nested_event(MAX_NESTING)]}),
              call(2, SUMMARIZE, {"events": [nested_event(MAX_NESTING + 1)]}),
-             b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+             b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": '
+             + b"[" * 100_000 + b"]" * 100_000 + b"}}",
              b'{"id": 4, "params": ' + b"[" * 100_000,
              call(5, VALIDATE, {"contract": with_extra(nested_event(MAX_NESTING - 3))}),
              call(6, VALIDATE, {"contract": with_extra(nested_event(MAX_NESTING - 2))}),
@@ -236,6 +242,7 @@ def tool_error(reply: dict[str, Any]) -> str:
     return block["text"]
 
 
+@pytest.mark.slow
 def test_a_line_over_the_size_limit_is_refused_without_being_held(tmp_path: Path) -> None:
     """100 MB on one line: answered Invalid Request with its id, in bounded memory (the server
     never holds more than the limit of it); the next line is read as usual."""
@@ -258,6 +265,7 @@ def test_a_line_over_the_size_limit_is_refused_without_being_held(tmp_path: Path
     assert done.peak_mib < BASELINE_MIB + MAX_REQUEST_BYTES / MIB * 2, done.peak_mib
 
 
+@pytest.mark.slow
 def test_millions_of_tiny_values_are_refused_before_decoding_and_fewer_fit_in_memory(tmp_path: Path) -> None:
     """`[],` is 3 bytes of JSON and over 60 bytes decoded: 30 MB of them took 840 MB and 45 s.
     Past `MAX_REQUEST_VALUES` commas, colons and brackets a request is refused undecoded; one of
@@ -266,13 +274,15 @@ def test_millions_of_tiny_values_are_refused_before_decoding_and_fewer_fit_in_me
         return b"[" + b"[]," * (count - 1) + b"[]]"
 
     under = MAX_REQUEST_VALUES // 4   # each `[],` is an opening bracket and a comma
-    lines = [b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": ' + empty_lists(MAX_REQUEST_VALUES) + b"}}",
+    lines = [b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": '
+             + empty_lists(MAX_REQUEST_VALUES) + b"}}",
              call(2, SUMMARIZE, {"events": [{"seq": 1, "type": "a", "data": {"x": "PLACE"}}]}).replace(
                  b'"PLACE"', empty_lists(under))]
     done = exchange(tmp_path, lines)
 
     assert "Traceback" not in done.stderr, done.stderr
-    refusal = f"Invalid Request: more than {MAX_REQUEST_VALUES:,} commas, colons and opening brackets (the limit per request)"
+    refusal = (f"Invalid Request: more than {MAX_REQUEST_VALUES:,} commas, colons and opening brackets "
+               "(the limit per request)")
     assert error_of(done.replies, 1) == (-32600, refusal)
     assert structured(answer(done.replies, 2))["events"] == 1
     assert done.peak_mib < 400, done.peak_mib
@@ -320,6 +330,15 @@ def test_a_request_reusing_the_id_of_a_refused_line_is_answered_before_the_conne
     assert [(answer["id"], "error" in answer) for answer in answers] == [(2, True), (2, False)]
 
 
+def test_a_request_that_also_carries_a_response_part_is_refused_not_dropped() -> None:
+    """A message with a `method`, an `id` and an `error` is no valid request: the SDK read it as the
+    response to a request it never sent and dropped it, so it went unanswered (found by fuzzing)."""
+    data = b'{"jsonrpc": "2.0", "method": "ping", "id": 9, "error": {"code": -1, "message": "x"}}\n'
+    assert [(reply["id"], reply["error"]["code"]) for reply in serve_in_process(data, MAX_REQUEST_BYTES)] == [
+        (9, -32600)]
+
+
+@pytest.mark.slow
 def test_the_id_of_a_line_over_the_limit_comes_from_that_line_alone() -> None:
     """Found by fuzzing: the start of a line over the limit, kept to find its id, ran on into the
     next line, so a cut-off request could be answered with an id read from the line after it."""
@@ -331,6 +350,7 @@ def test_the_id_of_a_line_over_the_limit_comes_from_that_line_alone() -> None:
     assert replies[0]["error"]["message"] == "Invalid Request: 125 bytes, over the limit of 64 per request"
 
 
+@pytest.mark.slow
 def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:
     with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
@@ -400,6 +420,7 @@ _WATCHING_OPENS = ("import os, sys\n"
                    "main(['serve'])\n")
 
 
+@pytest.mark.slow
 def test_extends_by_path_is_refused_alike_whether_the_file_exists_or_not() -> None:
     """Only shipped packs, by name: a path is refused before any file is touched, with one message
     for every path, so a client learns nothing about the server's files. No file named in a
@@ -423,7 +444,8 @@ def test_extends_by_path_is_refused_alike_whether_the_file_exists_or_not() -> No
                     result = await session.call_tool(tool, {"contract": contract(path), **arguments})
                     assert result.is_error, (path, result)
                     messages.add(result.content[0].text)
-            refusal = "contract: $.extends[0]: packs can only be named as agent-invariants:<pack> here; files are not read"
+            refusal = ("contract: $.extends[0]: packs can only be named as agent-invariants:<pack> here; "
+                       "files are not read")
             assert messages == {refusal}
             shipped = await session.call_tool(VALIDATE, {"contract": contract("agent-invariants:payments")})
             assert not shipped.is_error and len(shipped.structured_content["contract"]["rules"]) > 1
@@ -433,6 +455,7 @@ def test_extends_by_path_is_refused_alike_whether_the_file_exists_or_not() -> No
     assert [os.path.basename(path) for path in opened] == ["payments.json"], opened
 
 
+@pytest.mark.slow
 def test_a_call_over_the_size_limit_gets_an_error_not_silence(tmp_path: Path) -> None:
     """The SDK's client writes the id first, so even a request too long to decode is answered by id."""
     events = [{"seq": seq, "type": "tool.call", "tool": "t", "args": {"text": "x" * 400}} for seq in range(90_000)]
@@ -449,6 +472,7 @@ def test_a_call_over_the_size_limit_gets_an_error_not_silence(tmp_path: Path) ->
     run(scenario, seconds=120)
 
 
+@pytest.mark.slow
 def test_hostile_calls_take_seconds_and_bounded_memory(tmp_path: Path) -> None:
     """Calls that once took gigabytes or minutes: quadratically many violations from a 57 KB
     request, globs full of `*`, and 100,000 events of long strings (25 MB, near the limit)."""
@@ -474,6 +498,7 @@ def test_hostile_calls_take_seconds_and_bounded_memory(tmp_path: Path) -> None:
     run(scenario, seconds=120)
 
 
+@pytest.mark.slow
 def test_more_rules_times_events_than_a_call_may_take_is_refused_before_checking(tmp_path: Path) -> None:
     """Time grows with rules times events (each rule is asked about each new kind of event): a
     contract of 10,000 rules against 2,000 calls of different tools took 15 to 30 seconds per call.

@@ -20,10 +20,11 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import EVIDENCE, VERDICTS, drop_none, evidence_lists, optional, require_event_fields
-from support import contract
 
 from agent_invariants import InputError, check_trace, load_contract
+
+from strategies import EVIDENCE, VERDICTS, drop_none, evidence_lists, optional, require_event_fields
+from support import contract
 
 # --- the spec's small helpers, written out naively -----------------------------------------------
 
@@ -320,7 +321,10 @@ KINDS = sorted(MODELS)
 
 # Hypothesis imports libcst to write its failing-example patch, which warns about mypy_extensions;
 # with warnings as errors that would turn every falsifying example into an INTERNALERROR.
-pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"),
+    pytest.mark.slow,   # every test here takes long (see the README's Development)
+]
 
 # --- generators ----------------------------------------------------------------------------------
 
@@ -391,7 +395,7 @@ EVENT_BODIES = EVENT_NUMBERS.map(lambda number: _event(number)[0])
 
 def number(bodies: list[dict[str, Any]], start: int, gaps: list[int]) -> list[dict[str, Any]]:
     out, seq = [], start
-    for body, gap in zip(bodies, gaps):
+    for body, gap in zip(bodies, gaps, strict=True):
         out.append({"seq": seq, **body})
         seq += gap
     return out

@@ -6,11 +6,12 @@ import json
 import re
 
 import pytest
-from support import REPO, events
 
 from agent_invariants import check_trace, load_contract
 from agent_invariants.errors import ContractError
 from agent_invariants.packs import available_packs
+
+from support import REPO, events
 
 PACKS = REPO / "rules"
 
@@ -88,6 +89,7 @@ def test_missing_packs_name_the_extends_entry(write):
         load_contract({"version": 1, "name": "x", "extends": ["agent-invariants:payment"]})
 
 
+@pytest.mark.slow
 def test_a_broken_pack_is_reported_in_its_own_file_with_the_line(write, cli):
     write("pack.json", '{\n  "rules": [\n    {"id": "x", "kind": "deny_tool", "tol": "shell.*"}\n  ]\n}\n')
     write("contract.json", {"version": 1, "name": "x", "extends": ["pack.json"]})

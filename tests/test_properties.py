@@ -11,8 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import TraceFile, check_trace, compare_traces, load_contract
+
 from strategies import EVIDENCE, VERDICTS, evidence_lists, optional, require_event_fields
 from support import jsonl, report_dict
+
+pytestmark = pytest.mark.slow   # every test here takes long (see the README's Development)
 
 TOOLS = ["a.x", "a.y", "b.x"]
 TYPES = ["tool.call", "tool.result", "approval.granted", "outcome.observed", "control.stop", "run.completed",

@@ -11,7 +11,11 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from support import contract, events, jsonl
+
+pytestmark = pytest.mark.slow   # every test here takes long (see the README's Development)
 
 RULES = contract(
     {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import agent_invariants.fastpath as fastpath_module
 from agent_invariants import TraceError, TraceFile, check_trace, read_trace
+
 from support import contract
 
 CHUNK = 1 << 16
@@ -124,12 +125,12 @@ def test_escaped_text_counts_utf16_units_in_any_chunk(place, escape, units):
     for seq in (3, PER_CHUNK + 7, 2 * PER_CHUNK + 9):   # escapes that need no second look, elsewhere
         lines[seq - 1] = json.dumps({"seq": seq, "type": "tool.call", "tool": "caf\u00e9"})
     count = 500 // units + 1   # one character too many
-    lines[place - 1] = '{"seq": %d, "type": "tool.call", "tool": "%s"}' % (place, escape * count)
+    lines[place - 1] = f'{{"seq": {place}, "type": "tool.call", "tool": "{escape * count}"}}'
     with pytest.raises(TraceError) as caught:
         read_trace(encode(lines))
     assert caught.value.line == place
     assert caught.value.problem.startswith("$.tool:") and "500" in caught.value.problem
-    lines[place - 1] = '{"seq": %d, "type": "tool.call", "tool": "%s"}' % (place, escape * (count - 1))
+    lines[place - 1] = f'{{"seq": {place}, "type": "tool.call", "tool": "{escape * (count - 1)}"}}'
     events = read_trace(encode(lines))
     assert len(events) == TOTAL and len(events[place - 1].tool) == count - 1
     assert events[2].tool == "café"
@@ -245,6 +246,7 @@ def read_both_ways(data: bytes, monkeypatch) -> list:
     return outcomes
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(data=traces())
 def test_the_bulk_path_reads_what_line_by_line_reads(data):

@@ -4,9 +4,10 @@ import json
 
 import jsonschema
 import pytest
-from support import EXAMPLES, REPO
 
 from agent_invariants.schemas import SCHEMAS, generate, render
+
+from support import EXAMPLES, REPO
 
 SCHEMA_DIR = REPO / "schemas"
 

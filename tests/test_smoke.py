@@ -1,7 +1,10 @@
 """The bundled examples run end to end through the CLI with the documented exit codes."""
+import pytest
+
 from support import EXAMPLES
 
 
+@pytest.mark.slow
 def test_refund_baseline_passes(cli):
     result = cli("check", "--contract", str(EXAMPLES / "refund-desk/contract.json"),
                  "--trace", str(EXAMPLES / "refund-desk/baseline.jsonl"))
@@ -18,6 +21,7 @@ def test_every_public_name_imports_and_nothing_public_is_missing_from_all():
         assert getattr(agent_invariants, name) is not None, name
 
 
+@pytest.mark.slow
 def test_every_import_is_declared_and_every_dependency_has_a_job():
     """Each third-party module the package imports comes from a declared distribution (a
     dependency, or the extra that needs it), and each dependency is imported: none arrives only
@@ -44,7 +48,8 @@ def test_every_import_is_declared_and_every_dependency_has_a_job():
                 imported |= {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 imported.add(node.module.split(".")[0])
-    third_party = imported - set(sys.stdlib_module_names) - {"agent_invariants"}
+    # _typeshed: typeshed's names for type checkers, imported only under `if TYPE_CHECKING:`
+    third_party = imported - set(sys.stdlib_module_names) - {"agent_invariants", "_typeshed"}
     distributions = importlib.metadata.packages_distributions()
     used = {name.lower().replace("_", "-") for module in third_party for name in distributions[module]}
     assert used <= core | extras, f"imported but not declared: {sorted(used - core - extras)}"

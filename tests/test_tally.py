@@ -3,10 +3,11 @@ import random
 
 import msgspec
 import pytest
-from support import contract
 
 import agent_invariants.tally as tally
 from agent_invariants import check_trace
+
+from support import contract
 
 
 def random_calls(rng: random.Random, size: int) -> list[dict]:

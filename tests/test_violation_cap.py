@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 from msgspec import UNSET
-from support import contract, events, jsonl
 from test_models import KINDS, RULES, TRACES, model_stop_is_final
 
 from agent_invariants import check_trace, compare_traces
+
+from support import contract, events, jsonl
 
 STOP_RULE = {"id": "stop", "kind": "stop_is_final"}
 STOPS, CALLS = 2000, 10
@@ -47,6 +48,7 @@ def run_measured(cwd: Path, *args: str) -> tuple[int, int]:
 
 # -- through the CLI ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_two_thousand_stops_are_counted_exactly_in_bounded_memory(write, tmp_path):
     write("c.json", contract(STOP_RULE))
     write("t.jsonl", stops_trace())
@@ -63,6 +65,7 @@ def test_two_thousand_stops_are_counted_exactly_in_bounded_memory(write, tmp_pat
     assert {v["evidence"]["stop_seq"] for v in result["violations"]} == {1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule, late", [
     (STOP_RULE, {"type": "tool.call", "tool": "x"}),                     # each call: after the stop
     ({"id": "deny", "kind": "deny_tool", "tool": "x"}, {"type": "tool.call", "tool": "x"}),
@@ -83,6 +86,7 @@ def test_a_violation_on_every_event_of_a_long_trace_keeps_memory_flat(write, tmp
     assert (report["error_count"], report["violations_total"], len(report["violations"])) == (count, count, 1000)
 
 
+@pytest.mark.slow
 def test_max_violations_keeps_the_first_ones_in_the_rules_order(cli, write):
     """Stops are allowed after a stop here, so each call is reported once per earlier stop,
     stop by stop: (call 3, stop 1), (call 4, stop 1), (call 3, stop 2), (call 4, stop 2)."""
@@ -101,6 +105,7 @@ def test_max_violations_keeps_the_first_ones_in_the_rules_order(cli, write):
                          "    … and 1 more (raise --max-violations to see them)\n")
 
 
+@pytest.mark.slow
 def test_max_violations_zero_keeps_every_one(cli, write):
     write("c.json", contract(STOP_RULE))
     write("t.jsonl", jsonl(events(*[{"type": "control.stop"}] * 50)))   # 1,225 violations
@@ -112,6 +117,7 @@ def test_max_violations_zero_keeps_every_one(cli, write):
     assert capped["violations"] == everything["violations"][:1000]
 
 
+@pytest.mark.slow
 def test_warnings_past_the_cap_are_counted_and_still_pass(cli, write):
     write("c.json", contract({**STOP_RULE, "severity": "warning"}))
     write("t.jsonl", jsonl(events(*[{"type": "control.stop"}] * 5)))   # 10 violations
@@ -143,6 +149,7 @@ def run_format(cli, fmt: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_text_shows_the_total_and_how_many_were_left_out(cli, stops):
     text = run_format(cli, "text")
     assert f"{STOPS + CALLS} events · {CALLS} tool calls · {STOPS_TOTAL} errors · 0 warnings" in text
@@ -151,6 +158,7 @@ def test_text_shows_the_total_and_how_many_were_left_out(cli, stops):
     assert text.endswith(f"    … and {STOPS_TOTAL - 1000} more (raise --max-violations to see them)\n")
 
 
+@pytest.mark.slow
 def test_markdown_counts_the_total_and_says_where_the_rest_is(cli, stops):
     text = run_format(cli, "markdown")
     assert f"| `stop` | stop_is_final | ❌ failed | {STOPS} | {STOPS_TOTAL} |" in text
@@ -159,6 +167,7 @@ def test_markdown_counts_the_total_and_says_where_the_rest_is(cli, stops):
                          "raise --max-violations to see them)\n")
 
 
+@pytest.mark.slow
 def test_junit_lists_the_kept_violations_and_the_count_of_the_rest(cli, stops):
     root = ET.fromstring(run_format(cli, "junit").encode("utf-8"))
     (suite,) = root.findall("testsuite")
@@ -169,6 +178,7 @@ def test_junit_lists_the_kept_violations_and_the_count_of_the_rest(cli, stops):
     assert lines[-1] == f"… and {STOPS_TOTAL - 1000} more (raise --max-violations to see them)"
 
 
+@pytest.mark.slow
 def test_sarif_holds_the_kept_results_and_says_how_many_were_left_out(cli, stops):
     run = json.loads(run_format(cli, "sarif"))["runs"][0]
     assert len(run["results"]) == 1000
@@ -177,6 +187,7 @@ def test_sarif_holds_the_kept_results_and_says_how_many_were_left_out(cli, stops
     assert "resultCount" not in run["properties"]   # below SARIF's own cap of 25,000 results
 
 
+@pytest.mark.slow
 def test_compare_counts_every_violation(cli, write):
     write("c.json", contract(STOP_RULE))
     write("b.jsonl", jsonl(events(*[{"type": "control.stop"}] * 50)))   # 1,225 violations
@@ -194,6 +205,7 @@ def test_compare_counts_every_violation(cli, write):
     assert result["baselineState"] == "updated"   # 1,225 then 1,770, though both keep 5
 
 
+@pytest.mark.slow
 def test_batch_check_passes_the_cap_to_every_worker(cli, write):
     write("c.json", contract(STOP_RULE))
     for name in ("a", "b"):
@@ -226,6 +238,7 @@ STOP_RULES = st.fixed_dictionaries({"id": st.just("stop"), "kind": st.just("stop
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=STOP_RULES, trace=stop_traces())
 def test_stop_is_final_keeps_the_models_first_violations_and_counts_them_all(rule, trace):
@@ -240,6 +253,7 @@ def test_stop_is_final_keeps_the_models_first_violations_and_counts_them_all(rul
         assert result.truncated is (True if len(expected) > cap else UNSET)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

@@ -43,7 +43,8 @@ def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
             suites.append(_rules_suite(section, None))
     if failures(report):
         suites.append(_unreadable(report.contract.name, failures(report)))
-    return to_xml_report_string(suites, prettyprint=True, encoding="utf-8") + "\n"
+    xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
+    return xml + "\n"
 
 
 def _unreadable(contract: str, failures: list[BatchFailure]) -> TestSuite:

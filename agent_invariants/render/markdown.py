@@ -18,7 +18,7 @@ import re
 from msgspec import UNSET
 
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, is_batch, ok, place, plural
+from agent_invariants.render.shared import AnyReport, ok, place, plural, sections
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
 
 __all__ = ("MAX_VIOLATIONS", "render")
@@ -33,12 +33,12 @@ _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "�
 
 def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as GitHub-flavoured Markdown (ends with a newline). No option applies to Markdown."""
-    if is_batch(report):
-        lines = _batch(report)
-    elif isinstance(report, CompareReport):
+    if isinstance(report, CompareReport):
         lines = _compare(report)
-    else:
+    elif isinstance(report, CheckReport):
         lines = _check(report, level=2)
+    else:
+        lines = _batch(report)
     return "\n".join(lines) + "\n"
 
 
@@ -48,10 +48,11 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
     good = ok(report)
     verdict = ("passed" if good else "failed") if checking else ("compatible" if good else "regression")
     lines = [f"## {'✅' if good else '❌'} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
-    if checking:
+    if isinstance(report, CheckBatchReport):
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
         lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')} | "
-                  f"{'✅ passed' if section.passed else '❌ failed'} | {section.error_count} | {section.warning_count} |"
+                  f"{'✅ passed' if section.passed else '❌ failed'} | "
+                  f"{section.error_count} | {section.warning_count} |"
                   for section in report.reports]
     else:
         lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
@@ -60,8 +61,8 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
                   for section in report.reports]
     lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
               + (" |" if checking else "") for failure in report.failures]
-    for section in report.reports:
-        if checking:
+    for section in sections(report):
+        if isinstance(section, CheckReport):
             if not section.passed or section.warning_count:
                 lines += [""] + _check(section, level=3)
         elif not section.compatible:

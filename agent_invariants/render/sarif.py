@@ -138,7 +138,8 @@ class _Builder:
             message=om.Message(text=message), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence),
             baseline_state=baseline_state,
-            properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index, violation.evidence)))
+            properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index,
+                                   violation.evidence)))
 
     def compare(self, report: CompareReport) -> None:
         changes = {change.rule_id: change for change in report.rule_changes}
@@ -168,13 +169,14 @@ class _Builder:
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence),
             baseline_state="new", properties={"regression": regression.kind, "evidence": regression.evidence}))
 
-    def where(self, rule_id: str | None, trace: str | None, line: int | None) -> tuple[om.Location, list | None]:
+    def where(self, rule_id: str | None, trace: str | None,
+              line: int | None) -> tuple[om.Location, list[om.Location] | None]:
         """The primary location (and related ones) for something at `line` of `trace`."""
-        at_trace = trace is not None and trace != "-" and line is not None
-        if at_trace and self.anchor != "contract":
-            return self.trace_location(trace, line), None
+        spot = (trace, line) if trace is not None and trace != "-" and line is not None else None
+        if spot is not None and self.anchor != "contract":
+            return self.trace_location(*spot), None
         contract = self.contract_location(self.sources.rule_lines.get(rule_id) if rule_id else None)
-        related = [self.trace_location(trace, line, location_id=1)] if at_trace else None
+        related = [self.trace_location(*spot, location_id=1)] if spot is not None else None
         return contract, related
 
     def trace_location(self, trace: str, line: int, location_id: int | None = None) -> om.Location:
@@ -315,10 +317,11 @@ def _plain(value: Any) -> Any:
 _ALWAYS_WRITTEN = {"level"}
 
 
-def _is_default(field: attr.Attribute, item: Any) -> bool:
-    default = field.default
+def _is_default(field: attr.Attribute[Any], item: Any) -> bool:
+    default: Any = field.default
     if default is attr.NOTHING or field.name in _ALWAYS_WRITTEN:
         return False
-    if isinstance(default, attr.Factory):
+    # attr.Factory is a class at run time; attrs' stubs declare it a function, for typed callers
+    if isinstance(default, attr.Factory):  # type: ignore[arg-type]
         return not default.takes_self and item == default.factory()
     return type(item) is type(default) and item == default

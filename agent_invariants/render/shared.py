@@ -7,7 +7,8 @@ A report is one of four: a check or a compare report, or a batch of either. A fo
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeGuard
 
 from msgspec import UNSET
 
@@ -26,19 +27,19 @@ __all__ = ("AnyReport", "checks", "failures", "first_violations", "is_batch", "o
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
 
-def is_batch(report: AnyReport) -> bool:
+def is_batch(report: AnyReport) -> TypeGuard[CheckBatchReport | CompareBatchReport]:
     """True for the report of several traces (or pairs)."""
     return isinstance(report, (CheckBatchReport, CompareBatchReport))
 
 
-def sections(report: AnyReport) -> list[CheckReport | CompareReport]:
+def sections(report: AnyReport) -> Sequence[CheckReport | CompareReport]:
     """The reports of each trace (or pair) of a batch, in order; a single report is its own one."""
-    return report.reports if is_batch(report) else [report]
+    return [report] if isinstance(report, (CheckReport, CompareReport)) else report.reports
 
 
 def failures(report: AnyReport) -> list[BatchFailure]:
     """The traces of a batch that could not be read; none for a single report."""
-    return report.failures if is_batch(report) else []
+    return [] if isinstance(report, (CheckReport, CompareReport)) else report.failures
 
 
 def checks(report: AnyReport) -> list[CheckReport]:
@@ -62,7 +63,7 @@ def plural(count: int, noun: str, plural_noun: str | None = None) -> str:
 def place(item: Violation | Regression, trace: str | None, wrap: Callable[[str], str] = str) -> list[str]:
     """Where `item` happened, in parts each format joins its own way: `trace:line` (through `wrap`)
     when both are known, then `seq N` when the event is. No parts: the whole trace."""
-    parts = []
+    parts: list[str] = []
     if item.line is not UNSET and trace is not None:
         parts.append(wrap(f"{trace}:{item.line}"))
     if item.event_seq is not UNSET:

@@ -27,12 +27,14 @@ A validated contract (what `validate` accepted), and a trace summary:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from msgspec import UNSET
 
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, is_batch, ok, place, plural
+from agent_invariants.render.shared import AnyReport, ok, place, plural
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -47,6 +49,9 @@ __all__ = ("render",)
 
 _GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
 
+Paint = Callable[[str, str], str]
+"""paint(text, style): the text in that style (colour codes), or as it is without colour."""
+
 
 def render(report: AnyReport | Contract | TraceSummary, options: RenderOptions = DEFAULTS) -> str:
     """The report (or validated contract, or trace summary) as readable text (ends with a
@@ -56,16 +61,16 @@ def render(report: AnyReport | Contract | TraceSummary, options: RenderOptions =
         lines = _contract(report)
     elif isinstance(report, TraceSummary):
         lines = _summary(report)
-    elif is_batch(report):
-        lines = _batch(report, paint)
     elif isinstance(report, CompareReport):
         lines = _compare(report, paint)
-    else:
+    elif isinstance(report, CheckReport):
         lines = _check(report, paint)
+    else:
+        lines = _batch(report, paint)
     return "\n".join(lines) + "\n"
 
 
-def _batch(report: CheckBatchReport | CompareBatchReport, paint) -> list[str]:
+def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint) -> list[str]:
     """Each trace's section, then one line for them all."""
     lines: list[str] = []
     for section in report.reports:
@@ -87,17 +92,17 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint) -> list[str]:
     return lines
 
 
-def _verdict(paint, good: bool, yes: str, no: str) -> str:
+def _verdict(paint: Paint, good: bool, yes: str, no: str) -> str:
     return paint(yes, _GREEN + _BOLD) if good else paint(no, _RED + _BOLD)
 
 
-def _painter(color: bool):
+def _painter(color: bool) -> Paint:
     if not color:
         return lambda text, style: text
     return lambda text, style: f"{style}{text}{_RESET}"
 
 
-def _check(report: CheckReport, paint, heading: bool = True) -> list[str]:
+def _check(report: CheckReport, paint: Paint, heading: bool = True) -> list[str]:
     lines: list[str] = []
     if heading:
         verdict = _verdict(paint, report.passed, "PASS", "FAIL")
@@ -119,7 +124,7 @@ def _counts(report: CheckReport) -> str:
     ])
 
 
-def _rule(result: RuleResult, report: CheckReport, paint) -> list[str]:
+def _rule(result: RuleResult, report: CheckReport, paint: Paint) -> list[str]:
     if result.passed:
         mark = paint("✓", _GREEN)
         tally = ""
@@ -145,7 +150,7 @@ def _where(violation: Violation, report: CheckReport) -> str:
     return "  ".join(parts) + "  "
 
 
-def _compare(report: CompareReport, paint) -> list[str]:
+def _compare(report: CompareReport, paint: Paint) -> list[str]:
     verdict = _verdict(paint, report.compatible, "COMPATIBLE", "REGRESSION")
     lines = [f"{verdict}  {inert(report.contract.name)}"]
     for label, side in (("baseline ", report.baseline), ("candidate", report.candidate)):

@@ -1,12 +1,12 @@
 """allow_tools: every tool call must be to a listed tool."""
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Rule, RuleConfig, tool_name
+from agent_invariants.rules.base import Route, Rule, RuleConfig, tool_name
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("AllowTools", "AllowToolsConfig")
@@ -55,12 +55,13 @@ class AllowTools(Rule):
     kind: ClassVar[str] = "allow_tools"
     config_type: ClassVar[type[RuleConfig]] = AllowToolsConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "tools")
+    config: AllowToolsConfig
 
     def __init__(self, config: AllowToolsConfig) -> None:
         super().__init__(config)
         self._allowed = [compile_glob(pattern) for pattern in config.tools]
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type != "tool.call":
             return None
         if tool is not UNSET and any(allowed(tool) for allowed in self._allowed):
@@ -70,7 +71,7 @@ class AllowTools(Rule):
     def _other_call(self, event: Event, index: int) -> None:
         if not self.note_violation():
             return
-        evidence = {"allowed": self.config.tools}
+        evidence: dict[str, Any] = {"allowed": self.config.tools}
         if event.tool is not UNSET:
             evidence = {"tool": event.tool, **evidence}
         self.keep(f"Tool is outside the allowlist: {tool_name(event.tool)}.", evidence, event.seq, index)

@@ -33,6 +33,7 @@ from agent_invariants.rules.fields import RuleId, Text, normalise_strings, strin
 __all__ = (
     "DEFAULT_MAX_VIOLATIONS",
     "Observer",
+    "Route",
     "Rule",
     "RuleConfig",
     "tool_name",
@@ -43,6 +44,9 @@ DEFAULT_MAX_VIOLATIONS = 1000
 
 Observer = Callable[[Event, int], Literal[True] | None]
 """A handler: called with an event and its index; True means "route me again"."""
+
+Route = Observer | tuple[Observer, ...] | None
+"""What `Rule.route` returns: the handler of an event, the handlers in calling order, or None."""
 
 
 class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
@@ -66,7 +70,7 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     @property
     def kind(self) -> str:
-        return type(self).__struct_config__.tag
+        return str(type(self).__struct_config__.tag)   # every kind's tag is its name
 
     @property
     def effective_severity(self) -> Severity:
@@ -118,8 +122,7 @@ class Rule:
             raise ValueError(f"max_violations must be 0 (no limit) or more, got {max_violations}")
         self.cap = max_violations or sys.maxsize
 
-    def route(self, event_type: str, tool: str | UnsetType,
-              claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         """The method to call for events with this type, tool and claims_completion (or a tuple
         of methods, called in that order), or None to skip such events.
 

@@ -1,11 +1,11 @@
 """completion_requires_outcome: "done" needs an earlier satisfied, trustworthy outcome."""
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Observer, RuleConfig
+from agent_invariants.rules.base import Route, RuleConfig
 from agent_invariants.rules.evidence import EvidenceClasses, EvidenceRule
 from agent_invariants.rules.fields import Glob
 
@@ -72,11 +72,11 @@ class CompletionRequiresOutcome(EvidenceRule):
         super().__init__(config, config.evidence_classes, config.outcome_id)
         types = DEFAULT_COMPLETION_TYPES if config.completion_types is UNSET else config.completion_types
         self._completion_types = [compile_glob(pattern) for pattern in types]
-        self._evidence = {"evidence_classes": self.evidence_classes}
+        self._evidence: dict[str, Any] = {"evidence_classes": self.evidence_classes}
         if config.outcome_id is not UNSET:
             self._evidence = {"outcome_id": config.outcome_id, **self._evidence}
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         completion = claims is True or any(matches(event_type) for matches in self._completion_types)
         if event_type == "outcome.observed":
             # both: judge the completion first, since only strictly earlier outcomes count

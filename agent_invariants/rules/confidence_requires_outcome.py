@@ -5,7 +5,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants._js import js_number, json_number
 from agent_invariants.events import Event
-from agent_invariants.rules.base import Observer, RuleConfig
+from agent_invariants.rules.base import Route, RuleConfig
 from agent_invariants.rules.evidence import EvidenceClasses, EvidenceRule
 
 __all__ = ("ConfidenceRequiresOutcome", "ConfidenceRequiresOutcomeConfig")
@@ -64,7 +64,7 @@ class ConfidenceRequiresOutcome(EvidenceRule):
         super().__init__(config, config.evidence_classes)
         self._threshold = config.threshold
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "outcome.observed":
             # both: judge the claim first, since only strictly earlier outcomes count
             return (self._claim, self._outcome) if claims is True else self._outcome

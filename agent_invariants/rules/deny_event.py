@@ -45,14 +45,14 @@ class DenyEvent(MatchingRule):
 
     ## Known limits
     Matches single events; it cannot say "not after X" (see require_order and stop_is_final).
-    """
+    """  # noqa: E501 (the manual shows a whole rule on one line, as a contract would hold it)
 
     kind: ClassVar[str] = "deny_event"
     config_type: ClassVar[type[RuleConfig]] = DenyEventConfig
     tags: ClassVar[tuple[str, ...]] = ("security",)
 
     def __init__(self, config: DenyEventConfig) -> None:
-        super().__init__(config)
+        super().__init__(config, config.match)
         self._evidence = {"match": config.match.to_dict()}
 
     def matched(self, event: Event, index: int) -> None:

@@ -5,7 +5,7 @@ from msgspec import UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("DenyTool", "DenyToolConfig")
@@ -58,7 +58,7 @@ class DenyTool(Rule):
         super().__init__(config)
         self._denied = compile_glob(config.tool)
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call" and isinstance(tool, str) and self._denied(tool):
             return self._denied_call
         return None

@@ -4,7 +4,7 @@ from typing import Annotated, ClassVar
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 
 __all__ = ("EventBudget", "EventBudgetConfig")
 
@@ -65,8 +65,9 @@ class EventBudget(Rule):
     kind: ClassVar[str] = "event_budget"
     config_type: ClassVar[type[RuleConfig]] = EventBudgetConfig
     tags: ClassVar[tuple[str, ...]] = ("cost",)
+    config: EventBudgetConfig
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         return None   # the counts are the trace summary's, taken in the same pass
 
     def finish(self, summary: TraceSummary) -> RuleResult:

@@ -4,6 +4,7 @@ matching outcome id), and whether one has been seen yet.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from msgspec import UNSET, Meta, UnsetType
@@ -24,7 +25,7 @@ class EvidenceRule(Rule):
     """Base of the kinds whose claims need an earlier qualifying outcome: routes `outcome.observed`
     events to `_outcome`, which sets `proven` once one qualifies."""
 
-    def __init__(self, config: RuleConfig, evidence_classes: list[str] | UnsetType,
+    def __init__(self, config: RuleConfig, evidence_classes: Sequence[str] | UnsetType,
                  outcome_id: str | UnsetType = UNSET) -> None:
         super().__init__(config)
         self.evidence_classes = list(DEFAULT_EVIDENCE_CLASSES if evidence_classes is UNSET else evidence_classes)

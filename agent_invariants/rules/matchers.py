@@ -99,9 +99,9 @@ class MatchingRule(Rule):
     """Base of the kinds with one `match` (deny_event, require_event): they are shown only the
     events it matches, which `checked` counts, through `matched`."""
 
-    def __init__(self, config: RuleConfig) -> None:
+    def __init__(self, config: RuleConfig, match: EventMatcher) -> None:
         super().__init__(config)
-        self.match = CompiledMatcher(config.match)
+        self.match = CompiledMatcher(match)
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
         return self._event if self.match.may_match(event_type, tool, claims) else None

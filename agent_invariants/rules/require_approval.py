@@ -1,12 +1,12 @@
 """require_approval: a matching tool call needs an earlier granted approval."""
 from collections import deque
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("RequireApproval", "RequireApprovalConfig")
@@ -79,14 +79,14 @@ class RequireApproval(Rule):
         self._latest_grant = -1                # newest usable grant, any id
         self._latest_by_id: dict[str, int] = {}  # newest usable grant per approval_id
         self._recent: deque[tuple[int, str]] = deque()  # grants by id still inside the window
-        evidence: dict = {}
+        evidence: dict[str, Any] = {}
         if config.scope is not UNSET:
             evidence["required_scope"] = config.scope
         if config.within_events is not UNSET:
             evidence["within_events"] = config.within_events
         self._evidence_tail = evidence
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "approval.granted":
             return self._grant
         if event_type == "tool.call" and tool is not UNSET and self._gated(tool):
@@ -116,10 +116,7 @@ class RequireApproval(Rule):
         self.checked += 1
         earliest = 0 if self._window is None else max(0, index - self._window)
         approval_id = event.approval_id
-        if approval_id is UNSET:
-            granted = self._latest_grant
-        else:
-            granted = self._latest_by_id.get(approval_id, -1)
+        granted = self._latest_grant if approval_id is UNSET else self._latest_by_id.get(approval_id, -1)
         if granted >= earliest or not self.note_violation():
             return
         evidence = {"tool": event.tool}

@@ -66,9 +66,10 @@ class RequireEvent(MatchingRule):
     kind: ClassVar[str] = "require_event"
     config_type: ClassVar[type[RuleConfig]] = RequireEventConfig
     tags: ClassVar[tuple[str, ...]] = ("lifecycle",)
+    config: RequireEventConfig
 
     def __init__(self, config: RequireEventConfig) -> None:
-        super().__init__(config)
+        super().__init__(config, config.match)
         self._min = 1 if config.min is UNSET else config.min
         self._max = None if config.max is UNSET else config.max
         self._first: tuple[int | float, int] | None = None

@@ -4,7 +4,7 @@ from typing import ClassVar
 from msgspec import UnsetType
 
 from agent_invariants.events import Event
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.matchers import CompiledMatcher, EventMatcher
 
 __all__ = ("RequireOrder", "RequireOrderConfig")
@@ -65,7 +65,7 @@ class RequireOrder(Rule):
         self._evidence = {"before": config.before.to_dict(), "after": config.after.to_dict()}
         self._predecessor_seen = False
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         after = self._after.may_match(event_type, tool, claims)
         before = self._before.may_match(event_type, tool, claims)
         if after:

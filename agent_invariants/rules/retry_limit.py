@@ -1,12 +1,12 @@
 """retry_limit: no group of tool calls may run more than max_attempts times."""
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, cast
 
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 from agent_invariants.tally import GroupTally
 
@@ -77,7 +77,7 @@ class RetryLimit(Rule):
         self._by_tool = config.group_by == "tool"
         self._attempts = GroupTally(config.max_attempts)   # exact, spills to disk past many groups
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call" and tool is not UNSET and self._counted(tool):
             return self._call_by_tool if self._by_tool else self._call
         return None
@@ -86,10 +86,10 @@ class RetryLimit(Rule):
     # tally's member count.
     def _call(self, event: Event, index: int) -> None:
         group = event.call_signature
-        self._attempts.add(event.tool if group is UNSET else group, event.seq, index)
+        self._attempts.add(cast(str, event.tool) if group is UNSET else group, event.seq, index)
 
     def _call_by_tool(self, event: Event, index: int) -> None:
-        self._attempts.add(event.tool, event.seq, index)
+        self._attempts.add(cast(str, event.tool), event.seq, index)   # routed: the call has a tool
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = self._attempts.members

@@ -6,7 +6,7 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("StopIsFinal", "StopIsFinalConfig")
@@ -82,7 +82,7 @@ class StopIsFinal(Rule):
         self._late_count = 0
         self._late_before_stops = 0
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if self._is_stop(event_type):
             return self._stop
         if self.checked and not any(allowed(event_type) for allowed in self._allowed):

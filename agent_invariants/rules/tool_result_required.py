@@ -10,7 +10,7 @@ from msgspec import UNSET, UnsetType
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("ToolResultRequired", "ToolResultRequiredConfig")
@@ -21,6 +21,10 @@ class ToolResultRequiredConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_
 
     tool: Glob | UnsetType = UNSET
     """Which calls need a result (default `*`: every call that names a tool)."""
+
+
+_Call = tuple[int | float, int, str | UnsetType]
+"""A call awaiting its result: (seq, index, tool)."""
 
 
 class ToolResultRequired(Rule):
@@ -66,12 +70,12 @@ class ToolResultRequired(Rule):
         super().__init__(config)
         self._checked_tool = compile_glob("*" if config.tool is UNSET else config.tool)
         # call_id -> the call awaiting a result, (seq, index, tool); a list of them when ids repeat
-        self._open: dict[str, tuple | list[tuple]] = {}
+        self._open: dict[str, _Call | list[_Call]] = {}
         # calls without a call_id, as (index, seq, tool, None): the first `cap` of them, and how many
-        self._unpairable: list[tuple] = []
+        self._unpairable: list[tuple[int, int | float, str | UnsetType, None]] = []
         self._unpairable_count = 0
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | tuple[Observer, ...] | None:
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.result":
             return self._result
         if event_type == "tool.call" and tool is not UNSET and self._checked_tool(tool):
@@ -88,7 +92,7 @@ class ToolResultRequired(Rule):
             call = (event.seq, index, event.tool)
             waiting = self._open.setdefault(event.call_id, call)
             if waiting is not call:   # the id is already awaiting a result
-                if type(waiting) is tuple:
+                if isinstance(waiting, tuple):
                     waiting = self._open[event.call_id] = [waiting]
                 waiting.append(call)
 
@@ -109,8 +113,8 @@ class ToolResultRequired(Rule):
                           {"tool": tool, "call_id": call_id}, seq, index)
         return self.result()
 
-    def _unanswered(self) -> Iterator[tuple]:
+    def _unanswered(self) -> Iterator[tuple[int, int | float, str | UnsetType, str]]:
         """The calls still awaiting a result, as (index, seq, tool, call_id)."""
         for call_id, calls in self._open.items():
-            for seq, index, tool in (calls if type(calls) is list else [calls]):
+            for seq, index, tool in (calls if isinstance(calls, list) else [calls]):
                 yield index, seq, tool, call_id

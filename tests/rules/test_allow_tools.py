@@ -1,10 +1,10 @@
 """allow_tools (spec §4.2): every `tool.call` must match one of the allowlist globs."""
 from __future__ import annotations
 
-
 import pytest
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 

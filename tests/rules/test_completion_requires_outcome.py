@@ -2,10 +2,10 @@
 from an allowed evidence class."""
 from __future__ import annotations
 
-
 import pytest
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 

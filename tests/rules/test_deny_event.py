@@ -1,10 +1,10 @@
 """deny_event (spec §4.11): every event matching the matcher is a violation."""
 from __future__ import annotations
 
-
 import pytest
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 

@@ -1,11 +1,11 @@
 """deny_tool (spec §4.1): every `tool.call` whose tool matches the glob is a violation at that call."""
 from __future__ import annotations
 
-
 import pytest
 from msgspec import UNSET
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract, events
 

@@ -7,6 +7,7 @@ import pytest
 from msgspec import UNSET
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract, events
 

@@ -1,10 +1,10 @@
 """require_approval (spec §4.3): a gated call needs an earlier granted approval with matching id AND scope."""
 from __future__ import annotations
 
-
 import pytest
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 

@@ -6,6 +6,7 @@ from typing import Any
 from msgspec import UNSET
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 

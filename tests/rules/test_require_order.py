@@ -1,10 +1,10 @@
 """require_order (spec §4.9): every event matching `after` needs an event matching `before` strictly earlier."""
 from __future__ import annotations
 
-
 import pytest
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 

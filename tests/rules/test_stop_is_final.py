@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_invariants import check_trace
+
 from rulecheck import assert_result, check, write_trace
 from support import contract
 
