@@ -144,10 +144,10 @@ def _visible(folder: str) -> list[str]:
 
 def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
-               progress: Progress | None = None, line_lengths: bool = False) -> CheckBatchReport:
+               progress: Progress | None = None, line_lengths: bool = False, strict: bool = False) -> CheckBatchReport:
     """Check each trace against `contract`; bad traces become failures, the rest reports.
-    `max_violations` and `line_lengths` as for `check_trace`."""
-    reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths)
+    `max_violations`, `line_lengths` and `strict` as for `check_trace`."""
+    reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict)
                                           for path in traces], jobs, progress)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=_reference(contract),
@@ -179,9 +179,10 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
 
 def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: int = 1,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
-                 progress: Progress | None = None, line_lengths: bool = False) -> CompareBatchReport:
+                 progress: Progress | None = None, line_lengths: bool = False,
+                 strict: bool = False) -> CompareBatchReport:
     """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`)."""
-    reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths)
+    reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths, strict)
                                             for b, c in pairs], jobs, progress)
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=_reference(contract),
@@ -199,22 +200,23 @@ def check_file_name(path: str) -> None:
         raise TraceError(path, None, "file name is not valid UTF-8; rename the file to check it") from None
 
 
-def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool) -> Any:
+def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool,
+               strict: bool) -> Any:
     try:
         check_file_name(path)
         return check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
-                           line_lengths=line_lengths)
+                           line_lengths=line_lengths, strict=strict)
     except InputError as exc:
         return BatchFailure(trace=_as_text(path), error=str(exc))
 
 
 def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_bytes: int, max_violations: int,
-                 line_lengths: bool) -> Any:
+                 line_lengths: bool, strict: bool) -> Any:
     try:
         check_file_name(baseline)
         check_file_name(candidate)
         return compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes,
-                              max_violations=max_violations, line_lengths=line_lengths)
+                              max_violations=max_violations, line_lengths=line_lengths, strict=strict)
     except InputError as exc:
         return BatchFailure(trace=_as_text(candidate), error=str(exc))
 

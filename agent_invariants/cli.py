@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import suppress
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn, TypeVar
 
@@ -23,14 +22,30 @@ import typer
 
 from agent_invariants import __version__, _signals
 from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert
+from agent_invariants.cli_options import (
+    DEFAULT_CONTRACTS,
+    DEFAULT_MAX_LINE_BYTES,
+    Anchor,
+    ContractOpt,
+    Format,
+    JsonFormatOpt,
+    MaxLineOpt,
+    OutputOpt,
+    ReportOptions,
+    UnusedBaseline,
+    UnusedCandidate,
+    UnusedContract,
+    UnusedTrace,
+    with_report_options,
+)
 from agent_invariants.output import (
     CommandError,
     adopt_standard_streams,
-    colour_terminal,
     create_new,
     fail,
     refuse_input_as_output,
     shown,
+    wants_colour,
     write,
 )
 
@@ -42,65 +57,18 @@ if TYPE_CHECKING:   # imported where used, so that --help stays fast
 __all__ = ("app", "main")
 
 PROG = "agent-invariants"
-DEFAULT_MAX_LINE_BYTES = 1 << 20
-DEFAULT_MAX_VIOLATIONS = 1000   # rules.base.DEFAULT_MAX_VIOLATIONS, not imported: --help stays fast
 
 _Report = TypeVar("_Report")
-
-
-# (str, Enum) rather than StrEnum: their str() differs, and typer prints and parses these.
-class Format(str, Enum):  # noqa: UP042
-    text = "text"
-    pretty = "pretty"
-    json = "json"
-    sarif = "sarif"
-    junit = "junit"
-    markdown = "markdown"
-
-
-class Anchor(str, Enum):  # noqa: UP042   (as Format)
-    trace = "trace"
-    contract = "contract"
-
 
 app = typer.Typer(
     name=PROG,
     help="Check recorded AI-agent traces against a contract of operating rules.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-ContractOpt = Annotated[Path, typer.Option("--contract", "-c", help="Contract file (JSON).", show_default=False)]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-OutputOpt = Annotated[Path | None, typer.Option(
-    "--output", "-o", help="Write the report to this file instead of stdout (a regular file is replaced "
-    "atomically, a device or FIFO written in place; an input file is refused).",
-    show_default=False)]
-MaxLineOpt = Annotated[int, typer.Option(
-    "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
-MaxViolationsOpt = Annotated[int, typer.Option(
-    "--max-violations", min=0, help="Violations kept and shown per rule (the first ones); the counts "
-    "and the exit code include every one. 0: no limit (memory then grows with the violations).")]
-SarifRootOpt = Annotated[Path | None, typer.Option(
-    "--sarif-root", help="SARIF: make file URIs relative to this folder (default: the current one).",
-    show_default=False)]
-SarifAnchorOpt = Annotated[Anchor, typer.Option(
-    "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
-    "(for traces that are build artifacts, not committed files).")]
-CategoryOpt = Annotated[str | None, typer.Option(
-    "--category", help="SARIF: automationDetails.id, to keep several uploads apart.", show_default=False)]
-
-
-# Options a command accepts and ignores. The Node tool gives every command one shared option set
-# (--contract, --trace, --baseline, --candidate, --format, --output), so scripts written for it
-# may pass options a command does not use; they must not turn into errors.
-UnusedContract = Annotated[str | None, typer.Option("--contract", hidden=True, show_default=False)]
-UnusedTrace = Annotated[str | None, typer.Option("--trace", hidden=True, show_default=False)]
-UnusedBaseline = Annotated[str | None, typer.Option("--baseline", hidden=True, show_default=False)]
-UnusedCandidate = Annotated[str | None, typer.Option("--candidate", hidden=True, show_default=False)]
 
 
 def _version(value: bool) -> None:
@@ -120,122 +88,132 @@ def _root(
     """
 
 
-JobsOpt = Annotated[int | None, typer.Option(
-    "--jobs", "-j", min=1, help="Processes to use: traces checked at once when there are several, or a large "
-    "baseline checked beside its candidate (default: the number of CPUs).",
-    show_default=False)]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")]
-
-
 @app.command()
+@with_report_options
 def check(
-    contract: ContractOpt,
     trace: Annotated[list[str], typer.Option(
         "--trace", "-t", show_default=False, metavar="PATH",
         help="Trace file (JSONL or a JSON array), - for stdin, a folder or a glob; repeat for several.")],
-    format: FormatOpt = Format.text,
-    output: OutputOpt = None,
-    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
-    max_violations: MaxViolationsOpt = DEFAULT_MAX_VIOLATIONS,
-    jobs: JobsOpt = None,
-    quiet: QuietOpt = False,
-    sarif_root: SarifRootOpt = None,
-    sarif_anchor: SarifAnchorOpt = Anchor.trace,
-    category: CategoryOpt = None,
+    contract: ContractOpt = None,
     _baseline: UnusedBaseline = None,
     _candidate: UnusedCandidate = None,
+    *,
+    options: ReportOptions,
 ) -> None:
     """Check traces against a contract (one trace: its report; several: one section each)."""
     from agent_invariants import batch
 
-    run = _Run.start(contract, format, output, sarif_root, sarif_anchor, category)
+    contract_path = find_contract(contract)
+    run = _Run.start(contract_path, options)
     if batch.is_single(trace):
         batch.check_file_name(trace[0])
-        refuse_input_as_output(output, contract, trace[0])
-        _finish(_check_one(run.contract, trace[0], max_line_bytes, max_violations, quiet, run.line_lengths), run)
-    paths = batch.expand_traces(trace, exclude=[str(contract)])
-    refuse_input_as_output(output, contract, *paths)
-    _finish(_with_progress(len(paths), "checking traces", quiet, lambda advance: batch.check_many(
-        run.contract, paths, jobs=_processes(jobs), max_line_bytes=max_line_bytes,
-        max_violations=max_violations, progress=advance, line_lengths=run.line_lengths)), run)
+        refuse_input_as_output(options.output, contract_path, trace[0])
+        run.inside_sarif_root(trace[0])
+        _finish(_check_one(run, trace[0]), run)
+    paths = batch.expand_traces(trace, exclude=[str(contract_path)])
+    refuse_input_as_output(options.output, contract_path, *paths)
+    run.inside_sarif_root(*paths)
+    _finish(_with_progress(len(paths), "checking traces", options.quiet, lambda advance: batch.check_many(
+        run.contract, paths, jobs=_processes(options.jobs), max_line_bytes=options.max_line_bytes,
+        max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
+        strict=options.strict)), run)
 
 
-def _check_one(contract: Contract, trace: str, max_line_bytes: int, max_violations: int, quiet: bool,
-               line_lengths: bool) -> CheckReport:
+def _check_one(run: _Run, trace: str) -> CheckReport:
     from agent_invariants.api import check_trace
     from agent_invariants.reader import TraceFile
 
+    options = run.options
     size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
-    return _with_progress(size, "reading", quiet, lambda advance: check_trace(
-        contract, TraceFile(trace, max_line_bytes=max_line_bytes, on_read=advance, line_lengths=line_lengths),
-        max_violations=max_violations), unit="bytes")
+    return _with_progress(size, "reading", options.quiet, lambda advance: check_trace(
+        run.contract, TraceFile(trace, max_line_bytes=options.max_line_bytes, on_read=advance,
+                                line_lengths=run.line_lengths),
+        max_violations=options.max_violations, strict=options.strict), unit="bytes")
 
 
 @app.command()
+@with_report_options
 def compare(
-    contract: ContractOpt,
     baseline: Annotated[list[str], typer.Option(
         "--baseline", "-b", show_default=False, metavar="PATH",
         help="Trace of the known-good run (or a folder/glob of them, paired with candidates by name).")],
     candidate: Annotated[list[str], typer.Option(
         "--candidate", "-k", show_default=False, metavar="PATH",
         help="Trace of the changed run (or a folder/glob of them); repeat for several.")],
-    format: FormatOpt = Format.text,
-    output: OutputOpt = None,
-    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
-    max_violations: MaxViolationsOpt = DEFAULT_MAX_VIOLATIONS,
-    jobs: JobsOpt = None,
-    quiet: QuietOpt = False,
-    sarif_root: SarifRootOpt = None,
-    sarif_anchor: SarifAnchorOpt = Anchor.trace,
-    category: CategoryOpt = None,
+    contract: ContractOpt = None,
     _trace: UnusedTrace = None,
+    *,
+    options: ReportOptions,
 ) -> None:
     """Compare candidate traces with baseline traces under one contract."""
     from agent_invariants import batch
     from agent_invariants.api import compare_traces
 
-    run = _Run.start(contract, format, output, sarif_root, sarif_anchor, category)
+    contract_path = find_contract(contract)
+    run = _Run.start(contract_path, options)
+    jobs = _processes(options.jobs)
     if batch.is_single(baseline) and batch.is_single(candidate):
         batch.check_file_name(baseline[0])
         batch.check_file_name(candidate[0])
-        refuse_input_as_output(output, contract, baseline[0], candidate[0])
-        _finish(compare_traces(run.contract, baseline[0], candidate[0], max_line_bytes=max_line_bytes,
-                               max_violations=max_violations, jobs=_processes(jobs), line_lengths=run.line_lengths),
-                run)
-    exclude = [str(contract)]
+        refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
+        run.inside_sarif_root(baseline[0], candidate[0])
+        _finish(compare_traces(run.contract, baseline[0], candidate[0], max_line_bytes=options.max_line_bytes,
+                               max_violations=options.max_violations, jobs=jobs, line_lengths=run.line_lengths,
+                               strict=options.strict), run)
+    exclude = [str(contract_path)]
     pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
                               batch.named_traces(candidate, exclude=exclude))
-    refuse_input_as_output(output, contract, *[path for pair in pairs for path in pair])
-    _finish(_with_progress(len(pairs), "comparing traces", quiet, lambda advance: batch.compare_many(
-        run.contract, pairs, jobs=_processes(jobs), max_line_bytes=max_line_bytes,
-        max_violations=max_violations, progress=advance, line_lengths=run.line_lengths)), run)
+    inputs = [path for pair in pairs for path in pair]
+    refuse_input_as_output(options.output, contract_path, *inputs)
+    run.inside_sarif_root(*inputs)
+    _finish(_with_progress(len(pairs), "comparing traces", options.quiet, lambda advance: batch.compare_many(
+        run.contract, pairs, jobs=jobs, max_line_bytes=options.max_line_bytes,
+        max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
+        strict=options.strict)), run)
+
+
+def find_contract(contract: Path | None) -> Path:
+    """The contract named by `--contract`, or the one `init` writes, found in the current folder."""
+    if contract is not None:
+        return contract
+    for name in DEFAULT_CONTRACTS:
+        if os.path.isfile(name):
+            return Path(name)
+    fail(f"no contract: pass --contract PATH, or put {DEFAULT_CONTRACTS[0]} (or .yaml) in the current folder "
+         f"(`{PROG} init` writes one)")
 
 
 class _Run(NamedTuple):
-    """A check or compare run: its contract, and how its report is rendered and written."""
+    """A check or compare run: its contract, and how its report is rendered, written and judged."""
 
     contract: Contract
     source: ContractSource   # the contract's bytes, read once (SARIF points into them)
-    format: Format
-    output: Path | None
-    sarif_root: Path | None
-    sarif_anchor: Anchor
-    category: str | None
+    options: ReportOptions
 
     @classmethod
-    def start(cls, contract: Path, format: Format, output: Path | None, sarif_root: Path | None,
-              sarif_anchor: Anchor, category: str | None) -> _Run:
+    def start(cls, contract: Path, options: ReportOptions) -> _Run:
         """Read and load the contract (once); keep how the report is to be rendered and written."""
         from agent_invariants.contract import load_contract, read_contract
 
         source = read_contract(contract)
-        return cls(load_contract(source), source, format, output, sarif_root, sarif_anchor, category)
+        return cls(load_contract(source), source, options)
 
     @property
     def line_lengths(self) -> bool:
         """SARIF regions end at the end of the line: learn each line's length while reading."""
-        return self.format is Format.sarif
+        return self.options.format is Format.sarif
+
+    def inside_sarif_root(self, *paths: str) -> None:
+        """With `--sarif-root` and SARIF output, refuse a file outside the root: its URI would
+        climb out with `../`, which code scanning cannot place in the repository."""
+        root = self.options.sarif_root
+        if root is None or self.options.format is not Format.sarif:
+            return
+        top = os.path.abspath(root)
+        for path in (*paths, self.source.label if self.options.sarif_anchor is Anchor.contract else "-"):
+            if path != "-" and os.path.commonpath([top, os.path.abspath(path)]) != top:
+                fail(f"--sarif-root {shown(root)}: {shown(Path(path))} is outside it (SARIF URIs must stay "
+                     "inside the repository)")
 
 
 def _processes(jobs: int | None) -> int:
@@ -256,43 +234,59 @@ def _with_progress(total: int | None, label: str, quiet: bool, run: Callable[[Ca
 
 def _finish(report: AnyReport, run: _Run) -> NoReturn:
     """Render the whole report, then write it (an error never leaves half a report); name a
-    batch's unreadable traces on stderr; exit with the worst code."""
+    batch's unreadable traces and what the check noticed on stderr; exit with the worst code.
+    With --strict a trace that shows a problem is bad input (exit 2): a single report is then
+    not written, as for any other bad trace."""
+    from agent_invariants.notices import notice_lines
     from agent_invariants.render import RenderOptions, renderer
-    from agent_invariants.render.shared import failures, ok
+    from agent_invariants.render.shared import checks, failures, is_batch, ok, warning_count
     from agent_invariants.sources import Sources
 
-    options = RenderOptions(color=run.output is None and colour_terminal(),
-                            sources=Sources(report, run.source, loaded=run.contract, root=run.sarif_root),
-                            anchor=run.sarif_anchor.value, category=run.category)
-    write(renderer(run.format.value).render(report, options), run.output)
+    options = run.options
+    lines, refused = notice_lines(checks(report), options.strict)
+    for line in lines:
+        _say(line)
+    if refused and not is_batch(report):
+        raise typer.Exit(2)
+    render_options = RenderOptions(
+        color=wants_colour(options.color.value, to_terminal=options.output is None),
+        sources=Sources(report, run.source, loaded=run.contract, root=options.sarif_root),
+        anchor=options.sarif_anchor.value, category=options.category,
+        detail="quiet" if options.quiet else "verbose" if options.verbose else "normal")
+    write(renderer(options.format.value).render(report, render_options), options.output)
     for failure in failures(report):
         _say(failure.error)
-    raise typer.Exit(2 if failures(report) else 0 if ok(report) else 1)
+    too_many = options.max_warnings is not None and warning_count(report) > options.max_warnings
+    if too_many:
+        _say(f"{warning_count(report)} warnings, more than --max-warnings {options.max_warnings}")
+    raise typer.Exit(2 if failures(report) or refused else 0 if ok(report) and not too_many else 1)
+
 
 
 @app.command()
 def validate(
-    contract: ContractOpt,
-    format: FormatOpt = Format.json,
+    contract: ContractOpt = None,
     output: OutputOpt = None,
+    _format: JsonFormatOpt = Format.json,
     _trace: UnusedTrace = None,
     _baseline: UnusedBaseline = None,
     _candidate: UnusedCandidate = None,
 ) -> None:
     """Validate a contract and print it normalised (trimmed, keys in schema order), as JSON."""
-    from agent_invariants.contract import load_contract
+    from agent_invariants.contract import load_contract, read_contract
     from agent_invariants.render import json
 
-    refuse_input_as_output(output, contract)
-    write(json.render(load_contract(contract)), output)
+    contract_path = find_contract(contract)
+    refuse_input_as_output(output, contract_path)
+    write(json.render(load_contract(read_contract(contract_path))), output)
 
 
 @app.command()
 def summary(
     trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False)],
-    format: FormatOpt = Format.json,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+    _format: JsonFormatOpt = Format.json,
     _contract: UnusedContract = None,
     _baseline: UnusedBaseline = None,
     _candidate: UnusedCandidate = None,
@@ -403,7 +397,8 @@ def _usage_error(exc: Exception) -> NoReturn:
     if not callable(format_message):
         raise exc
     hint = f" (try '{context.command_path} --help')" if context is not None else ""
-    _die(inert(" ".join(format_message().split()), TEXT_LIMIT) + hint)
+    message = " ".join(format_message().split()).replace("Value error, ", "")   # typer's validation wording
+    _die(inert(message, TEXT_LIMIT) + hint)
 
 
 def _die(message: str) -> NoReturn:

@@ -12,6 +12,8 @@ what counts as a regression, in this order:
 5. `outcome_regression`: the final outcome ranks lower (violated < retracted < unknown <
    satisfied; no outcome ranks lowest) (`require_same_outcome_or_better`).
 
+The messages of the last three name the policy key that turns them off or sets their limit.
+
 Beyond the reference, the report's `rule_changes` lists every rule's state in both runs.
 
 This works on a loaded `Contract`; `api.compare_traces` loads one from a path or a mapping.
@@ -49,19 +51,19 @@ SIDE_BY_SIDE_BYTES = 8 << 20
 
 def run_compare(contract: Contract, baseline: Trace, candidate: Trace, *,
                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
-                jobs: int = 1, line_lengths: bool = False) -> CompareReport:
+                jobs: int = 1, line_lengths: bool = False, strict: bool = False) -> CompareReport:
     """Check both traces under `contract` and report what the candidate made worse; the options
     are those of `api.compare_traces`. With `jobs` > 1 a large baseline file is checked in a
     second process meanwhile (`_check_side_by_side`): the two checks are independent."""
     checked = None
     paths = _side_by_side_paths(baseline, candidate) if jobs > 1 else None
     if paths is not None:
-        checked = _check_side_by_side(contract, *paths, max_line_bytes, max_violations, line_lengths)
+        checked = _check_side_by_side(contract, *paths, max_line_bytes, max_violations, line_lengths, strict)
     if checked is None:
         before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
-                           max_violations).report
+                           max_violations, strict=strict).report
         after = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
-                          max_violations)
+                          max_violations, strict=strict)
     else:
         before, after = checked
     report = compare_reports(contract, before, after.report)
@@ -85,7 +87,7 @@ def _side_by_side_paths(baseline: Trace, candidate: Trace) -> tuple[str, str] | 
 
 
 def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_line_bytes: int,
-                        max_violations: int, line_lengths: bool) -> tuple[CheckReport, Checked] | None:
+                        max_violations: int, line_lengths: bool, strict: bool) -> tuple[CheckReport, Checked] | None:
     """The baseline's report, checked in a worker process, and the candidate's pass, made here
     meanwhile; None when no worker process can be started here (then the caller checks both).
     A bad baseline is reported before a bad candidate, as in one process."""
@@ -98,18 +100,19 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
         return None
     with pool:
         try:
-            future = pool.submit(_baseline_report, contract, baseline, max_line_bytes, max_violations, line_lengths)
+            future = pool.submit(_baseline_report, contract, baseline, max_line_bytes, max_violations, line_lengths,
+                                 strict)
         except (OSError, AssertionError, BrokenProcessPool):   # AssertionError: a daemon process
             return None
         try:
             source = open_trace(candidate, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-            after: Checked | InputError = run_check(contract, source, max_violations)
+            after: Checked | InputError = run_check(contract, source, max_violations, strict=strict)
         except InputError as exc:
             after = exc
         try:
             before = future.result()
         except BrokenProcessPool:   # the worker died (killed for memory, say): check it here
-            before = _baseline_report(contract, baseline, max_line_bytes, max_violations, line_lengths)
+            before = _baseline_report(contract, baseline, max_line_bytes, max_violations, line_lengths, strict)
     if isinstance(before, tuple):
         raise TraceError(*before)
     if isinstance(after, InputError):
@@ -118,12 +121,12 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
 
 
 def _baseline_report(contract: Contract, path: str, max_line_bytes: int, max_violations: int,
-                     line_lengths: bool) -> CheckReport | tuple[str, int | None, str]:
+                     line_lengths: bool, strict: bool) -> CheckReport | tuple[str, int | None, str]:
     """Runs in the worker: the report, or a trace error as (source, line, problem), which
     crosses back to the caller more reliably than the exception itself."""
     try:
         source = open_trace(path, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-        return run_check(contract, source, max_violations).report
+        return run_check(contract, source, max_violations, strict=strict).report
     except TraceError as exc:
         return (exc.source, exc.line, exc.problem)
 
@@ -138,8 +141,10 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
     if policy.fail_on_new_tools is not False:
         known = set(baseline.summary.tools)
         for tool in sorted((t for t in candidate.summary.tools if t not in known), key=utf16_sort_key):
-            regressions.append(Regression(kind="new_tool", severity="error",
-                                          message=f"Candidate introduced tool: {tool}.", evidence={"tool": tool}))
+            regressions.append(Regression(
+                kind="new_tool", severity="error", evidence={"tool": tool},
+                message=f"Candidate introduced tool: {tool}, which the baseline never called "
+                        "(policy fail_on_new_tools)."))
     if policy.max_tool_call_increase_percent is not UNSET:
         regressions += _call_growth(baseline.summary.tool_calls, candidate.summary.tool_calls,
                                     policy.max_tool_call_increase_percent)
@@ -154,7 +159,7 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
             regression.event_seq = first.event_seq
             regression.event_index = first.event_index
             regression.line = first.line
-            regression.line_length = violation.line_length
+            regression.line_length = first.line_length
     return CompareReport(
         schema=COMPARE_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
@@ -219,7 +224,8 @@ def _call_growth(before: int, after: int, limit: float) -> list[Regression]:
     shown = "∞" if increase == float("inf") else js_to_fixed1(increase)
     return [Regression(
         kind="tool_call_increase", severity="error",
-        message=f"Tool calls increased by {shown}%; allowed {js_number(limit)}%.",
+        message=f"Tool calls increased by {shown}%, from {before} to {after}; "
+                f"allowed {js_number(limit)}% (policy max_tool_call_increase_percent).",
         evidence={"baseline": before, "candidate": after,
                   "increase_percent": None if increase == float("inf") else json_number(increase)})]
 
@@ -229,7 +235,8 @@ def _outcome_drop(before: str | None, after: str | None) -> list[Regression]:
         return []
     return [Regression(
         kind="outcome_regression", severity="error",
-        message=f"Final outcome regressed from {before or 'none'} to {after or 'none'}.",
+        message=f"Final outcome regressed from {before or 'none'} to {after or 'none'} "
+                "(policy require_same_outcome_or_better).",
         evidence={"baseline": before, "candidate": after})]
 
 

@@ -38,7 +38,7 @@ from agent_invariants.contract_source import (
     read_contract,
 )
 from agent_invariants.errors import ContractError
-from agent_invariants.jsontext import TOO_DEEP
+from agent_invariants.jsontext import AS_CONTRACT, TOO_DEEP, document_shape
 from agent_invariants.packs import resolve_extends
 from agent_invariants.rules import rule_configs
 from agent_invariants.rules.fields import FieldProblem, check_text
@@ -165,6 +165,9 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     rule_types = rule_configs()
     problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
     if problems:
+        misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
+        if misplaced:
+            raise ContractError(label, None, misplaced)
         raise contract_error(label, problems, source)
     if isinstance(document, dict) and "extends" in document:
         document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths)

@@ -22,7 +22,15 @@ import msgspec
 from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
 from agent_invariants.errors import ContractError
 from agent_invariants.jsonpos import Position, locate
-from agent_invariants.jsontext import MAX_NESTING, TOO_DEEP, nests_too_deep, syntax_problem_in_file
+from agent_invariants.jsontext import (
+    AS_CONTRACT,
+    MAX_NESTING,
+    TOO_DEEP,
+    nests_too_deep,
+    non_finite,
+    syntax_problem_in_file,
+    text_shape,
+)
 from agent_invariants.validation import Problem, line_of, path_and_parents
 
 __all__ = (
@@ -73,21 +81,28 @@ class ContractLines(NamedTuple):
     """Line of the `compare` policy, if the contract has one."""
 
 
+STDIN = "<stdin>"
+"""How messages name a contract read from standard input (`-`), as they name such a trace."""
+
+
 def read_contract(path: str | os.PathLike[str], *, label: str | None = None) -> ContractSource:
-    """Read the contract file at `path` once, refusing it past `MAX_CONTRACT_BYTES`. Messages
-    name it `label` (default: the path as given)."""
+    """Read the contract file at `path` (`-`: standard input, as JSON) once, refusing it past
+    `MAX_CONTRACT_BYTES`. Messages name it `label` (default: the path as given, `<stdin>`)."""
     path = os.fspath(path)
+    if path == "-":   # standard input: JSON, with packs relative to the current folder
+        label = STDIN if label is None else label
+        return ContractSource(read_limited(0, label, "contracts"), label, os.path.abspath(os.curdir), False)
     label = path if label is None else label
     return ContractSource(read_limited(path, label, "contracts"), label, os.path.dirname(os.path.abspath(path)),
                           is_yaml(path))
 
 
-def read_limited(path: str, label: str, what: str) -> bytes:
-    """The bytes of the file at `path`, read in chunks and never more than one byte past the
-    limit, so that neither a huge file nor an endless stream is read whole. `what` ("contracts",
-    "packs") says whose limit it is in the message."""
+def read_limited(path: str | int, label: str, what: str) -> bytes:
+    """The bytes of the file at `path` (or of an open descriptor, left open), read in chunks and
+    never more than one byte past the limit, so that neither a huge file nor an endless stream is
+    read whole. `what` ("contracts", "packs") says whose limit it is in the message."""
     try:
-        with open(path, "rb", buffering=0) as handle:
+        with open(path, "rb", buffering=0, closefd=not isinstance(path, int)) as handle:
             data = _read_at_most(handle, MAX_CONTRACT_BYTES + 1)
     except IsADirectoryError:
         raise ContractError(label, None, "is a directory, not a contract file") from None
@@ -129,7 +144,13 @@ def parse(source: ContractSource) -> Any:
     if source.yaml:
         from agent_invariants.yaml_decode import decode_yaml
 
-        return mended(decode_yaml(source.data, source.label), source.label)
+        document = decode_yaml(source.data, source.label)
+        if document is None and all(not line.strip() or line.lstrip().startswith(b"#")
+                                    for line in source.data.splitlines()):   # PyYAML reads null
+            raise ContractError(source.label, None, "is empty (no YAML document)")
+        return mended(document, source.label, source)
+    if not source.data.strip(b" \t\r\n"):
+        raise ContractError(source.label, None, "is empty (no JSON value)")
     document = _parse_json(source.data, source.label)
     if nests_too_deep(document):
         raise ContractError(source.label, None, TOO_DEEP)
@@ -146,7 +167,8 @@ def _parse_json(data: bytes, label: str) -> Any:
     except RecursionError:   # far deeper than allowed (`nests_too_deep` checks the rest)
         raise ContractError(label, None, TOO_DEEP) from None
     except msgspec.DecodeError as exc:
-        raise ContractError(label, None, syntax_problem_in_file(data, exc)) from None
+        misplaced = AS_CONTRACT.get(text_shape(data) or "")   # JSON Lines: a trace given as a contract?
+        raise ContractError(label, None, misplaced or syntax_problem_in_file(data, exc)) from None
 
 
 def _json_float(text: str) -> int | float:
@@ -163,16 +185,47 @@ _JSON = msgspec.json.Decoder(float_hook=_json_float)
 """Decodes contract JSON; lone surrogate escapes are already U+FFFD (`replace_lone_surrogates`)."""
 
 
-def mended(document: Any, label: str) -> Any:
+def mended(document: Any, label: str, source: ContractSource | None = None) -> Any:
     """The document as the reference reads it: JSON has one number type, so `3.0` is the integer
     3; and a lone surrogate in a string (a mapping from Python may hold one) is U+FFFD, as it is
     in a file (see `replace_lone_surrogates`). For documents from Python and YAML (JSON is read
-    so already); one nested more than `MAX_NESTING` levels deep is refused."""
-    return _mended(document, label, 1)
+    so already); one nested more than `MAX_NESTING` levels deep is refused, and so is NaN or an
+    infinity (YAML's `.nan`, `.inf`), which no JSON text can hold: the error names its path (and
+    its line in `source`)."""
+    try:
+        return _mended(document, label, 1)
+    except _NotFinite:
+        path, value = _first_non_finite(document)
+        raise contract_error(label, [Problem(path, f"{non_finite(value)} is not a number JSON allows")],
+                             source) from None
+
+
+class _NotFinite(Exception):
+    """NaN or an infinity in a document (see `mended`); where is found once it is refused."""
+
+
+def _first_non_finite(document: Any) -> tuple[str, float]:
+    """The path of the first NaN or infinity of `document` (a key counts at its mapping), in
+    document order, and the value."""
+    pending: list[tuple[Any, str]] = [(document, "$")]
+    while pending:
+        value, path = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return path, value
+        if isinstance(value, dict):
+            for key in value:
+                if isinstance(key, float) and not math.isfinite(key):
+                    return path, key
+            pending += reversed([(item, f"{path}.{key}") for key, item in value.items()])
+        elif isinstance(value, list):
+            pending += reversed([(item, f"{path}[{index}]") for index, item in enumerate(value)])
+    return "$", math.nan   # not reached: `_mended` found one
 
 
 def _mended(value: Any, label: str, depth: int) -> Any:
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotFinite
         return _number(value)
     if isinstance(value, str):
         return mend_lone_surrogates(value)

@@ -20,8 +20,9 @@ from msgspec import UNSET, UnsetType
 
 from agent_invariants.contract import Contract
 from agent_invariants.events import Event
+from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
 from agent_invariants.reader import TraceSource
-from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, RuleResult, Violation
+from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
 from agent_invariants.rules.base import Observer
 from agent_invariants.summary import SummaryCounter
@@ -113,16 +114,24 @@ class Checked(NamedTuple):
     source: TraceSource
 
 
-def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Checked:
+def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
+              strict: bool = False) -> Checked:
     """One pass of every rule of `contract` over `source`, each rule keeping at most
-    `max_violations` violations (0: all)."""
+    `max_violations` violations (0: all). With `strict`, a rule that checked nothing (of a kind
+    for which that is not the passing state) fails with a violation of the whole trace."""
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
-    events = run_observers(source, [*rules, counter])
+    spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
+    events = run_observers(source, [*rules, counter, spelling])
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
+    normal = {rule.kind for rule in rules if rule.checked_nothing_is_normal}
+    nothing = checked_nothing(results, normal)
+    if strict:
+        _fail_unchecked(results, {notice.rule_id for notice in nothing})
     violations = [violation for result in results for violation in result.violations]
-    _locate(violations, source)
+    notices = _trace_notices(events, spelling, source) + nothing
+    _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)
     errors = sum(result.violation_count for result in results if result.severity == "error")
     cut = total > len(violations)
@@ -138,11 +147,29 @@ def run_check(contract: Contract, source: TraceSource, max_violations: int = DEF
         truncated=True if cut else UNSET,
         violations_total=total if cut else UNSET,
         trace=UNSET if source.path is None else source.path,
+        notices=notices or UNSET,
     )
     return Checked(report, counter, source)
 
 
-def _locate(violations: list[Violation], source: TraceSource) -> None:
+def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource) -> list[Notice]:
+    if not events:
+        return [Notice(kind="empty_trace", message="the trace has no events, so no rule saw anything")]
+    return spelling.notices() + misspelt_fields(source.field_sample(), Event.__struct_fields__)
+
+
+def _fail_unchecked(results: list[RuleResult], rule_ids: set[str | UnsetType]) -> None:
+    """`--strict`: each passing rule named in `rule_ids` fails, with one whole-trace violation."""
+    for result in results:
+        if result.rule_id in rule_ids and result.passed:
+            result.passed = False
+            result.violations.append(Violation(
+                rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
+                message="The rule checked nothing in this trace, so it may guard nothing (--strict).",
+                evidence={"checked": 0, "strict": True}))
+
+
+def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> None:
     """Give each violation the physical line of its event (and that line's length, when the
     source learnt it), looked up once for all of them."""
     indices = [v.event_index for v in violations if v.event_index is not UNSET and v.line is UNSET]
@@ -158,5 +185,5 @@ def _locate(violations: list[Violation], source: TraceSource) -> None:
         if line is not None:
             violation.line = line
             length = lengths.get(index)
-            if length is not None:
+            if length is not None and isinstance(violation, Violation):
                 violation.line_length = length

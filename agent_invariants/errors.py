@@ -8,10 +8,19 @@ The parts that come from the user (a file name, a JSON path holding a key, a pro
 value) are escaped and cut by `_safe.inert` (a path after 200 characters, the rest after 1000), so
 each problem stays one printable line that cannot forge another. The attributes (`source`,
 `path`, `problem`, `problems`) keep the raw text.
+
+The words problems share live here too, so that every message says them alike: "did you mean"
+for a name close to a known one (`suggest`), and the choices of a value that must be one of a few
+(`unknown_value`), as in `unknown value "warn" (did you mean 'warning'?); expected one of: error, warning`.
 """
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
 from agent_invariants._safe import TEXT_LIMIT, VALUE_LIMIT, inert
 
-__all__ = ("ContractError", "InputError", "TraceError")
+__all__ = ("ContractError", "InputError", "TraceError", "closest", "did_you_mean", "suggest", "unknown_value")
 
 
 class InputError(Exception):
@@ -70,3 +79,29 @@ def _where(source: str, line: int | None) -> str:
 
 def _shown(text: str) -> str:
     return inert(text, TEXT_LIMIT)
+
+
+def suggest(word: object, choices: Sequence[str]) -> str:
+    """` (did you mean 'x'?)` when `word` is close to one of `choices`, else nothing."""
+    return did_you_mean(closest(word, choices))
+
+
+def did_you_mean(close: str | None) -> str:
+    """` (did you mean 'x'?)` for a name `close` to what was written, nothing for None."""
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+def closest(word: object, choices: Sequence[str]) -> str | None:
+    """The one of `choices` closest to `word`, if close enough to be what was meant."""
+    # A word over three times as long as every choice cannot reach the cutoff (the similarity is
+    # at most 2 * shorter / both lengths); difflib would still index all of it, for each choice.
+    if not isinstance(word, str) or len(word) > 3 * max(map(len, choices), default=0):
+        return None
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_value(shown: str, value: object, choices: Sequence[str], what: str = "value") -> str:
+    """The problem of a value that is none of `choices` (`shown` is how the message shows it):
+    `unknown value "warn" (did you mean 'warning'?); expected one of: error, warning`."""
+    return f"unknown {what} {shown}{suggest(value, choices)}; expected one of: {', '.join(choices)}"

@@ -4,9 +4,11 @@ The nesting limit. JSON nested more than `MAX_NESTING` levels deep is refused ev
 the same depth whatever the caller: `too_deep_at` counts brackets in the text, where a decoder's
 own limit depends on how deep the caller's stack already is.
 
-msgspec's errors, in our words. A validation error names the JSON path first:
+msgspec's errors, in our words. A validation error names the JSON path first, and says types
+as JSON says them, and the choices of a value that must be one of a few (`problem_words`):
 
-    Expected `str`, got `int` - at `$.tool`        ->  $.tool: expected `str`, got `int`
+    Expected `str`, got `int` - at `$.tool`        ->  $.tool: expected a string, got a number
+    Invalid enum value 'ok' - at `$.verdict`       ->  $.verdict: unknown value "ok"; expected one of: satisfied, ...
 
 and a syntax error says "invalid JSON" and counts columns from 1, as editors do:
 
@@ -16,28 +18,47 @@ and a syntax error says "invalid JSON" and counts columns from 1, as editors do:
 A contract file names the line too (`invalid JSON at line 3, column 7: ...`), a trace item in an
 array the byte in the item (`syntax_error`), and the MCP server says "Parse error: " instead of
 "invalid JSON: " (`syntax_problem`).
+
+A file given in the wrong place. A contract passed as a trace, a trace passed as a contract, or a
+trace wrapped as `{"events": [...]}` fails on its first line; `document_shape` and `text_shape`
+tell what it is instead, so that the message can say so (`AS_CONTRACT`, `AS_TRACE`). They are
+asked only once reading has failed.
 """
 from __future__ import annotations
 
+import ast
+import math
 import re
+import types
+import typing
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import msgspec
 
+from agent_invariants.errors import unknown_value
+
 __all__ = (
+    "AS_CONTRACT",
+    "AS_TRACE",
     "INVALID_TOO_DEEP",
     "MAX_NESTING",
     "TOO_DEEP",
     "Skipper",
     "always_matching",
+    "choices_at",
     "decode_problem",
+    "document_shape",
     "nested_too_deep",
     "nests_too_deep",
+    "non_finite",
     "path_and_problem",
+    "problem_words",
+    "show",
     "syntax_error",
     "syntax_problem",
     "syntax_problem_in_file",
+    "text_shape",
     "too_deep_at",
 )
 
@@ -117,28 +138,144 @@ def path_and_problem(message: str, base: str = "$") -> tuple[str, str]:
     return base + where.rstrip("`")[1:], problem
 
 
-def decode_problem(error: msgspec.DecodeError | RecursionError) -> str:
+def decode_problem(error: msgspec.DecodeError | RecursionError, decoded: Any = None, data: bytes | None = None) -> str:
     """Why msgspec refused a value (a `DecodeError`, or the `RecursionError` of a deep one):
-    "$.tool: expected `str`, got `int`" for a value of the wrong type, "invalid JSON: ..."
-    for text that is no JSON."""
+    "$.tool: expected a string, got a number" for a value of the wrong type, "invalid JSON: ..."
+    for text that is no JSON. `decoded` is the type decoded, where the choices of an enum are
+    looked up; `data` the text, where a NaN or Infinity is named."""
     if isinstance(error, RecursionError):
         return INVALID_TOO_DEEP
     if isinstance(error, msgspec.ValidationError):
         path, problem = path_and_problem(str(error))
-        return f"{path}: {problem[:1].lower()}{problem[1:]}"
-    return f"invalid JSON: {syntax_problem(error)}"
+        return f"{path}: {problem_words(problem, decoded, path)}"
+    return f"invalid JSON: {syntax_problem(error, data)}"
 
 
-def syntax_problem(error: msgspec.DecodeError) -> str:
-    """What is wrong with JSON text msgspec could not parse, and at which column of it."""
-    offset, reason = _syntax_parts(str(error))
+_EXPECTED = {"str": "a string", "int": "an integer", "float": "a number", "int | float": "a number",
+             "bool": "true or false", "array": "an array", "object": "an object", "null": "null"}
+_GOT = {**_EXPECTED, "int": "a number", "bool": "a boolean", "date": "a date", "datetime": "a date-time",
+        "time": "a time", "bytes": "binary data", "set": "a set", "tuple": "an array"}
+_TYPE_PROBLEM = re.compile(r"Expected `([^`]*)`(?:, got `([^`]*)`| of length ([<>]=?) (\d+)| ([<>]=?) (\S+)"
+                           r"| matching regex (.*))?\Z", re.DOTALL)
+_SIZES = {"str": "characters", "array": "items"}
+
+
+def problem_words(problem: str, decoded: Any = None, path: str = "$") -> str:
+    """One problem msgspec found at `path` of a value decoded as the type `decoded`, in our
+    words: types as JSON names them, the choices of an enum listed (with "did you mean"):
+
+        Expected `str`, got `int`      ->  expected a string, got a number
+        Expected `float` <= 1.0        ->  expected a number <= 1
+        Invalid enum value 'warn'      ->  unknown value "warn" (did you mean 'warning'?); expected one of: ...
+    """
+    enum = problem.startswith(("Invalid enum value ", "Invalid value "))
+    choices = choices_at(decoded, path) if enum or problem.startswith("Expected `str`,") else ()
+    if enum:
+        shown = problem.partition("value ")[2]
+        try:
+            value = ast.literal_eval(shown)   # msgspec shows the value as Python does
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return f"unknown value {shown}"
+        as_json = show(value)
+        return unknown_value(as_json, value, choices) if choices else f"unknown value {as_json}"
+    for prefix, words in (("Object missing required field", "missing required field"),
+                          ("Object contains unknown field", "unknown field")):
+        if problem.startswith(prefix):
+            return words + problem[len(prefix):]
+    found = _TYPE_PROBLEM.match(problem)
+    if found is None:
+        return problem[:1].lower() + problem[1:]
+    expected, got, size_op, size, op, bound, pattern = found.groups()
+    words = _EXPECTED.get(expected, f"`{expected}`")
+    if choices and expected == "str":
+        words += f" (one of: {', '.join(choices)})"
+    if got is not None:
+        return f"expected {words}, got {_GOT.get(got, f'`{got}`')}"
+    if size_op is not None:
+        unit = _SIZES.get(expected, "items")
+        if size_op == ">=" and size == "1" and expected in _SIZES:
+            return f"expected a non-empty {words.partition(' ')[2]}"
+        least = {">=": "at least", "<=": "at most"}.get(size_op, size_op)
+        return f"expected {words} of {least} {size} {unit}"
+    if op is not None:
+        return f"expected {words} {op} {bound.removesuffix('.0')}"
+    if pattern is not None:
+        return f"expected {words} matching {pattern.strip(chr(39))}"
+    return f"expected {words}"
+
+
+def show(value: Any) -> str:
+    """`value` as JSON (or repr), cut to 60 characters; encoded once, as it may be megabytes.
+    A number JSON has no words for is named as JavaScript names it (NaN, Infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return non_finite(value)
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def non_finite(value: float) -> str:
+    """How messages name NaN and the infinities: `NaN`, `Infinity`, `-Infinity`."""
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
+def choices_at(decoded: Any, path: str) -> tuple[str, ...]:
+    """The values an enum (a `Literal`) allows at JSON `path` (`$.rules[0].severity`) of the
+    type `decoded`, or () when there is no enum there."""
+    if decoded is None:
+        return ()
+    hint = decoded
+    for name, _index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path.removeprefix("$")):
+        hint = _member(hint, name or None)
+        if hint is None:
+            return ()
+    return _literal_values(hint)
+
+
+def _member(hint: Any, name: str | None) -> Any:
+    """The type of field `name` of a struct in `hint` (or of an item, for None), if any."""
+    for option in _options(hint):
+        if name is None and typing.get_origin(option) is list:
+            return typing.get_args(option)[0]
+        if name is not None and isinstance(option, type) and issubclass(option, msgspec.Struct):
+            for field in msgspec.structs.fields(option):
+                if field.encode_name == name:
+                    return field.type
+    return None
+
+
+def _options(hint: Any) -> list[Any]:
+    """`hint` without Annotated, as the list of what it may be (the arms of a union)."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _options(typing.get_args(hint)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return [option for arm in typing.get_args(hint) for option in _options(arm)]
+    return [hint]
+
+
+def _literal_values(hint: Any) -> tuple[str, ...]:
+    for option in _options(hint):
+        if typing.get_origin(option) is Literal:
+            return tuple(str(value) for value in typing.get_args(option))
+    return ()
+
+
+def syntax_problem(error: msgspec.DecodeError, data: bytes | None = None) -> str:
+    """What is wrong with JSON text msgspec could not parse (`data`, when the caller has it at
+    hand), and at which column of it."""
+    offset, reason = _syntax_parts(str(error), data)
     return reason if offset is None else f"{reason} (column {offset + 1})"
 
 
 def syntax_problem_in_file(data: bytes, error: msgspec.DecodeError) -> str:
     """A syntax error in a whole file (a contract), at its line and column; the end of the
     file when msgspec names no place (the JSON is cut short)."""
-    offset, reason = _syntax_parts(str(error))
+    offset, reason = _syntax_parts(str(error), data)
+    if reason.startswith("Number out of range"):   # a number past a double's range: where is not said
+        offset, reason = _out_of_range(data)
     if offset is None:
         offset = len(data)
     line = data.count(b"\n", 0, offset) + 1
@@ -146,6 +283,23 @@ def syntax_problem_in_file(data: bytes, error: msgspec.DecodeError) -> str:
     if reason.startswith("Invalid UTF-8"):
         reason = "invalid UTF-8"
     return f"invalid JSON at line {line}, column {column}: {reason}"
+
+
+_NON_JSON_NUMBER = re.compile(rb"-?(?:NaN|Infinity)\b")
+_STRING_OR_NUMBER = re.compile(rb'"(?:[^"\\]|\\.)*"?|-?[0-9][0-9.eE+-]*', re.DOTALL)
+
+
+def _out_of_range(data: bytes) -> tuple[int | None, str]:
+    """Where the first number too large for a double is (JavaScript reads it as Infinity)."""
+    for token in _STRING_OR_NUMBER.finditer(data):
+        text = token.group()
+        if text[:1] != b'"':
+            try:
+                if math.isinf(float(text)):
+                    return token.start(), f"{text.decode()} is out of range (Infinity is not a number JSON allows)"
+            except ValueError:
+                continue
+    return None, "a number is out of range (Infinity is not a number JSON allows)"
 
 
 _decode_any = msgspec.json.Decoder().decode
@@ -166,17 +320,75 @@ def syntax_error(data: bytes) -> tuple[int, str] | None:
         return None
     except msgspec.DecodeError as exc:
         text = str(exc)
-    offset, reason = _syntax_parts(text)
+    offset, reason = _syntax_parts(text, data)
     return min(len(data) if offset is None else offset, len(data)), reason
 
 
 _AT_BYTE = re.compile(r"\s*\(byte (\d+)\)")
 
 
-def _syntax_parts(text: str) -> tuple[int | None, str]:
-    """msgspec's "JSON is malformed: <reason> (byte N)" as (N, reason); None when it names no byte."""
+def _syntax_parts(text: str, data: bytes | None = None) -> tuple[int | None, str]:
+    """msgspec's "JSON is malformed: <reason> (byte N)" as (N, reason); None when it names no byte.
+    In `data`, the text refused, a NaN or Infinity is named (where it starts, at its sign)."""
     found = _AT_BYTE.search(text)
+    offset = int(found.group(1)) if found else None
     reason = _AT_BYTE.sub("", text).removeprefix("JSON is malformed: ")
     if reason == "Input data was truncated":
         reason = "the JSON ends before the value is complete"
-    return (int(found.group(1)) if found else None), reason
+    elif reason == "invalid character" and data is not None and offset is not None:
+        word = _NON_JSON_NUMBER.match(data, offset - (data[offset - 1:offset] == b"-"))
+        if word is not None:
+            offset, reason = word.start(), f"{word.group().decode()} is not a number JSON allows"
+    return offset, reason
+
+
+# A file given in the wrong place (see the module doc): what each side says about it.
+AS_CONTRACT = {
+    "event": "this looks like a trace (events with seq and type, one per line), not a contract",
+    "events array": "this looks like a trace (a JSON array of events), not a contract",
+    "events object": "this looks like a trace (an object holding an events array), not a contract",
+}
+AS_TRACE = {
+    "contract": "this looks like a contract (an object with version and rules), not a trace; a trace holds "
+                "one event per line, or a JSON array of events",
+    "events object": 'this is one object holding an "events" array, not a trace: each line must be one event; '
+                     "a JSON array of events is also accepted",
+}
+_CONTRACT_KEYS = ("version", "rules", "extends")
+_SNIFF_BYTES = 1 << 16
+_TOP_KEY = re.compile(rb'"([A-Za-z_$]+)"\s*:\s*(\[)?')
+_YAML_CONTRACT_KEY = re.compile(rb"^(?:version|rules|extends):", re.MULTILINE)
+
+
+def document_shape(document: Any) -> str | None:
+    """Which of our documents a decoded JSON value is: "contract", "event" (one trace event),
+    "events array", "events object" (`{"events": [...]}`); None for none of them."""
+    if type(document) is dict:
+        if "seq" in document and "type" in document and not any(key in document for key in _CONTRACT_KEYS):
+            return "event"
+        if type(document.get("events")) is list and "rules" not in document:
+            return "events object"
+        if "seq" not in document and any(key in document for key in _CONTRACT_KEYS):
+            return "contract"
+    elif type(document) is list and document and type(document[0]) is dict:
+        return "events array" if "seq" in document[0] and "type" in document[0] else None
+    return None
+
+
+def text_shape(text: bytes) -> str | None:
+    """`document_shape` of a file from its first bytes (at least `_SNIFF_BYTES` of them when the
+    file is longer): the whole text if it decodes, else its first line (a JSONL trace), else the
+    keys seen in the first 64 KiB of an object too long to decode whole (or of a YAML contract).
+    For messages about a file that failed to read, never on the way of one that reads."""
+    text = text.lstrip(b" \t\r\n")
+    for candidate in (text, text.split(b"\n", 1)[0]):
+        try:
+            return document_shape(_decode_any(candidate))
+        except (msgspec.DecodeError, RecursionError):
+            continue
+    if text[:1] != b"{":   # a YAML contract starts its lines with its keys
+        return "contract" if _YAML_CONTRACT_KEY.search(text, 0, _SNIFF_BYTES) else None
+    keys: dict[str, Any] = {}
+    for found in _TOP_KEY.finditer(text, 0, _SNIFF_BYTES):
+        keys.setdefault(found.group(1).decode(), [] if found.group(2) else None)
+    return document_shape(keys)

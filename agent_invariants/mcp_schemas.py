@@ -16,9 +16,11 @@ import msgspec
 __all__ = ("definitions", "input_schema", "output_schema", "valid_contract_schema")
 
 
-def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_events: int) -> dict[str, Any]:
+def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_events: int,
+                 optional: tuple[str, ...] = ()) -> dict[str, Any]:
     """A tool's arguments: `contract` is a contract object, any other parameter an array of at
-    most `max_events` events; each described by `descriptions`."""
+    most `max_events` events, and the `optional` ones booleans (false by default); each described
+    by `descriptions`."""
     from agent_invariants.contract import Contract
     from agent_invariants.events import Event
 
@@ -30,6 +32,8 @@ def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_e
         else:
             properties[param] = {"type": "array", "items": {"$ref": "#/$defs/Event"}, "maxItems": max_events,
                                  "description": descriptions[param]}
+    for param in optional:
+        properties[param] = {"type": "boolean", "default": False, "description": descriptions[param]}
     return {"type": "object", "properties": properties, "required": list(params), "additionalProperties": False,
             "$defs": definitions(*structs)}
 
@@ -68,13 +72,14 @@ def definitions(*roots: type) -> dict[str, Any]:
     gets the summary line of the kind's manual, and `\\Z` anchors become ECMA-262 ones."""
     from agent_invariants.manual import summary_line
     from agent_invariants.rules import RULE_KINDS
-    from agent_invariants.schemas import describe_fields, portable_patterns, structs_of
+    from agent_invariants.schemas import add_checks, describe_fields, portable_patterns, structs_of
 
     _, defs = msgspec.json.schema_components(roots, ref_template="#/$defs/{name}")
     structs: dict[str, type] = {}
     for root in roots:
         structs.update(structs_of(root))
     describe_fields(defs, structs)
+    add_checks(defs, structs)
     for definition in defs.values():
         kind = definition.get("properties", {}).get("kind", {})
         tag = (kind.get("enum") or [None])[0]

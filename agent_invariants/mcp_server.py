@@ -181,6 +181,8 @@ _PARAMETERS = {
     COMPARE: ("contract", "baseline", "candidate"),
     SUMMARIZE: ("events",),
 }
+_OPTIONAL = {CHECK: ("strict",), COMPARE: ("strict",)}
+"""Boolean arguments a tool may be given (false when absent)."""
 
 
 _TRACE_DESCRIPTIONS = {
@@ -192,6 +194,8 @@ _PARAMETER_DESCRIPTIONS = {
     "contract": ("The contract itself as a JSON object (not a path, not a JSON string): "
                  '{"version": 1, "name": ..., "rules": [...], "compare": {...}}.'),
     **{param: f"{text} At most {MAX_EVENTS:,} events." for param, text in _TRACE_DESCRIPTIONS.items()},
+    "strict": ("Fail on what would otherwise be `notices` in the report: a trace with no events or with a "
+               "misspelt event type or field is a tool error, and a rule that checked nothing fails."),
 }
 
 
@@ -218,7 +222,7 @@ def tool_specs() -> tuple[ToolSpec, ...]:
     outputs = {CHECK: CheckReport, COMPARE: CompareReport, SUMMARIZE: TraceSummary}
     return tuple(
         ToolSpec(name, _TITLES[name], _DESCRIPTIONS[name],
-                 input_schema(_PARAMETERS[name], _PARAMETER_DESCRIPTIONS, MAX_EVENTS),
+                 input_schema(_PARAMETERS[name], _PARAMETER_DESCRIPTIONS, MAX_EVENTS, _OPTIONAL.get(name, ())),
                  valid_contract_schema() if name == VALIDATE else output_schema(outputs[name]))
         for name in TOOLS)
 
@@ -240,13 +244,17 @@ def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
     params = _PARAMETERS[name]
+    optional = _OPTIONAL.get(name, ())
     args = dict(arguments or {})
     for key in args:
-        if key not in params:
-            raise ArgumentError(f"unknown argument `{key}`; {name} takes {_listing(params)}")
+        if key not in params and key not in optional:
+            raise ArgumentError(f"unknown argument `{key}`; {name} takes {_listing(params + optional)}")
     for key in params:
         if key not in args:
             raise ArgumentError(f"missing required argument `{key}`")
+    for key in optional:
+        if not isinstance(args.setdefault(key, False), bool):
+            raise ArgumentError(f"{key}: expected true or false, got {json_type(args[key])}")
     if "contract" in args and not isinstance(args["contract"], dict):
         raise ArgumentError(f"contract: expected a JSON object (the contract itself, not a path or a JSON "
                             f"string), got {json_type(args['contract'])}")
@@ -299,7 +307,7 @@ def _check(args: dict[str, Any]) -> Any:
     from agent_invariants.api import check_trace
 
     contract = _within_budget(_contract(args["contract"]), ("events", args["events"]))
-    return check_trace(contract, _trace(args["events"], "events"))
+    return _strictly(check_trace(contract, _trace(args["events"], "events"), strict=args["strict"]), args)
 
 
 def _compare(args: dict[str, Any]) -> Any:
@@ -307,7 +315,26 @@ def _compare(args: dict[str, Any]) -> Any:
 
     contract = _within_budget(_contract(args["contract"]), ("baseline", args["baseline"]),
                               ("candidate", args["candidate"]))
-    return compare_traces(contract, _trace(args["baseline"], "baseline"), _trace(args["candidate"], "candidate"))
+    report = compare_traces(contract, _trace(args["baseline"], "baseline"), _trace(args["candidate"], "candidate"),
+                            strict=args["strict"])
+    return _strictly(report, args)
+
+
+def _strictly(report: Any, args: dict[str, Any]) -> Any:
+    """The report, unless `strict` refuses a trace (named by its argument) for a problem of its
+    own (`notices`)."""
+    from agent_invariants.notices import TRACE_PROBLEMS, lines_of
+    from agent_invariants.report import CompareReport
+
+    if not args["strict"]:
+        return report
+    named = [("baseline", report.baseline), ("candidate", report.candidate)] if isinstance(report, CompareReport) \
+        else [("events", report)]
+    problems = [line for name, check in named
+                for line in lines_of(name, [notice for notice in check.notices or () if notice.kind in TRACE_PROBLEMS])]
+    if problems:
+        raise InputError("; ".join(problems))
+    return report
 
 
 def _summarize(args: dict[str, Any]) -> Any:

@@ -28,8 +28,8 @@ from agent_invariants._safe import TEXT_LIMIT, inert
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ("CommandError", "adopt_standard_streams", "colour_terminal", "create_new", "fail", "refuse_input_as_output",
-           "shown", "write")
+__all__ = ("CommandError", "adopt_standard_streams", "create_new", "fail", "refuse_input_as_output",
+           "shown", "wants_colour", "write")
 
 
 class CommandError(Exception):
@@ -45,9 +45,17 @@ def shown(name: str | os.PathLike[str]) -> str:
     return inert(os.fspath(name), TEXT_LIMIT)
 
 
-def colour_terminal() -> bool:
-    """Whether standard output is a terminal that wants colours (NO_COLOR unset)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+def wants_colour(choice: str, *, to_terminal: bool) -> bool:
+    """Whether to colour the text report: `choice` is `--color` (always, never or auto). Auto
+    colours a terminal, unless NO_COLOR is set; FORCE_COLOR (set, and not `0`) colours any output,
+    as in the tools that agree on these variables (no-color.org, force-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    return to_terminal and sys.stdout.isatty()
 
 
 def write(text: str, output: Path | None) -> None:

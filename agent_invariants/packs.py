@@ -33,7 +33,7 @@ from agent_invariants.contract_source import (
     parse,
     read_limited,
 )
-from agent_invariants.errors import ContractError
+from agent_invariants.errors import ContractError, closest, did_you_mean, suggest
 from agent_invariants.validation import MAX_RULES, Problem, rule_problems
 
 __all__ = ("MAX_EXTENDS_DEPTH", "MAX_PACK_LOADS", "PACK_PREFIX", "available_packs", "pack_path", "resolve_extends")
@@ -156,16 +156,30 @@ def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tu
         name = ref[len(PACK_PREFIX):]
         shipped = pack_path(name)
         if shipped is None:
-            raise ContractError(label, where, f"unknown pack {ref!r}; shipped packs: "
-                                              + ", ".join(PACK_PREFIX + pack for pack in available_packs()))
+            raise ContractError(label, where, f"unknown pack {ref!r}{_meant(ref)}; shipped packs: "
+                                              + ", ".join(_shipped()))
         return str(shipped), ref
     if not pack_paths:
-        raise ContractError(label, where, f"packs can only be named as {PACK_PREFIX}<pack> here; files are not read")
+        raise ContractError(label, where, f"packs can only be named as {PACK_PREFIX}<pack> here; files are not "
+                                          f"read{_meant(ref)}")
     path = os.path.join(base, ref)
     if not os.path.isfile(path):   # a folder, FIFO or device is never opened
         missing = "is not a regular file" if os.path.exists(path) else "not found"
-        raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {path})")
+        raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {path}){_meant(ref)}")
     return path, path
+
+
+def _shipped() -> list[str]:
+    return [PACK_PREFIX + pack for pack in available_packs()]
+
+
+def _meant(ref: str) -> str:
+    """"Did you mean" a shipped pack, for an entry close to one's name (`agent-invariants:payment`,
+    `agent-invariants/payments`, or the bare `payments`, which is read as a path). Names are
+    compared without the prefix, which every pack shares; a path into folders is no pack's name."""
+    name = ref.removeprefix(PACK_PREFIX).removeprefix("agent-invariants/").removesuffix(".json")
+    close = None if "/" in name or "\\" in name else closest(name, available_packs())
+    return did_you_mean(None if close is None else PACK_PREFIX + close)
 
 
 def _pack_problems(pack: Any) -> Iterator[Problem]:
@@ -175,7 +189,8 @@ def _pack_problems(pack: Any) -> Iterator[Problem]:
         return
     for key in pack:
         if key not in _PACK_KEYS:
-            yield Problem(f"$.{key}", f"unknown field in a pack (expected {', '.join(_PACK_KEYS)})")
+            yield Problem(f"$.{key}", f"unknown field in a pack{suggest(key, _PACK_KEYS)}; expected one of: "
+                                      f"{', '.join(_PACK_KEYS)}")
     if not isinstance(pack.get("rules"), list):
         yield Problem("$.rules", "a pack needs a `rules` array")
 

@@ -39,6 +39,8 @@ def array_batches(state: ReadState, head: bytes, start: int, chunks: Iterator[by
             batch: list[Event] = []
             pieces: Iterable[tuple[int, bytes]]
             for piece in found:
+                if not state.fields.full:
+                    state.fields.add(piece.items if isinstance(piece, Stretch) else (piece[1],))
                 if isinstance(piece, Stretch):
                     events = fastpath.plain_stretch(piece, prev, state.clean_types)
                     if events is not None:
@@ -82,11 +84,11 @@ def _array_event(state: ReadState, item: bytes, index: int, line: int, prev: int
                 raise
         state.accept(event, item, prev)
     except msgspec.ValidationError as exc:
-        raise state.fail(line, f"item {index}: {decode_problem(exc)}") from None
+        raise state.fail(line, f"item {index}: {decode_problem(exc, Event)}") from None
     except (msgspec.DecodeError, RecursionError) as exc:
         broken = syntax_error(item)
         if broken is None:
-            raise state.fail(line, f"item {index}: {decode_problem(exc)}") from None
+            raise state.fail(line, f"item {index}: {decode_problem(exc, Event)}") from None
         offset, reason = broken
         raise state.fail(line + item.count(b"\n", 0, offset),
                          f"item {index}: invalid JSON: {reason} (byte {offset + 1} of the item)") from None

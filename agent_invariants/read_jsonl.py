@@ -50,7 +50,10 @@ def jsonl_batches(state: ReadState, head: bytes, chunks: Iterator[bytes], lines_
     skipped = lines_before   # lines that held no event so far: index = lineno - 1 - skipped
     done = 0                 # events in earlier batches
     jump(0, lines_before + 1)
+    fields = state.fields
     for lines, plain in _split_lines(state, head, chunks, lines_before):
+        if not fields.full:
+            fields.add(lines)
         if plain:
             batch = fastpath.plain_batch(lines, prev, clean_types)
             if batch is not None:
@@ -223,7 +226,7 @@ def _lax(raw: bytes) -> Event | _Problem:
     try:
         return decode_lax_event(raw)
     except (msgspec.DecodeError, RecursionError) as exc:
-        return _Problem(decode_problem(exc), str(exc) == "Input data was truncated")
+        return _Problem(decode_problem(exc, Event, raw), str(exc) == "Input data was truncated")
 
 
 def content_length(line: bytes) -> int:

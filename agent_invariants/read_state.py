@@ -13,6 +13,7 @@ from msgspec import UNSET, Raw
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, accept, time_ok, time_problem, times_ok
 from agent_invariants.linemap import LineMap
+from agent_invariants.notices import FieldSample
 
 __all__ = ("ReadState",)
 
@@ -29,6 +30,8 @@ class ReadState:
         self.keep_lengths = lines.keeps_lengths
         # event types already seen valid and trimmed: the fast path needs no `accept` for them
         self.clean_types: set[str] = set()
+        # the field names of the first events, for the misspelt-field notices
+        self.fields = FieldSample()
 
     def fail(self, line: int | None, problem: str) -> TraceError:
         return TraceError(self.name, line, problem)

@@ -24,8 +24,9 @@ import msgspec
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
-from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, too_deep_at
+from agent_invariants.jsontext import AS_TRACE, INVALID_TOO_DEEP, decode_problem, text_shape, too_deep_at
 from agent_invariants.linemap import LineMap
+from agent_invariants.notices import FieldSample
 from agent_invariants.read_array import array_batches
 from agent_invariants.read_jsonl import content_length, jsonl_batches
 from agent_invariants.read_state import ReadState
@@ -81,6 +82,11 @@ class TraceSource:
         files read with `line_lengths=True` (SARIF regions end at the end of the line)."""
         return {}
 
+    def field_sample(self) -> dict[str, tuple[int, int]]:
+        """The field names of the first `notices.FIELD_SAMPLE` events, each with how many of them
+        had it and the index of the first: only for sources that keep them (after reading)."""
+        return {}
+
 
 class TraceFile(TraceSource):
     """A trace in a file, on standard input (`-`), or in memory as bytes; read as a stream.
@@ -108,12 +114,16 @@ class TraceFile(TraceSource):
         self.on_read = on_read   # told the size of every chunk read (progress display)
         self._keep_lengths = line_lengths
         self._lines = LineMap(line_lengths)
+        self._fields = FieldSample()
 
     def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
         return self._lines.lines(indices)
 
     def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
         return self._lines.lengths(indices)
+
+    def field_sample(self) -> dict[str, tuple[int, int]]:
+        return self._fields.keys
 
     def _fail(self, line: int | None, problem: str) -> TraceError:
         return TraceError(self.name, line, problem)
@@ -142,7 +152,36 @@ class TraceFile(TraceSource):
     def _batches(self, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
         """The events read from `chunks`, the trace's bytes in the pieces read (the fuzzer hands
         in tiny ones: where the input is split must not change what is read)."""
-        yield from _jsonl_or_array(ReadState(self.name, self.max_line_bytes, self._lines), chunks)
+        try:
+            state = ReadState(self.name, self.max_line_bytes, self._lines)
+            self._fields = state.fields
+            yield from _jsonl_or_array(state, chunks)
+        except TraceError as exc:
+            misplaced = self._misplaced(exc.line)
+            if misplaced is None:
+                raise
+            raise self._fail(exc.line, misplaced) from None
+
+    def _misplaced(self, line: int | None) -> str | None:
+        """For a trace refused at its first line: what it is instead, when it is a contract or
+        events wrapped in an object (`jsontext.AS_TRACE`). Told from the first 64 KiB of the
+        bytes or of a regular file, read again, so where the reading stopped does not matter;
+        standard input and pipes cannot be read again, and get no such hint."""
+        if line is None:
+            return None
+        head = self._data
+        if head is None and self._path not in (None, "-") and os.path.isfile(self._path):
+            try:
+                with open(self._path, "rb") as handle:
+                    head = handle.read(1 << 16)
+            except OSError:
+                return None
+        if head is None:
+            return None
+        start = len(head) - len(head.lstrip(b" \t\r\n"))
+        if line != head.count(b"\n", 0, start) + 1:
+            return None
+        return AS_TRACE.get(text_shape(head[:1 << 16]) or "")
 
     def _open(self) -> BinaryIO:
         path = self._path
@@ -241,6 +280,10 @@ class EventList(TraceSource):
     def __init__(self, items: Iterable[Event | Mapping[str, Any] | bytes], *, name: str = "events") -> None:
         self._items = items
         self.name = name
+        self._fields = FieldSample()
+
+    def field_sample(self) -> dict[str, tuple[int, int]]:
+        return self._fields.keys
 
     def __iter__(self) -> Iterator[Event]:
         prev: int | float = -1
@@ -250,10 +293,12 @@ class EventList(TraceSource):
                 raw = _item_json(item)
                 if too_deep_at(raw) is not None:
                     raise InvalidEvent(INVALID_TOO_DEEP)
+                if not self._fields.full:
+                    self._fields.add((raw,))
                 event = decode_lax_event(raw)
                 prev = accept(event, raw, prev)
             except (msgspec.DecodeError, RecursionError) as exc:
-                raise TraceError(where, None, decode_problem(exc)) from None
+                raise TraceError(where, None, decode_problem(exc, Event)) from None
             except (msgspec.EncodeError, TypeError, OverflowError, ValueError) as exc:
                 raise TraceError(where, None, f"not a JSON event object: {exc}") from None
             except InvalidEvent as exc:

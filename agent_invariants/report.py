@@ -21,6 +21,7 @@ __all__ = (
     "CompareBatchReport",
     "CompareReport",
     "ContractRef",
+    "Notice",
     "Regression",
     "RuleChange",
     "RuleResult",
@@ -121,6 +122,24 @@ class ContractRef(msgspec.Struct):
     """The contract version (1)."""
 
 
+class Notice(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """(An addition.) Something the check noticed that may mean the trace was not really
+    checked: not a violation, and never a change of the verdict (but with `--strict`)."""
+
+    kind: Literal["empty_trace", "misspelt_type", "misspelt_field", "rule_checked_nothing"]
+    """What was noticed (see `agent-invariants explain`'s notes, or the README's "No silent passes")."""
+    message: str
+    """What was noticed, in one sentence."""
+    count: int | UnsetType = UNSET
+    """How many events showed it (misspelt types, and fields among the first events checked for them)."""
+    event_index: int | UnsetType = UNSET
+    """0-based position of the first such event."""
+    line: int | UnsetType = UNSET
+    """Physical line of that event in the trace file."""
+    rule_id: str | UnsetType = UNSET
+    """The rule that checked nothing."""
+
+
 class CheckReport(msgspec.Struct, kw_only=True):
     """A trace checked against a contract. `passed` is true when no error-severity rule broke;
     `violations` repeats every result's kept violations in contract order, and `error_count` and
@@ -149,6 +168,9 @@ class CheckReport(msgspec.Struct, kw_only=True):
     """(An addition.) How many violations all rules found, kept or not; present only with `truncated`."""
     trace: str | UnsetType = UNSET
     """The trace file as named by the user; absent for in-memory traces."""
+    notices: list[Notice] | UnsetType = UNSET
+    """(An addition.) Signs that the trace may not have been really checked: no events, misspelt
+    event types or fields, rules that checked nothing; absent when there are none."""
 
 
 class Regression(msgspec.Struct, kw_only=True):

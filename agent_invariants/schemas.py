@@ -9,6 +9,14 @@ and an end anchor every validator reads alike: Python's `\\Z` becomes `(?![\\s\\
 also matches before a final newline in Python's `re` (which Python validators use) but not in
 ECMA-262 (which editors use). A contract that starts with
 `"$schema": "<CONTRACT_SCHEMA_URL>"` is validated and completed by editors such as VS Code.
+
+An editor should reject what the tool rejects, so `add_checks` also writes into the schema the
+checks the structs make in code (`__post_init__`) where JSON Schema can say them: text neither
+blank nor too long once trimmed as JavaScript trims, a matcher with at least one key, a budget
+with at least one bound, a contract with a rule of its own or an `extends`, the shipped pack
+names. What only the tool can check is listed in the contract schema's `description`
+(`tool_only_checks`); tests/test_schema_agreement.py runs both on every contract of the tests,
+the examples and the packs, and requires them to agree.
 """
 from __future__ import annotations
 
@@ -18,14 +26,15 @@ import json
 import sys
 import textwrap
 import typing
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-__all__ = ("CONTRACT_SCHEMA_URL", "SCHEMAS", "describe_fields", "generate", "main", "portable_patterns",
-           "structs_of")
+__all__ = ("CONTRACT_SCHEMA_URL", "SCHEMAS", "add_checks", "describe_fields", "generate", "main",
+           "portable_patterns", "structs_of", "tool_only_checks", "trimmed_text")
 
 BASE_URL = "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/"
 CONTRACT_SCHEMA_URL = BASE_URL + "contract-v1.schema.json"
@@ -58,9 +67,14 @@ def generate() -> dict[str, dict[str, Any]]:
     out = {}
     for name, (struct, title) in _targets().items():
         schema = msgspec.json.schema(struct)
-        describe_fields(schema.get("$defs", {}), structs_of(struct))
+        structs = structs_of(struct)
+        describe_fields(schema.get("$defs", {}), structs)
+        add_checks(schema.get("$defs", {}), structs)
         portable_patterns(schema)
-        out[name] = {"$schema": DRAFT, "$id": BASE_URL + name, "title": title, **schema}
+        head = {"$schema": DRAFT, "$id": BASE_URL + name, "title": title}
+        if name == "contract-v1.schema.json":
+            head["description"] = tool_only_checks()
+        out[name] = {**head, **schema}
     return out
 
 
@@ -123,6 +137,132 @@ def _field_docs(struct: type) -> dict[str, str]:
 
 def _fallback(field: str) -> str:
     return field.replace("_", " ").capitalize() + "."
+
+
+_TRIMMED_TEXT = {"Contract": {"name": 200, "description": 5000}}
+"""Text a struct trims and measures in its own `__post_init__`, by struct and field: the most
+characters it may hold once trimmed. (Rule options say it by their type, `Glob` or `Text`.)"""
+
+
+def add_checks(definitions: dict[str, Any], structs: dict[str, type]) -> None:
+    """Write into the definitions what the structs check in code, where JSON Schema can say it:
+    trimmed text, and the checks of `_STRUCT_CHECKS` (tests/test_schema_agreement.py holds them
+    to what the loader does)."""
+    from agent_invariants.rules.fields import _LIMITS, string_fields
+
+    for name, definition in definitions.items():
+        struct = structs.get(name)
+        if struct is None:
+            continue
+        properties = definition.get("properties", {})
+        texts = {field: (limit, False) for field, limit in _TRIMMED_TEXT.get(name, {}).items()}
+        texts.update({_encoded(struct, field): (_LIMITS[mark], is_list)
+                      for field, (mark, is_list) in string_fields(struct).items()})
+        for field, (limit, is_list) in texts.items():
+            spec = properties[field]["items"] if is_list else properties[field]
+            spec.update(trimmed_text(limit))
+        check = _STRUCT_CHECKS.get(name)
+        if check is not None:
+            check(definition, struct)
+
+
+def _encoded(struct: type, field: str) -> str:
+    return next(item.encode_name for item in msgspec.structs.fields(struct) if item.name == field)
+
+
+def trimmed_text(limit: int) -> dict[str, str]:
+    """The pattern of a string that, trimmed as JavaScript trims it, holds 1..`limit` characters
+    (the loader's `check_text`). The whitespace is spelled out, as `\\s` differs between Python
+    and ECMA-262; the end anchor is the portable one."""
+    from agent_invariants._js import JS_WHITESPACE
+
+    space, solid = f"[{_char_class(JS_WHITESPACE)}]", f"[^{_char_class(JS_WHITESPACE)}]"
+    return {"pattern": f"^{space}*{solid}(?:[\\s\\S]{{0,{limit - 2}}}{solid})?{space}*(?![\\s\\S])"}
+
+
+def _char_class(chars: str) -> str:
+    """The inside of a regex character class holding `chars`, as `\\uXXXX` escapes and ranges."""
+    runs: list[list[int]] = []
+    for code in sorted(set(map(ord, chars))):
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(f"\\u{low:04x}" if low == high else f"\\u{low:04x}-\\u{high:04x}" for low, high in runs)
+
+
+def _needs_a_rule(definition: dict[str, Any], struct: type) -> None:
+    """A contract needs a rule of its own or a pack in `extends`; a pack entry names a shipped
+    pack, and a path is never empty."""
+    from agent_invariants.packs import PACK_PREFIX, available_packs
+
+    definition["anyOf"] = [
+        {"required": ["rules"], "properties": {"rules": {
+            "minItems": 1, "description": "At least one rule of the contract's own, unless `extends` names a pack."}}},
+        {"required": ["extends"], "properties": {"extends": {
+            "minItems": 1, "description": "At least one pack, unless the contract has a rule of its own."}}},
+    ]
+    definition["properties"]["extends"]["items"]["anyOf"] = [
+        {"enum": [PACK_PREFIX + pack for pack in available_packs()]},
+        {"minLength": 1, "not": {"pattern": "^" + PACK_PREFIX}},
+    ]
+
+
+def _needs_a_key(definition: dict[str, Any], struct: type) -> None:
+    """An event matcher needs at least one key (it allows no others)."""
+    definition["minProperties"] = 1
+
+
+def _needs_an_option(definition: dict[str, Any], struct: type) -> None:
+    """A kind whose options are all optional but one is needed (event_budget's bounds)."""
+    from agent_invariants.rules.base import RuleConfig
+
+    options = [field.encode_name for field in msgspec.structs.fields(struct)
+               if field.name not in RuleConfig.__struct_fields__]
+    definition["anyOf"] = [{"required": [option]} for option in options]
+
+
+def _max_not_below_default_min(definition: dict[str, Any], struct: type) -> None:
+    """require_event's `min` defaults to 1, so a `max` without a `min` is at least 1 (`min` not
+    above a `max` when both are given is the tool's to check)."""
+    below = "Without `min` (which defaults to 1), `max` is at least 1; write `\"min\": 0, \"max\": 0` for never."
+    definition["dependentSchemas"] = {
+        "max": {"anyOf": [{"required": ["min"]}, {"properties": {"max": {"minimum": 1, "description": below}}}]}}
+
+
+_STRUCT_CHECKS: dict[str, Callable[[dict[str, Any], type], None]] = {
+    "Contract": _needs_a_rule,
+    "EventMatcher": _needs_a_key,
+    "EventBudgetConfig": _needs_an_option,
+    "RequireEventConfig": _max_not_below_default_min,
+}
+"""The checks a struct makes in `__post_init__` across its fields, by definition name."""
+
+
+def tool_only_checks() -> str:
+    """The contract schema's description: what only the tool checks."""
+    from agent_invariants.contract_source import MAX_CONTRACT_BYTES
+    from agent_invariants.jsontext import MAX_NESTING
+    from agent_invariants.packs import MAX_EXTENDS_DEPTH, MAX_PACK_LOADS
+    from agent_invariants.validation import MAX_RULES
+
+    return (
+        "An agent-invariants contract, version 1. This schema checks all of a contract that JSON Schema "
+        "can express; `agent-invariants validate` also checks what it cannot: "
+        "(1) rule ids are unique among the contract's own rules (one with the id of a pack's rule replaces it); "
+        "(2) a require_event rule's `min` is not above its `max`; "
+        "(3) lengths are counted in UTF-16 code units, as JavaScript counts them: a character beyond U+FFFF, "
+        "such as an emoji, counts twice, where a validator counting characters counts it once; "
+        "(4) each `extends` path names a pack file (JSON, or YAML: an object with `rules` and optionally "
+        "`$schema`, `name`, `description`, `extends`) whose rules are valid, no pack extends itself, packs "
+        f"extend packs at most {MAX_EXTENDS_DEPTH} levels deep, at most {MAX_PACK_LOADS} pack files are "
+        f"loaded, and there are 1..{MAX_RULES} rules in all, the packs' included; "
+        f"(5) a contract or pack file is at most {MAX_CONTRACT_BYTES // 2**20} MiB and nested at most "
+        f"{MAX_NESTING} levels deep; "
+        "(6) numbers are JSON numbers: YAML's `.nan`, `.inf` and `-.inf`, which a validator of the decoded "
+        "document sees as numbers, are refused. Globs have no syntax to check (`*` and `?` are the only wildcards, "
+        "all else is literal). The MCP server takes only shipped packs in `extends`, never paths."
+    )
 
 
 def portable_patterns(node: Any) -> Any:

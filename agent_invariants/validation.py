@@ -3,15 +3,15 @@
 msgspec stops at the first error, which makes fixing a contract a slow loop. Before decoding,
 this walks the document against the same structs (field by field, rule by rule), so that a
 misspelled field, an unknown kind and an out-of-range number in one file are all reported in one
-run, with a "did you mean" where a name is close to a real one. The structs stay the single
-source of the rules: each field is checked by converting it to its declared type.
+run, with a "did you mean" where a name is close to a real one, and the choices where a value
+must be one of a few. The structs stay the single source of the rules: each field is checked by
+converting it to its declared type, and msgspec's words are put in ours (`jsontext.problem_words`).
 
 Problems are yielded as they are found: the loader lists the first hundred and stops asking, so
 a file of a million mistakes costs no more than one of a hundred.
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import typing
@@ -20,10 +20,11 @@ from typing import Any
 
 import msgspec
 
-from agent_invariants.jsontext import path_and_problem
+from agent_invariants.errors import closest, did_you_mean, suggest, unknown_value
+from agent_invariants.jsontext import path_and_problem, problem_words, show
 
 __all__ = ("MAX_RULES", "Problem", "contract_problems", "duplicate_ids", "explain", "line_of", "path_and_parents",
-           "rule_problems", "too_many_rules")
+           "rule_problems", "suggest", "too_many_rules")
 
 MAX_RULES = 10_000
 """The most rules a contract may hold, counting every rule loaded through `extends`."""
@@ -109,8 +110,7 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str) -> Iterator
     elif not isinstance(kind, str):
         yield Problem(f"{path}.kind", f"expected a string (one of: {', '.join(rule_types)}), got {json_type(kind)}")
     elif kind not in rule_types:
-        yield Problem(f"{path}.kind", f"unknown rule kind {show(kind)}{suggest(kind, list(rule_types))}; "
-                                      f"expected one of: {', '.join(rule_types)}")
+        yield Problem(f"{path}.kind", unknown_value(show(kind), kind, list(rule_types), "rule kind"))
     else:
         yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
                                    whole=rule)
@@ -153,14 +153,19 @@ def field_problems(value: Any, hint: Any, path: str) -> Iterator[Problem]:
     try:
         msgspec.convert(value, hint)
     except msgspec.ValidationError as exc:
-        problem = explain(str(exc), path)
-        yield Problem(problem.path, problem.message + _got(problem.message, value, path, problem.path))
+        problem = explain(str(exc), path, hint)
+        yield Problem(problem.path, _got(problem.message, value, path, problem.path))
 
 
 def _got(message: str, value: Any, path: str, where: str) -> str:
-    if where != path or "got" in message or message.startswith("missing"):
-        return ""
-    return f", got {show(value)}"
+    """The message, saying the value itself where it is one number or string (`got 1.5`, `got "yes"`
+    say more than `got a number`); other values are named by their type."""
+    if where != path or message.startswith(("missing", "unknown")):
+        return message
+    head, sep, _ = message.rpartition(", got ")
+    if isinstance(value, (str, int, float)):
+        return f"{head if sep else message}, got {show(value)}"
+    return message if sep else f"{message}, got {show(value)}"
 
 
 @functools.cache
@@ -187,52 +192,42 @@ def _unknown_keys(value: dict[str, Any], path: str, known: list[str], suggested:
     """A problem for each key not in `known`; the names suggested go into `suggested`."""
     for key in value:
         if key not in known:
-            close = _closest(key, known)
+            close = closest(key, known)
             suggested.add(close)
-            yield Problem(f"{path}.{key}", f"unknown field{_did_you_mean(close)}")
+            if close is not None:
+                yield Problem(f"{path}.{key}", f"unknown field{did_you_mean(close)}")
+            else:
+                yield Problem(f"{path}.{key}", f"unknown field; expected one of: {', '.join(known)}")
 
 
-def explain(message: str, base: str) -> Problem:
+def explain(message: str, base: str, hint: Any = None) -> Problem:
     """msgspec's "<problem> - at `$.x`" (relative to `base`) as a Problem with a readable message:
-    the path split off as everywhere (`jsontext.path_and_problem`), the usual problems of a
-    contract worded as this module words its own."""
-    path, problem = path_and_problem(message, base)
+    the path split off as everywhere (`jsontext.path_and_problem`), the problem in our words
+    (`jsontext.problem_words`), with the choices of an enum when `hint`, the type converted to,
+    has one there."""
+    relative, problem = path_and_problem(message)
+    path = base + relative[1:]
     if problem.startswith("@"):   # a FieldProblem raised by a struct's own checks
         field, _, problem = problem[1:].partition(": ")
         return Problem(f"{path}.{field}", problem)
     if problem.startswith("Object contains unknown field"):
         return Problem(f"{path}.{problem.split('`')[1]}", "unknown field")
-    if problem.startswith("Object missing required field"):
-        return Problem(path, f"missing required field `{problem.split('`')[1]}`")
     if problem.startswith("Invalid enum value") and path.endswith(".version"):
         return Problem(path, "expected the number 1")
-    return Problem(path, problem[:1].lower() + problem[1:])
+    if "matching regex" in problem:
+        meaning = _described(hint)
+        if meaning:
+            return Problem(path, f"expected {meaning}")
+    return Problem(path, problem_words(problem, hint, relative))
 
 
-def suggest(word: Any, choices: list[str]) -> str:
-    return _did_you_mean(_closest(word, choices))
-
-
-def _did_you_mean(close: str | None) -> str:
-    return f" (did you mean {close!r}?)" if close else ""
-
-
-def _closest(word: Any, choices: list[str]) -> str | None:
-    # A word over three times as long as every choice cannot reach the cutoff (the similarity is
-    # at most 2 * shorter / both lengths); difflib would still index all of it, for each choice.
-    if not isinstance(word, str) or len(word) > 3 * max(map(len, choices), default=0):
-        return None
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def show(value: Any) -> str:
-    """`value` as JSON (or repr), cut to 60 characters; encoded once, as it may be megabytes."""
-    try:
-        text = msgspec.json.encode(value).decode()
-    except (TypeError, ValueError, msgspec.EncodeError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _described(hint: Any) -> str:
+    """The description of a string field's format (`RuleId`), as a message says it."""
+    for meta in typing.get_args(hint)[1:] if typing.get_origin(hint) is typing.Annotated else ():
+        description = getattr(meta, "description", None)
+        if isinstance(description, str) and description:
+            return description[:1].lower() + description[1:]
+    return ""
 
 
 def json_type(value: Any) -> str:

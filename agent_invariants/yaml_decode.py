@@ -8,11 +8,18 @@ once and counts the nodes as the tree would hold them, an alias counting as ever
 A document is refused at the line where it passes `MAX_YAML_NODES`, where an alias repeats a node
 that contains it (a tree without end), or where it nests deeper than JSON contracts may.
 
+A document PyYAML cannot read is refused in our words, at its line and column, and the place
+where the broken construct started when PyYAML names one (`_yaml_problem`):
+
+    invalid YAML at line 7, column 1: did not find expected ',' or ']' (in the [ ] list that
+    starts at line 6, column 11)
+
 PyYAML is the optional `yaml` extra, imported when a YAML contract is read; its C parser is used
 when it has one.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent_invariants.errors import ContractError
@@ -36,8 +43,99 @@ def decode_yaml(data: bytes, label: str) -> Any:
     try:
         _count_nodes(yaml, yaml.parse(data, Loader=loader), label)
         return yaml.load(data, Loader=loader)
-    except (yaml.YAMLError, ValueError, LookupError, AttributeError) as exc:
-        raise ContractError(label, None, f"invalid YAML: {' '.join(str(exc).split())}") from None
+    except yaml.YAMLError as exc:
+        raise ContractError(label, None, _yaml_problem(exc, data)) from None
+    except (ValueError, LookupError, AttributeError) as exc:   # a tagged value PyYAML cannot build
+        raise ContractError(label, None, f"invalid YAML: a value cannot be read ({' '.join(str(exc).split())})") \
+            from None
+
+
+def _yaml_problem(error: Any, data: bytes) -> str:
+    """What PyYAML refused, at which line and column, in our words (its marks name the input
+    `"<byte string>"`, which says nothing to whoever wrote the file)."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None and getattr(error, "position", None) is not None:   # a ReaderError: bad bytes
+        line, column = _line_and_column(data, error.position)
+        character = error.character
+        if isinstance(character, int) and str(error.reason or "").startswith("control characters"):
+            reason = f"control character U+{character:04X}, which YAML does not allow"
+        else:
+            reason = "invalid UTF-8"
+        return f"invalid YAML at line {line}, column {column}: {reason}"
+    problem = str(getattr(error, "problem", None) or "cannot be read")
+    if mark is not None and problem.startswith("did not find expected") and _at_end(data, mark):
+        problem = "the file ends before the value is complete"
+    problem = _our_words(problem, mark, data)
+    context = getattr(error, "context", None)
+    context_mark = getattr(error, "context_mark", None)
+    if context and context.startswith("while ") and context_mark is not None and (
+            mark is None or (context_mark.line, context_mark.column) != (mark.line, mark.column)):
+        thing = context.split(" ", 2)[-1]   # "while parsing a flow sequence" -> "a flow sequence"
+        thing = _THINGS.get(thing, thing.removeprefix("a ").removeprefix("an "))
+        problem += f" (in the {thing} that starts at {_place(context_mark)})"
+    return f"invalid YAML at {_place(mark)}: {problem}" if mark is not None else f"invalid YAML: {problem}"
+
+
+def _at_end(data: bytes, mark: Any) -> bool:
+    """Whether only whitespace follows `mark` (PyYAML counts characters, not bytes)."""
+    return not data.decode("utf-8", "replace")[mark.index:].strip()
+
+
+def _place(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _line_and_column(data: bytes, position: int) -> tuple[int, int]:
+    """The 1-based line and column of `position`, a character of `data` where it decodes (a
+    byte where it does not: PyYAML counts bytes until a decoding error)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.count(b"\n", 0, position) + 1, position - (data.rfind(b"\n", 0, position) + 1) + 1
+    return text.count("\n", 0, position) + 1, position - (text.rfind("\n", 0, position) + 1) + 1
+
+
+_THINGS = {"a flow sequence": "[ ] list", "a flow mapping": "{ } mapping", "a quoted scalar": "quoted string",
+           "a plain scalar": "value", "a block mapping": "mapping", "a block collection": "list or mapping",
+           "a block scalar": "block of text", "a simple key": "key", "a mapping": "mapping"}
+_TAG = re.compile(r"could not determine a constructor for the tag '(?:tag:yaml\.org,2002:)?([^']*)'")
+_ALIAS = re.compile(r"\*([^\s,\[\]{}]+)")
+
+
+def _our_words(problem: str, mark: Any, data: bytes) -> str:
+    """PyYAML's usual problems said the way a contract's author needs to hear them."""
+    tag = _TAG.match(problem)
+    if tag is not None:
+        shown = tag.group(1) if tag.group(1).startswith("!") else f"!!{tag.group(1)}"
+        return (f"the tag {shown} is not allowed: a contract holds plain values (strings, numbers, "
+                "true or false, null, lists and mappings)")
+    if problem == "found undefined alias":
+        found = _ALIAS.match(_line_from(data, mark))
+        alias = f" *{found.group(1)}" if found else ""
+        return f"the alias{alias} names no anchor (&) defined before it"
+    if problem == "found character that cannot start any token" and _line_from(data, mark)[:1] == "\t":
+        return "a tab, which YAML does not allow for indentation (use spaces)"
+    return _WORDS.get(problem, problem)
+
+
+_WORDS = {
+    "but found another document": "a second YAML document starts here; a contract file holds one",
+    "found unexpected end of stream": "the file ends before the value is complete",
+    "did not find expected node content": "a value is missing here",
+    "found a tab character that violates indentation": "a tab in the indentation, which YAML does not allow "
+                                                       "(use spaces)",
+    "found unhashable key": "a key that is a list or a mapping; keys must be plain values",
+    "mapping values are not allowed in this context": "a `key: value` where none may be (check the indentation, "
+                                                      "or quote a value holding ': ')",
+}
+
+
+def _line_from(data: bytes, mark: Any) -> str:
+    """The text of `data` from `mark` to the end of its line."""
+    if mark is None:
+        return ""
+    lines = data.decode("utf-8", "replace").split("\n")
+    return lines[mark.line][mark.column:] if mark.line < len(lines) else ""
 
 
 def _count_nodes(yaml: Any, events: Any, label: str) -> None:

@@ -72,7 +72,7 @@ def test_a_registered_kind_is_validated_like_the_others(call_limit):
         load_contract(contract({"id": "a", "kind": "call_limit", "tool": "search.*", "max_calls": -1, "max_call": 2}))
     assert [(path, problem) for path, problem, _ in caught.value.problems] == [
         ("$.rules[0].max_call", "unknown field (did you mean 'max_calls'?)"),
-        ("$.rules[0].max_calls", "expected `int` >= 0, got -1"),
+        ("$.rules[0].max_calls", "expected an integer >= 0, got -1"),
     ]
     with pytest.raises(ContractError) as caught:
         load_contract(contract({**RULE, "tool": "  "}))

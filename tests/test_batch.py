@@ -104,13 +104,14 @@ def test_jobs_do_not_change_the_output(cli, runs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "sarif"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "sarif", "github"])
 def test_every_format_renders_a_batch(cli, runs, fmt):
     result = cli("check", "--contract", str(runs / "contract.json"), "--trace", str(runs), "--trace",
                  str(runs / "nope.jsonl"), "--format", fmt)
     assert result.returncode == 2
-    names = ("b-candidate.jsonl", "d-commented.jsonl", "nope.jsonl") if fmt == "sarif" else \
-        ("a-baseline.jsonl", "b-candidate.jsonl", "d-commented.jsonl", "nope.jsonl")   # SARIF lists findings only
+    # SARIF, GitHub annotations and (unless --verbose) text list failing traces only
+    names = ("b-candidate.jsonl", "d-commented.jsonl", "nope.jsonl") if fmt in ("sarif", "github", "text") else \
+        ("a-baseline.jsonl", "b-candidate.jsonl", "d-commented.jsonl", "nope.jsonl")
     for name in names:
         assert name in result.stdout
     if fmt == "sarif":

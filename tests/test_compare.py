@@ -231,6 +231,12 @@ def test_new_tool_regression():
     assert report.compatible is False
 
 
+def test_new_tool_message_names_the_policy_key():
+    report = compare_traces(contract(NO_SHELL), calls("kb.search"), calls("kb.search", "web.browse"))
+    assert [r.message for r in report.regressions] == [
+        "Candidate introduced tool: web.browse, which the baseline never called (policy fail_on_new_tools)."]
+
+
 def test_dropping_a_tool_is_not_a_regression():
     report = compare_traces(contract(NO_SHELL), calls("a", "b"), calls("a"))
     assert report.regressions == []
@@ -306,6 +312,13 @@ def test_inflation_just_over_the_limit_regresses():
     assert kinds(report) == ["tool_call_increase"]
     assert report.regressions[0].evidence == {"baseline": 2, "candidate": 3, "increase_percent": 50}
     assert report.compatible is False
+
+
+def test_inflation_message_gives_the_counts_and_names_the_policy_key():
+    assert [r.message for r in inflation(4, 7, 50).regressions] == [
+        "Tool calls increased by 75.0%, from 4 to 7; allowed 50% (policy max_tool_call_increase_percent)."]
+    assert [r.message for r in inflation(0, 2, 12.5).regressions] == [
+        "Tool calls increased by ∞%, from 0 to 2; allowed 12.5% (policy max_tool_call_increase_percent)."]
 
 
 def test_inflation_from_zero_to_zero_is_no_increase():
@@ -415,6 +428,37 @@ def test_final_outcome_is_the_last_one_not_the_best():
     report = compare_traces(contract(NO_SHELL), outcome_trace("unknown"), candidate)
     assert kinds(report) == ["outcome_regression"]
     assert report.regressions[0].evidence == {"baseline": "unknown", "candidate": "retracted"}
+
+
+def test_outcome_regression_message_names_the_policy_key():
+    report = compare_traces(contract(NO_SHELL), outcome_trace("satisfied"), outcome_trace(None))
+    assert [r.message for r in report.regressions] == [
+        "Final outcome regressed from satisfied to none (policy require_same_outcome_or_better)."]
+
+
+def test_cli_text_report_names_the_policy_keys(cli, write):
+    write("contract.json", contract(NO_SHELL, compare={"max_tool_call_increase_percent": 50}))
+    write("baseline.jsonl", jsonl(calls("kb.search")))
+    write("candidate.jsonl", jsonl(calls("kb.search", "kb.search", "web.browse")))
+    result = cli("compare", "--contract", "contract.json", "--baseline", "baseline.jsonl",
+                 "--candidate", "candidate.jsonl")
+    assert result.returncode == 1, result.stderr
+    assert ("new_tool: Candidate introduced tool: web.browse, which the baseline never called "
+            "(policy fail_on_new_tools).") in result.stdout
+    assert ("tool_call_increase: Tool calls increased by 200.0%, from 1 to 3; allowed 50% "
+            "(policy max_tool_call_increase_percent).") in result.stdout
+
+
+def test_rule_regressions_take_the_line_length_of_the_rules_first_violation(write):
+    # each rule's regression points at its own first violation: its line, and that line's length
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+                     {"id": "no-web", "kind": "deny_tool", "tool": "web.*"})
+    candidate = write("candidate.jsonl", '{"seq": 1, "type": "tool.call", "tool": "shell.exec"}\n'
+                                         '{"seq": 2, "type": "tool.call", "tool": "web.browse", "note": "longer"}\n')
+    report = compare_traces(rules, calls("kb"), str(candidate), line_lengths=True)
+    rule_regressions = [r for r in report.regressions if r.kind == "new_rule_failure"]
+    assert [(r.line, r.line_length) for r in rule_regressions] == [(1, 53), (2, 71)]
+    assert [(v.line, v.line_length) for v in report.candidate.violations] == [(1, 53), (2, 71)]
 
 
 def test_require_same_outcome_or_better_false():

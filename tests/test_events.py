@@ -240,9 +240,9 @@ def test_a_repeated_key_keeps_its_last_value_as_json_parse_does(array):
 
 
 @pytest.mark.parametrize("line, problem", [
-    ('{"seq": 1, "type": "a", "tool": "kb.search", "tool": 5}', "$.tool: expected `str`, got `int`"),
+    ('{"seq": 1, "type": "a", "tool": "kb.search", "tool": 5}', "$.tool: expected a string, got a number"),
     ('{"seq": 1, "type": "a", "seq": 1.5}', "$.seq: must be an integer, got 1.5"),
-    ('{"seq": 1, "type": "a", "data": {}, "data": null}', "$.data: expected `object`, got `null`"),
+    ('{"seq": 1, "type": "a", "data": {}, "data": null}', "$.data: expected an object, got null"),
 ])
 def test_an_invalid_last_copy_of_a_repeated_key_is_still_an_error(line, problem):
     with pytest.raises(TraceError) as caught:
@@ -729,7 +729,8 @@ def test_contracts_may_nest_500_levels_deep_and_no_more_with_the_words_of_traces
         path.write_text(document[:-1] + ', "x": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}")
         return lambda: load_contract(path).rules
 
-    assert _reads_as(read(500)).endswith("$.x: unknown field")
+    assert _reads_as(read(500)).endswith("$.x: unknown field; expected one of: $schema, version, name, description, "
+                                         "extends, rules, compare")
     assert _reads_as(read(501)).endswith(": nested more than 500 levels deep")
 
 

@@ -230,7 +230,7 @@ def test_a_list_of_millions_is_refused_quickly_and_pointed_at_in_bounded_memory(
     write("contract.json", '{"version": 1, "name": "x",\n"rules": [{"id": "a", "kind": "allow_tools",\n'
                            f'"tools": [{items}]}}]}}')
     run = measured(tmp_path, "validate", "--contract", "contract.json")
-    refused(run, "contract.json:3: $.rules[0].tools: expected `array` of length <= 1000, got [1,1,1")
+    refused(run, "contract.json:3: $.rules[0].tools: expected an array of at most 1000 items, got [1,1,1")
     assert run.seconds < 20 and run.peak_mib < 300
 
 

@@ -175,7 +175,11 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
         for tool in tools:
             schema = tool.input_schema
             assert schema["type"] == "object" and schema["required"] == params[tool.name], tool.name
-            assert list(schema["properties"]) == params[tool.name]
+            optional = ["strict"] if tool.name in (CHECK, COMPARE) else []
+            assert list(schema["properties"]) == params[tool.name] + optional
+            for name in optional:
+                assert schema["properties"][name]["type"] == "boolean"
+                assert schema["properties"][name]["default"] is False
             assert schema["additionalProperties"] is False
             assert undescribed(schema) == [], tool.name
             jsonschema.Draft202012Validator.check_schema(schema)
@@ -349,7 +353,7 @@ def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> No
             f"contract: $.rules[{retry}].max_attempt: unknown field (did you mean 'max_attempts'?)")
         await still_works()
         message = await error_call(session, CHECK, {"contract": wrong_type, "events": BASELINE})
-        assert message.startswith("contract: $.rules[2].tools: expected `array`, got `str`"), message
+        assert message.startswith("contract: $.rules[2].tools: expected an array, got \""), message
         message = await error_call(session, COMPARE, {"contract": duplicate, "baseline": BASELINE,
                                                       "candidate": BASELINE})
         assert message == (f"contract: $.rules[1].id: duplicate rule id {CONTRACT['rules'][0]['id']!r} "
@@ -372,12 +376,12 @@ def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> No
 
         # Bad events: the index and the field.
         assert await error_call(session, SUMMARIZE, {"events": [{"seq": 1, "type": "run.start"}, {"seq": 2}]}) \
-            == "events[1]: $: object missing required field `type`"
+            == "events[1]: $: missing required field `type`"
         bad_ok = [{"seq": 1, "type": "tool.result", "ok": "yes"}]
         assert await error_call(session, CHECK, {"contract": CONTRACT, "events": bad_ok}) \
-            == "events[0]: $.ok: expected `bool`, got `str`"
+            == "events[0]: $.ok: expected true or false, got a string"
         assert await error_call(session, SUMMARIZE, {"events": [{"seq": 1, "type": "x"}, "tool.call"]}) \
-            == "events[1]: $: expected `object`, got `str`"
+            == "events[1]: $: expected an object, got a string"
         await still_works()
 
         # Arguments of the wrong shape.
@@ -502,3 +506,25 @@ def test_the_package_works_without_the_sdk() -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("PASS  refund-desk")
+
+
+def test_the_check_and_compare_tools_take_strict() -> None:
+    from agent_invariants.errors import InputError
+    from agent_invariants.mcp_server import run_tool
+
+    contract = {"version": 1, "name": "c", "rules": [{"id": "pay", "kind": "require_approval", "tool": "pay.*"}]}
+    events = [{"seq": 1, "type": "tool.call", "tool": "kb.search"}]
+    report, _ = run_tool(CHECK, {"contract": contract, "events": events})
+    assert report["passed"] is True
+    assert [notice["kind"] for notice in report["notices"]] == ["rule_checked_nothing"]
+    report, text = run_tool(CHECK, {"contract": contract, "events": events, "strict": True})
+    assert report["passed"] is False and "checked nothing in this trace" in text
+    compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events, "strict": True})
+    assert compared["candidate"]["passed"] is False
+    misspelt = [{"seq": 1, "type": "Tool.Call", "tool": "pay.out"}]
+    with pytest.raises(InputError) as refused:
+        run_tool(CHECK, {"contract": contract, "events": misspelt, "strict": True})
+    assert str(refused.value).startswith('events: event type "Tool.Call" looks like "tool.call"')
+    with pytest.raises(InputError) as wrong:
+        run_tool(CHECK, {"contract": contract, "events": events, "strict": "yes"})
+    assert str(wrong.value) == "strict: expected true or false, got a string"

@@ -226,7 +226,9 @@ def test_nesting_as_deep_as_a_trace_file_allows_works_and_deeper_is_refused(tmp_
     assert error_of(done.replies, 3) == too_deep
     assert error_of(done.replies, 4) == too_deep   # the id is read from the start of the line
     # in a contract, as in a contract file: the contract is level 1, its rules 2, a rule 3
-    assert tool_error(answer(done.replies, 5)) == "contract: $.rules[0].extra: unknown field"
+    assert tool_error(answer(done.replies, 5)) == (
+        "contract: $.rules[0].extra: unknown field; expected one of: id, severity, description, stop_type, "
+        "allowed_after")
     assert tool_error(answer(done.replies, 6)) == f"contract: nested more than {MAX_NESTING} levels deep"
     assert structured(answer(done.replies, 7))["events"] == 2
     assert error_of(done.replies, None) == (-32700, "Parse error: the JSON ends before the value is complete")

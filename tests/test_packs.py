@@ -118,4 +118,4 @@ def test_a_pack_of_the_wrong_shape_is_reported_with_the_line(write):
     with pytest.raises(ContractError) as caught:
         load_contract(path)
     assert str(caught.value) == (f"{pack}:3: $.nme: unknown field in a pack "
-                                 "(expected $schema, name, description, extends, rules)")
+                                 "(did you mean 'name'?); expected one of: $schema, name, description, extends, rules")

@@ -26,6 +26,7 @@ FORMATS = {
     "sarif": "sarif",
     "junit": "junit",
     "markdown": "markdown",
+    "github": "github",
 }
 
 
@@ -41,6 +42,9 @@ class RenderOptions:
     """sarif: locate results in the trace file, or at the rule in the contract."""
     category: str | None = None
     """sarif: `automationDetails.id`, to keep several uploads apart."""
+    detail: Literal["quiet", "normal", "verbose"] = "normal"
+    """text: `quiet` only the verdict and the totals; `normal` every rule of a single report but
+    only the failing traces and rules of a batch; `verbose` everything."""
 
 
 DEFAULTS = RenderOptions()

@@ -22,7 +22,8 @@ from agent_invariants.report import (
     Violation,
 )
 
-__all__ = ("AnyReport", "checks", "failures", "first_violations", "is_batch", "ok", "place", "plural", "sections")
+__all__ = ("AnyReport", "checks", "failures", "first_violations", "is_batch", "ok", "place", "plural", "sections",
+           "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -53,6 +54,13 @@ def checks(report: AnyReport) -> list[CheckReport]:
 def ok(report: AnyReport) -> bool:
     """The verdict: a check (or batch of checks) passed, a comparison (or batch) is compatible."""
     return report.passed if isinstance(report, (CheckReport, CheckBatchReport)) else report.compatible
+
+
+def warning_count(report: AnyReport) -> int:
+    """Warning violations of the checked traces: of each candidate, for a comparison (a
+    baseline's warnings are the known state, not something the change did)."""
+    return sum((section.candidate if isinstance(section, CompareReport) else section).warning_count
+               for section in sections(report))
 
 
 def plural(count: int, noun: str, plural_noun: str | None = None) -> str:

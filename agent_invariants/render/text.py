@@ -5,7 +5,7 @@
           12 events · 4 tool calls · 2 errors · 0 warnings
 
     ✗ pay-approval  require_approval  1 error
-        candidate.jsonl:7  seq 7  Tool payments.refund was called without a matching prior approval.
+        candidate.jsonl:7  seq 7  Tool payments.refund was called without a matching prior approval: …
     ✓ no-shell  deny_tool
 
 Colour only when asked (`RenderOptions.color`). Text that comes from traces is made inert:
@@ -62,19 +62,23 @@ def render(report: AnyReport | Contract | TraceSummary, options: RenderOptions =
     elif isinstance(report, TraceSummary):
         lines = _summary(report)
     elif isinstance(report, CompareReport):
-        lines = _compare(report, paint)
+        lines = _compare(report, paint, options.detail == "quiet")
     elif isinstance(report, CheckReport):
-        lines = _check(report, paint)
+        lines = _check(report, paint, options.detail == "quiet")
     else:
-        lines = _batch(report, paint)
+        lines = _batch(report, paint, options.detail)
     return "\n".join(lines) + "\n"
 
 
-def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint) -> list[str]:
-    """Each trace's section, then one line for them all."""
+def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: str) -> list[str]:
+    """Each trace's section (only the failing ones, and in them only the failing rules, unless
+    `detail` is verbose; none when quiet), the unreadable traces, then one line for them all."""
     lines: list[str] = []
-    for section in report.reports:
-        lines += (_compare(section, paint) if isinstance(section, CompareReport) else _check(section, paint)) + [""]
+    for section in report.reports if detail != "quiet" else ():
+        if detail == "verbose":
+            lines += _section(section, paint, all_rules=True) + [""]
+        elif not ok(section):
+            lines += _section(section, paint, all_rules=False) + [""]
     for failure in report.failures:
         lines += [f"{paint('ERROR', _RED + _BOLD)}  {inert(failure.trace)}", f"      {inert(failure.error)}", ""]
     good = sum(1 for section in report.reports if ok(section))
@@ -92,6 +96,12 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint) -> list[
     return lines
 
 
+def _section(section: CheckReport | CompareReport, paint: Paint, all_rules: bool) -> list[str]:
+    if isinstance(section, CompareReport):
+        return _compare(section, paint, False)
+    return _check(section, paint, False, all_rules=all_rules)
+
+
 def _verdict(paint: Paint, good: bool, yes: str, no: str) -> str:
     return paint(yes, _GREEN + _BOLD) if good else paint(no, _RED + _BOLD)
 
@@ -102,17 +112,18 @@ def _painter(color: bool) -> Paint:
     return lambda text, style: f"{style}{text}{_RESET}"
 
 
-def _check(report: CheckReport, paint: Paint, heading: bool = True) -> list[str]:
-    lines: list[str] = []
-    if heading:
-        verdict = _verdict(paint, report.passed, "PASS", "FAIL")
-        lines.append(f"{verdict}  {inert(report.contract.name)}")
-        if report.trace is not UNSET:
-            lines.append(f"      trace {inert(report.trace)}")
+def _check(report: CheckReport, paint: Paint, quiet: bool, all_rules: bool = True) -> list[str]:
+    verdict = _verdict(paint, report.passed, "PASS", "FAIL")
+    lines = [f"{verdict}  {inert(report.contract.name)}"]
+    if report.trace is not UNSET:
+        lines.append(f"      trace {inert(report.trace)}")
     lines.append("      " + _counts(report))
+    if quiet:
+        return lines
     lines.append("")
     for result in report.results:
-        lines += _rule(result, report, paint)
+        if all_rules or not result.passed:
+            lines += _rule(result, report, paint)
     return lines
 
 
@@ -150,12 +161,14 @@ def _where(violation: Violation, report: CheckReport) -> str:
     return "  ".join(parts) + "  "
 
 
-def _compare(report: CompareReport, paint: Paint) -> list[str]:
+def _compare(report: CompareReport, paint: Paint, quiet: bool) -> list[str]:
     verdict = _verdict(paint, report.compatible, "COMPATIBLE", "REGRESSION")
     lines = [f"{verdict}  {inert(report.contract.name)}"]
     for label, side in (("baseline ", report.baseline), ("candidate", report.candidate)):
         name = f"  {inert(side.trace)}" if side.trace is not UNSET else ""
         lines.append(f"      {label}{name}  {_counts(side)}")
+    if quiet:
+        return lines
     lines.append("")
     if not report.regressions:
         lines.append(paint("✓", _GREEN) + " No configured behaviour regression detected.")

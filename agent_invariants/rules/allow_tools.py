@@ -6,7 +6,7 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Route, Rule, RuleConfig, tool_name
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("AllowTools", "AllowToolsConfig")
@@ -25,7 +25,7 @@ class AllowTools(Rule):
     ## What it checks
     Every `tool.call` is checked (`checked` counts all of them); a call whose `tool` matches none
     of the `tools` globs is a violation at that event. A call with no `tool` at all always
-    violates, even with `["*"]`.
+    violates, even with `["*"]`: `Tool call has no tool field, so it is outside the allowlist.`
 
     ## Why it matters
     A new model or prompt that starts using tools nobody reviewed is a change in what the agent can
@@ -72,9 +72,12 @@ class AllowTools(Rule):
         if not self.note_violation():
             return
         evidence: dict[str, Any] = {"allowed": self.config.tools}
-        if event.tool is not UNSET:
+        if event.tool is UNSET:
+            message = "Tool call has no tool field, so it is outside the allowlist."
+        else:
             evidence = {"tool": event.tool, **evidence}
-        self.keep(f"Tool is outside the allowlist: {tool_name(event.tool)}.", evidence, event.seq, index)
+            message = f"Tool is outside the allowlist: {event.tool}."
+        self.keep(message, evidence, event.seq, index)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = summary.tool_calls   # every tool.call is checked, allowed or not

@@ -8,6 +8,7 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.rules.base import Route, RuleConfig
 from agent_invariants.rules.evidence import EvidenceClasses, EvidenceRule
 from agent_invariants.rules.fields import Glob
+from agent_invariants.rules.matchers import event_name
 
 __all__ = ("CompletionRequiresOutcome", "CompletionRequiresOutcomeConfig")
 
@@ -33,8 +34,9 @@ class CompletionRequiresOutcome(EvidenceRule):
     `completion_types` (`checked` counts them). Each needs an earlier event (strictly before it)
     of type exactly `outcome.observed` with `"verdict": "satisfied"`, an `evidence_class` in
     `evidence_classes` (an outcome without a class never counts) and, if the rule sets
-    `outcome_id`, a matching `outcome_id`. Otherwise: a violation at the completion,
-    `Completion was claimed without a prior satisfied outcome from an allowed evidence class.`
+    `outcome_id`, a matching `outcome_id`. Otherwise: a violation at the completion, naming it
+    and what would have counted: `run.completed claimed completion with no earlier satisfied
+    outcome.observed (evidence_class externally_observed or configured_verifier).`
 
     ## Why it matters
     "Done" from the agent itself is not evidence. A refund is done when the ledger shows it.
@@ -45,7 +47,8 @@ class CompletionRequiresOutcome(EvidenceRule):
     {"seq": 1, "type": "outcome.observed", "verdict": "satisfied", "evidence_class": "self_attestation"}
     {"seq": 2, "type": "run.completed"}
     ```
-    Violation at seq 2: the agent vouched for itself.
+    Violation at seq 2 (the agent vouched for itself): `run.completed claimed completion with no
+    earlier satisfied outcome.observed (evidence_class externally_observed or configured_verifier).`
 
     ## Passing trace
     ```jsonl
@@ -86,5 +89,5 @@ class CompletionRequiresOutcome(EvidenceRule):
     def _completion(self, event: Event, index: int) -> None:
         self.checked += 1
         if not self.proven and self.note_violation():
-            self.keep("Completion was claimed without a prior satisfied outcome from an allowed evidence class.",
+            self.keep(f"{event_name(event.type, event.tool)} claimed completion with {self.missing}.",
                       self._evidence, event.seq, index)

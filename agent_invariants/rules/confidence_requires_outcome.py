@@ -7,6 +7,7 @@ from agent_invariants._js import js_number, json_number
 from agent_invariants.events import Event
 from agent_invariants.rules.base import Route, RuleConfig
 from agent_invariants.rules.evidence import EvidenceClasses, EvidenceRule
+from agent_invariants.rules.matchers import event_name
 
 __all__ = ("ConfidenceRequiresOutcome", "ConfidenceRequiresOutcomeConfig")
 
@@ -27,8 +28,9 @@ class ConfidenceRequiresOutcome(EvidenceRule):
     Looks at events with `"claims_completion": true` and a `confidence` at or above `threshold`
     (`checked` counts them). Each needs an earlier `outcome.observed` event with
     `"verdict": "satisfied"` and an `evidence_class` in `evidence_classes`, whatever its
-    `outcome_id`. Otherwise: a violation at the claim, `Completion confidence 0.97 met threshold
-    0.9 without prior qualifying outcome evidence.`
+    `outcome_id`. Otherwise: a violation at the claim, `agent.message claimed completion with
+    confidence 0.97 (threshold 0.9) and no earlier satisfied outcome.observed (evidence_class
+    externally_observed or configured_verifier).`
 
     ## Why it matters
     High confidence reads as "verified" to whoever acts on it. It should only be high when
@@ -39,7 +41,8 @@ class ConfidenceRequiresOutcome(EvidenceRule):
     ```jsonl
     {"seq": 1, "type": "agent.message", "claims_completion": true, "confidence": 0.95}
     ```
-    Violation at seq 1.
+    Violation at seq 1: `agent.message claimed completion with confidence 0.95 (threshold 0.9) and
+    no earlier satisfied outcome.observed (evidence_class externally_observed or configured_verifier).`
 
     ## Passing trace
     ```jsonl
@@ -59,6 +62,7 @@ class ConfidenceRequiresOutcome(EvidenceRule):
     kind: ClassVar[str] = "confidence_requires_outcome"
     config_type: ClassVar[type[RuleConfig]] = ConfidenceRequiresOutcomeConfig
     tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
+    checked_nothing_is_normal = True   # checked counts the confident claims it judges
 
     def __init__(self, config: ConfidenceRequiresOutcomeConfig) -> None:
         super().__init__(config, config.evidence_classes)
@@ -77,8 +81,8 @@ class ConfidenceRequiresOutcome(EvidenceRule):
         self.checked += 1
         if not self.proven and self.note_violation():
             self.keep(
-                f"Completion confidence {js_number(confidence)} met threshold {js_number(self._threshold)} "
-                "without prior qualifying outcome evidence.",
+                f"{event_name(event.type, event.tool)} claimed completion with confidence {js_number(confidence)} "
+                f"(threshold {js_number(self._threshold)}) and {self.missing}.",
                 {"confidence": json_number(confidence), "threshold": json_number(self._threshold),
                  "evidence_classes": self.evidence_classes},
                 event.seq, index)

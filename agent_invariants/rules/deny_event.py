@@ -3,7 +3,7 @@ from typing import ClassVar
 
 from agent_invariants.events import Event
 from agent_invariants.rules.base import RuleConfig
-from agent_invariants.rules.matchers import EventMatcher, MatchingRule
+from agent_invariants.rules.matchers import EventMatcher, MatchingRule, event_name
 
 __all__ = ("DenyEvent", "DenyEventConfig")
 
@@ -19,8 +19,8 @@ class DenyEvent(MatchingRule):
     """Fails on every event that matches: things that must never happen.
 
     ## What it checks
-    Each event matching `match` is a violation at that event (`checked` counts them):
-    `Denied event matched: secret.read.`
+    Each event matching `match` is a violation at that event (`checked` counts them), named by
+    its type and tool: `Denied event matched: tool.result payments.refund.`
 
     ## Why it matters
     Reading a secret, escalating privileges, a failed payment: some events should simply not be
@@ -32,7 +32,7 @@ class DenyEvent(MatchingRule):
     {"seq": 1, "type": "tool.call", "tool": "payments.refund", "call_id": "c1"}
     {"seq": 2, "type": "tool.result", "tool": "payments.refund", "call_id": "c1", "ok": false}
     ```
-    Violation at seq 2.
+    Violation at seq 2: `Denied event matched: tool.result payments.refund.`
 
     ## Passing trace
     ```jsonl
@@ -50,6 +50,7 @@ class DenyEvent(MatchingRule):
     kind: ClassVar[str] = "deny_event"
     config_type: ClassVar[type[RuleConfig]] = DenyEventConfig
     tags: ClassVar[tuple[str, ...]] = ("security",)
+    checked_nothing_is_normal = True   # checked counts the denied events
 
     def __init__(self, config: DenyEventConfig) -> None:
         super().__init__(config, config.match)
@@ -57,4 +58,4 @@ class DenyEvent(MatchingRule):
 
     def matched(self, event: Event, index: int) -> None:
         if self.note_violation():
-            self.keep(f"Denied event matched: {event.type}.", self._evidence, event.seq, index)
+            self.keep(f"Denied event matched: {event_name(event.type, event.tool)}.", self._evidence, event.seq, index)

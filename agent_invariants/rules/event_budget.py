@@ -34,7 +34,7 @@ class EventBudget(Rule):
     Counts every event, every `tool.call` and every `tool.result` with `"ok": false` in the
     trace (`checked` is the number of events). Each configured bound that is exceeded (strictly:
     equal passes) is one violation for the whole trace, in the order events, tool calls, tool
-    failures: `Trace has 12 tool calls; maximum is 8.`
+    failures, naming the bound: `Trace has 12 tool calls; max_tool_calls is 8.`
 
     ## Why it matters
     Cost and blast radius. A candidate that needs three times the calls for the same job is a
@@ -46,7 +46,7 @@ class EventBudget(Rule):
     {"seq": 1, "type": "tool.call", "tool": "kb.search"}
     {"seq": 2, "type": "tool.call", "tool": "kb.search"}
     ```
-    One violation, not tied to an event: `Trace has 2 tool calls; maximum is 1.`
+    One violation, not tied to an event: `Trace has 2 tool calls; max_tool_calls is 1.`
 
     ## Passing trace
     ```jsonl
@@ -74,11 +74,11 @@ class EventBudget(Rule):
         self.checked = summary.events
         config = self.config
         for metric, label, actual, maximum in (
-            ("events", "events", summary.events, config.max_events),
-            ("tool_calls", "tool calls", summary.tool_calls, config.max_tool_calls),
-            ("tool_failures", "tool failures", summary.tool_failures, config.max_tool_failures),
+            ("events", "event", summary.events, config.max_events),
+            ("tool_calls", "tool call", summary.tool_calls, config.max_tool_calls),
+            ("tool_failures", "tool failure", summary.tool_failures, config.max_tool_failures),
         ):
             if maximum is not UNSET and actual > maximum and self.note_violation():
-                self.keep(f"Trace has {actual} {label}; maximum is {maximum}.",
+                self.keep(f"Trace has {actual} {label}{'' if actual == 1 else 's'}; max_{metric} is {maximum}.",
                           {"actual": actual, "maximum": maximum, "metric": metric})
         return self.result()

@@ -1,6 +1,6 @@
 """What completion_requires_outcome and confidence_requires_outcome share: which observed outcomes
 prove the work done (a satisfied verdict from an allowed evidence class, and for the first kind a
-matching outcome id), and whether one has been seen yet.
+matching outcome id), whether one has been seen yet, and how messages name such an outcome.
 """
 from __future__ import annotations
 
@@ -32,6 +32,10 @@ class EvidenceRule(Rule):
         self._classes = frozenset(self.evidence_classes)
         self._outcome_id = None if outcome_id is UNSET else compile_glob(outcome_id)
         self.proven = False
+        # how messages say that no qualifying outcome came first
+        wanted = [] if outcome_id is UNSET else [f"outcome_id {outcome_id}"]
+        wanted.append(f"evidence_class {' or '.join(self.evidence_classes)}")
+        self.missing = f"no earlier satisfied outcome.observed ({', '.join(wanted)})"
 
     def _outcome(self, event: Event, index: int) -> None:
         if (not self.proven and event.verdict == "satisfied" and event.evidence_class in self._classes

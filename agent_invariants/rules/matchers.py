@@ -1,5 +1,5 @@
-"""The event matcher of require_order, require_event and deny_event, and the base of the kinds
-with one `match`.
+"""The event matcher of require_order, require_event and deny_event, the base of the kinds with
+one `match`, and how messages name an event (`event_name`) and a matcher (`EventMatcher.brief`).
 
     {"type": "tool.call", "tool": "payments.*", "ok": false}
 
@@ -20,7 +20,7 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob, check_text, normalise_strings, string_fields
 
-__all__ = ("CompiledMatcher", "EventMatcher", "MatchingRule")
+__all__ = ("CompiledMatcher", "EventMatcher", "MatchingRule", "event_name")
 
 MatcherType = Annotated[str, Meta(
     min_length=1, max_length=200,
@@ -56,6 +56,30 @@ class EventMatcher(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     def to_dict(self) -> dict[str, Any]:
         """The matcher with its keys in schema order, absent keys left out."""
         return {name: getattr(self, name) for name in self.__struct_fields__ if getattr(self, name) is not UNSET}
+
+    def brief(self) -> str:
+        """The matcher as messages name it: the type and tool as an event would show them, any
+        other key in parentheses: `tool.call payments.*`, `tool.result ci.* (ok true)`,
+        `event (verdict satisfied)`."""
+        head = "event" if self.type is UNSET else self.type
+        rest = self.to_dict()
+        rest.pop("type", None)
+        if self.type is not UNSET and self.tool is not UNSET:
+            head = event_name(head, rest.pop("tool"))
+        if not rest:
+            return head
+        shown = ", ".join(f"{key} {_js_text(value)}" for key, value in rest.items())
+        return f"{head} ({shown})"
+
+
+def event_name(event_type: str, tool: str | UnsetType) -> str:
+    """An event as messages name it: its type, then its tool when it has one (`tool.call kb.search`)."""
+    return event_type if tool is UNSET else f"{event_type} {tool}"
+
+
+def _js_text(value: object) -> str:
+    """A matcher value as JSON writes it: `true`, `false`, or the text itself."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 EventMatcher._strings = string_fields(EventMatcher)

@@ -35,7 +35,7 @@ class RequireEvent(MatchingRule):
     ## What it checks
     Counts the events that match `match` (`checked` is that count). Fewer than `min` (default 1)
     or more than `max` is one violation, at the first matching event if there is one:
-    `Expected 1..1 matching events; found 2.`
+    `Expected 1..1 events matching run.start; found 2.`
 
     ## Why it matters
     Some steps must happen exactly once: one run start, one policy check, at most one escalation.
@@ -46,7 +46,7 @@ class RequireEvent(MatchingRule):
     {"seq": 1, "type": "run.start"}
     {"seq": 2, "type": "run.start"}
     ```
-    Violation at seq 1 (the first match).
+    Violation at seq 1 (the first match): `Expected 1..1 events matching run.start; found 2.`
 
     ## Passing trace
     ```jsonl
@@ -73,6 +73,7 @@ class RequireEvent(MatchingRule):
         self._min = 1 if config.min is UNSET else config.min
         self._max = None if config.max is UNSET else config.max
         self._first: tuple[int | float, int] | None = None
+        self._brief = config.match.brief()
 
     def matched(self, event: Event, index: int) -> None:
         if self._first is None:
@@ -83,7 +84,7 @@ class RequireEvent(MatchingRule):
         if (found < self._min or (self._max is not None and found > self._max)) and self.note_violation():
             upper = "∞" if self._max is None else self._max
             seq, index = self._first if self._first is not None else (UNSET, UNSET)
-            self.keep(f"Expected {self._min}..{upper} matching events; found {found}.",
+            self.keep(f"Expected {self._min}..{upper} events matching {self._brief}; found {found}.",
                       {"match": self.config.match.to_dict(), "found": found, "min": self._min, "max": self._max},
                       seq, index)
         return self.result()

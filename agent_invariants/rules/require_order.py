@@ -5,7 +5,7 @@ from msgspec import UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.rules.base import Route, Rule, RuleConfig
-from agent_invariants.rules.matchers import CompiledMatcher, EventMatcher
+from agent_invariants.rules.matchers import CompiledMatcher, EventMatcher, event_name
 
 __all__ = ("RequireOrder", "RequireOrderConfig")
 
@@ -25,7 +25,8 @@ class RequireOrder(Rule):
     ## What it checks
     Every event matching `after` is checked (`checked` counts them): some event strictly before
     it must match `before`. An event that matches both is not its own predecessor. Otherwise: a
-    violation at the after-event, `Required predecessor was missing before tool.call.`
+    violation at the after-event naming the event and both matchers, `tool.call billing.refund has
+    no earlier tool.call crm.lookup: each tool.call billing.* needs one before it.`
 
     ## Why it matters
     Look before you leap: check the policy before paying, read the customer record before
@@ -38,7 +39,8 @@ class RequireOrder(Rule):
     {"seq": 1, "type": "tool.call", "tool": "billing.refund"}
     {"seq": 2, "type": "tool.call", "tool": "crm.lookup"}
     ```
-    Violation at seq 1.
+    Violation at seq 1: `tool.call billing.refund has no earlier tool.call crm.lookup: each
+    tool.call billing.refund needs one before it.`
 
     ## Passing trace
     ```jsonl
@@ -63,6 +65,7 @@ class RequireOrder(Rule):
         self._before = CompiledMatcher(config.before)
         self._after = CompiledMatcher(config.after)
         self._evidence = {"before": config.before.to_dict(), "after": config.after.to_dict()}
+        self._missing = f" has no earlier {config.before.brief()}: each {config.after.brief()} needs one before it."
         self._predecessor_seen = False
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
@@ -82,4 +85,4 @@ class RequireOrder(Rule):
             return
         self.checked += 1
         if not self._predecessor_seen and self.note_violation():
-            self.keep(f"Required predecessor was missing before {event.type}.", self._evidence, event.seq, index)
+            self.keep(event_name(event.type, event.tool) + self._missing, self._evidence, event.seq, index)

@@ -31,7 +31,7 @@ class RetryLimit(Rule):
     Takes every `tool.call` whose `tool` matches `tool` (`checked` counts them) and groups them:
     by `call_signature` (or, for a call without one, by its tool name) unless `group_by` is
     `tool`. Each group with more than `max_attempts` calls is one violation, located at the first
-    call over the limit: `Retry group refund:order-7 ran 4 times; maximum is 3.` Groups are
+    call over the limit: `Retry group refund:order-7 ran 4 times; max_attempts is 3.` Groups are
     reported in the order they first appeared.
 
     ## Why it matters
@@ -45,7 +45,7 @@ class RetryLimit(Rule):
     {"seq": 2, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:refunds"}
     {"seq": 3, "type": "tool.call", "tool": "kb.search", "call_signature": "kb:refunds"}
     ```
-    Violation at seq 3.
+    Violation at seq 3: `Retry group kb:refunds ran 3 times; max_attempts is 2.`
 
     ## Passing trace
     ```jsonl
@@ -95,6 +95,6 @@ class RetryLimit(Rule):
         self.checked = self._attempts.members
         overflows = self._attempts.finish(keep=self.cap)   # the first ones, by first appearance
         for over in overflows[:self.note_violations(self._attempts.overflowed)]:
-            self.keep(f"Retry group {over.group} ran {over.count} times; maximum is {self._max}.",
+            self.keep(f"Retry group {over.group} ran {over.count} times; max_attempts is {self._max}.",
                       {"group": over.group, "attempts": over.count, "max_attempts": self._max}, over.seq, over.index)
         return self.result()

@@ -10,7 +10,7 @@ from msgspec import UNSET, UnsetType
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Route, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig, tool_name
 from agent_invariants.rules.fields import Glob
 
 __all__ = ("ToolResultRequired", "ToolResultRequiredConfig")
@@ -33,7 +33,8 @@ class ToolResultRequired(Rule):
     ## What it checks
     Each `tool.call` whose `tool` matches `tool` (`checked` counts them) needs a `call_id` and a
     `tool.result` with the same `call_id` after it. Otherwise: a violation at the call,
-    `Tool call c7 has no later matching tool.result.` (or `<missing call_id>`).
+    `Tool call mail.send (call_id c7) has no later tool.result with that call_id.`, or
+    `Tool call mail.send has no call_id, so no tool.result can answer it.`
 
     ## Why it matters
     An action whose outcome nobody read may have failed silently; the agent then reports success
@@ -45,7 +46,8 @@ class ToolResultRequired(Rule):
     {"seq": 1, "type": "tool.call", "tool": "mail.send", "call_id": "c1"}
     {"seq": 2, "type": "run.completed"}
     ```
-    Violation at seq 1.
+    Violation at seq 1: `Tool call mail.send (call_id c1) has no later tool.result with that
+    call_id.`
 
     ## Passing trace
     ```jsonl
@@ -107,10 +109,11 @@ class ToolResultRequired(Rule):
         calls = itertools.chain(self._unpairable, self._unanswered())
         for index, seq, tool, call_id in heapq.nsmallest(keep, calls, key=itemgetter(0)):
             if call_id is None:
-                self.keep("Tool call <missing call_id> has no later matching tool.result.", {"tool": tool}, seq, index)
+                self.keep(f"Tool call {tool_name(tool)} has no call_id, so no tool.result can answer it.",
+                          {"tool": tool}, seq, index)
             else:
-                self.keep(f"Tool call {call_id} has no later matching tool.result.",
-                          {"tool": tool, "call_id": call_id}, seq, index)
+                self.keep(f"Tool call {tool_name(tool)} (call_id {call_id}) has no later tool.result with that "
+                          "call_id.", {"tool": tool, "call_id": call_id}, seq, index)
         return self.result()
 
     def _unanswered(self) -> Iterator[tuple[int, int | float, str | UnsetType, str]]:

@@ -55,7 +55,7 @@ def test_tool_less_call_always_violates_even_with_star():
                    {"type": "tool.call", "tool": "whatever.tool"})
     assert_result(report, rule, checked=2, violations=[(1, 0, {"allowed": ["*"]})])
     assert "tool" not in report.violations[0].evidence
-    assert "unknown" in report.violations[0].message
+    assert report.violations[0].message == "Tool call has no tool field, so it is outside the allowlist."
 
 
 def test_allowlist_globs_are_trimmed():
@@ -94,3 +94,13 @@ def test_trace_file_reports_physical_line(tmp_path):
         (3, 2, {"allowed": ALLOWED}),
     ])
     assert [v.line for v in report.violations] == [4, 5]
+
+
+def test_cli_text_report_says_a_call_has_no_tool(cli, write):
+    write("contract.json", contract(RULE))
+    write("trace.jsonl", '{"seq": 1, "type": "tool.call", "tool": "crm.delete"}\n{"seq": 2, "type": "tool.call"}\n')
+    result = cli("check", "--contract", "contract.json", "--trace", "trace.jsonl")
+    assert result.returncode == 1, result.stderr
+    assert "trace.jsonl:1  seq 1  Tool is outside the allowlist: crm.delete." in result.stdout
+    assert "trace.jsonl:2  seq 2  Tool call has no tool field, so it is outside the allowlist." in result.stdout
+    assert "unknown" not in result.stdout

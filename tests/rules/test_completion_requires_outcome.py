@@ -154,3 +154,15 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=1, violations=[(2, 1, EVIDENCE)])
     assert report.violations[0].line == 4
+
+
+def test_message_names_the_completion_and_the_outcome_it_needed():
+    report = check(RULE, {**GOOD, "evidence_class": "self_attestation"}, DONE)
+    assert [v.message for v in report.violations] == [
+        "run.completed claimed completion with no earlier satisfied outcome.observed "
+        "(evidence_class externally_observed or configured_verifier)."]
+    rule = {**RULE, "outcome_id": "refund-*", "evidence_classes": ["manual_attestation"]}
+    report = check(rule, {"type": "agent.message", "tool": "chat.reply", "claims_completion": True})
+    assert [v.message for v in report.violations] == [
+        "agent.message chat.reply claimed completion with no earlier satisfied outcome.observed "
+        "(outcome_id refund-*, evidence_class manual_attestation)."]

@@ -127,3 +127,10 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=1, violations=[(2, 1, ev(0.95))])
     assert report.violations[0].line == 4
+
+
+def test_message_names_the_claim_the_threshold_and_the_outcome_it_needed():
+    report = check(RULE, claim(1.0))
+    assert [v.message for v in report.violations] == [
+        "agent.message claimed completion with confidence 1 (threshold 0.9) and no earlier satisfied "
+        "outcome.observed (evidence_class externally_observed or configured_verifier)."]

@@ -96,3 +96,11 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=1, violations=[(2, 1, EVIDENCE)])
     assert report.violations[0].line == 5
+
+
+def test_message_names_the_event_type_and_tool():
+    report = check(RULE, FAILED_PAYMENT)
+    assert [v.message for v in report.violations] == ["Denied event matched: tool.result payments.refund."]
+    rule = {"id": "no-secrets", "kind": KIND, "match": {"type": "secret.*"}}
+    report = check(rule, {"type": "secret.read"})
+    assert [v.message for v in report.violations] == ["Denied event matched: secret.read."]

@@ -96,6 +96,22 @@ def test_failing_example_fails_its_rule(kind):
         assert [v.event_seq for v in result.violations] == stated
 
 
+QUOTED_MESSAGE = re.compile(r"(?:[Vv]iolation at seq \d+(?: \([^()]*\))?|[Vv]iolation, not tied to an event)"
+                            r": `([^`]+)`")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_message_quoted_under_the_failing_trace_is_the_one_given(kind):
+    failing = sections(kind)["Failing trace"]
+    quoted = [" ".join(text.split()) for text in QUOTED_MESSAGE.findall(failing)]
+    report = check_trace(contract(failing_rule(kind)), example(failing))
+    assert set(quoted) <= {violation.message for violation in report.violations}
+
+
+def test_every_manual_quotes_the_message_of_its_failing_trace():
+    assert [kind for kind in sorted(SPEC_KINDS) if not QUOTED_MESSAGE.search(sections(kind)["Failing trace"])] == []
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_passing_example_passes_the_failing_examples_rule(kind):
     rule = failing_rule(kind)

@@ -105,3 +105,13 @@ def test_a_violation_cap_keeps_the_first_metrics_in_their_fixed_order():
     report = check_trace(contract(rule), events(CALL, FAILED, CALL, FAILED), max_violations=2)
     assert [v.evidence["metric"] for v in report.violations] == ["events", "tool_calls"]
     assert (report.error_count, report.violations_total, report.truncated) == (3, 3, True)
+
+
+def test_messages_name_the_bound_that_was_exceeded():
+    rule = {"id": "budget", "kind": KIND, "max_events": 2, "max_tool_calls": 1, "max_tool_failures": 0}
+    report = check(rule, CALL, FAILED, CALL)
+    assert [v.message for v in report.violations] == [
+        "Trace has 3 events; max_events is 2.",
+        "Trace has 2 tool calls; max_tool_calls is 1.",
+        "Trace has 1 tool failure; max_tool_failures is 0.",
+    ]

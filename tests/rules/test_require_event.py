@@ -107,3 +107,12 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=2, violations=[(2, 1, ev(2))])
     assert report.violations[0].line == 4
+
+
+def test_message_names_the_matcher():
+    report = check(RULE, START, START)
+    assert [v.message for v in report.violations] == ["Expected 1..1 events matching run.start; found 2."]
+    rule = {"id": "a-passing-test", "kind": KIND, "match": {"type": "tool.result", "tool": "ci.*", "ok": True}}
+    report = check(rule, OTHER)
+    assert [v.message for v in report.violations] == [
+        "Expected 1..∞ events matching tool.result ci.* (ok true); found 0."]

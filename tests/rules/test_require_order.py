@@ -112,3 +112,47 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=1, violations=[(2, 1, EVIDENCE)])
     assert report.violations[0].line == 4
+
+
+# -- the message names the event and both matchers -----------------------------------------------
+
+def test_message_names_the_event_and_both_matchers():
+    rule = {"id": "lookup-first", "kind": KIND, "before": BEFORE, "after": {"type": "tool.call", "tool": "billing.*"}}
+    report = check(rule, REFUND, LOOKUP, REFUND)
+    assert [v.message for v in report.violations] == [
+        "tool.call billing.refund has no earlier tool.call crm.lookup: each tool.call billing.* needs one before it."]
+
+
+@pytest.mark.parametrize(("before", "after", "event", "message"), [
+    ({"type": "step"}, {"type": "step"}, {"type": "step"},
+     "step has no earlier step: each step needs one before it."),
+    ({"type": "tool.result", "tool": "ci.run_tests", "ok": True}, {"type": "tool.call", "tool": "deploy.*"},
+     {"type": "tool.call", "tool": "deploy.prod"},
+     "tool.call deploy.prod has no earlier tool.result ci.run_tests (ok true): each tool.call deploy.* needs one "
+     "before it."),
+    # no type: "event", and every key but type in parentheses, in schema order, trimmed as in the evidence
+    ({"verdict": "satisfied", "outcome_id": "  refund-*  ", "type": "outcome.observed"},
+     {"claims_completion": True, "ok": False, "tool": " billing.* "},
+     {"type": "agent.message", "tool": "billing.refund", "ok": False, "claims_completion": True},
+     "agent.message billing.refund has no earlier outcome.observed (outcome_id refund-*, verdict satisfied): "
+     "each event (tool billing.*, ok false, claims_completion true) needs one before it."),
+    ({"tool": "crm.*"}, {"type": "act", "claims_completion": False}, {"type": "act", "claims_completion": False},
+     "act has no earlier event (tool crm.*): each act (claims_completion false) needs one before it."),
+])
+def test_message_shows_matchers_compactly(before, after, event, message):
+    rule = {"id": "order", "kind": KIND, "before": before, "after": after}
+    report = check(rule, event)
+    assert [v.message for v in report.violations] == [message]
+
+
+def test_cli_text_report_names_the_missing_predecessor(cli, write):
+    rule = {"id": "tests-before-deploy", "kind": KIND, "before": {"type": "tool.result", "tool": "ci.*", "ok": True},
+            "after": {"type": "tool.call", "tool": "deploy.*"}}
+    write("contract.json", contract(rule))
+    write("trace.jsonl", '{"seq": 1, "type": "run.start"}\n'
+                         '{"seq": 2, "type": "tool.result", "tool": "ci.lint", "ok": false}\n'
+                         '{"seq": 3, "type": "tool.call", "tool": "deploy.production"}\n')
+    result = cli("check", "--contract", "contract.json", "--trace", "trace.jsonl")
+    assert result.returncode == 1, result.stderr
+    assert ("trace.jsonl:3  seq 3  tool.call deploy.production has no earlier tool.result ci.* (ok true): "
+            "each tool.call deploy.* needs one before it.") in result.stdout

@@ -140,3 +140,8 @@ def test_a_violation_cap_keeps_the_first_groups_by_first_appearance():
     assert [(v.event_seq, v.event_index, v.evidence) for v in result.violations] == [
         (4, 3, ev("b", 2, 1)), (3, 2, ev("a", 2, 1))]
     assert (result.passed, result.truncated, result.violations_total) == (False, True, 3)
+
+
+def test_message_names_the_group_and_max_attempts():
+    report = check(RULE, call(signature="kb:refunds"), call(signature="kb:refunds"), call(signature="kb:refunds"))
+    assert [v.message for v in report.violations] == ["Retry group kb:refunds ran 3 times; max_attempts is 2."]

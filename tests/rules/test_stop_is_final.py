@@ -164,3 +164,13 @@ def test_trace_file_reports_physical_line(tmp_path):
     report = check_trace(contract(RULE), str(path))
     assert_result(report, RULE, checked=1, violations=[(3, 2, ev(1))])
     assert report.violations[0].line == 5
+
+
+def test_message_names_the_late_event_and_the_stop():
+    report = check(RULE, STOP, CALL, {"type": "control.stop"}, {"type": "agent.message"}, start=7)
+    assert [v.message for v in report.violations] == [
+        "Event tool.call mail.send occurred after stop event control.stop at seq 7.",
+        "Event control.stop occurred after stop event control.stop at seq 7.",
+        "Event agent.message occurred after stop event control.stop at seq 7.",
+        "Event agent.message occurred after stop event control.stop at seq 9.",
+    ]

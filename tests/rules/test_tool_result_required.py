@@ -49,7 +49,7 @@ def test_warning_severity_reports_but_passes():
 def test_call_without_call_id_is_a_violation():
     report = check(RULE, call(None, "a"), result(None, "a", ok=True))
     assert_result(report, RULE, checked=1, violations=[(1, 0, {"tool": "a"})])
-    assert "missing call_id" in report.violations[0].message
+    assert report.violations[0].message == "Tool call a has no call_id, so no tool.result can answer it."
 
 
 def test_result_before_the_call_does_not_count():
@@ -132,3 +132,11 @@ def test_a_violation_cap_keeps_the_first_calls_in_trace_order_with_or_without_ca
     assert [(v.event_seq, v.event_index, v.evidence) for v in result.violations] == [
         (1, 0, {"tool": "a"}), (2, 1, {"tool": "mail.send", "call_id": "c1"}), (3, 2, {"tool": "b"})]
     assert (result.checked, result.truncated, result.violations_total) == (5, True, 5)
+
+
+def test_message_names_the_tool_and_the_call_id():
+    report = check(RULE, call("c1"), result("c2"), call(None, "kb.search"))
+    assert [v.message for v in report.violations] == [
+        "Tool call mail.send (call_id c1) has no later tool.result with that call_id.",
+        "Tool call kb.search has no call_id, so no tool.result can answer it.",
+    ]

@@ -1,0 +1,168 @@
+"""The command line's options: their names, help texts and defaults, declared once.
+
+`check` and `compare` share how a report is rendered, written and judged (`ReportOptions`).
+typer declares options as function parameters and has no way to share a group of them, so
+`with_report_options` adds the group's parameters to a command's signature and hands the command
+one `ReportOptions` instead: the group is written here once, and `--help` lists it after the
+command's own options, in the order below.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple
+
+import typer
+
+__all__ = (
+    "DEFAULT_CONTRACTS",
+    "Anchor",
+    "Color",
+    "ContractOpt",
+    "Format",
+    "JsonFormatOpt",
+    "MaxLineOpt",
+    "OutputOpt",
+    "ReportOptions",
+    "UnusedBaseline",
+    "UnusedCandidate",
+    "UnusedContract",
+    "UnusedTrace",
+    "with_report_options",
+)
+
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+DEFAULT_MAX_VIOLATIONS = 1000   # rules.base.DEFAULT_MAX_VIOLATIONS, not imported: --help stays fast
+DEFAULT_CONTRACTS = ("agent-invariants.json", "agent-invariants.yaml", "agent-invariants.yml")
+"""Where a command looks for the contract when `--contract` is not given (`init` writes the first)."""
+
+
+# (str, Enum) rather than StrEnum: their str() differs, and typer prints and parses these.
+class Format(str, Enum):  # noqa: UP042
+    text = "text"
+    pretty = "pretty"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    markdown = "markdown"
+    github = "github"
+
+
+class Anchor(str, Enum):  # noqa: UP042   (as Format)
+    trace = "trace"
+    contract = "contract"
+
+
+class Color(str, Enum):  # noqa: UP042   (as Format)
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+ContractOpt = Annotated[Path | None, typer.Option(
+    "--contract", "-c", show_default=False, metavar="PATH",
+    help="Contract file (JSON, or YAML with the yaml extra); - for stdin. Default: agent-invariants.json "
+    "(or .yaml, .yml) in the current folder, the file `init` writes.")]
+OutputOpt = Annotated[Path | None, typer.Option(
+    "--output", "-o", help="Write the report to this file instead of stdout (a regular file is replaced "
+    "atomically, a device or FIFO written in place; an input file is refused).",
+    show_default=False)]
+MaxLineOpt = Annotated[int, typer.Option(
+    "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
+JsonFormatOpt = Annotated[Format, typer.Option(
+    "--format", "-f", hidden=True,
+    help="Accepted for compatibility (every value is checked); the output is always JSON.")]
+
+# Options a command accepts and ignores. The Node tool gives every command one shared option set
+# (--contract, --trace, --baseline, --candidate, --format, --output), so scripts written for it
+# may pass options a command does not use; they must not turn into errors.
+UnusedContract = Annotated[str | None, typer.Option("--contract", hidden=True, show_default=False)]
+UnusedTrace = Annotated[str | None, typer.Option("--trace", hidden=True, show_default=False)]
+UnusedBaseline = Annotated[str | None, typer.Option("--baseline", hidden=True, show_default=False)]
+UnusedCandidate = Annotated[str | None, typer.Option("--candidate", hidden=True, show_default=False)]
+
+
+class ReportOptions(NamedTuple):
+    """How `check` and `compare` render, write and judge their report."""
+
+    format: Format
+    output: Path | None
+    color: Color
+    verbose: bool
+    quiet: bool
+    strict: bool
+    max_warnings: int | None
+    max_line_bytes: int
+    max_violations: int
+    jobs: int | None
+    sarif_root: Path | None
+    sarif_anchor: Anchor
+    category: str | None
+
+
+# The parameters typer sees for each field of ReportOptions, in order: (annotation, default).
+_REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
+    "format": (Annotated[Format, typer.Option(
+        "--format", "-f", help="Output format (github: workflow commands that annotate a pull request).")],
+        Format.text),
+    "output": (OutputOpt, None),
+    "color": (Annotated[Color, typer.Option(
+        "--color", help="Colour the text report: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
+        "it), always or never.")], Color.auto),
+    "verbose": (Annotated[bool, typer.Option(
+        "--verbose", help="Text: show every trace and rule of a batch, passing ones too.")], False),
+    "quiet": (Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Text: only the verdict and the totals. No progress display on stderr.")], False),
+    "strict": (Annotated[bool, typer.Option(
+        "--strict", help="Turn the warnings on stderr into failures: a trace with no events or with a "
+        "misspelt event type or field is an error (exit 2), a rule that checked nothing fails the check.")],
+        False),
+    "max_warnings": (Annotated[int | None, typer.Option(
+        "--max-warnings", min=0, show_default=False, metavar="N",
+        help="Exit 1 when the report has more than N warning violations.")], None),
+    "max_line_bytes": (MaxLineOpt, DEFAULT_MAX_LINE_BYTES),
+    "max_violations": (Annotated[int, typer.Option(
+        "--max-violations", min=0, help="Violations kept and shown per rule (the first ones); the counts "
+        "and the exit code include every one. 0: no limit (memory then grows with the violations).")],
+        DEFAULT_MAX_VIOLATIONS),
+    "jobs": (Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, show_default=False,
+        help="Processes to use: traces checked at once when there are several, or a large baseline checked "
+        "beside its candidate (default: the number of CPUs).")], None),
+    "sarif_root": (Annotated[Path | None, typer.Option(
+        "--sarif-root", show_default=False,
+        help="SARIF: make file URIs relative to this folder (default: the current one); every file reported "
+        "must be inside it.")], None),
+    "sarif_anchor": (Annotated[Anchor, typer.Option(
+        "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
+        "(for traces that are build artifacts, not committed files).")], Anchor.trace),
+    "category": (Annotated[str | None, typer.Option(
+        "--category", show_default=False,
+        help="SARIF: automationDetails.id, to keep several uploads apart; a trailing / is added when missing, "
+        "as GitHub's upload action does.")], None),
+}
+assert tuple(_REPORT_PARAMETERS) == ReportOptions._fields
+
+
+def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` (which takes `options: ReportOptions`) with the report options as parameters
+    of its own, for typer: they are gathered into one `ReportOptions` for the call."""
+    hints = typing.get_type_hints(command, include_extras=True)   # the package writes them as strings
+    own = [parameter.replace(annotation=hints[name])
+           for name, parameter in inspect.signature(command).parameters.items() if name != "options"]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+              for name, (annotation, default) in _REPORT_PARAMETERS.items()]
+
+    @functools.wraps(command)
+    def gathered(**values: Any) -> None:
+        options = ReportOptions(**{name: values.pop(name) for name in ReportOptions._fields})
+        command(options=options, **values)
+
+    del gathered.__wrapped__   # typer must read the signature below, not the command's
+    gathered.__signature__ = inspect.Signature(own + shared)  # type: ignore[attr-defined]
+    gathered.__annotations__ = {parameter.name: parameter.annotation for parameter in own + shared}
+    return gathered

@@ -1,0 +1,222 @@
+"""What a check notices that is not a violation, but may mean the trace was not really checked.
+
+A trace that passes because nothing in it could match the rules is a silent pass. Three signs of
+one are noticed, and reported as `notices` in the check report (the CLI prints them as warnings on
+stderr; with `--strict` they fail):
+
+- `empty_trace`: the trace has no events.
+- `misspelt_type`: an event type that differs from a known one only by case, separators or one
+  edit (`Tool.Call`, `tool_call`, `tool.cal` for `tool.call`). Known types are those of contract v1
+  (`tool.call`, `tool.result`, `approval.granted`, `control.stop`, `outcome.observed`,
+  `run.completed`) and every type the contract names.
+- `misspelt_field`: a field of the first events (`FIELD_SAMPLE` of them) that differs from an
+  event field the same way (`tool_name` and `Tool` for `tool`, `callId` for `call_id`).
+- `rule_checked_nothing`: a rule whose `checked` is 0, so it may guard nothing (a glob that matches
+  no tool, a type nobody writes). Kinds whose `checked` counts what they forbid (`deny_tool`,
+  `deny_event`, `stop_is_final`, `confidence_requires_outcome`: zero is their passing state) say so
+  with `CHECKED_NOTHING_IS_NORMAL` and are left out.
+
+Types cost nothing per event: they are judged once per distinct routing key, when the engine asks
+the `TypeSpelling` observer for a route, and only events of a misspelt type reach its handler.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from agent_invariants.report import CheckReport, Notice, RuleResult
+
+__all__ = ("FIELD_SAMPLE", "KNOWN_TYPES", "TRACE_PROBLEMS", "FieldSample", "TypeSpelling", "checked_nothing",
+           "looks_like", "lines_of", "misspelt_fields", "named_types", "notice_lines")
+
+TRACE_PROBLEMS = frozenset({"empty_trace", "misspelt_type", "misspelt_field"})
+"""Notices about the trace itself (`--strict` refuses such a trace, exit 2); the other kind is
+about a rule (`--strict` fails it)."""
+SHOWN_PER_KIND = 3
+"""Notices of one kind shown for one trace; a count says how many more there were."""
+
+KNOWN_TYPES = ("tool.call", "tool.result", "approval.granted", "control.stop", "outcome.observed", "run.completed")
+FIELD_SAMPLE = 1000
+"""How many events, from the first, have their field names compared with the known ones."""
+_SEPARATORS = re.compile(r"[\s._\-]+")
+_TYPE_KEYS = frozenset({"type", "stop_type", "completion_types", "allowed_after"})
+"""Rule fields (at any depth, in matchers too) whose strings are event types."""
+
+
+def named_types(configs: Iterable[msgspec.Struct]) -> list[str]:
+    """The event types the rules of a contract name."""
+    found: list[str] = []
+
+    def walk(value: Any, is_type: bool) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, key in _TYPE_KEYS)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, is_type)
+        elif is_type and isinstance(value, str):
+            found.append(value)
+
+    for config in configs:
+        walk(msgspec.to_builtins(config), False)
+    return found
+
+
+def _quoted(text: str) -> str:
+    return msgspec.json.encode(text).decode()
+
+
+def looks_like(word: str, known: Iterable[str], *, affixes: bool = False) -> str | None:
+    """The known word that `word` is probably a misspelling of: equal but for case or separators
+    (`.`, `_`, `-`, spaces, camelCase), or one edit away (words of five or more characters); with
+    `affixes`, also a known word with a common suffix or prefix (`tool_name`, `toolId`,
+    `event_type`)."""
+    known = tuple(known)
+    if word in known:
+        return None
+    squashed = _squash(word)
+    lowered = word.lower()
+    for candidate in known:
+        if squashed == _squash(candidate):
+            return candidate
+    for candidate in known:
+        if len(candidate) >= 5 and _one_edit(lowered, candidate.lower()):
+            return candidate
+    if affixes:
+        for candidate in known:
+            core = _squash(candidate)
+            if squashed in (core + "name", core + "id", "event" + core):
+                return candidate
+    return None
+
+
+def _squash(word: str) -> str:
+    return _SEPARATORS.sub("", word).lower()
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """True when `a` and `b` differ by one insertion, deletion, substitution or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long[i]:
+        i += 1
+    return short[i:] == long[i + 1:]
+
+
+class TypeSpelling:
+    """An observer that notices event types that look like misspellings of `known` ones."""
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self._known = tuple(dict.fromkeys(known))
+        self._found: dict[str, list[Any]] = {}   # type -> [looks like, count, first index]
+
+    def route(self, event_type: str, tool: object, claims: object) -> Any:
+        if event_type in self._known:   # the common case, and routes are asked for again per new tool
+            return None
+        close = looks_like(event_type, self._known)
+        if close is None:
+            return None
+        found = self._found.setdefault(event_type, [close, 0, None])
+
+        def seen(event: Any, index: int) -> None:
+            found[1] += 1
+            if found[2] is None:
+                found[2] = index
+
+        return seen
+
+    def notices(self) -> list[Notice]:
+        return [Notice(kind="misspelt_type", message=f"event type {_quoted(event_type)} looks like {_quoted(close)}; "
+                       "rules match types exactly, so none matched it", count=count, event_index=first)
+                for event_type, (close, count, first) in self._found.items() if count]
+
+
+class FieldSample:
+    """The field names of the first `FIELD_SAMPLE` events of one read, from their raw JSON: the
+    decoded events have no place for fields they do not know. Lines that are not JSON objects
+    (blank, comments, bad ones that the reader will refuse) are passed over."""
+
+    _decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+    def __init__(self) -> None:
+        self.keys: dict[str, tuple[int, int]] = {}   # name -> (events with it, index of the first)
+        self.seen = 0
+        self.full = False
+
+    def add(self, items: Iterable[bytes | memoryview | msgspec.Raw]) -> None:
+        """Take the field names of `items` (raw events, in order), until the sample is full."""
+        keys = self.keys
+        for item in items:
+            if self.seen >= FIELD_SAMPLE:
+                self.full = True
+                return
+            try:
+                names = self._decoder.decode(bytes(item))
+            except (msgspec.DecodeError, RecursionError):
+                continue
+            for name in names:
+                count, first = keys.get(name, (0, self.seen))
+                keys[name] = (count + 1, first)
+            self.seen += 1
+
+
+def misspelt_fields(keys: dict[str, tuple[int, int]], fields: Iterable[str]) -> list[Notice]:
+    """Notices for the field names of sampled events (`keys`: name -> (count, first event
+    index)) that look like misspellings of the event's `fields`, but for fields the events also
+    have as written (a trace with `tool` that also has `tool_id` means something by it)."""
+    known = tuple(field for field in fields if field not in keys)
+    found = []
+    for key, (count, first) in keys.items():
+        close = looks_like(key, known, affixes=True) if key not in fields else None
+        if close is not None:
+            found.append(Notice(kind="misspelt_field", message=f"field {_quoted(key)} looks like {_quoted(close)}; "
+                                f"rules read only {_quoted(close)}", count=count, event_index=first))
+    return found
+
+
+def checked_nothing(results: Iterable[RuleResult], normal: set[str]) -> list[Notice]:
+    """Notices for the rules that checked nothing, but for kinds in `normal`."""
+    return [Notice(kind="rule_checked_nothing", rule_id=result.rule_id,
+                   message=f"rule {_quoted(result.rule_id)} ({result.rule_kind}) checked nothing in this trace; "
+                   "it may guard nothing (do its tools or types appear in the trace?)")
+            for result in results if result.checked == 0 and result.rule_kind not in normal]
+
+
+def notice_lines(checks: Iterable[CheckReport], strict: bool) -> tuple[list[str], bool]:
+    """What the checks noticed, as lines for stderr (`warning: trace:line: message`; `error:`
+    with `strict`), and whether `strict` refuses a trace (it showed a problem of its own)."""
+    lines: list[str] = []
+    refused = False
+    for check in checks:
+        if check.notices is msgspec.UNSET:
+            continue
+        trace = check.trace if check.trace is not msgspec.UNSET else "<events>"
+        lines += [f"{'error' if strict else 'warning'}: {line}" for line in lines_of(trace, check.notices)]
+        refused = refused or (strict and any(notice.kind in TRACE_PROBLEMS for notice in check.notices))
+    return lines, refused
+
+
+def lines_of(trace: str, notices: Iterable[Notice]) -> list[str]:
+    """One line per notice of a trace, `trace:line: message`, at most `SHOWN_PER_KIND` of each
+    kind and then how many more."""
+    by_kind: dict[str, list[Notice]] = {}
+    for notice in notices:
+        by_kind.setdefault(notice.kind, []).append(notice)
+    lines = []
+    for found in by_kind.values():
+        for notice in found[:SHOWN_PER_KIND]:
+            where = f"{trace}:{notice.line}" if notice.line is not msgspec.UNSET else trace
+            count = f" ({notice.count} events)" if notice.count is not msgspec.UNSET and notice.count > 1 else ""
+            lines.append(f"{where}: {notice.message}{count}")
+        if len(found) > SHOWN_PER_KIND:
+            lines.append(f"{trace}: … and {len(found) - SHOWN_PER_KIND} more like these")
+    return lines

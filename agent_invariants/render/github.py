@@ -1,0 +1,78 @@
+"""GitHub: workflow commands that annotate a pull request, without code scanning.
+
+Each violation of a check, and each regression of a comparison, becomes one line that GitHub
+Actions turns into an annotation on the trace file (free for private repositories too, unlike
+code scanning); the report's totals follow as plain lines for the log:
+
+    ::error file=runs/candidate.jsonl,line=6,title=refunds-need-approval (require_approval)::Tool payments.refund ...
+    ::warning file=runs/candidate.jsonl,title=stop-means-stop (stop_is_final)::...
+    FAIL  refund-desk
+          trace runs/candidate.jsonl
+          14 events · 4 tool calls · 9 errors · 1 warning
+
+Values are escaped as the runner expects (`%`, CR and LF everywhere, and `:` and `,` in the
+properties), so a message from a trace cannot end its line or start another command. Files are
+named relative to the current folder (the workspace, where GitHub looks for them).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from msgspec import UNSET, UnsetType
+
+from agent_invariants._safe import inert
+from agent_invariants.render import DEFAULTS, RenderOptions, text
+from agent_invariants.render.shared import AnyReport, failures, sections
+from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
+
+__all__ = ("render",)
+
+
+def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+    """One workflow command per violation (check) or regression (compare), then the totals."""
+    lines: list[str] = []
+    for section in sections(report):
+        if isinstance(section, CompareReport):
+            lines += [_command(regression, section.candidate.trace, f"compatibility.{regression.kind}")
+                      for regression in section.regressions]
+        else:
+            lines += _check(section)
+    lines += [f"::error file={_property(_file(failure.trace))}::{_data(failure.error)}" for failure in failures(report)]
+    quiet = RenderOptions(detail="quiet")
+    return "\n".join(lines) + ("\n" if lines else "") + text.render(report, quiet)
+
+
+def _check(report: CheckReport) -> list[str]:
+    lines = [_command(violation, report.trace, f"{violation.rule_id} ({violation.rule_kind})")
+             for violation in report.violations]
+    if report.truncated is True:
+        lines.append(f"::notice title=agent-invariants::{report.violations_total} violations in all; "
+                     "raise --max-violations to annotate more")
+    return lines
+
+
+def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -> str:
+    """`::error file=…,line=…,title=…::message` (or `::warning`) for one violation or regression."""
+    properties = []
+    if isinstance(trace, str) and trace != "-":
+        properties.append(f"file={_property(_file(trace))}")
+        if item.line is not UNSET:
+            properties.append(f"line={item.line}")
+    properties.append(f"title={_property(title)}")
+    return f"::{item.severity} {','.join(properties)}::{_data(item.message)}"
+
+
+def _file(path: str) -> str:
+    """The path relative to the current folder when it is inside it, with forward slashes."""
+    relative = os.path.relpath(os.path.abspath(path))
+    return Path(relative if not relative.startswith("..") else path).as_posix()
+
+
+def _data(value: str) -> str:
+    """A command's message, escaped for the runner (and made inert, as every format does)."""
+    return inert(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    return _data(value).replace(":", "%3A").replace(",", "%2C")

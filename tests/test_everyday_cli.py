@@ -1,0 +1,234 @@
+"""The conveniences of everyday use: notices and --strict, --format github, --color, batch text
+detail, --max-warnings, the default contract, contracts on stdin, --sarif-root, completion, help."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_invariants import check_trace
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "refund-desk"
+
+CONTRACT = {"version": 1, "name": "desk", "rules": [
+    {"id": "pay-approval", "kind": "require_approval", "tool": "payments.*"},
+    {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+    {"id": "careful", "kind": "deny_tool", "tool": "kb.delete", "severity": "warning"},
+]}
+
+
+def lines(*events: dict) -> str:
+    return "".join(json.dumps({"seq": seq, **event}) + "\n" for seq, event in enumerate(events, 1))
+
+
+PAID = lines({"type": "approval.granted"}, {"type": "tool.call", "tool": "payments.refund"})
+
+
+@pytest.fixture
+def desk(write):
+    write("agent-invariants.json", json.dumps(CONTRACT))
+    write("paid.jsonl", PAID)
+    return write
+
+
+# -- notices and --strict ------------------------------------------------------------------------
+
+def test_a_misspelt_event_type_is_a_warning_with_its_line_and_count(cli, desk):
+    desk("t.jsonl", lines({"type": "approval.granted"}, {"type": "Tool.Call", "tool": "payments.refund"},
+                          {"type": "Tool.Call", "tool": "payments.refund"}))
+    result = cli("check", "-t", "t.jsonl")
+    assert result.returncode == 0
+    assert ('agent-invariants: warning: t.jsonl:2: event type "Tool.Call" looks like "tool.call"; rules match '
+            "types exactly, so none matched it (2 events)") in result.stderr.splitlines()
+
+
+@pytest.mark.parametrize(("written", "meant"), [("tool_name", "tool"), ("callId", "call_id"), ("Tool", "tool")])
+def test_a_misspelt_field_is_a_warning(cli, desk, written, meant):
+    desk("t.jsonl", lines({"type": "tool.call", written: "payments.refund"}))
+    result = cli("check", "-t", "t.jsonl")
+    assert f'agent-invariants: warning: t.jsonl:1: field "{written}" looks like "{meant}"; rules read only ' \
+           f'"{meant}"' in result.stderr.splitlines()
+
+
+def test_a_field_the_events_also_have_as_written_is_not_a_misspelling(cli, desk):
+    desk("t.jsonl", lines({"type": "approval.granted"}, {"type": "tool.call", "tool": "payments.refund",
+                                                         "tool_name": "Refunds"}))
+    assert cli("check", "-t", "t.jsonl").stderr == ""
+
+
+def test_an_empty_trace_and_a_rule_that_checked_nothing_are_warnings(cli, desk):
+    desk("empty.jsonl", "\n# nothing yet\n")
+    result = cli("check", "-t", "empty.jsonl")
+    assert result.returncode == 0
+    stderr = result.stderr.splitlines()
+    assert "agent-invariants: warning: empty.jsonl: the trace has no events, so no rule saw anything" in stderr
+    assert any('rule "pay-approval" (require_approval) checked nothing' in line for line in stderr)
+    # a deny rule that matched nothing passed: that is its normal state, not a notice
+    assert not any("no-shell" in line for line in stderr)
+
+
+def test_notices_are_in_the_json_report(cli, desk):
+    desk("t.jsonl", lines({"type": "tool.call", "tool": "kb.search"}))
+    report = json.loads(cli("check", "-t", "t.jsonl", "-f", "json").stdout)
+    assert report["notices"] == [{"kind": "rule_checked_nothing", "rule_id": "pay-approval", "message":
+                                  'rule "pay-approval" (require_approval) checked nothing in this trace; it may '
+                                  "guard nothing (do its tools or types appear in the trace?)"}]
+    assert "notices" not in json.loads(cli("check", "-t", "paid.jsonl", "-f", "json").stdout)
+
+
+def test_strict_refuses_a_trace_with_a_problem_of_its_own(cli, desk):
+    desk("t.jsonl", lines({"type": "tool.cal", "tool": "payments.refund"}))
+    result = cli("check", "-t", "t.jsonl", "--strict")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert 'agent-invariants: error: t.jsonl:1: event type "tool.cal" looks like "tool.call"; rules match types ' \
+           "exactly, so none matched it" in result.stderr.splitlines()
+
+
+def test_strict_fails_a_rule_that_checked_nothing(cli, desk):
+    desk("t.jsonl", lines({"type": "tool.call", "tool": "kb.search"}))
+    assert cli("check", "-t", "t.jsonl").returncode == 0
+    result = cli("check", "-t", "t.jsonl", "--strict", "-f", "json")
+    assert result.returncode == 1
+    (failed,) = [rule for rule in json.loads(result.stdout)["results"] if not rule["passed"]]
+    assert failed["rule_id"] == "pay-approval"
+    assert failed["violations"][0]["message"] == \
+        "The rule checked nothing in this trace, so it may guard nothing (--strict)."
+
+
+def test_the_library_reports_notices_and_strict_fails(tmp_path):
+    events = [{"seq": 1, "type": "tool.call", "tool": "kb.search"}]
+    assert check_trace(CONTRACT, events).passed is True
+    assert check_trace(CONTRACT, events, strict=True).passed is False
+
+
+# -- --format github -----------------------------------------------------------------------------
+
+def test_github_format_annotates_each_violation_and_escapes_messages(cli, desk):
+    desk("bad.jsonl", lines({"type": "tool.call", "tool": "payments.a%b,c:d\u001b[2J"},
+                            {"type": "tool.call", "tool": "kb.delete"}))
+    result = cli("check", "-t", "bad.jsonl", "-f", "github")
+    assert result.returncode == 1
+    out = result.stdout.splitlines()
+    assert out[0].startswith("::error file=bad.jsonl,line=1,title=pay-approval (require_approval)::Tool ")
+    assert "::Tool payments.a%25b,c:d\\x1b[2J was called without a matching prior approval" in out[0]
+    assert out[1].startswith("::warning file=bad.jsonl,line=2,title=careful (deny_tool)::")
+    assert out[2].startswith("FAIL  desk")
+
+
+def test_github_format_for_compare_names_the_candidate(cli, desk):
+    desk("cand.jsonl", lines({"type": "tool.call", "tool": "shell.exec"}))
+    out = cli("compare", "-b", "paid.jsonl", "-k", "cand.jsonl", "-f", "github").stdout.splitlines()
+    assert "::error file=cand.jsonl,line=1,title=compatibility.new_rule_failure::" in "\n".join(out)
+
+
+# -- colour --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "env", "coloured"), [
+    ([], {}, False),                                        # not a terminal
+    (["--color", "always"], {}, True),
+    (["--color", "always"], {"NO_COLOR": "1"}, True),      # asked for explicitly
+    ([], {"FORCE_COLOR": "1"}, True),
+    ([], {"FORCE_COLOR": "0"}, False),
+    ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+    (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+])
+def test_colour_follows_the_option_then_no_color_then_force_color(cli, desk, args, env, coloured):
+    environment = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    result = cli("check", "-t", "paid.jsonl", *args, env={**environment, **env, "NO_COLOR": env.get("NO_COLOR", "")})
+    assert ("\x1b[" in result.stdout) is coloured
+
+
+# -- batches, --quiet, --verbose, --max-warnings --------------------------------------------------
+
+@pytest.fixture
+def batch(desk):
+    desk("runs/a-good.jsonl", PAID)
+    desk("runs/b-bad.jsonl", lines({"type": "tool.call", "tool": "shell.exec"}))
+    desk("runs/c-warn.jsonl", lines({"type": "tool.call", "tool": "kb.delete"}))
+    return desk
+
+
+def test_a_batch_shows_failing_traces_and_rules_then_a_total(cli, batch):
+    out = cli("check", "-t", "runs").stdout
+    assert "a-good.jsonl" not in out and "c-warn" not in out
+    assert "runs/b-bad.jsonl" in out
+    assert "✗ no-shell  deny_tool  1 error" in out
+    assert "pay-approval" not in out   # passed in the failing trace: left out
+    assert out.splitlines()[-1] == "FAIL  desk  3 traces: 2 passed, 1 failed · 1 error · 1 warning"
+
+
+def test_verbose_shows_everything_and_quiet_only_the_total(cli, batch):
+    verbose = cli("check", "-t", "runs", "--verbose").stdout
+    assert "runs/a-good.jsonl" in verbose and "✓ pay-approval  require_approval" in verbose
+    quiet = cli("check", "-t", "runs", "--quiet").stdout
+    assert quiet == "FAIL  desk  3 traces: 2 passed, 1 failed · 1 error · 1 warning\n"
+
+
+def test_max_warnings_turns_too_many_warnings_into_exit_1(cli, desk):
+    desk("w.jsonl", lines({"type": "approval.granted"}, {"type": "tool.call", "tool": "payments.refund"},
+                          {"type": "tool.call", "tool": "kb.delete"}))
+    assert cli("check", "-t", "w.jsonl").returncode == 0
+    assert cli("check", "-t", "w.jsonl", "--max-warnings", "1").returncode == 0
+    result = cli("check", "-t", "w.jsonl", "--max-warnings", "0")
+    assert result.returncode == 1
+    assert "agent-invariants: 1 warnings, more than --max-warnings 0" in result.stderr
+
+
+# -- the contract: default name, stdin -----------------------------------------------------------
+
+def test_the_contract_defaults_to_the_file_init_writes(cli, tmp_path):
+    assert cli("init", ".").returncode == 0
+    assert cli("check", "-t", "agent-trace.jsonl").returncode == 0
+    os.remove(tmp_path / "agent-invariants.json")
+    result = cli("check", "-t", "agent-trace.jsonl")
+    assert result.returncode == 2
+    assert result.stderr == ("agent-invariants: no contract: pass --contract PATH, or put agent-invariants.json "
+                             "(or .yaml) in the current folder (`agent-invariants init` writes one)\n")
+
+
+def test_validate_and_check_read_the_contract_from_stdin(cli, desk):
+    text = json.dumps(CONTRACT)
+    validated = cli("validate", "-c", "-", stdin=text)
+    assert validated.returncode == 0 and json.loads(validated.stdout)["contract"]["name"] == "desk"
+    assert cli("check", "-c", "-", "-t", "paid.jsonl", stdin=text).returncode == 0
+    bad = cli("validate", "-c", "-", stdin="{")
+    assert bad.returncode == 2 and bad.stderr.startswith("agent-invariants: <stdin>: invalid JSON at line 1")
+
+
+# -- help, SARIF root, completion ----------------------------------------------------------------
+
+def test_validate_and_summary_help_shows_only_the_options_they_use(cli):
+    for command in ("validate", "summary"):
+        text = cli(command, "--help").stdout
+        assert "--format" not in text and "--sarif" not in text
+        assert cli(command, "--help", "--format", "json").returncode == 0   # still accepted
+    help_text = "".join(cli("check", "--help").stdout.split())   # wrapped at any space or hyphen
+    assert "Default:agent-invariants.json(or.yaml,.yml)inthecurrentfolder" in help_text
+    assert "atrailing/isaddedwhenmissing" in help_text
+
+
+def test_validate_still_refuses_a_bad_format_value(cli, desk):
+    assert cli("validate", "--format", "yaml").returncode == 2
+
+
+def test_a_sarif_root_that_does_not_hold_the_trace_is_an_error(cli, desk, tmp_path):
+    (tmp_path / "repo").mkdir()
+    result = cli("check", "-t", "paid.jsonl", "-f", "sarif", "--sarif-root", "repo")
+    assert result.returncode == 2
+    assert result.stderr == ("agent-invariants: --sarif-root repo: paid.jsonl is outside it (SARIF URIs must "
+                             "stay inside the repository)\n")
+    inside = cli("check", "-t", "paid.jsonl", "-f", "sarif", "--sarif-root", ".")
+    assert inside.returncode == 0
+
+
+def test_shell_completion_is_offered(cli):
+    script = cli("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert script.returncode == 0
+    assert "_AGENT_INVARIANTS_COMPLETE" in script.stdout
+    completed = cli(env={"_AGENT_INVARIANTS_COMPLETE": "complete_bash", "COMP_WORDS": "agent-invariants che",
+                         "COMP_CWORD": "1"})
+    assert "check" in completed.stdout.split()
