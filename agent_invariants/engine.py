@@ -11,13 +11,13 @@ pass (paths, bytes, mappings) and calls it.
 """
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from msgspec import UNSET, UnsetType
 
+from agent_invariants import _collector as collector
 from agent_invariants.contract import Contract
 from agent_invariants.events import Event
 from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
@@ -40,16 +40,9 @@ Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[
 
 def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
     """Feed every event of `source` to the observers that route it; return the number of events.
-
-    The cyclic garbage collector is paused meanwhile: the pass allocates many small objects
-    (events, tuples) and creates no cycles, so collections would only cost time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    The cyclic garbage collector is paused meanwhile (`_collector`)."""
+    with collector.paused():
         return _run(source, observers)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _run(source: TraceSource, observers: Sequence[Any]) -> int:
@@ -119,6 +112,11 @@ def run_check(contract: Contract, source: TraceSource, max_violations: int = DEF
     """One pass of every rule of `contract` over `source`, each rule keeping at most
     `max_violations` violations (0: all). With `strict`, a rule that checked nothing (of a kind
     for which that is not the passing state) fails with a violation of the whole trace."""
+    with collector.paused():   # also while the rules finish and the report is built
+        return _check(contract, source, max_violations, strict)
+
+
+def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool) -> Checked:
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])

@@ -5,8 +5,6 @@ sees the event types it counts. `api.summarize_trace` runs it alone.
 """
 from __future__ import annotations
 
-from typing import Literal, cast
-
 from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import utf16_sort_key
@@ -40,7 +38,7 @@ class SummaryCounter:
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         count: Observer | None
         if event_type == "tool.call":
-            count = self._first_call if tool is not UNSET and tool not in self.first_calls else self._call
+            count = self._call if tool is UNSET else self._named_call
         else:
             count = self._counters.get(event_type)
         if claims is True or event_type == "run.completed":
@@ -50,10 +48,14 @@ class SummaryCounter:
     def _call(self, event: Event, index: int) -> None:
         self.tool_calls += 1
 
-    def _first_call(self, event: Event, index: int) -> Literal[True]:
+    def _named_call(self, event: Event, index: int) -> None:
+        # A set lookup per call, rather than routing again after each tool's first call: that
+        # would empty the engine's route cache once per tool (a trace with a new tool on every
+        # call would learn every route anew at every call).
         self.tool_calls += 1
-        self.first_calls[cast(str, event.tool)] = (event.seq, index)   # routed: the call has a tool
-        return True   # later calls of this tool need only be counted: route again
+        first_calls = self.first_calls
+        if event.tool not in first_calls:
+            first_calls[event.tool] = (event.seq, index)  # type: ignore[index]   # routed: the call has a tool
 
     def _result(self, event: Event, index: int) -> None:
         if event.ok is False:
