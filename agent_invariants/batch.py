@@ -18,8 +18,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_invariants import _signals
 from agent_invariants.api import check_trace, compare_traces
@@ -35,6 +34,9 @@ from agent_invariants.report import (
     ContractRef,
 )
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ("TRACE_SUFFIXES", "check_file_name", "check_many", "compare_many", "expand_traces", "is_single",
            "named_traces", "pair_traces")
@@ -244,6 +246,8 @@ def _outcomes(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: 
     (never more than there are tasks, nor more than `_MAX_WORKERS`)."""
     workers = min(jobs, len(arguments), _MAX_WORKERS)
     if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor  # here: a single trace never needs it
+
         try:
             pool = ProcessPoolExecutor(max_workers=workers, initializer=_signals.quiet_worker)
         except (OSError, NotImplementedError):   # no working semaphores (a read-only /dev/shm, say)

@@ -21,12 +21,23 @@ def test_cli_subprocesses_import_the_package_of_this_checkout(cli):
     assert Path(found.stdout.strip()).resolve() == CHECKOUT / "__init__.py"
 
 
+def _loaded(stderr: str) -> set[Path]:
+    """The package's source files that `python -v` says it loaded."""
+    return {Path(path).resolve() for line in stderr.splitlines() if line.startswith("# ")
+            for path in LOADED.findall(line) if "agent_invariants" in Path(path).parts}
+
+
 def test_the_cli_runs_and_reports_the_version_of_this_checkout(cli):
     result = cli.python("-v", "-m", "agent_invariants", "--version")
     assert result.returncode == 0, result.stderr
     written = re.search(r'^__version__ = "([^"]+)"$', (CHECKOUT / "__init__.py").read_text(encoding="utf-8"), re.M)
     assert written is not None and result.stdout == f"{written.group(1)}\n"
-    loaded = {Path(path).resolve() for line in result.stderr.splitlines() if line.startswith("# ")
-              for path in LOADED.findall(line) if "agent_invariants" in Path(path).parts}
-    assert {CHECKOUT / "__init__.py", CHECKOUT / "__main__.py", CHECKOUT / "cli.py"} <= loaded
+    loaded = _loaded(result.stderr)
+    assert {CHECKOUT / "__init__.py", CHECKOUT / "__main__.py", CHECKOUT / "entry.py"} <= loaded
+    assert CHECKOUT / "cli.py" not in loaded   # the version needs no command-line framework
+    assert all(path.is_relative_to(CHECKOUT) for path in loaded), sorted(map(str, loaded))
+    listing = cli.python("-v", "-m", "agent_invariants", "explain")
+    assert listing.returncode == 0, listing.stderr
+    loaded = _loaded(listing.stderr)
+    assert CHECKOUT / "cli.py" in loaded
     assert all(path.is_relative_to(CHECKOUT) for path in loaded), sorted(map(str, loaded))

@@ -573,5 +573,5 @@ def test_both_command_names_of_the_node_tool_are_declared_for_one_entry():
     import tomllib
 
     scripts = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"agent-invariants": "agent_invariants.cli:main",
-                       "agent-invariants-mcp": "agent_invariants.cli:main"}
+    assert scripts == {"agent-invariants": "agent_invariants.entry:main",
+                       "agent-invariants-mcp": "agent_invariants.entry:main"}
