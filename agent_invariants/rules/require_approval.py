@@ -92,8 +92,10 @@ class RequireApproval(Rule):
         self._scope = None if config.scope is UNSET else compile_glob(config.scope)
         self._window = None if config.within_events is UNSET else config.within_events
         self._latest_grant = -1                # newest usable grant, any id
-        self._latest_by_id: dict[str, _Grant] = {}  # newest usable grant per approval_id
-        self._recent: deque[_Grant] = deque()       # grants by id still inside the window
+        self._latest_by_id: dict[str, _Grant] = {}  # with a window: newest usable grant per approval_id
+        self._recent: deque[_Grant] = deque()       # with a window: grants by id still inside it
+        self._granted_ids: set[str] = set()         # without one: the ids of usable grants (only
+        # whether one came counts, and a set of ids is a third of the memory of a dict of grants)
         # For messages only, a few grants (never a list of them): the newest usable grant and the
         # newest other one (denied, or out of scope), the usable grant by id that last left the
         # window, and the kept violations that no grant preceded, by the call's approval_id,
@@ -130,8 +132,10 @@ class RequireApproval(Rule):
             self._came_later(event, approval_id)
         if approval_id is UNSET:
             return
-        grant = self._latest_by_id[approval_id] = (index, approval_id, event.seq)
-        if self._window is not None:
+        if self._window is None:
+            self._granted_ids.add(approval_id)
+        else:
+            grant = self._latest_by_id[approval_id] = (index, approval_id, event.seq)
             recent = self._recent
             recent.append(grant)
             oldest_useful = index - self._window
@@ -143,10 +147,13 @@ class RequireApproval(Rule):
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
-        earliest = 0 if self._window is None else max(0, index - self._window)
         approval_id = event.approval_id
-        granted = self._latest_grant if approval_id is UNSET else self._latest_by_id.get(approval_id, _NONE)[0]
-        if granted >= earliest or not self.note_violation():
+        if self._window is None:
+            covered = self._latest_grant >= 0 if approval_id is UNSET else approval_id in self._granted_ids
+        else:
+            granted = self._latest_grant if approval_id is UNSET else self._latest_by_id.get(approval_id, _NONE)[0]
+            covered = granted >= max(0, index - self._window)
+        if covered or not self.note_violation():
             return
         evidence = {"tool": event.tool}
         if approval_id is not UNSET:
