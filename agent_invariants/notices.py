@@ -41,6 +41,10 @@ SHOWN_PER_KIND = 3
 KNOWN_TYPES = ("tool.call", "tool.result", "approval.granted", "control.stop", "outcome.observed", "run.completed")
 FIELD_SAMPLE = 1000
 """How many events, from the first, have their field names compared with the known ones."""
+MAX_NAMES = 1000
+"""Distinct misspelt types, and distinct field names of the sample, kept per trace: a hostile
+trace may write a new one on every line (`t.o.o.l.c.a.l.l` squashes to `toolcall`), and neither
+memory nor the report may grow with it. The first ones found are kept."""
 _SEPARATORS = re.compile(r"[\s._\-]+")
 _TYPE_KEYS = frozenset({"type", "stop_type", "completion_types", "allowed_after"})
 """Rule fields (at any depth, in matchers too) whose strings are event types."""
@@ -123,7 +127,7 @@ class TypeSpelling:
         if event_type in self._known:   # the common case, and routes are asked for again per new tool
             return None
         close = looks_like(event_type, self._known)
-        if close is None:
+        if close is None or (event_type not in self._found and len(self._found) >= MAX_NAMES):
             return None
         found = self._found.setdefault(event_type, [close, 0, None])
 
@@ -164,8 +168,11 @@ class FieldSample:
             except (msgspec.DecodeError, RecursionError):
                 continue
             for name in names:
-                count, first = keys.get(name, (0, self.seen))
-                keys[name] = (count + 1, first)
+                if name in keys:
+                    count, first = keys[name]
+                    keys[name] = (count + 1, first)
+                elif len(keys) < MAX_NAMES:
+                    keys[name] = (1, self.seen)
             self.seen += 1
 
 

@@ -232,3 +232,27 @@ def test_shell_completion_is_offered(cli):
     completed = cli(env={"_AGENT_INVARIANTS_COMPLETE": "complete_bash", "COMP_WORDS": "agent-invariants che",
                          "COMP_CWORD": "1"})
     assert "check" in completed.stdout.split()
+
+
+def test_notices_stay_bounded_whatever_the_trace_writes():
+    from agent_invariants.notices import MAX_NAMES
+
+    def separators(number: int) -> str:
+        text = ""
+        while True:
+            number, digit = divmod(number, 3)
+            text += "._-"[digit]
+            if not number:
+                return text
+
+    types = [f"tool{separators(i)}call" for i in range(1, MAX_NAMES + 500)]   # 0 gives "tool.call" itself
+    fields = {f"call{separators(i)}id": "x" for i in range(2, MAX_NAMES + 500)}   # 1 gives "call_id" itself
+    assert len(set(types)) == len(types) and len(fields) == len(types) - 1
+    events = [{"seq": i, "type": kind, **(fields if i == 0 else {})} for i, kind in enumerate(types)]
+    notices = check_trace(CONTRACT, events).notices
+    assert sum(notice.kind == "misspelt_type" for notice in notices) == MAX_NAMES
+    assert sum(notice.kind == "misspelt_field" for notice in notices) == MAX_NAMES - 2   # seq and type came first
+    first = notices[0]
+    assert (first.kind, first.event_index) == ("misspelt_type", 0)
+    assert first.message == 'event type "tool_call" looks like "tool.call"; rules match types exactly, so none ' \
+                            "matched it"
