@@ -13,7 +13,7 @@ again changes nothing: a message escaped where it was built can pass through `in
 """
 from __future__ import annotations
 
-__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert")
+__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert", "log_safe")
 
 VALUE_LIMIT = 200
 """A value echoed in a message (a key, an option value) is cut after this many characters."""
@@ -38,3 +38,11 @@ def inert(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
     return text.translate(_ESCAPES)
+
+
+def log_safe(text: str) -> str:
+    """`text` with every `##[` shown as `##\\x5b`: a CI runner reads `##[error]`, `##[warning]` or
+    `##[stop-commands]` anywhere in a line of a job's log as a command (GitHub's legacy syntax),
+    so a name in a message must not spell one. Its `::` commands count only at the start of a
+    line, where our lines hold `agent-invariants:` or a command of our own."""
+    return text.replace("##[", "##\\x5b")

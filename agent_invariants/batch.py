@@ -24,6 +24,7 @@ from agent_invariants import _signals
 from agent_invariants.api import check_trace, compare_traces
 from agent_invariants.contract import Contract
 from agent_invariants.errors import InputError, TraceError
+from agent_invariants.notices import strict_problem
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES
 from agent_invariants.report import (
     CHECK_BATCH_SCHEMA,
@@ -206,10 +207,12 @@ def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violation
                strict: bool) -> Any:
     try:
         check_file_name(path)
-        return check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
-                           line_lengths=line_lengths, strict=strict)
+        report = check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
+                             line_lengths=line_lengths, strict=strict)
     except InputError as exc:
         return BatchFailure(trace=_as_text(path), error=str(exc))
+    problem = strict_problem(path, report) if strict else None   # --strict: bad input, as above
+    return report if problem is None else BatchFailure(trace=_as_text(path), error=problem)
 
 
 def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_bytes: int, max_violations: int,
@@ -217,10 +220,12 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
     try:
         check_file_name(baseline)
         check_file_name(candidate)
-        return compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes,
-                              max_violations=max_violations, line_lengths=line_lengths, strict=strict)
+        report = compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes,
+                                max_violations=max_violations, line_lengths=line_lengths, strict=strict)
     except InputError as exc:
         return BatchFailure(trace=_as_text(candidate), error=str(exc))
+    problem = strict and (strict_problem(baseline, report.baseline) or strict_problem(candidate, report.candidate))
+    return BatchFailure(trace=_as_text(candidate), error=problem) if problem else report
 
 
 def _as_text(path: str) -> str:

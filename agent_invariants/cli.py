@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn, TypeVar
 import typer
 
 from agent_invariants import __version__, _signals
-from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert
+from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert, log_safe
 from agent_invariants.cli_options import (
     DEFAULT_CONTRACTS,
     DEFAULT_MAX_LINE_BYTES,
-    Anchor,
     ContractOpt,
     Format,
     JsonFormatOpt,
@@ -103,7 +102,7 @@ def check(
     """Check traces against a contract (one trace: its report; several: one section each)."""
     from agent_invariants import batch
 
-    contract_path = find_contract(contract)
+    contract_path = find_contract(contract, trace)
     run = _Run.start(contract_path, options)
     if batch.is_single(trace):
         batch.check_file_name(trace[0])
@@ -149,35 +148,37 @@ def compare(
     from agent_invariants import batch
     from agent_invariants.api import compare_traces
 
-    contract_path = find_contract(contract)
+    contract_path = find_contract(contract, baseline + candidate)
     run = _Run.start(contract_path, options)
     jobs = _processes(options.jobs)
     if batch.is_single(baseline) and batch.is_single(candidate):
         batch.check_file_name(baseline[0])
         batch.check_file_name(candidate[0])
         refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
-        run.inside_sarif_root(baseline[0], candidate[0])
+        run.inside_sarif_root(candidate[0])   # SARIF points into the candidate only
         _finish(compare_traces(run.contract, baseline[0], candidate[0], max_line_bytes=options.max_line_bytes,
                                max_violations=options.max_violations, jobs=jobs, line_lengths=run.line_lengths,
                                strict=options.strict), run)
     exclude = [str(contract_path)]
     pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
                               batch.named_traces(candidate, exclude=exclude))
-    inputs = [path for pair in pairs for path in pair]
-    refuse_input_as_output(options.output, contract_path, *inputs)
-    run.inside_sarif_root(*inputs)
+    refuse_input_as_output(options.output, contract_path, *[path for pair in pairs for path in pair])
+    run.inside_sarif_root(*[candidate for _, candidate in pairs])
     _finish(_with_progress(len(pairs), "comparing traces", options.quiet, lambda advance: batch.compare_many(
         run.contract, pairs, jobs=jobs, max_line_bytes=options.max_line_bytes,
         max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
         strict=options.strict)), run)
 
 
-def find_contract(contract: Path | None) -> Path:
-    """The contract named by `--contract`, or the one `init` writes, found in the current folder."""
+def find_contract(contract: Path | None, traces: list[str] = []) -> Path:  # noqa: B006   (read only)
+    """The contract named by `--contract`, or the one `init` writes, found in the current folder.
+    Standard input can be read once: by the contract or by a trace, not both."""
     if contract is not None:
+        if str(contract) == "-" and "-" in traces:
+            fail("the contract and a trace cannot both be read from standard input (-)")
         return contract
     for name in DEFAULT_CONTRACTS:
-        if os.path.isfile(name):
+        if os.path.lexists(name):   # whatever it is: reading it says what is wrong with it
             return Path(name)
     fail(f"no contract: pass --contract PATH, or put {DEFAULT_CONTRACTS[0]} (or .yaml) in the current folder "
          f"(`{PROG} init` writes one)")
@@ -206,11 +207,14 @@ class _Run(NamedTuple):
     def inside_sarif_root(self, *paths: str) -> None:
         """With `--sarif-root` and SARIF output, refuse a file outside the root: its URI would
         climb out with `../`, which code scanning cannot place in the repository."""
+        from agent_invariants.contract_source import STDIN
+
         root = self.options.sarif_root
         if root is None or self.options.format is not Format.sarif:
             return
         top = os.path.abspath(root)
-        for path in (*paths, self.source.label if self.options.sarif_anchor is Anchor.contract else "-"):
+        contract = "-" if self.source.label == STDIN else self.source.label   # whole-trace results point at it
+        for path in (*paths, contract):
             if path != "-" and os.path.commonpath([top, os.path.abspath(path)]) != top:
                 fail(f"--sarif-root {shown(root)}: {shown(Path(path))} is outside it (SARIF URIs must stay "
                      "inside the repository)")
@@ -239,7 +243,7 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
     not written, as for any other bad trace."""
     from agent_invariants.notices import notice_lines
     from agent_invariants.render import RenderOptions, renderer
-    from agent_invariants.render.shared import checks, failures, is_batch, ok, warning_count
+    from agent_invariants.render.shared import checks, failures, is_batch, ok, plural, warning_count
     from agent_invariants.sources import Sources
 
     options = run.options
@@ -258,7 +262,7 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
         _say(failure.error)
     too_many = options.max_warnings is not None and warning_count(report) > options.max_warnings
     if too_many:
-        _say(f"{warning_count(report)} warnings, more than --max-warnings {options.max_warnings}")
+        _say(f"{plural(warning_count(report), 'warning')}, more than --max-warnings {options.max_warnings}")
     raise typer.Exit(2 if failures(report) or refused else 0 if ok(report) and not too_many else 1)
 
 
@@ -415,7 +419,7 @@ def _say(message: str) -> None:
 
     Written straight to the descriptor: if stderr is closed or failing there is nowhere to say
     it, and nothing must stay buffered to fail again at exit (the exit code would change)."""
-    lines = "".join(f"{PROG}: {inert(line, LINE_LIMIT)}\n" for line in message.split("\n"))
+    lines = "".join(f"{PROG}: {log_safe(inert(line, LINE_LIMIT))}\n" for line in message.split("\n"))
     data = memoryview(lines.encode("utf-8"))
     try:
         while data:

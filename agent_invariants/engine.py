@@ -123,7 +123,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     events = run_observers(source, [*rules, counter, spelling])
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
-    normal = {rule.kind for rule in rules if rule.checked_nothing_is_normal}
+    normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
     nothing = checked_nothing(results, normal)
     if strict:
         _fail_unchecked(results, {notice.rule_id for notice in nothing})
@@ -153,7 +153,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
 def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource) -> list[Notice]:
     if not events:
         return [Notice(kind="empty_trace", message="the trace has no events, so no rule saw anything")]
-    return spelling.notices() + misspelt_fields(source.field_sample(), Event.__struct_fields__)
+    return spelling.notices() + misspelt_fields(source.field_sample())
 
 
 def _fail_unchecked(results: list[RuleResult], rule_ids: set[str | UnsetType]) -> None:

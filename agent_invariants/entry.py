@@ -25,6 +25,8 @@ def main() -> NoReturn:
             pass   # the command line reports an unwritable stdout (exit 2)
         else:
             raise SystemExit(0)
-    from agent_invariants.cli import main as run
-
+    try:
+        from agent_invariants.cli import main as run
+    except KeyboardInterrupt:   # Ctrl-C while starting up: no traceback, the usual exit code
+        raise SystemExit(130) from None
     run()

@@ -323,15 +323,14 @@ def _compare(args: dict[str, Any]) -> Any:
 def _strictly(report: Any, args: dict[str, Any]) -> Any:
     """The report, unless `strict` refuses a trace (named by its argument) for a problem of its
     own (`notices`)."""
-    from agent_invariants.notices import TRACE_PROBLEMS, lines_of
+    from agent_invariants.notices import strict_problem
     from agent_invariants.report import CompareReport
 
     if not args["strict"]:
         return report
     named = [("baseline", report.baseline), ("candidate", report.candidate)] if isinstance(report, CompareReport) \
         else [("events", report)]
-    problems = [line for name, check in named
-                for line in lines_of(name, [notice for notice in check.notices or () if notice.kind in TRACE_PROBLEMS])]
+    problems = [problem for name, check in named if (problem := strict_problem(name, check))]
     if problems:
         raise InputError("; ".join(problems))
     return report

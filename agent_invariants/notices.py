@@ -8,16 +8,18 @@ stderr; with `--strict` they fail):
 - `misspelt_type`: an event type that differs from a known one only by case, separators or one
   edit (`Tool.Call`, `tool_call`, `tool.cal` for `tool.call`). Known types are those of contract v1
   (`tool.call`, `tool.result`, `approval.granted`, `control.stop`, `outcome.observed`,
-  `run.completed`) and every type the contract names.
-- `misspelt_field`: a field of the first events (`FIELD_SAMPLE` of them) that differs from an
-  event field the same way (`tool_name` and `Tool` for `tool`, `callId` for `call_id`).
+  `run.completed`) and every type the contract names; a type that one of the contract's type
+  globs (`tool.*`) matches is known.
+- `misspelt_field`: a field of the first events (`FIELD_SAMPLE` of them) that differs from a
+  field the rules read (`RULE_FIELDS`) the same way (`tool_name` and `Tool` for `tool`, `callId`
+  for `call_id`).
 - `rule_checked_nothing`: a rule whose `checked` is 0, so it may guard nothing (a glob that matches
-  no tool, a type nobody writes). Kinds whose `checked` counts what they forbid (`deny_tool`,
-  `deny_event`, `stop_is_final`, `confidence_requires_outcome`: zero is their passing state) say so
-  with `CHECKED_NOTHING_IS_NORMAL` and are left out.
+  no tool, a type nobody writes). Rules whose `checked` counts what they forbid (`deny_tool`,
+  `deny_event`, `stop_is_final`, `confidence_requires_outcome`, and `require_event` with `min: 0`:
+  zero is their passing state) say so with `checked_nothing_is_normal` and are left out.
 
-Types cost nothing per event: they are judged once per distinct routing key, when the engine asks
-the `TypeSpelling` observer for a route, and only events of a misspelt type reach its handler.
+Types cost nothing per event: each is judged once, when the engine first asks the `TypeSpelling`
+observer for a route, and only events of a misspelt type reach its handler.
 """
 from __future__ import annotations
 
@@ -29,8 +31,9 @@ import msgspec
 
 from agent_invariants.report import CheckReport, Notice, RuleResult
 
-__all__ = ("FIELD_SAMPLE", "KNOWN_TYPES", "TRACE_PROBLEMS", "FieldSample", "TypeSpelling", "checked_nothing",
-           "looks_like", "lines_of", "misspelt_fields", "named_types", "notice_lines")
+__all__ = ("FIELD_SAMPLE", "KNOWN_TYPES", "RULE_FIELDS", "TRACE_PROBLEMS", "FieldSample", "TypeSpelling",
+           "checked_nothing", "lines_of", "looks_like", "misspelt_fields", "named_types", "notice_lines",
+           "strict_problem")
 
 TRACE_PROBLEMS = frozenset({"empty_trace", "misspelt_type", "misspelt_field"})
 """Notices about the trace itself (`--strict` refuses such a trace, exit 2); the other kind is
@@ -38,6 +41,9 @@ about a rule (`--strict` fails it)."""
 SHOWN_PER_KIND = 3
 """Notices of one kind shown for one trace; a count says how many more there were."""
 
+RULE_FIELDS = ("seq", "type", "tool", "call_id", "call_signature", "approval_id", "approval_scope", "approved", "ok",
+               "outcome_id", "verdict", "evidence_class", "claims_completion", "confidence")
+"""The event fields version-1 rules read: a near miss of one of them is a field no rule sees."""
 KNOWN_TYPES = ("tool.call", "tool.result", "approval.granted", "control.stop", "outcome.observed", "run.completed")
 FIELD_SAMPLE = 1000
 """How many events, from the first, have their field names compared with the known ones."""
@@ -45,6 +51,8 @@ MAX_NAMES = 1000
 """Distinct misspelt types, and distinct field names of the sample, kept per trace: a hostile
 trace may write a new one on every line (`t.o.o.l.c.a.l.l` squashes to `toolcall`), and neither
 memory nor the report may grow with it. The first ones found are kept."""
+_MAX_JUDGED = 1 << 16   # types remembered as judged; past that, a type is judged at each new route
+_MAX_NAME = 64          # a field name longer than this is no misspelling of a short one: not kept
 _SEPARATORS = re.compile(r"[\s._\-]+")
 _TYPE_KEYS = frozenset({"type", "stop_type", "completion_types", "allowed_after"})
 """Rule fields (at any depth, in matchers too) whose strings are event types."""
@@ -117,16 +125,23 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 class TypeSpelling:
-    """An observer that notices event types that look like misspellings of `known` ones."""
+    """An observer that notices event types that look like misspellings of `known` ones. Known
+    types with wildcards (a contract's `tool.*`) are not compared: a type they match is known."""
 
     def __init__(self, known: Iterable[str]) -> None:
-        self._known = tuple(dict.fromkeys(known))
+        from agent_invariants.globs import compile_glob
+
+        names = tuple(dict.fromkeys(known))
+        self._known = tuple(name for name in names if "*" not in name and "?" not in name)
+        self._globs = [compile_glob(name) for name in names if name not in self._known]
         self._found: dict[str, list[Any]] = {}   # type -> [looks like, count, first index]
+        # each type is judged once (routes are asked for again per new tool, claims, ...)
+        self._judged: dict[str, str | None] = {}
 
     def route(self, event_type: str, tool: object, claims: object) -> Any:
-        if event_type in self._known:   # the common case, and routes are asked for again per new tool
-            return None
-        close = looks_like(event_type, self._known)
+        close = self._judged.get(event_type, "")
+        if close == "":
+            close = self._judge(event_type)
         if close is None or (event_type not in self._found and len(self._found) >= MAX_NAMES):
             return None
         found = self._found.setdefault(event_type, [close, 0, None])
@@ -138,6 +153,14 @@ class TypeSpelling:
 
         return seen
 
+    def _judge(self, event_type: str) -> str | None:
+        close = None
+        if event_type not in self._known and not any(glob(event_type) for glob in self._globs):
+            close = looks_like(event_type, self._known)
+        if len(self._judged) < _MAX_JUDGED:
+            self._judged[event_type] = close
+        return close
+
     def notices(self) -> list[Notice]:
         return [Notice(kind="misspelt_type", message=f"event type {_quoted(event_type)} looks like {_quoted(close)}; "
                        "rules match types exactly, so none matched it", count=count, event_index=first)
@@ -146,8 +169,9 @@ class TypeSpelling:
 
 class FieldSample:
     """The field names of the first `FIELD_SAMPLE` events of one read, from their raw JSON: the
-    decoded events have no place for fields they do not know. Lines that are not JSON objects
-    (blank, comments, bad ones that the reader will refuse) are passed over."""
+    decoded events have no place for fields they do not know. Blank and comment lines are passed
+    over; a line that does not decode as an object still counts as an event (the reader reads it
+    its own way, or refuses the trace). Names longer than `_MAX_NAME` are not kept."""
 
     _decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
@@ -163,27 +187,33 @@ class FieldSample:
             if self.seen >= FIELD_SAMPLE:
                 self.full = True
                 return
-            try:
-                names = self._decoder.decode(bytes(item))
-            except (msgspec.DecodeError, RecursionError):
+            data = bytes(item).removeprefix(b"\xef\xbb\xbf").strip()
+            if not data or data[:1] == b"#":   # no event: the reader skips it too
                 continue
+            try:
+                names = self._decoder.decode(data)
+            except (msgspec.DecodeError, RecursionError):   # an event all the same (lone surrogates, say)
+                names = {}
             for name in names:
                 if name in keys:
                     count, first = keys[name]
                     keys[name] = (count + 1, first)
-                elif len(keys) < MAX_NAMES:
+                elif len(keys) < MAX_NAMES and len(name) <= _MAX_NAME:
                     keys[name] = (1, self.seen)
             self.seen += 1
 
 
-def misspelt_fields(keys: dict[str, tuple[int, int]], fields: Iterable[str]) -> list[Notice]:
+def misspelt_fields(keys: dict[str, tuple[int, int]]) -> list[Notice]:
     """Notices for the field names of sampled events (`keys`: name -> (count, first event
-    index)) that look like misspellings of the event's `fields`, but for fields the events also
-    have as written (a trace with `tool` that also has `tool_id` means something by it)."""
-    known = tuple(field for field in fields if field not in keys)
+    index)) that look like misspellings of a field the rules read (`RULE_FIELDS`), but for event
+    fields and for fields the events also have as written (a trace with `tool` that also has
+    `tool_id` means something by it)."""
+    from agent_invariants.events import Event
+
+    known = tuple(field for field in RULE_FIELDS if field not in keys)
     found = []
     for key, (count, first) in keys.items():
-        close = looks_like(key, known, affixes=True) if key not in fields else None
+        close = looks_like(key, known, affixes=True) if key not in Event.__struct_fields__ else None
         if close is not None:
             found.append(Notice(kind="misspelt_field", message=f"field {_quoted(key)} looks like {_quoted(close)}; "
                                 f"rules read only {_quoted(close)}", count=count, event_index=first))
@@ -191,39 +221,51 @@ def misspelt_fields(keys: dict[str, tuple[int, int]], fields: Iterable[str]) -> 
 
 
 def checked_nothing(results: Iterable[RuleResult], normal: set[str]) -> list[Notice]:
-    """Notices for the rules that checked nothing, but for kinds in `normal`."""
+    """Notices for the rules that checked nothing, but for those (by id) in `normal`."""
     return [Notice(kind="rule_checked_nothing", rule_id=result.rule_id,
                    message=f"rule {_quoted(result.rule_id)} ({result.rule_kind}) checked nothing in this trace; "
                    "it may guard nothing (do its tools or types appear in the trace?)")
-            for result in results if result.checked == 0 and result.rule_kind not in normal]
+            for result in results if result.checked == 0 and result.rule_id not in normal]
 
 
 def notice_lines(checks: Iterable[CheckReport], strict: bool) -> tuple[list[str], bool]:
-    """What the checks noticed, as lines for stderr (`warning: trace:line: message`; `error:`
-    with `strict`), and whether `strict` refuses a trace (it showed a problem of its own)."""
+    """What the checks noticed, as lines for stderr (`warning: trace:line: message`; with
+    `strict`, `error:` for the problems of a trace itself), and whether `strict` refuses a trace."""
     lines: list[str] = []
     refused = False
     for check in checks:
         if check.notices is msgspec.UNSET:
             continue
         trace = check.trace if check.trace is not msgspec.UNSET else "<events>"
-        lines += [f"{'error' if strict else 'warning'}: {line}" for line in lines_of(trace, check.notices)]
-        refused = refused or (strict and any(notice.kind in TRACE_PROBLEMS for notice in check.notices))
+        problems = [notice for notice in check.notices if strict and notice.kind in TRACE_PROBLEMS]
+        others = [notice for notice in check.notices if not (strict and notice.kind in TRACE_PROBLEMS)]
+        lines += [f"error: {line}" for line in lines_of(trace, problems)]
+        lines += [f"warning: {line}" for line in lines_of(trace, others)]
+        refused = refused or bool(problems)
     return lines, refused
+
+
+def strict_problem(trace: str, check: CheckReport) -> str | None:
+    """Why `--strict` refuses the checked trace (its problems, on one line), or None."""
+    problems = [notice for notice in check.notices or () if notice.kind in TRACE_PROBLEMS]
+    return "; ".join(lines_of(trace, problems)) if problems else None
 
 
 def lines_of(trace: str, notices: Iterable[Notice]) -> list[str]:
     """One line per notice of a trace, `trace:line: message`, at most `SHOWN_PER_KIND` of each
-    kind and then how many more."""
+    kind and then how many more; what came from the input is escaped (`_safe.inert`)."""
+    from agent_invariants._safe import TEXT_LIMIT, inert
+
     by_kind: dict[str, list[Notice]] = {}
     for notice in notices:
         by_kind.setdefault(notice.kind, []).append(notice)
+    trace = inert(trace, TEXT_LIMIT)
     lines = []
     for found in by_kind.values():
         for notice in found[:SHOWN_PER_KIND]:
             where = f"{trace}:{notice.line}" if notice.line is not msgspec.UNSET else trace
             count = f" ({notice.count} events)" if notice.count is not msgspec.UNSET and notice.count > 1 else ""
-            lines.append(f"{where}: {notice.message}{count}")
+            lines.append(f"{where}: {inert(notice.message)}{count}")
         if len(found) > SHOWN_PER_KIND:
             lines.append(f"{trace}: … and {len(found) - SHOWN_PER_KIND} more like these")
     return lines

@@ -127,7 +127,7 @@ class Notice(msgspec.Struct, kw_only=True, omit_defaults=True):
     checked: not a violation, and never a change of the verdict (but with `--strict`)."""
 
     kind: Literal["empty_trace", "misspelt_type", "misspelt_field", "rule_checked_nothing"]
-    """What was noticed (see `agent-invariants explain`'s notes, or the README's "No silent passes")."""
+    """What was noticed (the README's "No silent passes" says what each means)."""
     message: str
     """What was noticed, in one sentence."""
     count: int | UnsetType = UNSET

@@ -175,7 +175,7 @@ def test_max_warnings_turns_too_many_warnings_into_exit_1(cli, desk):
     assert cli("check", "-t", "w.jsonl", "--max-warnings", "1").returncode == 0
     result = cli("check", "-t", "w.jsonl", "--max-warnings", "0")
     assert result.returncode == 1
-    assert "agent-invariants: 1 warnings, more than --max-warnings 0" in result.stderr
+    assert "agent-invariants: 1 warning, more than --max-warnings 0" in result.stderr
 
 
 # -- the contract: default name, stdin -----------------------------------------------------------
@@ -256,3 +256,101 @@ def test_notices_stay_bounded_whatever_the_trace_writes():
     assert (first.kind, first.event_index) == ("misspelt_type", 0)
     assert first.message == 'event type "tool_call" looks like "tool.call"; rules match types exactly, so none ' \
                             "matched it"
+
+
+# -- found by review: each of these failed before its fix ----------------------------------------
+
+def test_a_trace_name_cannot_forge_a_line_of_the_warnings(cli, desk):
+    name = "a\nagent-invariants: error: forged.jsonl"
+    desk(name, lines({"type": "Tool.Call", "tool": "kb.search"}))
+    stderr = cli("check", "-t", name, "-q").stderr.splitlines()
+    assert stderr[0].startswith("agent-invariants: warning: a\\nagent-invariants: error: forged.jsonl:1: event type")
+    assert all(line.startswith("agent-invariants: warning: a\\n") for line in stderr)
+
+
+def test_the_contract_and_a_trace_cannot_both_come_from_stdin(cli, desk):
+    for args in (["check", "-c", "-", "-t", "-"], ["compare", "-c", "-", "-b", "-", "-k", "paid.jsonl"]):
+        result = cli(*args, stdin=json.dumps(CONTRACT))
+        assert result.returncode == 2, args
+        assert result.stderr == ("agent-invariants: the contract and a trace cannot both be read from standard "
+                                 "input (-)\n")
+
+
+def test_a_type_that_a_contract_glob_matches_is_no_misspelling(cli, write):
+    write("glob.json", json.dumps({"version": 1, "name": "g", "rules": [
+        {"id": "d", "kind": "deny_event", "match": {"type": "tool.*"}}]}))
+    write("t.jsonl", lines({"type": "tool.x"}))
+    result = cli("check", "-c", "glob.json", "-t", "t.jsonl", "--strict", "-q")
+    assert result.returncode == 1   # the rule matched it: a violation, not a refused trace
+    assert "looks like" not in result.stderr
+
+
+def test_require_event_with_min_0_may_check_nothing(cli, write):
+    write("never.json", json.dumps({"version": 1, "name": "n", "rules": [
+        {"id": "never", "kind": "require_event", "match": {"type": "secret.read"}, "min": 0, "max": 0},
+        {"id": "once", "kind": "require_event", "match": {"type": "run.end"}, "min": 0}]}))
+    write("ok.jsonl", lines({"type": "run.start"}))
+    result = cli("check", "-c", "never.json", "-t", "ok.jsonl", "--strict")
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_fields_no_rule_reads_are_not_misspellings(cli, desk):
+    desk("t.jsonl", lines({"type": "approval.granted", "actor_id": "u1", "event_time": "x", "results": [],
+                           "risk_name": "low"}, {"type": "tool.call", "tool": "payments.refund"}))
+    assert cli("check", "-t", "t.jsonl", "--strict").returncode == 0
+
+
+def test_the_field_sample_counts_events_as_the_reader_does(cli, desk):
+    desk("bom.jsonl", b"\xef\xbb\xbf" + lines({"type": "run.start", "callId": "x"}).encode())
+    assert 'bom.jsonl:1: field "callId" looks like "call_id"' in cli("check", "-t", "bom.jsonl", "-q").stderr
+    desk("sur.jsonl", '{"seq": 1, "type": "a", "\\ud800": 1}\n# a comment\n\n{"seq": 2, "type": "a", "callId": "x"}\n')
+    assert 'sur.jsonl:4: field "callId" looks like "call_id"' in cli("check", "-t", "sur.jsonl", "-q").stderr
+
+
+def test_a_strict_batch_lists_a_refused_trace_with_the_unreadable_ones(cli, desk):
+    desk("b/x.jsonl", lines({"type": "approval.granted", "callId": "x"}, {"type": "tool.call", "tool": "payments.a"}))
+    desk("b/y.jsonl", PAID)
+    result = cli("check", "-t", "b", "--strict", "-f", "json")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert report["passed"] is False
+    assert [failure["trace"] for failure in report["failures"]] == ["b/x.jsonl"]
+    assert report["failures"][0]["error"].startswith('b/x.jsonl:1: field "callId" looks like "call_id"')
+
+
+def test_long_field_names_are_not_kept(tmp_path):
+    from agent_invariants.notices import FieldSample
+
+    sample = FieldSample()
+    sample.add([json.dumps({"seq": 1, "type": "a", "k" * 100_000: 1, "callId": 2}).encode()])
+    assert set(sample.keys) == {"seq", "type", "callId"}
+
+
+def test_github_output_spells_no_legacy_command(cli, desk):
+    name = "run ##[warning]forged.jsonl"
+    desk(name, lines({"type": "tool.call", "tool": "payments.refund"}))
+    result = cli("check", "-t", name, "-f", "github")
+    # the runner reads a `::` command before anything else on its line: only the other lines matter
+    plain = [line for line in result.stdout.splitlines() if not line.startswith("::")] + result.stderr.splitlines()
+    assert plain and not any("##[" in line for line in plain)
+    assert "      trace run ##\\x5bwarning]forged.jsonl" in plain
+
+
+def test_the_mcp_strict_error_is_escaped():
+    from agent_invariants.errors import InputError
+    from agent_invariants.mcp_server import CHECK, run_tool
+
+    with pytest.raises(InputError) as refused:
+        run_tool(CHECK, {"contract": CONTRACT, "events": [{"seq": 1, "type": "tool.cal\u202e"}], "strict": True})
+    assert "\u202e" not in str(refused.value) and "\\u202e" in str(refused.value)
+
+
+def test_sarif_root_must_hold_the_contract_and_the_candidates_only(cli, desk, tmp_path):
+    (tmp_path / "repo").mkdir()
+    desk("repo/paid.jsonl", PAID)
+    result = cli("check", "-t", "repo/paid.jsonl", "-f", "sarif", "--sarif-root", "repo")
+    assert result.returncode == 2 and "agent-invariants.json is outside it" in result.stderr
+    desk("repo/agent-invariants.json", json.dumps(CONTRACT))
+    compared = cli("compare", "-c", "repo/agent-invariants.json", "-b", "paid.jsonl", "-k", "repo/paid.jsonl",
+                   "-f", "sarif", "--sarif-root", "repo")
+    assert compared.returncode == 0, compared.stderr   # the baseline is never located in SARIF

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from msgspec import UNSET, UnsetType
 
-from agent_invariants._safe import inert
+from agent_invariants._safe import inert, log_safe
 from agent_invariants.render import DEFAULTS, RenderOptions, text
 from agent_invariants.render.shared import AnyReport, failures, sections
 from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
@@ -39,8 +39,8 @@ def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
         else:
             lines += _check(section)
     lines += [f"::error file={_property(_file(failure.trace))}::{_data(failure.error)}" for failure in failures(report)]
-    quiet = RenderOptions(detail="quiet")
-    return "\n".join(lines) + ("\n" if lines else "") + text.render(report, quiet)
+    totals = log_safe(text.render(report, RenderOptions(detail="quiet")))   # names in it must not spell commands
+    return "\n".join(lines) + ("\n" if lines else "") + totals
 
 
 def _check(report: CheckReport) -> list[str]:

@@ -106,9 +106,10 @@ class Rule:
     kind: ClassVar[str]
     config_type: ClassVar[type[RuleConfig]]
     tags: ClassVar[tuple[str, ...]] = ()
-    checked_nothing_is_normal: ClassVar[bool] = False
-    """True for kinds whose `checked` counts what they forbid, so that 0 is their passing state;
-    otherwise a rule that checked nothing gets a `rule_checked_nothing` notice (see `notices`)."""
+    checked_nothing_is_normal: bool = False
+    """True for kinds (or rules: a rule may set it) whose `checked` counts what they forbid, so
+    that 0 is their passing state; otherwise a rule that checked nothing gets a
+    `rule_checked_nothing` notice (see `notices`)."""
 
     def __init__(self, config: RuleConfig) -> None:
         self.config = config

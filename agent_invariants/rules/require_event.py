@@ -72,6 +72,7 @@ class RequireEvent(MatchingRule):
         super().__init__(config, config.match)
         self._min = 1 if config.min is UNSET else config.min
         self._max = None if config.max is UNSET else config.max
+        self.checked_nothing_is_normal = self._min == 0   # "at most N", "never": none is fine
         self._first: tuple[int | float, int] | None = None
         self._brief = config.match.brief()
 
