@@ -15,8 +15,12 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
 
-__all__ = ("INTERRUPTED", "TERMINATED", "Terminated", "held", "quiet_worker", "raise_on_terminate")
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+__all__ = ("INTERRUPTED", "TERMINATED", "Terminated", "end_workers", "held", "quiet_worker", "raise_on_terminate")
 
 INTERRUPTED = 128 + signal.SIGINT    # 130, the exit code shells use for Ctrl-C
 TERMINATED = 128 + signal.SIGTERM    # 143
@@ -59,3 +63,21 @@ def quiet_worker() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+
+
+def end_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the tasks not started and terminate the workers. `shutdown` alone would wait for
+    each running task to finish; Python 3.11 has no public way to end the workers (3.14 adds
+    `terminate_workers`), hence the executor's own map of them.
+
+    The executor's thread is not waited for: a worker ended while sending its result can leave
+    that thread waiting for the rest of the message for good. The CLI exits without joining it."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()

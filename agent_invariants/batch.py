@@ -281,25 +281,7 @@ def _run_in(pool: ProcessPoolExecutor, task: Callable[..., Any], arguments: list
                 future.add_done_callback(lambda _: progress(1))
         results = [future.result() for future in futures]
     except BaseException:
-        _end_workers(pool)
+        _signals.end_workers(pool)
         raise
     pool.shutdown()
     return results
-
-
-def _end_workers(pool: ProcessPoolExecutor) -> None:
-    """Cancel the tasks not started and terminate the workers. `shutdown` alone would wait for
-    each running task to finish; Python 3.11 has no public way to end the workers (3.14 adds
-    `terminate_workers`), hence the executor's own map of them.
-
-    The executor's thread is not waited for: a worker ended while sending its result can leave
-    that thread waiting for the rest of the message for good. The CLI exits without joining it."""
-    workers = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for worker in workers:
-        worker.terminate()
-    for worker in workers:
-        worker.join(timeout=5)
-        if worker.is_alive():
-            worker.kill()
-            worker.join()

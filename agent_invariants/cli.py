@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
 def _stop(code: int) -> NoReturn:
     """Exit at once after Ctrl-C or SIGTERM. Everything that needed cleaning up was cleaned up on
     the way here (temporary files, batch workers); waiting for Python's own exit handlers could
-    hang on a worker-pool thread that a terminated worker left waiting (see batch._end_workers)."""
+    hang on a worker-pool thread that a terminated worker left waiting (see _signals.end_workers)."""
     with suppress(CommandError):
         sys.stdout.flush()
     os._exit(code)

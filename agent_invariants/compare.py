@@ -24,6 +24,7 @@ import os
 
 from msgspec import UNSET
 
+from agent_invariants import _signals
 from agent_invariants._js import js_number, js_to_fixed1, json_number, utf16_sort_key
 from agent_invariants.contract import Contract
 from agent_invariants.engine import Checked, Trace, run_check
@@ -95,13 +96,15 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        pool = ProcessPoolExecutor(max_workers=1)
+        # Ctrl-C reaches the whole process group: only this process acts on it (as in a batch)
+        pool = ProcessPoolExecutor(max_workers=1, initializer=_signals.quiet_worker)
     except (OSError, NotImplementedError):   # no working semaphores (a read-only /dev/shm, say)
         return None
     with pool:
         try:
-            future = pool.submit(_baseline_report, contract, baseline, max_line_bytes, max_violations, line_lengths,
-                                 strict)
+            with _signals.held():   # the worker starts during the submit; see quiet_worker
+                future = pool.submit(_baseline_report, contract, baseline, max_line_bytes, max_violations,
+                                     line_lengths, strict)
         except (OSError, AssertionError, BrokenProcessPool):   # AssertionError: a daemon process
             return None
         try:
@@ -109,10 +112,16 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
             after: Checked | InputError = run_check(contract, source, max_violations, strict=strict)
         except InputError as exc:
             after = exc
+        except BaseException:
+            _signals.end_workers(pool)
+            raise
         try:
             before = future.result()
         except BrokenProcessPool:   # the worker died (killed for memory, say): check it here
             before = _baseline_report(contract, baseline, max_line_bytes, max_violations, line_lengths, strict)
+        except BaseException:   # Ctrl-C, SIGTERM: end the worker now, not when its check is done
+            _signals.end_workers(pool)
+            raise
     if isinstance(before, tuple):
         raise TraceError(*before)
     if isinstance(after, InputError):

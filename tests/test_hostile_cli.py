@@ -535,3 +535,19 @@ def test_init_escapes_the_folder_it_names(folder):
     result = run(folder, "init", "x\x1b[31m")
     assert result.returncode == 0 and "\x1b" not in result.stdout
     assert result.stdout.splitlines()[0] == "Created x\\x1b[31m/agent-invariants.json"
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_any_moment_of_a_side_by_side_compare_is_130_and_silent(folder):
+    """The worker checking the baseline ignores Ctrl-C and is ended by the parent; it used to die
+    of it with a traceback, or the parent waited for its whole check (found by a sweep of delays)."""
+    slow_runs(folder, 0, size=160000)
+    for delay in (0.2, 0.35, 0.5, 0.65, 0.8):
+        process = subprocess.Popen([sys.executable, "-m", "agent_invariants", "compare", "-c", "slow.json",
+                                    "-b", "slow.jsonl", "-k", "slow.jsonl", "-j", "2"], cwd=folder, env=ENV,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130, delay
+        time.sleep(0.2)
+        assert processes(group=process.pid) == [], delay
