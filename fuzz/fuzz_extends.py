@@ -12,13 +12,15 @@ when the contract loads, its rule ids in order must be what an independent model
 gives, written from the documented semantics (packs in order, depth first; a rule whose id is
 already known replaces the earlier one where it stands, new ids are appended, the contract's own
 rules come last; a pack that extends itself through others is a cycle; more than 16 levels or 256
-loads is refused). The model decodes the files with msgspec, so JSON dialect questions stay out.
+loads is refused). The model decodes the files with Python's `json` (NaN and Infinity refused,
+lone surrogate escapes read as U+FFFD, as the tool reads them), so JSON dialect questions stay out.
 
 Run:  python fuzz/fuzz_extends.py fuzz/work/extends fuzz/corpus/extends -dict=fuzz/extends.dict \\
           -max_total_time=1800 -rss_limit_mb=2048 -timeout=30
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -29,7 +31,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _fuzzcommon  # noqa: E402  (not instrumented: it is the harness, not the target)
 
 with atheris.instrument_imports():
-    import msgspec
 
     from agent_invariants import InputError, load_contract
     from agent_invariants.packs import MAX_EXTENDS_DEPTH, MAX_PACK_LOADS, PACK_PREFIX, pack_path
@@ -43,12 +44,28 @@ class ModelError(Exception):
     """The model refuses the files (a cycle, a missing pack, a cap, a shape it cannot merge)."""
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _mended(value: object) -> object:
+    """JSON as the tool reads it: a lone surrogate escape (which `json` keeps, and msgspec
+    refuses) is U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    if isinstance(value, dict):
+        return {_mended(key): _mended(item) for key, item in value.items()}
+    return value
+
+
 def _model_rules(path: str, chain: tuple[str, ...], state: dict[str, int], depth: int) -> list[dict]:
     """The merged rules of the document at `path` (the contract, or a pack `depth` levels down)."""
     try:
         with open(path, "rb") as handle:
-            document = msgspec.json.decode(handle.read())
-    except (OSError, msgspec.DecodeError):
+            document = _mended(json.loads(handle.read().decode("utf-8"), parse_constant=_no_constant))
+    except (OSError, UnicodeError, ValueError, RecursionError):
         raise ModelError(f"cannot read {path}") from None
     if not isinstance(document, dict):
         raise ModelError("not an object")
