@@ -10,6 +10,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,15 @@ from hypothesis import settings
 settings.register_profile("fast", max_examples=10)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_invariants"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _interruptible() -> None:
+    """A shell starts a background job with Ctrl-C (SIGINT) ignored, and a program inherits that:
+    the CLI started by the tests would then ignore the Ctrl-C they send it. A Python handler is
+    not inherited, so the CLI gets the default back."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
