@@ -224,7 +224,8 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
                                 max_violations=max_violations, line_lengths=line_lengths, strict=strict)
     except InputError as exc:
         return BatchFailure(trace=_as_text(candidate), error=str(exc))
-    problem = strict and (strict_problem(baseline, report.baseline) or strict_problem(candidate, report.candidate))
+    problem = (strict_problem(baseline, report.baseline) or strict_problem(candidate, report.candidate)) if strict \
+        else None
     return BatchFailure(trace=_as_text(candidate), error=problem) if problem else report
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn, TypeVar
@@ -170,7 +170,7 @@ def compare(
         strict=options.strict)), run)
 
 
-def find_contract(contract: Path | None, traces: list[str] = []) -> Path:  # noqa: B006   (read only)
+def find_contract(contract: Path | None, traces: Sequence[str] = ()) -> Path:
     """The contract named by `--contract`, or the one `init` writes, found in the current folder.
     Standard input can be read once: by the contract or by a trace, not both."""
     if contract is not None:

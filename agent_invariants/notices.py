@@ -1,6 +1,6 @@
 """What a check notices that is not a violation, but may mean the trace was not really checked.
 
-A trace that passes because nothing in it could match the rules is a silent pass. Three signs of
+A trace that passes because nothing in it could match the rules is a silent pass. Four signs of
 one are noticed, and reported as `notices` in the check report (the CLI prints them as warnings on
 stderr; with `--strict` they fail):
 
@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants.jsontext import show
 from agent_invariants.report import CheckReport, Notice, RuleResult
 
 __all__ = ("FIELD_SAMPLE", "KNOWN_TYPES", "RULE_FIELDS", "TRACE_PROBLEMS", "FieldSample", "TypeSpelling",
@@ -75,10 +76,6 @@ def named_types(configs: Iterable[msgspec.Struct]) -> list[str]:
     for config in configs:
         walk(msgspec.to_builtins(config), False)
     return found
-
-
-def _quoted(text: str) -> str:
-    return msgspec.json.encode(text).decode()
 
 
 def looks_like(word: str, known: Iterable[str], *, affixes: bool = False) -> str | None:
@@ -162,7 +159,7 @@ class TypeSpelling:
         return close
 
     def notices(self) -> list[Notice]:
-        return [Notice(kind="misspelt_type", message=f"event type {_quoted(event_type)} looks like {_quoted(close)}; "
+        return [Notice(kind="misspelt_type", message=f"event type {show(event_type)} looks like {show(close)}; "
                        "rules match types exactly, so none matched it", count=count, event_index=first)
                 for event_type, (close, count, first) in self._found.items() if count]
 
@@ -215,15 +212,15 @@ def misspelt_fields(keys: dict[str, tuple[int, int]]) -> list[Notice]:
     for key, (count, first) in keys.items():
         close = looks_like(key, known, affixes=True) if key not in Event.__struct_fields__ else None
         if close is not None:
-            found.append(Notice(kind="misspelt_field", message=f"field {_quoted(key)} looks like {_quoted(close)}; "
-                                f"rules read only {_quoted(close)}", count=count, event_index=first))
+            found.append(Notice(kind="misspelt_field", message=f"field {show(key)} looks like {show(close)}; "
+                                f"rules read only {show(close)}", count=count, event_index=first))
     return found
 
 
 def checked_nothing(results: Iterable[RuleResult], normal: set[str]) -> list[Notice]:
     """Notices for the rules that checked nothing, but for those (by id) in `normal`."""
     return [Notice(kind="rule_checked_nothing", rule_id=result.rule_id,
-                   message=f"rule {_quoted(result.rule_id)} ({result.rule_kind}) checked nothing in this trace; "
+                   message=f"rule {show(result.rule_id)} ({result.rule_kind}) checked nothing in this trace; "
                    "it may guard nothing (do its tools or types appear in the trace?)")
             for result in results if result.checked == 0 and result.rule_id not in normal]
 
