@@ -18,8 +18,7 @@ Names are loaded on first use, so `import agent_invariants` (and the CLI's `--he
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing, which `--version` need not pay for
 
 __version__ = "0.1.0"
 
@@ -79,6 +78,8 @@ __all__ = (  # spelled out, so linters and type checkers see the public names
 )
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from agent_invariants.api import check_trace, compare_traces, summarize_trace
     from agent_invariants.compare import compare_reports
     from agent_invariants.contract import ComparePolicy, Contract, load_contract
@@ -101,7 +102,9 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agent_invariants' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    from importlib import import_module  # here, not at the top: `--version` imports this package
+
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 

@@ -37,6 +37,7 @@ from agent_invariants.cli_options import (
     UnusedTrace,
     with_report_options,
 )
+from agent_invariants.cli_values import Command, Group
 from agent_invariants.output import (
     CommandError,
     adopt_standard_streams,
@@ -61,6 +62,7 @@ _Report = TypeVar("_Report")
 
 app = typer.Typer(
     name=PROG,
+    cls=Group,
     help="Check recorded AI-agent traces against a contract of operating rules.",
     add_completion=True,
     no_args_is_help=True,
@@ -87,7 +89,7 @@ def _root(
     """
 
 
-@app.command()
+@app.command(cls=Command)
 @with_report_options
 def check(
     trace: Annotated[list[str], typer.Option(
@@ -130,7 +132,7 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
         max_violations=options.max_violations, strict=options.strict), unit="bytes")
 
 
-@app.command()
+@app.command(cls=Command)
 @with_report_options
 def compare(
     baseline: Annotated[list[str], typer.Option(
@@ -267,7 +269,7 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
 
 
 
-@app.command()
+@app.command(cls=Command)
 def validate(
     contract: ContractOpt = None,
     output: OutputOpt = None,
@@ -285,7 +287,7 @@ def validate(
     write(json.render(load_contract(read_contract(contract_path))), output)
 
 
-@app.command()
+@app.command(cls=Command)
 def summary(
     trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False)],
     output: OutputOpt = None,
@@ -304,7 +306,7 @@ def summary(
     write(json.render(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), output)
 
 
-@app.command()
+@app.command(cls=Command)
 def explain(kind: Annotated[str | None, typer.Argument(help="A rule kind, e.g. require_approval.")] = None) -> None:
     """List the rule kinds, or print one kind's manual (fields, semantics, examples)."""
     from agent_invariants.explain import explain_kind, list_kinds
@@ -318,19 +320,19 @@ def explain(kind: Annotated[str | None, typer.Argument(help="A rule kind, e.g. r
         fail(exc.args[0])
 
 
-@app.command("version", hidden=True)
+@app.command("version", hidden=True, cls=Command)
 def version_command() -> None:
     """Print the version."""
     write(f"{__version__}\n", None)
 
 
-@app.command("help", hidden=True)
+@app.command("help", hidden=True, cls=Command)
 def help_command(ctx: typer.Context) -> None:
     """Show the usage."""
     write((ctx.parent.get_help() if ctx.parent else ctx.get_help()) + "\n", None)
 
 
-@app.command()
+@app.command(cls=Command)
 def init(directory: Annotated[Path, typer.Argument(help="Where to write the files.")] = Path(".")) -> None:
     """Write a sample contract (agent-invariants.json) and a passing trace (agent-trace.jsonl)."""
     from importlib.resources import files
@@ -342,7 +344,7 @@ def init(directory: Annotated[Path, typer.Argument(help="Where to write the file
     write(f"Created {contract}\nCreated {trace}\nTry: {PROG} check --contract {contract} --trace {trace}\n", None)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def serve() -> None:
     """Run the MCP server on standard input and output (needs: pip install 'agent-invariants[mcp]')."""
     from agent_invariants import mcp_server

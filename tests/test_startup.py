@@ -1,0 +1,116 @@
+"""Start-up: what a short run imports, how option values are parsed without pydantic, and the
+console script's quick exit (its output and exit codes must be exactly those of a normal exit).
+
+Speed itself is measured by the benchmark (`python -m bench --cases startup`), not here.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from support import EXAMPLES
+
+REFUND = EXAMPLES / "refund-desk"
+CONTRACT = str(REFUND / "contract.json")
+BASELINE = str(REFUND / "baseline.jsonl")
+CANDIDATE = str(REFUND / "candidate.jsonl")
+
+
+def modules_after(*args: str) -> set[str]:
+    """The modules loaded once the command line has run `args` in a fresh interpreter."""
+    code = ("import sys\nfrom agent_invariants.cli import app\n"
+            f"app(args={list(args)!r}, prog_name='agent-invariants', standalone_mode=False)\n"
+            "sys.stdout.flush()\nsys.stderr.write(' '.join(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return set(done.stderr.split("\n")[-1].split())
+
+
+def test_a_check_imports_neither_pydantic_nor_the_process_pool():
+    loaded = modules_after("check", "--contract", CONTRACT, "--trace", BASELINE, "--format", "json",
+                           "--max-violations", "5", "--jobs", "1", "--color", "never", "-q")
+    assert "agent_invariants.engine" in loaded   # the command did run
+    assert not {name for name in loaded if name.split(".")[0] == "pydantic"}
+    assert "concurrent.futures.process" not in loaded
+
+
+def test_the_version_imports_neither_typer_nor_typing(cli):
+    code = ("import sys\nsys.argv = ['agent-invariants', '--version']\n"
+            "from agent_invariants.entry import main\n"
+            "try:\n    main()\nexcept SystemExit:\n"
+            "    sys.stderr.write(' '.join(sorted(sys.modules)))\n")
+    done = cli.python("-c", code)
+    assert done.stdout == "0.1.0\n"
+    loaded = set(done.stderr.split())
+    assert "agent_invariants" in loaded
+    assert not {"typer", "typing", "msgspec"} & loaded
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("x", "Invalid value for '--max-violations': must be an integer, got 'x'"),
+    ("1.5", "Invalid value for '--max-violations': must be an integer, got '1.5'"),
+    ("٣", "Invalid value for '--max-violations': must be an integer, got '٣'"),
+    ("-1", "Invalid value for '--max-violations': must be 0 or more, got -1"),
+])
+def test_a_bad_integer_is_one_line_naming_the_option(cli, value, message):
+    result = cli("check", "--contract", CONTRACT, "--trace", BASELINE, "--max-violations", value)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"agent-invariants: {message} (try 'agent-invariants check --help')\n"
+
+
+def test_the_lower_bound_of_each_option_is_its_own(cli):
+    result = cli("check", "--contract", CONTRACT, "--trace", BASELINE, "--jobs", "0")
+    assert result.returncode == 2
+    assert "Invalid value for '--jobs' / '-j': must be 1 or more, got 0" in result.stderr
+
+
+def test_a_choice_outside_the_list_names_the_choices(cli):
+    result = cli("check", "--contract", CONTRACT, "--trace", BASELINE, "--color", "NEVER")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "Invalid value for '--color': 'NEVER' is not one of 'auto', 'always', 'never'." in result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["1", " 1 ", "+1", "1.0", "0_1"])
+def test_integers_are_read_as_before(cli, spelling):
+    """What typer's parsing accepted (spaces, a sign, a zero fraction, underscores) still means
+    the same number: here one kept violation of the candidate's several."""
+    result = cli("check", "--contract", CONTRACT, "--trace", CANDIDATE, "--format", "json",
+                 "--max-violations", spelling)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["error_count"] > 1
+    assert all(len(rule["violations"]) <= 1 for rule in report["results"])
+
+
+def test_repeated_and_default_values_reach_the_command(cli):
+    """Two traces (a repeated option), an enum given and one left at its default, a path."""
+    result = cli("check", "--contract", CONTRACT, "--trace", BASELINE, "--trace", CANDIDATE,
+                 "--format", "json", "--output", "out.json", "--quiet")
+    assert result.returncode == 1 and result.stdout == ""
+    report = json.loads((cli.cwd / "out.json").read_text(encoding="utf-8"))
+    assert report["traces"] == 2
+    assert [each["trace"] for each in report["reports"]] == [BASELINE, CANDIDATE]
+
+
+def test_the_console_script_exits_with_the_command_code_and_all_of_its_output(cli):
+    """The script ends the process without the interpreter's teardown: the exit code and every
+    byte written must be those of the command (a large report through a pipe, and a failure)."""
+    many = "\n".join(json.dumps({"seq": n, "type": "tool.call", "tool": "shell.exec"})
+                     for n in range(1, 20_001))
+    trace = cli.cwd / "many.jsonl"
+    trace.write_text(many + "\n", encoding="utf-8")
+    (cli.cwd / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}), encoding="utf-8")
+    script = [sys.executable, "-c", "from agent_invariants.entry import main; main()"]
+    done = subprocess.run([*script, "check", "--contract", "c.json", "--trace", str(trace), "--format", "json",
+                           "--max-violations", "0"], cwd=cli.cwd, capture_output=True, timeout=120)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert len(report["violations"]) == report["error_count"] == 20_000
+    bad = subprocess.run([*script, "check", "--contract", "c.json", "--trace", "missing.jsonl"], cwd=cli.cwd,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr == "agent-invariants: missing.jsonl: no such file\n"
