@@ -1,7 +1,10 @@
 """The engine: one pass over a trace, feeding every rule only the events it asked for.
 
 For each event the engine takes its routing key, (type, tool, claims_completion), and looks up the
-handlers for it: asked once per distinct key from every rule's `route()` and cached. Rules keep
+handlers for it: asked once per distinct key from every rule's `route()` and cached. A new tool
+is first sorted into its class, by the globs the rules read tools through (`route_tools`), and
+the routes are asked for once per class: a trace that names a new tool on every call costs one
+regular-expression match per new tool, not one `route()` call per rule. Rules keep
 small state and never look back, so a check is O(events) in time with memory that does not grow
 with the trace (only with what the rules must remember, such as open calls or retry groups).
 After the last event each rule reports its result, and violations get their physical lines.
@@ -12,7 +15,7 @@ pass (paths, bytes, mappings) and calls it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from msgspec import UNSET, UnsetType
@@ -20,6 +23,7 @@ from msgspec import UNSET, UnsetType
 from agent_invariants import _collector as collector
 from agent_invariants.contract import Contract
 from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob_set
 from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
@@ -31,7 +35,7 @@ __all__ = ("Checked", "Trace", "run_check", "run_observers")
 
 _ROUTE_CACHE_LIMIT = 65_536
 
-_Routes = dict[Any, dict[str, dict[Any, tuple[Observer, ...]]]]
+_Routes = dict[Any, dict[str, "_Tools"]]
 """The route cache: claims_completion -> type -> tool -> the handlers of such events."""
 
 Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]]
@@ -46,27 +50,23 @@ def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
 
 
 def _run(source: TraceSource, observers: Sequence[Any]) -> int:
+    router = _Router(observers)
     # claims_completion -> type -> tool -> handlers: three dict lookups on values that are already
     # hashed cost less than building, hashing and comparing a key tuple per event
-    routes: _Routes = {}
-    learned = 0   # routes added since the last time the cache was emptied for its size (or more)
+    routes = router.routes
     count = 0
     for batch in source.batches():
         for index, event in enumerate(batch, count):
             try:
                 handlers = routes[event.claims_completion][event.type][event.tool]
             except KeyError:
-                if learned >= _ROUTE_CACHE_LIMIT:
-                    routes.clear()
-                    learned = 0
-                handlers = _learn(routes, observers, event)
-                learned += 1
+                handlers = router.learn(event)
             for handle in handlers:
                 changed = handle(event, index)
                 if changed is not None:
                     if changed is not True:   # a stray truthy value would empty the cache on every event
                         raise _bad_return(handle, changed)
-                    routes.clear()   # a rule's interests changed (e.g. after the first stop)
+                    router.forget()   # a rule's interests changed (e.g. after the first stop)
         count += len(batch)
     return count
 
@@ -77,11 +77,72 @@ def _bad_return(handle: Any, value: object) -> TypeError:
                      "changed (see docs/architecture.md)")
 
 
-def _learn(routes: _Routes, observers: Sequence[Any], event: Event) -> tuple[Observer, ...]:
-    """The handlers for an event whose route is not known yet, remembered."""
-    handlers = _handlers(observers, (event.type, event.tool, event.claims_completion))
-    routes.setdefault(event.claims_completion, {}).setdefault(event.type, {})[event.tool] = handlers
-    return handlers
+class _Router:
+    """What the engine has learnt of the observers' routes, as `routes`: claims_completion ->
+    type -> `_Tools` (the handlers per tool). A new (claims_completion, type) is learnt here; a
+    new tool of a known one by its `_Tools`. Everything is forgotten when a handler says its
+    rule's interests changed, and when `_ROUTE_CACHE_LIMIT` routes have been learnt since the
+    last time (a trace may name a new tool or type on every event)."""
+
+    __slots__ = ("learned", "observers", "routes")
+
+    def __init__(self, observers: Sequence[Any]) -> None:
+        self.observers = observers
+        self.routes: _Routes = {}
+        self.learned = 0
+
+    def forget(self) -> None:
+        self.routes.clear()
+        self.learned = 0
+
+    def learn(self, event: Event) -> tuple[Observer, ...]:
+        """The handlers for an event of a (claims_completion, type) not seen yet."""
+        claims, event_type = event.claims_completion, event.type
+        tools = _Tools(self, event_type, claims)
+        self.routes.setdefault(claims, {})[event_type] = tools
+        return tools[event.tool]
+
+
+class _Tools(dict[Any, tuple[Observer, ...]]):
+    """The handlers of one (claims_completion, type) per tool. A tool not seen yet is sorted
+    into its class by the globs every observer reads tools through (`route_tools`): absent, or
+    present and matched by the same globs. The routes are asked for once per class, unless some
+    observer reads the tool another way (then once per tool)."""
+
+    __slots__ = ("_by_class", "_classify", "_claims", "_router", "_type")
+
+    def __init__(self, router: _Router, event_type: str, claims: bool | UnsetType) -> None:
+        super().__init__()
+        self._router, self._type, self._claims = router, event_type, claims
+        self._by_class: dict[object, tuple[Observer, ...]] = {}
+        patterns: list[str] = []
+        for observer in router.observers:
+            route_tools = getattr(observer, "route_tools", None)
+            read = None if route_tools is None else route_tools(event_type, claims)
+            if read is None:
+                self._classify: Callable[[str], tuple[object, ...]] | None = None
+                break
+            patterns.extend(read)
+        else:
+            self._classify = compile_glob_set(patterns) if patterns else _present
+
+    def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
+        router = self._router
+        if router.learned >= _ROUTE_CACHE_LIMIT:
+            router.forget()   # this dict is dropped with the rest; the answer below still holds
+        router.learned += 1
+        classify = self._classify
+        key: object = tool if classify is None or tool is UNSET else () if classify is _present else classify(tool)
+        handlers = self._by_class.get(key)
+        if handlers is None:
+            handlers = self._by_class[key] = _handlers(router.observers, (self._type, tool, self._claims))
+        self[tool] = handlers
+        return handlers
+
+
+def _present(tool: str) -> tuple[object, ...]:
+    """The class of every present tool, where no observer reads tools through a glob."""
+    return ()
 
 
 def _handlers(observers: Sequence[Any], key: tuple[str, str | UnsetType, bool | UnsetType],

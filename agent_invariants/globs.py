@@ -15,11 +15,11 @@ Matching stays linear in the subject, whatever the pattern:
 Compiled patterns are cached.
 """
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from agent_invariants._js import utf16_units
 
-__all__ = ("compile_glob", "glob_matches")
+__all__ = ("compile_glob", "compile_glob_set", "glob_matches")
 
 Matcher = Callable[[str], bool]
 
@@ -46,14 +46,46 @@ def compile_glob(pattern: str) -> Matcher:
     return matcher
 
 
+def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], tuple[object, ...]]:
+    """Return a function `subject -> key` for several patterns at once: two subjects get equal
+    keys exactly when the same patterns match them (the engine routes a new tool by its key).
+
+    Patterns with at most one star are tried in one regular expression per 64 of them: each is
+    an optional lookahead anchored at the end, with an empty group that is set when it matches,
+    so the match's groups are the key. Patterns with more stars are matched one by one, as
+    `compile_glob` does. (Even `*` takes part: it matches no subject with a line break.)
+    """
+    distinct = list(dict.fromkeys(patterns))
+    simple = [pattern for pattern in distinct if utf16_units(pattern).count("*") <= 1]
+    others = tuple(compile_glob(pattern) for pattern in distinct if pattern not in simple)
+    matches = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
+                                       for pattern in simple[at:at + 64]), re.DOTALL).match
+                    for at in range(0, len(simple), 64))
+    if not others and len(matches) <= 1:
+        if not matches:
+            return lambda subject: ()
+        match = matches[0]
+        return lambda subject: match(subject if subject.isascii() else utf16_units(subject)).groups()  # type: ignore[union-attr]
+
+    def key(subject: str) -> tuple[object, ...]:
+        units = subject if subject.isascii() else utf16_units(subject)
+        return (*(found.groups() for found in (match(units) for match in matches) if found is not None),
+                *(matcher(subject) for matcher in others))
+    return key
+
+
+def _regex(units: str) -> str:
+    """The regular expression of a pattern with at most one star (in UTF-16 units)."""
+    return "".join(f"{_NOT_LINE_END}*" if char == "*" else _NOT_LINE_END if char == "?" else re.escape(char)
+                   for char in units)
+
+
 def _compile(pattern: str) -> Matcher:
     units = utf16_units(pattern)
     if "*" not in units and "?" not in units:
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)) == units
     if units.count("*") <= 1:
-        fullmatch = re.compile("".join(
-            f"{_NOT_LINE_END}*" if char == "*" else _NOT_LINE_END if char == "?" else re.escape(char)
-            for char in units), re.DOTALL).fullmatch
+        fullmatch = re.compile(_regex(units), re.DOTALL).fullmatch
         return lambda subject: fullmatch(subject if subject.isascii() else utf16_units(subject)) is not None
     return _ManyStars(units)
 

@@ -135,6 +135,9 @@ class TypeSpelling:
         # each type is judged once (routes are asked for again per new tool, claims, ...)
         self._judged: dict[str, str | None] = {}
 
+    def route_tools(self, event_type: str, claims: object) -> tuple[str, ...]:
+        return ()   # types only
+
     def route(self, event_type: str, tool: object, claims: object) -> Any:
         close = self._judged.get(event_type, "")
         if close == "":

@@ -35,6 +35,9 @@ class SummaryCounter:
         self._counters = {"tool.result": self._result, "approval.granted": self._grant,
                           "outcome.observed": self._outcome}
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()   # only whether a call names a tool
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         count: Observer | None
         if event_type == "tool.call":

@@ -3,6 +3,8 @@ import random
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agent_invariants.tally as tally
 from agent_invariants import check_trace
@@ -70,3 +72,30 @@ def test_a_violation_cap_keeps_the_same_first_groups_in_memory_and_on_disk(monke
     everything = check_trace(rules, trace, max_violations=0)
     assert spilled.results[0].violations_total == len(everything.violations) > cap
     assert spilled.violations == everything.violations[:cap]
+
+
+def plain_overflows(members: list[tuple[str, int]], limit: int) -> list[tuple[str, int, int, int]]:
+    """The reference: counts in a plain dict; (group, count, seq, index) of each group with more
+    than `limit` members, its seq and index those of member limit + 1, by first appearance."""
+    counts: dict[str, int] = {}
+    excess: dict[str, tuple[int, int]] = {}
+    for index, (group, seq) in enumerate(members):
+        counts[group] = counts.get(group, 0) + 1
+        if counts[group] == limit + 1:
+            excess[group] = (seq, index)
+    return [(group, count, *excess[group]) for group, count in counts.items() if count > limit]
+
+
+@settings(max_examples=400, deadline=None)
+@given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", "é", "e" * 40, "f\n", "", "a:1", "a:2"]), max_size=60),
+       limit=st.integers(1, 4), max_groups=st.integers(1, 12), keep=st.none() | st.integers(0, 5))
+def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, limit, max_groups, keep):
+    members = [(group, 1000 + number * 2) for number, group in enumerate(groups)]
+    counter = tally.GroupTally(limit, max_groups=max_groups)
+    for index, (group, seq) in enumerate(members):
+        counter.add(group, seq, index)
+    assert counter.members == len(members)
+    expected = plain_overflows(members, limit)
+    found = counter.finish(keep=keep)
+    assert counter.overflowed == len(expected)
+    assert [(o.group, o.count, o.seq, o.index) for o in found] == expected[:keep]

@@ -61,6 +61,9 @@ class AllowTools(Rule):
         super().__init__(config)
         self._allowed = [compile_glob(pattern) for pattern in config.tools]
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return tuple(self.config.tools) if event_type == "tool.call" else ()
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type != "tool.call":
             return None

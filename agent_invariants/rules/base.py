@@ -2,8 +2,9 @@
 
 A rule kind is one class with a `kind`, a `config_type` (a `RuleConfig` subclass tagged with the
 kind; it decodes and validates the rule's JSON), a docstring that is its user manual, `route()`,
-and `finish()`. The engine asks `route(type, tool, claims_completion)` once per distinct triple
-and caches the answer: the bound method to call for such events (a tuple of them, or None to skip
+`route_tools()` and `finish()`. The engine asks `route(type, tool, claims_completion)` once per
+distinct triple, or once per class of tools when `route_tools()` names the globs it reads the tool
+through, and caches the answer: the bound method to call for such events (a tuple of them, or None to skip
 them). A handler returns None, or True when the rule's interests changed (the cache is then
 rebuilt); anything else is a bug the engine refuses. So a rule only ever sees events it cares
 about, and never rescans what it has seen: it keeps small state.
@@ -134,6 +135,17 @@ class Rule:
         to tell the engine the rule's interests changed (the cache is then rebuilt).
         """
         raise NotImplementedError
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...] | None:
+        """The tool globs through which `route(event_type, tool, claims)` looks at the tool.
+
+        Its answer must then be the same for any two tools that are both absent, or both present
+        and matched by the same of these globs (`()`: the tool plays no part, or only whether
+        there is one). The engine asks `route` once per such class of tools instead of once per
+        tool: a trace may name a new tool on every call. None, the default, says the answer
+        depends on the tool in some other way, and `route` is asked for every new tool.
+        """
+        return None
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         """Called once after the last event; returns the rule's result."""

@@ -79,6 +79,9 @@ class CompletionRequiresOutcome(EvidenceRule):
         if config.outcome_id is not UNSET:
             self._evidence = {"outcome_id": config.outcome_id, **self._evidence}
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()   # the tool plays no part
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         completion = claims is True or any(matches(event_type) for matches in self._completion_types)
         if event_type == "outcome.observed":

@@ -68,6 +68,9 @@ class ConfidenceRequiresOutcome(EvidenceRule):
         super().__init__(config, config.evidence_classes)
         self._threshold = config.threshold
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()   # the tool plays no part
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "outcome.observed":
             # both: judge the claim first, since only strictly earlier outcomes count

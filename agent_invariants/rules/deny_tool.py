@@ -57,7 +57,11 @@ class DenyTool(Rule):
 
     def __init__(self, config: DenyToolConfig) -> None:
         super().__init__(config)
+        self._pattern = config.tool
         self._denied = compile_glob(config.tool)
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return (self._pattern,) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call" and isinstance(tool, str) and self._denied(tool):

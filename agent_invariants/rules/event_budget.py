@@ -67,6 +67,9 @@ class EventBudget(Rule):
     tags: ClassVar[tuple[str, ...]] = ("cost",)
     config: EventBudgetConfig
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()   # the tool plays no part
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         return None   # the counts are the trace summary's, taken in the same pass
 

@@ -109,6 +109,12 @@ class CompiledMatcher:
             return False
         return self._claims is UNSET or claims is self._claims
 
+    def route_tools(self, event_type: str) -> tuple[str, ...]:
+        """The tool glob `may_match` reads the tool through, for events of this type."""
+        if self.spec.tool is UNSET or (self._type is not None and not self._type(event_type)):
+            return ()
+        return (self.spec.tool,)
+
     def matches(self, event: Event) -> bool:
         """The event-level keys, for an event whose routing key `may_match`."""
         if self._ok is not UNSET and event.ok is not self._ok:
@@ -126,6 +132,9 @@ class MatchingRule(Rule):
     def __init__(self, config: RuleConfig, match: EventMatcher) -> None:
         super().__init__(config)
         self.match = CompiledMatcher(match)
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return self.match.route_tools(event_type)
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
         return self._event if self.match.may_match(event_type, tool, claims) else None

@@ -112,6 +112,9 @@ class RequireApproval(Rule):
             evidence["within_events"] = config.within_events
         self._evidence_tail = evidence
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return (self.config.tool,) if event_type == "tool.call" else ()
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "approval.granted":
             return self._grant

@@ -68,6 +68,9 @@ class RequireOrder(Rule):
         self._missing = f" has no earlier {config.before.brief()}: each {config.after.brief()} needs one before it."
         self._predecessor_seen = False
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return self._after.route_tools(event_type) + self._before.route_tools(event_type)
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         after = self._after.may_match(event_type, tool, claims)
         before = self._before.may_match(event_type, tool, claims)

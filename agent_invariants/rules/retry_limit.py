@@ -72,10 +72,14 @@ class RetryLimit(Rule):
 
     def __init__(self, config: RetryLimitConfig) -> None:
         super().__init__(config)
-        self._counted = compile_glob("*" if config.tool is UNSET else config.tool)
+        self._pattern = "*" if config.tool is UNSET else config.tool
+        self._counted = compile_glob(self._pattern)
         self._max = config.max_attempts
         self._by_tool = config.group_by == "tool"
         self._attempts = GroupTally(config.max_attempts)   # exact, spills to disk past many groups
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return (self._pattern,) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call" and tool is not UNSET and self._counted(tool):

@@ -85,6 +85,9 @@ class StopIsFinal(Rule):
         self._late_count = 0
         self._late_before_stops = 0
 
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()   # the tool plays no part
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if self._is_stop(event_type):
             return self._stop

@@ -70,12 +70,16 @@ class ToolResultRequired(Rule):
 
     def __init__(self, config: ToolResultRequiredConfig) -> None:
         super().__init__(config)
-        self._checked_tool = compile_glob("*" if config.tool is UNSET else config.tool)
+        self._pattern = "*" if config.tool is UNSET else config.tool
+        self._checked_tool = compile_glob(self._pattern)
         # call_id -> the call awaiting a result, (seq, index, tool); a list of them when ids repeat
         self._open: dict[str, _Call | list[_Call]] = {}
         # calls without a call_id, as (index, seq, tool, None): the first `cap` of them, and how many
         self._unpairable: list[tuple[int, int | float, str | UnsetType, None]] = []
         self._unpairable_count = 0
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return (self._pattern,) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.result":
