@@ -147,7 +147,12 @@ class _Spill:
                     count += len(found)
                     yield from found
 
-            first = sorted(every(), key=itemgetter(0)) if keep is None else nsmallest(keep, every(), key=itemgetter(0))
+            if keep is None:
+                first = sorted(every(), key=itemgetter(0))
+            elif keep:
+                first = nsmallest(keep, every(), key=itemgetter(0))
+            else:   # nsmallest(0, ...) would not look at them, and they must be counted
+                first = [found for found in every() if False]
             return [overflow for _, overflow in first], count
         finally:
             self._file.close()
