@@ -1,12 +1,19 @@
-"""Benchmark: decode floor, check and compare on generated traces; a Markdown table for the README.
+"""Benchmark: decode floor, check and compare on generated traces, stress cases and start-up; Markdown tables.
 
-    python -m bench                      # 10k, 100k and 1M events, 3 repetitions
-    python -m bench --sizes 10k,100k     # quicker
-    python -m bench --sizes 1m,10m       # flat memory at ten million events
+    python -m bench                      # every case (plain: 10k, 100k and 1M events), 3 repetitions
+    python -m bench --cases plain --sizes 10k,100k    # quicker
+    python -m bench --cases plain --sizes 1m,10m --no-compare   # flat memory at ten million events
+    python -m bench --cases violations,new-tool,approval-ids,startup
+    python -m bench --against /tmp/old   # every figure twice: "before" (that checkout) and "now" (this one)
     python -m bench --jobs-test          # --jobs 2 against --jobs 1 over 20 traces of 100k events
 
-Traces and contracts are generated once into bench/out/ (gen_trace.py, seed 7) and reused.
-Times are medians; "check / floor" compares two measurements made in the same process.
+Cases: plain (the generated trace at --sizes: floor, check, compare, peak RSS), violations (one
+million), new-tool (a new tool name on every call), approval-ids (one million approval ids), each
+of these three as time per event against the plain 1M trace, and startup (the real command).
+
+Traces and contracts are generated once into bench/out/ (gen_trace.py and gen_cases.py, seed 7)
+and reused. Times are medians; ratios compare measurements made in the same process. With
+--against, the two checkouts take turns rep by rep (this one first), each in its own process.
 """
 from __future__ import annotations
 
@@ -14,18 +21,25 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 
 # Agent Invariants v0.1.0 (Node 20) on the same machine class, seed-7 generated traces.
 NODE_SECONDS = {"10k": 0.69, "100k": 4.83, "1m-compact": 166.0}
+
+CASES = ("plain", "violations", "new-tool", "approval-ids", "startup")
+ALIASES = {"new-tool-per-call": "new-tool", "start-up": "startup"}
+STRESS = ("violations", "new-tool", "approval-ids")
 
 
 def events_of(size: str) -> int:
@@ -44,10 +58,123 @@ def generate(size: str, compact: bool = False) -> tuple[Path, Path]:
     return trace, contract
 
 
-def worker(*args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "bench.worker", *args], cwd=HERE.parent, check=True,
-                          capture_output=True, text=True)
-    return json.loads(done.stdout)
+def generate_case(case: str, size: str) -> tuple[Path, Path, int]:
+    """The trace and contract of a stress case at `size` (violations, tools or approval ids), and its events."""
+    OUT.mkdir(exist_ok=True)
+    trace, contract = OUT / f"trace-{size}-{case}.jsonl", OUT / f"contract-{size}-{case}.json"
+    count = events_of(size)
+    if case == "new-tool":
+        args = [str(HERE / "gen_trace.py"), "--events", str(count), "--unique-tools"]
+        events = count
+    else:
+        args = [str(HERE / "gen_cases.py"), case, "--count", str(count)]
+        events = 2 * count
+    if not trace.exists() or not contract.exists():
+        subprocess.run([sys.executable, *args, "--out", str(trace), "--contract", str(contract), "--seed", "7"],
+                       check=True)
+    return trace, contract, events
+
+
+class Checkout:
+    """A checkout of the project to measure: its package first on sys.path, run from bench/out/."""
+
+    def __init__(self, label: str, root: Path) -> None:
+        self.label = label
+        self.root = root.resolve()
+        if not (self.root / "agent_invariants" / "__init__.py").is_file():
+            raise SystemExit(f"{self.root}: not a checkout of agent-invariants (no agent_invariants/__init__.py)")
+        with open(self.root / "pyproject.toml", "rb") as handle:
+            self.script = tomllib.load(handle)["project"]["scripts"]["agent-invariants"]
+        # Byte code is written (start-up would otherwise compile every module on every run).
+        environment = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.root), os.environ.get("PYTHONPATH")]))
+        self.env = environment
+
+    def command(self, args: list[str]) -> list[str]:
+        """The console script `agent-invariants ARGS` as this checkout's pyproject.toml installs it."""
+        module, function = self.script.split(":")
+        return [sys.executable, "-c", f"import sys; sys.argv[0] = 'agent-invariants'; from {module} import "
+                f"{function}; sys.exit({function}())", *args]
+
+    def ensure(self, package: str) -> None:
+        """Fail unless `package` (an agent_invariants/__init__.py) is this checkout's."""
+        if not Path(package).resolve().is_relative_to(self.root):
+            raise SystemExit(f"measuring {self.label} ({self.root}) imported {package} instead")
+
+    def prepare(self) -> None:
+        """Compile the package, and check that a command run here imports this checkout."""
+        done = subprocess.run([sys.executable, "-m", "compileall", "-q", str(self.root / "agent_invariants")],
+                              env=self.env, capture_output=True, text=True)
+        if done.returncode:
+            print(f"warning: compileall {self.root}: {done.stdout}{done.stderr}", file=sys.stderr)
+        probe = subprocess.run([sys.executable, "-c", "import agent_invariants; print(agent_invariants.__file__)"],
+                               cwd=OUT, env=self.env, check=True, capture_output=True, text=True)
+        self.ensure(probe.stdout.strip())
+
+    def describe(self) -> str:
+        done = subprocess.run(["git", "-C", str(self.root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True)
+        commit = f", commit {done.stdout.strip()}" if done.returncode == 0 else ""
+        return f"{self.label}: {self.root}{commit} (console script {self.script})"
+
+
+class Worker:
+    """A long-lived `worker.py serve` process importing one checkout's package."""
+
+    def __init__(self, checkout: Checkout) -> None:
+        self.checkout = checkout
+        self.process = subprocess.Popen([sys.executable, str(HERE / "worker.py"), "serve"], cwd=OUT,
+                                        env=checkout.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        checkout.ensure(self._read()["package"])
+
+    def _read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the worker measuring {self.checkout.label} ended (exit {self.process.wait()})")
+        answer: dict[str, Any] = json.loads(line)
+        self.checkout.ensure(answer["package"])
+        return answer
+
+    def ask(self, jobs: list[dict[str, str]]) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"jobs": jobs}) + "\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def job(name: str, op: str, trace: Path, contract: Path) -> dict[str, str]:
+    return {"name": name, "op": op, "trace": str(trace), "contract": str(contract)}
+
+
+def sample(workers: list[Worker], jobs: list[dict[str, str]], reps: int) -> tuple[dict[str, dict[str, float]],
+                                                                                   dict[str, dict[str, Any]]]:
+    """Median seconds of each job per checkout, the checkouts taking turns rep by rep; and the verdicts."""
+    samples: dict[str, dict[str, list[float]]] = {w.checkout.label: {j["name"]: [] for j in jobs} for w in workers}
+    verdicts: dict[str, dict[str, Any]] = {}
+    for _ in range(reps):
+        for worker in workers:
+            answer = worker.ask(jobs)
+            for name, seconds in answer["times"].items():
+                samples[worker.checkout.label][name].append(seconds)
+            verdicts[worker.checkout.label] = answer["verdicts"]
+    medians = {label: {name: statistics.median(values) for name, values in by_name.items()}
+               for label, by_name in samples.items()}
+    return medians, verdicts
+
+
+def rss(checkout: Checkout, what: str, trace: Path, contract: Path) -> tuple[float, Any]:
+    """Peak RSS in MiB of one `what` (check or compare) in a fresh process, and its verdict."""
+    done = subprocess.run([sys.executable, str(HERE / "worker.py"), "rss", what, str(trace), str(contract)],
+                          cwd=OUT, env=checkout.env, check=True, capture_output=True, text=True)
+    answer = json.loads(done.stdout)
+    checkout.ensure(answer["package"])
+    return answer["rss_mib"], answer["verdict"]
 
 
 def _seconds(value: float) -> str:
@@ -55,15 +182,160 @@ def _seconds(value: float) -> str:
     return f"{value:.2f} s" if value >= 1 else f"{value:.3g} s"
 
 
-def cli_seconds(args: list[str], reps: int) -> float:
-    """Median wall time of the real command, start-up included ("end to end")."""
-    samples = []
+def _ratio(now: float, before: float) -> str:
+    return f"{now / before:.2f}" if before else ""
+
+
+def _verdict(verdict: dict[str, Any] | None) -> str:
+    if verdict is None:
+        return ""
+    if verdict["passed"]:
+        return "pass"
+    failing = ", ".join(f"{rule} {count:,}" for rule, count in verdict["failing"].items())
+    return f"fail: {verdict['violations']:,} violations ({failing})"
+
+
+def measure(sizes: list[str], reps: int, workers: list[Worker], compare: bool, notes: list[str]) -> list[str]:
+    side_by_side = len(workers) > 1
+    head = ["events", "size"] + (["checkout"] if side_by_side else []) + [
+        "decode floor", "check", "check / floor", "events/s", "MB/s"]
+    if compare:
+        head += ["compare", "compare / check", "compare, one process"]
+    head += ["peak RSS check"] + (["peak RSS compare"] if compare else [])
+    rule = "|".join("---" if name == "checkout" else "---:" for name in head)
+    rows = ["| " + " | ".join(head) + " |", f"|{rule}|"]
+    print("\n".join(rows), flush=True)
+    for size in sizes:
+        trace, contract = generate(size)
+        megabytes = trace.stat().st_size / 1e6
+        count = events_of(size)
+        jobs = [job("floor", "floor", trace, contract), job("check", "check", trace, contract)]
+        if compare:
+            jobs += [job("compare", "compare", trace, contract),
+                     job("compare_one_process", "compare1", trace, contract)]
+        times, verdicts = sample(workers, jobs, reps)
+        memory: dict[str, dict[str, float]] = {}
+        for worker in workers:
+            label = worker.checkout.label
+            memory[label] = {"check": rss(worker.checkout, "check", trace, contract)[0]}
+            if compare:
+                memory[label]["compare"] = rss(worker.checkout, "compare", trace, contract)[0]
+        for worker in reversed(workers):   # before, then now
+            label = worker.checkout.label
+            t, m = times[label], memory[label]
+            cells = [f"{count:,}", f"{megabytes:,.0f} MB"] + ([label] if side_by_side else []) + [
+                _seconds(t["floor"]), _seconds(t["check"]), f"{t['check'] / t['floor']:.2f}x",
+                f"{count / t['check']:,.0f}", f"{megabytes / t['check']:.0f}"]
+            if compare:
+                cells += [_seconds(t["compare"]), f"{t['compare'] / t['check']:.2f}x",
+                          f"{_seconds(t['compare_one_process'])} ({t['compare_one_process'] / t['check']:.2f}x)"]
+            cells += [f"{m['check']:.0f} MiB"] + ([f"{m['compare']:.0f} MiB"] if compare else [])
+            rows.append("| " + " | ".join(cells) + " |")
+            print(rows[-1], flush=True)
+        if side_by_side:
+            now, before = times["now"], times["before"]
+            cells = ["", "", "now ÷ before", _ratio(now["floor"], before["floor"]),
+                     _ratio(now["check"], before["check"]), "", "", ""]
+            if compare:
+                cells += [_ratio(now["compare"], before["compare"]), "",
+                          _ratio(now["compare_one_process"], before["compare_one_process"])]
+            cells += [_ratio(memory["now"]["check"], memory["before"]["check"])]
+            if compare:
+                cells += [_ratio(memory["now"]["compare"], memory["before"]["compare"])]
+            rows.append("| " + " | ".join(cells) + " |")
+            print(rows[-1], flush=True)
+            if verdicts["now"] != verdicts["before"]:
+                notes.append(f"plain {size}: the verdicts differ: before {verdicts['before']}, now {verdicts['now']}")
+    return rows
+
+
+def stress(cases: list[str], size: str, reps: int, workers: list[Worker], notes: list[str]) -> list[str]:
+    """Each case's check time per event against the plain trace of `size`, measured in the same process."""
+    side_by_side = len(workers) > 1
+    plain_trace, plain_contract = generate(size)
+    files = {"plain": (plain_trace, plain_contract, events_of(size))}
+    files |= {case: generate_case(case, size) for case in cases}
+    jobs = [job(name, "check", trace, contract) for name, (trace, contract, _) in files.items()]
+    times, verdicts = sample(workers, jobs, reps)
+    head = ["case", "events"] + (["checkout"] if side_by_side else []) + [
+        "check", "µs per event", "per event, case / plain", "peak RSS check", "verdict"]
+    rows = ["| " + " | ".join(head) + " |",
+            "|---|---:|" + ("---|" if side_by_side else "") + "---:|---:|---:|---:|---|"]
+    print("\n".join(rows), flush=True)
+    for name, (trace, contract, events) in files.items():
+        per_event: dict[str, float] = {}
+        memory: dict[str, float] = {}
+        for worker in workers:
+            memory[worker.checkout.label], _ = rss(worker.checkout, "check", trace, contract)
+        for worker in reversed(workers):   # before, then now
+            label = worker.checkout.label
+            per_event[label] = times[label][name] / events
+            plain = times[label]["plain"] / files["plain"][2]
+            cells = [name if name != "plain" else "plain (reference)", f"{events:,}"] + (
+                [label] if side_by_side else []) + [
+                _seconds(times[label][name]), f"{per_event[label] * 1e6:.2f}", f"{per_event[label] / plain:.2f}x",
+                f"{memory[label]:.0f} MiB", _verdict(verdicts[label][name])]
+            rows.append("| " + " | ".join(cells) + " |")
+            print(rows[-1], flush=True)
+        if side_by_side:
+            rows.append("| " + " | ".join(["", "", "now ÷ before", _ratio(times["now"][name], times["before"][name]),
+                                             _ratio(per_event["now"], per_event["before"]), "",
+                                             _ratio(memory["now"], memory["before"]), ""]) + " |")
+            print(rows[-1], flush=True)
+            if verdicts["now"][name] != verdicts["before"][name]:
+                notes.append(f"{name}: the verdicts differ: before {verdicts['before'][name]}, "
+                             f"now {verdicts['now'][name]}")
+    return rows
+
+
+def cli_medians(runs: list[tuple[str, list[str], dict[str, str], set[int]]], reps: int) -> dict[str, float]:
+    """Median wall time of each command (key, argv, environment, expected exit codes), taking turns run by run.
+
+    Run from bench/out/, so that the current directory (first on sys.path for `-c`) holds no package.
+    An unexpected exit code ends the benchmark: the measurement would be of something else.
+    """
+    samples: dict[str, list[float]] = {key: [] for key, *_ in runs}
     for _ in range(reps):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=HERE.parent,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for key, argv, environment, expected in runs:
+            start = time.perf_counter()
+            code = subprocess.run(argv, cwd=OUT, env=environment, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL).returncode
+            samples[key].append(time.perf_counter() - start)
+            if code not in expected:
+                raise SystemExit(f"{key}: exit {code}, expected {sorted(expected)}: {shlex.join(argv)}")
+    return {key: statistics.median(values) for key, values in samples.items()}
+
+
+def startup(checkouts: list[Checkout], runs: int) -> list[str]:
+    """The real command's start-up: --version, and check of a 3-event trace with the sample contract."""
+    trace = OUT / "startup-3-events.jsonl"
+    trace.write_text('{"seq": 1, "type": "tool.call", "tool": "kb.search", "call_id": "c1"}\n'
+                     '{"seq": 2, "type": "tool.result", "tool": "kb.search", "call_id": "c1", "ok": true}\n'
+                     '{"seq": 3, "type": "run.completed"}\n')
+    contract = HERE.parent / "agent_invariants" / "samples" / "agent-invariants.json"
+    commands = {"version": (["--version"], {0}),
+                "check": (["check", "--contract", str(contract), "--trace", str(trace)], {0, 1})}
+    plain_env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    runs_: list[tuple[str, list[str], dict[str, str], set[int]]] = [
+        ("pass", [sys.executable, "-c", "pass"], plain_env, {0})]
+    for name, (args, expected) in commands.items():
+        runs_ += [(f"{name} {c.label}", c.command(args), c.env, expected) for c in checkouts]
+    medians = cli_medians(runs_, runs)
+    reference = medians["pass"]
+    rows = [f"`python -c pass`, the machine's reference: {reference * 1000:.1f} ms (median of {runs} runs).", "",
+            f"| start-up, median of {runs} | checkout | wall time | above `python -c pass` |", "|---|---|---:|---:|"]
+    titles = {"version": "`agent-invariants --version`",
+              "check": "`agent-invariants check` (3 events, the sample contract)"}
+    for name in commands:
+        for number, c in enumerate(reversed(checkouts)):   # before, then now
+            seconds = medians[f"{name} {c.label}"]
+            rows.append(f"| {titles[name] if number == 0 else ''} | {c.label} | {seconds * 1000:.1f} ms | "
+                        f"{(seconds - reference) * 1000:+.1f} ms |")
+        if len(checkouts) > 1:
+            now, before = medians[f"{name} now"], medians[f"{name} before"]
+            rows.append(f"| | now ÷ before | {_ratio(now, before)} | {_ratio(now - reference, before - reference)} |")
+    print("\n".join(rows), flush=True)
+    return rows
 
 
 def machine() -> str:
@@ -79,70 +351,92 @@ def machine() -> str:
             f"Python {platform.python_version()}")
 
 
-def measure(sizes: list[str], reps: int) -> list[str]:
-    rows = ["| events | size | decode floor | check | check / floor | events/s | MB/s | compare | compare / check "
-            "| compare, one process | peak RSS check | peak RSS compare |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for size in sizes:
-        trace, contract = generate(size)
-        megabytes = trace.stat().st_size / 1e6
-        times = worker("times", str(trace), str(contract), str(reps))
-        rss_check = worker("rss", "check", str(trace), str(contract))["rss_mib"]
-        rss_compare = worker("rss", "compare", str(trace), str(contract))["rss_mib"]
-        count = events_of(size)
-        rows.append(
-            f"| {count:,} | {megabytes:,.0f} MB | {_seconds(times['floor'])} | {_seconds(times['check'])} | "
-            f"{times['check'] / times['floor']:.2f}x | {count / times['check']:,.0f} | "
-            f"{megabytes / times['check']:.0f} | "
-            f"{_seconds(times['compare'])} | {times['compare'] / times['check']:.2f}x | "
-            f"{_seconds(times['compare_one_process'])} ({times['compare_one_process'] / times['check']:.2f}x) | "
-            f"{rss_check:.0f} MiB | {rss_compare:.0f} MiB |")
-        print(rows[-1], flush=True)
-    return rows
-
-
-def versus_node(reps: int) -> list[str]:
-    rows = ["| trace | Node tool | agent-invariants (end to end) | speed-up |", "|---|---:|---:|---:|"]
+def versus_node(checkouts: list[Checkout], reps: int) -> list[str]:
+    side_by_side = len(checkouts) > 1
+    shown = checkouts[::-1]   # before, then now
+    columns = [f"agent-invariants {c.label}" if side_by_side else "agent-invariants (end to end)" for c in shown]
+    rows = ["| trace | Node tool | " + " | ".join(columns) + " | speed-up |", "|---|---:|" + "---:|" * len(columns)
+            + "---:|"]
     for label, size, compact in (("10k", "10k", False), ("100k", "100k", False), ("1m-compact", "1m", True)):
         trace, contract = generate(size, compact)
-        seconds = cli_seconds(["check", "--contract", str(contract), "--trace", str(trace), "--format", "json",
-                               "--quiet"], reps)
+        args = ["check", "--contract", str(contract), "--trace", str(trace), "--format", "json", "--quiet"]
+        medians = cli_medians([(c.label, c.command(args), c.env, {0, 1}) for c in checkouts], reps)
         node = NODE_SECONDS[label]
-        rows.append(f"| {label} | {node:.2f} s | {seconds:.2f} s | {node / seconds:.0f}x |")
+        cells = " | ".join(f"{medians[c.label]:.2f} s" for c in shown)
+        rows.append(f"| {label} | {node:.2f} s | {cells} | {node / medians['now']:.0f}x |")
         print(rows[-1], flush=True)
     return rows
 
 
-def jobs_test(reps: int) -> list[str]:
+def jobs_test(checkouts: list[Checkout], reps: int) -> list[str]:
     trace, contract = generate("100k")
     folder = OUT / "twenty-100k"
     if not folder.exists():
         folder.mkdir()
         for number in range(20):
             shutil.copy(trace, folder / f"run-{number:02d}.jsonl")
-    rows = ["| 20 traces of 100k events | wall time | speed-up |", "|---|---:|---:|"]
+    side_by_side = len(checkouts) > 1
+    rows = ["| 20 traces of 100k events | " + ("checkout | " if side_by_side else "") + "wall time | speed-up |",
+            "|---|" + ("---|" if side_by_side else "") + "---:|---:|"]
     base = ["check", "--contract", str(contract), "--trace", str(folder), "--format", "json", "--quiet"]
-    one = cli_seconds(base + ["--jobs", "1"], reps)
-    two = cli_seconds(base + ["--jobs", "2"], reps)
-    rows += [f"| `--jobs 1` | {one:.2f} s | 1.00x |", f"| `--jobs 2` | {two:.2f} s | {one / two:.2f}x |"]
-    print("\n".join(rows[-2:]), flush=True)
+    medians = cli_medians([(f"{jobs} {c.label}", c.command(base + ["--jobs", jobs]), c.env, {0, 1})
+                           for jobs in ("1", "2") for c in checkouts], reps)
+    for jobs in ("1", "2"):
+        for c in reversed(checkouts):   # before, then now
+            seconds = medians[f"{jobs} {c.label}"]
+            title = f"`--jobs {jobs}`" if c is checkouts[-1] else ""
+            rows.append(f"| {title} | " + (f"{c.label} | " if side_by_side else "") +
+                        f"{seconds:.2f} s | {medians[f'1 {c.label}'] / seconds:.2f}x |")
+    print("\n".join(rows[2:]), flush=True)
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10k,100k,1m", help="comma-separated sizes, e.g. 10k,1m,10m")
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help=f"comma-separated, of {', '.join(CASES)} (default: all)")
+    parser.add_argument("--sizes", default="10k,100k,1m", help="sizes of the plain table, e.g. 10k,1m,10m")
     parser.add_argument("--reps", type=int, default=3, help="repetitions per measurement (median)")
+    parser.add_argument("--no-compare", action="store_true", help="plain table: leave compare out")
+    parser.add_argument("--against", metavar="PATH", type=Path,
+                        help="another checkout of the project: every figure for it (before) and this one (now)")
     parser.add_argument("--node", action="store_true", help="also time the CLI end to end against the Node figures")
     parser.add_argument("--jobs-test", action="store_true", help="also time --jobs 1 against --jobs 2")
+    # For testing the benchmark itself: the stress cases' size (default 1m) and start-up runs.
+    parser.add_argument("--case-events", default="1m", help=argparse.SUPPRESS)
+    parser.add_argument("--startup-runs", type=int, default=21, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sections = [f"Measured on: {machine()}", ""]
-    sections += measure([size.strip().lower() for size in args.sizes.split(",") if size.strip()], args.reps)
+    cases = [ALIASES.get(name.strip().lower(), name.strip().lower()) for name in args.cases.split(",") if name.strip()]
+    unknown = sorted(set(cases) - set(CASES))
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
+    OUT.mkdir(exist_ok=True)
+    checkouts = [Checkout("now", HERE.parent)] + ([Checkout("before", args.against)] if args.against else [])
+    for checkout in checkouts:
+        checkout.prepare()
+    sections = [f"Measured on: {machine()}"] + ([c.describe() for c in checkouts] if args.against else []) + [""]
+    notes: list[str] = []
+    stress_cases = [case for case in STRESS if case in cases]
+    workers: list[Worker] = []
+    try:
+        if "plain" in cases or stress_cases:
+            workers = [Worker(c) for c in checkouts]
+        if "plain" in cases:
+            sizes = [size.strip().lower() for size in args.sizes.split(",") if size.strip()]
+            sections += measure(sizes, args.reps, workers, not args.no_compare, notes) + [""]
+        if stress_cases:
+            sections += stress(stress_cases, args.case_events.strip().lower(), args.reps, workers, notes) + [""]
+    finally:
+        for worker in workers:
+            worker.close()
+    if "startup" in cases:
+        sections += startup(checkouts, args.startup_runs) + [""]
     if args.node:
-        sections += [""] + versus_node(args.reps)
+        sections += versus_node(checkouts, args.reps) + [""]
     if args.jobs_test:
-        sections += [""] + jobs_test(args.reps)
-    print("\n" + "\n".join(sections))
+        sections += jobs_test(checkouts, args.reps) + [""]
+    sections += [f"Note: {note}" for note in notes]
+    print("\n" + "\n".join(sections).rstrip())
 
 
 if __name__ == "__main__":
