@@ -6,6 +6,7 @@ printed, how `toFixed(1)` rounds, and sorting by UTF-16 code units. Python diffe
 them, so each lives here with the reason, and nowhere else.
 """
 import re
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
 from agent_invariants.jsontext import always_matching
@@ -25,6 +26,7 @@ __all__ = (
     "utf16_len",
     "utf16_len_of_utf8",
     "utf16_sort_key",
+    "utf16_sorted",
     "utf16_units",
 )
 
@@ -79,6 +81,16 @@ def utf16_units(text: str) -> str:
 def utf16_sort_key(text: str) -> bytes:
     """Sort key that orders strings by UTF-16 code units, as JavaScript's default sort does."""
     return text.encode("utf-16-be", "surrogatepass")
+
+
+def utf16_sorted(texts: Iterable[str]) -> list[str]:
+    """`texts` in JavaScript's default order (by UTF-16 code units). For ASCII, the most common
+    case by far, that is Python's own order, and no key is built for each string."""
+    texts = list(texts)
+    if all(map(str.isascii, texts)):
+        texts.sort()
+        return texts
+    return sorted(texts, key=utf16_sort_key)
 
 
 def json_number(value: int | float) -> int | float:

@@ -25,7 +25,7 @@ import os
 from msgspec import UNSET
 
 from agent_invariants import _signals
-from agent_invariants._js import js_number, js_to_fixed1, json_number, utf16_sort_key
+from agent_invariants._js import js_number, js_to_fixed1, json_number, utf16_sorted
 from agent_invariants.contract import Contract
 from agent_invariants.engine import Checked, Trace, run_check
 from agent_invariants.errors import InputError, TraceError
@@ -149,7 +149,7 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
     regressions = _rule_regressions(baseline, candidate, policy.fail_on_new_violations is not False)
     if policy.fail_on_new_tools is not False:
         known = set(baseline.summary.tools)
-        for tool in sorted((t for t in candidate.summary.tools if t not in known), key=utf16_sort_key):
+        for tool in utf16_sorted(t for t in candidate.summary.tools if t not in known):
             regressions.append(Regression(
                 kind="new_tool", severity="error", evidence={"tool": tool},
                 message=f"Candidate introduced tool: {tool}, which the baseline never called "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from msgspec import UNSET, UnsetType
 
-from agent_invariants._js import utf16_sort_key
+from agent_invariants._js import utf16_sorted
 from agent_invariants.events import Event
 from agent_invariants.report import TraceSummary
 from agent_invariants.rules.base import Observer, Route
@@ -85,7 +85,7 @@ class SummaryCounter:
             events=events,
             tool_calls=self.tool_calls,
             tool_failures=self.tool_failures,
-            tools=sorted(self.first_calls, key=utf16_sort_key),
+            tools=utf16_sorted(self.first_calls),
             approvals_granted=self.approvals_granted,
             outcomes_satisfied=self.outcomes_satisfied,
             outcomes_violated=self.outcomes_violated,
