@@ -11,6 +11,8 @@ import json
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,9 @@ def test_every_option_the_readme_names_exists_and_every_check_option_is_document
     offered = _options(cli("--help").stdout)
     for command in COMMANDS:
         offered |= _options(cli(command, "--help").stdout)
+    bench = subprocess.run([sys.executable, "-m", "bench", "--help"], cwd=REPO, capture_output=True, text=True,
+                           timeout=60)
+    offered |= _options(bench.stdout)   # the Performance section shows the benchmark's commands
     named = _options(README)
     assert named - offered - OTHER_PROGRAMS == set()
     for command in ("check", "compare"):

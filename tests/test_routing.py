@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
-from test_properties import KIND_FIELDS, TYPE_GLOBS, TYPES
+from test_properties import KIND_FIELDS, TYPE_GLOBS, TYPES, contracts, traces
 
 from agent_invariants import check_trace, load_contract
 from agent_invariants.globs import compile_glob, compile_glob_set
+from agent_invariants.notices import TypeSpelling
 from agent_invariants.rules import rule_for
+from agent_invariants.rules.base import Rule
 from agent_invariants.summary import SummaryCounter
 
 from support import contract
@@ -99,3 +102,49 @@ def test_a_new_tool_on_every_call_is_judged_as_each_rule_says():
     assert counts["known"] == (calls, len(outside))
     assert counts["once"] == (calls, 0)
     assert report.summary.tool_calls == calls and len(report.summary.tools) == calls
+
+
+class _AskedPerTool:
+    """An observer without `route_tools`: it must be asked for every new tool, and see each call."""
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+        self.seen: list[Any] = []
+
+    def route(self, event_type: str, tool: Any, claims: Any) -> Any:
+        self.asked.append((event_type, tool))
+        return self._seen if event_type == "tool.call" and isinstance(tool, str) and tool.endswith("1") else None
+
+    def _seen(self, event: Any, index: int) -> None:
+        self.seen.append(index)
+
+
+def test_an_observer_without_route_tools_is_asked_for_every_tool():
+    from agent_invariants import EventList
+    from agent_invariants.engine import run_observers
+
+    tools = ["a1", "b2", "a1", "c1", "b2", "d3"]
+    observer, counter = _AskedPerTool(), SummaryCounter()
+    events = EventList([{"seq": n, "type": "tool.call", "tool": tool} for n, tool in enumerate(tools)])
+    assert run_observers(events, [counter, observer]) == len(tools)
+    assert observer.asked == [("tool.call", "a1"), ("tool.call", "b2"), ("tool.call", "c1"), ("tool.call", "d3")]
+    assert observer.seen == [0, 2, 3]
+    assert counter.tool_calls == len(tools)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(document=contracts(), trace=traces(),
+       renames=st.lists(st.sampled_from([name for name in TOOL_NAMES if name]), min_size=3, max_size=3))
+def test_routing_by_classes_reports_exactly_what_asking_per_tool_does(monkeypatch, document, trace, renames):
+    """The same contract and trace, checked as the engine does and with every observer's
+    `route_tools` taken away (so `route` is asked for every tool): the reports are equal."""
+    names = dict(zip(["a.x", "a.y", "b.x"], renames, strict=True))
+    trace = [{**event, "tool": names[event["tool"]]} if "tool" in event else event for event in trace]
+    contract_ = load_contract(document)
+    by_class = msgspec.json.encode(check_trace(contract_, trace))
+    with monkeypatch.context() as patch:
+        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in contract_.rules)):
+            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+        per_tool = msgspec.json.encode(check_trace(contract_, trace))
+    assert by_class == per_tool
