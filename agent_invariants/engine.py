@@ -35,8 +35,9 @@ __all__ = ("Checked", "Trace", "run_check", "run_observers")
 
 _ROUTE_CACHE_LIMIT = 65_536
 
-_Routes = dict[Any, dict[str, "_Tools"]]
-"""The route cache: claims_completion -> type -> tool -> the handlers of such events."""
+_Routes = dict[Any, dict[str, "_Tools | tuple[Observer, ...]"]]
+"""The route cache: claims_completion -> type -> tool -> the handlers of such events; or
+claims_completion -> type -> the handlers, where the tool makes no difference."""
 
 Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]]
 """A trace as callers name it: a path (`-` for standard input), bytes, events, or an open source."""
@@ -58,7 +59,9 @@ def _run(source: TraceSource, observers: Sequence[Any]) -> int:
     for batch in source.batches():
         for index, event in enumerate(batch, count):
             try:
-                handlers = routes[event.claims_completion][event.type][event.tool]
+                handlers: Any = routes[event.claims_completion][event.type]
+                if handlers.__class__ is not tuple:   # a _Tools: the handlers depend on the tool
+                    handlers = handlers[event.tool]
             except KeyError:
                 handlers = router.learn(event)
             for handle in handlers:
@@ -96,11 +99,14 @@ class _Router:
         self.learned = 0
 
     def learn(self, event: Event) -> tuple[Observer, ...]:
-        """The handlers for an event of a (claims_completion, type) not seen yet."""
+        """The handlers for an event of a (claims_completion, type) not seen yet. Where no
+        observer looks at the tool at all, not even at whether there is one, the handlers
+        themselves stand for the type: no tool is looked up (or learnt) for its events."""
         claims, event_type = event.claims_completion, event.type
         tools = _Tools(self, event_type, claims)
-        self.routes.setdefault(claims, {})[event_type] = tools
-        return tools[event.tool]
+        same = tools.for_any_tool()
+        self.routes.setdefault(claims, {})[event_type] = tools if same is None else same
+        return tools[event.tool] if same is None else same
 
 
 class _Tools(dict[Any, tuple[Observer, ...]]):
@@ -125,6 +131,16 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
             patterns.extend(read)
         else:
             self._classify = compile_glob_set(patterns) if patterns else _present
+
+    def for_any_tool(self) -> tuple[Observer, ...] | None:
+        """The handlers of every event of this (claims_completion, type), when the tool makes no
+        difference: no observer reads it through a glob, and an absent tool gets the same
+        handlers as a present one (any present one then does, by `route_tools`' promise)."""
+        if self._classify is not _present:
+            return None
+        absent = self[UNSET]
+        present = self["-"]
+        return absent if absent == present else None
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         router = self._router

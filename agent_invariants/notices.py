@@ -134,6 +134,7 @@ class TypeSpelling:
         self._found: dict[str, list[Any]] = {}   # type -> [looks like, count, first index]
         # each type is judged once (routes are asked for again per new tool, claims, ...)
         self._judged: dict[str, str | None] = {}
+        self._handlers: dict[str, Any] = {}   # type -> its handler (the types in _found)
 
     def route_tools(self, event_type: str, claims: object) -> tuple[str, ...]:
         return ()   # types only
@@ -144,14 +145,17 @@ class TypeSpelling:
             close = self._judge(event_type)
         if close is None or (event_type not in self._found and len(self._found) >= MAX_NAMES):
             return None
-        found = self._found.setdefault(event_type, [close, 0, None])
+        handler = self._handlers.get(event_type)
+        if handler is None:   # one per type, so that routes of such events compare equal
+            found = self._found.setdefault(event_type, [close, 0, None])
 
-        def seen(event: Any, index: int) -> None:
-            found[1] += 1
-            if found[2] is None:
-                found[2] = index
+            def seen(event: Any, index: int) -> None:
+                found[1] += 1
+                if found[2] is None:
+                    found[2] = index
 
-        return seen
+            handler = self._handlers[event_type] = seen
+        return handler
 
     def _judge(self, event_type: str) -> str | None:
         close = None
