@@ -24,7 +24,9 @@ from typer.core import TyperCommand, TyperGroup
 
 __all__ = ("Command", "Group")
 
-_INTEGER = re.compile(r"[+-]?[0-9](?:_?[0-9])*(?:\.0*)?")   # what typer accepted: 12, +12, 1_000, 12.0
+_INTEGER = re.compile(r"[+-]?[0-9](?:_?[0-9])*(?:\.0+)?")   # what typer accepted: 12, +12, 1_000, 12.0
+_SPACE = " \t\n\r\f\v"   # what typer stripped around a number (str.strip() would take \x1c-\x1f too)
+_DIGITS = 4300   # Python's limit on converting text to an int (sys.int_info.default_max_str_digits)
 
 
 class Command(TyperCommand):
@@ -80,17 +82,33 @@ def _parser_for(param: Any) -> _Parser | None:
             return None
         return _Parser(_text, True)
     info = descriptor.parameter_info
-    if annotation is bool and info.parser is None:
+    if info.parser is not None or info.clamp or _checks_paths(info):
+        return None   # options that ask typer for more than these parsers do
+    if annotation is bool:
         return _Parser(_flag, False)
-    if annotation is str and info.parser is None:
+    if annotation is str:
         return _Parser(_text, False)
-    if annotation is Path and info.parser is None:
+    if annotation is Path:
         return _Parser(_path, False)
-    if annotation is int and info.parser is None and info.max is None:
+    if annotation is int and info.max is None:
         return _Parser(_integer_at_least(info.min), False)
     if isinstance(annotation, type) and issubclass(annotation, Enum) and info.case_sensitive:
         return _Parser(_choice(annotation), False)
     return None
+
+
+def _checks_paths(info: Any) -> bool:
+    """Whether a parameter asks typer to check or resolve its path (none of ours does)."""
+    return bool(getattr(info, "exists", False) or not getattr(info, "file_okay", True)
+                or not getattr(info, "dir_okay", True) or getattr(info, "writable", False)
+                or getattr(info, "readable", True) is not True or getattr(info, "resolve_path", False)
+                or getattr(info, "allow_dash", False) or getattr(info, "path_type", None) is not None)
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut when long."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _flag(value: Any, param: Any, ctx: Any) -> bool:
@@ -120,10 +138,14 @@ def _integer_at_least(least: int | float | None) -> Callable[[Any, Any, Any], in
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
         else:
-            text = _text(value, param, ctx).strip()
+            text = _text(value, param, ctx).strip(_SPACE)
             if not text.isascii() or _INTEGER.fullmatch(text) is None:
-                raise typer.BadParameter(f"must be an integer, got {value!r}", ctx=ctx, param=param)
-            number = int(text.partition(".")[0])
+                raise typer.BadParameter(f"must be an integer, got {_shown(value)}", ctx=ctx, param=param)
+            try:
+                number = int(text.partition(".")[0])
+            except ValueError:   # longer than Python converts (4,300 digits)
+                raise typer.BadParameter(f"must be an integer of at most {_DIGITS} digits", ctx=ctx,
+                                         param=param) from None
         if least is not None and number < least:
             raise typer.BadParameter(f"must be {least} or more, got {number}", ctx=ctx, param=param)
         return number

@@ -87,33 +87,44 @@ class _Router:
     rule's interests changed, and when `_ROUTE_CACHE_LIMIT` routes have been learnt since the
     last time (a trace may name a new tool or type on every event)."""
 
-    __slots__ = ("learned", "observers", "routes")
+    __slots__ = ("_classifiers", "learned", "observers", "routes")
 
     def __init__(self, observers: Sequence[Any]) -> None:
         self.observers = observers
         self.routes: _Routes = {}
         self.learned = 0
+        self._classifiers: dict[tuple[str, ...], Callable[[str], tuple[object, ...]]] = {}
 
     def forget(self) -> None:
         self.routes.clear()
+        self._classifiers.clear()
         self.learned = 0
 
     def learn(self, event: Event) -> tuple[Observer, ...]:
-        """The handlers for an event of a (claims_completion, type) not seen yet. Where no
-        observer looks at the tool at all, not even at whether there is one, the handlers
-        themselves stand for the type: no tool is looked up (or learnt) for its events."""
+        """The handlers for an event of a (claims_completion, type) not seen yet."""
         claims, event_type = event.claims_completion, event.type
         tools = _Tools(self, event_type, claims)
-        same = tools.for_any_tool()
-        self.routes.setdefault(claims, {})[event_type] = tools if same is None else same
-        return tools[event.tool] if same is None else same
+        self.routes.setdefault(claims, {})[event_type] = tools
+        return tools[event.tool]
+
+    def classifier(self, patterns: tuple[str, ...]) -> Callable[[str], tuple[object, ...]]:
+        """The class of a tool by these globs (`compile_glob_set`), built once per set: a trace
+        may name a new type on every event, and most types' sets are alike."""
+        found = self._classifiers.get(patterns)
+        if found is None:
+            found = self._classifiers[patterns] = compile_glob_set(patterns) if patterns else _present
+        return found
 
 
 class _Tools(dict[Any, tuple[Observer, ...]]):
     """The handlers of one (claims_completion, type) per tool. A tool not seen yet is sorted
     into its class by the globs every observer reads tools through (`route_tools`): absent, or
     present and matched by the same globs. The routes are asked for once per class, unless some
-    observer reads the tool another way (then once per tool)."""
+    observer reads the tool another way (then once per tool).
+
+    Where no observer looks at the tool at all, not even at whether there is one, the handlers
+    come to stand for the type itself once a second tool value is seen: the engine then looks
+    up (and learns) no tool for its events (tool.result, with most contracts)."""
 
     __slots__ = ("_by_class", "_classify", "_claims", "_router", "_type")
 
@@ -130,29 +141,25 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
                 break
             patterns.extend(read)
         else:
-            self._classify = compile_glob_set(patterns) if patterns else _present
-
-    def for_any_tool(self) -> tuple[Observer, ...] | None:
-        """The handlers of every event of this (claims_completion, type), when the tool makes no
-        difference: no observer reads it through a glob, and an absent tool gets the same
-        handlers as a present one (any present one then does, by `route_tools`' promise)."""
-        if self._classify is not _present:
-            return None
-        absent = self[UNSET]
-        present = self["-"]
-        return absent if absent == present else None
+            self._classify = router.classifier(tuple(patterns))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         router = self._router
         if router.learned >= _ROUTE_CACHE_LIMIT:
             router.forget()   # this dict is dropped with the rest; the answer below still holds
         router.learned += 1
+        handlers = self[tool] = self._of_class(tool)
+        if len(self) == 2 and self._classify is _present and self._of_class(UNSET) == self._of_class("-"):
+            router.routes.setdefault(self._claims, {})[self._type] = handlers   # the tool makes no difference
+        return handlers
+
+    def _of_class(self, tool: str | UnsetType) -> tuple[Observer, ...]:
+        """The handlers of the tool's class, asked of the observers once per class."""
         classify = self._classify
         key: object = tool if classify is None or tool is UNSET else () if classify is _present else classify(tool)
         handlers = self._by_class.get(key)
         if handlers is None:
-            handlers = self._by_class[key] = _handlers(router.observers, (self._type, tool, self._claims))
-        self[tool] = handlers
+            handlers = self._by_class[key] = _handlers(self._router.observers, (self._type, tool, self._claims))
         return handlers
 
 

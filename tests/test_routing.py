@@ -148,3 +148,37 @@ def test_routing_by_classes_reports_exactly_what_asking_per_tool_does(monkeypatc
             patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
         per_tool = msgspec.json.encode(check_trace(contract_, trace))
     assert by_class == per_tool
+
+
+def test_new_types_and_tools_on_every_event_report_as_asking_per_tool(monkeypatch):
+    """Types and tools never seen before on every event, a stop halfway (its rule then wants
+    every event: the routes are forgotten), absent tools among them: the reports are those of
+    the engine asking `route` for every tool."""
+    trace: list[dict[str, Any]] = []
+    for number in range(600):
+        event: dict[str, Any] = {"seq": number, "type": f"t.{number % 7}" if number % 3 else f"new.{number}"}
+        if number % 5:
+            event["tool"] = f"k{number % 11}" if number % 2 else f"fresh.{number}"
+        if number == 300:
+            event = {"seq": number, "type": "control.stop"}
+        trace.append(event)
+    document = contract({"id": "d", "kind": "deny_event", "match": {"tool": "k1*"}},
+                        {"id": "s", "kind": "stop_is_final", "allowed_after": ["t.1"]},
+                        {"id": "a", "kind": "allow_tools", "tools": ["k*"]},
+                        {"id": "o", "kind": "require_order", "before": {"type": "t.2", "tool": "k?"},
+                         "after": {"type": "new.*"}})
+    rules = load_contract(document)
+    by_class = msgspec.json.encode(check_trace(rules, trace, max_violations=0))
+    with monkeypatch.context() as patch:
+        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in rules.rules)):
+            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+        assert msgspec.json.encode(check_trace(rules, trace, max_violations=0)) == by_class
+
+
+def test_a_call_without_a_tool_does_not_stand_for_the_calls_with_one():
+    """No rule reads tool.call's tool, but the summary tells an absent tool from a present one:
+    after a call with a tool and one without, a third call's tool is still listed."""
+    trace = [{"seq": 1, "type": "tool.call", "tool": "a"}, {"seq": 2, "type": "tool.call"},
+             {"seq": 3, "type": "tool.call", "tool": "b"}, {"seq": 4, "type": "tool.call", "tool": "c"}]
+    report = check_trace(load_contract(contract({"id": "s", "kind": "stop_is_final"})), trace)
+    assert (report.summary.tool_calls, report.summary.tools) == (4, ["a", "b", "c"])
