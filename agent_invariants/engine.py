@@ -82,8 +82,9 @@ def _bad_return(handle: Any, value: object) -> TypeError:
 
 class _Router:
     """What the engine has learnt of the observers' routes, as `routes`: claims_completion ->
-    type -> `_Tools` (the handlers per tool). A new (claims_completion, type) is learnt here; a
-    new tool of a known one by its `_Tools`. Everything is forgotten when a handler says its
+    type -> `_Tools` (the handlers per tool), or the handlers themselves where the tool makes no
+    difference. A new (claims_completion, type) is learnt here; a new tool of a known one by its
+    `_Tools`. Everything is forgotten when a handler says its
     rule's interests changed, and when `_ROUTE_CACHE_LIMIT` routes have been learnt since the
     last time (a trace may name a new tool or type on every event)."""
 
