@@ -1,0 +1,41 @@
+"""JSON equality, strict about types (spec §2): `true` is not `1`, `"1"` is not `1`, `1` is `1.0`.
+
+Objects are equal when they have the same keys and equal values, arrays when they have the same
+length and equal elements in order. Numbers compare as JavaScript holds them, as doubles: an
+integer beyond 2^53 is the double nearest to it, so `9007199254740993` equals `9007199254740992`,
+as in the canonical form (`canonical`). Booleans are never numbers, though Python's are ints.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ("json_equal",)
+
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Whether two decoded JSON values are equal (see the module's docstring)."""
+    if left is None or right is None or isinstance(left, bool) or isinstance(right, bool):
+        return left is right
+    if isinstance(left, (int, float)):
+        return isinstance(right, (int, float)) and _double(left) == _double(right)
+    if isinstance(left, str):
+        return isinstance(right, str) and left == right
+    if isinstance(left, list):
+        return (isinstance(right, list) and len(left) == len(right)
+                and all(json_equal(a, b) for a, b in zip(left, right, strict=True)))
+    if isinstance(left, dict):
+        return (isinstance(right, dict) and left.keys() == right.keys()
+                and all(json_equal(value, right[key]) for key, value in left.items()))
+    return False
+
+
+def _double(number: int | float) -> int | float:
+    """The number as a double holds it (exact ints stay ints, so equality stays exact)."""
+    if isinstance(number, int) and not -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER:
+        try:
+            return float(number)
+        except OverflowError:
+            return float("inf") if number > 0 else float("-inf")
+    return number
