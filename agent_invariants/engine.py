@@ -249,7 +249,7 @@ def _fail_unchecked(results: list[RuleResult], rule_ids: set[str | UnsetType]) -
             result.violations.append(Violation(
                 rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
                 message="The rule checked nothing in this trace, so it may guard nothing (--strict).",
-                evidence={"checked": 0, "strict": True}))
+                evidence={"checked": 0, "strict": True}, code=f"{result.rule_kind}.checked_nothing", status="fail"))
 
 
 def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> None:

@@ -62,6 +62,14 @@ class Violation(msgspec.Struct, kw_only=True):
     check was asked to learn it (`line_lengths=True`, as the CLI does for `--format sarif`)."""
     evidence: dict[str, Any] | UnsetType = UNSET
     """Facts behind the verdict; keys depend on the rule kind."""
+    code: str | UnsetType = UNSET
+    """What kind of violation this is, `<rule kind>.<reason>` (e.g. `deny_tool.denied`): stable,
+    for tools to match on, where the message may change (an addition of contract version 2,
+    given in every report)."""
+    status: Literal["fail", "unresolved", "inconclusive"] | UnsetType = UNSET
+    """`fail`: the rule is broken here; `unresolved`: what the rule needed could not be found
+    (version-2 kinds); `inconclusive`: a trace cut short may yet satisfy it (`--partial`). Every
+    status counts as a violation."""
 
 
 class RuleResult(msgspec.Struct, kw_only=True):

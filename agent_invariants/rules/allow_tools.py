@@ -55,6 +55,7 @@ class AllowTools(Rule):
     kind: ClassVar[str] = "allow_tools"
     config_type: ClassVar[type[RuleConfig]] = AllowToolsConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "tools")
+    reason: ClassVar[str] = "not_allowed"
     config: AllowToolsConfig
 
     def __init__(self, config: AllowToolsConfig) -> None:

@@ -107,6 +107,9 @@ class Rule:
     kind: ClassVar[str]
     config_type: ClassVar[type[RuleConfig]]
     tags: ClassVar[tuple[str, ...]] = ()
+    reason: ClassVar[str] = "violated"
+    """The reason of the kind's violations in their `code`, `<kind>.<reason>`, where the kind
+    has one (spec/v2-extensions.md §10, point 1); others name theirs to `keep`."""
     checked_nothing_is_normal: bool = False
     """True for kinds (or rules: a rule may set it) whose `checked` counts what they forbid, so
     that 0 is their passing state; otherwise a rule that checked nothing gets a
@@ -169,13 +172,15 @@ class Rule:
         self.violation_count += count
         return min(count, room)
 
-    def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET,
-             seq: int | float | UnsetType = UNSET, index: int | UnsetType = UNSET) -> None:
+    def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET, seq: int | float | UnsetType = UNSET,
+             index: int | UnsetType = UNSET, *, reason: str | None = None) -> None:
         """Keep a violation the `note_violation(s)` just counted; `seq` and `index` name the
-        event, when there is one."""
+        event, when there is one; `reason` names the violation in its code (default: the
+        kind's `reason`)."""
         self.violations.append(Violation(
             rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
-            event_seq=seq, event_index=index, evidence=evidence))
+            event_seq=seq, event_index=index, evidence=evidence,
+            code=f"{self.kind}.{self.reason if reason is None else reason}", status="fail"))
 
 
 def tool_name(tool: str | UnsetType) -> str:

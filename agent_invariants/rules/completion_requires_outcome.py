@@ -70,6 +70,7 @@ class CompletionRequiresOutcome(EvidenceRule):
     kind: ClassVar[str] = "completion_requires_outcome"
     config_type: ClassVar[type[RuleConfig]] = CompletionRequiresOutcomeConfig
     tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
+    reason: ClassVar[str] = "missing"
 
     def __init__(self, config: CompletionRequiresOutcomeConfig) -> None:
         super().__init__(config, config.evidence_classes, config.outcome_id)

@@ -62,6 +62,7 @@ class ConfidenceRequiresOutcome(EvidenceRule):
     kind: ClassVar[str] = "confidence_requires_outcome"
     config_type: ClassVar[type[RuleConfig]] = ConfidenceRequiresOutcomeConfig
     tags: ClassVar[tuple[str, ...]] = ("completion", "evidence")
+    reason: ClassVar[str] = "missing"
     checked_nothing_is_normal = True   # checked counts the confident claims it judges
 
     def __init__(self, config: ConfidenceRequiresOutcomeConfig) -> None:

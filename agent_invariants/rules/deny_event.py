@@ -50,6 +50,7 @@ class DenyEvent(MatchingRule):
     kind: ClassVar[str] = "deny_event"
     config_type: ClassVar[type[RuleConfig]] = DenyEventConfig
     tags: ClassVar[tuple[str, ...]] = ("security",)
+    reason: ClassVar[str] = "matched"
     checked_nothing_is_normal = True   # checked counts the denied events
 
     def __init__(self, config: DenyEventConfig) -> None:

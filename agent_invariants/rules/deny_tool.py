@@ -53,6 +53,7 @@ class DenyTool(Rule):
     kind: ClassVar[str] = "deny_tool"
     config_type: ClassVar[type[RuleConfig]] = DenyToolConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "tools")
+    reason: ClassVar[str] = "denied"
     checked_nothing_is_normal = True   # checked counts the denied calls
 
     def __init__(self, config: DenyToolConfig) -> None:

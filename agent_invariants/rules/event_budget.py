@@ -83,5 +83,5 @@ class EventBudget(Rule):
         ):
             if maximum is not UNSET and actual > maximum and self.note_violation():
                 self.keep(f"Trace has {actual} {label}{'' if actual == 1 else 's'}; max_{metric} is {maximum}.",
-                          {"actual": actual, "maximum": maximum, "metric": metric})
+                          {"actual": actual, "maximum": maximum, "metric": metric}, reason=metric)
         return self.result()

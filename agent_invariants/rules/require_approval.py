@@ -84,6 +84,7 @@ class RequireApproval(Rule):
     kind: ClassVar[str] = "require_approval"
     config_type: ClassVar[type[RuleConfig]] = RequireApprovalConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "approval")
+    reason: ClassVar[str] = "missing"
     config: RequireApprovalConfig
 
     def __init__(self, config: RequireApprovalConfig) -> None:

@@ -87,5 +87,5 @@ class RequireEvent(MatchingRule):
             seq, index = self._first if self._first is not None else (UNSET, UNSET)
             self.keep(f"Expected {self._min}..{upper} events matching {self._brief}; found {found}.",
                       {"match": self.config.match.to_dict(), "found": found, "min": self._min, "max": self._max},
-                      seq, index)
+                      seq, index, reason="min" if found < self._min else "max")
         return self.result()

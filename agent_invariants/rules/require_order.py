@@ -59,6 +59,7 @@ class RequireOrder(Rule):
     kind: ClassVar[str] = "require_order"
     config_type: ClassVar[type[RuleConfig]] = RequireOrderConfig
     tags: ClassVar[tuple[str, ...]] = ("ordering",)
+    reason: ClassVar[str] = "missing"
 
     def __init__(self, config: RequireOrderConfig) -> None:
         super().__init__(config)

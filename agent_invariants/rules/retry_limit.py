@@ -69,6 +69,7 @@ class RetryLimit(Rule):
     kind: ClassVar[str] = "retry_limit"
     config_type: ClassVar[type[RuleConfig]] = RetryLimitConfig
     tags: ClassVar[tuple[str, ...]] = ("reliability", "cost")
+    reason: ClassVar[str] = "exceeded"
 
     def __init__(self, config: RetryLimitConfig) -> None:
         super().__init__(config)

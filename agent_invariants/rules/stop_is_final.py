@@ -67,6 +67,7 @@ class StopIsFinal(Rule):
     kind: ClassVar[str] = "stop_is_final"
     config_type: ClassVar[type[RuleConfig]] = StopIsFinalConfig
     tags: ClassVar[tuple[str, ...]] = ("control",)
+    reason: ClassVar[str] = "after_stop"
     checked_nothing_is_normal = True   # checked counts the stops, and a run need not be stopped
 
     def __init__(self, config: StopIsFinalConfig) -> None:

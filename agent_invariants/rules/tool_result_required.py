@@ -67,6 +67,7 @@ class ToolResultRequired(Rule):
     kind: ClassVar[str] = "tool_result_required"
     config_type: ClassVar[type[RuleConfig]] = ToolResultRequiredConfig
     tags: ClassVar[tuple[str, ...]] = ("reliability", "tools")
+    reason: ClassVar[str] = "missing"
 
     def __init__(self, config: ToolResultRequiredConfig) -> None:
         super().__init__(config)
