@@ -1,0 +1,445 @@
+"""Match trees: what a version-2 rule expects of a JSON value (spec §2; §10 points 9-11).
+
+A node is one of:
+
+- a **literal**: an object matches as a subset (each of its keys must be present and match; with
+  `exact`, the key sets must be equal too, at every level); an array needs the same length and
+  matches by position; a scalar must be equal (`equality.json_equal`: `true` is not `1`);
+- an **operator object**: only `$` keys, all of which must hold (`$regex`, `$in`, `$gt`, `$gte`,
+  `$lt`, `$lte`, `$exists`, `$any_of`, `$contains`, `$literal`);
+- a **reference**, an object with one key `$arg`, `$from_output` or `$from_result`: its value is
+  a set of candidates, which the caller finds (`evaluate`'s `resolve`).
+
+A key absent from the value is a mismatch, unless its node is `{"$exists": false}`; null is a value
+like any other. A node whose reference finds no candidate (`no_candidates`), or more than one
+distinct where one is needed (`ambiguous`), is *unresolved*: reported as such, never also as a
+mismatch. Mistakes in a tree (an unknown or misplaced `$` key, `$` keys mixed with others, a bad
+operand, a reference where the rule allows none, a tree over 32 levels or 10,000 nodes) are load
+errors, `MatchError`, naming the JSON path of the mistake in the contract.
+
+Not here yet (issue 16 builds them on this): the steps by which `$from_result` finds its
+candidates (the caller's `resolve`), its limit of four nested hops, and a linear-time engine when
+google-re2 is not installed (RE2 syntax is enforced either way; Python's engine can still
+backtrack on a pattern such as `(a*)*b`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from agent_invariants.match.equality import json_equal
+from agent_invariants.match.paths import parse_path, pointer
+
+__all__ = ("REFERENCES", "MatchError", "Node", "Outcome", "Reference", "compile_tree", "evaluate")
+
+REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
+OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
+MAX_DEPTH = 32
+MAX_NODES = 10_000
+MAX_REGEX = 500
+MAX_IN = 1000
+MAX_CANDIDATES_SHOWN = 20
+
+try:   # a linear-time engine when installed (the `re2` extra); RE2 syntax is enforced either way
+    import re2 as _engine  # type: ignore[import-not-found]
+except ImportError:   # pragma: no cover - depends on the machine
+    _engine = re
+
+
+class MatchError(ValueError):
+    """A mistake in a match tree, at `path` (a JSON path into the contract)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class Reference(NamedTuple):
+    """A reference node: its name (`$arg`, ...), its operand as compiled, and as written."""
+
+    name: str
+    operand: Any
+    written: dict[str, Any]
+
+
+class Node(NamedTuple):
+    """A compiled node: `literal` (the value as written, its children compiled), `ops` (operator
+    name -> compiled operand) or `reference`."""
+
+    kind: str
+    value: Any
+    written: Any
+
+
+class Outcome(NamedTuple):
+    """What evaluating a tree found: mismatches `{pointer, expected, actual?}` and unresolved
+    references `{pointer, reference, reason}`; the value matches when both are empty."""
+
+    mismatches: list[dict[str, Any]]
+    unresolved: list[dict[str, Any]]
+
+
+Resolve = Callable[[Reference], "list[Any] | str"]
+"""The caller's finder of candidates: a list of values, or the reason there are none to use."""
+
+
+def compile_tree(tree: Any, path: str = "$", *, allowed: frozenset[str] = frozenset()) -> Node:
+    """A node from a match tree as written; `allowed` are the reference names the rule accepts
+    here. Raises MatchError."""
+    counter = [0]
+    return _compile(tree, path, allowed, 1, counter, as_key_value=False)
+
+
+def _compile(tree: Any, path: str, allowed: frozenset[str], depth: int, counter: list[int], *,
+             as_key_value: bool) -> Node:
+    counter[0] += 1
+    if counter[0] > MAX_NODES:
+        raise MatchError(path, f"a match tree may hold at most {MAX_NODES} nodes")
+    if depth > MAX_DEPTH:
+        raise MatchError(path, f"a match tree may be at most {MAX_DEPTH} levels deep")
+    if isinstance(tree, dict):
+        dollar = [key for key in tree if key.startswith("$")]
+        if not dollar:
+            return Node("literal", {key: _compile(value, _child(path, key), allowed, depth + 1, counter,
+                                                  as_key_value=True) for key, value in tree.items()}, tree)
+        if len(dollar) != len(tree):
+            raise MatchError(path, "an object mixes $ keys with other keys; escape a literal $ key with $literal")
+        references = [key for key in dollar if key in REFERENCES]
+        if references:
+            if len(tree) != 1:
+                raise MatchError(_child(path, references[0]), "a reference stands alone in its object")
+            return _reference(references[0], tree, path, allowed, depth, counter)
+        return Node("ops", {key: _operator(key, value, _child(path, key), allowed, depth, counter, as_key_value)
+                            for key, value in tree.items()}, tree)
+    if isinstance(tree, list):
+        return Node("literal", [_compile(item, f"{path}[{at}]", allowed, depth + 1, counter, as_key_value=False)
+                                for at, item in enumerate(tree)], tree)
+    return Node("literal", tree, tree)
+
+
+def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth: int, counter: list[int],
+              as_key_value: bool) -> Any:
+    if name not in OPERATORS:
+        raise MatchError(path, f"unknown operator {name}{_did_you_mean(name)}")
+    if name == "$regex":
+        return _regex(operand, path)
+    if name == "$literal":
+        return operand
+    if name == "$exists":
+        if not as_key_value:
+            raise MatchError(path, "$exists may only be the value of a key (or of a branch of its $any_of)")
+        if not isinstance(operand, bool):
+            raise MatchError(path, "$exists takes true or false")
+        return operand
+    if name in ("$gt", "$gte", "$lt", "$lte"):
+        if _is_reference(operand):
+            return _compile(operand, path, allowed, depth + 1, counter, as_key_value=False)
+        if not _is_number(operand) or not math.isfinite(operand):
+            raise MatchError(path, f"{name} takes a finite number")
+        return operand
+    if name == "$in":
+        if _is_reference(operand):
+            return _compile(operand, path, allowed, depth + 1, counter, as_key_value=False)
+        if not isinstance(operand, list) or len(operand) > MAX_IN:
+            raise MatchError(path, f"$in takes a list of at most {MAX_IN} values, or a reference")
+        return operand
+    if name == "$any_of":
+        if not isinstance(operand, list) or not 2 <= len(operand) <= 20:
+            raise MatchError(path, "$any_of takes a list of 2 to 20 nodes")
+        return [_compile(branch, f"{path}[{at}]", allowed, depth + 1, counter, as_key_value=as_key_value)
+                for at, branch in enumerate(operand)]
+    # $contains
+    return _compile(operand, path, allowed, depth + 1, counter, as_key_value=False)
+
+
+def _regex(operand: Any, path: str) -> Any:
+    if not isinstance(operand, str):
+        raise MatchError(path, "$regex takes a string (a pattern), never a reference")
+    if len(operand) > MAX_REGEX:
+        raise MatchError(path, f"$regex patterns are at most {MAX_REGEX} characters")
+    problem = _not_re2(operand)
+    if problem is not None:
+        raise MatchError(path, f"$regex cannot hold {problem} (RE2 syntax: matching stays linear in time)")
+    try:
+        return _engine.compile(operand)
+    except Exception as exc:   # re.error, or re2's own
+        raise MatchError(path, f"$regex is not a valid pattern: {exc}") from None
+
+
+def _not_re2(pattern: str) -> str | None:
+    """The first feature of `pattern` that Python's engine has and RE2 lacks, or None. Refused at
+    load time whichever engine runs, so a pattern means the same, and runs in linear time,
+    wherever it is checked. Escapes and character classes are stepped over, so `\\\\1` (a
+    backslash, then 1) or `[(?=]` are no false alarms."""
+    at, size = 0, len(pattern)
+    while at < size:
+        char = pattern[at]
+        if char == "\\":
+            following = pattern[at + 1:at + 2]
+            if following.isdigit() and following != "0":
+                return "a backreference"
+            if following in ("k", "g") and pattern[at + 2:at + 3] == "<":
+                return "a backreference"
+            at += 2
+            continue
+        if char == "[":
+            at += 1
+            if pattern[at:at + 1] == "^":
+                at += 1
+            if pattern[at:at + 1] == "]":
+                at += 1
+            while at < size and pattern[at] != "]":
+                at += 2 if pattern[at] == "\\" else 1
+            at += 1
+            continue
+        if char == "(" and pattern[at + 1:at + 2] == "?":
+            head = pattern[at + 2:at + 4]
+            if head[:1] in ("=", "!") or head in ("<=", "<!"):
+                return "a lookaround"
+            if head[:1] == ">":
+                return "an atomic group"
+            if head[:1] == "(":
+                return "a conditional"
+            if head == "P=":
+                return "a backreference"
+        if char in "*+?}" and pattern[at + 1:at + 2] == "+":
+            return "a possessive quantifier"
+        at += 1
+    return None
+
+
+def _reference(name: str, tree: dict[str, Any], path: str, allowed: frozenset[str], depth: int,
+               counter: list[int]) -> Node:
+    where = _child(path, name)
+    if name not in allowed:
+        raise MatchError(where, f"{name} is not allowed here")
+    operand = tree[name]
+    if name in ("$arg", "$from_output"):
+        if not isinstance(operand, str):
+            raise MatchError(where, f"{name} takes a path")
+        try:
+            return Node("reference", Reference(name, parse_path(operand), tree), tree)
+        except ValueError as exc:
+            raise MatchError(where, str(exc)) from None
+    return Node("reference", Reference(name, _from_result(operand, where, allowed, depth, counter), tree), tree)
+
+
+_FROM_RESULT_KEYS = ("tool", "path", "call_index", "where", "where_result", "find", "select", "length", "ok_only")
+
+
+def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, counter: list[int]) -> dict[str, Any]:
+    if not isinstance(operand, dict):
+        raise MatchError(path, "$from_result takes an object")
+    unknown = [key for key in operand if key not in _FROM_RESULT_KEYS]
+    if unknown:
+        raise MatchError(_child(path, unknown[0]),
+                         f"unknown $from_result field{_did_you_mean(unknown[0], _FROM_RESULT_KEYS)}")
+    tool = operand.get("tool")
+    if not isinstance(tool, str) or not tool.strip():
+        raise MatchError(_child(path, "tool"), "$from_result needs a tool (a glob)")
+    compiled: dict[str, Any] = {"tool": tool, "ok_only": True, "length": False}
+    for key in ("path", "select"):
+        if key in operand:
+            if not isinstance(operand[key], str):
+                raise MatchError(_child(path, key), f"{key} takes a path")
+            try:
+                compiled[key] = parse_path(operand[key])
+            except ValueError as exc:
+                raise MatchError(_child(path, key), str(exc)) from None
+    if "call_index" in operand:
+        index = operand["call_index"]
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 1_000_000:
+            raise MatchError(_child(path, "call_index"), "call_index takes an integer from 0 to 1000000")
+        if "where" in operand or "where_result" in operand:
+            raise MatchError(_child(path, "call_index"), "call_index cannot be combined with where or where_result")
+        compiled["call_index"] = index
+    for key in ("length", "ok_only"):
+        if key in operand:
+            if not isinstance(operand[key], bool):
+                raise MatchError(_child(path, key), f"{key} takes true or false")
+            compiled[key] = operand[key]
+    nested = allowed | {"$from_result"}
+    for key in ("where", "where_result"):
+        if key in operand:
+            compiled[key] = _compile(operand[key], _child(path, key), nested, depth + 1, counter, as_key_value=False)
+    if "find" in operand:
+        compiled["find"] = _compile(operand["find"], _child(path, "find"), frozenset(), depth + 1, counter,
+                                    as_key_value=False)
+    return compiled
+
+
+def evaluate(node: Node, actual: Any, resolve: Resolve, *, exact: bool = False,
+             ignore: Sequence[str] = ()) -> Outcome:
+    """Match `actual` (a decoded JSON value) against a compiled tree. `exact`: key sets must be
+    equal at every level, except the top-level keys named in `ignore`."""
+    outcome = Outcome([], [])
+    _match(node, actual, (), outcome, resolve, exact, frozenset(ignore))
+    return outcome
+
+
+_ABSENT: Any = object()
+
+
+def _match(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve, exact: bool,
+           ignore: frozenset[str]) -> bool:
+    """Whether `actual` (or _ABSENT) matches `node`; what does not is added to `outcome`."""
+    if node.kind == "reference":
+        found = _candidates(node.value, at, outcome, resolve)
+        if found is None:
+            return False
+        if actual is not _ABSENT and any(json_equal(actual, candidate) for candidate in found):
+            return True
+        return _mismatch(outcome, at, {"any_of": found[:MAX_CANDIDATES_SHOWN]}, actual)
+    if node.kind == "ops":
+        return _ops(node, actual, at, outcome, resolve, exact)
+    written = node.written
+    if actual is _ABSENT:
+        return _mismatch(outcome, at, written, actual)
+    if isinstance(node.value, dict):
+        if not isinstance(actual, dict):
+            return _mismatch(outcome, at, written, actual)
+        good = True
+        for key, child in node.value.items():
+            good = _match(child, actual.get(key, _ABSENT), (*at, key), outcome, resolve, exact, frozenset()) and good
+        if exact:
+            for key in actual:
+                if key not in node.value and key not in ignore:
+                    good = _mismatch(outcome, (*at, key), _ABSENT, actual[key]) and good
+        return good
+    if isinstance(node.value, list):
+        if not isinstance(actual, list) or len(actual) != len(node.value):
+            return _mismatch(outcome, at, written, actual)
+        good = True
+        for position, (child, item) in enumerate(zip(node.value, actual, strict=True)):
+            good = _match(child, item, (*at, position), outcome, resolve, exact, frozenset()) and good
+        return good
+    return json_equal(actual, node.value) or _mismatch(outcome, at, written, actual)
+
+
+def _ops(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve,
+         exact: bool) -> bool:
+    """An operator object: every operator must hold; an unresolved one is reported alone."""
+    trial = Outcome([], [])
+    failed = False
+    for name, operand in node.value.items():
+        if not _operator_holds(name, operand, actual, at, trial, resolve, exact):
+            failed = True
+    if trial.unresolved:
+        outcome.unresolved.extend(trial.unresolved)
+        return False
+    if failed:
+        return _mismatch(outcome, at, node.written, actual)
+    return True
+
+
+def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, ...], trial: Outcome,
+                    resolve: Resolve, exact: bool) -> bool:
+    if name == "$exists":
+        return (actual is not _ABSENT) is operand
+    if name == "$any_of":   # its branches may hold $exists, so they see an absent key too
+        branches = [Outcome([], []) for _ in operand]
+        for branch, result in zip(operand, branches, strict=True):
+            if _match(branch, actual, at, result, resolve, exact, frozenset()):
+                return True
+        trial.unresolved.extend(item for result in branches for item in result.unresolved)
+        return False
+    if actual is _ABSENT:
+        return False
+    if name == "$regex":
+        return isinstance(actual, str) and operand.search(actual) is not None
+    if name == "$literal":
+        return json_equal(actual, operand)
+    if name in ("$gt", "$gte", "$lt", "$lte"):
+        bound = operand
+        if isinstance(operand, Node):
+            found = _candidates(operand.value, at, trial, resolve)
+            if found is None:
+                return False
+            distinct = _distinct(found)
+            if len(distinct) != 1:
+                trial.unresolved.append({"pointer": pointer(at), "reference": operand.written, "reason": "ambiguous"})
+                return False
+            bound = distinct[0]
+            if not _is_number(bound):
+                return False
+        if not _is_number(actual):
+            return False
+        compared: bool = {"$gt": actual > bound, "$gte": actual >= bound, "$lt": actual < bound,
+                          "$lte": actual <= bound}[name]
+        return compared
+    if name == "$in":
+        values = operand
+        if isinstance(operand, Node):
+            found = _candidates(operand.value, at, trial, resolve, contributing=True)
+            if found is None:
+                return False
+            values = found
+        return any(json_equal(actual, value) for value in values)
+    # $contains
+    if not isinstance(actual, list):
+        return False
+    branches = []
+    for position, item in enumerate(actual):
+        result = Outcome([], [])
+        if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
+            return True
+        branches.append(result)
+    trial.unresolved.extend(item for result in branches for item in result.unresolved)
+    return False
+
+
+def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve,
+                contributing: bool = False) -> list[Any] | None:
+    """The reference's candidates (for `$in`, an array candidate contributes its elements), or
+    None after reporting why there are none."""
+    found = resolve(reference)
+    if isinstance(found, str):
+        outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": found})
+        return None
+    if contributing:
+        found = [element for candidate in found
+                 for element in (candidate if isinstance(candidate, list) else [candidate])]
+    if not found:
+        outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": "no_candidates"})
+        return None
+    return found
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    kept: list[Any] = []
+    for value in values:
+        if not any(json_equal(value, seen) for seen in kept):
+            kept.append(value)
+    return kept
+
+
+def _mismatch(outcome: Outcome, at: tuple[str | int, ...], expected: Any, actual: Any) -> bool:
+    entry: dict[str, Any] = {"pointer": pointer(at), "expected": expected}
+    if actual is not _ABSENT:
+        entry["actual"] = actual
+    if expected is _ABSENT:
+        entry = {"pointer": pointer(at), "unexpected": actual}
+    outcome.mismatches.append(entry)
+    return False
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_reference(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in REFERENCES
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", key) else f"{path}[{key!r}]"
+
+
+def _did_you_mean(name: str, known: Sequence[str] | frozenset[str] = OPERATORS | REFERENCES) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
