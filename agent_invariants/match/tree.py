@@ -18,9 +18,9 @@ operand, a reference where the rule allows none, a tree over 32 levels or 10,000
 errors, `MatchError`, naming the JSON path of the mistake in the contract.
 
 Not here yet (issue 16 builds them on this): the steps by which `$from_result` finds its
-candidates (the caller's `resolve`), its limit of four nested hops, and a linear-time engine when
-google-re2 is not installed (RE2 syntax is enforced either way; Python's engine can still
-backtrack on a pattern such as `(a*)*b`).
+candidates (the caller's `resolve`), its limit of four nested hops, and a linear-time engine for
+`$regex` (google-re2, as an extra): RE2 syntax is enforced, but Python's engine, used for now,
+can still backtrack on a pattern such as `(a*)*b`.
 """
 from __future__ import annotations
 
@@ -41,12 +41,6 @@ MAX_NODES = 10_000
 MAX_REGEX = 500
 MAX_IN = 1000
 MAX_CANDIDATES_SHOWN = 20
-
-try:   # a linear-time engine when installed (the `re2` extra); RE2 syntax is enforced either way
-    import re2 as _engine  # type: ignore[import-not-found]
-except ImportError:   # pragma: no cover - depends on the machine
-    _engine = re
-
 
 class MatchError(ValueError):
     """A mistake in a match tree, at `path` (a JSON path into the contract)."""
@@ -164,8 +158,8 @@ def _regex(operand: Any, path: str) -> Any:
     if problem is not None:
         raise MatchError(path, f"$regex cannot hold {problem} (RE2 syntax: matching stays linear in time)")
     try:
-        return _engine.compile(operand)
-    except Exception as exc:   # re.error, or re2's own
+        return re.compile(operand)
+    except re.error as exc:
         raise MatchError(path, f"$regex is not a valid pattern: {exc}") from None
 
 
