@@ -29,28 +29,24 @@ _SPACE = " \t\n\r\f\v"   # what typer stripped around a number (str.strip() woul
 _DIGITS = 4300   # Python's limit on converting text to an int (sys.int_info.default_max_str_digits)
 
 
-class Command(TyperCommand):
+class _OwnParsers:
+    """Before typer parses, each parameter it would parse with pydantic gets a `_Parser`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for param in self.get_params(ctx):  # type: ignore[attr-defined]
+            if getattr(param, "_runtime_param", False) is None:   # typer's slot, still empty
+                parser = _parser_for(param)
+                if parser is not None:
+                    param._runtime_param = parser
+        return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
+
+
+class Command(_OwnParsers, TyperCommand):
     """A typer command whose option values are parsed by `_Parser`s (see the module's docstring)."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        _give_parsers(self.get_params(ctx))
-        return super().parse_args(ctx, args)
 
-
-class Group(TyperGroup):
+class Group(_OwnParsers, TyperGroup):
     """The command group (`--version` and the completion options), likewise."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        _give_parsers(self.get_params(ctx))
-        return super().parse_args(ctx, args)
-
-
-def _give_parsers(params: list[Any]) -> None:
-    for param in params:
-        if getattr(param, "_runtime_param", False) is None:   # typer's slot, still empty
-            parser = _parser_for(param)
-            if parser is not None:
-                param._runtime_param = parser
 
 
 class _Parser:
@@ -97,35 +93,33 @@ def _parser_for(param: Any) -> _Parser | None:
     return None
 
 
+_PATH_DEFAULTS = {"exists": False, "file_okay": True, "dir_okay": True, "writable": False, "readable": True,
+                  "resolve_path": False, "allow_dash": False, "path_type": None}
+"""typer's path options left as they are: a parameter that sets one asks typer to check its path."""
+
+
 def _checks_paths(info: Any) -> bool:
-    """Whether a parameter asks typer to check or resolve its path (none of ours does)."""
-    return bool(getattr(info, "exists", False) or not getattr(info, "file_okay", True)
-                or not getattr(info, "dir_okay", True) or getattr(info, "writable", False)
-                or getattr(info, "readable", True) is not True or getattr(info, "resolve_path", False)
-                or getattr(info, "allow_dash", False) or getattr(info, "path_type", None) is not None)
+    return any(getattr(info, name, default) != default for name, default in _PATH_DEFAULTS.items())
 
 
-def _shown(value: Any) -> str:
-    """A value as an error message shows it: its repr, cut when long."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}..."
+def _bad(what: str, value: Any, param: Any, ctx: Any) -> typer.BadParameter:
+    """`must be <what>, got <value>`, the value shown as everywhere (`jsontext.show`, imported
+    here: `--help` and the parsing of good values need none of it)."""
+    from agent_invariants.jsontext import show
+
+    return typer.BadParameter(f"must be {what}, got {show(value)}", ctx=ctx, param=param)
 
 
 def _flag(value: Any, param: Any, ctx: Any) -> bool:
-    """A flag is a boolean already; text (from an environment variable) as click reads it."""
-    if isinstance(value, bool):
-        return value
-    word = _text(value, param, ctx).strip().lower()
-    if word in ("1", "true", "t", "yes", "y", "on"):
-        return True
-    if word in ("0", "false", "f", "no", "n", "off"):
-        return False
-    raise typer.BadParameter(f"must be true or false, got {value!r}", ctx=ctx, param=param)
+    """A flag is a boolean already (no option of ours reads an environment variable)."""
+    if not isinstance(value, bool):
+        raise _bad("true or false", value, param, ctx)
+    return value
 
 
 def _text(value: Any, param: Any, ctx: Any) -> str:
     if not isinstance(value, str):
-        raise typer.BadParameter(f"must be text, got {value!r}", ctx=ctx, param=param)
+        raise _bad("text", value, param, ctx)
     return value
 
 
@@ -140,7 +134,7 @@ def _integer_at_least(least: int | float | None) -> Callable[[Any, Any, Any], in
         else:
             text = _text(value, param, ctx).strip(_SPACE)
             if not text.isascii() or _INTEGER.fullmatch(text) is None:
-                raise typer.BadParameter(f"must be an integer, got {_shown(value)}", ctx=ctx, param=param)
+                raise _bad("an integer", value, param, ctx)
             try:
                 number = int(text.partition(".")[0])
             except ValueError:   # longer than Python converts (4,300 digits)

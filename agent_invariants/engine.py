@@ -211,7 +211,9 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
     nothing = checked_nothing(results, normal)
     if strict:
-        _fail_unchecked(results, {notice.rule_id for notice in nothing})
+        unchecked = {notice.rule_id for notice in nothing}
+        results = [rule.fail_unchecked() if rule.id in unchecked and result.passed else result
+                   for rule, result in zip(rules, results, strict=True)]
     violations = [violation for result in results for violation in result.violations]
     notices = _trace_notices(events, spelling, source) + nothing
     _locate([*violations, *notices], source)
@@ -239,17 +241,6 @@ def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource) -> 
     if not events:
         return [Notice(kind="empty_trace", message="the trace has no events, so no rule saw anything")]
     return spelling.notices() + misspelt_fields(source.field_sample())
-
-
-def _fail_unchecked(results: list[RuleResult], rule_ids: set[str | UnsetType]) -> None:
-    """`--strict`: each passing rule named in `rule_ids` fails, with one whole-trace violation."""
-    for result in results:
-        if result.rule_id in rule_ids and result.passed:
-            result.passed = False
-            result.violations.append(Violation(
-                rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
-                message="The rule checked nothing in this trace, so it may guard nothing (--strict).",
-                evidence={"checked": 0, "strict": True}, code=f"{result.rule_kind}.checked_nothing", status="fail"))
 
 
 def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> None:

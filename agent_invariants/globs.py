@@ -69,7 +69,7 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], tuple[object, .
 
     def key(subject: str) -> tuple[object, ...]:
         units = subject if subject.isascii() else utf16_units(subject)
-        return (*(found.groups() for found in (match(units) for match in matches) if found is not None),
+        return (*(match(units).groups() for match in matches),  # type: ignore[union-attr]   # never None
                 *(matcher(subject) for matcher in others))
     return key
 

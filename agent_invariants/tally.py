@@ -152,7 +152,9 @@ class _Spill:
             elif keep:
                 first = nsmallest(keep, every(), key=itemgetter(0))
             else:   # nsmallest(0, ...) would not look at them, and they must be counted
-                first = [found for found in every() if False]
+                first = []
+                for _ in every():
+                    pass
             return [overflow for _, overflow in first], count
         finally:
             self._file.close()

@@ -134,7 +134,7 @@ def test_any_of_is_unresolved_only_when_no_branch_matches_and_one_is_unresolved(
 # -- load errors ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("tree", "where", "problem"), [
-    ({"a": {"$regx": "x"}}, "$.a.$regx", "unknown operator $regx (did you mean $regex?)"),
+    ({"a": {"$regx": "x"}}, "$.a.$regx", "unknown operator $regx (did you mean '$regex'?)"),
     ({"a": {"$in": [1], "b": 2}}, "$.a", "mixes $ keys with other keys"),
     ({"a": {"$regex": "(a)\\1"}}, "$.a.$regex", "a backreference"),
     ({"a": {"$regex": "(?=a)"}}, "$.a.$regex", "a lookaround"),
@@ -151,7 +151,7 @@ def test_any_of_is_unresolved_only_when_no_branch_matches_and_one_is_unresolved(
     ({"a": {"$arg": "x", "$gt": 1}}, "$.a.$arg", "stands alone"),
     ({"a": {"$from_result": {"tool": "t", "call_index": 0, "where": {}}}}, "$.a.$from_result.call_index",
      "cannot be combined"),
-    ({"a": {"$from_result": {"tol": "t"}}}, "$.a.$from_result.tol", "did you mean tool?"),
+    ({"a": {"$from_result": {"tol": "t"}}}, "$.a.$from_result.tol", "did you mean 'tool'?"),
     ({"a": {"$from_result": {"tool": "t", "find": {"x": {"$arg": "y"}}}}}, "$.a.$from_result.find.x.$arg",
      "not allowed here"),
 ])

@@ -50,11 +50,11 @@ def test_the_version_imports_neither_typer_nor_typing(cli):
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("x", "Invalid value for '--max-violations': must be an integer, got 'x'"),
-    ("1.5", "Invalid value for '--max-violations': must be an integer, got '1.5'"),
-    ("12.", "Invalid value for '--max-violations': must be an integer, got '12.'"),
-    ("\x1c2", "Invalid value for '--max-violations': must be an integer, got '\\x1c2'"),
-    ("٣", "Invalid value for '--max-violations': must be an integer, got '٣'"),
+    ("x", "Invalid value for '--max-violations': must be an integer, got \"x\""),
+    ("1.5", "Invalid value for '--max-violations': must be an integer, got \"1.5\""),
+    ("12.", "Invalid value for '--max-violations': must be an integer, got \"12.\""),
+    ("\x1c2", "Invalid value for '--max-violations': must be an integer, got \"\\u001c2\""),
+    ("٣", "Invalid value for '--max-violations': must be an integer, got \"٣\""),
     ("-1", "Invalid value for '--max-violations': must be 0 or more, got -1"),
     ("9" * 5000, "Invalid value for '--max-violations': must be an integer of at most 4300 digits"),
 ])

@@ -7,11 +7,12 @@ as in the canonical form (`canonical`). Booleans are never numbers, though Pytho
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
-__all__ = ("json_equal",)
+from agent_invariants._js import json_number
 
-_MAX_SAFE_INTEGER = 2**53 - 1
+__all__ = ("json_equal",)
 
 
 def json_equal(left: Any, right: Any) -> bool:
@@ -32,10 +33,9 @@ def json_equal(left: Any, right: Any) -> bool:
 
 
 def _double(number: int | float) -> int | float:
-    """The number as a double holds it (exact ints stay ints, so equality stays exact)."""
-    if isinstance(number, int) and not -_MAX_SAFE_INTEGER <= number <= _MAX_SAFE_INTEGER:
-        try:
-            return float(number)
-        except OverflowError:
-            return float("inf") if number > 0 else float("-inf")
-    return number
+    """The number as JavaScript holds it (`json_number`); an integer beyond the largest double is
+    the infinity JavaScript reads it as."""
+    try:
+        return json_number(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from agent_invariants.errors import suggest
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import parse_path, pointer
 
@@ -36,6 +37,7 @@ __all__ = ("REFERENCES", "MatchError", "Node", "Outcome", "Reference", "compile_
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
+_KNOWN_KEYS = sorted(OPERATORS | REFERENCES)
 MAX_DEPTH = 32
 MAX_NODES = 10_000
 MAX_REGEX = 500
@@ -117,7 +119,7 @@ def _compile(tree: Any, path: str, allowed: frozenset[str], depth: int, counter:
 def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth: int, counter: list[int],
               as_key_value: bool) -> Any:
     if name not in OPERATORS:
-        raise MatchError(path, f"unknown operator {name}{_did_you_mean(name)}")
+        raise MatchError(path, f"unknown operator {name}{suggest(name, _KNOWN_KEYS)}")
     if name == "$regex":
         return _regex(operand, path)
     if name == "$literal":
@@ -230,7 +232,7 @@ def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, c
     unknown = [key for key in operand if key not in _FROM_RESULT_KEYS]
     if unknown:
         raise MatchError(_child(path, unknown[0]),
-                         f"unknown $from_result field{_did_you_mean(unknown[0], _FROM_RESULT_KEYS)}")
+                         f"unknown $from_result field{suggest(unknown[0], _FROM_RESULT_KEYS)}")
     tool = operand.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         raise MatchError(_child(path, "tool"), "$from_result needs a tool (a glob)")
@@ -429,11 +431,5 @@ def _is_reference(value: Any) -> bool:
 
 
 def _child(path: str, key: str) -> str:
-    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", key) else f"{path}[{key!r}]"
-
-
-def _did_you_mean(name: str, known: Sequence[str] | frozenset[str] = OPERATORS | REFERENCES) -> str:
-    from difflib import get_close_matches
-
-    close = get_close_matches(name, sorted(known), n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
+    """The JSON path of a key, as the contract's line lookup spells them (`$.a.b`, any key)."""
+    return f"{path}.{key}"

@@ -172,6 +172,14 @@ class Rule:
         self.violation_count += count
         return min(count, room)
 
+    def fail_unchecked(self) -> RuleResult:
+        """`--strict`, for a rule that checked nothing where that is not its passing state: the
+        rule fails with one violation of the whole trace, `<kind>.checked_nothing`."""
+        if self.note_violation():
+            self.keep("The rule checked nothing in this trace, so it may guard nothing (--strict).",
+                      {"checked": 0, "strict": True}, reason="checked_nothing")
+        return self.result()
+
     def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET, seq: int | float | UnsetType = UNSET,
              index: int | UnsetType = UNSET, *, reason: str | None = None) -> None:
         """Keep a violation the `note_violation(s)` just counted; `seq` and `index` name the
