@@ -42,7 +42,14 @@ from agent_invariants.jsontext import AS_CONTRACT, TOO_DEEP, document_shape
 from agent_invariants.packs import resolve_extends
 from agent_invariants.rules import rule_configs
 from agent_invariants.rules.fields import FieldProblem, check_text
-from agent_invariants.validation import MAX_RULES, contract_problems, duplicate_ids, explain, too_many_rules
+from agent_invariants.validation import (
+    MAX_RULES,
+    contract_problems,
+    duplicate_ids,
+    explain,
+    too_many_rules,
+    version_2_uses,
+)
 
 __all__ = ("MAX_CONTRACT_BYTES", "MAX_RULES", "ComparePolicy", "Contract", "ContractLines", "ContractSource",
            "contract_lines", "load_contract", "read_contract")
@@ -74,12 +81,13 @@ class ComparePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A v1 contract: a named list of rules, and an optional compare policy."""
+    """A contract: a named list of rules, and an optional compare policy. Version 2 adds rule
+    kinds and fields; a version-1 contract that uses one is refused (it `needs "version": 2`)."""
 
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
     """JSON Schema reference for editors; accepted and ignored."""
-    version: Literal[1]
-    """Always the number 1."""
+    version: Literal[1, 2]
+    """1, or 2 for the kinds and fields of contract version 2 (spec/v2-extensions.md)."""
     name: Annotated[str, Meta(min_length=1)]
     """Shown in every report; trimmed, 1..200 characters."""
     description: Annotated[str, Meta(min_length=1)] | UnsetType = UNSET
@@ -98,6 +106,10 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         msgspec.structs.force_setattr(self, "name", check_text(self.name, "name", 200))
         if self.description is not UNSET:
             msgspec.structs.force_setattr(self, "description", check_text(self.description, "description", 5000))
+        if self.version == 1:
+            newer = next(version_2_uses(self.rules), None)
+            if newer is not None:
+                raise FieldProblem(*newer)
         repeated = next(duplicate_ids(rule.id for rule in self.rules), None)
         if repeated is not None:
             position, problem = repeated

@@ -25,6 +25,7 @@ from agent_invariants.contract import Contract
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob_set
 from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
+from agent_invariants.payloads import FieldTypes
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
@@ -205,7 +206,9 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
-    events = run_observers(source, [*rules, counter, spelling])
+    # under version 2, the version-2 fields of each event are type-checked before any rule sees it
+    fields = [FieldTypes(source)] if contract.version == 2 else []
+    events = run_observers(source, [*fields, *rules, counter, spelling])
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}

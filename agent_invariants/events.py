@@ -7,9 +7,10 @@ points). `accept` checks the rest: `seq` is an integer >= 0 (`3.0` counts) and s
 increasing; `type` is trimmed and then 1..200 characters; `time`, when present, is an ISO-8601
 date-time with a zone; string lengths count UTF-16 code units. `data` must be an object and
 `confidence` within 0..1; `null` is never a value. Unknown fields and event types are accepted and
-ignored. `args`, `result`, `output`, `duration_ms` and `status` are kept raw for later contract
-versions. A problem is an `InvalidEvent` naming the field; the reader (`reader`) adds the trace
-and the line.
+ignored. The fields of contract version 2 (`args`, `result`, `output`, `duration_ms`, `status`,
+`approver`, `reason`) are kept raw, unchecked: `payloads` checks and decodes them for version-2
+rules. A problem is an `InvalidEvent` naming the field; the reader (`reader`) adds the trace and
+the line.
 """
 from __future__ import annotations
 
@@ -101,15 +102,21 @@ class Event(msgspec.Struct, gc=False, omit_defaults=True):
     data: JsonObject | UnsetType = UNSET
     """Free-form details: must be an object; not used by v1 rules, so its content is not kept."""
     args: Raw | UnsetType = UNSET
-    """Tool arguments: any JSON value; kept for later contract versions, not used by v1 rules."""
+    """Tool arguments, on `tool.call` and approvals (version 2: an object); not used by v1 rules."""
     result: Raw | UnsetType = UNSET
-    """Tool result: any JSON value; kept for later contract versions, not used by v1 rules."""
+    """Tool result, on `tool.result`: any JSON value, null included; not used by v1 rules."""
     output: Raw | UnsetType = UNSET
-    """The run's final output: any JSON value; kept for later contract versions, not used by v1 rules."""
+    """The run's final output, on `run.completed` (or `run.failed`): any JSON value, null included."""
     duration_ms: Raw | UnsetType = UNSET
-    """How long the step took, in milliseconds; kept for later contract versions, not used by v1 rules."""
+    """How long the step took, in milliseconds (version 2: a finite number >= 0); not used by v1 rules."""
     status: Raw | UnsetType = UNSET
-    """Status of the step: any JSON value; kept for later contract versions, not used by v1 rules."""
+    """How the run ended, on `run.completed` / `run.failed` (version 2: a string of 1..100
+    characters, e.g. `awaiting_approval`); not used by v1 rules."""
+    approver: Raw | UnsetType = UNSET
+    """Who approved, on `approval.granted` (version 2: a string of 1..500 characters)."""
+    reason: Raw | UnsetType = UNSET
+    """Why, on `control.stop`, `run.failed`, `tool.denied`, `approval.revoked` (version 2: a string
+    of 1..500 characters), e.g. `user_cancelled`."""
 
 
 class LaxEvent(Event, gc=False, omit_defaults=True):

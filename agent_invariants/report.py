@@ -70,6 +70,12 @@ class Violation(msgspec.Struct, kw_only=True):
     """`fail`: the rule is broken here; `unresolved`: what the rule needed could not be found
     (version-2 kinds); `inconclusive`: a trace cut short may yet satisfy it (`--partial`). Every
     status counts as a violation."""
+    pointer: str | UnsetType = UNSET
+    """(Version-2 kinds.) Where in the event the problem is, as a JSON Pointer (RFC 6901), e.g.
+    `/args/amount`."""
+    related_seqs: list[int | float] | UnsetType = UNSET
+    """(Version-2 kinds.) `seq` of other events the violation is about, e.g. the earlier call with
+    the same arguments."""
 
 
 class RuleResult(msgspec.Struct, kw_only=True):
@@ -93,6 +99,9 @@ class RuleResult(msgspec.Struct, kw_only=True):
     """(An addition.) True when the rule found more violations than it keeps; absent otherwise."""
     violations_total: int | UnsetType = UNSET
     """(An addition.) How many violations the rule found, kept or not; present only with `truncated`."""
+    vacuous: bool | UnsetType = UNSET
+    """(Version-2 kinds.) True when the rule's subject never occurred, so it checked nothing and
+    passed without a test; absent otherwise."""
 
     @property
     def violation_count(self) -> int:

@@ -49,6 +49,9 @@ def _targets() -> dict[str, tuple[Any, str]]:
     return {
         "contract-v1.schema.json": (
             Contract, "An agent-invariants contract, version 1: the rules a trace is checked against."),
+        "contract-v2.schema.json": (
+            Contract, "An agent-invariants contract, version 2: the kinds of version 1 and those of version 2, "
+                      "with match trees on arguments, results and outputs."),
         "event-v1.schema.json": (
             Event, "One event of an agent trace (a line of a JSONL trace, or an item of a JSON array trace)."),
         "check-report-v1.schema.json": (
@@ -58,8 +61,8 @@ def _targets() -> dict[str, tuple[Any, str]]:
     }
 
 
-SCHEMAS = ("contract-v1.schema.json", "event-v1.schema.json", "check-report-v1.schema.json",
-           "compare-report-v1.schema.json")
+SCHEMAS = ("contract-v1.schema.json", "contract-v2.schema.json", "event-v1.schema.json",
+           "check-report-v1.schema.json", "compare-report-v1.schema.json")
 
 
 def generate() -> dict[str, dict[str, Any]]:
@@ -72,10 +75,116 @@ def generate() -> dict[str, dict[str, Any]]:
         add_checks(schema.get("$defs", {}), structs)
         portable_patterns(schema)
         head = {"$schema": DRAFT, "$id": BASE_URL + name, "title": title}
-        if name == "contract-v1.schema.json":
-            head["description"] = tool_only_checks()
+        if name.startswith("contract-v"):
+            version = int(name[len("contract-v")])
+            for_version(schema, version, structs)
+            head["description"] = tool_only_checks(version)
         out[name] = {**head, **schema}
     return out
+
+
+def for_version(schema: dict[str, Any], version: int, structs: dict[str, type]) -> None:
+    """The contract schema made from the structs (which hold every version's kinds and fields)
+    cut to one version: version 1 loses the kinds and fields of version 2; version 2 gets the
+    match-tree definitions, so editors complete every operator and reference."""
+    from agent_invariants.validation import since_version, version_2_fields
+
+    definitions = schema["$defs"]
+    contract = definitions["Contract"]["properties"]
+    if version == 1:
+        definitions["Contract"]["description"] = "A v1 contract: a named list of rules, and an optional compare policy."
+        contract["version"] = {"enum": [1], "description": "Always the number 1."}
+        newer = {name for name, struct in structs.items() if since_version(struct) > 1}
+        rules = contract["rules"]["items"]
+        rules["anyOf"] = [item for item in rules["anyOf"] if item["$ref"].rpartition("/")[2] not in newer]
+        mapping = rules["discriminator"]["mapping"]
+        for kind in [kind for kind, ref in mapping.items() if ref.rpartition("/")[2] in newer]:
+            del mapping[kind]
+        for name in newer:
+            del definitions[name]
+        for name, struct in structs.items():
+            for field in version_2_fields(struct):
+                definitions.get(name, {}).get("properties", {}).pop(field, None)
+        return
+    contract["version"] = {"enum": [2], "description": "2: the contract uses the kinds and fields of version 2."}
+    definitions.update(match_definitions())
+    for name, field in _MATCH_FIELDS:
+        properties = definitions[name]["properties"]
+        properties[field] = {"$ref": "#/$defs/MatchNode", "description": properties[field]["description"]}
+
+
+_MATCH_FIELDS = (("ToolArgsConfig", "match"), ("EventMatcher", "args"))
+"""The fields that hold a match tree: (definition, field)."""
+
+
+def match_definitions() -> dict[str, Any]:
+    """JSON Schema of match trees (`explain match`): what a schema can say of them. The tool also
+    checks what it cannot (where references and `$exists` may stand, RE2 syntax, paths, depth)."""
+    node = {"$ref": "#/$defs/MatchNode"}
+    reference = {"$ref": "#/$defs/MatchReference"}
+    number_or_reference = {"anyOf": [{"type": "number"}, reference]}
+    path = {"type": "string", "minLength": 1, "description": "A dot path (`items.0.sku`) or a JSON Pointer (`/a~1b`)."}
+    return {
+        "MatchNode": {
+            "description": "A match tree: a literal (objects match as subsets, arrays by position, scalars by "
+                           "JSON equality), an object of operators (only `$` keys, all must hold), or a reference.",
+            "anyOf": [
+                {"type": ["string", "number", "boolean", "null"]},
+                {"type": "array", "items": node},
+                {"type": "object", "propertyNames": {"not": {"pattern": "^[$]"}}, "additionalProperties": node},
+                {"$ref": "#/$defs/MatchOperators"},
+                reference,
+            ],
+        },
+        "MatchOperators": {
+            "type": "object", "minProperties": 1, "additionalProperties": False,
+            "properties": {
+                "$regex": {"type": "string", "maxLength": 500,
+                           "description": "Unanchored search in RE2 syntax (no backreferences or lookaround); "
+                                          "strings only."},
+                "$in": {"anyOf": [{"type": "array", "maxItems": 1000}, reference],
+                        "description": "Equal to one of these values (at most 1000), or to a reference's candidate "
+                                       "(an array candidate gives its elements)."},
+                "$gt": {**number_or_reference, "description": "A number greater than this."},
+                "$gte": {**number_or_reference, "description": "A number greater than or equal to this."},
+                "$lt": {**number_or_reference, "description": "A number less than this."},
+                "$lte": {**number_or_reference, "description": "A number less than or equal to this."},
+                "$exists": {"type": "boolean",
+                            "description": "Whether the key is present (only as the value of a key)."},
+                "$any_of": {"type": "array", "minItems": 2, "maxItems": 20, "items": node,
+                            "description": "Some branch matches (2..20 branches)."},
+                "$contains": {**node, "description": "Some element of the array matches."},
+                "$literal": {"description": "Equal to this value, `$` keys and all (JSON equality)."},
+            },
+        },
+        "MatchReference": {
+            "description": "A set of candidate values found in the trace.",
+            "oneOf": [
+                {"type": "object", "required": ["$arg"], "additionalProperties": False,
+                 "properties": {"$arg": {**path, "description": "A value of the checked call's args."}}},
+                {"type": "object", "required": ["$from_output"], "additionalProperties": False,
+                 "properties": {"$from_output": {**path, "description": "A value of the run's final output."}}},
+                {"type": "object", "required": ["$from_result"], "additionalProperties": False,
+                 "properties": {"$from_result": {
+                     "type": "object", "required": ["tool"], "additionalProperties": False,
+                     "description": "Values of earlier results of a tool.",
+                     "properties": {
+                         "tool": {"type": "string", "minLength": 1,
+                                  "description": "Glob on the producing call's tool."},
+                         "path": {**path, "description": "The value inside each result (default: the whole result)."},
+                         "call_index": {"type": "integer", "minimum": 0, "maximum": 1_000_000,
+                                        "description": "Only the result of the k-th call of the tool (0-based)."},
+                         "where": {**node, "description": "Only results whose call's args match (`$arg` joins)."},
+                         "where_result": {**node, "description": "Only results that match."},
+                         "find": {**node, "description": "The first element of the array at `path` that matches."},
+                         "select": {**path, "description": "The value inside the element `find` found."},
+                         "length": {"type": "boolean", "description": "The array's length instead."},
+                         "ok_only": {"type": "boolean",
+                                     "description": "Leave out results with `ok: false` (default true)."},
+                     }}}},
+            ],
+        },
+    }
 
 
 def structs_of(root: Any) -> dict[str, type]:
@@ -230,7 +339,16 @@ def _max_not_below_default_min(definition: dict[str, Any], struct: type) -> None
         "max": {"anyOf": [{"required": ["min"]}, {"properties": {"max": {"minimum": 1, "description": below}}}]}}
 
 
+def _tool_args_fields(definition: dict[str, Any], struct: type) -> None:
+    """tool_args needs one of match, schema, distinct; `distinct` excludes `call_index`; `ignore`
+    needs `mode: exact`."""
+    definition["anyOf"] = [{"required": ["match"]}, {"required": ["schema"]}, {"required": ["distinct"]}]
+    definition["not"] = {"required": ["distinct", "call_index"]}
+    definition["dependentSchemas"] = {"ignore": {"required": ["mode"], "properties": {"mode": {"const": "exact"}}}}
+
+
 _STRUCT_CHECKS: dict[str, Callable[[dict[str, Any], type], None]] = {
+    "ToolArgsConfig": _tool_args_fields,
     "Contract": _needs_a_rule,
     "EventMatcher": _needs_a_key,
     "EventBudgetConfig": _needs_an_option,
@@ -239,15 +357,20 @@ _STRUCT_CHECKS: dict[str, Callable[[dict[str, Any], type], None]] = {
 """The checks a struct makes in `__post_init__` across its fields, by definition name."""
 
 
-def tool_only_checks() -> str:
+def tool_only_checks(version: int = 1) -> str:
     """The contract schema's description: what only the tool checks."""
     from agent_invariants.contract_source import MAX_CONTRACT_BYTES
     from agent_invariants.jsontext import MAX_NESTING
     from agent_invariants.packs import MAX_EXTENDS_DEPTH, MAX_PACK_LOADS
     from agent_invariants.validation import MAX_RULES
 
+    newer = ("" if version == 1 else
+             " (7) match trees (see `agent-invariants explain match`): `$exists` only as a key's value, references "
+             "only where the rule allows them (none in a matcher's `args` or in `find`), `$regex` in RE2 syntax, "
+             "`$from_result` without `call_index` beside `where`, at most 4 nested `$from_result`, 32 levels and "
+             "10,000 nodes, paths that parse; a tool_args `schema` is a valid JSON Schema with local `$ref` only.")
     return (
-        "An agent-invariants contract, version 1. This schema checks all of a contract that JSON Schema "
+        f"An agent-invariants contract, version {version}. This schema checks all of a contract that JSON Schema "
         "can express; `agent-invariants validate` also checks what it cannot: "
         "(1) rule ids are unique among the contract's own rules (one with the id of a pack's rule replaces it); "
         "(2) a require_event rule's `min` is not above its `max`; "
@@ -261,7 +384,7 @@ def tool_only_checks() -> str:
         f"{MAX_NESTING} levels deep; "
         "(6) numbers are JSON numbers: YAML's `.nan`, `.inf` and `-.inf`, which a validator of the decoded "
         "document sees as numbers, are refused. Globs have no syntax to check (`*` and `?` are the only wildcards, "
-        "all else is literal). The MCP server takes only shipped packs in `extends`, never paths."
+        "all else is literal). The MCP server takes only shipped packs in `extends`, never paths." + newer
     )
 
 

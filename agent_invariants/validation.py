@@ -23,8 +23,9 @@ import msgspec
 from agent_invariants.errors import closest, did_you_mean, suggest, unknown_value
 from agent_invariants.jsontext import path_and_problem, problem_words, show
 
-__all__ = ("MAX_RULES", "Problem", "contract_problems", "duplicate_ids", "explain", "line_of", "path_and_parents",
-           "rule_problems", "suggest", "too_many_rules")
+__all__ = ("MAX_RULES", "NEEDS_VERSION_2", "Problem", "contract_problems", "duplicate_ids", "explain", "line_of",
+           "path_and_parents", "rule_problems", "since_version", "suggest", "too_many_rules", "version_2_fields",
+           "version_2_uses")
 
 MAX_RULES = 10_000
 """The most rules a contract may hold, counting every rule loaded through `extends`."""
@@ -45,6 +46,7 @@ def contract_problems(document: Any, contract_type: type, compare_type: type,
     if not isinstance(document, dict):
         yield Problem("$", f"expected a JSON object, got {json_type(document)}")
         return
+    version = 2 if document.get("version") == 2 and type(document.get("version")) is int else 1
     fields = _fields(contract_type)
     yield from _unknown_keys(document, "$", list(fields), set())
     for name, field in fields.items():
@@ -54,14 +56,14 @@ def contract_problems(document: Any, contract_type: type, compare_type: type,
             continue
         value, path = document[name], f"$.{name}"
         if name == "rules":
-            yield from _rules_problems(value, rule_types, fewest=0 if "extends" in document else 1)
+            yield from _rules_problems(value, rule_types, fewest=0 if "extends" in document else 1, version=version)
         elif name == "compare":
             yield from struct_problems(value, compare_type, path)
         else:
-            yield from field_problems(value, field.type, path)
+            yield from field_problems(value, field.type, path, version)
 
 
-def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int) -> Iterator[Problem]:
+def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int, version: int) -> Iterator[Problem]:
     if not isinstance(rules, list):
         yield Problem("$.rules", f"expected an array of rules, got {json_type(rules)}")
         return
@@ -70,7 +72,7 @@ def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int) -> Ite
     repeated = dict(duplicate_ids(rule.get("id") if isinstance(rule, dict) else None for rule in rules))
     for position, rule in enumerate(rules):
         path = f"$.rules[{position}]"
-        yield from rule_problems(rule, rule_types, path)
+        yield from rule_problems(rule, rule_types, path, version)
         if position in repeated:
             yield Problem(f"{path}.id", repeated[position])
 
@@ -99,33 +101,80 @@ def too_many_rules(document: Any) -> Problem | None:
                               f"from extends), got {len(rules):,}")
 
 
-def rule_problems(rule: Any, rule_types: dict[str, type], path: str) -> Iterator[Problem]:
-    """Problems of one rule object; the kind decides which fields it may have."""
+NEEDS_VERSION_2 = 'needs "version": 2'
+"""What a version-1 contract is told of a kind or field of version 2."""
+
+
+def rule_problems(rule: Any, rule_types: dict[str, type], path: str, version: int = 2) -> Iterator[Problem]:
+    """Problems of one rule object; the kind decides which fields it may have, the contract's
+    `version` which kinds and fields exist."""
     if not isinstance(rule, dict):
         yield Problem(path, f"expected a rule object, got {json_type(rule)}")
         return
     kind = rule.get("kind")
+    kinds = [name for name, config in rule_types.items() if version >= since_version(config)]
     if kind is None:
-        yield Problem(path, f"missing required field `kind` (one of: {', '.join(rule_types)})")
+        yield Problem(path, f"missing required field `kind` (one of: {', '.join(kinds)})")
     elif not isinstance(kind, str):
-        yield Problem(f"{path}.kind", f"expected a string (one of: {', '.join(rule_types)}), got {json_type(kind)}")
+        yield Problem(f"{path}.kind", f"expected a string (one of: {', '.join(kinds)}), got {json_type(kind)}")
     elif kind not in rule_types:
-        yield Problem(f"{path}.kind", unknown_value(show(kind), kind, list(rule_types), "rule kind"))
+        yield Problem(f"{path}.kind", unknown_value(show(kind), kind, kinds, "rule kind"))
+    elif kind not in kinds:
+        yield Problem(f"{path}.kind", f"the rule kind {kind} {NEEDS_VERSION_2}")
     else:
         yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
-                                   whole=rule)
+                                   whole=rule, version=version)
 
 
-def struct_problems(value: Any, struct: type, path: str, whole: Any = None) -> Iterator[Problem]:
+def since_version(struct: type) -> int:
+    """The contract version that brought a rule kind (its config's `since_version`, default 1)."""
+    return int(getattr(struct, "since_version", 1))
+
+
+def version_2_fields(struct: type) -> frozenset[str]:
+    """The fields of a version-1 struct that only a version-2 contract may use."""
+    return frozenset(getattr(struct, "version_2_fields", ()))
+
+
+def version_2_uses(rules: Iterable[Any]) -> Iterator[tuple[str, str]]:
+    """(field path, problem) of each use of a version-2 kind or field among decoded rule configs,
+    for contracts built in Python: the loader finds these in the document already."""
+    for position, rule in enumerate(rules):
+        if since_version(type(rule)) > 1:
+            yield f"rules[{position}].kind", f"the rule kind {rule.kind} {NEEDS_VERSION_2}"
+            continue
+        for owner, prefix in _structs_of(rule, f"rules[{position}]"):
+            for name in sorted(version_2_fields(type(owner))):
+                if getattr(owner, name) is not msgspec.UNSET:
+                    yield f"{prefix}.{name}", f"the field {name} {NEEDS_VERSION_2}"
+
+
+def _structs_of(value: Any, path: str) -> Iterator[tuple[Any, str]]:
+    """A struct and the structs among its fields (matchers), with their paths."""
+    yield value, path
+    for name in value.__struct_fields__:
+        item = getattr(value, name)
+        if isinstance(item, msgspec.Struct):
+            yield from _structs_of(item, f"{path}.{name}")
+
+
+def struct_problems(value: Any, struct: type, path: str, whole: Any = None, version: int = 2) -> Iterator[Problem]:
     """Problems of an object against a Struct: unknown keys, missing fields, each field's value,
-    then (only when those are fine) the cross-field checks of the struct itself."""
+    then (only when those are fine) the cross-field checks of the struct itself. Under
+    `version` 1, a version-2 field is a problem of its own (not an unknown one)."""
     if not isinstance(value, dict):
         yield Problem(path, f"expected an object, got {json_type(value)}")
         return
     fields = _fields(struct)
     suggested: set[str | None] = set()
     found = False
-    for problem in _unknown_keys(value, path, list(fields), suggested):
+    newer = version_2_fields(struct) if version < 2 else frozenset()
+    for key in value:
+        if key in newer:
+            found = True
+            yield Problem(f"{path}.{key}", f"the field {key} {NEEDS_VERSION_2}")
+    known = [name for name in fields if name not in newer]
+    for problem in _unknown_keys({key: None for key in value if key not in newer}, path, known, suggested):
         found = True
         yield problem
     for name, field in fields.items():
@@ -134,7 +183,9 @@ def struct_problems(value: Any, struct: type, path: str, whole: Any = None) -> I
                 found = True
                 yield Problem(path, f"missing required field `{name}`")
             continue
-        for problem in field_problems(value[name], field.type, f"{path}.{name}"):
+        if name in newer:
+            continue
+        for problem in field_problems(value[name], field.type, f"{path}.{name}", version):
             found = True
             yield problem
     if not found:
@@ -144,11 +195,11 @@ def struct_problems(value: Any, struct: type, path: str, whole: Any = None) -> I
             yield explain(str(exc), path)
 
 
-def field_problems(value: Any, hint: Any, path: str) -> Iterator[Problem]:
+def field_problems(value: Any, hint: Any, path: str, version: int = 2) -> Iterator[Problem]:
     """Problems of one field's value against its declared type (objects are walked field by field)."""
     struct = _struct_in(hint)
     if struct is not None and isinstance(value, dict):
-        yield from struct_problems(value, struct, path)
+        yield from struct_problems(value, struct, path, version=version)
         return
     try:
         msgspec.convert(value, hint)
@@ -213,7 +264,7 @@ def explain(message: str, base: str, hint: Any = None) -> Problem:
     if problem.startswith("Object contains unknown field"):
         return Problem(f"{path}.{problem.split('`')[1]}", "unknown field")
     if problem.startswith("Invalid enum value") and path.endswith(".version"):
-        return Problem(path, "expected the number 1")
+        return Problem(path, "expected the number 1 or 2")
     if "matching regex" in problem:
         meaning = _described(hint)
         if meaning:

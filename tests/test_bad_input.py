@@ -273,7 +273,7 @@ CONTRACT_CASES = [
     ("unknown-key-in-compare", _rules(DENY, compare={"fail_on_new_tool": True}),
      ("$.compare", "$.compare.fail_on_new_tool"), ("fail_on_new_tool",)),
     ("version-as-string", {**_rules(DENY), "version": "1"}, ("$.version",), ()),
-    ("version-2", {**_rules(DENY), "version": 2}, ("$.version",), ()),
+    ("version-3", {**_rules(DENY), "version": 3}, ("$.version",), ()),
     ("event-budget-without-bounds", _rules(DENY, _rule(kind="event_budget")), ("$.rules[1]",), ()),
     ("require-event-max-zero-alone", _rules(_rule(kind="require_event", match={"type": "a"}, max=0)),
      ("$.rules[0]", "$.rules[0].max", "$.rules[0].min"), ()),

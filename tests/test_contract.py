@@ -138,7 +138,7 @@ def test_version_one(version):
     assert type(loaded.to_dict()["version"]) is int
 
 
-@pytest.mark.parametrize("version", ["1", 2, 0, 1.5, True, None, [1]])
+@pytest.mark.parametrize("version", ["1", "2", 3, 0, 1.5, True, None, [1]])
 def test_other_versions_are_rejected(version):
     assert rule_fails(rule("deny_tool"), version=version).path == "$.version"
 

@@ -30,12 +30,17 @@ from support import EXAMPLES, REPO
 
 SCHEMA = json.loads((REPO / "schemas/contract-v1.schema.json").read_text(encoding="utf-8"))
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+VALIDATOR_V2 = jsonschema.Draft202012Validator(
+    json.loads((REPO / "schemas/contract-v2.schema.json").read_text(encoding="utf-8")))
 TESTS = REPO / "tests"
 
 
 def schema_errors(document: Any) -> list[str]:
+    """The errors of the schema of the document's version (the v1 schema's, unless it says 2)."""
+    version_2 = isinstance(document, dict) and document.get("version") == 2 and document.get("version") is not True
+    validator = VALIDATOR_V2 if version_2 else VALIDATOR
     return [f"$.{'.'.join(map(str, error.absolute_path))}: {error.message[:120]}"
-            for error in VALIDATOR.iter_errors(document)]
+            for error in validator.iter_errors(document)]
 
 
 def tool_error(source: Any) -> ContractError | None:
@@ -89,12 +94,19 @@ def _in_packs(document: Any, path: str, message: str, source: str) -> bool:
     return by_path or source != "contract" or no_rule
 
 
+def _in_match_grammar(path: str) -> bool:
+    """A problem inside a version-2 match tree, argument schema or distinct list."""
+    return re.search(r"^\$\.rules\[\d+\]\.(?:(?:match|before|after)\.args|match|schema|distinct)(?:$|[.\[])",
+                     path) is not None
+
+
 class ToolOnly(NamedTuple):
     """A check the schema cannot make: `described` is how the schema's description names it."""
 
     reason: str
     described: str
     applies: Callable[[Any, str, str, str], bool]   # (document, path, message, source)
+    version: int = 1                                # the first contract version whose schema names it
 
 
 TOOL_ONLY = (
@@ -110,6 +122,10 @@ TOOL_ONLY = (
     ToolOnly("NaN and the infinities are no JSON numbers; YAML has them, and a schema sees them as numbers",
              "numbers are JSON numbers",
              lambda document, path, message, source: message.endswith("is not a number JSON allows")),
+    ToolOnly("match trees, argument schemas and distinct paths: where references and $exists may stand, RE2 "
+             "syntax, nesting and size, paths that parse, a valid JSON Schema, and fields that exclude each other",
+             "match trees (see",
+             lambda document, path, message, source: _in_match_grammar(path), version=2),
     ToolOnly("packs named in extends are files the tool reads; a schema sees one document",
              "each `extends` path names a pack file",
              _in_packs),
@@ -187,8 +203,16 @@ def _as_contract(value: Any) -> Any:
     if "version" in value and ("name" in value or "rules" in value or "extends" in value):
         return value
     if isinstance(value.get("kind"), str) and "id" in value:
-        return {"version": 1, "name": "inline", "rules": [value]}
+        return {"version": _version_of(value["kind"]), "name": "inline", "rules": [value]}
     return None
+
+
+def _version_of(kind: str) -> int:
+    """The contract version a rule kind needs (1 for kinds that do not exist)."""
+    from agent_invariants.rules import RULE_KINDS
+
+    rule = RULE_KINDS.get(kind)
+    return 1 if rule is None else getattr(rule.config_type, "since_version", 1)
 
 
 def _from_text(text: str) -> Any:
@@ -305,7 +329,9 @@ def test_every_tool_only_check_is_met_and_named_in_the_schema_description(in_pac
             met |= tool_only_reasons(case.document, error) or set()
     assert met == {check.reason for check in TOOL_ONLY}
     for check in TOOL_ONLY:
-        assert check.described in SCHEMA["description"], check.reason
+        assert check.described in VALIDATOR_V2.schema["description"], check.reason
+        if check.version == 1:
+            assert check.described in SCHEMA["description"], check.reason
 
 
 # -- hand-written contracts, for each check the schema makes beyond msgspec's ------------------
@@ -370,7 +396,37 @@ BOTH_ACCEPT = {
                                                                 "match": {"type": " "}}]},
 }
 
+V2 = {"version": 2, "name": "x"}
+BOTH_REJECT_V2 = {
+    "unknown operator": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {"q": {"$regx": "a"}}}]},
+    "operator mixed with a key": {**V2, "rules": [{"id": "a", "kind": "tool_args",
+                                                  "match": {"q": {"$regex": "a", "x": 1}}}]},
+    "$any_of with one branch": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {"q": {"$any_of": [1]}}}]},
+    "$gt on a string": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {"q": {"$gt": "100"}}}]},
+    "unknown $from_result field": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {
+        "q": {"$from_result": {"tool": "get", "paths": "a"}}}}]},
+    "tool_args without a check": {**V2, "rules": [{"id": "a", "kind": "tool_args", "tool": "x"}]},
+    "distinct with call_index": {**V2, "rules": [{"id": "a", "kind": "tool_args", "distinct": ["q"], "call_index": 0}]},
+    "ignore without mode exact": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {}, "ignore": ["a"]}]},
+    "matcher args in version 1": {**BASE, "rules": [{"id": "a", "kind": "deny_event", "match": {"args": {"q": 1}}}]},
+}
+BOTH_ACCEPT_V2 = {
+    "every operator": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {
+        "a": {"$regex": "^A[0-9]+$"}, "b": {"$in": [1, 2]}, "c": {"$gt": 0, "$lte": 10}, "d": {"$exists": False},
+        "e": {"$any_of": [1, {"$regex": "x"}]}, "f": {"$contains": {"sku": "A1"}}, "g": {"$literal": {"$x": 1}},
+        "h": {"$arg": "a"}, "i": {"$from_output": "total"},
+        "j": {"$from_result": {"tool": "get", "path": "paid", "where": {"id": {"$arg": "order"}}, "ok_only": False}},
+    }}]},
+    "matcher args": {**V2, "rules": [{"id": "a", "kind": "deny_event",
+                                      "match": {"type": "tool.call", "args": {"q": {"$regex": "^rm"}}}}]},
+}
 TOOL_ONLY_CASES = {
+    "lookahead in $regex": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {"q": {"$regex": "(?=a)"}}}]},
+    "$exists at the root": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {"$exists": True}}]},
+    "reference in a matcher": {**V2, "rules": [{"id": "a", "kind": "deny_event",
+                                                "match": {"args": {"q": {"$arg": "x"}}}}]},
+    "remote $ref in a schema": {**V2, "rules": [{"id": "a", "kind": "tool_args",
+                                                 "schema": {"$ref": "https://example.com/s.json"}}]},
     "duplicate ids": {**BASE, "rules": [BASE["rules"][0], BASE["rules"][0]]},
     "min above max": {**BASE, "rules": [{"id": "e", "kind": "require_event", "match": MATCH, "min": 3, "max": 2}]},
     "emoji over the limit in UTF-16": {**BASE, "name": "\U0001f600" * 101},
@@ -381,15 +437,17 @@ TOOL_ONLY_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(BOTH_REJECT))
+@pytest.mark.parametrize("name", list(BOTH_REJECT) + list(BOTH_REJECT_V2))
 def test_the_schema_rejects_what_the_tool_rejects(name, in_pack_folder):
-    error, problems = verdicts(Case(name, BOTH_REJECT[name], BOTH_REJECT[name]))
+    document = {**BOTH_REJECT, **BOTH_REJECT_V2}[name]
+    error, problems = verdicts(Case(name, document, document))
     assert error is not None and problems, (error, problems)
 
 
-@pytest.mark.parametrize("name", list(BOTH_ACCEPT))
+@pytest.mark.parametrize("name", list(BOTH_ACCEPT) + list(BOTH_ACCEPT_V2))
 def test_the_schema_accepts_what_the_tool_accepts(name, in_pack_folder):
-    assert verdicts(Case(name, BOTH_ACCEPT[name], BOTH_ACCEPT[name])) == (None, [])
+    document = {**BOTH_ACCEPT, **BOTH_ACCEPT_V2}[name]
+    assert verdicts(Case(name, document, document)) == (None, [])
 
 
 @pytest.mark.parametrize("name", list(TOOL_ONLY_CASES))

@@ -48,7 +48,7 @@ BASE = {"version": 1, "name": "x", "rules": [{"id": "a", "kind": "deny_tool", "t
 REJECTED = {
     "unknown root key": {**BASE, "rulez": []},
     "version as a string": {**BASE, "version": "1"},
-    "version 2": {**BASE, "version": 2},
+    "version 3": {**BASE, "version": 3},
     "missing name": {"version": 1, "rules": BASE["rules"]},
     "unknown kind": {**BASE, "rules": [{"id": "a", "kind": "deny_tol", "tool": "x"}]},
     "misspelled field": {**BASE, "rules": [{"id": "a", "kind": "retry_limit", "max_attempt": 3}]},

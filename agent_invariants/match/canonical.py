@@ -17,9 +17,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent_invariants._js import js_number, utf16_sort_key
+from agent_invariants._js import js_number, json_number, utf16_sort_key
 
-__all__ = ("canonical",)
+__all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value")
+
+EVIDENCE_TEXT = 200
+"""The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
 
 _ESCAPED = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')   # (a lone surrogate has no UTF-8: escaped too)
 _SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -50,6 +53,36 @@ def canonical(value: Any) -> str:
         keys = sorted(value, key=utf16_sort_key)
         return "{" + ",".join(_string(key) + ":" + canonical(value[key]) for key in keys) + "}"
     raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def canonical_key(value: Any) -> str:
+    """`canonical`, as a key under which JSON-equal values meet (`1` and `1.0`). A value holding an
+    integer beyond any double has no canonical form: its key is its Python spelling, which no
+    canonical form can equal (it starts with a NUL)."""
+    try:
+        return canonical(value)
+    except ValueError:
+        return "\0" + repr(value)
+
+
+def evidence_value(value: Any) -> Any:
+    """A decoded JSON value as evidence holds it: object keys in canonical order, numbers as
+    JavaScript holds them (`100.0` is `100`), strings cut to 200 code points plus `…`; still
+    structured JSON, so reports nest it as it is."""
+    if isinstance(value, str):
+        return value if len(value) <= EVIDENCE_TEXT else value[:EVIDENCE_TEXT] + "…"
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        try:
+            return json_number(value)
+        except OverflowError:
+            return value
+    if isinstance(value, list):
+        return [evidence_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: evidence_value(value[key]) for key in sorted(value, key=utf16_sort_key)}
+    return value
 
 
 def _string(text: str) -> str:

@@ -17,10 +17,9 @@ mismatch. Mistakes in a tree (an unknown or misplaced `$` key, `$` keys mixed wi
 operand, a reference where the rule allows none, a tree over 32 levels or 10,000 nodes) are load
 errors, `MatchError`, naming the JSON path of the mistake in the contract.
 
-Not here yet (issue 16 builds them on this): the steps by which `$from_result` finds its
-candidates (the caller's `resolve`), its limit of four nested hops, and a linear-time engine for
-`$regex` (google-re2, as an extra): RE2 syntax is enforced, but Python's engine, used for now,
-can still backtrack on a pattern such as `(a*)*b`.
+`$from_result` references nest at most four deep; the steps by which they find candidates are
+`match.references`. `$regex` runs on google-re2 when installed (the `re2` extra), else on
+Python's engine with RE2's syntax enforced and its meanings kept (see `_compile_regex`).
 """
 from __future__ import annotations
 
@@ -43,6 +42,7 @@ MAX_NODES = 10_000
 MAX_REGEX = 500
 MAX_IN = 1000
 MAX_CANDIDATES_SHOWN = 20
+MAX_HOPS = 4
 
 class MatchError(ValueError):
     """A mistake in a match tree, at `path` (a JSON path into the contract)."""
@@ -85,7 +85,7 @@ Resolve = Callable[[Reference], "list[Any] | str"]
 def compile_tree(tree: Any, path: str = "$", *, allowed: frozenset[str] = frozenset()) -> Node:
     """A node from a match tree as written; `allowed` are the reference names the rule accepts
     here. Raises MatchError."""
-    counter = [0]
+    counter = [0, 0]   # nodes so far; $from_result references open around the node being compiled
     return _compile(tree, path, allowed, 1, counter, as_key_value=False)
 
 
@@ -160,9 +160,62 @@ def _regex(operand: Any, path: str) -> Any:
     if problem is not None:
         raise MatchError(path, f"$regex cannot hold {problem} (RE2 syntax: matching stays linear in time)")
     try:
-        return re.compile(operand)
-    except re.error as exc:
+        return _compile_regex(operand)
+    except Exception as exc:   # re.error, or re2's own error type
         raise MatchError(path, f"$regex is not a valid pattern: {exc}") from None
+
+
+def _compile_regex(pattern: str) -> Any:
+    """The pattern compiled by google-re2 when it is installed (the `re2` extra: linear time on
+    any input), else by Python's engine with RE2's meanings: `\\d`, `\\w`, `\\s` and `\\b` in
+    ASCII, `$` only at the very end (`\\z` in RE2) unless the pattern turns on multi-line mode.
+    Either way `_not_re2` has refused what could backtrack without bound."""
+    engine = _re2()
+    if engine is not None:
+        return engine.compile(pattern)
+    translated = pattern if "(?" in pattern and "m" in pattern else _python_ends(pattern)
+    return re.compile(translated, re.ASCII)
+
+
+def _re2() -> Any:
+    try:
+        import re2  # the google-re2 wheel (extra `re2`)
+    except ImportError:
+        return None
+    return re2
+
+
+def _python_ends(pattern: str) -> str:
+    """RE2's `$` and `\\z` as Python writes them (`\\Z`): Python's `$` also matches before a final
+    newline. Escapes and character classes are stepped over."""
+    out, at, size = [], 0, len(pattern)
+    while at < size:
+        char = pattern[at]
+        if char == "\\":
+            pair = pattern[at:at + 2]
+            out.append("\\Z" if pair == "\\z" else pair)
+            at += 2
+            continue
+        if char == "[":
+            end = _class_end(pattern, at)
+            out.append(pattern[at:end])
+            at = end
+            continue
+        out.append("\\Z" if char == "$" else char)
+        at += 1
+    return "".join(out)
+
+
+def _class_end(pattern: str, at: int) -> int:
+    """The position just after the character class that starts at `at`."""
+    at += 1
+    if pattern[at:at + 1] == "^":
+        at += 1
+    if pattern[at:at + 1] == "]":
+        at += 1
+    while at < len(pattern) and pattern[at] != "]":
+        at += 2 if pattern[at] == "\\" else 1
+    return at + 1
 
 
 def _not_re2(pattern: str) -> str | None:
@@ -179,17 +232,12 @@ def _not_re2(pattern: str) -> str | None:
                 return "a backreference"
             if following in ("k", "g") and pattern[at + 2:at + 3] == "<":
                 return "a backreference"
+            if following == "Z":
+                return "\\Z (RE2 writes the end of the text \\z)"
             at += 2
             continue
         if char == "[":
-            at += 1
-            if pattern[at:at + 1] == "^":
-                at += 1
-            if pattern[at:at + 1] == "]":
-                at += 1
-            while at < size and pattern[at] != "]":
-                at += 2 if pattern[at] == "\\" else 1
-            at += 1
+            at = _class_end(pattern, at)
             continue
         if char == "(" and pattern[at + 1:at + 2] == "?":
             head = pattern[at + 2:at + 4]
@@ -220,7 +268,12 @@ def _reference(name: str, tree: dict[str, Any], path: str, allowed: frozenset[st
             return Node("reference", Reference(name, parse_path(operand), tree), tree)
         except ValueError as exc:
             raise MatchError(where, str(exc)) from None
-    return Node("reference", Reference(name, _from_result(operand, where, allowed, depth, counter), tree), tree)
+    counter[1] += 1
+    if counter[1] > MAX_HOPS:
+        raise MatchError(where, f"references may nest at most {MAX_HOPS} $from_result deep")
+    compiled = _from_result(operand, where, allowed, depth, counter)
+    counter[1] -= 1
+    return Node("reference", Reference(name, compiled, tree), tree)
 
 
 _FROM_RESULT_KEYS = ("tool", "path", "call_index", "where", "where_result", "find", "select", "length", "ok_only")
@@ -303,7 +356,7 @@ def _match(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome,
         if exact:
             for key in actual:
                 if key not in node.value and key not in ignore:
-                    good = _mismatch(outcome, (*at, key), _ABSENT, actual[key]) and good
+                    good = _mismatch(outcome, (*at, key), _UNEXPECTED, actual[key]) and good
         return good
     if isinstance(node.value, list):
         if not isinstance(actual, list) or len(actual) != len(node.value):
@@ -412,12 +465,14 @@ def _distinct(values: list[Any]) -> list[Any]:
     return kept
 
 
+_UNEXPECTED = {"$exists": False}
+"""What a key of the value that an exact literal lacks was expected to be: absent."""
+
+
 def _mismatch(outcome: Outcome, at: tuple[str | int, ...], expected: Any, actual: Any) -> bool:
     entry: dict[str, Any] = {"pointer": pointer(at), "expected": expected}
     if actual is not _ABSENT:
         entry["actual"] = actual
-    if expected is _ABSENT:
-        entry = {"pointer": pointer(at), "unexpected": actual}
     outcome.mismatches.append(entry)
     return False
 

@@ -1,4 +1,5 @@
-"""The rule kinds of contract v1, one module each, registered here by their `kind` name.
+"""The rule kinds, one module each, registered here by their `kind` name: the twelve of contract
+version 1, then those of version 2 (their config's `since_version` is 2).
 
 Adding a kind means adding its module and one entry in `_ALL` (or a `register_kind` call, for a
 kind that lives outside this package), then regenerating the schemas; the contract loader, the
@@ -17,6 +18,7 @@ from agent_invariants.rules.require_event import RequireEvent
 from agent_invariants.rules.require_order import RequireOrder
 from agent_invariants.rules.retry_limit import RetryLimit
 from agent_invariants.rules.stop_is_final import StopIsFinal
+from agent_invariants.rules.tool_args import ToolArgs
 from agent_invariants.rules.tool_result_required import ToolResultRequired
 
 __all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "register_kind", "rule_configs", "rule_for")
@@ -34,6 +36,8 @@ _ALL: tuple[type[Rule], ...] = (
     DenyEvent,
     ToolResultRequired,
     ConfidenceRequiresOutcome,
+    # contract version 2
+    ToolArgs,
 )
 
 

@@ -35,6 +35,7 @@ __all__ = (
     "DEFAULT_MAX_VIOLATIONS",
     "Observer",
     "Route",
+    "Status",
     "Rule",
     "RuleConfig",
     "tool_name",
@@ -45,6 +46,10 @@ DEFAULT_MAX_VIOLATIONS = 1000
 
 Observer = Callable[[Event, int], Literal[True] | None]
 """A handler: called with an event and its index; True means "route me again"."""
+
+Status = Literal["fail", "unresolved", "inconclusive"]
+"""A violation's status (spec/v2-extensions.md §0): broken, not decidable from the trace, or
+undecided on a trace cut short."""
 
 Route = Observer | tuple[Observer, ...] | None
 """What `Rule.route` returns: the handler of an event, the handlers in calling order, or None."""
@@ -181,14 +186,16 @@ class Rule:
         return self.result()
 
     def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET, seq: int | float | UnsetType = UNSET,
-             index: int | UnsetType = UNSET, *, reason: str | None = None) -> None:
+             index: int | UnsetType = UNSET, *, reason: str | None = None, status: Status = "fail",
+             pointer: str | UnsetType = UNSET, related_seqs: list[int | float] | UnsetType = UNSET) -> None:
         """Keep a violation the `note_violation(s)` just counted; `seq` and `index` name the
         event, when there is one; `reason` names the violation in its code (default: the
-        kind's `reason`)."""
+        kind's `reason`); `status`, `pointer` and `related_seqs` are for version-2 kinds."""
         self.violations.append(Violation(
             rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
             event_seq=seq, event_index=index, evidence=evidence,
-            code=f"{self.kind}.{self.reason if reason is None else reason}", status="fail"))
+            code=f"{self.kind}.{self.reason if reason is None else reason}", status=status,
+            pointer=pointer, related_seqs=related_seqs))
 
 
 def tool_name(tool: str | UnsetType) -> str:

@@ -7,6 +7,10 @@ An event matches when every key given matches (AND); at least one key is require
 and `outcome_id` are globs; `type` is not trimmed (event types are). `ok`, `verdict` and
 `claims_completion` are compared exactly, so an event without the field never matches them, and a
 glob never matches a missing value.
+
+Version 2 adds three keys (spec/v2-extensions.md, end of §2; §10 point 15): `args`, a match tree
+without references on the event's own args (an event without args never matches it), and `reason`
+and `status`, globs on the event's own fields (no status is derived from the event's type).
 """
 from __future__ import annotations
 
@@ -17,8 +21,10 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
+from agent_invariants.match.tree import MatchError, Node, compile_tree, evaluate
+from agent_invariants.payloads import decoded, text
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
-from agent_invariants.rules.fields import Glob, check_text, normalise_strings, string_fields
+from agent_invariants.rules.fields import FieldProblem, Glob, check_text, normalise_strings, string_fields
 
 __all__ = ("CompiledMatcher", "EventMatcher", "MatchingRule", "event_name")
 
@@ -43,15 +49,29 @@ class EventMatcher(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """The event's verdict, compared exactly."""
     claims_completion: bool | UnsetType = UNSET
     """The event's `claims_completion`, compared exactly."""
+    args: Any | UnsetType = UNSET
+    """(Version 2.) A match tree the event's own `args` must match (see `explain match`); no
+    references. An event without args never matches."""
+    reason: Glob | UnsetType = UNSET
+    """(Version 2.) The event's own `reason` (a glob)."""
+    status: Glob | UnsetType = UNSET
+    """(Version 2.) The event's own `status` (a glob); never derived from the event's type."""
 
     _strings: ClassVar[dict[str, tuple[str, bool]]] = {}
+    version_2_fields: ClassVar[frozenset[str]] = frozenset({"args", "reason", "status"})
 
     def __post_init__(self) -> None:
         if all(getattr(self, name) is UNSET for name in self.__struct_fields__):
-            raise ValueError("a matcher needs at least one of type, tool, ok, outcome_id, verdict, claims_completion")
+            raise ValueError("a matcher needs at least one of type, tool, ok, outcome_id, verdict, claims_completion"
+                             " (or, in version 2, args, reason, status)")
         if self.type is not UNSET:
             check_text(self.type, "type", 200, trim=False)
         normalise_strings(self, EventMatcher._strings)
+        if self.args is not UNSET:
+            try:
+                compile_tree(self.args, "args")
+            except MatchError as exc:
+                raise FieldProblem(exc.path, exc.problem) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The matcher with its keys in schema order, absent keys left out."""
@@ -79,7 +99,9 @@ def event_name(event_type: str, tool: str | UnsetType) -> str:
 
 def _js_text(value: object) -> str:
     """A matcher value as JSON writes it: `true`, `false`, or the text itself."""
-    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
 EventMatcher._strings = string_fields(EventMatcher)
@@ -89,7 +111,8 @@ class CompiledMatcher:
     """An EventMatcher split in two: what the engine's routing key decides (type, tool,
     claims_completion) and what must be read from each event (ok, outcome_id, verdict)."""
 
-    __slots__ = ("_claims", "_ok", "_outcome", "_tool", "_type", "_verdict", "needs_event", "spec")
+    __slots__ = ("_args", "_claims", "_ok", "_outcome", "_reason", "_status", "_tool", "_type", "_verdict",
+                 "needs_event", "spec")
 
     def __init__(self, spec: EventMatcher) -> None:
         self.spec = spec
@@ -99,7 +122,11 @@ class CompiledMatcher:
         self._ok = spec.ok
         self._outcome = None if spec.outcome_id is UNSET else compile_glob(spec.outcome_id)
         self._verdict = spec.verdict
-        self.needs_event = not (self._ok is UNSET and self._outcome is None and self._verdict is UNSET)
+        self._args: Node | None = None if spec.args is UNSET else compile_tree(spec.args, "args")
+        self._reason = None if spec.reason is UNSET else compile_glob(spec.reason)
+        self._status = None if spec.status is UNSET else compile_glob(spec.status)
+        self.needs_event = not (self._ok is UNSET and self._outcome is None and self._verdict is UNSET
+                                and self._args is None and self._reason is None and self._status is None)
 
     def may_match(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> bool:
         """False when no event with this routing key can match; True when one can."""
@@ -121,7 +148,26 @@ class CompiledMatcher:
             return False
         if self._verdict is not UNSET and event.verdict != self._verdict:
             return False
-        return self._outcome is None or (event.outcome_id is not UNSET and self._outcome(event.outcome_id))
+        if self._outcome is not None and (event.outcome_id is UNSET or not self._outcome(event.outcome_id)):
+            return False
+        if self._reason is not None and not _glob_holds(self._reason, text(event.reason)):
+            return False
+        if self._status is not None and not _glob_holds(self._status, text(event.status)):
+            return False
+        if self._args is not None:
+            if event.args is UNSET:
+                return False
+            outcome = evaluate(self._args, decoded(event.args), _no_references)
+            return not outcome.mismatches and not outcome.unresolved
+        return True
+
+
+def _glob_holds(glob: Any, value: str | None) -> bool:
+    return value is not None and bool(glob(value))
+
+
+def _no_references(reference: Any) -> list[Any]:
+    raise AssertionError("a matcher's args hold no references (refused when the contract loads)")
 
 
 

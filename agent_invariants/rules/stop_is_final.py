@@ -6,6 +6,7 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
+from agent_invariants.payloads import text
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
@@ -24,6 +25,10 @@ class StopIsFinalConfig(RuleConfig, frozen=True, kw_only=True, tag="stop_is_fina
     """Event types that mean "stop" (default `control.stop`)."""
     allowed_after: Annotated[list[Glob], Meta(max_length=100)] | UnsetType = UNSET
     """Event types still allowed after a stop; replaces the default list when given."""
+    reasons: Annotated[list[Glob], Meta(min_length=1, max_length=100)] | UnsetType = UNSET
+    """(Version 2.) Only stops whose own `reason` matches one of these globs count."""
+
+    version_2_fields: ClassVar[frozenset[str]] = frozenset({"reasons"})
 
 
 class StopIsFinal(Rule):
@@ -59,6 +64,10 @@ class StopIsFinal(Rule):
     - `stop_type` (glob, default `control.stop`): which events are stops.
     - `allowed_after` (list of 0..100 globs, default `["run.completed", "run.failed", "telemetry.*"]`):
       what may follow a stop. An explicit `[]` means nothing may follow.
+    - `reasons` (version 2; list of 1..100 globs): only stops whose `reason` field matches one
+      of them count, e.g. `["user_*"]` for a user's cancel but not a budget stop. A stop without
+      a matching reason is no stop to this rule (after a stop that counts, it is an event like any
+      other).
 
     ## Known limits
     Only event types are compared. `approval.revoked` is not a stop unless `stop_type` says so.
@@ -75,6 +84,7 @@ class StopIsFinal(Rule):
         self._is_stop = compile_glob(DEFAULT_STOP_TYPE if config.stop_type is UNSET else config.stop_type)
         self._allowed_after = list(DEFAULT_ALLOWED_AFTER) if config.allowed_after is UNSET else config.allowed_after
         self._allowed = [compile_glob(pattern) for pattern in self._allowed_after]
+        self._reasons = None if config.reasons is UNSET else [compile_glob(pattern) for pattern in config.reasons]
         # Each stop is reported with every late event (a disallowed event after the first stop)
         # that follows it, so the count is the sum over stops of the late events after each:
         # stops * late - (late events up to each stop, summed), kept in two numbers. The kept
@@ -97,6 +107,13 @@ class StopIsFinal(Rule):
         return None
 
     def _stop(self, event: Event, index: int) -> Literal[True] | None:
+        if self._reasons is not None:
+            reason = text(event.reason)
+            if reason is None or not any(counts(reason) for counts in self._reasons):
+                # not a stop this rule means: after a stop that counts, it is an event like any other
+                if self.checked and not any(allowed(event.type) for allowed in self._allowed):
+                    self._after_stop(event, index)
+                return None
         first = self.checked == 0
         if not first and not any(allowed(event.type) for allowed in self._allowed):
             self._after_stop(event, index)

@@ -28,6 +28,11 @@ VIOLATION_AT = re.compile(r"[Vv]iolation at seq (\d+)")
 LEADING_NAME = re.compile(r"`(\w+)`(?: \([^()]*\))?")
 
 
+def contract_of(rule: dict) -> dict:
+    """The contract of one rule, at the version its kind needs."""
+    return contract(rule, version=getattr(RULE_KINDS[rule["kind"]].config_type, "since_version", 1))
+
+
 def sections(kind: str) -> dict[str, str]:
     doc = inspect.getdoc(RULE_KINDS[kind]) or ""
     parts = re.split(r"^## (.+?)\s*$", doc, flags=re.MULTILINE)
@@ -86,7 +91,7 @@ def test_docstring_has_the_sections_in_order(kind):
 def test_failing_example_fails_its_rule(kind):
     rule = failing_rule(kind)
     failing = sections(kind)["Failing trace"]
-    report = check_trace(contract(rule), example(failing))
+    report = check_trace(contract_of(rule), example(failing))
     (result,) = report.results
     assert (result.rule_id, result.rule_kind) == (rule["id"], kind)
     assert result.passed is False and result.violations
@@ -104,7 +109,7 @@ QUOTED_MESSAGE = re.compile(r"(?:[Vv]iolation at seq \d+(?: \([^()]*\))?|[Vv]iol
 def test_message_quoted_under_the_failing_trace_is_the_one_given(kind):
     failing = sections(kind)["Failing trace"]
     quoted = [" ".join(text.split()) for text in QUOTED_MESSAGE.findall(failing)]
-    report = check_trace(contract(failing_rule(kind)), example(failing))
+    report = check_trace(contract_of(failing_rule(kind)), example(failing))
     assert set(quoted) <= {violation.message for violation in report.violations}
 
 
@@ -117,7 +122,7 @@ def test_passing_example_passes_the_failing_examples_rule(kind):
     rule = failing_rule(kind)
     passing = sections(kind)["Passing trace"]
     assert not RULE_IN_BACKTICKS.search(passing), "the passing trace reuses the failing section's rule"
-    report = check_trace(contract(rule), example(passing))
+    report = check_trace(contract_of(rule), example(passing))
     (result,) = report.results
     assert result.rule_kind == kind
     assert result.passed is True and result.violations == []

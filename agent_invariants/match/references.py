@@ -1,0 +1,256 @@
+"""Where references find their candidates (spec/v2-extensions.md §2; §10 points 3, 11, 12).
+
+A rule whose match tree holds references owns one `Memory`. It is fed the calls and results of
+the tools its `$from_result` references name, and keeps, per reference, only what resolving it can
+read later: for each result (in trace order) the position, the producing call's index among the
+calls of the reference's tool, the keys of that call's args its `where` reads, and the value at
+its `path` (the whole result when `where_result` must see it). Results of other tools, results
+that failed (with `ok_only`, the default) and result events without a `result` are never kept.
+
+`Memory.resolver(args, position, output)` then answers every reference of one subject (the call
+under test at `position`):
+
+- `$arg: p` -> the value at `p` in the subject's args; none when absent;
+- `$from_output: p` -> the value at `p` in the final output; none without a terminal event,
+  output or path;
+- `$from_result` -> in five steps: the kept results strictly before the subject; the one of the
+  `call_index`-th call of its tool (counted over the whole trace); those whose call's args match
+  `where` (where `$arg` reads the subject: a join) and whose result matches `where_result`; the
+  value at `path`, then `find` (first matching element), `select` (a path inside it) and
+  `length`; every value left is a candidate. A result at which a step finds nothing adds none.
+
+An equality join (`where: {"id": {"$arg": "order"}}`) is looked up in an index of the kept results
+by that key, so a check stays linear however many lookups a trace holds.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from msgspec import UNSET
+
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.match.canonical import canonical_key
+from agent_invariants.match.paths import NOT_FOUND, find
+from agent_invariants.match.tree import Node, Reference, Resolve, evaluate
+from agent_invariants.pairing import Pairing
+from agent_invariants.payloads import decoded
+
+__all__ = ("NO_OUTPUT", "Memory", "references_in")
+
+NO_OUTPUT: Any = NOT_FOUND
+"""The output of a trace with no terminal event, or a terminal event without `output`."""
+
+
+class _Kept(NamedTuple):
+    """One result kept for one reference."""
+
+    position: int                 # of the result event
+    call_number: int              # the producing call's index among its tool's calls; -1 for an orphan
+    args: Any                     # what `where` reads of the call's args (NOT_FOUND: none)
+    value: Any                    # the value at `path`, or the whole result under `where_result`
+
+
+class _Source:
+    """One `$from_result` reference: its compiled operand and the results kept for it."""
+
+    def __init__(self, operand: dict[str, Any]) -> None:
+        self.operand = operand
+        self.is_tool = compile_glob(operand["tool"])
+        self.kept: list[_Kept] = []
+        where = operand.get("where")
+        self.where_keys = _literal_keys(where)
+        self.join = _join_of(where)
+        self.joined: dict[str, list[_Kept]] = {}
+
+    def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
+        operand = self.operand
+        if "where_result" in operand:
+            value = result
+        else:
+            value = find(result, operand["path"]) if "path" in operand else result
+            if value is NOT_FOUND:
+                return
+        args = NOT_FOUND
+        if "where" in operand and call_args is not NOT_FOUND:
+            keys = self.where_keys
+            args = call_args if keys is None else {key: call_args[key] for key in keys if key in call_args}
+        kept = _Kept(position, call_number, args, value)
+        self.kept.append(kept)
+        if self.join is not None and isinstance(args, dict) and self.join[0] in args:
+            self.joined.setdefault(canonical_key(args[self.join[0]]), []).append(kept)
+
+    def candidates(self, subject_args: Any, position: int, resolve: Resolve) -> list[Any]:
+        operand = self.operand
+        if self.join is not None:
+            wanted = find(subject_args, self.join[1]) if subject_args is not NOT_FOUND else NOT_FOUND
+            if wanted is NOT_FOUND:
+                return []
+            pool: list[_Kept] = self.joined.get(canonical_key(wanted), [])
+        else:
+            pool = self.kept
+        found: list[Any] = []
+        call_index = operand.get("call_index")
+        for kept in pool:
+            if kept.position >= position:
+                break   # kept in trace order: the rest come after the subject
+            if call_index is not None and kept.call_number != call_index:
+                continue
+            if "where" in operand and not _holds(operand["where"], kept.args, resolve):
+                continue
+            value = kept.value
+            if "where_result" in operand:
+                if not _holds(operand["where_result"], value, resolve):
+                    continue
+                if "path" in operand:
+                    value = find(value, operand["path"])
+            value = _steps(operand, value)
+            if value is not NOT_FOUND:
+                found.append(value)
+        return found
+
+
+def _steps(operand: dict[str, Any], value: Any) -> Any:
+    """`find`, `select` and `length` on the value at `path` (NOT_FOUND when a step fails)."""
+    if value is NOT_FOUND:
+        return NOT_FOUND
+    if "find" in operand:
+        if not isinstance(value, list):
+            return NOT_FOUND
+        value = next((item for item in value if _holds(operand["find"], item, _none)), NOT_FOUND)
+        if value is NOT_FOUND:
+            return NOT_FOUND
+    if "select" in operand:
+        value = find(value, operand["select"])
+        if value is NOT_FOUND:
+            return NOT_FOUND
+    if operand.get("length"):
+        return len(value) if isinstance(value, list) else NOT_FOUND
+    return value
+
+
+def _holds(node: Node, value: Any, resolve: Resolve) -> bool:
+    if value is NOT_FOUND:
+        return False
+    outcome = evaluate(node, value, resolve)
+    return not outcome.mismatches and not outcome.unresolved
+
+
+def _none(reference: Reference) -> list[Any]:
+    raise AssertionError("`find` holds no references (refused when the contract loads)")
+
+
+def _literal_keys(where: Node | None) -> tuple[str, ...] | None:
+    """The keys a literal-object `where` reads (the rest of the args need not be kept), or None
+    when it may read anything."""
+    if where is None or where.kind != "literal" or not isinstance(where.value, dict):
+        return None
+    return tuple(where.value)
+
+
+def _join_of(where: Node | None) -> tuple[str, tuple[str, ...]] | None:
+    """(key, path in the subject's args) of the first `"key": {"$arg": path}` of a literal
+    `where`: results are then indexed by the value of that key."""
+    if where is None or where.kind != "literal" or not isinstance(where.value, dict):
+        return None
+    for key, child in where.value.items():
+        if child.kind == "reference" and child.value.name == "$arg":
+            return key, child.value.operand
+    return None
+
+
+def references_in(node: Node | None) -> Iterator[Reference]:
+    """Every reference in a compiled tree, nested ones (inside `where`) included."""
+    if node is None:
+        return
+    if node.kind == "reference":
+        reference = node.value
+        yield reference
+        if reference.name == "$from_result":
+            yield from references_in(reference.operand.get("where"))
+            yield from references_in(reference.operand.get("where_result"))
+        return
+    if node.kind == "ops":
+        for name, operand in node.value.items():
+            if isinstance(operand, Node):
+                yield from references_in(operand)
+            elif name == "$any_of":
+                for branch in operand:
+                    yield from references_in(branch)
+        return
+    children = node.value.values() if isinstance(node.value, dict) else node.value if isinstance(node.value, list) \
+        else ()
+    for child in children:
+        yield from references_in(child)
+
+
+class Memory:
+    """The results a rule's `$from_result` references may read, fed by the rule in trace order."""
+
+    def __init__(self, tree: Node | None) -> None:
+        self._sources: dict[int, _Source] = {}
+        for reference in references_in(tree):
+            if reference.name == "$from_result":
+                self._sources[id(reference.operand)] = _Source(reference.operand)
+        self.globs = tuple(dict.fromkeys(source.operand["tool"] for source in self._sources.values()))
+        self._calls: dict[str, int] = dict.fromkeys(self.globs, 0)   # calls seen per tool glob
+        self._is_tool = {glob: compile_glob(glob) for glob in self.globs}
+        self._pairing: Pairing[tuple[str | Any, dict[str, int], Any]] = Pairing()
+        self._reads_args = any("where" in source.operand for source in self._sources.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._sources)
+
+    def call(self, event: Event, index: int) -> None:
+        """A `tool.call` (of any tool: the result it gets is its, whatever the result's own
+        `tool` says): numbered per referenced tool it matches, and waiting for its result."""
+        tool = event.tool
+        numbers = {}
+        if tool is not UNSET:
+            for glob, is_tool in self._is_tool.items():
+                if is_tool(tool):
+                    numbers[glob] = self._calls[glob]
+                    self._calls[glob] += 1
+        args = decoded(event.args) if numbers and self._reads_args and event.args is not UNSET else NOT_FOUND
+        self._pairing.call(event.call_id, (tool, numbers, args if isinstance(args, dict) else NOT_FOUND))
+
+    def result(self, event: Event, index: int) -> None:
+        """A `tool.result`: kept for each reference whose tool made the call it answers (an
+        orphan, for those its own `tool` names)."""
+        call = self._pairing.result(event.call_id)
+        tool, numbers, args = (event.tool, {}, NOT_FOUND) if call is None else call
+        if tool is UNSET or event.result is UNSET or (call is not None and not numbers):
+            return
+        result = None
+        for source in self._sources.values():
+            if not source.is_tool(tool):
+                continue
+            if source.operand["ok_only"] and event.ok is False:
+                continue
+            if result is None:
+                result = (decoded(event.result),)
+            source.keep(index, numbers.get(source.operand["tool"], -1), args, result[0])
+
+    def resolver(self, args: Any, position: int, output: Any = NO_OUTPUT) -> Resolve:
+        """The candidates of each reference for the subject at `position` whose args are `args`
+        (NOT_FOUND when it has none), with the final output if known."""
+        memo: dict[int, list[Any]] = {}
+
+        def resolve(reference: Reference) -> list[Any] | str:
+            found = memo.get(id(reference))
+            if found is None:
+                found = memo[id(reference)] = _resolve(reference)
+            return found
+
+        def _resolve(reference: Reference) -> list[Any]:
+            if reference.name == "$arg":
+                value = find(args, reference.operand) if args is not NOT_FOUND else NOT_FOUND
+                return [] if value is NOT_FOUND else [value]
+            if reference.name == "$from_output":
+                value = find(output, reference.operand) if output is not NO_OUTPUT else NOT_FOUND
+                return [] if value is NOT_FOUND else [value]
+            return self._sources[id(reference.operand)].candidates(args, position, resolve)
+
+        return resolve
+

@@ -1,0 +1,111 @@
+"""The fields of contract version 2 on an event, type-checked and decoded on demand.
+
+    {"seq": 3, "type": "tool.call", "tool": "refund", "call_id": "c2", "args": {"order": "A9"}}
+
+The reader keeps `args`, `result`, `output`, `duration_ms`, `status`, `approver` and `reason` as
+raw JSON (`msgspec.Raw`, spec/v2-extensions.md §1): a version-1 check never looks at them and pays
+nothing for them, and a result of a megabyte is only decoded if some rule reads it. Under a
+version-2 contract the engine runs `FieldTypes` first, which checks each of these fields on every
+event that carries it (§10, point 16): `args` an object; `duration_ms` a finite number >= 0;
+`status` 1..100 characters; `approver` and `reason` 1..500; `result` and `output` any JSON, null
+included; null for none of the others. A problem stops the check with `file:line: $.field: ...`.
+
+`decoded(raw)` is the one way rules read a payload: the value is decoded once per event, however
+many rules ask (the last few are remembered by identity), and must not be changed by its reader.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from agent_invariants._js import utf16_len
+from agent_invariants.errors import TraceError
+from agent_invariants.events import Event
+
+__all__ = ("FieldTypes", "decoded", "field_problem", "text")
+
+_decode = msgspec.json.Decoder().decode
+_MEMO: dict[int, tuple[Raw, Any]] = {}
+_MEMO_SIZE = 16
+
+_TEXT_LIMITS = (("status", 100), ("approver", 500), ("reason", 500))
+
+
+def decoded(raw: Raw) -> Any:
+    """The JSON value of a raw payload, decoded once however many rules read it."""
+    key = id(raw)
+    found = _MEMO.get(key)
+    if found is not None and found[0] is raw:
+        return found[1]
+    value = _decode(raw)
+    if len(_MEMO) >= _MEMO_SIZE:
+        _MEMO.clear()
+    _MEMO[key] = (raw, value)   # holding `raw` keeps its id from being reused while remembered
+    return value
+
+
+def text(raw: Raw | UnsetType) -> str | None:
+    """A text field (`status`, `reason`, `approver`) as a string, or None when the event has none
+    (or, in a version-1 check, holds something else there)."""
+    if raw is UNSET:
+        return None
+    value = decoded(raw)
+    return value if isinstance(value, str) else None
+
+
+def field_problem(event: Event) -> str | None:
+    """What is wrong with the version-2 fields of an event (`$.field: ...`), or None."""
+    if event.args is not UNSET and memoryview(event.args)[:1].tobytes() != b"{":
+        return f"$.args: expected an object, got {_kind(decoded(event.args))}"
+    if event.duration_ms is not UNSET:
+        value = decoded(event.duration_ms)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"$.duration_ms: expected a number of milliseconds >= 0, got {_kind(value)}"
+        if not math.isfinite(value) or value < 0:
+            return f"$.duration_ms: expected a finite number >= 0, got {value!r}"
+    for name, limit in _TEXT_LIMITS:
+        raw = getattr(event, name)
+        if raw is UNSET:
+            continue
+        value = decoded(raw)
+        if not isinstance(value, str):
+            return f"$.{name}: expected a string of 1..{limit} characters, got {_kind(value)}"
+        if not value or utf16_len(value) > limit:
+            return f"$.{name}: must be 1..{limit} characters long, got {utf16_len(value)}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+
+
+class FieldTypes:
+    """The engine's first observer under a version-2 contract: refuses an event whose
+    version-2 fields have the wrong type, naming the trace and the line."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Any:
+        return self._event
+
+    def _event(self, event: Event, index: int) -> None:
+        if (event.args is UNSET and event.duration_ms is UNSET and event.status is UNSET
+                and event.approver is UNSET and event.reason is UNSET):
+            return
+        problem = field_problem(event)
+        if problem is not None:
+            line = self._source.line_of(index)
+            name = self._source.name if line is not None or self._source.path is not None \
+                else f"{self._source.name}[{index}]"
+            raise TraceError(name, line, problem)

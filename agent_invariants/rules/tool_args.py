@@ -1,0 +1,322 @@
+"""tool_args (contract version 2): what a tool's arguments must be."""
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants._js import js_number
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.match.canonical import canonical_key, evidence_value
+from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
+from agent_invariants.match.references import NO_OUTPUT, Memory, references_in
+from agent_invariants.match.schema import ArgsSchema
+from agent_invariants.match.tree import MatchError, Node, compile_tree, evaluate
+from agent_invariants.payloads import decoded
+from agent_invariants.report import RuleResult, TraceSummary
+from agent_invariants.rules.base import Route, Rule, RuleConfig
+from agent_invariants.rules.fields import FieldProblem, Glob
+
+__all__ = ("ToolArgs", "ToolArgsConfig")
+
+MAX_LISTED = 20
+"""The most mismatches, unresolved references or schema errors one violation lists."""
+
+_REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
+_TERMINAL = ("run.completed", "run.failed")
+
+
+class ToolArgsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_args"):
+    """Options of a tool_args rule."""
+
+    since_version: ClassVar[int] = 2
+
+    tool: Glob = "*"
+    """The calls checked: a glob on the call's tool (default `*`)."""
+    call_index: Annotated[int, Meta(ge=0, le=1_000_000)] | UnsetType = UNSET
+    """Check only the k-th call (0-based) of those the glob matches; it must exist."""
+    match: Any | UnsetType = UNSET
+    """A match tree the args must match (see `explain match`); references allowed."""
+    mode: Literal["subset", "exact"] | UnsetType = UNSET
+    """`subset` (default): the args may hold keys the tree does not name; `exact`: they may not,
+    at any level."""
+    ignore: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(max_length=100)] | UnsetType = UNSET
+    """With `mode: exact`: top-level keys of the args that may be there unnamed."""
+    schema: dict[str, Any] | UnsetType = UNSET
+    """A JSON Schema (2020-12) the args must satisfy; local `$ref` only. Needs the jsonschema extra."""
+    distinct: Annotated[list[str], Meta(min_length=1, max_length=20)] | UnsetType = UNSET
+    """Paths into the args whose values, together, must differ from every earlier matching call's."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.match is UNSET and self.schema is UNSET and self.distinct is UNSET:
+            raise FieldProblem("match", "a tool_args rule needs at least one of match, schema, distinct")
+        if self.distinct is not UNSET and self.call_index is not UNSET:
+            raise FieldProblem("distinct", "distinct cannot be combined with call_index (one call is always distinct)")
+        if self.ignore is not UNSET and self.mode != "exact":
+            raise FieldProblem("ignore", 'ignore is only for mode "exact"')
+        _compiled(self)
+
+
+class _Compiled(NamedTuple):
+    tree: Node | None
+    distinct: list[tuple[str, ...]]
+    schema: ArgsSchema | None
+
+
+def _compiled(config: ToolArgsConfig) -> _Compiled:
+    """The rule's trees, paths and schema, compiled; a mistake is a FieldProblem at its path."""
+    try:
+        tree = None if config.match is UNSET else compile_tree(config.match, "match", allowed=_REFERENCES)
+    except MatchError as exc:
+        raise FieldProblem(exc.path, exc.problem) from None
+    paths = []
+    for position, text in enumerate([] if config.distinct is UNSET else config.distinct):
+        try:
+            paths.append(parse_path(text))
+        except ValueError as exc:
+            raise FieldProblem(f"distinct[{position}]", str(exc)) from None
+    schema = None if config.schema is UNSET else ArgsSchema(config.schema, "schema")
+    return _Compiled(tree, paths, schema)
+
+
+class _Call(NamedTuple):
+    """What is checked of one call (kept until the end by rules that read the final output)."""
+
+    seq: int | float
+    position: int                        # the event's index in the trace
+    tool: str
+    call_id: str | UnsetType
+    number: int
+    args: Any
+
+
+class ToolArgs(Rule):
+    """Fails when a tool is called with arguments the contract does not allow.
+
+    ## What it checks
+    Every `tool.call` whose `tool` matches `tool` (only the `call_index`-th of them, when given) is
+    checked against `match` (a match tree: see `explain match`), `schema` (JSON Schema 2020-12)
+    and `distinct`. Each call gets at most one violation per code, at the call:
+
+    - `tool_args.args_missing` (unresolved): the call has no `args`; nothing else is checked;
+    - `tool_args.mismatch`: up to 20 `{pointer, expected, actual}` in `mismatches` (`expected` is the
+      node as written, or `{"any_of": [...]}` for a reference; an unexpected key under `exact` is
+      expected `{"$exists": false}`);
+    - `tool_args.reference_unresolved` (unresolved): a reference found no candidate
+      (`no_candidates`), or several distinct ones where a comparison needs one (`ambiguous`);
+    - `tool_args.schema`: up to 20 `{pointer, message}` in `errors`;
+    - `tool_args.not_distinct`: the values at the `distinct` paths equal an earlier call's;
+      `related_seqs` names the first call with them;
+    - `tool_args.distinct_missing` (unresolved): the args lack a `distinct` path;
+    - `tool_args.call_missing`: with `call_index`, fewer calls happened (no event; evidence
+      `{call_index, calls_seen}`).
+
+    Evidence also holds `{tool, call_id, call_index, mode}`; pointers are into the event
+    (`/args/amount`), values in canonical JSON. `checked` counts the calls checked; a rule without
+    `call_index` whose tool was never called passes with `vacuous: true`.
+
+    References compare the args with what the trace saw earlier: `{"$arg": "order"}` is another
+    argument of the same call, `{"$from_result": {"tool": "orders.get", "path": "paid", "where":
+    {"id": {"$arg": "order"}}}}` every earlier successful `orders.get` result for this order, and
+    `{"$from_output": "refund.amount"}` the run's final output (the calls are then judged at the
+    end of the trace).
+
+    ## Why it matters
+    "Refunds need an approval" says nothing of the amount. Most harmful calls are the right tool
+    with the wrong arguments: a refund larger than what was paid, an order id the agent never
+    looked up, a search repeated with the same query, a path outside the workspace.
+
+    ## Failing trace
+    With `{"id": "refund-args", "kind": "tool_args", "tool": "refund", "match": {"order": {"$regex":
+    "^A[0-9]+$"}, "amount": {"$from_result": {"tool": "get", "path": "paid", "where": {"id": {"$arg":
+    "order"}}}}}}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "get", "call_id": "c1", "args": {"id": "A9"}}
+    {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": true, "result": {"paid": 10}}
+    {"seq": 3, "type": "tool.call", "tool": "refund", "call_id": "c2", "args": {"order": "A9", "amount": 12}}
+    {"seq": 4, "type": "tool.call", "tool": "refund", "call_id": "c3", "args": {"order": "A7", "amount": 5}}
+    ```
+    Violations: seq 3, `tool_args.mismatch` at `/args/amount` (expected any of [10], got 12); seq 4,
+    `tool_args.reference_unresolved` (`no_candidates`: A7 was never looked up).
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "get", "call_id": "c1", "args": {"id": "A9"}}
+    {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": true, "result": {"paid": 10}}
+    {"seq": 3, "type": "tool.call", "tool": "refund", "call_id": "c2", "args": {"order": "A9", "amount": 10}}
+    ```
+
+    ## Options
+    - `tool` (glob, default `*`): the calls checked.
+    - `call_index` (0..1000000): check only that call (0-based) among those `tool` matches; if the
+      trace has fewer, `call_missing`. Not with `distinct`.
+    - `match` (match tree): see `explain match` for literals, operators and references.
+    - `mode` (`subset` or `exact`, default `subset`): whether the args may hold keys the tree
+      does not name.
+    - `ignore` (list of keys, `mode: exact` only): top-level keys allowed unnamed.
+    - `schema` (JSON Schema 2020-12, local `$ref` only): needs `pip install 'agent-invariants[jsonschema]'`.
+    - `distinct` (1..20 paths): together they form one key that must not repeat; `related_seqs`
+      names the first call with the key.
+    At least one of `match`, `schema`, `distinct` is required.
+
+    ## Known limits
+    A call's args are read from its own `args`; a trace that puts them elsewhere (say in `data`)
+    has none (`args_missing`). The results `$from_result` reads are kept for the whole trace: for
+    each result of a referenced tool, the value at `path` (the whole result with `where_result`)
+    and the keys of the call's args that `where` names; nothing of other tools. `distinct` keeps
+    one key per distinct value seen. Rules that read the final output keep each checked call's
+    args until the end of the trace.
+    """
+
+    kind: ClassVar[str] = "tool_args"
+    config_type: ClassVar[type[RuleConfig]] = ToolArgsConfig
+    tags: ClassVar[tuple[str, ...]] = ("tools", "arguments")
+    reason: ClassVar[str] = "mismatch"
+
+    def __init__(self, config: ToolArgsConfig) -> None:
+        super().__init__(config)
+        self._config = config
+        compiled = _compiled(config)
+        self._tree, self._distinct, self._schema = compiled
+        self._is_tool = compile_glob(config.tool)
+        self._exact = config.mode == "exact"
+        self._mode = "exact" if self._exact else "subset"
+        self._ignore = () if config.ignore is UNSET else tuple(config.ignore)
+        self._memory = Memory(self._tree)
+        self._at_end = any(reference.name == "$from_output" for reference in references_in(self._tree))
+        self._waiting: list[_Call] = []      # calls judged at the end (rules reading the output)
+        self._output: Any = NO_OUTPUT
+        self._calls = 0                      # calls the glob matched so far
+        self._first_with: dict[tuple[str, ...], int | float] = {}   # distinct key -> seq of its first call
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        if event_type == "tool.call":
+            return (self._config.tool, *self._memory.globs)
+        return ()
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
+        if event_type == "tool.call":
+            handlers = []
+            if tool is not UNSET and self._is_tool(tool):
+                handlers.append(self._call)
+            if self._memory:
+                handlers.append(self._memory.call)   # every call: results pair with their calls
+            return tuple(handlers) or None
+        if event_type == "tool.result" and self._memory:
+            return self._memory.result
+        if event_type in _TERMINAL and self._at_end:
+            return self._terminal
+        return None
+
+    def _call(self, event: Event, index: int) -> None:
+        number = self._calls
+        self._calls += 1
+        call_index = self._config.call_index
+        if call_index is not UNSET and number != call_index:
+            return
+        self.checked += 1
+        args = NOT_FOUND if event.args is UNSET else decoded(event.args)
+        call = _Call(event.seq, index, event.tool, event.call_id, number, args)   # type: ignore[arg-type]
+        if self._at_end:
+            self._waiting.append(call)
+        else:
+            self._judge(call, NO_OUTPUT)
+
+    def _terminal(self, event: Event, index: int) -> None:
+        self._output = NO_OUTPUT if event.output is UNSET else decoded(event.output)
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        for call in self._waiting:
+            self._judge(call, self._output)
+        call_index = self._config.call_index
+        if call_index is not UNSET and self._calls <= call_index and self.note_violation():
+            self.keep(f"Call {call_index} of {self._config.tool} never happened: the trace has {self._calls} "
+                      f"such call{'' if self._calls == 1 else 's'}.",
+                      evidence_value({"tool": self._config.tool, "call_index": call_index, "calls_seen": self._calls,
+                                      "mode": self._mode}), reason="call_missing")
+        result = self.result()
+        if call_index is UNSET and self.checked == 0:
+            result.vacuous = True
+        return result
+
+    def _judge(self, call: _Call, output: Any) -> None:
+        """Every check of one call, its violations in the order of their codes."""
+        where = f"{call.tool} at seq {js_number(call.seq)}"
+        if call.args is NOT_FOUND:
+            self._report(call, "args_missing", f"Call {where} has no args to check.", {}, "/args", "unresolved")
+            return
+        if self._tree is not None:
+            resolve = self._memory.resolver(call.args, call.position, output)
+            outcome = evaluate(self._tree, call.args, resolve, exact=self._exact, ignore=self._ignore)
+            if outcome.mismatches:
+                listed = [_at_args(entry) for entry in outcome.mismatches[:MAX_LISTED]]
+                first = listed[0]
+                shown = f"{first['pointer']} expected {_shown(first['expected'])}"
+                if "actual" in first:
+                    shown += f", got {_shown(first['actual'])}"
+                more = len(outcome.mismatches) - 1
+                self._report(call, "mismatch", f"Args of {where} do not match: {shown}"
+                             f"{f' (and {more} more)' if more else ''}.", {"mismatches": listed}, first["pointer"])
+            if outcome.unresolved:
+                listed = [_at_args(entry) for entry in outcome.unresolved[:MAX_LISTED]]
+                first = listed[0]
+                self._report(call, "reference_unresolved",
+                             f"A reference in the args check of {where} is unresolved at {first['pointer']}: "
+                             f"{first['reason'].replace('_', ' ')}.", {"unresolved": listed}, first["pointer"],
+                             "unresolved")
+        if self._schema is not None:
+            errors = self._schema.errors(call.args, MAX_LISTED)
+            if errors:
+                errors = [{"pointer": "/args" + entry["pointer"], "message": entry["message"]} for entry in errors]
+                self._report(call, "schema", f"Args of {where} break the schema: {errors[0]['pointer'] or '/args'}: "
+                             f"{errors[0]['message']}.", {"errors": errors}, errors[0]["pointer"])
+        if self._distinct:
+            self._check_distinct(call, where)
+
+    def _check_distinct(self, call: _Call, where: str) -> None:
+        values = [find(call.args, path) for path in self._distinct]
+        missing = [text for text, value in zip(self._config.distinct or (), values, strict=True) if value is NOT_FOUND]
+        if missing:
+            at = pointer(("args", *self._distinct[values.index(NOT_FOUND)]))
+            self._report(call, "distinct_missing", f"Args of {where} lack {', '.join(missing)}, which tell calls "
+                         "apart.", {"missing": missing}, at, "unresolved")
+            return
+        key = tuple(canonical_key(value) for value in values)
+        first = self._first_with.get(key)
+        if first is None:
+            self._first_with[key] = call.seq
+            return
+        self._report(call, "not_distinct", f"Args of {where} repeat those of the call at seq {js_number(first)} "
+                     f"({', '.join(self._config.distinct or ())}).", {"key": [evidence_value(v) for v in values]},
+                     pointer(("args", *self._distinct[0])), related=[first])
+
+    def _report(self, call: _Call, reason: str, message: str, extra: dict[str, Any], at: str,
+                status: Literal["fail", "unresolved"] = "fail", related: list[int | float] | None = None) -> None:
+        if not self.note_violation():
+            return
+        evidence: dict[str, Any] = {"tool": call.tool}
+        if call.call_id is not UNSET:
+            evidence["call_id"] = call.call_id
+        evidence.update(call_index=call.number, mode=self._mode)
+        evidence.update(extra)
+        self.keep(message, evidence_value(evidence), call.seq, call.position, reason=reason, status=status, pointer=at,
+                  related_seqs=UNSET if related is None else related)
+
+
+def _at_args(entry: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation entry with its pointer into the event (under `/args`), values as evidence."""
+    shown = {key: evidence_value(value) for key, value in entry.items()}
+    shown["pointer"] = "/args" + entry["pointer"]
+    return shown
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: compact JSON, cut at 80 characters; a reference's
+    candidates as `any of [...]`."""
+    if isinstance(value, dict) and list(value) == ["any_of"]:
+        return "any of " + _shown(value["any_of"])
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= 80 else text[:79] + "…"
