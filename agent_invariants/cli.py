@@ -307,8 +307,9 @@ def summary(
 
 
 @app.command(cls=Command)
-def explain(kind: Annotated[str | None, typer.Argument(help="A rule kind, e.g. require_approval.")] = None) -> None:
-    """List the rule kinds, or print one kind's manual (fields, semantics, examples)."""
+def explain(kind: Annotated[str | None, typer.Argument(help="A rule kind (e.g. require_approval), or match.")] = None,
+            ) -> None:
+    """List the rule kinds, or print one kind's manual (fields, semantics, examples) or the match grammar."""
     from agent_invariants.explain import explain_kind, list_kinds
 
     if kind is None:

@@ -16,26 +16,43 @@ from agent_invariants.rules.base import RuleConfig
 from agent_invariants.schemas import describe_fields, structs_of
 from agent_invariants.validation import suggest
 
-__all__ = ("explain_kind", "list_kinds")
+__all__ = ("TOPICS", "explain_kind", "list_kinds")
+
+TOPICS = ("match",)
+"""What `explain` explains besides the rule kinds: `match`, the grammar of match trees."""
 
 
 def list_kinds() -> str:
     """Each rule kind with the summary line of its manual."""
     width = max(map(len, RULE_KINDS))
     lines = [f"{kind.ljust(width)}  {summary_line(kind)}" for kind in RULE_KINDS]
-    lines += ["", "agent-invariants explain KIND prints a kind's manual."]
+    lines += ["", "agent-invariants explain KIND prints a kind's manual; agent-invariants explain match, the",
+              "grammar of the match trees of contract version 2."]
     return "\n".join(lines) + "\n"
 
 
 def explain_kind(kind: str) -> str:
-    """The manual of `kind`: its docstring, then a table of its fields. KeyError if unknown."""
+    """The manual of `kind`: its docstring, then a table of its fields; or the manual of a topic
+    (`match`). KeyError if unknown."""
+    if kind == "match":
+        return _match_manual()
     if kind not in RULE_KINDS:
-        raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, list(RULE_KINDS))}; "
-                       f"expected one of: {', '.join(RULE_KINDS)}")
+        raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, [*RULE_KINDS, *TOPICS])}; "
+                       f"expected one of: {', '.join([*RULE_KINDS, *TOPICS])}")
     lines = [f"{kind}: {manual(kind)}", "", "## Fields"]
     for name, required, kind_of_value, description in _fields(RULE_KINDS[kind].config_type):
         lines.append(f"- `{name}` ({kind_of_value}{', required' if required else ''}): {description}")
     return "\n".join(lines) + "\n"
+
+
+def _match_manual() -> str:
+    """The grammar of match trees: the `match` package's docstring, without its note on the code."""
+    import inspect
+
+    import agent_invariants.match as grammar
+
+    text = inspect.cleandoc(grammar.__doc__ or "")
+    return "match: " + text.split("\n## Code\n")[0].rstrip() + "\n"
 
 
 def _fields(config: type[RuleConfig]) -> list[tuple[str, bool, str, str]]:

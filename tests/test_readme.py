@@ -61,7 +61,7 @@ def test_every_contract_and_rule_of_the_readme_validates(cli, write):
         write(f"contract{number}.json", json.dumps(contract))
         result = cli("validate", "-c", f"contract{number}.json")
         assert result.returncode == 0, (contract, result.stderr)
-    write("rules.json", json.dumps({"version": 1, "name": "readme", "rules": RULES}))
+    write("rules.json", json.dumps({"version": 2, "name": "readme", "rules": RULES}))   # every kind, both versions
     result = cli("validate", "-c", "rules.json")
     assert result.returncode == 0, result.stderr
 

@@ -28,8 +28,8 @@ def test_schemas_are_valid_and_every_property_is_described(name):
             assert detail.get("description"), f"{name}: {definition}.{prop} has no description"
 
 
-def contract_validator():
-    schema = json.loads((SCHEMA_DIR / "contract-v1.schema.json").read_text(encoding="utf-8"))
+def contract_validator(version: int = 1):
+    schema = json.loads((SCHEMA_DIR / f"contract-v{version}.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -40,7 +40,7 @@ CONTRACTS = sorted(EXAMPLES.glob("*/contract.json")) + [REPO / "agent_invariants
 def test_example_contracts_validate_against_the_schema(path):
     document = json.loads(path.read_text(encoding="utf-8"))
     assert "$schema" in document
-    errors = [f"{list(e.path)}: {e.message}" for e in contract_validator().iter_errors(document)]
+    errors = [f"{list(e.path)}: {e.message}" for e in contract_validator(document["version"]).iter_errors(document)]
     assert errors == []
 
 

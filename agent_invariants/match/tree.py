@@ -341,7 +341,7 @@ def _match(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome,
             return False
         if actual is not _ABSENT and any(json_equal(actual, candidate) for candidate in found):
             return True
-        return _mismatch(outcome, at, {"any_of": found[:MAX_CANDIDATES_SHOWN]}, actual)
+        return _mismatch(outcome, at, {"any_of": _distinct(found, MAX_CANDIDATES_SHOWN)}, actual)
     if node.kind == "ops":
         return _ops(node, actual, at, outcome, resolve, exact)
     written = node.written
@@ -430,13 +430,15 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
     # $contains
     if not isinstance(actual, list):
         return False
-    branches = []
+    unresolved: dict[str, dict[str, Any]] = {}
     for position, item in enumerate(actual):
         result = Outcome([], [])
         if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
             return True
-        branches.append(result)
-    trial.unresolved.extend(item for result in branches for item in result.unresolved)
+        for entry in result.unresolved:   # the same reference fails alike for every element: once, here
+            entry = {**entry, "pointer": pointer(at)}
+            unresolved.setdefault(repr(sorted(entry.items(), key=lambda pair: pair[0])), entry)
+    trial.unresolved.extend(unresolved.values())
     return False
 
 
@@ -457,11 +459,14 @@ def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcom
     return found
 
 
-def _distinct(values: list[Any]) -> list[Any]:
+def _distinct(values: list[Any], most: int | None = None) -> list[Any]:
+    """The values without repeats (JSON equality), in order; the first `most` of them."""
     kept: list[Any] = []
     for value in values:
         if not any(json_equal(value, seen) for seen in kept):
             kept.append(value)
+            if most is not None and len(kept) >= most:
+                break
     return kept
 
 

@@ -24,7 +24,7 @@ from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
 
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, failures, place, sections
+from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RuleResult, Violation
 
 __all__ = ("render",)
@@ -108,7 +108,8 @@ def _regressions(report: CompareReport) -> TestSuite:
 
 
 def _violation_line(violation: Violation, trace: str) -> str:
-    return f"{' '.join(place(violation, trace) or ['whole trace'])}: {violation.message}"
+    code = code_of(violation)
+    return f"{' '.join(place(violation, trace) or ['whole trace'])}: {f'[{code}] ' if code else ''}{violation.message}"
 
 
 def _trace(report: CheckReport) -> str:

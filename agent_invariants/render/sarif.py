@@ -36,7 +36,7 @@ from msgspec import UNSET
 from agent_invariants import __version__
 from agent_invariants.manual import manual, section, summary_line
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, failures, first_violations, sections
+from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, Regression, RuleChange, Violation
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
@@ -130,7 +130,9 @@ class _Builder:
         index = self.rule(violation.rule_id, violation.rule_kind, violation.severity)
         trace_path = None if trace is UNSET else trace
         event_place = _event_place(violation, None if trace_path is None else self.sources.uri(trace_path))
-        message = prefix + violation.message + (f" {event_place}." if event_place else "")
+        code = code_of(violation)
+        message = (prefix + violation.message + (f" {event_place}." if event_place else "")
+                   + (f" [{code}]" if code else ""))
         line = None if violation.line is UNSET else violation.line
         location, related = self.where(violation.rule_id, trace_path, line)
         self.append(om.Result(
@@ -139,7 +141,7 @@ class _Builder:
             partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence),
             baseline_state=baseline_state,
             properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index,
-                                   violation.evidence)))
+                                   violation.evidence, violation)))
 
     def compare(self, report: CompareReport) -> None:
         changes = {change.rule_id: change for change in report.rule_changes}
@@ -274,13 +276,18 @@ def _baseline_state(regression: Regression, change: RuleChange | None) -> str:
     return "unchanged"
 
 
-def _properties(kind: str, seq: Any, index: Any, evidence: Any) -> dict[str, Any]:
+def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Violation | None = None) -> dict[str, Any]:
     properties: dict[str, Any] = {"rule_kind": kind}
     if seq is not UNSET:
         properties["event_seq"] = seq
         properties["event_index"] = index
     if evidence is not UNSET:
         properties["evidence"] = evidence
+    if violation is not None:
+        for name in ("code", "status", "pointer", "related_seqs"):
+            value = getattr(violation, name)
+            if value is not UNSET:
+                properties[name] = value
     return properties
 
 

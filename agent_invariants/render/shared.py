@@ -22,8 +22,8 @@ from agent_invariants.report import (
     Violation,
 )
 
-__all__ = ("AnyReport", "checks", "failures", "first_violations", "is_batch", "ok", "place", "plural", "sections",
-           "warning_count")
+__all__ = ("AnyReport", "checks", "code_of", "failures", "first_violations", "is_batch", "ok", "place", "plural",
+           "sections", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -77,6 +77,15 @@ def place(item: Violation | Regression, trace: str | None, wrap: Callable[[str],
     if item.event_seq is not UNSET:
         parts.append(f"seq {item.event_seq}")
     return parts
+
+
+def code_of(violation: Violation) -> str:
+    """A violation's code, and where in its event when the rule says (`tool_args.mismatch at
+    /args/amount`), as every format but JSON shows it (JSON has both fields)."""
+    code = "" if violation.code is UNSET else violation.code
+    if violation.pointer is not UNSET:
+        return f"{code} at {violation.pointer or '/'}"
+    return code
 
 
 def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:

@@ -34,7 +34,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, ok, place, plural
+from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -147,7 +147,9 @@ def _rule(result: RuleResult, report: CheckReport, paint: Paint) -> list[str]:
         tally = "  " + plural(result.violation_count, "warning")
     lines = [f"{mark} {result.rule_id}  {paint(result.rule_kind, _DIM)}{tally}"]
     for violation in result.violations:
-        lines.append(f"    {paint(_where(violation, report), _DIM)}{inert(violation.message)}")
+        code = code_of(violation)
+        shown = f"{paint('[' + inert(code) + ']', _DIM)} " if code else ""
+        lines.append(f"    {paint(_where(violation, report), _DIM)}{shown}{inert(violation.message)}")
     left_out = result.violation_count - len(result.violations)
     if left_out:
         lines.append(f"    … and {left_out} more (raise --max-violations to see them)")

@@ -101,6 +101,7 @@ def test_cli_text_report_says_a_call_has_no_tool(cli, write):
     write("trace.jsonl", '{"seq": 1, "type": "tool.call", "tool": "crm.delete"}\n{"seq": 2, "type": "tool.call"}\n')
     result = cli("check", "--contract", "contract.json", "--trace", "trace.jsonl")
     assert result.returncode == 1, result.stderr
-    assert "trace.jsonl:1  seq 1  Tool is outside the allowlist: crm.delete." in result.stdout
-    assert "trace.jsonl:2  seq 2  Tool call has no tool field, so it is outside the allowlist." in result.stdout
+    assert "trace.jsonl:1  seq 1  [allow_tools.not_allowed] Tool is outside the allowlist: crm.delete." in result.stdout
+    assert ("trace.jsonl:2  seq 2  [allow_tools.not_allowed] Tool call has no tool field, so it is outside the "
+            "allowlist.") in result.stdout
     assert "unknown" not in result.stdout

@@ -334,7 +334,7 @@ def test_cli_text_report_says_why_the_grant_did_not_count(cli, write):
                                       {**CALL, "approval_id": "ap-1"})))
     result = cli("check", "--contract", "contract.json", "--trace", "trace.jsonl")
     assert result.returncode == 1, result.stderr
-    assert (f"trace.jsonl:2  seq 2  {WHY}approval.granted at seq 1 did not count "
+    assert (f"trace.jsonl:2  seq 2  [require_approval.missing] {WHY}approval.granted at seq 1 did not count "
             "(approval_scope crm.write does not match payments.*).") in result.stdout
 
 

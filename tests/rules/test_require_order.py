@@ -154,5 +154,5 @@ def test_cli_text_report_names_the_missing_predecessor(cli, write):
                          '{"seq": 3, "type": "tool.call", "tool": "deploy.production"}\n')
     result = cli("check", "--contract", "contract.json", "--trace", "trace.jsonl")
     assert result.returncode == 1, result.stderr
-    assert ("trace.jsonl:3  seq 3  tool.call deploy.production has no earlier tool.result ci.* (ok true): "
-            "each tool.call deploy.* needs one before it.") in result.stdout
+    assert ("trace.jsonl:3  seq 3  [require_order.missing] tool.call deploy.production has no earlier "
+            "tool.result ci.* (ok true): each tool.call deploy.* needs one before it.") in result.stdout
