@@ -44,20 +44,24 @@ Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[
 """A trace as callers name it: a path (`-` for standard input), bytes, events, or an open source."""
 
 
-def run_observers(source: TraceSource, observers: Sequence[Any]) -> int:
+def run_observers(source: TraceSource, observers: Sequence[Any],
+                  each_batch: Callable[[list[Event], int], None] | None = None) -> int:
     """Feed every event of `source` to the observers that route it; return the number of events.
+    `each_batch` sees every batch of events (and the index of its first) before they are routed.
     The cyclic garbage collector is paused meanwhile (`_collector`)."""
     with collector.paused():
-        return _run(source, observers)
+        return _run(source, observers, each_batch)
 
 
-def _run(source: TraceSource, observers: Sequence[Any]) -> int:
+def _run(source: TraceSource, observers: Sequence[Any], each_batch: Callable[[list[Event], int], None] | None) -> int:
     router = _Router(observers)
     # claims_completion -> type -> tool -> handlers: three dict lookups on values that are already
     # hashed cost less than building, hashing and comparing a key tuple per event
     routes = router.routes
     count = 0
     for batch in source.batches():
+        if each_batch is not None:
+            each_batch(batch, count)
         for index, event in enumerate(batch, count):
             try:
                 handlers: Any = routes[event.claims_completion][event.type]
@@ -207,8 +211,8 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
-    fields = [FieldTypes(source)] if contract.version == 2 else []
-    events = run_observers(source, [*fields, *rules, counter, spelling])
+    fields = FieldTypes(source).check if contract.version == 2 else None
+    events = run_observers(source, [*rules, counter, spelling], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}

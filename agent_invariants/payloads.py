@@ -5,8 +5,8 @@
 The reader keeps `args`, `result`, `output`, `duration_ms`, `status`, `approver` and `reason` as
 raw JSON (`msgspec.Raw`, spec/v2-extensions.md §1): a version-1 check never looks at them and pays
 nothing for them, and a result of a megabyte is only decoded if some rule reads it. Under a
-version-2 contract the engine runs `FieldTypes` first, which checks each of these fields on every
-event that carries it (§10, point 16): `args` an object; `duration_ms` a finite number >= 0;
+version-2 contract the engine runs `FieldTypes` on each batch first, which checks each of these
+fields on every event that carries it (§10, point 16): `args` an object; `duration_ms` a finite number >= 0;
 `status` 1..100 characters; `approver` and `reason` 1..500; `result` and `output` any JSON, null
 included; null for none of the others. A problem stops the check with `file:line: $.field: ...`.
 
@@ -58,7 +58,7 @@ def text(raw: Raw | UnsetType) -> str | None:
 
 def field_problem(event: Event) -> str | None:
     """What is wrong with the version-2 fields of an event (`$.field: ...`), or None."""
-    if event.args is not UNSET and memoryview(event.args)[:1].tobytes() != b"{":
+    if event.args is not UNSET and memoryview(event.args)[0] != 123:   # an object starts with `{`
         return f"$.args: expected an object, got {_kind(decoded(event.args))}"
     if event.duration_ms is not UNSET:
         value = decoded(event.duration_ms)
@@ -85,27 +85,27 @@ def _kind(value: Any) -> str:
 
 
 class FieldTypes:
-    """The engine's first observer under a version-2 contract: refuses an event whose
-    version-2 fields have the wrong type, naming the trace and the line."""
+    """The engine's check of each batch of events under a version-2 contract: refuses an event
+    whose version-2 fields have the wrong type, naming the trace and the line. One loop per
+    batch, not a handler per event: most events pass on a few attribute tests."""
 
     __slots__ = ("_source",)
 
     def __init__(self, source: Any) -> None:
         self._source = source
 
-    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return ()
+    def check(self, batch: list[Event], first: int) -> None:
+        for offset, event in enumerate(batch):
+            args = event.args   # the field most events carry: an object's raw JSON starts with `{` (123)
+            if ((args is UNSET or memoryview(args)[0] == 123) and event.duration_ms is UNSET
+                    and event.status is UNSET and event.approver is UNSET and event.reason is UNSET):
+                continue
+            problem = field_problem(event)
+            if problem is not None:
+                self._fail(first + offset, problem)
 
-    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Any:
-        return self._event
-
-    def _event(self, event: Event, index: int) -> None:
-        if (event.args is UNSET and event.duration_ms is UNSET and event.status is UNSET
-                and event.approver is UNSET and event.reason is UNSET):
-            return
-        problem = field_problem(event)
-        if problem is not None:
-            line = self._source.line_of(index)
-            name = self._source.name if line is not None or self._source.path is not None \
-                else f"{self._source.name}[{index}]"
-            raise TraceError(name, line, problem)
+    def _fail(self, index: int, problem: str) -> None:
+        line = self._source.line_of(index)
+        name = self._source.name if line is not None or self._source.path is not None \
+            else f"{self._source.name}[{index}]"
+        raise TraceError(name, line, problem)

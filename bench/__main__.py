@@ -4,6 +4,7 @@
     python -m bench --cases plain --sizes 10k,100k    # quicker
     python -m bench --cases plain --sizes 1m,10m --no-compare   # flat memory at ten million events
     python -m bench --cases violations,new-tool,approval-ids,startup
+    python -m bench --cases v2                          # contract version 2 against version 1
     python -m bench --against /tmp/old   # every figure twice: "before" (that checkout) and "now" (this one)
     python -m bench --jobs-test          # --jobs 2 against --jobs 1 over 20 traces of 100k events
 
@@ -37,7 +38,7 @@ OUT = HERE / "out"
 # Agent Invariants v0.1.0 (Node 20) on the same machine class, seed-7 generated traces.
 NODE_SECONDS = {"10k": 0.69, "100k": 4.83, "1m-compact": 166.0}
 
-CASES = ("plain", "violations", "new-tool", "approval-ids", "startup")
+CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "startup")
 ALIASES = {"new-tool-per-call": "new-tool", "start-up": "startup"}
 STRESS = ("violations", "new-tool", "approval-ids")
 
@@ -56,6 +57,42 @@ def generate(size: str, compact: bool = False) -> tuple[Path, Path]:
                 "--contract", str(contract), "--seed", "7"] + (["--compact"] if compact else [])
         subprocess.run(args, check=True)
     return trace, contract
+
+
+def generate_v2(size: str) -> tuple[Path, Path, Path]:
+    """The --args trace of `size` (calls with args, results with results), its version-1 contract
+    and the version-2 contract that adds tool_args rules with references (gen_trace.py)."""
+    OUT.mkdir(exist_ok=True)
+    trace, v1, v2 = (OUT / f"trace-{size}-args.jsonl", OUT / f"contract-{size}-args-v1.json",
+                     OUT / f"contract-{size}-v2.json")
+    if not (trace.exists() and v1.exists() and v2.exists()):
+        subprocess.run([sys.executable, str(HERE / "gen_trace.py"), "--events", str(events_of(size)), "--args",
+                        "--out", str(trace), "--contract", str(v1), "--contract-v2", str(v2), "--seed", "7"],
+                       check=True)
+    return trace, v1, v2
+
+
+def versions(size: str, reps: int, workers: list[Worker]) -> list[str]:
+    """Contract version 2 against version 1 on the same trace: the v1 rules alone, then with four
+    tool_args rules (references to earlier results, regexes, exact mode) and an args matcher.
+    Measured for this checkout only (a checkout before version 2 cannot load the contract)."""
+    trace, v1, v2 = generate_v2(size)
+    now = [worker for worker in workers if worker.checkout.label == "now"]
+    jobs = [job("v1", "check", trace, v1), job("v2", "check", trace, v2)]
+    times, verdicts = sample(now, jobs, reps)
+    events = events_of(size)
+    rows = ["| contract | events | check | µs per event | v2 ÷ v1 | peak RSS check | verdict |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    print("\n".join(rows), flush=True)
+    for name, contract in (("v1", v1), ("v2", v2)):
+        memory, _ = rss(now[0].checkout, "check", trace, contract)
+        seconds = times["now"][name]
+        cells = ["version 1 (12 rules)" if name == "v1" else "version 2 (the same + 4 tool_args, 1 args matcher)",
+                 f"{events:,}", _seconds(seconds), f"{seconds / events * 1e6:.2f}",
+                 _ratio(seconds, times["now"]["v1"]), f"{memory:.0f} MiB", _verdict(verdicts["now"][name])]
+        rows.append("| " + " | ".join(cells) + " |")
+        print(rows[-1], flush=True)
+    return rows
 
 
 def generate_case(case: str, size: str) -> tuple[Path, Path, int]:
@@ -419,13 +456,15 @@ def main() -> None:
     stress_cases = [case for case in STRESS if case in cases]
     workers: list[Worker] = []
     try:
-        if "plain" in cases or stress_cases:
+        if "plain" in cases or stress_cases or "v2" in cases:
             workers = [Worker(c) for c in checkouts]
         if "plain" in cases:
             sizes = [size.strip().lower() for size in args.sizes.split(",") if size.strip()]
             sections += measure(sizes, args.reps, workers, not args.no_compare, notes) + [""]
         if stress_cases:
             sections += stress(stress_cases, args.case_events.strip().lower(), args.reps, workers, notes) + [""]
+        if "v2" in cases:
+            sections += versions(args.case_events.strip().lower(), args.reps, workers) + [""]
     finally:
         for worker in workers:
             worker.close()

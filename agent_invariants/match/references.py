@@ -24,7 +24,7 @@ by that key, so a check stays linear however many lookups a trace holds.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
@@ -33,7 +33,8 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.paths import NOT_FOUND, find
-from agent_invariants.match.tree import Node, Reference, Resolve, evaluate
+from agent_invariants.match.quick import Holds, quick
+from agent_invariants.match.tree import Node, Reference, Resolve
 from agent_invariants.pairing import Pairing
 from agent_invariants.payloads import decoded
 
@@ -63,6 +64,10 @@ class _Source:
         self.where_keys = _literal_keys(where)
         self.join = _join_of(where)
         self.joined: dict[str, list[_Kept]] = {}
+        # `where: {"id": {"$arg": "order"}}` alone is all in the index: no args kept, no test run
+        self.join_only = self.join is not None and where is not None and len(where.value) == 1
+        self.tests: dict[str, Holds] = {key: quick(operand[key]) for key in ("where", "where_result", "find")
+                                        if key in operand}
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
@@ -73,13 +78,14 @@ class _Source:
             if value is NOT_FOUND:
                 return
         args = NOT_FOUND
-        if "where" in operand and call_args is not NOT_FOUND:
+        if "where" in operand and call_args is not NOT_FOUND and not self.join_only:
             keys = self.where_keys
             args = call_args if keys is None else {key: call_args[key] for key in keys if key in call_args}
         kept = _Kept(position, call_number, args, value)
-        self.kept.append(kept)
-        if self.join is not None and isinstance(args, dict) and self.join[0] in args:
-            self.joined.setdefault(canonical_key(args[self.join[0]]), []).append(kept)
+        if self.join is None:
+            self.kept.append(kept)
+        elif isinstance(call_args, dict) and self.join[0] in call_args:
+            self.joined.setdefault(canonical_key(call_args[self.join[0]]), []).append(kept)
 
     def candidates(self, subject_args: Any, position: int, resolve: Resolve) -> list[Any]:
         operand = self.operand
@@ -97,28 +103,28 @@ class _Source:
                 break   # kept in trace order: the rest come after the subject
             if call_index is not None and kept.call_number != call_index:
                 continue
-            if "where" in operand and not _holds(operand["where"], kept.args, resolve):
+            if "where" in operand and not self.join_only and not _holds(self.tests["where"], kept.args, resolve):
                 continue
             value = kept.value
             if "where_result" in operand:
-                if not _holds(operand["where_result"], value, resolve):
+                if not _holds(self.tests["where_result"], value, resolve):
                     continue
                 if "path" in operand:
                     value = find(value, operand["path"])
-            value = _steps(operand, value)
+            value = _steps(operand, self.tests.get("find"), value)
             if value is not NOT_FOUND:
                 found.append(value)
         return found
 
 
-def _steps(operand: dict[str, Any], value: Any) -> Any:
+def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
     """`find`, `select` and `length` on the value at `path` (NOT_FOUND when a step fails)."""
     if value is NOT_FOUND:
         return NOT_FOUND
-    if "find" in operand:
+    if finds is not None:
         if not isinstance(value, list):
             return NOT_FOUND
-        value = next((item for item in value if _holds(operand["find"], item, _none)), NOT_FOUND)
+        value = next((item for item in value if finds(item, _none)), NOT_FOUND)
         if value is NOT_FOUND:
             return NOT_FOUND
     if "select" in operand:
@@ -130,11 +136,8 @@ def _steps(operand: dict[str, Any], value: Any) -> Any:
     return value
 
 
-def _holds(node: Node, value: Any, resolve: Resolve) -> bool:
-    if value is NOT_FOUND:
-        return False
-    outcome = evaluate(node, value, resolve)
-    return not outcome.mismatches and not outcome.unresolved
+def _holds(test: Holds, value: Any, resolve: Resolve) -> bool:
+    return value is not NOT_FOUND and test(value, resolve)
 
 
 def _none(reference: Reference) -> list[Any]:
@@ -185,12 +188,18 @@ def references_in(node: Node | None) -> Iterator[Reference]:
         yield from references_in(child)
 
 
+_OTHER: Any = ("", {}, NOT_FOUND)
+"""What the pairing holds for a call of a tool no reference names."""
+
+
 class Memory:
     """The results a rule's `$from_result` references may read, fed by the rule in trace order."""
 
     def __init__(self, tree: Node | None) -> None:
         self._sources: dict[int, _Source] = {}
+        self._any = False
         for reference in references_in(tree):
+            self._any = True
             if reference.name == "$from_result":
                 self._sources[id(reference.operand)] = _Source(reference.operand)
         self.globs = tuple(dict.fromkeys(source.operand["tool"] for source in self._sources.values()))
@@ -202,25 +211,39 @@ class Memory:
     def __bool__(self) -> bool:
         return bool(self._sources)
 
+    def route_call(self, tool: str | Any) -> Callable[[Event, int], None]:
+        """The handler of a `tool.call` with this tool: every call is paired with its result
+        (whatever the result's own `tool` says), but only those of a referenced tool are numbered
+        and keep their args (`route_tools` of the rule names `globs`, so this is asked once per
+        class of tools)."""
+        if tool is not UNSET and any(is_tool(tool) for is_tool in self._is_tool.values()):
+            return self.call
+        return self.other_call
+
+    def other_call(self, event: Event, index: int) -> None:
+        """A `tool.call` of a tool no reference names: its result will be nobody's to keep."""
+        self._pairing.call(event.call_id, _OTHER)
+
     def call(self, event: Event, index: int) -> None:
-        """A `tool.call` (of any tool: the result it gets is its, whatever the result's own
-        `tool` says): numbered per referenced tool it matches, and waiting for its result."""
+        """A `tool.call` of a referenced tool: numbered per glob it matches, waiting for its result."""
         tool = event.tool
+        assert tool is not UNSET   # route_call sends only calls with a referenced tool here
         numbers = {}
-        if tool is not UNSET:
-            for glob, is_tool in self._is_tool.items():
-                if is_tool(tool):
-                    numbers[glob] = self._calls[glob]
-                    self._calls[glob] += 1
-        args = decoded(event.args) if numbers and self._reads_args and event.args is not UNSET else NOT_FOUND
+        for glob, is_tool in self._is_tool.items():
+            if is_tool(tool):
+                numbers[glob] = self._calls[glob]
+                self._calls[glob] += 1
+        args = decoded(event.args) if self._reads_args and event.args is not UNSET else NOT_FOUND
         self._pairing.call(event.call_id, (tool, numbers, args if isinstance(args, dict) else NOT_FOUND))
 
     def result(self, event: Event, index: int) -> None:
         """A `tool.result`: kept for each reference whose tool made the call it answers (an
         orphan, for those its own `tool` names)."""
         call = self._pairing.result(event.call_id)
+        if call is _OTHER:
+            return
         tool, numbers, args = (event.tool, {}, NOT_FOUND) if call is None else call
-        if tool is UNSET or event.result is UNSET or (call is not None and not numbers):
+        if tool is UNSET or event.result is UNSET:
             return
         result = None
         for source in self._sources.values():
@@ -235,22 +258,36 @@ class Memory:
     def resolver(self, args: Any, position: int, output: Any = NO_OUTPUT) -> Resolve:
         """The candidates of each reference for the subject at `position` whose args are `args`
         (NOT_FOUND when it has none), with the final output if known."""
-        memo: dict[int, list[Any]] = {}
+        return _Resolver(self._sources, args, position, output)
 
-        def resolve(reference: Reference) -> list[Any] | str:
-            found = memo.get(id(reference))
-            if found is None:
-                found = memo[id(reference)] = _resolve(reference)
-            return found
+    @property
+    def references(self) -> bool:
+        """Whether the tree holds any reference (`$arg` and `$from_output` included)."""
+        return self._any
 
-        def _resolve(reference: Reference) -> list[Any]:
-            if reference.name == "$arg":
-                value = find(args, reference.operand) if args is not NOT_FOUND else NOT_FOUND
-                return [] if value is NOT_FOUND else [value]
-            if reference.name == "$from_output":
-                value = find(output, reference.operand) if output is not NO_OUTPUT else NOT_FOUND
-                return [] if value is NOT_FOUND else [value]
-            return self._sources[id(reference.operand)].candidates(args, position, resolve)
 
-        return resolve
+class _Resolver:
+    """The candidates of each reference for one subject, each found once. (An object, not a
+    closure that passes itself on: a cycle would outlive the check, the collector being paused.)"""
+
+    __slots__ = ("_args", "_found", "_output", "_position", "_sources")
+
+    def __init__(self, sources: dict[int, _Source], args: Any, position: int, output: Any) -> None:
+        self._sources, self._args, self._position, self._output = sources, args, position, output
+        self._found: dict[int, list[Any]] = {}
+
+    def __call__(self, reference: Reference) -> list[Any]:
+        found = self._found.get(id(reference))
+        if found is None:
+            found = self._found[id(reference)] = self._resolve(reference)
+        return found
+
+    def _resolve(self, reference: Reference) -> list[Any]:
+        if reference.name == "$arg":
+            value = find(self._args, reference.operand) if self._args is not NOT_FOUND else NOT_FOUND
+            return [] if value is NOT_FOUND else [value]
+        if reference.name == "$from_output":
+            value = find(self._output, reference.operand) if self._output is not NO_OUTPUT else NOT_FOUND
+            return [] if value is NOT_FOUND else [value]
+        return self._sources[id(reference.operand)].candidates(self._args, self._position, self)
 

@@ -21,7 +21,8 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
-from agent_invariants.match.tree import MatchError, Node, compile_tree, evaluate
+from agent_invariants.match.quick import Holds, quick
+from agent_invariants.match.tree import MatchError, compile_tree
 from agent_invariants.payloads import decoded, text
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob, check_text, normalise_strings, string_fields
@@ -122,7 +123,7 @@ class CompiledMatcher:
         self._ok = spec.ok
         self._outcome = None if spec.outcome_id is UNSET else compile_glob(spec.outcome_id)
         self._verdict = spec.verdict
-        self._args: Node | None = None if spec.args is UNSET else compile_tree(spec.args, "args")
+        self._args: Holds | None = None if spec.args is UNSET else quick(compile_tree(spec.args, "args"))
         self._reason = None if spec.reason is UNSET else compile_glob(spec.reason)
         self._status = None if spec.status is UNSET else compile_glob(spec.status)
         self.needs_event = not (self._ok is UNSET and self._outcome is None and self._verdict is UNSET
@@ -157,8 +158,7 @@ class CompiledMatcher:
         if self._args is not None:
             if event.args is UNSET:
                 return False
-            outcome = evaluate(self._args, decoded(event.args), _no_references)
-            return not outcome.mismatches and not outcome.unresolved
+            return self._args(decoded(event.args), _no_references)
         return True
 
 

@@ -11,12 +11,13 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key, evidence_value
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
+from agent_invariants.match.quick import quick
 from agent_invariants.match.references import NO_OUTPUT, Memory, references_in
 from agent_invariants.match.schema import ArgsSchema
-from agent_invariants.match.tree import MatchError, Node, compile_tree, evaluate
+from agent_invariants.match.tree import MatchError, Node, Outcome, compile_tree, evaluate
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Route, Rule, RuleConfig
+from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob
 
 __all__ = ("ToolArgs", "ToolArgsConfig")
@@ -185,6 +186,7 @@ class ToolArgs(Rule):
         self._exact = config.mode == "exact"
         self._mode = "exact" if self._exact else "subset"
         self._ignore = () if config.ignore is UNSET else tuple(config.ignore)
+        self._holds = None if self._tree is None else quick(self._tree, exact=self._exact, ignore=self._ignore)
         self._memory = Memory(self._tree)
         self._at_end = any(reference.name == "$from_output" for reference in references_in(self._tree))
         self._waiting: list[_Call] = []      # calls judged at the end (rules reading the output)
@@ -199,11 +201,11 @@ class ToolArgs(Rule):
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call":
-            handlers = []
+            handlers: list[Observer] = []
             if tool is not UNSET and self._is_tool(tool):
                 handlers.append(self._call)
             if self._memory:
-                handlers.append(self._memory.call)   # every call: results pair with their calls
+                handlers.append(self._memory.route_call(tool))   # every call: results pair with their calls
             return tuple(handlers) or None
         if event_type == "tool.result" and self._memory:
             return self._memory.result
@@ -244,52 +246,57 @@ class ToolArgs(Rule):
 
     def _judge(self, call: _Call, output: Any) -> None:
         """Every check of one call, its violations in the order of their codes."""
-        where = f"{call.tool} at seq {js_number(call.seq)}"
         if call.args is NOT_FOUND:
-            self._report(call, "args_missing", f"Call {where} has no args to check.", {}, "/args", "unresolved")
+            self._report(call, "args_missing", f"Call {_named(call)} has no args to check.", {}, "/args", "unresolved")
             return
-        if self._tree is not None:
-            resolve = self._memory.resolver(call.args, call.position, output)
-            outcome = evaluate(self._tree, call.args, resolve, exact=self._exact, ignore=self._ignore)
-            if outcome.mismatches:
-                listed = [_at_args(entry) for entry in outcome.mismatches[:MAX_LISTED]]
-                first = listed[0]
-                shown = f"{first['pointer']} expected {_shown(first['expected'])}"
-                if "actual" in first:
-                    shown += f", got {_shown(first['actual'])}"
-                more = len(outcome.mismatches) - 1
-                self._report(call, "mismatch", f"Args of {where} do not match: {shown}"
-                             f"{f' (and {more} more)' if more else ''}.", {"mismatches": listed}, first["pointer"])
-            if outcome.unresolved:
-                listed = [_at_args(entry) for entry in outcome.unresolved[:MAX_LISTED]]
-                first = listed[0]
-                self._report(call, "reference_unresolved",
-                             f"A reference in the args check of {where} is unresolved at {first['pointer']}: "
-                             f"{first['reason'].replace('_', ' ')}.", {"unresolved": listed}, first["pointer"],
-                             "unresolved")
+        if self._tree is not None and self._holds is not None:
+            resolve = self._memory.resolver(call.args, call.position, output) if self._memory.references \
+                else _no_references
+            if not self._holds(call.args, resolve):   # the quick yes; evaluate() only to say why not
+                self._explain(call, evaluate(self._tree, call.args, resolve, exact=self._exact,
+                                                    ignore=self._ignore))
         if self._schema is not None:
             errors = self._schema.errors(call.args, MAX_LISTED)
             if errors:
                 errors = [{"pointer": "/args" + entry["pointer"], "message": entry["message"]} for entry in errors]
-                self._report(call, "schema", f"Args of {where} break the schema: {errors[0]['pointer'] or '/args'}: "
+                self._report(call, "schema", f"Args of {_named(call)} break the schema: {errors[0]['pointer']}: "
                              f"{errors[0]['message']}.", {"errors": errors}, errors[0]["pointer"])
         if self._distinct:
-            self._check_distinct(call, where)
+            self._check_distinct(call)
 
-    def _check_distinct(self, call: _Call, where: str) -> None:
+    def _explain(self, call: _Call, outcome: Outcome) -> None:
+        """The mismatch and unresolved violations of a call whose args do not match."""
+        if outcome.mismatches:
+            listed = [_at_args(entry) for entry in outcome.mismatches[:MAX_LISTED]]
+            first = listed[0]
+            shown = f"{first['pointer']} expected {_shown(first['expected'])}"
+            if "actual" in first:
+                shown += f", got {_shown(first['actual'])}"
+            more = len(outcome.mismatches) - 1
+            self._report(call, "mismatch", f"Args of {_named(call)} do not match: {shown}"
+                         f"{f' (and {more} more)' if more else ''}.", {"mismatches": listed}, first["pointer"])
+        if outcome.unresolved:
+            listed = [_at_args(entry) for entry in outcome.unresolved[:MAX_LISTED]]
+            first = listed[0]
+            self._report(call, "reference_unresolved",
+                         f"A reference in the args check of {_named(call)} is unresolved at {first['pointer']}: "
+                         f"{first['reason'].replace('_', ' ')}.", {"unresolved": listed}, first["pointer"],
+                         "unresolved")
+
+    def _check_distinct(self, call: _Call) -> None:
         values = [find(call.args, path) for path in self._distinct]
         missing = [text for text, value in zip(self._config.distinct or (), values, strict=True) if value is NOT_FOUND]
         if missing:
             at = pointer(("args", *self._distinct[values.index(NOT_FOUND)]))
-            self._report(call, "distinct_missing", f"Args of {where} lack {', '.join(missing)}, which tell calls "
-                         "apart.", {"missing": missing}, at, "unresolved")
+            self._report(call, "distinct_missing", f"Args of {_named(call)} lack {', '.join(missing)}, which "
+                         "tell calls apart.", {"missing": missing}, at, "unresolved")
             return
         key = tuple(canonical_key(value) for value in values)
         first = self._first_with.get(key)
         if first is None:
             self._first_with[key] = call.seq
             return
-        self._report(call, "not_distinct", f"Args of {where} repeat those of the call at seq {js_number(first)} "
+        self._report(call, "not_distinct", f"Args of {_named(call)} repeat those of the call at seq {js_number(first)} "
                      f"({', '.join(self._config.distinct or ())}).", {"key": [evidence_value(v) for v in values]},
                      pointer(("args", *self._distinct[0])), related=[first])
 
@@ -304,6 +311,15 @@ class ToolArgs(Rule):
         evidence.update(extra)
         self.keep(message, evidence_value(evidence), call.seq, call.position, reason=reason, status=status, pointer=at,
                   related_seqs=UNSET if related is None else related)
+
+
+def _no_references(reference: Any) -> list[Any]:
+    raise AssertionError("this rule's tree holds no reference")
+
+
+def _named(call: _Call) -> str:
+    """A call as messages name it: `refund at seq 3`."""
+    return f"{call.tool} at seq {js_number(call.seq)}"
 
 
 def _at_args(entry: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,178 @@
+"""The quick yes: a compiled tree's test that a value surely matches, for the common case.
+
+Most calls of a healthy agent match their rules. `tree.evaluate` walks the tree and builds the
+report of what does not match, with JSON Pointers, as it goes: for a value that matches, all that
+work is thrown away. `quick(node)` turns the tree once into nested functions that only answer
+"matches", and `evaluate` runs only when the answer is no, to say why (so both must agree on
+every value that matches: tests/test_match_quick.py compares them on random trees and values).
+
+    holds = quick(compile_tree({"order": {"$regex": "^A[0-9]+$"}}))
+    holds({"order": "A9"}, resolve)     # True
+    holds({"order": "B9"}, resolve)     # False: evaluate() will say why
+
+False never means more than "not surely": an unresolved reference is a no here, too.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent_invariants.match.equality import json_equal
+from agent_invariants.match.tree import ABSENT, Node, Reference, Resolve, distinct, is_number
+
+__all__ = ("Holds", "quick")
+
+Holds = Callable[[Any, Resolve], bool]
+"""A compiled test: (value, or ABSENT for a missing key; the subject's resolver) -> surely matches."""
+
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "$gt": lambda value, bound: value > bound, "$gte": lambda value, bound: value >= bound,
+    "$lt": lambda value, bound: value < bound, "$lte": lambda value, bound: value <= bound,
+}
+
+
+def quick(node: Node, *, exact: bool = False, ignore: Sequence[str] = ()) -> Holds:
+    """The test of `node` (with `exact`, key sets must be equal at every level, but for the
+    top-level keys in `ignore`)."""
+    return _quick(node, exact, frozenset(ignore))
+
+
+def _quick(node: Node, exact: bool, ignore: frozenset[str]) -> Holds:
+    if node.kind == "reference":
+        return _reference(node.value)
+    if node.kind == "ops":
+        return _all([_operator(name, operand, exact) for name, operand in node.value.items()])
+    value = node.value
+    if isinstance(value, dict):
+        return _object(value, exact, ignore)
+    if isinstance(value, list):
+        return _array([_quick(child, exact, frozenset()) for child in value])
+    return _scalar(value)
+
+
+_NUMBERS = (int, float)
+_SAFE = 2**53
+"""Numbers up to 2^53 in size compare in Python as in JavaScript (`1 == 1.0`); beyond, JSON
+equality rounds to doubles first (`json_equal`)."""
+
+
+def _plain_number(value: Any) -> bool:
+    return value.__class__ in _NUMBERS and -_SAFE <= value <= _SAFE
+
+
+def _scalar(expected: Any) -> Holds:
+    if isinstance(expected, str):
+        return lambda actual, resolve: actual.__class__ is str and actual == expected
+    if expected is None or isinstance(expected, bool):
+        return lambda actual, resolve: actual is expected
+    if _plain_number(expected):
+        return lambda actual, resolve: (actual == expected if _plain_number(actual)
+                                        else actual is not ABSENT and json_equal(actual, expected))
+    return lambda actual, resolve: actual is not ABSENT and json_equal(actual, expected)
+
+
+def _object(children: dict[str, Node], exact: bool, ignore: frozenset[str]) -> Holds:
+    tests = [(key, _quick(child, exact, frozenset())) for key, child in children.items()]
+    allowed = frozenset(children) | ignore
+
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        if actual.__class__ is not dict:
+            return False
+        for key, test in tests:
+            if not test(actual.get(key, ABSENT), resolve):
+                return False
+        return not exact or all(key in allowed for key in actual)
+
+    return holds
+
+
+def _array(tests: list[Holds]) -> Holds:
+    size = len(tests)
+
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        return (actual.__class__ is list and len(actual) == size
+                and all(test(item, resolve) for test, item in zip(tests, actual, strict=True)))
+
+    return holds
+
+
+def _all(tests: list[Holds]) -> Holds:
+    if len(tests) == 1:
+        return tests[0]
+    return lambda actual, resolve: all(test(actual, resolve) for test in tests)
+
+
+def _reference(reference: Reference) -> Holds:
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        if actual is ABSENT:
+            return False
+        found = resolve(reference)
+        return not isinstance(found, str) and any(json_equal(actual, candidate) for candidate in found)
+
+    return holds
+
+
+def _operator(name: str, operand: Any, exact: bool) -> Holds:
+    if name == "$exists":
+        return lambda actual, resolve: (actual is not ABSENT) is operand
+    if name == "$any_of":
+        branches = [_quick(branch, exact, frozenset()) for branch in operand]
+        return lambda actual, resolve: any(branch(actual, resolve) for branch in branches)
+    if name == "$regex":
+        return lambda actual, resolve: actual.__class__ is str and operand(actual) is not None
+    if name == "$literal":
+        return lambda actual, resolve: actual is not ABSENT and json_equal(actual, operand)
+    if name in _COMPARE:
+        return _comparison(_COMPARE[name], operand)
+    if name == "$in":
+        return _in(operand)
+    item = _quick(operand, exact, frozenset())   # $contains
+    return lambda actual, resolve: actual.__class__ is list and any(item(element, resolve) for element in actual)
+
+
+def _in_candidates(reference: Reference) -> Holds:
+    """`$in` a reference: equal to a candidate, or to an element of an array candidate."""
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        if actual is ABSENT:
+            return False
+        found = resolve(reference)
+        if isinstance(found, str):
+            return False
+        return any(json_equal(actual, element) for candidate in found
+                   for element in (candidate if isinstance(candidate, list) else [candidate]))
+
+    return holds
+
+
+def _comparison(compare: Callable[[Any, Any], bool], operand: Any) -> Holds:
+    if not isinstance(operand, Node):
+        return lambda actual, resolve: is_number(actual) and compare(actual, operand)
+    reference = operand.value
+
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        if not is_number(actual):
+            return False
+        found = resolve(reference)
+        if isinstance(found, str):
+            return False
+        bounds = distinct(found)
+        return len(bounds) == 1 and is_number(bounds[0]) and compare(actual, bounds[0])
+
+    return holds
+
+
+def _in(operand: Any) -> Holds:
+    if isinstance(operand, Node):
+        return _in_candidates(operand.value)
+    texts = frozenset(value for value in operand if isinstance(value, str))
+    numbers = frozenset(value for value in operand if _plain_number(value))
+    others = [value for value in operand if not isinstance(value, str) and not _plain_number(value)]
+
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        if actual.__class__ is str:
+            return actual in texts
+        if _plain_number(actual) and actual in numbers:
+            return True
+        return actual is not ABSENT and any(json_equal(actual, value) for value in others)
+
+    return holds
