@@ -72,7 +72,7 @@ def definitions(*roots: type) -> dict[str, Any]:
     gets the summary line of the kind's manual, and `\\Z` anchors become ECMA-262 ones."""
     from agent_invariants.manual import summary_line
     from agent_invariants.rules import RULE_KINDS
-    from agent_invariants.schemas import add_checks, describe_fields, portable_patterns, structs_of
+    from agent_invariants.schemas import add_checks, describe_fields, portable_patterns, structs_of, with_match_trees
 
     _, defs = msgspec.json.schema_components(roots, ref_template="#/$defs/{name}")
     structs: dict[str, type] = {}
@@ -80,6 +80,8 @@ def definitions(*roots: type) -> dict[str, Any]:
         structs.update(structs_of(root))
     describe_fields(defs, structs)
     add_checks(defs, structs)
+    if "Contract" in defs:   # a tool takes contracts of either version: version 2's match trees too
+        with_match_trees(defs)
     for definition in defs.values():
         kind = definition.get("properties", {}).get("kind", {})
         tag = (kind.get("enum") or [None])[0]

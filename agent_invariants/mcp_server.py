@@ -94,7 +94,9 @@ deterministically: no model judges anything, and the same input always gives the
 
 A contract is a JSON object {{"version": 1, "name": ..., "rules": [...], "compare": {{...}}}} with \
 rules such as "never call shell.*", "payments.* needs an earlier approval", "nothing after a \
-stop", "at most 3 attempts per call", "no completion claim without an observed outcome". A trace \
+stop", "at most 3 attempts per call", "no completion claim without an observed outcome"; \
+"version": 2 adds checks of arguments ("the refund's amount is at most what the lookup of the same \
+order returned": kind tool_args; `agent-invariants explain match` has the grammar). A trace \
 is the list of events of one run, in order, each {{"seq": <strictly increasing integer>, "type": \
 "tool.call", "tool": ..., ...}}.
 
@@ -192,7 +194,8 @@ _TRACE_DESCRIPTIONS = {
 }
 _PARAMETER_DESCRIPTIONS = {
     "contract": ("The contract itself as a JSON object (not a path, not a JSON string): "
-                 '{"version": 1, "name": ..., "rules": [...], "compare": {...}}.'),
+                 '{"version": 1, "name": ..., "rules": [...], "compare": {...}} (version 2 for tool_args and '
+                 'the other version-2 kinds and fields).'),
     **{param: f"{text} At most {MAX_EVENTS:,} events." for param, text in _TRACE_DESCRIPTIONS.items()},
     "strict": ("Fail on what would otherwise be `notices` in the report: a trace with no events or with a "
                "misspelt event type or field is a tool error, and a rule that checked nothing fails."),

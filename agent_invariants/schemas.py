@@ -33,8 +33,9 @@ from typing import Any
 
 import msgspec
 
-__all__ = ("CONTRACT_SCHEMA_URL", "SCHEMAS", "add_checks", "describe_fields", "generate", "main",
-           "portable_patterns", "structs_of", "tool_only_checks", "trimmed_text")
+__all__ = ("CONTRACT_SCHEMA_URL", "SCHEMAS", "add_checks", "describe_fields", "for_version", "generate", "main",
+           "match_definitions", "portable_patterns", "structs_of", "tool_only_checks", "trimmed_text",
+           "with_match_trees")
 
 BASE_URL = "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/"
 CONTRACT_SCHEMA_URL = BASE_URL + "contract-v1.schema.json"
@@ -107,10 +108,16 @@ def for_version(schema: dict[str, Any], version: int, structs: dict[str, type]) 
                 definitions.get(name, {}).get("properties", {}).pop(field, None)
         return
     contract["version"] = {"enum": [2], "description": "2: the contract uses the kinds and fields of version 2."}
+    with_match_trees(definitions)
+
+
+def with_match_trees(definitions: dict[str, Any]) -> None:
+    """Add the match-tree definitions, and point the fields that hold a tree at them."""
     definitions.update(match_definitions())
     for name, field in _MATCH_FIELDS:
-        properties = definitions[name]["properties"]
-        properties[field] = {"$ref": "#/$defs/MatchNode", "description": properties[field]["description"]}
+        if name in definitions:
+            properties = definitions[name]["properties"]
+            properties[field] = {"$ref": "#/$defs/MatchNode", "description": properties[field]["description"]}
 
 
 _MATCH_FIELDS = (("ToolArgsConfig", "match"), ("EventMatcher", "args"))
@@ -344,7 +351,8 @@ def _tool_args_fields(definition: dict[str, Any], struct: type) -> None:
     needs `mode: exact`."""
     definition["anyOf"] = [{"required": ["match"]}, {"required": ["schema"]}, {"required": ["distinct"]}]
     definition["not"] = {"required": ["distinct", "call_index"]}
-    definition["dependentSchemas"] = {"ignore": {"required": ["mode"], "properties": {"mode": {"const": "exact"}}}}
+    definition["dependentSchemas"] = {"ignore": {"required": ["mode"], "properties": {"mode": {
+        "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
 
 
 _STRUCT_CHECKS: dict[str, Callable[[dict[str, Any], type], None]] = {

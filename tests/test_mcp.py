@@ -211,7 +211,12 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
         # The same structs, described the same way as the published JSON Schemas (schemas/).
         published = generate()
         assert defs["Event"] == published["event-v1.schema.json"]["$defs"]["Event"]
-        assert defs["Contract"] == published["contract-v1.schema.json"]["$defs"]["Contract"]
+        # Contracts of both versions: the published v2 contract, but for the versions it takes.
+        v2 = published["contract-v2.schema.json"]["$defs"]
+        assert defs["Contract"]["properties"]["version"]["enum"] == [1, 2]
+        assert ({**defs["Contract"], "properties": {**defs["Contract"]["properties"], "version": None}}
+                == {**v2["Contract"], "properties": {**v2["Contract"]["properties"], "version": None}})
+        assert defs["MatchNode"] == v2["MatchNode"]
         assert "fails when the agent calls a tool" in defs["DenyToolConfig"]["properties"]["kind"]["description"]
         assert by_name[COMPARE].output_schema["properties"]["compatible"]["type"] == "boolean"
         assert "including that `seq` strictly increases" in by_name[SUMMARIZE].description
@@ -288,7 +293,7 @@ def test_each_tool_returns_the_cli_json_report_for_a_passing_and_a_failing_examp
         assert text.startswith("FAIL  refund-desk\n")
         for violation in failed["violations"]:
             if "event_seq" in violation:
-                assert f"seq {violation['event_seq']}  {violation['message']}" in text
+                assert f"seq {violation['event_seq']}  [{violation['code']}] {violation['message']}" in text
 
         same, text = await ok_call(session, COMPARE, {"contract": CONTRACT, "baseline": BASELINE,
                                                       "candidate": BASELINE})
