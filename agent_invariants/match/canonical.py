@@ -55,14 +55,23 @@ def canonical(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-def canonical_key(value: Any) -> str:
-    """`canonical`, as a key under which JSON-equal values meet (`1` and `1.0`). A value holding an
-    integer beyond any double has no canonical form: its key is its Python spelling, which no
-    canonical form can equal (it starts with a NUL)."""
+def canonical_key(value: Any) -> object:
+    """A key under which JSON-equal values meet (`1` and `1.0`; never `1` and `true` or `"1"`),
+    for indexes and sets: strings and numbers up to 2^53 as themselves with a tag (Python's `==`
+    is then JSON's), anything else by its canonical form. A value holding an integer beyond any
+    double has no canonical form: its Python spelling stands for it."""
+    kind = value.__class__
+    if kind is str:
+        return ("s", value)
+    if (kind is int or kind is float) and -_SAFE <= value <= _SAFE:
+        return ("n", value)
     try:
-        return canonical(value)
+        return ("j", canonical(value))
     except ValueError:
-        return "\0" + repr(value)
+        return ("p", repr(value))
+
+
+_SAFE = 2**53
 
 
 def evidence_value(value: Any) -> Any:

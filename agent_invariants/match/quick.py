@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_invariants.match.equality import json_equal
-from agent_invariants.match.tree import ABSENT, Node, Reference, Resolve, distinct, is_number
+from agent_invariants.match.tree import ABSENT, Node, Reference, Resolve, distinct, holds_equal, is_number
 
 __all__ = ("Holds", "quick")
 
@@ -107,7 +107,7 @@ def _reference(reference: Reference) -> Holds:
         if actual is ABSENT:
             return False
         found = resolve(reference)
-        return not isinstance(found, str) and any(json_equal(actual, candidate) for candidate in found)
+        return not isinstance(found, str) and holds_equal(actual, found)
 
     return holds
 
@@ -155,7 +155,7 @@ def _comparison(compare: Callable[[Any, Any], bool], operand: Any) -> Holds:
         found = resolve(reference)
         if isinstance(found, str):
             return False
-        bounds = distinct(found)
+        bounds = distinct(found, 2)   # one distinct candidate, or ambiguous: two are enough to tell
         return len(bounds) == 1 and is_number(bounds[0]) and compare(actual, bounds[0])
 
     return holds

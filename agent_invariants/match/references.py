@@ -24,6 +24,7 @@ by that key, so a check stays linear however many lookups a trace holds.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -34,7 +35,7 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.paths import NOT_FOUND, find
 from agent_invariants.match.quick import Holds, quick
-from agent_invariants.match.tree import Node, Reference, Resolve
+from agent_invariants.match.tree import Candidates, Node, Reference, Resolve
 from agent_invariants.pairing import Pairing
 from agent_invariants.payloads import decoded
 
@@ -63,14 +64,29 @@ class _Source:
         where = operand.get("where")
         self.where_keys = _literal_keys(where)
         self.join = _join_of(where)
-        self.joined: dict[str, list[_Kept]] = {}
+        self.joined: dict[object, list[_Kept]] = {}
         # `where: {"id": {"$arg": "order"}}` alone is all in the index: no args kept, no test run
         self.join_only = self.join is not None and where is not None and len(where.value) == 1
         self.tests: dict[str, Holds] = {key: quick(operand[key]) for key in ("where", "where_result", "find")
                                         if key in operand}
+        # Without where, where_result and call_index, a result's candidate is the same for every
+        # subject: it is worked out once, kept in order, and its key joins a set, so that "equal to
+        # some earlier result" costs one lookup however many results there are.
+        self.fixed = not any(key in operand for key in ("where", "where_result", "call_index"))
+        self.values = Candidates()
+        self.values.keys = set()
+        self.positions: list[int] = []
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
+        if self.fixed:
+            value = _steps(operand, self.tests.get("find"), find(result, operand["path"]) if "path" in operand
+                           else result)
+            if value is not NOT_FOUND:
+                self.values.append(value)
+                self.values.keys.add(canonical_key(value))   # type: ignore[union-attr]
+                self.positions.append(position)
+            return
         if "where_result" in operand:
             value = result
         else:
@@ -89,6 +105,9 @@ class _Source:
 
     def candidates(self, subject_args: Any, position: int, resolve: Resolve) -> list[Any]:
         operand = self.operand
+        if self.fixed:
+            before = bisect_left(self.positions, position)
+            return self.values if before == len(self.values) else Candidates(self.values[:before])
         if self.join is not None:
             wanted = find(subject_args, self.join[1]) if subject_args is not NOT_FOUND else NOT_FOUND
             if wanted is NOT_FOUND:

@@ -29,11 +29,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from agent_invariants.errors import suggest
+from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import parse_path, pointer
 
-__all__ = ("ABSENT", "REFERENCES", "MatchError", "Node", "Outcome", "Reference", "compile_tree", "distinct", "evaluate",
-           "is_number")
+__all__ = ("ABSENT", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference", "compile_tree",
+           "distinct", "evaluate", "holds_equal", "is_number")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
@@ -69,6 +70,25 @@ class Node(NamedTuple):
     kind: str
     value: Any
     written: Any
+
+
+class Candidates(list):  # type: ignore[type-arg]
+    """A reference's candidates, with the set of their equality keys (`canonical_key`) when it is
+    kept up to date, so that membership is one lookup (None: compare one by one)."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, values: list[Any] = ()) -> None:   # type: ignore[assignment]
+        super().__init__(values)
+        self.keys: set[object] | None = None
+
+
+def holds_equal(actual: Any, found: list[Any]) -> bool:
+    """Whether `actual` equals some candidate (JSON equality), by key when the set is kept."""
+    keys = getattr(found, "keys", None)
+    if keys is not None:
+        return canonical_key(actual) in keys
+    return any(json_equal(actual, candidate) for candidate in found)
 
 
 class Outcome(NamedTuple):
@@ -350,7 +370,7 @@ def _match(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome,
         found = _candidates(node.value, at, outcome, resolve)
         if found is None:
             return False
-        if actual is not ABSENT and any(json_equal(actual, candidate) for candidate in found):
+        if actual is not ABSENT and holds_equal(actual, found):
             return True
         return _mismatch(outcome, at, {"any_of": distinct(found, MAX_CANDIDATES_SHOWN)}, actual)
     if node.kind == "ops":
@@ -418,7 +438,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             found = _candidates(operand.value, at, trial, resolve)
             if found is None:
                 return False
-            bounds = distinct(found)
+            bounds = distinct(found, 2)   # one distinct candidate, or ambiguous: two are enough to tell
             if len(bounds) != 1:
                 trial.unresolved.append({"pointer": pointer(at), "reference": operand.written, "reason": "ambiguous"})
                 return False
@@ -472,6 +492,8 @@ def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcom
 
 def distinct(values: list[Any], most: int | None = None) -> list[Any]:
     """The values without repeats (JSON equality), in order; the first `most` of them."""
+    if len(values) == 1:
+        return [values[0]]   # a copy: a reference's candidates may be a list that grows
     kept: list[Any] = []
     for value in values:
         if not any(json_equal(value, seen) for seen in kept):
@@ -494,7 +516,9 @@ def _mismatch(outcome: Outcome, at: tuple[str | int, ...], expected: Any, actual
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A JSON number (a boolean is not one)."""
+    kind = value.__class__
+    return kind is int or kind is float
 
 
 def _is_reference(value: Any) -> bool:

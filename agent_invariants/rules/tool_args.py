@@ -192,7 +192,7 @@ class ToolArgs(Rule):
         self._waiting: list[_Call] = []      # calls judged at the end (rules reading the output)
         self._output: Any = NO_OUTPUT
         self._calls = 0                      # calls the glob matched so far
-        self._first_with: dict[tuple[str, ...], int | float] = {}   # distinct key -> seq of its first call
+        self._first_with: dict[tuple[object, ...], int | float] = {}   # distinct key -> seq of its first call
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         if event_type == "tool.call":
