@@ -15,6 +15,7 @@ many rules ask (the last few are remembered by identity), and must not be change
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -24,6 +25,7 @@ from msgspec import UNSET, Raw, UnsetType
 from agent_invariants._js import utf16_len
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event
+from agent_invariants.validation import json_type
 
 __all__ = ("FieldTypes", "decoded", "field_problem", "text")
 
@@ -40,11 +42,26 @@ def decoded(raw: Raw) -> Any:
     found = _MEMO.get(key)
     if found is not None and found[0] is raw:
         return found[1]
-    value = _decode(raw)
+    try:
+        value = _decode(raw)
+    except msgspec.ValidationError:   # a number beyond any double: read as JavaScript reads it
+        value = _decode_wide(raw)
     if len(_MEMO) >= _MEMO_SIZE:
         _MEMO.clear()
     _MEMO[key] = (raw, value)   # holding `raw` keeps its id from being reused while remembered
     return value
+
+
+def _decode_wide(raw: Raw) -> Any:
+    """JSON whose numbers msgspec refuses (`1e400`, an integer of 5,000 digits): those beyond the
+    largest double are the infinities JavaScript reads them as, the others exact."""
+    return json.loads(bytes(memoryview(raw)), parse_int=_wide_int, parse_float=float)
+
+
+def _wide_int(text: str) -> int | float:
+    if len(text) <= 4000:   # Python reads up to 4,300 digits; json_number rounds it as JavaScript does
+        return int(text)
+    return float("-inf") if text.startswith("-") else float("inf")
 
 
 def text(raw: Raw | UnsetType) -> str | None:
@@ -59,11 +76,11 @@ def text(raw: Raw | UnsetType) -> str | None:
 def field_problem(event: Event) -> str | None:
     """What is wrong with the version-2 fields of an event (`$.field: ...`), or None."""
     if event.args is not UNSET and memoryview(event.args)[0] != 123:   # an object starts with `{`
-        return f"$.args: expected an object, got {_kind(decoded(event.args))}"
+        return f"$.args: expected an object, got {_kind_of(event.args)}"
     if event.duration_ms is not UNSET:
         value = decoded(event.duration_ms)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"$.duration_ms: expected a number of milliseconds >= 0, got {_kind(value)}"
+            return f"$.duration_ms: expected a number of milliseconds >= 0, got {json_type(value)}"
         if not math.isfinite(value) or value < 0:
             return f"$.duration_ms: expected a finite number >= 0, got {value!r}"
     for name, limit in _TEXT_LIMITS:
@@ -72,16 +89,16 @@ def field_problem(event: Event) -> str | None:
             continue
         value = decoded(raw)
         if not isinstance(value, str):
-            return f"$.{name}: expected a string of 1..{limit} characters, got {_kind(value)}"
+            return f"$.{name}: expected a string of 1..{limit} characters, got {json_type(value)}"
         if not value or utf16_len(value) > limit:
             return f"$.{name}: must be 1..{limit} characters long, got {utf16_len(value)}"
     return None
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a number")
+def _kind_of(raw: Raw) -> str:
+    """What a raw JSON value is, from its first byte (no need to decode it to say so)."""
+    return {ord("["): "an array", ord('"'): "a string", ord("t"): "a boolean", ord("f"): "a boolean",
+            ord("n"): "null", ord("{"): "an object"}.get(memoryview(raw)[0], "a number")
 
 
 class FieldTypes:

@@ -21,9 +21,11 @@ value like any other.
 
 ## Operators
 - `$regex` (a string of at most 500 characters): an unanchored search, on strings only (a number
-  never matches). RE2 syntax: no backreferences, lookaround, atomic groups, possessive quantifiers
-  or conditionals, and `\\z` (not `\\Z`) for the end of the text; such a pattern is refused when
-  the contract loads. With the `re2` extra the search runs on RE2, in linear time on any input.
+  never matches). RE2 syntax: no backreferences, lookaround, atomic groups, possessive quantifiers,
+  conditionals or comments, repetitions up to 1000, and `\\z` (not `\\Z`) for the end of the
+  text; such a pattern is refused when the contract loads. With the `re2` extra the search runs
+  on RE2, in linear time on any input; without it, on Python's engine with RE2's meanings, which
+  refuses a few RE2 features (`\\pL`, `\\Q...\\E`) and can be slow on nested repetition.
 - `$in` (a list of at most 1000 values, or a reference): equal to one of them.
 - `$gt`, `$gte`, `$lt`, `$lte` (a finite number, or a reference): a number in range; booleans and
   strings such as `"100"` never compare.
@@ -66,7 +68,8 @@ a load error naming its JSON path in the contract, with a "did you mean" for mis
 
 ## Code
 One home for everything that reads or compares JSON values in version-2 rules: `paths`,
-`equality`, `canonical` (RFC 8785, for evidence and sizes), `tree` (compiling and evaluating
-trees), `references` (where candidates come from), `schema` (JSON Schema on args). Version-1 kinds
+`equality`, `canonical` (RFC 8785, for evidence and sizes), `tree` (compiling trees, and
+evaluating them to say what does not match), `quick` (the fast yes), `regex` (RE2 patterns),
+`references` (where candidates come from), `schema` (JSON Schema on args). Version-1 kinds
 use only `tree`, through a matcher's `args`.
 """

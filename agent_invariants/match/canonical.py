@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from agent_invariants._js import js_number, json_number, utf16_sort_key
+from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value")
 
@@ -47,31 +48,35 @@ def canonical(value: Any) -> str:
         return js_number(value)
     if isinstance(value, str):
         return _string(value)
+    # plain loops, not generators: one frame per level (a trace's values nest up to 500 deep)
     if isinstance(value, list):
-        return "[" + ",".join(canonical(item) for item in value) + "]"
+        items = []
+        for item in value:
+            items.append(canonical(item))
+        return "[" + ",".join(items) + "]"
     if isinstance(value, dict):
-        keys = sorted(value, key=utf16_sort_key)
-        return "{" + ",".join(_string(key) + ":" + canonical(value[key]) for key in keys) + "}"
+        members = []
+        for key in sorted(value, key=utf16_sort_key):
+            members.append(_string(key) + ":" + canonical(value[key]))
+        return "{" + ",".join(members) + "}"
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def canonical_key(value: Any) -> object:
     """A key under which JSON-equal values meet (`1` and `1.0`; never `1` and `true` or `"1"`),
-    for indexes and sets: strings and numbers up to 2^53 as themselves with a tag (Python's `==`
-    is then JSON's), anything else by its canonical form. A value holding an integer beyond any
-    double has no canonical form: its Python spelling stands for it."""
+    for indexes and sets: strings and numbers as themselves with a tag (numbers as the doubles
+    JavaScript reads, as `json_equal` compares them), anything else by its canonical form. A value
+    holding an integer beyond any double has no canonical form: its Python spelling stands for it."""
     kind = value.__class__
     if kind is str:
         return ("s", value)
-    if (kind is int or kind is float) and -_SAFE <= value <= _SAFE:
-        return ("n", value)
+    if kind is int or kind is float:
+        return ("n", as_double(value))   # as JavaScript holds it: 2^53 + 1 is 2^53
     try:
         return ("j", canonical(value))
     except ValueError:
         return ("p", repr(value))
 
-
-_SAFE = 2**53
 
 
 def evidence_value(value: Any) -> Any:
@@ -87,10 +92,16 @@ def evidence_value(value: Any) -> Any:
             return json_number(value)
         except OverflowError:
             return value
-    if isinstance(value, list):
-        return [evidence_value(item) for item in value]
+    if isinstance(value, list):   # loops, not comprehensions: one frame per level
+        items = []
+        for item in value:
+            items.append(evidence_value(item))
+        return items
     if isinstance(value, dict):
-        return {key: evidence_value(value[key]) for key in sorted(value, key=utf16_sort_key)}
+        members = {}
+        for key in sorted(value, key=utf16_sort_key):
+            members[key] = evidence_value(value[key])
+        return members
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent_invariants._js import json_number
 
-__all__ = ("json_equal",)
+__all__ = ("as_double", "json_equal")
 
 
 def json_equal(left: Any, right: Any) -> bool:
@@ -20,19 +20,29 @@ def json_equal(left: Any, right: Any) -> bool:
     if left is None or right is None or isinstance(left, bool) or isinstance(right, bool):
         return left is right
     if isinstance(left, (int, float)):
-        return isinstance(right, (int, float)) and _double(left) == _double(right)
+        return isinstance(right, (int, float)) and as_double(left) == as_double(right)
     if isinstance(left, str):
         return isinstance(right, str) and left == right
+    # plain loops, not all(...): one frame per level, so a value nested as deep as a trace may hold
+    # (500 levels) stays within Python's recursion limit
     if isinstance(left, list):
-        return (isinstance(right, list) and len(left) == len(right)
-                and all(json_equal(a, b) for a, b in zip(left, right, strict=True)))
+        if not isinstance(right, list) or len(left) != len(right):
+            return False
+        for a, b in zip(left, right, strict=True):  # noqa: SIM110 (a frame per level, see above)
+            if not json_equal(a, b):
+                return False
+        return True
     if isinstance(left, dict):
-        return (isinstance(right, dict) and left.keys() == right.keys()
-                and all(json_equal(value, right[key]) for key, value in left.items()))
+        if not isinstance(right, dict) or left.keys() != right.keys():
+            return False
+        for key, value in left.items():  # noqa: SIM110
+            if not json_equal(value, right[key]):
+                return False
+        return True
     return False
 
 
-def _double(number: int | float) -> int | float:
+def as_double(number: int | float) -> int | float:
     """The number as JavaScript holds it (`json_number`); an integer beyond the largest double is
     the infinity JavaScript reads it as."""
     try:

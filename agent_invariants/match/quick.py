@@ -3,8 +3,10 @@
 Most calls of a healthy agent match their rules. `tree.evaluate` walks the tree and builds the
 report of what does not match, with JSON Pointers, as it goes: for a value that matches, all that
 work is thrown away. `quick(node)` turns the tree once into nested functions that only answer
-"matches", and `evaluate` runs only when the answer is no, to say why (so both must agree on
-every value that matches: tests/test_match_quick.py compares them on random trees and values).
+"matches", and `evaluate` runs only when the answer is no, to say why. Where only the answer
+counts (a matcher's `args`, and `where`, `where_result` and `find` in references) `quick` is the
+only judge, so the two must give the same answer on every value: tests/test_match_quick.py holds
+them to it on every operator and on random trees.
 
     holds = quick(compile_tree({"order": {"$regex": "^A[0-9]+$"}}))
     holds({"order": "A9"}, resolve)     # True
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_invariants.match.equality import json_equal
+from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import ABSENT, Node, Reference, Resolve, distinct, holds_equal, is_number
 
 __all__ = ("Holds", "quick")
@@ -26,9 +28,12 @@ Holds = Callable[[Any, Resolve], bool]
 """A compiled test: (value, or ABSENT for a missing key; the subject's resolver) -> surely matches."""
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "$gt": lambda value, bound: value > bound, "$gte": lambda value, bound: value >= bound,
-    "$lt": lambda value, bound: value < bound, "$lte": lambda value, bound: value <= bound,
+    "$gt": lambda value, bound: as_double(value) > as_double(bound),
+    "$gte": lambda value, bound: as_double(value) >= as_double(bound),
+    "$lt": lambda value, bound: as_double(value) < as_double(bound),
+    "$lte": lambda value, bound: as_double(value) <= as_double(bound),
 }
+"""Comparisons on the doubles JavaScript reads, as equality compares them (so 2^53 + 1 <= 2^53)."""
 
 
 def quick(node: Node, *, exact: bool = False, ignore: Sequence[str] = ()) -> Holds:
@@ -50,24 +55,14 @@ def _quick(node: Node, exact: bool, ignore: frozenset[str]) -> Holds:
     return _scalar(value)
 
 
-_NUMBERS = (int, float)
-_SAFE = 2**53
-"""Numbers up to 2^53 in size compare in Python as in JavaScript (`1 == 1.0`); beyond, JSON
-equality rounds to doubles first (`json_equal`)."""
-
-
-def _plain_number(value: Any) -> bool:
-    return value.__class__ in _NUMBERS and -_SAFE <= value <= _SAFE
-
-
 def _scalar(expected: Any) -> Holds:
     if isinstance(expected, str):
         return lambda actual, resolve: actual.__class__ is str and actual == expected
     if expected is None or isinstance(expected, bool):
         return lambda actual, resolve: actual is expected
-    if _plain_number(expected):
-        return lambda actual, resolve: (actual == expected if _plain_number(actual)
-                                        else actual is not ABSENT and json_equal(actual, expected))
+    if is_number(expected):
+        number = as_double(expected)
+        return lambda actual, resolve: is_number(actual) and as_double(actual) == number
     return lambda actual, resolve: actual is not ABSENT and json_equal(actual, expected)
 
 
@@ -165,14 +160,14 @@ def _in(operand: Any) -> Holds:
     if isinstance(operand, Node):
         return _in_candidates(operand.value)
     texts = frozenset(value for value in operand if isinstance(value, str))
-    numbers = frozenset(value for value in operand if _plain_number(value))
-    others = [value for value in operand if not isinstance(value, str) and not _plain_number(value)]
+    numbers = frozenset(as_double(value) for value in operand if is_number(value))
+    others = [value for value in operand if not isinstance(value, str) and not is_number(value)]
 
     def holds(actual: Any, resolve: Resolve) -> bool:
         if actual.__class__ is str:
             return actual in texts
-        if _plain_number(actual) and actual in numbers:
-            return True
+        if is_number(actual):
+            return as_double(actual) in numbers
         return actual is not ABSENT and any(json_equal(actual, value) for value in others)
 
     return holds

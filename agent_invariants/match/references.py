@@ -19,8 +19,11 @@ under test at `position`):
   value at `path`, then `find` (first matching element), `select` (a path inside it) and
   `length`; every value left is a candidate. A result at which a step finds nothing adds none.
 
-An equality join (`where: {"id": {"$arg": "order"}}`) is looked up in an index of the kept results
-by that key, so a check stays linear however many lookups a trace holds.
+Work per checked call stays flat however many results a trace holds for the two common shapes: an
+equality join (`where: {"id": {"$arg": "order"}}`) is looked up in an index of the kept results by
+that key, and a reference without `where`, `where_result` or `call_index` keeps its candidates,
+and their keys, as results come. Any other `where` or `where_result` is tried on each earlier
+result of its tool for each call: results x calls.
 """
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.paths import NOT_FOUND, find
 from agent_invariants.match.quick import Holds, quick
-from agent_invariants.match.tree import Candidates, Node, Reference, Resolve
+from agent_invariants.match.tree import Candidates, Node, Reference, Resolve, no_references
 from agent_invariants.pairing import Pairing
 from agent_invariants.payloads import decoded
 
@@ -143,7 +146,7 @@ def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
     if finds is not None:
         if not isinstance(value, list):
             return NOT_FOUND
-        value = next((item for item in value if finds(item, _none)), NOT_FOUND)
+        value = next((item for item in value if finds(item, no_references)), NOT_FOUND)
         if value is NOT_FOUND:
             return NOT_FOUND
     if "select" in operand:
@@ -157,10 +160,6 @@ def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
 
 def _holds(test: Holds, value: Any, resolve: Resolve) -> bool:
     return value is not NOT_FOUND and test(value, resolve)
-
-
-def _none(reference: Reference) -> list[Any]:
-    raise AssertionError("`find` holds no references (refused when the contract loads)")
 
 
 def _literal_keys(where: Node | None) -> tuple[str, ...] | None:

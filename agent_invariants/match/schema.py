@@ -3,7 +3,11 @@
 The validator is the reference implementation, `jsonschema`, imported only when a contract has a
 `schema`: without the extra that contract is a load error that says how to install it. Only local
 references (`"$ref": "#/$defs/..."`) are allowed, so checking a trace never reads a file or the
-network; a schema that is itself invalid is a load error naming its JSON path.
+network; a schema that is itself invalid is a load error naming its JSON path, and so is one whose
+references lead nowhere or round in a circle (found by trying the schema on a few values when it
+loads; a reference reached only deep inside the args is reported as a schema error of the call).
+`pattern` and `patternProperties` use the same RE2 patterns as `$regex` (`match.regex`), so trace
+text cannot make a check backtrack for hours.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants.match.paths import pointer
+from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import FieldProblem
 
 __all__ = ("ArgsSchema",)
@@ -22,7 +27,7 @@ _MESSAGE = 200
 class ArgsSchema:
     """A checked, compiled schema; `errors(args, most)` lists how the args break it."""
 
-    def __init__(self, schema: dict[str, Any], field: str) -> None:
+    def __init__(self, schema: dict[str, Any] | bool, field: str) -> None:
         try:
             from jsonschema import Draft202012Validator, SchemaError
         except ImportError:
@@ -34,19 +39,109 @@ class ArgsSchema:
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
-            where = ".".join([field, *(str(part) for part in exc.path)])
+            where = field + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in exc.path)
             raise FieldProblem(where, f"not a valid JSON Schema: {_cut(exc.message)}") from None
-        self._validator = Draft202012Validator(schema)
+        for where, text in _patterns(schema, field):
+            try:
+                compile_search(text)
+            except RegexError as exc:
+                raise FieldProblem(where, f"the pattern {exc}") from None
+        self._validator = _validator_type()(schema)
+        for sample in _SAMPLES:
+            problem = self._unusable(sample)
+            if problem is not None:
+                raise FieldProblem(field, f"the schema cannot be used: {problem}")
 
     def errors(self, args: Any, most: int) -> list[dict[str, str]]:
         """The first `most` errors, as `{pointer, message}` with pointers into the args, in the
         validator's order (which the schema's own order decides)."""
-        found = []
-        for error in self._validator.iter_errors(args):
-            found.append({"pointer": pointer(tuple(error.absolute_path)), "message": _cut(error.message)})
-            if len(found) >= most:
-                break
+        found: list[dict[str, str]] = []
+        try:
+            for error in self._validator.iter_errors(args):
+                found.append({"pointer": pointer(tuple(error.absolute_path)), "message": _cut(error.message)})
+                if len(found) >= most:
+                    break
+        except _UNUSABLE as exc:
+            found.append({"pointer": "", "message": f"the schema cannot be applied: {_why(exc)}"})
         return found
+
+    def _unusable(self, sample: Any) -> str | None:
+        try:
+            for _ in self._validator.iter_errors(sample):
+                pass
+        except _UNUSABLE as exc:
+            return _why(exc)
+        return None
+
+
+_SAMPLES: tuple[Any, ...] = ({}, [], "", 0, None)
+"""Values a schema is tried on when it loads, to find references that lead nowhere or loop."""
+
+
+def _unusable_errors() -> tuple[type[BaseException], ...]:
+    try:
+        from referencing.exceptions import Unresolvable
+    except ImportError:   # without the extra no schema loads, so nothing is tried
+        return (RecursionError,)
+    return (Unresolvable, RecursionError)
+
+
+_UNUSABLE = _unusable_errors()
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "its references go round in a circle"
+    return _cut(f"a reference cannot be resolved ({type(exc).__name__}: {exc})")
+
+
+def _validator_type() -> Any:
+    """Draft 2020-12, with `pattern` and `patternProperties` searched by RE2 patterns."""
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    def pattern(validator: Any, text: str, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and _search(text)(instance) is None:
+            yield ValidationError(f"{instance!r} does not match {text!r}")
+
+    def pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for text, subschema in patterns.items():
+            search = _search(text)
+            for key, value in instance.items():
+                if search(key) is not None:
+                    yield from validator.descend(value, subschema, path=key, schema_path=text)
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties})
+
+
+_SEARCHES: dict[str, Any] = {}
+
+
+def _search(text: str) -> Any:
+    """The compiled search of a schema pattern (checked when the schema loaded)."""
+    found = _SEARCHES.get(text)
+    if found is None:
+        if len(_SEARCHES) >= 1000:
+            _SEARCHES.clear()
+        found = _SEARCHES[text] = compile_search(text)
+    return found
+
+
+def _patterns(schema: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(JSON path, pattern) of each `pattern` value and `patternProperties` key, at any depth."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                yield f"{path}.pattern", value
+            elif key == "patternProperties" and isinstance(value, dict):
+                for text in value:
+                    yield f"{path}.patternProperties", text
+            if isinstance(value, (dict, list)):
+                yield from _patterns(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for position, item in enumerate(schema):
+            yield from _patterns(item, f"{path}[{position}]")
 
 
 def _references(schema: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -18,30 +18,28 @@ operand, a reference where the rule allows none, a tree over 32 levels or 10,000
 errors, `MatchError`, naming the JSON path of the mistake in the contract.
 
 `$from_result` references nest at most four deep; the steps by which they find candidates are
-`match.references`. `$regex` runs on google-re2 when installed (the `re2` extra), else on
-Python's engine with RE2's syntax enforced and its meanings kept (see `_compile_regex`).
+`match.references`. `$regex` patterns are compiled by `match.regex`.
 """
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from agent_invariants.errors import suggest
 from agent_invariants.match.canonical import canonical_key
-from agent_invariants.match.equality import json_equal
+from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.paths import parse_path, pointer
+from agent_invariants.match.regex import RegexError, compile_search
 
 __all__ = ("ABSENT", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference", "compile_tree",
-           "distinct", "evaluate", "holds_equal", "is_number")
+           "distinct", "evaluate", "holds_equal", "is_number", "no_references")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
 _KNOWN_KEYS = sorted(OPERATORS | REFERENCES)
 MAX_DEPTH = 32
 MAX_NODES = 10_000
-MAX_REGEX = 500
 MAX_IN = 1000
 MAX_CANDIDATES_SHOWN = 20
 MAX_HOPS = 4
@@ -103,6 +101,11 @@ Resolve = Callable[[Reference], "list[Any] | str"]
 """The caller's finder of candidates: a list of values, or the reason there are none to use."""
 
 
+def no_references(reference: Reference) -> list[Any]:
+    """The `Resolve` of a tree compiled without references (a matcher's `args`, `find`)."""
+    raise AssertionError(f"{reference.name} in a tree compiled to hold no reference")
+
+
 def compile_tree(tree: Any, path: str = "$", *, allowed: frozenset[str] = frozenset()) -> Node:
     """A node from a match tree as written; `allowed` are the reference names the rule accepts
     here. Raises MatchError."""
@@ -118,6 +121,9 @@ def _compile(tree: Any, path: str, allowed: frozenset[str], depth: int, counter:
     if depth > MAX_DEPTH:
         raise MatchError(path, f"a match tree may be at most {MAX_DEPTH} levels deep")
     if isinstance(tree, dict):
+        odd = next((key for key in tree if not isinstance(key, str)), None)
+        if odd is not None:
+            raise MatchError(path, f"object keys are strings, got {odd!r} (quote it in YAML)")
         dollar = [key for key in tree if key.startswith("$")]
         if not dollar:
             return Node("literal", {key: _compile(value, _child(path, key), allowed, depth + 1, counter,
@@ -134,7 +140,23 @@ def _compile(tree: Any, path: str, allowed: frozenset[str], depth: int, counter:
     if isinstance(tree, list):
         return Node("literal", [_compile(item, f"{path}[{at}]", allowed, depth + 1, counter, as_key_value=False)
                                 for at, item in enumerate(tree)], tree)
-    return Node("literal", tree, tree)
+    return Node("literal", _json_value(tree, path), tree)
+
+
+def _json_value(value: Any, path: str) -> Any:
+    """`value` if it is JSON (YAML also has dates, bytes and sets, which no trace can hold)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if not all(isinstance(key, str) for key in item):
+                raise MatchError(path, "object keys are strings (quote them in YAML)")
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif item is not None and not isinstance(item, (str, int, float)):
+            raise MatchError(path, f"{type(item).__name__} is no JSON value (quote it, as a YAML date: \"2024-01-01\")")
+    return value
 
 
 def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth: int, counter: list[int],
@@ -144,7 +166,7 @@ def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth
     if name == "$regex":
         return _regex(operand, path)
     if name == "$literal":
-        return operand
+        return _json_value(operand, path)
     if name == "$exists":
         if not as_key_value:
             raise MatchError(path, "$exists may only be the value of a key (or of a branch of its $any_of)")
@@ -162,7 +184,7 @@ def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth
             return _compile(operand, path, allowed, depth + 1, counter, as_key_value=False)
         if not isinstance(operand, list) or len(operand) > MAX_IN:
             raise MatchError(path, f"$in takes a list of at most {MAX_IN} values, or a reference")
-        return operand
+        return _json_value(operand, path)
     if name == "$any_of":
         if not isinstance(operand, list) or not 2 <= len(operand) <= 20:
             raise MatchError(path, "$any_of takes a list of 2 to 20 nodes")
@@ -175,114 +197,10 @@ def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth
 def _regex(operand: Any, path: str) -> Any:
     if not isinstance(operand, str):
         raise MatchError(path, "$regex takes a string (a pattern), never a reference")
-    if len(operand) > MAX_REGEX:
-        raise MatchError(path, f"$regex patterns are at most {MAX_REGEX} characters")
-    problem = _not_re2(operand)
-    if problem is not None:
-        raise MatchError(path, f"$regex cannot hold {problem} (RE2 syntax: matching stays linear in time)")
     try:
-        return _compile_regex(operand)
-    except Exception as exc:   # re.error, or re2's own error type
-        raise MatchError(path, f"$regex is not a valid pattern: {exc}") from None
-
-
-def _compile_regex(pattern: str) -> Callable[[str], object]:
-    """A search for the pattern (truthy when it is found), by google-re2 when it is installed (the
-    `re2` extra: linear time on any input), else by Python's engine with RE2's meanings: `\\d`,
-    `\\w`, `\\s` and `\\b` in ASCII, `$` only at the very end (`\\z` in RE2) unless the pattern
-    turns on multi-line mode. Either way `_not_re2` has refused what RE2 cannot run.
-
-    RE2 searches through a one-pattern `re2.Set`: it answers only whether the pattern is found,
-    which is all a match tree asks, in a fifth of the time of `re2.compile(...).search` (whose
-    match object is built in Python)."""
-    engine = _re2()
-    if engine is not None:
-        engine.compile(pattern)   # raises with RE2's own words on a pattern it cannot compile
-        found = engine.Set.SearchSet()
-        found.Add(pattern)
-        found.Compile()
-        match: Callable[[str], object] = found.Match
-        return match
-    translated = pattern if "(?" in pattern and "m" in pattern else _python_ends(pattern)
-    return re.compile(translated, re.ASCII).search
-
-
-def _re2() -> Any:
-    try:
-        import re2  # the google-re2 wheel (extra `re2`)
-    except ImportError:
-        return None
-    return re2
-
-
-def _python_ends(pattern: str) -> str:
-    """RE2's `$` and `\\z` as Python writes them (`\\Z`): Python's `$` also matches before a final
-    newline. Escapes and character classes are stepped over."""
-    out, at, size = [], 0, len(pattern)
-    while at < size:
-        char = pattern[at]
-        if char == "\\":
-            pair = pattern[at:at + 2]
-            out.append("\\Z" if pair == "\\z" else pair)
-            at += 2
-            continue
-        if char == "[":
-            end = _class_end(pattern, at)
-            out.append(pattern[at:end])
-            at = end
-            continue
-        out.append("\\Z" if char == "$" else char)
-        at += 1
-    return "".join(out)
-
-
-def _class_end(pattern: str, at: int) -> int:
-    """The position just after the character class that starts at `at`."""
-    at += 1
-    if pattern[at:at + 1] == "^":
-        at += 1
-    if pattern[at:at + 1] == "]":
-        at += 1
-    while at < len(pattern) and pattern[at] != "]":
-        at += 2 if pattern[at] == "\\" else 1
-    return at + 1
-
-
-def _not_re2(pattern: str) -> str | None:
-    """The first feature of `pattern` that Python's engine has and RE2 lacks, or None. Refused at
-    load time whichever engine runs, so a pattern means the same, and runs in linear time,
-    wherever it is checked. Escapes and character classes are stepped over, so `\\\\1` (a
-    backslash, then 1) or `[(?=]` are no false alarms."""
-    at, size = 0, len(pattern)
-    while at < size:
-        char = pattern[at]
-        if char == "\\":
-            following = pattern[at + 1:at + 2]
-            if following.isdigit() and following != "0":
-                return "a backreference"
-            if following in ("k", "g") and pattern[at + 2:at + 3] == "<":
-                return "a backreference"
-            if following == "Z":
-                return "\\Z (RE2 writes the end of the text \\z)"
-            at += 2
-            continue
-        if char == "[":
-            at = _class_end(pattern, at)
-            continue
-        if char == "(" and pattern[at + 1:at + 2] == "?":
-            head = pattern[at + 2:at + 4]
-            if head[:1] in ("=", "!") or head in ("<=", "<!"):
-                return "a lookaround"
-            if head[:1] == ">":
-                return "an atomic group"
-            if head[:1] == "(":
-                return "a conditional"
-            if head == "P=":
-                return "a backreference"
-        if char in "*+?}" and pattern[at + 1:at + 2] == "+":
-            return "a possessive quantifier"
-        at += 1
-    return None
+        return compile_search(operand)
+    except RegexError as exc:
+        raise MatchError(path, f"$regex {exc}") from None
 
 
 def _reference(name: str, tree: dict[str, Any], path: str, allowed: frozenset[str], depth: int,
@@ -447,8 +365,9 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
                 return False
         if not is_number(actual):
             return False
-        compared: bool = {"$gt": actual > bound, "$gte": actual >= bound, "$lt": actual < bound,
-                          "$lte": actual <= bound}[name]
+        value, bound = as_double(actual), as_double(bound)   # the doubles JavaScript reads, as equality
+        compared: bool = {"$gt": value > bound, "$gte": value >= bound, "$lt": value < bound,
+                          "$lte": value <= bound}[name]
         return compared
     if name == "$in":
         values = operand

@@ -22,7 +22,7 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.quick import Holds, quick
-from agent_invariants.match.tree import MatchError, compile_tree
+from agent_invariants.match.tree import MatchError, compile_tree, no_references
 from agent_invariants.payloads import decoded, text
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob, check_text, normalise_strings, string_fields
@@ -158,16 +158,13 @@ class CompiledMatcher:
         if self._args is not None:
             if event.args is UNSET:
                 return False
-            return self._args(decoded(event.args), _no_references)
+            return self._args(decoded(event.args), no_references)
         return True
 
 
 def _glob_holds(glob: Any, value: str | None) -> bool:
     return value is not None and bool(glob(value))
 
-
-def _no_references(reference: Any) -> list[Any]:
-    raise AssertionError("a matcher's args hold no references (refused when the contract loads)")
 
 
 

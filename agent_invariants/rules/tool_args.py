@@ -14,7 +14,7 @@ from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.match.quick import quick
 from agent_invariants.match.references import NO_OUTPUT, Memory, references_in
 from agent_invariants.match.schema import ArgsSchema
-from agent_invariants.match.tree import MatchError, Node, Outcome, compile_tree, evaluate
+from agent_invariants.match.tree import REFERENCES, MatchError, Node, Outcome, compile_tree, evaluate, no_references
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
@@ -25,7 +25,6 @@ __all__ = ("ToolArgs", "ToolArgsConfig")
 MAX_LISTED = 20
 """The most mismatches, unresolved references or schema errors one violation lists."""
 
-_REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 _TERMINAL = ("run.completed", "run.failed")
 
 
@@ -45,7 +44,7 @@ class ToolArgsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_args"):
     at any level."""
     ignore: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(max_length=100)] | UnsetType = UNSET
     """With `mode: exact`: top-level keys of the args that may be there unnamed."""
-    schema: dict[str, Any] | UnsetType = UNSET
+    schema: dict[str, Any] | bool | UnsetType = UNSET
     """A JSON Schema (2020-12) the args must satisfy; local `$ref` only. Needs the jsonschema extra."""
     distinct: Annotated[list[str], Meta(min_length=1, max_length=20)] | UnsetType = UNSET
     """Paths into the args whose values, together, must differ from every earlier matching call's."""
@@ -70,7 +69,7 @@ class _Compiled(NamedTuple):
 def _compiled(config: ToolArgsConfig) -> _Compiled:
     """The rule's trees, paths and schema, compiled; a mistake is a FieldProblem at its path."""
     try:
-        tree = None if config.match is UNSET else compile_tree(config.match, "match", allowed=_REFERENCES)
+        tree = None if config.match is UNSET else compile_tree(config.match, "match", allowed=REFERENCES)
     except MatchError as exc:
         raise FieldProblem(exc.path, exc.problem) from None
     paths = []
@@ -251,7 +250,7 @@ class ToolArgs(Rule):
             return
         if self._tree is not None and self._holds is not None:
             resolve = self._memory.resolver(call.args, call.position, output) if self._memory.references \
-                else _no_references
+                else no_references
             if not self._holds(call.args, resolve):   # the quick yes; evaluate() only to say why not
                 self._explain(call, evaluate(self._tree, call.args, resolve, exact=self._exact,
                                                     ignore=self._ignore))
@@ -311,10 +310,6 @@ class ToolArgs(Rule):
         evidence.update(extra)
         self.keep(message, evidence_value(evidence), call.seq, call.position, reason=reason, status=status, pointer=at,
                   related_seqs=UNSET if related is None else related)
-
-
-def _no_references(reference: Any) -> list[Any]:
-    raise AssertionError("this rule's tree holds no reference")
 
 
 def _named(call: _Call) -> str:

@@ -1,0 +1,167 @@
+"""Version-2 contracts and traces that try to break the checker: numbers beyond any double, values
+nested as deep as a trace may hold them, schemas whose references go nowhere, patterns that could
+backtrack, YAML that is not JSON. Each is a clear answer (a verdict, or one line and exit 2),
+never a traceback or a check that runs for minutes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agent_invariants.match.regex as regex
+from agent_invariants.match.regex import RegexError, compile_search
+
+
+def run(tmp_path: Path, rules: list[dict[str, Any]], lines: list[str], *extra: str,
+        contract_text: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "c.json").write_text(contract_text or json.dumps({"version": 2, "name": "h", "rules": rules}))
+    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines))
+    return subprocess.run([sys.executable, "-m", "agent_invariants", "check", "--contract", "c.json", "--trace",
+                           "t.jsonl", "--format", "json", *extra], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def refused(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("agent-invariants: ")
+    return line
+
+
+def verdicts(result: subprocess.CompletedProcess[str]) -> dict[str, bool]:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1), result.stderr
+    return {rule["rule_id"]: rule["passed"] for rule in json.loads(result.stdout)["results"]}
+
+
+ARGS_REGEX = {"id": "r", "kind": "tool_args", "tool": "t", "match": {"a": {"$regex": "^x"}}}
+
+
+@pytest.mark.parametrize("value", ["1e400", "-1e999", "1" + "0" * 4400])
+def test_a_number_beyond_any_double_in_args_is_a_value_like_any_other(tmp_path, value):
+    result = run(tmp_path, [ARGS_REGEX], ['{"seq":1,"type":"tool.call","tool":"t","args":{"a":' + value + '}}'])
+    assert verdicts(result) == {"r": False}   # a number never matches a $regex
+
+
+def test_a_number_beyond_any_double_in_a_result_can_be_referenced(tmp_path):
+    rule = {"id": "r", "kind": "tool_args", "tool": "pay",
+            "match": {"a": {"$from_result": {"tool": "get", "path": "v"}}}}
+    lines = ['{"seq":1,"type":"tool.call","tool":"get","call_id":"c1"}',
+             '{"seq":2,"type":"tool.result","call_id":"c1","result":{"v":1e400}}',
+             '{"seq":3,"type":"tool.call","tool":"pay","args":{"a":1e999}}']
+    assert verdicts(run(tmp_path, [rule], lines)) == {"r": True}   # both are Infinity, as JavaScript reads them
+
+
+def test_an_infinite_duration_is_refused_at_its_line(tmp_path):
+    line = refused(run(tmp_path, [ARGS_REGEX], ['{"seq":1,"type":"run.completed","duration_ms":1e400}']))
+    assert "t.jsonl:1: $.duration_ms:" in line
+
+
+def test_args_that_are_no_object_are_named_without_being_decoded(tmp_path):
+    line = refused(run(tmp_path, [ARGS_REGEX], ['{"seq":1,"type":"tool.call","tool":"t","args":[1e400]}']))
+    assert line.endswith("t.jsonl:1: $.args: expected an object, got an array")
+
+
+def deep(levels: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("rule", [
+    {"id": "r", "kind": "tool_args", "tool": "t", "match": {"a": {"$arg": "b"}}},
+    {"id": "r", "kind": "tool_args", "tool": "t", "distinct": ["a"]},
+    {"id": "r", "kind": "tool_args", "tool": "t", "match": {"a": 1}},
+], ids=["equality", "distinct", "evidence"])
+def test_values_nested_as_deep_as_a_trace_allows_are_compared_and_shown(tmp_path, rule):
+    call = {"seq": 1, "type": "tool.call", "tool": "t", "args": {"a": deep(495), "b": deep(495, 2)}}
+    again = {**call, "seq": 2}
+    assert verdicts(run(tmp_path, [rule], [json.dumps(call), json.dumps(again)])) == {"r": False}
+
+
+@pytest.mark.parametrize("schema", [{"$ref": "#"}, {"$defs": {"x": {"$ref": "#/$defs/x"}}, "$ref": "#/$defs/x"},
+                                    {"$ref": "#/nowhere"}, {"$ref": "#no-anchor"}],
+                         ids=["itself", "a-loop", "a-missing-pointer", "a-missing-anchor"])
+def test_a_schema_whose_references_lead_nowhere_is_a_load_error(tmp_path, schema):
+    rule = {"id": "r", "kind": "tool_args", "tool": "t", "schema": schema}
+    line = refused(run(tmp_path, [rule], ['{"seq":1,"type":"tool.call","tool":"t","args":{}}']))
+    assert "c.json:1: $.rules[0].schema: the schema cannot be used" in line
+
+
+def test_a_schema_pattern_is_an_re2_pattern(tmp_path):
+    rule = {"id": "r", "kind": "tool_args", "tool": "t", "schema": {"properties": {"a": {"pattern": "(?<=a)b"}}}}
+    line = refused(run(tmp_path, [rule], ['{"seq":1,"type":"tool.call","tool":"t","args":{}}']))
+    assert "$.rules[0].schema.properties.a.pattern: the pattern cannot hold a lookaround" in line
+
+
+def test_a_schema_pattern_that_backtracks_in_python_still_answers(tmp_path):
+    rule = {"id": "r", "kind": "tool_args", "tool": "t", "schema": {"properties": {"a": {"pattern": "^(a+)+$"}}}}
+    line = json.dumps({"seq": 1, "type": "tool.call", "tool": "t", "args": {"a": "a" * 40 + "!"}})
+    assert verdicts(run(tmp_path, [rule], [line], timeout=60)) == {"r": False}
+
+
+def test_a_regex_re2_refuses_is_one_line_in_its_own_words(tmp_path):
+    rule = {"id": "r", "kind": "tool_args", "tool": "t", "match": {"a": {"$regex": "a)"}}}
+    line = refused(run(tmp_path, [rule], ['{"seq":1,"type":"tool.call","tool":"t","args":{}}']))
+    assert "$.rules[0].match.a.$regex: $regex is not a valid pattern" in line and "b'" not in line
+
+
+def test_yaml_keys_and_dates_that_are_no_json_are_load_errors(tmp_path):
+    (tmp_path / "c.yaml").write_text("version: 2\nname: y\nrules:\n  - id: r\n    kind: tool_args\n    tool: t\n"
+                                     "    match:\n      d: 2024-01-01\n")
+    (tmp_path / "t.jsonl").write_text('{"seq":1,"type":"tool.call","tool":"t","args":{"d":"2024-01-01"}}\n')
+    result = subprocess.run([sys.executable, "-m", "agent_invariants", "check", "--contract", "c.yaml", "--trace",
+                             "t.jsonl"], cwd=tmp_path, capture_output=True, text=True)
+    assert "$.rules[0].match.d: date is no JSON value" in refused(result)
+
+
+def test_in_and_equality_agree_on_integers_beyond_2_to_the_53(tmp_path):
+    rules = [{"id": "in", "kind": "deny_event", "match": {"type": "tool.call", "args": {"id": {"$in": [2**53]}}}},
+             {"id": "eq", "kind": "deny_event", "match": {"type": "tool.call", "args": {"id": 2**53}}},
+             {"id": "lte", "kind": "deny_event", "match": {"type": "tool.call", "args": {"id": {"$lte": 2**53}}}}]
+    line = json.dumps({"seq": 1, "type": "tool.call", "tool": "t", "args": {"id": 2**53 + 1}})
+    assert verdicts(run(tmp_path, rules, [line])) == {"in": False, "eq": False, "lte": False}
+
+
+def test_many_results_and_many_calls_stay_linear_without_a_join(tmp_path):
+    rule = {"id": "r", "kind": "tool_args", "tool": "pay",
+            "match": {"a": {"$from_result": {"tool": "get", "path": "v"}}}}
+    lines = []
+    for number in range(20_000):
+        lines.append(json.dumps({"seq": 3 * number + 1, "type": "tool.call", "tool": "get", "call_id": f"g{number}"}))
+        lines.append(json.dumps({"seq": 3 * number + 2, "type": "tool.result", "call_id": f"g{number}",
+                                 "result": {"v": number}}))
+        lines.append(json.dumps({"seq": 3 * number + 3, "type": "tool.call", "tool": "pay", "args": {"a": number}}))
+    assert verdicts(run(tmp_path, [rule], lines, timeout=60)) == {"r": True}
+
+
+# -- both engines: the same patterns are refused, and mean the same ----------------------------
+
+PATTERNS = [("^(?:/home/[a-z]+)$", "/home/sam\n", False), ("^[[:digit:]]+$", "123", True), ("(?i)abc", "ABC", True),
+            ("a{2,3}", "aa", True), ("(?m)^b$", "a\nb\nc", True), ("x$", "x\n", False), ("\\d", "٣", False),
+            ("^a\\z", "a", True)]
+REFUSED = ["(?#c)a", "a{1001}", "(?x) a", "\\u0041", "a{,3}", "(a)\\1", "(?<=a)b", "a++", "(?>a)", "a\\Z"]
+
+
+@pytest.fixture(params=["re2", "python"])
+def engine(request, monkeypatch):
+    if request.param == "python":
+        monkeypatch.setattr(regex, "_re2", lambda: None)
+    return request.param
+
+
+@pytest.mark.parametrize(("pattern", "text", "found"), PATTERNS)
+def test_a_pattern_means_the_same_on_either_engine(engine, pattern, text, found):
+    assert (compile_search(pattern)(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern", REFUSED)
+def test_a_pattern_re2_lacks_is_refused_on_either_engine(engine, pattern):
+    with pytest.raises(RegexError, match="cannot hold"):
+        compile_search(pattern)
