@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agent_invariants._js import json_number
-
 __all__ = ("as_double", "json_equal")
 
 
@@ -43,9 +41,15 @@ def json_equal(left: Any, right: Any) -> bool:
 
 
 def as_double(number: int | float) -> int | float:
-    """The number as JavaScript holds it (`json_number`); an integer beyond the largest double is
-    the infinity JavaScript reads it as."""
+    """The number as JavaScript holds it, for comparing: a float as it is, an integer up to 2^53
+    as it is (Python compares those with floats exactly as doubles do), a larger one as the nearest
+    double, and one beyond the largest double as the infinity JavaScript reads it as."""
+    if number.__class__ is float or -_SAFE <= number <= _SAFE:
+        return number
     try:
-        return json_number(number)
+        return float(number)
     except OverflowError:
         return math.inf if number > 0 else -math.inf
+
+
+_SAFE = 2**53

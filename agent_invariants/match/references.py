@@ -67,7 +67,7 @@ class _Source:
         where = operand.get("where")
         self.where_keys = _literal_keys(where)
         self.join = _join_of(where)
-        self.joined: dict[object, list[_Kept]] = {}
+        self.joined: dict[object, _Kept | list[_Kept]] = {}   # one result per key is the rule: no list
         # `where: {"id": {"$arg": "order"}}` alone is all in the index: no args kept, no test run
         self.join_only = self.join is not None and where is not None and len(where.value) == 1
         self.tests: dict[str, Holds] = {key: quick(operand[key]) for key in ("where", "where_result", "find")
@@ -104,7 +104,14 @@ class _Source:
         if self.join is None:
             self.kept.append(kept)
         elif isinstance(call_args, dict) and self.join[0] in call_args:
-            self.joined.setdefault(canonical_key(call_args[self.join[0]]), []).append(kept)
+            key = canonical_key(call_args[self.join[0]])
+            earlier = self.joined.get(key)
+            if earlier is None:
+                self.joined[key] = kept
+            elif isinstance(earlier, list):
+                earlier.append(kept)
+            else:
+                self.joined[key] = [earlier, kept]
 
     def candidates(self, subject_args: Any, position: int, resolve: Resolve) -> list[Any]:
         operand = self.operand
@@ -115,7 +122,8 @@ class _Source:
             wanted = find(subject_args, self.join[1]) if subject_args is not NOT_FOUND else NOT_FOUND
             if wanted is NOT_FOUND:
                 return []
-            pool: list[_Kept] = self.joined.get(canonical_key(wanted), [])
+            bucket = self.joined.get(canonical_key(wanted))
+            pool: list[_Kept] = [] if bucket is None else bucket if isinstance(bucket, list) else [bucket]
         else:
             pool = self.kept
         found: list[Any] = []

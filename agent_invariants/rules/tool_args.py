@@ -182,6 +182,8 @@ class ToolArgs(Rule):
         compiled = _compiled(config)
         self._tree, self._distinct, self._schema = compiled
         self._is_tool = compile_glob(config.tool)
+        # with call_index, a missing call is the rule's own violation (call_missing), not a notice
+        self.checked_nothing_is_normal = config.call_index is not UNSET
         self._exact = config.mode == "exact"
         self._mode = "exact" if self._exact else "subset"
         self._ignore = () if config.ignore is UNSET else tuple(config.ignore)
