@@ -101,7 +101,8 @@ def test_max_violations_keeps_the_first_ones_in_the_rules_order(cli, write):
 
     text = cli("check", "-c", "c.json", "-t", "t.jsonl", "--max-violations", "3").stdout
     assert "✗ stop  stop_is_final  4 errors\n" in text
-    assert text.endswith("t.jsonl:3  seq 3  Event tool.call x occurred after stop event control.stop at seq 2.\n"
+    assert text.endswith("t.jsonl:3  seq 3  [stop_is_final.after_stop] Event tool.call x occurred after stop event "
+                         "control.stop at seq 2.\n"
                          "    … and 1 more (raise --max-violations to see them)\n")
 
 
