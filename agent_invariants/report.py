@@ -61,7 +61,10 @@ class Violation(msgspec.Struct, kw_only=True):
     """Length of that line in UTF-16 code units, where SARIF regions end; present only when the
     check was asked to learn it (`line_lengths=True`, as the CLI does for `--format sarif`)."""
     evidence: dict[str, Any] | UnsetType = UNSET
-    """Facts behind the verdict; keys depend on the rule kind."""
+    """Facts behind the verdict; keys depend on the rule kind. Version-2 kinds give values in
+    RFC 8785 form: a float JSON would write otherwise (`1e21`) is a `JSNumber`, a float that the
+    JSON and SARIF renderers write as JavaScript does (`1e+21`); with msgspec, pass
+    `enc_hook=agent_invariants._js.js_number_hook`, or use `render.json.to_json`."""
     code: str | UnsetType = UNSET
     """What kind of violation this is, `<rule kind>.<reason>` (e.g. `deny_tool.denied`): stable,
     for tools to match on, where the message may change (an addition of contract version 2,

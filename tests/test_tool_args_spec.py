@@ -977,7 +977,8 @@ def test_a_warning_rule_counts_its_unresolved_violation_as_a_warning(run):
 
 # -- point 7: evidence encoding -------------------------------------------------------------------
 
-@pytest.mark.parametrize(("written", "shown"), [("100.0", 100), ("2.50", "2.5"), ("1.0E2", 100), ("-0.0", 0)])
+@pytest.mark.parametrize(("written", "shown"), [("100.0", 100), ("2.50", "2.5"), ("1.0E2", 100), ("1E21", "1e+21"),
+                                               ("0.000001", "0.000001"), ("1e-7", "1e-7"), ("-0.0", 0)])
 def test_evidence_numbers_are_in_canonical_form(run, written, shown):
     line = '{"seq": 1, "type": "tool.call", "tool": "refund", "call_id": "s", "args": {"amount": ' + written + "}}"
     out = run(rule(match={"amount": {"$lt": -1}}), line)

@@ -14,10 +14,11 @@ that the same value always reads and weighs the same, whoever wrote the trace. T
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-from agent_invariants._js import js_number, json_number, utf16_sort_key
+from agent_invariants._js import js_float, js_number, json_number, utf16_sort_key
 from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value")
@@ -89,9 +90,10 @@ def evidence_value(value: Any) -> Any:
         return value
     if isinstance(value, (int, float)):
         try:
-            return json_number(value)
+            number = json_number(value)
         except OverflowError:
             return value
+        return js_float(number) if isinstance(number, float) and math.isfinite(number) else number
     if isinstance(value, list):   # loops, not comprehensions: one frame per level
         items = []
         for item in value:

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants._js import js_number_hook
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
 
@@ -37,4 +38,4 @@ def render(report: Any, options: RenderOptions = DEFAULTS) -> str:
 
 def to_json(value: Any) -> str:
     """Any report, summary or plain data as 2-space indented JSON with a final newline."""
-    return msgspec.json.format(msgspec.json.encode(value), indent=2).decode("utf-8") + "\n"
+    return msgspec.json.format(msgspec.json.encode(value, enc_hook=js_number_hook), indent=2).decode("utf-8") + "\n"

@@ -34,6 +34,7 @@ import sarif_om as om
 from msgspec import UNSET
 
 from agent_invariants import __version__
+from agent_invariants._js import js_number_hook
 from agent_invariants.manual import manual, section, summary_line
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, sections
@@ -81,7 +82,7 @@ def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     run.properties = _truncation(builder)
     log = _plain(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
     ordered = {"$schema": log["$schema"], "version": log["version"], "runs": log["runs"]}
-    return msgspec.json.format(msgspec.json.encode(ordered), indent=2).decode("utf-8") + "\n"
+    return msgspec.json.format(msgspec.json.encode(ordered, enc_hook=js_number_hook), indent=2).decode("utf-8") + "\n"
 
 
 class _Builder:
@@ -295,7 +296,7 @@ def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any) 
     """Stable across runs: rule, file (not its line: comments may move), event seq, evidence."""
     uri = location.physical_location.artifact_location.uri
     key = msgspec.json.encode([rule_id, uri, None if seq is UNSET else seq,
-                               None if evidence is UNSET else evidence], order="sorted")
+                               None if evidence is UNSET else evidence], order="sorted", enc_hook=js_number_hook)
     digest = hashlib.sha256(key).hexdigest()
     return {"primaryLocationLineHash": f"{digest[:16]}:1", "agentInvariants/v1": digest[:32]}
 

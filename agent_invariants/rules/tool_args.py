@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants._js import js_number
+from agent_invariants._js import js_number, js_number_hook
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key, evidence_value
@@ -331,5 +331,5 @@ def _shown(value: Any) -> str:
     candidates as `any of [...]`."""
     if isinstance(value, dict) and list(value) == ["any_of"]:
         return "any of " + _shown(value["any_of"])
-    text = msgspec.json.encode(value).decode()
+    text = msgspec.json.encode(value, enc_hook=js_number_hook).decode()
     return text if len(text) <= 80 else text[:79] + "…"
