@@ -108,8 +108,9 @@ event_bodies = st.fixed_dictionaries({"type": st.sampled_from(TYPES)}, optional=
 
 
 @st.composite
-def traces(draw) -> list[dict[str, Any]]:
-    bodies = draw(st.lists(event_bodies, max_size=14))
+def traces(draw, bodies_of: st.SearchStrategy[dict[str, Any]] = event_bodies) -> list[dict[str, Any]]:
+    """Events of `bodies_of` with strictly increasing seqs, with gaps."""
+    bodies = draw(st.lists(bodies_of, max_size=14))
     seq = draw(st.integers(0, 2))
     out = []
     for body in bodies:

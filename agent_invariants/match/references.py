@@ -76,8 +76,7 @@ class _Source:
         # subject: it is worked out once, kept in order, and its key joins a set, so that "equal to
         # some earlier result" costs one lookup however many results there are.
         self.fixed = not any(key in operand for key in ("where", "where_result", "call_index"))
-        self.values = Candidates()
-        self.values.keys = set()
+        self.values = Candidates(keys=set())
         self.positions: list[int] = []
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
@@ -87,7 +86,7 @@ class _Source:
                            else result)
             if value is not NOT_FOUND:
                 self.values.append(value)
-                self.values.keys.add(canonical_key(value))   # type: ignore[union-attr]
+                self.values.keys.add(canonical_key(value))   # type: ignore[union-attr]   # (a set here)
                 self.positions.append(position)
             return
         if "where_result" in operand:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import FieldProblem
@@ -21,7 +22,6 @@ from agent_invariants.rules.fields import FieldProblem
 __all__ = ("ArgsSchema",)
 
 _REFERENCE_KEYS = ("$ref", "$dynamicRef")
-_MESSAGE = 200
 
 
 class ArgsSchema:
@@ -40,7 +40,7 @@ class ArgsSchema:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
             where = field + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in exc.path)
-            raise FieldProblem(where, f"not a valid JSON Schema: {_cut(exc.message)}") from None
+            raise FieldProblem(where, f"not a valid JSON Schema: {inert(exc.message, VALUE_LIMIT)}") from None
         for where, text in _patterns(schema, field):
             try:
                 compile_search(text)
@@ -58,7 +58,8 @@ class ArgsSchema:
         found: list[dict[str, str]] = []
         try:
             for error in self._validator.iter_errors(args):
-                found.append({"pointer": pointer(tuple(error.absolute_path)), "message": _cut(error.message)})
+                found.append({"pointer": pointer(tuple(error.absolute_path)),
+                              "message": inert(error.message, VALUE_LIMIT)})
                 if len(found) >= most:
                     break
         except _UNUSABLE as exc:
@@ -92,7 +93,7 @@ _UNUSABLE = _unusable_errors()
 def _why(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "its references go round in a circle"
-    return _cut(f"a reference cannot be resolved ({type(exc).__name__}: {exc})")
+    return inert(f"a reference cannot be resolved ({type(exc).__name__}: {exc})", VALUE_LIMIT)
 
 
 def _validator_type() -> Any:
@@ -155,7 +156,3 @@ def _references(schema: Any, path: str) -> Iterator[tuple[str, str]]:
     elif isinstance(schema, list):
         for position, item in enumerate(schema):
             yield from _references(item, f"{path}[{position}]")
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= _MESSAGE else text[:_MESSAGE] + "…"

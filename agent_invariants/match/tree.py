@@ -76,9 +76,9 @@ class Candidates(list):  # type: ignore[type-arg]
 
     __slots__ = ("keys",)
 
-    def __init__(self, values: list[Any] = ()) -> None:   # type: ignore[assignment]
+    def __init__(self, values: list[Any] = (), keys: set[object] | None = None) -> None:  # type: ignore[assignment]
         super().__init__(values)
-        self.keys: set[object] | None = None
+        self.keys = keys
 
 
 def holds_equal(actual: Any, found: list[Any]) -> bool:

@@ -84,7 +84,7 @@ def code_of(violation: Violation) -> str:
     /args/amount`), as every format but JSON shows it (JSON has both fields)."""
     code = "" if violation.code is UNSET else violation.code
     if violation.pointer is not UNSET:
-        return f"{code} at {violation.pointer or '/'}"
+        return f"{code} at {violation.pointer}"
     return code
 
 

@@ -7,6 +7,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants._js import js_number, js_number_hook
+from agent_invariants._safe import inert
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key, evidence_value
@@ -57,7 +58,7 @@ class ToolArgsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_args"):
             raise FieldProblem("distinct", "distinct cannot be combined with call_index (one call is always distinct)")
         if self.ignore is not UNSET and self.mode != "exact":
             raise FieldProblem("ignore", 'ignore is only for mode "exact"')
-        _compiled(self)
+        _COMPILED[id(self)] = (self, _compile(self))   # checked here, kept for the rule of each check
 
 
 class _Compiled(NamedTuple):
@@ -66,7 +67,24 @@ class _Compiled(NamedTuple):
     schema: ArgsSchema | None
 
 
+_COMPILED: dict[int, tuple[ToolArgsConfig, _Compiled]] = {}
+"""Each config's compiled form, by id (the config is held, so its id is not reused): a check of
+many traces makes a rule per trace, and a schema takes long to check and try. Emptied at 1,000."""
+
+
 def _compiled(config: ToolArgsConfig) -> _Compiled:
+    """The compiled form of a loaded config, compiled once."""
+    found = _COMPILED.get(id(config))
+    if found is not None and found[0] is config:
+        return found[1]
+    if len(_COMPILED) >= 1000:
+        _COMPILED.clear()
+    compiled = _compile(config)
+    _COMPILED[id(config)] = (config, compiled)
+    return compiled
+
+
+def _compile(config: ToolArgsConfig) -> _Compiled:
     """The rule's trees, paths and schema, compiled; a mistake is a FieldProblem at its path."""
     try:
         tree = None if config.match is UNSET else compile_tree(config.match, "match", allowed=REFERENCES)
@@ -269,7 +287,7 @@ class ToolArgs(Rule):
         """The mismatch and unresolved violations of a call whose args do not match."""
         if outcome.mismatches:
             listed = [_at_args(entry) for entry in outcome.mismatches[:MAX_LISTED]]
-            first = listed[0]
+            first = evidence_value(listed[0])
             shown = f"{first['pointer']} expected {_shown(first['expected'])}"
             if "actual" in first:
                 shown += f", got {_shown(first['actual'])}"
@@ -298,7 +316,7 @@ class ToolArgs(Rule):
             self._first_with[key] = call.seq
             return
         self._report(call, "not_distinct", f"Args of {_named(call)} repeat those of the call at seq {js_number(first)} "
-                     f"({', '.join(self._config.distinct or ())}).", {"key": [evidence_value(v) for v in values]},
+                     f"({', '.join(self._config.distinct or ())}).", {"key": values},
                      pointer(("args", *self._distinct[0])), related=[first])
 
     def _report(self, call: _Call, reason: str, message: str, extra: dict[str, Any], at: str,
@@ -320,10 +338,8 @@ def _named(call: _Call) -> str:
 
 
 def _at_args(entry: dict[str, Any]) -> dict[str, Any]:
-    """An evaluation entry with its pointer into the event (under `/args`), values as evidence."""
-    shown = {key: evidence_value(value) for key, value in entry.items()}
-    shown["pointer"] = "/args" + entry["pointer"]
-    return shown
+    """An evaluation entry with its pointer into the event (under `/args`)."""
+    return {**entry, "pointer": "/args" + entry["pointer"]}
 
 
 def _shown(value: Any) -> str:
@@ -331,5 +347,4 @@ def _shown(value: Any) -> str:
     candidates as `any of [...]`."""
     if isinstance(value, dict) and list(value) == ["any_of"]:
         return "any of " + _shown(value["any_of"])
-    text = msgspec.json.encode(value, enc_hook=js_number_hook).decode()
-    return text if len(text) <= 80 else text[:79] + "…"
+    return inert(msgspec.json.encode(value, enc_hook=js_number_hook).decode(), 79)
