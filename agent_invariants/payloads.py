@@ -11,7 +11,7 @@ fields on every event that carries it (§10, point 16): `args` an object; `durat
 included; null for none of the others. A problem stops the check with `file:line: $.field: ...`.
 
 `decoded(raw)` is the one way rules read a payload: the value is decoded once per event, however
-many rules ask (the last few are remembered by identity), and must not be changed by its reader.
+many rules ask one after the other (the last one is remembered), and must not be changed by its reader.
 """
 from __future__ import annotations
 
@@ -30,25 +30,25 @@ from agent_invariants.validation import json_type
 __all__ = ("FieldTypes", "decoded", "field_problem", "text")
 
 _decode = msgspec.json.Decoder().decode
-_MEMO: dict[int, tuple[Raw, Any]] = {}
-_MEMO_SIZE = 16
+_last: tuple[Raw | None, Any] = (None, None)
+"""The payload decoded last and its value: the rules that read a field of an event read it one
+after the other. (One tuple, replaced whole, so that a reader in another thread sees a pair.)
+Holding the payload keeps it alive, so the identity test cannot meet a reused address."""
 
 _TEXT_LIMITS = (("status", 100), ("approver", 500), ("reason", 500))
 
 
 def decoded(raw: Raw) -> Any:
     """The JSON value of a raw payload, decoded once however many rules read it."""
-    key = id(raw)
-    found = _MEMO.get(key)
-    if found is not None and found[0] is raw:
-        return found[1]
+    global _last
+    last = _last
+    if last[0] is raw:
+        return last[1]
     try:
         value = _decode(raw)
     except msgspec.ValidationError:   # a number beyond any double: read as JavaScript reads it
         value = _decode_wide(raw)
-    if len(_MEMO) >= _MEMO_SIZE:
-        _MEMO.clear()
-    _MEMO[key] = (raw, value)   # holding `raw` keeps its id from being reused while remembered
+    _last = (raw, value)
     return value
 
 

@@ -94,6 +94,9 @@ def _array(tests: list[Holds]) -> Holds:
 def _all(tests: list[Holds]) -> Holds:
     if len(tests) == 1:
         return tests[0]
+    if len(tests) == 2:   # a range (`$gt` and `$lte`): the usual case, without a generator
+        first, second = tests
+        return lambda actual, resolve: first(actual, resolve) and second(actual, resolve)
     return lambda actual, resolve: all(test(actual, resolve) for test in tests)
 
 

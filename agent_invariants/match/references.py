@@ -78,6 +78,9 @@ class _Source:
         self.fixed = not any(key in operand for key in ("where", "where_result", "call_index"))
         self.values = Candidates(keys=set())
         self.positions: list[int] = []
+        # A join with nothing more to try or take out: each kept value before the subject is a candidate.
+        self.plain_join = self.join_only and not any(key in operand for key in (
+            "where_result", "call_index", "find", "select", "length"))
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
@@ -122,7 +125,11 @@ class _Source:
             if wanted is NOT_FOUND:
                 return []
             bucket = self.joined.get(canonical_key(wanted))
-            pool: list[_Kept] = [] if bucket is None else bucket if isinstance(bucket, list) else [bucket]
+            if bucket is None:
+                return []
+            pool: list[_Kept] = bucket if isinstance(bucket, list) else [bucket]
+            if self.plain_join:
+                return [kept.value for kept in pool if kept.position < position]
         else:
             pool = self.kept
         found: list[Any] = []
@@ -302,17 +309,17 @@ class _Resolver:
         self._found: dict[int, list[Any]] = {}
 
     def __call__(self, reference: Reference) -> list[Any]:
-        found = self._found.get(id(reference))
-        if found is None:
-            found = self._found[id(reference)] = self._resolve(reference)
+        key = id(reference)
+        found = self._found.get(key)
+        if found is not None:
+            return found
+        name = reference.name
+        if name == "$from_result":
+            found = self._sources[id(reference.operand)].candidates(self._args, self._position, self)
+        else:
+            whole = self._args if name == "$arg" else self._output
+            value = find(whole, reference.operand) if whole is not NOT_FOUND else NOT_FOUND
+            found = [] if value is NOT_FOUND else [value]
+        self._found[key] = found
         return found
-
-    def _resolve(self, reference: Reference) -> list[Any]:
-        if reference.name == "$arg":
-            value = find(self._args, reference.operand) if self._args is not NOT_FOUND else NOT_FOUND
-            return [] if value is NOT_FOUND else [value]
-        if reference.name == "$from_output":
-            value = find(self._output, reference.operand) if self._output is not NO_OUTPUT else NOT_FOUND
-            return [] if value is NOT_FOUND else [value]
-        return self._sources[id(reference.operand)].candidates(self._args, self._position, self)
 

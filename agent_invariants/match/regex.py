@@ -73,8 +73,12 @@ def _re2_search(engine: Any, pattern: str) -> Callable[[str], object]:
     found = engine.Set.SearchSet(options)
     found.Add(pattern)
     found.Compile()
-    search: Callable[[str], object] = found.Match
-    return search
+    inner = getattr(found, "_set", None)   # the compiled set under google-re2's Python wrapper
+    if inner is None:
+        search: Callable[[str], object] = found.Match
+        return search
+    match = inner.Match   # what the wrapper's Match calls on the UTF-8 text, minus a frame per search
+    return lambda text: match(text.encode()) or None
 
 
 def _python_search(pattern: str) -> Callable[[str], object]:

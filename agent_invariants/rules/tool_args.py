@@ -15,7 +15,16 @@ from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.match.quick import quick
 from agent_invariants.match.references import NO_OUTPUT, Memory, references_in
 from agent_invariants.match.schema import ArgsSchema
-from agent_invariants.match.tree import REFERENCES, MatchError, Node, Outcome, compile_tree, evaluate, no_references
+from agent_invariants.match.tree import (
+    REFERENCES,
+    MatchError,
+    Node,
+    Outcome,
+    Resolve,
+    compile_tree,
+    evaluate,
+    no_references,
+)
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
@@ -208,6 +217,9 @@ class ToolArgs(Rule):
         self._holds = None if self._tree is None else quick(self._tree, exact=self._exact, ignore=self._ignore)
         self._memory = Memory(self._tree)
         self._at_end = any(reference.name == "$from_output" for reference in references_in(self._tree))
+        # a match tree alone, judged as the call comes: a call that matches needs nothing more
+        self._tree_only = self._holds is not None and self._schema is None and not self._distinct \
+            and not self._at_end
         self._waiting: list[_Call] = []      # calls judged at the end (rules reading the output)
         self._output: Any = NO_OUTPUT
         self._calls = 0                      # calls the glob matched so far
@@ -240,6 +252,10 @@ class ToolArgs(Rule):
             return
         self.checked += 1
         args = NOT_FOUND if event.args is UNSET else decoded(event.args)
+        holds = self._holds
+        if self._tree_only and args is not NOT_FOUND and holds is not None \
+                and holds(args, self._resolver(args, index, NO_OUTPUT)):
+            return   # the usual call: its args match, and nothing else is asked of them
         call = _Call(event.seq, index, event.tool, event.call_id, number, args)   # type: ignore[arg-type]
         if self._at_end:
             self._waiting.append(call)
@@ -269,8 +285,7 @@ class ToolArgs(Rule):
             self._report(call, "args_missing", f"Call {_named(call)} has no args to check.", {}, "/args", "unresolved")
             return
         if self._tree is not None and self._holds is not None:
-            resolve = self._memory.resolver(call.args, call.position, output) if self._memory.references \
-                else no_references
+            resolve = self._resolver(call.args, call.position, output)
             if not self._holds(call.args, resolve):   # the quick yes; evaluate() only to say why not
                 self._explain(call, evaluate(self._tree, call.args, resolve, exact=self._exact,
                                                     ignore=self._ignore))
@@ -282,6 +297,10 @@ class ToolArgs(Rule):
                              f"{errors[0]['message']}.", {"errors": errors}, errors[0]["pointer"])
         if self._distinct:
             self._check_distinct(call)
+
+    def _resolver(self, args: Any, position: int, output: Any) -> Resolve:
+        """The candidates of the tree's references for the call at `position` with these args."""
+        return self._memory.resolver(args, position, output) if self._memory.references else no_references
 
     def _explain(self, call: _Call, outcome: Outcome) -> None:
         """The mismatch and unresolved violations of a call whose args do not match."""
