@@ -27,10 +27,15 @@ from agent_invariants.cli_options import (
     DEFAULT_MAX_LINE_BYTES,
     ContractOpt,
     Format,
+    ImportOptions,
+    InputFormat,
+    InputFormatOpt,
     JsonFormatOpt,
     MaxLineOpt,
     OutputOpt,
+    ProfileOpt,
     ReportOptions,
+    RunOpt,
     UnusedBaseline,
     UnusedCandidate,
     UnusedContract,
@@ -51,6 +56,7 @@ from agent_invariants.output import (
 
 if TYPE_CHECKING:   # imported where used, so that --help stays fast
     from agent_invariants.contract import Contract, ContractSource
+    from agent_invariants.importers.source import ImportedTrace
     from agent_invariants.render.shared import AnyReport
     from agent_invariants.report import CheckReport
 
@@ -98,14 +104,21 @@ def check(
     contract: ContractOpt = None,
     _baseline: UnusedBaseline = None,
     _candidate: UnusedCandidate = None,
+    input_format: InputFormatOpt = InputFormat.native,
+    run_id: RunOpt = None,
+    profile: ProfileOpt = None,
     *,
     options: ReportOptions,
 ) -> None:
     """Check traces against a contract (one trace: its report; several: one section each)."""
     from agent_invariants import batch
 
+    imports = ImportOptions(input_format, run_id, profile)
     contract_path = find_contract(contract, trace)
     run = _Run.start(contract_path, options)
+    if not imports.native:
+        _finish(_check_imported(run, trace, imports, contract_path), run)
+    _refuse_run_option(imports)
     if batch.is_single(trace):
         batch.check_file_name(trace[0])
         refuse_input_as_output(options.output, contract_path, trace[0])
@@ -118,6 +131,44 @@ def check(
         run.contract, paths, jobs=_processes(options.jobs), max_line_bytes=options.max_line_bytes,
         max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
         strict=options.strict)), run)
+
+
+def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contract_path: Path) -> AnyReport:
+    from agent_invariants import batch
+    from agent_invariants.importers.checks import check_imported
+
+    paths = traces if batch.is_single(traces) else batch.expand_traces(traces, exclude=[str(contract_path)])
+    for path in paths:
+        batch.check_file_name(path)
+    refuse_input_as_output(run.options.output, contract_path, *paths)
+    run.inside_sarif_root(*[path for path in paths if path != "-"])
+    options = run.options
+    return check_imported(run.contract, paths, imports.input_format.value, run=imports.run,
+                          profile=_profile(imports), max_line_bytes=options.max_line_bytes,
+                          max_violations=options.max_violations, strict=options.strict)
+
+
+def _profile(imports: ImportOptions) -> object:
+    """The loaded `--profile`, or None."""
+    if imports.profile is None:
+        return None
+    from agent_invariants.importers.profile import load_profile
+
+    return load_profile(imports.profile)
+
+
+def _refuse_run_option(imports: ImportOptions) -> None:
+    if imports.run is not None or imports.profile is not None:
+        fail("--run and --profile are for traces in other formats: add --input-format (auto, otel, openinference, "
+             "openai-agents, langsmith, mcp-log)")
+
+
+def _imported(path: str, imports: ImportOptions, max_line_bytes: int) -> ImportedTrace:
+    """The one run of `path` to read, imported."""
+    from agent_invariants.importers.checks import imported_source
+
+    return imported_source(path, imports.input_format.value, run=imports.run, profile=_profile(imports),
+                           max_line_bytes=max_line_bytes)
 
 
 def _check_one(run: _Run, trace: str) -> CheckReport:
@@ -143,6 +194,9 @@ def compare(
         help="Trace of the changed run (or a folder/glob of them); repeat for several.")],
     contract: ContractOpt = None,
     _trace: UnusedTrace = None,
+    input_format: InputFormatOpt = InputFormat.native,
+    run_id: RunOpt = None,
+    profile: ProfileOpt = None,
     *,
     options: ReportOptions,
 ) -> None:
@@ -150,9 +204,19 @@ def compare(
     from agent_invariants import batch
     from agent_invariants.api import compare_traces
 
+    imports = ImportOptions(input_format, run_id, profile)
     contract_path = find_contract(contract, baseline + candidate)
     run = _Run.start(contract_path, options)
     jobs = _processes(options.jobs)
+    if not imports.native:
+        if not (batch.is_single(baseline) and batch.is_single(candidate)) or run_id == "all":
+            fail("compare --input-format takes one baseline and one candidate file, and one run of each (--run ID)")
+        refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
+        run.inside_sarif_root(*[path for path in candidate if path != "-"])
+        _finish(compare_traces(run.contract, _imported(baseline[0], imports, options.max_line_bytes),
+                               _imported(candidate[0], imports, options.max_line_bytes),
+                               max_violations=options.max_violations, strict=options.strict), run)
+    _refuse_run_option(imports)
     if batch.is_single(baseline) and batch.is_single(candidate):
         batch.check_file_name(baseline[0])
         batch.check_file_name(candidate[0])
@@ -296,14 +360,57 @@ def summary(
     _contract: UnusedContract = None,
     _baseline: UnusedBaseline = None,
     _candidate: UnusedCandidate = None,
+    input_format: InputFormatOpt = InputFormat.native,
+    run_id: RunOpt = None,
+    profile: ProfileOpt = None,
 ) -> None:
     """Print counts for a trace, as JSON: tools, approvals, failures, outcomes, completion claims."""
     from agent_invariants.api import summarize_trace
     from agent_invariants.reader import TraceFile
     from agent_invariants.render import json
 
+    imports = ImportOptions(input_format, run_id, profile)
     refuse_input_as_output(output, trace)
-    write(json.render(summarize_trace(TraceFile(trace, max_line_bytes=max_line_bytes))), output)
+    if imports.native:
+        _refuse_run_option(imports)
+    source = TraceFile(trace, max_line_bytes=max_line_bytes) if imports.native \
+        else _imported(trace, imports, max_line_bytes)
+    write(json.render(summarize_trace(source)), output)
+
+
+@app.command(cls=Command)
+def convert(
+    inputs: Annotated[list[str], typer.Argument(metavar="IN...", show_default=False,
+                                                help="Files to convert (- for stdin).")],
+    source_format: Annotated[InputFormat, typer.Option(
+        "--from", help="Their format: auto (told from the first record), otel, openinference, openai-agents, "
+        "langsmith, mcp-log.")] = InputFormat.auto,
+    run_id: RunOpt = None,
+    profile: ProfileOpt = None,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out-dir", metavar="DIR", show_default=False,
+        help="Write each run to DIR/<run id>.jsonl (needed when the input holds several runs and no --run).")] = None,
+    output: OutputOpt = None,
+    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Convert traces of other tools (OpenTelemetry, OpenInference, the OpenAI Agents SDK, LangSmith, MCP logs)
+    to native JSONL."""
+    from agent_invariants.importers.convert import convert_files
+
+    if source_format is InputFormat.native:
+        fail("--from native: the input is already native JSONL; name the format to convert from")
+    if out_dir is not None and output is not None:
+        fail("--out-dir and --output cannot be used together: the runs go to DIR, one file each")
+    for path in inputs:
+        refuse_input_as_output(output, path)
+    files, note = convert_files(inputs, source_format.value, run=run_id,
+                                profile=_profile(ImportOptions(source_format, run_id, profile)),
+                                max_line_bytes=max_line_bytes, out_dir=out_dir)
+    if out_dir is None:
+        write(files[0][1], output)
+    else:
+        create_new(files, out_dir)
+    _say(note)
 
 
 @app.command(cls=Command)

@@ -25,9 +25,14 @@ __all__ = (
     "ContractOpt",
     "Format",
     "JsonFormatOpt",
+    "ImportOptions",
+    "InputFormat",
+    "InputFormatOpt",
     "MaxLineOpt",
     "OutputOpt",
+    "ProfileOpt",
     "ReportOptions",
+    "RunOpt",
     "UnusedBaseline",
     "UnusedCandidate",
     "UnusedContract",
@@ -50,6 +55,42 @@ class Format(str, Enum):  # noqa: UP042
     junit = "junit"
     markdown = "markdown"
     github = "github"
+
+
+class InputFormat(str, Enum):  # noqa: UP042   (as Format)
+    native = "native"
+    auto = "auto"
+    otel = "otel"
+    openinference = "openinference"
+    openai_agents = "openai-agents"
+    langsmith = "langsmith"
+    mcp_log = "mcp-log"
+
+
+class ImportOptions(NamedTuple):
+    """How traces in other formats are read (`--input-format`, `--run`, `--profile`)."""
+
+    input_format: InputFormat
+    run: str | None
+    profile: Path | None
+
+    @property
+    def native(self) -> bool:
+        return self.input_format is InputFormat.native
+
+
+InputFormatOpt = Annotated[InputFormat, typer.Option(
+    "--input-format", help="Format of the traces: native (our JSONL), auto (told from the first record), or "
+    "the format of another tool: otel (OTLP JSON lines, GenAI conventions), openinference, openai-agents "
+    "(the Agents SDK's exported spans), langsmith (runs), mcp-log.")]
+RunOpt = Annotated[str | None, typer.Option(
+    "--run", metavar="ID", show_default=False,
+    help="With --input-format: the run to check when the input holds several (a trace id, an MCP session); "
+    "all: every run, one section each.")]
+ProfileOpt = Annotated[Path | None, typer.Option(
+    "--profile", metavar="PATH", show_default=False,
+    help="With --input-format: a mapping profile (JSON or YAML) turning records into approvals, stops, "
+    "outcomes and claims.")]
 
 
 class Anchor(str, Enum):  # noqa: UP042   (as Format)

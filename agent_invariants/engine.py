@@ -239,6 +239,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         truncated=True if cut else UNSET,
         violations_total=total if cut else UNSET,
         trace=UNSET if source.path is None else source.path,
+        run=UNSET if source.run_id is None else source.run_id,
         notices=notices or UNSET,
     )
     return Checked(report, counter, source)

@@ -54,6 +54,8 @@ class TraceSource:
 
     name: str
     path: str | None = None
+    run_id: str | None = None
+    """The run an imported trace holds (see `importers`); None for native traces."""
 
     def __iter__(self) -> Iterator[Event]:
         raise NotImplementedError

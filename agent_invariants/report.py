@@ -188,6 +188,9 @@ class CheckReport(msgspec.Struct, kw_only=True):
     """(An addition.) How many violations all rules found, kept or not; present only with `truncated`."""
     trace: str | UnsetType = UNSET
     """The trace file as named by the user; absent for in-memory traces."""
+    run: str | UnsetType = UNSET
+    """(An addition.) For a trace imported from another format, the run checked (a trace id, an
+    MCP session); absent for native traces."""
     notices: list[Notice] | UnsetType = UNSET
     """(An addition.) Signs that the trace may not have been really checked: no events, misspelt
     event types or fields, rules that checked nothing; absent when there are none."""

@@ -116,7 +116,8 @@ def _check(report: CheckReport, paint: Paint, quiet: bool, all_rules: bool = Tru
     verdict = _verdict(paint, report.passed, "PASS", "FAIL")
     lines = [f"{verdict}  {inert(report.contract.name)}"]
     if report.trace is not UNSET:
-        lines.append(f"      trace {inert(report.trace)}")
+        run = "" if report.run is UNSET else f" (run {inert(report.run)})"
+        lines.append(f"      trace {inert(report.trace)}{run}")
     lines.append("      " + _counts(report))
     if quiet:
         return lines

@@ -1,0 +1,100 @@
+"""Importers: the traces people already have, read as our events (spec/v2-extensions.md §7).
+
+One module per format, each with the same small interface: `FORMAT` (its name), `sniff(record)`
+(whether a first record is of the format) and `runs(records, context)` (the runs it finds, each a
+`Timeline` of events). `common` holds the mapping rules they share, `profile` the convention and
+user profiles, `records` the reading of the source file.
+
+    runs = import_runs("spans.otlp.jsonl", "auto")     # [(run_id, [(event, line), ...]), ...]
+    report = check_trace(contract, ImportedTrace(SourceFile.of("spans.otlp.jsonl"), runs[0]))
+
+An imported trace is a `TraceSource` like a native one: every rule, report and location works on
+it unchanged, and violations point at the source file and the line of the record each event came
+from (`data.source` says which span).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from agent_invariants.errors import TraceError
+from agent_invariants.importers.records import Record, SourceFile, read_records
+from agent_invariants.importers.run import ALL_RUNS, Context
+
+__all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "detect", "import_file", "import_runs")
+
+FORMATS = ("otel", "openinference", "openai-agents", "langsmith", "mcp-log")
+"""The formats `--input-format`, `convert --from` and the MCP tools accept (besides `auto`, and
+`native` for our own JSONL)."""
+
+
+class ImportedRun(NamedTuple):
+    """One run of an import: its id and its events with the source line of each."""
+
+    run_id: str
+    events: list[tuple[dict[str, Any], int | None]]
+
+
+_MODULES = {"otel": "otel", "openinference": "openinference", "openai-agents": "openai_agents",
+            "langsmith": "langsmith", "mcp-log": "mcp_log"}
+
+
+def _module(name: str) -> ModuleType:
+    """The module of a format, imported when first used (`--help` and native checks need none)."""
+    return importlib.import_module(f"agent_invariants.importers.{_MODULES[name]}")
+
+
+def detect(value: Any, file: str, line: int) -> str:
+    """The format of a first record, or a TraceError listing the formats when none fits.
+    OpenInference is told from plain OpenTelemetry by its `openinference.span.kind` attribute."""
+    for name in ("openinference", "otel", "openai-agents", "langsmith", "mcp-log"):
+        if _module(name).sniff(value):
+            return name
+    raise TraceError(file, line, "cannot tell the format of this record (auto); name it with --input-format, one "
+                     f"of: {', '.join(FORMATS)}")
+
+
+class Imported(NamedTuple):
+    """What one source file held: its runs, the format read, and how many records were skipped
+    (of kinds the format's mapping does not use)."""
+
+    runs: list[ImportedRun]
+    source_format: str
+    skipped: int
+
+
+def import_runs(source: str | os.PathLike[str] | bytes | SourceFile, source_format: str = "auto", *,
+                profile: Any = None, run: str | None = None, max_line_bytes: int = 1 << 20,
+                name: str | None = None) -> list[ImportedRun]:
+    """The runs of a source file in `source_format` (`auto` sniffs the first record): with `run`
+    None every run, else only that one (or `all`). Raises TraceError on bad input."""
+    return import_file(source, source_format, profile=profile, run=run, max_line_bytes=max_line_bytes,
+                       name=name).runs
+
+
+def import_file(source: str | os.PathLike[str] | bytes | SourceFile, source_format: str = "auto", *,
+                profile: Any = None, run: str | None = None, max_line_bytes: int = 1 << 20,
+                name: str | None = None) -> Imported:
+    """`import_runs`, with the format found and the count of records skipped."""
+    file = source if isinstance(source, SourceFile) else SourceFile.of(source, name)
+    context = Context(file.name, profile, run)
+    records = read_records(file, max_line_bytes)
+    first = next(records, None)
+    if first is None:
+        raise TraceError(file.name, None, "is empty: there is nothing to import")
+    chosen = detect(first.value, file.name, first.line) if source_format == "auto" else source_format
+    module = _module(chosen)
+    found = [ImportedRun(found.run_id, [(event, line) for event, line in found.timeline.events()])
+             for found in module.runs(_chain(first, records), context)]
+    if run is not None and run != ALL_RUNS and not found:
+        known = ", ".join(context.other_runs[:20]) or "none"
+        raise TraceError(file.name, None, f"has no run {run!r}; its runs: {known}")
+    return Imported(found, chosen, context.skipped)
+
+
+def _chain(first: Record, rest: Iterator[Record]) -> Iterator[Record]:
+    yield first
+    yield from rest

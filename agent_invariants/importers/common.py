@@ -1,0 +1,244 @@
+"""The mapping rules every importer shares (spec/v2-extensions.md §7, §10 points 26-36).
+
+An importer reads its format and says, for one run, which events happened when: a call at a span's
+start, its result at the span's end, `run.start` at the root's start, and so on. It hands them to
+a `Timeline`, which writes the run out the same way whatever the format:
+
+- events in time order; at equal times the run's start first and its end last, ends before
+  starts, deeper ends first, shallower starts first, then source order (a span that takes no time
+  still starts before it ends);
+- `seq` 1..n, `time` in UTC ISO 8601 from the integer clock (nanoseconds: nine digits; sources
+  that write ISO strings: the microsecond, six digits), never through a float;
+- `call_id` the native id, or the span's: an id seen on an earlier call gets `~2`, `~3`… and the
+  native one goes to `data.native_call_id` (the result and any grant of that call follow it);
+- `data.source` = `{format, file, line, span_id}`: where each event came from.
+
+`parse_args` and `parse_result` read the payloads every format writes as JSON text, the same way:
+an object (args) or any JSON (result) when the text is JSON, else the text is kept as written, in
+`data.raw_args` / `data.raw_result`. Nothing is ever evaluated: a Python repr stays a string.
+"""
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import msgspec
+
+from agent_invariants._js import utf16_len
+
+__all__ = ("END", "FIRST", "LAST", "START", "Emitted", "Timeline", "cut_text", "duration_ms", "iso_nanos",
+           "nanos_iso", "parse_args", "parse_result")
+
+FIRST = -1
+"""The run's start: before anything else at its instant."""
+END = 0
+"""A span's end."""
+START = 1
+"""A span's start (or an event of one instant)."""
+LAST = 2
+"""The run's end: after anything else at its instant."""
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_decode = msgspec.json.Decoder().decode
+
+
+class Emitted(NamedTuple):
+    """One event written out: the native event and the source line it came from."""
+
+    event: dict[str, Any]
+    line: int | None
+
+
+class _Entry(NamedTuple):
+    at: int              # the source clock, in nanoseconds
+    phase: int           # END before START at the same time
+    depth: int           # nesting of the span the event belongs to
+    order: float         # source order
+    event: dict[str, Any]
+    line: int | None
+    key: object          # the call an event belongs to (its call, result, grant), or None
+
+
+class Timeline:
+    """The events of one imported run, added in any order and written out in time order.
+
+    `digits` is the precision of the source's clock: 9 for nanosecond clocks, 6 for ISO strings.
+    """
+
+    def __init__(self, source_format: str, file: str, run_id: str, digits: int = 9) -> None:
+        self.format, self.file, self.run_id, self.digits = source_format, file, run_id, digits
+        self._entries: list[_Entry] = []
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, event: dict[str, Any], at: int, *, phase: int = START, depth: int = 0, line: int | None = None,
+            span_id: str | None = None, key: object = None, synthetic: bool = False,
+            order: float | None = None) -> None:
+        """An event (without seq, time and run_id) at `at` nanoseconds. `key` ties a call to its
+        result and grants, so that they share the call id it is finally given; `order` puts it
+        elsewhere than the end of the source order among events of the same instant (a hoisted
+        grant takes its call's order less a half)."""
+        source: dict[str, Any] = {"format": self.format, "file": self.file}
+        if line is not None:
+            source["line"] = line
+        if span_id is not None:
+            source["span_id"] = span_id
+        if synthetic:
+            source["synthetic"] = True
+        event["data"] = {**event.get("data", {}), "source": source}
+        self._entries.append(_Entry(at, phase, depth if phase == START else -depth,
+                                    len(self._entries) if order is None else order, event, line, key))
+
+    def order_of(self, key: object) -> float | None:
+        """The source order of the call tied to `key` (for events placed just before it)."""
+        for entry in self._entries:
+            if entry.key == key and entry.event["type"] == "tool.call":
+                return entry.order
+        return None
+
+    def events(self) -> Iterator[Emitted]:
+        """The run's events in order, numbered, timed and with call ids made unique."""
+        entries = sorted(self._entries, key=lambda entry: entry[:4])
+        calls = {entry.key for entry in entries if entry.key is not None and entry.event["type"] == "tool.call"}
+        started: set[object] = set()
+        held: dict[object, list[_Entry]] = {}
+        ordered: list[_Entry] = []
+        for entry in entries:
+            if entry.key is not None and entry.event["type"] == "tool.call":
+                started.add(entry.key)
+                ordered.append(entry)
+                ordered.extend(held.pop(entry.key, ()))
+            elif entry.key in calls and entry.key not in started and entry.phase == END:
+                held.setdefault(entry.key, []).append(entry)   # its call starts at the same instant
+            else:
+                ordered.append(entry)
+        for waiting in held.values():
+            ordered.extend(waiting)
+        ids = _CallIds()
+        for seq, entry in enumerate(ordered, 1):
+            event = {"seq": seq, "type": entry.event["type"], "time": nanos_iso(entry.at, self.digits),
+                     "run_id": self.run_id}
+            event.update((name, value) for name, value in entry.event.items() if name != "type")
+            ids.apply(event, entry.key)
+            yield Emitted(event, entry.line)
+
+
+class _CallIds:
+    """Unique call ids: the first call with a native id keeps it; later ones get `~2`, `~3`…"""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._given: dict[object, str] = {}
+
+    def apply(self, event: dict[str, Any], key: object) -> None:
+        native = event.get("call_id")
+        if event["type"] == "tool.call" and native is not None:
+            count = self._seen.get(native, 0) + 1
+            self._seen[native] = count
+            if count > 1:
+                event["call_id"] = f"{native}~{count}"
+                event["data"] = {"native_call_id": native, **event["data"]}
+            if key is not None:
+                self._given[key] = event["call_id"]
+        elif key is not None and key in self._given:
+            given = self._given[key]
+            if given != native and native is not None:
+                event["data"] = {"native_call_id": native, **event["data"]}
+            event["call_id"] = given
+
+
+def duration_ms(start: int, end: int) -> int | float | None:
+    """`duration_ms` from two clock readings in nanoseconds: an integer when it is whole; None
+    when the clock went backwards (the source's times cannot say how long it took)."""
+    if end < start:
+        return None
+    whole, rest = divmod(end - start, 1_000_000)
+    return whole if rest == 0 else (end - start) / 1_000_000
+
+
+def nanos_iso(nanos: int, digits: int = 9) -> str:
+    """Nanoseconds since the epoch as UTC ISO 8601 (`2025-01-31T08:00:00.123456789Z`), exactly."""
+    seconds, fraction = divmod(nanos, 1_000_000_000)
+    stamp = (_EPOCH + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    if digits == 6:
+        return f"{stamp}.{fraction // 1000:06d}Z"
+    return f"{stamp}.{fraction:09d}Z"
+
+
+def iso_nanos(text: str) -> int | None:
+    """An ISO 8601 time (a zone, `Z`, or none: UTC) as nanoseconds since the epoch, to the
+    microsecond; None when it is not one."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+def parse_args(value: Any) -> tuple[dict[str, Any] | None, Any]:
+    """(args, raw): an object as the args; JSON text holding an object parsed; anything else
+    (other JSON, text that is not JSON, a Python repr) kept as written in `raw`."""
+    if value is None:
+        return None, None
+    if isinstance(value, dict):
+        return value, None
+    if isinstance(value, str):
+        parsed = _json(value)
+        if isinstance(parsed, dict):
+            return parsed, None
+    return None, value
+
+
+def parse_result(value: Any, json_text: bool = False) -> tuple[Any, Any]:
+    """(result, raw): text that is JSON (or whose mime type says JSON) parsed; other text kept as
+    the string itself, and also in `raw` when it looks like a Python repr (never evaluated)."""
+    if not isinstance(value, str):
+        return value, None
+    parsed = _json(value)
+    if parsed is not _NOT_JSON:
+        return parsed, None
+    if json_text or _looks_like_repr(value):
+        return value, value
+    return value, None
+
+
+_NOT_JSON: Any = object()
+
+
+def _json(text: str) -> Any:
+    """The JSON value of `text`, or `_NOT_JSON` (so that a JSON `null` is told apart)."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in '{["-0123456789tfn':
+        return _NOT_JSON
+    try:
+        value = _decode(stripped)
+    except (msgspec.DecodeError, RecursionError, msgspec.ValidationError):
+        return _NOT_JSON
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NOT_JSON
+    return value
+
+
+def _looks_like_repr(text: str) -> bool:
+    """Python's `str()` of a dict, list, tuple or object: `{'a': 1}`, `[1, 'x']`, `Order(id=1)`."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[", "(") and stripped[-1:] in ("}", "]", ")"):
+        return True
+    head, _, rest = stripped.partition("(")
+    return bool(rest) and stripped.endswith(")") and head.replace(".", "").replace("_", "").isalnum()
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text` within `limit` UTF-16 units (the limits of `reason`, `status`…), `…` marking a cut."""
+    if utf16_len(text) <= limit:
+        return text
+    kept = text[: limit - 1]
+    while utf16_len(kept) > limit - 1:
+        kept = kept[:-1]
+    return kept + "…"

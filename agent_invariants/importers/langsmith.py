@@ -1,0 +1,294 @@
+"""`langsmith`: LangSmith runs (LangChain, LangGraph), one root run per line with its `child_runs`
+nested, or every run on its own line (§7, §10 points 26-28, 31, 36).
+
+- the root (`parent_run_id` null): `run.start`, then `run.completed` with `output` (its
+  `outputs.output`, else its `outputs`), or `run.failed` {status: failed, reason} when it has an
+  `error`;
+- `run_type: tool`: `tool.call` {tool: `name`, args: `inputs` (`inputs.input` when it is JSON text
+  of an object)} at its start, `tool.result` at its end;
+- `run_type: llm` with text in its reply: `agent.message` {data.text} at its end;
+- a run named after one of our event types: that event, its fields from `extra.metadata.ainv`.
+
+A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
+else `outputs.output`; text is parsed as JSON when it is JSON. `ok` is false when the run has an
+`error` or the ToolMessage's `status` is `error`. Its call id is the ToolMessage's `tool_call_id`,
+else `extra.tool_call_id`, else the id the model gave the call (the `tool_calls` of the nearest
+earlier `llm` run under the same parent or an ancestor, by tool name and order), else the run id.
+Calls are read from an `llm` run's outputs only: its inputs repeat the whole conversation.
+
+Runs are ordered by `dotted_order` among runs of the same instant; times are kept to the microsecond.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agent_invariants.errors import TraceError
+from agent_invariants.importers.common import (
+    END,
+    FIRST,
+    LAST,
+    Timeline,
+    cut_text,
+    duration_ms,
+    iso_nanos,
+    parse_args,
+    parse_result,
+)
+from agent_invariants.importers.profile import Candidate, convention_event
+from agent_invariants.importers.records import Record
+from agent_invariants.importers.run import Context, Run
+
+__all__ = ("FORMAT", "runs", "sniff")
+
+FORMAT = "langsmith"
+_MAX_RUNS = 1_000_000   # runs in one trace: a bound on what one trace may buffer
+
+
+def sniff(value: Any) -> bool:
+    """Whether a first record is a LangSmith run."""
+    return isinstance(value, dict) and "run_type" in value and "id" in value and (
+        "dotted_order" in value or "child_runs" in value or "start_time" in value)
+
+
+class _Run:
+    """One run of a trace, flattened out of its parent."""
+
+    __slots__ = ("depth", "line", "order", "parent", "raw", "start", "end")
+
+    def __init__(self, raw: dict[str, Any], depth: int, line: int, order: int, start: int, end: int) -> None:
+        self.raw, self.depth, self.line, self.order, self.start, self.end = raw, depth, line, order, start, end
+        self.parent: str | None = raw.get("parent_run_id") if isinstance(raw.get("parent_run_id"), str) else None
+
+
+def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+    traces: dict[str, list[_Run]] = {}
+    order = 0
+    for record in records:
+        for raw, depth, path in _flattened(record, context.file):
+            trace_id = str(raw["trace_id"]) if isinstance(raw.get("trace_id"), str) else str(raw["id"])
+            if not context.wants(trace_id):
+                context.seen(trace_id)
+                continue
+            start = _time(raw.get("start_time"), f"{path}.start_time", context.file, record.line)
+            end = _time(raw.get("end_time"), f"{path}.end_time", context.file, record.line, start)
+            found = traces.setdefault(trace_id, [])
+            if len(found) >= _MAX_RUNS:
+                raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_RUNS} runs")
+            found.append(_Run(raw, depth, record.line, order, start, end))
+            order += 1
+    for trace_id, members in traces.items():
+        yield Run(trace_id, _Trace(context, trace_id, members).timeline())
+
+
+def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int, str]]:
+    """A record's run and its `child_runs`, depth first, each with its depth and JSON path."""
+    stack: list[tuple[Any, int, str]] = [(record.value, 0, "$")]
+    while stack:
+        raw, depth, path = stack.pop()
+        if not isinstance(raw, dict):
+            raise TraceError(file, record.line, f"{path}: expected a run (an object)")
+        if not isinstance(raw.get("id"), str) or not raw["id"]:
+            raise TraceError(file, record.line, f"{path}.id: expected the run's id (a string)")
+        if not isinstance(raw.get("name"), str):
+            raise TraceError(file, record.line, f"{path}.name: expected a string")
+        yield raw, depth, path
+        children = raw.get("child_runs") or []
+        if not isinstance(children, list):
+            raise TraceError(file, record.line, f"{path}.child_runs: expected a list")
+        for index in range(len(children) - 1, -1, -1):
+            stack.append((children[index], depth + 1, f"{path}.child_runs[{index}]"))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is an object, else an empty one (absent or odd fields read as nothing)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _time(value: Any, path: str, file: str, line: int, default: int | None = None) -> int:
+    if value is None and default is not None:
+        return default
+    at = iso_nanos(value) if isinstance(value, str) else None
+    if at is None:
+        raise TraceError(file, line, f"{path}: expected an ISO 8601 time")
+    return at
+
+
+class _Trace:
+    """The runs of one trace, mapped to events."""
+
+    def __init__(self, context: Context, trace_id: str, members: list[_Run]) -> None:
+        self.context, self.trace_id = context, trace_id
+        members.sort(key=lambda run: (str(run.raw.get("dotted_order") or ""), run.order))
+        self.members = members
+        self.by_id = {run.raw["id"]: run for run in members}
+        self.depths = {id(run): self._depth(run) for run in members}
+        self.out = Timeline(FORMAT, context.file, trace_id, digits=6)
+
+    def _depth(self, run: _Run) -> int:
+        dotted = run.raw.get("dotted_order")
+        return dotted.count(".") if isinstance(dotted, str) and dotted else run.depth
+
+    def timeline(self) -> Timeline:
+        roots = [run for run in self.members if run.parent is None or run.parent not in self.by_id]
+        root = min(roots, key=lambda run: (run.start, run.order)) if roots else self.members[0]
+        model_ids = _ModelIds(self)
+        for run in self.members:
+            depth = self.depths[id(run)]
+            if run is root:
+                self._root(run)
+            elif self._mapped(run, depth):
+                continue
+            elif run.raw.get("run_type") == "tool":
+                self._tool(run, depth, model_ids.call_id(run))
+            elif run.raw.get("run_type") in ("llm", "chat_model"):
+                self._message(run, depth)
+        return self.out
+
+    def _mapped(self, run: _Run, depth: int) -> bool:
+        """A run the profile or the convention turns into an event."""
+        metadata = _object(_object(run.raw.get("extra")).get("metadata"))
+        candidate = Candidate(run.raw["name"], run.raw.get("run_type") if isinstance(run.raw.get("run_type"), str)
+                              else None, metadata)
+        event = self.context.profile.event_for(candidate) if self.context.profile is not None else None
+        if event is None:
+            event = convention_event(candidate, _object(metadata.get("ainv")))
+        if event is None:
+            return False
+        self.out.add(event, run.start, depth=depth, line=run.line, span_id=run.raw["id"])
+        return True
+
+    def _root(self, run: _Run) -> None:
+        self.out.add({"type": "run.start"}, run.start, phase=FIRST, line=run.line, span_id=run.raw["id"])
+        error = run.raw.get("error")
+        end: dict[str, Any] = {"type": "run.completed"}
+        if isinstance(error, str) and error:
+            end = {"type": "run.failed", "status": "failed", "reason": error_text(error)}
+        outputs = run.raw.get("outputs")
+        if isinstance(outputs, dict) and outputs:
+            end["output"] = outputs["output"] if list(outputs) == ["output"] else outputs
+        self.out.add(end, run.end, phase=LAST, line=run.line, span_id=run.raw["id"])
+
+    def _tool(self, run: _Run, depth: int, call_id: str) -> None:
+        raw = run.raw
+        key = ("run", raw["id"])
+        call: dict[str, Any] = {"type": "tool.call", "tool": raw["name"] or "<unnamed>", "call_id": call_id}
+        inputs = raw.get("inputs")
+        if isinstance(inputs, dict) and isinstance(inputs.get("input"), str) and len(inputs) == 1:
+            parsed, _ = parse_args(inputs["input"])
+            inputs = parsed if parsed is not None else inputs
+        args, rest = parse_args(inputs)
+        if args is not None:
+            call["args"] = args
+        elif rest is not None:
+            call["data"] = {"raw_args": rest}
+        self.out.add(call, run.start, depth=depth, line=run.line, span_id=raw["id"], key=key)
+        result: dict[str, Any] = {"type": "tool.result", "tool": call["tool"], "call_id": call_id}
+        message = _tool_message(raw)
+        outputs = _object(raw.get("outputs"))
+        failed = isinstance(raw.get("error"), str) and bool(raw["error"])
+        if message is not None:
+            value, kept = parse_result(message.get("content"))
+            failed = failed or message.get("status") == "error"
+        elif "output" in outputs:
+            value, kept = parse_result(outputs["output"])
+        else:
+            value, kept = _NONE, None
+        if value is not _NONE:
+            result["result"] = value
+        result["ok"] = not failed
+        if kept is not None:
+            result["data"] = {"raw_result": kept}
+        if failed and isinstance(raw.get("error"), str):
+            result.setdefault("data", {})["error"] = error_text(raw["error"])
+        took = duration_ms(run.start, run.end)
+        if took is not None:
+            result["duration_ms"] = took
+        self.out.add(result, run.end, phase=END, depth=depth, line=run.line, span_id=raw["id"], key=key)
+
+    def _message(self, run: _Run, depth: int) -> None:
+        for message in _generated(run.raw):
+            content = message.get("content")
+            text = content if isinstance(content, str) else _text_blocks(content)
+            if text:
+                self.out.add({"type": "agent.message", "actor": "agent", "data": {"text": text}}, run.end,
+                             phase=END, depth=depth, line=run.line, span_id=run.raw["id"])
+
+
+_NONE: Any = object()
+
+
+def _tool_message(raw: dict[str, Any]) -> dict[str, Any] | None:
+    outputs = raw.get("outputs")
+    output = outputs.get("output") if isinstance(outputs, dict) else None
+    if isinstance(output, dict):
+        kwargs = _object(output.get("kwargs")) if output.get("lc") == 1 else output
+        if kwargs.get("type") == "tool":
+            return kwargs
+    return None
+
+
+def _generated(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The messages an llm run produced (from its outputs' generations; never its inputs)."""
+    outputs = raw.get("outputs")
+    generations = outputs.get("generations") if isinstance(outputs, dict) else None
+    if not isinstance(generations, list):
+        return
+    for batch in generations:
+        for generation in batch if isinstance(batch, list) else [batch]:
+            message = _object(generation).get("message")
+            if isinstance(message, dict):
+                yield _object(message["kwargs"]) if isinstance(message.get("kwargs"), dict) else message
+
+
+def _text_blocks(content: Any) -> str:
+    if not isinstance(content, list):
+        return ""
+    return "".join(block.get("text", "") for block in content
+                   if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str))
+
+
+class _ModelIds:
+    """Call ids for tool runs: the tool side's own, else the model's (point 28), else the run id."""
+
+    def __init__(self, trace: _Trace) -> None:
+        self.trace = trace
+        self.used: dict[tuple[str, str], int] = {}   # (llm run id, tool name) -> calls of it taken so far
+
+    def call_id(self, run: _Run) -> str:
+        message = _tool_message(run.raw)
+        if message is not None and isinstance(message.get("tool_call_id"), str) and message["tool_call_id"]:
+            return str(message["tool_call_id"])
+        extra = run.raw.get("extra")
+        if isinstance(extra, dict) and isinstance(extra.get("tool_call_id"), str) and extra["tool_call_id"]:
+            return str(extra["tool_call_id"])
+        return self._from_model(run) or run.raw["id"]
+
+    def _from_model(self, run: _Run) -> str | None:
+        name = run.raw["name"]
+        scopes = [run.parent]
+        parent = self.trace.by_id.get(run.parent) if run.parent else None
+        while parent is not None:
+            scopes.append(parent.parent)
+            parent = self.trace.by_id.get(parent.parent) if parent.parent else None
+        for scope in scopes:
+            earlier = [member for member in self.trace.members
+                       if member.parent == scope and member.raw.get("run_type") in ("llm", "chat_model")
+                       and member.end <= run.start and member is not run]
+            if not earlier:
+                continue
+            model = max(earlier, key=lambda member: (member.end, member.order))
+            calls = [call for message in _generated(model.raw) for call in message.get("tool_calls") or []
+                     if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)]
+            taken = self.used.get((model.raw["id"], name), 0)
+            if taken < len(calls):
+                self.used[(model.raw["id"], name)] = taken + 1
+                return str(calls[taken]["id"])
+            return None
+        return None
+
+
+def error_text(error: str) -> str:
+    """A run's error as `reason` says it: without the traceback (its paths), within 500 characters."""
+    head = error.split("Traceback (most recent call last):", 1)[0].strip() or error.strip().splitlines()[-1]
+    return cut_text(head, 500)

@@ -1,0 +1,304 @@
+"""`mcp-log`: logs of MCP sessions, one JSON-RPC message per line (§7, §10 point 35).
+
+    {"ts": "2026-03-02T09:14:00.123456Z", "session": "s1", "dir": "c2s", "msg": {"jsonrpc": "2.0", ...}}
+
+`dir` is who sent the message: `c2s` the client, `s2c` the server. Each session is one run (its
+id is the session). What becomes what:
+
+- the `initialize` request (else the session's first message): `run.start`;
+- a `tools/call` request: `tool.call` {tool: `params.name`, call_id: `<session>:<id>`, args:
+  `params.arguments`};
+- its reply (the other direction, same id): `tool.result` {result: `structuredContent`, else
+  `content` (one text item: parsed as JSON when it is), ok: false on an error reply or `isError`};
+- `notifications/cancelled` of a pending call: `tool.cancelled` (and no result);
+- `elicitation/create` during a call, answered: `approval.granted` {call_id of that call, args: the
+  content, approved: whether it was accepted};
+- a `tools/list` reply: `tool.listing` {data.tools};
+- the end of the log: `run.completed`.
+
+A reply pairs with its request on (session, requesting side, id): both sides number their own
+requests, so the server's elicitation 1 is not the client's initialize 1. A grant comes during its
+call, after the `tool.call`: a profile with `hoist_elicitation: true` moves it to just before the
+call (marked `data.hoisted`). Under protocol versions that continue a call with `requestState` /
+`inputResponses` instead of an elicitation request, the continuation is the same call, and each
+accepted input response a grant of it.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agent_invariants.errors import TraceError
+from agent_invariants.importers.common import END, FIRST, LAST, Timeline, duration_ms, iso_nanos, parse_result
+from agent_invariants.importers.records import Record
+from agent_invariants.importers.run import Context, Run
+
+__all__ = ("FORMAT", "runs", "sniff")
+
+FORMAT = "mcp-log"
+_SIDES = ("c2s", "s2c")
+
+
+def sniff(value: Any) -> bool:
+    """Whether a first record is a line of an MCP log."""
+    return isinstance(value, dict) and {"ts", "session", "dir", "msg"} <= value.keys()
+
+
+def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+    sessions: dict[str, _Session] = {}
+    for record in records:
+        at, session_id, side, message = _fields(record, context.file)
+        if not context.wants(session_id):
+            context.seen(session_id)
+            continue
+        session = sessions.get(session_id)
+        if session is None:
+            session = sessions[session_id] = _Session(context, session_id)
+        session.take(at, side, message, record.line)
+    for session_id, session in sessions.items():
+        yield Run(session_id, session.finish())
+
+
+def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
+    value = record.value
+    if not isinstance(value, dict):
+        raise TraceError(file, record.line, "expected an MCP log record {ts, session, dir, msg}")
+    stamp = value.get("ts")
+    at = iso_nanos(stamp) if isinstance(stamp, str) else None
+    if at is None:
+        raise TraceError(file, record.line, f"$.ts: expected an ISO 8601 time, got {_shown(stamp)}")
+    session = value.get("session")
+    if not isinstance(session, str) or not session:
+        raise TraceError(file, record.line, f"$.session: expected a session id (a string), got {_shown(session)}")
+    side = value.get("dir")
+    if side not in _SIDES:
+        raise TraceError(file, record.line, f'$.dir: expected "c2s" or "s2c", got {_shown(side)}')
+    message = value.get("msg")
+    if not isinstance(message, dict):
+        raise TraceError(file, record.line, f"$.msg: expected a JSON-RPC message (an object), got {_shown(message)}")
+    return at, session, side, message
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is an object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _shown(value: Any) -> str:
+    from agent_invariants.jsontext import show
+
+    return show(value)
+
+
+class _Call:
+    """A tools/call waiting for its reply."""
+
+    def __init__(self, key: tuple[str, str, object], tool: str, args: Any, at: int, line: int) -> None:
+        self.key, self.tool, self.args, self.at, self.line = key, tool, args, at, line
+        self.done = False
+
+
+class _Session:
+    """One session being read: its requests waiting for replies, and its timeline."""
+
+    def __init__(self, context: Context, session_id: str) -> None:
+        self.context, self.id = context, session_id
+        self.timeline = Timeline(FORMAT, context.file, session_id, digits=6)
+        self.started = False
+        self.last = 0
+        self.last_line = 0
+        self.requests: dict[tuple[str, object], tuple[str, Any]] = {}   # (side, id) -> (method, what it is)
+        self.pending: list[_Call] = []                                   # calls without a reply, oldest first
+
+    def take(self, at: int, side: str, message: dict[str, Any], line: int) -> None:
+        self.last = max(self.last, at)
+        self.last_line = line
+        method = message.get("method")
+        if not self.started:
+            self.started = True
+            self.timeline.add({"type": "run.start"}, at, phase=FIRST, line=line)
+        if isinstance(method, str):
+            if "id" in message:
+                self._request(at, side, method, message, line)
+            else:
+                self._notification(at, side, method, message, line)
+        elif "id" in message and ("result" in message or "error" in message):
+            requester = "s2c" if side == "c2s" else "c2s"
+            found = self.requests.pop((requester, _id_key(message["id"])), None)
+            if found is not None:
+                self._reply(at, found, message, line)
+            else:
+                self.context.skip()
+        else:
+            self.context.skip()
+
+    def _request(self, at: int, side: str, method: str, message: dict[str, Any], line: int) -> None:
+        params = _object(message.get("params"))
+        key = (side, _id_key(message["id"]))
+        if method == "tools/call":
+            call = self._call(at, side, message, params, line)
+            self.requests[key] = ("tools/call", call)
+        elif method == "elicitation/create":
+            self.requests[key] = ("elicitation", (self._current(), params, message["id"]))
+        elif method == "tools/list":
+            self.requests[key] = ("tools/list", None)
+        elif method == "initialize":
+            self.requests[key] = ("initialize", None)
+        else:
+            self.requests[key] = (method, None)
+            self.context.skip()
+
+    def _call(self, at: int, side: str, message: dict[str, Any], params: dict[str, Any], line: int) -> _Call:
+        name = params.get("name")
+        tool = name if isinstance(name, str) and name else "<unnamed>"
+        args = params.get("arguments")
+        continued = self._continued(tool, args, params) if ("requestState" in params or "inputResponses" in params) \
+            else None
+        if continued is not None:
+            self._input_responses(at, continued, params, line)
+            return continued
+        call = _Call((self.id, side, _id_key(message["id"])), tool, args, at, line)
+        event: dict[str, Any] = {"type": "tool.call", "tool": tool, "call_id": f"{self.id}:{_id_text(message['id'])}"}
+        if isinstance(args, dict):
+            event["args"] = args
+        elif args is not None:
+            event["data"] = {"raw_args": args}
+        self.timeline.add(event, at, depth=1, line=line, key=call.key)
+        self.pending.append(call)
+        return call
+
+    def _continued(self, tool: str, args: Any, params: dict[str, Any]) -> _Call | None:
+        """The pending call a continuation (`requestState`/`inputResponses`) carries on: same tool
+        and arguments, the latest such."""
+        for call in reversed(self.pending):
+            if call.tool == tool and call.args == args:
+                return call
+        return None
+
+    def _input_responses(self, at: int, call: _Call, params: dict[str, Any], line: int) -> None:
+        responses = params.get("inputResponses")
+        items = responses.items() if isinstance(responses, dict) else enumerate(responses) \
+            if isinstance(responses, list) else ()
+        for name, response in items:
+            if isinstance(response, dict):
+                self._grant(at, call, response, line, f"input:{name}")
+
+    def _reply(self, at: int, found: tuple[str, Any], message: dict[str, Any], line: int) -> None:
+        kind, what = found
+        if kind == "tools/call":
+            self._result(at, what, message, line)
+        elif kind == "elicitation":
+            call, params, request_id = what
+            result = _object(message.get("result"))
+            if call is not None:
+                self._grant(at, call, result, line, request_id)
+            else:
+                self.context.skip()
+        elif kind == "tools/list":
+            result = _object(message.get("result"))
+            tools = result.get("tools")
+            self.timeline.add({"type": "tool.listing", "data": {"tools": tools if isinstance(tools, list) else []}},
+                              at, phase=END, depth=1, line=line)
+
+    def _result(self, at: int, call: _Call, message: dict[str, Any], line: int) -> None:
+        if call.done:
+            return
+        result = message.get("result")
+        if isinstance(result, dict) and ("inputRequests" in result or "requestState" in result) \
+                and "content" not in result and "structuredContent" not in result:
+            return   # not the answer yet: the call continues with the client's input
+        call.done = True
+        if call in self.pending:
+            self.pending.remove(call)
+        event: dict[str, Any] = {"type": "tool.result", "tool": call.tool,
+                                 "call_id": f"{self.id}:{_id_text(call.key[2])}"}
+        if "error" in message:
+            event["ok"] = False
+            event["data"] = {"error": message["error"]}
+        elif isinstance(result, dict):
+            event["ok"] = result.get("isError") is not True
+            value, raw = _tool_output(result)
+            if value is not _NONE:
+                event["result"] = value
+            if raw is not None:
+                event["data"] = {"raw_result": raw}
+        took = duration_ms(call.at, at)
+        if took is not None:
+            event["duration_ms"] = took
+        self.timeline.add(event, at, phase=END, depth=1, line=line, key=call.key)
+
+    def _grant(self, at: int, call: _Call, answer: dict[str, Any], line: int, request_id: object) -> None:
+        accepted = answer.get("action") == "accept"
+        event: dict[str, Any] = {"type": "approval.granted", "call_id": f"{self.id}:{_id_text(call.key[2])}",
+                                 "tool": call.tool, "approval_scope": call.tool, "approved": accepted}
+        if request_id is not None:
+            shown = request_id if isinstance(request_id, str) and request_id.startswith("input:") \
+                else f"elicitation:{_id_text(request_id)}"
+            event["approval_id"] = f"{self.id}:{shown}"
+        content = answer.get("content")
+        if isinstance(content, dict):
+            event["args"] = content
+        if self.context.hoist_elicitation:
+            event["data"] = {"hoisted": True}
+            order = self.timeline.order_of(call.key)
+            self.timeline.add(event, call.at, depth=1, line=line, key=call.key,
+                              order=None if order is None else order - 0.5)
+        else:
+            self.timeline.add(event, at, depth=1, line=line, key=call.key)
+
+    def _notification(self, at: int, side: str, method: str, message: dict[str, Any], line: int) -> None:
+        if method != "notifications/cancelled":
+            return
+        params = _object(message.get("params"))
+        requester = side   # the side that sent the request cancels it
+        found = self.requests.pop((requester, _id_key(params.get("requestId"))), None)
+        if found is None or found[0] != "tools/call":
+            self.context.skip()
+            return
+        call: _Call = found[1]
+        call.done = True
+        if call in self.pending:
+            self.pending.remove(call)
+        event: dict[str, Any] = {"type": "tool.cancelled", "tool": call.tool,
+                                 "call_id": f"{self.id}:{_id_text(call.key[2])}"}
+        reason = params.get("reason")
+        if isinstance(reason, str) and reason:
+            event["data"] = {"reason": reason}
+        self.timeline.add(event, at, phase=END, depth=1, line=line, key=call.key)
+
+    def _current(self) -> _Call | None:
+        """The call an elicitation belongs to: the latest one still waiting for its reply."""
+        return self.pending[-1] if self.pending else None
+
+    def finish(self) -> Timeline:
+        self.timeline.add({"type": "run.completed"}, self.last, phase=LAST, line=self.last_line)
+        return self.timeline
+
+
+_NONE: Any = object()
+
+
+def _tool_output(result: dict[str, Any]) -> tuple[Any, Any]:
+    """A tools/call result's value (`structuredContent`, else `content`; one text item read as
+    JSON when it is) and the raw text kept beside it, if any."""
+    if "structuredContent" in result:
+        return result["structuredContent"], None
+    content = result.get("content")
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
+            and content[0].get("type") == "text" and isinstance(content[0].get("text"), str):
+        return parse_result(content[0]["text"])
+    if content is None:
+        return _NONE, None
+    return content, None
+
+
+def _id_key(value: object) -> object:
+    """A JSON-RPC id as a key: 1 and "1" are different ids; true is not 1."""
+    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) else ("other", repr(value))
+
+
+def _id_text(value: object) -> str:
+    if isinstance(value, tuple):   # a key made by _id_key
+        value = value[1]
+    return value if isinstance(value, str) else str(value)
+

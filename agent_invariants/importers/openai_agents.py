@@ -1,0 +1,202 @@
+"""`openai-agents`: the OpenAI Agents SDK's own trace export, one `trace` or `trace.span` object
+per line, as a tracing processor writes `trace.export()` and `span.export()` (§7, §10 points 26,
+28, 31-33, 36).
+
+- the trace (`object: trace`) and its spans: the run, whose id is the trace id; `run.start` at the
+  first span's start, `run.completed` at the last span's end, or `run.failed` {status: failed,
+  reason} when an agent span fails or a guardrail fires;
+- `span_data.type = function`: `tool.call` {tool: `name`, call_id: the span id, args: `input`} at
+  its start, `tool.result` {result: `output`, ok: `error` is null} at its end;
+- `guardrail` with `triggered: true`: `control.stop` {reason: `guardrail:<name>`} at its end (so a
+  tool that ran before it is not after the stop);
+- `handoff`: `agent.handoff` {data: {from, to}};
+- `custom` named after one of our event types (or matched by a profile): that event, its fields
+  from `data`.
+
+The export has no call ids: the span id is the call id. Its `output` is `str()` of what the tool
+returned, so a dict comes as a Python repr: it stays a string (also in `data.raw_result`) and is
+never evaluated. Tool-input guardrails that reject a call leave no span: such a call is invisible.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agent_invariants.errors import TraceError
+from agent_invariants.importers.common import (
+    END,
+    FIRST,
+    LAST,
+    Timeline,
+    cut_text,
+    duration_ms,
+    iso_nanos,
+    parse_args,
+    parse_result,
+)
+from agent_invariants.importers.profile import Candidate, convention_event
+from agent_invariants.importers.records import Record
+from agent_invariants.importers.run import Context, Run
+
+__all__ = ("FORMAT", "runs", "sniff")
+
+FORMAT = "openai-agents"
+_MAX_SPANS = 1_000_000
+
+
+def sniff(value: Any) -> bool:
+    """Whether a first record is a trace or span of the Agents SDK's export."""
+    return isinstance(value, dict) and value.get("object") in ("trace", "trace.span")
+
+
+class _Span:
+    __slots__ = ("data", "depth", "end", "error", "id", "line", "order", "parent", "start")
+
+    def __init__(self, raw: dict[str, Any], line: int, order: int, start: int, end: int) -> None:
+        self.id: str = raw["id"]
+        self.parent = raw.get("parent_id") if isinstance(raw.get("parent_id"), str) else None
+        self.data: dict[str, Any] = raw["span_data"]
+        self.error = raw.get("error")
+        self.line, self.order, self.start, self.end = line, order, start, end
+        self.depth = 0
+
+
+def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+    traces: dict[str, list[_Span]] = {}
+    order = 0
+    for record in records:
+        value = record.value
+        if not isinstance(value, dict) or value.get("object") not in ("trace", "trace.span"):
+            context.skip()
+            continue
+        if value["object"] == "trace":
+            trace_id = _text(value, "id", "$", context.file, record.line)
+            if context.wants(trace_id):
+                traces.setdefault(trace_id, [])
+            else:
+                context.seen(trace_id)
+            continue
+        trace_id = _text(value, "trace_id", "$", context.file, record.line)
+        if not context.wants(trace_id):
+            context.seen(trace_id)
+            continue
+        span = _span(value, record.line, order, context.file)
+        order += 1
+        found = traces.setdefault(trace_id, [])
+        if len(found) >= _MAX_SPANS:
+            raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_SPANS} spans")
+        found.append(span)
+    for trace_id, spans in traces.items():
+        if spans:
+            yield Run(trace_id, _timeline(context, trace_id, spans))
+
+
+def _text(value: dict[str, Any], key: str, path: str, file: str, line: int) -> str:
+    found = value.get(key)
+    if not isinstance(found, str) or not found:
+        raise TraceError(file, line, f"{path}.{key}: expected a string")
+    return found
+
+
+def _span(value: dict[str, Any], line: int, order: int, file: str) -> _Span:
+    _text(value, "id", "$", file, line)
+    if not isinstance(value.get("span_data"), dict):
+        raise TraceError(file, line, "$.span_data: expected an object")
+    start = iso_nanos(value["started_at"]) if isinstance(value.get("started_at"), str) else None
+    if start is None:
+        raise TraceError(file, line, "$.started_at: expected an ISO 8601 time")
+    end = iso_nanos(value["ended_at"]) if isinstance(value.get("ended_at"), str) else start
+    if end is None:
+        raise TraceError(file, line, "$.ended_at: expected an ISO 8601 time")
+    return _Span(value, line, order, start, end)
+
+
+def _depths(spans: list[_Span]) -> None:
+    by_id = {span.id: span for span in spans}
+    for span in spans:
+        depth, parent, seen = 0, by_id.get(span.parent) if span.parent else None, {span.id}
+        while parent is not None and parent.id not in seen and depth < 10_000:
+            seen.add(parent.id)
+            depth += 1
+            parent = by_id.get(parent.parent) if parent.parent else None
+        span.depth = depth
+
+
+def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
+    _depths(spans)
+    out = Timeline(FORMAT, context.file, trace_id, digits=6)
+    first = min(spans, key=lambda span: (span.start, span.order))
+    last = max(spans, key=lambda span: (span.end, -span.order))
+    out.add({"type": "run.start"}, first.start, phase=FIRST, line=first.line, span_id=first.id)
+    failure: str | None = None
+    for span in spans:
+        kind = span.data.get("type")
+        name = str(span.data["name"]) if isinstance(span.data.get("name"), str) else str(kind)
+        candidate = Candidate(name, kind if isinstance(kind, str) else None, _attributes(span.data))
+        event = context.profile.event_for(candidate) if context.profile is not None else None
+        if event is None and kind == "custom":
+            data = span.data.get("data")
+            event = convention_event(candidate, data if isinstance(data, dict) else {})
+        if event is not None:
+            out.add(event, span.start, depth=span.depth, line=span.line, span_id=span.id)
+        elif kind == "function":
+            _tool(out, span, name)
+        elif kind == "guardrail" and span.data.get("triggered") is True:
+            reason = cut_text(f"guardrail:{name}", 500)
+            out.add({"type": "control.stop", "reason": reason}, span.end, phase=END, depth=span.depth, line=span.line,
+                    span_id=span.id)
+            failure = failure or reason
+        elif kind == "handoff":
+            data = {key: span.data[field] for key, field in (("from", "from_agent"), ("to", "to_agent"))
+                    if isinstance(span.data.get(field), str)}
+            out.add({"type": "agent.handoff", "data": data}, span.start, depth=span.depth, line=span.line,
+                    span_id=span.id)
+        elif kind == "agent" and span.error:
+            failure = failure or _error_text(span.error)
+        elif kind not in ("agent", "generation", "response", "mcp_tools", "custom", "guardrail", "transcription",
+                          "speech", "speech_group"):
+            context.skip()
+    end: dict[str, Any] = {"type": "run.completed"}
+    if failure is not None:
+        end = {"type": "run.failed", "status": "failed", "reason": failure}
+    out.add(end, last.end, phase=LAST, line=last.line, span_id=last.id)
+    return out
+
+
+def _attributes(data: dict[str, Any]) -> dict[str, Any]:
+    """What a profile's `attributes` test sees of a span: its `span_data`, a custom span's `data`
+    merged in."""
+    inner = data.get("data")
+    return {**data, **inner} if isinstance(inner, dict) else dict(data)
+
+
+def _tool(out: Timeline, span: _Span, name: str) -> None:
+    key = ("span", span.id, span.order)
+    call: dict[str, Any] = {"type": "tool.call", "tool": name or "<unnamed>", "call_id": span.id}
+    args, raw = parse_args(span.data.get("input"))
+    if args is not None:
+        call["args"] = args
+    elif raw is not None:
+        call["data"] = {"raw_args": raw}
+    out.add(call, span.start, depth=span.depth, line=span.line, span_id=span.id, key=key)
+    result: dict[str, Any] = {"type": "tool.result", "tool": call["tool"], "call_id": span.id, "ok": not span.error}
+    if "output" in span.data and span.data["output"] is not None:
+        value, kept = parse_result(span.data["output"])
+        result["result"] = value
+        if kept is not None:
+            result["data"] = {"raw_result": kept}
+    if span.error:
+        result.setdefault("data", {})["error"] = _error_text(span.error)
+    took = duration_ms(span.start, span.end)
+    if took is not None:
+        result["duration_ms"] = took
+    out.add(result, span.end, phase=END, depth=span.depth, line=span.line, span_id=span.id, key=key)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        message = error.get("message")
+        text = message if isinstance(message, str) and message else str(error.get("data") or "error")
+    else:
+        text = str(error)
+    return cut_text(text, 500)

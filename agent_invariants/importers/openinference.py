@@ -1,0 +1,147 @@
+"""`openinference`: OpenTelemetry spans with the OpenInference conventions (Arize Phoenix and its
+instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
+
+- the outermost `AGENT` span (else the earliest root span): `run.start`; `run.completed`, or
+  `run.failed` when it or an agent span inside it fails, or a guardrail fires;
+- `openinference.span.kind = TOOL`: `tool.call` {tool: `tool.name` (else the span name), call_id,
+  args: `input.value`} at its start, `tool.result` {result: `output.value`, ok} at its end;
+- a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
+- a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to}.
+
+The call id is `tool.id`; else the id the model gave the call: the `tool_calls` of the nearest
+earlier LLM span under the same parent or an ancestor (`llm.output_messages.<i>.message.tool_calls.
+<j>.tool_call.id`, indexes read as numbers), matched by tool name and order; else the span id. A
+tool fails when its span's status is ERROR or it holds an `exception` event.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from agent_invariants.importers.common import END, cut_text
+from agent_invariants.importers.otel import GenAiTrace, error_text, failed
+from agent_invariants.importers.otlp import Span, read_traces, sniff_otlp
+from agent_invariants.importers.records import Record
+from agent_invariants.importers.run import Context, Run
+
+__all__ = ("FORMAT", "runs", "sniff")
+
+FORMAT = "openinference"
+KIND = "openinference.span.kind"
+_INDEXED = re.compile(r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name)$")
+
+
+def sniff(value: Any) -> bool:
+    """Whether a first record is OTLP JSON with OpenInference spans."""
+    if not sniff_otlp(value):
+        return False
+    for resource in value["resourceSpans"]:
+        for scope in resource.get("scopeSpans", []) if isinstance(resource, dict) else []:
+            for span in scope.get("spans", []) if isinstance(scope, dict) else []:
+                attributes = span.get("attributes") if isinstance(span, dict) else None
+                if isinstance(attributes, list) and any(
+                        isinstance(item, dict) and item.get("key") == KIND for item in attributes):
+                    return True
+    return False
+
+
+def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+    for trace_id, spans in read_traces(records, context).items():
+        yield Run(trace_id, _Trace(context, trace_id, spans).timeline())
+
+
+def _kind(span: Span) -> str:
+    kind = span.attributes.get(KIND)
+    return kind.upper() if isinstance(kind, str) else ""
+
+
+class _Trace(GenAiTrace):
+    source_format = FORMAT
+
+    def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
+        super().__init__(context, trace_id, spans)
+        self.taken: dict[tuple[int, str], int] = {}   # (LLM span, tool name) -> model calls of it taken
+
+    def root(self) -> Span:
+        agents = [span for span in self.tree.spans if _kind(span) == "AGENT"
+                  and not any(_kind(ancestor) == "AGENT" for ancestor in self.tree.ancestors(span))]
+        pool = agents or self.tree.roots() or self.tree.spans
+        return min(pool, key=lambda span: (span.start, span.order))
+
+    def kind(self, span: Span) -> str | None:
+        return _kind(span) or None
+
+    def is_agent(self, span: Span) -> bool:
+        return _kind(span) == "AGENT"
+
+    def ends_run(self, span: Span) -> bool:
+        return super().ends_run(span) or (_kind(span) == "GUARDRAIL" and _tripped(span))
+
+    def failure_text(self, span: Span) -> str:
+        if _kind(span) == "GUARDRAIL" and _tripped(span):
+            return cut_text(f"guardrail:{_guardrail_name(span)}", 500)
+        return error_text(span)
+
+    def span(self, span: Span, depth: int) -> None:
+        kind = _kind(span)
+        attributes = span.attributes
+        if kind == "TOOL" and span.name.startswith("handoff to ") and not attributes.get("tool.name"):
+            self.handoff(span, depth)
+        elif kind == "TOOL":
+            tool = attributes.get("tool.name") or span.name
+            call_id = attributes.get("tool.id") or self._model_id(span, tool)
+            mime = attributes.get("output.mime_type")
+            self.tool(span, depth, tool=tool, call_id=call_id, args=attributes.get("input.value"),
+                      result=attributes.get("output.value"), has_result="output.value" in attributes,
+                      json_result=isinstance(mime, str) and "json" in mime)
+        elif kind == "GUARDRAIL" and _tripped(span):
+            self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},
+                         span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id)
+
+    def after(self) -> None:
+        return None
+
+    def _model_id(self, span: Span, tool: Any) -> str | None:
+        """The id the model gave this call (point 28), from the nearest earlier LLM span."""
+        scope = self.tree.parent(span)
+        scopes = [scope, *(self.tree.ancestors(scope) if scope is not None else ())]
+        for parent in scopes:
+            earlier = [other for other in self.tree.spans if _kind(other) == "LLM" and other.end <= span.start
+                       and self.tree.parent(other) is parent]
+            if not earlier:
+                continue
+            model = max(earlier, key=lambda other: (other.end, other.order))
+            calls = [call_id for call_id, name in _model_calls(model) if name == tool]
+            taken = self.taken.get((model.order, str(tool)), 0)
+            if taken < len(calls):
+                self.taken[(model.order, str(tool))] = taken + 1
+                return calls[taken]
+            return None
+        return None
+
+
+def _model_calls(span: Span) -> list[tuple[str, str]]:
+    """(call id, tool name) of each tool call in an LLM span's output messages, in order (the
+    flattened `llm.output_messages.<i>...` keys, indexes compared as numbers)."""
+    found: dict[tuple[int, int], dict[str, Any]] = {}
+    for key, value in span.attributes.items():
+        match = _INDEXED.match(key)
+        if match:
+            found.setdefault((int(match.group(1)), int(match.group(2))), {})[match.group(3)] = value
+    return [(str(parts["id"]), str(parts.get("function.name"))) for _, parts in sorted(found.items())
+            if isinstance(parts.get("id"), str)]
+
+
+def _tripped(span: Span) -> bool:
+    """Whether a guardrail span says its tripwire fired."""
+    for key in ("guardrail.triggered", "triggered", "tripwire_triggered", "output.value"):
+        value = span.attributes.get(key)
+        if value is True or (isinstance(value, str) and '"tripwire_triggered": true' in value.replace(" ", " ")):
+            return True
+    return failed(span)
+
+
+def _guardrail_name(span: Span) -> str:
+    name = span.attributes.get("guardrail.name")
+    return name if isinstance(name, str) and name else span.name

@@ -1,0 +1,285 @@
+"""`otel`: OpenTelemetry spans with the GenAI semantic conventions, as OTLP JSON lines (pydantic-ai,
+Strands, Google ADK, the OpenTelemetry instrumentations) (§7, §10 points 26, 29-33, 36).
+
+Each trace is a run (its id is the trace id). What becomes what:
+
+- the outermost `invoke_agent` / `invoke_workflow` span (else the earliest root span):
+  `run.start`; `run.completed`, or `run.failed` {status: failed, reason} when it or an agent span
+  inside it ends with an error;
+- `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
+  `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`} at its start,
+  `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
+- a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
+  `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
+  of the next chat span;
+- a span or span event named after one of our event types, or matched by a profile: that event
+  (fields from `ainv.*` attributes);
+- a span named `handoff to <agent>`: `agent.handoff` {data.to}.
+
+A tool fails (`ok: false`) when its span's status is ERROR or it holds an `exception` event (an
+`error.type` attribute too). OpenTelemetry has no standard run output: the root's `ainv.output`
+attribute gives it, or a profile; otherwise there is none (output rules then say so).
+`gen_ai.tool.definitions` lists tools; it is never a call.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from agent_invariants.importers.common import (
+    END,
+    FIRST,
+    LAST,
+    START,
+    Timeline,
+    cut_text,
+    duration_ms,
+    parse_args,
+    parse_result,
+)
+from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
+from agent_invariants.importers.profile import Candidate, convention_event
+from agent_invariants.importers.records import Record
+from agent_invariants.importers.run import Context, Run
+
+__all__ = ("FORMAT", "runs", "sniff")
+
+FORMAT = "otel"
+OPERATION = "gen_ai.operation.name"
+_AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
+_CHAT_OPERATIONS = ("chat", "text_completion", "generate_content")
+
+
+def sniff(value: Any) -> bool:
+    """Whether a first record is an OTLP JSON export of spans (OpenInference is told apart first)."""
+    return sniff_otlp(value)
+
+
+def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+    for trace_id, spans in read_traces(records, context).items():
+        yield Run(trace_id, GenAiTrace(context, trace_id, spans).timeline())
+
+
+def error_text(span: Span) -> str:
+    """What a failed span says of its error: its status message, else its exception's."""
+    for event in span.events:
+        if event.name == "exception":
+            kind = event.attributes.get("exception.type")
+            message = event.attributes.get("exception.message")
+            text = ": ".join(str(part) for part in (kind, message) if part)
+            if text:
+                return cut_text(span.message or text, 500)
+    return cut_text(span.message or str(span.attributes.get("error.type") or "error"), 500)
+
+
+def failed(span: Span) -> bool:
+    """Whether a span ended with an error: status ERROR, an exception event or `error.type`."""
+    return span.error or "error.type" in span.attributes or any(event.name == "exception" for event in span.events)
+
+
+class GenAiTrace:
+    """The spans of one trace, mapped to events by the GenAI conventions (subclassed by
+    `openinference`, which reads other attributes)."""
+
+    source_format = FORMAT
+
+    def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
+        self.context = context
+        self.tree = Tree(spans)
+        self.out = Timeline(self.source_format, context.file, trace_id)
+        self.parts = _MessageParts()
+
+    def timeline(self) -> Timeline:
+        root = self.root()
+        for span in self.tree.spans:
+            if span is root:
+                self.run_bounds(span)
+                continue
+            depth = self.tree.depth_of(span)
+            if self.mapped(span, depth):
+                continue
+            self.span(span, depth)
+            self.span_events(span, depth)
+        self.after()
+        return self.out
+
+    # -- what each format reads differently ------------------------------------------------------------------------
+
+    def root(self) -> Span:
+        agents = [span for span in self.tree.spans if span.attributes.get(OPERATION) in _AGENT_OPERATIONS
+                  and not any(ancestor.attributes.get(OPERATION) in _AGENT_OPERATIONS
+                              for ancestor in self.tree.ancestors(span))]
+        pool = agents or self.tree.roots() or self.tree.spans
+        return min(pool, key=lambda span: (span.start, span.order))
+
+    def kind(self, span: Span) -> str | None:
+        kind = span.attributes.get(OPERATION)
+        return kind if isinstance(kind, str) else None
+
+    def is_agent(self, span: Span) -> bool:
+        return span.attributes.get(OPERATION) in _AGENT_OPERATIONS
+
+    def span(self, span: Span, depth: int) -> None:
+        if span.name.startswith("handoff to ") and not span.attributes.get("gen_ai.tool.name"):
+            self.handoff(span, depth)
+        elif span.attributes.get(OPERATION) == "execute_tool":
+            attributes = span.attributes
+            self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or span.name,
+                      call_id=attributes.get("gen_ai.tool.call.id"), args=attributes.get("gen_ai.tool.call.arguments"),
+                      result=attributes.get("gen_ai.tool.call.result"),
+                      has_result="gen_ai.tool.call.result" in attributes)
+        elif span.attributes.get(OPERATION) in _CHAT_OPERATIONS:
+            self.parts.add_chat(span)
+
+    def after(self) -> None:
+        self.parts.emit(self)
+
+    # -- shared --------------------------------------------------------------------------------------------------------
+
+    def run_bounds(self, root: Span) -> None:
+        self.out.add({"type": "run.start"}, root.start, phase=FIRST, line=root.line, span_id=root.span_id)
+        failing = next((span for span in self.tree.spans if self.tree.inside(span, root) and self.ends_run(span)),
+                       None)
+        end: dict[str, Any] = {"type": "run.completed"}
+        if failing is not None:
+            end = {"type": "run.failed", "status": "failed", "reason": self.failure_text(failing)}
+        output = root.attributes.get("ainv.output")
+        if output is not None:
+            end["output"] = parse_result(output, json_text=True)[0]
+        self.out.add(end, root.end, phase=LAST, line=root.line, span_id=root.span_id)
+
+    def ends_run(self, span: Span) -> bool:
+        """A span whose error fails the run: the root's or an agent span's (point 31)."""
+        return failed(span) and (self.tree.parent(span) is None or self.is_agent(span))
+
+    def failure_text(self, span: Span) -> str:
+        return error_text(span)
+
+    def mapped(self, span: Span, depth: int) -> bool:
+        """A span the profile or the convention turns into an event, at its start."""
+        event = self.mapped_event(span.name, self.kind(span), span.attributes)
+        if event is None:
+            return False
+        self.out.add(event, span.start, depth=depth, line=span.line, span_id=span.span_id)
+        return True
+
+    def span_events(self, span: Span, depth: int) -> None:
+        for inner in span.events:
+            event = self.mapped_event(inner.name, "event", inner.attributes)
+            if event is not None:
+                self.out.add(event, inner.at, depth=depth + 1, line=span.line, span_id=span.span_id)
+
+    def mapped_event(self, name: str, kind: str | None, attributes: dict[str, Any]) -> dict[str, Any] | None:
+        candidate = Candidate(name, kind, attributes)
+        profile = self.context.profile
+        event = profile.event_for(candidate) if profile is not None else None
+        return event if event is not None else convention_event(candidate, {
+            key: value for key, value in attributes.items() if key.startswith("ainv.")})
+
+    def handoff(self, span: Span, depth: int) -> None:
+        target = span.name[len("handoff to "):].strip()
+        self.out.add({"type": "agent.handoff", "data": {"to": target}}, span.start, depth=depth, line=span.line,
+                     span_id=span.span_id)
+
+    def tool(self, span: Span, depth: int, *, tool: Any, call_id: Any, args: Any, result: Any, has_result: bool,
+             json_result: bool = False) -> None:
+        name = tool if isinstance(tool, str) and tool else "<unnamed>"
+        native = call_id if isinstance(call_id, str) and call_id else span.span_id
+        key = ("span", span.order)
+        call: dict[str, Any] = {"type": "tool.call", "tool": name, "call_id": native}
+        parsed, raw = parse_args(args)
+        if parsed is not None:
+            call["args"] = parsed
+        elif raw is not None:
+            call["data"] = {"raw_args": raw}
+        self.out.add(call, span.start, depth=depth, line=span.line, span_id=span.span_id, key=key)
+        self.parts.executed.append((native, span.start))
+        outcome: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": native, "ok": not failed(span)}
+        if has_result:
+            value, kept = parse_result(result, json_result)
+            outcome["result"] = value
+            if kept is not None:
+                outcome["data"] = {"raw_result": kept}
+        if failed(span):
+            outcome.setdefault("data", {})["error"] = error_text(span)
+        took = duration_ms(span.start, span.end)
+        if took is not None:
+            outcome["duration_ms"] = took
+        self.out.add(outcome, span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id, key=key)
+
+
+class _MessageParts:
+    """`tool_call` message parts of chat spans that no `execute_tool` span ran (point 29), and their
+    `tool_call_response` parts. A chat span's output holds the calls it asked for, once; the next
+    chat span's input holds their responses (with the whole history: the latest response of an id
+    is this turn's, as some models reuse ids across turns). A call some `execute_tool` span with its
+    id ran between the two chat spans is not repeated. Output tools (pydantic-ai's
+    `model_request_parameters.output_tools`, how a structured answer is given) are not calls."""
+
+    def __init__(self) -> None:
+        self.chats: list[Span] = []
+        self.executed: list[tuple[str, int]] = []   # (call id, start) of each execute_tool span
+
+    def add_chat(self, span: Span) -> None:
+        self.chats.append(span)
+
+    def emit(self, trace: GenAiTrace) -> None:
+        chats = sorted(self.chats, key=lambda span: (span.start, span.order))
+        for index, chat in enumerate(chats):
+            following = chats[index + 1] if index + 1 < len(chats) else None
+            until = following.start if following is not None else None
+            answers = {} if following is None else {
+                part["id"]: part for part in _parts(following.attributes.get("gen_ai.input.messages"))
+                if part.get("type") == "tool_call_response" and isinstance(part.get("id"), str)}   # the last wins
+            outputs = _output_tools(chat)
+            for number, part in enumerate(_parts(chat.attributes.get("gen_ai.output.messages"))):
+                call_id = part.get("id")
+                if part.get("type") != "tool_call" or not isinstance(call_id, str) or part.get("name") in outputs:
+                    continue
+                if any(ran == call_id and chat.start <= start and (until is None or start <= until)
+                       for ran, start in self.executed):
+                    continue
+                self._emit(trace, chat, following, number, part, answers.get(call_id))
+
+    def _emit(self, trace: GenAiTrace, chat: Span, following: Span | None, number: int, part: dict[str, Any],
+              answer: dict[str, Any] | None) -> None:
+        key = ("part", chat.order, number)
+        name = part.get("name") if isinstance(part.get("name"), str) and part.get("name") else "<unnamed>"
+        call: dict[str, Any] = {"type": "tool.call", "tool": name, "call_id": part["id"]}
+        args, raw = parse_args(part.get("arguments"))
+        if args is not None:
+            call["args"] = args
+        elif raw is not None:
+            call["data"] = {"raw_args": raw}
+        trace.out.add(call, chat.end, phase=END, depth=trace.tree.depth_of(chat), line=chat.line,
+                      span_id=chat.span_id, key=key, synthetic=True)
+        if answer is None or following is None:
+            return
+        value, kept = parse_result(answer.get("result", answer.get("response")))
+        result: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": part["id"], "result": value}
+        if kept is not None:
+            result["data"] = {"raw_result": kept}
+        trace.out.add(result, following.start, phase=START, depth=trace.tree.depth_of(following),
+                      line=following.line, span_id=following.span_id, key=key, synthetic=True)
+
+
+def _output_tools(chat: Span) -> set[str]:
+    """The names of a chat's output tools, which pydantic-ai lists in its own attribute."""
+    parameters = parse_result(chat.attributes.get("model_request_parameters"))[0]
+    tools = parameters.get("output_tools") if isinstance(parameters, dict) else None
+    return {tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)} \
+        if isinstance(tools, list) else set()
+
+
+def _parts(messages: Any) -> Iterator[dict[str, Any]]:
+    """The parts of GenAI messages (JSON text or a list of `{role, parts}`)."""
+    if isinstance(messages, str):
+        messages = parse_result(messages)[0]
+    if not isinstance(messages, list):
+        return
+    for message in messages:
+        parts = message.get("parts") if isinstance(message, dict) else None
+        if isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict):
+                    yield part

@@ -1,0 +1,1 @@
+"""Generators of real framework exports, run by the importer tests."""

@@ -1,0 +1,164 @@
+"""The langsmith importer on runs recorded by langchain-core's own LangSmith tracer
+(tests/frameworks/langchain_runs.py), against spec/v2-extensions.md §7 and §10 points 26-28, 31."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_invariants.api import check_trace
+from agent_invariants.importers import import_runs
+from agent_invariants.importers.profile import load_profile
+from agent_invariants.importers.records import SourceFile
+from agent_invariants.importers.source import ImportedTrace
+from tests.conftest import Cli
+from tests.frameworks import langchain_runs
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("langsmith")
+    paths = {}
+    for scenario in langchain_runs.SCENARIOS:
+        paths[scenario] = folder / f"{scenario}.runs.jsonl"
+        langchain_runs.write(scenario, paths[scenario])
+    return paths
+
+
+def events(path: Path, **options: Any) -> list[dict[str, Any]]:
+    (found,) = import_runs(path, "langsmith", **options)
+    return [event for event, _ in found.events]
+
+
+def of_type(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [event for event in found if event["type"] == kind]
+
+
+def test_the_root_run_bounds_the_run_and_gives_its_output(exports: dict[str, Path]) -> None:
+    found = events(exports["refund_ok"])
+    root = json.loads(exports["refund_ok"].read_text())
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "tool.call", "tool.result",
+                                                  "agent.message", "run.completed"]
+    assert {event["run_id"] for event in found} == {root["trace_id"]}
+    assert found[0]["time"] == root["start_time"] and found[-1]["time"] == root["end_time"]
+    assert found[-1]["output"] == "Refunded 10.0 EUR"
+    assert found[-2]["data"]["text"] == "Refunded 10.0 EUR"   # the assistant's message
+
+
+def test_a_tool_run_is_a_call_with_its_inputs_and_a_result_from_its_tool_message(exports: dict[str, Path]) -> None:
+    call, result = of_type(events(exports["refund_ok"]), "tool.call")[1], of_type(events(exports["refund_ok"]),
+                                                                                    "tool.result")[1]
+    assert call["tool"] == "refund" and call["args"] == {"order_id": "A1", "amount": 10.0}
+    assert call["call_id"] == result["call_id"] == "call_refund_1"   # the ToolMessage's tool_call_id
+    assert result["result"] == {"refunded": 10.0, "order": "A1"}     # its content, JSON text, parsed
+    assert result["ok"] is True and result["duration_ms"] > 0
+
+
+def test_plain_text_results_stay_text(exports: dict[str, Path]) -> None:
+    (result,) = of_type(events(exports["forbidden_tool"]), "tool.result")
+    assert result["result"] == "ran: rm -rf /tmp/x"
+    assert "raw_result" not in result["data"]
+
+
+def test_without_a_tool_side_id_the_models_call_id_is_taken_by_name_and_order(exports: dict[str, Path]) -> None:
+    calls = of_type(events(exports["args_only"]), "tool.call")
+    assert [(call["tool"], call["call_id"]) for call in calls] == [("lookup_order", "call_lookup_1"),
+                                                                    ("refund", "call_refund_1")]
+    results = of_type(events(exports["args_only"]), "tool.result")
+    assert results[0]["result"] == {"order": "A1", "paid": 10.0, "currency": "EUR"}   # the bare object
+
+
+def test_a_text_input_is_kept_as_the_input_key(exports: dict[str, Path]) -> None:
+    (call,) = of_type(events(exports["text_input"]), "tool.call")
+    assert call["args"] == {"input": "rm -rf /tmp/x"}   # not JSON of an object: inputs as they are
+    assert call["call_id"] == "call_shell_1"
+
+
+def test_a_tool_that_raises_is_a_failed_result_and_the_run_goes_on(exports: dict[str, Path]) -> None:
+    found = events(exports["tool_raises"])
+    (result,) = of_type(found, "tool.result")
+    assert result["ok"] is False and "result" not in result
+    assert result["call_id"] == "call_lookup_9"   # from extra.tool_call_id: no ToolMessage
+    assert result["data"]["error"] == "ValueError('order A9 not found')"   # without the traceback's paths
+    assert found[-1]["type"] == "run.completed"
+
+
+def test_a_tool_message_with_status_error_is_a_failed_result(exports: dict[str, Path]) -> None:
+    (result,) = of_type(events(exports["tool_error_message"]), "tool.result")
+    assert result["ok"] is False and result["result"] == "order A9 not found"
+
+
+def test_a_root_with_an_error_is_a_failed_run(exports: dict[str, Path]) -> None:
+    last = events(exports["run_fails"])[-1]
+    assert last["type"] == "run.failed" and last["status"] == "failed"
+    assert last["reason"] == "ValueError('order A9 not found')"
+
+
+def test_parallel_calls_keep_their_own_ids_and_times(exports: dict[str, Path]) -> None:
+    found = events(exports["parallel"])
+    calls = of_type(found, "tool.call")
+    assert sorted(call["call_id"] for call in calls) == ["call_lookup_1", "call_lookup_2"]
+    for call in calls:
+        (result,) = [event for event in of_type(found, "tool.result") if event["call_id"] == call["call_id"]]
+        assert result["seq"] > call["seq"] and result["result"]["order"] == call["args"]["order_id"]
+    times = [event["time"] for event in found]
+    assert times == sorted(times)
+
+
+def test_retries_are_three_calls(exports: dict[str, Path]) -> None:
+    calls = of_type(events(exports["retries"]), "tool.call")
+    assert [call["call_id"] for call in calls] == ["call_lookup_1", "call_lookup_2", "call_lookup_3"]
+
+
+def test_a_run_named_after_an_event_type_is_that_event(exports: dict[str, Path]) -> None:
+    found = events(exports["convention"])
+    (grant,) = of_type(found, "approval.granted")
+    assert (grant["approval_id"], grant["approval_scope"], grant["approver"]) == ("ap-1", "refund", "alice")
+    refund = next(call for call in of_type(found, "tool.call") if call["tool"] == "refund")
+    assert grant["seq"] < refund["seq"]
+
+
+def test_a_profile_maps_a_human_review_run(exports: dict[str, Path], tmp_path: Path) -> None:
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"rules": [{
+        "when": {"name": "human_review", "attributes": {"decision": "approve"}},
+        "emit": {"type": "approval.granted", "approval_scope": {"$attr": "scope"},
+                 "approver": {"$attr": "user.id"}}}]}))
+    found = events(exports["convention"], profile=load_profile(profile))
+    grants = of_type(found, "approval.granted")
+    assert [(grant["approval_scope"], grant["approver"]) for grant in grants] == [("refund", "bob"),
+                                                                                 ("refund", "alice")]
+
+
+def test_two_root_runs_are_two_runs_with_their_own_call_ids(exports: dict[str, Path]) -> None:
+    runs = import_runs(exports["two_runs"], "langsmith")
+    assert len(runs) == 2 and runs[0].run_id != runs[1].run_id
+    for found in runs:
+        assert [event["call_id"] for event, _ in found.events if event["type"] == "tool.call"][0] == "call_lookup_1"
+
+
+def test_verdicts_on_the_scenarios(exports: dict[str, Path], cli: Cli, tmp_path: Path) -> None:
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps({"version": 2, "name": "refunds", "rules": [
+        {"id": "lookup-first", "kind": "require_order", "before": {"type": "tool.call", "tool": "lookup_order"},
+         "after": {"type": "tool.call", "tool": "refund"}},
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"},
+        {"id": "refund-amount", "kind": "tool_args", "tool": "refund",
+         "match": {"amount": {"$lte": {"$from_result": {"tool": "lookup_order", "path": "paid",
+                                                        "where": {"order_id": {"$arg": "order_id"}}}}}}}]}))
+    expected = {"refund_ok": (0, []), "missing_lookup": (1, ["lookup-first", "refund-amount"]),
+                "forbidden_tool": (1, ["no-shell"]), "args_only": (0, [])}
+    for scenario, (code, rules) in expected.items():
+        result = cli("check", "-c", str(contract), "-t", str(exports[scenario]), "--input-format", "auto", "-f", "json")
+        assert result.returncode == code, (scenario, result.stderr)
+        assert [violation["rule_id"] for violation in json.loads(result.stdout)["violations"]] == rules, scenario
+
+
+def test_the_line_of_a_violation_is_the_line_of_its_root_run(exports: dict[str, Path]) -> None:
+    contract = {"version": 1, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}
+    runs = import_runs(exports["two_runs"], "langsmith")
+    report = check_trace(contract, ImportedTrace(SourceFile.of(exports["two_runs"]), runs[1]))
+    assert report.run == runs[1].run_id
+    assert report.trace == str(exports["two_runs"])

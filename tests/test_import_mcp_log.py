@@ -1,0 +1,177 @@
+"""The mcp-log importer on logs of real MCP sessions (the official SDK's client and server, in one
+process: tests/frameworks/mcp_session_log.py), and the common mapping rules they exercise
+(spec/v2-extensions.md §7, §10 point 35)."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_invariants.api import check_trace
+from agent_invariants.importers import import_runs
+from agent_invariants.importers.records import SourceFile
+from agent_invariants.importers.source import ImportedTrace
+from tests.conftest import Cli
+from tests.frameworks import mcp_session_log
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    logging.getLogger("mcp").addHandler(logging.NullHandler())   # tool_raises logs the tool's traceback
+    folder = tmp_path_factory.mktemp("mcp-logs")
+    paths = {}
+    for scenario in mcp_session_log.SCENARIOS:
+        paths[scenario] = folder / f"{scenario}.mcp.jsonl"
+        mcp_session_log.write(scenario, paths[scenario])
+    return paths
+
+
+NO_SHELL = '{"version": 1, "name": "mcp", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}'
+
+
+def events(path: Path, run: str | None = None) -> list[dict[str, Any]]:
+    (found,) = import_runs(path, "mcp-log", run=run)
+    return [event for event, _ in found.events]
+
+
+def kinds(found: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in found]
+
+
+def test_a_session_is_a_run_started_by_initialize_and_completed_at_the_end_of_the_log(logs: dict[str, Path]) -> None:
+    found = events(logs["refund_ok"])
+    assert kinds(found) == ["run.start", "tool.call", "tool.result", "tool.listing", "tool.call", "tool.result",
+                            "run.completed"]
+    assert [event["seq"] for event in found] == list(range(1, 8))
+    assert {event["run_id"] for event in found} == {"s1"}
+    records = [json.loads(line) for line in logs["refund_ok"].read_text().splitlines()]
+    assert records[0]["msg"]["method"] == "initialize"
+    assert found[0]["time"] == records[0]["ts"]   # microseconds kept, UTC
+    assert found[-1]["time"] == records[-1]["ts"]
+
+
+def test_a_call_and_its_reply_become_a_call_and_its_result(logs: dict[str, Path]) -> None:
+    call, result = events(logs["refund_ok"])[1:3]
+    assert call["tool"] == "lookup_order" and call["args"] == {"order_id": "A1"}
+    assert call["call_id"] == result["call_id"] == "s1:2"
+    assert result["ok"] is True
+    assert result["result"] == {"order": "A1", "paid": 10.0, "currency": "EUR"}   # structuredContent
+    assert result["duration_ms"] > 0
+
+
+def test_every_event_says_where_it_came_from(logs: dict[str, Path]) -> None:
+    lines = logs["refund_ok"].read_text().splitlines()
+    (found,) = import_runs(logs["refund_ok"], "mcp-log")
+    for event, line in found.events:
+        source = event["data"]["source"]
+        assert source["format"] == "mcp-log" and source["file"] == str(logs["refund_ok"])
+        assert source["line"] == line
+    call, line = found.events[1]
+    assert json.loads(lines[line - 1])["msg"]["method"] == "tools/call"
+
+
+@pytest.mark.parametrize("scenario", ["tool_raises", "unknown_tool", "bad_arguments"])
+def test_a_tool_error_unknown_tool_or_bad_arguments_is_a_failed_result(logs: dict[str, Path], scenario: str) -> None:
+    result = next(event for event in events(logs[scenario]) if event["type"] == "tool.result")
+    assert result["ok"] is False
+    assert isinstance(result["result"], str) and result["result"]   # the error text the server sent
+
+
+def test_a_json_rpc_error_reply_is_a_failed_result_with_the_error(logs: dict[str, Path]) -> None:
+    result = next(event for event in events(logs["jsonrpc_error"]) if event["type"] == "tool.result")
+    assert result["ok"] is False
+    assert result["data"]["error"]["message"] == "order A9 not found"
+
+
+def test_a_cancelled_call_gets_tool_cancelled_and_no_result(logs: dict[str, Path]) -> None:
+    found = events(logs["cancelled"])
+    assert kinds(found) == ["run.start", "tool.call", "tool.cancelled", "run.completed"]
+    assert found[2]["call_id"] == found[1]["call_id"]
+
+
+def test_an_accepted_elicitation_is_a_grant_of_the_pending_call(logs: dict[str, Path]) -> None:
+    found = events(logs["elicitation_accept"])
+    call = next(event for event in found if event["type"] == "tool.call" and event["tool"] == "refund")
+    grant = next(event for event in found if event["type"] == "approval.granted")
+    assert grant["approved"] is True and grant["call_id"] == call["call_id"]
+    assert grant["args"] == {"approved": True}
+    assert grant["seq"] > call["seq"]   # it happens inside the call, and is not moved silently
+    assert grant["approval_id"] == "s1:elicitation:1"   # the server's request 1, not the client's initialize 1
+
+
+def test_a_declined_elicitation_is_a_grant_refused(logs: dict[str, Path]) -> None:
+    grant = next(event for event in events(logs["elicitation_decline"]) if event["type"] == "approval.granted")
+    assert grant["approved"] is False
+
+
+def test_hoist_elicitation_moves_the_grant_just_before_its_call(logs: dict[str, Path], tmp_path: Path) -> None:
+    from agent_invariants.importers.profile import load_profile
+
+    profile = tmp_path / "profile.json"
+    profile.write_text('{"hoist_elicitation": true}')
+    (found,) = import_runs(logs["elicitation_accept"], "mcp-log", profile=load_profile(profile))
+    events_ = [event for event, _ in found.events]
+    at = next(i for i, event in enumerate(events_) if event["type"] == "approval.granted")
+    assert events_[at + 1]["type"] == "tool.call" and events_[at + 1]["call_id"] == events_[at]["call_id"]
+    assert events_[at]["data"]["hoisted"] is True
+
+
+def test_the_newer_protocol_continues_a_call_with_input_responses(logs: dict[str, Path]) -> None:
+    found = events(logs["modern_elicitation_accept"])
+    refunds = [event for event in found if event.get("tool") == "refund" and event["type"] == "tool.call"]
+    assert len(refunds) == 1   # the continuation is the same call
+    grant = next(event for event in found if event["type"] == "approval.granted")
+    result = next(event for event in found if event["type"] == "tool.result" and event["tool"] == "refund")
+    assert grant["approved"] is True and grant["call_id"] == refunds[0]["call_id"] == result["call_id"]
+    assert result["ok"] is True and result["result"] == {"refunded": 10.0, "order": "A1"}
+    assert found[0]["type"] == "run.start"   # no initialize: the first message starts the run
+
+
+def test_two_sessions_are_two_runs_and_need_a_choice(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    runs = import_runs(logs["two_sessions"], "mcp-log")
+    assert [found.run_id for found in runs] == ["s1", "s2"]
+    assert {event["run_id"] for event, _ in runs[1].events} == {"s2"}
+    contract = tmp_path / "c.json"
+    contract.write_text(NO_SHELL)
+    result = cli("check", "-c", str(contract), "-t", str(logs["two_sessions"]), "--input-format", "mcp-log")
+    assert result.returncode == 2
+    assert "holds 2 runs (s1, s2)" in result.stderr and "--run ID" in result.stderr and "--run all" in result.stderr
+    assert cli("check", "-c", str(contract), "-t", str(logs["two_sessions"]), "--input-format", "mcp-log",
+                   "--run", "s1").returncode == 0
+    both = cli("check", "-c", str(contract), "-t", str(logs["two_sessions"]), "--input-format", "mcp-log",
+                   "--run", "all", "-f", "json")
+    assert both.returncode == 1
+    report = json.loads(both.stdout)
+    assert [(section["run"], section["passed"]) for section in report["reports"]] == [("s1", True), ("s2", False)]
+
+
+def test_a_forbidden_tool_is_found_at_the_line_of_its_request(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    contract = tmp_path / "c.json"
+    contract.write_text(NO_SHELL)
+    result = cli("check", "-c", str(contract), "-t", str(logs["forbidden_tool"]), "--input-format", "auto",
+                     "-f", "json")
+    assert result.returncode == 1
+    (violation,) = json.loads(result.stdout)["violations"]
+    record = json.loads(logs["forbidden_tool"].read_text().splitlines()[violation["line"] - 1])
+    assert record["msg"]["params"]["name"] == "shell"
+
+
+def test_an_imported_trace_checks_like_its_conversion(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    contract = {"version": 2, "name": "mcp", "rules": [
+        {"id": "lookup-first", "kind": "require_order", "before": {"type": "tool.call", "tool": "lookup_order"},
+         "after": {"type": "tool.call", "tool": "refund"}},
+        {"id": "closed", "kind": "tool_result_required", "tool": "*"}]}
+    for scenario in ("refund_ok", "missing_lookup", "cancelled"):
+        converted = tmp_path / f"{scenario}.jsonl"
+        result = cli("convert", "--from", "mcp-log", str(logs[scenario]), "--output", str(converted))
+        assert result.returncode == 0, result.stderr
+        imported = check_trace(contract, ImportedTrace(SourceFile.of(logs[scenario]), import_runs(logs[scenario])[0]))
+        native = check_trace(contract, converted)
+        assert [(v.rule_id, v.event_seq) for v in imported.violations] == \
+               [(v.rule_id, v.event_seq) for v in native.violations]
+    assert not check_trace(contract, tmp_path / "refund_ok.jsonl").violations
+    assert [v.rule_id for v in check_trace(contract, tmp_path / "missing_lookup.jsonl").violations] == ["lookup-first"]
+    assert [v.rule_id for v in check_trace(contract, tmp_path / "cancelled.jsonl").violations] == ["closed"]
