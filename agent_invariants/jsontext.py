@@ -90,10 +90,14 @@ INVALID_TOO_DEEP = f"invalid JSON: {TOO_DEEP}"
 _NESTING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_SHALLOW_PASSES = 32
+
+
 def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
     """Offset where JSON `data` nests deeper than `limit`, or None. Decoders' own limits depend
     on how deep the caller's stack is; this one does not. Cheap when it cannot be exceeded."""
-    if len(data) <= limit or data.count(b"{") + data.count(b"[") <= limit:
+    if len(data) <= limit or data.count(b"{") + data.count(b"[") <= limit or _shallow(data, limit):
         return None
     depth = 0
     for token in _NESTING_TOKEN.finditer(data):
@@ -107,6 +111,25 @@ def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
         else:
             depth -= 1
     return None
+
+
+def _shallow(data: bytes, limit: int) -> bool:
+    """Whether `data` surely nests no deeper than `limit` (and than `_SHALLOW_PASSES`), found in C
+    loops: escaped backslashes and quotes dropped, so that every quote left opens or closes a
+    string; the strings dropped (every other piece between quotes); only brackets kept; then the
+    innermost pairs (`[]`, `{}`) removed once per level. A long but shallow line (an OTLP batch of
+    spans) costs a few passes, not a Python step per token; anything else (deep, or brackets that
+    do not pair) is left to the exact scan."""
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(unescaped.split(b'"')[0::2]).translate(None, _NOT_BRACKETS)
+    for _ in range(min(limit, _SHALLOW_PASSES)):
+        if not brackets:
+            return True
+        shorter = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if len(shorter) == len(brackets):
+            return False
+        brackets = shorter
+    return not brackets
 
 
 def nests_too_deep(document: Any) -> bool:

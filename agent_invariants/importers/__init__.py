@@ -20,7 +20,9 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from agent_invariants import _collector as collector
 from agent_invariants.errors import TraceError
+from agent_invariants.importers.common import Timeline
 from agent_invariants.importers.records import Record, SourceFile, read_records
 from agent_invariants.importers.run import ALL_RUNS, Context
 
@@ -31,11 +33,25 @@ FORMATS = ("otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 `native` for our own JSONL)."""
 
 
-class ImportedRun(NamedTuple):
-    """One run of an import: its id and its events with the source line of each."""
+class ImportedRun:
+    """One run of an import: its id, and its events with the source line of each, written out
+    when asked for (`emitted()`, once per pass; `events` holds them all, for small runs)."""
 
-    run_id: str
-    events: list[tuple[dict[str, Any], int | None]]
+    __slots__ = ("_timeline", "run_id")
+
+    def __init__(self, run_id: str, timeline: Timeline) -> None:
+        self.run_id, self._timeline = run_id, timeline
+
+    def __len__(self) -> int:
+        return len(self._timeline)
+
+    def emitted(self) -> Iterator[tuple[dict[str, Any], int | None]]:
+        """The events in order, each with the line of its source record."""
+        return iter(self._timeline.events())
+
+    @property
+    def events(self) -> list[tuple[dict[str, Any], int | None]]:
+        return list(self.emitted())
 
 
 _MODULES = {"otel": "otel", "openinference": "openinference", "openai-agents": "openai_agents",
@@ -80,15 +96,19 @@ def import_file(source: str | os.PathLike[str] | bytes | SourceFile, source_form
                 name: str | None = None) -> Imported:
     """`import_runs`, with the format found and the count of records skipped."""
     file = source if isinstance(source, SourceFile) else SourceFile.of(source, name)
-    context = Context(file.name, profile, run)
+    with collector.paused():   # millions of small objects, none in a cycle (see _collector)
+        return _import(file, source_format, Context(file.name, profile, run), run, max_line_bytes)
+
+
+def _import(file: SourceFile, source_format: str, context: Context, run: str | None,
+            max_line_bytes: int) -> Imported:
     records = read_records(file, max_line_bytes)
     first = next(records, None)
     if first is None:
         raise TraceError(file.name, None, "is empty: there is nothing to import")
     chosen = detect(first.value, file.name, first.line) if source_format == "auto" else source_format
     module = _module(chosen)
-    found = [ImportedRun(found.run_id, [(event, line) for event, line in found.timeline.events()])
-             for found in module.runs(_chain(first, records), context)]
+    found = [ImportedRun(found.run_id, found.timeline) for found in module.runs(_chain(first, records), context)]
     if run is not None and run != ALL_RUNS and not found:
         known = ", ".join(context.other_runs[:20]) or "none"
         raise TraceError(file.name, None, f"has no run {run!r}; its runs: {known}")

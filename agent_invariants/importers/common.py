@@ -59,6 +59,8 @@ class _Entry(NamedTuple):
     event: dict[str, Any]
     line: int | None
     key: object          # the call an event belongs to (its call, result, grant), or None
+    span_id: str | None
+    synthetic: bool
 
 
 class Timeline:
@@ -81,16 +83,9 @@ class Timeline:
         result and grants, so that they share the call id it is finally given; `order` puts it
         elsewhere than the end of the source order among events of the same instant (a hoisted
         grant takes its call's order less a half)."""
-        source: dict[str, Any] = {"format": self.format, "file": self.file}
-        if line is not None:
-            source["line"] = line
-        if span_id is not None:
-            source["span_id"] = span_id
-        if synthetic:
-            source["synthetic"] = True
-        event["data"] = {**event.get("data", {}), "source": source}
         self._entries.append(_Entry(at, phase, depth if phase == START else -depth,
-                                    len(self._entries) if order is None else order, event, line, key))
+                                    len(self._entries) if order is None else order, event, line, key, span_id,
+                                    synthetic))
 
     def order_of(self, key: object) -> float | None:
         """The source order of the call tied to `key` (for events placed just before it)."""
@@ -118,12 +113,26 @@ class Timeline:
         for waiting in held.values():
             ordered.extend(waiting)
         ids = _CallIds()
+        clock = _Clock(self.digits)
+        run_id = self.run_id
         for seq, entry in enumerate(ordered, 1):
-            event = {"seq": seq, "type": entry.event["type"], "time": nanos_iso(entry.at, self.digits),
-                     "run_id": self.run_id}
-            event.update((name, value) for name, value in entry.event.items() if name != "type")
-            ids.apply(event, entry.key)
+            # the entry's own `type` lands where the first one stands: seq, type, time, run_id, the rest
+            event = {"seq": seq, "type": None, "time": clock.iso(entry.at), "run_id": run_id, **entry.event}
+            event["data"] = {**event.get("data", {}), "source": self._source(entry)}
+            if entry.key is not None or "call_id" in event:
+                ids.apply(event, entry.key)
             yield Emitted(event, entry.line)
+
+    def _source(self, entry: _Entry) -> dict[str, Any]:
+        """`data.source`: where the event came from (built as events are written, not kept)."""
+        source: dict[str, Any] = {"format": self.format, "file": self.file}
+        if entry.line is not None:
+            source["line"] = entry.line
+        if entry.span_id is not None:
+            source["span_id"] = entry.span_id
+        if entry.synthetic:
+            source["synthetic"] = True
+        return source
 
 
 class _CallIds:
@@ -157,6 +166,24 @@ def duration_ms(start: int, end: int) -> int | float | None:
         return None
     whole, rest = divmod(end - start, 1_000_000)
     return whole if rest == 0 else (end - start) / 1_000_000
+
+
+class _Clock:
+    """`nanos_iso` for times in order: the date and time of day are worked out once per second."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+        self.second = -1
+        self.stamp = ""
+
+    def iso(self, nanos: int) -> str:
+        second, fraction = divmod(nanos, 1_000_000_000)
+        if second != self.second:
+            self.second = second
+            self.stamp = (_EPOCH + datetime.timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%S")
+        if self.digits == 6:
+            return f"{self.stamp}.{fraction // 1000:06d}Z"
+        return f"{self.stamp}.{fraction:09d}Z"
 
 
 def nanos_iso(nanos: int, digits: int = 9) -> str:

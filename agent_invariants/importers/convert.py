@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
 from agent_invariants.importers import ImportedRun, import_file
 from agent_invariants.importers.records import SourceFile
@@ -42,7 +43,7 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
                          "one with --out-dir DIR")
     files = [(out_dir / name if out_dir is not None else Path("-"), jsonl(found))
              for name, found in zip(_file_names(runs), runs, strict=True)]
-    events = sum(len(found.events) for found in runs)
+    events = sum(len(found) for found in runs)
     note = f"converted {len(runs)} run{'s' if len(runs) != 1 else ''} ({events} events)"
     if skipped:
         note += f"; skipped {skipped} record{'s' if skipped != 1 else ''} of kinds the mapping does not use"
@@ -52,7 +53,8 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
 def jsonl(run: ImportedRun) -> str:
     """A run as native JSON Lines."""
     encode = msgspec.json.encode
-    return "".join(encode(event).decode() + "\n" for event, _ in run.events)
+    with collector.paused():
+        return "".join(encode(event).decode() + "\n" for event, _ in run.emitted())
 
 
 def _file_names(runs: list[ImportedRun]) -> list[str]:

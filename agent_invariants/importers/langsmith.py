@@ -77,8 +77,8 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
                 raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_RUNS} runs")
             found.append(_Run(raw, depth, record.line, order, start, end))
             order += 1
-    for trace_id, members in traces.items():
-        yield Run(trace_id, _Trace(context, trace_id, members).timeline())
+    for trace_id in list(traces):   # each trace's runs let go once it is mapped
+        yield Run(trace_id, _Trace(context, trace_id, traces.pop(trace_id)).timeline())
 
 
 def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int, str]]:

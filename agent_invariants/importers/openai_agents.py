@@ -4,7 +4,8 @@ per line, as a tracing processor writes `trace.export()` and `span.export()` (§
 
 - the trace (`object: trace`) and its spans: the run, whose id is the trace id; `run.start` at the
   first span's start, `run.completed` at the last span's end, or `run.failed` {status: failed,
-  reason} when an agent span fails or a guardrail fires;
+  reason} when an agent span (or the SDK's `task` or `turn` span around it) fails or a guardrail
+  fires;
 - `span_data.type = function`: `tool.call` {tool: `name`, call_id: the span id, args: `input`} at
   its start, `tool.result` {result: `output`, ok: `error` is null} at its end;
 - `guardrail` with `triggered: true`: `control.stop` {reason: `guardrail:<name>`} at its end (so a
@@ -15,7 +16,8 @@ per line, as a tracing processor writes `trace.export()` and `span.export()` (§
 
 The export has no call ids: the span id is the call id. Its `output` is `str()` of what the tool
 returned, so a dict comes as a Python repr: it stays a string (also in `data.raw_result`) and is
-never evaluated. Tool-input guardrails that reject a call leave no span: such a call is invisible.
+never evaluated. A tool-input guardrail that rejects a call leaves a function span that looks like a
+successful call whose result is the rejection message: nothing in the export tells them apart.
 """
 from __future__ import annotations
 
@@ -86,7 +88,8 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
         if len(found) >= _MAX_SPANS:
             raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_SPANS} spans")
         found.append(span)
-    for trace_id, spans in traces.items():
+    for trace_id in list(traces):   # each trace's spans let go once it is mapped
+        spans = traces.pop(trace_id)
         if spans:
             yield Run(trace_id, _timeline(context, trace_id, spans))
 
@@ -151,7 +154,7 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
                     if isinstance(span.data.get(field), str)}
             out.add({"type": "agent.handoff", "data": data}, span.start, depth=span.depth, line=span.line,
                     span_id=span.id)
-        elif kind == "agent" and span.error:
+        elif span.error and _runs_agent(span):
             failure = failure or _error_text(span.error)
         elif kind not in ("agent", "generation", "response", "mcp_tools", "custom", "guardrail", "transcription",
                           "speech", "speech_group"):
@@ -161,6 +164,15 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
         end = {"type": "run.failed", "status": "failed", "reason": failure}
     out.add(end, last.end, phase=LAST, line=last.line, span_id=last.id)
     return out
+
+
+def _runs_agent(span: _Span) -> bool:
+    """An agent span, or the SDK's own `task` and `turn` spans around it: their errors fail the run
+    (an input guardrail's trip or an unknown tool is an error of the turn, not of the agent span)."""
+    data = span.data
+    inner = data.get("data")
+    return data.get("type") == "agent" or (
+        data.get("type") == "custom" and isinstance(inner, dict) and inner.get("sdk_span_type") in ("task", "turn"))
 
 
 def _attributes(data: dict[str, Any]) -> dict[str, Any]:

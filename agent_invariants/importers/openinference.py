@@ -47,8 +47,9 @@ def sniff(value: Any) -> bool:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    for trace_id, spans in read_traces(records, context).items():
-        yield Run(trace_id, _Trace(context, trace_id, spans).timeline())
+    traces = read_traces(records, context)
+    for trace_id in list(traces):   # each trace's spans let go once it is mapped
+        yield Run(trace_id, _Trace(context, trace_id, traces.pop(trace_id)).timeline())
 
 
 def _kind(span: Span) -> str:
@@ -76,10 +77,10 @@ class _Trace(GenAiTrace):
         return _kind(span) == "AGENT"
 
     def ends_run(self, span: Span) -> bool:
-        return super().ends_run(span) or (_kind(span) == "GUARDRAIL" and _tripped(span))
+        return super().ends_run(span) or (_kind(span) == "GUARDRAIL" and _tripped(span, self.tree.parent(span)))
 
     def failure_text(self, span: Span) -> str:
-        if _kind(span) == "GUARDRAIL" and _tripped(span):
+        if _kind(span) == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             return cut_text(f"guardrail:{_guardrail_name(span)}", 500)
         return error_text(span)
 
@@ -95,7 +96,7 @@ class _Trace(GenAiTrace):
             self.tool(span, depth, tool=tool, call_id=call_id, args=attributes.get("input.value"),
                       result=attributes.get("output.value"), has_result="output.value" in attributes,
                       json_result=isinstance(mime, str) and "json" in mime)
-        elif kind == "GUARDRAIL" and _tripped(span):
+        elif kind == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},
                          span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id)
 
@@ -133,13 +134,18 @@ def _model_calls(span: Span) -> list[tuple[str, str]]:
             if isinstance(parts.get("id"), str)]
 
 
-def _tripped(span: Span) -> bool:
-    """Whether a guardrail span says its tripwire fired."""
-    for key in ("guardrail.triggered", "triggered", "tripwire_triggered", "output.value"):
-        value = span.attributes.get(key)
-        if value is True or (isinstance(value, str) and '"tripwire_triggered": true' in value.replace(" ", " ")):
-            return True
-    return failed(span)
+def _tripped(span: Span, parent: Span | None) -> bool:
+    """Whether a guardrail's tripwire fired. The OpenAI Agents instrumentation leaves the GUARDRAIL
+    span itself empty and OK: the trip shows in its parent's error, `Guardrail tripwire triggered:
+    {'guardrail': '<name>'}`. A guardrail that passed is no stop."""
+    if failed(span) or span.attributes.get("guardrail.triggered") is True:
+        return True
+    message = parent.message if parent is not None else None
+    return bool(message) and _TRIPPED.search(message or "") is not None and \
+        f"'guardrail': {span.name!r}" in (message or "")
+
+
+_TRIPPED = re.compile(r"[Gg]uardrail tripwire triggered")
 
 
 def _guardrail_name(span: Span) -> str:

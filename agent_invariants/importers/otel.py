@@ -38,7 +38,7 @@ from agent_invariants.importers.common import (
     parse_result,
 )
 from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
-from agent_invariants.importers.profile import Candidate, convention_event
+from agent_invariants.importers.profile import CONVENTION_TYPES, Candidate, convention_event
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, Run
 
@@ -56,8 +56,9 @@ def sniff(value: Any) -> bool:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    for trace_id, spans in read_traces(records, context).items():
-        yield Run(trace_id, GenAiTrace(context, trace_id, spans).timeline())
+    traces = read_traces(records, context)
+    for trace_id in list(traces):   # each trace's spans let go once it is mapped
+        yield Run(trace_id, GenAiTrace(context, trace_id, traces.pop(trace_id)).timeline())
 
 
 def error_text(span: Span) -> str:
@@ -74,7 +75,9 @@ def error_text(span: Span) -> str:
 
 def failed(span: Span) -> bool:
     """Whether a span ended with an error: status ERROR, an exception event or `error.type`."""
-    return span.error or "error.type" in span.attributes or any(event.name == "exception" for event in span.events)
+    if span.error or "error.type" in span.attributes:
+        return True
+    return bool(span.events) and any(event.name == "exception" for event in span.events)
 
 
 class GenAiTrace:
@@ -138,7 +141,7 @@ class GenAiTrace:
 
     def run_bounds(self, root: Span) -> None:
         self.out.add({"type": "run.start"}, root.start, phase=FIRST, line=root.line, span_id=root.span_id)
-        failing = next((span for span in self.tree.spans if self.tree.inside(span, root) and self.ends_run(span)),
+        failing = next((span for span in self.tree.spans if self.ends_run(span) and self.tree.inside(span, root)),
                        None)
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
@@ -170,8 +173,10 @@ class GenAiTrace:
                 self.out.add(event, inner.at, depth=depth + 1, line=span.line, span_id=span.span_id)
 
     def mapped_event(self, name: str, kind: str | None, attributes: dict[str, Any]) -> dict[str, Any] | None:
-        candidate = Candidate(name, kind, attributes)
         profile = self.context.profile
+        if profile is None and name not in CONVENTION_TYPES:
+            return None
+        candidate = Candidate(name, kind, attributes)
         event = profile.event_for(candidate) if profile is not None else None
         return event if event is not None else convention_event(candidate, {
             key: value for key, value in attributes.items() if key.startswith("ainv.")})

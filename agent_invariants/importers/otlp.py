@@ -164,10 +164,12 @@ def attributes(raw: Any, path: str, file: str, line: int) -> dict[str, Any]:
     if not isinstance(raw, list):
         raise TraceError(file, line, f"{path}.attributes: expected a list of {{key, value}}")
     found: dict[str, Any] = {}
-    for index, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+    for item in raw:
+        key = item.get("key") if item.__class__ is dict else None
+        if key.__class__ is not str:
+            index = raw.index(item)
             raise TraceError(file, line, f"{path}.attributes[{index}]: expected {{key, value}}")
-        found[item["key"]] = any_value(item.get("value"))
+        found[key] = any_value(item.get("value"))
     return found
 
 
@@ -176,6 +178,9 @@ def any_value(value: Any) -> Any:
     strings), doubles, lists and objects; bytes as their base64 text."""
     if not isinstance(value, dict) or not value:
         return None
+    inner = value.get("stringValue")   # most attributes are text
+    if inner.__class__ is str and len(value) == 1:
+        return inner
     kind, inner = next(iter(value.items()))
     if kind == "stringValue":
         return inner if isinstance(inner, str) else str(inner)

@@ -2,7 +2,8 @@
 located at the source record it came from."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from agent_invariants.importers import ImportedRun
 from agent_invariants.importers.records import SourceFile
@@ -16,10 +17,17 @@ class ImportedTrace(EventList):
     of an event is the line of its record there (SARIF points into the source file)."""
 
     def __init__(self, file: SourceFile, run: ImportedRun) -> None:
-        super().__init__([event for event, _ in run.events], name=file.name)
+        self._lines: list[int | None] = []
+        super().__init__(self._noting_lines(run), name=file.name)
         self.path = file.path if file.path not in (None, "-") else None
         self.run_id = run.run_id
-        self._lines = [line for _, line in run.events]
+
+    def _noting_lines(self, run: ImportedRun) -> Iterator[dict[str, Any]]:
+        """The run's events, written out as they are read (the run is not held twice), each line
+        noted for `lines_of`."""
+        for event, line in run.emitted():
+            self._lines.append(line)
+            yield event
 
     def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
         found = {}

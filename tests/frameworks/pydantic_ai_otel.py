@@ -56,6 +56,7 @@ SCENARIOS = (
     "retries",
     "parallel",
     "convention",
+    "human_review",
     "unknown_tool",
     "tool_retry",
     "tool_failed",
@@ -120,7 +121,7 @@ class _Plan:
     version: Literal[5, 6] = _LATEST_VERSION
     include_content: bool = True
     structured: bool = False  # a structured output type, which pydantic-ai returns through an output tool
-    approval: Literal["", "between_steps", "hook"] = ""
+    approval: Literal["", "between_steps", "review_only", "hook"] = ""
     workflow: bool = False  # the run inside a user span `invoke_workflow refund_flow`
 
 
@@ -168,6 +169,7 @@ _SCENARIOS: dict[str, _Scenario] = {
         )
     ),
     "convention": _Scenario((_Plan(_REFUND_OK, approval="between_steps"),)),
+    "human_review": _Scenario((_Plan(_REFUND_OK, approval="review_only"),)),
     "unknown_tool": _Scenario(
         (_Plan(((_call("delete_order", "call_1", order_id="A1"),), ("I cannot delete orders.",))),)
     ),
@@ -284,11 +286,13 @@ def _tools(failure: Literal["raise", "retry", "failed"]) -> list[Any]:
     return [lookup_order, refund, shell]
 
 
-def _emit_approval(tracer: trace.Tracer) -> None:
-    """The user's code records a person's approval: our convention span, then a span of its own naming."""
-    approval = {"ainv.approval_id": "ap-1", "ainv.approval_scope": "refund", "ainv.approver": "alice"}
-    with tracer.start_as_current_span("approval.granted", attributes=approval):
-        pass
+def _emit_approval(tracer: trace.Tracer, convention: bool = True) -> None:
+    """The user's code records a person's approval: our convention span, then a span of its own naming
+    (only the latter with `convention=False`, as code that knows nothing of the convention does)."""
+    if convention:
+        approval = {"ainv.approval_id": "ap-1", "ainv.approval_scope": "refund", "ainv.approver": "alice"}
+        with tracer.start_as_current_span("approval.granted", attributes=approval):
+            pass
     review = {"decision": "approve", "scope": "refund", "user.id": "bob"}
     with tracer.start_as_current_span("human_review", attributes=review):
         pass
@@ -327,7 +331,7 @@ def _agent(plan: _Plan, provider: TracerProvider) -> Agent[None, Any]:
     )
 
 
-async def _run_step_by_step(agent: Agent[None, Any], tracer: trace.Tracer) -> None:
+async def _run_step_by_step(agent: Agent[None, Any], tracer: trace.Tracer, convention: bool = True) -> None:
     """Drives the run node by node, as code does that has a refund approved once the order is looked up.
 
     The approval is emitted before the second model request (after lookup_order's span ended, before the
@@ -340,15 +344,15 @@ async def _run_step_by_step(agent: Agent[None, Any], tracer: trace.Tracer) -> No
             if Agent.is_model_request_node(node):
                 requests += 1
                 if requests == 2:
-                    _emit_approval(tracer)
+                    _emit_approval(tracer, convention)
             elif Agent.is_end_node(node):
                 trace.get_current_span().set_attribute("ainv.output", json.dumps(node.data.output))
 
 
 async def _drive(plan: _Plan, agent: Agent[None, Any], tracer: trace.Tracer) -> None:
     """Runs the agent the way the plan's user code would: step by step, inside a workflow span, or plainly."""
-    if plan.approval == "between_steps":
-        await _run_step_by_step(agent, tracer)
+    if plan.approval in ("between_steps", "review_only"):
+        await _run_step_by_step(agent, tracer, convention=plan.approval == "between_steps")
     elif plan.workflow:
         # Typed attributes of the user's own (double, bool), beside the GenAI one.
         attributes: dict[str, AttributeValue] = {

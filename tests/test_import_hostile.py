@@ -1,0 +1,277 @@
+"""Importers on hand-written hostile input: broken files, odd span trees, clocks, ids, many spans,
+and the mapping rules every format shares (spec/v2-extensions.md §7, §10 points 26, 30, 34, 36)."""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_invariants.errors import TraceError
+from agent_invariants.importers import import_file, import_runs
+from tests.conftest import Cli
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def span(span_id: str, name: str, start: int, end: int, parent: str | None = None, trace: str = TRACE,
+         **attributes: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {"traceId": trace, "spanId": span_id, "name": name, "kind": 1,
+                             "startTimeUnixNano": str(start), "endTimeUnixNano": str(end),
+                             "attributes": [{"key": key.replace("__", "."), "value": _value(value)}
+                                            for key, value in attributes.items()], "status": {}}
+    if parent is not None:
+        found["parentSpanId"] = parent
+    return found
+
+
+def _value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    return {"stringValue": value}
+
+
+def otlp(*spans: dict[str, Any]) -> str:
+    return json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                          "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]})
+
+
+BASE = 1_700_000_000_000_000_000
+
+
+def agent(span_id: str = "a" * 16, start: int = BASE, end: int = BASE + 10_000_000_000, **more: Any) -> dict[str, Any]:
+    return span(span_id, "invoke_agent support", start, end, gen_ai__operation__name="invoke_agent", **more)
+
+
+def tool(span_id: str, start: int, end: int, name: str = "refund", parent: str | None = "a" * 16,
+         call_id: str | None = None, **more: Any) -> dict[str, Any]:
+    attributes = {"gen_ai__operation__name": "execute_tool", "gen_ai__tool__name": name, **more}
+    if call_id is not None:
+        attributes["gen_ai__tool__call__id"] = call_id
+    return span(span_id, f"execute_tool {name}", start, end, parent, **attributes)
+
+
+def imported(path: Path, source_format: str = "otel", **options: Any) -> list[dict[str, Any]]:
+    (found,) = import_runs(path, source_format, **options)
+    return [event for event, _ in found.events]
+
+
+def write(tmp_path: Path, text: str, name: str = "spans.otlp.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# -- bad files ------------------------------------------------------------------------------------------------------
+
+def test_a_truncated_file_names_its_line(tmp_path: Path) -> None:
+    good = otlp(agent())
+    path = write(tmp_path, good + "\n" + good[: len(good) // 2])
+    with pytest.raises(TraceError) as caught:
+        import_runs(path, "otel")
+    assert caught.value.line == 2 and "invalid JSON" in str(caught.value)
+
+
+def test_a_bad_span_names_its_line_and_json_path(tmp_path: Path) -> None:
+    bad = json.loads(otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2)))
+    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["startTimeUnixNano"] = "soon"
+    path = write(tmp_path, otlp(agent()) + "\n" + json.dumps(bad))
+    with pytest.raises(TraceError) as caught:
+        import_runs(path, "otel")
+    assert str(caught.value) == (f"{path}:2: $.resourceSpans[0].scopeSpans[0].spans[1].startTimeUnixNano: expected a "
+                                 "time in nanoseconds since 1970 (digits)")
+
+
+def test_a_bad_record_is_exit_2_with_one_line(tmp_path: Path, cli: Cli) -> None:
+    path = write(tmp_path, otlp(agent()).replace(TRACE, "not-an-id"))
+    contract = write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "x", "kind": "deny_tool", "tool": "shell"}]}), "c.json")
+    for command in (["check", "-c", str(contract), "-t", str(path), "--input-format", "otel"],
+                    ["convert", "--from", "otel", str(path)],
+                    ["summary", "-t", str(path), "--input-format", "otel"]):
+        result = cli(*command)
+        assert result.returncode == 2, command
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert "spans[0].traceId: expected an id of 16 bytes, in hex or base64" in result.stderr
+
+
+def test_an_unknown_format_lists_the_formats(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"hello": "world"}\n')
+    with pytest.raises(TraceError, match="otel, openinference, openai-agents, langsmith, mcp-log"):
+        import_runs(path, "auto")
+
+
+def test_an_empty_file_says_so(tmp_path: Path) -> None:
+    with pytest.raises(TraceError, match="empty"):
+        import_runs(write(tmp_path, "\n\n"), "auto")
+
+
+def test_records_of_other_kinds_are_skipped_and_counted(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent()) + '\n{"resourceLogs": []}\n{"resourceMetrics": []}\n')
+    imported_file = import_file(path, "otel")
+    assert imported_file.skipped == 2 and len(imported_file.runs) == 1
+
+
+def test_convert_says_what_it_skipped(tmp_path: Path, cli: Cli) -> None:
+    path = write(tmp_path, otlp(agent()) + '\n{"resourceLogs": []}\n')
+    result = cli("convert", "--from", "otel", str(path))
+    assert result.returncode == 0
+    assert result.stderr == ("agent-invariants: converted 1 run (2 events); skipped 1 record of kinds the mapping "
+                             "does not use\n")
+
+
+def test_a_line_longer_than_the_limit_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, big="x" * 5000)))
+    with pytest.raises(TraceError, match="longer than 1000 bytes"):
+        import_runs(path, "otel", max_line_bytes=1000)
+
+
+# -- odd span trees -----------------------------------------------------------------------------------------------
+
+def test_a_span_whose_parent_is_missing_is_still_read(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, parent="f" * 16)))
+    assert [event["type"] for event in imported(path)] == ["run.start", "tool.call", "tool.result", "run.completed"]
+
+
+def test_a_cycle_of_parents_ends(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(tool("b" * 16, BASE + 1, BASE + 2, parent="c" * 16),
+                                tool("c" * 16, BASE + 3, BASE + 4, parent="b" * 16),
+                                tool("d" * 16, BASE + 5, BASE + 6, parent="d" * 16)))
+    found = imported(path)
+    assert sum(event["type"] == "tool.call" for event in found) == 2   # one of the cycle is the run's root
+
+
+def test_duplicate_span_ids_are_both_read(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1"),
+                                tool("b" * 16, BASE + 3, BASE + 4, call_id="c1")))
+    calls = [event for event in imported(path) if event["type"] == "tool.call"]
+    assert [call["call_id"] for call in calls] == ["c1", "c1~2"]
+
+
+def test_a_clock_going_backwards_gives_no_duration_and_keeps_the_result_after_its_call(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 5_000, BASE + 1_000, call_id="c1")))
+    found = imported(path)
+    call = next(event for event in found if event["type"] == "tool.call")
+    result = next(event for event in found if event["type"] == "tool.result")
+    assert call["seq"] < result["seq"] and "duration_ms" not in result
+
+
+def test_a_call_that_takes_no_time_starts_before_it_ends(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 7, BASE + 7, call_id="c1")))
+    found = imported(path)
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "run.completed"]
+    assert found[2]["duration_ms"] == 0
+
+
+def test_ids_in_hex_and_in_base64_are_the_same_ids(tmp_path: Path) -> None:
+    def b64(text: str) -> str:
+        return base64.b64encode(bytes.fromhex(text)).decode()
+    hexed = otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1"))
+    encoded = json.loads(hexed)
+    for item in encoded["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        item["traceId"], item["spanId"] = b64(item["traceId"]), b64(item["spanId"])
+        if "parentSpanId" in item:
+            item["parentSpanId"] = b64(item["parentSpanId"])
+    one = import_runs(write(tmp_path, hexed, "a.jsonl"), "otel")[0]
+    two = import_runs(write(tmp_path, json.dumps(encoded), "b.jsonl"), "otel")[0]
+    assert one.run_id == two.run_id == TRACE
+    strip = [{**event, "data": {**event["data"], "source": {**event["data"]["source"], "file": ""}}}
+             for event, _ in one.events]
+    assert strip == [{**event, "data": {**event["data"], "source": {**event["data"]["source"], "file": ""}}}
+                     for event, _ in two.events]
+
+
+def test_times_are_exact_to_the_nanosecond(tmp_path: Path) -> None:
+    start = 1_700_000_000_123_456_789
+    record = json.loads(otlp(agent(start=start, end=start + 1)))
+    record["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"] = start   # a JSON number > 2^53
+    found = imported(write(tmp_path, json.dumps(record)))
+    assert found[0]["time"] == "2023-11-14T22:13:20.123456789Z"
+
+
+def test_status_names_and_numbers_mean_the_same(tmp_path: Path) -> None:
+    for code in (2, "STATUS_CODE_ERROR"):
+        failing = tool("b" * 16, BASE + 1, BASE + 2, call_id="c1")
+        failing["status"] = {"code": code, "message": "no"}
+        found = imported(write(tmp_path, otlp(agent(), failing)))
+        result = [event for event in found if event["type"] == "tool.result"]
+        assert result[0]["ok"] is False and result[0]["data"]["error"] == "no"
+
+
+def test_an_exception_event_fails_a_tool(tmp_path: Path) -> None:
+    failing = tool("b" * 16, BASE + 1, BASE + 2, call_id="c1")
+    failing["events"] = [{"name": "exception", "timeUnixNano": str(BASE + 2), "attributes": [
+        {"key": "exception.type", "value": {"stringValue": "ValueError"}}]}]
+    result = [event for event in imported(write(tmp_path, otlp(agent(), failing))) if event["type"] == "tool.result"]
+    assert result[0]["ok"] is False
+
+
+def test_python_reprs_are_never_evaluated(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1",
+                                              gen_ai__tool__call__arguments="{'order': __import__('os')}",
+                                              gen_ai__tool__call__result="Order(id=1, paid=10.0)")))
+    found = imported(path)
+    call = next(event for event in found if event["type"] == "tool.call")
+    result = next(event for event in found if event["type"] == "tool.result")
+    assert "args" not in call and call["data"]["raw_args"] == "{'order': __import__('os')}"
+    assert result["result"] == result["data"]["raw_result"] == "Order(id=1, paid=10.0)"
+
+
+def test_args_that_are_json_but_not_an_object_are_kept_raw(tmp_path: Path) -> None:
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, gen_ai__tool__call__arguments="[1, 2]")))
+    call = next(event for event in imported(path) if event["type"] == "tool.call")
+    assert call["data"]["raw_args"] == "[1, 2]" and "args" not in call
+
+
+# -- several runs ----------------------------------------------------------------------------------------------------
+
+def test_several_runs_need_a_choice_and_list_their_ids(tmp_path: Path, cli: Cli) -> None:
+    other = "0" * 31 + "1"
+    path = write(tmp_path, otlp(agent(), agent(span_id="c" * 16).__or__({"traceId": other})))
+    contract = write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "x", "kind": "deny_tool", "tool": "shell"}]}), "c.json")
+    result = cli("convert", "--from", "otel", str(path))
+    assert result.returncode == 2 and f"({TRACE}, {other})" in result.stderr and "--out-dir" in result.stderr
+    result = cli("check", "-c", str(contract), "-t", str(path), "--input-format", "otel", "--run", other, "-f", "json")
+    assert result.returncode == 0 and json.loads(result.stdout)["run"] == other
+    result = cli("check", "-c", str(contract), "-t", str(path), "--input-format", "otel", "--run", "nope")
+    assert result.returncode == 2 and "has no run 'nope'" in result.stderr and TRACE in result.stderr
+    out = tmp_path / "runs"
+    result = cli("convert", "--from", "otel", str(path), "--out-dir", str(out))
+    assert result.returncode == 0 and sorted(p.name for p in out.iterdir()) == [f"{other}.jsonl", f"{TRACE}.jsonl"]
+
+
+def test_run_and_profile_need_an_input_format(tmp_path: Path, cli: Cli) -> None:
+    contract = write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "x", "kind": "deny_tool", "tool": "shell"}]}), "c.json")
+    trace = write(tmp_path, '{"seq": 1, "type": "run.start"}\n', "t.jsonl")
+    result = cli("check", "-c", str(contract), "-t", str(trace), "--run", "x")
+    assert result.returncode == 2 and "--input-format" in result.stderr
+
+
+def test_a_profile_with_a_mistake_names_its_path_and_line(tmp_path: Path, cli: Cli) -> None:
+    profile = write(tmp_path, '{"rules": [\n  {"when": {"name": "x"},\n   "emit": {"type": "approval.granted", '
+                              '"approver": {"$attr": 5}}}]}', "p.json")
+    path = write(tmp_path, otlp(agent()))
+    result = cli("convert", "--from", "otel", str(path), "--profile", str(profile))
+    assert result.returncode == 2
+    assert "p.json:3: $.rules[0].emit.approver.$attr: expected an attribute name" in result.stderr
+
+
+# -- scale -----------------------------------------------------------------------------------------------------------
+
+def test_a_hundred_thousand_spans(tmp_path: Path) -> None:
+    spans = [agent(end=BASE + 10**12)]
+    spans += [tool(f"{n + 1:016x}", BASE + 10 * n + 1, BASE + 10 * n + 5, name="lookup", call_id=f"c{n}")
+              for n in range(100_000)]
+    lines = [otlp(*spans[i:i + 5000]) for i in range(0, len(spans), 5000)]
+    path = write(tmp_path, "\n".join(lines))
+    (found,) = import_runs(path, "otel", max_line_bytes=1 << 24)
+    assert len(found.events) == 200_002
+    assert [event["seq"] for event, _ in found.events[:3]] == [1, 2, 3]
+    assert found.events[-1][0]["type"] == "run.completed"

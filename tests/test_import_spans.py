@@ -1,0 +1,275 @@
+"""The span-based importers on exports the frameworks wrote themselves (tests/frameworks/):
+`otel` on pydantic-ai's OpenTelemetry spans, `openai-agents` on the Agents SDK's own export and
+`openinference` on the same runs through the OpenInference instrumentation (spec/v2-extensions.md
+§7, §10 points 26, 28-33, 36)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_invariants.importers import import_file, import_runs
+from tests.frameworks import openai_agents_export, openinference_agents, pydantic_ai_otel
+
+OTEL = ("refund_ok", "missing_lookup", "tool_raises", "forbidden_tool", "retries", "parallel", "convention",
+        "unknown_tool", "tool_retry", "structured_output", "reused_call_ids", "approval_in_hook", "workflow_root",
+        "two_runs", "raw_args", "format_v5")
+AGENTS = ("refund_ok", "tool_raises", "tool_raises_fatal", "unknown_tool", "guardrail", "input_guardrail",
+          "tool_guardrail", "handoff", "convention", "parallel", "two_runs", "retries")
+
+
+@pytest.fixture(scope="module")
+def otel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("otel")
+    paths = {name: folder / f"{name}.otlp.jsonl" for name in OTEL}
+    for name, path in paths.items():
+        pydantic_ai_otel.write(name, path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def agents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("agents")
+    paths = {name: folder / f"{name}.agents.jsonl" for name in AGENTS}
+    for name, path in paths.items():
+        openai_agents_export.write(name, path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def inference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("openinference")
+    paths = {name: folder / f"{name}.otlp.jsonl" for name in AGENTS}
+    for name, path in paths.items():
+        openinference_agents.write(name, path)
+    return paths
+
+
+def events(path: Path, source_format: str = "auto", **options: Any) -> list[dict[str, Any]]:
+    (found,) = import_runs(path, source_format, **options)
+    return [event for event, _ in found.events]
+
+
+def kinds(found: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in found]
+
+
+def of_type(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [event for event in found if event["type"] == kind]
+
+
+def tools(found: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(event["tool"], event.get("args")) for event in of_type(found, "tool.call")]
+
+
+# -- auto ------------------------------------------------------------------------------------------------------------
+
+def test_auto_tells_the_formats_apart(otel: dict[str, Path], agents: dict[str, Path],
+                                      inference: dict[str, Path]) -> None:
+    assert import_file(otel["refund_ok"]).source_format == "otel"
+    assert import_file(agents["refund_ok"]).source_format == "openai-agents"
+    assert import_file(inference["refund_ok"]).source_format == "openinference"
+
+
+def test_the_three_formats_agree_on_what_the_agent_did(otel: dict[str, Path], agents: dict[str, Path],
+                                                        inference: dict[str, Path]) -> None:
+    expected = [("lookup_order", {"order_id": "A1"}), ("refund", {"order_id": "A1", "amount": 10.0})]
+    assert tools(events(otel["refund_ok"])) == expected
+    assert tools(events(agents["refund_ok"])) == expected
+    assert tools(events(inference["refund_ok"])) == expected
+
+
+# -- otel (pydantic-ai) ----------------------------------------------------------------------------------------------
+
+def test_otel_the_agent_span_bounds_the_run(otel: dict[str, Path]) -> None:
+    found = events(otel["refund_ok"])
+    assert kinds(found) == ["run.start", "tool.call", "tool.result", "tool.call", "tool.result", "run.completed"]
+    record = json.loads(otel["refund_ok"].read_text().splitlines()[0])
+    trace_id = {span["traceId"] for resource in record["resourceSpans"] for scope in resource["scopeSpans"]
+                for span in scope["spans"]}
+    assert len(trace_id) == 1 and {event["run_id"] for event in found} != set()
+    times = [event["time"] for event in found]
+    assert times == sorted(times) and all(len(time) == len("2026-01-01T00:00:00.123456789Z") for time in times)
+
+
+def test_otel_a_tool_span_is_a_call_and_a_result(otel: dict[str, Path]) -> None:
+    found = events(otel["refund_ok"])
+    call, result = of_type(found, "tool.call")[0], of_type(found, "tool.result")[0]
+    assert call["call_id"] == result["call_id"] == "call_1"   # gen_ai.tool.call.id, the model's id
+    assert result["ok"] is True and result["result"] == {"order": "A1", "paid": 10.0, "currency": "EUR"}
+    assert result["duration_ms"] > 0
+    assert call["data"]["source"]["format"] == "otel" and len(call["data"]["source"]["span_id"]) == 16
+
+
+def test_otel_a_tool_that_raises_fails_its_result_and_the_run(otel: dict[str, Path]) -> None:
+    found = events(otel["tool_raises"])
+    (result,) = of_type(found, "tool.result")
+    assert result["ok"] is False
+    assert found[-1]["type"] == "run.failed" and found[-1]["status"] == "failed"
+    assert found[-1]["reason"] == "ValueError: order A9 not found"
+
+
+def test_otel_a_retried_tool_is_a_failed_result_in_a_run_that_goes_on(otel: dict[str, Path]) -> None:
+    found = events(otel["tool_retry"])
+    assert of_type(found, "tool.result")[0]["ok"] is False
+    assert found[-1]["type"] == "run.completed"
+
+
+def test_otel_a_tool_the_agent_does_not_have_comes_from_the_message_parts(otel: dict[str, Path]) -> None:
+    found = events(otel["unknown_tool"])
+    (call,) = of_type(found, "tool.call")
+    (result,) = of_type(found, "tool.result")
+    assert call["tool"] == "delete_order" and call["data"]["source"]["synthetic"] is True
+    assert result["call_id"] == call["call_id"] and "Unknown tool name" in result["result"]
+    assert "ok" not in result   # the part says nothing of success: never guessed
+    assert call["seq"] < result["seq"]
+
+
+def test_otel_an_output_tool_is_no_call(otel: dict[str, Path]) -> None:
+    assert [tool for tool, _ in tools(events(otel["structured_output"]))] == ["lookup_order", "refund"]
+
+
+def test_otel_reused_call_ids_stay_apart(otel: dict[str, Path]) -> None:
+    calls = of_type(events(otel["reused_call_ids"]), "tool.call")
+    assert [call["call_id"] for call in calls] == ["call_0", "call_0~2", "call_0~3"]
+    assert [call["data"].get("native_call_id") for call in calls] == [None, "call_0", "call_0"]
+    results = of_type(events(otel["reused_call_ids"]), "tool.result")
+    assert [result["call_id"] for result in results] == ["call_0", "call_0~2", "call_0~3"]
+
+
+def test_otel_parallel_calls(otel: dict[str, Path]) -> None:
+    calls = of_type(events(otel["parallel"]), "tool.call")
+    assert sorted(call["args"]["order_id"] for call in calls) == ["A1", "A2"]
+
+
+def test_otel_the_convention_and_the_output(otel: dict[str, Path]) -> None:
+    found = events(otel["convention"])
+    (grant,) = of_type(found, "approval.granted")
+    assert (grant["approval_id"], grant["approval_scope"], grant["approver"]) == ("ap-1", "refund", "alice")
+    refund = next(call for call in of_type(found, "tool.call") if call["tool"] == "refund")
+    assert grant["seq"] < refund["seq"]   # ordered by time, not by where the span sits in the file
+    assert found[-1]["output"] == "Refunded 10.0 EUR"   # ainv.output on the root, JSON text
+
+
+def test_otel_an_approval_inside_the_tool_span_comes_after_the_call(otel: dict[str, Path]) -> None:
+    found = events(otel["approval_in_hook"])
+    (grant,) = of_type(found, "approval.granted")
+    refund = next(call for call in of_type(found, "tool.call") if call["tool"] == "refund")
+    assert refund["seq"] < grant["seq"]
+
+
+def test_otel_a_workflow_span_is_the_root(otel: dict[str, Path]) -> None:
+    found = events(otel["workflow_root"])
+    assert found[0]["type"] == "run.start" and found[-1]["type"] == "run.completed"
+    assert found[0]["data"]["source"]["span_id"] != of_type(found, "tool.call")[0]["data"]["source"]["span_id"]
+
+
+def test_otel_two_traces_are_two_runs(otel: dict[str, Path]) -> None:
+    runs = import_runs(otel["two_runs"], "otel")
+    assert len(runs) == 2 and runs[0].run_id != runs[1].run_id
+
+
+def test_otel_every_flavour_reads_alike(tmp_path: Path) -> None:
+    files = pydantic_ai_otel.write_flavours(tmp_path)
+    assert len(files) >= 3
+    read = [[{key: value for key, value in event.items() if key != "data"} | {"data": _no_file(event["data"])}
+             for event in events(path)] for path in files.values()]
+    assert all(found == read[0] for found in read[1:])
+
+
+def _no_file(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "source": {key: value for key, value in data["source"].items() if key != "file"}}
+
+
+def test_otel_text_args_that_are_not_an_object_are_kept_raw(otel: dict[str, Path]) -> None:
+    raw = [call for call in of_type(events(otel["raw_args"]), "tool.call") if "args" not in call]
+    for call in raw:
+        assert "raw_args" in call["data"]
+
+
+# -- openai-agents (the SDK's own export) ---------------------------------------------------------------------------
+
+def test_agents_python_reprs_stay_strings(agents: dict[str, Path]) -> None:
+    result = of_type(events(agents["refund_ok"]), "tool.result")[0]
+    assert result["result"] == "{'order': 'A1', 'paid': 10.0, 'currency': 'EUR'}"
+    assert result["data"]["raw_result"] == result["result"]
+
+
+def test_agents_the_span_id_is_the_call_id(agents: dict[str, Path]) -> None:
+    for call in of_type(events(agents["refund_ok"]), "tool.call"):
+        assert call["call_id"] == call["data"]["source"]["span_id"] and call["call_id"].startswith("span_")
+
+
+def test_agents_a_guardrail_stops_at_its_end_after_the_tool_that_ran_before_it(agents: dict[str, Path]) -> None:
+    found = events(agents["guardrail"])
+    (stop,) = of_type(found, "control.stop")
+    assert stop["reason"] == "guardrail:no_refund_promises"
+    assert of_type(found, "tool.result")[0]["seq"] < stop["seq"]
+    assert found[-1]["type"] == "run.failed" and found[-1]["reason"] == "guardrail:no_refund_promises"
+
+
+def test_agents_an_input_guardrail_fails_the_run(agents: dict[str, Path]) -> None:
+    found = events(agents["input_guardrail"])
+    assert kinds(found) == ["run.start", "control.stop", "run.failed"]
+
+
+def test_agents_a_handoff_is_no_tool_call(agents: dict[str, Path]) -> None:
+    found = events(agents["handoff"])
+    (handoff,) = of_type(found, "agent.handoff")
+    assert handoff["data"]["to"] == "refunds" and handoff["data"]["from"] == "triage"
+    assert [tool for tool, _ in tools(found)] == ["refund"]
+
+
+def test_agents_a_tool_error_is_a_failed_result(agents: dict[str, Path]) -> None:
+    found = events(agents["tool_raises"])
+    assert of_type(found, "tool.result")[0]["ok"] is False and found[-1]["type"] == "run.completed"
+    fatal = events(agents["tool_raises_fatal"])
+    assert fatal[-1]["type"] == "run.failed"
+
+
+def test_agents_an_unknown_tool_fails_the_run_on_its_turn(agents: dict[str, Path]) -> None:
+    found = events(agents["unknown_tool"])
+    assert found[-1]["type"] == "run.failed" and "Tool not found" in found[-1]["reason"]
+
+
+def test_agents_a_custom_span_named_after_an_event_type(agents: dict[str, Path]) -> None:
+    (grant,) = of_type(events(agents["convention"]), "approval.granted")
+    assert (grant["approval_id"], grant["approval_scope"], grant["approver"]) == ("ap-1", "refund", "alice")
+
+
+def test_agents_two_traces_are_two_runs(agents: dict[str, Path]) -> None:
+    runs = import_runs(agents["two_runs"], "openai-agents")
+    assert len(runs) == 2 and all(found.run_id.startswith("trace_") for found in runs)
+
+
+# -- openinference ---------------------------------------------------------------------------------------------------
+
+def test_openinference_call_ids_come_from_the_model_by_name_and_order(inference: dict[str, Path]) -> None:
+    found = events(inference["parallel"])
+    calls = of_type(found, "tool.call")
+    assert {call["args"]["order_id"]: call["call_id"] for call in calls} == {"A1": "call_lookup_order_1",
+                                                                             "A2": "call_lookup_order_2"}
+
+
+def test_openinference_results_are_json(inference: dict[str, Path]) -> None:
+    result = of_type(events(inference["refund_ok"]), "tool.result")[0]
+    assert result["result"] == {"order": "A1", "paid": 10.0, "currency": "EUR"}
+
+
+def test_openinference_a_tripped_guardrail_is_a_stop_and_a_passed_one_is_not(inference: dict[str, Path]) -> None:
+    found = events(inference["guardrail"])
+    (stop,) = of_type(found, "control.stop")
+    assert stop["reason"] == "guardrail:no_refund_promises" and found[-1]["type"] == "run.failed"
+    assert not of_type(events(inference["refund_ok"]), "control.stop")
+
+
+def test_openinference_a_handoff_span_is_a_handoff(inference: dict[str, Path]) -> None:
+    found = events(inference["handoff"])
+    assert of_type(found, "agent.handoff")[0]["data"]["to"] == "refunds"
+    assert [tool for tool, _ in tools(found)] == ["refund"]
+
+
+def test_openinference_a_tool_error_is_a_failed_result(inference: dict[str, Path]) -> None:
+    assert of_type(events(inference["tool_raises"]), "tool.result")[0]["ok"] is False
