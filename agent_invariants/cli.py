@@ -403,13 +403,11 @@ def convert(
         fail("--out-dir and --output cannot be used together: the runs go to DIR, one file each")
     for path in inputs:
         refuse_input_as_output(output, path)
-    files, note = convert_files(inputs, source_format.value, run=run_id,
-                                profile=_profile(ImportOptions(source_format, run_id, profile)),
-                                max_line_bytes=max_line_bytes, out_dir=out_dir)
-    if out_dir is None:
-        write(files[0][1], output)
-    else:
-        create_new(files, out_dir)
+    text, note = convert_files(inputs, source_format.value, run=run_id,
+                               profile=_profile(ImportOptions(source_format, run_id, profile)),
+                               max_line_bytes=max_line_bytes, out_dir=out_dir)
+    if text is not None:
+        write(text, output)
     _say(note)
 
 

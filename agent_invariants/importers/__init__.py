@@ -23,10 +23,10 @@ from typing import Any, NamedTuple
 from agent_invariants import _collector as collector
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import Timeline
-from agent_invariants.importers.records import Record, SourceFile, read_records
+from agent_invariants.importers.records import Record, SourceFile, last_lines, read_records, rereadable
 from agent_invariants.importers.run import ALL_RUNS, Context
 
-__all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "detect", "import_file", "import_runs")
+__all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "Stream", "detect", "import_file", "import_runs")
 
 FORMATS = ("otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 """The formats `--input-format`, `convert --from` and the MCP tools accept (besides `auto`, and
@@ -96,23 +96,50 @@ def import_file(source: str | os.PathLike[str] | bytes | SourceFile, source_form
                 name: str | None = None) -> Imported:
     """`import_runs`, with the format found and the count of records skipped."""
     file = source if isinstance(source, SourceFile) else SourceFile.of(source, name)
-    with collector.paused():   # millions of small objects, none in a cycle (see _collector)
-        return _import(file, source_format, Context(file.name, profile, run), run, max_line_bytes)
+    stream = Stream(file, source_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
+    found = list(stream)
+    return Imported(found, stream.source_format, stream.skipped)
 
 
-def _import(file: SourceFile, source_format: str, context: Context, run: str | None,
-            max_line_bytes: int) -> Imported:
-    records = read_records(file, max_line_bytes)
-    first = next(records, None)
-    if first is None:
-        raise TraceError(file.name, None, "is empty: there is nothing to import")
-    chosen = detect(first.value, file.name, first.line) if source_format == "auto" else source_format
-    module = _module(chosen)
-    found = [ImportedRun(found.run_id, found.timeline) for found in module.runs(_chain(first, records), context)]
-    if run is not None and run != ALL_RUNS and not found:
-        known = ", ".join(context.other_runs[:20]) or "none"
-        raise TraceError(file.name, None, f"has no run {run!r}; its runs: {known}")
-    return Imported(found, chosen, context.skipped)
+class Stream:
+    """An import under way: iterate it for its runs, each as soon as its last record has been
+    read (a file is first skimmed for the line each run ends on: memory holds the runs open at
+    once, not the whole file; from a pipe, runs end with the input). Once it is exhausted,
+    `skipped` counts the records of kinds the mapping does not use; `source_format` is known
+    from the first record on. A wanted run that is not there is a TraceError listing the others."""
+
+    def __init__(self, file: SourceFile, source_format: str = "auto", *, profile: Any = None,
+                 run: str | None = None, max_line_bytes: int = 1 << 20) -> None:
+        self.file, self.source_format, self.profile, self.run = file, source_format, profile, run
+        self.max_line_bytes = max_line_bytes
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[ImportedRun]:
+        file = self.file
+        records = read_records(file, self.max_line_bytes)
+        with collector.paused():   # millions of small objects, none in a cycle (see _collector)
+            first = next(records, None)
+        if first is None:
+            raise TraceError(file.name, None, "is empty: there is nothing to import")
+        if self.source_format == "auto":
+            self.source_format = detect(first.value, file.name, first.line)
+        module = _module(self.source_format)
+        pattern, key = module.RUN_IDS
+        ending = last_lines(file, self.max_line_bytes, pattern, key) if rereadable(file) else None
+        context = Context(file.name, self.profile, self.run, ending)
+        found = 0
+        runs = module.runs(_chain(first, records), context)
+        while True:
+            with collector.paused():
+                imported = next(runs, None)
+            if imported is None:
+                break
+            found += 1
+            yield ImportedRun(imported.run_id, imported.timeline)
+        self.skipped = context.skipped
+        if self.run is not None and self.run != ALL_RUNS and not found:
+            known = ", ".join(context.other_runs[:20]) or "none"
+            raise TraceError(file.name, None, f"has no run {self.run!r}; its runs: {known}")
 
 
 def _chain(first: Record, rest: Iterator[Record]) -> Iterator[Record]:

@@ -1,9 +1,10 @@
 """`check`, `compare` and `summary` on traces in other formats (`--input-format`, `--run`).
 
-Each input file is imported (`import_runs`), and each run wanted is checked as a native trace
-would be. One file with one run (or `--run ID`) gives that run's report; `--run all`, or several
-files, a batch report with one section per run, each naming its file and run. A file with several
-runs and no `--run` is bad input: the message lists the run ids and both options.
+Each input file is imported (`Stream`), and each run wanted is checked as a native trace would
+be, as soon as it has been read (memory holds one run at a time). One file with one run (or
+`--run ID`) gives that run's report; `--run all`, or several files, a batch report with one
+section per run, each naming its file and run. A file with several runs and no `--run` is bad
+input: the message lists the run ids and both options.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from agent_invariants.api import check_trace
 from agent_invariants.contract import Contract
 from agent_invariants.errors import InputError, TraceError
-from agent_invariants.importers import ALL_RUNS, ImportedRun, import_runs
+from agent_invariants.importers import ALL_RUNS, Stream
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
 from agent_invariants.report import CHECK_BATCH_SCHEMA, BatchFailure, CheckBatchReport, CheckReport, ContractRef
@@ -25,18 +26,17 @@ def imported_source(path: str, input_format: str, *, run: str | None, profile: A
                     max_line_bytes: int) -> ImportedTrace:
     """The one run of `path` to check (several without `run` is a TraceError listing them)."""
     file = SourceFile.of(path)
-    runs = import_runs(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
-    return ImportedTrace(file, _one(file.name, runs))
-
-
-def _one(name: str, runs: list[ImportedRun]) -> ImportedRun:
-    if not runs:
-        raise TraceError(name, None, "holds no run to check")
-    if len(runs) > 1:
-        shown = ", ".join(found.run_id for found in runs[:20]) + (", …" if len(runs) > 20 else "")
-        raise TraceError(name, None, f"holds {len(runs)} runs ({shown}); choose one with --run ID, or take every "
-                         "one with --run all (convert: --out-dir)")
-    return runs[0]
+    runs = iter(Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes))
+    first = next(runs, None)
+    if first is None:
+        raise TraceError(file.name, None, "holds no run to check")
+    second = next(runs, None)
+    if second is not None:
+        ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
+        shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
+        raise TraceError(file.name, None, f"holds {len(ids)} runs ({shown}); choose one with --run ID, or take "
+                         "every one with --run all (convert: --out-dir)")
+    return ImportedTrace(file, first)
 
 
 def check_imported(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
@@ -50,10 +50,12 @@ def check_imported(contract: Contract, paths: Sequence[str], input_format: str, 
     for path in paths:
         file = SourceFile.of(path)
         try:
-            runs = import_runs(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
             if run != ALL_RUNS:
-                runs = [_one(file.name, runs)]
-            for found in runs:
+                reports.append(check_trace(contract, imported_source(path, input_format, run=run, profile=profile,
+                                                                     max_line_bytes=max_line_bytes),
+                                           max_violations=max_violations, strict=strict))
+                continue
+            for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 reports.append(check_trace(contract, ImportedTrace(file, found), max_violations=max_violations,
                                            strict=strict))
         except InputError as exc:

@@ -3,12 +3,17 @@
 One run (the only one, or `--run ID`) goes to standard output or `--output`; several (`--run all`,
 or an input holding several) need `--out-dir`, where each run becomes `<run id>.jsonl` (characters
 other than letters, digits, `.`, `_` and `-` become `_`; a name taken twice gets `-2`, `-3`…).
-The files are written only once every input has been read: a bad record leaves nothing behind.
+Runs are written as they are read, so memory holds one run at a time; the files go to a
+temporary folder inside `--out-dir`'s parent first and are moved into place only once every input
+has been read: a bad record leaves nothing behind, and an existing file is never overwritten.
 """
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +21,7 @@ import msgspec
 
 from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
-from agent_invariants.importers import ImportedRun, import_file
+from agent_invariants.importers import ImportedRun, Stream
 from agent_invariants.importers.records import SourceFile
 
 __all__ = ("convert_files", "jsonl")
@@ -25,29 +30,66 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None, profile: Any,
-                  max_line_bytes: int, out_dir: Path | None) -> tuple[list[tuple[Path, str]], str]:
-    """The files to write, as (path, text) (the path is unused without `out_dir`), and a line
-    saying what was converted."""
-    runs: list[ImportedRun] = []
-    skipped = 0
-    for path in inputs:
-        imported = import_file(SourceFile.of(path), source_format, profile=profile, run=run,
-                               max_line_bytes=max_line_bytes)
-        runs += imported.runs
-        skipped += imported.skipped
-    if not runs:
-        raise InputError("convert: the input holds no run")
-    if out_dir is None and len(runs) > 1:
-        shown = ", ".join(found.run_id for found in runs[:20]) + (", …" if len(runs) > 20 else "")
-        raise InputError(f"convert: the input holds {len(runs)} runs ({shown}); write one with --run ID, or every "
-                         "one with --out-dir DIR")
-    files = [(out_dir / name if out_dir is not None else Path("-"), jsonl(found))
-             for name, found in zip(_file_names(runs), runs, strict=True)]
-    events = sum(len(found) for found in runs)
-    note = f"converted {len(runs)} run{'s' if len(runs) != 1 else ''} ({events} events)"
+                  max_line_bytes: int, out_dir: Path | None) -> tuple[str | None, str]:
+    """Convert every input: with `out_dir`, write each run there and return (None, note); else
+    return the one run's JSONL and the note (a line saying what was converted)."""
+    streams = [Stream(SourceFile.of(path), source_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
+               for path in inputs]
+    runs = (found for stream in streams for found in stream)
+    if out_dir is None:
+        text, count, events = _one(runs)
+    else:
+        count, events = _to_folder(runs, out_dir)
+        text = None
+    note = f"converted {count} run{'s' if count != 1 else ''} ({events} events)"
+    skipped = sum(stream.skipped for stream in streams)
     if skipped:
         note += f"; skipped {skipped} record{'s' if skipped != 1 else ''} of kinds the mapping does not use"
-    return files, note
+    return text, note
+
+
+def _one(runs: Iterator[ImportedRun]) -> tuple[str, int, int]:
+    first = next(runs, None)
+    if first is None:
+        raise InputError("convert: the input holds no run")
+    second = next(runs, None)
+    if second is not None:
+        ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
+        shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
+        raise InputError(f"convert: the input holds {len(ids)} runs ({shown}); write one with --run ID, or every "
+                         "one with --out-dir DIR")
+    return jsonl(first), 1, len(first)
+
+
+def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
+    parent = out_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".agent-invariants-", dir=parent))
+    try:
+        names: list[str] = []
+        taken: dict[str, int] = {}
+        events = 0
+        for found in runs:
+            name = _file_name(found.run_id, taken)
+            (staging / name).write_text(jsonl(found), encoding="utf-8", newline="\n")
+            names.append(name)
+            events += len(found)
+        if not names:
+            raise InputError("convert: the input holds no run")
+        _place(staging, names, out_dir)
+        return len(names), events
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _place(staging: Path, names: list[str], out_dir: Path) -> None:
+    """Move the written runs into `out_dir`: all of them, or none when a name is taken there."""
+    for name in names:
+        if os.path.lexists(out_dir / name):
+            raise InputError(f"{out_dir / name}: already exists; refusing to overwrite it")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        os.replace(staging / name, out_dir / name)
 
 
 def jsonl(run: ImportedRun) -> str:
@@ -57,15 +99,8 @@ def jsonl(run: ImportedRun) -> str:
         return "".join(encode(event).decode() + "\n" for event, _ in run.emitted())
 
 
-def _file_names(runs: list[ImportedRun]) -> list[str]:
-    taken: dict[str, int] = {}
-    names = []
-    for found in runs:
-        base = _UNSAFE.sub("_", found.run_id)[:200] or "run"
-        count = taken.get(base, 0) + 1
-        taken[base] = count
-        names.append(f"{base}.jsonl" if count == 1 else f"{base}-{count}.jsonl")
-    return names
-
-
-
+def _file_name(run_id: str, taken: dict[str, int]) -> str:
+    base = _UNSAFE.sub("_", run_id)[:200] or "run"
+    count = taken.get(base, 0) + 1
+    taken[base] = count
+    return f"{base}.jsonl" if count == 1 else f"{base}-{count}.jsonl"

@@ -20,6 +20,7 @@ Runs are ordered by `dotted_order` among runs of the same instant; times are kep
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,9 +38,9 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context, Run
+from agent_invariants.importers.run import Context, Run, Runs, new_list
 
-__all__ = ("FORMAT", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "langsmith"
 _MAX_RUNS = 1_000_000   # runs in one trace: a bound on what one trace may buffer
@@ -62,7 +63,7 @@ class _Run:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    traces: dict[str, list[_Run]] = {}
+    traces: Runs[list[_Run]] = Runs(context, new_list)
     order = 0
     for record in records:
         for raw, depth, path in _flattened(record, context.file):
@@ -72,13 +73,20 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
                 continue
             start = _time(raw.get("start_time"), f"{path}.start_time", context.file, record.line)
             end = _time(raw.get("end_time"), f"{path}.end_time", context.file, record.line, start)
-            found = traces.setdefault(trace_id, [])
+            found = traces.get(trace_id, record.line)
             if len(found) >= _MAX_RUNS:
                 raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_RUNS} runs")
             found.append(_Run(raw, depth, record.line, order, start, end))
             order += 1
-    for trace_id in list(traces):   # each trace's runs let go once it is mapped
-        yield Run(trace_id, _Trace(context, trace_id, traces.pop(trace_id)).timeline())
+        for trace_id, members in traces.ended(record.line):
+            yield Run(trace_id, _Trace(context, trace_id, members).timeline())
+    for trace_id, members in traces.rest():
+        yield Run(trace_id, _Trace(context, trace_id, members).timeline())
+
+
+RUN_IDS = (re.compile(rb'"trace_id"\s*:\s*"([^"\\]*)"'), lambda found: found.decode("utf-8", "replace"))
+"""How a first pass finds the trace a line belongs to (see `records.last_lines`); a run without
+`trace_id` (its own id is the trace's) is let go at the end of the input."""
 
 
 def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int, str]]:

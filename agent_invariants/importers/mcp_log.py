@@ -25,15 +25,16 @@ accepted input response a grant of it.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import END, FIRST, LAST, Timeline, duration_ms, iso_nanos, parse_result
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context, Run
+from agent_invariants.importers.run import Context, Run, Runs
 
-__all__ = ("FORMAT", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "mcp-log"
 _SIDES = ("c2s", "s2c")
@@ -45,18 +46,23 @@ def sniff(value: Any) -> bool:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    sessions: dict[str, _Session] = {}
+    sessions: Runs[_Session] = Runs(context, lambda session_id: _Session(context, session_id))
     for record in records:
         at, session_id, side, message = _fields(record, context.file)
-        if not context.wants(session_id):
+        if context.wants(session_id):
+            session = sessions.get(session_id, record.line)
+            session.take(at, side, message, record.line)
+        else:
             context.seen(session_id)
-            continue
-        session = sessions.get(session_id)
-        if session is None:
-            session = sessions[session_id] = _Session(context, session_id)
-        session.take(at, side, message, record.line)
-    for session_id, session in sessions.items():
-        yield Run(session_id, session.finish())
+        for finished_id, finished in sessions.ended(record.line):
+            yield Run(finished_id, finished.finish())
+    for finished_id, finished in sessions.rest():
+        yield Run(finished_id, finished.finish())
+
+
+RUN_IDS = (re.compile(rb'"session"\s*:\s*"([^"\\]*)"'), lambda found: found.decode("utf-8", "replace"))
+"""How a first pass finds the session a line belongs to (see `records.last_lines`): a key named
+`session` deeper in a message only makes the session end later, never sooner."""
 
 
 def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:

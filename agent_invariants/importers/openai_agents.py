@@ -21,6 +21,7 @@ successful call whose result is the rejection message: nothing in the export tel
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,9 +39,9 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context, Run
+from agent_invariants.importers.run import Context, Run, Runs, new_list
 
-__all__ = ("FORMAT", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "openai-agents"
 _MAX_SPANS = 1_000_000
@@ -64,34 +65,45 @@ class _Span:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    traces: dict[str, list[_Span]] = {}
+    traces: Runs[list[_Span]] = Runs(context, new_list)
     order = 0
     for record in records:
-        value = record.value
-        if not isinstance(value, dict) or value.get("object") not in ("trace", "trace.span"):
-            context.skip()
-            continue
-        if value["object"] == "trace":
-            trace_id = _text(value, "id", "$", context.file, record.line)
-            if context.wants(trace_id):
-                traces.setdefault(trace_id, [])
-            else:
-                context.seen(trace_id)
-            continue
-        trace_id = _text(value, "trace_id", "$", context.file, record.line)
-        if not context.wants(trace_id):
-            context.seen(trace_id)
-            continue
-        span = _span(value, record.line, order, context.file)
-        order += 1
-        found = traces.setdefault(trace_id, [])
-        if len(found) >= _MAX_SPANS:
-            raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_SPANS} spans")
-        found.append(span)
-    for trace_id in list(traces):   # each trace's spans let go once it is mapped
-        spans = traces.pop(trace_id)
+        span = _read(record, context, order)
+        if span is not None:
+            trace_id, found = span
+            spans = traces.get(trace_id, record.line)
+            if len(spans) >= _MAX_SPANS:
+                raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_SPANS} spans")
+            spans.append(found)
+            order += 1
+        for trace_id, spans in traces.ended(record.line):
+            yield Run(trace_id, _timeline(context, trace_id, spans))
+    for trace_id, spans in traces.rest():
         if spans:
             yield Run(trace_id, _timeline(context, trace_id, spans))
+
+
+def _read(record: Record, context: Context, order: int) -> tuple[str, _Span] | None:
+    """A span of a wanted trace, with its trace id; None for anything else (a trace record, a
+    span of another trace, a record of another kind: counted)."""
+    value = record.value
+    if not isinstance(value, dict) or value.get("object") not in ("trace", "trace.span"):
+        context.skip()
+        return None
+    if value["object"] == "trace":
+        trace_id = _text(value, "id", "$", context.file, record.line)
+        if not context.wants(trace_id):
+            context.seen(trace_id)
+        return None
+    trace_id = _text(value, "trace_id", "$", context.file, record.line)
+    if not context.wants(trace_id):
+        context.seen(trace_id)
+        return None
+    return trace_id, _span(value, record.line, order, context.file)
+
+
+RUN_IDS = (re.compile(rb'"trace_id"\s*:\s*"([^"\\]*)"'), lambda found: found.decode("utf-8", "replace"))
+"""How a first pass finds the trace a line belongs to (see `records.last_lines`)."""
 
 
 def _text(value: dict[str, Any], key: str, path: str, file: str, line: int) -> str:

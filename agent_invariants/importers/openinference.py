@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants.importers.common import END, cut_text
-from agent_invariants.importers.otel import GenAiTrace, error_text, failed
+from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, error_text, failed
 from agent_invariants.importers.otlp import Span, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, Run
 
-__all__ = ("FORMAT", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "openinference"
 KIND = "openinference.span.kind"
@@ -47,9 +47,8 @@ def sniff(value: Any) -> bool:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    traces = read_traces(records, context)
-    for trace_id in list(traces):   # each trace's spans let go once it is mapped
-        yield Run(trace_id, _Trace(context, trace_id, traces.pop(trace_id)).timeline())
+    for trace_id, spans in read_traces(records, context):
+        yield Run(trace_id, _Trace(context, trace_id, spans).timeline())
 
 
 def _kind(span: Span) -> str:

@@ -37,17 +37,19 @@ from agent_invariants.importers.common import (
     parse_args,
     parse_result,
 )
-from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
+from agent_invariants.importers.otlp import TRACE_ID, Span, Tree, read_traces, sniff_otlp, trace_key
 from agent_invariants.importers.profile import CONVENTION_TYPES, Candidate, convention_event
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, Run
 
-__all__ = ("FORMAT", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "otel"
 OPERATION = "gen_ai.operation.name"
 _AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
 _CHAT_OPERATIONS = ("chat", "text_completion", "generate_content")
+RUN_IDS = (TRACE_ID, trace_key)
+"""How a first pass finds the runs a line belongs to (see `records.last_lines`)."""
 
 
 def sniff(value: Any) -> bool:
@@ -56,9 +58,8 @@ def sniff(value: Any) -> bool:
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
-    traces = read_traces(records, context)
-    for trace_id in list(traces):   # each trace's spans let go once it is mapped
-        yield Run(trace_id, GenAiTrace(context, trace_id, traces.pop(trace_id)).timeline())
+    for trace_id, spans in read_traces(records, context):
+        yield Run(trace_id, GenAiTrace(context, trace_id, spans).timeline())
 
 
 def error_text(span: Span) -> str:

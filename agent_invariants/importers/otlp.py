@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context
+from agent_invariants.importers.run import Context, Runs, new_list
+from agent_invariants.jsontext import decode_problem
 
-__all__ = ("Span", "SpanEvent", "read_traces", "sniff_otlp")
+__all__ = ("TRACE_ID", "Span", "SpanEvent", "read_traces", "sniff_otlp", "trace_key")
 
 _MAX_CLOCK = 253402300799 * 1_000_000_000   # 9999-12-31T23:59:59Z
 
@@ -58,151 +62,211 @@ def sniff_otlp(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("resourceSpans"), list)
 
 
-def read_traces(records: Iterator[Record], context: Context) -> dict[str, list[Span]]:
-    """The spans of every wanted trace, by trace id, in file order. Records of other signals
-    (logs, metrics) and spans of unwanted traces are skipped (counted, or their ids noted)."""
-    traces: dict[str, list[Span]] = {}
+def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[str, list[Span]]]:
+    """The spans of each wanted trace, in file order, as soon as its last line has been read.
+    Records of other signals (logs, metrics) and spans of unwanted traces are skipped (counted,
+    or their ids noted)."""
+    traces: Runs[list[Span]] = Runs(context, new_list)
     order = 0
     for record in records:
-        value = record.value
-        if not isinstance(value, dict) or "resourceSpans" not in value:
+        export = _export(record, context.file)
+        if export is None:
             context.skip()
-            continue
-        for path, raw in _spans(value, context.file, record.line):
-            span = _span(raw, path, context.file, record.line, order)
-            order += 1
-            if not context.wants(span.trace_id):
-                context.seen(span.trace_id)
-                continue
-            traces.setdefault(span.trace_id, []).append(span)
-    return traces
+        else:
+            for path, raw in _spans(export):
+                span = _span(raw, path, context.file, record.line, order)
+                order += 1
+                if not context.wants(span.trace_id):
+                    context.seen(span.trace_id)
+                    continue
+                traces.get(span.trace_id, record.line).append(span)
+        yield from traces.ended(record.line)
+    yield from traces.rest()
 
 
-def _spans(value: dict[str, Any], file: str, line: int) -> Iterator[tuple[str, Any]]:
-    resources = value["resourceSpans"]
-    if not isinstance(resources, list):
-        raise TraceError(file, line, "$.resourceSpans: expected a list")
-    for r, resource in enumerate(resources):
-        scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans", [])) \
-            if isinstance(resource, dict) else None
-        if not isinstance(scopes, list):
-            raise TraceError(file, line, f"$.resourceSpans[{r}].scopeSpans: expected a list")
+TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
+"""Where a line names a trace id (for the first pass, see `records.last_lines`)."""
+
+
+def trace_key(found: bytes) -> str | None:
+    """A trace id found by `TRACE_ID`, as spans are keyed (lowercase hex), or None."""
+    try:
+        return _id(found.decode("ascii"), 16, "", "", 0)
+    except (TraceError, UnicodeDecodeError):
+        return None
+
+
+class _Value(msgspec.Struct):
+    """An OTLP AnyValue: one of its fields is set."""
+
+    stringValue: str | None = None
+    boolValue: bool | str | None = None
+    intValue: int | str | None = None
+    doubleValue: float | str | None = None
+    arrayValue: _Values | None = None
+    kvlistValue: _Pairs | None = None
+    bytesValue: str | None = None
+
+
+class _Values(msgspec.Struct):
+    values: list[_Value] = []
+
+
+class _Pair(msgspec.Struct):
+    key: str
+    value: _Value | None = None
+
+
+class _Pairs(msgspec.Struct):
+    values: list[_Pair] = []
+
+
+class _Event(msgspec.Struct):
+    name: str
+    timeUnixNano: int | str | None = None
+    attributes: list[_Pair] = []
+
+
+class _Status(msgspec.Struct):
+    code: int | str | None = None
+    message: str | None = None
+
+
+class _RawSpan(msgspec.Struct):
+    traceId: str
+    spanId: str
+    name: str
+    startTimeUnixNano: int | str
+    endTimeUnixNano: int | str | None = None
+    parentSpanId: str | None = None
+    attributes: list[_Pair] = []
+    events: list[_Event] = []
+    status: _Status | None = None
+
+
+class _Scope(msgspec.Struct):
+    spans: list[_RawSpan] = []
+
+
+class _Resource(msgspec.Struct):
+    scopeSpans: list[_Scope] = []
+    instrumentationLibrarySpans: list[_Scope] = []   # what OTLP called it before 0.15
+
+
+class _Export(msgspec.Struct):
+    resourceSpans: list[_Resource] | None = None
+
+
+_decode_export = msgspec.json.Decoder(_Export).decode
+
+
+def _export(record: Record, file: str) -> _Export | None:
+    """A record decoded as an OTLP export of spans (straight from its JSON text, in C), or None
+    for a record of another signal. A span of the wrong shape names its JSON path."""
+    try:
+        raw = record.raw
+        export = _decode_export(raw) if raw is not None else msgspec.convert(record.value, _Export)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise TraceError(file, record.line, decode_problem(exc, data=record.raw)) from None
+    return export if export.resourceSpans is not None else None
+
+
+def _spans(export: _Export) -> Iterator[tuple[str, _RawSpan]]:
+    for r, resource in enumerate(export.resourceSpans or ()):
+        scopes = resource.scopeSpans or resource.instrumentationLibrarySpans
         for s, scope in enumerate(scopes):
-            spans = scope.get("spans", []) if isinstance(scope, dict) else None
-            if not isinstance(spans, list):
-                raise TraceError(file, line, f"$.resourceSpans[{r}].scopeSpans[{s}].spans: expected a list")
-            for n, span in enumerate(spans):
+            for n, span in enumerate(scope.spans):
                 yield f"$.resourceSpans[{r}].scopeSpans[{s}].spans[{n}]", span
 
 
-def _span(raw: Any, path: str, file: str, line: int, order: int) -> Span:
-    if not isinstance(raw, dict):
-        raise TraceError(file, line, f"{path}: expected a span (an object)")
-    trace_id = _id(raw.get("traceId"), 16, f"{path}.traceId", file, line)
-    span_id = _id(raw.get("spanId"), 8, f"{path}.spanId", file, line)
-    parent_raw = raw.get("parentSpanId")
-    parent = _id(parent_raw, 8, f"{path}.parentSpanId", file, line) if parent_raw else None
-    name = raw.get("name")
-    if not isinstance(name, str):
-        raise TraceError(file, line, f"{path}.name: expected a string")
-    start = _clock(raw.get("startTimeUnixNano"), f"{path}.startTimeUnixNano", file, line)
-    end = _clock(raw.get("endTimeUnixNano", raw.get("startTimeUnixNano")), f"{path}.endTimeUnixNano", file, line)
-    status = raw.get("status") or {}
-    code = status.get("code") if isinstance(status, dict) else None
-    error = code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
-    message = status.get("message") if isinstance(status, dict) and isinstance(status.get("message"), str) else None
+def _span(raw: _RawSpan, path: str, file: str, line: int, order: int) -> Span:
+    trace_id = _id(raw.traceId, 16, f"{path}.traceId", file, line)
+    span_id = _id(raw.spanId, 8, f"{path}.spanId", file, line)
+    parent = _id(raw.parentSpanId, 8, f"{path}.parentSpanId", file, line) if raw.parentSpanId else None
+    start = _clock(raw.startTimeUnixNano, f"{path}.startTimeUnixNano", file, line)
+    end = start if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, f"{path}.endTimeUnixNano", file,
+                                                           line)
+    status = raw.status
+    error = status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
+    message = status.message if status is not None and status.message else None
     events = []
-    for index, event in enumerate(raw.get("events") or []):
-        if not isinstance(event, dict) or not isinstance(event.get("name"), str):
-            raise TraceError(file, line, f"{path}.events[{index}]: expected an event with a name")
-        at = _clock(event.get("timeUnixNano", raw.get("startTimeUnixNano")), f"{path}.events[{index}].timeUnixNano",
-                    file, line)
-        events.append(SpanEvent(event["name"], at, attributes(event.get("attributes"), f"{path}.events[{index}]",
-                                                               file, line)))
-    return Span(trace_id, span_id, parent, name, start, end, attributes(raw.get("attributes"), path, file, line),
-                events, error, message or None, line, order, path)
+    for index, event in enumerate(raw.events):
+        at = start if event.timeUnixNano is None else _clock(event.timeUnixNano,
+                                                             f"{path}.events[{index}].timeUnixNano", file, line)
+        events.append(SpanEvent(event.name, at, attributes(event.attributes)))
+    return Span(trace_id, span_id, parent, raw.name, start, end, attributes(raw.attributes), events, error, message,
+                line, order, path)
 
 
-def _id(value: Any, size: int, path: str, file: str, line: int) -> str:
+def _id(value: str, size: int, path: str, file: str, line: int) -> str:
     """An id as lowercase hex, from hex (2 * size digits) or base64 (of `size` bytes)."""
-    if isinstance(value, str):
-        text = value.strip()
-        if len(text) == 2 * size:
-            try:
-                bytes.fromhex(text)
-                return text.lower()
-            except ValueError:
-                pass
+    text = value.strip()
+    if len(text) == 2 * size:
         try:
-            decoded = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            decoded = b""
-        if len(decoded) == size:
-            return decoded.hex()
+            bytes.fromhex(text)
+            return text.lower()
+        except ValueError:
+            pass
+    try:
+        decoded = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if len(decoded) == size:
+        return decoded.hex()
     raise TraceError(file, line, f"{path}: expected an id of {size} bytes, in hex or base64")
 
 
-def _clock(value: Any, path: str, file: str, line: int) -> int:
-    """Nanoseconds since the epoch from a string or an integer; never through a float."""
-    if isinstance(value, str) and value.isdigit():
-        clock = int(value)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        clock = value
-    elif isinstance(value, float) and value.is_integer():
+def _clock(value: int | str, path: str, file: str, line: int) -> int:
+    """Nanoseconds since the epoch from a string of digits or an integer; never through a float."""
+    if isinstance(value, str):
+        if not value.isdigit():
+            raise TraceError(file, line, f"{path}: expected a time in nanoseconds since 1970 (digits)")
         clock = int(value)
     else:
-        raise TraceError(file, line, f"{path}: expected a time in nanoseconds since 1970 (digits)")
+        clock = value
     if not 0 <= clock <= _MAX_CLOCK:
         raise TraceError(file, line, f"{path}: {clock} is not a time between 1970 and 9999")
     return clock
 
 
-def attributes(raw: Any, path: str, file: str, line: int) -> dict[str, Any]:
+def attributes(pairs: list[_Pair]) -> dict[str, Any]:
     """OTLP key-value attributes as a dict of plain values (the last of a repeated key wins)."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, list):
-        raise TraceError(file, line, f"{path}.attributes: expected a list of {{key, value}}")
     found: dict[str, Any] = {}
-    for item in raw:
-        key = item.get("key") if item.__class__ is dict else None
-        if key.__class__ is not str:
-            index = raw.index(item)
-            raise TraceError(file, line, f"{path}.attributes[{index}]: expected {{key, value}}")
-        found[key] = any_value(item.get("value"))
+    for pair in pairs:
+        value = pair.value
+        if value is None:
+            found[pair.key] = None
+        elif value.stringValue is not None:   # most attributes are text
+            found[pair.key] = value.stringValue
+        else:
+            found[pair.key] = any_value(value)
     return found
 
 
-def any_value(value: Any) -> Any:
+def any_value(value: _Value | None) -> Any:
     """An OTLP AnyValue as a plain value: strings, booleans, integers (from their decimal
     strings), doubles, lists and objects; bytes as their base64 text."""
-    if not isinstance(value, dict) or not value:
+    if value is None:
         return None
-    inner = value.get("stringValue")   # most attributes are text
-    if inner.__class__ is str and len(value) == 1:
+    if value.stringValue is not None:
+        return value.stringValue
+    if value.boolValue is not None:
+        return value.boolValue is True or value.boolValue == "true"
+    if value.intValue is not None:
+        inner = value.intValue
+        if isinstance(inner, str):
+            try:
+                return int(inner)
+            except ValueError:
+                return inner
         return inner
-    kind, inner = next(iter(value.items()))
-    if kind == "stringValue":
-        return inner if isinstance(inner, str) else str(inner)
-    if kind == "boolValue":
-        return inner is True or inner == "true"
-    if kind == "intValue":
-        try:
-            return int(inner)
-        except (TypeError, ValueError):
-            return inner
-    if kind == "doubleValue":
-        return inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else _double(inner)
-    if kind == "arrayValue":
-        items = inner.get("values") if isinstance(inner, dict) else None
-        return [any_value(item) for item in items] if isinstance(items, list) else []
-    if kind == "kvlistValue":
-        items = inner.get("values") if isinstance(inner, dict) else None
-        return {item["key"]: any_value(item.get("value")) for item in items
-                if isinstance(item, dict) and isinstance(item.get("key"), str)} if isinstance(items, list) else {}
-    if kind == "bytesValue":
-        return inner
-    return None
+    if value.doubleValue is not None:
+        return value.doubleValue if isinstance(value.doubleValue, float) else _double(value.doubleValue)
+    if value.arrayValue is not None:
+        return [any_value(item) for item in value.arrayValue.values]
+    if value.kvlistValue is not None:
+        return {pair.key: any_value(pair.value) for pair in value.kvlistValue.values}
+    return value.bytesValue
 
 
 def _double(text: Any) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, NamedTuple
 
 import msgspec
@@ -28,11 +28,24 @@ _CHUNK = 1 << 16
 _decode = msgspec.json.Decoder().decode
 
 
-class Record(NamedTuple):
-    """One record of a source file: its JSON value and its physical line (1-based)."""
+class Record:
+    """One record of a source file: its physical line (1-based), its JSON text (`raw`, for JSON
+    Lines; None for an item of a whole-file document) and its JSON `value`, decoded when first
+    asked for (a format with a typed decoder reads `raw` itself, faster)."""
 
-    value: Any
-    line: int
+    __slots__ = ("_value", "file", "line", "raw")
+
+    def __init__(self, line: int, raw: bytes | None, value: Any = None, file: str = "") -> None:
+        self.line, self.raw, self._value, self.file = line, raw, value, file
+
+    @property
+    def value(self) -> Any:
+        if self.raw is not None and self._value is None:
+            try:
+                self._value = _decode(self.raw)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                raise TraceError(self.file, self.line, decode_problem(exc, data=self.raw)) from None
+        return self._value
 
 
 class SourceFile(NamedTuple):
@@ -82,37 +95,83 @@ def _open(source: SourceFile) -> BinaryIO:
 
 
 def _records(name: str, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
-    line = 0
-    pending = b""
-    first = True
-    while True:
-        try:
-            chunk = stream.read(_CHUNK)
-        except OSError as exc:
-            raise TraceError(name, line or None, f"cannot be read: {exc.strerror or exc}") from None
-        if first and chunk:
-            first = False
-            if chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
-            if chunk.lstrip()[:1] == b"[":   # one JSON document holding the records
-                yield from _document(name, chunk, stream, max_line_bytes)
-                return
-        if not chunk:
-            break
-        pending += chunk
-        lines = pending.split(b"\n")
-        pending = lines.pop()
-        if len(pending) > max_line_bytes:
-            raise TraceError(name, line + len(lines) + 1, _too_long(max_line_bytes))
-        for text in lines:
-            line += 1
-            record = _record(name, text, line, max_line_bytes)
-            if record is not None:
-                yield record
-    if pending:
-        record = _record(name, pending, line + 1, max_line_bytes)
+    head = _head(name, stream)
+    if head.lstrip()[:1] == b"[":   # one JSON document holding the records
+        yield from _document(name, head, stream, max_line_bytes)
+        return
+    for line, text in _lines(name, head, stream, max_line_bytes):
+        record = _record(name, text, line, max_line_bytes)
         if record is not None:
             yield record
+
+
+def _head(name: str, stream: BinaryIO) -> bytes:
+    """The first chunk, without a UTF-8 byte order mark."""
+    head = _read(name, stream, 0)
+    return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+
+
+def _read(name: str, stream: BinaryIO, line: int) -> bytes:
+    try:
+        return stream.read(_CHUNK)
+    except OSError as exc:
+        raise TraceError(name, line or None, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _lines(name: str, head: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, text) of each line; a line is never longer than `max_line_bytes` in memory
+    (each chunk is split once: a long line costs no more than its length)."""
+    line = 0
+    parts: list[bytes] = []   # the line read so far
+    size = 0
+    chunk = head
+    while chunk:
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            line += 1
+            if size + len(piece) > max_line_bytes:
+                raise TraceError(name, line, _too_long(max_line_bytes))
+            parts.append(piece)
+            yield line, b"".join(parts)
+            parts, size = [], 0
+        if pieces[-1]:
+            parts.append(pieces[-1])
+            size += len(pieces[-1])
+            if size > max_line_bytes:
+                raise TraceError(name, line + 1, _too_long(max_line_bytes))
+        chunk = _read(name, stream, line)
+    if parts:
+        yield line + 1, b"".join(parts)
+
+
+def rereadable(source: SourceFile) -> bool:
+    """Whether `source` can be read a second time: bytes, or a regular file (not a pipe)."""
+    if source.data is not None:
+        return True
+    return source.path not in (None, "-") and os.path.isfile(source.path or "")
+
+
+def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[bytes],
+               key: Callable[[bytes], str | None]) -> dict[str, int] | None:
+    """A first, quick pass over a file of JSON Lines: for each run id (`pattern`'s group 1, read
+    by `key`), the last line it is named on. An importer then lets a run go as soon as its last
+    line is read: memory holds the runs open at once, not the file. None for a file that is one
+    JSON document (read whole anyway)."""
+    stream = _open(source)
+    try:
+        head = _head(source.name, stream)
+        if head.lstrip()[:1] == b"[":
+            return None
+        found: dict[str, int] = {}
+        for line, text in _lines(source.name, head, stream, max_line_bytes):
+            for match in set(pattern.findall(text)):
+                run_id = key(match)
+                if run_id is not None:
+                    found[run_id] = line
+        return found
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
 
 
 def _record(name: str, text: bytes, line: int, max_line_bytes: int) -> Record | None:
@@ -122,10 +181,7 @@ def _record(name: str, text: bytes, line: int, max_line_bytes: int) -> Record | 
         return None
     if too_deep_at(text) is not None:
         raise TraceError(name, line, INVALID_TOO_DEEP)
-    try:
-        return Record(_decode(text), line)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise TraceError(name, line, decode_problem(exc, data=text)) from None
+    return Record(line, text, file=name)
 
 
 def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
@@ -149,7 +205,7 @@ def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) ->
         raise TraceError(name, None, decode_problem(exc, data=text)) from None
     starts = _item_lines(text)
     for index, item in enumerate(items):
-        yield Record(item, starts[index] if index < len(starts) else 1)
+        yield Record(starts[index] if index < len(starts) else 1, None, item, name)
 
 
 def _item_lines(text: bytes) -> list[int]:

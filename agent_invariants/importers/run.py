@@ -6,13 +6,16 @@ that it keeps the records of those only (memory per run, not per file), and coun
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+
+from agent_invariants.errors import TraceError
 
 if TYPE_CHECKING:
     from agent_invariants.importers.common import Timeline
     from agent_invariants.importers.profile import Profile
 
-__all__ = ("ALL_RUNS", "Context", "Run")
+__all__ = ("ALL_RUNS", "Context", "Run", "Runs", "new_list")
 
 ALL_RUNS = "all"
 """`--run all`: every run of the input."""
@@ -29,11 +32,17 @@ class Context:
     """One import: the file's name (as given: it goes into `data.source`), the profile, the run
     wanted (None: whichever there is; `all`; or an id), and what was skipped."""
 
-    def __init__(self, file: str, profile: Profile | None = None, run: str | None = None) -> None:
+    def __init__(self, file: str, profile: Profile | None = None, run: str | None = None,
+                 last_lines: dict[str, int] | None = None) -> None:
         self.file, self.profile, self.run = file, profile, run
         self.skipped = 0
         self.other_runs: list[str] = []
         self.hoist_elicitation = bool(profile is not None and profile.hoist_elicitation)
+        self.ending: dict[int, set[str]] = {}
+        """Line -> the runs whose last record is on it (from a first pass over a file; empty for
+        a pipe, whose runs all end with the input)."""
+        for run_id, line in (last_lines or {}).items():
+            self.ending.setdefault(line, set()).add(run_id)
 
     def wants(self, run_id: str) -> bool:
         """Whether the records of this run are to be kept."""
@@ -48,3 +57,51 @@ class Context:
     def skip(self, count: int = 1) -> None:
         """A record of a kind the format's mapping does not use."""
         self.skipped += count
+
+
+Item = TypeVar("Item")
+
+
+class Runs(Generic[Item]):
+    """What an importer holds of the runs it is reading (a list of spans, a session…), each let
+    go as soon as its last record has been read (`Context.ending`), or at the end of the input."""
+
+    def __init__(self, context: Context, make: Callable[[str], Item]) -> None:
+        self.context, self.make = context, make
+        self.open: dict[str, Item] = {}
+        self.done: set[str] = set()
+
+    def get(self, run_id: str, line: int) -> Item:
+        """The run's item, made (by `make(run_id)`) on its first record."""
+        found = self.open.get(run_id)
+        if found is None:
+            if run_id in self.done:
+                raise TraceError(self.context.file, line, f"a record of run {run_id!r} comes after the line its "
+                                 "records were taken to end on (its id is written in a way that cannot be found "
+                                 "quickly); read the file through a pipe to take it whole")
+            found = self.open[run_id] = self.make(run_id)
+        return found
+
+    def ended(self, line: int) -> Iterator[tuple[str, Item]]:
+        """The runs whose last record is on `line`, taken out in the order they began."""
+        ending = self.context.ending.get(line)
+        if not ending:
+            return
+        for run_id in [run_id for run_id in self.open if run_id in ending]:
+            self.done.add(run_id)
+            yield run_id, self.open.pop(run_id)
+
+    def __bool__(self) -> bool:
+        return bool(self.open)
+
+    def rest(self) -> Iterator[tuple[str, Item]]:
+        """The runs still open at the end of the input, in the order they began."""
+        while self.open:
+            run_id = next(iter(self.open))
+            self.done.add(run_id)
+            yield run_id, self.open.pop(run_id)
+
+
+def new_list(run_id: str) -> list[Any]:
+    """What `Runs` makes for a run whose records are kept in a list."""
+    return []
