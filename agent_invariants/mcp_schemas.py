@@ -19,8 +19,8 @@ __all__ = ("definitions", "input_schema", "output_schema", "valid_contract_schem
 def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_events: int,
                  optional: tuple[str, ...] = ()) -> dict[str, Any]:
     """A tool's arguments: `contract` is a contract object, any other parameter an array of at
-    most `max_events` events, and the `optional` ones booleans (false by default); each described
-    by `descriptions`."""
+    most `max_events` events (or, with `input_format`, records of another format), and the
+    `optional` ones as `_OPTIONS` says; each described by `descriptions`."""
     from agent_invariants.contract import Contract
     from agent_invariants.events import Event
 
@@ -30,12 +30,24 @@ def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_e
         if param == "contract":
             properties[param] = {"$ref": "#/$defs/Contract", "description": descriptions[param]}
         else:
-            properties[param] = {"type": "array", "items": {"$ref": "#/$defs/Event"}, "maxItems": max_events,
+            record = {"description": "With input_format: one record of that format, as a JSON value."}
+            items = {"anyOf": [{"$ref": "#/$defs/Event"}, record]} if "input_format" in optional \
+                else {"$ref": "#/$defs/Event"}
+            properties[param] = {"type": "array", "items": items, "maxItems": max_events,
                                  "description": descriptions[param]}
     for param in optional:
-        properties[param] = {"type": "boolean", "default": False, "description": descriptions[param]}
+        properties[param] = {**_OPTIONS[param], "description": descriptions[param]}
     return {"type": "object", "properties": properties, "required": list(params), "additionalProperties": False,
             "$defs": definitions(*structs)}
+
+
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "strict": {"type": "boolean", "default": False},
+    "input_format": {"type": "string", "enum": ["native", "auto", "otel", "openinference", "openai-agents",
+                                                 "langsmith", "mcp-log"], "default": "native"},
+    "run": {"type": "string", "minLength": 1},
+}
+"""The schema of each optional tool argument."""
 
 
 def output_schema(struct: type) -> dict[str, Any]:

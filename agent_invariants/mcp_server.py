@@ -9,6 +9,10 @@ Four tools, named as the Node.js tool names them, so client configurations carry
     agent_invariants_compare_traces    {contract, baseline, candidate} -> agent-invariants/compare/v1
     agent_invariants_summarize_trace   {events}                   -> the `summary` counts
 
+With `input_format` (and `run`), the check, compare and summarize tools take the records another
+tool wrote (OTLP export requests, Agents SDK spans, LangSmith runs, MCP log lines) instead of events,
+imported in memory as `check --input-format` imports a file.
+
 Each tool's structured content is the CLI's `--format json` report for the same input (an in-memory
 trace has no file, so no `trace` and no `line` keys). Its text content is that JSON (2-space
 indented, first, as the Node tool returns it, for clients that do not read structured content),
@@ -106,6 +110,10 @@ is the list of events of one run, in order, each {{"seq": <strictly increasing i
 make worse than the old one?
 - {SUMMARIZE}: counts for a run (tools used, failures, approvals, outcomes), no contract needed.
 
+Traces written by other tools need no conversion: give their records as the events with \
+`input_format` (otel, openinference, openai-agents, langsmith, mcp-log, or auto) and, when they \
+hold several runs, `run`.
+
 Every tool is read-only: contracts and events are passed as JSON values, never as paths, and no \
 tool reads files or uses the network (`extends` may name shipped packs, \
 `agent-invariants:<pack>`, but no paths). At most {MAX_EVENTS:,} events per trace, \
@@ -183,8 +191,12 @@ _PARAMETERS = {
     COMPARE: ("contract", "baseline", "candidate"),
     SUMMARIZE: ("events",),
 }
-_OPTIONAL = {CHECK: ("strict",), COMPARE: ("strict",)}
-"""Boolean arguments a tool may be given (false when absent)."""
+_OPTIONAL = {CHECK: ("strict", "input_format", "run"), COMPARE: ("strict", "input_format", "run"),
+             SUMMARIZE: ("input_format", "run")}
+"""Arguments a tool may be given: `strict` (false when absent), `input_format` (native when absent)
+and `run` (none)."""
+
+INPUT_FORMATS = ("native", "auto", "otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 
 
 _TRACE_DESCRIPTIONS = {
@@ -199,6 +211,12 @@ _PARAMETER_DESCRIPTIONS = {
     **{param: f"{text} At most {MAX_EVENTS:,} events." for param, text in _TRACE_DESCRIPTIONS.items()},
     "strict": ("Fail on what would otherwise be `notices` in the report: a trace with no events or with a "
                "misspelt event type or field is a tool error, and a rule that checked nothing fails."),
+    "input_format": ("The format of the trace arguments: native (our events, the default), or the records another "
+                     "tool wrote, imported as `agent-invariants check --input-format` does: otel (OTLP JSON export "
+                     "requests with GenAI spans), openinference, openai-agents (the Agents SDK's exported traces "
+                     "and spans), langsmith (runs), mcp-log ({ts, session, dir, msg} lines), or auto."),
+    "run": ("With input_format: the run to check when the records hold several (a trace id, an MCP session); "
+            "without it, records of several runs are an error that lists them."),
 }
 
 
@@ -256,8 +274,13 @@ def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]
         if key not in args:
             raise ArgumentError(f"missing required argument `{key}`")
     for key in optional:
-        if not isinstance(args.setdefault(key, False), bool):
+        if key == "strict" and not isinstance(args.setdefault(key, False), bool):
             raise ArgumentError(f"{key}: expected true or false, got {json_type(args[key])}")
+        if key == "input_format" and args.setdefault(key, "native") not in INPUT_FORMATS:
+            raise ArgumentError(f"input_format: expected one of {', '.join(INPUT_FORMATS)}, got "
+                                f"{msgspec.json.encode(args[key]).decode()[:80]}")
+        if key == "run" and not isinstance(args.setdefault(key, None), (str, type(None))):
+            raise ArgumentError(f"run: expected a run id (a string), got {json_type(args[key])}")
     if "contract" in args and not isinstance(args["contract"], dict):
         raise ArgumentError(f"contract: expected a JSON object (the contract itself, not a path or a JSON "
                             f"string), got {json_type(args['contract'])}")
@@ -286,10 +309,24 @@ def _contract(value: dict[str, Any]) -> Contract:
     return load_contract(value, name="contract", pack_paths=False)
 
 
-def _trace(events: list[Any], name: str) -> EventList:
+def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> EventList:
+    """The trace argument `name`: events, or with `input_format` the records of another tool,
+    imported in memory (their one run, or `run`)."""
     from agent_invariants.reader import EventList
 
-    return EventList(events, name=name)
+    if args is None or args.get("input_format", "native") == "native":
+        return EventList(events, name=name)
+    from agent_invariants.importers import Stream
+    from agent_invariants.importers.records import SourceFile
+    from agent_invariants.importers.source import ImportedTrace
+
+    data = b"".join(msgspec.json.encode(record) + b"\n" for record in events)
+    file = SourceFile.of(data, name)
+    runs = list(Stream(file, args["input_format"], run=args.get("run"), max_line_bytes=MAX_REQUEST_BYTES))
+    if len(runs) != 1:
+        ids = ", ".join(found.run_id for found in runs[:20])
+        raise ArgumentError(f"{name}: the records hold {len(runs)} runs ({ids}); choose one with `run`")
+    return ImportedTrace(file, runs[0])
 
 
 def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
@@ -310,7 +347,7 @@ def _check(args: dict[str, Any]) -> Any:
     from agent_invariants.api import check_trace
 
     contract = _within_budget(_contract(args["contract"]), ("events", args["events"]))
-    return _strictly(check_trace(contract, _trace(args["events"], "events"), strict=args["strict"]), args)
+    return _strictly(check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"]), args)
 
 
 def _compare(args: dict[str, Any]) -> Any:
@@ -318,8 +355,8 @@ def _compare(args: dict[str, Any]) -> Any:
 
     contract = _within_budget(_contract(args["contract"]), ("baseline", args["baseline"]),
                               ("candidate", args["candidate"]))
-    report = compare_traces(contract, _trace(args["baseline"], "baseline"), _trace(args["candidate"], "candidate"),
-                            strict=args["strict"])
+    report = compare_traces(contract, _trace(args["baseline"], "baseline", args),
+                            _trace(args["candidate"], "candidate", args), strict=args["strict"])
     return _strictly(report, args)
 
 
@@ -342,7 +379,7 @@ def _strictly(report: Any, args: dict[str, Any]) -> Any:
 def _summarize(args: dict[str, Any]) -> Any:
     from agent_invariants.api import summarize_trace
 
-    return summarize_trace(_trace(args["events"], "events"))
+    return summarize_trace(_trace(args["events"], "events", args))
 
 
 _HANDLERS: dict[str, Callable[[dict[str, Any]], Any]] = {

@@ -175,3 +175,24 @@ def test_an_imported_trace_checks_like_its_conversion(logs: dict[str, Path], tmp
     assert not check_trace(contract, tmp_path / "refund_ok.jsonl").violations
     assert [v.rule_id for v in check_trace(contract, tmp_path / "missing_lookup.jsonl").violations] == ["lookup-first"]
     assert [v.rule_id for v in check_trace(contract, tmp_path / "cancelled.jsonl").violations] == ["closed"]
+
+
+def test_the_mcp_check_tool_takes_records_of_another_format(logs: dict[str, Path]) -> None:
+    from agent_invariants.errors import InputError
+    from agent_invariants.mcp_server import CHECK, SUMMARIZE, run_tool
+
+    contract = json.loads(NO_SHELL)
+    records = [json.loads(line) for line in logs["forbidden_tool"].read_text().splitlines()]
+    report, text = run_tool(CHECK, {"contract": contract, "events": records, "input_format": "mcp-log"})
+    assert report["passed"] is False and report["run"] == "s1"
+    assert [violation["rule_id"] for violation in report["violations"]] == ["no-shell"]
+    assert "trace" not in report   # records given as values have no file
+    summary, _ = run_tool(SUMMARIZE, {"events": records, "input_format": "auto"})
+    assert summary["tools"] == ["shell"]
+    both = [json.loads(line) for line in logs["two_sessions"].read_text().splitlines()]
+    with pytest.raises(InputError, match=r"events: the records hold 2 runs \(s1, s2\); choose one with `run`"):
+        run_tool(CHECK, {"contract": contract, "events": both, "input_format": "mcp-log"})
+    report, _ = run_tool(CHECK, {"contract": contract, "events": both, "input_format": "mcp-log", "run": "s2"})
+    assert report["passed"] is False and report["run"] == "s2"
+    with pytest.raises(InputError, match="input_format: expected one of native, auto, otel"):
+        run_tool(CHECK, {"contract": contract, "events": both, "input_format": "csv"})

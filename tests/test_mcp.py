@@ -175,11 +175,15 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
         for tool in tools:
             schema = tool.input_schema
             assert schema["type"] == "object" and schema["required"] == params[tool.name], tool.name
-            optional = ["strict"] if tool.name in (CHECK, COMPARE) else []
+            optional = {CHECK: ["strict", "input_format", "run"], COMPARE: ["strict", "input_format", "run"],
+                        SUMMARIZE: ["input_format", "run"]}.get(tool.name, [])
             assert list(schema["properties"]) == params[tool.name] + optional
-            for name in optional:
-                assert schema["properties"][name]["type"] == "boolean"
-                assert schema["properties"][name]["default"] is False
+            if "strict" in optional:
+                assert schema["properties"]["strict"]["type"] == "boolean"
+                assert schema["properties"]["strict"]["default"] is False
+            if "input_format" in optional:
+                assert schema["properties"]["input_format"]["default"] == "native"
+                assert "otel" in schema["properties"]["input_format"]["enum"]
             assert schema["additionalProperties"] is False
             assert undescribed(schema) == [], tool.name
             jsonschema.Draft202012Validator.check_schema(schema)
@@ -396,7 +400,7 @@ def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> No
             == "events: expected an array of event objects, got an object"
         assert await error_call(session, CHECK, {"contract": CONTRACT}) == "missing required argument `events`"
         assert await error_call(session, SUMMARIZE, {"events": [], "trace": "run.jsonl"}) \
-            == f"unknown argument `trace`; {SUMMARIZE} takes `events`"
+            == f"unknown argument `trace`; {SUMMARIZE} takes `events`, `input_format` and `run`"
         with pytest.raises(MCPError, match="unknown tool 'agent_invariants_check'"):
             await session.call_tool("agent_invariants_check", {"contract": CONTRACT, "events": BASELINE})
         await still_works()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace
 from agent_invariants.contract import Contract
 from agent_invariants.errors import InputError, TraceError
@@ -45,6 +46,18 @@ def check_imported(contract: Contract, paths: Sequence[str], input_format: str, 
     if len(paths) == 1 and run != ALL_RUNS:
         source = imported_source(paths[0], input_format, run=run, profile=profile, max_line_bytes=max_line_bytes)
         return check_trace(contract, source, max_violations=max_violations, strict=strict)
+    with collector.paused():   # re-enabled between runs, the collector would walk every object each time
+        reports, failures = _check_each(contract, paths, input_format, run=run, profile=profile,
+                                        max_line_bytes=max_line_bytes, max_violations=max_violations, strict=strict)
+    return CheckBatchReport(
+        schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
+        passed=not failures and all(report.passed for report in reports), traces=len(reports) + len(failures),
+        error_count=sum(report.error_count for report in reports),
+        warning_count=sum(report.warning_count for report in reports), reports=reports, failures=failures)
+
+
+def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
+                max_line_bytes: int, max_violations: int, strict: bool) -> tuple[list[CheckReport], list[BatchFailure]]:
     reports: list[CheckReport] = []
     failures: list[BatchFailure] = []
     for path in paths:
@@ -60,8 +73,4 @@ def check_imported(contract: Contract, paths: Sequence[str], input_format: str, 
                                            strict=strict))
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
-    return CheckBatchReport(
-        schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
-        passed=not failures and all(report.passed for report in reports), traces=len(reports) + len(failures),
-        error_count=sum(report.error_count for report in reports),
-        warning_count=sum(report.warning_count for report in reports), reports=reports, failures=failures)
+    return reports, failures

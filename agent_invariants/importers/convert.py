@@ -36,11 +36,12 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     streams = [Stream(SourceFile.of(path), source_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
                for path in inputs]
     runs = (found for stream in streams for found in stream)
-    if out_dir is None:
-        text, count, events = _one(runs)
-    else:
-        count, events = _to_folder(runs, out_dir)
-        text = None
+    with collector.paused():   # re-enabled between runs, the collector would walk every object each time
+        if out_dir is None:
+            text, count, events = _one(runs)
+        else:
+            count, events = _to_folder(runs, out_dir)
+            text = None
     note = f"converted {count} run{'s' if count != 1 else ''} ({events} events)"
     skipped = sum(stream.skipped for stream in streams)
     if skipped:
@@ -95,8 +96,7 @@ def _place(staging: Path, names: list[str], out_dir: Path) -> None:
 def jsonl(run: ImportedRun) -> str:
     """A run as native JSON Lines."""
     encode = msgspec.json.encode
-    with collector.paused():
-        return "".join(encode(event).decode() + "\n" for event, _ in run.emitted())
+    return "".join(encode(event).decode() + "\n" for event, _ in run.emitted())
 
 
 def _file_name(run_id: str, taken: dict[str, int]) -> str:
