@@ -5,12 +5,14 @@
     python -m bench --cases plain --sizes 1m,10m --no-compare   # flat memory at ten million events
     python -m bench --cases violations,new-tool,approval-ids,startup
     python -m bench --cases v2                          # contract version 2 against version 1
+    python -m bench --cases import                      # convert 1M OTLP spans against reading 1M events
     python -m bench --against /tmp/old   # every figure twice: "before" (that checkout) and "now" (this one)
     python -m bench --jobs-test          # --jobs 2 against --jobs 1 over 20 traces of 100k events
 
 Cases: plain (the generated trace at --sizes: floor, check, compare, peak RSS), violations (one
 million), new-tool (a new tool name on every call), approval-ids (one million approval ids), each
-of these three as time per event against the plain 1M trace, and startup (the real command).
+of these three as time per event against the plain 1M trace, import (`convert` of one million
+OpenTelemetry spans, against `summary` of the plain 1M trace), and startup (the real command).
 
 Traces and contracts are generated once into bench/out/ (gen_trace.py and gen_cases.py, seed 7)
 and reused. Times are medians; ratios compare measurements made in the same process. With
@@ -38,7 +40,7 @@ OUT = HERE / "out"
 # Agent Invariants v0.1.0 (Node 20) on the same machine class, seed-7 generated traces.
 NODE_SECONDS = {"10k": 0.69, "100k": 4.83, "1m-compact": 166.0}
 
-CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "startup")
+CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "import", "startup")
 ALIASES = {"new-tool-per-call": "new-tool", "start-up": "startup"}
 STRESS = ("violations", "new-tool", "approval-ids")
 
@@ -375,6 +377,43 @@ def startup(checkouts: list[Checkout], runs: int) -> list[str]:
     return rows
 
 
+def imports(size: str, reps: int) -> list[str]:
+    """`convert --from otel` of SIZE spans (traces of 500) against `summary` of the plain trace of
+    SIZE events: the time of each (median) and its peak RSS (the largest of the runs)."""
+    spans = OUT / f"spans-{size}.otlp.jsonl"
+    if not spans.exists():
+        subprocess.run([sys.executable, str(HERE / "gen_spans.py"), "--spans", str(events_of(size)),
+                        "--out", str(spans)], check=True)
+    native, _ = generate(size)
+    folder = OUT / "converted"
+    commands = {"summary": ["summary", "--trace", str(native)],
+                "convert": ["convert", "--from", "otel", str(spans), "--out-dir", str(folder)]}
+    now = Checkout("now", HERE.parent)
+    seconds: dict[str, list[float]] = {name: [] for name in commands}
+    peak: dict[str, int] = dict.fromkeys(commands, 0)
+    for _ in range(reps):
+        for name, args in commands.items():
+            shutil.rmtree(folder, ignore_errors=True)
+            start = time.perf_counter()
+            process = subprocess.Popen(now.command(args), cwd=OUT, env=now.env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds[name].append(time.perf_counter() - start)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"{name}: exit {os.waitstatus_to_exitcode(status)}: {shlex.join(args)}")
+            peak[name] = max(peak[name], usage.ru_maxrss)
+    shutil.rmtree(folder, ignore_errors=True)
+    median = {name: statistics.median(values) for name, values in seconds.items()}
+    rows = [f"| {size} | wall time, median of {reps} | ÷ reading | peak RSS |", "|---|---:|---:|---:|",
+            f"| `summary` of {events_of(size):,} native events | {_seconds(median['summary'])} | 1.00 | "
+            f"{peak['summary'] / 1024:.0f} MiB |",
+            f"| `convert --from otel` of {events_of(size):,} spans ({events_of(size) // 500:,} traces) | "
+            f"{_seconds(median['convert'])} | {median['convert'] / median['summary']:.1f} | "
+            f"{peak['convert'] / 1024:.0f} MiB |"]
+    print("\n".join(rows), flush=True)
+    return rows
+
+
 def machine() -> str:
     model = "unknown CPU"
     try:
@@ -468,6 +507,8 @@ def main() -> None:
     finally:
         for worker in workers:
             worker.close()
+    if "import" in cases:
+        sections += imports(args.case_events.strip().lower(), args.reps) + [""]
     if "startup" in cases:
         sections += startup(checkouts, args.startup_runs) + [""]
     if args.node:

@@ -265,6 +265,7 @@ def test_a_profile_with_a_mistake_names_its_path_and_line(tmp_path: Path, cli: C
 
 # -- scale -----------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_hundred_thousand_spans(tmp_path: Path) -> None:
     spans = [agent(end=BASE + 10**12)]
     spans += [tool(f"{n + 1:016x}", BASE + 10 * n + 1, BASE + 10 * n + 5, name="lookup", call_id=f"c{n}")
@@ -275,3 +276,37 @@ def test_a_hundred_thousand_spans(tmp_path: Path) -> None:
     assert len(found.events) == 200_002
     assert [event["seq"] for event, _ in found.events[:3]] == [1, 2, 3]
     assert found.events[-1][0]["type"] == "run.completed"
+
+
+# -- the shared rules ------------------------------------------------------------------------------------------------
+
+def test_at_equal_times_deeper_ends_shallower_ends_shallower_starts_deeper_starts(tmp_path: Path) -> None:
+    root = "a" * 16
+    spans = [agent(span_id=root, start=BASE, end=BASE + 100),
+             tool("b" * 16, BASE + 10, BASE + 50, name="outer_end", parent=root, call_id="b"),
+             tool("c" * 16, BASE + 20, BASE + 50, name="inner_end", parent="b" * 16, call_id="c"),
+             tool("e" * 16, BASE + 50, BASE + 55, name="inner_start", parent="d" * 16, call_id="e"),
+             tool("d" * 16, BASE + 50, BASE + 60, name="outer_start", parent=root, call_id="d")]
+    found = imported(write(tmp_path, otlp(*spans)))
+    at_50 = [(event["type"], event["tool"]) for event in found if event["time"].endswith(".000000050Z")]
+    assert at_50 == [("tool.result", "inner_end"), ("tool.result", "outer_end"), ("tool.call", "outer_start"),
+                     ("tool.call", "inner_start")]
+
+
+def test_at_equal_times_and_depths_the_file_order_decides(tmp_path: Path) -> None:
+    spans = [agent(), tool("b" * 16, BASE + 5, BASE + 9, name="first", call_id="1"),
+             tool("c" * 16, BASE + 5, BASE + 9, name="second", call_id="2")]
+    calls = [event["tool"] for event in imported(write(tmp_path, otlp(*spans))) if event["type"] == "tool.call"]
+    assert calls == ["first", "second"]
+
+
+def test_sarif_points_at_the_source_file_and_the_record(tmp_path: Path, cli: Cli) -> None:
+    write(tmp_path, otlp(agent()) + "\n" + otlp(tool("b" * 16, BASE + 1, BASE + 2, name="shell", call_id="c1")),
+          "spans.otlp.jsonl")
+    contract = write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}), "c.json")
+    result = cli("check", "-c", "c.json", "-t", "spans.otlp.jsonl", "--input-format", "otel", "-f", "sarif")
+    assert result.returncode == 1, result.stderr
+    (found,) = json.loads(result.stdout)["runs"][0]["results"]
+    location = found["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "spans.otlp.jsonl" and location["region"]["startLine"] == 2
