@@ -145,7 +145,8 @@ def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contra
     options = run.options
     return check_imported(run.contract, paths, imports.input_format.value, run=imports.run,
                           profile=_profile(imports), max_line_bytes=options.max_line_bytes,
-                          max_violations=options.max_violations, strict=options.strict)
+                          max_violations=options.max_violations, strict=options.strict,
+                          line_lengths=run.line_lengths)
 
 
 def _profile(imports: ImportOptions) -> object:
@@ -163,12 +164,12 @@ def _refuse_run_option(imports: ImportOptions) -> None:
              "openai-agents, langsmith, mcp-log)")
 
 
-def _imported(path: str, imports: ImportOptions, max_line_bytes: int) -> ImportedTrace:
+def _imported(path: str, imports: ImportOptions, max_line_bytes: int, line_lengths: bool = False) -> ImportedTrace:
     """The one run of `path` to read, imported."""
     from agent_invariants.importers.checks import imported_source
 
     return imported_source(path, imports.input_format.value, run=imports.run, profile=_profile(imports),
-                           max_line_bytes=max_line_bytes)
+                           max_line_bytes=max_line_bytes, line_lengths=line_lengths)
 
 
 def _check_one(run: _Run, trace: str) -> CheckReport:
@@ -214,7 +215,7 @@ def compare(
         refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
         run.inside_sarif_root(*[path for path in candidate if path != "-"])
         _finish(compare_traces(run.contract, _imported(baseline[0], imports, options.max_line_bytes),
-                               _imported(candidate[0], imports, options.max_line_bytes),
+                               _imported(candidate[0], imports, options.max_line_bytes, run.line_lengths),
                                max_violations=options.max_violations, strict=options.strict), run)
     _refuse_run_option(imports)
     if batch.is_single(baseline) and batch.is_single(candidate):

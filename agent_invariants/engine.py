@@ -259,6 +259,7 @@ def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> No
         return
     lines = source.lines_of(indices)
     lengths = source.line_lengths_of(indices)
+    spans = source.spans_of(indices)
     for violation in violations:
         index = violation.event_index
         if index is UNSET or violation.line is not UNSET:
@@ -269,3 +270,6 @@ def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> No
             length = lengths.get(index)
             if length is not None and isinstance(violation, Violation):
                 violation.line_length = length
+        span = spans.get(index)
+        if span is not None and isinstance(violation, Violation):
+            violation.span_id = span

@@ -84,6 +84,11 @@ class TraceSource:
         files read with `line_lengths=True` (SARIF regions end at the end of the line)."""
         return {}
 
+    def spans_of(self, indices: Iterable[int]) -> dict[int, str]:
+        """The span (or run) of another tool's trace each event index asked for came from: only
+        for imported traces (see `importers`)."""
+        return {}
+
     def field_sample(self) -> dict[str, tuple[int, int]]:
         """The field names of the first `notices.FIELD_SAMPLE` events, each with how many of them
         had it and the index of the first: only for sources that keep them (after reading)."""

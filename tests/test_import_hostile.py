@@ -303,10 +303,15 @@ def test_at_equal_times_and_depths_the_file_order_decides(tmp_path: Path) -> Non
 def test_sarif_points_at_the_source_file_and_the_record(tmp_path: Path, cli: Cli) -> None:
     write(tmp_path, otlp(agent()) + "\n" + otlp(tool("b" * 16, BASE + 1, BASE + 2, name="shell", call_id="c1")),
           "spans.otlp.jsonl")
-    contract = write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
+    write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
         {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}), "c.json")
     result = cli("check", "-c", "c.json", "-t", "spans.otlp.jsonl", "--input-format", "otel", "-f", "sarif")
     assert result.returncode == 1, result.stderr
     (found,) = json.loads(result.stdout)["runs"][0]["results"]
     location = found["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"]["uri"] == "spans.otlp.jsonl" and location["region"]["startLine"] == 2
+    second_line = (tmp_path / "spans.otlp.jsonl").read_text().splitlines()[1]
+    assert location["artifactLocation"]["uri"] == "spans.otlp.jsonl"
+    assert location["region"] == {"startLine": 2, "endLine": 2, "startColumn": 1, "endColumn": len(second_line) + 1}
+    assert found["properties"]["span_id"] == "b" * 16
+    text = cli("check", "-c", "c.json", "-t", "spans.otlp.jsonl", "--input-format", "otel").stdout
+    assert f"spans.otlp.jsonl:2  span {'b' * 16}  seq 2  [deny_tool.denied]" in text

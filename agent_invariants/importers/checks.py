@@ -24,7 +24,7 @@ __all__ = ("check_imported", "imported_source")
 
 
 def imported_source(path: str, input_format: str, *, run: str | None, profile: Any,
-                    max_line_bytes: int) -> ImportedTrace:
+                    max_line_bytes: int, line_lengths: bool = False) -> ImportedTrace:
     """The one run of `path` to check (several without `run` is a TraceError listing them)."""
     file = SourceFile.of(path)
     runs = iter(Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes))
@@ -37,18 +37,21 @@ def imported_source(path: str, input_format: str, *, run: str | None, profile: A
         shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
         raise TraceError(file.name, None, f"holds {len(ids)} runs ({shown}); choose one with --run ID, or take "
                          "every one with --run all (convert: --out-dir)")
-    return ImportedTrace(file, first)
+    return ImportedTrace(file, first, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
 
 
 def check_imported(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
-                   max_line_bytes: int, max_violations: int, strict: bool) -> CheckReport | CheckBatchReport:
+                   max_line_bytes: int, max_violations: int, strict: bool,
+                   line_lengths: bool = False) -> CheckReport | CheckBatchReport:
     """The report of one run, or a batch report of every run of every file."""
     if len(paths) == 1 and run != ALL_RUNS:
-        source = imported_source(paths[0], input_format, run=run, profile=profile, max_line_bytes=max_line_bytes)
+        source = imported_source(paths[0], input_format, run=run, profile=profile, max_line_bytes=max_line_bytes,
+                                 line_lengths=line_lengths)
         return check_trace(contract, source, max_violations=max_violations, strict=strict)
     with collector.paused():   # re-enabled between runs, the collector would walk every object each time
         reports, failures = _check_each(contract, paths, input_format, run=run, profile=profile,
-                                        max_line_bytes=max_line_bytes, max_violations=max_violations, strict=strict)
+                                        max_line_bytes=max_line_bytes, max_violations=max_violations, strict=strict,
+                                        line_lengths=line_lengths)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
         passed=not failures and all(report.passed for report in reports), traces=len(reports) + len(failures),
@@ -57,7 +60,8 @@ def check_imported(contract: Contract, paths: Sequence[str], input_format: str, 
 
 
 def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
-                max_line_bytes: int, max_violations: int, strict: bool) -> tuple[list[CheckReport], list[BatchFailure]]:
+                max_line_bytes: int, max_violations: int, strict: bool,
+                line_lengths: bool) -> tuple[list[CheckReport], list[BatchFailure]]:
     reports: list[CheckReport] = []
     failures: list[BatchFailure] = []
     for path in paths:
@@ -65,12 +69,13 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
         try:
             if run != ALL_RUNS:
                 reports.append(check_trace(contract, imported_source(path, input_format, run=run, profile=profile,
-                                                                     max_line_bytes=max_line_bytes),
+                                                                     max_line_bytes=max_line_bytes,
+                                                                     line_lengths=line_lengths),
                                            max_violations=max_violations, strict=strict))
                 continue
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
-                reports.append(check_trace(contract, ImportedTrace(file, found), max_violations=max_violations,
-                                           strict=strict))
+                source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
+                reports.append(check_trace(contract, source, max_violations=max_violations, strict=strict))
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
     return reports, failures

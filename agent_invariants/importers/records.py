@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 import msgspec
 
+from agent_invariants._js import utf16_len_of_utf8
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, too_deep_at
 
@@ -149,6 +150,27 @@ def rereadable(source: SourceFile) -> bool:
     if source.data is not None:
         return True
     return source.path not in (None, "-") and os.path.isfile(source.path or "")
+
+
+def line_lengths(source: SourceFile, wanted: set[int], max_line_bytes: int) -> dict[int, int]:
+    """The length, in UTF-16 code units, of each line of a JSON Lines file in `wanted` (SARIF
+    regions end there); none for a file that is one JSON document."""
+    stream = _open(source)
+    found: dict[int, int] = {}
+    try:
+        head = _head(source.name, stream)
+        if head.lstrip()[:1] == b"[" or not wanted:
+            return found
+        last = max(wanted)
+        for line, text in _lines(source.name, head, stream, max_line_bytes):
+            if line in wanted:
+                found[line] = utf16_len_of_utf8(text.rstrip(b"\r"))
+            if line >= last:
+                break
+        return found
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
 
 
 def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[bytes],

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from agent_invariants.importers import ImportedRun
-from agent_invariants.importers.records import SourceFile
+from agent_invariants.importers.records import SourceFile, line_lengths, rereadable
 from agent_invariants.reader import EventList
 
 __all__ = ("ImportedTrace",)
@@ -16,18 +16,39 @@ class ImportedTrace(EventList):
     """The events of one imported run. Messages and reports name the source file, and the line
     of an event is the line of its record there (SARIF points into the source file)."""
 
-    def __init__(self, file: SourceFile, run: ImportedRun) -> None:
+    def __init__(self, file: SourceFile, run: ImportedRun, *, line_lengths: bool = False,
+                 max_line_bytes: int = 1 << 20) -> None:
         self._lines: list[int | None] = []
+        self._spans: list[str | None] = []
         super().__init__(self._noting_lines(run), name=file.name)
         self.path = file.path if file.path not in (None, "-") else None
         self.run_id = run.run_id
+        self._file, self._line_lengths, self._max_line_bytes = file, line_lengths, max_line_bytes
 
     def _noting_lines(self, run: ImportedRun) -> Iterator[dict[str, Any]]:
         """The run's events, written out as they are read (the run is not held twice), each line
-        noted for `lines_of`."""
+        and span noted for `lines_of` and `spans_of`."""
         for event, line in run.emitted():
             self._lines.append(line)
+            self._spans.append(event["data"]["source"].get("span_id"))
             yield event
+
+    def spans_of(self, indices: Iterable[int]) -> dict[int, str]:
+        found = {}
+        for index in indices:
+            span = self._spans[index] if 0 <= index < len(self._spans) else None
+            if span is not None:
+                found[index] = span
+        return found
+
+    def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
+        """With `line_lengths` (SARIF regions end at the end of the line): the length of the
+        source line of each event asked for, read again from the file for those lines only."""
+        if not self._line_lengths or not rereadable(self._file):
+            return {}
+        lines = self.lines_of(indices)
+        lengths = line_lengths(self._file, set(lines.values()), self._max_line_bytes)
+        return {index: lengths[line] for index, line in lines.items() if line in lengths}
 
     def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
         found = {}

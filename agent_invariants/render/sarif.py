@@ -285,7 +285,7 @@ def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Viola
     if evidence is not UNSET:
         properties["evidence"] = evidence
     if violation is not None:
-        for name in ("code", "status", "pointer", "related_seqs"):
+        for name in ("code", "status", "pointer", "related_seqs", "span_id"):
             value = getattr(violation, name)
             if value is not UNSET:
                 properties[name] = value

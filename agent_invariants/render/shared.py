@@ -12,6 +12,7 @@ from typing import TypeGuard
 
 from msgspec import UNSET
 
+from agent_invariants._safe import inert
 from agent_invariants.report import (
     BatchFailure,
     CheckBatchReport,
@@ -70,10 +71,14 @@ def plural(count: int, noun: str, plural_noun: str | None = None) -> str:
 
 def place(item: Violation | Regression, trace: str | None, wrap: Callable[[str], str] = str) -> list[str]:
     """Where `item` happened, in parts each format joins its own way: `trace:line` (through `wrap`)
-    when both are known, then `seq N` when the event is. No parts: the whole trace."""
+    when both are known, `span S` for an imported trace's event, then `seq N` when the event is.
+    No parts: the whole trace."""
     parts: list[str] = []
     if item.line is not UNSET and trace is not None:
         parts.append(wrap(f"{trace}:{item.line}"))
+    span = getattr(item, "span_id", UNSET)
+    if span is not UNSET:
+        parts.append(f"span {inert(span, 64)}")
     if item.event_seq is not UNSET:
         parts.append(f"seq {item.event_seq}")
     return parts
