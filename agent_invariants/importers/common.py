@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import operator
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -72,6 +73,8 @@ class Timeline:
     def __init__(self, source_format: str, file: str, run_id: str, digits: int = 9) -> None:
         self.format, self.file, self.run_id, self.digits = source_format, file, run_id, digits
         self._entries: list[_Entry] = []
+        self._started: dict[object, int] = {}   # the time of each call, by key
+        self._early = False
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -83,6 +86,11 @@ class Timeline:
         result and grants, so that they share the call id it is finally given; `order` puts it
         elsewhere than the end of the source order among events of the same instant (a hoisted
         grant takes its call's order less a half)."""
+        if key is not None:
+            if event["type"] == "tool.call":
+                self._started[key] = at
+            elif phase == END and at <= self._started.get(key, at - 1):
+                self._early = True   # ends no later than its call starts: sorting alone would put it first
         self._entries.append(_Entry(at, phase, depth if phase == START else -depth,
                                     len(self._entries) if order is None else order, event, line, key, span_id,
                                     synthetic))
@@ -96,26 +104,13 @@ class Timeline:
 
     def events(self) -> Iterator[Emitted]:
         """The run's events in order, numbered, timed and with call ids made unique."""
-        entries = sorted(self._entries, key=lambda entry: entry[:4])
-        calls = {entry.key for entry in entries if entry.key is not None and entry.event["type"] == "tool.call"}
-        started: set[object] = set()
-        held: dict[object, list[_Entry]] = {}
-        ordered: list[_Entry] = []
-        for entry in entries:
-            if entry.key is not None and entry.event["type"] == "tool.call":
-                started.add(entry.key)
-                ordered.append(entry)
-                ordered.extend(held.pop(entry.key, ()))
-            elif entry.key in calls and entry.key not in started and entry.phase == END:
-                held.setdefault(entry.key, []).append(entry)   # its call starts at the same instant
-            else:
-                ordered.append(entry)
-        for waiting in held.values():
-            ordered.extend(waiting)
+        entries = sorted(self._entries, key=_ORDER)
+        if self._early:
+            entries = _calls_first(entries)
         ids = _CallIds()
         clock = _Clock(self.digits)
         run_id = self.run_id
-        for seq, entry in enumerate(ordered, 1):
+        for seq, entry in enumerate(entries, 1):
             # the entry's own `type` lands where the first one stands: seq, type, time, run_id, the rest
             event = {"seq": seq, "type": None, "time": clock.iso(entry.at), "run_id": run_id, **entry.event}
             event["data"] = {**event.get("data", {}), "source": self._source(entry)}
@@ -133,6 +128,31 @@ class Timeline:
         if entry.synthetic:
             source["synthetic"] = True
         return source
+
+
+_ORDER = operator.itemgetter(0, 1, 2, 3)
+"""The order of entries: time, phase, depth (signed), source order."""
+
+
+def _calls_first(entries: list[_Entry]) -> list[_Entry]:
+    """`entries` with every result (or other end) of a call after the call's start: a call that
+    takes no time, or whose clock went backwards, would otherwise end before it starts."""
+    calls = {entry.key for entry in entries if entry.key is not None and entry.event["type"] == "tool.call"}
+    started: set[object] = set()
+    held: dict[object, list[_Entry]] = {}
+    ordered: list[_Entry] = []
+    for entry in entries:
+        if entry.key is not None and entry.event["type"] == "tool.call":
+            started.add(entry.key)
+            ordered.append(entry)
+            ordered.extend(held.pop(entry.key, ()))
+        elif entry.key in calls and entry.key not in started and entry.phase == END:
+            held.setdefault(entry.key, []).append(entry)
+        else:
+            ordered.append(entry)
+    for waiting in held.values():
+        ordered.extend(waiting)
+    return ordered
 
 
 class _CallIds:

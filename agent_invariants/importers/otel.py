@@ -200,13 +200,14 @@ class GenAiTrace:
             call["data"] = {"raw_args": raw}
         self.out.add(call, span.start, depth=depth, line=span.line, span_id=span.span_id, key=key)
         self.parts.executed.append((native, span.start))
-        outcome: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": native, "ok": not failed(span)}
+        broken = failed(span)
+        outcome: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": native, "ok": not broken}
         if has_result:
             value, kept = parse_result(result, json_result)
             outcome["result"] = value
             if kept is not None:
                 outcome["data"] = {"raw_result": kept}
-        if failed(span):
+        if broken:
             outcome.setdefault("data", {})["error"] = error_text(span)
         took = duration_ms(span.start, span.end)
         if took is not None:

@@ -199,7 +199,22 @@ def _span(raw: _RawSpan, path: str, file: str, line: int, order: int) -> Span:
 
 
 def _id(value: str, size: int, path: str, file: str, line: int) -> str:
-    """An id as lowercase hex, from hex (2 * size digits) or base64 (of `size` bytes)."""
+    """An id as lowercase hex, from hex (2 * size digits) or base64 (of `size` bytes). The same
+    ids come again and again (a trace's, a parent's): the last few are remembered."""
+    found = _IDS.get((value, size))
+    if found is not None:
+        return found
+    found = _read_id(value, size, path, file, line)
+    if len(_IDS) >= 4096:
+        _IDS.clear()
+    _IDS[(value, size)] = found
+    return found
+
+
+_IDS: dict[tuple[str, int], str] = {}
+
+
+def _read_id(value: str, size: int, path: str, file: str, line: int) -> str:
     text = value.strip()
     if len(text) == 2 * size:
         try:
