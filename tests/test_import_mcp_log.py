@@ -196,3 +196,10 @@ def test_the_mcp_check_tool_takes_records_of_another_format(logs: dict[str, Path
     assert report["passed"] is False and report["run"] == "s2"
     with pytest.raises(InputError, match="input_format: expected one of native, auto, otel"):
         run_tool(CHECK, {"contract": contract, "events": both, "input_format": "csv"})
+
+
+def test_a_tools_list_reply_is_a_tool_listing(logs: dict[str, Path]) -> None:
+    found = events(logs["tools_list"])
+    listing = next(event for event in found if event["type"] == "tool.listing")
+    assert sorted(tool["name"] for tool in listing["data"]["tools"]) == ["lookup_order", "refund", "shell"]
+    assert listing["seq"] < next(event["seq"] for event in found if event["type"] == "tool.call")
