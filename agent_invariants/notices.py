@@ -241,6 +241,8 @@ def notice_lines(checks: Iterable[CheckReport], strict: bool) -> tuple[list[str]
         if check.notices is msgspec.UNSET:
             continue
         trace = check.trace if check.trace is not msgspec.UNSET else "<events>"
+        if check.run is not msgspec.UNSET:
+            trace += f" (run {check.run})"
         problems = [notice for notice in check.notices if strict and notice.kind in TRACE_PROBLEMS]
         others = [notice for notice in check.notices if not (strict and notice.kind in TRACE_PROBLEMS)]
         lines += [f"error: {line}" for line in lines_of(trace, problems)]

@@ -50,7 +50,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
     lines = [f"## {'✅' if good else '❌'} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
     if isinstance(report, CheckBatchReport):
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
-        lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')} | "
+        lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')}{_run(section)} | "
                   f"{'✅ passed' if section.passed else '❌ failed'} | "
                   f"{section.error_count} | {section.warning_count} |"
                   for section in report.reports]
@@ -99,10 +99,15 @@ def _violations(report: CheckReport) -> list[str]:
     return lines
 
 
+def _run(report: CheckReport) -> str:
+    """` (run X)` after the trace of an imported run (a file may hold several)."""
+    return "" if report.run is UNSET else f" (run {_code(report.run)})"
+
+
 def _counts(report: CheckReport) -> str:
     summary = report.summary
     errors = plural(report.error_count, "error")
-    where = f"{_code(report.trace)}: " if report.trace is not UNSET else ""
+    where = f"{_code(report.trace)}{_run(report)}: " if report.trace is not UNSET else ""
     return (f"{where}{plural(summary.events, 'event')}, {plural(summary.tool_calls, 'tool call')}, "
             f"{f'**{errors}**' if report.error_count else errors}, {plural(report.warning_count, 'warning')}")
 
