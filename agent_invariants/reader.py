@@ -295,7 +295,7 @@ class EventList(TraceSource):
     def __iter__(self) -> Iterator[Event]:
         prev: int | float = -1
         for index, item in enumerate(self._items):
-            where = f"{self.name}[{index}]"
+            where, line = self._where(index)
             try:
                 raw = _item_json(item)
                 if too_deep_at(raw) is not None:
@@ -305,12 +305,16 @@ class EventList(TraceSource):
                 event = decode_lax_event(raw)
                 prev = accept(event, raw, prev)
             except (msgspec.DecodeError, RecursionError) as exc:
-                raise TraceError(where, None, decode_problem(exc, Event)) from None
+                raise TraceError(where, line, decode_problem(exc, Event)) from None
             except (msgspec.EncodeError, TypeError, OverflowError, ValueError) as exc:
-                raise TraceError(where, None, f"not a JSON event object: {exc}") from None
+                raise TraceError(where, line, f"not a JSON event object: {exc}") from None
             except InvalidEvent as exc:
-                raise TraceError(where, None, str(exc)) from None
+                raise TraceError(where, line, str(exc)) from None
             yield event
+
+    def _where(self, index: int) -> tuple[str, int | None]:
+        """How an error names the item at `index`: `events[3]`, no line."""
+        return f"{self.name}[{index}]", None
 
 
 def _telling(read: Callable[[int], bytes], tell: Callable[[int], None]) -> Callable[[int], bytes]:

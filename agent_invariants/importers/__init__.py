@@ -37,10 +37,10 @@ class ImportedRun:
     """One run of an import: its id, and its events with the source line of each, written out
     when asked for (`emitted()`, once per pass; `events` holds them all, for small runs)."""
 
-    __slots__ = ("_timeline", "run_id")
+    __slots__ = ("_timeline", "file", "run_id")
 
-    def __init__(self, run_id: str, timeline: Timeline) -> None:
-        self.run_id, self._timeline = run_id, timeline
+    def __init__(self, run_id: str, timeline: Timeline, file: SourceFile) -> None:
+        self.run_id, self._timeline, self.file = run_id, timeline, file
 
     def __len__(self) -> int:
         return len(self._timeline)
@@ -135,7 +135,7 @@ class Stream:
             if imported is None:
                 break
             found += 1
-            yield ImportedRun(imported.run_id, imported.timeline)
+            yield ImportedRun(imported.run_id, imported.timeline, file)
         self.skipped = context.skipped
         if self.run is not None and self.run != ALL_RUNS and not found:
             known = ", ".join(context.other_runs[:20]) or "none"

@@ -89,8 +89,8 @@ class Timeline:
         if key is not None:
             if event["type"] == "tool.call":
                 self._started[key] = at
-            elif phase == END and at <= self._started.get(key, at - 1):
-                self._early = True   # ends no later than its call starts: sorting alone would put it first
+            elif _follows(event, phase) and at <= self._started.get(key, at - 1):
+                self._early = True   # no later than its call starts: sorting alone could put it first
         self._entries.append(_Entry(at, phase, depth if phase == START else -depth,
                                     len(self._entries) if order is None else order, event, line, key, span_id,
                                     synthetic))
@@ -130,6 +130,15 @@ class Timeline:
         return source
 
 
+_OUTCOMES = ("tool.result", "tool.cancelled")
+"""What ends a call, and so never comes before it."""
+
+
+def _follows(event: dict[str, Any], phase: int) -> bool:
+    """Whether an event tied to a call comes after it: its end, or anything said during it (an MCP
+    grant, a reply). Only what is placed at a start on purpose (a hoisted grant) may precede it."""
+    return event["type"] in _OUTCOMES or phase != START
+
 _ORDER = operator.itemgetter(0, 1, 2, 3)
 """The order of entries: time, phase, depth (signed), source order."""
 
@@ -146,7 +155,7 @@ def _calls_first(entries: list[_Entry]) -> list[_Entry]:
             started.add(entry.key)
             ordered.append(entry)
             ordered.extend(held.pop(entry.key, ()))
-        elif entry.key in calls and entry.key not in started and entry.phase == END:
+        elif entry.key in calls and entry.key not in started and _follows(entry.event, entry.phase):
             held.setdefault(entry.key, []).append(entry)
         else:
             ordered.append(entry)
@@ -160,16 +169,23 @@ class _CallIds:
 
     def __init__(self) -> None:
         self._seen: dict[str, int] = {}
+        self._taken: set[str] = set()
         self._given: dict[object, str] = {}
 
     def apply(self, event: dict[str, Any], key: object) -> None:
         native = event.get("call_id")
         if event["type"] == "tool.call" and native is not None:
             count = self._seen.get(native, 0) + 1
-            self._seen[native] = count
-            if count > 1:
-                event["call_id"] = f"{native}~{count}"
+            given = native
+            if count > 1 or native in self._taken:
+                count = max(count, 2)
+                while f"{native}~{count}" in self._taken:   # a native id may look like a renamed one
+                    count += 1
+                given = f"{native}~{count}"
+                event["call_id"] = given
                 event["data"] = {"native_call_id": native, **event["data"]}
+            self._seen[native] = count
+            self._taken.add(given)
             if key is not None:
                 self._given[key] = event["call_id"]
         elif key is not None and key in self._given:
@@ -200,16 +216,24 @@ class _Clock:
         second, fraction = divmod(nanos, 1_000_000_000)
         if second != self.second:
             self.second = second
-            self.stamp = (_EPOCH + datetime.timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%S")
+            self.stamp = _stamp(second)
         if self.digits == 6:
             return f"{self.stamp}.{fraction // 1000:06d}Z"
         return f"{self.stamp}.{fraction:09d}Z"
 
 
+def _stamp(second: int) -> str:
+    """A second since the epoch as `YYYY-MM-DDTHH:MM:SS` (four-digit years: strftime does not pad
+    years before 1000 everywhere)."""
+    moment = _EPOCH + datetime.timedelta(seconds=second)
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+            f"{moment.second:02d}")
+
+
 def nanos_iso(nanos: int, digits: int = 9) -> str:
     """Nanoseconds since the epoch as UTC ISO 8601 (`2025-01-31T08:00:00.123456789Z`), exactly."""
     seconds, fraction = divmod(nanos, 1_000_000_000)
-    stamp = (_EPOCH + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    stamp = _stamp(seconds)
     if digits == 6:
         return f"{stamp}.{fraction // 1000:06d}Z"
     return f"{stamp}.{fraction:09d}Z"
@@ -224,6 +248,10 @@ def iso_nanos(text: str) -> int | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.UTC)
+    try:
+        moment = moment.astimezone(datetime.UTC)   # a time whose UTC falls outside years 1..9999 is none
+    except OverflowError:
+        return None
     delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 

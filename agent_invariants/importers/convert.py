@@ -23,6 +23,7 @@ from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
 from agent_invariants.importers import ImportedRun, Stream
 from agent_invariants.importers.records import SourceFile
+from agent_invariants.importers.source import ImportedTrace
 
 __all__ = ("convert_files", "jsonl")
 
@@ -64,15 +65,23 @@ def _one(runs: Iterator[ImportedRun]) -> tuple[str, int, int]:
 
 def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
     parent = out_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".agent-invariants-", dir=parent))
+    try:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError(f"--out-dir {out_dir}: is not a folder")
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".agent-invariants-", dir=parent))
+    except OSError as exc:
+        raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
     try:
         names: list[str] = []
         taken: dict[str, int] = {}
         events = 0
         for found in runs:
             name = _file_name(found.run_id, taken)
-            (staging / name).write_text(jsonl(found), encoding="utf-8", newline="\n")
+            try:
+                (staging / name).write_text(jsonl(found), encoding="utf-8", newline="\n")
+            except OSError as exc:
+                raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
             names.append(name)
             events += len(found)
         if not names:
@@ -88,15 +97,18 @@ def _place(staging: Path, names: list[str], out_dir: Path) -> None:
     for name in names:
         if os.path.lexists(out_dir / name):
             raise InputError(f"{out_dir / name}: already exists; refusing to overwrite it")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        os.replace(staging / name, out_dir / name)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            os.replace(staging / name, out_dir / name)
+    except OSError as exc:
+        raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
 
 
 def jsonl(run: ImportedRun) -> str:
-    """A run as native JSON Lines."""
+    """A run as native JSON Lines, each event validated as `check` reads it."""
     encode = msgspec.json.encode
-    return "".join(encode(event).decode() + "\n" for event, _ in run.emitted())
+    return "".join(encode(event).decode() + "\n" for event in ImportedTrace(run.file, run).checked())
 
 
 def _file_name(run_id: str, taken: dict[str, int]) -> str:

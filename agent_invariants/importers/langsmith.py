@@ -55,11 +55,12 @@ def sniff(value: Any) -> bool:
 class _Run:
     """One run of a trace, flattened out of its parent."""
 
-    __slots__ = ("depth", "line", "order", "parent", "raw", "start", "end")
+    __slots__ = ("depth", "end", "ended", "line", "order", "parent", "raw", "start")
 
     def __init__(self, raw: dict[str, Any], depth: int, line: int, order: int, start: int, end: int) -> None:
         self.raw, self.depth, self.line, self.order, self.start, self.end = raw, depth, line, order, start, end
         self.parent: str | None = raw.get("parent_run_id") if isinstance(raw.get("parent_run_id"), str) else None
+        self.ended = raw.get("end_time") is not None   # a run still going when it was exported has none
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
@@ -175,11 +176,12 @@ class _Trace:
         outputs = run.raw.get("outputs")
         if isinstance(outputs, dict) and outputs:
             end["output"] = outputs["output"] if list(outputs) == ["output"] else outputs
-        self.out.add(end, run.end, phase=LAST, line=run.line, span_id=run.raw["id"])
+        if run.ended or error:
+            self.out.add(end, run.end, phase=LAST, line=run.line, span_id=run.raw["id"])
 
     def _tool(self, run: _Run, depth: int, call_id: str) -> None:
         raw = run.raw
-        key = ("run", raw["id"])
+        key = ("run", raw["id"], run.order)
         call: dict[str, Any] = {"type": "tool.call", "tool": raw["name"] or "<unnamed>", "call_id": call_id}
         inputs = raw.get("inputs")
         if isinstance(inputs, dict) and isinstance(inputs.get("input"), str) and len(inputs) == 1:
@@ -191,6 +193,8 @@ class _Trace:
         elif rest is not None:
             call["data"] = {"raw_args": rest}
         self.out.add(call, run.start, depth=depth, line=run.line, span_id=raw["id"], key=key)
+        if not run.ended and not raw.get("error"):
+            return   # still running when it was exported: no result, and none guessed
         result: dict[str, Any] = {"type": "tool.result", "tool": call["tool"], "call_id": call_id}
         message = _tool_message(raw)
         outputs = _object(raw.get("outputs"))
@@ -298,5 +302,8 @@ class _ModelIds:
 
 def error_text(error: str) -> str:
     """A run's error as `reason` says it: without the traceback (its paths), within 500 characters."""
-    head = error.split("Traceback (most recent call last):", 1)[0].strip() or error.strip().splitlines()[-1]
+    head = error.split("Traceback (most recent call last):", 1)[0].strip()
+    if not head:
+        lines = error.strip().splitlines()
+        head = lines[-1].strip() if lines else "error"
     return cut_text(head, 500)

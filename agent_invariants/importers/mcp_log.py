@@ -249,8 +249,8 @@ class _Session:
             order = self.timeline.order_of(call.key)
             self.timeline.add(event, call.at, depth=1, line=line, key=call.key,
                               order=None if order is None else order - 0.5)
-        else:
-            self.timeline.add(event, at, depth=1, line=line, key=call.key)
+        else:   # a reply, like the call's result: at the same instant, file order decides
+            self.timeline.add(event, at, phase=END, depth=1, line=line, key=call.key)
 
     def _notification(self, at: int, side: str, method: str, message: dict[str, Any], line: int) -> None:
         if method != "notifications/cancelled":

@@ -53,7 +53,7 @@ def sniff(value: Any) -> bool:
 
 
 class _Span:
-    __slots__ = ("data", "depth", "end", "error", "id", "line", "order", "parent", "start")
+    __slots__ = ("data", "depth", "end", "ended", "error", "id", "line", "order", "parent", "start")
 
     def __init__(self, raw: dict[str, Any], line: int, order: int, start: int, end: int) -> None:
         self.id: str = raw["id"]
@@ -62,6 +62,7 @@ class _Span:
         self.error = raw.get("error")
         self.line, self.order, self.start, self.end = line, order, start, end
         self.depth = 0
+        self.ended = isinstance(raw.get("ended_at"), str)   # a span still open when it was exported has none
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
@@ -203,6 +204,8 @@ def _tool(out: Timeline, span: _Span, name: str) -> None:
     elif raw is not None:
         call["data"] = {"raw_args": raw}
     out.add(call, span.start, depth=span.depth, line=span.line, span_id=span.id, key=key)
+    if not span.ended and not span.error:
+        return   # still running when it was exported: no result, and none guessed
     result: dict[str, Any] = {"type": "tool.result", "tool": call["tool"], "call_id": span.id, "ok": not span.error}
     if "output" in span.data and span.data["output"] is not None:
         value, kept = parse_result(span.data["output"])

@@ -16,12 +16,13 @@ tool fails when its span's status is ERROR or it holds an `exception` event.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants.importers.common import END, cut_text
 from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, error_text, failed
-from agent_invariants.importers.otlp import Span, read_traces, sniff_otlp
+from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, Run
 
@@ -61,7 +62,7 @@ class _Trace(GenAiTrace):
 
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         super().__init__(context, trace_id, spans)
-        self.taken: dict[tuple[int, str], int] = {}   # (LLM span, tool name) -> model calls of it taken
+        self.model_ids = _model_ids(self.tree)
 
     def root(self) -> Span:
         agents = [span for span in self.tree.spans if _kind(span) == "AGENT"
@@ -90,7 +91,7 @@ class _Trace(GenAiTrace):
             self.handoff(span, depth)
         elif kind == "TOOL":
             tool = attributes.get("tool.name") or span.name
-            call_id = attributes.get("tool.id") or self._model_id(span, tool)
+            call_id = attributes.get("tool.id") or self.model_ids.get(span.order)
             mime = attributes.get("output.mime_type")
             self.tool(span, depth, tool=tool, call_id=call_id, args=attributes.get("input.value"),
                       result=attributes.get("output.value"), has_result="output.value" in attributes,
@@ -102,23 +103,39 @@ class _Trace(GenAiTrace):
     def after(self) -> None:
         return None
 
-    def _model_id(self, span: Span, tool: Any) -> str | None:
-        """The id the model gave this call (point 28), from the nearest earlier LLM span."""
-        scope = self.tree.parent(span)
-        scopes = [scope, *(self.tree.ancestors(scope) if scope is not None else ())]
-        for parent in scopes:
-            earlier = [other for other in self.tree.spans if _kind(other) == "LLM" and other.end <= span.start
-                       and self.tree.parent(other) is parent]
-            if not earlier:
+
+def _model_ids(tree: Tree) -> dict[int, str]:
+    """The id the model gave each TOOL span without `tool.id` (point 28), by span order: the
+    `tool_calls` of the nearest LLM span that ended before the tool started, under the same
+    parent or an ancestor, taken by tool name in the order the tools started (file order is the
+    order they ended, which swaps parallel calls)."""
+    llms: dict[int, list[Span]] = {}   # parent (its order, -1 for none) -> its LLM spans, by end
+    for span in tree.spans:
+        if _kind(span) == "LLM":
+            parent = tree.parent(span)
+            llms.setdefault(-1 if parent is None else parent.order, []).append(span)
+    for found in llms.values():
+        found.sort(key=lambda span: (span.end, span.order))
+    ends = {parent: [span.end for span in found] for parent, found in llms.items()}
+    taken: dict[tuple[int, str], int] = {}
+    ids: dict[int, str] = {}
+    tools = [span for span in tree.spans if _kind(span) == "TOOL" and not span.attributes.get("tool.id")]
+    for span in sorted(tools, key=lambda span: (span.start, span.order)):
+        name = str(span.attributes.get("tool.name") or span.name)
+        parent = tree.parent(span)
+        for scope in [parent, *(tree.ancestors(parent) if parent is not None else ())]:
+            key = -1 if scope is None else scope.order
+            before = bisect_right(ends.get(key, []), span.start)
+            if not before:
                 continue
-            model = max(earlier, key=lambda other: (other.end, other.order))
-            calls = [call_id for call_id, name in _model_calls(model) if name == tool]
-            taken = self.taken.get((model.order, str(tool)), 0)
-            if taken < len(calls):
-                self.taken[(model.order, str(tool))] = taken + 1
-                return calls[taken]
-            return None
-        return None
+            model = llms[key][before - 1]
+            calls = [call_id for call_id, tool in _model_calls(model) if tool == name]
+            count = taken.get((model.order, name), 0)
+            if count < len(calls):
+                taken[(model.order, name)] = count + 1
+                ids[span.order] = calls[count]
+            break
+    return ids
 
 
 def _model_calls(span: Span) -> list[tuple[str, str]]:

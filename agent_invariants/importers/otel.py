@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from agent_invariants.importers.common import (
     END,
     FIRST,
@@ -89,18 +91,17 @@ class GenAiTrace:
 
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         self.context = context
-        self.tree = Tree(spans)
+        self.tree = Tree(_once(spans))
         self.out = Timeline(self.source_format, context.file, trace_id)
         self.parts = _MessageParts()
 
     def timeline(self) -> Timeline:
         root = self.root()
         for span in self.tree.spans:
+            depth = self.tree.depth_of(span)
             if span is root:
                 self.run_bounds(span)
-                continue
-            depth = self.tree.depth_of(span)
-            if self.mapped(span, depth):
+            elif self.mapped(span, depth):
                 continue
             self.span(span, depth)
             self.span_events(span, depth)
@@ -142,18 +143,20 @@ class GenAiTrace:
 
     def run_bounds(self, root: Span) -> None:
         self.out.add({"type": "run.start"}, root.start, phase=FIRST, line=root.line, span_id=root.span_id)
-        failing = next((span for span in self.tree.spans if self.ends_run(span) and self.tree.inside(span, root)),
-                       None)
+        failing = next((span for span in self.tree.spans if self.ends_run(span)), None)
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
             end = {"type": "run.failed", "status": "failed", "reason": self.failure_text(failing)}
         output = root.attributes.get("ainv.output")
         if output is not None:
             end["output"] = parse_result(output, json_text=True)[0]
-        self.out.add(end, root.end, phase=LAST, line=root.line, span_id=root.span_id)
+        if root.ended or failing is not None:   # the run ends with its last span (another agent's, say)
+            last = max(span.end for span in self.tree.spans if span.ended) if root.ended else root.end
+            self.out.add(end, max(root.end, last), phase=LAST, line=root.line, span_id=root.span_id)
 
     def ends_run(self, span: Span) -> bool:
-        """A span whose error fails the run: the root's or an agent span's (point 31)."""
+        """A span whose error fails the run: a root's or an agent span's (point 31), wherever it is
+        in the trace (a trace may hold several agents side by side)."""
         return failed(span) and (self.tree.parent(span) is None or self.is_agent(span))
 
     def failure_text(self, span: Span) -> str:
@@ -199,7 +202,9 @@ class GenAiTrace:
         elif raw is not None:
             call["data"] = {"raw_args": raw}
         self.out.add(call, span.start, depth=depth, line=span.line, span_id=span.span_id, key=key)
-        self.parts.executed.append((native, span.start))
+        self.parts.executed.setdefault(native, []).append(span.start)
+        if not span.ended:
+            return   # still running when it was exported: no result, and none guessed
         broken = failed(span)
         outcome: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": native, "ok": not broken}
         if has_result:
@@ -225,13 +230,21 @@ class _MessageParts:
 
     def __init__(self) -> None:
         self.chats: list[Span] = []
-        self.executed: list[tuple[str, int]] = []   # (call id, start) of each execute_tool span
+        self.executed: dict[str, list[int]] = {}   # call id -> the start of each execute_tool span with it
 
     def add_chat(self, span: Span) -> None:
         self.chats.append(span)
 
     def emit(self, trace: GenAiTrace) -> None:
-        chats = sorted(self.chats, key=lambda span: (span.start, span.order))
+        by_agent: dict[int, list[Span]] = {}   # each agent's chats: turns follow each other within one agent
+        for chat in self.chats:
+            parent = trace.tree.parent(chat)
+            by_agent.setdefault(-1 if parent is None else parent.order, []).append(chat)
+        emitted: set[tuple[str, str, str]] = set()
+        for chats in by_agent.values():
+            self._emit_turns(trace, sorted(chats, key=lambda span: (span.start, span.order)), emitted)
+
+    def _emit_turns(self, trace: GenAiTrace, chats: list[Span], emitted: set[tuple[str, str, str]]) -> None:
         for index, chat in enumerate(chats):
             following = chats[index + 1] if index + 1 < len(chats) else None
             until = following.start if following is not None else None
@@ -241,11 +254,17 @@ class _MessageParts:
             outputs = _output_tools(chat)
             for number, part in enumerate(_parts(chat.attributes.get("gen_ai.output.messages"))):
                 call_id = part.get("id")
-                if part.get("type") != "tool_call" or not isinstance(call_id, str) or part.get("name") in outputs:
+                name = part.get("name")
+                if part.get("type") != "tool_call" or not isinstance(call_id, str) or (
+                        isinstance(name, str) and name in outputs):
                     continue
-                if any(ran == call_id and chat.start <= start and (until is None or start <= until)
-                       for ran, start in self.executed):
+                if any(chat.start <= start and (until is None or start <= until)
+                       for start in self.executed.get(call_id, ())):
                     continue
+                mark = (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
+                if mark in emitted:
+                    continue   # the same part again (a chat span exported twice)
+                emitted.add(mark)
                 self._emit(trace, chat, following, number, part, answers.get(call_id))
 
     def _emit(self, trace: GenAiTrace, chat: Span, following: Span | None, number: int, part: dict[str, Any],
@@ -260,9 +279,9 @@ class _MessageParts:
             call["data"] = {"raw_args": raw}
         trace.out.add(call, chat.end, phase=END, depth=trace.tree.depth_of(chat), line=chat.line,
                       span_id=chat.span_id, key=key, synthetic=True)
-        if answer is None or following is None:
+        if answer is None or following is None or not ("result" in answer or "response" in answer):
             return
-        value, kept = parse_result(answer.get("result", answer.get("response")))
+        value, kept = parse_result(answer["result"] if "result" in answer else answer["response"])
         result: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": part["id"], "result": value}
         if kept is not None:
             result["data"] = {"raw_result": kept}
@@ -276,6 +295,19 @@ def _output_tools(chat: Span) -> set[str]:
     tools = parameters.get("output_tools") if isinstance(parameters, dict) else None
     return {tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)} \
         if isinstance(tools, list) else set()
+
+
+def _once(spans: list[Span]) -> list[Span]:
+    """The spans without repeats: an exporter that retries writes the same span twice (same id,
+    name and times); spans that only share an id are kept, as different spans."""
+    seen: set[tuple[str, str, int, int]] = set()
+    kept = []
+    for span in spans:
+        mark = (span.span_id, span.name, span.start, span.end)
+        if mark not in seen:
+            seen.add(mark)
+            kept.append(span)
+    return kept
 
 
 def _parts(messages: Any) -> Iterator[dict[str, Any]]:

@@ -46,8 +46,8 @@ class SpanEvent:
 class Span:
     """One span, its ids in lowercase hex, its times in nanoseconds, its attributes by key."""
 
-    __slots__ = ("attributes", "end", "error", "events", "line", "message", "name", "order", "parent", "path",
-                 "span_id", "start", "trace_id")
+    __slots__ = ("attributes", "end", "ended", "error", "events", "line", "message", "name", "order", "parent",
+                 "path", "span_id", "start", "trace_id")
 
     def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
                  attributes: dict[str, Any], events: list[SpanEvent], error: bool, message: str | None, line: int,
@@ -55,6 +55,7 @@ class Span:
         self.trace_id, self.span_id, self.parent, self.name = trace_id, span_id, parent, name
         self.start, self.end, self.attributes, self.events = start, end, attributes, events
         self.error, self.message, self.line, self.order, self.path = error, message, line, order, path
+        self.ended = True   # False for a span exported before it ended (no end time, or 0)
 
 
 def sniff_otlp(value: Any) -> bool:
@@ -184,8 +185,7 @@ def _span(raw: _RawSpan, path: str, file: str, line: int, order: int) -> Span:
     span_id = _id(raw.spanId, 8, f"{path}.spanId", file, line)
     parent = _id(raw.parentSpanId, 8, f"{path}.parentSpanId", file, line) if raw.parentSpanId else None
     start = _clock(raw.startTimeUnixNano, f"{path}.startTimeUnixNano", file, line)
-    end = start if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, f"{path}.endTimeUnixNano", file,
-                                                           line)
+    end = 0 if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, f"{path}.endTimeUnixNano", file, line)
     status = raw.status
     error = status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
     message = status.message if status is not None and status.message else None
@@ -194,8 +194,10 @@ def _span(raw: _RawSpan, path: str, file: str, line: int, order: int) -> Span:
         at = start if event.timeUnixNano is None else _clock(event.timeUnixNano,
                                                              f"{path}.events[{index}].timeUnixNano", file, line)
         events.append(SpanEvent(event.name, at, attributes(event.attributes)))
-    return Span(trace_id, span_id, parent, raw.name, start, end, attributes(raw.attributes), events, error, message,
-                line, order, path)
+    span = Span(trace_id, span_id, parent, raw.name, start, end or start, attributes(raw.attributes), events, error,
+                message, line, order, path)
+    span.ended = end != 0
+    return span
 
 
 def _id(value: str, size: int, path: str, file: str, line: int) -> str:
@@ -234,7 +236,7 @@ def _read_id(value: str, size: int, path: str, file: str, line: int) -> str:
 def _clock(value: int | str, path: str, file: str, line: int) -> int:
     """Nanoseconds since the epoch from a string of digits or an integer; never through a float."""
     if isinstance(value, str):
-        if not value.isdigit():
+        if not (value.isascii() and value.isdigit() and len(value) <= 30):
             raise TraceError(file, line, f"{path}: expected a time in nanoseconds since 1970 (digits)")
         clock = int(value)
     else:

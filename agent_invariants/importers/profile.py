@@ -186,6 +186,8 @@ def _check_emit(emit: dict[str, Any], at: str, label: str) -> None:
             name = next(iter(value.values()))
             if not isinstance(name, str) or not name:
                 raise _EmitProblem(f"{at}.{field}.{next(iter(value))}", "expected an attribute name")
+        elif field == "data" and not isinstance(value, dict):
+            raise _EmitProblem(f"{at}.data", "expected an object")
 
 
 def _emitted(emit: dict[str, Any], attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,5 +199,7 @@ def _emitted(emit: dict[str, Any], attributes: Mapping[str, Any]) -> dict[str, A
                 continue
             found = attributes[name]
             value = parse_result(found, json_text=True)[0] if how == "$json_attr" else found
+        if field == "data" and not isinstance(value, dict):
+            continue   # `data` is an object; an attribute holding anything else is left out
         event[field] = value
     return event
