@@ -374,6 +374,8 @@ def summary(
     refuse_input_as_output(output, trace)
     if imports.native:
         _refuse_run_option(imports)
+    if run_id == "all":
+        fail("summary counts one run: name it with --run ID (check takes --run all)")
     source = TraceFile(trace, max_line_bytes=max_line_bytes) if imports.native \
         else _imported(trace, imports, max_line_bytes)
     write(json.render(summarize_trace(source)), output)

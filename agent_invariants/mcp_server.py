@@ -326,6 +326,9 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
     if len(runs) != 1:
         ids = ", ".join(found.run_id for found in runs[:20])
         raise ArgumentError(f"{name}: the records hold {len(runs)} runs ({ids}); choose one with `run`")
+    if len(runs[0]) > MAX_EVENTS:
+        raise ArgumentError(f"{name}: the records make {len(runs[0]):,} events, over the limit of {MAX_EVENTS:,} per "
+                            "call; check longer traces from a file with `agent-invariants check --input-format`")
     return ImportedTrace(file, runs[0])
 
 

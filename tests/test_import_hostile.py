@@ -316,3 +316,63 @@ def test_sarif_points_at_the_source_file_and_the_record(tmp_path: Path, cli: Cli
     assert found["properties"]["span_id"] == "b" * 16
     text = cli("check", "-c", "c.json", "-t", "spans.otlp.jsonl", "--input-format", "otel").stdout
     assert f"spans.otlp.jsonl:2  span {'b' * 16}  seq 2  [deny_tool.denied]" in text
+
+
+# -- what an outside review found ------------------------------------------------------------------------------------
+
+def test_a_convention_run_end_becomes_the_runs_end(tmp_path: Path) -> None:
+    said = span("c" * 16, "run.failed", BASE + 5, BASE + 6, "a" * 16, ainv__reason="the user gave up",
+                ainv__status="failed")
+    found = imported(write(tmp_path, otlp(agent(), said)))
+    assert [event["type"] for event in found] == ["run.start", "run.failed"]
+    assert (found[-1]["reason"], found[-1]["status"]) == ("the user gave up", "failed")
+
+
+def test_a_span_that_never_ended_gets_no_result(tmp_path: Path) -> None:
+    running = tool("b" * 16, BASE + 1, 0, call_id="c1")
+    found = imported(write(tmp_path, otlp(agent(), running)))
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "run.completed"]
+
+
+def test_renamed_call_ids_never_collide(tmp_path: Path) -> None:
+    spans = [agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c~2"),
+             tool("c" * 16, BASE + 3, BASE + 4, call_id="c"), tool("d" * 16, BASE + 5, BASE + 6, call_id="c")]
+    calls = [event["call_id"] for event in imported(write(tmp_path, otlp(*spans))) if event["type"] == "tool.call"]
+    assert len(set(calls)) == 3 and calls[:2] == ["c~2", "c"]
+
+
+@pytest.mark.parametrize(("stamp", "shown"), [("0999-06-01T00:00:00Z", "0999-06-01T00:00:00.000000Z"),
+                                               ("2026-01-01T00:30:00+01:00", "2025-12-31T23:30:00.000000Z")])
+def test_iso_times_are_written_in_utc_with_four_digit_years(tmp_path: Path, stamp: str, shown: str) -> None:
+    line = json.dumps({"ts": stamp, "session": "s1", "dir": "c2s",
+                       "msg": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}})
+    found = imported(write(tmp_path, line + "\n", "log.mcp.jsonl"), "mcp-log")
+    assert found[0]["time"] == shown
+
+
+@pytest.mark.parametrize("bad", ["²", "9" * 5000])
+def test_a_time_of_odd_digits_is_bad_input(tmp_path: Path, bad: str) -> None:
+    record = json.loads(otlp(agent()))
+    record["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"] = bad
+    with pytest.raises(TraceError, match="expected a time in nanoseconds since 1970"):
+        import_runs(write(tmp_path, json.dumps(record)), "otel")
+
+
+def test_a_time_beyond_year_9999_in_utc_is_bad_input(tmp_path: Path) -> None:
+    line = json.dumps({"ts": "9999-12-31T23:59:59-01:00", "session": "s1", "dir": "c2s", "msg": {"id": 1}})
+    with pytest.raises(TraceError, match=r"\$\.ts: expected an ISO 8601 time"):
+        import_runs(write(tmp_path, line, "log.mcp.jsonl"), "mcp-log")
+
+
+def test_an_event_the_checker_would_refuse_is_bad_input_at_its_record(tmp_path: Path, cli: Cli) -> None:
+    path = write(tmp_path, otlp(agent()) + "\n" + otlp(tool("b" * 16, BASE + 1, BASE + 2, name="t" * 600)))
+    result = cli("convert", "--from", "otel", str(path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"agent-invariants: {path}:2: $.tool:")
+
+
+def test_an_out_dir_that_is_a_file_is_bad_input(tmp_path: Path, cli: Cli) -> None:
+    path = write(tmp_path, otlp(agent()))
+    write(tmp_path, "x", "taken")
+    result = cli("convert", "--from", "otel", str(path), "--out-dir", str(tmp_path / "taken"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr

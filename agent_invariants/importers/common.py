@@ -74,6 +74,7 @@ class Timeline:
         self.format, self.file, self.run_id, self.digits = source_format, file, run_id, digits
         self._entries: list[_Entry] = []
         self._started: dict[object, int] = {}   # the time of each call, by key
+        self._call_order: dict[object, float] = {}   # the source order of each call, by key
         self._early = False
 
     def __len__(self) -> int:
@@ -89,6 +90,7 @@ class Timeline:
         if key is not None:
             if event["type"] == "tool.call":
                 self._started[key] = at
+                self._call_order[key] = len(self._entries) if order is None else order
             elif _follows(event, phase) and at <= self._started.get(key, at - 1):
                 self._early = True   # no later than its call starts: sorting alone could put it first
         self._entries.append(_Entry(at, phase, depth if phase == START else -depth,
@@ -97,14 +99,11 @@ class Timeline:
 
     def order_of(self, key: object) -> float | None:
         """The source order of the call tied to `key` (for events placed just before it)."""
-        for entry in self._entries:
-            if entry.key == key and entry.event["type"] == "tool.call":
-                return entry.order
-        return None
+        return self._call_order.get(key)
 
     def events(self) -> Iterator[Emitted]:
         """The run's events in order, numbered, timed and with call ids made unique."""
-        entries = sorted(self._entries, key=_ORDER)
+        entries = sorted(_terminal_merged(self._entries), key=_ORDER)
         if self._early:
             entries = _calls_first(entries)
         ids = _CallIds()
@@ -130,6 +129,22 @@ class Timeline:
         return source
 
 
+def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
+    """The entries with the run's own end (`LAST`) taking what a convention or profile event of
+    type run.completed or run.failed says (its type, status, output, reason): a run has one end,
+    the last event. Without such an event, the entries as they are."""
+    said = [entry for entry in entries if entry.phase != LAST and entry.event["type"] in _TERMINALS]
+    ends = [entry for entry in entries if entry.phase == LAST]
+    if not said or not ends:
+        return entries
+    told = max(said, key=lambda entry: (entry.at, entry.order))
+    end = ends[-1]
+    merged = end._replace(event={**end.event, **told.event, "type": told.event["type"]})
+    return [merged if entry is end else entry for entry in entries if entry.phase == LAST or
+            entry.event["type"] not in _TERMINALS]
+
+
+_TERMINALS = ("run.completed", "run.failed")
 _OUTCOMES = ("tool.result", "tool.cancelled")
 """What ends a call, and so never comes before it."""
 

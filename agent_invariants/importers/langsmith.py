@@ -21,6 +21,7 @@ Runs are ordered by `dotted_order` among runs of the same instant; times are kep
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -266,6 +267,13 @@ class _ModelIds:
     def __init__(self, trace: _Trace) -> None:
         self.trace = trace
         self.used: dict[tuple[str, str], int] = {}   # (llm run id, tool name) -> calls of it taken so far
+        self.models: dict[str | None, list[_Run]] = {}   # parent id -> its llm runs, by end
+        for member in trace.members:
+            if member.raw.get("run_type") in ("llm", "chat_model"):
+                self.models.setdefault(member.parent, []).append(member)
+        for found in self.models.values():
+            found.sort(key=lambda member: (member.end, member.order))
+        self.ends = {parent: [member.end for member in found] for parent, found in self.models.items()}
 
     def call_id(self, run: _Run) -> str:
         message = _tool_message(run.raw)
@@ -280,16 +288,14 @@ class _ModelIds:
         name = run.raw["name"]
         scopes = [run.parent]
         parent = self.trace.by_id.get(run.parent) if run.parent else None
-        while parent is not None:
+        while parent is not None and parent.parent not in scopes:   # a cycle of parents ends
             scopes.append(parent.parent)
             parent = self.trace.by_id.get(parent.parent) if parent.parent else None
         for scope in scopes:
-            earlier = [member for member in self.trace.members
-                       if member.parent == scope and member.raw.get("run_type") in ("llm", "chat_model")
-                       and member.end <= run.start and member is not run]
-            if not earlier:
+            before = bisect_right(self.ends.get(scope, []), run.start)
+            if not before:
                 continue
-            model = max(earlier, key=lambda member: (member.end, member.order))
+            model = self.models[scope][before - 1]
             calls = [call for message in _generated(model.raw) for call in message.get("tool_calls") or []
                      if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)]
             taken = self.used.get((model.raw["id"], name), 0)

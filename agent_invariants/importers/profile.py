@@ -20,14 +20,14 @@ the first that matches winning:
 
 - `when.name`: a glob on the record's name (span name, run name, JSON-RPC method);
 - `when.kind`: the record's kind in its format (`gen_ai.operation.name`, `openinference.span.kind`,
-  the Agents SDK's `span_data.type`, LangSmith's `run_type`, `request`/`notification` in MCP logs);
+  the Agents SDK's `span_data.type`, LangSmith's `run_type`);
 - `when.attributes`: a match tree (see `explain match`; no references) on the record's attributes
-  (OpenTelemetry attributes by their dotted names, a custom span's `data`, a run's metadata, an MCP
-  message's `params`);
+  (OpenTelemetry attributes by their dotted names, a custom span's `data`, a run's metadata);
 - `emit`: `type` and the event's fields, each a literal, `{"$attr": name}` (the attribute's value) or
   `{"$json_attr": name}` (an attribute holding JSON text, parsed). A field whose attribute is absent
   is left out.
-- `hoist_elicitation` (mcp-log): move an MCP elicitation's grant to just before its call.
+- `hoist_elicitation` (mcp-log): move an MCP elicitation's grant to just before its call. MCP
+  logs take no rules: a JSON-RPC message says what it is.
 """
 from __future__ import annotations
 
