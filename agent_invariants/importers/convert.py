@@ -17,13 +17,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
 from agent_invariants.importers import ImportedRun, Stream
 from agent_invariants.importers.records import SourceFile
-from agent_invariants.importers.source import ImportedTrace
+from agent_invariants.importers.source import checked_jsonl
 
 __all__ = ("convert_files", "jsonl")
 
@@ -53,7 +51,7 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
 def _one(runs: Iterator[ImportedRun]) -> tuple[str, int, int]:
     first = next(runs, None)
     if first is None:
-        raise InputError("convert: the input holds no run")
+        raise InputError("convert: the input holds no run (is --from the format it was written in?)")
     second = next(runs, None)
     if second is not None:
         ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
@@ -85,7 +83,7 @@ def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
             names.append(name)
             events += len(found)
         if not names:
-            raise InputError("convert: the input holds no run")
+            raise InputError("convert: the input holds no run (is --from the format it was written in?)")
         _place(staging, names, out_dir)
         return len(names), events
     finally:
@@ -107,12 +105,11 @@ def _place(staging: Path, names: list[str], out_dir: Path) -> None:
 
 def jsonl(run: ImportedRun) -> str:
     """A run as native JSON Lines, each event validated as `check` reads it."""
-    encode = msgspec.json.encode
-    return "".join(encode(event).decode() + "\n" for event in ImportedTrace(run.file, run).checked())
+    return b"".join(raw + b"\n" for raw in checked_jsonl(run)).decode()
 
 
 def _file_name(run_id: str, taken: dict[str, int]) -> str:
     base = _UNSAFE.sub("_", run_id)[:200] or "run"
-    count = taken.get(base, 0) + 1
-    taken[base] = count
+    count = taken.get(base.lower(), 0) + 1   # S1 and s1 are one file where names ignore case
+    taken[base.lower()] = count
     return f"{base}.jsonl" if count == 1 else f"{base}-{count}.jsonl"

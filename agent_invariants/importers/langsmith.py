@@ -25,6 +25,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import (
     END,
@@ -172,8 +174,9 @@ class _Trace:
         self.out.add({"type": "run.start"}, run.start, phase=FIRST, line=run.line, span_id=run.raw["id"])
         error = run.raw.get("error")
         end: dict[str, Any] = {"type": "run.completed"}
-        if isinstance(error, str) and error:
-            end = {"type": "run.failed", "status": "failed", "reason": error_text(error)}
+        if error:
+            text = error if isinstance(error, str) else msgspec.json.encode(error).decode()
+            end = {"type": "run.failed", "status": "failed", "reason": error_text(text)}
         outputs = run.raw.get("outputs")
         if isinstance(outputs, dict) and outputs:
             end["output"] = outputs["output"] if list(outputs) == ["output"] else outputs
@@ -199,7 +202,7 @@ class _Trace:
         result: dict[str, Any] = {"type": "tool.result", "tool": call["tool"], "call_id": call_id}
         message = _tool_message(raw)
         outputs = _object(raw.get("outputs"))
-        failed = isinstance(raw.get("error"), str) and bool(raw["error"])
+        failed = bool(raw.get("error"))
         if message is not None:
             value, kept = parse_result(message.get("content"))
             failed = failed or message.get("status") == "error"
@@ -212,8 +215,10 @@ class _Trace:
         result["ok"] = not failed
         if kept is not None:
             result["data"] = {"raw_result": kept}
-        if failed and isinstance(raw.get("error"), str):
-            result.setdefault("data", {})["error"] = error_text(raw["error"])
+        if failed and raw.get("error"):
+            error = raw["error"]
+            result.setdefault("data", {})["error"] = error_text(error if isinstance(error, str) else
+                                                                msgspec.json.encode(error).decode())
         took = duration_ms(run.start, run.end)
         if took is not None:
             result["duration_ms"] = took

@@ -29,6 +29,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import END, FIRST, LAST, Timeline, duration_ms, iso_nanos, parse_result
 from agent_invariants.importers.records import Record
@@ -287,7 +289,7 @@ _NONE: Any = object()
 def _tool_output(result: dict[str, Any]) -> tuple[Any, Any]:
     """A tools/call result's value (`structuredContent`, else `content`; one text item read as
     JSON when it is) and the raw text kept beside it, if any."""
-    if "structuredContent" in result:
+    if result.get("structuredContent") is not None:
         return result["structuredContent"], None
     content = result.get("content")
     if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
@@ -304,7 +306,13 @@ def _id_key(value: object) -> object:
 
 
 def _id_text(value: object) -> str:
+    """A JSON-RPC id as call ids spell it: a string as it is, anything else as JSON (`7`, `true`)."""
     if isinstance(value, tuple):   # a key made by _id_key
         value = value[1]
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    try:
+        return msgspec.json.encode(value).decode()
+    except (TypeError, msgspec.EncodeError):
+        return str(value)
 

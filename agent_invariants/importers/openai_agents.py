@@ -156,7 +156,7 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
         if event is not None:
             out.add(event, span.start, depth=span.depth, line=span.line, span_id=span.id)
         elif kind == "function":
-            _tool(out, span, name)
+            _tool(out, span, str(span.data["name"]) if isinstance(span.data.get("name"), str) else "<unnamed>")
         elif kind == "guardrail" and span.data.get("triggered") is True:
             reason = cut_text(f"guardrail:{name}", 500)
             out.add({"type": "control.stop", "reason": reason}, span.end, phase=END, depth=span.depth, line=span.line,

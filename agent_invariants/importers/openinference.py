@@ -77,7 +77,11 @@ class _Trace(GenAiTrace):
         return _kind(span) == "AGENT"
 
     def ends_run(self, span: Span) -> bool:
-        return super().ends_run(span) or (_kind(span) == "GUARDRAIL" and _tripped(span, self.tree.parent(span)))
+        parent = self.tree.parent(span)
+        if _kind(span) == "GUARDRAIL":
+            return _tripped(span, parent)
+        turn = _kind(span) == "CHAIN" and parent is not None and _kind(parent) == "AGENT"   # an agent's turn
+        return super().ends_run(span) or (turn and failed(span))
 
     def failure_text(self, span: Span) -> str:
         if _kind(span) == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):

@@ -101,8 +101,8 @@ class GenAiTrace:
             depth = self.tree.depth_of(span)
             if span is root:
                 self.run_bounds(span)
-            elif self.mapped(span, depth):
-                continue
+            else:
+                self.mapped(span, depth)   # a profile adds events: a tool step stays a tool step
             self.span(span, depth)
             self.span_events(span, depth)
         self.after()

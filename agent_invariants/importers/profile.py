@@ -131,7 +131,8 @@ def convention_event(candidate: Candidate, fields: Mapping[str, Any]) -> dict[st
     if candidate.name not in CONVENTION_TYPES:
         return None
     event: dict[str, Any] = {"type": candidate.name}
-    for key, value in fields.items():
+    # bare keys first, so that an `ainv.` key says the last word when both are there
+    for key, value in sorted(fields.items(), key=lambda item: item[0].startswith("ainv.")):
         field = key[5:] if key.startswith("ainv.") else key
         if field not in _FIELDS or value is None:
             continue

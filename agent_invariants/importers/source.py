@@ -6,11 +6,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from agent_invariants.errors import TraceError
+from agent_invariants.events import Event
 from agent_invariants.importers import ImportedRun
 from agent_invariants.importers.records import SourceFile, line_lengths, rereadable
 from agent_invariants.reader import EventList
 
-__all__ = ("ImportedTrace",)
+__all__ = ("ImportedTrace", "checked_jsonl")
 
 
 class ImportedTrace(EventList):
@@ -21,7 +22,6 @@ class ImportedTrace(EventList):
                  max_line_bytes: int = 1 << 20) -> None:
         self._lines: list[int | None] = []
         self._spans: list[str | None] = []
-        self.current: dict[str, Any] = {}
         super().__init__(self._noting_lines(run), name=file.name)
         self.path = file.path if file.path not in (None, "-") else None
         self.run_id = run.run_id
@@ -29,11 +29,10 @@ class ImportedTrace(EventList):
 
     def _noting_lines(self, run: ImportedRun) -> Iterator[dict[str, Any]]:
         """The run's events, written out as they are read (the run is not held twice), each line
-        and span noted for `lines_of` and `spans_of` (and the last as `current`)."""
+        and span noted for `lines_of` and `spans_of`."""
         for event, line in run.emitted():
             self._lines.append(line)
             self._spans.append(event["data"]["source"].get("span_id"))
-            self.current = event
             yield event
 
     def _where(self, index: int) -> tuple[str, int | None]:
@@ -41,17 +40,6 @@ class ImportedTrace(EventList):
         from it something a trace may not hold (a tool name over 500 characters, say)."""
         line = self._lines[index] if index < len(self._lines) else None
         return self.name, line
-
-    def checked(self) -> Iterator[dict[str, Any]]:
-        """The run's events as `convert` writes them, each validated as `check` will read it,
-        version-2 fields included (a problem is a TraceError at the source record's line)."""
-        from agent_invariants.payloads import field_problem
-
-        for index, event in enumerate(self):
-            problem = field_problem(event)
-            if problem is not None:
-                raise TraceError(self.name, self._lines[index], problem)
-            yield self.current
 
     def spans_of(self, indices: Iterable[int]) -> dict[int, str]:
         found = {}
@@ -77,3 +65,31 @@ class ImportedTrace(EventList):
             if line is not None:
                 found[index] = line
         return found
+
+
+def checked_jsonl(run: ImportedRun) -> Iterator[bytes]:
+    """The run's events as `convert` writes them (JSON, no newline), each validated as `check`
+    will read it, version-2 fields included: a problem is a TraceError at the line of the source
+    record (the mapping made from it something a trace may not hold: a tool name over 500
+    characters, say). Each event is encoded once, and those bytes are what is checked."""
+    import msgspec
+
+    from agent_invariants.events import InvalidEvent, accept, decode_lax_event
+    from agent_invariants.jsontext import decode_problem
+    from agent_invariants.payloads import field_problem
+
+    encode = msgspec.json.encode
+    prev: int | float = -1
+    for event, line in run.emitted():
+        raw = encode(event)
+        try:
+            decoded = decode_lax_event(raw)
+            prev = accept(decoded, raw, prev)
+            problem = field_problem(decoded)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            problem = decode_problem(exc, Event)
+        except InvalidEvent as exc:
+            problem = str(exc)
+        if problem is not None:
+            raise TraceError(run.file.name, line, problem)
+        yield raw

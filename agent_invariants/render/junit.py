@@ -60,7 +60,8 @@ def _unreadable(contract: str, failures: list[BatchFailure]) -> TestSuite:
 
 def _rules_suite(report: CheckReport, role: str | None) -> TestSuite:
     trace = _trace(report)
-    label = f"{report.contract.name} · {trace}" + (f" ({role})" if role else "")
+    label = f"{report.contract.name} · {trace}" + ("" if report.run is UNSET else f" · run {report.run}") + (
+        f" ({role})" if role else "")
     classname = f"agent-invariants.{_slug(report.contract.name)}.{_slug(_stem(trace))}"
     cases = [_rule_case(result, classname, trace) for result in report.results]
     return TestSuite(_xml(label), cases, file=None if report.trace is UNSET else _xml(trace),
