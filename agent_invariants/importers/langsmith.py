@@ -20,7 +20,6 @@ Runs are ordered by `dotted_order` among runs of the same instant; times are kep
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
@@ -40,7 +39,7 @@ from agent_invariants.importers.common import (
     parse_result,
 )
 from agent_invariants.importers.profile import Candidate, convention_event
-from agent_invariants.importers.records import Record
+from agent_invariants.importers.records import Record, string_field
 from agent_invariants.importers.run import Context, Run, Runs, new_list
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
@@ -88,7 +87,7 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
         yield Run(trace_id, _Trace(context, trace_id, members).timeline())
 
 
-RUN_IDS = (re.compile(rb'"trace_id"\s*:\s*"([^"\\]*)"'), lambda found: found.decode("utf-8", "replace"))
+RUN_IDS = string_field("trace_id")
 """How a first pass finds the trace a line belongs to (see `records.last_lines`); a run without
 `trace_id` (its own id is the trace's) is let go at the end of the input."""
 

@@ -25,7 +25,6 @@ accepted input response a grant of it.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,7 +32,7 @@ import msgspec
 
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import END, FIRST, LAST, Timeline, duration_ms, iso_nanos, parse_result
-from agent_invariants.importers.records import Record
+from agent_invariants.importers.records import Record, string_field
 from agent_invariants.importers.run import Context, Run, Runs
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
@@ -62,7 +61,7 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
         yield Run(finished_id, finished.finish())
 
 
-RUN_IDS = (re.compile(rb'"session"\s*:\s*"([^"\\]*)"'), lambda found: found.decode("utf-8", "replace"))
+RUN_IDS = string_field("session")
 """How a first pass finds the session a line belongs to (see `records.last_lines`): a key named
 `session` deeper in a message only makes the session end later, never sooner."""
 

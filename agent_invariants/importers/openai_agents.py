@@ -21,7 +21,6 @@ successful call whose result is the rejection message: nothing in the export tel
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,7 +37,7 @@ from agent_invariants.importers.common import (
     parse_result,
 )
 from agent_invariants.importers.profile import Candidate, convention_event
-from agent_invariants.importers.records import Record
+from agent_invariants.importers.records import Record, string_field
 from agent_invariants.importers.run import Context, Run, Runs, new_list
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
@@ -103,7 +102,7 @@ def _read(record: Record, context: Context, order: int) -> tuple[str, _Span] | N
     return trace_id, _span(value, record.line, order, context.file)
 
 
-RUN_IDS = (re.compile(rb'"trace_id"\s*:\s*"([^"\\]*)"'), lambda found: found.decode("utf-8", "replace"))
+RUN_IDS = string_field("trace_id")
 """How a first pass finds the trace a line belongs to (see `records.last_lines`)."""
 
 

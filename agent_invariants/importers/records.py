@@ -173,6 +173,17 @@ def line_lengths(source: SourceFile, wanted: set[int], max_line_bytes: int) -> d
             stream.close()
 
 
+def string_field(name: str) -> tuple[re.Pattern[bytes], Callable[[bytes], str | None]]:
+    """What `last_lines` needs to find the run ids a line holds in a string field `name`
+    (`"trace_id": "…"`): escaped values are not found, so such a run ends with the input."""
+    pattern = re.compile(b'"' + re.escape(name.encode()) + rb'"\s*:\s*"([^"\\]*)"')
+    return pattern, _text_id
+
+
+def _text_id(found: bytes) -> str | None:
+    return found.decode("utf-8", "replace")
+
+
 def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[bytes],
                key: Callable[[bytes], str | None]) -> dict[str, int] | None:
     """A first, quick pass over a file of JSON Lines: for each run id (`pattern`'s group 1, read
