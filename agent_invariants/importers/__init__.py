@@ -1,12 +1,15 @@
 """Importers: the traces people already have, read as our events (spec/v2-extensions.md §7).
 
 One module per format, each with the same small interface: `FORMAT` (its name), `sniff(record)`
-(whether a first record is of the format) and `runs(records, context)` (the runs it finds, each a
-`Timeline` of events). `common` holds the mapping rules they share, `profile` the convention and
-user profiles, `records` the reading of the source file.
+(whether a first record is of the format), `RUN_IDS` (how a first pass finds the runs a line names)
+and `runs(records, context)` (the runs it finds, each a `Timeline` of events). `common` holds the
+mapping rules they share, `profile` the convention and user profiles, `records` the reading of
+the source file, `run` what an importer is given and keeps.
 
-    runs = import_runs("spans.otlp.jsonl", "auto")     # [(run_id, [(event, line), ...]), ...]
+    runs = import_runs("spans.otlp.jsonl", "auto")      # ImportedRun: run_id, events [(event, line)]
     report = check_trace(contract, ImportedTrace(SourceFile.of("spans.otlp.jsonl"), runs[0]))
+    for run in Stream(SourceFile.of("big.otlp.jsonl"), "otel", run="all"):   # one run at a time
+        ...
 
 An imported trace is a `TraceSource` like a native one: every rule, report and location works on
 it unchanged, and violations point at the source file and the line of the record each event came
