@@ -112,13 +112,13 @@ def test_an_empty_file_says_so(tmp_path: Path) -> None:
 
 
 def test_records_of_other_kinds_are_skipped_and_counted(tmp_path: Path) -> None:
-    path = write(tmp_path, otlp(agent()) + '\n{"resourceLogs": []}\n{"resourceMetrics": []}\n')
+    path = write(tmp_path, otlp(agent()) + '\n{"resourceProfiles": []}\n{"resourceMetrics": []}\n')
     imported_file = import_file(path, "otel")
     assert imported_file.skipped == 2 and len(imported_file.runs) == 1
 
 
 def test_convert_says_what_it_skipped(tmp_path: Path, cli: Cli) -> None:
-    path = write(tmp_path, otlp(agent()) + '\n{"resourceLogs": []}\n')
+    path = write(tmp_path, otlp(agent()) + '\n{"resourceMetrics": []}\n')
     result = cli("convert", "--from", "otel", str(path))
     assert result.returncode == 0
     assert result.stderr == ("agent-invariants: converted 1 run (2 events); skipped 1 record of kinds the mapping "
@@ -376,3 +376,20 @@ def test_an_out_dir_that_is_a_file_is_bad_input(tmp_path: Path, cli: Cli) -> Non
     write(tmp_path, "x", "taken")
     result = cli("convert", "--from", "otel", str(path), "--out-dir", str(tmp_path / "taken"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
+
+
+def test_an_otel_log_record_named_after_an_event_type_is_that_event(tmp_path: Path) -> None:
+    logs = {"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": [
+        {"timeUnixNano": str(BASE + 5), "traceId": TRACE, "spanId": "a" * 16, "eventName": "outcome.observed",
+         "attributes": [{"key": "ainv.outcome_id", "value": {"stringValue": "refund-visible"}},
+                        {"key": "ainv.verdict", "value": {"stringValue": "satisfied"}}]},
+        {"timeUnixNano": str(BASE + 6), "eventName": "outcome.observed"}]}]}]}   # no trace: no run
+    path = write(tmp_path, json.dumps(logs) + "\n" + otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1")))
+    imported_file = import_file(path, "auto")
+    assert imported_file.source_format == "otel" and imported_file.skipped == 1
+    found = [event for event, _ in imported_file.runs[0].events]
+    (outcome,) = [event for event in found if event["type"] == "outcome.observed"]
+    assert (outcome["outcome_id"], outcome["verdict"]) == ("refund-visible", "satisfied")
+    assert outcome["data"]["source"] == {"format": "otel", "file": str(path), "line": 1, "span_id": "a" * 16}
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "outcome.observed",
+                                                  "run.completed"]

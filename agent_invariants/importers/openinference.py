@@ -37,7 +37,7 @@ def sniff(value: Any) -> bool:
     """Whether a first record is OTLP JSON with OpenInference spans."""
     if not sniff_otlp(value):
         return False
-    for resource in value["resourceSpans"]:
+    for resource in value.get("resourceSpans") or ():
         for scope in resource.get("scopeSpans", []) if isinstance(resource, dict) else []:
             for span in scope.get("spans", []) if isinstance(scope, dict) else []:
                 attributes = span.get("attributes") if isinstance(span, dict) else None
@@ -67,7 +67,7 @@ class _Trace(GenAiTrace):
     def root(self) -> Span:
         agents = [span for span in self.tree.spans if _kind(span) == "AGENT"
                   and not any(_kind(ancestor) == "AGENT" for ancestor in self.tree.ancestors(span))]
-        pool = agents or self.tree.roots() or self.tree.spans
+        pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
         return min(pool, key=lambda span: (span.start, span.order))
 
     def kind(self, span: Span) -> str | None:

@@ -12,8 +12,10 @@ Each trace is a run (its id is the trace id). What becomes what:
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
   of the next chat span;
-- a span or span event named after one of our event types, or matched by a profile: that event
-  (fields from `ainv.*` attributes);
+- a span, span event or log record (its `eventName`, else `event.name`; OTLP JSON lines may hold
+  `resourceLogs` beside `resourceSpans`) named after one of our event types, or matched by a
+  profile: that event (fields from `ainv.*` attributes), a log record inside the span it was
+  logged in;
 - a span named `handoff to <agent>`: `agent.handoff` {data.to}.
 
 A tool fails (`ok: false`) when its span's status is ERROR or it holds an `exception` event (an
@@ -99,6 +101,9 @@ class GenAiTrace:
         root = self.root()
         for span in self.tree.spans:
             depth = self.tree.depth_of(span)
+            if span.log:   # a log record says only what the convention or a profile reads in it
+                self.mapped(span, depth)
+                continue
             if span is root:
                 self.run_bounds(span)
             else:
@@ -114,7 +119,7 @@ class GenAiTrace:
         agents = [span for span in self.tree.spans if span.attributes.get(OPERATION) in _AGENT_OPERATIONS
                   and not any(ancestor.attributes.get(OPERATION) in _AGENT_OPERATIONS
                               for ancestor in self.tree.ancestors(span))]
-        pool = agents or self.tree.roots() or self.tree.spans
+        pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
         return min(pool, key=lambda span: (span.start, span.order))
 
     def kind(self, span: Span) -> str | None:
@@ -164,10 +169,11 @@ class GenAiTrace:
 
     def mapped(self, span: Span, depth: int) -> bool:
         """A span the profile or the convention turns into an event, at its start."""
-        event = self.mapped_event(span.name, self.kind(span), span.attributes)
+        event = self.mapped_event(span.name, "log" if span.log else self.kind(span), span.attributes)
         if event is None:
             return False
-        self.out.add(event, span.start, depth=depth, line=span.line, span_id=span.span_id)
+        # a log record is named by the span it was logged in
+        self.out.add(event, span.start, depth=depth, line=span.line, span_id=span.parent if span.log else span.span_id)
         return True
 
     def span_events(self, span: Span, depth: int) -> None:

@@ -46,8 +46,8 @@ class SpanEvent:
 class Span:
     """One span, its ids in lowercase hex, its times in nanoseconds, its attributes by key."""
 
-    __slots__ = ("attributes", "end", "ended", "error", "events", "line", "message", "name", "order", "parent",
-                 "path", "span_id", "start", "trace_id")
+    __slots__ = ("attributes", "end", "ended", "error", "events", "line", "log", "message", "name", "order",
+                 "parent", "path", "span_id", "start", "trace_id")
 
     def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
                  attributes: dict[str, Any], events: list[SpanEvent], error: bool, message: str | None, line: int,
@@ -56,11 +56,13 @@ class Span:
         self.start, self.end, self.attributes, self.events = start, end, attributes, events
         self.error, self.message, self.line, self.order, self.path = error, message, line, order, path
         self.ended = True   # False for a span exported before it ended (no end time, or 0)
+        self.log = False    # True for a log record, read as a span of no duration
 
 
 def sniff_otlp(value: Any) -> bool:
-    """Whether a record is an OTLP JSON export of spans."""
-    return isinstance(value, dict) and isinstance(value.get("resourceSpans"), list)
+    """Whether a record is an OTLP JSON export of spans (or of log records)."""
+    return isinstance(value, dict) and (isinstance(value.get("resourceSpans"), list)
+                                        or isinstance(value.get("resourceLogs"), list))
 
 
 def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[str, list[Span]]]:
@@ -74,8 +76,7 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
         if export is None:
             context.skip()
         else:
-            for path, raw in _spans(export):
-                span = _span(raw, path, context.file, record.line, order)
+            for span in _read(export, context, record.line, order):
                 order += 1
                 if not context.wants(span.trace_id):
                     context.seen(span.trace_id)
@@ -83,6 +84,20 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
                 traces.get(span.trace_id, record.line).append(span)
         yield from traces.ended(record.line)
     yield from traces.rest()
+
+
+def _read(export: _Export, context: Context, line: int, order: int) -> Iterator[Span]:
+    """The spans of an export, then its log records as spans of no duration (`log` set): a log
+    record is read only by the convention and profiles, at its time, inside its span."""
+    for path, raw in _spans(export):
+        yield _span(raw, path, context.file, line, order)
+        order += 1
+    for path, log in _logs(export):
+        if not log.traceId:
+            context.skip()   # a log record of no trace belongs to no run
+            continue
+        yield _log(log, path, context.file, line, order)
+        order += 1
 
 
 TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
@@ -154,8 +169,27 @@ class _Resource(msgspec.Struct):
     instrumentationLibrarySpans: list[_Scope] = []   # what OTLP called it before 0.15
 
 
+class _LogRecord(msgspec.Struct):
+    timeUnixNano: int | str | None = None
+    observedTimeUnixNano: int | str | None = None
+    traceId: str = ""
+    spanId: str = ""
+    eventName: str = ""
+    body: _Value | None = None
+    attributes: list[_Pair] = []
+
+
+class _LogScope(msgspec.Struct):
+    logRecords: list[_LogRecord] = []
+
+
+class _LogResource(msgspec.Struct):
+    scopeLogs: list[_LogScope] = []
+
+
 class _Export(msgspec.Struct):
     resourceSpans: list[_Resource] | None = None
+    resourceLogs: list[_LogResource] | None = None
 
 
 _decode_export = msgspec.json.Decoder(_Export).decode
@@ -169,7 +203,7 @@ def _export(record: Record, file: str) -> _Export | None:
         export = _decode_export(raw) if raw is not None else msgspec.convert(record.value, _Export)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise TraceError(file, record.line, decode_problem(exc, data=record.raw)) from None
-    return export if export.resourceSpans is not None else None
+    return export if export.resourceSpans is not None or export.resourceLogs is not None else None
 
 
 def _spans(export: _Export) -> Iterator[tuple[str, _RawSpan]]:
@@ -178,6 +212,30 @@ def _spans(export: _Export) -> Iterator[tuple[str, _RawSpan]]:
         for s, scope in enumerate(scopes):
             for n, span in enumerate(scope.spans):
                 yield f"$.resourceSpans[{r}].scopeSpans[{s}].spans[{n}]", span
+
+
+def _logs(export: _Export) -> Iterator[tuple[str, _LogRecord]]:
+    for r, resource in enumerate(export.resourceLogs or ()):
+        for s, scope in enumerate(resource.scopeLogs):
+            for n, log in enumerate(scope.logRecords):
+                yield f"$.resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]", log
+
+
+def _log(log: _LogRecord, path: str, file: str, line: int, order: int) -> Span:
+    """A log record as a span of no duration: its name is `eventName` (else the `event.name`
+    attribute), its parent the span it was logged in."""
+    trace_id = _id(log.traceId, 16, f"{path}.traceId", file, line)
+    parent = _id(log.spanId, 8, f"{path}.spanId", file, line) if log.spanId else None
+    stamp = log.timeUnixNano if log.timeUnixNano not in (None, 0, "0") else log.observedTimeUnixNano
+    if stamp is None:
+        raise TraceError(file, line, f"{path}.timeUnixNano: expected a time in nanoseconds since 1970 (digits)")
+    at = _clock(stamp, f"{path}.timeUnixNano", file, line)
+    found = attributes(log.attributes)
+    name = log.eventName or found.get("event.name")
+    span = Span(trace_id, f"log-{order}", parent, name if isinstance(name, str) else "", at, at, found, [], False,
+                None, line, order, path)
+    span.log = True
+    return span
 
 
 def _span(raw: _RawSpan, path: str, file: str, line: int, order: int) -> Span:
