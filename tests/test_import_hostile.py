@@ -393,3 +393,9 @@ def test_an_otel_log_record_named_after_an_event_type_is_that_event(tmp_path: Pa
     assert outcome["data"]["source"] == {"format": "otel", "file": str(path), "line": 1, "span_id": "a" * 16}
     assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "outcome.observed",
                                                   "run.completed"]
+
+
+def test_auto_on_a_native_trace_says_to_read_it_natively(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"seq": 1, "type": "run.start"}\n', "native.jsonl")
+    with pytest.raises(TraceError, match="is a trace of our own events already: read it without --input-format"):
+        import_runs(path, "auto")

@@ -72,6 +72,9 @@ def detect(value: Any, file: str, line: int) -> str:
     for name in ("openinference", "otel", "openai-agents", "langsmith", "mcp-log"):
         if _module(name).sniff(value):
             return name
+    if isinstance(value, dict) and "seq" in value and "type" in value:
+        raise TraceError(file, line, "is a trace of our own events already: read it without --input-format (or "
+                         "with --input-format native)")
     raise TraceError(file, line, "cannot tell the format of this record (auto); name it with --input-format, one "
                      f"of: {', '.join(FORMATS)}")
 
