@@ -399,3 +399,9 @@ def test_auto_on_a_native_trace_says_to_read_it_natively(tmp_path: Path) -> None
     path = write(tmp_path, '{"seq": 1, "type": "run.start"}\n', "native.jsonl")
     with pytest.raises(TraceError, match="is a trace of our own events already: read it without --input-format"):
         import_runs(path, "auto")
+
+
+def test_the_runs_end_says_how_long_the_run_took(tmp_path: Path) -> None:
+    found = imported(write(tmp_path, otlp(agent(start=BASE, end=BASE + 2_500_000))))
+    assert [event["type"] for event in found] == ["run.start", "run.completed"]
+    assert found[-1]["duration_ms"] == 2.5 and "duration_ms" not in found[0]

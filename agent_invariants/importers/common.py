@@ -7,6 +7,7 @@ a `Timeline`, which writes the run out the same way whatever the format:
 - events in time order; at equal times the run's start first and its end last, ends before
   starts, deeper ends first, shallower starts first, then source order (a span that takes no time
   still starts before it ends);
+- the run's end with `duration_ms` from its start;
 - `seq` 1..n, `time` in UTC ISO 8601 from the integer clock (nanoseconds: nine digits; sources
   that write ISO strings: the microsecond, six digits), never through a float;
 - `call_id` the native id, or the span's: an id seen on an earlier call gets `~2`, `~3`… and the
@@ -109,9 +110,14 @@ class Timeline:
         ids = _CallIds()
         clock = _Clock(self.digits)
         run_id = self.run_id
+        began = next((entry.at for entry in entries if entry.phase == FIRST), None)
         for seq, entry in enumerate(entries, 1):
             # the entry's own `type` lands where the first one stands: seq, type, time, run_id, the rest
             event = {"seq": seq, "type": None, "time": clock.iso(entry.at), "run_id": run_id, **entry.event}
+            if entry.phase == LAST and began is not None and "duration_ms" not in event:
+                took = duration_ms(began, entry.at)   # the run's own length, for budgets of traces without time
+                if took is not None:
+                    event["duration_ms"] = took
             event["data"] = {**event.get("data", {}), "source": self._source(entry)}
             if entry.key is not None or "call_id" in event:
                 ids.apply(event, entry.key)
