@@ -316,20 +316,18 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
 
     if args is None or args.get("input_format", "native") == "native":
         return EventList(events, name=name)
-    from agent_invariants.importers import Stream
+    from agent_invariants.importers import Stream, one_run
     from agent_invariants.importers.records import SourceFile
     from agent_invariants.importers.source import ImportedTrace
 
     data = b"".join(msgspec.json.encode(record) + b"\n" for record in events)
     file = SourceFile.of(data, name)
-    runs = list(Stream(file, args["input_format"], run=args.get("run"), max_line_bytes=MAX_REQUEST_BYTES))
-    if len(runs) != 1:
-        ids = ", ".join(found.run_id for found in runs[:20])
-        raise ArgumentError(f"{name}: the records hold {len(runs)} runs ({ids}); choose one with `run`")
-    if len(runs[0]) > MAX_EVENTS:
-        raise ArgumentError(f"{name}: the records make {len(runs[0]):,} events, over the limit of {MAX_EVENTS:,} per "
+    found = one_run(iter(Stream(file, args["input_format"], run=args.get("run"), max_line_bytes=MAX_REQUEST_BYTES)),
+                    name, "choose one with `run`")
+    if len(found) > MAX_EVENTS:
+        raise ArgumentError(f"{name}: the records make {len(found):,} events, over the limit of {MAX_EVENTS:,} per "
                             "call; check longer traces from a file with `agent-invariants check --input-format`")
-    return ImportedTrace(file, runs[0])
+    return ImportedTrace(file, found)
 
 
 def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:

@@ -298,23 +298,33 @@ class EventList(TraceSource):
             where, line = self._where(index)
             try:
                 raw = _item_json(item)
-                if too_deep_at(raw) is not None:
-                    raise InvalidEvent(INVALID_TOO_DEEP)
-                if not self._fields.full:
-                    self._fields.add((raw,))
-                event = decode_lax_event(raw)
-                prev = accept(event, raw, prev)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                raise TraceError(where, line, decode_problem(exc, Event)) from None
+            except RecursionError:
+                raise TraceError(where, line, INVALID_TOO_DEEP) from None
             except (msgspec.EncodeError, TypeError, OverflowError, ValueError) as exc:
                 raise TraceError(where, line, f"not a JSON event object: {exc}") from None
-            except InvalidEvent as exc:
-                raise TraceError(where, line, str(exc)) from None
+            if too_deep_at(raw) is not None:
+                raise TraceError(where, line, INVALID_TOO_DEEP)
+            if not self._fields.full:
+                self._fields.add((raw,))
+            event, prev = accepted(raw, prev, where, line)
             yield event
 
     def _where(self, index: int) -> tuple[str, int | None]:
         """How an error names the item at `index`: `events[3]`, no line."""
         return f"{self.name}[{index}]", None
+
+
+def accepted(raw: bytes, prev: int | float, where: str, line: int | None) -> tuple[Event, int | float]:
+    """The event `raw` holds, checked as a trace's events are (types, `seq` after `prev`, the
+    rest `events.accept` checks), with its seq; a problem is a TraceError naming `where` and
+    `line`. One event given apart from a file: an item of an in-memory list, an imported one."""
+    try:
+        event = decode_lax_event(raw)
+        return event, accept(event, raw, prev)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise TraceError(where, line, decode_problem(exc, Event)) from None
+    except InvalidEvent as exc:
+        raise TraceError(where, line, str(exc)) from None
 
 
 def _telling(read: Callable[[int], bytes], tell: Callable[[int], None]) -> Callable[[int], bytes]:

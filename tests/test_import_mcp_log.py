@@ -190,7 +190,7 @@ def test_the_mcp_check_tool_takes_records_of_another_format(logs: dict[str, Path
     summary, _ = run_tool(SUMMARIZE, {"events": records, "input_format": "auto"})
     assert summary["tools"] == ["shell"]
     both = [json.loads(line) for line in logs["two_sessions"].read_text().splitlines()]
-    with pytest.raises(InputError, match=r"events: the records hold 2 runs \(s1, s2\); choose one with `run`"):
+    with pytest.raises(InputError, match=r"events: holds 2 runs \(s1, s2\); choose one with `run`"):
         run_tool(CHECK, {"contract": contract, "events": both, "input_format": "mcp-log"})
     report, _ = run_tool(CHECK, {"contract": contract, "events": both, "input_format": "mcp-log", "run": "s2"})
     assert report["passed"] is False and report["run"] == "s2"

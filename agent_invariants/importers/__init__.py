@@ -25,36 +25,15 @@ from typing import Any, NamedTuple
 
 from agent_invariants import _collector as collector
 from agent_invariants.errors import TraceError
-from agent_invariants.importers.common import Timeline
 from agent_invariants.importers.records import Record, SourceFile, last_lines, read_records, rereadable
-from agent_invariants.importers.run import ALL_RUNS, Context
+from agent_invariants.importers.run import ALL_RUNS, Context, ImportedRun, one_run
 
-__all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "Stream", "detect", "import_file", "import_runs")
+__all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "Stream", "detect", "import_file", "import_runs",
+           "one_run")
 
 FORMATS = ("otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 """The formats `--input-format`, `convert --from` and the MCP tools accept (besides `auto`, and
 `native` for our own JSONL)."""
-
-
-class ImportedRun:
-    """One run of an import: its id, and its events with the source line of each, written out
-    when asked for (`emitted()`, once per pass; `events` holds them all, for small runs)."""
-
-    __slots__ = ("_timeline", "file", "run_id")
-
-    def __init__(self, run_id: str, timeline: Timeline, file: SourceFile) -> None:
-        self.run_id, self._timeline, self.file = run_id, timeline, file
-
-    def __len__(self) -> int:
-        return len(self._timeline)
-
-    def emitted(self) -> Iterator[tuple[dict[str, Any], int | None]]:
-        """The events in order, each with the line of its source record."""
-        return iter(self._timeline.events())
-
-    @property
-    def events(self) -> list[tuple[dict[str, Any], int | None]]:
-        return list(self.emitted())
 
 
 _MODULES = {"otel": "otel", "openinference": "openinference", "openai-agents": "openai_agents",
@@ -132,7 +111,7 @@ class Stream:
         module = _module(self.source_format)
         pattern, key = module.RUN_IDS
         ending = last_lines(file, self.max_line_bytes, pattern, key) if rereadable(file) else None
-        context = Context(file.name, self.profile, self.run, ending)
+        context = Context(file, self.profile, self.run, ending)
         found = 0
         runs = module.runs(_chain(first, records), context)
         while True:
@@ -141,7 +120,7 @@ class Stream:
             if imported is None:
                 break
             found += 1
-            yield ImportedRun(imported.run_id, imported.timeline, file)
+            yield imported
         self.skipped = context.skipped
         if self.run is not None and self.run != ALL_RUNS and not found:
             known = ", ".join(context.other_runs[:20]) or "none"

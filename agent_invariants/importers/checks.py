@@ -14,8 +14,8 @@ from typing import Any
 from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace
 from agent_invariants.contract import Contract
-from agent_invariants.errors import InputError, TraceError
-from agent_invariants.importers import ALL_RUNS, Stream
+from agent_invariants.errors import InputError
+from agent_invariants.importers import ALL_RUNS, Stream, one_run
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
 from agent_invariants.report import CHECK_BATCH_SCHEMA, BatchFailure, CheckBatchReport, CheckReport, ContractRef
@@ -27,17 +27,9 @@ def imported_source(path: str, input_format: str, *, run: str | None, profile: A
                     max_line_bytes: int, line_lengths: bool = False) -> ImportedTrace:
     """The one run of `path` to check (several without `run` is a TraceError listing them)."""
     file = SourceFile.of(path)
-    runs = iter(Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes))
-    first = next(runs, None)
-    if first is None:
-        raise TraceError(file.name, None, "holds no run to check")
-    second = next(runs, None)
-    if second is not None:
-        ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
-        shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
-        raise TraceError(file.name, None, f"holds {len(ids)} runs ({shown}); choose one with --run ID, or take "
-                         "every one with --run all (convert: --out-dir)")
-    return ImportedTrace(file, first, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
+    found = one_run(iter(Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes)),
+                    file.name, "choose one with --run ID, or take every one with --run all (convert: --out-dir)")
+    return ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
 
 
 def check_imported(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,

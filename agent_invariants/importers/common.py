@@ -30,7 +30,7 @@ import msgspec
 
 from agent_invariants._js import utf16_len
 
-__all__ = ("END", "FIRST", "LAST", "START", "Emitted", "Timeline", "cut_text", "duration_ms", "iso_nanos",
+__all__ = ("END", "FIRST", "LAST", "START", "Emitted", "Timeline", "as_object", "cut_text", "duration_ms", "iso_nanos",
            "nanos_iso", "parse_args", "parse_result")
 
 FIRST = -1
@@ -275,6 +275,12 @@ def iso_nanos(text: str) -> int | None:
         return None
     delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: an absent or odd field reads as
+    nothing (the importers map what is there, and leave the rest)."""
+    return value if isinstance(value, dict) else {}
 
 
 def parse_args(value: Any) -> tuple[dict[str, Any] | None, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
-from agent_invariants.importers import ImportedRun, Stream
+from agent_invariants.importers import ImportedRun, Stream, one_run
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import checked_jsonl
 
@@ -37,7 +37,7 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     runs = (found for stream in streams for found in stream)
     with collector.paused():   # re-enabled between runs, the collector would walk every object each time
         if out_dir is None:
-            text, count, events = _one(runs)
+            text, count, events = _one(runs, ", ".join(inputs))
         else:
             count, events = _to_folder(runs, out_dir)
             text = None
@@ -48,17 +48,9 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     return text, note
 
 
-def _one(runs: Iterator[ImportedRun]) -> tuple[str, int, int]:
-    first = next(runs, None)
-    if first is None:
-        raise InputError("convert: the input holds no run (is --from the format it was written in?)")
-    second = next(runs, None)
-    if second is not None:
-        ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
-        shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
-        raise InputError(f"convert: the input holds {len(ids)} runs ({shown}); write one with --run ID, or every "
-                         "one with --out-dir DIR")
-    return jsonl(first), 1, len(first)
+def _one(runs: Iterator[ImportedRun], where: str) -> tuple[str, int, int]:
+    found = one_run(runs, where, "write one with --run ID, or every one with --out-dir DIR")
+    return jsonl(found), 1, len(found)
 
 
 def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:

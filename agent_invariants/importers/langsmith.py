@@ -32,6 +32,7 @@ from agent_invariants.importers.common import (
     FIRST,
     LAST,
     Timeline,
+    as_object,
     cut_text,
     duration_ms,
     iso_nanos,
@@ -40,7 +41,7 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
-from agent_invariants.importers.run import Context, Run, Runs, new_list
+from agent_invariants.importers.run import Context, ImportedRun, Runs, new_list
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
@@ -65,7 +66,7 @@ class _Run:
         self.ended = raw.get("end_time") is not None   # a run still going when it was exported has none
 
 
-def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
     traces: Runs[list[_Run]] = Runs(context, new_list)
     order = 0
     for record in records:
@@ -82,9 +83,9 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
             found.append(_Run(raw, depth, record.line, order, start, end))
             order += 1
         for trace_id, members in traces.ended(record.line):
-            yield Run(trace_id, _Trace(context, trace_id, members).timeline())
+            yield context.finished(trace_id, _Trace(context, trace_id, members).timeline())
     for trace_id, members in traces.rest():
-        yield Run(trace_id, _Trace(context, trace_id, members).timeline())
+        yield context.finished(trace_id, _Trace(context, trace_id, members).timeline())
 
 
 RUN_IDS = string_field("trace_id")
@@ -109,11 +110,6 @@ def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int,
             raise TraceError(file, record.line, f"{path}.child_runs: expected a list")
         for index in range(len(children) - 1, -1, -1):
             stack.append((children[index], depth + 1, f"{path}.child_runs[{index}]"))
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """`value` when it is an object, else an empty one (absent or odd fields read as nothing)."""
-    return value if isinstance(value, dict) else {}
 
 
 def _time(value: Any, path: str, file: str, line: int, default: int | None = None) -> int:
@@ -158,12 +154,12 @@ class _Trace:
 
     def _mapped(self, run: _Run, depth: int) -> bool:
         """A run the profile or the convention turns into an event."""
-        metadata = _object(_object(run.raw.get("extra")).get("metadata"))
+        metadata = as_object(as_object(run.raw.get("extra")).get("metadata"))
         candidate = Candidate(run.raw["name"], run.raw.get("run_type") if isinstance(run.raw.get("run_type"), str)
                               else None, metadata)
         event = self.context.profile.event_for(candidate) if self.context.profile is not None else None
         if event is None:
-            event = convention_event(candidate, _object(metadata.get("ainv")))
+            event = convention_event(candidate, as_object(metadata.get("ainv")))
         if event is None:
             return False
         self.out.add(event, run.start, depth=depth, line=run.line, span_id=run.raw["id"])
@@ -200,7 +196,7 @@ class _Trace:
             return   # still running when it was exported: no result, and none guessed
         result: dict[str, Any] = {"type": "tool.result", "tool": call["tool"], "call_id": call_id}
         message = _tool_message(raw)
-        outputs = _object(raw.get("outputs"))
+        outputs = as_object(raw.get("outputs"))
         failed = bool(raw.get("error"))
         if message is not None:
             value, kept = parse_result(message.get("content"))
@@ -239,7 +235,7 @@ def _tool_message(raw: dict[str, Any]) -> dict[str, Any] | None:
     outputs = raw.get("outputs")
     output = outputs.get("output") if isinstance(outputs, dict) else None
     if isinstance(output, dict):
-        kwargs = _object(output.get("kwargs")) if output.get("lc") == 1 else output
+        kwargs = as_object(output.get("kwargs")) if output.get("lc") == 1 else output
         if kwargs.get("type") == "tool":
             return kwargs
     return None
@@ -253,9 +249,9 @@ def _generated(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
         return
     for batch in generations:
         for generation in batch if isinstance(batch, list) else [batch]:
-            message = _object(generation).get("message")
+            message = as_object(generation).get("message")
             if isinstance(message, dict):
-                yield _object(message["kwargs"]) if isinstance(message.get("kwargs"), dict) else message
+                yield as_object(message["kwargs"]) if isinstance(message.get("kwargs"), dict) else message
 
 
 def _text_blocks(content: Any) -> str:

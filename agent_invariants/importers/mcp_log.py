@@ -31,9 +31,19 @@ from typing import Any
 import msgspec
 
 from agent_invariants.errors import TraceError
-from agent_invariants.importers.common import END, FIRST, LAST, Timeline, duration_ms, iso_nanos, parse_result
+from agent_invariants.importers.common import (
+    END,
+    FIRST,
+    LAST,
+    Timeline,
+    as_object,
+    duration_ms,
+    iso_nanos,
+    parse_result,
+)
 from agent_invariants.importers.records import Record, string_field
-from agent_invariants.importers.run import Context, Run, Runs
+from agent_invariants.importers.run import Context, ImportedRun, Runs
+from agent_invariants.jsontext import show
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
@@ -46,7 +56,7 @@ def sniff(value: Any) -> bool:
     return isinstance(value, dict) and {"ts", "session", "dir", "msg"} <= value.keys()
 
 
-def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
     sessions: Runs[_Session] = Runs(context, lambda session_id: _Session(context, session_id))
     for record in records:
         at, session_id, side, message = _fields(record, context.file)
@@ -56,9 +66,9 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
         else:
             context.seen(session_id)
         for finished_id, finished in sessions.ended(record.line):
-            yield Run(finished_id, finished.finish())
+            yield context.finished(finished_id, finished.finish())
     for finished_id, finished in sessions.rest():
-        yield Run(finished_id, finished.finish())
+        yield context.finished(finished_id, finished.finish())
 
 
 RUN_IDS = string_field("session")
@@ -73,28 +83,17 @@ def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
     stamp = value.get("ts")
     at = iso_nanos(stamp) if isinstance(stamp, str) else None
     if at is None:
-        raise TraceError(file, record.line, f"$.ts: expected an ISO 8601 time, got {_shown(stamp)}")
+        raise TraceError(file, record.line, f"$.ts: expected an ISO 8601 time, got {show(stamp)}")
     session = value.get("session")
     if not isinstance(session, str) or not session:
-        raise TraceError(file, record.line, f"$.session: expected a session id (a string), got {_shown(session)}")
+        raise TraceError(file, record.line, f"$.session: expected a session id (a string), got {show(session)}")
     side = value.get("dir")
     if side not in _SIDES:
-        raise TraceError(file, record.line, f'$.dir: expected "c2s" or "s2c", got {_shown(side)}')
+        raise TraceError(file, record.line, f'$.dir: expected "c2s" or "s2c", got {show(side)}')
     message = value.get("msg")
     if not isinstance(message, dict):
-        raise TraceError(file, record.line, f"$.msg: expected a JSON-RPC message (an object), got {_shown(message)}")
+        raise TraceError(file, record.line, f"$.msg: expected a JSON-RPC message (an object), got {show(message)}")
     return at, session, side, message
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """`value` when it is an object, else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def _shown(value: Any) -> str:
-    from agent_invariants.jsontext import show
-
-    return show(value)
 
 
 class _Call:
@@ -140,7 +139,7 @@ class _Session:
             self.context.skip()
 
     def _request(self, at: int, side: str, method: str, message: dict[str, Any], line: int) -> None:
-        params = _object(message.get("params"))
+        params = as_object(message.get("params"))
         key = (side, _id_key(message["id"]))
         if method == "tools/call":
             call = self._call(at, side, message, params, line)
@@ -196,13 +195,13 @@ class _Session:
             self._result(at, what, message, line)
         elif kind == "elicitation":
             call, params, request_id = what
-            result = _object(message.get("result"))
+            result = as_object(message.get("result"))
             if call is not None:
                 self._grant(at, call, result, line, request_id)
             else:
                 self.context.skip()
         elif kind == "tools/list":
-            result = _object(message.get("result"))
+            result = as_object(message.get("result"))
             tools = result.get("tools")
             self.timeline.add({"type": "tool.listing", "data": {"tools": tools if isinstance(tools, list) else []}},
                               at, phase=END, depth=1, line=line)
@@ -256,7 +255,7 @@ class _Session:
     def _notification(self, at: int, side: str, method: str, message: dict[str, Any], line: int) -> None:
         if method != "notifications/cancelled":
             return
-        params = _object(message.get("params"))
+        params = as_object(message.get("params"))
         requester = side   # the side that sent the request cancels it
         found = self.requests.pop((requester, _id_key(params.get("requestId"))), None)
         if found is None or found[0] != "tools/call":

@@ -38,7 +38,7 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
-from agent_invariants.importers.run import Context, Run, Runs, new_list
+from agent_invariants.importers.run import Context, ImportedRun, Runs, new_list
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
@@ -64,7 +64,7 @@ class _Span:
         self.ended = isinstance(raw.get("ended_at"), str)   # a span still open when it was exported has none
 
 
-def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
     traces: Runs[list[_Span]] = Runs(context, new_list)
     order = 0
     for record in records:
@@ -77,10 +77,10 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
             spans.append(found)
             order += 1
         for trace_id, spans in traces.ended(record.line):
-            yield Run(trace_id, _timeline(context, trace_id, spans))
+            yield context.finished(trace_id, _timeline(context, trace_id, spans))
     for trace_id, spans in traces.rest():
         if spans:
-            yield Run(trace_id, _timeline(context, trace_id, spans))
+            yield context.finished(trace_id, _timeline(context, trace_id, spans))
 
 
 def _read(record: Record, context: Context, order: int) -> tuple[str, _Span] | None:

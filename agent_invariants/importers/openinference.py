@@ -24,7 +24,7 @@ from agent_invariants.importers.common import END, cut_text
 from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, error_text, failed
 from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context, Run
+from agent_invariants.importers.run import Context, ImportedRun
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
@@ -47,9 +47,9 @@ def sniff(value: Any) -> bool:
     return False
 
 
-def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
     for trace_id, spans in read_traces(records, context):
-        yield Run(trace_id, _Trace(context, trace_id, spans).timeline())
+        yield context.finished(trace_id, _Trace(context, trace_id, spans).timeline())
 
 
 def _kind(span: Span) -> str:

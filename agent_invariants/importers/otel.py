@@ -44,7 +44,7 @@ from agent_invariants.importers.common import (
 from agent_invariants.importers.otlp import TRACE_ID, Span, Tree, read_traces, sniff_otlp, trace_key
 from agent_invariants.importers.profile import CONVENTION_TYPES, Candidate, convention_event
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context, Run
+from agent_invariants.importers.run import Context, ImportedRun
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
@@ -61,9 +61,9 @@ def sniff(value: Any) -> bool:
     return sniff_otlp(value)
 
 
-def runs(records: Iterator[Record], context: Context) -> Iterator[Run]:
+def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
     for trace_id, spans in read_traces(records, context):
-        yield Run(trace_id, GenAiTrace(context, trace_id, spans).timeline())
+        yield context.finished(trace_id, GenAiTrace(context, trace_id, spans).timeline())
 
 
 def error_text(span: Span) -> str:

@@ -7,34 +7,55 @@ that it keeps the records of those only (memory per run, not per file), and coun
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent_invariants.errors import TraceError
 
 if TYPE_CHECKING:
     from agent_invariants.importers.common import Timeline
     from agent_invariants.importers.profile import Profile
+    from agent_invariants.importers.records import SourceFile
 
-__all__ = ("ALL_RUNS", "Context", "Run", "Runs", "new_list")
+__all__ = ("ALL_RUNS", "Context", "ImportedRun", "Runs", "new_list", "one_run")
 
 ALL_RUNS = "all"
 """`--run all`: every run of the input."""
 
 
-class Run(NamedTuple):
-    """One run read from the input: its id and its events, to be written out in order."""
+class ImportedRun:
+    """One run read from the input: its id, its file, and its events with the source line of
+    each, written out when asked for (`emitted()`, once per pass; `events` holds them all, for
+    small runs)."""
 
-    run_id: str
-    timeline: Timeline
+    __slots__ = ("_timeline", "file", "run_id")
+
+    def __init__(self, run_id: str, timeline: Timeline, file: SourceFile) -> None:
+        self.run_id, self._timeline, self.file = run_id, timeline, file
+
+    def __len__(self) -> int:
+        return len(self._timeline)
+
+    def emitted(self) -> Iterator[tuple[dict[str, Any], int | None]]:
+        """The events in order, each with the line of its source record."""
+        return iter(self._timeline.events())
+
+    @property
+    def events(self) -> list[tuple[dict[str, Any], int | None]]:
+        return list(self.emitted())
 
 
 class Context:
-    """One import: the file's name (as given: it goes into `data.source`), the profile, the run
-    wanted (None: whichever there is; `all`; or an id), and what was skipped."""
+    """One import: the file (`file` is its name as given, which goes into `data.source`), the
+    profile, the run wanted (None: whichever there is; `all`; or an id), and what was skipped."""
 
-    def __init__(self, file: str, profile: Profile | None = None, run: str | None = None,
+    def finished(self, run_id: str, timeline: Timeline) -> ImportedRun:
+        """A run an importer has read whole."""
+        return ImportedRun(run_id, timeline, self.source)
+
+
+    def __init__(self, source: SourceFile, profile: Profile | None = None, run: str | None = None,
                  last_lines: dict[str, int] | None = None) -> None:
-        self.file, self.profile, self.run = file, profile, run
+        self.source, self.file, self.profile, self.run = source, source.name, profile, run
         self.skipped = 0
         self.other_runs: list[str] = []
         self.hoist_elicitation = bool(profile is not None and profile.hoist_elicitation)
@@ -105,3 +126,17 @@ class Runs(Generic[Item]):
 def new_list(run_id: str) -> list[Any]:
     """What `Runs` makes for a run whose records are kept in a list."""
     return []
+
+
+def one_run(runs: Iterator[ImportedRun], where: str, choose: str) -> ImportedRun:
+    """The only run of `runs`; none, or several (their ids listed, then how to `choose`), is a
+    TraceError naming `where`."""
+    first = next(runs, None)
+    if first is None:
+        raise TraceError(where, None, "holds no run (is the format the one it was written in?)")
+    second = next(runs, None)
+    if second is None:
+        return first
+    ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
+    shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
+    raise TraceError(where, None, f"holds {len(ids)} runs ({shown}); {choose}")

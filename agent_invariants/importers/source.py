@@ -3,13 +3,12 @@ located at the source record it came from."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_invariants.errors import TraceError
-from agent_invariants.events import Event
-from agent_invariants.importers import ImportedRun
 from agent_invariants.importers.records import SourceFile, line_lengths, rereadable
-from agent_invariants.reader import EventList
+from agent_invariants.importers.run import ImportedRun
+from agent_invariants.reader import EventList, accepted
 
 __all__ = ("ImportedTrace", "checked_jsonl")
 
@@ -42,12 +41,7 @@ class ImportedTrace(EventList):
         return self.name, line
 
     def spans_of(self, indices: Iterable[int]) -> dict[int, str]:
-        found = {}
-        for index in indices:
-            span = self._spans[index] if 0 <= index < len(self._spans) else None
-            if span is not None:
-                found[index] = span
-        return found
+        return _known(self._spans, indices)
 
     def line_lengths_of(self, indices: Iterable[int]) -> dict[int, int]:
         """With `line_lengths` (SARIF regions end at the end of the line): the length of the
@@ -59,12 +53,20 @@ class ImportedTrace(EventList):
         return {index: lengths[line] for index, line in lines.items() if line in lengths}
 
     def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
-        found = {}
-        for index in indices:
-            line = self._lines[index] if 0 <= index < len(self._lines) else None
-            if line is not None:
-                found[index] = line
-        return found
+        return _known(self._lines, indices)
+
+
+Known = TypeVar("Known")
+
+
+def _known(values: list[Known | None], indices: Iterable[int]) -> dict[int, Known]:
+    """The value noted for each index asked for, where one was."""
+    found = {}
+    for index in indices:
+        value = values[index] if 0 <= index < len(values) else None
+        if value is not None:
+            found[index] = value
+    return found
 
 
 def checked_jsonl(run: ImportedRun) -> Iterator[bytes]:
@@ -74,22 +76,14 @@ def checked_jsonl(run: ImportedRun) -> Iterator[bytes]:
     characters, say). Each event is encoded once, and those bytes are what is checked."""
     import msgspec
 
-    from agent_invariants.events import InvalidEvent, accept, decode_lax_event
-    from agent_invariants.jsontext import decode_problem
     from agent_invariants.payloads import field_problem
 
     encode = msgspec.json.encode
     prev: int | float = -1
     for event, line in run.emitted():
         raw = encode(event)
-        try:
-            decoded = decode_lax_event(raw)
-            prev = accept(decoded, raw, prev)
-            problem = field_problem(decoded)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            problem = decode_problem(exc, Event)
-        except InvalidEvent as exc:
-            problem = str(exc)
+        decoded, prev = accepted(raw, prev, run.file.name, line)
+        problem = field_problem(decoded)
         if problem is not None:
             raise TraceError(run.file.name, line, problem)
         yield raw
