@@ -14,17 +14,12 @@ from agent_invariants.importers.profile import load_profile
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
 from tests.conftest import Cli
-from tests.frameworks import langchain_runs
+from tests.frameworks import langchain_runs, written
 
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("langsmith")
-    paths = {}
-    for scenario in langchain_runs.SCENARIOS:
-        paths[scenario] = folder / f"{scenario}.runs.jsonl"
-        langchain_runs.write(scenario, paths[scenario])
-    return paths
+    return written(langchain_runs.write, langchain_runs.SCENARIOS, tmp_path_factory.mktemp("langsmith"), ".runs.jsonl")
 
 
 def events(path: Path, **options: Any) -> list[dict[str, Any]]:

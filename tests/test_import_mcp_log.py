@@ -15,18 +15,14 @@ from agent_invariants.importers import import_runs
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
 from tests.conftest import Cli
-from tests.frameworks import mcp_session_log
+from tests.frameworks import mcp_session_log, written
 
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     logging.getLogger("mcp").addHandler(logging.NullHandler())   # tool_raises logs the tool's traceback
-    folder = tmp_path_factory.mktemp("mcp-logs")
-    paths = {}
-    for scenario in mcp_session_log.SCENARIOS:
-        paths[scenario] = folder / f"{scenario}.mcp.jsonl"
-        mcp_session_log.write(scenario, paths[scenario])
-    return paths
+    return written(mcp_session_log.write, mcp_session_log.SCENARIOS, tmp_path_factory.mktemp("mcp-logs"),
+                   ".mcp.jsonl")
 
 
 NO_SHELL = '{"version": 1, "name": "mcp", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}'

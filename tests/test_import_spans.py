@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_invariants.importers import import_file, import_runs
-from tests.frameworks import openai_agents_export, openinference_agents, pydantic_ai_otel
+from tests.frameworks import openai_agents_export, openinference_agents, pydantic_ai_otel, written
 
 OTEL = ("refund_ok", "missing_lookup", "tool_raises", "forbidden_tool", "retries", "parallel", "convention",
         "unknown_tool", "tool_retry", "structured_output", "reused_call_ids", "approval_in_hook", "workflow_root",
@@ -22,29 +22,17 @@ AGENTS = ("refund_ok", "tool_raises", "tool_raises_fatal", "unknown_tool", "guar
 
 @pytest.fixture(scope="module")
 def otel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("otel")
-    paths = {name: folder / f"{name}.otlp.jsonl" for name in OTEL}
-    for name, path in paths.items():
-        pydantic_ai_otel.write(name, path)
-    return paths
+    return written(pydantic_ai_otel.write, OTEL, tmp_path_factory.mktemp("otel"), ".otlp.jsonl")
 
 
 @pytest.fixture(scope="module")
 def agents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("agents")
-    paths = {name: folder / f"{name}.agents.jsonl" for name in AGENTS}
-    for name, path in paths.items():
-        openai_agents_export.write(name, path)
-    return paths
+    return written(openai_agents_export.write, AGENTS, tmp_path_factory.mktemp("agents"), ".agents.jsonl")
 
 
 @pytest.fixture(scope="module")
 def inference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("openinference")
-    paths = {name: folder / f"{name}.otlp.jsonl" for name in AGENTS}
-    for name, path in paths.items():
-        openinference_agents.write(name, path)
-    return paths
+    return written(openinference_agents.write, AGENTS, tmp_path_factory.mktemp("openinference"), ".otlp.jsonl")
 
 
 def events(path: Path, source_format: str = "auto", **options: Any) -> list[dict[str, Any]]:
