@@ -106,9 +106,31 @@ def for_version(schema: dict[str, Any], version: int, structs: dict[str, type]) 
         for name, struct in structs.items():
             for field in version_2_fields(struct):
                 definitions.get(name, {}).get("properties", {}).pop(field, None)
+        _drop_unreachable(schema)   # the structs only version-2 kinds use (precedence's Correlated)
         return
     contract["version"] = {"enum": [2], "description": "2: the contract uses the kinds and fields of version 2."}
     with_match_trees(definitions)
+
+
+def _drop_unreachable(schema: dict[str, Any]) -> None:
+    """Remove the definitions no `$ref` reaches from the schema's root."""
+    definitions = schema["$defs"]
+    reached: set[str] = set()
+    waiting: list[Any] = [{key: value for key, value in schema.items() if key != "$defs"}]
+    while waiting:
+        node = waiting.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref[len("#/$defs/"):]
+                if name not in reached and name in definitions:
+                    reached.add(name)
+                    waiting.append(definitions[name])
+            waiting.extend(node.values())
+        elif isinstance(node, list):
+            waiting.extend(node)
+    for name in [name for name in definitions if name not in reached]:
+        del definitions[name]
 
 
 def with_match_trees(definitions: dict[str, Any]) -> None:
@@ -355,8 +377,14 @@ def _tool_args_fields(definition: dict[str, Any], struct: type) -> None:
         "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
 
 
+def _tool_calls_fields(definition: dict[str, Any], struct: type) -> None:
+    """tool_calls needs one of min, max, matches_output_length (min not above max is the tool's to check)."""
+    definition["anyOf"] = [{"required": ["min"]}, {"required": ["max"]}, {"required": ["matches_output_length"]}]
+
+
 _STRUCT_CHECKS: dict[str, Callable[[dict[str, Any], type], None]] = {
     "ToolArgsConfig": _tool_args_fields,
+    "ToolCallsConfig": _tool_calls_fields,
     "Contract": _needs_a_rule,
     "EventMatcher": _needs_a_key,
     "EventBudgetConfig": _needs_an_option,

@@ -7,18 +7,22 @@ engine, the docs (`agent-invariants explain`) and every renderer pick it up from
 The protocol a kind implements is in `rules.base`; docs/architecture.md shows a whole kind.
 """
 from agent_invariants.rules.allow_tools import AllowTools
+from agent_invariants.rules.approval_bound import ApprovalBound
 from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
 from agent_invariants.rules.completion_requires_outcome import CompletionRequiresOutcome
 from agent_invariants.rules.confidence_requires_outcome import ConfidenceRequiresOutcome
 from agent_invariants.rules.deny_event import DenyEvent
 from agent_invariants.rules.deny_tool import DenyTool
 from agent_invariants.rules.event_budget import EventBudget
+from agent_invariants.rules.precedence import Precedence
 from agent_invariants.rules.require_approval import RequireApproval
 from agent_invariants.rules.require_event import RequireEvent
 from agent_invariants.rules.require_order import RequireOrder
 from agent_invariants.rules.retry_limit import RetryLimit
 from agent_invariants.rules.stop_is_final import StopIsFinal
 from agent_invariants.rules.tool_args import ToolArgs
+from agent_invariants.rules.tool_calls import ToolCalls
+from agent_invariants.rules.tool_order import ToolOrder
 from agent_invariants.rules.tool_result_required import ToolResultRequired
 
 __all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "register_kind", "rule_configs", "rule_for")
@@ -38,6 +42,10 @@ _ALL: tuple[type[Rule], ...] = (
     ConfidenceRequiresOutcome,
     # contract version 2
     ToolArgs,
+    ToolOrder,
+    Precedence,
+    ToolCalls,
+    ApprovalBound,
 )
 
 

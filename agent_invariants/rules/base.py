@@ -177,6 +177,12 @@ class Rule:
         self.violation_count += count
         return min(count, room)
 
+    def in_trace_order(self) -> None:
+        """Sort the kept violations by their event's position, those without an event last (spec
+        v2 §10 point 5), for kinds that find some of them only at the end. Stable: ties keep the
+        order the kind built them in, which is the order of its codes."""
+        self.violations.sort(key=_trace_position)
+
     def fail_unchecked(self) -> RuleResult:
         """`--strict`, for a rule that checked nothing where that is not its passing state: the
         rule fails with one violation of the whole trace, `<kind>.checked_nothing`."""
@@ -196,6 +202,11 @@ class Rule:
             event_seq=seq, event_index=index, evidence=evidence,
             code=f"{self.kind}.{self.reason if reason is None else reason}", status=status,
             pointer=pointer, related_seqs=related_seqs))
+
+
+def _trace_position(violation: Violation) -> tuple[bool, int]:
+    index = violation.event_index
+    return (True, 0) if index is UNSET else (False, index)
 
 
 def tool_name(tool: str | UnsetType) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, Meta, Raw, UnsetType
 
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
@@ -143,8 +143,21 @@ class CompiledMatcher:
             return ()
         return (self.spec.tool,)
 
-    def matches(self, event: Event) -> bool:
-        """The event-level keys, for an event whose routing key `may_match`."""
+    def may_match_type(self, event_type: str, claims: bool | UnsetType) -> bool:
+        """`may_match` without the tool: for events whose tool the route cannot see (in the kinds
+        of version 2, a `tool.result`'s tool is its call's)."""
+        if self._type is not None and not self._type(event_type):
+            return False
+        return self._claims is UNSET or claims is self._claims
+
+    def matches_as(self, event: Event, tool: str | UnsetType, args: Raw | UnsetType) -> bool:
+        """The whole matcher on an event seen with this tool and args: in the kinds of version 2,
+        a paired `tool.result`'s are its call's (spec/v2-extensions.md §10, point 3)."""
+        return self.may_match(event.type, tool, event.claims_completion) and self.matches(event, args)
+
+    def matches(self, event: Event, args: Raw | UnsetType | None = None) -> bool:
+        """The event-level keys, for an event whose routing key `may_match`; `args` stand for the
+        event's own when given (see `matches_as`)."""
         if self._ok is not UNSET and event.ok is not self._ok:
             return False
         if self._verdict is not UNSET and event.verdict != self._verdict:
@@ -156,9 +169,11 @@ class CompiledMatcher:
         if self._status is not None and not _glob_holds(self._status, text(event.status)):
             return False
         if self._args is not None:
-            if event.args is UNSET:
+            if args is None:
+                args = event.args
+            if args is UNSET:
                 return False
-            return self._args(decoded(event.args), no_references)
+            return self._args(decoded(args), no_references)
         return True
 
 

@@ -1,0 +1,388 @@
+"""approval_bound (contract version 2): each call needs its own approval, bound to what it does."""
+from __future__ import annotations
+
+from collections import deque
+from typing import Annotated, Any, ClassVar, Literal
+
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants._js import js_number
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.match.canonical import evidence_value
+from agent_invariants.match.equality import json_equal
+from agent_invariants.match.paths import NOT_FOUND, pointer
+from agent_invariants.payloads import decoded, text
+from agent_invariants.report import RuleResult, TraceSummary, Violation
+from agent_invariants.rules.base import Route, Rule, RuleConfig
+from agent_invariants.rules.fields import Glob
+from agent_invariants.timing import epoch_ms
+
+__all__ = ("ApprovalBound", "ApprovalBoundConfig")
+
+MAX_REJECTED = 10
+"""The most grants a violation's `rejected` list names (the nearest ones)."""
+
+
+class ApprovalBoundConfig(RuleConfig, frozen=True, kw_only=True, tag="approval_bound"):
+    """Options of an approval_bound rule."""
+
+    since_version: ClassVar[int] = 2
+
+    tool: Glob
+    """The calls that need an approval (a glob on the call's tool)."""
+    scope: Glob | UnsetType = UNSET
+    """A grant covers only when its `approval_scope` matches this glob. Without it, grants must name the tool."""
+    one_use: bool = True
+    """A grant covers one call (default); `false`: any number."""
+    bind: Literal["none", "args", "args_subset", "call_id"] = "none"
+    """What else the grant must pin: nothing (default), the call's exact `args`, a subset of them
+    (`args_subset`), or its `call_id`."""
+    max_age_events: Annotated[int, Meta(ge=1, le=100_000)] | UnsetType = UNSET
+    """The grant must be at most this many events before the call."""
+    max_age_ms: Annotated[int, Meta(ge=1)] | UnsetType = UNSET
+    """The grant's `time` must be at most this many milliseconds before the call's (both need a time)."""
+    revoked_by: Annotated[list[Glob], Meta(min_length=1, max_length=20)] | UnsetType = UNSET
+    """Event types that revoke earlier grants (default `["approval.revoked"]`)."""
+    require_approver: bool = False
+    """A grant counts only when it names its `approver`."""
+
+
+class _Grant:
+    """An `approval.granted` that was not refused, and what became of it."""
+
+    __slots__ = ("approval_id", "approver", "args", "call_id", "consumed_by", "index", "revoked", "scope", "seq",
+                 "time", "tool")
+
+    def __init__(self, event: Event, index: int) -> None:
+        self.index, self.seq = index, event.seq
+        self.tool, self.scope, self.approval_id = event.tool, event.approval_scope, event.approval_id
+        self.call_id = event.call_id
+        self.args = NOT_FOUND if event.args is UNSET else decoded(event.args)
+        self.time = event.time
+        self.approver = text(event.approver) is not None
+        self.consumed_by: int | float | None = None
+        self.revoked = False
+
+
+class _Call:
+    """What coverage reads of a call."""
+
+    __slots__ = ("approval_id", "args", "call_id", "index", "seq", "time", "tool")
+
+    def __init__(self, event: Event, index: int) -> None:
+        self.index, self.seq, self.tool = index, event.seq, event.tool
+        self.approval_id, self.call_id, self.time = event.approval_id, event.call_id, event.time
+        self.args = NOT_FOUND if event.args is UNSET else decoded(event.args)
+
+
+class ApprovalBound(Rule):
+    """Fails when a call is made without an unused approval that covers it: the right tool, the
+    right arguments, recent, not revoked.
+
+    ## What it checks
+    Each `tool.call` whose `tool` matches `tool` needs a *grant* that covers it. Grants are the
+    `approval.granted` events before the call that are not `"approved": false`. A grant G covers
+    a call C when, in this order:
+
+    1. G's `tool`, if it has one, equals C's tool (exactly: no glob);
+    2. with the rule's `scope`, G's `approval_scope` matches it; without one, G must have a `tool`;
+    3. if C carries an `approval_id`, G has the same;
+    4. the binding holds: `bind: args`, G's `args` equal C's; `args_subset`, every field G's args
+       name is in C's args with the same value (objects as subsets at every level, arrays whole):
+       the grant pins what it names; `call_id`, G and C carry the same `call_id`. Under the first
+       two, a grant or call without args never binds;
+    5. G is recent enough: at most `max_age_events` events before C, and with `max_age_ms` both
+       carry a `time` at most that many milliseconds apart;
+    6. G was not revoked: an event whose type matches `revoked_by` revokes the earlier grants that
+       have the same `approval_id`, `approval_scope` and `tool` as it carries (one carrying none of
+       them revokes every earlier grant), and an `approval.granted` with `"approved": false`
+       revokes the earlier grants with its `approval_id`; a revocation affects the calls after it;
+    7. G was not used by an earlier call (with `one_use`, the default);
+    8. G names its `approver`, when the rule says `require_approver`.
+
+    The nearest covering grant is used, and under `one_use` it is spent, even when a later
+    `tool.denied` shows the call was stopped: an attempt counts. A call no grant covers is a
+    `approval_bound.missing` at the call, with evidence `{tool, call_id, approval_id, rejected}`:
+    for the 10 nearest grants, nearest first, the first condition above each one fails, as
+    `tool_mismatch`, `scope_mismatch`, `approval_id_mismatch`, `args_mismatch` (with the
+    `pointer` of the first difference), `call_id_mismatch`, `expired`, `time_missing`, `revoked`,
+    `consumed` (with `by_seq`, the call that used it) or `approver_missing`. A call that a later
+    `tool.denied` with its `call_id` marks as stopped gets `prevented: true`. `checked` counts the
+    matching calls; a trace without any passes as vacuous.
+
+    ## Why it matters
+    An approval is a person saying yes to *one* action. `require_approval` lets one grant cover
+    every later call of the tool, with any arguments, forever: the agent asks to refund 10 €,
+    then refunds 12 €, then refunds again. This rule binds each grant to one call (and, with
+    `bind`, to its arguments), lets it age and be revoked, and says for every near grant why it
+    did not count, which is what a reviewer needs to see.
+
+    ## Failing trace
+    With `{"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "bind": "args_subset"}`:
+    ```jsonl
+    {"seq": 1, "type": "approval.granted", "approval_id": "g1", "tool": "refund", "args": {"order": "A1", "amount": 10}}
+    {"seq": 2, "type": "tool.call", "tool": "refund", "args": {"order": "A1", "amount": 12}}
+    {"seq": 3, "type": "tool.call", "tool": "refund", "args": {"order": "A1", "amount": 10, "memo": "x"}}
+    {"seq": 4, "type": "tool.call", "tool": "refund", "args": {"order": "A1", "amount": 10}}
+    ```
+    Violations: seq 2, rejected `[{"grant_seq": 1, "why": "args_mismatch", "pointer": "/args/amount"}]`
+    (the grant said 10); seq 4, rejected `[{"grant_seq": 1, "why": "consumed", "by_seq": 3}]` (seq 3
+    used it). `require_approval` passes all three calls.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "approval.granted", "approval_id": "g1", "tool": "refund", "args": {"order": "A1", "amount": 10}}
+    {"seq": 3, "type": "tool.call", "tool": "refund", "args": {"order": "A1", "amount": 10, "memo": "x"}}
+    ```
+    With an `{"type": "approval.revoked", "approval_id": "g1"}` between them, seq 3 fails instead
+    (`revoked`).
+
+    ## Options
+    - `tool` (glob, required): the calls that need an approval.
+    - `scope` (glob): the grants' `approval_scope` must match it.
+    - `one_use` (default true): a grant covers one call.
+    - `bind` (`none`, `args`, `args_subset` or `call_id`; default `none`).
+    - `max_age_events` (1..100000), `max_age_ms` (1 or more): how old a grant may be.
+    - `revoked_by` (1..20 globs on the event type; default `["approval.revoked"]`).
+    - `require_approver` (default false).
+
+    ## Known limits
+    Grants are matched to calls by position in the trace, not by time (`max_age_ms` only ages
+    them; a grant stamped after its call is not too old). `prevented` needs a `tool.denied` with
+    the call's `call_id`. The rule keeps the grants that may still cover a call (not spent, not
+    revoked, within `max_age_events`) and the 10 latest grants for the evidence; a trace of many
+    grants that never cover anything keeps them all.
+    """
+
+    kind: ClassVar[str] = "approval_bound"
+    config_type: ClassVar[type[RuleConfig]] = ApprovalBoundConfig
+    tags: ClassVar[tuple[str, ...]] = ("approval", "safety")
+    reason: ClassVar[str] = "missing"
+
+    def __init__(self, config: ApprovalBoundConfig) -> None:
+        super().__init__(config)
+        self._config = config
+        self._is_tool = compile_glob(config.tool)
+        self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
+        self._revokes = [compile_glob(glob) for glob in config.revoked_by or ["approval.revoked"]]
+        self._live: dict[int, _Grant] = {}                      # grants that may still cover, by index
+        self._live_by_tool: dict[str | UnsetType, dict[int, _Grant]] = {}
+        self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
+        self._marked: dict[str, list[Violation]] = {}           # call_id -> kept violations a tool.denied may mark
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return (self._config.tool,) if event_type == "tool.call" else ()
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
+        handlers = []
+        if any(revokes(event_type) for revokes in self._revokes):
+            handlers.append(self._revocation)
+        if event_type == "approval.granted":
+            handlers.append(self._grant)
+        elif event_type == "tool.call" and tool is not UNSET and self._is_tool(tool):
+            handlers.append(self._call)
+        elif event_type == "tool.denied":
+            handlers.append(self._denied)
+        return tuple(handlers) or None
+
+    def _grant(self, event: Event, index: int) -> None:
+        if event.approved is False:
+            if event.approval_id is not UNSET:
+                self._revoke(lambda grant: grant.approval_id == event.approval_id)
+            return
+        grant = _Grant(event, index)
+        self._live[index] = grant
+        self._live_by_tool.setdefault(grant.tool, {})[index] = grant
+        self._recent.append(grant)
+
+    def _revocation(self, event: Event, index: int) -> None:
+        carried = [(name, getattr(event, name)) for name in ("approval_id", "approval_scope", "tool")
+                   if getattr(event, name) is not UNSET]
+        self._revoke(lambda grant: all(getattr(grant, _GRANT_FIELD[name]) == value for name, value in carried))
+
+    def _revoke(self, revoked: Any) -> None:
+        """Revoke the earlier grants that `revoked` picks: those that may still cover a call, and
+        the latest ones (spent or not), which evidence shows."""
+        for grant in self._recent:
+            if not grant.revoked and revoked(grant):
+                grant.revoked = True
+        for grant in [grant for grant in self._live.values() if grant.revoked or revoked(grant)]:
+            grant.revoked = True
+            self._drop(grant)
+
+    def _drop(self, grant: _Grant) -> None:
+        del self._live[grant.index]
+        del self._live_by_tool[grant.tool][grant.index]
+
+    def _call(self, event: Event, index: int) -> None:
+        self.checked += 1
+        call = _Call(event, index)
+        self._expire(index)
+        for grant in self._candidates(call.tool):
+            if self._why_not(grant, call) is None:
+                if self._config.one_use:
+                    grant.consumed_by = call.seq
+                    self._drop(grant)
+                return
+        if not self.note_violation():
+            return
+        rejected = [self._rejection(grant, call) for grant in reversed(self._recent)]
+        evidence: dict[str, Any] = {"tool": call.tool}
+        if call.call_id is not UNSET:
+            evidence["call_id"] = call.call_id
+        if call.approval_id is not UNSET:
+            evidence["approval_id"] = call.approval_id
+        evidence["rejected"] = rejected
+        if rejected:
+            nearest = rejected[0]
+            why = f": the nearest grant (seq {js_number(nearest['grant_seq'])}) is {_WHY[nearest['why']]}"
+        else:
+            why = ": no approval.granted came before it"
+        self.keep(f"Call {call.tool} at seq {js_number(call.seq)} has no unused approval that covers it{why}.",
+                  evidence_value(evidence), call.seq, index)
+        if call.call_id is not UNSET:
+            self._marked.setdefault(call.call_id, []).append(self.violations[-1])
+
+    def _denied(self, event: Event, index: int) -> None:
+        if event.call_id is UNSET:
+            return
+        for violation in self._marked.pop(event.call_id, ()):
+            assert violation.evidence is not UNSET
+            violation.evidence = evidence_value({**violation.evidence, "prevented": True})
+
+    def _expire(self, index: int) -> None:
+        """Forget the grants too far back to cover this call or any later one."""
+        limit = self._config.max_age_events
+        if limit is UNSET:
+            return
+        live = self._live
+        while live:
+            oldest = next(iter(live.values()))
+            if index - oldest.index <= limit:
+                return
+            self._drop(oldest)
+
+    def _candidates(self, tool: str | UnsetType) -> list[_Grant]:
+        """The grants that may cover a call of this tool, nearest first: those naming the tool,
+        and those naming none."""
+        named = self._live_by_tool.get(tool, {})
+        unnamed = self._live_by_tool.get(UNSET, {})
+        if not unnamed:
+            return list(reversed(named.values()))
+        if not named:
+            return list(reversed(unnamed.values()))
+        return sorted((*named.values(), *unnamed.values()), key=_nearest)
+
+    def _why_not(self, grant: _Grant, call: _Call) -> tuple[str, dict[str, Any]] | None:
+        """The first condition of coverage the grant fails for the call (and its details), or None."""
+        config = self._config
+        if grant.tool is not UNSET and grant.tool != call.tool:
+            return "tool_mismatch", {}
+        if self._in_scope is not None:
+            if grant.scope is UNSET or not self._in_scope(grant.scope):
+                return "scope_mismatch", {}
+        elif grant.tool is UNSET:
+            return "tool_mismatch", {}
+        if call.approval_id is not UNSET and grant.approval_id != call.approval_id:
+            return "approval_id_mismatch", {}
+        bind = config.bind
+        if bind == "args" or bind == "args_subset":
+            where = _args_difference(grant.args, call.args, subset=bind == "args_subset")
+            if where is not None:
+                return "args_mismatch", {"pointer": where}
+        elif bind == "call_id" and (grant.call_id is UNSET or grant.call_id != call.call_id):
+            return "call_id_mismatch", {}
+        if config.max_age_events is not UNSET and call.index - grant.index > config.max_age_events:
+            return "expired", {}
+        if config.max_age_ms is not UNSET:
+            if grant.time is UNSET or call.time is UNSET:
+                return "time_missing", {}
+            if epoch_ms(call.time) - epoch_ms(grant.time) > config.max_age_ms:
+                return "expired", {}
+        if grant.revoked:
+            return "revoked", {}
+        if grant.consumed_by is not None:
+            return "consumed", {"by_seq": grant.consumed_by}
+        if config.require_approver and not grant.approver:
+            return "approver_missing", {}
+        return None
+
+    def _rejection(self, grant: _Grant, call: _Call) -> dict[str, Any]:
+        found = self._why_not(grant, call)
+        assert found is not None   # only called when no grant covers the call
+        why, details = found
+        return {"grant_seq": grant.seq, "why": why, **details}
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        result = self.result()
+        if self.checked == 0:
+            result.vacuous = True
+        return result
+
+
+_GRANT_FIELD = {"approval_id": "approval_id", "approval_scope": "scope", "tool": "tool"}
+"""The grant's attribute of each event field a revocation may carry."""
+
+_WHY = {
+    "tool_mismatch": "for another tool", "scope_mismatch": "outside the scope", "approval_id_mismatch":
+    "another approval_id", "args_mismatch": "for other args", "call_id_mismatch": "for another call_id",
+    "expired": "too old", "time_missing": "without a time to age it by", "revoked": "revoked",
+    "consumed": "already used", "approver_missing": "without an approver",
+}
+"""How a message says why a grant did not cover the call."""
+
+
+def _nearest(grant: _Grant) -> int:
+    return -grant.index
+
+
+def _args_difference(granted: Any, called: Any, *, subset: bool) -> str | None:
+    """The pointer (into the event, `/args/...`) of the first place where the call's args differ
+    from the grant's (equal, or with `subset`, every field the grant names equal), or None when
+    they agree. Either side without args (or args that are no object) is `/args`."""
+    if not isinstance(granted, dict) or not isinstance(called, dict):
+        return "/args"
+    if not subset:
+        if json_equal(granted, called):
+            return None
+        return pointer(("args", *_first_difference(granted, called)))
+    found = _subset_difference(granted, called, ())
+    return None if found is None else pointer(("args", *found))
+
+
+def _subset_difference(granted: Any, called: Any, at: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Where `called` fails to hold `granted` as a literal subset (objects: the keys named;
+    arrays: same length, by position; anything else: equal), or None."""
+    if isinstance(granted, dict):
+        if not isinstance(called, dict):
+            return at
+        for key, value in granted.items():
+            if key not in called:
+                return (*at, key)
+            found = _subset_difference(value, called[key], (*at, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(granted, list):
+        if not isinstance(called, list) or len(granted) != len(called):
+            return at
+        for position, (value, other) in enumerate(zip(granted, called, strict=True)):
+            found = _subset_difference(value, other, (*at, str(position)))
+            if found is not None:
+                return found
+        return None
+    return None if json_equal(granted, called) else at
+
+
+def _first_difference(granted: Any, called: Any) -> tuple[str, ...]:
+    """Where two unequal values first differ: a key of one missing in the other, or unequal values."""
+    at: tuple[str, ...] = ()
+    while isinstance(granted, dict) and isinstance(called, dict):
+        for key in sorted(granted.keys() | called.keys()):
+            if key not in granted or key not in called or not json_equal(granted[key], called[key]):
+                at, granted, called = (*at, key), granted.get(key), called.get(key)
+                break
+        else:
+            return at
+    return at

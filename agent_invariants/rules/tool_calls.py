@@ -1,0 +1,227 @@
+"""tool_calls (contract version 2): how many times a tool is called, and whether the report agrees."""
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from msgspec import UNSET, Meta, UnsetType
+
+from agent_invariants._js import js_number
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.match.canonical import evidence_value
+from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
+from agent_invariants.pairing import Pairing
+from agent_invariants.payloads import decoded
+from agent_invariants.report import RuleResult, TraceSummary
+from agent_invariants.rules.base import Route, Rule, RuleConfig
+from agent_invariants.rules.fields import FieldProblem, Glob
+
+__all__ = ("ToolCalls", "ToolCallsConfig")
+
+Count = Annotated[int, Meta(ge=0, le=1_000_000)]
+
+_TERMINAL = ("run.completed", "run.failed")
+
+
+class ToolCallsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_calls"):
+    """Options of a tool_calls rule."""
+
+    since_version: ClassVar[int] = 2
+
+    tool: Glob = "*"
+    """The calls counted: a glob on the call's tool (default `*`)."""
+    min: Count | UnsetType = UNSET
+    """At least this many counted calls (no default)."""
+    max: Count | UnsetType = UNSET
+    """At most this many counted calls; `0` alone forbids the tool."""
+    matches_output_length: Annotated[str, Meta(min_length=1)] | UnsetType = UNSET
+    """A path into the final output: the array there must have as many elements as calls were counted."""
+    count: Literal["calls", "successful"] = "calls"
+    """`calls` (default): every matching call; `successful`: calls whose result came and is not `ok: false`."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.min is UNSET and self.max is UNSET and self.matches_output_length is UNSET:
+            raise FieldProblem("min", "a tool_calls rule needs at least one of min, max, matches_output_length")
+        if self.min is not UNSET and self.max is not UNSET and self.min > self.max:
+            raise FieldProblem("min", f"min ({self.min}) must not be above max ({self.max})")
+        if self.matches_output_length is not UNSET:
+            try:
+                parse_path(self.matches_output_length)
+            except ValueError as exc:
+                raise FieldProblem("matches_output_length", str(exc)) from None
+
+
+class ToolCalls(Rule):
+    """Fails when a tool is called too often, too rarely, or not as often as the final report says.
+
+    ## What it checks
+    The `tool.call` events whose `tool` matches `tool` are counted: all of them (`count: calls`,
+    the default), or only those whose result came back and is not `ok: false` (`count:
+    successful`; a result belongs to the nearest earlier unanswered call with its `call_id`). Then:
+
+    - `tool_calls.max`: more than `max` counted calls; one violation, at the (max+1)-th counted
+      call (the call itself, also with `successful`);
+    - `tool_calls.min`: fewer than `min` counted calls; no event;
+    - `tool_calls.output_mismatch`: the array at `matches_output_length` in the final output (the
+      `output` of the last `run.completed` or `run.failed`) has another length than the count; at
+      that terminal event;
+    - `tool_calls.output_unresolved` (status `unresolved`): there is no terminal event, no output,
+      nothing at the path, or not an array there; at the terminal event, when there is one.
+
+    Evidence: `{tool, count, count_mode, min, max, path, output_length}`, the options given and the
+    count of the whole trace. `checked` is the count; the rule is never vacuous.
+
+    ## Why it matters
+    "At most one refund per order", "search at least once before answering", "no more than five
+    web fetches": budgets on one tool. And the report an agent writes at the end is only worth
+    something if it agrees with what it did: a summary listing two refunds when one succeeded is a
+    wrong report, however good the prose.
+
+    ## Failing trace
+    With `{"id": "refunds-match", "kind": "tool_calls", "tool": "refund", "count": "successful",
+    "matches_output_length": "refunds"}`:
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "refund", "call_id": "c1", "args": {"order": "A1"}}
+    {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": true}
+    {"seq": 3, "type": "tool.call", "tool": "refund", "call_id": "c2", "args": {"order": "A2"}}
+    {"seq": 4, "type": "tool.result", "call_id": "c2", "ok": false}
+    {"seq": 5, "type": "run.completed", "output": {"refunds": ["A1", "A2"]}}
+    ```
+    Violation at seq 5, `tool_calls.output_mismatch`: one successful refund, but the output lists two.
+
+    ## Passing trace
+    ```jsonl
+    {"seq": 1, "type": "tool.call", "tool": "refund", "call_id": "c1", "args": {"order": "A1"}}
+    {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": true}
+    {"seq": 3, "type": "tool.call", "tool": "refund", "call_id": "c2", "args": {"order": "A2"}}
+    {"seq": 4, "type": "tool.result", "call_id": "c2", "ok": true}
+    {"seq": 5, "type": "run.completed", "output": {"refunds": ["A1", "A2"]}}
+    ```
+
+    ## Options
+    - `tool` (glob, default `*`): the calls counted.
+    - `min`, `max` (0..1000000, min not above max): bounds on the count. There is no default `min`;
+      `{"max": 0}` alone forbids the tool.
+    - `matches_output_length` (path into the final output): the count must equal that array's length.
+    - `count` (`calls` or `successful`, default `calls`).
+    At least one of `min`, `max`, `matches_output_length` is required.
+
+    ## Known limits
+    With `successful`, a call counts when its result comes, so `max` is known only then; calls
+    without a `call_id` never get a result and never count as successful. The rule keeps the calls
+    still waiting for a result (with `successful`) and the last terminal event's output.
+    """
+
+    kind: ClassVar[str] = "tool_calls"
+    config_type: ClassVar[type[RuleConfig]] = ToolCallsConfig
+    tags: ClassVar[tuple[str, ...]] = ("tools", "budget", "output")
+    reason: ClassVar[str] = "max"
+
+    def __init__(self, config: ToolCallsConfig) -> None:
+        super().__init__(config)
+        self._config = config
+        self._is_tool = compile_glob(config.tool)
+        self._successful = config.count == "successful"
+        self._path = UNSET if config.matches_output_length is UNSET else parse_path(config.matches_output_length)
+        self._pairing: Pairing[tuple[int | float, int] | None] = Pairing()
+        self._over: tuple[int | float, int] | None = None   # (seq, index) of the (max+1)-th counted call
+        self._terminal: Event | None = None
+        self._terminal_index = -1
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return (self._config.tool,) if event_type == "tool.call" else ()
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
+        if event_type == "tool.call":
+            if tool is not UNSET and self._is_tool(tool):
+                return self._call
+            return self._other_call if self._successful else None
+        if event_type == "tool.result" and self._successful:
+            return self._result
+        if event_type in _TERMINAL and self._path is not UNSET:
+            return self._end
+        return None
+
+    def _call(self, event: Event, index: int) -> None:
+        if self._successful:
+            self._pairing.call(event.call_id, (event.seq, index))
+        else:
+            self._count(event.seq, index)
+
+    def _other_call(self, event: Event, index: int) -> None:
+        self._pairing.call(event.call_id, None)   # its result must not answer a counted call
+
+    def _result(self, event: Event, index: int) -> None:
+        call = self._pairing.result(event.call_id)
+        if call is not None and event.ok is not False:
+            self._count(*call)
+
+    def _count(self, seq: int | float, index: int) -> None:
+        self.checked += 1
+        maximum = self._config.max
+        if maximum is not UNSET and self.checked == maximum + 1:
+            self._over = (seq, index)
+
+    def _end(self, event: Event, index: int) -> None:
+        self._terminal, self._terminal_index = event, index
+
+    def finish(self, summary: TraceSummary) -> RuleResult:
+        config, count = self._config, self.checked
+        if self._over is not None and self.note_violation():
+            seq, index = self._over
+            self.keep(f"{self._called()}, more than the {config.max} allowed; the first one over is at seq "
+                      f"{js_number(seq)}.", self._evidence(), seq, index)
+        if self._path is not UNSET:
+            self._check_output()
+        if config.min is not UNSET and count < config.min and self.note_violation():
+            self.keep(f"{self._called()}, fewer than the {config.min} required.",
+                      self._evidence(), reason="min")
+        self.in_trace_order()   # a call after the terminal event comes after its output violation
+        return self.result()
+
+    def _check_output(self) -> None:
+        """The count against the length of the array at the path in the final output."""
+        terminal, path, text = self._terminal, self._path, self._config.matches_output_length
+        assert path is not UNSET and text is not UNSET
+        value = NOT_FOUND if terminal is None or terminal.output is UNSET else find(decoded(terminal.output), path)
+        seq = UNSET if terminal is None else terminal.seq
+        index = UNSET if terminal is None else self._terminal_index
+        if isinstance(value, list):
+            if len(value) != self.checked and self.note_violation():
+                self.keep(f"The final output lists {len(value)} at {text}, but {self._called()}.",
+                          self._evidence(len(value)), seq, index,
+                          reason="output_mismatch", pointer=pointer(("output", *path)))
+            return
+        if not self.note_violation():
+            return
+        if terminal is None:
+            why = "the trace has no run.completed or run.failed event"
+        elif terminal.output is UNSET:
+            why = "the terminal event has no output"
+        elif value is NOT_FOUND:
+            why = f"the final output has nothing at {text}"
+        else:
+            why = f"the final output holds no array at {text}"
+        self.keep(f"Cannot compare the {self._config.tool} calls with the final output: {why}.", self._evidence(),
+                  seq, index, reason="output_unresolved", status="unresolved",
+                  pointer=UNSET if terminal is None else pointer(("output", *path)))
+
+    def _called(self) -> str:
+        """`refund was called successfully 2 times`, as messages say the count."""
+        count = self.checked
+        how = " successfully" if self._successful else ""
+        return f"{self._config.tool} was called{how} {count} time{'' if count == 1 else 's'}"
+
+    def _evidence(self, output_length: int | None = None) -> dict[str, Any]:
+        config = self._config
+        evidence: dict[str, Any] = {"tool": config.tool, "count": self.checked, "count_mode": config.count}
+        if config.min is not UNSET:
+            evidence["min"] = config.min
+        if config.max is not UNSET:
+            evidence["max"] = config.max
+        if config.matches_output_length is not UNSET:
+            evidence["path"] = config.matches_output_length
+        if output_length is not None:
+            evidence["output_length"] = output_length
+        return dict(evidence_value(evidence))
