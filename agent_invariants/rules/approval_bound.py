@@ -237,6 +237,10 @@ class ApprovalBound(Rule):
         if rejected:
             nearest = rejected[0]
             why = f": the nearest grant (seq {js_number(nearest['grant_seq'])}) is {_WHY[nearest['why']]}"
+            if "pointer" in nearest:
+                why += f" ({nearest['pointer']})"
+            elif "by_seq" in nearest:
+                why += f" (by seq {js_number(nearest['by_seq'])})"
         else:
             why = ": no approval.granted came before it"
         self.keep(f"Call {call.tool} at seq {js_number(call.seq)} has no unused approval that covers it{why}.",

@@ -1,6 +1,7 @@
 """tool_calls (contract version 2): how many times a tool is called, and whether the report agrees."""
 from __future__ import annotations
 
+import heapq
 from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
@@ -61,7 +62,7 @@ class ToolCalls(Rule):
     successful`; a result belongs to the nearest earlier unanswered call with its `call_id`). Then:
 
     - `tool_calls.max`: more than `max` counted calls; one violation, at the (max+1)-th counted
-      call (the call itself, also with `successful`);
+      call in trace order (the call itself, also with `successful`);
     - `tool_calls.min`: fewer than `min` counted calls; no event;
     - `tool_calls.output_mismatch`: the array at `matches_output_length` in the final output (the
       `output` of the last `run.completed` or `run.failed`) has another length than the count; at
@@ -110,7 +111,8 @@ class ToolCalls(Rule):
     ## Known limits
     With `successful`, a call counts when its result comes, so `max` is known only then; calls
     without a `call_id` never get a result and never count as successful. The rule keeps the calls
-    still waiting for a result (with `successful`) and the last terminal event's output.
+    still waiting for a result and the `max` + 1 earliest counted calls (with `successful`), and
+    the last terminal event's output.
     """
 
     kind: ClassVar[str] = "tool_calls"
@@ -126,6 +128,7 @@ class ToolCalls(Rule):
         self._path = UNSET if config.matches_output_length is UNSET else parse_path(config.matches_output_length)
         self._pairing: Pairing[tuple[int | float, int] | None] = Pairing()
         self._over: tuple[int | float, int] | None = None   # (seq, index) of the (max+1)-th counted call
+        self._earliest: list[tuple[int, int | float]] = []    # with `successful`: see _count
         self._terminal: Event | None = None
         self._terminal_index = -1
 
@@ -160,14 +163,28 @@ class ToolCalls(Rule):
     def _count(self, seq: int | float, index: int) -> None:
         self.checked += 1
         maximum = self._config.max
-        if maximum is not UNSET and self.checked == maximum + 1:
-            self._over = (seq, index)
+        if maximum is UNSET:
+            return
+        if not self._successful:
+            if self.checked == maximum + 1:
+                self._over = (seq, index)
+            return
+        # Results may come in another order than their calls: keep the max+1 earliest counted
+        # calls (a heap of their negated positions); the latest of them is the first one over.
+        earliest = self._earliest
+        if len(earliest) <= maximum:
+            heapq.heappush(earliest, (-index, seq))
+        elif index < -earliest[0][0]:
+            heapq.heapreplace(earliest, (-index, seq))
 
     def _end(self, event: Event, index: int) -> None:
         self._terminal, self._terminal_index = event, index
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         config, count = self._config, self.checked
+        if self._earliest and len(self._earliest) == (config.max or 0) + 1:
+            position, seq = self._earliest[0]
+            self._over = (seq, -position)
         if self._over is not None and self.note_violation():
             seq, index = self._over
             self.keep(f"{self._called()}, more than the {config.max} allowed; the first one over is at seq "
