@@ -25,11 +25,12 @@ from agent_invariants.contract import Contract
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob_set
 from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
+from agent_invariants.pairing import Calls
 from agent_invariants.payloads import FieldTypes
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
-from agent_invariants.rules.base import Observer
+from agent_invariants.rules.base import Observer, Rule
 from agent_invariants.summary import SummaryCounter
 
 __all__ = ("Checked", "Trace", "run_check", "run_observers")
@@ -212,7 +213,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
     fields = FieldTypes(source).check if contract.version == 2 else None
-    events = run_observers(source, [*rules, counter, spelling], fields)
+    events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
@@ -243,6 +244,18 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         notices=notices or UNSET,
     )
     return Checked(report, counter, source)
+
+
+def _shared_calls(rules: list[Rule]) -> list[Calls]:
+    """The pairing of calls and results that the rules reading a result as its call's share
+    (`Rule.pairs_calls`): none, or one, which sees every call and result before the rules do."""
+    readers = [rule for rule in rules if rule.pairs_calls]
+    if not readers:
+        return []
+    calls = Calls()
+    for rule in readers:
+        rule.read_results(calls)
+    return [calls]
 
 
 def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource) -> list[Notice]:

@@ -12,14 +12,22 @@ result (memory grows with unanswered calls only, as tool_result_required's does)
     pairing = Pairing()
     pairing.call(call.call_id, call)          # whatever the kind keeps of a call
     pairing.result(result.call_id)            # -> what was kept of the call it answers, or None
+
+`Calls` is the one `Pairing` of a check that the engine shares among the rules that read a
+result as its call's (`Rule.pairs_calls`): the trace's calls are then paired once, however many
+rules read them, and each rule gets the results of the calls it asked for.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from msgspec import UNSET, UnsetType
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
 
-__all__ = ("Pairing",)
+from agent_invariants.globs import compile_glob
+
+__all__ = ("Calls", "PairedCall", "Pairing")
 
 Call = TypeVar("Call")
 
@@ -75,3 +83,93 @@ class Pairing(Generic[Call]):
 
 
 _NONE: Any = object()
+
+
+class PairedCall(msgspec.Struct, gc=False, frozen=True):
+    """What the kinds of version 2 read of a call through its result."""
+
+    tool: str | UnsetType
+    call_id: str
+    seq: int | float
+    position: int                   # the call event's index in the trace
+    args: Raw | UnsetType           # a copy: the call's event, and what it was read from, are let go
+
+
+ResultReader = Callable[[Any, int, PairedCall | None], None]
+"""A rule's handler of results: called with the `tool.result` event, its index, and the call it
+answers (None for an orphan)."""
+
+_READERS_CACHE_LIMIT = 65_536
+
+
+class Calls(Pairing[PairedCall]):
+    """The one pairing of a check, shared by every rule that reads a result as its call's.
+
+    In the kinds of version 2, a result's tool and args are its call's, so such rules cannot be
+    routed results by the result's own `tool` as the engine routes events. The engine makes one
+    `Calls` when some rule says `pairs_calls`, and lets it see every `tool.call` and `tool.result`
+    before any rule does; each such rule asks it, through `read_results`, for the results of the
+    calls of some tools. A trace's calls are then paired once however many rules read them, and
+    a rule's handler runs only for the results it asked for (looked up once per tool).
+
+    It keeps each call that is still waiting for its result, with a copy of its args (not the
+    event, whose payloads hold the buffer they were read from).
+    """
+
+    __slots__ = ("_of_calls", "_of_orphans", "_readers")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._readers: list[tuple[Callable[[str], Any] | None, bool, ResultReader]] = []
+        self._of_calls: dict[str | UnsetType, tuple[ResultReader, ...]] = {}     # by the call's tool
+        self._of_orphans: dict[str | UnsetType, tuple[ResultReader, ...]] = {}   # by the result's own tool
+
+    def read_results(self, reader: ResultReader, tools: Sequence[str] | None, *, orphans: bool) -> None:
+        """Call `reader(result, index, call)` for each `tool.result` that answers a call whose
+        tool matches one of the globs `tools` (None: any call, with a tool or not) and, with
+        `orphans`, for each result that answers none, by its own tool (`call` is then None)."""
+        matchers = None if tools is None else [compile_glob(glob) for glob in tools]
+        is_tool = None if matchers is None else (lambda tool: any(matches(tool) for matches in matchers))
+        self._readers.append((is_tool, orphans, reader))
+        self._of_calls.clear()
+        self._of_orphans.clear()
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Any:
+        if event_type == "tool.call":
+            return self._call
+        if event_type == "tool.result":
+            return self._result
+        return None
+
+    def _call(self, event: Any, index: int) -> None:
+        call_id = event.call_id
+        if call_id is UNSET:
+            return
+        args = event.args
+        self.call(call_id, PairedCall(event.tool, call_id, event.seq, index, args if args is UNSET else args.copy()))
+
+    def _result(self, event: Any, index: int) -> None:
+        call = self.result(event.call_id)
+        if call is None:
+            readers = self._of_orphans.get(event.tool)
+            if readers is None:
+                readers = self._learn(self._of_orphans, event.tool, orphans=True)
+        else:
+            readers = self._of_calls.get(call.tool)
+            if readers is None:
+                readers = self._learn(self._of_calls, call.tool, orphans=False)
+        for reader in readers:
+            reader(event, index, call)
+
+    def _learn(self, cache: dict[str | UnsetType, tuple[ResultReader, ...]], tool: str | UnsetType, *,
+               orphans: bool) -> tuple[ResultReader, ...]:
+        """The readers of the results of a call (or of orphans) with this tool."""
+        if len(cache) >= _READERS_CACHE_LIMIT:
+            cache.clear()
+        cache[tool] = found = tuple(
+            reader for is_tool, wants_orphans, reader in self._readers
+            if (wants_orphans or not orphans) and (is_tool is None or (tool is not UNSET and is_tool(tool))))
+        return found

@@ -61,36 +61,45 @@ def generate(size: str, compact: bool = False) -> tuple[Path, Path]:
     return trace, contract
 
 
-def generate_v2(size: str) -> tuple[Path, Path, Path]:
-    """The --args trace of `size` (calls with args, results with results), its version-1 contract
-    and the version-2 contract that adds tool_args rules with references (gen_trace.py)."""
+def generate_v2(size: str) -> tuple[Path, Path, Path, Path]:
+    """The --args trace of `size` (calls with args, results with results), its version-1 contract,
+    the version-2 contract that adds tool_args rules with references, and the one that adds a rule
+    of each order kind (gen_trace.py)."""
     OUT.mkdir(exist_ok=True)
-    trace, v1, v2 = (OUT / f"trace-{size}-args.jsonl", OUT / f"contract-{size}-args-v1.json",
-                     OUT / f"contract-{size}-v2.json")
-    if not (trace.exists() and v1.exists() and v2.exists()):
+    trace, v1, v2, order = (OUT / f"trace-{size}-args.jsonl", OUT / f"contract-{size}-args-v1.json",
+                            OUT / f"contract-{size}-v2.json", OUT / f"contract-{size}-v2-order.json")
+    if not (trace.exists() and v1.exists() and v2.exists() and order.exists()):
         subprocess.run([sys.executable, str(HERE / "gen_trace.py"), "--events", str(events_of(size)), "--args",
-                        "--out", str(trace), "--contract", str(v1), "--contract-v2", str(v2), "--seed", "7"],
-                       check=True)
-    return trace, v1, v2
+                        "--out", str(trace), "--contract", str(v1), "--contract-v2", str(v2),
+                        "--contract-v2-order", str(order), "--seed", "7"], check=True)
+    return trace, v1, v2, order
+
+
+_VERSION_ROWS = {
+    "v1": "version 1 (12 rules)",
+    "v2": "version 2 (the same + 4 tool_args, 1 args matcher)",
+    "v2-order": "version 2 (the same + tool_order, precedence, tool_calls, approval_bound)",
+}
 
 
 def versions(size: str, reps: int, workers: list[Worker]) -> list[str]:
     """Contract version 2 against version 1 on the same trace: the v1 rules alone, then with four
-    tool_args rules (references to earlier results, regexes, exact mode) and an args matcher.
-    Measured for this checkout only (a checkout before version 2 cannot load the contract)."""
-    trace, v1, v2 = generate_v2(size)
+    tool_args rules (references to earlier results, regexes, exact mode) and an args matcher, then
+    with one rule of each order kind. Measured for this checkout only (a checkout before version 2
+    cannot load the contracts)."""
+    trace, v1, v2, order = generate_v2(size)
     now = [worker for worker in workers if worker.checkout.label == "now"]
-    jobs = [job("v1", "check", trace, v1), job("v2", "check", trace, v2)]
+    contracts = {"v1": v1, "v2": v2, "v2-order": order}
+    jobs = [job(name, "check", trace, contract) for name, contract in contracts.items()]
     times, verdicts = sample(now, jobs, reps)
     events = events_of(size)
-    rows = ["| contract | events | check | µs per event | v2 ÷ v1 | peak RSS check | verdict |",
+    rows = ["| contract | events | check | µs per event | ÷ v1 | peak RSS check | verdict |",
             "|---|---:|---:|---:|---:|---:|---|"]
     print("\n".join(rows), flush=True)
-    for name, contract in (("v1", v1), ("v2", v2)):
+    for name, contract in contracts.items():
         memory, _ = rss(now[0].checkout, "check", trace, contract)
         seconds = times["now"][name]
-        cells = ["version 1 (12 rules)" if name == "v1" else "version 2 (the same + 4 tool_args, 1 args matcher)",
-                 f"{events:,}", _seconds(seconds), f"{seconds / events * 1e6:.2f}",
+        cells = [_VERSION_ROWS[name], f"{events:,}", _seconds(seconds), f"{seconds / events * 1e6:.2f}",
                  _ratio(seconds, times["now"]["v1"]), f"{memory:.0f} MiB", _verdict(verdicts["now"][name])]
         rows.append("| " + " | ".join(cells) + " |")
         print(rows[-1], flush=True)

@@ -54,11 +54,11 @@ class _Grant:
     __slots__ = ("approval_id", "approver", "args", "call_id", "consumed_by", "index", "revoked", "scope", "seq",
                  "time", "tool")
 
-    def __init__(self, event: Event, index: int) -> None:
+    def __init__(self, event: Event, index: int, with_args: bool) -> None:
         self.index, self.seq = index, event.seq
         self.tool, self.scope, self.approval_id = event.tool, event.approval_scope, event.approval_id
         self.call_id = event.call_id
-        self.args = NOT_FOUND if event.args is UNSET else decoded(event.args)
+        self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
         self.time = event.time
         self.approver = text(event.approver) is not None
         self.consumed_by: int | float | None = None
@@ -70,15 +70,14 @@ class _Call:
 
     __slots__ = ("approval_id", "args", "call_id", "index", "seq", "time", "tool")
 
-    def __init__(self, event: Event, index: int) -> None:
+    def __init__(self, event: Event, index: int, with_args: bool) -> None:
         self.index, self.seq, self.tool = index, event.seq, event.tool
         self.approval_id, self.call_id, self.time = event.approval_id, event.call_id, event.time
-        self.args = NOT_FOUND if event.args is UNSET else decoded(event.args)
+        self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
 
 
 class ApprovalBound(Rule):
-    """Fails when a call is made without an unused approval that covers it: the right tool, the
-    right arguments, recent, not revoked.
+    """Fails when a call has no approval of its own: for its tool and args, recent, unrevoked, unused.
 
     ## What it checks
     Each `tool.call` whose `tool` matches `tool` needs a *grant* that covers it. Grants are the
@@ -102,7 +101,7 @@ class ApprovalBound(Rule):
     8. G names its `approver`, when the rule says `require_approver`.
 
     The nearest covering grant is used, and under `one_use` it is spent, even when a later
-    `tool.denied` shows the call was stopped: an attempt counts. A call no grant covers is a
+    `tool.denied` shows the call was stopped: an attempt counts. A call no grant covers is an
     `approval_bound.missing` at the call, with evidence `{tool, call_id, approval_id, rejected}`:
     for the 10 nearest grants, nearest first, the first condition above each one fails, as
     `tool_mismatch`, `scope_mismatch`, `approval_id_mismatch`, `args_mismatch` (with the
@@ -164,6 +163,7 @@ class ApprovalBound(Rule):
         super().__init__(config)
         self._config = config
         self._is_tool = compile_glob(config.tool)
+        self._binds_args = config.bind in ("args", "args_subset")   # args are read (and decoded) only then
         self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
         self._revokes = [compile_glob(glob) for glob in config.revoked_by or ["approval.revoked"]]
         self._live: dict[int, _Grant] = {}                      # grants that may still cover, by index
@@ -191,7 +191,7 @@ class ApprovalBound(Rule):
             if event.approval_id is not UNSET:
                 self._revoke(lambda grant: grant.approval_id == event.approval_id)
             return
-        grant = _Grant(event, index)
+        grant = _Grant(event, index, self._binds_args)
         self._live[index] = grant
         self._live_by_tool.setdefault(grant.tool, {})[index] = grant
         self._recent.append(grant)
@@ -217,7 +217,7 @@ class ApprovalBound(Rule):
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
-        call = _Call(event, index)
+        call = _Call(event, index, self._binds_args)
         self._expire(index)
         for grant in self._candidates(call.tool):
             if self._why_not(grant, call) is None:
@@ -380,13 +380,23 @@ def _subset_difference(granted: Any, called: Any, at: tuple[str, ...]) -> tuple[
 
 
 def _first_difference(granted: Any, called: Any) -> tuple[str, ...]:
-    """Where two unequal values first differ: a key of one missing in the other, or unequal values."""
+    """Where two unequal values first differ: a key of one missing in the other (keys in sorted
+    order), an element of two arrays of one length, or the values themselves."""
     at: tuple[str, ...] = ()
-    while isinstance(granted, dict) and isinstance(called, dict):
-        for key in sorted(granted.keys() | called.keys()):
-            if key not in granted or key not in called or not json_equal(granted[key], called[key]):
-                at, granted, called = (*at, key), granted.get(key), called.get(key)
+    while True:
+        if isinstance(granted, dict) and isinstance(called, dict):
+            steps = [(key, granted.get(key), called.get(key), key in granted and key in called)
+                     for key in sorted(granted.keys() | called.keys())]
+        elif isinstance(granted, list) and isinstance(called, list) and len(granted) == len(called):
+            steps = [(str(position), a, b, True) for position, (a, b) in enumerate(zip(granted, called, strict=True))]
+        else:
+            return at
+        for step, a, b, both in steps:
+            if not both or not json_equal(a, b):
+                at = (*at, step)
+                if not both:
+                    return at
+                granted, called = a, b
                 break
         else:
             return at
-    return at

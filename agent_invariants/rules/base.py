@@ -28,6 +28,7 @@ from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import json_number
 from agent_invariants.events import Event
+from agent_invariants.pairing import Calls
 from agent_invariants.report import RuleResult, Severity, TraceSummary, Violation
 from agent_invariants.rules.fields import RuleId, Text, normalise_strings, string_fields
 
@@ -115,6 +116,9 @@ class Rule:
     reason: ClassVar[str] = "violated"
     """The reason of the kind's violations in their `code`, `<kind>.<reason>`, where the kind
     has one (spec/v2-extensions.md §10, point 1); others name theirs to `keep`."""
+    pairs_calls: bool = False
+    """True for kinds (or rules) that see a `tool.result` as its call's (version 2): the engine
+    then gives them the check's one `pairing.Calls` through `read_results` before the first event."""
     checked_nothing_is_normal: bool = False
     """True for kinds (or rules: a rule may set it) whose `checked` counts what they forbid, so
     that 0 is their passing state; otherwise a rule that checked nothing gets a
@@ -154,6 +158,10 @@ class Rule:
         depends on the tool in some other way, and `route` is asked for every new tool.
         """
         return None
+
+    def read_results(self, calls: Calls) -> None:
+        """For a rule that `pairs_calls`: ask `calls` for the results it reads (`Calls.read_results`)."""
+        raise NotImplementedError
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         """Called once after the last event; returns the rule's result."""

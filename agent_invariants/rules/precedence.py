@@ -1,6 +1,7 @@
 """precedence (contract version 2): each `after` event needs an earlier `before`, per correlated key."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -10,7 +11,7 @@ from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.match.canonical import canonical_key, evidence_value
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
-from agent_invariants.pairing import Pairing
+from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Route, Rule, RuleConfig
@@ -69,16 +70,9 @@ class PrecedenceConfig(RuleConfig, frozen=True, kw_only=True, tag="precedence"):
         return out
 
 
-class _Group:
-    """What a precedence rule remembers of one correlate key."""
-
-    __slots__ = ("before", "first_after", "waiting")
-
-    def __init__(self) -> None:
-        self.before: tuple[int, int | float] | None = None   # (index, seq) of the nearest before
-        self.first_after: int | float | None = None           # seq of the key's first after
-        # kept violations of afters without an earlier before: (index, how the after is named, violation)
-        self.waiting: list[tuple[int, str, Violation]] | None = None
+_Key = object
+"""A group's key: the correlate value itself, when it is one string (the usual case: an order id),
+else its `canonical_key`, or a tuple of those for several paths (`()` without correlate)."""
 
 
 class Precedence(Rule):
@@ -147,9 +141,9 @@ class Precedence(Rule):
 
     ## Known limits
     The rule keeps, per key seen, where its nearest before was (and its first after, under
-    `first` and `all`), and the calls still waiting for their result; memory grows with the
-    number of distinct keys. Values are compared as JSON (`1` and `1.0` are one key, `1` and `"1"`
-    two).
+    `first` and `all`): memory grows with the number of distinct keys. Results are paired with
+    their calls once per check, for all rules (the calls still waiting for a result are kept).
+    Values are compared as JSON (`1` and `1.0` are one key, `1` and `"1"` two).
     """
 
     kind: ClassVar[str] = "precedence"
@@ -167,11 +161,17 @@ class Precedence(Rule):
         self._after_paths = [parse_path(item if isinstance(item, str) else item.after) for item in items]
         self._after_texts = [item if isinstance(item, str) else item.after for item in items]
         self._window = config.within_events
-        self._groups: dict[tuple[object, ...], _Group] = {}
-        # results are seen with their call's tool and args when a matcher may match a result
-        self._pairs = any(matcher.may_match_type("tool.result", UNSET) or matcher.may_match_type("tool.result", True)
-                          or matcher.may_match_type("tool.result", False) for matcher in (self._before, self._after))
-        self._pairing: Pairing[tuple[str | UnsetType, Raw | UnsetType]] = Pairing()
+        # What is kept per key: where its nearest before was ((index, seq); with no window, only
+        # that there was one), its first after (under `first` and `all`), and the kept violations
+        # of its afters that wait for a before (index, how the after is named, violation).
+        self._befores: dict[_Key, tuple[int, int | float]] = {}
+        self._seen_before: set[_Key] = set()
+        self._first_after: dict[_Key, int | float] = {}
+        self._waiting: dict[_Key, list[tuple[int, str, Violation]]] = {}
+        # A result is seen with its call's tool and args when a matcher may match results
+        self.pairs_calls = any(matcher.may_match_type("tool.result", claims)
+                               for matcher in (self._before, self._after) for claims in (UNSET, True, False))
+        self._result_roles: dict[tuple[str | UnsetType, bool | UnsetType], tuple[bool, bool]] = {}
         self._evidence = evidence_value({"before": config.before.to_dict(), "after": config.after.to_dict(),
                                          "scope": config.scope})
 
@@ -181,115 +181,138 @@ class Precedence(Rule):
         return (*self._before.route_tools(event_type), *self._after.route_tools(event_type))
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        if event_type == "tool.result":
-            return self._result if self._pairs else None
-        if event_type == "tool.call" and self._pairs:
-            return self._call
-        if self._before.may_match(event_type, tool, claims) or self._after.may_match(event_type, tool, claims):
-            return self._event
+        if event_type == "tool.result" and self.pairs_calls:
+            return None   # results come through `read_results`, by their call's tool
+        after = self._after.may_match(event_type, tool, claims)
+        before = self._before.may_match(event_type, tool, claims)
+        if after or before:
+            return partial(self._event, after=after, before=before)
         return None
 
-    def _call(self, event: Event, index: int) -> None:
-        self._pairing.call(event.call_id, (event.tool, event.args))
-        self._seen(event, index, event.tool, event.args)
+    def read_results(self, calls: Calls) -> None:
+        """The results of the calls of the tools the matchers name (of any call when one names none)."""
+        globs = {matcher.spec.tool for matcher in (self._before, self._after)
+                 if any(matcher.may_match_type("tool.result", claims) for claims in (UNSET, True, False))}
+        tools = None if UNSET in globs else sorted(glob for glob in globs if glob is not UNSET)
+        calls.read_results(self._result, tools, orphans=True)
 
-    def _result(self, event: Event, index: int) -> None:
-        call = self._pairing.result(event.call_id)
-        tool, args = (event.tool, UNSET) if call is None else call
-        self._seen(event, index, tool, args)
-
-    def _event(self, event: Event, index: int) -> None:
-        self._seen(event, index, event.tool, event.args)
-
-    def _seen(self, event: Event, index: int, tool: str | UnsetType, args: Raw | UnsetType) -> None:
-        """An event as the matchers see it: first as an after (so that it is not its own
-        predecessor), then as a before."""
-        if self._after.matches_as(event, tool, args):
+    def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
+        tool, args = (event.tool, UNSET) if call is None else (call.tool, call.args)
+        roles = self._result_roles.get((tool, event.claims_completion))
+        if roles is None:
+            roles = self._roles_of_results(tool, event.claims_completion)
+        after, before = roles
+        if after and (not self._after.needs_event or self._after.matches(event, args)):
             self._check_after(event, index, tool, args)
-        if self._before.matches_as(event, tool, args):
+        if before and (not self._before.needs_event or self._before.matches(event, args)):
             self._add_before(event, index, args)
 
-    def _key(self, args: Raw | UnsetType, paths: list[tuple[str, ...]]) -> tuple[list[Any], list[int]]:
-        """The values at the correlate paths, and the positions of those that are missing."""
+    def _roles_of_results(self, tool: str | UnsetType, claims: bool | UnsetType) -> tuple[bool, bool]:
+        """Whether a result seen with this tool may be an after, and a before (remembered)."""
+        if len(self._result_roles) >= 65_536:
+            self._result_roles.clear()
+        roles = self._result_roles[tool, claims] = (self._after.may_match("tool.result", tool, claims),
+                                                    self._before.may_match("tool.result", tool, claims))
+        return roles
+
+    def _event(self, event: Event, index: int, after: bool, before: bool) -> None:
+        """An event seen with its own tool and args (its routing key may match `after` and/or
+        `before`): first as an after, so that it is not its own predecessor, then as a before."""
+        args = event.args
+        if after and (not self._after.needs_event or self._after.matches(event, args)):
+            self._check_after(event, index, event.tool, args)
+        if before and (not self._before.needs_event or self._before.matches(event, args)):
+            self._add_before(event, index, args)
+
+    def _key(self, args: Raw | UnsetType, paths: list[tuple[str, ...]]) -> tuple[_Key, list[Any], list[int]]:
+        """The group key of these args, the values at the correlate paths, and the positions of
+        the paths that are missing."""
         if not paths:
-            return [], []
-        value = NOT_FOUND if args is UNSET else decoded(args)
-        values = [NOT_FOUND if value is NOT_FOUND else find(value, path) for path in paths]
-        return values, [position for position, found in enumerate(values) if found is NOT_FOUND]
+            return (), [], []
+        if args is UNSET:
+            return (), [NOT_FOUND] * len(paths), list(range(len(paths)))
+        value = decoded(args)
+        if len(paths) == 1:   # the usual case, kept short
+            found = find(value, paths[0])
+            if found is NOT_FOUND:
+                return (), [found], [0]
+            return _key_of(found), [found], []
+        values = [find(value, path) for path in paths]
+        missing = [position for position, found in enumerate(values) if found is NOT_FOUND]
+        if missing:
+            return (), values, missing
+        return tuple(_key_of(found) for found in values), values, missing
 
     def _check_after(self, event: Event, index: int, tool: str | UnsetType, args: Raw | UnsetType) -> None:
-        values, missing = self._key(args, self._after_paths)
+        key, values, missing = self._key(args, self._after_paths)
         if missing:
             self.checked += 1
             self._correlate_missing(event, index, tool, args, missing)
             return
-        key = tuple(canonical_key(value) for value in values)
-        group = self._groups.get(key)
         scope = self._config.scope
         if scope != "each":
-            if group is None:
-                group = self._groups[key] = _Group()
-            if group.first_after is not None and scope == "first":
+            first = self._first_after.setdefault(key, event.seq)
+            if first != event.seq and scope == "first":
                 return   # only the group's first after is checked
-            if group.first_after is None:
-                group.first_after = event.seq
         self.checked += 1
-        before = None if group is None else group.before
-        named = event_name(event.type, tool)
-        if before is not None:
-            gap = index - before[0]
-            if self._window is not UNSET and gap > self._window and self.note_violation():
-                self.keep(f"{named} at seq {js_number(event.seq)} follows its {self._config.before.brief()} at seq "
-                          f"{js_number(before[1])} by {gap} events, more than within_events ({self._window}).",
-                          self._evidence_with(values), event.seq, index, reason="out_of_window",
-                          related_seqs=[before[1]])
-            return
+        window = self._window
+        if window is UNSET:
+            if key in self._seen_before:
+                return
+        else:
+            before = self._befores.get(key)
+            if before is not None:
+                gap = index - before[0]
+                if gap > window and self.note_violation():
+                    self.keep(f"{event_name(event.type, tool)} at seq {js_number(event.seq)} follows its "
+                              f"{self._config.before.brief()} at seq {js_number(before[1])} by {gap} events, more "
+                              f"than within_events ({window}).", self._evidence_with(values), event.seq, index,
+                              reason="out_of_window", related_seqs=[before[1]])
+                return
         if not self.note_violation():
             return
+        named = event_name(event.type, tool)
         self.keep(f"{named} at seq {js_number(event.seq)} has no {self._config.before.brief()}{self._for(values)} "
                   "before it.", self._evidence_with(values), event.seq, index)
-        if group is None:
-            group = self._groups[key] = _Group()
-        if group.waiting is None:
-            group.waiting = []
-        group.waiting.append((index, named, self.violations[-1]))   # late, should a before of its key come
+        # late, should a before of its key come
+        self._waiting.setdefault(key, []).append((index, named, self.violations[-1]))
 
     def _add_before(self, event: Event, index: int, args: Raw | UnsetType) -> None:
-        values, missing = self._key(args, self._before_paths)
+        key, values, missing = self._key(args, self._before_paths)
         if missing:
             return   # a before without the key is no before of any group
-        key = tuple(canonical_key(value) for value in values)
-        group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = _Group()
-        if group.waiting:
-            self._late(group, event, index)
-        group.before = (index, event.seq)
-        first_after = group.first_after
-        if self._config.scope == "all" and first_after is not None and first_after != event.seq \
-                and self.note_violation():
+        if self._waiting and key in self._waiting:
+            self._late(key, event, index)
+        if self._window is UNSET:
+            self._seen_before.add(key)
+        else:
+            self._befores[key] = (index, event.seq)
+        if self._config.scope != "all":
+            return
+        first_after = self._first_after.get(key)
+        if first_after is not None and first_after != event.seq and self.note_violation():
             self.keep(f"{self._config.before.brief()} at seq {js_number(event.seq)} comes after the first "
                       f"{self._config.after.brief()} of its key (seq {js_number(first_after)}).",
                       self._evidence_with(values), event.seq, index, reason="before_after_action",
                       related_seqs=[first_after])
 
-    def _late(self, group: _Group, event: Event, index: int) -> None:
-        """The afters of the group that waited for a before: this one came, too late."""
-        assert group.waiting is not None
+    def _late(self, key: _Key, event: Event, index: int) -> None:
+        """The afters of the key that waited for a before: this one came, too late."""
         still = []
-        for waiting in group.waiting:
+        for waiting in self._waiting.pop(key):
             at, named, violation = waiting
             assert violation.event_seq is not UNSET
             if at == index:   # the event itself is both: it is not its own predecessor
                 still.append(waiting)
                 continue
-            key = violation.evidence.get("key") if violation.evidence else None
+            values = violation.evidence.get("key") if violation.evidence else None
             violation.code = f"{self.kind}.late"
             violation.related_seqs = [event.seq]
             violation.message = (f"{named} at seq {js_number(violation.event_seq)} comes before its "
-                                 f"{self._config.before.brief()}{self._for(key)}, which is only at seq "
+                                 f"{self._config.before.brief()}{self._for(values)}, which is only at seq "
                                  f"{js_number(event.seq)}.")
-        group.waiting = still or None
+        if still:
+            self._waiting[key] = still
 
     def _for(self, values: list[Any] | None) -> str:
         """` for key [...]`, when the rule correlates."""
@@ -318,6 +341,12 @@ class Precedence(Rule):
         if self.checked == 0:
             result.vacuous = True
         return result
+
+
+def _key_of(value: Any) -> _Key:
+    """A correlate value as a key: a string as itself (the usual case, and the smallest), anything
+    else by its `canonical_key`, which is a tuple and so never equal to a string."""
+    return value if value.__class__ is str else canonical_key(value)
 
 
 def _shown(values: list[Any]) -> str:

@@ -11,7 +11,7 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
-from agent_invariants.pairing import Pairing
+from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
@@ -110,9 +110,9 @@ class ToolCalls(Rule):
 
     ## Known limits
     With `successful`, a call counts when its result comes, so `max` is known only then; calls
-    without a `call_id` never get a result and never count as successful. The rule keeps the calls
-    still waiting for a result and the `max` + 1 earliest counted calls (with `successful`), and
-    the last terminal event's output.
+    without a `call_id` never get a result and never count as successful. The rule keeps the `max`
+    + 1 earliest counted calls (with `successful`; results are paired with their calls once per
+    check, for all rules) and the last terminal event.
     """
 
     kind: ClassVar[str] = "tool_calls"
@@ -126,7 +126,7 @@ class ToolCalls(Rule):
         self._is_tool = compile_glob(config.tool)
         self._successful = config.count == "successful"
         self._path = UNSET if config.matches_output_length is UNSET else parse_path(config.matches_output_length)
-        self._pairing: Pairing[tuple[int | float, int] | None] = Pairing()
+        self.pairs_calls = self._successful
         self._over: tuple[int | float, int] | None = None   # (seq, index) of the (max+1)-th counted call
         self._earliest: list[tuple[int, int | float]] = []    # with `successful`: see _count
         self._terminal: Event | None = None
@@ -136,29 +136,21 @@ class ToolCalls(Rule):
         return (self._config.tool,) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        if event_type == "tool.call":
-            if tool is not UNSET and self._is_tool(tool):
-                return self._call
-            return self._other_call if self._successful else None
-        if event_type == "tool.result" and self._successful:
-            return self._result
+        if event_type == "tool.call" and not self._successful and tool is not UNSET and self._is_tool(tool):
+            return self._call
         if event_type in _TERMINAL and self._path is not UNSET:
             return self._end
-        return None
+        return None   # with `successful`, results come through `read_results`
+
+    def read_results(self, calls: Calls) -> None:
+        calls.read_results(self._result, [self._config.tool], orphans=False)
 
     def _call(self, event: Event, index: int) -> None:
-        if self._successful:
-            self._pairing.call(event.call_id, (event.seq, index))
-        else:
-            self._count(event.seq, index)
+        self._count(event.seq, index)
 
-    def _other_call(self, event: Event, index: int) -> None:
-        self._pairing.call(event.call_id, None)   # its result must not answer a counted call
-
-    def _result(self, event: Event, index: int) -> None:
-        call = self._pairing.result(event.call_id)
-        if call is not None and event.ok is not False:
-            self._count(*call)
+    def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
+        if event.ok is not False and call is not None:   # (read_results sends only counted calls' results)
+            self._count(call.seq, call.position)
 
     def _count(self, seq: int | float, index: int) -> None:
         self.checked += 1

@@ -110,7 +110,8 @@ class ToolOrder(Rule):
         self._signatures: dict[str, tuple[int, ...]] = {}
         self._matched: list[tuple[int, _Seq]] = []          # (pattern, seq), the largest partial match so far
         self._deviation: tuple[_Seq, int, str | UnsetType] | None = None   # exact: (seq, index, tool)
-        self._done = False                                   # the plan is followed: later calls change nothing
+        self._done = False                                   # the verdict is known: later calls change nothing
+        self._calls = 0                                      # calls seen so far (exact, any_order)
         handlers = {"subsequence": self._subsequence, "exact": self._exact,
                     "contiguous": self._contiguous, "any_order": self._any_order}
         self._handler = handlers[config.mode]
@@ -123,7 +124,7 @@ class ToolOrder(Rule):
         return ()   # every call is seen, whatever its tool
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        return self._handler if event_type == "tool.call" else None
+        return self._handler if event_type == "tool.call" and not self._done else None
 
     def _signature(self, tool: str | UnsetType) -> tuple[int, ...]:
         """The positions of the patterns this tool matches."""
@@ -136,26 +137,28 @@ class ToolOrder(Rule):
             found = self._signatures[tool] = tuple(k for k, glob in enumerate(self._globs) if glob(tool))
         return found
 
-    def _subsequence(self, event: Event, index: int) -> None:
-        self.checked += 1
+    # A handler returns True once the verdict is known: the engine then routes it no more calls
+    # (`checked` is the trace's count of calls, from the summary).
+    def _subsequence(self, event: Event, index: int) -> Literal[True] | None:
         position = len(self._matched)
+        if event.tool is not UNSET and self._globs[position](event.tool):
+            self._matched.append((position, event.seq))
+            if position + 1 == len(self._globs):
+                self._done = True
+                return True
+        return None
+
+    def _exact(self, event: Event, index: int) -> Literal[True] | None:
+        position = self._calls
+        self._calls += 1
         if position < len(self._globs) and event.tool is not UNSET and self._globs[position](event.tool):
             self._matched.append((position, event.seq))
+            return None
+        self._deviation = (event.seq, index, event.tool)
+        self._done = True
+        return True
 
-    def _exact(self, event: Event, index: int) -> None:
-        position = self.checked
-        self.checked += 1
-        if self._deviation is not None:
-            return
-        if position < len(self._globs) and event.tool is not UNSET and self._globs[position](event.tool):
-            self._matched.append((position, event.seq))
-        else:
-            self._deviation = (event.seq, index, event.tool)
-
-    def _contiguous(self, event: Event, index: int) -> None:
-        self.checked += 1
-        if self._done:
-            return
+    def _contiguous(self, event: Event, index: int) -> Literal[True] | None:
         self._recent.append(event.seq)
         matches = self._signature(event.tool)
         grown = [length + 1 for length in (0, *self._runs) if length in matches]
@@ -166,21 +169,25 @@ class ToolOrder(Rule):
             self._matched = list(enumerate(seqs))
             if longest == len(self._globs):
                 self._done = True
+                return True
+        return None
 
-    def _any_order(self, event: Event, index: int) -> None:
-        number = self.checked
-        self.checked += 1
-        if self._done:
-            return
+    def _any_order(self, event: Event, index: int) -> Literal[True] | None:
+        number = self._calls
+        self._calls += 1
         size = len(self._globs)
         candidates = self._candidates
         for pattern in self._signature(event.tool):
             kept = candidates[pattern]
             if len(kept) < size:   # the first `size` calls a pattern matches are enough (see _maximum_matching)
                 kept.append((number, event.seq))
-        self._done = all(len(kept) == size for kept in candidates)
+                if len(kept) == size and all(len(kept) == size for kept in candidates):
+                    self._done = True   # every pattern has all the calls it could need
+                    return True
+        return None
 
     def finish(self, summary: TraceSummary) -> RuleResult:
+        self.checked = summary.tool_calls
         if self._config.mode == "any_order":
             self._matched = self._maximum_matching()
         matched = dict(self._matched)
