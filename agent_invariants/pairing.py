@@ -102,7 +102,7 @@ answers (None for an orphan)."""
 _READERS_CACHE_LIMIT = 65_536
 
 
-class Calls(Pairing[PairedCall]):
+class Calls(Pairing[Any]):
     """The one pairing of a check, shared by every rule that reads a result as its call's.
 
     In the kinds of version 2, a result's tool and args are its call's, so such rules cannot be
@@ -116,43 +116,73 @@ class Calls(Pairing[PairedCall]):
     event, whose payloads hold the buffer they were read from).
     """
 
-    __slots__ = ("_of_calls", "_of_orphans", "_readers")
+    __slots__ = ("_args", "_of_calls", "_of_orphans", "_read", "_readers")
 
     def __init__(self) -> None:
         super().__init__()
+        self._args = False   # whether some reader reads the calls' args
+        self._read: tuple[str, ...] | None = ()   # the globs of the tools whose calls' results are read (None: all)
         self._readers: list[tuple[Callable[[str], Any] | None, bool, ResultReader]] = []
         self._of_calls: dict[str | UnsetType, tuple[ResultReader, ...]] = {}     # by the call's tool
         self._of_orphans: dict[str | UnsetType, tuple[ResultReader, ...]] = {}   # by the result's own tool
 
-    def read_results(self, reader: ResultReader, tools: Sequence[str] | None, *, orphans: bool) -> None:
+    def read_results(self, reader: ResultReader, tools: Sequence[str] | None, *, orphans: bool,
+                     args: bool = False) -> None:
         """Call `reader(result, index, call)` for each `tool.result` that answers a call whose
         tool matches one of the globs `tools` (None: any call, with a tool or not) and, with
-        `orphans`, for each result that answers none, by its own tool (`call` is then None)."""
+        `orphans`, for each result that answers none, by its own tool (`call` is then None).
+        With `args`, the reader reads the call's args (else `call.args` may be UNSET)."""
+        self._args = self._args or args
         matchers = None if tools is None else [compile_glob(glob) for glob in tools]
         is_tool = None if matchers is None else (lambda tool: any(matches(tool) for matches in matchers))
         self._readers.append((is_tool, orphans, reader))
+        self._read = None if tools is None or self._read is None else (*self._read, *tools)
         self._of_calls.clear()
         self._of_orphans.clear()
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return ()
+        return self._read or () if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Any:
         if event_type == "tool.call":
-            return self._call
+            return self._call if self._is_read(tool) else self._other_call
         if event_type == "tool.result":
             return self._result
         return None
 
+    def _is_read(self, tool: str | UnsetType) -> bool:
+        """Whether some reader reads the results of calls of this tool."""
+        if self._read is None:
+            return True
+        return tool is not UNSET and any(is_tool is not None and is_tool(tool) for is_tool, _, _ in self._readers)
+
+    # The two handlers below run for every call and result of the trace: `Pairing.call` and
+    # `Pairing.result` are inlined for the usual case, one waiting call per id.
     def _call(self, event: Any, index: int) -> None:
         call_id = event.call_id
         if call_id is UNSET:
             return
         args = event.args
-        self.call(call_id, PairedCall(event.tool, call_id, event.seq, index, args if args is UNSET else args.copy()))
+        args = args.copy() if args is not UNSET and self._args else UNSET
+        call = PairedCall(event.tool, call_id, event.seq, index, args)
+        found = self._waiting.setdefault(call_id, call)
+        if found is not call:   # the id is already waiting: Pairing.call keeps both
+            self.call(call_id, call)
+
+    def _other_call(self, event: Any, index: int) -> None:
+        """A call whose result no reader reads: it waits all the same (as its index, an int), so
+        that its result answers it and no other call."""
+        call_id = event.call_id
+        if call_id is not UNSET and self._waiting.setdefault(call_id, index) is not index:
+            self.call(call_id, index)
 
     def _result(self, event: Any, index: int) -> None:
-        call = self.result(event.call_id)
+        call = self._waiting.pop(event.call_id, None)   # (UNSET is never a key: no call without an id waits)
+        if call.__class__ is _Several:
+            self._waiting[event.call_id] = call
+            call = self.result(event.call_id)
+        if call.__class__ is int:
+            return   # the result of a call whose results no one reads
         if call is None:
             readers = self._of_orphans.get(event.tool)
             if readers is None:

@@ -194,7 +194,7 @@ class Precedence(Rule):
         globs = {matcher.spec.tool for matcher in (self._before, self._after)
                  if any(matcher.may_match_type("tool.result", claims) for claims in (UNSET, True, False))}
         tools = None if UNSET in globs else sorted(glob for glob in globs if glob is not UNSET)
-        calls.read_results(self._result, tools, orphans=True)
+        calls.read_results(self._result, tools, orphans=True, args=True)
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
         tool, args = (event.tool, UNSET) if call is None else (call.tool, call.args)
