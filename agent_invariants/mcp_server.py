@@ -100,7 +100,9 @@ A contract is a JSON object {{"version": 1, "name": ..., "rules": [...], "compar
 rules such as "never call shell.*", "payments.* needs an earlier approval", "nothing after a \
 stop", "at most 3 attempts per call", "no completion claim without an observed outcome"; \
 "version": 2 adds checks of arguments ("the refund's amount is at most what the lookup of the same \
-order returned": kind tool_args; `agent-invariants explain match` has the grammar). A trace \
+order returned": kind tool_args; `agent-invariants explain match` has the grammar), plans \
+(tool_order), "the lookup of the same order came first" (precedence), counts that match the final \
+report (tool_calls) and one-use approvals bound to the call's args (approval_bound). A trace \
 is the list of events of one run, in order, each {{"seq": <strictly increasing integer>, "type": \
 "tool.call", "tool": ..., ...}}.
 
