@@ -216,6 +216,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
+    _caused_by(rules)
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
     nothing = checked_nothing(results, normal)
     if strict:
@@ -256,6 +257,18 @@ def _shared_calls(rules: list[Rule]) -> list[Calls]:
     for rule in readers:
         rule.read_results(calls)
     return [calls]
+
+
+def _caused_by(rules: list[Rule]) -> None:
+    """When an output_schema rule fails, every violation of another rule that read the final
+    output names it as `caused_by` (the first such rule in contract order); nothing is dropped."""
+    cause = next((rule.id for rule in rules if rule.judges_output_shape and rule.violation_count), None)
+    if cause is None:
+        return
+    for rule in rules:
+        if rule.id != cause:
+            for violation in rule.read_output:
+                violation.caused_by = cause
 
 
 def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource) -> list[Notice]:

@@ -77,6 +77,16 @@ class Pairing(Generic[Call]):
             waiting[call_id] = found[0]
         return call   # type: ignore[no-any-return]
 
+    def pending(self) -> list[Call]:
+        """The calls that have no result yet, in no particular order."""
+        found: list[Call] = []
+        for waiting in self._waiting.values():
+            if waiting.__class__ is _Several:
+                found.extend(waiting)
+            else:
+                found.append(waiting)
+        return found
+
     def waiting(self) -> int:
         """How many calls have no result yet."""
         return sum(len(found) if found.__class__ is _Several else 1 for found in self._waiting.values())
@@ -93,6 +103,7 @@ class PairedCall(msgspec.Struct, gc=False, frozen=True):
     seq: int | float
     position: int                   # the call event's index in the trace
     args: Raw | UnsetType           # a copy: the call's event, and what it was read from, are let go
+    time: str | UnsetType = UNSET   # the call's `time`
 
 
 ResultReader = Callable[[Any, int, PairedCall | None], None]
@@ -164,7 +175,7 @@ class Calls(Pairing[Any]):
             return
         args = event.args
         args = args.copy() if args is not UNSET and self._args else UNSET
-        call = PairedCall(event.tool, call_id, event.seq, index, args)
+        call = PairedCall(event.tool, call_id, event.seq, index, args, event.time)
         found = self._waiting.setdefault(call_id, call)
         if found is not call:   # the id is already waiting: Pairing.call keeps both
             self.call(call_id, call)

@@ -79,6 +79,9 @@ class Violation(msgspec.Struct, kw_only=True):
     related_seqs: list[int | float] | UnsetType = UNSET
     """(Version-2 kinds.) `seq` of other events the violation is about, e.g. the earlier call with
     the same arguments."""
+    caused_by: str | UnsetType = UNSET
+    """(Version-2 kinds.) The id of the output_schema rule that the final output breaks, on a
+    violation of another rule that read that output: its cause may be the output's shape."""
     span_id: str | UnsetType = UNSET
     """(An addition, for traces imported from another format.) The span or run the offending
     event came from (its `data.source.span_id`), where `line` holds many (an OTLP batch)."""

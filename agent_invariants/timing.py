@@ -1,26 +1,35 @@
-"""Event times as numbers: milliseconds since 1970-01-01T00:00:00Z, for the rules of contract
-version 2 that measure time (approval ages, latencies, run durations).
+"""Event times as numbers: microseconds since 1970-01-01T00:00:00Z, and the milliseconds between
+two times, for the rules of contract version 2 that measure time (approval ages, latencies, run
+durations).
 
 An event's `time` has been validated by then (`events.time_ok`): `YYYY-MM-DDTHH:MM`, optional
-`:SS` and fraction, then `Z` or an offset `+HH:MM` / `+HHMM`. The conversion is exact to the
-millisecond and takes every stamp the validator does, including the year 0000 and offsets that
-`datetime` refuses (`+24:00`), which `datetime.fromisoformat` would not.
+`:SS` and fraction, then `Z` or an offset `+HH:MM` / `+HHMM`. The fraction is truncated to
+microseconds (spec v2 §3.6); the year 0000 is a year like any other. The validator, like the
+reference's, does not bound the offset's digits: an offset of 24 hours or more (`+24:00`,
+`+99:99`) names no instant, and such a time has no number (None), which the rules report as an
+unresolved duration.
 
-    >>> epoch_ms("1970-01-01T01:00:00.5+01:00")
-    500.0
+    >>> epoch_us("1970-01-01T01:00:00.5+01:00")
+    500000
+    >>> elapsed_ms("2026-01-01T10:00:00Z", "2026-01-01T10:00:02.0009999Z")   # truncated to microseconds
+    2000.999
+    >>> epoch_us("2026-01-01T00:00:00+24:00") is None
+    True
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ("epoch_ms",)
+__all__ = ("elapsed_ms", "epoch_us")
 
 _STAMP = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:Z|([+-])(\d{2}):?(\d{2}))\Z")
 
 
-def epoch_ms(text: str) -> float:
-    """Milliseconds since the Unix epoch of a validated `time` (ValueError for anything else)."""
+def epoch_us(text: str) -> int | None:
+    """Microseconds since the Unix epoch of a validated `time`, or None when its offset is 24
+    hours or more (ValueError for text that is no event time). An integer: a float of
+    milliseconds since 1970 cannot hold every microsecond."""
     found = _STAMP.match(text)
     if found is None:
         raise ValueError(f"not an event time: {text!r}")
@@ -29,11 +38,19 @@ def epoch_ms(text: str) -> float:
                + int(minute) * 60 + int(second or 0))
     if sign is not None:
         offset = int(off_hours) * 3_600 + int(off_minutes) * 60
+        if offset >= 86_400:
+            return None
         seconds += -offset if sign == "+" else offset
-    milliseconds = float(seconds * 1_000)
-    if fraction:
-        milliseconds += int(fraction[:9].ljust(9, "0")) / 1_000_000
-    return milliseconds
+    return seconds * 1_000_000 + (int(fraction[:6].ljust(6, "0")) if fraction else 0)
+
+
+def elapsed_ms(start: str, end: str) -> float | None:
+    """Milliseconds from one validated time to another (negative when `end` comes first), or None
+    when either names no instant."""
+    began, ended = epoch_us(start), epoch_us(end)
+    if began is None or ended is None:
+        return None
+    return (ended - began) / 1_000
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:

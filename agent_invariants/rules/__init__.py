@@ -14,11 +14,20 @@ from agent_invariants.rules.confidence_requires_outcome import ConfidenceRequire
 from agent_invariants.rules.deny_event import DenyEvent
 from agent_invariants.rules.deny_tool import DenyTool
 from agent_invariants.rules.event_budget import EventBudget
+from agent_invariants.rules.failure_handled import FailureHandled
+from agent_invariants.rules.forbidden_when import ForbiddenWhen
+from agent_invariants.rules.latency_budget import LatencyBudget
+from agent_invariants.rules.output_match import OutputMatch
+from agent_invariants.rules.output_schema import OutputSchema
 from agent_invariants.rules.precedence import Precedence
 from agent_invariants.rules.require_approval import RequireApproval
 from agent_invariants.rules.require_event import RequireEvent
 from agent_invariants.rules.require_order import RequireOrder
+from agent_invariants.rules.required_when import RequiredWhen
+from agent_invariants.rules.result_size import ResultSize
 from agent_invariants.rules.retry_limit import RetryLimit
+from agent_invariants.rules.run_duration import RunDuration
+from agent_invariants.rules.run_status import RunStatus
 from agent_invariants.rules.stop_is_final import StopIsFinal
 from agent_invariants.rules.tool_args import ToolArgs
 from agent_invariants.rules.tool_calls import ToolCalls
@@ -46,6 +55,15 @@ _ALL: tuple[type[Rule], ...] = (
     Precedence,
     ToolCalls,
     ApprovalBound,
+    LatencyBudget,
+    ResultSize,
+    RunDuration,
+    OutputMatch,
+    OutputSchema,
+    RunStatus,
+    RequiredWhen,
+    ForbiddenWhen,
+    FailureHandled,
 )
 
 

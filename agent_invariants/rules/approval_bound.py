@@ -16,7 +16,7 @@ from agent_invariants.payloads import decoded, text
 from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
-from agent_invariants.timing import epoch_ms
+from agent_invariants.timing import elapsed_ms
 
 __all__ = ("ApprovalBound", "ApprovalBoundConfig")
 
@@ -300,9 +300,10 @@ class ApprovalBound(Rule):
         if config.max_age_events is not UNSET and call.index - grant.index > config.max_age_events:
             return "expired", {}
         if config.max_age_ms is not UNSET:
-            if grant.time is UNSET or call.time is UNSET:
-                return "time_missing", {}
-            if epoch_ms(call.time) - epoch_ms(grant.time) > config.max_age_ms:
+            age = None if grant.time is UNSET or call.time is UNSET else elapsed_ms(grant.time, call.time)
+            if age is None:
+                return "time_missing", {}   # (also a time whose offset names no instant)
+            if age > config.max_age_ms:
                 return "expired", {}
         if grant.revoked:
             return "revoked", {}

@@ -92,12 +92,12 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         if self.description is not UNSET:
             out["description"] = self.description
         out["kind"] = self.kind
-        for name in self.__struct_fields__:
+        for name, written in zip(self.__struct_fields__, self.__struct_encode_fields__, strict=True):
             if name in ("id", "severity", "description"):
                 continue
             value = getattr(self, name)
             if value is not UNSET:
-                out[name] = value.to_dict() if hasattr(value, "to_dict") else _js_value(value)
+                out[written] = value.to_dict() if hasattr(value, "to_dict") else _js_value(value)
         return out
 
 
@@ -119,6 +119,9 @@ class Rule:
     pairs_calls: bool = False
     """True for kinds (or rules) that see a `tool.result` as its call's (version 2): the engine
     then gives them the check's one `pairing.Calls` through `read_results` before the first event."""
+    judges_output_shape: ClassVar[bool] = False
+    """True for output_schema: when such a rule fails, the violations of other rules that read the
+    final output get its id as `caused_by`."""
     checked_nothing_is_normal: bool = False
     """True for kinds (or rules: a rule may set it) whose `checked` counts what they forbid, so
     that 0 is their passing state; otherwise a rule that checked nothing gets a
@@ -132,6 +135,7 @@ class Rule:
         self.violations: list[Violation] = []
         self.violation_count = 0              # every violation found, kept or not
         self.cap = DEFAULT_MAX_VIOLATIONS     # the most violations kept; see limit_violations
+        self.read_output: list[Violation] = []   # kept violations that read the final output (caused_by)
 
     def limit_violations(self, max_violations: int) -> None:
         """Keep at most `max_violations` violations (0: keep all); call before the first event."""
@@ -201,15 +205,27 @@ class Rule:
 
     def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET, seq: int | float | UnsetType = UNSET,
              index: int | UnsetType = UNSET, *, reason: str | None = None, status: Status = "fail",
-             pointer: str | UnsetType = UNSET, related_seqs: list[int | float] | UnsetType = UNSET) -> None:
+             pointer: str | UnsetType = UNSET, related_seqs: list[int | float] | UnsetType = UNSET,
+             reads_output: bool = False) -> None:
         """Keep a violation the `note_violation(s)` just counted; `seq` and `index` name the
         event, when there is one; `reason` names the violation in its code (default: the
-        kind's `reason`); `status`, `pointer` and `related_seqs` are for version-2 kinds."""
+        kind's `reason`); `status`, `pointer` and `related_seqs` are for version-2 kinds, and
+        `reads_output` says the violation read the final output (an output_schema rule that
+        fails then becomes its `caused_by`)."""
+        if reads_output:
+            self.read_output.append(self._keep(message, evidence, seq, index, reason, status, pointer, related_seqs))
+        else:
+            self._keep(message, evidence, seq, index, reason, status, pointer, related_seqs)
+
+    def _keep(self, message: str, evidence: dict[str, Any] | UnsetType, seq: int | float | UnsetType,
+              index: int | UnsetType, reason: str | None, status: Status, pointer: str | UnsetType,
+              related_seqs: list[int | float] | UnsetType) -> Violation:
         self.violations.append(Violation(
             rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
             event_seq=seq, event_index=index, evidence=evidence,
             code=f"{self.kind}.{self.reason if reason is None else reason}", status=status,
             pointer=pointer, related_seqs=related_seqs))
+        return self.violations[-1]
 
 
 def _trace_position(violation: Violation) -> tuple[bool, int]:

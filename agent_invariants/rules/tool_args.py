@@ -3,14 +3,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
-import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants._js import js_number, js_number_hook
-from agent_invariants._safe import inert
+from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key, evidence_value
+from agent_invariants.match.explained import MAX_LISTED, findings
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.match.quick import quick
 from agent_invariants.match.references import NO_OUTPUT, Memory, references_in
@@ -31,9 +30,6 @@ from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob
 
 __all__ = ("ToolArgs", "ToolArgsConfig")
-
-MAX_LISTED = 20
-"""The most mismatches, unresolved references or schema errors one violation lists."""
 
 _TERMINAL = ("run.completed", "run.failed")
 
@@ -304,22 +300,12 @@ class ToolArgs(Rule):
 
     def _explain(self, call: _Call, outcome: Outcome) -> None:
         """The mismatch and unresolved violations of a call whose args do not match."""
-        if outcome.mismatches:
-            listed = [_at_args(entry) for entry in outcome.mismatches[:MAX_LISTED]]
-            first = evidence_value(listed[0])
-            shown = f"{first['pointer']} expected {_shown(first['expected'])}"
-            if "actual" in first:
-                shown += f", got {_shown(first['actual'])}"
-            more = len(outcome.mismatches) - 1
-            self._report(call, "mismatch", f"Args of {_named(call)} do not match: {shown}"
-                         f"{f' (and {more} more)' if more else ''}.", {"mismatches": listed}, first["pointer"])
-        if outcome.unresolved:
-            listed = [_at_args(entry) for entry in outcome.unresolved[:MAX_LISTED]]
-            first = listed[0]
-            self._report(call, "reference_unresolved",
-                         f"A reference in the args check of {_named(call)} is unresolved at {first['pointer']}: "
-                         f"{first['reason'].replace('_', ' ')}.", {"unresolved": listed}, first["pointer"],
-                         "unresolved")
+        for found in findings(outcome, "/args"):
+            if found.reason == "mismatch":
+                message = f"Args of {_named(call)} do not match: {found.detail}."
+            else:
+                message = f"A reference in the args check of {_named(call)} is unresolved at {found.detail}."
+            self._report(call, found.reason, message, {found.key: found.listed}, found.pointer, found.status)
 
     def _check_distinct(self, call: _Call) -> None:
         values = [find(call.args, path) for path in self._distinct]
@@ -348,22 +334,9 @@ class ToolArgs(Rule):
         evidence.update(call_index=call.number, mode=self._mode)
         evidence.update(extra)
         self.keep(message, evidence_value(evidence), call.seq, call.position, reason=reason, status=status, pointer=at,
-                  related_seqs=UNSET if related is None else related)
+                  related_seqs=UNSET if related is None else related, reads_output=self._at_end)
 
 
 def _named(call: _Call) -> str:
     """A call as messages name it: `refund at seq 3`."""
     return f"{call.tool} at seq {js_number(call.seq)}"
-
-
-def _at_args(entry: dict[str, Any]) -> dict[str, Any]:
-    """An evaluation entry with its pointer into the event (under `/args`)."""
-    return {**entry, "pointer": "/args" + entry["pointer"]}
-
-
-def _shown(value: Any) -> str:
-    """A value as a message shows it: compact JSON, cut at 80 characters; a reference's
-    candidates as `any of [...]`."""
-    if isinstance(value, dict) and list(value) == ["any_of"]:
-        return "any of " + _shown(value["any_of"])
-    return inert(msgspec.json.encode(value, enc_hook=js_number_hook).decode(), 79)

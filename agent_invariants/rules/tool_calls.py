@@ -200,7 +200,7 @@ class ToolCalls(Rule):
             if len(value) != self.checked and self.note_violation():
                 self.keep(f"The final output lists {len(value)} at {text}, but {self._called()}.",
                           self._evidence(len(value)), seq, index,
-                          reason="output_mismatch", pointer=pointer(("output", *path)))
+                          reason="output_mismatch", pointer=pointer(("output", *path)), reads_output=True)
             return
         if not self.note_violation():
             return
@@ -214,7 +214,7 @@ class ToolCalls(Rule):
             why = f"the final output holds no array at {text}"
         self.keep(f"Cannot compare the {self._config.tool} calls with the final output: {why}.", self._evidence(),
                   seq, index, reason="output_unresolved", status="unresolved",
-                  pointer=UNSET if terminal is None else pointer(("output", *path)))
+                  pointer=UNSET if terminal is None else pointer(("output", *path)), reads_output=True)
 
     def _called(self) -> str:
         """`refund was called successfully 2 times`, as messages say the count."""

@@ -131,7 +131,7 @@ def test_passing_example_passes_the_failing_examples_rule(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_options_section_matches_config_fields(kind):
-    fields = {field.name for field in msgspec.structs.fields(RULE_KINDS[kind].config_type)}
+    fields = {field.encode_name for field in msgspec.structs.fields(RULE_KINDS[kind].config_type)}
     assert fields >= SHARED_FIELDS
     documented = option_names(sections(kind)["Options"])
     assert documented, "no `- `name`` bullets in ## Options"

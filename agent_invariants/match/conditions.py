@@ -1,0 +1,181 @@
+"""Conditions: `when` of output_match, required_when and forbidden_when (spec v2 §2, §10 point 14).
+
+A condition is judged once, when the trace has ended, over the whole trace, and is true, false or
+*unresolved* (three-valued: unresolved is never false):
+
+- `{"path": p, "equals": v}`: the final output's value at `p` equals `v` (JSON equality);
+- `{"path": p, "non_empty": true}`: the value at `p` is an array with an element (a value that
+  is not an array is unresolved);
+- `{"path": p, "matches": node}`: the value at `p` matches a match tree (no references);
+- `{"outcome": {"outcome_id": glob, "verdict": v}}`: the last `outcome.observed` whose
+  `outcome_id` matches has that verdict (one without a verdict: false; none at all: unresolved);
+- `{"any_of": [2..20 conditions]}`, `{"all_of": [...]}`: Kleene's logic: a true operand makes
+  `any_of` true and a false one makes `all_of` false, even beside unresolved ones.
+
+Paths read the final output (the `output` of the last `run.completed` or `run.failed`): with no
+output, or nothing at the path, the condition is unresolved.
+
+    when = compile_condition({"path": "refunds", "non_empty": True}, "when")
+    state = Observed(when)                   # fed every outcome.observed through `observe`
+    state.holds(final_output)                # True, False or None (unresolved)
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, NamedTuple
+
+from msgspec import UNSET
+
+from agent_invariants.events import VERDICTS, Event
+from agent_invariants.globs import compile_glob
+from agent_invariants.match.equality import json_equal
+from agent_invariants.match.paths import NOT_FOUND, find, parse_path
+from agent_invariants.match.quick import quick
+from agent_invariants.match.tree import MatchError, compile_tree, no_references
+
+__all__ = ("Condition", "Observed", "compile_condition", "reads_output")
+
+MAX_BRANCHES = 20
+_FORMS = ("path", "outcome", "any_of", "all_of")
+_PATH_TESTS = ("equals", "non_empty", "matches")
+
+
+class Condition(NamedTuple):
+    """A compiled condition: its form, what it needs, and the condition as written."""
+
+    form: str                   # equals, non_empty, matches, outcome, any_of, all_of
+    operand: Any                # (path, value), (path,), (path, test), (glob, verdict), [conditions]
+    written: Any
+
+
+def compile_condition(value: Any, path: str) -> Condition:
+    """A condition as the contract writes it, checked; a mistake is a MatchError at its JSON path."""
+    if not isinstance(value, dict):
+        raise MatchError(path, "a condition is an object: {path, equals}, {path, non_empty}, {path, matches}, "
+                               "{outcome}, {any_of} or {all_of}")
+    forms = [key for key in _FORMS if key in value]
+    if len(forms) != 1:
+        what = "has none of" if not forms else "mixes"
+        raise MatchError(path, f"a condition {what} path, outcome, any_of, all_of")
+    form = forms[0]
+    known = _PATH_TESTS + ("path",) if form == "path" else (form,)
+    extra = [key for key in value if key not in known]
+    if extra:
+        close = difflib.get_close_matches(str(extra[0]), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(known)})"
+        raise MatchError(f"{path}.{extra[0]}", f"unknown key in a {form} condition{hint}")
+    if form in ("any_of", "all_of"):
+        _only(value, (form,), path)
+        branches = value[form]
+        if not isinstance(branches, list) or not 2 <= len(branches) <= MAX_BRANCHES:
+            raise MatchError(f"{path}.{form}", f"expected a list of 2..{MAX_BRANCHES} conditions")
+        return Condition(form, [compile_condition(branch, f"{path}.{form}[{at}]")
+                                for at, branch in enumerate(branches)], value)
+    if form == "outcome":
+        _only(value, ("outcome",), path)
+        return Condition("outcome", _outcome(value["outcome"], f"{path}.outcome"), value)
+    tests = [key for key in _PATH_TESTS if key in value]
+    if len(tests) != 1:
+        raise MatchError(path, "a path condition needs exactly one of equals, non_empty, matches")
+    test = tests[0]
+    _only(value, ("path", test), path)
+    segments = _path(value["path"], f"{path}.path")
+    if test == "equals":
+        return Condition("equals", (segments, value["equals"]), value)
+    if test == "non_empty":
+        if value["non_empty"] is not True:
+            raise MatchError(f"{path}.non_empty", "expected true")
+        return Condition("non_empty", (segments,), value)
+    tree = compile_tree(value["matches"], f"{path}.matches")   # no references: none is allowed here
+    return Condition("matches", (segments, quick(tree)), value)
+
+
+def _only(value: dict[str, Any], keys: tuple[str, ...], path: str) -> None:
+    extra = [key for key in value if key not in keys]
+    if extra:
+        raise MatchError(f"{path}.{extra[0]}", f"unknown key in a {keys[0]} condition (allowed: {', '.join(keys)})")
+
+
+def _path(text: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(text, str):
+        raise MatchError(where, "expected a path (a string)")
+    try:
+        return parse_path(text)
+    except ValueError as exc:
+        raise MatchError(where, str(exc)) from None
+
+
+def _outcome(value: Any, path: str) -> tuple[Any, str]:
+    if not isinstance(value, dict):
+        raise MatchError(path, "expected an object {outcome_id, verdict}")
+    extra = [key for key in value if key not in ("outcome_id", "verdict")]
+    if extra:
+        raise MatchError(f"{path}.{extra[0]}", "unknown key (allowed: outcome_id, verdict)")
+    glob, verdict = value.get("outcome_id"), value.get("verdict")
+    if not isinstance(glob, str) or not glob.strip():
+        raise MatchError(f"{path}.outcome_id", "expected a glob on outcome ids (a non-empty string)")
+    if verdict not in VERDICTS:
+        raise MatchError(f"{path}.verdict", f"expected one of {', '.join(VERDICTS)}")
+    return compile_glob(glob.strip()), verdict
+
+
+def reads_output(condition: Condition) -> bool:
+    """Whether the condition reads the final output (a path), anywhere in it."""
+    if condition.form in ("any_of", "all_of"):
+        return any(reads_output(branch) for branch in condition.operand)
+    return condition.form != "outcome"
+
+
+class Observed:
+    """What a condition needs of the trace besides the output: for each `outcome` in it, the
+    verdict of the last matching `outcome.observed` (UNSET: one without a verdict)."""
+
+    __slots__ = ("_last", "_outcomes", "condition")
+
+    def __init__(self, condition: Condition) -> None:
+        self.condition = condition
+        self._outcomes = list(_outcome_nodes(condition))
+        self._last: dict[int, Any] = {}   # id of an outcome node -> the last matching verdict
+
+    @property
+    def wants_outcomes(self) -> bool:
+        return bool(self._outcomes)
+
+    def observe(self, event: Event, index: int) -> None:
+        """An `outcome.observed` event."""
+        if event.outcome_id is UNSET:
+            return
+        for node in self._outcomes:
+            if node.operand[0](event.outcome_id):
+                self._last[id(node)] = event.verdict
+
+    def holds(self, output: Any) -> bool | None:
+        """The condition at the end of the trace: True, False, or None (unresolved)."""
+        return self._holds(self.condition, output)
+
+    def _holds(self, condition: Condition, output: Any) -> bool | None:
+        form, operand = condition.form, condition.operand
+        if form == "any_of":
+            values = [self._holds(branch, output) for branch in operand]
+            return True if True in values else None if None in values else False
+        if form == "all_of":
+            values = [self._holds(branch, output) for branch in operand]
+            return False if False in values else None if None in values else True
+        if form == "outcome":
+            if id(condition) not in self._last:
+                return None
+            return bool(self._last[id(condition)] == operand[1])
+        value = NOT_FOUND if output is NOT_FOUND else find(output, operand[0])
+        if value is NOT_FOUND:
+            return None
+        if form == "equals":
+            return json_equal(value, operand[1])
+        if form == "non_empty":
+            return bool(value) if isinstance(value, list) else None
+        return bool(operand[1](value, no_references))
+
+
+def _outcome_nodes(condition: Condition) -> list[Condition]:
+    if condition.form in ("any_of", "all_of"):
+        return [node for branch in condition.operand for node in _outcome_nodes(branch)]
+    return [condition] if condition.form == "outcome" else []

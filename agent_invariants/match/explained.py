@@ -1,0 +1,61 @@
+"""An evaluation's outcome as violations say it: the `mismatch` and `reference_unresolved` of
+tool_args (on a call's args) and output_match (on the final output), one home for both.
+
+    for finding in findings(outcome, "/args"):
+        rule.report(finding.reason, finding.detail, {finding.key: finding.listed}, finding.pointer, finding.status)
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+import msgspec
+
+from agent_invariants._js import js_number_hook
+from agent_invariants._safe import inert
+from agent_invariants.match.canonical import evidence_value
+from agent_invariants.match.tree import Outcome
+
+__all__ = ("MAX_LISTED", "Finding", "findings", "shown")
+
+MAX_LISTED = 20
+"""The most mismatches, unresolved references or schema errors one violation lists."""
+
+
+class Finding(NamedTuple):
+    """One violation's worth of an outcome."""
+
+    reason: Literal["mismatch", "reference_unresolved"]
+    detail: str                        # `/args/amount expected any of [10], got 12`, `/args/x: no candidates`
+    key: Literal["mismatches", "unresolved"]
+    listed: list[dict[str, Any]]       # at most MAX_LISTED entries, pointers into the event
+    pointer: str                       # the first entry's
+    status: Literal["fail", "unresolved"]
+
+
+def findings(outcome: Outcome, at: str) -> list[Finding]:
+    """The mismatch finding (if any), then the unresolved one, with pointers under `at`."""
+    found = []
+    if outcome.mismatches:
+        listed = [{**entry, "pointer": at + entry["pointer"]} for entry in outcome.mismatches[:MAX_LISTED]]
+        first = evidence_value(listed[0])
+        detail = f"{first['pointer']} expected {shown(first['expected'])}"
+        if "actual" in first:
+            detail += f", got {shown(first['actual'])}"
+        more = len(outcome.mismatches) - 1
+        if more:
+            detail += f" (and {more} more)"
+        found.append(Finding("mismatch", detail, "mismatches", listed, first["pointer"], "fail"))
+    if outcome.unresolved:
+        listed = [{**entry, "pointer": at + entry["pointer"]} for entry in outcome.unresolved[:MAX_LISTED]]
+        first = listed[0]
+        detail = f"{first['pointer']}: {first['reason'].replace('_', ' ')}"
+        found.append(Finding("reference_unresolved", detail, "unresolved", listed, first["pointer"], "unresolved"))
+    return found
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: compact JSON, cut at 80 characters; a reference's
+    candidates as `any of [...]`."""
+    if isinstance(value, dict) and list(value) == ["any_of"]:
+        return "any of " + shown(value["any_of"])
+    return inert(msgspec.json.encode(value, enc_hook=js_number_hook).decode(), 79)
