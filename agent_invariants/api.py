@@ -29,7 +29,7 @@ ContractLike = Contract | Mapping[str, Any] | str | os.PathLike[str]
 
 def check_trace(contract: ContractLike, trace: Trace, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 max_violations: int = DEFAULT_MAX_VIOLATIONS, line_lengths: bool = False,
-                strict: bool = False) -> CheckReport:
+                strict: bool = False, partial: bool = False) -> CheckReport:
     """Check one trace against a contract.
 
     `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
@@ -37,19 +37,23 @@ def check_trace(contract: ContractLike, trace: Trace, *, max_line_bytes: int = D
     violations (0: all of them, and memory grows with them); the counts and the verdict include
     every one. With `line_lengths`, violations in a trace file also get the length of their line
     (`line_length`, which SARIF regions need). With `strict`, a rule that checked nothing fails
-    (see `CheckReport.notices`). Raises `InputError` for a bad contract or trace.
+    (see `CheckReport.notices`). With `partial`, the trace is taken as cut short (a crashed or
+    still-running agent): violations of the rules' liveness parts are `inconclusive` and left out
+    of the verdict and counts. Raises `InputError` for a bad contract or trace.
     """
     source = open_trace(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-    return run_check(load_contract(contract), source, max_violations, strict=strict).report
+    return run_check(load_contract(contract), source, max_violations, strict=strict, partial=partial).report
 
 
 def compare_traces(contract: ContractLike, baseline: Trace, candidate: Trace, *,
                    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
-                   jobs: int = 1, line_lengths: bool = False, strict: bool = False) -> CompareReport:
+                   jobs: int = 1, line_lengths: bool = False, strict: bool = False,
+                   partial: bool = False) -> CompareReport:
     """Check both traces under `contract` and report what the candidate made worse.
 
     Each rule keeps its first `max_violations` violations in each report (0: all); the counts,
-    and so the regressions, include every one. `line_lengths` and `strict` as for `check_trace`.
+    and so the regressions, include every one. `line_lengths`, `strict` and `partial` (both
+    traces taken as cut short) as for `check_trace`.
 
     With `jobs` > 1, when both traces are files and the baseline is large (8 MiB or more), the
     baseline is checked in a second process while this one checks the candidate: on two cores a
@@ -57,7 +61,8 @@ def compare_traces(contract: ContractLike, baseline: Trace, candidate: Trace, *,
     the error when a trace is bad (the baseline's comes first).
     """
     return run_compare(load_contract(contract), baseline, candidate, max_line_bytes=max_line_bytes,
-                       max_violations=max_violations, jobs=jobs, line_lengths=line_lengths, strict=strict)
+                       max_violations=max_violations, jobs=jobs, line_lengths=line_lengths, strict=strict,
+                       partial=partial)
 
 
 def summarize_trace(trace: Trace) -> TraceSummary:

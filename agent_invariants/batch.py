@@ -147,11 +147,12 @@ def _visible(folder: str) -> list[str]:
 
 def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
-               progress: Progress | None = None, line_lengths: bool = False, strict: bool = False) -> CheckBatchReport:
+               progress: Progress | None = None, line_lengths: bool = False, strict: bool = False,
+               partial: bool = False) -> CheckBatchReport:
     """Check each trace against `contract`; bad traces become failures, the rest reports.
-    `max_violations`, `line_lengths` and `strict` as for `check_trace`."""
-    reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict)
-                                          for path in traces], jobs, progress)
+    `max_violations`, `line_lengths`, `strict` and `partial` as for `check_trace`."""
+    reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict,
+                                           partial) for path in traces], jobs, progress)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=_reference(contract),
         passed=not failures and all(report.passed for report in reports),
@@ -183,10 +184,10 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
 def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: int = 1,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                  progress: Progress | None = None, line_lengths: bool = False,
-                 strict: bool = False) -> CompareBatchReport:
+                 strict: bool = False, partial: bool = False) -> CompareBatchReport:
     """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`)."""
-    reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths, strict)
-                                            for b, c in pairs], jobs, progress)
+    reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths, strict,
+                                             partial) for b, c in pairs], jobs, progress)
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=_reference(contract),
         compatible=not failures and all(report.compatible for report in reports),
@@ -204,11 +205,11 @@ def check_file_name(path: str) -> None:
 
 
 def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool,
-               strict: bool) -> Any:
+               strict: bool, partial: bool) -> Any:
     try:
         check_file_name(path)
         report = check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
-                             line_lengths=line_lengths, strict=strict)
+                             line_lengths=line_lengths, strict=strict, partial=partial)
     except InputError as exc:
         return BatchFailure(trace=_as_text(path), error=str(exc))
     problem = strict_problem(path, report) if strict else None   # --strict: bad input, as above
@@ -216,12 +217,13 @@ def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violation
 
 
 def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_bytes: int, max_violations: int,
-                 line_lengths: bool, strict: bool) -> Any:
+                 line_lengths: bool, strict: bool, partial: bool) -> Any:
     try:
         check_file_name(baseline)
         check_file_name(candidate)
         report = compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes,
-                                max_violations=max_violations, line_lengths=line_lengths, strict=strict)
+                                max_violations=max_violations, line_lengths=line_lengths, strict=strict,
+                                partial=partial)
     except InputError as exc:
         return BatchFailure(trace=_as_text(candidate), error=str(exc))
     problem = (strict_problem(baseline, report.baseline) or strict_problem(candidate, report.candidate)) if strict \

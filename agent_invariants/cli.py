@@ -130,7 +130,7 @@ def check(
     _finish(_with_progress(len(paths), "checking traces", options.quiet, lambda advance: batch.check_many(
         run.contract, paths, jobs=_processes(options.jobs), max_line_bytes=options.max_line_bytes,
         max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
-        strict=options.strict)), run)
+        strict=options.strict, partial=options.partial)), run)
 
 
 def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contract_path: Path) -> AnyReport:
@@ -145,7 +145,7 @@ def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contra
     options = run.options
     return check_imported(run.contract, paths, imports.input_format.value, run=imports.run,
                           profile=_profile(imports), max_line_bytes=options.max_line_bytes,
-                          max_violations=options.max_violations, strict=options.strict,
+                          max_violations=options.max_violations, strict=options.strict, partial=options.partial,
                           line_lengths=run.line_lengths)
 
 
@@ -181,7 +181,7 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
     return _with_progress(size, "reading", options.quiet, lambda advance: check_trace(
         run.contract, TraceFile(trace, max_line_bytes=options.max_line_bytes, on_read=advance,
                                 line_lengths=run.line_lengths),
-        max_violations=options.max_violations, strict=options.strict), unit="bytes")
+        max_violations=options.max_violations, strict=options.strict, partial=options.partial), unit="bytes")
 
 
 @app.command(cls=Command)
@@ -216,7 +216,8 @@ def compare(
         run.inside_sarif_root(*[path for path in candidate if path != "-"])
         _finish(compare_traces(run.contract, _imported(baseline[0], imports, options.max_line_bytes),
                                _imported(candidate[0], imports, options.max_line_bytes, run.line_lengths),
-                               max_violations=options.max_violations, strict=options.strict), run)
+                               max_violations=options.max_violations, strict=options.strict,
+                               partial=options.partial), run)
     _refuse_run_option(imports)
     if batch.is_single(baseline) and batch.is_single(candidate):
         batch.check_file_name(baseline[0])
@@ -225,7 +226,7 @@ def compare(
         run.inside_sarif_root(candidate[0])   # SARIF points into the candidate only
         _finish(compare_traces(run.contract, baseline[0], candidate[0], max_line_bytes=options.max_line_bytes,
                                max_violations=options.max_violations, jobs=jobs, line_lengths=run.line_lengths,
-                               strict=options.strict), run)
+                               strict=options.strict, partial=options.partial), run)
     exclude = [str(contract_path)]
     pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
                               batch.named_traces(candidate, exclude=exclude))
@@ -234,7 +235,7 @@ def compare(
     _finish(_with_progress(len(pairs), "comparing traces", options.quiet, lambda advance: batch.compare_many(
         run.contract, pairs, jobs=jobs, max_line_bytes=options.max_line_bytes,
         max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
-        strict=options.strict)), run)
+        strict=options.strict, partial=options.partial)), run)
 
 
 def find_contract(contract: Path | None, traces: Sequence[str] = ()) -> Path:

@@ -136,6 +136,7 @@ class ReportOptions(NamedTuple):
     verbose: bool
     quiet: bool
     strict: bool
+    partial: bool
     max_warnings: int | None
     max_line_bytes: int
     max_violations: int
@@ -161,6 +162,11 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
     "strict": (Annotated[bool, typer.Option(
         "--strict", help="Turn the warnings on stderr into failures: a trace with no events or with a "
         "misspelt event type or field is an error (exit 2), a rule that checked nothing fails the check.")],
+        False),
+    "partial": (Annotated[bool, typer.Option(
+        "--partial", help="The trace was cut short (a crashed or still-running agent): violations of what only "
+        "the end of a run can decide (a required event, a result still to come, the final output) are "
+        "'inconclusive' and do not fail the check; what already happened is judged.")],
         False),
     "max_warnings": (Annotated[int | None, typer.Option(
         "--max-warnings", min=0, show_default=False, metavar="N",

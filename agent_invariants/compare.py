@@ -52,19 +52,20 @@ SIDE_BY_SIDE_BYTES = 8 << 20
 
 def run_compare(contract: Contract, baseline: Trace, candidate: Trace, *,
                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
-                jobs: int = 1, line_lengths: bool = False, strict: bool = False) -> CompareReport:
+                jobs: int = 1, line_lengths: bool = False, strict: bool = False,
+                partial: bool = False) -> CompareReport:
     """Check both traces under `contract` and report what the candidate made worse; the options
     are those of `api.compare_traces`. With `jobs` > 1 a large baseline file is checked in a
     second process meanwhile (`_check_side_by_side`): the two checks are independent."""
     checked = None
     paths = _side_by_side_paths(baseline, candidate) if jobs > 1 else None
     if paths is not None:
-        checked = _check_side_by_side(contract, *paths, max_line_bytes, max_violations, line_lengths, strict)
+        checked = _check_side_by_side(contract, *paths, max_line_bytes, max_violations, line_lengths, strict, partial)
     if checked is None:
         before = run_check(contract, open_trace(baseline, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
-                           max_violations, strict=strict).report
+                           max_violations, strict=strict, partial=partial).report
         after = run_check(contract, open_trace(candidate, max_line_bytes=max_line_bytes, line_lengths=line_lengths),
-                          max_violations, strict=strict)
+                          max_violations, strict=strict, partial=partial)
     else:
         before, after = checked
     report = compare_reports(contract, before, after.report)
@@ -88,7 +89,8 @@ def _side_by_side_paths(baseline: Trace, candidate: Trace) -> tuple[str, str] | 
 
 
 def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_line_bytes: int,
-                        max_violations: int, line_lengths: bool, strict: bool) -> tuple[CheckReport, Checked] | None:
+                        max_violations: int, line_lengths: bool, strict: bool,
+                        partial: bool) -> tuple[CheckReport, Checked] | None:
     """The baseline's report, checked in a worker process, and the candidate's pass, made here
     meanwhile; None when no worker process can be started here (then the caller checks both).
     A bad baseline is reported before a bad candidate, as in one process."""
@@ -104,12 +106,12 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
         try:
             with _signals.held():   # the worker starts during the submit; see quiet_worker
                 future = pool.submit(_baseline_report, contract, baseline, max_line_bytes, max_violations,
-                                     line_lengths, strict)
+                                     line_lengths, strict, partial)
         except (OSError, AssertionError, BrokenProcessPool):   # AssertionError: a daemon process
             return None
         try:
             source = open_trace(candidate, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-            after: Checked | InputError = run_check(contract, source, max_violations, strict=strict)
+            after: Checked | InputError = run_check(contract, source, max_violations, strict=strict, partial=partial)
         except InputError as exc:
             after = exc
         except BaseException:
@@ -118,7 +120,8 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
         try:
             before = future.result()
         except BrokenProcessPool:   # the worker died (killed for memory, say): check it here
-            before = _baseline_report(contract, baseline, max_line_bytes, max_violations, line_lengths, strict)
+            before = _baseline_report(contract, baseline, max_line_bytes, max_violations, line_lengths, strict,
+                                      partial)
         except BaseException:   # Ctrl-C, SIGTERM: end the worker now, not when its check is done
             _signals.end_workers(pool)
             raise
@@ -130,12 +133,12 @@ def _check_side_by_side(contract: Contract, baseline: str, candidate: str, max_l
 
 
 def _baseline_report(contract: Contract, path: str, max_line_bytes: int, max_violations: int,
-                     line_lengths: bool, strict: bool) -> CheckReport | tuple[str, int | None, str]:
+                     line_lengths: bool, strict: bool, partial: bool) -> CheckReport | tuple[str, int | None, str]:
     """Runs in the worker: the report, or a trace error as (source, line, problem), which
     crosses back to the caller more reliably than the exception itself."""
     try:
         source = open_trace(path, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-        return run_check(contract, source, max_violations, strict=strict).report
+        return run_check(contract, source, max_violations, strict=strict, partial=partial).report
     except TraceError as exc:
         return (exc.source, exc.line, exc.problem)
 

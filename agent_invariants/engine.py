@@ -199,15 +199,17 @@ class Checked(NamedTuple):
 
 
 def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
-              strict: bool = False) -> Checked:
+              strict: bool = False, partial: bool = False) -> Checked:
     """One pass of every rule of `contract` over `source`, each rule keeping at most
     `max_violations` violations (0: all). With `strict`, a rule that checked nothing (of a kind
-    for which that is not the passing state) fails with a violation of the whole trace."""
+    for which that is not the passing state) fails with a violation of the whole trace. With
+    `partial`, the trace is taken as cut short: violations of liveness parts are `inconclusive`
+    and count neither in the verdict nor in the error and warning counts."""
     with collector.paused():   # also while the rules finish and the report is built
-        return _check(contract, source, max_violations, strict)
+        return _check(contract, source, max_violations, strict, partial)
 
 
-def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool) -> Checked:
+def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool, partial: bool) -> Checked:
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
@@ -223,18 +225,21 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         unchecked = {notice.rule_id for notice in nothing}
         results = [rule.fail_unchecked() if rule.id in unchecked and result.passed else result
                    for rule, result in zip(rules, results, strict=True)]
+    inconclusive = [_inconclusive(rule, result) for rule, result in zip(rules, results, strict=True)] if partial \
+        else [0] * len(results)
     violations = [violation for result in results for violation in result.violations]
     notices = _trace_notices(events, spelling, source) + nothing
     _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)
-    errors = sum(result.violation_count for result in results if result.severity == "error")
+    counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]
+    errors = sum(count for result, count in zip(results, counted, strict=True) if result.severity == "error")
     cut = total > len(violations)
     report = CheckReport(
         schema=CHECK_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
         passed=errors == 0,
         error_count=errors,
-        warning_count=total - errors,
+        warning_count=sum(counted) - errors,
         summary=summary,
         results=results,
         violations=violations,
@@ -243,8 +248,25 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         trace=UNSET if source.path is None else source.path,
         run=UNSET if source.run_id is None else source.run_id,
         notices=notices or UNSET,
+        partial=True if partial else UNSET,
+        inconclusive_count=sum(inconclusive) if partial else UNSET,
     )
     return Checked(report, counter, source)
+
+
+def _inconclusive(rule: Rule, result: RuleResult) -> int:
+    """Mark the violations of the rule's liveness parts `inconclusive` (a trace cut short may yet
+    satisfy them) and count them out of the rule's verdict; how many there are."""
+    kept = 0
+    for violation in result.violations:
+        if rule.is_liveness(violation):
+            violation.status = "inconclusive"
+            kept += 1
+    total = rule.inconclusive_total(kept)
+    if total:
+        result.inconclusive = total
+        result.passed = result.violation_count == total
+    return total
 
 
 def _shared_calls(rules: list[Rule]) -> list[Calls]:

@@ -42,7 +42,30 @@ def explain_kind(kind: str) -> str:
     lines = [f"{kind}: {manual(kind)}", "", "## Fields"]
     for name, required, kind_of_value, description in _fields(RULE_KINDS[kind].config_type):
         lines.append(f"- `{name}` ({kind_of_value}{', required' if required else ''}): {description}")
+    lines += ["", "## On a trace cut short (--partial)", _cut_short(kind)]
     return "\n".join(lines) + "\n"
+
+
+_CUT_SHORT = {
+    "tool_args": "With `call_index`, `tool_args.call_missing` is inconclusive; in a rule that reads the final "
+                 "output (`$from_output`), every violation is. The rest is judged.",
+    "latency_budget": "With `percentile`, both codes are inconclusive; without, `duration_unresolved` of a call "
+                      "whose result has not come is. A call over the budget is judged.",
+    "failure_handled": "A failure whose window the trace ends in (or whose retry's result has not come) is "
+                       "inconclusive; one whose window passed is judged.",
+}
+"""What `--partial` leaves undecided, for the kinds whose answer depends on their options or events."""
+
+
+def _cut_short(kind: str) -> str:
+    """Which of a kind's codes `--partial` reports as inconclusive."""
+    if kind in _CUT_SHORT:
+        return _CUT_SHORT[kind]
+    reasons = sorted(RULE_KINDS[kind].liveness_reasons)
+    if not reasons:
+        return "Every violation is judged: what already happened decides it."
+    return ("Inconclusive (more events may yet satisfy them): "
+            + ", ".join(f"`{kind}.{reason}`" for reason in reasons) + ". The rest is judged.")
 
 
 def _match_manual() -> str:

@@ -193,10 +193,10 @@ _PARAMETERS = {
     COMPARE: ("contract", "baseline", "candidate"),
     SUMMARIZE: ("events",),
 }
-_OPTIONAL = {CHECK: ("strict", "input_format", "run"), COMPARE: ("strict", "input_format", "run"),
+_OPTIONAL = {CHECK: ("strict", "partial", "input_format", "run"), COMPARE: ("strict", "partial", "input_format", "run"),
              SUMMARIZE: ("input_format", "run")}
-"""Arguments a tool may be given: `strict` (false when absent), `input_format` (native when absent)
-and `run` (none)."""
+"""Arguments a tool may be given: `strict` and `partial` (false when absent), `input_format`
+(native when absent) and `run` (none)."""
 
 INPUT_FORMATS = ("native", "auto", "otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 
@@ -213,6 +213,9 @@ _PARAMETER_DESCRIPTIONS = {
     **{param: f"{text} At most {MAX_EVENTS:,} events." for param, text in _TRACE_DESCRIPTIONS.items()},
     "strict": ("Fail on what would otherwise be `notices` in the report: a trace with no events or with a "
                "misspelt event type or field is a tool error, and a rule that checked nothing fails."),
+    "partial": ("The run was cut short (the agent crashed or is still running): what only the end of a run can "
+                "decide (a required event, a result still to come, the final output) is reported `inconclusive` "
+                "and does not fail the check; what already happened is judged."),
     "input_format": ("The format of the trace arguments: native (our events, the default), or the records another "
                      "tool wrote, imported as `agent-invariants check --input-format` does: otel (OTLP JSON export "
                      "requests with GenAI spans), openinference, openai-agents (the Agents SDK's exported traces "
@@ -276,7 +279,7 @@ def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]
         if key not in args:
             raise ArgumentError(f"missing required argument `{key}`")
     for key in optional:
-        if key == "strict" and not isinstance(args.setdefault(key, False), bool):
+        if key in ("strict", "partial") and not isinstance(args.setdefault(key, False), bool):
             raise ArgumentError(f"{key}: expected true or false, got {json_type(args[key])}")
         if key == "input_format" and args.setdefault(key, "native") not in INPUT_FORMATS:
             raise ArgumentError(f"input_format: expected one of {', '.join(INPUT_FORMATS)}, got "
@@ -350,7 +353,8 @@ def _check(args: dict[str, Any]) -> Any:
     from agent_invariants.api import check_trace
 
     contract = _within_budget(_contract(args["contract"]), ("events", args["events"]))
-    return _strictly(check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"]), args)
+    return _strictly(check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"],
+                                 partial=args["partial"]), args)
 
 
 def _compare(args: dict[str, Any]) -> Any:
@@ -359,7 +363,8 @@ def _compare(args: dict[str, Any]) -> Any:
     contract = _within_budget(_contract(args["contract"]), ("baseline", args["baseline"]),
                               ("candidate", args["candidate"]))
     report = compare_traces(contract, _trace(args["baseline"], "baseline", args),
-                            _trace(args["candidate"], "candidate", args), strict=args["strict"])
+                            _trace(args["candidate"], "candidate", args), strict=args["strict"],
+                            partial=args["partial"])
     return _strictly(report, args)
 
 

@@ -111,6 +111,10 @@ class RuleResult(msgspec.Struct, kw_only=True):
     vacuous: bool | UnsetType = UNSET
     """(Version-2 kinds.) True when the rule's subject never occurred, so it checked nothing and
     passed without a test; absent otherwise."""
+    inconclusive: int | UnsetType = UNSET
+    """(`--partial`.) How many of the rule's violations come from its liveness parts, which a
+    trace cut short may yet satisfy: their status is `inconclusive`, and they count neither in
+    `passed` nor in the report's error and warning counts. Absent when none."""
 
     @property
     def violation_count(self) -> int:
@@ -200,6 +204,12 @@ class CheckReport(msgspec.Struct, kw_only=True):
     notices: list[Notice] | UnsetType = UNSET
     """(An addition.) Signs that the trace may not have been really checked: no events, misspelt
     event types or fields, rules that checked nothing; absent when there are none."""
+    partial: bool | UnsetType = UNSET
+    """(`--partial`.) True when the trace was checked as cut short (a crashed or running agent):
+    liveness parts report `inconclusive` violations, which the counts and `passed` leave out;
+    safety parts judge the events there are. Absent otherwise."""
+    inconclusive_count: int | UnsetType = UNSET
+    """(`--partial`.) How many violations are inconclusive; present with `partial`."""
 
 
 class Regression(msgspec.Struct, kw_only=True):

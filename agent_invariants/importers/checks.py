@@ -33,17 +33,17 @@ def imported_source(path: str, input_format: str, *, run: str | None, profile: A
 
 
 def check_imported(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
-                   max_line_bytes: int, max_violations: int, strict: bool,
+                   max_line_bytes: int, max_violations: int, strict: bool, partial: bool = False,
                    line_lengths: bool = False) -> CheckReport | CheckBatchReport:
     """The report of one run, or a batch report of every run of every file."""
     if len(paths) == 1 and run != ALL_RUNS:
         source = imported_source(paths[0], input_format, run=run, profile=profile, max_line_bytes=max_line_bytes,
                                  line_lengths=line_lengths)
-        return check_trace(contract, source, max_violations=max_violations, strict=strict)
+        return check_trace(contract, source, max_violations=max_violations, strict=strict, partial=partial)
     with collector.paused():   # re-enabled between runs, the collector would walk every object each time
         reports, failures = _check_each(contract, paths, input_format, run=run, profile=profile,
                                         max_line_bytes=max_line_bytes, max_violations=max_violations, strict=strict,
-                                        line_lengths=line_lengths)
+                                        partial=partial, line_lengths=line_lengths)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
         passed=not failures and all(report.passed for report in reports), traces=len(reports) + len(failures),
@@ -52,7 +52,7 @@ def check_imported(contract: Contract, paths: Sequence[str], input_format: str, 
 
 
 def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
-                max_line_bytes: int, max_violations: int, strict: bool,
+                max_line_bytes: int, max_violations: int, strict: bool, partial: bool,
                 line_lengths: bool) -> tuple[list[CheckReport], list[BatchFailure]]:
     reports: list[CheckReport] = []
     failures: list[BatchFailure] = []
@@ -63,11 +63,12 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
                 reports.append(check_trace(contract, imported_source(path, input_format, run=run, profile=profile,
                                                                      max_line_bytes=max_line_bytes,
                                                                      line_lengths=line_lengths),
-                                           max_violations=max_violations, strict=strict))
+                                           max_violations=max_violations, strict=strict, partial=partial))
                 continue
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
-                reports.append(check_trace(contract, source, max_violations=max_violations, strict=strict))
+                reports.append(check_trace(contract, source, max_violations=max_violations, strict=strict,
+                                           partial=partial))
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
     return reports, failures

@@ -23,7 +23,7 @@ from msgspec import UNSET, UnsetType
 
 from agent_invariants._safe import inert, log_safe
 from agent_invariants.render import DEFAULTS, RenderOptions, text
-from agent_invariants.render.shared import AnyReport, failures, sections
+from agent_invariants.render.shared import AnyReport, failures, inconclusive, sections
 from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
 
 __all__ = ("render",)
@@ -60,7 +60,8 @@ def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -
         if item.line is not UNSET:
             properties.append(f"line={item.line}")
     properties.append(f"title={_property(title)}")
-    return f"::{item.severity} {','.join(properties)}::{_data(item.message)}"
+    level = "notice" if isinstance(item, Violation) and inconclusive(item) else item.severity
+    return f"::{level} {','.join(properties)}::{_data(item.message)}"
 
 
 def _file(path: str) -> str:

@@ -18,7 +18,7 @@ import re
 from msgspec import UNSET
 
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural, sections
+from agent_invariants.render.shared import AnyReport, code_of, inconclusive, ok, place, plural, sections
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
 
 __all__ = ("MAX_VIOLATIONS", "render")
@@ -114,7 +114,7 @@ def _counts(report: CheckReport) -> str:
 
 def _violation(violation: Violation, report: CheckReport) -> str:
     where = place(violation, report.trace if report.trace is not UNSET else None, wrap=_code) or ["whole trace"]
-    mark = "❌" if violation.severity == "error" else "⚠️"
+    mark = "❔" if inconclusive(violation) else "❌" if violation.severity == "error" else "⚠️"
     code = code_of(violation)
     shown = f" ({_code(code)})" if code else ""
     return f"- {mark} {_code(violation.rule_id)} at {', '.join(where)}{shown}: {_text(violation.message)}"

@@ -37,7 +37,7 @@ from agent_invariants import __version__
 from agent_invariants._js import js_number_hook
 from agent_invariants.manual import manual, section, summary_line
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, sections
+from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, Regression, RuleChange, Violation
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
@@ -136,8 +136,9 @@ class _Builder:
                    + (f" [{code}]" if code else ""))
         line = None if violation.line is UNSET else violation.line
         location, related = self.where(violation.rule_id, trace_path, line)
+        level = "note" if inconclusive(violation) else violation.severity   # --partial: not failing
         self.append(om.Result(
-            rule_id=violation.rule_id, rule_index=index, level=violation.severity,
+            rule_id=violation.rule_id, rule_index=index, level=level,
             message=om.Message(text=message), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence),
             baseline_state=baseline_state,

@@ -89,8 +89,16 @@ def code_of(violation: Violation) -> str:
     /args/amount`), as every format but JSON shows it (JSON has both fields)."""
     code = "" if violation.code is UNSET else violation.code
     if violation.pointer is not UNSET:
-        return f"{code} at {violation.pointer}"
+        code = f"{code} at {violation.pointer}"
+    if violation.status == "inconclusive":
+        code += ", inconclusive"
     return code
+
+
+def inconclusive(violation: Violation) -> bool:
+    """Whether a violation is `inconclusive` (`--partial`): reported, but not failing anything;
+    SARIF gives it the level `note`, annotations `notice`."""
+    return violation.status == "inconclusive"
 
 
 def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:

@@ -137,15 +137,19 @@ def _counts(report: CheckReport) -> str:
 
 
 def _rule(result: RuleResult, report: CheckReport, paint: Paint) -> list[str]:
+    inconclusive = 0 if result.inconclusive is UNSET else result.inconclusive
+    counted = result.violation_count - inconclusive
     if result.passed:
-        mark = paint("✓", _GREEN)
+        mark = paint("?", _YELLOW) if inconclusive else paint("✓", _GREEN)
         tally = ""
     elif result.severity == "error":
         mark = paint("✗", _RED)
-        tally = "  " + plural(result.violation_count, "error")
+        tally = "  " + plural(counted, "error")
     else:
         mark = paint("!", _YELLOW)
-        tally = "  " + plural(result.violation_count, "warning")
+        tally = "  " + plural(counted, "warning")
+    if inconclusive:
+        tally += f"  {inconclusive} inconclusive (--partial)"
     lines = [f"{mark} {result.rule_id}  {paint(result.rule_kind, _DIM)}{tally}"]
     for violation in result.violations:
         code = code_of(violation)

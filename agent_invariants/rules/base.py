@@ -119,6 +119,10 @@ class Rule:
     pairs_calls: bool = False
     """True for kinds (or rules) that see a `tool.result` as its call's (version 2): the engine
     then gives them the check's one `pairing.Calls` through `read_results` before the first event."""
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset()
+    """The reasons of the kind's violations that come from liveness parts (spec v2 §0, §10 point
+    82): a trace cut short may yet satisfy them, so `--partial` reports them `inconclusive`. A kind
+    whose parts depend on its options overrides `is_liveness`."""
     judges_output_shape: ClassVar[bool] = False
     """True for output_schema: when such a rule fails, the violations of other rules that read the
     final output get its id as `caused_by`."""
@@ -194,6 +198,18 @@ class Rule:
         v2 §10 point 5), for kinds that find some of them only at the end. Stable: ties keep the
         order the kind built them in, which is the order of its codes."""
         self.violations.sort(key=_trace_position)
+
+    def is_liveness(self, violation: Violation) -> bool:
+        """Whether a kept violation comes from a liveness part of the rule (see `liveness_reasons`)."""
+        code = violation.code
+        return code is not UNSET and code.partition(".")[2] in self.liveness_reasons
+
+    def inconclusive_total(self, kept: int) -> int:
+        """How many of all the rule's violations are liveness ones, given that `kept` of the kept
+        ones are: all of them when every violation the rule keeps is, else the kept ones."""
+        if kept and kept == len(self.violations):
+            return self.violation_count
+        return kept
 
     def fail_unchecked(self) -> RuleResult:
         """`--strict`, for a rule that checked nothing where that is not its passing state: the

@@ -11,7 +11,7 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.pairing import Calls, PairedCall
-from agent_invariants.report import RuleResult, TraceSummary
+from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 from agent_invariants.rules.terminal import TERMINAL_TYPES
@@ -121,6 +121,7 @@ class FailureHandled(Rule):
         self._by_tool: dict[str | UnsetType, list[_Failure]] = {}   # open failures by tool, oldest first
         self._by_call: dict[str, list[_Failure]] = {}               # open failures by call_id
         self._awaited: dict[int, list[_Failure]] = {}       # retry call's position -> failures it may handle
+        self._cut: set[int] = set()   # ids of the violations the end of the trace decided (liveness)
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -199,7 +200,9 @@ class FailureHandled(Rule):
             if not failure.handled and failure.retries == 0:
                 self._unhandled(failure)
 
-    def _unhandled(self, failure: _Failure) -> None:
+    def _unhandled(self, failure: _Failure, *, cut: bool = False) -> None:
+        """A violation at the failure; `cut`: the trace ended before its window did, or before a
+        retry's result came (a liveness part: more events may yet handle it)."""
         if not self.note_violation():
             return
         config = self._config
@@ -210,14 +213,23 @@ class FailureHandled(Rule):
         self.keep(f"The failed call {failure.tool} (result at seq {js_number(failure.seq)}) was not handled: "
                   f"{handlers} within {config.within_events} events.", evidence_value(evidence), failure.seq,
                   failure.index)
+        if cut:
+            self._cut.add(id(self.violations[-1]))
+
+    def is_liveness(self, violation: Violation) -> bool:
+        return id(violation) in self._cut
 
     def finish(self, summary: TraceSummary) -> RuleResult:
-        self._expire(summary.events + self._window)   # the trace ended: every window closes
+        self._expire(summary.events)   # the windows that closed by the last event
+        for failure in self._open:         # the trace ended inside these windows
+            if not failure.handled and failure.retries == 0:
+                self._unhandled(failure, cut=True)
+        self._open.clear()
         for failures in self._awaited.values():       # retries whose result never came
             for failure in failures:
                 failure.retries -= 1
                 if failure.retries == 0 and not failure.handled:
-                    self._unhandled(failure)
+                    self._unhandled(failure, cut=True)
         self._awaited.clear()
         self.in_trace_order()
         result = self.result()

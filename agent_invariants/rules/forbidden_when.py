@@ -81,6 +81,7 @@ class ForbiddenWhen(Rule):
     config_type: ClassVar[type[RuleConfig]] = ForbiddenWhenConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "safety")
     reason: ClassVar[str] = "forbidden"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"forbidden", "condition_unresolved"})
     checked_nothing_is_normal = True   # a tool never called is what the rule asks for
 
     def __init__(self, config: ForbiddenWhenConfig) -> None:

@@ -123,6 +123,8 @@ class OutputMatch(Rule):
     config_type: ClassVar[type[RuleConfig]] = OutputMatchConfig
     tags: ClassVar[tuple[str, ...]] = ("output",)
     reason: ClassVar[str] = "mismatch"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset(
+        {"output_missing", "mismatch", "reference_unresolved", "condition_unresolved"})
 
     def __init__(self, config: OutputMatchConfig) -> None:
         super().__init__(config)

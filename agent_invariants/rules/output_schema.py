@@ -76,6 +76,7 @@ class OutputSchema(Rule):
     config_type: ClassVar[type[RuleConfig]] = OutputSchemaConfig
     tags: ClassVar[tuple[str, ...]] = ("output",)
     reason: ClassVar[str] = "schema"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"output_missing", "schema"})
     judges_output_shape: ClassVar[bool] = True
 
     def __init__(self, config: OutputSchemaConfig) -> None:

@@ -66,6 +66,7 @@ class RequireEvent(MatchingRule):
     kind: ClassVar[str] = "require_event"
     config_type: ClassVar[type[RuleConfig]] = RequireEventConfig
     tags: ClassVar[tuple[str, ...]] = ("lifecycle",)
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"min"})
     config: RequireEventConfig
 
     def __init__(self, config: RequireEventConfig) -> None:

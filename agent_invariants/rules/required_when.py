@@ -96,6 +96,7 @@ class RequiredWhen(Rule):
     config_type: ClassVar[type[RuleConfig]] = RequiredWhenConfig
     tags: ClassVar[tuple[str, ...]] = ("output", "tools")
     reason: ClassVar[str] = "min"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"min", "forbidden", "condition_unresolved"})
 
     def __init__(self, config: RequiredWhenConfig) -> None:
         super().__init__(config)

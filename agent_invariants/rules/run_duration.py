@@ -75,6 +75,7 @@ class RunDuration(Rule):
     config_type: ClassVar[type[RuleConfig]] = RunDurationConfig
     tags: ClassVar[tuple[str, ...]] = ("budget", "latency")
     reason: ClassVar[str] = "exceeded"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"exceeded", "duration_unresolved"})
 
     def __init__(self, config: RunDurationConfig) -> None:
         super().__init__(config)

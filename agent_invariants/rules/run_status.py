@@ -77,6 +77,7 @@ class RunStatus(Rule):
     config_type: ClassVar[type[RuleConfig]] = RunStatusConfig
     tags: ClassVar[tuple[str, ...]] = ("output", "outcome")
     reason: ClassVar[str] = "mismatch"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"mismatch"})
 
     def __init__(self, config: RunStatusConfig) -> None:
         super().__init__(config)

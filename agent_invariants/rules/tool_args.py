@@ -25,7 +25,7 @@ from agent_invariants.match.tree import (
     no_references,
 )
 from agent_invariants.payloads import decoded
-from agent_invariants.report import RuleResult, TraceSummary
+from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob
 
@@ -198,6 +198,7 @@ class ToolArgs(Rule):
     config_type: ClassVar[type[RuleConfig]] = ToolArgsConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "arguments")
     reason: ClassVar[str] = "mismatch"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"call_missing"})
 
     def __init__(self, config: ToolArgsConfig) -> None:
         super().__init__(config)
@@ -274,6 +275,11 @@ class ToolArgs(Rule):
         if call_index is UNSET and self.checked == 0:
             result.vacuous = True
         return result
+
+    def is_liveness(self, violation: Violation) -> bool:
+        """`call_missing`, and every violation of a rule that reads the final output: the output
+        of a trace cut short is not known yet."""
+        return self._at_end or super().is_liveness(violation)
 
     def _judge(self, call: _Call, output: Any) -> None:
         """Every check of one call, its violations in the order of their codes."""

@@ -119,6 +119,7 @@ class ToolCalls(Rule):
     config_type: ClassVar[type[RuleConfig]] = ToolCallsConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "budget", "output")
     reason: ClassVar[str] = "max"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"min", "output_mismatch", "output_unresolved"})
 
     def __init__(self, config: ToolCallsConfig) -> None:
         super().__init__(config)

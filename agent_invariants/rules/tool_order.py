@@ -100,6 +100,7 @@ class ToolOrder(Rule):
     config_type: ClassVar[type[RuleConfig]] = ToolOrderConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "order")
     reason: ClassVar[str] = "missing"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"missing", "deviation"})
     checked_nothing_is_normal = True   # no calls is a violation of its own
 
     def __init__(self, config: ToolOrderConfig) -> None:

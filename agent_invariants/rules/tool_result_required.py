@@ -68,6 +68,7 @@ class ToolResultRequired(Rule):
     config_type: ClassVar[type[RuleConfig]] = ToolResultRequiredConfig
     tags: ClassVar[tuple[str, ...]] = ("reliability", "tools")
     reason: ClassVar[str] = "missing"
+    liveness_reasons: ClassVar[frozenset[str]] = frozenset({"missing"})
 
     def __init__(self, config: ToolResultRequiredConfig) -> None:
         super().__init__(config)
