@@ -134,16 +134,49 @@ def _drop_unreachable(schema: dict[str, Any]) -> None:
 
 
 def with_match_trees(definitions: dict[str, Any]) -> None:
-    """Add the match-tree definitions, and point the fields that hold a tree at them."""
+    """Add the match-tree and condition definitions, and point the fields that hold them there."""
     definitions.update(match_definitions())
-    for name, field in _MATCH_FIELDS:
-        if name in definitions:
-            properties = definitions[name]["properties"]
-            properties[field] = {"$ref": "#/$defs/MatchNode", "description": properties[field]["description"]}
+    for fields, target in ((_MATCH_FIELDS, "MatchNode"), (_CONDITION_FIELDS, "Condition")):
+        for name, field in fields:
+            if name in definitions:
+                properties = definitions[name]["properties"]
+                properties[field] = {"$ref": f"#/$defs/{target}", "description": properties[field]["description"]}
 
 
-_MATCH_FIELDS = (("ToolArgsConfig", "match"), ("EventMatcher", "args"))
+_MATCH_FIELDS = (("ToolArgsConfig", "match"), ("EventMatcher", "args"), ("OutputMatchConfig", "match"))
 """The fields that hold a match tree: (definition, field)."""
+
+_CONDITION_FIELDS = (("OutputMatchConfig", "when"), ("RequiredWhenConfig", "when"), ("ForbiddenWhenConfig", "when"))
+"""The fields that hold a condition: (definition, field)."""
+
+
+def _condition_definition() -> dict[str, Any]:
+    """JSON Schema of a condition (`explain output_match`); the tool also checks its paths and trees."""
+    condition = {"$ref": "#/$defs/Condition"}
+    path = {"type": "string", "minLength": 1, "description": "A path into the final output."}
+    branches = {"type": "array", "minItems": 2, "maxItems": 20, "items": condition}
+    return {
+        "description": "A condition on the whole run, judged at its end: true, false or unresolved.",
+        "oneOf": [
+            {"type": "object", "required": ["path", "equals"], "additionalProperties": False,
+             "properties": {"path": path, "equals": {"description": "Equal to this value (JSON equality)."}}},
+            {"type": "object", "required": ["path", "non_empty"], "additionalProperties": False,
+             "properties": {"path": path, "non_empty": {"const": True, "description": "An array with an element."}}},
+            {"type": "object", "required": ["path", "matches"], "additionalProperties": False,
+             "properties": {"path": path, "matches": {"$ref": "#/$defs/MatchNode",
+                                                      "description": "Matches this tree (no references)."}}},
+            {"type": "object", "required": ["outcome"], "additionalProperties": False,
+             "properties": {"outcome": {
+                 "type": "object", "required": ["outcome_id", "verdict"], "additionalProperties": False,
+                 "description": "The last matching outcome.observed has this verdict.",
+                 "properties": {"outcome_id": {"type": "string", "minLength": 1, "description": "Glob."},
+                                "verdict": {"enum": ["satisfied", "violated", "unknown", "retracted"]}}}}},
+            {"type": "object", "required": ["any_of"], "additionalProperties": False,
+             "properties": {"any_of": {**branches, "description": "Some condition holds (Kleene's logic)."}}},
+            {"type": "object", "required": ["all_of"], "additionalProperties": False,
+             "properties": {"all_of": {**branches, "description": "Every condition holds (Kleene's logic)."}}},
+        ],
+    }
 
 
 def match_definitions() -> dict[str, Any]:
@@ -154,6 +187,7 @@ def match_definitions() -> dict[str, Any]:
     number_or_reference = {"anyOf": [{"type": "number"}, reference]}
     path = {"type": "string", "minLength": 1, "description": "A dot path (`items.0.sku`) or a JSON Pointer (`/a~1b`)."}
     return {
+        "Condition": _condition_definition(),
         "MatchNode": {
             "description": "A match tree: a literal (objects match as subsets, arrays by position, scalars by "
                            "JSON equality), an object of operators (only `$` keys, all must hold), or a reference.",

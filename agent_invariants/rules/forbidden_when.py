@@ -90,7 +90,7 @@ class ForbiddenWhen(Rule):
         self._is_tool = compile_glob(config.tool)
         self._when = Observed(condition_of(config.when))
         self._terminal = Terminal()
-        self._kept_calls: list[tuple[int | float, int]] = []   # (seq, index) of the first calls
+        self._kept_calls: list[tuple[int | float, int, str]] = []   # (seq, index, tool) of the first calls
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -108,7 +108,7 @@ class ForbiddenWhen(Rule):
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
         if len(self._kept_calls) < self.cap:
-            self._kept_calls.append((event.seq, index))
+            self._kept_calls.append((event.seq, index, event.tool))   # type: ignore[arg-type]   # (routed: has a tool)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         if self.checked == 0:
@@ -126,8 +126,8 @@ class ForbiddenWhen(Rule):
                           reads_output=reads)
         elif holds:
             kept = self.note_violations(self.checked)
-            for seq, index in self._kept_calls[:kept]:
-                self.keep(f"Call {config.tool} at seq {js_number(seq)} is forbidden: the rule's `when` holds.",
-                          evidence_value({"tool": config.tool, "when": config.when}), seq, index,
+            for seq, index, tool in self._kept_calls[:kept]:
+                self.keep(f"Call {tool} at seq {js_number(seq)} is forbidden: the rule's `when` holds.",
+                          evidence_value({"tool": tool, "when": config.when}), seq, index,
                           reads_output=reads)
         return self.result()

@@ -108,7 +108,7 @@ class RequiredWhen(Rule):
         self.pairs_calls = self._successful
         self._counted = 0
         self._calls = 0
-        self._kept_calls: list[tuple[int | float, int]] = []   # (seq, index) of the first calls, for `iff`
+        self._kept_calls: list[tuple[int | float, int, str]] = []   # (seq, index, tool) of the first calls, for `iff`
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -131,7 +131,7 @@ class RequiredWhen(Rule):
         if not self._successful:
             self._counted += 1
         if self._config.iff and len(self._kept_calls) < self.cap:
-            self._kept_calls.append((event.seq, index))
+            self._kept_calls.append((event.seq, index, event.tool))   # type: ignore[arg-type]   # (routed: has a tool)
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
         if event.ok is not False:
@@ -158,8 +158,8 @@ class RequiredWhen(Rule):
                           reads_output=reads)
         elif not holds and config.iff:
             kept = self.note_violations(self._calls)
-            for seq, index in self._kept_calls[:kept]:
-                self.keep(f"Call {config.tool} at seq {js_number(seq)}: the rule's `when` is false, and with `iff` "
-                          "the call is forbidden then.", evidence_value({"tool": config.tool, "when": config.when}),
+            for seq, index, tool in self._kept_calls[:kept]:
+                self.keep(f"Call {tool} at seq {js_number(seq)}: the rule's `when` is false, and with `iff` "
+                          "the call is forbidden then.", evidence_value({"tool": tool, "when": config.when}),
                           seq, index, reason="forbidden", reads_output=reads)
         return self.result()
