@@ -49,8 +49,9 @@ def explain_kind(kind: str) -> str:
 _CUT_SHORT = {
     "tool_args": "With `call_index`, `tool_args.call_missing` is inconclusive; in a rule that reads the final "
                  "output (`$from_output`), every violation is. The rest is judged.",
-    "latency_budget": "With `percentile`, both codes are inconclusive; without, `duration_unresolved` of a call "
-                      "whose result has not come is. A call over the budget is judged.",
+    "latency_budget": "With `percentile`, both codes are inconclusive. Without, every violation is judged (the "
+                      "spec makes the per-call budget a safety part): a call whose result has not come yet is "
+                      "`duration_unresolved`.",
     "failure_handled": "A failure whose window the trace ends in (or whose retry's result has not come) is "
                        "inconclusive; one whose window passed is judged.",
 }

@@ -61,35 +61,38 @@ def generate(size: str, compact: bool = False) -> tuple[Path, Path]:
     return trace, contract
 
 
-def generate_v2(size: str) -> tuple[Path, Path, Path, Path]:
-    """The --args trace of `size` (calls with args, results with results), its version-1 contract,
-    the version-2 contract that adds tool_args rules with references, and the one that adds a rule
-    of each order kind (gen_trace.py)."""
+def generate_v2(size: str) -> tuple[Path, dict[str, Path]]:
+    """The --args trace of `size` (calls with args, results with results) and its contracts: the
+    version-1 one, the version-2 one that adds tool_args rules with references, the one that adds
+    a rule of each order kind and the one that adds a rule of each part-3 kind (gen_trace.py)."""
     OUT.mkdir(exist_ok=True)
-    trace, v1, v2, order = (OUT / f"trace-{size}-args.jsonl", OUT / f"contract-{size}-args-v1.json",
-                            OUT / f"contract-{size}-v2.json", OUT / f"contract-{size}-v2-order.json")
-    if not (trace.exists() and v1.exists() and v2.exists() and order.exists()):
+    trace = OUT / f"trace-{size}-args.jsonl"
+    contracts = {"v1": OUT / f"contract-{size}-args-v1.json", "v2": OUT / f"contract-{size}-v2.json",
+                 "v2-order": OUT / f"contract-{size}-v2-order.json",
+                 "v2-outcomes": OUT / f"contract-{size}-v2-outcomes.json"}
+    if not (trace.exists() and all(path.exists() for path in contracts.values())):
         subprocess.run([sys.executable, str(HERE / "gen_trace.py"), "--events", str(events_of(size)), "--args",
-                        "--out", str(trace), "--contract", str(v1), "--contract-v2", str(v2),
-                        "--contract-v2-order", str(order), "--seed", "7"], check=True)
-    return trace, v1, v2, order
+                        "--out", str(trace), "--contract", str(contracts["v1"]), "--contract-v2", str(contracts["v2"]),
+                        "--contract-v2-order", str(contracts["v2-order"]),
+                        "--contract-v2-outcomes", str(contracts["v2-outcomes"]), "--seed", "7"], check=True)
+    return trace, contracts
 
 
 _VERSION_ROWS = {
     "v1": "version 1 (12 rules)",
     "v2": "version 2 (the same + 4 tool_args, 1 args matcher)",
     "v2-order": "version 2 (the same + tool_order, precedence, tool_calls, approval_bound)",
+    "v2-outcomes": "version 2 (the same + one rule of each of the nine kinds of part 3)",
 }
 
 
 def versions(size: str, reps: int, workers: list[Worker]) -> list[str]:
     """Contract version 2 against version 1 on the same trace: the v1 rules alone, then with four
     tool_args rules (references to earlier results, regexes, exact mode) and an args matcher, then
-    with one rule of each order kind. Measured for this checkout only (a checkout before version 2
-    cannot load the contracts)."""
-    trace, v1, v2, order = generate_v2(size)
+    with one rule of each order kind, then with one rule of each part-3 kind. Measured for this
+    checkout only (a checkout before version 2 cannot load the contracts)."""
+    trace, contracts = generate_v2(size)
     now = [worker for worker in workers if worker.checkout.label == "now"]
-    contracts = {"v1": v1, "v2": v2, "v2-order": order}
     jobs = [job(name, "check", trace, contract) for name, contract in contracts.items()]
     times, verdicts = sample(now, jobs, reps)
     events = events_of(size)

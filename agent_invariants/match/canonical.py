@@ -21,7 +21,7 @@ from typing import Any
 from agent_invariants._js import js_float, js_number, json_number, utf16_sort_key
 from agent_invariants.match.equality import as_double
 
-__all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value")
+__all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -105,6 +105,23 @@ def evidence_value(value: Any) -> Any:
             members[key] = evidence_value(value[key])
         return members
     return value
+
+
+_PLAIN_STRING = re.compile(rb'"[^"]*"')
+_NOT_PLAIN = re.compile(rb"[ \t\r\n.]|[0-9][eE]|[0-9]{16}|-0")
+
+
+def plain_size(text: bytes) -> int | None:
+    """The UTF-8 size of the canonical form of a JSON text written *plainly*, without decoding it:
+    no escapes, no whitespace between tokens, no fraction or exponent, no integer of more than 15
+    digits, no `-0`. Such a text is its own canonical form but for the order of its keys, which
+    does not change its size (nor does a repeated key, which the decoder keeps one of: a plain text
+    that repeats a key is measured as written). None for any other text (decode it then)."""
+    if b"\\" in text:
+        return None
+    if _NOT_PLAIN.search(_PLAIN_STRING.sub(b"", text)):
+        return None
+    return len(text)
 
 
 def _string(text: str) -> str:

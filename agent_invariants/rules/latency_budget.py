@@ -119,7 +119,6 @@ class LatencyBudget(Rule):
         self._samples = array("d")          # with a percentile: every measured duration
         self._unmeasured = 0
         self._calls: Calls | None = None
-        self._unanswered: set[int] = set()   # ids of the violations of calls no result answered
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -136,8 +135,7 @@ class LatencyBudget(Rule):
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
         if event.call_id is UNSET:   # no result can answer it
-            self._unresolved(event.seq, index, event.tool, UNSET, "it has no call_id, so no result answers it",
-                             unanswered=True)
+            self._unresolved(event.seq, index, event.tool, UNSET, "it has no call_id, so no result answers it")
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
         assert call is not None   # (no orphans asked for)
@@ -156,7 +154,7 @@ class LatencyBudget(Rule):
                                       "max_ms": self._config.max_ms, "source": source}), event.seq, index)
 
     def _unresolved(self, seq: int | float, index: int, tool: str | UnsetType, call_id: str | UnsetType,
-                    why: str, *, unanswered: bool = False) -> None:
+                    why: str) -> None:
         if self._config.percentile is not UNSET:
             self._unmeasured += 1
             return
@@ -167,19 +165,17 @@ class LatencyBudget(Rule):
             evidence["call_id"] = call_id
         self.keep(f"Call {tool} at seq {js_number(seq)} has no duration: {why}.", evidence_value(evidence), seq,
                   index, reason="duration_unresolved", status="unresolved")
-        if unanswered:
-            self._unanswered.add(id(self.violations[-1]))
 
     def is_liveness(self, violation: Violation) -> bool:
-        """The percentile check (more calls may come), and a call whose result has not come yet."""
-        return self._config.percentile is not UNSET or id(violation) in self._unanswered
+        """The percentile check is liveness (more calls may come); per call, the rule is safety
+        (spec v2 §3.6): a call whose result has not come is unresolved even on a trace cut short."""
+        return self._config.percentile is not UNSET
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         assert self._calls is not None
         for call in sorted(self._calls.pending(), key=_position):   # calls never answered
             if isinstance(call, PairedCall) and call.tool is not UNSET and self._is_tool(call.tool):
-                self._unresolved(call.seq, call.position, call.tool, call.call_id, "no result answers it",
-                                 unanswered=True)
+                self._unresolved(call.seq, call.position, call.tool, call.call_id, "no result answers it")
         if self._config.percentile is not UNSET:
             self._judge_percentile()
         self.in_trace_order()

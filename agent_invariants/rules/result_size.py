@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, Meta, Raw, UnsetType
 
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
-from agent_invariants.match.canonical import canonical, evidence_value
+from agent_invariants.match.canonical import canonical, evidence_value, plain_size
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
@@ -30,9 +30,18 @@ class ResultSizeConfig(RuleConfig, frozen=True, kw_only=True, tag="result_size")
     """A result event without `result`: a violation (`fail`, the default) or not (`skip`)."""
 
 
-def result_bytes(value: Any) -> int:
-    """The size of a JSON value as result_size counts it: the UTF-8 bytes of its RFC 8785 form."""
-    return len(canonical(value).encode("utf-8", "surrogatepass"))
+def result_bytes(raw: Raw) -> int:
+    """The size of a result as result_size counts it: the UTF-8 bytes of its RFC 8785 form. A
+    result written plainly is measured as it is (`plain_size`), any other decoded and written
+    out; a number beyond any double has no canonical form, and counts as written."""
+    text = bytes(raw)
+    size = plain_size(text)
+    if size is not None:
+        return size
+    try:
+        return len(canonical(decoded(raw)).encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return len(text)
 
 
 class ResultSize(Rule):
@@ -77,8 +86,9 @@ class ResultSize(Rule):
     - `on_missing` (`fail` or `skip`, default `fail`).
 
     ## Known limits
-    Each result of a matching tool is decoded to be measured. The size is of the value, not of
-    the line: escapes the trace used (`\\u00e9` for `é`) do not count.
+    The size is of the value, not of the line: escapes the trace used (`\\u00e9` for `é`) and
+    whitespace do not count. A result written plainly (no escapes, spaces, fractions or exponents)
+    is measured without being decoded; one that repeats a key is then measured as written.
     """
 
     kind: ClassVar[str] = "result_size"
@@ -112,10 +122,7 @@ class ResultSize(Rule):
                           evidence_value(evidence), event.seq, index, reason="result_missing", status="unresolved",
                           pointer="/result")
             return
-        try:
-            size = result_bytes(decoded(event.result))
-        except ValueError:   # a number beyond any double has no canonical form: the bytes as written
-            size = len(bytes(event.result))
+        size = result_bytes(event.result)
         if size > self._config.max_bytes and self.note_violation():
             evidence.update(bytes=size, max_bytes=self._config.max_bytes)
             self.keep(f"The result of {tool} at seq {js_number(event.seq)} is {size} bytes, over the "

@@ -1,0 +1,38 @@
+"""result_size's fast path: a JSON text written plainly is measured without decoding it, and must
+weigh exactly what its canonical form (RFC 8785) weighs; any other text is left to the decoder."""
+from __future__ import annotations
+
+import json
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_invariants.match.canonical import canonical, plain_size
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20),
+                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+                      max_leaves=12)
+
+
+def canonical_bytes(text: bytes) -> int:
+    return len(canonical(msgspec.json.decode(text)).encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from([(",", ":"), (", ", ": ")]), st.booleans())
+def test_a_plain_text_weighs_what_its_canonical_form_weighs(value, separators, ascii_only):
+    text = json.dumps(value, separators=separators, ensure_ascii=ascii_only).encode()
+    size = plain_size(text)
+    if size is not None:
+        assert size == canonical_bytes(text)
+
+
+def test_what_is_not_plain_is_left_to_the_decoder():
+    for text in (b'{"a": 1}', b'{"a":1.0}', b"1E5", b"-0", b"12345678901234567", b'"\\u00e9"', b"[1,\n2]"):
+        assert plain_size(text) is None, text
+    for text, size in ((b'{"hits":["a","b"]}', 18), (b'{"e":true,"f":false,"n":null}', 29),
+                       (b'"d\xc3\xa9j\xc3\xa0"', 8), (b"[-5,999999999999999]", 20)):
+        assert plain_size(text) == size == canonical_bytes(text), text
