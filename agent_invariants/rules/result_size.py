@@ -30,6 +30,12 @@ class ResultSizeConfig(RuleConfig, frozen=True, kw_only=True, tag="result_size")
     """A result event without `result`: a violation (`fail`, the default) or not (`skip`)."""
 
 
+_MOST_GROWTH = 6
+"""How many times longer than a JSON text its canonical form can be: whitespace and escapes only
+shrink, and a number grows most when an exponent is written out (`[1e20]`, 6 bytes, is
+`[100000000000000000000]`, 23)."""
+
+
 def result_bytes(raw: Raw) -> int:
     """The size of a result as result_size counts it: the UTF-8 bytes of its RFC 8785 form. A
     result written plainly is measured as it is (`plain_size`), any other decoded and written
@@ -122,6 +128,8 @@ class ResultSize(Rule):
                           evidence_value(evidence), event.seq, index, reason="result_missing", status="unresolved",
                           pointer="/result")
             return
+        if len(event.result) * _MOST_GROWTH <= self._config.max_bytes:
+            return   # however it is written, its canonical form cannot reach the budget
         size = result_bytes(event.result)
         if size > self._config.max_bytes and self.note_violation():
             evidence.update(bytes=size, max_bytes=self._config.max_bytes)
