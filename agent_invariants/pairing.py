@@ -127,11 +127,12 @@ class Calls(Pairing[Any]):
     event, whose payloads hold the buffer they were read from).
     """
 
-    __slots__ = ("_args", "_of_calls", "_of_orphans", "_read", "_readers")
+    __slots__ = ("_arg_tools", "_args", "_of_calls", "_of_orphans", "_read", "_readers")
 
     def __init__(self) -> None:
         super().__init__()
-        self._args = False   # whether some reader reads the calls' args
+        self._args: list[Callable[[str], Any] | None] = []   # the tools of the readers that read args (None: any)
+        self._arg_tools: tuple[str, ...] | None = ()        # their globs (None: some reads every call's)
         self._read: tuple[str, ...] | None = ()   # the globs of the tools whose calls' results are read (None: all)
         self._readers: list[tuple[Callable[[str], Any] | None, bool, ResultReader]] = []
         self._of_calls: dict[str | UnsetType, tuple[ResultReader, ...]] = {}     # by the call's tool
@@ -143,20 +144,27 @@ class Calls(Pairing[Any]):
         tool matches one of the globs `tools` (None: any call, with a tool or not) and, with
         `orphans`, for each result that answers none, by its own tool (`call` is then None).
         With `args`, the reader reads the call's args (else `call.args` may be UNSET)."""
-        self._args = self._args or args
         matchers = None if tools is None else [compile_glob(glob) for glob in tools]
         is_tool = None if matchers is None else (lambda tool: any(matches(tool) for matches in matchers))
         self._readers.append((is_tool, orphans, reader))
+        if args:
+            self._args.append(is_tool)
+            self._arg_tools = None if tools is None or self._arg_tools is None else (*self._arg_tools, *tools)
         self._read = None if tools is None or self._read is None else (*self._read, *tools)
         self._of_calls.clear()
         self._of_orphans.clear()
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return self._read or () if event_type == "tool.call" else ()
+        if event_type != "tool.call":
+            return ()
+        return (*(self._read or ()), *(self._arg_tools or ()))   # whether a call's results are read, and its args
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Any:
         if event_type == "tool.call":
-            return self._call if self._is_read(tool) else self._other_call
+            if not self._is_read(tool):
+                return self._other_call
+            with_args = any(is_tool is None or (tool is not UNSET and is_tool(tool)) for is_tool in self._args)
+            return self._call_with_args if with_args else self._call
         if event_type == "tool.result":
             return self._result
         return None
@@ -173,11 +181,20 @@ class Calls(Pairing[Any]):
         call_id = event.call_id
         if call_id is UNSET:
             return
-        args = event.args
-        args = args.copy() if args is not UNSET and self._args else UNSET
-        call = PairedCall(event.tool, call_id, event.seq, index, args, event.time)
+        call = PairedCall(event.tool, call_id, event.seq, index, UNSET, event.time)
         found = self._waiting.setdefault(call_id, call)
         if found is not call:   # the id is already waiting: Pairing.call keeps both
+            self.call(call_id, call)
+
+    def _call_with_args(self, event: Any, index: int) -> None:
+        """A call whose results some reader reads with the call's args (kept as a copy)."""
+        call_id = event.call_id
+        if call_id is UNSET:
+            return
+        args = event.args
+        call = PairedCall(event.tool, call_id, event.seq, index, args if args is UNSET else args.copy(), event.time)
+        found = self._waiting.setdefault(call_id, call)
+        if found is not call:
             self.call(call_id, call)
 
     def _other_call(self, event: Any, index: int) -> None:

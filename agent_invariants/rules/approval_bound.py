@@ -1,7 +1,9 @@
 """approval_bound (contract version 2): each call needs its own approval, bound to what it does."""
 from __future__ import annotations
 
+import heapq
 from collections import deque
+from collections.abc import Iterator
 from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
@@ -9,14 +11,14 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.match.canonical import evidence_value
+from agent_invariants.match.canonical import canonical_key, evidence_value
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import NOT_FOUND, pointer
 from agent_invariants.payloads import decoded, text
 from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
-from agent_invariants.timing import elapsed_ms
+from agent_invariants.timing import epoch_us
 
 __all__ = ("ApprovalBound", "ApprovalBoundConfig")
 
@@ -51,16 +53,17 @@ class ApprovalBoundConfig(RuleConfig, frozen=True, kw_only=True, tag="approval_b
 class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
-    __slots__ = ("approval_id", "approver", "args", "call_id", "consumed_by", "index", "revoked", "scope", "seq",
-                 "time", "tool")
+    __slots__ = ("approval_id", "approver", "args", "bucket", "call_id", "consumed_by", "index", "revoked", "scope",
+                 "seq", "time", "tool")
 
     def __init__(self, event: Event, index: int, with_args: bool) -> None:
         self.index, self.seq = index, event.seq
         self.tool, self.scope, self.approval_id = event.tool, event.approval_scope, event.approval_id
         self.call_id = event.call_id
         self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
-        self.time = event.time
+        self.time = None if event.time is UNSET else epoch_us(event.time)   # (None: no time, or no instant)
         self.approver = text(event.approver) is not None
+        self.bucket: Any = None   # the key under which the rule files it while it may cover a call
         self.consumed_by: int | float | None = None
         self.revoked = False
 
@@ -72,7 +75,8 @@ class _Call:
 
     def __init__(self, event: Event, index: int, with_args: bool) -> None:
         self.index, self.seq, self.tool = index, event.seq, event.tool
-        self.approval_id, self.call_id, self.time = event.approval_id, event.call_id, event.time
+        self.approval_id, self.call_id = event.approval_id, event.call_id
+        self.time = None if event.time is UNSET else epoch_us(event.time)
         self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
 
 
@@ -149,9 +153,13 @@ class ApprovalBound(Rule):
     ## Known limits
     Grants are matched to calls by position in the trace, not by time (`max_age_ms` only ages
     them; a grant stamped after its call is not too old). `prevented` needs a `tool.denied` with
-    the call's `call_id`. The rule keeps the grants that may still cover a call (not spent, not
-    revoked, within `max_age_events`) and the 10 latest grants for the evidence; a trace of many
-    grants that never cover anything keeps them all.
+    the call's `call_id`. The rule keeps the 10 latest grants for the evidence, and the grants that
+    may still cover a call: not spent, not revoked, within `max_age_events`, and able to cover
+    some call of the rule (a grant for another tool, outside `scope`, without the args or call_id
+    `bind` needs or without a required approver never is). A call looks at the grants of its tool
+    and binding only; but grants that are too old by `max_age_ms`, or that `args_subset` never
+    matches, stay and are looked at by each call: a trace of many such grants and many calls
+    costs grants × calls.
     """
 
     kind: ClassVar[str] = "approval_bound"
@@ -166,8 +174,13 @@ class ApprovalBound(Rule):
         self._binds_args = config.bind in ("args", "args_subset")   # args are read (and decoded) only then
         self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
         self._revokes = [compile_glob(glob) for glob in config.revoked_by or ["approval.revoked"]]
-        self._live: dict[int, _Grant] = {}                      # grants that may still cover, by index
-        self._live_by_tool: dict[str | UnsetType, dict[int, _Grant]] = {}
+        # The grants that may still cover a call: every one by position (oldest first, for
+        # max_age_events), and each in one bucket, by what a covered call must share with it
+        # (its tool, and under `bind: args` / `call_id` its args / call_id), so that a call looks
+        # only at the grants of its own buckets; by approval_id for revocations.
+        self._live: dict[int, _Grant] = {}
+        self._buckets: dict[Any, dict[int, _Grant]] = {}
+        self._by_id: dict[str, dict[int, _Grant]] = {}
         self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
         self._marked: dict[str, list[Violation]] = {}           # call_id -> kept violations a tool.denied may mark
 
@@ -189,37 +202,79 @@ class ApprovalBound(Rule):
     def _grant(self, event: Event, index: int) -> None:
         if event.approved is False:
             if event.approval_id is not UNSET:
-                self._revoke(lambda grant: grant.approval_id == event.approval_id)
+                self._revoke(lambda grant: grant.approval_id == event.approval_id, event.approval_id)
             return
         grant = _Grant(event, index, self._binds_args)
-        self._live[index] = grant
-        self._live_by_tool.setdefault(grant.tool, {})[index] = grant
         self._recent.append(grant)
+        if self._may_cover(grant):
+            grant.bucket = self._bucket(grant.tool, grant)
+            self._live[index] = grant
+            self._buckets.setdefault(grant.bucket, {})[index] = grant
+            if grant.approval_id is not UNSET:
+                self._by_id.setdefault(grant.approval_id, {})[index] = grant
+
+    def _may_cover(self, grant: _Grant) -> bool:
+        """False for a grant that fails a condition of coverage for every call the rule checks
+        (it is kept for the evidence only)."""
+        config = self._config
+        if grant.tool is not UNSET and not self._is_tool(grant.tool):
+            return False
+        if self._in_scope is not None:
+            if grant.scope is UNSET or not self._in_scope(grant.scope):
+                return False
+        elif grant.tool is UNSET:
+            return False
+        if self._binds_args and not isinstance(grant.args, dict):
+            return False
+        if config.bind == "call_id" and grant.call_id is UNSET:
+            return False
+        return not (config.require_approver and not grant.approver)
+
+    def _bucket(self, tool: str | UnsetType, holder: _Grant | _Call) -> Any:
+        """The bucket of a grant with this tool (or, for a call, of the grants naming its tool): the
+        tool, and what the binding makes equal."""
+        bind = self._config.bind
+        if bind == "args":
+            return tool, canonical_key(holder.args)
+        if bind == "call_id":
+            return tool, holder.call_id
+        return tool
 
     def _revocation(self, event: Event, index: int) -> None:
         carried = [(name, getattr(event, name)) for name in ("approval_id", "approval_scope", "tool")
                    if getattr(event, name) is not UNSET]
-        self._revoke(lambda grant: all(getattr(grant, _GRANT_FIELD[name]) == value for name, value in carried))
+        self._revoke(lambda grant: all(getattr(grant, _GRANT_FIELD[name]) == value for name, value in carried),
+                     UNSET if event.approval_id is UNSET else event.approval_id)
 
-    def _revoke(self, revoked: Any) -> None:
-        """Revoke the earlier grants that `revoked` picks: those that may still cover a call, and
-        the latest ones (spent or not), which evidence shows."""
+    def _revoke(self, revoked: Any, approval_id: str | UnsetType) -> None:
+        """Revoke the earlier grants that `revoked` picks: those that may still cover a call (only
+        those of `approval_id`, when the revocation names one), and the latest ones (spent or
+        not), which evidence shows."""
         for grant in self._recent:
             if not grant.revoked and revoked(grant):
                 grant.revoked = True
-        for grant in [grant for grant in self._live.values() if grant.revoked or revoked(grant)]:
+        live = self._live if approval_id is UNSET else self._by_id.get(approval_id, {})
+        for grant in [grant for grant in live.values() if grant.revoked or revoked(grant)]:
             grant.revoked = True
             self._drop(grant)
 
     def _drop(self, grant: _Grant) -> None:
         del self._live[grant.index]
-        del self._live_by_tool[grant.tool][grant.index]
+        bucket = self._buckets[grant.bucket]
+        del bucket[grant.index]
+        if not bucket:
+            del self._buckets[grant.bucket]
+        if grant.approval_id is not UNSET:
+            same = self._by_id[grant.approval_id]
+            del same[grant.index]
+            if not same:
+                del self._by_id[grant.approval_id]
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
         call = _Call(event, index, self._binds_args)
         self._expire(index)
-        for grant in self._candidates(call.tool):
+        for grant in self._candidates(call):
             if self._why_not(grant, call) is None:
                 if self._config.one_use:
                     grant.consumed_by = call.seq
@@ -267,16 +322,18 @@ class ApprovalBound(Rule):
                 return
             self._drop(oldest)
 
-    def _candidates(self, tool: str | UnsetType) -> list[_Grant]:
-        """The grants that may cover a call of this tool, nearest first: those naming the tool,
-        and those naming none."""
-        named = self._live_by_tool.get(tool, {})
-        unnamed = self._live_by_tool.get(UNSET, {})
+    def _candidates(self, call: _Call) -> Iterator[_Grant]:
+        """The grants that may cover the call, nearest first: those naming its tool and those
+        naming none (a rule with `scope`), from the buckets the call's binding points at."""
+        if self._binds_args and not isinstance(call.args, dict):
+            return iter(())   # a call without args is bound by no grant
+        named = self._buckets.get(self._bucket(call.tool, call), {})
+        unnamed = self._buckets.get(self._bucket(UNSET, call), {}) if self._in_scope is not None else {}
         if not unnamed:
-            return list(reversed(named.values()))
+            return reversed(named.values())
         if not named:
-            return list(reversed(unnamed.values()))
-        return sorted((*named.values(), *unnamed.values()), key=_nearest)
+            return reversed(unnamed.values())
+        return heapq.merge(reversed(named.values()), reversed(unnamed.values()), key=_nearest)
 
     def _why_not(self, grant: _Grant, call: _Call) -> tuple[str, dict[str, Any]] | None:
         """The first condition of coverage the grant fails for the call (and its details), or None."""
@@ -300,10 +357,9 @@ class ApprovalBound(Rule):
         if config.max_age_events is not UNSET and call.index - grant.index > config.max_age_events:
             return "expired", {}
         if config.max_age_ms is not UNSET:
-            age = None if grant.time is UNSET or call.time is UNSET else elapsed_ms(grant.time, call.time)
-            if age is None:
+            if grant.time is None or call.time is None:
                 return "time_missing", {}   # (also a time whose offset names no instant)
-            if age > config.max_age_ms:
+            if (call.time - grant.time) / 1_000 > config.max_age_ms:
                 return "expired", {}
         if grant.revoked:
             return "revoked", {}

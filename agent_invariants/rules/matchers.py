@@ -150,14 +150,10 @@ class CompiledMatcher:
             return False
         return self._claims is UNSET or claims is self._claims
 
-    def matches_as(self, event: Event, tool: str | UnsetType, args: Raw | UnsetType) -> bool:
-        """The whole matcher on an event seen with this tool and args: in the kinds of version 2,
-        a paired `tool.result`'s are its call's (spec/v2-extensions.md §10, point 3)."""
-        return self.may_match(event.type, tool, event.claims_completion) and self.matches(event, args)
-
     def matches(self, event: Event, args: Raw | UnsetType | None = None) -> bool:
         """The event-level keys, for an event whose routing key `may_match`; `args` stand for the
-        event's own when given (see `matches_as`)."""
+        event's own when given (in the kinds of version 2, a paired `tool.result`'s args are its
+        call's: spec/v2-extensions.md §10, point 3)."""
         if self._ok is not UNSET and event.ok is not self._ok:
             return False
         if self._verdict is not UNSET and event.verdict != self._verdict:

@@ -10,6 +10,7 @@ from msgspec import UNSET, Meta, Raw, UnsetType
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.match.canonical import canonical_key, evidence_value
+from agent_invariants.match.explained import shown
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
@@ -350,4 +351,4 @@ def _key_of(value: Any) -> _Key:
 
 
 def _shown(values: list[Any]) -> str:
-    return msgspec.json.encode(evidence_value(values)).decode()
+    return shown(evidence_value(values))

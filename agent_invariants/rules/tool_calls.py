@@ -128,6 +128,8 @@ class ToolCalls(Rule):
         self._successful = config.count == "successful"
         self._path = UNSET if config.matches_output_length is UNSET else parse_path(config.matches_output_length)
         self.pairs_calls = self._successful
+        # `max` alone: no call at all is what the rule asks for, not a sign it guards nothing
+        self.checked_nothing_is_normal = config.min is UNSET and config.matches_output_length is UNSET
         self._over: tuple[int | float, int] | None = None   # (seq, index) of the (max+1)-th counted call
         self._earliest: list[tuple[int, int | float]] = []    # with `successful`: see _count
         self._terminal: Event | None = None
@@ -182,11 +184,11 @@ class ToolCalls(Rule):
             seq, index = self._over
             self.keep(f"{self._called()}, more than the {config.max} allowed; the first one over is at seq "
                       f"{js_number(seq)}.", self._evidence(), seq, index)
-        if self._path is not UNSET:
-            self._check_output()
         if config.min is not UNSET and count < config.min and self.note_violation():
             self.keep(f"{self._called()}, fewer than the {config.min} required.",
                       self._evidence(), reason="min")
+        if self._path is not UNSET:
+            self._check_output()
         self.in_trace_order()   # a call after the terminal event comes after its output violation
         return self.result()
 

@@ -19,6 +19,8 @@ __all__ = ("ToolOrder", "ToolOrderConfig")
 
 Mode = Literal["subsequence", "exact", "contiguous", "any_order"]
 
+_NONE: frozenset[int] = frozenset()
+
 _SIGNATURES = 65_536
 """The most tools whose matching patterns are remembered at once (a trace may name a new tool on
 every call); the memo is emptied when full."""
@@ -108,7 +110,7 @@ class ToolOrder(Rule):
         self._config = config
         self._tools = tuple(config.tools)
         self._globs: tuple[Callable[[str], Any], ...] = tuple(compile_glob(glob) for glob in self._tools)
-        self._signatures: dict[str, tuple[int, ...]] = {}
+        self._signatures: dict[str, frozenset[int]] = {}
         self._matched: list[tuple[int, _Seq]] = []          # (pattern, seq), the largest partial match so far
         self._deviation: tuple[_Seq, int, str | UnsetType] | None = None   # exact: (seq, index, tool)
         self._done = False                                   # the verdict is known: later calls change nothing
@@ -127,15 +129,15 @@ class ToolOrder(Rule):
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         return self._handler if event_type == "tool.call" and not self._done else None
 
-    def _signature(self, tool: str | UnsetType) -> tuple[int, ...]:
-        """The positions of the patterns this tool matches."""
+    def _signature(self, tool: str | UnsetType) -> frozenset[int]:
+        """The positions of the patterns this tool matches (a set: `contiguous` asks of each run)."""
         if tool is UNSET:
-            return ()
+            return _NONE
         found = self._signatures.get(tool)
         if found is None:
             if len(self._signatures) >= _SIGNATURES:
                 self._signatures.clear()
-            found = self._signatures[tool] = tuple(k for k, glob in enumerate(self._globs) if glob(tool))
+            found = self._signatures[tool] = frozenset(k for k, glob in enumerate(self._globs) if glob(tool))
         return found
 
     # A handler returns True once the verdict is known: the engine then routes it no more calls
@@ -178,7 +180,7 @@ class ToolOrder(Rule):
         self._calls += 1
         size = len(self._globs)
         candidates = self._candidates
-        for pattern in self._signature(event.tool):
+        for pattern in sorted(self._signature(event.tool)):
             kept = candidates[pattern]
             if len(kept) < size:   # the first `size` calls a pattern matches are enough (see _maximum_matching)
                 kept.append((number, event.seq))
