@@ -73,6 +73,9 @@ def text(raw: Raw | UnsetType) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_LARGEST_DOUBLE = 1.7976931348623157e308
+
+
 def field_problem(event: Event) -> str | None:
     """What is wrong with the version-2 fields of an event (`$.field: ...`), or None."""
     if event.args is not UNSET and memoryview(event.args)[0] != 123:   # an object starts with `{`
@@ -81,6 +84,8 @@ def field_problem(event: Event) -> str | None:
         value = decoded(event.duration_ms)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"$.duration_ms: expected a number of milliseconds >= 0, got {json_type(value)}"
+        if isinstance(value, int) and value > _LARGEST_DOUBLE:
+            return "$.duration_ms: expected a finite number >= 0, got a number too large for a double"
         if not math.isfinite(value) or value < 0:
             return f"$.duration_ms: expected a finite number >= 0, got {value!r}"
     for name, limit in _TEXT_LIMITS:

@@ -11,6 +11,9 @@ text cannot make a check backtrack for hours.
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,11 +60,11 @@ class ArgsSchema:
         validator's order (which the schema's own order decides)."""
         found: list[dict[str, str]] = []
         try:
-            for error in self._validator.iter_errors(args):
+            with _deep_enough():
+                errors = list(itertools.islice(self._validator.iter_errors(args), most))
+            for error in errors:
                 found.append({"pointer": pointer(tuple(error.absolute_path)),
                               "message": inert(error.message, VALUE_LIMIT)})
-                if len(found) >= most:
-                    break
         except _UNUSABLE as exc:
             found.append({"pointer": "", "message": f"the schema cannot be applied: {_why(exc)}"})
         return found
@@ -74,6 +77,20 @@ class ArgsSchema:
             return _why(exc)
         return None
 
+
+@contextlib.contextmanager
+def _deep_enough() -> Iterator[None]:
+    """Room for the validator to walk a value as deep as a trace may hold (500 levels, some ten
+    frames each), so that only a schema whose references go round in a circle runs out of it."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+_RECURSION = 20_000
 
 _SAMPLES: tuple[Any, ...] = ({}, [], "", 0, None)
 """Values a schema is tried on when it loads, to find references that lead nowhere or loop."""

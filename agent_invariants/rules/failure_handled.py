@@ -12,7 +12,7 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.report import RuleResult, TraceSummary, Violation
-from agent_invariants.rules.base import Route, Rule, RuleConfig
+from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 from agent_invariants.rules.terminal import TERMINAL_TYPES
 
@@ -100,7 +100,9 @@ class FailureHandled(Rule):
     ## Known limits
     A message is any event of a matching type: what it says is not read. The rule keeps the
     failures whose window is open (at most `within_events` events' worth) and, with
-    `retry_succeeds`, those waiting for a retry's result.
+    `retry_succeeds`, each retry waiting for its result together with the failures it may
+    handle: a trace of many failures and many retries whose results never come keeps up to
+    failures × `within_events` entries, and takes as long.
     """
 
     kind: ClassVar[str] = "failure_handled"
@@ -108,6 +110,7 @@ class FailureHandled(Rule):
     tags: ClassVar[tuple[str, ...]] = ("reliability", "tools")
     reason: ClassVar[str] = "unhandled"
     pairs_calls = True
+    checked_nothing_is_normal = True   # a run without failures is the passing state
 
     def __init__(self, config: FailureHandledConfig) -> None:
         super().__init__(config)
@@ -127,12 +130,14 @@ class FailureHandled(Rule):
         return (self._config.tool,) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        if event_type == "tool.call":   # a retry has the failed call's tool, which `tool` matches
-            return self._call if self._retries and tool is not UNSET and self._is_tool(tool) else None
+        handlers: list[Observer] = []
+        # a retry has the failed call's tool, which `tool` matches
+        if event_type == "tool.call" and self._retries and tool is not UNSET and self._is_tool(tool):
+            handlers.append(self._call)
         if self._messages and event_type not in TERMINAL_TYPES and any(is_type(event_type)
                                                                         for is_type in self._is_message):
-            return self._message
-        return None
+            handlers.append(self._message)
+        return tuple(handlers) or None
 
     def read_results(self, calls: Calls) -> None:
         calls.read_results(self._result, [self._config.tool], orphans=True)   # (a retry's result too)
@@ -144,7 +149,7 @@ class FailureHandled(Rule):
                 failure.retries -= 1
                 if event.ok is not False:
                     failure.handled = True
-                elif failure.retries == 0 and failure.deadline < index:
+                elif failure.retries == 0 and failure.deadline < index and not failure.handled:
                     self._unhandled(failure)   # its window closed, and its last retry failed
         if event.ok is not False:
             return

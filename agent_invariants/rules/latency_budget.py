@@ -102,7 +102,8 @@ class LatencyBudget(Rule):
     ## Known limits
     Times are read to the microsecond. Only a result answers a call: a result without a call
     (an orphan) measures nothing. With `percentile`, each measured duration is kept until the end
-    of the trace: 8 bytes per call, 8 MB per million calls.
+    of the trace, 8 bytes per call (8 MB per million calls), and sorting them at the end takes
+    about 40 bytes per call more for a moment.
     """
 
     kind: ClassVar[str] = "latency_budget"

@@ -136,6 +136,8 @@ class OutputMatch(Rule):
         self._memory = Memory(self._tree)
         self._when = None if config.when is UNSET else Observed(condition_of(config.when))
         self._terminal = Terminal()
+        # a false `when` is a pass with checked 0, not a sign that the rule guards nothing
+        self.checked_nothing_is_normal = self._when is not None
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return self._memory.globs if event_type == "tool.call" else ()

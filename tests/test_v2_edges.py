@@ -1,0 +1,104 @@
+"""Edges of the version-2 kinds found by reading them against the spec: each once a crash or a
+wrong answer."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from support import jsonl
+
+
+def _check(cli, tmp_path, rules: list[dict[str, Any]], events: list[dict[str, Any]], *extra: str):
+    (tmp_path / "c.json").write_text(json.dumps({"version": 2, "name": "edges", "rules": rules}))
+    (tmp_path / "t.jsonl").write_text(jsonl([{"seq": i + 1, **event} for i, event in enumerate(events)]))
+    return cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json", *extra)
+
+
+def test_a_numeric_correlate_key_is_shown_as_javascript_writes_it(cli, tmp_path):
+    rule = {"id": "p", "kind": "precedence", "before": {"type": "tool.call", "tool": "get"},
+            "after": {"type": "tool.call", "tool": "refund"}, "correlate": ["id"]}
+    for value, shown in ((1e21, "[1e+21]"), (0.000001, "[0.000001]"), (12345678901234567890, "[12345678901234567000]")):
+        result = _check(cli, tmp_path, [rule], [{"type": "tool.call", "tool": "refund", "args": {"id": value}}])
+        assert result.returncode == 1, result.stderr
+        (violation,) = json.loads(result.stdout)["violations"]
+        assert violation["code"] == "precedence.missing"
+        assert f"for key {shown} before it" in violation["message"]
+
+
+def test_tool_calls_lists_its_violations_without_an_event_in_the_order_of_its_codes(cli, tmp_path):
+    rule = {"id": "r", "kind": "tool_calls", "tool": "refund", "min": 2, "matches_output_length": "refunds"}
+    result = _check(cli, tmp_path, [rule], [{"type": "tool.call", "tool": "refund", "call_id": "c1"}])
+    assert [v["code"] for v in json.loads(result.stdout)["violations"]] == ["tool_calls.min",
+                                                                          "tool_calls.output_unresolved"]
+
+
+def test_a_tool_calls_rule_with_only_max_passes_quietly_when_the_tool_is_never_called(cli, tmp_path):
+    result = _check(cli, tmp_path, [{"id": "never-delete", "kind": "tool_calls", "tool": "delete", "max": 0}],
+                    [{"type": "tool.call", "tool": "get", "call_id": "c1"}])
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_an_offset_whose_minutes_pass_59_names_no_instant(cli, tmp_path):
+    rule = {"id": "a", "kind": "approval_bound", "tool": "refund", "max_age_ms": 1000}
+    for offset, why in (("+05:99", "time_missing"), ("+05:30", None)):
+        stamp = f"2024-01-01T00:00:00{offset}"
+        result = _check(cli, tmp_path, [rule], [
+            {"type": "approval.granted", "tool": "refund", "time": stamp},
+            {"type": "tool.call", "tool": "refund", "call_id": "c1", "time": stamp}])
+        violations = json.loads(result.stdout)["violations"]
+        assert [v["evidence"]["rejected"][0]["why"] for v in violations] == ([why] if why else [])
+
+
+def test_a_failure_handled_by_a_message_stays_handled_when_a_later_retry_fails(cli, tmp_path):
+    rule = {"id": "h", "kind": "failure_handled", "tool": "search", "within_events": 2, "retry_succeeds": True}
+    events = [{"type": "tool.call", "tool": "search", "call_id": "s1"},
+              {"type": "tool.result", "call_id": "s1", "ok": False},
+              {"type": "tool.call", "tool": "search", "call_id": "s2"},
+              {"type": "agent.message"}, {"type": "agent.message"},
+              {"type": "tool.result", "call_id": "s2", "ok": False},
+              {"type": "agent.message"}, {"type": "agent.message"}]
+    result = _check(cli, tmp_path, [rule], events)
+    # seq 2's failure was handled by the message at seq 4, whatever its retry did; the retry's own
+    # failure (seq 6) by the message at seq 7
+    assert (result.returncode, json.loads(result.stdout)["violations"]) == (0, [])
+
+
+def test_a_tool_call_of_a_message_type_handles_a_failure(cli, tmp_path):
+    rule = {"id": "h", "kind": "failure_handled", "tool": "search", "within_events": 2, "by": "message",
+            "message_types": ["tool.call"]}
+    events = [{"type": "tool.call", "tool": "search", "call_id": "s1"},
+              {"type": "tool.result", "call_id": "s1", "ok": False},
+              {"type": "tool.call", "tool": "notify", "call_id": "n1"},
+              {"type": "run.completed"}]
+    result = _check(cli, tmp_path, [rule], events)
+    assert (result.returncode, json.loads(result.stdout)["violations"]) == (0, [])
+
+
+def test_rules_whose_passing_state_is_to_check_nothing_pass_quietly_under_strict(cli, tmp_path):
+    rules = [{"id": "h", "kind": "failure_handled", "within_events": 2},
+             {"id": "o", "kind": "output_match", "match": {"total": 1}, "when": {"path": "total", "equals": 2}}]
+    events = [{"type": "tool.call", "tool": "search", "call_id": "s1"},
+              {"type": "tool.result", "call_id": "s1", "ok": True},
+              {"type": "run.completed", "output": {"total": 1}}]
+    result = _check(cli, tmp_path, rules, events, "--strict")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [(r["checked"], r.get("vacuous")) for r in json.loads(result.stdout)["results"]] == [(0, True), (0, None)]
+
+
+def test_output_schema_walks_an_output_as_deep_as_a_trace_may_hold(cli, tmp_path):
+    schema = {"type": "object", "properties": {"a": {"$ref": "#"}}}
+    deep: dict[str, Any] = {}
+    for _ in range(400):
+        deep = {"a": deep}
+    result = _check(cli, tmp_path, [{"id": "s", "kind": "output_schema", "schema": schema}],
+                    [{"type": "run.completed", "output": deep}])
+    assert (result.returncode, json.loads(result.stdout)["violations"]) == (0, [])
+
+
+def test_a_duration_too_large_for_a_double_is_bad_input(cli, tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps({"version": 2, "name": "x", "rules": [
+        {"id": "d", "kind": "run_duration", "max_ms": 1}]}))
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "run.completed", "duration_ms": 1' + "0" * 400 + "}\n")
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "t.jsonl:1" in result.stderr and "$.duration_ms" in result.stderr and "Traceback" not in result.stderr
