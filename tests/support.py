@@ -37,3 +37,21 @@ def report_dict(report: Any, *, drop_lines: bool = True) -> dict[str, Any]:
             for violation in result["violations"]:
                 violation.pop("line", None)
     return data
+
+
+def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
+    """`c.json` in `tmp_path`: a contract named `spec` holding `rules` (version 2 unless told)."""
+    document = {"version": version, "name": "spec", "rules": rules}
+    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
+
+
+def write_trace(tmp_path: Path, events: tuple[Any, ...] | list[Any]) -> None:
+    """`t.jsonl` in `tmp_path`: events get `seq` = position + 1 unless they carry one; a str is
+    written as a raw line."""
+    lines = []
+    for position, event in enumerate(events):
+        if isinstance(event, str):
+            lines.append(event)
+        else:
+            lines.append(json.dumps(event if "seq" in event else {"seq": position + 1, **event}))
+    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")

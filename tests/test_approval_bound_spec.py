@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -22,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -77,22 +78,6 @@ def rule(tool: str = "refund", **fields: Any) -> dict[str, Any]:
 def rej(grant_seq: int, why: str, **extra: Any) -> dict[str, Any]:
     """One entry of `rejected`."""
     return {"grant_seq": grant_seq, "why": why, **extra}
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Events get `seq` = position + 1 unless they carry one; a str is written as a raw line."""
-    lines = []
-    for position, event in enumerate(events):
-        if isinstance(event, str):
-            lines.append(event)
-        else:
-            lines.append(json.dumps(event if "seq" in event else {"seq": position + 1, **event}))
-    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 @dataclass

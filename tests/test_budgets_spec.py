@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
+from support import write_contract
+
 PREFIX = "agent-invariants: "
 DAY = "2026-01-01"
 
@@ -85,11 +87,6 @@ def lat_ev(duration_ms: Any, max_ms: Any, source: str, call_id: str = "c1", tool
 
 def pct_ev(percentile: Any, value: Any, max_ms: Any, samples: int, unmeasured: int) -> dict[str, Any]:
     return {"percentile": percentile, "value": value, "max_ms": max_ms, "samples": samples, "unmeasured": unmeasured}
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
 
 
 def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> dict[int, int]:

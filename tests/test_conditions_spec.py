@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -25,6 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -75,17 +76,6 @@ def rw(rule_id: str, tool: str, when: Any, **fields: Any) -> dict[str, Any]:
 
 def fw(rule_id: str, tool: str, when: Any) -> dict[str, Any]:
     return {"id": rule_id, "kind": "forbidden_when", "tool": tool, "when": when}
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Every event gets `seq` = its position + 1 (so `event_index` = `event_seq` - 1)."""
-    text = "".join(json.dumps({"seq": position + 1, **event}) + "\n" for position, event in enumerate(events))
-    (tmp_path / "t.jsonl").write_text(text, encoding="utf-8")
 
 
 @dataclass

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 
@@ -68,18 +69,6 @@ def ev(within_events: int, by: str = "any", tool: str = "search", call_id: str |
     if call_id is not None:
         evidence["call_id"] = call_id
     return evidence
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Events get `seq` = position + 1 unless they carry one."""
-    lines = [json.dumps(event if "seq" in event else {"seq": position + 1, **event})
-             for position, event in enumerate(events)]
-    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 @dataclass

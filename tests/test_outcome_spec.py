@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -72,17 +73,6 @@ def rs(rule_id: str = "st", **fields: Any) -> dict[str, Any]:
 
 
 TOTAL_REF = {"$from_result": {"tool": "ledger", "path": "total"}}
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Every event gets `seq` = its position + 1 (so `event_index` = `event_seq` - 1)."""
-    text = "".join(json.dumps({"seq": position + 1, **event}) + "\n" for position, event in enumerate(events))
-    (tmp_path / "t.jsonl").write_text(text, encoding="utf-8")
 
 
 @dataclass

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -22,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -73,18 +74,6 @@ def rule(**fields: Any) -> dict[str, Any]:
 
 def evidence(scope: str = "each", before: Any = GET_OK, after: Any = REFUND, **more: Any) -> dict[str, Any]:
     return {"before": before, "after": after, "scope": scope, **more}
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Events get `seq` = position + 1 unless they carry one."""
-    lines = [json.dumps(event if "seq" in event else {"seq": position + 1, **event})
-             for position, event in enumerate(events)]
-    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 def flat(*parts: Any) -> tuple[dict[str, Any], ...]:

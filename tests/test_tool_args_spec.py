@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -64,22 +65,6 @@ def subject(args: Any = ABSENT) -> dict[str, Any]:
 def get(call_id: str, args: dict[str, Any], result: Any, **extra: Any) -> list[dict[str, Any]]:
     """A `get` call and its result."""
     return [call("get", args, call_id), res(call_id, result, **extra)]
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Events get `seq` = position + 1 unless they carry one; a str is written as a raw line."""
-    lines = []
-    for position, event in enumerate(events):
-        if isinstance(event, str):
-            lines.append(event)
-        else:
-            lines.append(json.dumps(event if "seq" in event else {"seq": position + 1, **event}))
-    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 @dataclass

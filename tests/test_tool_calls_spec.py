@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support import write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -53,18 +54,6 @@ def rule(**fields: Any) -> dict[str, Any]:
 def ev(count: int, count_mode: str = "calls", tool: str = "refund", **optional: Any) -> dict[str, Any]:
     """Evidence: {tool, count, count_mode} and the optional keys given."""
     return {"tool": tool, "count": count, "count_mode": count_mode, **optional}
-
-
-def write_contract(tmp_path: Path, rules: list[dict[str, Any]], version: int = 2) -> None:
-    document = {"version": version, "name": "spec", "rules": rules}
-    (tmp_path / "c.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-
-
-def write_trace(tmp_path: Path, events: tuple[Any, ...]) -> None:
-    """Events get `seq` = position + 1 unless they carry one."""
-    lines = [json.dumps(event if "seq" in event else {"seq": position + 1, **event})
-             for position, event in enumerate(events)]
-    (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 @dataclass

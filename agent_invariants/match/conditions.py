@@ -22,6 +22,7 @@ output, or nothing at the path, the condition is unresolved.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
@@ -137,9 +138,10 @@ class Observed:
         self._outcomes = list(_outcome_nodes(condition))
         self._last: dict[int, Any] = {}   # id of an outcome node -> the last matching verdict
 
-    @property
-    def wants_outcomes(self) -> bool:
-        return bool(self._outcomes)
+    def route(self, event_type: str) -> Callable[[Event, int], None] | None:
+        """The handler a rule routes events of this type to for its condition, or None: only
+        `outcome.observed`, and only when the condition reads outcomes."""
+        return self.observe if event_type == "outcome.observed" and self._outcomes else None
 
     def observe(self, event: Event, index: int) -> None:
         """An `outcome.observed` event."""

@@ -14,7 +14,7 @@ from agent_invariants.match.quick import quick
 from agent_invariants.match.references import Memory
 from agent_invariants.match.tree import MatchError, compile_tree, evaluate, no_references
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem
 from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
@@ -149,10 +149,7 @@ class OutputMatch(Rule):
             return self._memory.route_call(tool)
         if event_type == "tool.result" and self._memory:
             return self._memory.result
-        if event_type == "outcome.observed" and self._when is not None and self._when.wants_outcomes:
-            observe: Observer = self._when.observe
-            return observe
-        return None
+        return None if self._when is None else self._when.route(event_type)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         output = self._terminal.output()

@@ -12,7 +12,7 @@ from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.conditions import Observed, reads_output
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.report import RuleResult, TraceSummary
-from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
+from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 from agent_invariants.rules.output_match import condition_of
 from agent_invariants.rules.terminal import TERMINAL_TYPES, Terminal
@@ -118,10 +118,7 @@ class RequiredWhen(Rule):
             return self._call
         if event_type in TERMINAL_TYPES:
             return self._terminal.seen
-        if event_type == "outcome.observed" and self._when.wants_outcomes:
-            observe: Observer = self._when.observe
-            return observe
-        return None
+        return self._when.route(event_type)
 
     def read_results(self, calls: Calls) -> None:
         calls.read_results(self._result, [self._config.tool], orphans=False)
