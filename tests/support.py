@@ -55,3 +55,25 @@ def write_trace(tmp_path: Path, events: tuple[Any, ...] | list[Any]) -> None:
         else:
             lines.append(json.dumps(event if "seq" in event else {"seq": position + 1, **event}))
     (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def refused_line(cli: Any) -> str:
+    """`check` of `c.json` and `t.jsonl` in the test's folder, which must refuse the contract: exit
+    2, nothing on stdout, one stderr line naming c.json (and no traceback). Returns that line."""
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json")
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("agent-invariants: ") and "c.json" in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def at(line: str, path: str) -> bool:
+    """The line names exactly this JSON path (followed by the problem)."""
+    return f" {path}: " in line
+
+
+def under(line: str, path: str) -> bool:
+    """The line names this JSON path or one inside it."""
+    return f" {path}" in line

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
-from support import write_contract
+from support import at, under, write_contract
 
 PREFIX = "agent-invariants: "
 DAY = "2026-01-01"
@@ -195,15 +195,6 @@ def refused(cli, tmp_path):
         return lines[0]
     return _refused
 
-
-def at(line: str, path: str) -> bool:
-    """The line names exactly this JSON path (followed by the problem)."""
-    return f" {path}: " in line
-
-
-def under(line: str, path: str) -> bool:
-    """The line names this JSON path or one inside it."""
-    return f" {path}" in line
 
 
 # -- §3.6: the example ----------------------------------------------------------------------------

@@ -22,9 +22,8 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
-from support import write_contract, write_trace
+from support import at, refused_line, under, write_contract, write_trace
 
-PREFIX = "agent-invariants: "
 ABSENT: Any = object()
 
 GET_OK = {"type": "tool.result", "tool": "get", "ok": True}     # "a successful get" (end of §2)
@@ -131,24 +130,9 @@ def refused(cli, tmp_path):
     def _refused(rules: Any, version: int = 2) -> str:
         write_contract(tmp_path, rules if isinstance(rules, list) else [rules], version)
         write_trace(tmp_path, flat(lookup("c1", "A1"), refund("A1", "c2")))
-        result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json")
-        assert (result.returncode, result.stdout) == (2, ""), result.stderr
-        lines = result.stderr.splitlines()
-        assert len(lines) == 1, lines
-        assert lines[0].startswith(PREFIX) and "c.json" in lines[0], lines[0]
-        assert "Traceback" not in result.stderr
-        return lines[0]
+        return refused_line(cli)
     return _refused
 
-
-def at(line: str, path: str) -> bool:
-    """The line names exactly this JSON path (followed by the problem)."""
-    return f" {path}: " in line
-
-
-def under(line: str, path: str) -> bool:
-    """The line names this JSON path or one inside it."""
-    return f" {path}" in line
 
 
 def passes(out: Run) -> None:
