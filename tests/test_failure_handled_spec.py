@@ -18,8 +18,6 @@ import pytest
 
 from support import at, refused_line, under, write_contract, write_trace
 
-
-
 # -- helpers --------------------------------------------------------------------------------------
 
 def call(call_id: str | None = None, tool: str | None = "search", **extra: Any) -> dict[str, Any]:
