@@ -169,8 +169,10 @@ def _condition_definition() -> dict[str, Any]:
              "properties": {"outcome": {
                  "type": "object", "required": ["outcome_id", "verdict"], "additionalProperties": False,
                  "description": "The last matching outcome.observed has this verdict.",
-                 "properties": {"outcome_id": {"type": "string", "minLength": 1, "description": "Glob."},
-                                "verdict": {"enum": ["satisfied", "violated", "unknown", "retracted"]}}}}},
+                 "properties": {"outcome_id": {"type": "string", "minLength": 1,
+                                               "description": "A glob on the outcome ids."},
+                                "verdict": {"enum": ["satisfied", "violated", "unknown", "retracted"],
+                                            "description": "The verdict the last matching outcome must have."}}}}},
             {"type": "object", "required": ["any_of"], "additionalProperties": False,
              "properties": {"any_of": {**branches, "description": "Some condition holds (Kleene's logic)."}}},
             {"type": "object", "required": ["all_of"], "additionalProperties": False,

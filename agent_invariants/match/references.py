@@ -39,7 +39,7 @@ from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.paths import NOT_FOUND, find
 from agent_invariants.match.quick import Holds, quick
 from agent_invariants.match.tree import Candidates, Node, Reference, Resolve, no_references
-from agent_invariants.pairing import Pairing
+from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
 
 __all__ = ("NO_OUTPUT", "Memory", "references_in")
@@ -220,10 +220,6 @@ def references_in(node: Node | None) -> Iterator[Reference]:
         yield from references_in(child)
 
 
-_OTHER: Any = ("", {}, NOT_FOUND)
-"""What the pairing holds for a call of a tool no reference names."""
-
-
 class Memory:
     """The results a rule's `$from_result` references may read, fed by the rule in trace order."""
 
@@ -237,24 +233,27 @@ class Memory:
         self.globs = tuple(dict.fromkeys(source.operand["tool"] for source in self._sources.values()))
         self._calls: dict[str, int] = dict.fromkeys(self.globs, 0)   # calls seen per tool glob
         self._is_tool = {glob: compile_glob(glob) for glob in self.globs}
-        self._pairing: Pairing[tuple[str | Any, dict[str, int], Any]] = Pairing()
+        # the numbered calls of referenced tools waiting for their result, by position
+        self._waiting: dict[int, tuple[dict[str, int], Any]] = {}
         self._reads_args = any("where" in source.operand for source in self._sources.values())
 
     def __bool__(self) -> bool:
         return bool(self._sources)
 
-    def route_call(self, tool: str | Any) -> Callable[[Event, int], None]:
-        """The handler of a `tool.call` with this tool: every call is paired with its result
-        (whatever the result's own `tool` says), but only those of a referenced tool are numbered
-        and keep their args (`route_tools` of the rule names `globs`, so this is asked once per
-        class of tools)."""
+    def route_call(self, tool: str | Any) -> Callable[[Event, int], None] | None:
+        """The handler of a `tool.call` with this tool: the calls of a referenced tool are
+        numbered and keep what `where` reads of their args; others are not looked at (the
+        check's `pairing.Calls` pairs every call with its result, and hands the rule only the
+        results of referenced tools: see `read_results`). `route_tools` of the rule names
+        `globs`, so this is asked once per class of tools."""
         if tool is not UNSET and any(is_tool(tool) for is_tool in self._is_tool.values()):
             return self.call
-        return self.other_call
+        return None
 
-    def other_call(self, event: Event, index: int) -> None:
-        """A `tool.call` of a tool no reference names: its result will be nobody's to keep."""
-        self._pairing.call(event.call_id, _OTHER)
+    def read_results(self, calls: Calls) -> None:
+        """Ask the check's pairing for the results of the referenced tools' calls, and for the
+        results without a call whose own tool is referenced."""
+        calls.read_results(self.result, list(self.globs), orphans=True)
 
     def call(self, event: Event, index: int) -> None:
         """A `tool.call` of a referenced tool: numbered per glob it matches, waiting for its result."""
@@ -265,16 +264,20 @@ class Memory:
             if is_tool(tool):
                 numbers[glob] = self._calls[glob]
                 self._calls[glob] += 1
+        if event.call_id is UNSET:
+            return   # no result will answer it
         args = decoded(event.args) if self._reads_args and event.args is not UNSET else NOT_FOUND
-        self._pairing.call(event.call_id, (tool, numbers, args if isinstance(args, dict) else NOT_FOUND))
+        self._waiting[index] = (numbers, args if isinstance(args, dict) else NOT_FOUND)
 
-    def result(self, event: Event, index: int) -> None:
-        """A `tool.result`: kept for each reference whose tool made the call it answers (an
-        orphan, for those its own `tool` names)."""
-        call = self._pairing.result(event.call_id)
-        if call is _OTHER:
-            return
-        tool, numbers, args = (event.tool, {}, NOT_FOUND) if call is None else call
+    def result(self, event: Event, index: int, call: PairedCall | None) -> None:
+        """A `tool.result` of a referenced tool's call (or an orphan whose own `tool` is one): kept
+        for each reference whose tool made the call."""
+        numbers: dict[str, int]
+        if call is None:
+            tool, numbers, args = event.tool, {}, NOT_FOUND
+        else:
+            tool = call.tool
+            numbers, args = self._waiting.pop(call.position, ({}, NOT_FOUND))
         if tool is UNSET or event.result is UNSET:
             return
         result = None

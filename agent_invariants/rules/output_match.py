@@ -13,6 +13,7 @@ from agent_invariants.match.paths import NOT_FOUND
 from agent_invariants.match.quick import quick
 from agent_invariants.match.references import Memory
 from agent_invariants.match.tree import MatchError, compile_tree, evaluate, no_references
+from agent_invariants.pairing import Calls
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem
@@ -136,6 +137,7 @@ class OutputMatch(Rule):
         self._memory = Memory(self._tree)
         self._when = None if config.when is UNSET else Observed(condition_of(config.when))
         self._terminal = Terminal()
+        self.pairs_calls = bool(self._memory)   # results come through read_results
         # a false `when` is a pass with checked 0, not a sign that the rule guards nothing
         self.checked_nothing_is_normal = self._when is not None
 
@@ -147,9 +149,10 @@ class OutputMatch(Rule):
             return self._terminal.seen
         if event_type == "tool.call" and self._memory:
             return self._memory.route_call(tool)
-        if event_type == "tool.result" and self._memory:
-            return self._memory.result
         return None if self._when is None else self._when.route(event_type)
+
+    def read_results(self, calls: Calls) -> None:
+        self._memory.read_results(calls)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         output = self._terminal.output()

@@ -24,6 +24,7 @@ from agent_invariants.match.tree import (
     evaluate,
     no_references,
 )
+from agent_invariants.pairing import Calls
 from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Observer, Route, Rule, RuleConfig
@@ -213,6 +214,7 @@ class ToolArgs(Rule):
         self._ignore = () if config.ignore is UNSET else tuple(config.ignore)
         self._holds = None if self._tree is None else quick(self._tree, exact=self._exact, ignore=self._ignore)
         self._memory = Memory(self._tree)
+        self.pairs_calls = bool(self._memory)   # results come through read_results
         self._at_end = any(reference.name == "$from_output" for reference in references_in(self._tree))
         # a match tree alone, judged as the call comes: a call that matches needs nothing more
         self._tree_only = self._holds is not None and self._schema is None and not self._distinct \
@@ -233,13 +235,16 @@ class ToolArgs(Rule):
             if tool is not UNSET and self._is_tool(tool):
                 handlers.append(self._call)
             if self._memory:
-                handlers.append(self._memory.route_call(tool))   # every call: results pair with their calls
+                numbered = self._memory.route_call(tool)
+                if numbered is not None:
+                    handlers.append(numbered)
             return tuple(handlers) or None
-        if event_type == "tool.result" and self._memory:
-            return self._memory.result
         if event_type in _TERMINAL and self._at_end:
             return self._terminal
         return None
+
+    def read_results(self, calls: Calls) -> None:
+        self._memory.read_results(calls)
 
     def _call(self, event: Event, index: int) -> None:
         number = self._calls
