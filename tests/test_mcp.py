@@ -175,7 +175,8 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
         for tool in tools:
             schema = tool.input_schema
             assert schema["type"] == "object" and schema["required"] == params[tool.name], tool.name
-            optional = {CHECK: ["strict", "input_format", "run"], COMPARE: ["strict", "input_format", "run"],
+            optional = {CHECK: ["strict", "partial", "input_format", "run"],
+                        COMPARE: ["strict", "partial", "input_format", "run"],
                         SUMMARIZE: ["input_format", "run"]}.get(tool.name, [])
             assert list(schema["properties"]) == params[tool.name] + optional
             if "strict" in optional:
