@@ -12,6 +12,7 @@ text cannot make a check backtrack for hours.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import sys
 from collections.abc import Iterator
@@ -65,7 +66,7 @@ class ArgsSchema:
             for error in errors:
                 found.append({"pointer": pointer(tuple(error.absolute_path)),
                               "message": inert(error.message, VALUE_LIMIT)})
-        except _UNUSABLE as exc:
+        except _unusable_errors() as exc:
             found.append({"pointer": "", "message": f"the schema cannot be applied: {_why(exc)}"})
         return found
 
@@ -73,7 +74,7 @@ class ArgsSchema:
         try:
             for _ in self._validator.iter_errors(sample):
                 pass
-        except _UNUSABLE as exc:
+        except _unusable_errors() as exc:
             return _why(exc)
         return None
 
@@ -96,15 +97,15 @@ _SAMPLES: tuple[Any, ...] = ({}, [], "", 0, None)
 """Values a schema is tried on when it loads, to find references that lead nowhere or loop."""
 
 
+@functools.cache
 def _unusable_errors() -> tuple[type[BaseException], ...]:
+    """What a schema that cannot be applied raises: asked when a schema is used, so that the
+    `referencing` package (some 50 ms to import) loads only for contracts that have one."""
     try:
         from referencing.exceptions import Unresolvable
     except ImportError:   # without the extra no schema loads, so nothing is tried
         return (RecursionError,)
     return (Unresolvable, RecursionError)
-
-
-_UNUSABLE = _unusable_errors()
 
 
 def _why(exc: BaseException) -> str:
