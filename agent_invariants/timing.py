@@ -21,7 +21,11 @@ from __future__ import annotations
 import datetime
 import re
 
-__all__ = ("elapsed_ms", "epoch_us")
+from msgspec import UNSET, Raw, UnsetType
+
+from agent_invariants.payloads import decoded
+
+__all__ = ("elapsed_ms", "epoch_us", "step_ms")
 
 _from_iso = datetime.datetime.fromisoformat
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -72,3 +76,19 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
     day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
     return era * 146_097 + day_of_era - 719_468
+
+
+def step_ms(duration_ms: Raw | UnsetType, start: str | UnsetType, end: str | UnsetType) -> tuple[float | None, str]:
+    """How long a step took (a call, a run), in milliseconds: the `duration_ms` its last event
+    carries, else the time between its first and last events; with where that came from
+    (`duration_ms` or `time`), or None with why there is none."""
+    if duration_ms is not UNSET:
+        return float(decoded(duration_ms)), "duration_ms"
+    if start is UNSET or end is UNSET:
+        return None, f"no time at the {'start' if start is UNSET else 'end'}"
+    elapsed = elapsed_ms(start, end)
+    if elapsed is None:
+        return None, "a time whose offset names no instant"
+    if elapsed < 0:
+        return None, "an end before the start"
+    return elapsed, "time"

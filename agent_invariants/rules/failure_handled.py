@@ -158,7 +158,7 @@ class FailureHandled(Rule):
         failure = _Failure(event, index, tool, call_id, self._window)
         self._open.append(failure)
         self._by_tool.setdefault(tool, []).append(failure)
-        if call_id is not UNSET:
+        if call_id is not UNSET and self._config.message_refs_call:   # (only messages naming a call look it up)
             self._by_call.setdefault(call_id, []).append(failure)
 
     def _call(self, event: Event, index: int) -> None:

@@ -12,13 +12,12 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.pairing import Calls, PairedCall
-from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
-from agent_invariants.timing import elapsed_ms
+from agent_invariants.timing import step_ms
 
-__all__ = ("LatencyBudget", "LatencyBudgetConfig", "call_duration")
+__all__ = ("LatencyBudget", "LatencyBudgetConfig")
 
 
 class LatencyBudgetConfig(RuleConfig, frozen=True, kw_only=True, tag="latency_budget"):
@@ -34,20 +33,6 @@ class LatencyBudgetConfig(RuleConfig, frozen=True, kw_only=True, tag="latency_bu
     """Judge this percentile of the durations (0 < p <= 100) instead of each call."""
     on_missing: Literal["fail", "skip"] = "fail"
     """A call whose duration cannot be found: a violation (`fail`, the default) or not (`skip`)."""
-
-
-def call_duration(call: PairedCall, result: Event) -> tuple[float | None, str]:
-    """A call's duration in milliseconds, from its result's `duration_ms`, else from the two events'
-    times; and where it came from (`duration_ms` or `time`). None when it cannot be found: a time
-    missing, or naming no instant, or a negative difference."""
-    if result.duration_ms is not UNSET:
-        return float(decoded(result.duration_ms)), "duration_ms"
-    if call.time is UNSET or result.time is UNSET:
-        return None, "time"
-    duration = elapsed_ms(call.time, result.time)
-    if duration is None or duration < 0:
-        return None, "time"
-    return duration, "time"
 
 
 class LatencyBudget(Rule):
@@ -140,10 +125,10 @@ class LatencyBudget(Rule):
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
         assert call is not None   # (no orphans asked for)
-        duration, source = call_duration(call, event)
+        duration, source = step_ms(event.duration_ms, call.time, event.time)
         if duration is None:
-            why = "its result has no duration_ms, and the times give none" if source == "time" else "no duration"
-            self._unresolved(call.seq, call.position, call.tool, call.call_id, why)
+            self._unresolved(call.seq, call.position, call.tool, call.call_id,
+                             f"its result has no duration_ms, and the times give none ({source})")
             return
         if self._config.percentile is not UNSET:
             self._samples.append(duration)

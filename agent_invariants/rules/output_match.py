@@ -5,7 +5,6 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
 
-from agent_invariants._js import js_number
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.conditions import Observed, compile_condition, reads_output
 from agent_invariants.match.explained import findings
@@ -168,9 +167,8 @@ class OutputMatch(Rule):
         seq, index = self._terminal.seq, self._terminal.position
         if output is NO_OUTPUT:
             if self.note_violation():
-                where = "the trace has no run.completed or run.failed event" if self._terminal.event is None \
-                    else f"the terminal event (seq {js_number(self._terminal.event.seq)}) has no output"
-                self.keep(f"There is no final output to check: {where}.", {}, seq, index, reason="output_missing",
+                self.keep(f"There is no final output to check: {self._terminal.no_output()}.", {}, seq, index,
+                          reason="output_missing",
                           status="unresolved", pointer=UNSET if self._terminal.event is None else "/output",
                           reads_output=True)
             return self.result()

@@ -5,7 +5,6 @@ from typing import Any, ClassVar
 
 from msgspec import UNSET, UnsetType
 
-from agent_invariants._js import js_number
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.explained import MAX_LISTED
 from agent_invariants.match.schema import ArgsSchema
@@ -96,9 +95,8 @@ class OutputSchema(Rule):
         seq, index = self._terminal.seq, self._terminal.position
         if output is NO_OUTPUT:
             if self.note_violation():
-                where = "the trace has no run.completed or run.failed event" if terminal is None \
-                    else f"the terminal event (seq {js_number(terminal.seq)}) has no output"
-                self.keep(f"There is no final output to check: {where}.", {}, seq, index, reason="output_missing",
+                self.keep(f"There is no final output to check: {self._terminal.no_output()}.", {}, seq, index,
+                          reason="output_missing",
                           status="unresolved", pointer=UNSET if terminal is None else "/output")
             return self.result()
         errors = self._schema.errors(output, MAX_LISTED)

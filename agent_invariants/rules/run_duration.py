@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import Meta, UnsetType
 
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.match.canonical import evidence_value
-from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.terminal import TERMINAL_TYPES, Terminal
-from agent_invariants.timing import elapsed_ms
+from agent_invariants.timing import step_ms
 
 __all__ = ("RunDuration", "RunDurationConfig")
 
@@ -119,7 +118,7 @@ class RunDuration(Rule):
             return self.result()
         assert start is not None   # (a trace with a terminal has a first event)
         evidence: dict[str, Any] = {"max_ms": max_ms, "start_seq": start.seq, "end_seq": terminal.seq}
-        duration, why = _duration(start, terminal)
+        duration, why = step_ms(terminal.duration_ms, start.time, terminal.time)
         if duration is None:
             if self.note_violation():
                 self.keep(f"The run's duration is unknown: {why}.", evidence_value(evidence), terminal.seq,
@@ -131,18 +130,3 @@ class RunDuration(Rule):
                       f"{js_number(terminal.seq)}), over the {js_number(max_ms)} ms budget.",
                       evidence_value(evidence), terminal.seq, self._terminal.index)
         return self.result()
-
-
-def _duration(start: Event, terminal: Event) -> tuple[float | None, str]:
-    """The run's duration and its source (`duration_ms` or `time`), or None and why not."""
-    if terminal.duration_ms is not UNSET:
-        return float(decoded(terminal.duration_ms)), "duration_ms"
-    if start.time is UNSET or terminal.time is UNSET:
-        which = "the start" if start.time is UNSET else "the terminal event"
-        return None, f"{which} (seq {js_number((start if start.time is UNSET else terminal).seq)}) has no time"
-    duration = elapsed_ms(start.time, terminal.time)
-    if duration is None:
-        return None, "a time has an offset of 24 hours or more"
-    if duration < 0:
-        return None, "the terminal event's time comes before the start's"
-    return duration, "time"

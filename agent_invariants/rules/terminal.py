@@ -11,6 +11,7 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
+from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.match.paths import NOT_FOUND
 from agent_invariants.payloads import decoded, text
@@ -50,6 +51,14 @@ class Terminal:
         if self.event is None or self.event.output is UNSET:
             return NO_OUTPUT
         return decoded(self.event.output)
+
+    def no_output(self) -> str | None:
+        """Why there is no final output (for a message), or None when there is one."""
+        if self.event is None:
+            return "the trace has no run.completed or run.failed event"
+        if self.event.output is UNSET:
+            return f"the terminal event (seq {js_number(self.event.seq)}) has no output"
+        return None
 
     def status(self) -> str:
         """The run status: the terminal's `status`, else `completed` or `failed` by its type; `none`

@@ -12,16 +12,15 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.pairing import Calls, PairedCall
-from agent_invariants.payloads import decoded
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob
+from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("ToolCalls", "ToolCallsConfig")
 
 Count = Annotated[int, Meta(ge=0, le=1_000_000)]
 
-_TERMINAL = ("run.completed", "run.failed")
 
 
 class ToolCallsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_calls"):
@@ -132,8 +131,7 @@ class ToolCalls(Rule):
         self.checked_nothing_is_normal = config.min is UNSET and config.matches_output_length is UNSET
         self._over: tuple[int | float, int] | None = None   # (seq, index) of the (max+1)-th counted call
         self._earliest: list[tuple[int, int | float]] = []    # with `successful`: see _count
-        self._terminal: Event | None = None
-        self._terminal_index = -1
+        self._terminal = Terminal()
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -141,8 +139,8 @@ class ToolCalls(Rule):
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call" and not self._successful and tool is not UNSET and self._is_tool(tool):
             return self._call
-        if event_type in _TERMINAL and self._path is not UNSET:
-            return self._end
+        if event_type in TERMINAL_TYPES and self._path is not UNSET:
+            return self._terminal.seen
         return None   # with `successful`, results come through `read_results`
 
     def read_results(self, calls: Calls) -> None:
@@ -172,9 +170,6 @@ class ToolCalls(Rule):
         elif index < -earliest[0][0]:
             heapq.heapreplace(earliest, (-index, seq))
 
-    def _end(self, event: Event, index: int) -> None:
-        self._terminal, self._terminal_index = event, index
-
     def finish(self, summary: TraceSummary) -> RuleResult:
         config, count = self._config, self.checked
         if self._earliest and len(self._earliest) == (config.max or 0) + 1:
@@ -196,9 +191,9 @@ class ToolCalls(Rule):
         """The count against the length of the array at the path in the final output."""
         terminal, path, text = self._terminal, self._path, self._config.matches_output_length
         assert path is not UNSET and text is not UNSET
-        value = NOT_FOUND if terminal is None or terminal.output is UNSET else find(decoded(terminal.output), path)
-        seq = UNSET if terminal is None else terminal.seq
-        index = UNSET if terminal is None else self._terminal_index
+        output = terminal.output()
+        value = NOT_FOUND if output is NO_OUTPUT else find(output, path)
+        seq, index = terminal.seq, terminal.position
         if isinstance(value, list):
             if len(value) != self.checked and self.note_violation():
                 self.keep(f"The final output lists {len(value)} at {text}, but {self._called()}.",
@@ -207,17 +202,12 @@ class ToolCalls(Rule):
             return
         if not self.note_violation():
             return
-        if terminal is None:
-            why = "the trace has no run.completed or run.failed event"
-        elif terminal.output is UNSET:
-            why = "the terminal event has no output"
-        elif value is NOT_FOUND:
-            why = f"the final output has nothing at {text}"
-        else:
-            why = f"the final output holds no array at {text}"
+        why = terminal.no_output()
+        if why is None:
+            why = f"the final output {'has nothing' if value is NOT_FOUND else 'holds no array'} at {text}"
         self.keep(f"Cannot compare the {self._config.tool} calls with the final output: {why}.", self._evidence(),
                   seq, index, reason="output_unresolved", status="unresolved",
-                  pointer=UNSET if terminal is None else pointer(("output", *path)), reads_output=True)
+                  pointer=UNSET if terminal.event is None else pointer(("output", *path)), reads_output=True)
 
     def _called(self) -> str:
         """`refund was called successfully 2 times`, as messages say the count."""
