@@ -1,8 +1,8 @@
 """Temporary files for state that must not grow in memory with the trace.
 
 Some facts are needed only at the end of a check but accrue with every event of a long trace: the
-counts of retry_limit's groups, the physical line and length of each event. Past a fixed amount
-they move to one anonymous temporary file. The file is unlinked as soon as it exists (or has no
+counts of retry_limit's groups, precedence's keys, the physical line and length of each event.
+Past a fixed amount they move to one anonymous temporary file. The file is unlinked as soon as it exists (or has no
 name at all), so nothing is left behind however the process ends.
 
 Any problem with the temporary folder (missing, read-only, full) is a `SpillError`, an
@@ -16,10 +16,13 @@ import os
 import tempfile
 from array import array
 from collections.abc import Iterator
+from typing import Any
+
+import msgspec
 
 from agent_invariants.errors import InputError
 
-__all__ = ("SpillArray", "SpillError", "SpillFile")
+__all__ = ("Partitions", "SpillArray", "SpillError", "SpillFile")
 
 
 class SpillError(InputError):
@@ -110,3 +113,58 @@ class SpillArray:
         self._blocks.append(self._file.write(self._tail.tobytes()))
         self._spilled += len(self._tail)
         self._tail = array(self.typecode)
+
+
+class Partitions:
+    """Records (tuples of JSON values) set aside in one `SpillFile`, each in one of `count`
+    partitions chosen by the hash of its first item (a group's or key's text), so that state
+    keyed by that text can be settled a partition at a time, in bounded memory.
+
+    Records are of `kinds` kinds (say, the state at the time of the spill, and the events that
+    came after). They are buffered and written out in JSON Lines blocks; where each partition's
+    blocks are is kept in memory (a few numbers per block). `read(kind, number)` gives one
+    partition's records of one kind in the order they were added.
+    """
+
+    def __init__(self, kinds: int = 1, count: int = 256, flush_every: int = 1 << 14) -> None:
+        self.count = count
+        self.added = [0] * kinds   # records added, per kind
+        self._file = SpillFile()
+        self._flush_every = flush_every
+        self._encoder = msgspec.json.Encoder()
+        # per kind and partition: the (offset, size) of each block, flat in an array of int64
+        self._blocks = [[array("q") for _ in range(count)] for _ in range(kinds)]
+        self._pending: list[list[list[tuple[Any, ...]]]] = [[[] for _ in range(count)] for _ in range(kinds)]
+        self._buffered = 0
+
+    def number(self, text: str) -> int:
+        """The partition of the records whose first item is `text`."""
+        return hash(text) % self.count
+
+    def add(self, kind: int, *record: Any) -> None:
+        """Set a record aside; its first item (a str) chooses its partition."""
+        self._pending[kind][hash(record[0]) % self.count].append(record)
+        self.added[kind] += 1
+        self._buffered += 1
+        if self._buffered >= self._flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write out every buffered record."""
+        for blocks, pending in zip(self._blocks, self._pending, strict=True):
+            for number, records in enumerate(pending):
+                if records:
+                    blocks[number].extend(self._file.write(self._encoder.encode_lines(records)))
+                    records.clear()
+        self._buffered = 0
+
+    def read(self, kind: int, number: int) -> list[list[Any]]:
+        """The records of one kind in partition `number`, in the order they were added."""
+        if self._buffered:
+            self.flush()
+        blocks = self._blocks[kind][number]
+        data = b"".join(self._file.read(blocks[at], blocks[at + 1]) for at in range(0, len(blocks), 2))
+        return msgspec.json.Decoder(list).decode_lines(data) if data else []
+
+    def close(self) -> None:
+        self._file.close()

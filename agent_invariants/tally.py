@@ -10,9 +10,9 @@ The answer is the same either way; only memory and a little time differ.
 """
 from __future__ import annotations
 
-from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from heapq import nsmallest
 from itertools import islice
 from operator import itemgetter
@@ -20,13 +20,14 @@ from typing import Any
 
 import msgspec
 
-from agent_invariants.spill import SpillFile
+from agent_invariants.spill import Partitions
 
 __all__ = ("GroupTally", "Overflow")
 
 DEFAULT_MAX_GROUPS = 400_000   # about 50 MiB of typical call signatures (40-character keys)
 _PARTITIONS = 256
 _FLUSH_EVERY = 1 << 14   # members buffered before they are written out
+_STATE, _MEMBERS = 0, 1   # the kinds of records of the spill
 
 
 class Overflow(msgspec.Struct, frozen=True):
@@ -64,7 +65,7 @@ class GroupTally:
                 self._counts, self._excess = {}, {}
                 # From now on, members go straight to the spill: one call each, as before. (An
                 # attribute set in __init__ would do the same at the price of a reference cycle.)
-                self.add = self._spill.member  # type: ignore[method-assign]
+                self.add = self._spill.member  # type: ignore[method-assign,assignment]
         elif count == self._first_excess:
             self._excess[group] = (seq, index)
 
@@ -86,64 +87,40 @@ class GroupTally:
 
 
 class _Spill:
-    """The tally on disk: one temporary file of JSON Lines blocks, each block holding records
-    of one of `_PARTITIONS` partitions (chosen by the group's hash), in two kinds:
+    """The tally on disk (`spill.Partitions`, chosen by the group's hash), in two kinds of records:
 
-    - `state`: the in-memory tally when it spilled, `[order, group, count, seq, index]` (order =
+    - `STATE`: the in-memory tally when it spilled, `[group, order, count, seq, index]` (order =
       rank of first appearance; seq/index of the first excess member, or index -1);
-    - `members`: every later member, `[group, seq, index]`, in stream order.
+    - `MEMBERS`: every later member, `[group, seq, index]`, in stream order.
 
-    Where each partition's blocks are is kept in memory (a few numbers per flush), so settling
-    reads one partition at a time, and the file is opened once. Every state
-    group first appeared before any members-only group, so (0, order) and (1, index of first
-    member) sort groups by first appearance.
+    Every state group first appeared before any members-only group, so (0, order) and (1, index
+    of first member) sort groups by first appearance.
     """
 
     def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
-        self._file = SpillFile()
-        # per kind and partition: the (offset, size) of each block, flat in an array of int64
-        self._blocks: dict[str, list[array[int]]] = {
-            kind: [array("q") for _ in range(_PARTITIONS)] for kind in ("state", "members")}
-        self._encoder = msgspec.json.Encoder()
-        # per partition, rows waiting to be written: (order, group, count, seq, index) of a group
-        # counted before the spill, (group, seq, index) of a member counted after it
-        self._pending: list[list[tuple[Any, ...]]] = [[] for _ in range(_PARTITIONS)]
-        self._buffered = 0
-        self.members = sum(counts.values())   # counted here, or still to come through member()
+        self._parts = Partitions(kinds=2, count=_PARTITIONS, flush_every=_FLUSH_EVERY)
+        self._counted = sum(counts.values())
         for order, (group, count) in enumerate(counts.items()):
             seq, index = excess.get(group, (None, -1))
-            self._pending[hash(group) % _PARTITIONS].append((order, group, count, seq, index))
-            self._buffered += 1
-            if self._buffered >= _FLUSH_EVERY:
-                self._flush("state")
-        self._flush("state")
+            self._parts.add(_STATE, group, order, count, seq, index)
+        # every later member: one call each, in C to the partitions
+        self.member: Callable[[str, Any, int], None] = partial(self._parts.add, _MEMBERS)
 
-    def member(self, group: str, seq: Any, index: int) -> None:
-        self._pending[hash(group) % _PARTITIONS].append((group, seq, index))
-        self.members += 1
-        self._buffered += 1
-        if self._buffered >= _FLUSH_EVERY:
-            self._flush("members")
-
-    def _flush(self, kind: str) -> None:
-        blocks = self._blocks[kind]
-        for number, records in enumerate(self._pending):
-            if records:
-                blocks[number].extend(self._file.write(self._encoder.encode_lines(records)))
-                records.clear()
-        self._buffered = 0
+    @property
+    def members(self) -> int:
+        return self._counted + self._parts.added[_MEMBERS]
 
     def settle(self, limit: int, keep: int | None) -> tuple[list[Overflow], int]:
         """The first `keep` overflowing groups (all when None) in order of first appearance, and
         how many groups overflowed in all; only the kept ones are held at once."""
+        parts = self._parts
         try:
-            self._flush("members")
             count = 0
 
             def every() -> Iterator[tuple[tuple[int, int], Overflow]]:
                 nonlocal count
                 for number in range(_PARTITIONS):
-                    found = _settle(self._read("state", number), self._read("members", number), limit)
+                    found = _settle(parts.read(_STATE, number), parts.read(_MEMBERS, number), limit)
                     count += len(found)
                     yield from found
 
@@ -157,18 +134,13 @@ class _Spill:
                     pass
             return [overflow for _, overflow in first], count
         finally:
-            self._file.close()
-
-    def _read(self, kind: str, number: int) -> list[list[Any]]:
-        blocks = self._blocks[kind][number]
-        data = b"".join(self._file.read(blocks[at], blocks[at + 1]) for at in range(0, len(blocks), 2))
-        return msgspec.json.Decoder(list).decode_lines(data) if data else []
+            parts.close()
 
 
 def _settle(states: list[list[Any]], members: list[list[Any]], limit: int) -> list[tuple[tuple[int, int], Overflow]]:
     """The overflowing groups of one partition. Totals are counted in C; only the few groups
     over the limit are then looked at member by member."""
-    totals = Counter(dict(zip(map(itemgetter(1), states), map(itemgetter(2), states), strict=True)))
+    totals = Counter(dict(zip(map(itemgetter(0), states), map(itemgetter(2), states), strict=True)))
     totals.update(map(itemgetter(0), members))
     over = {group for group, count in totals.items() if count > limit}
     if not over:
@@ -176,7 +148,7 @@ def _settle(states: list[list[Any]], members: list[list[Any]], limit: int) -> li
     first: dict[str, tuple[int, int]] = {}
     seen: dict[str, int] = {}
     excess: dict[str, tuple[Any, int]] = {}
-    for order, group, count, seq, index in states:
+    for group, order, count, seq, index in states:
         if group in over:
             first[group] = (0, order)
             seen[group] = count

@@ -719,3 +719,34 @@ def test_the_api_agrees_with_a_reference_model(trace, pair, scope, correlate, wi
     assert result["checked"] == checked
     assert result.get("vacuous", False) is (checked == 0)
     assert result["passed"] is (not expected)
+
+
+# -- past MAX_KEYS keys, the state spills to a temporary file: the same report ------------------------
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=trace_events, pair=st.sampled_from(MATCHER_PAIRS), scope=st.sampled_from(["each", "first", "all"]),
+       correlate=st.sampled_from(CORRELATES[1:]), within=st.one_of(st.none(), st.integers(1, 4)),
+       max_keys=st.integers(0, 3), cap=st.integers(0, 3))
+def test_a_spilled_check_reports_what_one_in_memory_does(trace, pair, scope, correlate, within, max_keys, cap):
+    """The report of a check whose keys spilled (MAX_KEYS small) equals the in-memory one, to the
+    byte, with any --max-violations; both agree with the reference model."""
+    import agent_invariants.rules.precedence as precedence
+
+    trace = [{"seq": i + 1, **event} for i, event in enumerate(trace)]
+    before, after = pair
+    fields: dict[str, Any] = {"before": before, "after": after, "scope": scope, "correlate": correlate}
+    if within is not None:
+        fields["within_events"] = within
+    document = {"version": 2, "name": "spill", "rules": [{"id": "p", "kind": "precedence", **fields}]}
+    in_memory = msgspec.json.encode(check_trace(document, trace, max_violations=cap))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(precedence, "MAX_KEYS", max_keys)
+        spilled = msgspec.json.encode(check_trace(document, trace, max_violations=cap))
+    assert spilled == in_memory
+    expected, checked = model(before, after, scope, correlate, within, trace)
+    (result,) = msgspec.json.decode(spilled)["results"]
+    shown = expected if cap == 0 else expected[:cap]
+    assert [(v["code"], v.get("event_seq"), v.get("related_seqs")) for v in result["violations"]] == shown
+    assert result.get("violations_total", len(result["violations"])) == len(expected)
+    assert result["checked"] == checked

@@ -1,7 +1,12 @@
 """precedence (contract version 2): each `after` event needs an earlier `before`, per correlated key."""
 from __future__ import annotations
 
+import heapq
+from collections import defaultdict
+from collections.abc import Iterator
 from functools import partial
+from itertools import chain
+from operator import itemgetter
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -14,14 +19,19 @@ from agent_invariants.match.explained import shown
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
-from agent_invariants.report import RuleResult, TraceSummary, Violation
+from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem
 from agent_invariants.rules.matchers import CompiledMatcher, EventMatcher, event_name
+from agent_invariants.spill import Partitions
 
 __all__ = ("Correlated", "Precedence", "PrecedenceConfig")
 
 Path = Annotated[str, Meta(min_length=1, max_length=1000)]
+
+MAX_KEYS = 100_000
+"""Keys whose state is kept in memory (about 200 bytes each: 20 MiB); past them, the state moves
+to a temporary file and the rest of the trace is judged at its end (`Precedence._settle`)."""
 
 
 class Correlated(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -142,8 +152,11 @@ class Precedence(Rule):
 
     ## Known limits
     The rule keeps, per key seen, where its nearest before was (and its first after, under
-    `first` and `all`): memory grows with the number of distinct keys. Results are paired with
-    their calls once per check, for all rules (the calls still waiting for a result are kept).
+    `first` and `all`), about 200 bytes a key. Past 100,000 keys this state moves to a temporary
+    file, with every before and after that follows, and those are judged key by key at the end of
+    the trace: memory stays flat however many keys there are, and the report is the same. Results
+    are paired with their calls once per check, for all rules (the calls still waiting for a
+    result are kept).
     Values are compared as JSON (`1` and `1.0` are one key, `1` and `"1"` two).
     """
 
@@ -162,13 +175,14 @@ class Precedence(Rule):
         self._after_paths = [parse_path(item if isinstance(item, str) else item.after) for item in items]
         self._after_texts = [item if isinstance(item, str) else item.after for item in items]
         self._window = config.within_events
-        # What is kept per key: where its nearest before was ((index, seq); with no window, only
-        # that there was one), its first after (under `first` and `all`), and the kept violations
-        # of its afters that wait for a before (index, how the after is named, violation).
-        self._befores: dict[_Key, tuple[int, int | float]] = {}
-        self._seen_before: set[_Key] = set()
-        self._first_after: dict[_Key, int | float] = {}
-        self._waiting: dict[_Key, list[tuple[int, str, Violation]]] = {}
+        self._keys = _Keys(self._window, config.scope)
+        # Violations are kept as findings (see `_keep_found`), built at the end: a missing one
+        # may yet become late. Past MAX_KEYS keys, the befores and afters go to `_spill`.
+        self._kept: list[list[Any]] = []
+        self._spill: Partitions | None = None
+        self._waiting_at: defaultdict[int, dict[str, list[list[Any]]]] = defaultdict(dict)
+        self._kept_since: list[list[Any]] = []   # correlate_missing found since the spill: the first `cap`
+        self._found_since = 0                    # and how many
         # A result is seen with its call's tool and args when a matcher may match results
         self.pairs_calls = any(matcher.may_match_type("tool.result", claims)
                                for matcher in (self._before, self._after) for claims in (UNSET, True, False))
@@ -248,89 +262,143 @@ class Precedence(Rule):
         key, values, missing = self._key(args, self._after_paths)
         if missing:
             self.checked += 1
-            self._correlate_missing(event, index, tool, args, missing)
+            texts = [self._after_texts[position] for position in missing]
+            at = "/args" if args is UNSET else pointer(("args", *self._after_paths[missing[0]]))
+            self._found([index, 0, "correlate_missing", event.seq, event_name(event.type, tool), None, None,
+                         (texts, at, args is UNSET)])
             return
-        scope = self._config.scope
-        if scope != "each":
-            first = self._first_after.setdefault(key, event.seq)
-            if first != event.seq and scope == "first":
-                return   # only the group's first after is checked
+        if self._spill is not None:
+            self._spill.add(1, repr(key), index, 0, event.seq, event_name(event.type, tool), evidence_value(values))
+            return
+        keys = self._keys
+        verdict = keys.after(key, index, event.seq)
+        if verdict is False:
+            return
         self.checked += 1
-        window = self._window
-        if window is UNSET:
-            if key in self._seen_before:
-                return
-        else:
-            before = self._befores.get(key)
-            if before is not None:
-                gap = index - before[0]
-                if gap > window and self.note_violation():
-                    self.keep(f"{event_name(event.type, tool)} at seq {js_number(event.seq)} follows its "
-                              f"{self._config.before.brief()} at seq {js_number(before[1])} by {gap} events, more "
-                              f"than within_events ({window}).", self._evidence_with(values), event.seq, index,
-                              reason="out_of_window", related_seqs=[before[1]])
-                return
-        if not self.note_violation():
-            return
-        named = event_name(event.type, tool)
-        self.keep(f"{named} at seq {js_number(event.seq)} has no {self._config.before.brief()}{self._for(values)} "
-                  "before it.", self._evidence_with(values), event.seq, index)
-        # late, should a before of its key come
-        self._waiting.setdefault(key, []).append((index, named, self.violations[-1]))
+        if verdict is not None and self.note_violation():
+            found = [index, 0, verdict[0], event.seq, event_name(event.type, tool), values, verdict[1], verdict[2]]
+            self._kept.append(found)
+            if verdict is _MISSING:
+                keys.wait(key, found)
+        if len(keys.befores) + len(keys.first_after) > MAX_KEYS:
+            self._start_spill()
 
     def _add_before(self, event: Event, index: int, args: Raw | UnsetType) -> None:
         key, values, missing = self._key(args, self._before_paths)
         if missing:
             return   # a before without the key is no before of any group
-        if self._waiting and key in self._waiting:
-            self._late(key, event, index)
-        if self._window is UNSET:
-            self._seen_before.add(key)
-        else:
-            self._befores[key] = (index, event.seq)
-        if self._config.scope != "all":
+        if self._spill is not None:
+            self._spill.add(1, repr(key), index, 1, event.seq, None, evidence_value(values))
             return
-        first_after = self._first_after.get(key)
-        if first_after is not None and first_after != event.seq and self.note_violation():
-            self.keep(f"{self._config.before.brief()} at seq {js_number(event.seq)} comes after the first "
-                      f"{self._config.after.brief()} of its key (seq {js_number(first_after)}).",
-                      self._evidence_with(values), event.seq, index, reason="before_after_action",
-                      related_seqs=[first_after])
+        keys = self._keys
+        first_after = keys.before(key, index, event.seq)
+        if first_after is not None and self.note_violation():
+            self._kept.append([index, 1, "before_after_action", event.seq, None, values, first_after, None])
+        if len(keys.befores) + len(keys.first_after) > MAX_KEYS:
+            self._start_spill()
 
-    def _late(self, key: _Key, event: Event, index: int) -> None:
-        """The afters of the key that waited for a before: this one came, too late."""
-        still = []
-        for waiting in self._waiting.pop(key):
-            at, named, violation = waiting
-            assert violation.event_seq is not UNSET
-            if at == index:   # the event itself is both: it is not its own predecessor
-                still.append(waiting)
-                continue
-            values = violation.evidence.get("key") if violation.evidence else None
-            violation.code = f"{self.kind}.late"
-            violation.related_seqs = [event.seq]
-            violation.message = (f"{named} at seq {js_number(violation.event_seq)} comes before its "
-                                 f"{self._config.before.brief()}{self._for(values)}, which is only at seq "
-                                 f"{js_number(event.seq)}.")
-        if still:
-            self._waiting[key] = still
+    def _found(self, found: list[Any]) -> None:
+        """A violation found as its event is read (correlate_missing): kept now, or once the
+        keys have spilled, among the first `cap` of those found since (the rest only counted)."""
+        if self._spill is None:
+            if self.note_violation():
+                self._kept.append(found)
+            return
+        self._found_since += 1
+        if len(self._kept_since) < self.cap:
+            self._kept_since.append(found)
+
+    def _start_spill(self) -> None:
+        """Too many keys: their state moves to a temporary file, and every before and after seen
+        from now on is written there too, to be judged key by key at the end (`_settle`)."""
+        spill = self._spill = Partitions(kinds=2)
+        keys = self._keys
+        for key in {**keys.befores, **keys.first_after}:
+            before = keys.befores.get(key)
+            spill.add(0, repr(key), before, keys.first_after.get(key))
+        for key, waiting in keys.waiting.items():   # kept afters of a key that a later before makes late
+            text = repr(key)
+            self._waiting_at[spill.number(text)][text] = waiting
+        self._keys = _Keys(self._window, self._config.scope)
+
+    def _settle(self, spill: Partitions) -> None:
+        """Judge, a partition of keys at a time, the befores and afters written to the spill, and
+        keep the first of the violations found (in trace order) that there is room for."""
+        total = 0
+
+        def every() -> Iterator[list[Any]]:
+            nonlocal total
+            for number in range(spill.count):
+                found = self._settle_partition(spill, number)
+                total += len(found)
+                yield from found
+
+        try:
+            room = max(0, self.cap - len(self._kept))
+            self._kept.extend(heapq.nsmallest(room, chain(every(), self._kept_since), key=itemgetter(0, 1)))
+            if room == 0:   # nsmallest(0, ...) would not look at them, and they must be counted
+                for _ in every():
+                    pass
+        finally:
+            spill.close()
+        self.violation_count += total + self._found_since
+
+    def _settle_partition(self, spill: Partitions, number: int) -> list[list[Any]]:
+        keys = _Keys(self._window, self._config.scope)
+        keys.waiting = self._waiting_at[number]
+        for text, before, first_after in spill.read(0, number):
+            if before is not None:
+                keys.befores[text] = (before[0], before[1])
+            if first_after is not None:
+                keys.first_after[text] = first_after
+        found: list[list[Any]] = []
+        for text, index, role, seq, named, values in spill.read(1, number):
+            if role == 0:
+                verdict = keys.after(text, index, seq)
+                if verdict is False:
+                    continue
+                self.checked += 1
+                if verdict is not None:
+                    found.append([index, 0, verdict[0], seq, named, values, verdict[1], verdict[2]])
+                    if verdict is _MISSING:
+                        keys.wait(text, found[-1])
+            else:
+                first_after = keys.before(text, index, seq)
+                if first_after is not None:
+                    found.append([index, 1, "before_after_action", seq, None, values, first_after, None])
+        return found
+
+    def _keep_found(self, found: list[Any]) -> None:
+        """Build the violation a finding stands for: [index, order, reason, seq, how the event is
+        named, the key's values, the related seq, what else the message says]."""
+        index, _, reason, seq, named, values, related, more = found
+        before, after = self._config.before.brief(), self._config.after.brief()
+        if reason == "correlate_missing":
+            texts, at, no_args = more
+            evidence = evidence_value(dict(self._evidence, missing=texts))
+            self.keep(f"{named} at seq {js_number(seq)} lacks {'args' if no_args else ', '.join(texts)}, which "
+                      f"{'tell' if len(texts) > 1 or no_args else 'tells'} which {before} it needs.", evidence,
+                      seq, index, reason=reason, status="unresolved", pointer=at)
+            return
+        evidence = self._evidence_with(values)
+        if reason == "missing":
+            self.keep(f"{named} at seq {js_number(seq)} has no {before}{self._for(values)} before it.", evidence,
+                      seq, index)
+        elif reason == "late":
+            self.keep(f"{named} at seq {js_number(seq)} comes before its {before}{self._for(values)}, which is "
+                      f"only at seq {js_number(related)}.", evidence, seq, index, reason=reason,
+                      related_seqs=[related])
+        elif reason == "out_of_window":
+            self.keep(f"{named} at seq {js_number(seq)} follows its {before} at seq {js_number(related)} by {more} "
+                      f"events, more than within_events ({self._window}).", evidence, seq, index, reason=reason,
+                      related_seqs=[related])
+        else:   # before_after_action
+            self.keep(f"{before} at seq {js_number(seq)} comes after the first {after} of its key (seq "
+                      f"{js_number(related)}).", evidence, seq, index, reason=reason, related_seqs=[related])
 
     def _for(self, values: list[Any] | None) -> str:
         """` for key [...]`, when the rule correlates."""
         return "" if not self._after_paths or values is None else f" for key {_shown(values)}"
-
-    def _correlate_missing(self, event: Event, index: int, tool: str | UnsetType, args: Raw | UnsetType,
-                           missing: list[int]) -> None:
-        if not self.note_violation():
-            return
-        texts = [self._after_texts[position] for position in missing]
-        at = "/args" if args is UNSET else pointer(("args", *self._after_paths[missing[0]]))
-        evidence = dict(self._evidence, missing=texts)
-        self.keep(f"{event_name(event.type, tool)} at seq {js_number(event.seq)} lacks "
-                  f"{'args' if args is UNSET else ', '.join(texts)}, which "
-                  f"{'tell' if len(texts) > 1 or args is UNSET else 'tells'} which {self._config.before.brief()} "
-                  "it needs.", evidence_value(evidence), event.seq, index, reason="correlate_missing",
-                  status="unresolved", pointer=at)
 
     def _evidence_with(self, values: list[Any]) -> dict[str, Any]:
         if not self._after_paths:
@@ -338,10 +406,74 @@ class Precedence(Rule):
         return dict(evidence_value({**self._evidence, "key": values}))
 
     def finish(self, summary: TraceSummary) -> RuleResult:
+        if self._spill is not None:
+            self._settle(self._spill)
+            self._spill = None
+        for found in self._kept:
+            self._keep_found(found)
+        self._kept.clear()
         result = self.result()
         if self.checked == 0:
             result.vacuous = True
         return result
+
+
+_MISSING = ("missing", None, None)
+_SEEN = (-1, None)
+"""Where a key's before was, when no window makes it matter."""
+
+
+class _Keys:
+    """What precedence remembers per key, and how it judges an after and a before by it: where
+    the key's nearest before was, its first after (under `first` and `all`), and the afters found
+    without a before, which a later before of their key makes `late`. Used as the events come,
+    and again at the end, a partition at a time, for the keys that spilled."""
+
+    __slots__ = ("befores", "first_after", "scope", "waiting", "window")
+
+    def __init__(self, window: int | UnsetType, scope: str) -> None:
+        self.window, self.scope = window, scope
+        self.befores: dict[Any, tuple[int, Any]] = {}
+        self.first_after: dict[Any, Any] = {}
+        self.waiting: dict[Any, list[list[Any]]] = {}
+
+    def after(self, key: Any, index: int, seq: Any) -> tuple[str, Any, Any] | Literal[False] | None:
+        """An after of this key: False when the scope does not check it, None when it passes,
+        else (reason, the seq of the before it names, the gap)."""
+        if self.scope != "each":
+            first = self.first_after.setdefault(key, seq)
+            if first != seq and self.scope == "first":
+                return False   # only the key's first after is checked
+        before = self.befores.get(key)
+        if before is None:
+            return _MISSING
+        window = self.window
+        if window is not UNSET and index - before[0] > window:
+            return "out_of_window", before[1], index - before[0]
+        return None
+
+    def wait(self, key: Any, found: list[Any]) -> None:
+        """A missing after, should a before of its key come later."""
+        self.waiting.setdefault(key, []).append(found)
+
+    def before(self, key: Any, index: int, seq: Any) -> Any:
+        """A before of this key; the seq of the key's first after when this before comes after it
+        under `all` (a before_after_action), else None."""
+        if self.waiting and key in self.waiting:
+            still = []
+            for found in self.waiting.pop(key):
+                if found[0] == index:   # the event itself is both: it is not its own predecessor
+                    still.append(found)
+                else:
+                    found[2], found[6] = "late", seq
+            if still:
+                self.waiting[key] = still
+        self.befores[key] = _SEEN if self.window is UNSET else (index, seq)
+        if self.scope == "all":
+            first = self.first_after.get(key)
+            if first is not None and first != seq:
+                return first
+        return None
 
 
 def _key_of(value: Any) -> _Key:
