@@ -67,6 +67,39 @@ def test_args_that_are_no_object_are_named_without_being_decoded(tmp_path):
     assert line.endswith("t.jsonl:1: $.args: expected an object, got an array")
 
 
+def plain_calls(count: int) -> list[str]:
+    """Well-typed calls and results, each result with a duration: what most batches hold."""
+    lines = []
+    for n in range(count):
+        lines.append(json.dumps({"seq": 2 * n + 1, "type": "tool.call", "tool": "t", "call_id": f"c{n}",
+                                 "args": {"a": "x", "n": n}}))
+        lines.append(json.dumps({"seq": 2 * n + 2, "type": "tool.result", "call_id": f"c{n}", "ok": True,
+                                 "duration_ms": n % 7 + 0.5}))
+    return lines
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("args", '"x"', "$.args: expected an object, got a string"),
+    ("args", "null", "$.args: expected an object, got null"),
+    ("duration_ms", "-0.5", "$.duration_ms: expected a finite number >= 0, got -0.5"),
+    ("duration_ms", "true", "$.duration_ms: expected a number of milliseconds >= 0, got a boolean"),
+    ("duration_ms", "1" + "0" * 400,
+     "$.duration_ms: expected a finite number >= 0, got a number too large for a double"),
+    ("status", '""', "$.status: must be 1..100 characters long, got 0"),
+])
+def test_one_badly_typed_field_among_thousands_of_good_ones_is_named_at_its_line(tmp_path, field, value, problem):
+    lines = plain_calls(1500)
+    bad = json.loads(lines[2222])
+    bad.pop(field, None)
+    lines[2222] = json.dumps(bad)[:-1] + f', "{field}": {value}}}'
+    line = refused(run(tmp_path, [ARGS_REGEX], lines))
+    assert line.endswith(f"t.jsonl:2223: {problem}")
+
+
+def test_thousands_of_well_typed_args_and_durations_pass_the_type_check(tmp_path):
+    assert verdicts(run(tmp_path, [ARGS_REGEX], plain_calls(1500))) == {"r": True}
+
+
 def deep(levels: int, leaf: Any = 1) -> Any:
     value = leaf
     for _ in range(levels):

@@ -143,7 +143,8 @@ class FailureHandled(Rule):
         calls.read_results(self._result, [self._config.tool], orphans=True)   # (a retry's result too)
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
-        self._expire(index)
+        if self._open and self._open[0].deadline < index:
+            self._expire(index)
         if call is not None and call.position in self._awaited:
             for failure in self._awaited.pop(call.position):
                 failure.retries -= 1
@@ -162,7 +163,8 @@ class FailureHandled(Rule):
             self._by_call.setdefault(call_id, []).append(failure)
 
     def _call(self, event: Event, index: int) -> None:
-        self._expire(index)
+        if self._open and self._open[0].deadline < index:
+            self._expire(index)
         failures = self._by_tool.get(event.tool)
         if not failures:
             return

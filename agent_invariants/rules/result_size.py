@@ -118,12 +118,9 @@ class ResultSize(Rule):
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
         self.checked += 1
-        tool, call_id = (event.tool, event.call_id) if call is None else (call.tool, call.call_id)
-        evidence: dict[str, Any] = {"tool": tool}
-        if call_id is not UNSET:
-            evidence["call_id"] = call_id
         if event.result is UNSET:
             if self._config.on_missing == "fail" and self.note_violation():
+                tool, evidence = _named(event, call)
                 self.keep(f"The result of {tool} at seq {js_number(event.seq)} has no result to measure.",
                           evidence_value(evidence), event.seq, index, reason="result_missing", status="unresolved",
                           pointer="/result")
@@ -132,6 +129,7 @@ class ResultSize(Rule):
             return   # however it is written, its canonical form cannot reach the budget
         size = result_bytes(event.result)
         if size > self._config.max_bytes and self.note_violation():
+            tool, evidence = _named(event, call)
             evidence.update(bytes=size, max_bytes=self._config.max_bytes)
             self.keep(f"The result of {tool} at seq {js_number(event.seq)} is {size} bytes, over the "
                       f"{self._config.max_bytes} allowed.", evidence_value(evidence), event.seq, index,
@@ -142,3 +140,12 @@ class ResultSize(Rule):
         if self.checked == 0:
             result.vacuous = True
         return result
+
+
+def _named(event: Event, call: PairedCall | None) -> tuple[str | UnsetType, dict[str, Any]]:
+    """The tool of a result (its call's), and the evidence that names it and its call."""
+    tool, call_id = (event.tool, event.call_id) if call is None else (call.tool, call.call_id)
+    evidence: dict[str, Any] = {"tool": tool}
+    if call_id is not UNSET:
+        evidence["call_id"] = call_id
+    return tool, evidence
