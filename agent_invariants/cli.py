@@ -383,6 +383,58 @@ def summary(
 
 
 @app.command(cls=Command)
+def stability(
+    traces: Annotated[list[str], typer.Argument(
+        metavar="TRACE...", show_default=False, help="Trace files of runs of the same task (- for stdin, once).")],
+    contract: Annotated[Path | None, typer.Option(
+        "--contract", "-c", show_default=False, metavar="PATH",
+        help="Also check each trace against this contract; the worst exit wins.")] = None,
+    ignore: Annotated[list[str] | None, typer.Option(
+        "--ignore", metavar="PATH", show_default=False,
+        help="Leave this output path and every path below it out (e.g. debug, items[].took_ms); repeatable.")] = None,
+    maps: Annotated[list[str] | None, typer.Option(
+        "--map", metavar="PATH", show_default=False,
+        help="Read each object at this path as a map keyed by ids: its members merge at PATH{}; repeatable.")] = None,
+    report_format: Annotated[Format, typer.Option(
+        "--format", "-f", help="Output format: text, json, markdown or junit.")] = Format.text,
+    output: OutputOpt = None,
+    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Compare the shape of the final output of several runs: exit 1 when a field comes and goes or
+    changes type, 2 when fewer than two runs report an output."""
+    from agent_invariants.render import RenderOptions, renderer
+    from agent_invariants.stability import stability_of
+
+    if report_format.value not in ("text", "pretty", "json", "markdown", "junit"):
+        fail(f"--format {report_format.value}: stability reports as text, json, markdown or junit")
+    if traces.count("-") > 1:
+        fail("- (standard input) can be read once: give it as one trace at most")
+    ignored = [_output_path("--ignore", text) for text in ignore or ()]
+    mapped = [_output_path("--map", text) for text in maps or ()]
+    refuse_input_as_output(output, *traces, *([] if contract is None else [contract]))
+    loaded = None
+    if contract is not None:
+        from agent_invariants.contract import load_contract, read_contract
+
+        loaded = load_contract(read_contract(contract))
+    report = stability_of(traces, contract=loaded, ignore=ignored, maps=mapped, max_line_bytes=max_line_bytes)
+    colour = wants_colour("auto", to_terminal=output is None)
+    write(renderer(report_format.value).render(report, RenderOptions(color=colour)), output)
+    verdict = 2 if not report.measured else 0 if report.stable else 1
+    checked = max((0 if run.check.passed else 1 for run in report.runs if run.check), default=0)
+    raise typer.Exit(max(verdict, checked))
+
+
+def _output_path(option: str, text: str) -> tuple[str | int, ...]:
+    from agent_invariants.stability import parse_path
+
+    try:
+        return parse_path(text)
+    except ValueError as exc:
+        fail(f"{option} {shown(text)}: not an output path: {exc}")
+
+
+@app.command(cls=Command)
 def convert(
     inputs: Annotated[list[str], typer.Argument(metavar="IN...", show_default=False,
                                                 help="Files to convert (- for stdin).")],

@@ -199,23 +199,26 @@ class Checked(NamedTuple):
 
 
 def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
-              strict: bool = False, partial: bool = False) -> Checked:
+              strict: bool = False, partial: bool = False, observers: Sequence[Any] = ()) -> Checked:
     """One pass of every rule of `contract` over `source`, each rule keeping at most
     `max_violations` violations (0: all). With `strict`, a rule that checked nothing (of a kind
     for which that is not the passing state) fails with a violation of the whole trace. With
     `partial`, the trace is taken as cut short: violations of liveness parts are `inconclusive`
-    and count neither in the verdict nor in the error and warning counts."""
+    and count neither in the verdict nor in the error and warning counts. `observers` see the
+    events in the same pass, after the rules (a caller that learns more of the trace than the
+    report says: `stability` keeps the final output)."""
     with collector.paused():   # also while the rules finish and the report is built
-        return _check(contract, source, max_violations, strict, partial)
+        return _check(contract, source, max_violations, strict, partial, observers)
 
 
-def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool, partial: bool) -> Checked:
+def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool, partial: bool,
+           observers: Sequence[Any]) -> Checked:
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
     fields = FieldTypes(source).check if contract.version == 2 else None
-    events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling], fields)
+    events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling, *observers], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
     _caused_by(rules)

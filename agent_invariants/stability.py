@@ -1,0 +1,334 @@
+"""`stability`: does the agent's final output keep its shape from run to run?
+
+    agent-invariants stability runs/*.jsonl --map refunds_by_order
+
+A team that parses its agent's report (a JSON object the run ends with) needs that report to have
+the same fields, of the same types, every time. This command reads the final output of each trace
+(the `output` of its terminal event: the last `run.completed` or `run.failed`, spec v2 §0), reduces
+it to a *shape*, and compares the shapes (spec v2 §5, with §10 points 51-55).
+
+## Shape
+A shape maps each path of the output to the set of JSON types found there (null, boolean, number,
+string, array, object; `1` and `1.0` are both number). The root is `$`; a member `k` is `k` at the
+root and `P.k` below it (`P["k"]`, a JSON string, when `k` is not made of letters, digits, `_` and
+`-`); the elements of an array are `P[]` (`[]` at the root), and their shapes merge. `--map P`
+treats each object at P as a map: its members merge at `P{}` (for objects keyed by ids).
+
+## Present, absent and unknown
+In a trace, a path is *present* when a value sits at it; *unknown* when the first step from the
+root that finds nothing is `[]` (or `{}`) of an array (or map) that is empty: an empty list says
+nothing about the shape of its elements; *absent here* when that first missing step is the path
+itself, a member missing from an object; otherwise *absent below* (under an absent path, or under a
+parent of another type in that trace).
+
+## Instability
+- *presence*: present in one trace and absent here in another (so only the topmost absent path is
+  reported); `absent_in` lists both kinds of absence.
+- *type*: present in two traces with different type sets (a number in one, a string or a null in
+  another).
+`--ignore P` silences P and every path below it. A path may have an entry of each kind.
+
+## Example
+T1 `{"refunds":[{"id":"A9","amount":10}],"total":10}`, T2 `{"refunds":[],"total":"0"}`, T3
+`{"refunds":[{"id":"B2"}],"total":0}`: `refunds[].amount` is presence-unstable (present in T1,
+absent in T3, unknown in T2) and `total` type-unstable; exit 1. It is stable with `"total":0` in T2
+and an `amount` in T3.
+
+## Reporting traces and the verdict
+A trace reports when its terminal carries `output` (`null` included); one without a terminal, or
+whose terminal has no output, is listed as not reporting and left out. With fewer than two reporting
+traces nothing is measured: the report says so and the exit is 2, never a pass. Otherwise the exit
+is 1 when some path is unstable, else 0. With `--contract`, each trace is also checked as `check`
+would, its verdict is in the report, and the worst exit wins.
+
+The report is `agent-invariants/stability/v1`: `{schema, runs: [{trace, reporting, output_sha256,
+check?}], measured, stable, unstable: [{path, kind, present_in, absent_in, unknown_in, types}]}`,
+indexes 0-based into `runs`, `types` one sorted list per run (`[]` where the path is not present),
+entries sorted by path (code points), presence before type. `output_sha256` is the SHA-256 of the
+output's RFC 8785 form (of its bytes as written, for an output holding a number beyond any double,
+which has no such form).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from agent_invariants.contract import Contract
+from agent_invariants.engine import run_check, run_observers
+from agent_invariants.match.canonical import canonical
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
+from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
+
+__all__ = ("STABILITY_SCHEMA", "RunCheck", "StabilityReport", "StabilityRun", "Unstable", "measure", "parse_path",
+           "path_text", "shape_of", "stability_of")
+
+STABILITY_SCHEMA = "agent-invariants/stability/v1"
+
+ITEM = 0
+"""The step into the elements of an array, `[]` (member steps are strings, so never equal)."""
+MAPPED = 1
+"""The step into the members of an object `--map` names, `{}`."""
+
+Path = tuple[str | int, ...]
+Where = Literal["present", "unknown", "here", "below"]
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class RunCheck(msgspec.Struct, kw_only=True):
+    """With `--contract`: the trace's check, as `check` judged it."""
+
+    passed: bool
+    error_count: int
+    warning_count: int
+
+
+class StabilityRun(msgspec.Struct, kw_only=True):
+    """One trace: whether it reports an output, and that output's SHA-256."""
+
+    trace: str
+    """The trace as given on the command line."""
+    reporting: bool
+    """Whether its terminal event carries an `output` (null counts)."""
+    output_sha256: str | None
+    """Hex SHA-256 of the output's RFC 8785 form; null when the trace does not report."""
+    check: RunCheck | UnsetType = UNSET
+    """With `--contract`: the trace's check."""
+
+
+class Unstable(msgspec.Struct, kw_only=True):
+    """A path whose presence or type differs between reporting traces."""
+
+    path: str
+    """The path, e.g. `refunds[].amount` (`$` is the root)."""
+    kind: Literal["presence", "type"]
+    """`presence`: present in one trace, absent in another; `type`: its types differ."""
+    present_in: list[int]
+    """Indexes (into `runs`) of the traces where a value sits at the path."""
+    absent_in: list[int]
+    """Indexes of the reporting traces where it is absent (here or below an absent path)."""
+    unknown_in: list[int]
+    """Indexes of the reporting traces where it lies under an empty array or map."""
+    types: list[list[str]]
+    """Per run, the sorted JSON types at the path (`[]` where it is not present)."""
+
+
+class StabilityReport(msgspec.Struct, kw_only=True):
+    """The agent-invariants/stability/v1 report (`stability --format json`)."""
+
+    schema: str
+    """Always `agent-invariants/stability/v1`."""
+    runs: list[StabilityRun]
+    """Every trace, in the order given."""
+    measured: bool
+    """False when fewer than two traces report an output: then nothing is measured (exit 2)."""
+    stable: bool
+    """True when measured and no path is unstable."""
+    unstable: list[Unstable]
+    """The unstable paths, sorted by path, presence before type."""
+
+
+class _Final:
+    """An observer keeping a trace's terminal event, for its final output."""
+
+    def __init__(self) -> None:
+        self.terminal = Terminal()
+
+    def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
+        return ()
+
+    def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Any:
+        return self.terminal.seen if event_type in TERMINAL_TYPES else None
+
+    def output(self) -> tuple[Any, bytes | None]:
+        """The final output (NO_OUTPUT when the trace does not report) and its JSON as written."""
+        event = self.terminal.event
+        if event is None or event.output is UNSET:
+            return NO_OUTPUT, None
+        return self.terminal.output(), bytes(memoryview(event.output))
+
+
+def stability_of(traces: Sequence[str], *, contract: Contract | None = None, ignore: Iterable[Path] = (),
+                 maps: Iterable[Path] = (), max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> StabilityReport:
+    """Read the final output of each trace file (`-`: standard input) and compare their shapes;
+    with a contract, check each trace in the same pass. InputError for a bad trace or contract."""
+    outputs: list[Any] = []
+    hashes: list[str | None] = []
+    checks: list[RunCheck] = []
+    for trace in traces:
+        final = _Final()
+        source = TraceFile(trace, max_line_bytes=max_line_bytes)
+        if contract is None:
+            run_observers(source, [final])
+        else:
+            report = run_check(contract, source, observers=[final]).report
+            checks.append(RunCheck(passed=report.passed, error_count=report.error_count,
+                                   warning_count=report.warning_count))
+        output, raw = final.output()
+        outputs.append(output)
+        hashes.append(None if raw is None else output_sha256(output, raw))
+    return measure(outputs, traces, ignore=ignore, maps=maps, checks=checks if contract is not None else None,
+                   hashes=hashes)
+
+
+def output_sha256(value: Any, raw: bytes) -> str:
+    """SHA-256 of the output's RFC 8785 form (of `raw` when it has none: a number beyond any double)."""
+    try:
+        data = canonical(value).encode("utf-8")
+    except ValueError:
+        data = raw
+    return hashlib.sha256(data).hexdigest()
+
+
+def measure(outputs: Sequence[Any], traces: Sequence[str], *, ignore: Iterable[Path] = (),
+            maps: Iterable[Path] = (), checks: Sequence[RunCheck] | None = None,
+            hashes: Sequence[str | None] | None = None) -> StabilityReport:
+    """The stability report of these final outputs (NO_OUTPUT for a trace that does not report),
+    one per trace, named as `traces` says."""
+    mapped = frozenset(maps)
+    ignored = list(ignore)
+    runs = [StabilityRun(trace=trace, reporting=output is not NO_OUTPUT,
+                         output_sha256=None if hashes is None else hashes[index],
+                         check=UNSET if checks is None else checks[index])
+            for index, (trace, output) in enumerate(zip(traces, outputs, strict=True))]
+    shapes = {index: shape_of(output, mapped) for index, output in enumerate(outputs) if output is not NO_OUTPUT}
+    if len(shapes) < 2:
+        return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=False, stable=False, unstable=[])
+    paths = {path for shape in shapes.values() for path in shape if not _under_any(path, ignored)}
+    found: list[tuple[str, int, Unstable]] = []
+    for path in paths:
+        where = {index: _where(path, shape) for index, shape in shapes.items()}
+        present = [index for index, place in where.items() if place == "present"]
+        types = [sorted(shapes[index][path]) if where.get(index) == "present" else [] for index in range(len(runs))]
+        text = path_text(path)
+        if present and "here" in where.values():
+            found.append((text, 0, _entry(text, "presence", where, types)))
+        if len({tuple(types[index]) for index in present}) > 1:
+            found.append((text, 1, _entry(text, "type", where, types)))
+    found.sort(key=lambda item: (item[0], item[1]))
+    unstable = [item[2] for item in found]
+    return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=True, stable=not unstable,
+                           unstable=unstable)
+
+
+def _entry(path: str, kind: Literal["presence", "type"], where: dict[int, Where], types: list[list[str]]) -> Unstable:
+    return Unstable(path=path, kind=kind, present_in=[index for index, place in where.items() if place == "present"],
+                    absent_in=[index for index, place in where.items() if place in ("here", "below")],
+                    unknown_in=[index for index, place in where.items() if place == "unknown"], types=types)
+
+
+def shape_of(output: Any, maps: Collection[Path] = ()) -> dict[Path, set[str]]:
+    """Each path of a decoded JSON value and the set of JSON types found there."""
+    shape: dict[Path, set[str]] = {}
+    stack: list[tuple[Path, Any]] = [((), output)]
+    while stack:
+        path, value = stack.pop()
+        kind = _json_type(value)
+        found = shape.get(path)
+        if found is None:
+            shape[path] = {kind}
+        else:
+            found.add(kind)
+        if kind == "array":
+            stack.extend((path + (ITEM,), item) for item in value)
+        elif kind == "object":
+            if path in maps:
+                stack.extend((path + (MAPPED,), item) for item in value.values())
+            else:
+                stack.extend((path + (key,), item) for key, item in value.items())
+    return shape
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _where(path: Path, shape: dict[Path, set[str]]) -> Where:
+    """Whether the path is present in a trace of this shape, unknown there (under an empty array
+    or map), absent here (a member its object lacks) or absent below (under an absent path, or
+    under a parent of another type)."""
+    if path in shape:
+        return "present"
+    depth = len(path) - 1
+    while path[:depth] not in shape:   # the root is always there
+        depth -= 1
+    step, types = path[depth], shape[path[:depth]]
+    if step == ITEM:
+        return "unknown" if "array" in types else "below"
+    if step == MAPPED:
+        return "unknown" if "object" in types else "below"
+    return "here" if depth == len(path) - 1 and "object" in types else "below"
+
+
+def _under_any(path: Path, prefixes: list[Path]) -> bool:
+    return any(path[:len(prefix)] == prefix for prefix in prefixes)
+
+
+def path_text(path: Path) -> str:
+    """A path as reports write it: `$`, `total`, `refunds[].amount`, `by_id{}.state`, `["a b"]`."""
+    if not path:
+        return "$"
+    text = ""
+    for step in path:
+        if step == ITEM:
+            text += "[]"
+        elif step == MAPPED:
+            text += "{}"
+        elif _PLAIN_KEY.fullmatch(step):   # type: ignore[arg-type]
+            text += f".{step}" if text else str(step)
+        else:
+            text += f"[{msgspec.json.encode(step).decode()}]"
+    return text
+
+
+def parse_path(text: str) -> Path:
+    """A path written as reports write it (a leading `$.` accepted); ValueError says what is wrong."""
+    if text == "$":
+        return ()
+    rest = text[2:] if text.startswith("$.") else text[1:] if text[:2] in ("$[", "${") else text
+    if not rest:
+        raise ValueError("empty path")
+    steps: list[str | int] = []
+    at = 0
+    while at < len(rest):
+        if rest.startswith("[]", at):
+            steps.append(ITEM)
+            at += 2
+        elif rest.startswith("{}", at):
+            steps.append(MAPPED)
+            at += 2
+        elif rest.startswith('["', at):
+            try:
+                key, end = json.JSONDecoder().raw_decode(rest, at + 1)
+            except ValueError:
+                raise ValueError(f'a ["key"] step at character {at + 1} is not a JSON string') from None
+            if not rest.startswith("]", end):
+                raise ValueError(f"expected ] at character {end + 1}")
+            steps.append(key)
+            at = end + 1
+        else:
+            if steps:
+                if not rest.startswith(".", at):
+                    raise ValueError(f"expected ., [] or {{}} at character {at + 1}")
+                at += 1
+            found = _PLAIN_KEY.match(rest, at)
+            if found is None:
+                raise ValueError(f"expected a key (letters, digits, _ or -) at character {at + 1}; "
+                                 'write other keys as ["key"]')
+            steps.append(found.group())
+            at = found.end()
+    return tuple(steps)
