@@ -26,6 +26,7 @@ from msgspec import UNSET
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RuleResult, Violation
+from agent_invariants.stability import StabilityReport
 
 __all__ = ("render",)
 
@@ -33,8 +34,11 @@ __all__ = ("render",)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a JUnit XML document (ends with a newline). No option applies to JUnit."""
+    if isinstance(report, StabilityReport):
+        stability: str = to_xml_report_string([_stability(report)], prettyprint=True, encoding="utf-8")
+        return stability + "\n"
     suites: list[TestSuite] = []
     for section in sections(report):
         if isinstance(section, CompareReport):
@@ -129,3 +133,27 @@ def _slug(text: str) -> str:
 
 def _xml(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
+
+
+def _stability(report: StabilityReport) -> TestSuite:
+    """A stability report: one failing test case per unstable path and kind; one passing case
+    when the shape held; an errored one when nothing could be measured."""
+    names = [run.trace for run in report.runs]
+    cases = []
+    for entry in report.unstable:
+        case = TestCase(_xml(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability")
+        def listed(indexes: list[int]) -> str:
+            return ", ".join(names[index] for index in indexes) or "none"
+
+        types = "; ".join(f"{names[index]}: {'|'.join(entry.types[index])}" for index in entry.present_in)
+        case.add_failure_info(message=_xml(f"{entry.path} is {entry.kind}-unstable"), output=_xml(
+            f"present in {listed(entry.present_in)}; absent in {listed(entry.absent_in)}; unknown in "
+            f"{listed(entry.unknown_in)}\ntypes: {types}"), failure_type=entry.kind)
+        cases.append(case)
+    if not report.measured:
+        case = TestCase("output shape", classname="agent-invariants.stability")
+        case.add_error_info(message="not measured: fewer than two traces report an output", error_type="not_measured")
+        cases.append(case)
+    elif report.stable:
+        cases.append(TestCase("output shape", classname="agent-invariants.stability"))
+    return TestSuite("agent-invariants stability", cases)

@@ -20,6 +20,7 @@ from msgspec import UNSET
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, inconclusive, ok, place, plural, sections
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
+from agent_invariants.stability import StabilityReport
 
 __all__ = ("MAX_VIOLATIONS", "render")
 
@@ -31,9 +32,11 @@ _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("war
 _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "❌ still failing", "passing": "passing"}
 
 
-def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as GitHub-flavoured Markdown (ends with a newline). No option applies to Markdown."""
-    if isinstance(report, CompareReport):
+    if isinstance(report, StabilityReport):
+        lines = _stability(report)
+    elif isinstance(report, CompareReport):
         lines = _compare(report)
     elif isinstance(report, CheckReport):
         lines = _check(report, level=2)
@@ -162,3 +165,35 @@ def _code(text: str) -> str:
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _stability(report: StabilityReport) -> list[str]:
+    """The verdict, a table of the unstable paths (which traces hold each, and their types), and
+    a table of the traces."""
+    reporting = sum(1 for run in report.runs if run.reporting)
+    if not report.measured:
+        heading = f"## ⚠️ agent-invariants stability: not measured ({reporting} of {len(report.runs)} traces " \
+                  "report an output; 2 are needed)"
+    elif report.stable:
+        heading = f"## ✅ agent-invariants stability: stable ({reporting} traces report an output of one shape)"
+    else:
+        heading = f"## ❌ agent-invariants stability: {plural(len(report.unstable), 'unstable path')}"
+    lines = [heading, ""]
+    if report.unstable:
+        lines += ["| Path | Kind | Present in | Absent in | Unknown in | Types |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for entry in report.unstable:
+            types = "; ".join(f"{index}: {'|'.join(entry.types[index])}" for index in entry.present_in)
+            lines.append(f"| {_code(entry.path)} | {entry.kind} | {_indexes(entry.present_in)} | "
+                         f"{_indexes(entry.absent_in)} | {_indexes(entry.unknown_in)} | {types} |")
+        lines.append("")
+    lines += ["| # | Trace | Reports an output | Check |", "| --- | --- | --- | --- |"]
+    for index, run in enumerate(report.runs):
+        check = "" if not run.check else "✅ passed" if run.check.passed else \
+            f"❌ failed ({plural(run.check.error_count, 'error')})"
+        lines.append(f"| {index} | {_code(run.trace)} | {'yes' if run.reporting else 'no'} | {check} |")
+    return lines
+
+
+def _indexes(indexes: list[int]) -> str:
+    return ", ".join(map(str, indexes)) or "–"

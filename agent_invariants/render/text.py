@@ -44,6 +44,7 @@ from agent_invariants.report import (
     TraceSummary,
     Violation,
 )
+from agent_invariants.stability import StabilityReport, Unstable
 
 __all__ = ("render",)
 
@@ -53,12 +54,14 @@ Paint = Callable[[str, str], str]
 """paint(text, style): the text in that style (colour codes), or as it is without colour."""
 
 
-def render(report: AnyReport | Contract | TraceSummary, options: RenderOptions = DEFAULTS) -> str:
-    """The report (or validated contract, or trace summary) as readable text (ends with a
-    newline), in colour if `options.color`."""
+def render(report: AnyReport | Contract | TraceSummary | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
+    """The report (or validated contract, trace summary or stability report) as readable text
+    (ends with a newline), in colour if `options.color`."""
     paint = _painter(options.color)
     if isinstance(report, Contract):
         lines = _contract(report)
+    elif isinstance(report, StabilityReport):
+        lines = _stability(report, paint)
     elif isinstance(report, TraceSummary):
         lines = _summary(report)
     elif isinstance(report, CompareReport):
@@ -214,3 +217,47 @@ def _summary(summary: TraceSummary) -> list[str]:
         f"completion claims: {summary.completion_claims}",
     ]
 
+
+
+def _stability(report: StabilityReport, paint: Paint) -> list[str]:
+    """The verdict, each unstable path with the traces on each side, then the traces that do not
+    report and, with a contract, each trace's check."""
+    names = [inert(run.trace) for run in report.runs]
+    reporting = sum(1 for run in report.runs if run.reporting)
+    if not report.measured:
+        head = (f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {plural(len(report.runs), 'trace')} "
+                "report an output; 2 are needed")
+    elif report.stable:
+        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} traces report an output of one shape"
+    else:
+        paths = plural(len({entry.path for entry in report.unstable}), "unstable path")
+        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {plural(len(report.runs), 'trace')} report an " \
+               f"output · {paths}"
+    lines = [head]
+    for entry in report.unstable:
+        lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry, names)}")
+    silent = [name for name, run in zip(names, report.runs, strict=True) if not run.reporting]
+    if silent:
+        lines.append(f"  {paint('not reporting', _DIM)} (no terminal event with an output): {', '.join(silent)}")
+    for name, run in zip(names, report.runs, strict=True):
+        if run.check:
+            verdict = _verdict(paint, run.check.passed, "PASS", "FAIL")
+            lines.append(f"  check {name}  {verdict}  {plural(run.check.error_count, 'error')} · "
+                         f"{plural(run.check.warning_count, 'warning')}")
+    return lines
+
+
+def _sides(entry: Unstable, names: list[str]) -> str:
+    """Which traces hold the path and which do not (presence), or which types each holds (type)."""
+    def listed(indexes: list[int]) -> str:
+        return ", ".join(names[index] for index in indexes)
+
+    if entry.kind == "presence":
+        parts = [f"present in {listed(entry.present_in)}", f"absent in {listed(entry.absent_in)}"]
+        if entry.unknown_in:
+            parts.append(f"unknown in {listed(entry.unknown_in)} (under an empty array or map)")
+        return " · ".join(parts)
+    by_types: dict[str, list[int]] = {}
+    for index in entry.present_in:
+        by_types.setdefault("|".join(entry.types[index]), []).append(index)
+    return " · ".join(f"{types} in {listed(indexes)}" for types, indexes in by_types.items())
