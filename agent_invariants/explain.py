@@ -18,8 +18,9 @@ from agent_invariants.validation import suggest
 
 __all__ = ("TOPICS", "explain_kind", "list_kinds")
 
-TOPICS = ("match",)
-"""What `explain` explains besides the rule kinds: `match`, the grammar of match trees."""
+TOPICS = ("match", "stability")
+"""What `explain` explains besides the rule kinds: `match`, the grammar of match trees, and the
+commands that judge a contract or runs rather than one trace (`stability`)."""
 
 
 def list_kinds() -> str:
@@ -27,7 +28,8 @@ def list_kinds() -> str:
     width = max(map(len, RULE_KINDS))
     lines = [f"{kind.ljust(width)}  {summary_line(kind)}" for kind in RULE_KINDS]
     lines += ["", "agent-invariants explain KIND prints a kind's manual; agent-invariants explain match, the",
-              "grammar of the match trees of contract version 2."]
+              "grammar of the match trees of contract version 2; agent-invariants explain stability, how",
+              "the stability command compares the final outputs of several runs."]
     return "\n".join(lines) + "\n"
 
 
@@ -36,6 +38,8 @@ def explain_kind(kind: str) -> str:
     (`match`). KeyError if unknown."""
     if kind == "match":
         return _match_manual()
+    if kind == "stability":
+        return _module_manual("agent_invariants.stability")
     if kind not in RULE_KINDS:
         raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, [*RULE_KINDS, *TOPICS])}; "
                        f"expected one of: {', '.join([*RULE_KINDS, *TOPICS])}")
@@ -113,3 +117,12 @@ def _bounds(low: Any, high: Any) -> str:
     if low is None and high is None:
         return ""
     return f"{'' if low is None else low}..{'' if high is None else high}"
+
+
+def _module_manual(module: str) -> str:
+    """A command's manual: its module's docstring, headed by the command's name."""
+    import importlib
+    import inspect
+
+    text = inspect.cleandoc(importlib.import_module(module).__doc__ or "")
+    return module.rpartition(".")[2] + ": " + text + "\n"

@@ -46,6 +46,7 @@ def _targets() -> dict[str, tuple[Any, str]]:
     from agent_invariants.contract import Contract
     from agent_invariants.events import Event
     from agent_invariants.report import CheckReport, CompareReport
+    from agent_invariants.stability import StabilityReport
 
     return {
         "contract-v1.schema.json": (
@@ -59,11 +60,13 @@ def _targets() -> dict[str, tuple[Any, str]]:
             CheckReport, "The agent-invariants/check/v1 report (`check --format json`)."),
         "compare-report-v1.schema.json": (
             CompareReport, "The agent-invariants/compare/v1 report (`compare --format json`)."),
+        "stability-report-v1.schema.json": (
+            StabilityReport, "The agent-invariants/stability/v1 report (`stability --format json`)."),
     }
 
 
 SCHEMAS = ("contract-v1.schema.json", "contract-v2.schema.json", "event-v1.schema.json",
-           "check-report-v1.schema.json", "compare-report-v1.schema.json")
+           "check-report-v1.schema.json", "compare-report-v1.schema.json", "stability-report-v1.schema.json")
 
 
 def generate() -> dict[str, dict[str, Any]]:

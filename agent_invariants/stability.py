@@ -1,11 +1,11 @@
-"""`stability`: does the agent's final output keep its shape from run to run?
+"""does the agent's final output keep its shape from run to run?
 
     agent-invariants stability runs/*.jsonl --map refunds_by_order
 
 A team that parses its agent's report (a JSON object the run ends with) needs that report to have
 the same fields, of the same types, every time. This command reads the final output of each trace
-(the `output` of its terminal event: the last `run.completed` or `run.failed`, spec v2 §0), reduces
-it to a *shape*, and compares the shapes (spec v2 §5, with §10 points 51-55).
+(the `output` of its terminal event: the last `run.completed` or `run.failed`), reduces it to a
+*shape*, and compares the shapes.
 
 ## Shape
 A shape maps each path of the output to the set of JSON types found there (null, boolean, number,
@@ -41,12 +41,26 @@ traces nothing is measured: the report says so and the exit is 2, never a pass. 
 is 1 when some path is unstable, else 0. With `--contract`, each trace is also checked as `check`
 would, its verdict is in the report, and the worst exit wins.
 
-The report is `agent-invariants/stability/v1`: `{schema, runs: [{trace, reporting, output_sha256,
-check?}], measured, stable, unstable: [{path, kind, present_in, absent_in, unknown_in, types}]}`,
-indexes 0-based into `runs`, `types` one sorted list per run (`[]` where the path is not present),
-entries sorted by path (code points), presence before type. `output_sha256` is the SHA-256 of the
-output's RFC 8785 form (of its bytes as written, for an output holding a number beyond any double,
-which has no such form).
+## Options
+- `--ignore P` (repeatable): leave P and every path below it out (a timestamp, a debug field).
+- `--map P` (repeatable): read each object at P as a map keyed by ids.
+- `--contract C`: also check each trace against C.
+- `--format text|json|markdown|junit`, `--output F`, `--max-line-bytes N`.
+
+Paths are written as the report writes them; a leading `$.` is accepted (`$.refunds[].amount`).
+
+## Report
+`--format json` prints `agent-invariants/stability/v1`: `{schema, runs: [{trace, reporting,
+output_sha256, check?}], measured, stable, unstable: [{path, kind, present_in, absent_in,
+unknown_in, types}]}`, indexes 0-based into `runs`, `types` one sorted list per run (`[]` where the
+path is not present), entries sorted by path (code points), presence before type. `output_sha256`
+is the SHA-256 of the output's RFC 8785 form (of its bytes as written, for an output holding a
+number beyond any double, which has no such form): equal hashes, equal outputs.
+
+## Known limits
+Each trace is read whole, one after the other; only the final output is kept (and its shape, which
+grows with the number of distinct paths: use `--map` for objects keyed by ids). Standard input can
+be one of the traces, once.
 """
 from __future__ import annotations
 

@@ -220,37 +220,34 @@ def _summary(summary: TraceSummary) -> list[str]:
 
 
 def _stability(report: StabilityReport, paint: Paint) -> list[str]:
-    """The verdict, each unstable path with the traces on each side, then the traces that do not
-    report and, with a contract, each trace's check."""
-    names = [inert(run.trace) for run in report.runs]
+    """The verdict, each unstable path with the traces on each side (by their number), then the
+    numbered traces: which do not report, and with a contract, each one's check."""
     reporting = sum(1 for run in report.runs if run.reporting)
+    traces = plural(len(report.runs), "trace")
     if not report.measured:
-        head = (f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {plural(len(report.runs), 'trace')} "
-                "report an output; 2 are needed")
+        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {traces} report an output; 2 are needed"
     elif report.stable:
-        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} traces report an output of one shape"
+        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} report an output, all of one shape"
     else:
         paths = plural(len({entry.path for entry in report.unstable}), "unstable path")
-        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {plural(len(report.runs), 'trace')} report an " \
-               f"output · {paths}"
+        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} report an output · {paths}"
     lines = [head]
     for entry in report.unstable:
-        lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry, names)}")
-    silent = [name for name, run in zip(names, report.runs, strict=True) if not run.reporting]
-    if silent:
-        lines.append(f"  {paint('not reporting', _DIM)} (no terminal event with an output): {', '.join(silent)}")
-    for name, run in zip(names, report.runs, strict=True):
+        lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry)}")
+    lines.append("")
+    for number, run in enumerate(report.runs):
+        notes = [] if run.reporting else [paint("no output", _DIM)]
         if run.check:
-            verdict = _verdict(paint, run.check.passed, "PASS", "FAIL")
-            lines.append(f"  check {name}  {verdict}  {plural(run.check.error_count, 'error')} · "
-                         f"{plural(run.check.warning_count, 'warning')}")
+            notes.append(f"check {_verdict(paint, run.check.passed, 'PASS', 'FAIL')} "
+                         f"{plural(run.check.error_count, 'error')} · {plural(run.check.warning_count, 'warning')}")
+        lines.append(f"  [{number}] {inert(run.trace)}" + "".join(f"  {note}" for note in notes))
     return lines
 
 
-def _sides(entry: Unstable, names: list[str]) -> str:
+def _sides(entry: Unstable) -> str:
     """Which traces hold the path and which do not (presence), or which types each holds (type)."""
     def listed(indexes: list[int]) -> str:
-        return ", ".join(names[index] for index in indexes)
+        return ", ".join(f"[{index}]" for index in indexes)
 
     if entry.kind == "presence":
         parts = [f"present in {listed(entry.present_in)}", f"absent in {listed(entry.absent_in)}"]

@@ -1,0 +1,239 @@
+"""`stability` as a user meets it: the bundled example, every output format, the JSON report
+against its schema, the library call, and bad input (one stderr line, exit 2, nothing on stdout).
+The spec's own cases and a reference model are in test_stability_spec.py."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from agent_invariants.stability import NO_OUTPUT, measure, parse_path, path_text, stability_of
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = [f"examples/report-shape/run-{n}.jsonl" for n in (1, 2, 3)]
+SHAPE_OPTIONS = ["--map", "by_order", "--ignore", "debug"]
+
+
+def run(*args: str, cwd: Path = REPO, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent_invariants", "stability", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def trace(tmp_path: Path, name: str, output: Any = NO_OUTPUT, *, terminal: str = "run.completed") -> str:
+    """A trace file ending with a terminal event carrying `output` (none when NO_OUTPUT)."""
+    last: dict[str, Any] = {"seq": 2, "type": terminal}
+    if output is not NO_OUTPUT:
+        last["output"] = output
+    (tmp_path / name).write_text(json.dumps({"seq": 1, "type": "run.start"}) + "\n" + json.dumps(last) + "\n")
+    return name
+
+
+def refused(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("agent-invariants: ")
+    return line
+
+
+# -- the bundled example --------------------------------------------------------------------------
+
+def test_the_example_runs_one_and_two_are_stable():
+    result = run(*EXAMPLE[:2], *SHAPE_OPTIONS)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "STABLE  2 of 2 traces report an output, all of one shape"
+
+
+def test_the_example_run_three_breaks_the_shape_in_text():
+    result = run(*EXAMPLE, *SHAPE_OPTIONS)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == (
+        "UNSTABLE  3 of 3 traces report an output · 2 unstable paths\n"
+        "  ✗ refunds[].currency  presence  present in [0] · absent in [2] · unknown in [1] (under an empty array "
+        "or map)\n"
+        "  ✗ total  type  number in [0], [1] · string in [2]\n"
+        "\n"
+        "  [0] examples/report-shape/run-1.jsonl\n"
+        "  [1] examples/report-shape/run-2.jsonl\n"
+        "  [2] examples/report-shape/run-3.jsonl\n")
+
+
+def test_without_map_the_order_ids_come_and_go():
+    result = run(*EXAMPLE[:2], "--ignore", "$.debug", "--format", "json")
+    assert result.returncode == 1
+    assert [(entry["path"], entry["kind"]) for entry in json.loads(result.stdout)["unstable"]] == [
+        ("by_order.A1042", "presence"), ("by_order.B2001", "presence")]
+
+
+# -- formats --------------------------------------------------------------------------------------
+
+def test_the_json_report_follows_its_schema_and_names_each_output_by_its_hash():
+    result = run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "json")
+    report = json.loads(result.stdout)
+    schema = json.loads((REPO / "schemas" / "stability-report-v1.schema.json").read_text())
+    jsonschema.validate(report, schema)
+    output = json.loads((REPO / EXAMPLE[0]).read_text().splitlines()[-1])["output"]
+    canonical = json.dumps(output, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert report["runs"][0] == {"trace": EXAMPLE[0], "reporting": True,
+                                 "output_sha256": hashlib.sha256(canonical.encode()).hexdigest()}
+    assert report["measured"] is True and report["stable"] is False
+
+
+def test_markdown_has_a_row_per_unstable_path_and_per_trace():
+    lines = run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "markdown").stdout.splitlines()
+    assert lines[0] == "## ❌ agent-invariants stability: 2 unstable paths"
+    assert "| `refunds[].currency` | presence | 0 | 2 | 1 | 0: string |" in lines
+    assert "| `total` | type | 0, 1, 2 | – | – | 0: number; 1: number; 2: string |" in lines
+    assert "| 2 | `examples/report-shape/run-3.jsonl` | yes |  |" in lines
+
+
+def test_junit_fails_one_test_case_per_unstable_path():
+    suite = ET.fromstring(run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "junit").stdout).find("testsuite")
+    assert suite is not None
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert list(cases) == ["refunds[].currency (presence)", "total (type)"]
+    failure = cases["total (type)"].find("failure")
+    assert failure is not None and failure.get("type") == "type"
+    assert "string in" not in (failure.text or "") and "examples/report-shape/run-3.jsonl: string" in failure.text
+
+
+def test_junit_passes_a_stable_shape_and_errors_when_nothing_was_measured(tmp_path):
+    stable = ET.fromstring(run(*EXAMPLE[:2], *SHAPE_OPTIONS, "--format", "junit").stdout)
+    assert [(case.get("name"), list(case)) for case in stable.iter("testcase")] == [("output shape", [])]
+    lone = ET.fromstring(run(EXAMPLE[0], "--format", "junit").stdout)
+    (case,) = lone.iter("testcase")
+    assert case.find("error") is not None
+
+
+def test_output_goes_to_a_file_whole(tmp_path):
+    result = run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "json", "--output", str(tmp_path / "r.json"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert json.loads((tmp_path / "r.json").read_text())["schema"] == "agent-invariants/stability/v1"
+
+
+# -- reporting traces, stdin, contracts -------------------------------------------------------------
+
+def test_a_trace_without_output_is_listed_and_below_two_nothing_is_measured(tmp_path):
+    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl"), trace(tmp_path, "c.jsonl",
+                                                                                     terminal="run.failed")]
+    result = run(*names, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout.splitlines() == ["NOT MEASURED  1 of 3 traces report an output; 2 are needed", "",
+                                          "  [0] a.jsonl", "  [1] b.jsonl  no output", "  [2] c.jsonl  no output"]
+
+
+def test_standard_input_can_be_one_trace_once(tmp_path):
+    name = trace(tmp_path, "a.jsonl", {"x": 1})
+    stdin = json.dumps({"seq": 1, "type": "run.completed", "output": {"x": "one"}}) + "\n"
+    result = run(name, "-", "--format", "json", cwd=tmp_path, stdin=stdin)
+    assert result.returncode == 1
+    assert [entry["path"] for entry in json.loads(result.stdout)["unstable"]] == ["x"]
+    assert "once" in refused(run("-", "-", cwd=tmp_path, stdin=stdin))
+
+
+def test_with_a_contract_each_trace_is_checked_and_the_worst_exit_wins(tmp_path):
+    contract = {"version": 2, "name": "c", "rules": [
+        {"id": "total-is-a-number", "kind": "output_match", "match": {"total": {"$gte": 0}}}]}
+    (tmp_path / "c.json").write_text(json.dumps(contract))
+    names = [trace(tmp_path, "a.jsonl", {"total": 1}), trace(tmp_path, "b.jsonl", {"total": 2})]
+    stable = run(*names, "--contract", "c.json", "--format", "json", cwd=tmp_path)
+    assert stable.returncode == 0, stable.stderr
+    assert [run_["check"] for run_ in json.loads(stable.stdout)["runs"]] == [
+        {"passed": True, "error_count": 0, "warning_count": 0}] * 2
+    names.append(trace(tmp_path, "c.jsonl", {"total": "3"}))
+    worse = run(*names, "--contract", "c.json", "--format", "json", cwd=tmp_path)
+    assert worse.returncode == 1
+    assert json.loads(worse.stdout)["runs"][2]["check"] == {"passed": False, "error_count": 1, "warning_count": 0}
+    lone = run(names[2], "--contract", "c.json", cwd=tmp_path)
+    assert lone.returncode == 2   # not measured outweighs a failed check
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+def test_an_invalid_trace_is_one_line_naming_it(tmp_path):
+    name = trace(tmp_path, "a.jsonl", {"x": 1})
+    (tmp_path / "bad.jsonl").write_text('{"seq": 1, "type": "run.start"}\n{"seq": 2, "type": \n')
+    assert "bad.jsonl:2" in refused(run(name, "bad.jsonl", cwd=tmp_path))
+    assert "missing.jsonl" in refused(run(name, "missing.jsonl", cwd=tmp_path))
+
+
+@pytest.mark.parametrize(("option", "value", "problem"), [
+    ("--ignore", "a..b", "expected a key"),
+    ("--map", 'a["b]', "not a JSON string"),
+    ("--ignore", "", "empty path"),
+    ("--map", "a b", "expected ., [] or {}"),
+])
+def test_a_path_option_that_is_no_path_is_refused(tmp_path, option, value, problem):
+    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
+    line = refused(run(*names, option, value, cwd=tmp_path))
+    assert f"{option} " in line and "not an output path" in line and problem in line
+
+
+def test_formats_without_a_stability_form_are_refused(tmp_path):
+    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
+    assert "text, json, markdown or junit" in refused(run(*names, "--format", "sarif", cwd=tmp_path))
+
+
+def test_an_input_named_as_the_output_is_refused_before_anything_is_read(tmp_path):
+    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
+    refused(run(*names, "--output", "b.jsonl", cwd=tmp_path))
+    assert json.loads((tmp_path / "b.jsonl").read_text().splitlines()[-1])["output"] == {"x": 1}
+
+
+def test_text_from_outputs_is_shown_inert(tmp_path):
+    names = [trace(tmp_path, "a.jsonl", {"\x1b[31mred": 1}), trace(tmp_path, "b.jsonl", {})]
+    result = run(*names, cwd=tmp_path)
+    assert result.returncode == 1
+    assert "\x1b" not in result.stdout and '["\\u001b[31mred"]' in result.stdout
+
+
+def test_deep_and_huge_outputs_are_measured(tmp_path):
+    deep: Any = 1
+    for _ in range(240):   # 480 levels: the reader takes 500
+        deep = {"a": [deep]}
+    wide = {"n": int("9" * 400)}   # beyond any double: no RFC 8785 form, hashed as written
+    names = [trace(tmp_path, "a.jsonl", deep), trace(tmp_path, "b.jsonl", deep), trace(tmp_path, "c.jsonl", wide),
+             trace(tmp_path, "d.jsonl", wide)]
+    result = run(*names[:2], "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    wide_result = run(*names[2:], "--format", "json", cwd=tmp_path)
+    assert wide_result.returncode == 0, wide_result.stderr
+    raw = (tmp_path / "c.jsonl").read_text().splitlines()[-1].split('"output": ', 1)[1][:-1]
+    assert json.loads(wide_result.stdout)["runs"][0]["output_sha256"] == hashlib.sha256(raw.encode()).hexdigest()
+
+
+# -- the library ----------------------------------------------------------------------------------
+
+def test_the_library_measures_outputs_and_files_alike(tmp_path):
+    outputs = [{"total": 10}, {"total": "0"}, NO_OUTPUT]
+    report = measure(outputs, ["a", "b", "c"])
+    assert [(entry.path, entry.kind, entry.present_in, entry.types) for entry in report.unstable] == [
+        ("total", "type", [0, 1], [["number"], ["string"], []])]
+    assert report.runs[2].reporting is False and report.runs[2].output_sha256 is None
+    names = [trace(tmp_path, name, output) for name, output in zip(("a", "b"), outputs, strict=False)]
+    from_files = stability_of([str(tmp_path / name) for name in names])
+    assert [(entry.path, entry.kind) for entry in from_files.unstable] == [("total", "type")]
+
+
+@pytest.mark.parametrize("text", ["$", "total", "refunds[].amount", "by_order{}.state", '["a b"].c', "[]", "[][]",
+                                  'x["y.z"][]{}', "a-b_c.D9"])
+def test_paths_read_back_as_they_are_written(text):
+    assert path_text(parse_path(text)) == text
+    if text != "$":
+        assert parse_path("$." + text if text[0] not in "[{" else "$" + text) == parse_path(text)
+
+
+def test_explain_prints_the_manual():
+    result = subprocess.run([sys.executable, "-m", "agent_invariants", "explain", "stability"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.startswith("stability: does the agent's final output keep its shape from run to run?")
+    assert "## Present, absent and unknown" in result.stdout
