@@ -396,17 +396,16 @@ def stability(
         "--map", metavar="PATH", show_default=False,
         help="Read each object at this path as a map keyed by ids: its members merge at PATH{}; repeatable.")] = None,
     report_format: Annotated[Format, typer.Option(
-        "--format", "-f", help="Output format: text, json, markdown or junit.")] = Format.text,
+        "--format", "-f", help="Output format (sarif and github point at each run's final output).")] = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Compare the shape of the final output of several runs: exit 1 when a field comes and goes or
     changes type, 2 when fewer than two runs report an output."""
     from agent_invariants.render import RenderOptions, renderer
-    from agent_invariants.stability import stability_of
+    from agent_invariants.sources import Sources
+    from agent_invariants.stability import measure_files
 
-    if report_format.value not in ("text", "pretty", "json", "markdown", "junit"):
-        fail(f"--format {report_format.value}: stability reports as text, json, markdown or junit")
     if traces.count("-") > 1:
         fail("- (standard input) can be read once: give it as one trace at most")
     ignored = [_output_path("--ignore", text) for text in ignore or ()]
@@ -417,9 +416,10 @@ def stability(
         from agent_invariants.contract import load_contract, read_contract
 
         loaded = load_contract(read_contract(contract))
-    report = stability_of(traces, contract=loaded, ignore=ignored, maps=mapped, max_line_bytes=max_line_bytes)
-    colour = wants_colour("auto", to_terminal=output is None)
-    write(renderer(report_format.value).render(report, RenderOptions(color=colour)), output)
+    report, outputs = measure_files(traces, contract=loaded, ignore=ignored, maps=mapped,
+                                    max_line_bytes=max_line_bytes)
+    options = RenderOptions(color=wants_colour("auto", to_terminal=output is None), sources=Sources(outputs=outputs))
+    write(renderer(report_format.value).render(report, options), output)
     verdict = 2 if not report.measured else 0 if report.stable else 1
     checked = max((0 if run.check.passed else 1 for run in report.runs if run.check), default=0)
     raise typer.Exit(max(verdict, checked))

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from agent_invariants.manual import manual, summary_line
+from agent_invariants.manual import command_manual, manual, summary_line
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.rules.base import RuleConfig
 from agent_invariants.schemas import describe_fields, structs_of
@@ -39,7 +39,7 @@ def explain_kind(kind: str) -> str:
     if kind == "match":
         return _match_manual()
     if kind == "stability":
-        return _module_manual("agent_invariants.stability")
+        return f"stability: {command_manual('stability')}\n"
     if kind not in RULE_KINDS:
         raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, [*RULE_KINDS, *TOPICS])}; "
                        f"expected one of: {', '.join([*RULE_KINDS, *TOPICS])}")
@@ -118,11 +118,3 @@ def _bounds(low: Any, high: Any) -> str:
         return ""
     return f"{'' if low is None else low}..{'' if high is None else high}"
 
-
-def _module_manual(module: str) -> str:
-    """A command's manual: its module's docstring, headed by the command's name."""
-    import importlib
-    import inspect
-
-    text = inspect.cleandoc(importlib.import_module(module).__doc__ or "")
-    return module.rpartition(".")[2] + ": " + text + "\n"

@@ -1,4 +1,5 @@
-"""A rule kind's manual: the docstring of its class, read one way by every surface.
+"""A rule kind's manual: the docstring of its class, read one way by every surface (and a
+command's, `stability`, the docstring of its module).
 
 The docstring is the user's manual: a one-line summary, then `## What it checks`, `## Why it
 matters`, `## Failing trace`, `## Passing trace`, `## Options` and `## Known limits`. `explain`
@@ -13,12 +14,19 @@ import re
 
 from agent_invariants.rules import RULE_KINDS
 
-__all__ = ("manual", "option_lines", "section", "summary_line")
+__all__ = ("command_manual", "manual", "option_lines", "section", "summary_line")
 
 
 def manual(kind: str) -> str:
     """The manual of rule kind `kind`: its class docstring, dedented (the kind's name if it has none)."""
     return inspect.cleandoc(RULE_KINDS[kind].__doc__ or kind)
+
+
+def command_manual(command: str) -> str:
+    """The manual of a command that lives in a module of its own (`stability`): its docstring."""
+    import importlib
+
+    return inspect.cleandoc(importlib.import_module(f"agent_invariants.{command}").__doc__ or command)
 
 
 def summary_line(kind: str) -> str:

@@ -41,8 +41,11 @@ class Sources:
     `Sources()` knows nothing beyond URIs relative to the current folder."""
 
     def __init__(self, report: AnyReport | None = None, contract: ContractSource | None = None, *,
-                 loaded: Any = None, root: str | os.PathLike[str] | None = None) -> None:
+                 loaded: Any = None, root: str | os.PathLike[str] | None = None,
+                 outputs: dict[int, tuple[int, int | None]] | None = None) -> None:
         self.root = root
+        self.outputs = outputs or {}
+        """For a stability report: the line of each trace's terminal event, and its length (by run)."""
         self.contract_path = None if contract is None else contract.label
         self._report = report
         self._contract = contract

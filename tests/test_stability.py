@@ -16,6 +16,8 @@ import pytest
 
 from agent_invariants.stability import NO_OUTPUT, measure, parse_path, path_text, stability_of
 
+from support import github_profile_problems, sarif_validator
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = [f"examples/report-shape/run-{n}.jsonl" for n in (1, 2, 3)]
 SHAPE_OPTIONS = ["--map", "by_order", "--ignore", "debug"]
@@ -177,9 +179,36 @@ def test_a_path_option_that_is_no_path_is_refused(tmp_path, option, value, probl
     assert f"{option} " in line and "not an output path" in line and problem in line
 
 
-def test_formats_without_a_stability_form_are_refused(tmp_path):
-    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
-    assert "text, json, markdown or junit" in refused(run(*names, "--format", "sarif", cwd=tmp_path))
+def test_sarif_points_at_the_final_output_of_the_run_that_breaks_the_shape():
+    log = json.loads(run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "sarif").stdout)
+    assert list(sarif_validator().iter_errors(log)) == []
+    assert github_profile_problems(log) == []
+    (sarif_run,) = log["runs"]
+    assert [rule["id"] for rule in sarif_run["tool"]["driver"]["rules"]] == ["stability.presence", "stability.type"]
+    last_line = len((REPO / EXAMPLE[2]).read_text().splitlines())
+    places = [(result["ruleId"], result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+               result["locations"][0]["physicalLocation"]["region"]["startLine"]) for result in sarif_run["results"]]
+    assert places == [("stability.presence", EXAMPLE[2], last_line), ("stability.type", EXAMPLE[2], last_line)]
+    assert sarif_run["results"][1]["message"]["text"] == (
+        f"Output path total holds number in {EXAMPLE[0]}, {EXAMPLE[1]}; string in {EXAMPLE[2]}.")
+    related = sarif_run["results"][0]["relatedLocations"]
+    assert [place["physicalLocation"]["artifactLocation"]["uri"] for place in related] == EXAMPLE[:2]
+
+
+def test_sarif_says_when_nothing_was_measured():
+    log = json.loads(run(EXAMPLE[0], "--format", "sarif").stdout)
+    assert list(sarif_validator().iter_errors(log)) == []
+    (sarif_run,) = log["runs"]
+    assert sarif_run["results"] == [] and sarif_run["properties"]["stability"] == {"measured": False,
+                                                                                   "stable": False}
+
+
+def test_github_annotates_the_final_output_line_then_prints_the_text_report():
+    lines = run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "github").stdout.splitlines()
+    last_line = len((REPO / EXAMPLE[2]).read_text().splitlines())
+    assert lines[0].startswith(f"::error file={EXAMPLE[2]},line={last_line},title=stability%3A refunds[].currency "
+                               "(presence)::Output path refunds[].currency is in the final output of ")
+    assert lines[2] == "UNSTABLE  3 of 3 traces report an output · 2 unstable paths"
 
 
 def test_an_input_named_as_the_output_is_refused_before_anything_is_read(tmp_path):

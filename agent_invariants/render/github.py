@@ -25,12 +25,15 @@ from agent_invariants._safe import inert, log_safe
 from agent_invariants.render import DEFAULTS, RenderOptions, text
 from agent_invariants.render.shared import AnyReport, failures, inconclusive, sections
 from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
+from agent_invariants.stability import StabilityReport, describe, odd_one
 
 __all__ = ("render",)
 
 
-def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
     """One workflow command per violation (check) or regression (compare), then the totals."""
+    if isinstance(report, StabilityReport):
+        return _stability(report, options)
     lines: list[str] = []
     for section in sections(report):
         if isinstance(section, CompareReport):
@@ -77,3 +80,23 @@ def _data(value: str) -> str:
 
 def _property(value: str) -> str:
     return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _stability(report: StabilityReport, options: RenderOptions) -> str:
+    """One error per unstable path, on the final output's line of the run it shows best in, then
+    the text report."""
+    outputs = options.sources.outputs if options.sources is not None else {}
+    traces = [run.trace for run in report.runs]
+    lines = []
+    for entry in report.unstable:
+        shown = odd_one(entry)
+        properties = []
+        if traces[shown] != "-":
+            properties.append(f"file={_property(_file(traces[shown]))}")
+            if shown in outputs:
+                properties.append(f"line={outputs[shown][0]}")
+        properties.append(f"title={_property(f'stability: {entry.path} ({entry.kind})')}")
+        lines.append(f"::error {','.join(properties)}::{_data(describe(entry, traces))}")
+    if not report.measured:
+        lines.append("::warning title=stability::Not measured: fewer than two traces report an output.")
+    return "\n".join(lines) + ("\n" if lines else "") + log_safe(text.render(report))

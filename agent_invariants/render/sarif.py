@@ -35,12 +35,14 @@ from msgspec import UNSET
 
 from agent_invariants import __version__
 from agent_invariants._js import js_number_hook
-from agent_invariants.manual import manual, section, summary_line
+from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants.manual import command_manual, manual, section, summary_line
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, Regression, RuleChange, Violation
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
+from agent_invariants.stability import StabilityReport, describe, odd_one
 
 __all__ = ("MAX_RESULTS", "render")
 
@@ -57,10 +59,12 @@ _COMPARE_RULES = {
 }
 
 
-def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a SARIF 2.1.0 log (JSON text ending in a newline). Several traces go into
     the one run, each result at its own trace. Reads `sources`, `anchor` and `category` of
     `options`; without `sources`, what the report alone knows."""
+    if isinstance(report, StabilityReport):
+        return _log(_stability(report, options.sources or Sources()), options.category)
     builder = _Builder(options.sources or Sources(), options.anchor)
     for part in sections(report):
         if isinstance(part, CompareReport):
@@ -76,13 +80,71 @@ def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     )
     if failures(report):
         run.invocations = [_unreadable(failures(report))]
-    category = options.category
+    run.properties = _truncation(builder)
+    return _log(run, options.category)
+
+
+def _log(run: om.Run, category: str | None) -> str:
+    """The SARIF log of one run, as JSON text (with the category asked for, if any)."""
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
-    run.properties = _truncation(builder)
     log = _plain(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
     ordered = {"$schema": log["$schema"], "version": log["version"], "runs": log["runs"]}
     return msgspec.json.format(msgspec.json.encode(ordered, enc_hook=js_number_hook), indent=2).decode("utf-8") + "\n"
+
+
+_STABILITY_RULES = {
+    "presence": ("stability.presence", "An output path is in the final output of some runs and missing from others."),
+    "type": ("stability.type", "An output path holds values of different JSON types in different runs."),
+}
+
+
+def _stability(report: StabilityReport, sources: Sources) -> om.Run:
+    """A stability report: one result per unstable path and kind, at the terminal event (the
+    line of the final output) of the run it is best shown in, the other runs as related places."""
+    traces = [inert(run.trace) for run in report.runs]
+    descriptors: list[om.ReportingDescriptor] = []
+    rule_index: dict[str, int] = {}
+    results = []
+    for entry in report.unstable:
+        rule_id, text = _STABILITY_RULES[entry.kind]
+        if rule_id not in rule_index:
+            rule_index[rule_id] = len(descriptors)
+            help_text = command_manual("stability")
+            descriptors.append(om.ReportingDescriptor(
+                id=rule_id, name=f"stability-{entry.kind}", short_description=om.MultiformatMessageString(text=text),
+                full_description=om.MultiformatMessageString(text=text),
+                help=om.MultiformatMessageString(text=help_text, markdown=f"# stability\n\n{help_text}"),
+                default_configuration=om.ReportingConfiguration(level="error"),
+                properties={"tags": ["agent-invariants", "stability"], "precision": "very-high",
+                            "problem.severity": "error"}))
+        shown = odd_one(entry)
+        location = _output_location(report.runs[shown].trace, sources, shown)
+        others = sorted(index for index in [*entry.present_in, *entry.absent_in, *entry.unknown_in] if index != shown)
+        related = [_output_location(report.runs[index].trace, sources, index, location_id=number)
+                   for number, index in enumerate(others[:9], start=1)]
+        results.append(om.Result(
+            rule_id=rule_id, rule_index=rule_index[rule_id], level="error",
+            message=om.Message(text=inert(describe(entry, traces), TEXT_LIMIT)), locations=[location],
+            related_locations=related or None,
+            partial_fingerprints=_fingerprints(rule_id, location, UNSET, [entry.path, entry.kind]),
+            properties=msgspec.to_builtins(entry)))
+    run = om.Run(tool=om.Tool(driver=om.ToolComponent(
+        name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
+        results=results, column_kind="utf16CodeUnits",
+        properties={"stability": {"measured": report.measured, "stable": report.stable}})
+    if not report.measured:
+        run.invocations = [om.Invocation(execution_successful=True, tool_execution_notifications=[om.Notification(
+            message=om.Message(text="Not measured: fewer than two traces report an output."), level="warning")])]
+    return run
+
+
+def _output_location(trace: str, sources: Sources, run: int, location_id: int | None = None) -> om.Location:
+    """The line of a run's terminal event (its final output) in its trace file; line 1 when unknown."""
+    line, length = sources.outputs.get(run, (1, None))
+    region = om.Region(start_line=line, end_line=line, start_column=1, end_column=(length or 1) + 1)
+    return om.Location(id=location_id, physical_location=om.PhysicalLocation(
+        artifact_location=om.ArtifactLocation(uri=sources.uri(trace)), region=region))
 
 
 class _Builder:
