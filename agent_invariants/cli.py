@@ -354,6 +354,28 @@ def validate(
 
 
 @app.command(cls=Command)
+def lint(
+    contract: ContractOpt = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    report_format: Annotated[Format, typer.Option("--format", "-f", help="Output format: text or json.")] = Format.text,
+    output: OutputOpt = None,
+) -> None:
+    """Find what a contract's rules imply together: rules no trace can pass, rules that never fire."""
+    from agent_invariants.contract import load_contract, read_contract
+    from agent_invariants.lint import lint_contract
+    from agent_invariants.render import RenderOptions, renderer
+
+    if report_format.value not in ("text", "pretty", "json"):
+        fail(f"--format {report_format.value}: lint reports as text or json, so far")
+    contract_path = find_contract(contract)
+    refuse_input_as_output(output, contract_path)
+    report = lint_contract(load_contract(read_contract(contract_path)))
+    options = RenderOptions(color=wants_colour("auto", to_terminal=output is None))
+    write(renderer(report_format.value).render(report, options), output)
+    raise typer.Exit(1 if report.errors or (strict and report.findings) else 0)
+
+
+@app.command(cls=Command)
 def summary(
     trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False)],
     output: OutputOpt = None,

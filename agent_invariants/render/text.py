@@ -33,6 +33,7 @@ from msgspec import UNSET
 
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
+from agent_invariants.lint.report import LintReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural
 from agent_invariants.report import (
@@ -54,12 +55,15 @@ Paint = Callable[[str, str], str]
 """paint(text, style): the text in that style (colour codes), or as it is without colour."""
 
 
-def render(report: AnyReport | Contract | TraceSummary | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
-    """The report (or validated contract, trace summary or stability report) as readable text
-    (ends with a newline), in colour if `options.color`."""
+def render(report: AnyReport | Contract | TraceSummary | StabilityReport | LintReport,
+           options: RenderOptions = DEFAULTS) -> str:
+    """The report (or validated contract, trace summary, stability or lint report) as readable
+    text (ends with a newline), in colour if `options.color`."""
     paint = _painter(options.color)
     if isinstance(report, Contract):
         lines = _contract(report)
+    elif isinstance(report, LintReport):
+        lines = _lint(report, paint)
     elif isinstance(report, StabilityReport):
         lines = _stability(report, paint)
     elif isinstance(report, TraceSummary):
@@ -258,3 +262,15 @@ def _sides(entry: Unstable) -> str:
     for index in entry.present_in:
         by_types.setdefault("|".join(entry.types[index]), []).append(index)
     return " · ".join(f"{types} in {listed(indexes)}" for types, indexes in by_types.items())
+
+
+def _lint(report: LintReport, paint: Paint) -> list[str]:
+    """`<level> <code> [<rule ids>] <pointer>: <message>` per finding, then the counts."""
+    lines = []
+    for finding in report.findings:
+        level = paint(finding.level, _RED if finding.level == "error" else _YELLOW)
+        lines.append(f"{level} {finding.code} [{', '.join(inert(rule) for rule in finding.rule_ids)}] "
+                     f"{inert(finding.pointer)}: {inert(finding.message)}")
+    lines.append(f"{inert(report.contract.name)}: {plural(report.errors, 'error')} · "
+                 f"{plural(report.warnings, 'warning')}")
+    return lines

@@ -1,0 +1,60 @@
+"""what a contract's rules say about each other, before any trace is read.
+
+    agent-invariants lint --contract agent-invariants.json
+
+A contract that no trace can pass, or whose rules can never fire, looks fine until the day it
+matters. `lint` reads the rules alone and reports what they imply together:
+
+    error required_but_forbidden [no-shell, must-exec] /rules/1/tool: shell.exec must be called (must-exec needs 1 call), but no-shell (deny_tool) denies it.
+
+## Levels
+- *error*: a proof that no trace can pass, resting only on rules of severity error;
+- *warning*: a rule that can never fire or is redundant, or an error-level condition that rests
+  on a warning-severity rule (a warning never fails a trace).
+
+## What it finds (so far)
+- `required_but_forbidden`: a tool some rule requires (R(t) >= 1: `tool_calls.min`, a
+  `require_event` on `tool.call`, a `tool_order` entry, `tool_args.call_index`) that a
+  `deny_tool` denies, an error-severity `allow_tools` leaves out, or a cap of 0 forbids.
+- `count_contradiction`: more calls required of the tools a cap covers than it allows
+  (`tool_calls.max`, a `require_event.max` on calls, `event_budget.max_tool_calls` or
+  `max_events`, `retry_limit.max_attempts` with `group_by: tool`, tool by tool).
+- `order_contradiction`: A before B and B before A (`precedence` or `require_order` on literal
+  calls); an error when either tool is required, else a warning (both are then forbidden). Also an
+  exact `tool_order` that calls B before any A while a rule needs A first.
+- `self_precedence`: an order rule whose before and after are the same matcher.
+- `vacuous_distinct`: `tool_args.distinct` on a tool capped below 2 calls.
+- `duplicate_rule`: a rule equal to an earlier one (id, description and severity aside, defaults
+  filled in).
+- `v1_trap`: `allow_tools` with `*`; `require_approval` with `scope` (the grant needs both the
+  id and the scope); a `stop_is_final` whose `allowed_after` leaves out its own stop type.
+Not yet: `reference_to_forbidden`, `dead_rule`, `shadowed_rule`, `unschemaed_read`,
+`unrequired_subject` and `--interface`; `check` does not run lint yet.
+
+Globs are compared as patterns: two intersect when some name matches both (exact); one covers
+another when every name the second matches, the first matches too (never claimed wrongly).
+
+## Output and exit
+Text prints `<level> <code> [<rule ids>] <pointer>: <message>` per finding, then the counts;
+`--format json` prints `agent-invariants/lint/v1`: `{schema, contract: {name, version}, errors,
+warnings, findings: [{code, level, rule_ids, pointer, message}]}`. Findings are sorted by the first
+rule they name, then code, then pointer; pointers are JSON pointers into the contract after
+`extends`. Exit 1 when a finding is an error (with `--strict`, when there is any finding), 2 for
+an invalid contract (nothing on stdout), else 0. Both contract versions are linted.
+"""  # noqa: E501 (the finding above is one line, as printed)
+from __future__ import annotations
+
+from agent_invariants.contract import Contract
+from agent_invariants.lint.codes import findings
+from agent_invariants.lint.facts import Facts
+from agent_invariants.lint.report import LINT_SCHEMA, ContractName, Finding, LintReport
+
+__all__ = ("Finding", "LintReport", "lint_contract")
+
+
+def lint_contract(contract: Contract) -> LintReport:
+    """What lint finds in a loaded contract."""
+    found = findings(Facts.of(contract.rules))
+    errors = sum(1 for finding in found if finding.level == "error")
+    return LintReport(schema=LINT_SCHEMA, contract=ContractName(name=contract.name, version=contract.version),
+                      errors=errors, warnings=len(found) - errors, findings=found)
