@@ -265,7 +265,14 @@ class _Run(NamedTuple):
         from agent_invariants.contract import load_contract, read_contract
 
         source = read_contract(contract)
-        return cls(load_contract(source), source, options)
+        loaded = load_contract(source)
+        if not options.no_lint:
+            from agent_invariants.lint import lint_refusal
+
+            refusal = lint_refusal(loaded, source.label, source)
+            if refusal is not None:
+                raise refusal
+        return cls(loaded, source, options)
 
     @property
     def line_lengths(self) -> bool:

@@ -137,6 +137,7 @@ class ReportOptions(NamedTuple):
     quiet: bool
     strict: bool
     partial: bool
+    no_lint: bool
     max_warnings: int | None
     max_line_bytes: int
     max_violations: int
@@ -168,6 +169,9 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         "the end of a run can decide (a required event, a result still to come, the final output) are "
         "'inconclusive' and do not fail the check; what already happened is judged.")],
         False),
+    "no_lint": (Annotated[bool, typer.Option(
+        "--no-lint", help="Check a version-2 contract even when lint proves that no trace can pass it (it is "
+        "refused otherwise, each lint error shown like a contract error; see the lint command).")], False),
     "max_warnings": (Annotated[int | None, typer.Option(
         "--max-warnings", min=0, show_default=False, metavar="N",
         help="Exit 1 when the report has more than N warning violations.")], None),

@@ -193,9 +193,10 @@ _PARAMETERS = {
     COMPARE: ("contract", "baseline", "candidate"),
     SUMMARIZE: ("events",),
 }
-_OPTIONAL = {CHECK: ("strict", "partial", "input_format", "run"), COMPARE: ("strict", "partial", "input_format", "run"),
+_OPTIONAL = {CHECK: ("strict", "partial", "no_lint", "input_format", "run"),
+             COMPARE: ("strict", "partial", "no_lint", "input_format", "run"),
              SUMMARIZE: ("input_format", "run")}
-"""Arguments a tool may be given: `strict` and `partial` (false when absent), `input_format`
+"""Arguments a tool may be given: `strict`, `partial` and `no_lint` (false when absent), `input_format`
 (native when absent) and `run` (none)."""
 
 INPUT_FORMATS = ("native", "auto", "otel", "openinference", "openai-agents", "langsmith", "mcp-log")
@@ -216,6 +217,8 @@ _PARAMETER_DESCRIPTIONS = {
     "partial": ("The run was cut short (the agent crashed or is still running): what only the end of a run can "
                 "decide (a required event, a result still to come, the final output) is reported `inconclusive` "
                 "and does not fail the check; what already happened is judged."),
+    "no_lint": ("Check a version-2 contract even when lint proves that no trace can pass it (by default such a "
+                "contract is refused, each lint error named as a contract error)."),
     "input_format": ("The format of the trace arguments: native (our events, the default), or the records another "
                      "tool wrote, imported as `agent-invariants check --input-format` does: otel (OTLP JSON export "
                      "requests with GenAI spans), openinference, openai-agents (the Agents SDK's exported traces "
@@ -279,7 +282,7 @@ def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]
         if key not in args:
             raise ArgumentError(f"missing required argument `{key}`")
     for key in optional:
-        if key in ("strict", "partial") and not isinstance(args.setdefault(key, False), bool):
+        if key in ("strict", "partial", "no_lint") and not isinstance(args.setdefault(key, False), bool):
             raise ArgumentError(f"{key}: expected true or false, got {json_type(args[key])}")
         if key == "input_format" and args.setdefault(key, "native") not in INPUT_FORMATS:
             raise ArgumentError(f"input_format: expected one of {', '.join(INPUT_FORMATS)}, got "
@@ -345,6 +348,16 @@ def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
     return contract
 
 
+def _linted(contract: Contract, args: dict[str, Any]) -> Contract:
+    """The contract, unless lint refuses it (a version-2 contract no trace can pass; `no_lint` skips)."""
+    from agent_invariants.lint import lint_refusal
+
+    refusal = None if args["no_lint"] else lint_refusal(contract, "contract")
+    if refusal is not None:
+        raise refusal
+    return contract
+
+
 def _validate(args: dict[str, Any]) -> Any:
     return _contract(args["contract"])
 
@@ -352,7 +365,7 @@ def _validate(args: dict[str, Any]) -> Any:
 def _check(args: dict[str, Any]) -> Any:
     from agent_invariants.api import check_trace
 
-    contract = _within_budget(_contract(args["contract"]), ("events", args["events"]))
+    contract = _within_budget(_linted(_contract(args["contract"]), args), ("events", args["events"]))
     return _strictly(check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"],
                                  partial=args["partial"]), args)
 
@@ -360,7 +373,7 @@ def _check(args: dict[str, Any]) -> Any:
 def _compare(args: dict[str, Any]) -> Any:
     from agent_invariants.api import compare_traces
 
-    contract = _within_budget(_contract(args["contract"]), ("baseline", args["baseline"]),
+    contract = _within_budget(_linted(_contract(args["contract"]), args), ("baseline", args["baseline"]),
                               ("candidate", args["candidate"]))
     report = compare_traces(contract, _trace(args["baseline"], "baseline", args),
                             _trace(args["candidate"], "candidate", args), strict=args["strict"],

@@ -44,12 +44,13 @@ an invalid contract (nothing on stdout), else 0. Both contract versions are lint
 """  # noqa: E501 (the finding above is one line, as printed)
 from __future__ import annotations
 
-from agent_invariants.contract import Contract
+from agent_invariants.contract import Contract, ContractSource, contract_lines
+from agent_invariants.errors import ContractError
 from agent_invariants.lint.codes import findings
 from agent_invariants.lint.facts import Facts
 from agent_invariants.lint.report import LINT_SCHEMA, ContractName, Finding, LintReport
 
-__all__ = ("Finding", "LintReport", "lint_contract")
+__all__ = ("Finding", "LintReport", "lint_contract", "lint_refusal")
 
 
 def lint_contract(contract: Contract) -> LintReport:
@@ -58,3 +59,24 @@ def lint_contract(contract: Contract) -> LintReport:
     errors = sum(1 for finding in found if finding.level == "error")
     return LintReport(schema=LINT_SCHEMA, contract=ContractName(name=contract.name, version=contract.version),
                       errors=errors, warnings=len(found) - errors, findings=found)
+
+
+def lint_refusal(contract: Contract, label: str, source: ContractSource | None = None) -> ContractError | None:
+    """What `check`, `compare` and the MCP check tools refuse a version-2 contract for (unless told
+    not to lint): its error-level findings, each reported like a contract error at its rule,
+    `contract.json:7: $.rules[1]: lint required_but_forbidden: ...`. None when there is none, and
+    always for a version-1 contract (the reference tool never refused one)."""
+    if contract.version != 2:
+        return None
+    errors = [finding for finding in lint_contract(contract).findings if finding.level == "error"]
+    if not errors:
+        return None
+    lines = {} if source is None else contract_lines(source).rules
+    items: list[tuple[str | None, str, int | None]] = []
+    for finding in errors:
+        index = int(finding.pointer.split("/")[2])
+        rule_id = contract.rules[index].id
+        items.append((f"$.rules[{index}]", f"lint {finding.code}: {finding.message} (--no-lint to check anyway)",
+                      lines.get(rule_id)))
+    (path, problem, line), *more = items
+    return ContractError(label, path, problem, line, more)

@@ -16,6 +16,7 @@ from agent_invariants.lint.facts import CALL, Facts, Requirement
 from agent_invariants.lint.globs import ANY, intersects, is_literal, matches, normalised, subsumes
 from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
+from agent_invariants.match.paths import parse_path
 from agent_invariants.rules.stop_is_final import DEFAULT_ALLOWED_AFTER
 
 __all__ = ("CHECKS", "Found", "findings")
@@ -34,7 +35,9 @@ class Found(NamedTuple):
 
 def findings(facts: Facts) -> list[Finding]:
     """Every finding of every code, in report order."""
-    found = [item for check in CHECKS for item in check(facts)]
+    found: list[Found] = []
+    for check in CHECKS:
+        found += check(facts, found)
     found.sort(key=lambda item: (min(item.named), CODES.index(item.code), item.pointer))
     out = []
     for item in found:
@@ -55,7 +58,7 @@ def _need(facts: Facts, tool: str, requirement: Requirement) -> str:
 
 # -- required_but_forbidden --------------------------------------------------------------------
 
-def required_but_forbidden(facts: Facts) -> Iterator[Found]:
+def required_but_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A required tool that a deny_tool denies, an error-severity allow_tools leaves out, or a
     bound of 0 caps."""
     denies = [(index, rule) for index, rule in enumerate(facts.rules) if rule.kind == "deny_tool"]
@@ -83,7 +86,7 @@ def _forbidden(facts: Facts, tool: str, need: Requirement, forbidding: int, how:
 
 # -- count_contradiction -----------------------------------------------------------------------
 
-def count_contradiction(facts: Facts) -> Iterator[Found]:
+def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """More calls required of the tools a bound covers than the bound allows."""
     for bound in facts.bounds:
         if bound.limit < 1:
@@ -122,7 +125,7 @@ def count_contradiction(facts: Facts) -> Iterator[Found]:
 
 # -- order_contradiction -----------------------------------------------------------------------
 
-def order_contradiction(facts: Facts) -> Iterator[Found]:
+def order_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """Two order rules that need A before B and B before A; or an exact tool_order that calls B
     before any A, with a rule that needs A before B."""
     for position, first in enumerate(facts.edges):
@@ -154,7 +157,7 @@ def order_contradiction(facts: Facts) -> Iterator[Found]:
 
 # -- self_precedence ---------------------------------------------------------------------------
 
-def self_precedence(facts: Facts) -> Iterator[Found]:
+def self_precedence(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """An order rule whose before and after are the same matcher: its events can never occur."""
     for index, rule in enumerate(facts.rules):
         if rule.kind not in ("precedence", "require_order"):
@@ -176,7 +179,7 @@ def self_precedence(facts: Facts) -> Iterator[Found]:
 
 # -- vacuous_distinct --------------------------------------------------------------------------
 
-def vacuous_distinct(facts: Facts) -> Iterator[Found]:
+def vacuous_distinct(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """`distinct` on a tool that may be called at most once: there is nothing to compare."""
     for index, rule in enumerate(facts.rules):
         if rule.kind != "tool_args" or rule.distinct is UNSET:
@@ -211,7 +214,7 @@ _FILLED: dict[str, dict[str, Any]] = {
 """Defaults a kind applies to a field left out, filled in before rules are compared."""
 
 
-def duplicate_rule(facts: Facts) -> Iterator[Found]:
+def duplicate_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A rule that says exactly what an earlier one says (ids, descriptions and severities aside)."""
     first: dict[str, int] = {}
     for index, rule in enumerate(facts.rules):
@@ -223,15 +226,15 @@ def duplicate_rule(facts: Facts) -> Iterator[Found]:
             key = canonical(fields)
         except ValueError:   # a number beyond any double: compared as Python writes it
             key = repr(fields)
-        earlier = first.setdefault(key, index)
-        if earlier != index:
-            yield Found("duplicate_rule", (earlier, index), (), f"/rules/{index}",
-                        f"{rule.id} says what {facts.rules[earlier].id} says.", provable=False)
+        original = first.setdefault(key, index)
+        if original != index:
+            yield Found("duplicate_rule", (original, index), (), f"/rules/{index}",
+                        f"{rule.id} says what {facts.rules[original].id} says.", provable=False)
 
 
 # -- v1_trap -----------------------------------------------------------------------------------
 
-def v1_trap(facts: Facts) -> Iterator[Found]:
+def v1_trap(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """Version-1 rules that do not do what they seem to."""
     for index, rule in enumerate(facts.rules):
         if rule.kind == "allow_tools":
@@ -254,6 +257,319 @@ def v1_trap(facts: Facts) -> Iterator[Found]:
                             "each later event is reported once per stop.", provable=False)
 
 
-CHECKS: tuple[Callable[[Facts], Iterator[Found]], ...] = (
-    required_but_forbidden, count_contradiction, order_contradiction, self_precedence, vacuous_distinct,
-    duplicate_rule, v1_trap)
+# -- reference_to_forbidden --------------------------------------------------------------------
+
+def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
+    """A `$from_result` that reads the results of a tool no call may make (or, under an exact
+    tool_order, none made before the subject)."""
+    for index, rule in enumerate(facts.rules):
+        if rule.kind not in ("tool_args", "output_match"):
+            continue
+        subject = rule.tool if rule.kind == "tool_args" else None
+        need = facts.required_tools.get(subject) if subject is not None else None
+        required = need is not None if rule.kind == "tool_args" else rule.when is UNSET
+        for glob, pointer, optional in _references(rule.match, f"/rules/{index}/match"):
+            for forbidding, field, how in _forbidders(facts, glob, subject):
+                later = pointer if index > forbidding else field
+                rests_on = () if need is None else (need.rule,)
+                yield Found("reference_to_forbidden", (index, forbidding), rests_on, later,
+                            f"{rule.id} reads the results of {glob}, but {facts.rules[forbidding].id} {how}.",
+                            provable=required and not optional)
+
+
+def _references(tree: Any, pointer: str, optional: bool = False) -> Iterator[tuple[str, str, bool]]:
+    """The tool glob of each `$from_result` in a match tree, its pointer, and whether it sits in
+    an `$any_of` branch (where another branch may pass)."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            here = f"{pointer}/{_escaped(key)}"
+            if key == "$from_result" and isinstance(value, dict):
+                if isinstance(value.get("tool"), str):
+                    yield value["tool"].strip(), f"{here}/tool", optional
+                yield from _references(value.get("where"), f"{here}/where", optional)
+            elif key != "$literal":
+                yield from _references(value, here, optional or key == "$any_of")
+    elif isinstance(tree, list):
+        for position, item in enumerate(tree):
+            yield from _references(item, f"{pointer}/{position}", optional)
+
+
+def _escaped(key: str) -> str:
+    """A key as a JSON Pointer step (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _forbidders(facts: Facts, glob: str, subject: str | None) -> Iterator[tuple[int, str, str]]:
+    """The rules that forbid every call of `glob` (before `subject`, for an exact tool_order):
+    (rule index, the pointer of its field, how it forbids)."""
+    for index, rule in enumerate(facts.rules):
+        if rule.kind == "deny_tool" and subsumes(rule.tool, glob):
+            yield index, f"/rules/{index}/tool", "denies it"
+        elif rule.kind == "allow_tools" and rule.effective_severity == "error" and not any(
+                intersects(pattern, glob) for pattern in rule.tools):
+            yield index, f"/rules/{index}/tools", "does not allow it"
+        elif (rule.kind == "tool_order" and rule.mode == "exact" and subject is not None and is_literal(subject)
+              and subject in rule.tools):
+            last_subject = max(position for position, entry in enumerate(rule.tools) if entry == subject)
+            reads = [position for position, entry in enumerate(rule.tools) if intersects(entry, glob)]
+            if all(position > last_subject for position in reads):
+                at = reads[0] if reads else last_subject
+                yield index, f"/rules/{index}/tools/{at}", f"calls it only after {subject}"
+    if is_literal(glob):
+        for bound in facts.bounds:
+            if bound.limit == 0 and not bound.successful and bound.covers(glob):
+                yield bound.rule, bound.pointer, "allows no call of it"
+
+
+# -- dead_rule ---------------------------------------------------------------------------------
+
+_CALL_KINDS = ("require_approval", "retry_limit", "tool_result_required", "tool_args", "tool_calls",
+               "approval_bound", "latency_budget", "result_size", "failure_handled", "forbidden_when")
+"""Kinds whose every violation needs a call (or its result) of their `tool`."""
+
+
+def dead_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
+    """A rule on calls that can never be made: an error-severity allow_tools lets none of its tool
+    through, or an error-severity deny_tool covers it."""
+    taken = {frozenset(item.named) for item in earlier if item.code in ("required_but_forbidden",
+                                                                         "reference_to_forbidden")}
+    for index, rule in enumerate(facts.rules):
+        glob = _subject(rule)
+        if glob is None:
+            continue
+        for other, forbidding in enumerate(facts.rules):
+            if other == index or forbidding.effective_severity != "error" or frozenset((index, other)) in taken:
+                continue
+            if forbidding.kind == "allow_tools" and not any(intersects(pattern, glob) for pattern in forbidding.tools):
+                how, field = "lets none of its calls through", f"/rules/{other}/tools"
+            elif forbidding.kind == "deny_tool" and rule.kind != "deny_tool" and subsumes(forbidding.tool, glob):
+                how, field = "denies all of them", f"/rules/{other}/tool"
+            else:
+                continue
+            pointer = f"/rules/{index}/tool" if index > other else field
+            yield Found("dead_rule", (other, index), (), pointer,
+                        f"{rule.id} ({rule.kind}) judges calls of {glob}, but {forbidding.id} {how}: it can never "
+                        "fire.", provable=False)
+
+
+def _subject(rule: Any) -> str | None:
+    """The tool glob a rule's every violation needs a call of, for the kinds dead_rule applies to."""
+    if rule.kind == "deny_tool":
+        return str(rule.tool)
+    if rule.kind not in _CALL_KINDS:
+        return None
+    if rule.kind == "tool_args" and rule.call_index is not UNSET:
+        return None
+    if rule.kind == "tool_calls" and (rule.max is UNSET or rule.min is not UNSET
+                                      or rule.matches_output_length is not UNSET):
+        return None
+    if rule.kind == "latency_budget" and rule.percentile is not UNSET:
+        return None
+    return "*" if rule.tool is UNSET else str(rule.tool)
+
+
+# -- shadowed_rule -----------------------------------------------------------------------------
+
+_RANK = {"error": 2, "warning": 1}
+_GLOB_KEYS = ("type", "tool", "outcome_id", "reason", "status")
+
+
+def shadowed_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
+    """A rule whose every violation another rule of at least its severity raises too."""
+    duplicates = {frozenset(item.named) for item in earlier if item.code == "duplicate_rule"}
+    by_kind: dict[str, list[int]] = {}
+    for index, rule in enumerate(facts.rules):
+        by_kind.setdefault(rule.kind, []).append(index)
+        if rule.kind == "allow_tools":
+            yield from _shadowed_patterns(facts, index)
+    for kind, indexes in by_kind.items():
+        covers = _COVERS.get(kind)
+        if covers is None:
+            continue
+        for b in indexes:
+            for a in indexes:
+                if a == b or frozenset((a, b)) in duplicates:
+                    continue
+                wide, narrow = facts.rules[a], facts.rules[b]
+                if _RANK[wide.effective_severity] < _RANK[narrow.effective_severity] or not covers(wide, narrow):
+                    continue
+                if covers(narrow, wide) and a > b:
+                    continue   # the two say the same: only the later one is shadowed
+                later = max(a, b)
+                yield Found("shadowed_rule", (a, b), (), f"/rules/{later}/{_FIELD[kind]}",
+                            f"{narrow.id} is shadowed by {wide.id}: every violation of {narrow.id} is one of "
+                            f"{wide.id} too.", provable=False)
+
+
+def _shadowed_patterns(facts: Facts, index: int) -> Iterator[Found]:
+    """Patterns of one allow_tools list that another pattern of the list already allows."""
+    rule = facts.rules[index]
+    for position, pattern in enumerate(rule.tools):
+        for other, wider in enumerate(rule.tools):
+            if other == position or not subsumes(wider, pattern):
+                continue
+            if subsumes(pattern, wider) and other > position:
+                continue   # the same subjects: the later of the two is the redundant one
+            yield Found("shadowed_rule", (index,), (), f"/rules/{index}/tools/{position}",
+                        f"{rule.id}: {pattern!r} is already allowed by {wider!r}.", provable=False)
+            break
+
+
+def _deny_event_covers(wide: Any, narrow: Any) -> bool:
+    a, b = wide.match.to_dict(), narrow.match.to_dict()
+    if not set(a) <= set(b):
+        return False
+    return all(subsumes(value, b[key]) if key in _GLOB_KEYS else value == b[key] for key, value in a.items())
+
+
+def _cap_covers(fields: tuple[str, ...], same: tuple[str, ...]) -> Callable[[Any, Any], bool]:
+    """Caps of one kind: the same values in `same`, and for every cap in `fields` the narrow rule
+    sets, the wide one sets it at most as high; the narrow rule sets nothing else."""
+    def covers(wide: Any, narrow: Any) -> bool:
+        if any(getattr(wide, name) != getattr(narrow, name) for name in same):
+            return False
+        if getattr(narrow, "min", UNSET) is not UNSET or getattr(narrow, "matches_output_length", UNSET) is not UNSET:
+            return False
+        set_by_narrow = [name for name in fields if getattr(narrow, name) is not UNSET]
+        return bool(set_by_narrow) and all(getattr(wide, name) is not UNSET and getattr(wide, name) <= getattr(
+            narrow, name) for name in set_by_narrow)
+    return covers
+
+
+_COVERS: dict[str, Callable[[Any, Any], bool]] = {
+    "deny_tool": lambda wide, narrow: subsumes(wide.tool, narrow.tool),
+    "deny_event": _deny_event_covers,
+    "tool_calls": _cap_covers(("max",), ("tool", "count")),
+    "retry_limit": _cap_covers(("max_attempts",), ("tool", "group_by")),
+    "event_budget": _cap_covers(("max_events", "max_tool_calls", "max_tool_failures"), ()),
+}
+_FIELD = {"deny_tool": "tool", "deny_event": "match", "tool_calls": "max", "retry_limit": "max_attempts",
+          "event_budget": "max_events"}
+
+
+# -- unschemaed_read ---------------------------------------------------------------------------
+
+def unschemaed_read(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
+    """An output path a condition or `matches_output_length` reads that no output_schema requires:
+    when the output lacks it, the rule is unresolved rather than failing."""
+    schemas = [rule.schema for rule in facts.rules if rule.kind == "output_schema"]
+    for index, rule in enumerate(facts.rules):
+        for text, pointer in _output_reads(rule, index):
+            try:
+                segments = parse_path(text)
+            except ValueError:
+                continue
+            if not any(_requires(schema, segments) for schema in schemas):
+                where = "no output_schema requires it" if schemas else "no output_schema describes the output"
+                yield Found("unschemaed_read", (index,), (), pointer,
+                            f"{rule.id} reads the output at {text!r}, but {where}: without it the rule is "
+                            "unresolved.", provable=False)
+
+
+def _output_reads(rule: Any, index: int) -> Iterator[tuple[str, str]]:
+    """The output paths a rule's conditions (and matches_output_length) read, with their pointers."""
+    if rule.kind == "tool_calls" and rule.matches_output_length is not UNSET:
+        yield rule.matches_output_length, f"/rules/{index}/matches_output_length"
+    if rule.kind in ("output_match", "required_when", "forbidden_when") and rule.when is not UNSET:
+        yield from _condition_paths(rule.when, f"/rules/{index}/when")
+
+
+def _condition_paths(condition: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    if not isinstance(condition, dict):
+        return
+    if isinstance(condition.get("path"), str):
+        yield condition["path"], f"{pointer}/path"
+    for form in ("any_of", "all_of"):
+        for position, branch in enumerate(condition.get(form) or ()):
+            yield from _condition_paths(branch, f"{pointer}/{form}/{position}")
+
+
+def _requires(schema: Any, segments: tuple[str, ...]) -> bool:
+    """Whether every output a JSON Schema accepts has a value at the path: each key segment in
+    `required` and described in `properties`, each index below `minItems` (local $refs followed;
+    allOf, anyOf and if/then are not read)."""
+    root, here = schema, schema
+    for segment in segments:
+        here = _resolved(root, here)
+        if here is False:
+            return True   # no output passes: whatever it reads is there
+        if not isinstance(here, dict):
+            return False
+        if segment.isdigit() and ("items" in here or "prefixItems" in here or "minItems" in here):
+            position = int(segment)
+            if not isinstance(here.get("minItems"), int) or here["minItems"] <= position:
+                return False
+            prefix = here.get("prefixItems")
+            here = prefix[position] if isinstance(prefix, list) and position < len(prefix) else here.get("items", True)
+        else:
+            required = here.get("required")
+            properties = here.get("properties")
+            if not isinstance(required, list) or segment not in required or not isinstance(properties, dict):
+                return False
+            here = properties.get(segment, True)
+    return True
+
+
+def _resolved(root: Any, schema: Any) -> Any:
+    """A schema with its local `$ref`s followed (at most 32 deep: a loop requires nothing)."""
+    for _ in range(32):
+        reference = schema.get("$ref") if isinstance(schema, dict) else None
+        if not isinstance(reference, str) or not reference.startswith("#"):
+            return schema
+        target: Any = root
+        for step in reference[1:].split("/")[1:]:
+            step = step.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and step in target:
+                target = target[step]
+            elif isinstance(target, list) and step.isdigit() and int(step) < len(target):
+                target = target[int(step)]
+            else:
+                return True
+        schema = target
+    return True
+
+
+# -- unrequired_subject ------------------------------------------------------------------------
+
+_SUBJECT_KINDS = ("tool_args", "precedence", "approval_bound", "latency_budget", "result_size")
+
+
+def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
+    """A rule about calls nothing requires: a run that makes none passes it as vacuous."""
+    dead = {item.named[-1] for item in earlier if item.code == "dead_rule"} | {
+        index for item in earlier if item.code == "dead_rule" for index in item.named}
+    for index, rule in enumerate(facts.rules):
+        if rule.kind not in _SUBJECT_KINDS or index in dead:
+            continue
+        if rule.kind == "tool_args" and rule.call_index is not UNSET:
+            continue
+        if rule.kind == "latency_budget" and rule.percentile is not UNSET:
+            continue
+        if rule.kind == "precedence":
+            required = _after_required(facts, rule.after)
+            subject = f"its after ({rule.after.brief()})"
+        else:
+            glob = rule.tool
+            required = any(matches(glob, tool) for tool in facts.required_tools) or any(
+                need.count >= 1 and subsumes(glob, need.glob) for need in facts.requirements)
+            subject = f"a call of {glob}"
+        if not required:
+            yield Found("unrequired_subject", (index,), (), f"/rules/{index}",
+                        f"No rule requires {subject}, so a run without one passes {rule.id} as vacuous.",
+                        provable=False)
+
+
+def _after_required(facts: Facts, after: Any) -> bool:
+    written = after.to_dict()
+    if set(written) == {"type", "tool"} and after.type == CALL and is_literal(after.tool) and (
+            after.tool in facts.required_tools):
+        return True
+    return any(rule.kind == "require_event" and rule.match.to_dict() == written
+               and (rule.min is UNSET or rule.min >= 1) for rule in facts.rules)
+
+
+CHECKS: tuple[Callable[[Facts, list[Found]], Iterator[Found]], ...] = (
+    required_but_forbidden, count_contradiction, order_contradiction, self_precedence, reference_to_forbidden,
+    dead_rule, vacuous_distinct, duplicate_rule, shadowed_rule, unschemaed_read, v1_trap, unrequired_subject)
+"""Every code, each run after those it looks back at (dead_rule after the two forbidding codes,
+shadowed_rule after duplicate_rule, unrequired_subject after dead_rule)."""
