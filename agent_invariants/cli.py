@@ -364,20 +364,28 @@ def validate(
 def lint(
     contract: ContractOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
-    report_format: Annotated[Format, typer.Option("--format", "-f", help="Output format: text or json.")] = Format.text,
+    with_interface: Annotated[bool, typer.Option(
+        "--interface", help="Also list every path of the final output the rules read, and whether an "
+        "output_schema rule requires it.")] = False,
+    report_format: Annotated[Format, typer.Option(
+        "--format", "-f", help="Output format: text, json or sarif (results at the contract's lines).")] = Format.text,
     output: OutputOpt = None,
 ) -> None:
     """Find what a contract's rules imply together: rules no trace can pass, rules that never fire."""
     from agent_invariants.contract import load_contract, read_contract
     from agent_invariants.lint import lint_contract
     from agent_invariants.render import RenderOptions, renderer
+    from agent_invariants.sources import Sources
 
-    if report_format.value not in ("text", "pretty", "json"):
-        fail(f"--format {report_format.value}: lint reports as text or json, so far")
+    if report_format.value not in ("text", "pretty", "json", "sarif"):
+        fail(f"--format {report_format.value}: lint reports as text, json or sarif")
     contract_path = find_contract(contract)
     refuse_input_as_output(output, contract_path)
-    report = lint_contract(load_contract(read_contract(contract_path)))
-    options = RenderOptions(color=wants_colour("auto", to_terminal=output is None))
+    source = read_contract(contract_path)
+    loaded = load_contract(source)
+    report = lint_contract(loaded, with_interface=with_interface)
+    options = RenderOptions(color=wants_colour("auto", to_terminal=output is None),
+                            sources=Sources(contract=source, loaded=loaded))
     write(renderer(report_format.value).render(report, options), output)
     raise typer.Exit(1 if report.errors or (strict and report.findings) else 0)
 

@@ -23,7 +23,8 @@ def manual(kind: str) -> str:
 
 
 def command_manual(command: str) -> str:
-    """The manual of a command that lives in a module of its own (`stability`): its docstring."""
+    """The manual of a command that lives in a module or package of its own (`stability`, `lint`):
+    its docstring."""
     import importlib
 
     return inspect.cleandoc(importlib.import_module(f"agent_invariants.{command}").__doc__ or command)

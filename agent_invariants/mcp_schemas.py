@@ -45,6 +45,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "strict": {"type": "boolean", "default": False},
     "partial": {"type": "boolean", "default": False},
     "no_lint": {"type": "boolean", "default": False},
+    "interface": {"type": "boolean", "default": False},
     "input_format": {"type": "string", "enum": ["native", "auto", "otel", "openinference", "openai-agents",
                                                  "langsmith", "mcp-log"], "default": "native"},
     "run": {"type": "string", "minLength": 1},

@@ -90,7 +90,8 @@ VALIDATE = "agent_invariants_validate_contract"
 CHECK = "agent_invariants_check_trace"
 COMPARE = "agent_invariants_compare_traces"
 SUMMARIZE = "agent_invariants_summarize_trace"
-TOOLS = (VALIDATE, CHECK, COMPARE, SUMMARIZE)
+LINT = "agent_invariants_lint_contract"
+TOOLS = (VALIDATE, CHECK, COMPARE, SUMMARIZE, LINT)
 
 INSTRUCTIONS = f"""\
 agent-invariants checks recorded AI-agent runs against a contract of operating rules, \
@@ -111,6 +112,8 @@ is the list of events of one run, in order, each {{"seq": <strictly increasing i
 - {COMPARE}: after changing the agent's model, prompt, tools or memory, what did the new run \
 make worse than the old one?
 - {SUMMARIZE}: counts for a run (tools used, failures, approvals, outcomes), no contract needed.
+- {LINT}: what a contract's rules imply together: rules no run can pass (the check tools refuse \
+a version-2 contract with such errors unless given `no_lint`), rules that can never fire.
 
 Traces written by other tools need no conversion: give their records as the events with \
 `input_format` (otel, openinference, openai-agents, langsmith, mcp-log, or auto) and, when they \
@@ -180,11 +183,25 @@ Node.js tool skips that check here). {_LIMIT} {_errors('`events[3]: $.seq: ...` 
 {_READ_ONLY}""",
 }
 
+_DESCRIPTIONS[LINT] = f"""\
+Lint an agent-invariants contract: find what its rules imply together, before any run is checked. \
+Returns the `agent-invariants/lint/v1` report, the same JSON as `agent-invariants lint --format \
+json`: `errors`, `warnings` and `findings`, each {{code, level, rule_ids, pointer, message}}. An \
+`error` is a proof that no run can pass (e.g. `required_but_forbidden`: a rule requires a call of \
+shell.exec that a deny_tool denies; `count_contradiction`, `order_contradiction`, \
+`self_precedence`, `reference_to_forbidden`), made only of error-severity rules: the check and \
+compare tools refuse a version-2 contract with one unless given `no_lint`. A `warning` is a rule \
+that can never fire or is redundant (`dead_rule`, `shadowed_rule`, `duplicate_rule`, \
+`vacuous_distinct`, `unschemaed_read`, `unrequired_subject`, `v1_trap`). `pointer` is a JSON \
+pointer into the contract. `interface: true` adds every path of the final output the rules read. \
+{_errors(_CONTRACT_ERROR)} {_READ_ONLY}"""
+
 _TITLES = {
     VALIDATE: "Validate an agent-invariants contract",
     CHECK: "Check an agent trace against a contract",
     COMPARE: "Compare a candidate trace with a baseline",
     SUMMARIZE: "Summarize an agent trace",
+    LINT: "Lint an agent-invariants contract",
 }
 
 _PARAMETERS = {
@@ -192,10 +209,11 @@ _PARAMETERS = {
     CHECK: ("contract", "events"),
     COMPARE: ("contract", "baseline", "candidate"),
     SUMMARIZE: ("events",),
+    LINT: ("contract",),
 }
 _OPTIONAL = {CHECK: ("strict", "partial", "no_lint", "input_format", "run"),
              COMPARE: ("strict", "partial", "no_lint", "input_format", "run"),
-             SUMMARIZE: ("input_format", "run")}
+             SUMMARIZE: ("input_format", "run"), LINT: ("interface",)}
 """Arguments a tool may be given: `strict`, `partial` and `no_lint` (false when absent), `input_format`
 (native when absent) and `run` (none)."""
 
@@ -217,6 +235,8 @@ _PARAMETER_DESCRIPTIONS = {
     "partial": ("The run was cut short (the agent crashed or is still running): what only the end of a run can "
                 "decide (a required event, a result still to come, the final output) is reported `inconclusive` "
                 "and does not fail the check; what already happened is judged."),
+    "interface": "Also list every path of the run's final output the rules read, and whether an output_schema "
+                 "rule requires it.",
     "no_lint": ("Check a version-2 contract even when lint proves that no trace can pass it (by default such a "
                 "contract is refused, each lint error named as a contract error)."),
     "input_format": ("The format of the trace arguments: native (our events, the default), or the records another "
@@ -244,11 +264,12 @@ class ToolSpec(NamedTuple):
 
 @functools.cache
 def tool_specs() -> tuple[ToolSpec, ...]:
-    """The four tools: names, descriptions, input and output schemas (computed once)."""
+    """The five tools: names, descriptions, input and output schemas (computed once)."""
+    from agent_invariants.lint.report import LintReport
     from agent_invariants.mcp_schemas import input_schema, output_schema, valid_contract_schema
     from agent_invariants.report import CheckReport, CompareReport, TraceSummary
 
-    outputs = {CHECK: CheckReport, COMPARE: CompareReport, SUMMARIZE: TraceSummary}
+    outputs = {CHECK: CheckReport, COMPARE: CompareReport, SUMMARIZE: TraceSummary, LINT: LintReport}
     return tuple(
         ToolSpec(name, _TITLES[name], _DESCRIPTIONS[name],
                  input_schema(_PARAMETERS[name], _PARAMETER_DESCRIPTIONS, MAX_EVENTS, _OPTIONAL.get(name, ())),
@@ -282,7 +303,7 @@ def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]
         if key not in args:
             raise ArgumentError(f"missing required argument `{key}`")
     for key in optional:
-        if key in ("strict", "partial", "no_lint") and not isinstance(args.setdefault(key, False), bool):
+        if key in ("strict", "partial", "no_lint", "interface") and not isinstance(args.setdefault(key, False), bool):
             raise ArgumentError(f"{key}: expected true or false, got {json_type(args[key])}")
         if key == "input_format" and args.setdefault(key, "native") not in INPUT_FORMATS:
             raise ArgumentError(f"input_format: expected one of {', '.join(INPUT_FORMATS)}, got "
@@ -403,8 +424,14 @@ def _summarize(args: dict[str, Any]) -> Any:
     return summarize_trace(_trace(args["events"], "events", args))
 
 
+def _lint(args: dict[str, Any]) -> Any:
+    from agent_invariants.lint import lint_contract
+
+    return lint_contract(_contract(args["contract"]), with_interface=args["interface"])
+
+
 _HANDLERS: dict[str, Callable[[dict[str, Any]], Any]] = {
-    VALIDATE: _validate, CHECK: _check, COMPARE: _compare, SUMMARIZE: _summarize,
+    VALIDATE: _validate, CHECK: _check, COMPARE: _compare, SUMMARIZE: _summarize, LINT: _lint,
 }
 
 

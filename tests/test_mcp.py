@@ -41,11 +41,12 @@ CONTRACT_PATH = REFUND / "contract.json"
 BASELINE_PATH = REFUND / "baseline.jsonl"
 CANDIDATE_PATH = REFUND / "candidate.jsonl"
 
-VALIDATE, CHECK, COMPARE, SUMMARIZE = (
+VALIDATE, CHECK, COMPARE, SUMMARIZE, LINT = (
     "agent_invariants_validate_contract",
     "agent_invariants_check_trace",
     "agent_invariants_compare_traces",
     "agent_invariants_summarize_trace",
+    "agent_invariants_lint_contract",
 )
 HINT = "agent-invariants: the MCP server needs the mcp extra: pip install 'agent-invariants[mcp]'\n"
 
@@ -169,15 +170,15 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
             assert tool in info.instructions
 
         tools = (await session.list_tools()).tools
-        assert [tool.name for tool in tools] == [VALIDATE, CHECK, COMPARE, SUMMARIZE]
+        assert [tool.name for tool in tools] == [VALIDATE, CHECK, COMPARE, SUMMARIZE, LINT]
         params = {VALIDATE: ["contract"], CHECK: ["contract", "events"],
-                  COMPARE: ["contract", "baseline", "candidate"], SUMMARIZE: ["events"]}
+                  COMPARE: ["contract", "baseline", "candidate"], SUMMARIZE: ["events"], LINT: ["contract"]}
         for tool in tools:
             schema = tool.input_schema
             assert schema["type"] == "object" and schema["required"] == params[tool.name], tool.name
-            optional = {CHECK: ["strict", "partial", "input_format", "run"],
-                        COMPARE: ["strict", "partial", "input_format", "run"],
-                        SUMMARIZE: ["input_format", "run"]}.get(tool.name, [])
+            optional = {CHECK: ["strict", "partial", "no_lint", "input_format", "run"],
+                        COMPARE: ["strict", "partial", "no_lint", "input_format", "run"],
+                        SUMMARIZE: ["input_format", "run"], LINT: ["interface"]}.get(tool.name, [])
             assert list(schema["properties"]) == params[tool.name] + optional
             if "strict" in optional:
                 assert schema["properties"]["strict"]["type"] == "boolean"

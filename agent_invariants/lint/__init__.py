@@ -12,7 +12,8 @@ matters. `lint` reads the rules alone and reports what they imply together:
 - *warning*: a rule that can never fire or is redundant, or an error-level condition that rests
   on a warning-severity rule (a warning never fails a trace).
 
-## What it finds (so far)
+## What it finds
+Errors (each a warning when it rests on a warning-severity rule):
 - `required_but_forbidden`: a tool some rule requires (R(t) >= 1: `tool_calls.min`, a
   `require_event` on `tool.call`, a `tool_order` entry, `tool_args.call_index`) that a
   `deny_tool` denies, an error-severity `allow_tools` leaves out, or a cap of 0 forbids.
@@ -20,23 +21,43 @@ matters. `lint` reads the rules alone and reports what they imply together:
   (`tool_calls.max`, a `require_event.max` on calls, `event_budget.max_tool_calls` or
   `max_events`, `retry_limit.max_attempts` with `group_by: tool`, tool by tool).
 - `order_contradiction`: A before B and B before A (`precedence` or `require_order` on literal
-  calls); an error when either tool is required, else a warning (both are then forbidden). Also an
+  calls), an error when either tool is required (else a warning: both are then forbidden); or an
   exact `tool_order` that calls B before any A while a rule needs A first.
-- `self_precedence`: an order rule whose before and after are the same matcher.
+- `self_precedence`: an order rule whose before and after are the same matcher: such events can
+  never occur (an error when they are required).
+- `reference_to_forbidden`: a `$from_result` on a tool no call may make (an error when the rule's
+  subject is required and the reference is not inside `$any_of`).
+Warnings:
+- `dead_rule`: a rule on calls of a tool that an error-severity `allow_tools` or `deny_tool` forbids.
 - `vacuous_distinct`: `tool_args.distinct` on a tool capped below 2 calls.
 - `duplicate_rule`: a rule equal to an earlier one (id, description and severity aside, defaults
   filled in).
+- `shadowed_rule`: a rule whose every violation another of at least its severity raises (a
+  `deny_tool` under a wider one, a `deny_event` with more keys, a larger cap on the same glob, a
+  pattern of an `allow_tools` list that another pattern of the list already allows).
+- `unschemaed_read`: an output path a condition or `matches_output_length` reads that no
+  `output_schema` requires (without it, the rule is unresolved rather than failing).
 - `v1_trap`: `allow_tools` with `*`; `require_approval` with `scope` (the grant needs both the
   id and the scope); a `stop_is_final` whose `allowed_after` leaves out its own stop type.
-Not yet: `reference_to_forbidden`, `dead_rule`, `shadowed_rule`, `unschemaed_read`,
-`unrequired_subject` and `--interface`; `check` does not run lint yet.
+- `unrequired_subject`: a `tool_args`, `precedence`, `approval_bound`, `latency_budget` or
+  `result_size` whose calls nothing requires: a run without them passes it as vacuous.
+
+`--interface` also lists every path of the final output the rules read (conditions, lengths,
+output_match trees, `$from_output`) and whether an `output_schema` requires it.
+
+## In check and compare
+`check`, `compare` and the MCP check tools lint a version-2 contract and refuse it when lint finds
+an error, each error shown like a contract error at its rule (`contract.json:7: $.rules[1]: lint
+required_but_forbidden: ...`, exit 2): a contract no trace can pass would otherwise fail every
+trace for a reason the report does not name. `--no-lint` (`no_lint` in MCP) checks anyway.
+Version-1 contracts are never refused.
 
 Globs are compared as patterns: two intersect when some name matches both (exact); one covers
 another when every name the second matches, the first matches too (never claimed wrongly).
 
 ## Output and exit
 Text prints `<level> <code> [<rule ids>] <pointer>: <message>` per finding, then the counts;
-`--format json` prints `agent-invariants/lint/v1`: `{schema, contract: {name, version}, errors,
+`--format sarif` gives one result per finding at the contract file's line; `--format json` prints `agent-invariants/lint/v1`: `{schema, contract: {name, version}, errors,
 warnings, findings: [{code, level, rule_ids, pointer, message}]}`. Findings are sorted by the first
 rule they name, then code, then pointer; pointers are JSON pointers into the contract after
 `extends`. Exit 1 when a finding is an error (with `--strict`, when there is any finding), 2 for
@@ -44,21 +65,26 @@ an invalid contract (nothing on stdout), else 0. Both contract versions are lint
 """  # noqa: E501 (the finding above is one line, as printed)
 from __future__ import annotations
 
+from msgspec import UNSET
+
 from agent_invariants.contract import Contract, ContractSource, contract_lines
 from agent_invariants.errors import ContractError
 from agent_invariants.lint.codes import findings
 from agent_invariants.lint.facts import Facts
+from agent_invariants.lint.interface import interface
 from agent_invariants.lint.report import LINT_SCHEMA, ContractName, Finding, LintReport
 
 __all__ = ("Finding", "LintReport", "lint_contract", "lint_refusal")
 
 
-def lint_contract(contract: Contract) -> LintReport:
-    """What lint finds in a loaded contract."""
-    found = findings(Facts.of(contract.rules))
+def lint_contract(contract: Contract, *, with_interface: bool = False) -> LintReport:
+    """What lint finds in a loaded contract (and, `with_interface`, the output paths it reads)."""
+    facts = Facts.of(contract.rules)
+    found = findings(facts)
     errors = sum(1 for finding in found if finding.level == "error")
     return LintReport(schema=LINT_SCHEMA, contract=ContractName(name=contract.name, version=contract.version),
-                      errors=errors, warnings=len(found) - errors, findings=found)
+                      errors=errors, warnings=len(found) - errors, findings=found,
+                      interface=interface(facts) if with_interface else UNSET)
 
 
 def lint_refusal(contract: Contract, label: str, source: ContractSource | None = None) -> ContractError | None:

@@ -454,19 +454,19 @@ def unschemaed_read(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     when the output lacks it, the rule is unresolved rather than failing."""
     schemas = [rule.schema for rule in facts.rules if rule.kind == "output_schema"]
     for index, rule in enumerate(facts.rules):
-        for text, pointer in _output_reads(rule, index):
+        for text, pointer in output_reads(rule, index):
             try:
                 segments = parse_path(text)
             except ValueError:
                 continue
-            if not any(_requires(schema, segments) for schema in schemas):
+            if not any(requires(schema, segments) for schema in schemas):
                 where = "no output_schema requires it" if schemas else "no output_schema describes the output"
                 yield Found("unschemaed_read", (index,), (), pointer,
                             f"{rule.id} reads the output at {text!r}, but {where}: without it the rule is "
                             "unresolved.", provable=False)
 
 
-def _output_reads(rule: Any, index: int) -> Iterator[tuple[str, str]]:
+def output_reads(rule: Any, index: int) -> Iterator[tuple[str, str]]:
     """The output paths a rule's conditions (and matches_output_length) read, with their pointers."""
     if rule.kind == "tool_calls" and rule.matches_output_length is not UNSET:
         yield rule.matches_output_length, f"/rules/{index}/matches_output_length"
@@ -484,7 +484,7 @@ def _condition_paths(condition: Any, pointer: str) -> Iterator[tuple[str, str]]:
             yield from _condition_paths(branch, f"{pointer}/{form}/{position}")
 
 
-def _requires(schema: Any, segments: tuple[str, ...]) -> bool:
+def requires(schema: Any, segments: tuple[str, ...]) -> bool:
     """Whether every output a JSON Schema accepts has a value at the path: each key segment in
     `required` and described in `properties`, each index below `minItems` (local $refs followed;
     allOf, anyOf and if/then are not read)."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-__all__ = ("LINT_SCHEMA", "CODES", "ContractName", "Finding", "LintReport")
+__all__ = ("CODES", "LINT_SCHEMA", "ContractName", "Finding", "Read", "LintReport")
 
 LINT_SCHEMA = "agent-invariants/lint/v1"
 
@@ -36,6 +37,17 @@ class ContractName(msgspec.Struct, kw_only=True):
     version: int
 
 
+class Read(msgspec.Struct, kw_only=True):
+    """An output path the contract reads (`--interface`)."""
+
+    path: str
+    """The path, as `stability` writes paths (`refunds[].amount`; `$` is the whole output)."""
+    rules: list[str]
+    """The rules that read it, in contract order."""
+    required: bool
+    """Whether an output_schema rule requires a value there."""
+
+
 class LintReport(msgspec.Struct, kw_only=True):
     """The agent-invariants/lint/v1 report (`lint --format json`)."""
 
@@ -49,3 +61,5 @@ class LintReport(msgspec.Struct, kw_only=True):
     """Findings of level warning."""
     findings: list[Finding]
     """Sorted by the lowest rule index they name, then code, then pointer."""
+    interface: list[Read] | UnsetType = UNSET
+    """With `--interface`: every output path the contract reads, sorted by path."""

@@ -36,6 +36,7 @@ from msgspec import UNSET
 from agent_invariants import __version__
 from agent_invariants._js import js_number_hook
 from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
@@ -59,12 +60,14 @@ _COMPARE_RULES = {
 }
 
 
-def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport | LintReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a SARIF 2.1.0 log (JSON text ending in a newline). Several traces go into
     the one run, each result at its own trace. Reads `sources`, `anchor` and `category` of
     `options`; without `sources`, what the report alone knows."""
     if isinstance(report, StabilityReport):
         return _log(_stability(report, options.sources or Sources()), options.category)
+    if isinstance(report, LintReport):
+        return _log(_lint(report, options.sources or Sources()), options.category)
     builder = _Builder(options.sources or Sources(), options.anchor)
     for part in sections(report):
         if isinstance(part, CompareReport):
@@ -137,6 +140,40 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
         run.invocations = [om.Invocation(execution_successful=True, tool_execution_notifications=[om.Notification(
             message=om.Message(text="Not measured: fewer than two traces report an output."), level="warning")])]
     return run
+
+
+def _lint(report: LintReport, sources: Sources) -> om.Run:
+    """A lint report: one result per finding, at the contract file's line of its pointer, under a
+    rule descriptor per code (whose help is lint's manual)."""
+    descriptors: list[om.ReportingDescriptor] = []
+    rule_index: dict[str, int] = {}
+    results = []
+    help_text = command_manual("lint")
+    for finding in report.findings:
+        if finding.code not in rule_index:
+            rule_index[finding.code] = len(descriptors)
+            text = f"lint {finding.code}: see the lint manual."
+            descriptors.append(om.ReportingDescriptor(
+                id=f"lint.{finding.code}", name=finding.code, short_description=om.MultiformatMessageString(text=text),
+                full_description=om.MultiformatMessageString(text=text),
+                help=om.MultiformatMessageString(text=help_text, markdown=f"# lint\n\n{help_text}"),
+                default_configuration=om.ReportingConfiguration(level="error"),
+                properties={"tags": ["agent-invariants", "lint"], "precision": "very-high",
+                            "problem.severity": "error"}))
+        line = sources.pointer_line(finding.pointer) or 1
+        location = om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
+            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
+        results.append(om.Result(
+            rule_id=f"lint.{finding.code}", rule_index=rule_index[finding.code], level=finding.level,
+            message=om.Message(text=inert(f"{finding.message} [{', '.join(finding.rule_ids)}]", TEXT_LIMIT)),
+            locations=[location],
+            partial_fingerprints=_fingerprints(f"lint.{finding.code}", location, UNSET,
+                                               [finding.pointer, finding.rule_ids]),
+            properties=msgspec.to_builtins(finding)))
+    return om.Run(tool=om.Tool(driver=om.ToolComponent(
+        name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
+        results=results, column_kind="utf16CodeUnits")
 
 
 def _output_location(trace: str, sources: Sources, run: int, location_id: int | None = None) -> om.Location:
