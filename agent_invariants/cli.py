@@ -426,6 +426,9 @@ def stability(
     contract: Annotated[Path | None, typer.Option(
         "--contract", "-c", show_default=False, metavar="PATH",
         help="Also check each trace against this contract; the worst exit wins.")] = None,
+    no_lint: Annotated[bool, typer.Option(
+        "--no-lint", help="With --contract: check a version-2 contract even when lint proves that no trace can "
+        "pass it.")] = False,
     ignore: Annotated[list[str] | None, typer.Option(
         "--ignore", metavar="PATH", show_default=False,
         help="Leave this output path and every path below it out (e.g. debug, items[].took_ms); repeatable.")] = None,
@@ -451,8 +454,13 @@ def stability(
     loaded = None
     if contract is not None:
         from agent_invariants.contract import load_contract, read_contract
+        from agent_invariants.lint import lint_refusal
 
-        loaded = load_contract(read_contract(contract))
+        source = read_contract(contract)
+        loaded = load_contract(source)
+        refusal = None if no_lint else lint_refusal(loaded, source.label, source)
+        if refusal is not None:
+            raise refusal
     report, outputs = measure_files(traces, contract=loaded, ignore=ignored, maps=mapped,
                                     max_line_bytes=max_line_bytes)
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None), sources=Sources(outputs=outputs))

@@ -185,7 +185,8 @@ Node.js tool skips that check here). {_LIMIT} {_errors('`events[3]: $.seq: ...` 
 
 _DESCRIPTIONS[LINT] = f"""\
 Lint an agent-invariants contract: find what its rules imply together, before any run is checked. \
-Returns the `agent-invariants/lint/v1` report, the same JSON as `agent-invariants lint --format \
+Use it while writing or changing a contract, and when a check tool refuses one. Returns the \
+`agent-invariants/lint/v1` report, the same JSON as `agent-invariants lint --format \
 json`: `errors`, `warnings` and `findings`, each {{code, level, rule_ids, pointer, message}}. An \
 `error` is a proof that no run can pass (e.g. `required_but_forbidden`: a rule requires a call of \
 shell.exec that a deny_tool denies; `count_contradiction`, `order_contradiction`, \

@@ -76,7 +76,15 @@ def text(raw: Raw | UnsetType) -> str | None:
     return value if isinstance(value, str) else None
 
 
-_LARGEST_DOUBLE = 1.7976931348623157e308
+
+
+def _finite_double(number: int) -> bool:
+    """Whether an integer reads as a finite double (as JavaScript reads it: rounded to the nearest)."""
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
 
 
 def field_problem(event: Event) -> str | None:
@@ -87,7 +95,7 @@ def field_problem(event: Event) -> str | None:
         value = decoded(event.duration_ms)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"$.duration_ms: expected a number of milliseconds >= 0, got {json_type(value)}"
-        if isinstance(value, int) and value > _LARGEST_DOUBLE:
+        if isinstance(value, int) and not _finite_double(value):
             return "$.duration_ms: expected a finite number >= 0, got a number too large for a double"
         if not math.isfinite(value) or value < 0:
             return f"$.duration_ms: expected a finite number >= 0, got {value!r}"

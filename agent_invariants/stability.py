@@ -360,9 +360,18 @@ def parse_path(text: str) -> Path:
     """A path written as reports write it (a leading `$.` accepted); ValueError says what is wrong."""
     if text == "$":
         return ()
-    rest = text[2:] if text.startswith("$.") else text[1:] if text[:2] in ("$[", "${") else text
+    skipped = 2 if text.startswith("$.") else 1 if text[:2] in ("$[", "${") else 0
+    rest = text[skipped:]
     if not rest:
         raise ValueError("empty path")
+    try:
+        return _steps(rest)
+    except ValueError as exc:   # say where in the text as written
+        raise ValueError(re.sub(r"character (\d+)", lambda found: f"character {int(found.group(1)) + skipped}",
+                                str(exc))) from None
+
+
+def _steps(rest: str) -> Path:
     steps: list[str | int] = []
     at = 0
     while at < len(rest):

@@ -750,3 +750,21 @@ def test_a_spilled_check_reports_what_one_in_memory_does(trace, pair, scope, cor
     assert [(v["code"], v.get("event_seq"), v.get("related_seqs")) for v in result["violations"]] == shown
     assert result.get("violations_total", len(result["violations"])) == len(expected)
     assert result["checked"] == checked
+
+
+@pytest.mark.parametrize("pairs", [[(1, 1.0), (-0.0, 0)], [(2**53, float(2**53)), (2**53 + 1, 2**53)]])
+def test_numbers_equal_as_json_are_one_key_in_memory_and_once_spilled(pairs):
+    """1 and 1.0 (and 0 and -0.0, 2^53 written either way) name one key, however the keys are kept."""
+    import agent_invariants.rules.precedence as precedence
+
+    trace: list[dict[str, Any]] = []
+    for number, (before, after) in enumerate(pairs):
+        trace += [call("get", {"id": before}, f"g{number}"), res(f"g{number}"), refund(after, f"r{number}")]
+    trace = [{"seq": i + 1, **event} for i, event in enumerate(trace)]
+    document = {"version": 2, "name": "numbers", "rules": [rule(correlate=BY_ID)]}
+    in_memory = msgspec.json.encode(check_trace(document, trace))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(precedence, "MAX_KEYS", 0)
+        spilled = msgspec.json.encode(check_trace(document, trace))
+    assert spilled == in_memory
+    assert msgspec.json.decode(in_memory)["passed"] is True

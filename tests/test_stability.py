@@ -158,6 +158,16 @@ def test_with_a_contract_each_trace_is_checked_and_the_worst_exit_wins(tmp_path)
     assert lone.returncode == 2   # not measured outweighs a failed check
 
 
+def test_a_contract_lint_proves_unpassable_is_refused_unless_no_lint(tmp_path):
+    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
+    contract = str(REPO / "examples" / "lint" / "contract.json")
+    line = refused(run(*names, "--contract", contract, cwd=tmp_path))
+    assert "$.rules[1]: lint required_but_forbidden:" in line
+    checked = run(*names, "--contract", contract, "--no-lint", "--format", "json", cwd=tmp_path)
+    assert checked.returncode == 1   # stable, but each check fails: runs-the-tests never ran shell.exec
+    assert [run_["check"]["passed"] for run_ in json.loads(checked.stdout)["runs"]] == [False, False]
+
+
 # -- bad input ------------------------------------------------------------------------------------
 
 def test_an_invalid_trace_is_one_line_naming_it(tmp_path):

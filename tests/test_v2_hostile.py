@@ -96,6 +96,17 @@ def test_one_badly_typed_field_among_thousands_of_good_ones_is_named_at_its_line
     assert line.endswith(f"t.jsonl:2223: {problem}")
 
 
+NEAR_LARGEST_DOUBLE = "17976931348623158" + "0" * 292   # an integer that reads as the largest double
+
+
+def test_an_integer_duration_that_rounds_to_the_largest_double_is_finite_alone_and_among_others(tmp_path):
+    alone = ['{"seq":1,"type":"tool.result","duration_ms":' + NEAR_LARGEST_DOUBLE + "}"]
+    assert verdicts(run(tmp_path, [ARGS_REGEX], alone)) == {"r": True}
+    with_a_bad_one = [*alone, '{"seq":2,"type":"tool.result","duration_ms":-1}']
+    assert refused(run(tmp_path, [ARGS_REGEX], with_a_bad_one)).endswith(
+        "t.jsonl:2: $.duration_ms: expected a finite number >= 0, got -1")
+
+
 def test_thousands_of_well_typed_args_and_durations_pass_the_type_check(tmp_path):
     assert verdicts(run(tmp_path, [ARGS_REGEX], plain_calls(1500))) == {"r": True}
 

@@ -376,7 +376,7 @@ _GLOB_KEYS = ("type", "tool", "outcome_id", "reason", "status")
 
 def shadowed_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A rule whose every violation another rule of at least its severity raises too."""
-    duplicates = {frozenset(item.named) for item in earlier if item.code == "duplicate_rule"}
+    original = {later: first for first, later in (item.named for item in earlier if item.code == "duplicate_rule")}
     by_kind: dict[str, list[int]] = {}
     for index, rule in enumerate(facts.rules):
         by_kind.setdefault(rule.kind, []).append(index)
@@ -388,15 +388,16 @@ def shadowed_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             continue
         for b in indexes:
             for a in indexes:
-                if a == b or frozenset((a, b)) in duplicates:
-                    continue
+                if a == b or original.get(a, a) == original.get(b, b):
+                    continue   # duplicates (of each other, or of one earlier rule) are duplicate_rule
                 wide, narrow = facts.rules[a], facts.rules[b]
                 if _RANK[wide.effective_severity] < _RANK[narrow.effective_severity] or not covers(wide, narrow):
                     continue
                 if covers(narrow, wide) and a > b:
                     continue   # the two say the same: only the later one is shadowed
                 later = max(a, b)
-                yield Found("shadowed_rule", (a, b), (), f"/rules/{later}/{_FIELD[kind]}",
+                field = next(name for name in _FIELDS[kind] if getattr(narrow, name) is not UNSET)
+                yield Found("shadowed_rule", (a, b), (), f"/rules/{later}/{field}",
                             f"{narrow.id} is shadowed by {wide.id}: every violation of {narrow.id} is one of "
                             f"{wide.id} too.", provable=False)
 
@@ -443,8 +444,10 @@ _COVERS: dict[str, Callable[[Any, Any], bool]] = {
     "retry_limit": _cap_covers(("max_attempts",), ("tool", "group_by")),
     "event_budget": _cap_covers(("max_events", "max_tool_calls", "max_tool_failures"), ()),
 }
-_FIELD = {"deny_tool": "tool", "deny_event": "match", "tool_calls": "max", "retry_limit": "max_attempts",
-          "event_budget": "max_events"}
+_FIELDS = {"deny_tool": ("tool",), "deny_event": ("match",), "tool_calls": ("max",), "retry_limit": ("max_attempts",),
+           "event_budget": ("max_events", "max_tool_calls", "max_tool_failures")}
+"""The field a shadowed_rule finding points at: the first of these the shadowed rule sets (both
+rules hold it: the wider one bounds every cap the narrower sets)."""
 
 
 # -- unschemaed_read ---------------------------------------------------------------------------

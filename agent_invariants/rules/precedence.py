@@ -268,7 +268,7 @@ class Precedence(Rule):
                          (texts, at, args is UNSET)])
             return
         if self._spill is not None:
-            self._spill.add(1, repr(key), index, 0, event.seq, event_name(event.type, tool), evidence_value(values))
+            self._spill.add(1, _spilled(key), index, 0, event.seq, event_name(event.type, tool), evidence_value(values))
             return
         keys = self._keys
         verdict = keys.after(key, index, event.seq)
@@ -288,7 +288,7 @@ class Precedence(Rule):
         if missing:
             return   # a before without the key is no before of any group
         if self._spill is not None:
-            self._spill.add(1, repr(key), index, 1, event.seq, None, evidence_value(values))
+            self._spill.add(1, _spilled(key), index, 1, event.seq, None, evidence_value(values))
             return
         keys = self._keys
         first_after = keys.before(key, index, event.seq)
@@ -315,9 +315,9 @@ class Precedence(Rule):
         keys = self._keys
         for key in {**keys.befores, **keys.first_after}:
             before = keys.befores.get(key)
-            spill.add(0, repr(key), before, keys.first_after.get(key))
+            spill.add(0, _spilled(key), before, keys.first_after.get(key))
         for key, waiting in keys.waiting.items():   # kept afters of a key that a later before makes late
-            text = repr(key)
+            text = _spilled(key)
             self._waiting_at[spill.number(text)][text] = waiting
         self._keys = _Keys(self._window, self._config.scope)
 
@@ -474,6 +474,20 @@ class _Keys:
             if first is not None and first != seq:
                 return first
         return None
+
+
+def _spilled(key: _Key) -> str:
+    """A key as the text the spill files it under: equal keys (`1` and `1.0`, `0` and `-0.0`, 2^53
+    as an int or a float) give equal texts, as they are equal dict keys in memory."""
+    return key if key.__class__ is str else repr(_plain_numbers(key))
+
+
+def _plain_numbers(key: Any) -> Any:
+    if key.__class__ is tuple:
+        return tuple(_plain_numbers(part) for part in key)
+    if key.__class__ is int or key.__class__ is float:
+        return float(key) + 0.0   # (+ 0.0 makes -0.0 zero)
+    return key
 
 
 def _key_of(value: Any) -> _Key:
