@@ -1,0 +1,178 @@
+"""`lint` as a user meets it, beyond the spec's codes (test_lint_spec.py): the glob algebra against
+brute force, check and compare refusing what lint proves unpassable (and `--no-lint`), SARIF at the
+contract's lines, `--interface`, the MCP tool, and the bundled example."""
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_invariants.contract import load_contract
+from agent_invariants.lint import lint_contract
+from agent_invariants.lint.globs import intersects, subsumes
+from agent_invariants.mcp_server import run_tool
+
+from support import github_profile_problems, sarif_validator
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "lint" / "contract.json"
+UNPASSABLE = {"version": 2, "name": "unpassable", "rules": [
+    {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+    {"id": "must-exec", "kind": "tool_calls", "tool": "shell.exec", "min": 1}]}
+
+
+def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def write(tmp_path: Path, document: dict[str, Any], name: str = "c.json") -> str:
+    (tmp_path / name).write_text(json.dumps(document, indent=2))
+    return name
+
+
+# -- the glob algebra against brute force ---------------------------------------------------------
+
+GLOBS = st.text(alphabet="ab?*", min_size=0, max_size=5)
+
+
+def subjects(longest: int) -> list[str]:
+    """Every string over a, b and c (a letter no glob names) up to `longest` characters."""
+    return ["".join(letters) for size in range(longest + 1) for letters in itertools.product("abc", repeat=size)]
+
+
+def glob_match(glob: str, subject: str) -> bool:
+    return fnmatch.fnmatchcase(subject, glob.replace("[", "[[]"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(p=GLOBS, q=GLOBS)
+def test_intersects_is_exact(p, q):
+    """Some subject matches both exactly when intersects says so (a witness, if any, is at most
+    |p| + |q| characters long over a, b and one letter neither glob names)."""
+    shared = any(glob_match(p, subject) and glob_match(q, subject) for subject in subjects(len(p) + len(q)))
+    assert intersects(p, q) is shared
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=GLOBS, p=GLOBS)
+def test_subsumes_never_claims_wrongly(q, p):
+    if subsumes(q, p):
+        assert all(glob_match(q, subject) for subject in subjects(len(p) + 2) if glob_match(p, subject))
+
+
+@pytest.mark.parametrize(("q", "p"), [("*", "a?b*"), ("a*", "ab"), ("a*", "a?*"), ("?*", "*?"), ("a**b", "a*b"),
+                                      ("*?*", "??*")])
+def test_subsumes_sees_the_usual_cases(q, p):
+    assert subsumes(q, p)
+
+
+# -- check, compare and the MCP tools refuse what lint proves unpassable ----------------------------
+
+def test_check_refuses_an_unpassable_version_2_contract_like_a_contract_error(tmp_path):
+    contract = write(tmp_path, UNPASSABLE)
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    refused = cli("check", "--contract", contract, "--trace", "t.jsonl", cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        "agent-invariants: c.json:10: $.rules[1]: lint required_but_forbidden: shell.exec must be called (must-exec "
+        "needs 1 call), but no-shell (deny_tool) denies it. (--no-lint to check anyway)"]
+    checked = cli("check", "--contract", contract, "--trace", "t.jsonl", "--no-lint", "--format", "json",
+                  cwd=tmp_path)
+    assert checked.returncode == 1
+    assert [result["passed"] for result in json.loads(checked.stdout)["results"]] == [True, False]
+    compared = cli("compare", "--contract", contract, "--baseline", "t.jsonl", "--candidate", "t.jsonl", cwd=tmp_path)
+    assert compared.returncode == 2 and "lint required_but_forbidden" in compared.stderr
+
+
+def test_a_version_1_contract_is_never_refused(tmp_path):
+    contract = write(tmp_path, {"version": 1, "name": "v1", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+        {"id": "must-exec", "kind": "require_event", "match": {"type": "tool.call", "tool": "shell.exec"}}]})
+    assert cli("lint", "--contract", contract, cwd=tmp_path).returncode == 1   # lint itself says so
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    assert cli("check", "--contract", contract, "--trace", "t.jsonl", cwd=tmp_path).returncode == 1   # judged
+
+
+def test_the_mcp_check_tools_refuse_unless_no_lint():
+    from agent_invariants.errors import ContractError
+
+    events = [{"seq": 1, "type": "run.start"}]
+    with pytest.raises(ContractError, match=r"contract: \$\.rules\[1\]: lint required_but_forbidden"):
+        run_tool("agent_invariants_check_trace", {"contract": UNPASSABLE, "events": events})
+    report, _ = run_tool("agent_invariants_check_trace", {"contract": UNPASSABLE, "events": events, "no_lint": True})
+    assert report["passed"] is False
+    with pytest.raises(ContractError):
+        run_tool("agent_invariants_compare_traces", {"contract": UNPASSABLE, "baseline": events, "candidate": events})
+
+
+def test_the_mcp_lint_tool_returns_the_lint_report():
+    report, text = run_tool("agent_invariants_lint_contract", {"contract": UNPASSABLE, "interface": True})
+    assert (report["schema"], report["errors"], report["warnings"], report["interface"]) == (
+        "agent-invariants/lint/v1", 1, 0, [])
+    assert text.splitlines()[0].startswith("error required_but_forbidden [no-shell, must-exec] /rules/1/tool: ")
+
+
+# -- reports -------------------------------------------------------------------------------------
+
+def test_the_example_has_one_error_and_three_warnings():
+    result = cli("lint", "--contract", str(EXAMPLE), "--format", "json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert [(finding["code"], finding["level"]) for finding in report["findings"]] == [
+        ("required_but_forbidden", "error"), ("dead_rule", "warning"), ("shadowed_rule", "warning"),
+        ("v1_trap", "warning")]
+    schema = json.loads((REPO / "schemas" / "lint-report-v1.schema.json").read_text())
+    import jsonschema
+
+    jsonschema.validate(report, schema)
+
+
+def test_sarif_puts_each_finding_at_its_line_of_the_contract(tmp_path):
+    contract = write(tmp_path, {"version": 2, "name": "lines", "rules": [
+        {"id": "known", "kind": "allow_tools", "tools": ["kb.*", "kb.search"]},
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+        {"id": "must-exec", "kind": "tool_calls", "tool": "shell.exec", "min": 1}]})
+    result = cli("lint", "--contract", contract, "--format", "sarif", cwd=tmp_path)
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    assert list(sarif_validator().iter_errors(log)) == [] and github_profile_problems(log) == []
+    text = (tmp_path / contract).read_text().splitlines()
+    places = {(result_["ruleId"], result_["level"]): text[result_["locations"][0]["physicalLocation"]["region"][
+        "startLine"] - 1].strip() for result_ in log["runs"][0]["results"]}
+    assert places[("lint.required_but_forbidden", "error")] == '"tool": "shell.exec",'
+    assert places[("lint.shadowed_rule", "warning")] == '"kb.search"'
+
+
+def test_interface_lists_the_output_paths_read_and_whether_a_schema_requires_them(tmp_path):
+    contract = write(tmp_path, {"version": 2, "name": "reads", "rules": [
+        {"id": "shape", "kind": "output_schema", "schema": {"type": "object", "required": ["total"],
+                                                             "properties": {"total": {"type": "number"}}}},
+        {"id": "total", "kind": "output_match", "match": {"total": {"$gte": 0}},
+         "when": {"path": "refunds", "non_empty": True}}]})
+    result = cli("lint", "--contract", contract, "--interface", "--format", "json", cwd=tmp_path)
+    assert json.loads(result.stdout)["interface"] == [
+        {"path": "$", "rules": ["total"], "required": True},
+        {"path": "refunds", "rules": ["total"], "required": False},
+        {"path": "total", "rules": ["total"], "required": True}]
+    assert [finding["code"] for finding in json.loads(result.stdout)["findings"]] == ["unschemaed_read"]
+
+
+def test_an_invalid_contract_is_exit_2_with_nothing_on_stdout(tmp_path):
+    contract = write(tmp_path, {"version": 2, "name": "bad", "rules": [{"id": "x", "kind": "deny_tool"}]})
+    result = cli("lint", "--contract", contract, cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("agent-invariants: c.json:")
+
+
+def test_the_library_lints_a_loaded_contract():
+    report = lint_contract(load_contract(UNPASSABLE))
+    assert (report.errors, report.warnings, report.findings[0].pointer) == (1, 0, "/rules/1/tool")
