@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+import msgspec
 from msgspec import UNSET
 
-from agent_invariants.lint.facts import CALL, Facts, Requirement
-from agent_invariants.lint.globs import ANY, intersects, is_literal, matches, normalised, subsumes
+from agent_invariants.lint.facts import CALL, Edge, Facts, Requirement
+from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, subsumes
 from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.paths import parse_path
@@ -61,18 +62,15 @@ def _need(facts: Facts, tool: str, requirement: Requirement) -> str:
 def required_but_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A required tool that a deny_tool denies, an error-severity allow_tools leaves out, or a
     bound of 0 caps."""
-    denies = [(index, rule) for index, rule in enumerate(facts.rules) if rule.kind == "deny_tool"]
-    allows = [(index, rule) for index, rule in enumerate(facts.rules)
-              if rule.kind == "allow_tools" and rule.effective_severity == "error"]
+    zero = [bound for bound in facts.bounds if bound.limit == 0]
     for tool, need in facts.required_tools.items():
-        for index, rule in denies:
-            if matches(rule.tool, tool):
-                yield _forbidden(facts, tool, need, index, "denies it")
-        for index, rule in allows:
-            if not any(matches(pattern, tool) for pattern in rule.tools):
+        for index in sorted(facts.denies.covering(tool)):
+            yield _forbidden(facts, tool, need, index, "denies it")
+        for index, patterns in facts.allows:
+            if not facts.allowed(patterns, tool):
                 yield _forbidden(facts, tool, need, index, "does not allow it")
-        for bound in facts.bounds:
-            if bound.limit == 0 and bound.covers(tool):
+        for bound in zero:
+            if bound.covers(tool):
                 counted = facts.successful(tool) if bound.successful else need
                 if counted is not None and counted.count >= 1:
                     yield _forbidden(facts, tool, counted, bound.rule, "allows no call of it")
@@ -92,18 +90,19 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         if bound.limit < 1:
             continue   # a cap of 0 is required_but_forbidden
         name = facts.rules[bound.rule].id
+        covered = facts.required_matching(bound.glob)
         if bound.per_tool:
-            over = [(tool, need) for tool, need in facts.required_tools.items()
-                    if bound.covers(tool) and need.count > bound.limit]
+            over = [(tool, facts.required_tools[tool]) for tool in covered
+                    if facts.required_tools[tool].count > bound.limit]
             if over:
                 yield Found("count_contradiction", (bound.rule, *(need.rule for _, need in over)), (), bound.pointer,
                             f"{name} allows at most {_calls(bound.limit)} of each tool, but "
                             + "; ".join(_need(facts, tool, need) for tool, need in over) + ".")
             continue
         contributions: list[tuple[str, Requirement]] = []
-        for tool in facts.required_tools:
+        for tool in covered:
             need = facts.successful(tool) if bound.successful else facts.required(tool)
-            if need is not None and need.count >= 1 and bound.covers(tool):
+            if need is not None and need.count >= 1:
                 contributions.append((tool, need))
         total = sum(need.count for _, need in contributions)
         what = "successful calls" if bound.successful else "calls" if not bound.events else "events"
@@ -112,7 +111,7 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                         bound.pointer, f"{name} allows at most {bound.limit} {what}, but the rules require "
                         f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + ".")
             continue
-        single = next((need for need in facts.requirements if not is_literal(need.glob) and need.count > bound.limit
+        single = next((need for need in facts.glob_requirements if need.count > bound.limit
                        and (need.successful or not bound.successful) and subsumes(bound.glob, need.glob)), None)
         if single is None and bound.events:
             single = next((need for need in facts.event_minimums if need.count > bound.limit), None)
@@ -128,10 +127,13 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
 def order_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """Two order rules that need A before B and B before A; or an exact tool_order that calls B
     before any A, with a rule that needs A before B."""
-    for position, first in enumerate(facts.edges):
-        for second in facts.edges[position + 1:]:
-            if first.before != second.after or first.after != second.before:
-                continue
+    by_pair: dict[tuple[str, str], list[Edge]] = {}
+    for edge in facts.edges:
+        by_pair.setdefault((edge.before, edge.after), []).append(edge)
+    for first in facts.edges:
+        for second in by_pair.get((first.after, first.before), ()):
+            if second.rule < first.rule:
+                continue   # each pair once, from its earlier rule
             needs = [need for tool in (first.before, first.after) if (need := facts.required_tools.get(tool))]
             later = max(first.rule, second.rule)
             message = (f"{facts.rules[first.rule].id} needs {first.before} before {first.after} and "
@@ -170,8 +172,8 @@ def self_precedence(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             need = facts.required_tools.get(rule.after.tool)
             rests_on = () if need is None else (need.rule,)
         if not rests_on:
-            rests_on = tuple(other for other, event in enumerate(facts.rules) if event.kind == "require_event"
-                             and event.match.to_dict() == after and (event.min is UNSET or event.min >= 1))[:1]
+            requiring = facts.requiring_events.get(_written(after))
+            rests_on = () if requiring is None else (requiring,)
         yield Found("self_precedence", (index,), rests_on, f"/rules/{index}/after",
                     f"{rule.id} needs an earlier event of the same kind before each one, so such events can "
                     "never occur (write a deny_event to forbid them).", provable=bool(rests_on))
@@ -302,14 +304,14 @@ def _escaped(key: str) -> str:
 def _forbidders(facts: Facts, glob: str, subject: str | None) -> Iterator[tuple[int, str, str]]:
     """The rules that forbid every call of `glob` (before `subject`, for an exact tool_order):
     (rule index, the pointer of its field, how it forbids)."""
-    for index, rule in enumerate(facts.rules):
-        if rule.kind == "deny_tool" and subsumes(rule.tool, glob):
-            yield index, f"/rules/{index}/tool", "denies it"
-        elif rule.kind == "allow_tools" and rule.effective_severity == "error" and not any(
-                intersects(pattern, glob) for pattern in rule.tools):
+    for index in sorted(facts.denies.covering(glob)):
+        yield index, f"/rules/{index}/tool", "denies it"
+    for index, patterns in facts.allows:
+        if not facts.allowed(patterns, glob):
             yield index, f"/rules/{index}/tools", "does not allow it"
-        elif (rule.kind == "tool_order" and rule.mode == "exact" and subject is not None and is_literal(subject)
-              and subject in rule.tools):
+    for index, rule in enumerate(facts.rules):
+        if (rule.kind == "tool_order" and rule.mode == "exact" and subject is not None and is_literal(subject)
+                and subject in rule.tools):
             last_subject = max(position for position, entry in enumerate(rule.tools) if entry == subject)
             reads = [position for position, entry in enumerate(rule.tools) if intersects(entry, glob)]
             if all(position > last_subject for position in reads):
@@ -337,19 +339,21 @@ def dead_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         glob = _subject(rule)
         if glob is None:
             continue
-        for other, forbidding in enumerate(facts.rules):
-            if other == index or forbidding.effective_severity != "error" or frozenset((index, other)) in taken:
-                continue
-            if forbidding.kind == "allow_tools" and not any(intersects(pattern, glob) for pattern in forbidding.tools):
-                how, field = "lets none of its calls through", f"/rules/{other}/tools"
-            elif forbidding.kind == "deny_tool" and rule.kind != "deny_tool" and subsumes(forbidding.tool, glob):
-                how, field = "denies all of them", f"/rules/{other}/tool"
-            else:
+        forbidding: list[tuple[int, str, str]] = []
+        for other, patterns in facts.allows:
+            if other != index and not facts.allowed(patterns, glob):
+                forbidding.append((other, "lets none of its calls through", f"/rules/{other}/tools"))
+        if rule.kind != "deny_tool":
+            denied = facts.denies.covering(glob)
+            forbidding += [(other, "denies all of them", f"/rules/{other}/tool") for other in denied
+                           if other != index and facts.severity(other) == "error"]
+        for other, how, field in sorted(forbidding):
+            if frozenset((index, other)) in taken:
                 continue
             pointer = f"/rules/{index}/tool" if index > other else field
             yield Found("dead_rule", (other, index), (), pointer,
-                        f"{rule.id} ({rule.kind}) judges calls of {glob}, but {forbidding.id} {how}: it can never "
-                        "fire.", provable=False)
+                        f"{rule.id} ({rule.kind}) judges calls of {glob}, but {facts.rules[other].id} {how}: it can "
+                        "never fire.", provable=False)
 
 
 def _subject(rule: Any) -> str | None:
@@ -387,7 +391,7 @@ def shadowed_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         if covers is None:
             continue
         for b in indexes:
-            for a in indexes:
+            for a in _shadowing_candidates(facts, kind, b, indexes):
                 if a == b or original.get(a, a) == original.get(b, b):
                     continue   # duplicates (of each other, or of one earlier rule) are duplicate_rule
                 wide, narrow = facts.rules[a], facts.rules[b]
@@ -402,15 +406,34 @@ def shadowed_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                             f"{wide.id} too.", provable=False)
 
 
+def _shadowing_candidates(facts: Facts, kind: str, b: int, indexes: list[int]) -> list[int]:
+    """The rules of a kind that may shadow rule b: for deny_tool, the globs that cover its own;
+    for deny_event, the matchers whose tool (or, without one, type) covers its; for caps, the
+    rules on the same glob; in contract order."""
+    narrow = facts.rules[b]
+    if kind == "deny_tool":
+        return sorted(facts.denies.covering(narrow.tool))
+    if kind == "deny_event":
+        written = narrow.match.to_dict()
+        by_tool, no_tool = facts.deny_events
+        found = [a for a in no_tool if set(facts.rules[a].match.to_dict()) <= set(written)]
+        if "tool" in written:
+            found += by_tool.covering(written["tool"])
+        return sorted(found)
+    if kind in ("tool_calls", "retry_limit"):
+        return facts.by_glob(kind).get(getattr(narrow, "tool", UNSET), [])
+    return indexes
+
+
 def _shadowed_patterns(facts: Facts, index: int) -> Iterator[Found]:
     """Patterns of one allow_tools list that another pattern of the list already allows."""
     rule = facts.rules[index]
+    patterns: GlobIndex[int] = GlobIndex((pattern, position) for position, pattern in enumerate(rule.tools))
     for position, pattern in enumerate(rule.tools):
-        for other, wider in enumerate(rule.tools):
-            if other == position or not subsumes(wider, pattern):
-                continue
-            if subsumes(pattern, wider) and other > position:
-                continue   # the same subjects: the later of the two is the redundant one
+        for other in sorted(patterns.covering(pattern)):
+            wider = rule.tools[other]
+            if other == position or (subsumes(pattern, wider) and other > position):
+                continue   # itself, or the same subjects: the later of the two is the redundant one
             yield Found("shadowed_rule", (index,), (), f"/rules/{index}/tools/{position}",
                         f"{rule.id}: {pattern!r} is already allowed by {wider!r}.", provable=False)
             break
@@ -553,8 +576,8 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             subject = f"its after ({rule.after.brief()})"
         else:
             glob = rule.tool
-            required = any(matches(glob, tool) for tool in facts.required_tools) or any(
-                need.count >= 1 and subsumes(glob, need.glob) for need in facts.requirements)
+            required = bool(facts.required_matching(glob)) or any(
+                need.count >= 1 and subsumes(glob, need.glob) for need in facts.glob_requirements)
             subject = f"a call of {glob}"
         if not required:
             yield Found("unrequired_subject", (index,), (), f"/rules/{index}",
@@ -562,13 +585,17 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                         provable=False)
 
 
+def _written(matcher: dict[str, Any]) -> str:
+    """A matcher's written form as a key (JSON, keys sorted)."""
+    return msgspec.json.encode(matcher, order="sorted").decode()
+
+
 def _after_required(facts: Facts, after: Any) -> bool:
     written = after.to_dict()
     if set(written) == {"type", "tool"} and after.type == CALL and is_literal(after.tool) and (
             after.tool in facts.required_tools):
         return True
-    return any(rule.kind == "require_event" and rule.match.to_dict() == written
-               and (rule.min is UNSET or rule.min >= 1) for rule in facts.rules)
+    return _written(written) in facts.requiring_events
 
 
 CHECKS: tuple[Callable[[Facts, list[Found]], Iterator[Found]], ...] = (

@@ -16,14 +16,16 @@ called and how often (R(t)), which rules bound how many calls, and which order r
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
-from agent_invariants.lint.globs import is_literal, matches, subsumes
+from agent_invariants.lint.globs import GlobIndex, is_literal, matches, prefix
 from agent_invariants.rules.base import RuleConfig
 
 __all__ = ("Bound", "Edge", "Facts", "Requirement")
@@ -126,9 +128,77 @@ class Facts:
                 by_tool.setdefault(requirement.glob, []).append(requirement)
         return by_tool
 
-    def covering(self, glob: str) -> list[Bound]:
-        """The bounds whose coverage takes in every call of `glob`."""
-        return [bound for bound in self.bounds if subsumes(bound.glob, glob)]
+    def required_matching(self, glob: str) -> list[str]:
+        """The required literal tools `glob` matches, in contract order."""
+        start = prefix(glob)
+        names = self._required_names
+        position = bisect_left(names, start)
+        found = []
+        while position < len(names) and names[position].startswith(start):
+            if matches(glob, names[position]):
+                found.append(names[position])
+            position += 1
+        order = self._required_order
+        return sorted(found, key=order.__getitem__)
+
+    @cached_property
+    def _required_names(self) -> list[str]:
+        return sorted(self.required_tools)
+
+    @cached_property
+    def _required_order(self) -> dict[str, int]:
+        return {tool: position for position, tool in enumerate(self.required_tools)}
+
+    @cached_property
+    def glob_requirements(self) -> list[Requirement]:
+        """The requirements on globs that are not literal (rare: they are read one by one)."""
+        return [need for need in self.requirements if not is_literal(need.glob)]
+
+    @cached_property
+    def denies(self) -> GlobIndex[int]:
+        """Every deny_tool, by its glob (payload: the rule's index)."""
+        return GlobIndex((rule.tool, index) for index, rule in enumerate(self.rules) if rule.kind == "deny_tool")
+
+    @cached_property
+    def allows(self) -> list[tuple[int, GlobIndex[int]]]:
+        """Each error-severity allow_tools, with its patterns indexed (payload: the pattern's position)."""
+        return [(index, GlobIndex((pattern, position) for position, pattern in enumerate(rule.tools)))
+                for index, rule in enumerate(self.rules)
+                if rule.kind == "allow_tools" and rule.effective_severity == "error"]
+
+    @cached_property
+    def deny_events(self) -> tuple[GlobIndex[int], list[int]]:
+        """The deny_event rules: those whose matcher has a tool, by that glob; the others."""
+        with_tool = [(rule.match.tool, index) for index, rule in enumerate(self.rules)
+                     if rule.kind == "deny_event" and rule.match.tool is not UNSET]
+        without = [index for index, rule in enumerate(self.rules)
+                   if rule.kind == "deny_event" and rule.match.tool is UNSET]
+        return GlobIndex(with_tool), without
+
+    @cached_property
+    def requiring_events(self) -> dict[str, int]:
+        """The first require_event with a min of 1 or more, by its matcher's written form (JSON,
+        keys sorted)."""
+        found: dict[str, int] = {}
+        for index, rule in enumerate(self.rules):
+            if rule.kind == "require_event" and (rule.min is UNSET or rule.min >= 1):
+                found.setdefault(msgspec.json.encode(rule.match.to_dict(), order="sorted").decode(), index)
+        return found
+
+    def by_glob(self, kind: str) -> dict[Any, list[int]]:
+        """The rules of a kind by their `tool` as written (cached per kind)."""
+        cache: dict[str, dict[Any, list[int]]] = self.__dict__.setdefault("_by_glob", {})
+        found = cache.get(kind)
+        if found is None:
+            found = cache[kind] = {}
+            for index, rule in enumerate(self.rules):
+                if rule.kind == kind:
+                    found.setdefault(rule.tool, []).append(index)
+        return found
+
+    def allowed(self, patterns: GlobIndex[int], glob: str) -> bool:
+        """Whether some pattern of an allow list lets a call of `glob` through."""
+        return next(iter(patterns.meeting(glob)), None) is not None
 
 
 def _tool_calls(facts: Facts, index: int, rule: Any) -> None:

@@ -16,9 +16,15 @@ patterns alone.
 """
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from typing import Generic, TypeVar
 
-__all__ = ("is_literal", "intersects", "matches", "normalised", "subsumes")
+__all__ = ("GlobIndex", "is_literal", "intersects", "matches", "normalised", "prefix", "subsumes")
+
+T = TypeVar("T")
 
 ONE = "\x00?"
 """The `?` symbol (a string no character equals)."""
@@ -100,5 +106,67 @@ def subsumes(q: str, p: str) -> bool:
 
 
 def matches(glob: str, subject: str) -> bool:
-    """Whether a literal subject matches the glob (as the algebra reads both)."""
-    return subsumes(glob, subject)
+    """Whether a literal subject matches the glob (as the algebra reads both: `?` and `*` take
+    any character)."""
+    if is_literal(glob):
+        return glob == subject
+    start = prefix(glob)
+    if len(start) == len(glob) - 1 and glob[-1] == "*":   # `shell.*`: the usual glob
+        return subject.startswith(start)
+    return _pattern(glob).fullmatch(subject) is not None
+
+
+@lru_cache(maxsize=65_536)
+def _pattern(glob: str) -> re.Pattern[str]:
+    parts = [".*" if symbol == ANY else "." if symbol == ONE else re.escape(symbol) for symbol in normalised(glob)]
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def prefix(glob: str) -> str:
+    """The literal characters a glob starts with (all of it, for a literal)."""
+    for position, char in enumerate(glob):
+        if char in "*?":
+            return glob[:position]
+    return glob
+
+
+class GlobIndex(Generic[T]):
+    """Globs, each with a payload, sorted by their literal prefix, so that the few that may cover
+    or meet a glob are found without trying them all: a glob q can cover p only if q's prefix
+    starts p's, and two globs meet only if one prefix starts the other. Contracts of thousands of
+    rules are linted pairwise only among such candidates."""
+
+    def __init__(self, items: Iterable[tuple[str, T]]) -> None:
+        self._by_prefix: dict[str, list[tuple[str, T]]] = {}
+        for glob, payload in items:
+            self._by_prefix.setdefault(prefix(glob), []).append((glob, payload))
+        self._prefixes = sorted(self._by_prefix)
+
+    def covering(self, glob: str) -> Iterator[T]:
+        """The payloads of the globs that subsume `glob`, in the order they were given within a
+        prefix (prefixes shortest first)."""
+        start = prefix(glob)
+        literal = is_literal(glob)
+        for size in range(len(start) + 1):
+            for wide, payload in self._by_prefix.get(start[:size], ()):
+                if matches(wide, glob) if literal else subsumes(wide, glob):
+                    yield payload
+
+    def meeting(self, glob: str) -> Iterator[T]:
+        """The payloads of the globs that some subject of `glob` matches too."""
+        start = prefix(glob)
+        seen: set[str] = set()
+        for size in range(len(start) + 1):   # prefixes that start glob's
+            seen.add(start[:size])
+            for other, payload in self._by_prefix.get(start[:size], ()):
+                if intersects(other, glob):
+                    yield payload
+        position = bisect_left(self._prefixes, start)   # prefixes that glob's starts
+        while position < len(self._prefixes) and self._prefixes[position].startswith(start):
+            found = self._prefixes[position]
+            position += 1
+            if found in seen:
+                continue
+            for other, payload in self._by_prefix[found]:
+                if intersects(other, glob):
+                    yield payload
