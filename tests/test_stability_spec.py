@@ -683,20 +683,20 @@ def test_contract_failure_and_instability_give_exit_1(tmp_path: Path) -> None:
 def test_invalid_trace_is_exit_2_nothing_on_stdout_one_stderr_line_naming_it(tmp_path: Path, content: str) -> None:
     good = write_trace(tmp_path, "good.jsonl", events({"a": 1}))
     (tmp_path / "broken.jsonl").write_text(content, encoding="utf-8")
-    proc = run_cli(tmp_path, good, "broken.jsonl", "--format", "json")
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "broken.jsonl" in lines[0]
+    assert_one_error_line(run_cli(tmp_path, good, "broken.jsonl", "--format", "json"), "broken.jsonl")
 
 
 def test_missing_trace_file_is_exit_2_nothing_on_stdout_one_stderr_line_naming_it(tmp_path: Path) -> None:
     good = write_trace(tmp_path, "good.jsonl", events({"a": 1}))
-    proc = run_cli(tmp_path, good, "missing.jsonl", "--format", "json")
+    assert_one_error_line(run_cli(tmp_path, good, "missing.jsonl", "--format", "json"), "missing.jsonl")
+
+
+def assert_one_error_line(proc: subprocess.CompletedProcess[str], name: str) -> None:
+    """Exit 2, nothing on stdout, one stderr line naming the file."""
     assert proc.returncode == 2
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "missing.jsonl" in lines[0]
+    assert len(lines) == 1 and name in lines[0]
 
 
 def test_invalid_contract_is_exit_2_nothing_on_stdout(tmp_path: Path) -> None:
