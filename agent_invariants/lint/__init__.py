@@ -50,7 +50,8 @@ output_match trees, `$from_output`) and whether an `output_schema` requires it.
 an error, each error shown like a contract error at its rule (`contract.json:7: $.rules[1]: lint
 required_but_forbidden: ...`, exit 2): a contract no trace can pass would otherwise fail every
 trace for a reason the report does not name. `--no-lint` (`no_lint` in MCP) checks anyway.
-Version-1 contracts are never refused.
+Version-1 contracts are never refused. The library's `check_trace` does not lint: call
+`agent_invariants.lint.lint_contract` (or `lint_refusal`) first.
 
 Globs are compared as patterns: two intersect when some name matches both (exact); one covers
 another when every name the second matches, the first matches too (never claimed wrongly).
