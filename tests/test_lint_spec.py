@@ -1,5 +1,5 @@
 """`lint` (spec v2 §4 and the binding resolutions of §10 "lint (§4)", points 37-50), tested through
-the CLI.
+the library on contract files, and the CLI for what only the command does.
 
 Written from the spec text alone — v2-extensions.md §3 (rule kinds), §4 (`lint`) and points 37-50,
 which win where they differ from §4, plus v1-semantics.md §2 for the version-1 kinds — without reading
@@ -12,8 +12,10 @@ Conventions taken from point 49: rule_ids are listed in contract order, so the c
 the rules in the order point 49 names them (forbidding rule before requirement, A before B, ...),
 which makes both readings agree.
 
-Each test writes one contract into tmp_path and runs
-`python -m agent_invariants lint --contract <file> --format json` in a subprocess (cwd=tmp_path).
+Each test writes one contract into tmp_path and lints it: `lint()` loads the file and reports as
+`lint --format json` does, in this process (quick); `run_lint()` runs
+`python -m agent_invariants lint --contract <file> --format json` in a subprocess (cwd=tmp_path),
+for exit codes, text output and invalid contracts.
 """
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+
+from agent_invariants.contract import load_contract
+from agent_invariants.lint import lint_contract
+from agent_invariants.render.json import to_json
 
 SCHEMA = "agent-invariants/lint/v1"
 ERROR_CODES = ("required_but_forbidden", "count_contradiction", "order_contradiction",
@@ -113,10 +119,15 @@ def run_lint(tmp_path: Path, document: dict[str, Any] | str, *args: str, fmt: st
 
 
 def lint(tmp_path: Path, *rules: dict[str, Any], args: tuple[str, ...] = (), version: int = 2) -> Lint:
-    """Lint a contract made of these rules (JSON output); the run must not be a load error."""
-    result = run_lint(tmp_path, contract(*rules, version=version), *args)
-    assert result.rc in (0, 1), (result.rc, result.stderr)
-    return result
+    """Lint a contract file made of these rules, as `lint --format json` reports it (in this
+    process, through the library: the command's own paths are tested with `run_lint`); the
+    contract must load."""
+    path = tmp_path / "contract.json"
+    path.write_text(json.dumps(contract(*rules, version=version)), encoding="utf-8")
+    report = lint_contract(load_contract(path), with_interface="--interface" in args)
+    strict = "--strict" in args
+    rc = 1 if report.errors or (strict and report.findings) else 0
+    return Lint(rc, to_json(report), "")
 
 
 def inside(pointer: str, index: int) -> bool:
