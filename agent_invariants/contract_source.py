@@ -287,34 +287,40 @@ def contract_positions(source: ContractSource, wanted: Collection[str] | None = 
         return {}
 
 
-def pointer_line(source: ContractSource, rules: list[str], pointer: str) -> int | None:
-    """The line in the contract file of a JSON pointer into the contract after `extends`
+def pointer_lines(source: ContractSource, rules: list[str], pointers: list[str]) -> dict[str, int]:
+    """The line in the contract file of each JSON pointer into the contract after `extends`
     (`/rules/3/tools/1`, where rule 3 is the one with id `rules[3]`), found through that rule's
-    place in the file; the rule's own line when the rest cannot be followed, None for a rule that
-    comes from a pack."""
+    place in the file (the rule's own line when the rest cannot be followed); none for a rule
+    that comes from a pack. The file is parsed and scanned once for them all."""
     try:
         document = parse(source)
     except ContractError:
-        return None
+        return {}
     own = document.get("rules") if isinstance(document, dict) else None
-    steps = [step.replace("~1", "/").replace("~0", "~") for step in pointer.split("/")[1:]]
-    if not isinstance(own, list) or len(steps) < 2 or steps[0] != "rules" or not steps[1].isdigit() \
-            or int(steps[1]) >= len(rules):
-        return None
-    wanted = rules[int(steps[1])]
-    at = next((index for index, rule in enumerate(own) if isinstance(rule, dict)
-               and isinstance(rule.get("id"), str) and rule["id"].strip() == wanted), None)
-    if at is None:
-        return None
-    path, value = f"$.rules[{at}]", own[at]
-    for step in steps[2:]:
-        if isinstance(value, list) and step.isdigit() and int(step) < len(value):
-            path, value = f"{path}[{step}]", value[int(step)]
-        elif isinstance(value, dict) and step in value:
-            path, value = f"{path}.{step}", value[step]
-        else:
-            break
-    return line_of(path, contract_positions(source, path_and_parents(path)))
+    if not isinstance(own, list):
+        return {}
+    at_id = {rule["id"].strip(): index for index, rule in reversed(list(enumerate(own)))
+             if isinstance(rule, dict) and isinstance(rule.get("id"), str)}
+    paths: dict[str, str] = {}
+    for pointer in pointers:
+        steps = [step.replace("~1", "/").replace("~0", "~") for step in pointer.split("/")[1:]]
+        if len(steps) < 2 or steps[0] != "rules" or not steps[1].isdigit() or int(steps[1]) >= len(rules):
+            continue
+        at = at_id.get(rules[int(steps[1])])
+        if at is None:
+            continue
+        path, value = f"$.rules[{at}]", own[at]
+        for step in steps[2:]:
+            if isinstance(value, list) and step.isdigit() and int(step) < len(value):
+                path, value = f"{path}[{step}]", value[int(step)]
+            elif isinstance(value, dict) and step in value:
+                path, value = f"{path}.{step}", value[step]
+            else:
+                break
+        paths[pointer] = path
+    positions = contract_positions(source, {where for path in paths.values() for where in path_and_parents(path)})
+    lines = {pointer: line_of(path, positions) for pointer, path in paths.items()}
+    return {pointer: line for pointer, line in lines.items() if line is not None}
 
 
 def contract_lines(source: ContractSource) -> ContractLines:

@@ -374,7 +374,7 @@ def _linted(contract: Contract, args: dict[str, Any]) -> Contract:
     """The contract, unless lint refuses it (a version-2 contract no trace can pass; `no_lint` skips)."""
     from agent_invariants.lint import lint_refusal
 
-    refusal = None if args["no_lint"] else lint_refusal(contract, "contract")
+    refusal = None if args["no_lint"] else lint_refusal(contract, "contract", skip="no_lint")
     if refusal is not None:
         raise refusal
     return contract

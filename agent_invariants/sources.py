@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from msgspec import UNSET
 
-from agent_invariants.contract_source import ContractLines, ContractSource, contract_lines, pointer_line
+from agent_invariants.contract_source import ContractLines, ContractSource, contract_lines, pointer_lines
 from agent_invariants.render.shared import AnyReport, checks, sections
 from agent_invariants.report import CompareReport, Regression, Violation
 
@@ -79,11 +79,11 @@ class Sources:
             return {}
         return {rule.id: rule.description for rule in self._loaded.rules if rule.description is not UNSET}
 
-    def pointer_line(self, pointer: str) -> int | None:
-        """The contract file's line of a JSON pointer into the loaded contract (lint findings)."""
+    def pointer_lines(self, pointers: list[str]) -> dict[str, int]:
+        """The contract file's line of each JSON pointer into the loaded contract (lint findings)."""
         if self._contract is None or self._loaded is None:
-            return None
-        return pointer_line(self._contract, [rule.id for rule in self._loaded.rules], pointer)
+            return {}
+        return pointer_lines(self._contract, [rule.id for rule in self._loaded.rules], pointers)
 
     def line_length(self, path: str, line: int) -> int | None:
         """Length of a trace line in UTF-16 code units (SARIF's default column unit)."""

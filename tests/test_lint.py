@@ -148,8 +148,8 @@ def test_sarif_puts_each_finding_at_its_line_of_the_contract(tmp_path):
     text = (tmp_path / contract).read_text().splitlines()
     places = {(result_["ruleId"], result_["level"]): text[result_["locations"][0]["physicalLocation"]["region"][
         "startLine"] - 1].strip() for result_ in log["runs"][0]["results"]}
-    assert places[("lint.required_but_forbidden", "error")] == '"tool": "shell.exec",'
-    assert places[("lint.shadowed_rule", "warning")] == '"kb.search"'
+    assert places[("required_but_forbidden", "error")] == '"tool": "shell.exec",'
+    assert places[("shadowed_rule", "warning")] == '"kb.search"'
 
 
 def test_interface_lists_the_output_paths_read_and_whether_a_schema_requires_them(tmp_path):
@@ -176,3 +176,49 @@ def test_an_invalid_contract_is_exit_2_with_nothing_on_stdout(tmp_path):
 def test_the_library_lints_a_loaded_contract():
     report = lint_contract(load_contract(UNPASSABLE))
     assert (report.errors, report.warnings, report.findings[0].pointer) == (1, 0, "/rules/1/tool")
+
+
+# -- from review -----------------------------------------------------------------------------------
+
+def codes(*rules: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    report = lint_contract(load_contract({"version": 2, "name": "t", "rules": list(rules)}))
+    return [(finding.code, finding.level, finding.rule_ids) for finding in report.findings]
+
+
+def test_matchers_are_compared_as_json_where_true_is_no_number_and_globs_once_normalised():
+    call_a: dict[str, Any] = {"type": "tool.call", "tool": "a"}
+    one, true = {**call_a, "args": {"k": 1}}, {**call_a, "args": {"k": True}}
+    required = {"id": "r", "kind": "require_event", "match": true}
+    assert codes({"id": "p", "kind": "precedence", "before": one, "after": true}, required) == []
+    assert codes({"id": "p", "kind": "precedence", "before": {"type": "tool.call", "tool": "a*?"},
+                  "after": {"type": "tool.call", "tool": "a?*"}})[0] == ("self_precedence", "warning", ["p"])
+
+
+def test_an_error_needs_only_the_error_severity_rules_that_prove_it():
+    found = codes({"id": "d", "kind": "deny_tool", "tool": "a"},
+                  {"id": "w", "kind": "tool_calls", "tool": "a", "min": 2, "severity": "warning"},
+                  {"id": "e", "kind": "tool_calls", "tool": "a", "min": 1})
+    assert found[0] == ("required_but_forbidden", "error", ["d", "w"])   # named by the largest, proved by e
+
+
+def test_a_path_segment_that_only_looks_like_a_digit_is_a_key():
+    schema = {"type": "object", "required": ["l"], "properties": {"l": {"type": "array", "minItems": 3}}}
+    found = codes({"id": "s", "kind": "output_schema", "schema": schema},
+                  {"id": "o", "kind": "output_match", "when": {"path": "l.²", "equals": "x"}, "match": {"z": 1}})
+    assert found == [("unschemaed_read", "warning", ["o"])]
+
+
+def test_defaults_are_filled_in_before_rules_are_compared():
+    assert codes({"id": "a", "kind": "output_match", "match": {"k": 1}},
+                 {"id": "b", "kind": "output_match", "match": {"k": 1}, "mode": "subset"}) == [
+        ("duplicate_rule", "warning", ["a", "b"])]
+    assert codes({"id": "a", "kind": "retry_limit", "max_attempts": 2},
+                 {"id": "b", "kind": "retry_limit", "tool": "*", "max_attempts": 3, "group_by": "call_signature"}
+                 ) == [("shadowed_rule", "warning", ["a", "b"])]
+
+
+def test_the_mcp_refusal_names_its_own_way_to_check_anyway():
+    from agent_invariants.errors import ContractError
+
+    with pytest.raises(ContractError, match=r"\(no_lint to check anyway\)"):
+        run_tool("agent_invariants_check_trace", {"contract": UNPASSABLE, "events": [{"seq": 1, "type": "x"}]})

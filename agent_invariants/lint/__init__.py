@@ -88,10 +88,12 @@ def lint_contract(contract: Contract, *, with_interface: bool = False) -> LintRe
                       interface=interface(facts) if with_interface else UNSET)
 
 
-def lint_refusal(contract: Contract, label: str, source: ContractSource | None = None) -> ContractError | None:
+def lint_refusal(contract: Contract, label: str, source: ContractSource | None = None, *,
+                 skip: str = "--no-lint") -> ContractError | None:
     """What `check`, `compare` and the MCP check tools refuse a version-2 contract for (unless told
     not to lint): its error-level findings, each reported like a contract error at its rule,
-    `contract.json:7: $.rules[1]: lint required_but_forbidden: ...`. None when there is none, and
+    `contract.json:7: $.rules[1]: lint required_but_forbidden: ...` (`skip` names the way to
+    check anyway). None when there is none, and
     always for a version-1 contract (the reference tool never refused one)."""
     if contract.version != 2:
         return None
@@ -103,7 +105,7 @@ def lint_refusal(contract: Contract, label: str, source: ContractSource | None =
     for finding in errors:
         index = int(finding.pointer.split("/")[2])
         rule_id = contract.rules[index].id
-        items.append((f"$.rules[{index}]", f"lint {finding.code}: {finding.message} (--no-lint to check anyway)",
+        items.append((f"$.rules[{index}]", f"lint {finding.code}: {finding.message} ({skip} to check anyway)",
                       lines.get(rule_id)))
     (path, problem, line), *more = items
     return ContractError(label, path, problem, line, more)

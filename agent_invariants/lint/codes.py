@@ -7,16 +7,17 @@ rules they name, then by code (the order of `CODES`), then by pointer.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-import msgspec
 from msgspec import UNSET
 
-from agent_invariants.lint.facts import CALL, Edge, Facts, Requirement
+from agent_invariants.lint.facts import CALL, Edge, Facts, Requirement, written_key
 from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, subsumes
 from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
+from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import parse_path
 from agent_invariants.rules.stop_is_final import DEFAULT_ALLOWED_AFTER
 
@@ -32,6 +33,7 @@ class Found(NamedTuple):
     pointer: str
     message: str
     provable: bool = True   # False: a warning whatever the severities
+    decisive: tuple[int, ...] | None = None   # the rules that prove it alone, when not all it names
 
 
 def findings(facts: Facts) -> list[Finding]:
@@ -42,7 +44,8 @@ def findings(facts: Facts) -> list[Finding]:
     found.sort(key=lambda item: (min(item.named), CODES.index(item.code), item.pointer))
     out = []
     for item in found:
-        error = item.provable and all(facts.severity(index) == "error" for index in {*item.named, *item.rests_on})
+        deciding = {*item.named, *item.rests_on} if item.decisive is None else set(item.decisive)
+        error = item.provable and all(facts.severity(index) == "error" for index in deciding)
         out.append(Finding(code=item.code, level="error" if error else "warning",
                            rule_ids=[facts.rules[index].id for index in sorted(set(item.named))],
                            pointer=item.pointer, message=item.message))
@@ -64,22 +67,27 @@ def required_but_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
     bound of 0 caps."""
     zero = [bound for bound in facts.bounds if bound.limit == 0]
     for tool, need in facts.required_tools.items():
+        strict = facts.required(tool, errors_only=True)
         for index in sorted(facts.denies.covering(tool)):
-            yield _forbidden(facts, tool, need, index, "denies it")
+            yield _forbidden(facts, tool, need, index, "denies it", strict)
         for index, patterns in facts.allows:
             if not facts.allowed(patterns, tool):
-                yield _forbidden(facts, tool, need, index, "does not allow it")
+                yield _forbidden(facts, tool, need, index, "does not allow it", strict)
         for bound in zero:
             if bound.covers(tool):
                 counted = facts.successful(tool) if bound.successful else need
                 if counted is not None and counted.count >= 1:
-                    yield _forbidden(facts, tool, counted, bound.rule, "allows no call of it")
+                    by_errors = facts.successful(tool, errors_only=True) if bound.successful else strict
+                    yield _forbidden(facts, tool, counted, bound.rule, "allows no call of it", by_errors)
 
 
-def _forbidden(facts: Facts, tool: str, need: Requirement, forbidding: int, how: str) -> Found:
+def _forbidden(facts: Facts, tool: str, need: Requirement, forbidding: int, how: str,
+               strict: Requirement | None) -> Found:
+    """`strict`: the largest requirement of an error-severity rule, which proves the finding alone."""
     rule = facts.rules[forbidding]
+    decisive = None if strict is None or strict.count < 1 else (forbidding, strict.rule)
     return Found("required_but_forbidden", (forbidding, need.rule), (), need.pointer,
-                 f"{_need(facts, tool, need)}, but {rule.id} ({rule.kind}) {how}.")
+                 f"{_need(facts, tool, need)}, but {rule.id} ({rule.kind}) {how}.", decisive=decisive)
 
 
 # -- count_contradiction -----------------------------------------------------------------------
@@ -95,9 +103,12 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             over = [(tool, facts.required_tools[tool]) for tool in covered
                     if facts.required_tools[tool].count > bound.limit]
             if over:
+                strict = [need for tool in covered if (need := facts.required(tool, errors_only=True))
+                          and need.count > bound.limit]
                 yield Found("count_contradiction", (bound.rule, *(need.rule for _, need in over)), (), bound.pointer,
                             f"{name} allows at most {_calls(bound.limit)} of each tool, but "
-                            + "; ".join(_need(facts, tool, need) for tool, need in over) + ".")
+                            + "; ".join(_need(facts, tool, need) for tool, need in over) + ".",
+                            decisive=(bound.rule, strict[0].rule) if strict else None)
             continue
         contributions: list[tuple[str, Requirement]] = []
         for tool in covered:
@@ -107,9 +118,14 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         total = sum(need.count for _, need in contributions)
         what = "successful calls" if bound.successful else "calls" if not bound.events else "events"
         if total > bound.limit:
+            strict = [need for tool in covered if (need := (facts.successful if bound.successful else facts.required)(
+                tool, errors_only=True)) and need.count >= 1]
+            decisive = (bound.rule, *(need.rule for need in strict)) \
+                if sum(need.count for need in strict) > bound.limit else None
             yield Found("count_contradiction", (bound.rule, *(need.rule for _, need in contributions)), (),
                         bound.pointer, f"{name} allows at most {bound.limit} {what}, but the rules require "
-                        f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + ".")
+                        f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + ".",
+                        decisive=decisive)
             continue
         single = next((need for need in facts.glob_requirements if need.count > bound.limit
                        and (need.successful or not bound.successful) and subsumes(bound.glob, need.glob)), None)
@@ -135,13 +151,16 @@ def order_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             if second.rule < first.rule:
                 continue   # each pair once, from its earlier rule
             needs = [need for tool in (first.before, first.after) if (need := facts.required_tools.get(tool))]
+            strict = [need for tool in (first.before, first.after)
+                      if (need := facts.required(tool, errors_only=True)) and need.count >= 1]
             later = max(first.rule, second.rule)
             message = (f"{facts.rules[first.rule].id} needs {first.before} before {first.after} and "
                        f"{facts.rules[second.rule].id} the reverse, so ")
             message += ("the first call of either fails one of them." if needs else
                         "neither tool may ever be called.")
             yield Found("order_contradiction", (first.rule, second.rule), tuple(need.rule for need in needs),
-                        f"/rules/{later}/before", message, provable=bool(needs))
+                        f"/rules/{later}/before", message, provable=bool(needs),
+                        decisive=(first.rule, second.rule, strict[0].rule) if strict else None)
     for index, rule in enumerate(facts.rules):
         if rule.kind != "tool_order" or rule.mode != "exact":
             continue
@@ -165,12 +184,12 @@ def self_precedence(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         if rule.kind not in ("precedence", "require_order"):
             continue
         after = rule.after.to_dict()
-        if rule.before.to_dict() != after:
+        if not same_matcher(rule.before.to_dict(), after):
             continue
         rests_on: tuple[int, ...] = ()
         if set(after) == {"type", "tool"} and rule.after.type == CALL and is_literal(rule.after.tool):
-            need = facts.required_tools.get(rule.after.tool)
-            rests_on = () if need is None else (need.rule,)
+            need = facts.required(rule.after.tool, errors_only=True) or facts.required_tools.get(rule.after.tool)
+            rests_on = () if need is None or need.count < 1 else (need.rule,)
         if not rests_on:
             requiring = facts.requiring_events.get(_written(after))
             rests_on = () if requiring is None else (requiring,)
@@ -212,6 +231,9 @@ _FILLED: dict[str, dict[str, Any]] = {
     "completion_requires_outcome": {"completion_types": ["run.completed"],
                                     "evidence_classes": ["externally_observed", "configured_verifier"]},
     "require_event": {"min": 1},
+    "output_match": {"mode": "subset"},
+    "tool_args": {"mode": "subset"},
+    "confidence_requires_outcome": {"evidence_classes": ["externally_observed", "configured_verifier"]},
 }
 """Defaults a kind applies to a field left out, filled in before rules are compared."""
 
@@ -268,7 +290,9 @@ def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
         if rule.kind not in ("tool_args", "output_match"):
             continue
         subject = rule.tool if rule.kind == "tool_args" else None
-        need = facts.required_tools.get(subject) if subject is not None else None
+        need = None if subject is None else (facts.required(subject, errors_only=True)
+                                             or facts.required_tools.get(subject))
+        need = need if need is not None and need.count >= 1 else None
         required = need is not None if rule.kind == "tool_args" else rule.when is UNSET
         for glob, pointer, optional in _references(rule.match, f"/rules/{index}/match"):
             for forbidding, field, how in _forbidders(facts, glob, subject):
@@ -350,7 +374,8 @@ def dead_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         for other, how, field in sorted(forbidding):
             if frozenset((index, other)) in taken:
                 continue
-            pointer = f"/rules/{index}/tool" if index > other else field
+            own = f"/rules/{index}/tool" if getattr(rule, "tool", UNSET) is not UNSET else f"/rules/{index}"
+            pointer = own if index > other else field
             yield Found("dead_rule", (other, index), (), pointer,
                         f"{rule.id} ({rule.kind}) judges calls of {glob}, but {facts.rules[other].id} {how}: it can "
                         "never fire.", provable=False)
@@ -421,7 +446,7 @@ def _shadowing_candidates(facts: Facts, kind: str, b: int, indexes: list[int]) -
             found += by_tool.covering(written["tool"])
         return sorted(found)
     if kind in ("tool_calls", "retry_limit"):
-        return facts.by_glob(kind).get(getattr(narrow, "tool", UNSET), [])
+        return facts.by_glob(kind).get(_tool(narrow), [])
     return indexes
 
 
@@ -439,18 +464,40 @@ def _shadowed_patterns(facts: Facts, index: int) -> Iterator[Found]:
             break
 
 
+_DEFAULT_VALUES = {"group_by": "call_signature", "count": "calls"}
+
+
+def _value(rule: Any, name: str) -> Any:
+    """A field's value, its default where the kind applies one to a field left out."""
+    value = getattr(rule, name)
+    return _DEFAULT_VALUES.get(name, value) if value is UNSET else value
+
+
+def _tool(rule: Any) -> str:
+    """A cap's tool glob, `*` where the kind defaults it."""
+    return "*" if rule.tool is UNSET else str(rule.tool)
+
+
 def _deny_event_covers(wide: Any, narrow: Any) -> bool:
     a, b = wide.match.to_dict(), narrow.match.to_dict()
     if not set(a) <= set(b):
         return False
-    return all(subsumes(value, b[key]) if key in _GLOB_KEYS else value == b[key] for key, value in a.items())
+    return all(subsumes(value, b[key]) if key in _GLOB_KEYS else json_equal(value, b[key]) for key, value in a.items())
+
+
+def same_matcher(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two matchers (as written) are the same: the same keys, globs equal once normalised,
+    other values equal as JSON (`1` is `1.0`, never `true`)."""
+    return set(a) == set(b) and all(
+        normalised(value) == normalised(b[key]) if key in _GLOB_KEYS else json_equal(value, b[key])
+        for key, value in a.items())
 
 
 def _cap_covers(fields: tuple[str, ...], same: tuple[str, ...]) -> Callable[[Any, Any], bool]:
     """Caps of one kind: the same values in `same`, and for every cap in `fields` the narrow rule
     sets, the wide one sets it at most as high; the narrow rule sets nothing else."""
     def covers(wide: Any, narrow: Any) -> bool:
-        if any(getattr(wide, name) != getattr(narrow, name) for name in same):
+        if any(_value(wide, name) != _value(narrow, name) for name in same):
             return False
         if getattr(narrow, "min", UNSET) is not UNSET or getattr(narrow, "matches_output_length", UNSET) is not UNSET:
             return False
@@ -463,8 +510,8 @@ def _cap_covers(fields: tuple[str, ...], same: tuple[str, ...]) -> Callable[[Any
 _COVERS: dict[str, Callable[[Any, Any], bool]] = {
     "deny_tool": lambda wide, narrow: subsumes(wide.tool, narrow.tool),
     "deny_event": _deny_event_covers,
-    "tool_calls": _cap_covers(("max",), ("tool", "count")),
-    "retry_limit": _cap_covers(("max_attempts",), ("tool", "group_by")),
+    "tool_calls": _cap_covers(("max",), ("count",)),
+    "retry_limit": _cap_covers(("max_attempts",), ("group_by",)),
     "event_budget": _cap_covers(("max_events", "max_tool_calls", "max_tool_failures"), ()),
 }
 _FIELDS = {"deny_tool": ("tool",), "deny_event": ("match",), "tool_calls": ("max",), "retry_limit": ("max_attempts",),
@@ -480,7 +527,11 @@ def unschemaed_read(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     when the output lacks it, the rule is unresolved rather than failing."""
     schemas = [rule.schema for rule in facts.rules if rule.kind == "output_schema"]
     for index, rule in enumerate(facts.rules):
+        seen: set[str] = set()
         for text, pointer in output_reads(rule, index):
+            if text in seen:
+                continue
+            seen.add(text)
             try:
                 segments = parse_path(text)
             except ValueError:
@@ -521,7 +572,7 @@ def requires(schema: Any, segments: tuple[str, ...]) -> bool:
             return True   # no output passes: whatever it reads is there
         if not isinstance(here, dict):
             return False
-        if segment.isdigit() and ("items" in here or "prefixItems" in here or "minItems" in here):
+        if _INDEX.fullmatch(segment) and ("items" in here or "prefixItems" in here or "minItems" in here):
             position = int(segment)
             if not isinstance(here.get("minItems"), int) or here["minItems"] <= position:
                 return False
@@ -530,9 +581,9 @@ def requires(schema: Any, segments: tuple[str, ...]) -> bool:
         else:
             required = here.get("required")
             properties = here.get("properties")
-            if not isinstance(required, list) or segment not in required or not isinstance(properties, dict):
+            if not isinstance(required, list) or segment not in required:
                 return False
-            here = properties.get(segment, True)
+            here = properties.get(segment, True) if isinstance(properties, dict) else True
     return True
 
 
@@ -556,6 +607,9 @@ def _resolved(root: Any, schema: Any) -> Any:
 
 
 # -- unrequired_subject ------------------------------------------------------------------------
+
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+"""An array index in a path, as the evaluator reads one (`01` and `²` are keys)."""
 
 _SUBJECT_KINDS = ("tool_args", "precedence", "approval_bound", "latency_budget", "result_size")
 
@@ -586,8 +640,9 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
 
 
 def _written(matcher: dict[str, Any]) -> str:
-    """A matcher's written form as a key (JSON, keys sorted)."""
-    return msgspec.json.encode(matcher, order="sorted").decode()
+    """A matcher's written form as a key: equal matchers (as JSON: `1` is `1.0`, never `true`)
+    give equal keys."""
+    return written_key(matcher)
 
 
 def _after_required(facts: Facts, after: Any) -> bool:

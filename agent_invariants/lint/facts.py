@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-import msgspec
 from msgspec import UNSET
 
 from agent_invariants.lint.globs import GlobIndex, is_literal, matches, prefix
+from agent_invariants.match.canonical import canonical
 from agent_invariants.rules.base import RuleConfig
 
 __all__ = ("Bound", "Edge", "Facts", "Requirement")
@@ -93,19 +93,24 @@ class Facts:
         severity: str = self.rules[index].effective_severity
         return severity
 
-    def required(self, tool: str) -> Requirement | None:
+    def required(self, tool: str, *, errors_only: bool = False) -> Requirement | None:
         """The requirement that gives R(tool): the largest on exactly that literal tool (the first
-        of equals), or None when nothing requires it."""
+        of equals), or None when nothing requires it; with `errors_only`, among the requirements of
+        error-severity rules (an error finding may rest on those alone)."""
         best = None
         for requirement in self._by_tool.get(tool, ()):
+            if errors_only and self.severity(requirement.rule) != "error":
+                continue
             if best is None or requirement.count > best.count:
                 best = requirement
         return best
 
-    def successful(self, tool: str) -> Requirement | None:
+    def successful(self, tool: str, *, errors_only: bool = False) -> Requirement | None:
         """The requirement that gives S(tool): the largest `count: successful` one."""
         best = None
         for requirement in self._by_tool.get(tool, ()):
+            if errors_only and self.severity(requirement.rule) != "error":
+                continue
             if requirement.successful and (best is None or requirement.count > best.count):
                 best = requirement
         return best
@@ -177,12 +182,14 @@ class Facts:
 
     @cached_property
     def requiring_events(self) -> dict[str, int]:
-        """The first require_event with a min of 1 or more, by its matcher's written form (JSON,
-        keys sorted)."""
+        """A require_event with a min of 1 or more per matcher (by its `written_key`): the first of
+        error severity, else the first."""
         found: dict[str, int] = {}
         for index, rule in enumerate(self.rules):
             if rule.kind == "require_event" and (rule.min is UNSET or rule.min >= 1):
-                found.setdefault(msgspec.json.encode(rule.match.to_dict(), order="sorted").decode(), index)
+                key = written_key(rule.match.to_dict())
+                if key not in found or (self.severity(found[key]) != "error" and self.severity(index) == "error"):
+                    found[key] = index
         return found
 
     def by_glob(self, kind: str) -> dict[Any, list[int]]:
@@ -193,7 +200,7 @@ class Facts:
             found = cache[kind] = {}
             for index, rule in enumerate(self.rules):
                 if rule.kind == kind:
-                    found.setdefault(rule.tool, []).append(index)
+                    found.setdefault("*" if rule.tool is UNSET else rule.tool, []).append(index)
         return found
 
     def allowed(self, patterns: GlobIndex[int], glob: str) -> bool:
@@ -269,3 +276,12 @@ _GATHER = {
     "precedence": _order,
     "require_order": _order,
 }
+
+
+def written_key(matcher: dict[str, Any]) -> str:
+    """A matcher as written, as a key under which JSON-equal matchers meet (RFC 8785: `1` and
+    `1.0` are one number, `true` is no number)."""
+    try:
+        return canonical(matcher)
+    except ValueError:   # a number beyond any double: as Python writes it
+        return repr(sorted(matcher.items()))

@@ -149,26 +149,27 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
     rule_index: dict[str, int] = {}
     results = []
     help_text = command_manual("lint")
+    lines = sources.pointer_lines([finding.pointer for finding in report.findings])
     for finding in report.findings:
         if finding.code not in rule_index:
             rule_index[finding.code] = len(descriptors)
             text = f"lint {finding.code}: see the lint manual."
             descriptors.append(om.ReportingDescriptor(
-                id=f"lint.{finding.code}", name=finding.code, short_description=om.MultiformatMessageString(text=text),
+                id=finding.code, name=finding.code, short_description=om.MultiformatMessageString(text=text),
                 full_description=om.MultiformatMessageString(text=text),
                 help=om.MultiformatMessageString(text=help_text, markdown=f"# lint\n\n{help_text}"),
                 default_configuration=om.ReportingConfiguration(level="error"),
                 properties={"tags": ["agent-invariants", "lint"], "precision": "very-high",
                             "problem.severity": "error"}))
-        line = sources.pointer_line(finding.pointer) or 1
+        line = lines.get(finding.pointer, 1)
         location = om.Location(physical_location=om.PhysicalLocation(
             artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
             region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
         results.append(om.Result(
-            rule_id=f"lint.{finding.code}", rule_index=rule_index[finding.code], level=finding.level,
+            rule_id=finding.code, rule_index=rule_index[finding.code], level=finding.level,
             message=om.Message(text=inert(f"{finding.message} [{', '.join(finding.rule_ids)}]", TEXT_LIMIT)),
             locations=[location],
-            partial_fingerprints=_fingerprints(f"lint.{finding.code}", location, UNSET,
+            partial_fingerprints=_fingerprints(finding.code, location, UNSET,
                                                [finding.pointer, finding.rule_ids]),
             properties=msgspec.to_builtins(finding)))
     return om.Run(tool=om.Tool(driver=om.ToolComponent(
