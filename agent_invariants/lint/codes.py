@@ -40,7 +40,7 @@ def findings(facts: Facts) -> list[Finding]:
     """Every finding of every code, in report order."""
     found: list[Found] = []
     for check in CHECKS:
-        found += check(facts, found)
+        found += list(check(facts, found))   # (a check reads the findings of the codes before it only)
     found.sort(key=lambda item: (min(item.named), CODES.index(item.code), item.pointer))
     out = []
     for item in found:
