@@ -69,6 +69,16 @@ def test_subsumes_never_claims_wrongly(q, p):
         assert all(glob_match(q, subject) for subject in subjects(len(p) + 2) if glob_match(p, subject))
 
 
+@settings(max_examples=150, deadline=None)
+@given(stored=st.lists(GLOBS, min_size=0, max_size=12), glob=GLOBS)
+def test_the_index_finds_what_a_scan_of_every_glob_finds(stored, glob):
+    from agent_invariants.lint.globs import GlobIndex
+
+    index = GlobIndex((pattern, position) for position, pattern in enumerate(stored))
+    assert sorted(index.covering(glob)) == [n for n, pattern in enumerate(stored) if subsumes(pattern, glob)]
+    assert sorted(index.meeting(glob)) == [n for n, pattern in enumerate(stored) if intersects(pattern, glob)]
+
+
 @pytest.mark.parametrize(("q", "p"), [("*", "a?b*"), ("a*", "ab"), ("a*", "a?*"), ("?*", "*?"), ("a**b", "a*b"),
                                       ("*?*", "??*")])
 def test_subsumes_sees_the_usual_cases(q, p):

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
 
-__all__ = ("GlobIndex", "is_literal", "intersects", "matches", "normalised", "prefix", "subsumes")
+__all__ = ("GlobIndex", "is_literal", "intersects", "matches", "normalised", "prefix", "subsumes", "suffix")
 
 T = TypeVar("T")
 
@@ -122,6 +122,14 @@ def _pattern(glob: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
+def suffix(glob: str) -> str:
+    """The literal characters a glob ends with (all of it, for a literal)."""
+    for position in range(len(glob) - 1, -1, -1):
+        if glob[position] in "*?":
+            return glob[position + 1:]
+    return glob
+
+
 def prefix(glob: str) -> str:
     """The literal characters a glob starts with (all of it, for a literal)."""
     for position, char in enumerate(glob):
@@ -131,26 +139,31 @@ def prefix(glob: str) -> str:
 
 
 class GlobIndex(Generic[T]):
-    """Globs, each with a payload, sorted by their literal prefix, so that the few that may cover
-    or meet a glob are found without trying them all: a glob q can cover p only if q's prefix
-    starts p's, and two globs meet only if one prefix starts the other. Contracts of thousands of
-    rules are linted pairwise only among such candidates."""
+    """Globs, each with a payload, filed by their literal prefix and suffix, so that the few that
+    may cover or meet a glob are found without trying them all: a glob q can cover p only if q's
+    prefix starts p's and q's suffix ends p's, and two globs meet only if one prefix starts the
+    other. Contracts of thousands of rules are linted pairwise only among such candidates (`*.op1`
+    and `*.op2` share the empty prefix, but not their suffixes)."""
 
     def __init__(self, items: Iterable[tuple[str, T]]) -> None:
-        self._by_prefix: dict[str, list[tuple[str, T]]] = {}
+        self._by_prefix: dict[str, dict[str, list[tuple[str, T]]]] = {}
         for glob, payload in items:
-            self._by_prefix.setdefault(prefix(glob), []).append((glob, payload))
+            self._by_prefix.setdefault(prefix(glob), {}).setdefault(suffix(glob), []).append((glob, payload))
         self._prefixes = sorted(self._by_prefix)
 
     def covering(self, glob: str) -> Iterator[T]:
         """The payloads of the globs that subsume `glob`, in the order they were given within a
-        prefix (prefixes shortest first)."""
-        start = prefix(glob)
+        prefix and suffix (prefixes shortest first, then suffixes shortest first)."""
+        start, end = prefix(glob), suffix(glob)
         literal = is_literal(glob)
         for size in range(len(start) + 1):
-            for wide, payload in self._by_prefix.get(start[:size], ()):
-                if matches(wide, glob) if literal else subsumes(wide, glob):
-                    yield payload
+            by_suffix = self._by_prefix.get(start[:size])
+            if by_suffix is None:
+                continue
+            for cut in range(len(end), -1, -1):   # suffixes that end glob's, shortest first
+                for wide, payload in by_suffix.get(end[cut:], ()):
+                    if matches(wide, glob) if literal else subsumes(wide, glob):
+                        yield payload
 
     def meeting(self, glob: str) -> Iterator[T]:
         """The payloads of the globs that some subject of `glob` matches too."""
@@ -158,15 +171,20 @@ class GlobIndex(Generic[T]):
         seen: set[str] = set()
         for size in range(len(start) + 1):   # prefixes that start glob's
             seen.add(start[:size])
-            for other, payload in self._by_prefix.get(start[:size], ()):
-                if intersects(other, glob):
-                    yield payload
+            yield from self._meeting_in(self._by_prefix.get(start[:size], {}), glob)
         position = bisect_left(self._prefixes, start)   # prefixes that glob's starts
         while position < len(self._prefixes) and self._prefixes[position].startswith(start):
             found = self._prefixes[position]
             position += 1
-            if found in seen:
-                continue
-            for other, payload in self._by_prefix[found]:
+            if found not in seen:
+                yield from self._meeting_in(self._by_prefix[found], glob)
+
+    @staticmethod
+    def _meeting_in(by_suffix: dict[str, list[tuple[str, T]]], glob: str) -> Iterator[T]:
+        end = suffix(glob)
+        for other_end, entries in by_suffix.items():
+            if not (end.endswith(other_end) or other_end.endswith(end)):
+                continue   # no subject ends with both
+            for other, payload in entries:
                 if intersects(other, glob):
                     yield payload
