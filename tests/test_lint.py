@@ -232,3 +232,12 @@ def test_the_mcp_refusal_names_its_own_way_to_check_anyway():
 
     with pytest.raises(ContractError, match=r"\(no_lint to check anyway\)"):
         run_tool("agent_invariants_check_trace", {"contract": UNPASSABLE, "events": [{"seq": 1, "type": "x"}]})
+
+
+def test_a_deny_event_is_shadowed_by_a_wider_one_filed_by_type_or_tool():
+    assert codes({"id": "a", "kind": "deny_event", "match": {"type": "evt.*"}},
+                 {"id": "b", "kind": "deny_event", "match": {"type": "evt.x", "tool": "t"}},
+                 {"id": "c", "kind": "deny_event", "match": {"type": "other", "tool": "t?"}},
+                 {"id": "d", "kind": "deny_event", "match": {"tool": "t*"}}) == [
+        ("shadowed_rule", "warning", ["a", "b"]), ("shadowed_rule", "warning", ["b", "d"]),
+        ("shadowed_rule", "warning", ["c", "d"])]

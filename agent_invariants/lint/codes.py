@@ -440,10 +440,12 @@ def _shadowing_candidates(facts: Facts, kind: str, b: int, indexes: list[int]) -
         return sorted(facts.denies.covering(narrow.tool))
     if kind == "deny_event":
         written = narrow.match.to_dict()
-        by_tool, no_tool = facts.deny_events
-        found = [a for a in no_tool if set(facts.rules[a].match.to_dict()) <= set(written)]
+        by_tool, by_type, others = facts.deny_events   # a wider matcher's keys are among the narrower's
+        found = [a for a in others if set(facts.rules[a].match.to_dict()) <= set(written)]
         if "tool" in written:
             found += by_tool.covering(written["tool"])
+        if "type" in written:
+            found += by_type.covering(written["type"])
         return sorted(found)
     if kind in ("tool_calls", "retry_limit"):
         return facts.by_glob(kind).get(_tool(narrow), [])

@@ -172,13 +172,22 @@ class Facts:
                 if rule.kind == "allow_tools" and rule.effective_severity == "error"]
 
     @cached_property
-    def deny_events(self) -> tuple[GlobIndex[int], list[int]]:
-        """The deny_event rules: those whose matcher has a tool, by that glob; the others."""
-        with_tool = [(rule.match.tool, index) for index, rule in enumerate(self.rules)
-                     if rule.kind == "deny_event" and rule.match.tool is not UNSET]
-        without = [index for index, rule in enumerate(self.rules)
-                   if rule.kind == "deny_event" and rule.match.tool is UNSET]
-        return GlobIndex(with_tool), without
+    def deny_events(self) -> tuple[GlobIndex[int], GlobIndex[int], list[int]]:
+        """The deny_event rules: those whose matcher has a tool, by that glob; those without a
+        tool but with a type, by the type's glob; the others."""
+        with_tool: list[tuple[str, int]] = []
+        with_type: list[tuple[str, int]] = []
+        others: list[int] = []
+        for index, rule in enumerate(self.rules):
+            if rule.kind != "deny_event":
+                continue
+            if rule.match.tool is not UNSET:
+                with_tool.append((rule.match.tool, index))
+            elif rule.match.type is not UNSET:
+                with_type.append((rule.match.type, index))
+            else:
+                others.append(index)
+        return GlobIndex(with_tool), GlobIndex(with_type), others
 
     @cached_property
     def requiring_events(self) -> dict[str, int]:
