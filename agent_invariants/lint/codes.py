@@ -191,7 +191,7 @@ def self_precedence(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             need = facts.required(rule.after.tool, errors_only=True) or facts.required_tools.get(rule.after.tool)
             rests_on = () if need is None or need.count < 1 else (need.rule,)
         if not rests_on:
-            requiring = facts.requiring_events.get(_written(after))
+            requiring = facts.requiring_events.get(written_key(after))
             rests_on = () if requiring is None else (requiring,)
         yield Found("self_precedence", (index,), rests_on, f"/rules/{index}/after",
                     f"{rule.id} needs an earlier event of the same kind before each one, so such events can "
@@ -641,18 +641,12 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                         provable=False)
 
 
-def _written(matcher: dict[str, Any]) -> str:
-    """A matcher's written form as a key: equal matchers (as JSON: `1` is `1.0`, never `true`)
-    give equal keys."""
-    return written_key(matcher)
-
-
 def _after_required(facts: Facts, after: Any) -> bool:
     written = after.to_dict()
     if set(written) == {"type", "tool"} and after.type == CALL and is_literal(after.tool) and (
             after.tool in facts.required_tools):
         return True
-    return _written(written) in facts.requiring_events
+    return written_key(written) in facts.requiring_events
 
 
 CHECKS: tuple[Callable[[Facts, list[Found]], Iterator[Found]], ...] = (

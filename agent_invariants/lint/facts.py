@@ -201,15 +201,16 @@ class Facts:
                     found[key] = index
         return found
 
-    def by_glob(self, kind: str) -> dict[Any, list[int]]:
-        """The rules of a kind by their `tool` as written (cached per kind)."""
-        cache: dict[str, dict[Any, list[int]]] = self.__dict__.setdefault("_by_glob", {})
-        found = cache.get(kind)
-        if found is None:
-            found = cache[kind] = {}
-            for index, rule in enumerate(self.rules):
-                if rule.kind == kind:
-                    found.setdefault("*" if rule.tool is UNSET else rule.tool, []).append(index)
+    def by_glob(self, kind: str) -> dict[str, list[int]]:
+        """The rules of a kind by their `tool` as written (`*` where the kind defaults it)."""
+        return self._by_kind_and_glob.get(kind, {})
+
+    @cached_property
+    def _by_kind_and_glob(self) -> dict[str, dict[str, list[int]]]:
+        found: dict[str, dict[str, list[int]]] = {}
+        for index, rule in enumerate(self.rules):
+            if rule.kind in ("tool_calls", "retry_limit"):
+                found.setdefault(rule.kind, {}).setdefault("*" if rule.tool is UNSET else rule.tool, []).append(index)
         return found
 
     def allowed(self, patterns: GlobIndex[int], glob: str) -> bool:

@@ -114,13 +114,8 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
         if rule_id not in rule_index:
             rule_index[rule_id] = len(descriptors)
             help_text = command_manual("stability")
-            descriptors.append(om.ReportingDescriptor(
-                id=rule_id, name=f"stability-{entry.kind}", short_description=om.MultiformatMessageString(text=text),
-                full_description=om.MultiformatMessageString(text=text),
-                help=om.MultiformatMessageString(text=help_text, markdown=f"# stability\n\n{help_text}"),
-                default_configuration=om.ReportingConfiguration(level="error"),
-                properties={"tags": ["agent-invariants", "stability"], "precision": "very-high",
-                            "problem.severity": "error"}))
+            descriptors.append(_plain_descriptor(rule_id, f"stability-{entry.kind}", text, "stability", help_text,
+                                                 f"# stability\n\n{help_text}"))
         shown = odd_one(entry)
         location = _output_location(report.runs[shown].trace, sources, shown)
         others = sorted(index for index in [*entry.present_in, *entry.absent_in, *entry.unknown_in] if index != shown)
@@ -154,13 +149,8 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
         if finding.code not in rule_index:
             rule_index[finding.code] = len(descriptors)
             text = f"lint {finding.code}: see the lint manual."
-            descriptors.append(om.ReportingDescriptor(
-                id=finding.code, name=finding.code, short_description=om.MultiformatMessageString(text=text),
-                full_description=om.MultiformatMessageString(text=text),
-                help=om.MultiformatMessageString(text=help_text, markdown=f"# lint\n\n{help_text}"),
-                default_configuration=om.ReportingConfiguration(level="error"),
-                properties={"tags": ["agent-invariants", "lint"], "precision": "very-high",
-                            "problem.severity": "error"}))
+            descriptors.append(_plain_descriptor(finding.code, finding.code, text, "lint", help_text,
+                                                 f"# lint\n\n{help_text}"))
         line = lines.get(finding.pointer, 1)
         location = om.Location(physical_location=om.PhysicalLocation(
             artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
@@ -208,13 +198,7 @@ class _Builder:
         rule_id, text = _COMPARE_RULES[kind]
         if rule_id not in self.index:
             self.index[rule_id] = len(self.descriptors)
-            self.descriptors.append(om.ReportingDescriptor(
-                id=rule_id, name=kind, short_description=om.MultiformatMessageString(text=text),
-                full_description=om.MultiformatMessageString(text=text),
-                help=om.MultiformatMessageString(text=text, markdown=text),
-                default_configuration=om.ReportingConfiguration(level="error"),
-                properties={"tags": ["agent-invariants", "compare"], "precision": "very-high",
-                            "problem.severity": "error"}))
+            self.descriptors.append(_plain_descriptor(rule_id, kind, text, "compare", text, text))
         return rule_id, self.index[rule_id]
 
     # -- results ---------------------------------------------------------------------------
@@ -335,6 +319,18 @@ def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
                         locations=[om.Location(physical_location=om.PhysicalLocation(
                             artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace))))])
         for failure in unreadable])
+
+
+def _plain_descriptor(rule_id: str, name: str, text: str, tag: str, help_text: str,
+                      markdown: str) -> om.ReportingDescriptor:
+    """A descriptor of something other than a contract rule (a compare regression, a stability
+    instability, a lint code): one text for both descriptions, error by default."""
+    return om.ReportingDescriptor(
+        id=rule_id, name=name, short_description=om.MultiformatMessageString(text=text),
+        full_description=om.MultiformatMessageString(text=text),
+        help=om.MultiformatMessageString(text=help_text, markdown=markdown),
+        default_configuration=om.ReportingConfiguration(level="error"),
+        properties={"tags": ["agent-invariants", tag], "precision": "very-high", "problem.severity": "error"})
 
 
 def _descriptor(rule_id: str, kind: str, severity: str, description: str | None) -> om.ReportingDescriptor:
