@@ -39,8 +39,8 @@ from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-__all__ = ("TRACE_SUFFIXES", "check_file_name", "check_many", "compare_many", "expand_traces", "is_single",
-           "named_traces", "pair_traces")
+__all__ = ("TRACE_SUFFIXES", "check_file_name", "check_many", "compare_many", "expand_traces", "in_processes",
+           "is_single", "named_traces", "pair_traces")
 
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
@@ -243,13 +243,13 @@ def _reference(contract: Contract) -> ContractRef:
 def _run(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,
          progress: Progress | None) -> tuple[list[Any], list[BatchFailure]]:
     """The reports and the failures `task(*a)` returns for each `a`, each in order."""
-    outcomes = _outcomes(task, arguments, jobs, progress)
+    outcomes = in_processes(task, arguments, jobs, progress)
     return ([outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)],
             [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)])
 
 
-def _outcomes(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,
-              progress: Progress | None) -> list[Any]:
+def in_processes(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,
+                 progress: Progress | None = None) -> list[Any]:
     """Results of `task(*a)` for each `a`, in order; in up to `jobs` processes when that helps
     (never more than there are tasks, nor more than `_MAX_WORKERS`)."""
     workers = min(jobs, len(arguments), _MAX_WORKERS)
@@ -272,7 +272,7 @@ def _outcomes(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: 
 
 def _run_in(pool: ProcessPoolExecutor, task: Callable[..., Any], arguments: list[tuple[Any, ...]],
             progress: Progress | None) -> list[Any]:
-    """`_outcomes` in the worker processes of `pool`. If anything stops the wait (Ctrl-C, SIGTERM),
+    """`in_processes` in the worker processes of `pool`. If anything stops the wait (Ctrl-C, SIGTERM),
     the workers are ended there and then, and no task is left to run."""
     futures: list[Future[Any]] = []
     try:

@@ -470,6 +470,71 @@ def stability(
     raise typer.Exit(max(verdict, checked))
 
 
+@app.command(cls=Command)
+def mutate(
+    trace: Annotated[str, typer.Option(
+        "--trace", "-t", show_default=False, metavar="PATH", help="A trace that passes the contract (- for stdin).")],
+    contract: ContractOpt = None,
+    control: Annotated[Path | None, typer.Option(
+        "--control", metavar="PATH", show_default=False,
+        help="The negative control contract (default: one mutate writes: the run status and a call of each tool).")
+    ] = None,
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", metavar="DIR", show_default=False,
+        help="More traces that must pass (*.jsonl, *.json): a failure is a false positive.")] = None,
+    max_mutants: Annotated[int, typer.Option(
+        "--max-mutants", min=1, help="Keep at most this many mutants, evenly spread.")] = 500,
+    min_score: Annotated[float | None, typer.Option(
+        "--min-score", min=0.0, max=1.0, show_default=False,
+        help="Exit 1 when the score is below this (0..1), or when nothing was scored.")] = None,
+    reads: Annotated[list[str] | None, typer.Option(
+        "--reads", metavar="GLOB", show_default=False,
+        help="Tools that only read (their order does not matter to the fingerprint); repeatable.")] = None,
+    no_rewrite: Annotated[list[str] | None, typer.Option(
+        "--no-rewrite", metavar="NAME", show_default=False,
+        help="Leave out a false-positive rewrite: renumber, heartbeat, comments, reorder_keys, json_array, corpus; "
+        "repeatable.")] = None,
+    fail_on_fp: Annotated[bool, typer.Option(
+        "--fail-on-fp", help="Exit 1 when a rewrite that keeps the behaviour fails the contract.")] = False,
+    show_mutant: Annotated[str | None, typer.Option(
+        "--show-mutant", metavar="ID", show_default=False,
+        help="Print this mutant's trace (JSONL) instead of the report, e.g. flip_ok:30.")] = None,
+    no_lint: Annotated[bool, typer.Option(
+        "--no-lint", help="Use a version-2 contract even when lint proves that no trace can pass it.")] = False,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, show_default=False, help="Check mutants in this many processes (default: 1).")] = None,
+    report_format: Annotated[Format, typer.Option(
+        "--format", "-f", help="Output format (sarif and github point at each survivor's event).")] = Format.text,
+    output: OutputOpt = None,
+    max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Break a passing trace in small ways and report how many of the mutants the contract rejects."""
+    from agent_invariants.contract import load_contract
+    from agent_invariants.contract_source import read_contract
+    from agent_invariants.mutate import mutant_text, mutate_files
+    from agent_invariants.render import RenderOptions, renderer
+    from agent_invariants.sources import Sources
+
+    contract_path = find_contract(contract, [trace])
+    others = [path for path in (control, corpus) if path is not None]
+    if trace == "-" and control is not None and str(control) == "-":
+        fail("the control and the trace cannot both be read from standard input (-)")
+    refuse_input_as_output(output, contract_path, trace, *others)
+    source = read_contract(contract_path)
+    if show_mutant is not None:
+        write(mutant_text(source, trace, show_mutant, lint=not no_lint, max_line_bytes=max_line_bytes).decode(
+            "utf-8", "surrogateescape"), output)
+        raise typer.Exit(0)
+    report, sites = mutate_files(source, trace, control=control, corpus=corpus, max_mutants=max_mutants,
+                                 reads=reads or (), skip=no_rewrite or (), jobs=jobs or 1, lint=not no_lint,
+                                 max_line_bytes=max_line_bytes)
+    options = RenderOptions(color=wants_colour("auto", to_terminal=output is None),
+                            sources=Sources(contract=source, loaded=load_contract(source), sites=sites))
+    write(renderer(report_format.value).render(report, options), output)
+    low = min_score is not None and (report.score is None or report.score < min_score)
+    raise typer.Exit(1 if low or (fail_on_fp and report.false_positives) else 0)
+
+
 def _output_path(option: str, text: str) -> tuple[str | int, ...]:
     from agent_invariants.stability import parse_path
 

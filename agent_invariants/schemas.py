@@ -46,6 +46,7 @@ def _targets() -> dict[str, tuple[Any, str]]:
     from agent_invariants.contract import Contract
     from agent_invariants.events import Event
     from agent_invariants.lint.report import LintReport
+    from agent_invariants.mutate.report import MutateReport
     from agent_invariants.report import CheckReport, CompareReport
     from agent_invariants.stability import StabilityReport
 
@@ -65,12 +66,14 @@ def _targets() -> dict[str, tuple[Any, str]]:
             StabilityReport, "The agent-invariants/stability/v1 report (`stability --format json`)."),
         "lint-report-v1.schema.json": (
             LintReport, "The agent-invariants/lint/v1 report (`lint --format json`)."),
+        "mutate-report-v1.schema.json": (
+            MutateReport, "The agent-invariants/mutate/v1 report (`mutate --format json`)."),
     }
 
 
 SCHEMAS = ("contract-v1.schema.json", "contract-v2.schema.json", "event-v1.schema.json",
            "check-report-v1.schema.json", "compare-report-v1.schema.json", "stability-report-v1.schema.json",
-           "lint-report-v1.schema.json")
+           "lint-report-v1.schema.json", "mutate-report-v1.schema.json")
 
 
 def generate() -> dict[str, dict[str, Any]]:

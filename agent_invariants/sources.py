@@ -42,10 +42,13 @@ class Sources:
 
     def __init__(self, report: AnyReport | None = None, contract: ContractSource | None = None, *,
                  loaded: Any = None, root: str | os.PathLike[str] | None = None,
-                 outputs: dict[int, tuple[int, int | None]] | None = None) -> None:
+                 outputs: dict[int, tuple[int, int | None]] | None = None,
+                 sites: dict[str, tuple[int, int | None]] | None = None) -> None:
         self.root = root
         self.outputs = outputs or {}
         """For a stability report: the line of each trace's terminal event, and its length (by run)."""
+        self.sites = sites or {}
+        """For a mutate report: the line of each mutant's site event in the trace, and its length (by id)."""
         self.contract_path = None if contract is None else contract.label
         self._report = report
         self._contract = contract

@@ -76,7 +76,8 @@ def test_the_readme_trace_reads(cli, write):
 
 # Options the README names that belong to other programs (pip, pytest, Python, the GitHub Action).
 OTHER_PROGRAMS = {"--hypothesis-profile", "--junitxml"}
-COMMANDS = ("check", "compare", "validate", "summary", "explain", "init", "serve", "convert", "stability", "lint")
+COMMANDS = ("check", "compare", "validate", "summary", "explain", "init", "serve", "convert", "stability", "lint",
+            "mutate")
 
 
 def _options(help_text: str) -> set[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from msgspec import UNSET, UnsetType
 
 from agent_invariants._safe import inert, log_safe
+from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions, text
 from agent_invariants.render.shared import AnyReport, failures, inconclusive, sections
 from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
@@ -30,10 +31,12 @@ from agent_invariants.stability import StabilityReport, describe, odd_one
 __all__ = ("render",)
 
 
-def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
     """One workflow command per violation (check) or regression (compare), then the totals."""
     if isinstance(report, StabilityReport):
         return _stability(report, options)
+    if isinstance(report, MutateReport):
+        return _mutate(report, options)
     lines: list[str] = []
     for section in sections(report):
         if isinstance(section, CompareReport):
@@ -99,4 +102,25 @@ def _stability(report: StabilityReport, options: RenderOptions) -> str:
         lines.append(f"::error {','.join(properties)}::{_data(describe(entry, traces))}")
     if not report.measured:
         lines.append("::warning title=stability::Not measured: fewer than two traces report an output.")
+    return "\n".join(lines) + ("\n" if lines else "") + log_safe(text.render(report))
+
+
+def _mutate(report: MutateReport, options: RenderOptions) -> str:
+    """A warning per survivor on its site's line in the trace and per over-blocked equivalent, an
+    error per false positive, then the text report."""
+    sites = options.sources.sites if options.sources is not None else {}
+    trace = report.trace if report.trace not in (UNSET, "<stdin>", "<bytes>") else None
+    lines = []
+    for survivor in report.survivors:
+        properties = []
+        if trace is not None:
+            properties.append(f"file={_property(_file(str(trace)))}")
+            if survivor.id in sites:
+                properties.append(f"line={sites[survivor.id][0]}")
+        properties.append(f"title={_property(f'mutate: {survivor.id} survived')}")
+        lines.append(f"::warning {','.join(properties)}::{_data(survivor_text(survivor))}")
+    lines += [f"::warning title={_property(f'mutate: {mutant.id} over-blocked')}::{_data(over_block_text(mutant))}"
+              for mutant in report.mutants if mutant.over_block]
+    lines += [f"::error title={_property(f'mutate: {found.rewrite} false positive')}::"
+              f"{_data(false_positive_text(found))}" for found in report.false_positives]
     return "\n".join(lines) + ("\n" if lines else "") + log_safe(text.render(report))

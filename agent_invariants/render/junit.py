@@ -23,6 +23,7 @@ import re
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
 
+from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RuleResult, Violation
@@ -34,11 +35,14 @@ __all__ = ("render",)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a JUnit XML document (ends with a newline). No option applies to JUnit."""
     if isinstance(report, StabilityReport):
         stability: str = to_xml_report_string([_stability(report)], prettyprint=True, encoding="utf-8")
         return stability + "\n"
+    if isinstance(report, MutateReport):
+        mutate: str = to_xml_report_string(_mutate(report), prettyprint=True, encoding="utf-8")
+        return mutate + "\n"
     suites: list[TestSuite] = []
     for section in sections(report):
         if isinstance(section, CompareReport):
@@ -157,3 +161,30 @@ def _stability(report: StabilityReport) -> TestSuite:
     elif report.stable:
         cases.append(TestCase("output shape", classname="agent-invariants.stability"))
     return TestSuite("agent-invariants stability", cases)
+
+
+def _mutate(report: MutateReport) -> list[TestSuite]:
+    """A mutate report: a suite of mutants (killed passes, a survivor fails with its hint, an
+    over-blocked equivalent fails, other equivalent and invalid ones are skipped with the reason)
+    and a suite of the false-positive rewrites that failed (one passing case when none did)."""
+    hints = {survivor.id: survivor.hint for survivor in report.survivors}
+    cases = []
+    for mutant in report.mutants:
+        case = TestCase(_xml(mutant.id), classname=f"agent-invariants.mutate.{mutant.operator}")
+        if mutant.status == "survived":
+            case.add_failure_info(message=_xml(f"survived; would be killed by: {hints.get(mutant.id, '')}"),
+                                  failure_type="survived")
+        elif mutant.over_block:
+            case.add_failure_info(message=_xml(over_block_text(mutant)), failure_type="over_block")
+        elif mutant.status in ("equivalent", "invalid"):
+            case.add_skipped_info(message=mutant.status)
+        cases.append(case)
+    rewrites = []
+    for found in report.false_positives:
+        name = found.rewrite if found.file is UNSET else f"{found.rewrite} {found.file}"
+        case = TestCase(_xml(name), classname="agent-invariants.mutate.false_positives")
+        case.add_failure_info(message=_xml(false_positive_text(found)), failure_type="false_positive")
+        rewrites.append(case)
+    if not report.false_positives:
+        rewrites.append(TestCase("rewrites that keep the behaviour pass", classname="agent-invariants.mutate"))
+    return [TestSuite("agent-invariants mutate", cases), TestSuite("agent-invariants mutate false positives", rewrites)]

@@ -17,6 +17,7 @@ import re
 
 from msgspec import UNSET
 
+from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, inconclusive, ok, place, plural, sections
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
@@ -32,10 +33,12 @@ _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("war
 _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "❌ still failing", "passing": "passing"}
 
 
-def render(report: AnyReport | StabilityReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as GitHub-flavoured Markdown (ends with a newline). No option applies to Markdown."""
     if isinstance(report, StabilityReport):
         lines = _stability(report)
+    elif isinstance(report, MutateReport):
+        lines = _mutate(report)
     elif isinstance(report, CompareReport):
         lines = _compare(report)
     elif isinstance(report, CheckReport):
@@ -192,6 +195,44 @@ def _stability(report: StabilityReport) -> list[str]:
         check = "" if not run.check else "✅ passed" if run.check.passed else \
             f"❌ failed ({plural(run.check.error_count, 'error')})"
         lines.append(f"| {index} | {_code(run.trace)} | {'yes' if run.reporting else 'no'} | {check} |")
+    return lines
+
+
+def _mutate(report: MutateReport) -> list[str]:
+    """The score, a table of the counts beside the control's, then the survivors with their
+    hints, over-blocked equivalents and false positives."""
+    def score(value: float | None) -> str:
+        return "none" if value is None else f"{value:.2f}"
+
+    if report.score is None:
+        heading = "## ⚠️ agent-invariants mutate: no mutant could be scored"
+    else:
+        heading = f"## agent-invariants mutate: score {score(report.score)}"
+    control = report.control
+    lines = [heading, "", "| | Score | Killed | Survived |", "| --- | --- | --- | --- |",
+             f"| Contract | {score(report.score)} | {report.killed} | {report.survived} |",
+             f"| Control ({'auto-written' if control.auto else 'given'}) | {score(control.score)} | "
+             f"{control.killed} | {control.survived} |", "",
+             f"{plural(report.equivalent, 'equivalent mutant')} ({report.over_block} over-blocked), "
+             f"{plural(report.invalid, 'invalid mutant')}, {plural(report.warned, 'survivor')} with warnings.", ""]
+    if control.too_easy:
+        lines += ["⚠️ Mutants too easy: the control scores at least half the contract's score.", ""]
+    if report.survivors:
+        lines += ["| Survivor | Would be killed by |", "| --- | --- |"]
+        lines += [f"| {_code(survivor.id)} | {_text(survivor.hint)} |" for survivor in report.survivors]
+        lines.append("")
+    over = [mutant for mutant in report.mutants if mutant.over_block]
+    if over:
+        lines += ["| Over-blocked equivalent | Rejected by |", "| --- | --- |"]
+        lines += [f"| {_code(mutant.id)} | {', '.join(_code(rule) for rule in mutant.killed_by)} |" for mutant in over]
+        lines.append("")
+    if report.false_positives:
+        lines += ["| False positive | Fails |", "| --- | --- |"]
+        for found in report.false_positives:
+            what = found.rewrite if found.file is UNSET else f"{found.rewrite} {_code(found.file)}"
+            lines.append(f"| {what} | {', '.join(_code(rule) for rule in found.killed_by)} |")
+    else:
+        lines.append("No false positives: every rewrite that keeps the behaviour passes.")
     return lines
 
 

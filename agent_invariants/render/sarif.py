@@ -38,6 +38,7 @@ from agent_invariants._js import js_number_hook
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
+from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
 from agent_invariants.report import BatchFailure, CheckReport, CompareReport, Regression, RuleChange, Violation
@@ -60,7 +61,7 @@ _COMPARE_RULES = {
 }
 
 
-def render(report: AnyReport | StabilityReport | LintReport, options: RenderOptions = DEFAULTS) -> str:
+def render(report: AnyReport | StabilityReport | LintReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a SARIF 2.1.0 log (JSON text ending in a newline). Several traces go into
     the one run, each result at its own trace. Reads `sources`, `anchor` and `category` of
     `options`; without `sources`, what the report alone knows."""
@@ -68,6 +69,8 @@ def render(report: AnyReport | StabilityReport | LintReport, options: RenderOpti
         return _log(_stability(report, options.sources or Sources()), options.category)
     if isinstance(report, LintReport):
         return _log(_lint(report, options.sources or Sources()), options.category)
+    if isinstance(report, MutateReport):
+        return _log(_mutate(report, options.sources or Sources()), options.category)
     builder = _Builder(options.sources or Sources(), options.anchor)
     for part in sections(report):
         if isinstance(part, CompareReport):
@@ -165,6 +168,71 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
     return om.Run(tool=om.Tool(driver=om.ToolComponent(
         name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
         results=results, column_kind="utf16CodeUnits")
+
+
+_MUTATE_RULES = {
+    "survived": ("mutate.survived", "warning", "A mutant of a passing trace (one thing broken) that no error-severity "
+                 "rule rejects."),
+    "over_block": ("mutate.over_block", "warning", "A mutant that behaves as the original trace, yet the contract "
+                   "rejects it."),
+    "false_positive": ("mutate.false_positive", "error", "A rewrite of the trace that keeps its behaviour, yet fails "
+                       "the contract."),
+}
+
+
+def _mutate(report: MutateReport, sources: Sources) -> om.Run:
+    """A mutate report: each survivor at its site's line in the trace (a warning); each
+    over-blocked equivalent and each false positive (an error) at the line of the first rule
+    that rejects it in the contract file."""
+    descriptors: list[om.ReportingDescriptor] = []
+    rule_index: dict[str, int] = {}
+    results = []
+    help_text = command_manual("mutate")
+    trace = "-" if report.trace in (UNSET, "<stdin>", "<bytes>") else str(report.trace)
+
+    def descriptor(kind: str) -> tuple[str, int, str]:
+        rule_id, level, text = _MUTATE_RULES[kind]
+        if rule_id not in rule_index:
+            rule_index[rule_id] = len(descriptors)
+            descriptor = _plain_descriptor(rule_id, rule_id.replace(".", "-"), text, "mutate", help_text,
+                                           f"# mutate\n\n{help_text}")
+            descriptor.default_configuration = om.ReportingConfiguration(level=level)
+            descriptor.properties["problem.severity"] = level
+            descriptors.append(descriptor)
+        return rule_id, rule_index[rule_id], level
+
+    def at_rule(rules: list[str]) -> om.Location:
+        line = sources.rule_lines.get(rules[0], 1) if rules else 1
+        return om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
+            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
+
+    def add(kind: str, text: str, location: om.Location, key: list[Any], properties: dict[str, Any]) -> None:
+        rule_id, index, level = descriptor(kind)
+        results.append(om.Result(rule_id=rule_id, rule_index=index, level=level,
+                                 message=om.Message(text=inert(text, TEXT_LIMIT)), locations=[location],
+                                 partial_fingerprints=_fingerprints(rule_id, location, UNSET, key),
+                                 properties=properties))
+
+    for survivor in report.survivors:
+        line, length = sources.sites.get(survivor.id, (1, None))
+        location = om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=om.ArtifactLocation(uri=sources.uri(trace)),
+            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=(length or 1) + 1)))
+        add("survived", survivor_text(survivor), location, [survivor.id], msgspec.to_builtins(survivor))
+    for mutant in report.mutants:
+        if mutant.over_block:
+            add("over_block", over_block_text(mutant), at_rule(mutant.killed_by), [mutant.id],
+                msgspec.to_builtins(mutant))
+    for found in report.false_positives:
+        add("false_positive", false_positive_text(found), at_rule(found.killed_by),
+            [found.rewrite, found.file if found.file is not UNSET else ""], msgspec.to_builtins(found))
+    summary = {"score": report.score, "killed": report.killed, "survived": report.survived,
+               "equivalent": report.equivalent, "invalid": report.invalid,
+               "control": msgspec.to_builtins(report.control)}
+    return om.Run(tool=om.Tool(driver=om.ToolComponent(
+        name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
+        results=results, column_kind="utf16CodeUnits", properties={"mutate": summary})
 
 
 def _output_location(trace: str, sources: Sources, run: int, location_id: int | None = None) -> om.Location:

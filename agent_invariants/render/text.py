@@ -34,6 +34,8 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.lint.report import LintReport
+from agent_invariants.mutate.operators import OPERATORS
+from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural
 from agent_invariants.report import (
@@ -55,13 +57,15 @@ Paint = Callable[[str, str], str]
 """paint(text, style): the text in that style (colour codes), or as it is without colour."""
 
 
-def render(report: AnyReport | Contract | TraceSummary | StabilityReport | LintReport,
+def render(report: AnyReport | Contract | TraceSummary | StabilityReport | LintReport | MutateReport,
            options: RenderOptions = DEFAULTS) -> str:
-    """The report (or validated contract, trace summary, stability or lint report) as readable
-    text (ends with a newline), in colour if `options.color`."""
+    """The report (or validated contract, trace summary, stability, lint or mutate report) as
+    readable text (ends with a newline), in colour if `options.color`."""
     paint = _painter(options.color)
     if isinstance(report, Contract):
         lines = _contract(report)
+    elif isinstance(report, MutateReport):
+        lines = _mutate(report, paint)
     elif isinstance(report, LintReport):
         lines = _lint(report, paint)
     elif isinstance(report, StabilityReport):
@@ -245,6 +249,50 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
             notes.append(f"check {_verdict(paint, run.check.passed, 'PASS', 'FAIL')} "
                          f"{plural(run.check.error_count, 'error')} · {plural(run.check.warning_count, 'warning')}")
         lines.append(f"  [{number}] {inert(run.trace)}" + "".join(f"  {note}" for note in notes))
+    return lines
+
+
+def _mutate(report: MutateReport, paint: Paint) -> list[str]:
+    """The score and the counts, the control, each operator's kills, then every survivor with its
+    hint, every over-blocked equivalent and every false positive."""
+    counts = (f"{report.killed} killed · {report.survived} survived · {report.equivalent} equivalent · "
+              f"{report.invalid} invalid")
+    if report.score is None:
+        lines = [f"{paint('NO SCORE', _YELLOW + _BOLD)}  no mutant could be scored: {counts}"]
+    else:
+        lines = [f"{paint('SCORE', _BOLD)} {report.score:.2f}  {counts}"]
+    control = report.control
+    shown = "none" if control.score is None else f"{control.score:.2f}"
+    lines.append(f"control {shown} ({'auto-written' if control.auto else 'given'}): {control.killed} killed · "
+                 f"{control.survived} survived")
+    if control.too_easy:
+        lines.append(f"  {paint('!', _YELLOW)} mutants too easy: the control scores at least half the contract's "
+                     "score, so this trace tells a good contract from a trivial one poorly")
+    by_operator: dict[str, list[int]] = {}
+    for mutant in report.mutants:
+        if mutant.status in ("killed", "survived"):
+            tally = by_operator.setdefault(mutant.operator, [0, 0])
+            tally[0 if mutant.status == "killed" else 1] += 1
+    if by_operator:
+        lines.append("killed by operator: " + " · ".join(
+            f"{operator} {by_operator[operator][0]}/{sum(by_operator[operator])}"
+            for operator in OPERATORS if operator in by_operator))
+    hints = {survivor.id: survivor.hint for survivor in report.survivors}
+    for mutant in report.mutants:
+        if mutant.status == "survived":
+            warned = " (warned)" if mutant.warned else ""
+            lines.append(f"  {paint('✗', _RED)} survived {inert(mutant.id)}{warned}  would be killed by: "
+                         f"{hints.get(mutant.id, '')}")
+        elif mutant.over_block:
+            lines.append(f"  {paint('!', _YELLOW)} over-block {inert(mutant.id)}  behaves as the original, yet "
+                         f"{', '.join(inert(rule) for rule in mutant.killed_by)} rejects it")
+    if report.false_positives:
+        for found in report.false_positives:
+            where = "" if found.file is UNSET else f" {inert(found.file)}"
+            lines.append(f"  {paint('✗', _RED)} false positive: the {found.rewrite} rewrite{where} fails "
+                         f"{', '.join(inert(rule) for rule in found.killed_by)}")
+    else:
+        lines.append("false positives: none")
     return lines
 
 

@@ -1,0 +1,429 @@
+"""The mutation operators: every small edit of a passing trace that a good contract should notice.
+
+`candidates(events, seqs)` lists every mutant the trace allows, in the order of spec §10 point 61
+(the site event's position, then the operator's row in the table below, then the detail), each
+with its id `<operator>:<seq of the site in the input>[:<detail>]` and a function that makes its
+events. Making them is left for the mutants that are kept under `--max-mutants`.
+
+Where each operator applies, and what it writes (spec §6 and §10 points 57-60):
+- `drop_call`, at every tool.call: remove it and its paired result.
+- `drop_event`, at every event that is not a tool.call, a paired tool.result, an
+  approval.granted or an outcome.observed: remove it.
+- `swap_calls`, at a complete pair (a call with a tool, and its result) whose nearest later
+  complete pair of another tool starts after its result: exchange the two slot for slot.
+- `change_arg`, at every string, number or boolean leaf of a call's args: another value (below).
+- `duplicate_call`, at every tool.call: a copy of the call and of its result (call_id `<id>~m`)
+  after the later of the two.
+- `drop_approval`, at every approval.granted: remove it.
+- `move_approval_after`, at a grant with an own call (the first later call whose tool, call_id
+  and approval_id equal the grant's, wherever the grant has them): put it directly after it.
+- `rebind_approval`, at a grant's call_id (`~m` appended) and every scalar leaf of its args
+  (another value).
+- `stop_earlier`, at a control.stop with an earlier tool.call: put it directly before the
+  nearest earlier call.
+- `flip_ok`, at every tool.result: `ok` true to false, false to true, absent to false.
+- `drop_outcome`, at every outcome.observed: remove it.
+- `degrade_outcome`, at every outcome.observed: `verdict: violated`, and `evidence_class:
+  self_attestation` (each unless already so).
+- `inflate_retries`, at every tool.call with a tool: three failed copies before it (call_id
+  `~m1`..`~m3`, each answered by a result with `ok: false`).
+- `stale_result`, at a paired result whose tool has an earlier paired result with another
+  (result, ok): the nearest such result and ok.
+- `misreport_output`, at every array (not empty), boolean, number and string of the terminal's
+  output: drop the last element, negate, add 1, append `~m`.
+- `inflate_duration`, at every event with duration_ms > 0: times 10.
+
+Another value for a leaf is the first value of its JSON type, in trace order and depth first in
+each tool.call's args and tool.result's result, that differs from it; else the string with `~m`,
+the number plus 1, the boolean negated.
+
+Moving operators keep each position's `time` (the content moves, the times do not); dropped events
+leave the others' times alone; an inserted event takes the time of the event before it. Every
+mutant is then numbered 10, 20, ... by position (when it is written, `as_mutant`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any, NamedTuple
+
+from msgspec import Raw
+
+from agent_invariants.match.canonical import canonical_key
+from agent_invariants.mutate.trace import MISSING, Event, fresh, member, raw
+from agent_invariants.pairing import Pairing
+
+__all__ = ("HINTS", "OPERATORS", "Candidate", "as_mutant", "candidates", "pairs")
+
+_ROWS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("drop_call",), "tool_order, tool_calls, precedence, required_when"),
+    (("drop_event",), "require_event, require_order, failure_handled"),
+    (("swap_calls",), "tool_order, precedence"),
+    (("change_arg",), "tool_args"),
+    (("duplicate_call",), "tool_calls, distinct, retry_limit"),
+    (("drop_approval", "move_approval_after", "rebind_approval"), "require_approval, approval_bound"),
+    (("stop_earlier",), "stop_is_final"),
+    (("flip_ok",), "failure_handled, successful counts"),
+    (("drop_outcome", "degrade_outcome"), "completion rules, conditions"),
+    (("inflate_retries",), "retry_limit, event_budget"),
+    (("stale_result",), "$from_result rules"),
+    (("misreport_output",), "output_match, output length"),
+    (("inflate_duration",), "latency and run budgets"),
+)
+
+OPERATORS: tuple[str, ...] = tuple(name for names, _ in _ROWS for name in names)
+"""Every operator, in the order of the table of spec §6 (which orders mutants at one site)."""
+
+HINTS: dict[str, str] = {name: killers for names, killers in _ROWS for name in names}
+"""Per operator, the rule kinds that would kill its mutants: a survivor's hint."""
+
+_RANK = {name: rank for rank, name in enumerate(OPERATORS)}
+_TERMINAL = ("run.completed", "run.failed")
+
+
+class Candidate(NamedTuple):
+    """One mutant the trace allows: where, which operator, its id, and how to make its events."""
+
+    position: int
+    operator: str
+    id: str
+    make: Callable[[], list[Event]]
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return self.position, _RANK[self.operator]
+
+
+def pairs(events: list[Event]) -> dict[int, int]:
+    """Call index -> index of its result, paired one to one as every version-2 kind pairs them
+    (spec §10 point 3): a result answers the nearest earlier unanswered call with its call_id."""
+    waiting: Pairing[int] = Pairing()
+    found: dict[int, int] = {}
+    for index, event in enumerate(events):
+        kind = member(event, "type")
+        call_id = member(event, "call_id")
+        if kind == "tool.call" and call_id.__class__ is str:
+            waiting.call(call_id, index)
+        elif kind == "tool.result" and call_id.__class__ is str:
+            call = waiting.result(call_id)
+            if call is not None:
+                found[call] = index
+    return found
+
+
+def candidates(events: list[Event], seqs: list[int]) -> list[Candidate]:
+    """Every mutant of the trace, in the order of spec §10 point 61."""
+    found = sorted(_Sites(events, seqs).all(), key=lambda candidate: candidate.order)
+    return found
+
+
+def as_mutant(events: list[Event]) -> list[Event]:
+    """The events numbered 10, 20, ... by position."""
+    return [{**event, "seq": Raw(b"%d" % (10 * (index + 1)))} for index, event in enumerate(events)]
+
+
+class _Sites:
+    """The trace, with what the operators need to know of it, read once."""
+
+    def __init__(self, events: list[Event], seqs: list[int]) -> None:
+        self.events = events
+        self.seqs = seqs
+        self.types = [member(event, "type") for event in events]
+        self.result_of = pairs(events)
+        self.call_of = {result: call for call, result in self.result_of.items()}
+        self._pools: dict[str, list[Any]] | None = None
+
+    def all(self) -> Iterator[Candidate]:
+        for operator in OPERATORS:
+            yield from getattr(self, operator)()
+
+    def _candidate(self, operator: str, position: int, make: Callable[[], list[Event]],
+                   detail: str | None = None) -> Candidate:
+        ident = f"{operator}:{self.seqs[position]}" + ("" if detail is None else f":{detail}")
+        return Candidate(position, operator, ident, make)
+
+    def _calls(self) -> Iterator[int]:
+        return (index for index, kind in enumerate(self.types) if kind == "tool.call")
+
+    # --- the operators, in the table's order -------------------------------------------------
+
+    def drop_call(self) -> Iterator[Candidate]:
+        for call in self._calls():
+            gone = {call, self.result_of.get(call, call)}
+            yield self._candidate("drop_call", call, partial(self._without, gone))
+
+    def drop_event(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind in ("tool.call", "approval.granted", "outcome.observed") or index in self.call_of:
+                continue
+            yield self._candidate("drop_event", index, partial(self._without, {index}))
+
+    def swap_calls(self) -> Iterator[Candidate]:
+        complete = [(call, result, member(self.events[call], "tool")) for call, result in self.result_of.items()
+                    if member(self.events[call], "tool").__class__ is str]
+        complete.sort()
+        for number, (call, result, tool) in enumerate(complete):
+            other = next((pair for pair in complete[number + 1:] if pair[2] != tool), None)
+            if other is None or result > other[0]:
+                continue
+            slots = {call: other[0], result: other[1], other[0]: call, other[1]: result}
+            yield self._candidate("swap_calls", call, partial(self._moved, slots))
+
+    def change_arg(self) -> Iterator[Candidate]:
+        for call in self._calls():
+            args = self.events[call].get("args")
+            if args is not None:
+                yield from self._leaf_changes("change_arg", call)
+
+    def duplicate_call(self) -> Iterator[Candidate]:
+        for call in self._calls():
+            result = self.result_of.get(call)
+            copies = [self.events[call]] + ([] if result is None else [self.events[result]])
+            after = call if result is None else result
+            yield self._candidate("duplicate_call", call, partial(
+                self._inserted, after + 1, [_suffixed(copy, "~m") for copy in copies]))
+
+    def drop_approval(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind == "approval.granted":
+                yield self._candidate("drop_approval", index, partial(self._without, {index}))
+
+    def move_approval_after(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind != "approval.granted":
+                continue
+            grant = self.events[index]
+            keys = [(name, member(grant, name)) for name in ("tool", "call_id", "approval_id") if name in grant]
+            own = next((later for later in range(index + 1, len(self.events)) if self.types[later] == "tool.call"
+                        and all(member(self.events[later], name) == value and name in self.events[later]
+                                for name, value in keys)), None)
+            if own is not None:
+                order = [*range(index), *range(index + 1, own + 1), index, *range(own + 1, len(self.events))]
+                slots = {slot: came for slot, came in enumerate(order) if slot != came}
+                yield self._candidate("move_approval_after", index, partial(self._moved, slots))
+
+    def rebind_approval(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind != "approval.granted":
+                continue
+            grant = self.events[index]
+            if member(grant, "call_id").__class__ is str:
+                yield self._candidate("rebind_approval", index, partial(
+                    self._replaced, index, "call_id", raw(member(grant, "call_id") + "~m")), "call_id")
+            if "args" in grant:
+                yield from self._leaf_changes("rebind_approval", index)
+
+    def stop_earlier(self) -> Iterator[Candidate]:
+        last_call = None
+        for index, kind in enumerate(self.types):
+            if kind == "control.stop" and last_call is not None:
+                order = [*range(last_call), index, *range(last_call, index), *range(index + 1, len(self.events))]
+                slots = {slot: came for slot, came in enumerate(order) if slot != came}
+                yield self._candidate("stop_earlier", index, partial(self._moved, slots))
+            elif kind == "tool.call":
+                last_call = index
+
+    def flip_ok(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind == "tool.result":
+                flipped = member(self.events[index], "ok") is False   # true and absent become false
+                yield self._candidate("flip_ok", index, partial(self._replaced, index, "ok", raw(flipped)))
+
+    def drop_outcome(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind == "outcome.observed":
+                yield self._candidate("drop_outcome", index, partial(self._without, {index}))
+
+    def degrade_outcome(self) -> Iterator[Candidate]:
+        for index, kind in enumerate(self.types):
+            if kind != "outcome.observed":
+                continue
+            for name, worse in (("verdict", "violated"), ("evidence_class", "self_attestation")):
+                if member(self.events[index], name) != worse:
+                    yield self._candidate("degrade_outcome", index, partial(self._replaced, index, name, raw(worse)),
+                                          name)
+
+    def inflate_retries(self) -> Iterator[Candidate]:
+        for call in self._calls():
+            if "tool" in self.events[call]:
+                copies = [event for number in (1, 2, 3) for event in _failed_copy(self.events[call], number)]
+                yield self._candidate("inflate_retries", call, partial(self._inserted, call, copies))
+
+    def stale_result(self) -> Iterator[Candidate]:
+        answered: dict[Any, list[int]] = {}   # tool -> its paired results so far
+        for result in sorted(self.call_of):
+            tool = member(self.events[self.call_of[result]], "tool")
+            if tool.__class__ is not str:
+                continue
+            mine = _answer(self.events[result])
+            earlier = next((other for other in reversed(answered.get(tool, [])) if _answer(self.events[other]) != mine),
+                           None)
+            answered.setdefault(tool, []).append(result)
+            if earlier is not None:
+                yield self._candidate("stale_result", result, partial(self._restaled, result, earlier))
+
+    def misreport_output(self) -> Iterator[Candidate]:
+        terminal = next((index for index in range(len(self.events) - 1, -1, -1) if self.types[index] in _TERMINAL),
+                        None)
+        if terminal is None or "output" not in self.events[terminal]:
+            return
+        output = member(self.events[terminal], "output")
+        for path, value in _nodes(output):
+            if isinstance(value, list) and not value or value is None or isinstance(value, dict):
+                continue
+            yield self._candidate("misreport_output", terminal, partial(
+                self._changed, terminal, "output", path, _misreported), _pointer(path) or None)
+
+    def inflate_duration(self) -> Iterator[Candidate]:
+        for index, event in enumerate(self.events):
+            duration = member(event, "duration_ms")
+            if duration.__class__ in (int, float) and duration > 0:
+                yield self._candidate("inflate_duration", index, partial(
+                    self._replaced, index, "duration_ms", raw(duration * 10)))
+
+    # --- edits ---------------------------------------------------------------------------------
+
+    def _leaf_changes(self, operator: str, index: int) -> Iterator[Candidate]:
+        """A candidate for each scalar leaf of the event's args, in document order."""
+        for path, leaf in _nodes(member(self.events[index], "args")):
+            if leaf is None or isinstance(leaf, (dict, list)):
+                continue
+            change = partial(_constant, self._replacement(leaf))
+            yield self._candidate(operator, index, partial(self._changed, index, "args", path, change),
+                                  _pointer(path) or None)
+
+    def _replacement(self, leaf: Any) -> Any:
+        """Another value for a leaf (spec §10 point 58)."""
+        kind = _kind(leaf)
+        mine = canonical_key(leaf)
+        for other in self._pool()[kind]:
+            if canonical_key(other) != mine:
+                return other
+        return _misreported(leaf)
+
+    def _pool(self) -> dict[str, list[Any]]:
+        """The distinct scalars of every call's args and result's result, in trace order and
+        depth first, by JSON type."""
+        if self._pools is None:
+            pools: dict[str, dict[object, Any]] = {"string": {}, "number": {}, "boolean": {}}
+            for index, kind in enumerate(self.types):
+                name = "args" if kind == "tool.call" else "result" if kind == "tool.result" else None
+                if name is None or name not in self.events[index]:
+                    continue
+                for _, value in _nodes(member(self.events[index], name)):
+                    if value is not None and not isinstance(value, (dict, list)):
+                        pools[_kind(value)].setdefault(canonical_key(value), value)
+            self._pools = {kind: list(values.values()) for kind, values in pools.items()}
+        return self._pools
+
+    def _without(self, gone: set[int]) -> list[Event]:
+        return [event for index, event in enumerate(self.events) if index not in gone]
+
+    def _replaced(self, index: int, name: str, value: Raw) -> list[Event]:
+        events = list(self.events)
+        events[index] = {**events[index], name: value}
+        return events
+
+    def _changed(self, index: int, name: str, path: tuple[str | int, ...], change: Callable[[Any], Any]) -> list[Event]:
+        """The events with the node at `path` in member `name` of event `index` changed."""
+        return self._replaced(index, name, raw(_changed_at(fresh(self.events[index][name]), path, change)))
+
+    def _restaled(self, result: int, earlier: int) -> list[Event]:
+        events = list(self.events)
+        event = {name: value for name, value in events[result].items() if name not in ("result", "ok")}
+        for name in ("result", "ok"):
+            if name in events[earlier]:
+                event[name] = events[earlier][name]
+        events[result] = event
+        return events
+
+    def _moved(self, slots: dict[int, int]) -> list[Event]:
+        """The events with `events[slot] = old[came]` for each slot, every slot keeping its time."""
+        events = list(self.events)
+        for slot, came in slots.items():
+            events[slot] = _timed(self.events[came], self.events[slot])
+        return events
+
+    def _inserted(self, at: int, added: list[Event]) -> list[Event]:
+        """The events with `added` at index `at`, each taking the time of the event before it."""
+        events = self.events[:at]
+        for event in added:
+            events.append(_timed(event, events[-1] if events else None))
+        events.extend(self.events[at:])
+        return events
+
+
+def _timed(event: Event, like: Event | None) -> Event:
+    """`event` with the time of `like` (none when `like` is None or has none)."""
+    event = {name: value for name, value in event.items() if name != "time"}
+    if like is not None and "time" in like:
+        event["time"] = like["time"]
+    return event
+
+
+def _suffixed(event: Event, suffix: str) -> Event:
+    call_id = member(event, "call_id")
+    return event if call_id.__class__ is not str else {**event, "call_id": raw(call_id + suffix)}
+
+
+def _failed_copy(call: Event, number: int) -> list[Event]:
+    copy = _suffixed(call, f"~m{number}")
+    failed: Event = {"seq": Raw(b"0"), "type": raw("tool.result")}
+    if "call_id" in copy:
+        failed["call_id"] = copy["call_id"]
+    failed["ok"] = raw(False)
+    return [copy, failed]
+
+
+def _answer(event: Event) -> tuple[object, object]:
+    """A result's (result, ok), absent apart from null, for comparisons."""
+    return tuple(("-",) if member(event, name) is MISSING else canonical_key(member(event, name))
+                 for name in ("result", "ok"))  # type: ignore[return-value]
+
+
+def _constant(value: Any, _old: Any) -> Any:
+    return value
+
+
+def _kind(value: Any) -> str:
+    return "boolean" if value is True or value is False else "string" if isinstance(value, str) else "number"
+
+
+def _misreported(value: Any) -> Any:
+    """misreport_output's edit (and the fallback of a replacement): the last element dropped,
+    the boolean negated, 1 added, `~m` appended."""
+    if isinstance(value, list):
+        return value[:-1]
+    if value is True or value is False:
+        return not value
+    if isinstance(value, str):
+        return value + "~m"
+    return value + 1
+
+
+def _nodes(value: Any) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every node of a JSON value with its path, depth first in document order (root first)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if isinstance(node, dict):
+            stack.extend(((*path, key), item) for key, item in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend(((*path, number), item) for number, item in reversed(list(enumerate(node))))
+
+
+def _changed_at(value: Any, path: tuple[str | int, ...], change: Callable[[Any], Any]) -> Any:
+    """`value` (a fresh copy) with the node at `path` replaced by `change(node)`."""
+    if not path:
+        return change(value)
+    parent = value
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = change(parent[path[-1]])
+    return value
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    """The RFC 6901 JSON Pointer of a path (`""` for the root)."""
+    return "".join("/" + str(step).replace("~", "~0").replace("/", "~1") for step in path)

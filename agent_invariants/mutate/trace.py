@@ -1,0 +1,139 @@
+"""The trace `mutate` edits: read once, its events kept as written, member by member.
+
+Each event is a dict of its top-level members, every value the `msgspec.Raw` JSON text it was
+written as, so an edit decodes only the member it changes and every other value goes back out
+byte for byte. Mutants and rewrites are written as JSON Lines (`as_jsonl`), the form `check` reads.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+import msgspec
+from msgspec import Raw
+
+from agent_invariants._js import js_trim, replace_lone_surrogates
+from agent_invariants.errors import TraceError
+from agent_invariants.payloads import decoded
+
+__all__ = ("MAX_TRACE_BYTES", "MISSING", "Event", "Original", "as_json_array", "as_jsonl", "display", "fresh",
+           "member", "parse_events", "raw", "read_bytes")
+
+Event = dict[str, Raw]
+"""An event as mutate holds it: member name -> the member's JSON text."""
+
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+"""The largest trace mutate reads: every mutant is a copy of it (check streams; mutate cannot)."""
+
+MISSING: Any = object()
+"""The value of a member an event does not have."""
+
+_events = msgspec.json.Decoder(Event).decode
+_array = msgspec.json.Decoder(list[Event]).decode
+_plain = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+class Original(NamedTuple):
+    """The trace given to mutate: its bytes (hashed in the report), its events, the `seq` each
+    was written with (mutant ids use it) and the physical line of each (SARIF points at it)."""
+
+
+    label: str
+    data: bytes
+    events: list[Event]
+    seqs: list[int]
+    lines: list[int | None]
+    lengths: dict[int, int]
+    """The length of each event's line in UTF-16 code units (SARIF regions end there), by line."""
+
+
+def read_bytes(path: str, label: str) -> bytes:
+    """The bytes of the trace at `path` (`-`: standard input), at most `MAX_TRACE_BYTES`."""
+    try:
+        if path == "-":
+            handle = sys.stdin.buffer
+            data = handle.read(MAX_TRACE_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_TRACE_BYTES + 1)
+    except IsADirectoryError:
+        raise TraceError(label, None, "is a directory, not a trace file") from None
+    except FileNotFoundError:
+        raise TraceError(label, None, "no such file") from None
+    except PermissionError:
+        raise TraceError(label, None, "permission denied") from None
+    except OSError as exc:
+        raise TraceError(label, None, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise TraceError(label, None, f"over {MAX_TRACE_BYTES // (1024 * 1024)} MiB: mutate copies the whole "
+                                      "trace into every mutant, so it takes traces up to that size")
+    return data
+
+
+def parse_events(data: bytes, lines: Sequence[int | None], label: str) -> list[Event]:
+    """The events of a trace that `check` has read without a problem, at the `lines` it found
+    them on: each JSON Lines event is decoded from its own line, an array trace as a whole."""
+    text = data.lstrip()
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:].lstrip()
+    try:
+        if text.startswith(b"["):
+            return _array(_mended(text))
+        physical = data.split(b"\n")
+        return [_events(_mended(js_trim(physical[line - 1].decode("utf-8")).encode("utf-8")))
+                for line in _known(lines)]
+    except (msgspec.DecodeError, UnicodeDecodeError, IndexError) as exc:   # check read it: cannot happen
+        raise TraceError(label, None, f"cannot be read again for mutation: {exc}") from None
+
+
+def _known(lines: Sequence[int | None]) -> Iterable[int]:
+    for line in lines:
+        if line is None:
+            raise IndexError("an event has no line")
+        yield line
+
+
+def _mended(text: bytes) -> bytes:
+    """The JSON text with lone surrogate escapes replaced, as the reader reads them."""
+    try:
+        _plain(text)
+    except msgspec.DecodeError:
+        return replace_lone_surrogates(text)
+    return text
+
+
+def member(event: Event, name: str) -> Any:
+    """The decoded value of a member (shared: do not change it), or MISSING."""
+    found = event.get(name)
+    return MISSING if found is None else decoded(found)
+
+
+def fresh(value: Raw) -> Any:
+    """A member's value decoded anew, free to change."""
+    try:
+        return _plain(value)
+    except msgspec.ValidationError:   # a number beyond any double
+        return _plain(_encode(decoded(value)))
+
+
+def raw(value: Any) -> Raw:
+    """The JSON text of a value, as a member."""
+    return Raw(_encode(value))
+
+
+def as_jsonl(events: Iterable[Event]) -> bytes:
+    """The events as JSON Lines."""
+    return b"".join(_encode(event) + b"\n" for event in events)
+
+
+def as_json_array(events: Iterable[Event]) -> bytes:
+    """The events as one JSON array, an event a line."""
+    return b"[\n" + b",\n".join(_encode(event) for event in events) + b"\n]\n"
+
+
+def display(path: str) -> str:
+    """How reports name a file given as `path`."""
+    return "<stdin>" if path == "-" else os.fspath(path)
