@@ -1,0 +1,207 @@
+"""`mutate` as a user meets it: the bundled example and its README claims, every output format
+(SARIF against its schema and GitHub's profile, JUnit as XML, annotations on the right lines), the
+JSON report against its schema, the same report with --jobs, and bad input (one stderr line, exit
+2, nothing on stdout). The spec's own cases are in test_mutate_spec.py."""
+from __future__ import annotations
+
+import hashlib
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import msgspec
+import pytest
+
+from agent_invariants.contract import load_contract
+from agent_invariants.contract_source import read_contract
+from agent_invariants.errors import InputError
+from agent_invariants.mutate import mutate_files, mutate_trace
+from agent_invariants.render import RenderOptions, renderer
+from agent_invariants.sources import Sources
+
+from support import github_profile_problems, sarif_validator
+
+REPO = Path(__file__).resolve().parent.parent
+CONTRACT = REPO / "examples/refund-approvals/contract.json"
+TRACE = REPO / "examples/refund-approvals/pass.jsonl"
+LESS = REPO / "examples/mutate/no-approval-rule.json"
+
+
+@pytest.fixture(scope="module")
+def example() -> tuple[object, dict[str, tuple[int, int | None]]]:
+    return mutate_files(str(CONTRACT), str(TRACE))
+
+
+def rendered(report: object, sites: dict[str, tuple[int, int | None]], fmt: str) -> str:
+    source = read_contract(CONTRACT)
+    options = RenderOptions(sources=Sources(contract=source, loaded=load_contract(source), sites=sites,
+                                            root=REPO))
+    return renderer(fmt).render(report, options)
+
+
+# -- the bundled example ------------------------------------------------------------------------
+
+def test_the_refund_example_scores_well_above_its_control_without_false_positives(example):
+    report, _ = example
+    assert report.score is not None and report.control.score is not None
+    assert report.control.score <= report.score / 2
+    assert report.control.too_easy is False
+    assert report.false_positives == []
+    assert report.invalid == 0
+    assert [mutant.id for mutant in report.mutants if mutant.operator == "drop_approval"] == ["drop_approval:4"]
+    (dropped,) = [mutant for mutant in report.mutants if mutant.id == "drop_approval:4"]
+    assert (dropped.status, dropped.killed_by) == ("killed", ["approved-refunds"])
+
+
+def test_without_the_approval_rule_the_score_drops_and_the_approval_mutants_survive(example):
+    full, _ = example
+    less = mutate_trace(str(LESS), str(TRACE))
+    assert less.score is not None and full.score is not None and less.score < full.score
+    survivors = {survivor.id: survivor.hint for survivor in less.survivors}
+    assert survivors["drop_approval:4"] == "require_approval, approval_bound"
+    assert survivors["rebind_approval:4:/amount"] == "require_approval, approval_bound"
+    assert "drop_approval:4" not in {survivor.id for survivor in full.survivors}
+
+
+def test_the_report_is_the_same_with_two_processes(example):
+    report, _ = example
+    assert msgspec.json.encode(mutate_trace(str(CONTRACT), str(TRACE), jobs=2)) == msgspec.json.encode(report)
+
+
+# -- formats --------------------------------------------------------------------------------------
+
+def test_json_matches_its_schema_and_holds_the_files_hashes(example):
+    report, sites = example
+    data = json.loads(rendered(report, sites, "json"))
+    schema = json.loads((REPO / "schemas" / "mutate-report-v1.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    assert data["contract_sha256"] == hashlib.sha256(CONTRACT.read_bytes()).hexdigest()
+    assert data["trace_sha256"] == hashlib.sha256(TRACE.read_bytes()).hexdigest()
+
+
+def test_sarif_is_valid_and_puts_each_survivor_on_its_trace_line(example):
+    report, sites = example
+    log = json.loads(rendered(report, sites, "sarif"))
+    sarif_validator().validate(log)
+    assert github_profile_problems(log) == []
+    results = log["runs"][0]["results"]
+    assert len(results) == len(report.survivors)
+    lines = TRACE.read_text().splitlines()
+    for result, survivor in zip(results, report.survivors, strict=True):
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "examples/refund-approvals/pass.jsonl"
+        seq = int(survivor.id.split(":")[1])
+        line = location["region"]["startLine"]
+        assert json.loads(lines[line - 1])["seq"] == seq
+        assert location["region"]["endColumn"] == len(lines[line - 1]) + 1
+        assert result["ruleId"] == "mutate.survived" and result["level"] == "warning"
+        assert survivor.hint in result["message"]["text"]
+
+
+def test_sarif_puts_false_positives_and_over_blocks_at_the_rule_in_the_contract(tmp_path):
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps({"version": 2, "name": "tight", "rules": [
+        {"id": "short", "kind": "event_budget", "max_events": 4},
+        {"id": "ticks", "kind": "require_event", "match": {"type": "telemetry.tick"}}]}, indent=2))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(json.dumps(event) for event in [
+        {"seq": 1, "type": "run.start"}, {"seq": 2, "type": "telemetry.tick"},
+        {"seq": 3, "type": "tool.call", "tool": "search", "call_id": "c1"},
+        {"seq": 4, "type": "run.completed"}]) + "\n")
+    report, sites = mutate_files(str(contract), str(trace))
+    assert [(found.rewrite, found.killed_by) for found in report.false_positives] == [("heartbeat", ["short"])]
+    # dropping the telemetry event changes no behaviour, yet `ticks` counts it
+    assert [(mutant.id, mutant.killed_by) for mutant in report.mutants if mutant.over_block] == \
+        [("drop_event:2", ["ticks"])]
+    source = read_contract(contract)
+    log = json.loads(renderer("sarif").render(report, RenderOptions(sources=Sources(
+        contract=source, loaded=load_contract(source), sites=sites, root=tmp_path))))
+    sarif_validator().validate(log)
+    results = log["runs"][0]["results"]
+    (found,) = [result for result in results if result["ruleId"] == "mutate.false_positive"]
+    assert found["level"] == "error"
+    region = found["locations"][0]["physicalLocation"]
+    assert region["artifactLocation"]["uri"] == "contract.json"
+    assert region["region"]["startLine"] == 5   # the line of the rule `short`
+    (over,) = [result for result in results if result["ruleId"] == "mutate.over_block"]
+    assert over["locations"][0]["physicalLocation"]["region"]["startLine"] == 10   # the rule `ticks`
+
+
+def test_junit_has_a_case_per_mutant_and_fails_the_survivors(example):
+    report, sites = example
+    root = ET.fromstring(rendered(report, sites, "junit"))
+    mutants, rewrites = root.findall("testsuite")
+    cases = mutants.findall("testcase")
+    assert [case.get("name") for case in cases] == [mutant.id for mutant in report.mutants]
+    failed = [case.get("name") for case in cases if case.find("failure") is not None]
+    assert failed == [survivor.id for survivor in report.survivors]
+    assert [case.get("name") for case in rewrites.findall("testcase")] == ["rewrites that keep the behaviour pass"]
+
+
+def test_github_annotations_and_markdown_name_every_survivor(example):
+    report, sites = example
+    annotations = [line for line in rendered(report, sites, "github").splitlines() if line.startswith("::")]
+    assert len(annotations) == len(report.survivors)
+    first = report.survivors[0]
+    assert annotations[0].startswith(
+        f"::warning file=examples/refund-approvals/pass.jsonl,line={sites[first.id][0]},title=mutate%3A ")
+    markdown = rendered(report, sites, "markdown")
+    assert markdown.startswith(f"## agent-invariants mutate: score {report.score:.2f}\n")
+    for survivor in report.survivors:
+        assert f"`{survivor.id}`" in markdown
+
+
+def test_text_names_the_score_the_control_and_each_survivor(example):
+    report, sites = example
+    text = rendered(report, sites, "text")
+    lines = text.splitlines()
+    assert lines[0] == (f"SCORE {report.score:.2f}  {report.killed} killed · {report.survived} survived · "
+                        f"{report.equivalent} equivalent · {report.invalid} invalid")
+    assert lines[1].startswith(f"control {report.control.score:.2f} (auto-written): ")
+    for survivor in report.survivors:
+        assert f"  ✗ survived {survivor.id}  would be killed by: {survivor.hint}" in lines
+    assert lines[-1] == "false positives: none"
+
+
+# -- the command line -------------------------------------------------------------------------------
+
+def test_the_cli_prints_the_report_twice_alike_and_shows_a_mutant(cli):
+    args = ("mutate", "--contract", str(CONTRACT), "--trace", str(TRACE), "--format", "json")
+    first, second = cli(*args), cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    shown = cli("mutate", "--contract", str(CONTRACT), "--trace", str(TRACE), "--show-mutant", "flip_ok:8")
+    assert shown.returncode == 0, shown.stderr
+    events = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [event["seq"] for event in events] == [10, 20, 30, 40, 50, 60, 70, 80, 90]
+    assert events[7]["ok"] is False
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--trace", "missing.jsonl"], "missing.jsonl: no such file"),
+    (["--trace", "."], ": is a directory, not a trace file"),
+    (["--trace", "t.jsonl", "--control", "missing.json"], "missing.json: no such file"),
+    (["--trace", "t.jsonl", "--corpus", "t.jsonl"], "--corpus t.jsonl: not a directory"),
+    (["--trace", "t.jsonl", "--no-rewrite", "renumbr"], "did you mean 'renumber'?"),
+    (["--trace", "t.jsonl", "--show-mutant", "flip_ok:99"], "has no such mutant"),
+    (["--trace", "bad\x1b[31m.jsonl"], "bad\\x1b[31m.jsonl: no such file"),
+])
+def test_bad_input_is_one_escaped_line_and_exit_2(cli, tmp_path, args, says):
+    (tmp_path / "contract.json").write_text(CONTRACT.read_text())
+    (tmp_path / "t.jsonl").write_text(TRACE.read_text())
+    result = cli("mutate", "--contract", "contract.json", *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("agent-invariants: ") and says in line, line
+
+
+def test_a_trace_over_the_size_limit_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    from agent_invariants.mutate import trace as trace_module
+
+    monkeypatch.setattr(trace_module, "MAX_TRACE_BYTES", 100)
+    big = tmp_path / "big.jsonl"
+    big.write_text(TRACE.read_text())
+    with pytest.raises(InputError, match="mutate copies the whole trace"):
+        mutate_trace(str(CONTRACT), str(big))
