@@ -43,6 +43,7 @@ mutant is then numbered 10, 20, ... by position (when it is written, `as_mutant`
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, NamedTuple
@@ -269,7 +270,7 @@ class _Sites:
             return
         output = member(self.events[terminal], "output")
         for path, value in _nodes(output):
-            if isinstance(value, list) and not value or value is None or isinstance(value, dict):
+            if isinstance(value, list) and not value or value is None or isinstance(value, dict) or _huge(value):
                 continue
             yield self._candidate("misreport_output", terminal, partial(
                 self._changed, terminal, "output", path, _misreported), _pointer(path) or None)
@@ -286,7 +287,7 @@ class _Sites:
     def _leaf_changes(self, operator: str, index: int) -> Iterator[Candidate]:
         """A candidate for each scalar leaf of the event's args, in document order."""
         for path, leaf in _nodes(member(self.events[index], "args")):
-            if leaf is None or isinstance(leaf, (dict, list)):
+            if leaf is None or isinstance(leaf, (dict, list)) or _huge(leaf):
                 continue
             change = partial(_constant, self._replacement(leaf))
             yield self._candidate(operator, index, partial(self._changed, index, "args", path, change),
@@ -311,7 +312,7 @@ class _Sites:
                 if name is None or name not in self.events[index]:
                     continue
                 for _, value in _nodes(member(self.events[index], name)):
-                    if value is not None and not isinstance(value, (dict, list)):
+                    if value is not None and not isinstance(value, (dict, list)) and not _huge(value):
                         pools[_kind(value)].setdefault(canonical_key(value), value)
             self._pools = {kind: list(values.values()) for kind, values in pools.items()}
         return self._pools
@@ -379,6 +380,12 @@ def _answer(event: Event) -> tuple[object, object]:
     """A result's (result, ok), absent apart from null, for comparisons."""
     return tuple(("-",) if member(event, name) is MISSING else canonical_key(member(event, name))
                  for name in ("result", "ok"))  # type: ignore[return-value]
+
+
+def _huge(value: Any) -> bool:
+    """A number beyond any double (`1e400`, read as an infinity): no site, and no replacement
+    (JSON cannot write what it would become)."""
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def _constant(value: Any, _old: Any) -> Any:
