@@ -121,9 +121,20 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str, version: in
         yield Problem(f"{path}.kind", unknown_value(show(kind), kind, kinds, "rule kind"))
     elif kind not in kinds:
         yield Problem(f"{path}.kind", f"the rule kind {kind} {NEEDS_VERSION_2}")
-    else:
+    elif not _decodes(rule, rule_types[kind], version):
         yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
                                    whole=rule, version=version)
+
+
+def _decodes(rule: dict[str, Any], struct: type, version: int) -> bool:
+    """Whether a rule decodes as it is and uses nothing its contract's version lacks: then
+    `struct_problems` would find nothing, and one decode (in C) says so ten times faster than its
+    walk field by field, which only a rule with a problem needs (for the problem's path)."""
+    try:
+        config: Any = msgspec.convert(rule, struct)
+    except (msgspec.ValidationError, ValueError, TypeError):
+        return False
+    return version >= 2 or next(version_2_uses([config]), None) is None
 
 
 def since_version(struct: type) -> int:
