@@ -502,7 +502,9 @@ def mutate(
     no_lint: Annotated[bool, typer.Option(
         "--no-lint", help="Use a version-2 contract even when lint proves that no trace can pass it.")] = False,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, show_default=False, help="Check mutants in this many processes (default: 1).")] = None,
+        "--jobs", "-j", min=1, show_default=False,
+        help="Check mutants in this many processes (default: every core when the mutants hold 200,000 events or "
+        "more, else 1).")] = None,
     report_format: Annotated[Format, typer.Option(
         "--format", "-f", help="Output format (sarif and github point at each survivor's event).")] = Format.text,
     output: OutputOpt = None,
@@ -526,7 +528,7 @@ def mutate(
             "utf-8", "surrogateescape"), output)
         raise typer.Exit(0)
     report, sites = mutate_files(source, trace, control=control, corpus=corpus, max_mutants=max_mutants,
-                                 reads=reads or (), skip=no_rewrite or (), jobs=jobs or 1, lint=not no_lint,
+                                 reads=reads or (), skip=no_rewrite or (), jobs=jobs or 0, lint=not no_lint,
                                  max_line_bytes=max_line_bytes)
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None),
                             sources=Sources(contract=source, loaded=load_contract(source), sites=sites))

@@ -89,7 +89,9 @@ lines in the contract) are the other formats.
 
 ## Known limits
 The trace is read whole (up to 64 MiB) and every mutant is a copy of it: mutate is for the short
-runs a test suite keeps, not for production traces. `--jobs N` checks mutants in N processes.
+runs a test suite keeps, not for production traces. `--jobs N` checks mutants in N processes
+(by default every core once the mutants hold 200,000 events or more: 500 mutants of a 400-event
+trace).
 """
 from __future__ import annotations
 
@@ -102,16 +104,15 @@ from typing import Any, NamedTuple
 import msgspec
 
 from agent_invariants._safe import TEXT_LIMIT, inert
-from agent_invariants.batch import in_processes
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.contract_source import ContractSource, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError, suggest, unknown_value
-from agent_invariants.mutate.fingerprint import Fingerprints
+from agent_invariants.mutate.judge import Outcome, Work, error_rules, judged
 from agent_invariants.mutate.operators import HINTS, Candidate, as_mutant, candidates
 from agent_invariants.mutate.report import ControlScore, FalsePositive, MutantResult, MutateReport, Survivor
 from agent_invariants.mutate.rewrites import REWRITES, rewritten
-from agent_invariants.mutate.trace import MISSING, Event, Original, as_jsonl, display, member, parse_events, read_bytes
+from agent_invariants.mutate.trace import MISSING, Event, Original, as_jsonl, display, member, parsed, read_bytes
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
 
@@ -120,8 +121,6 @@ __all__ = ("DEFAULT_MAX_MUTANTS", "Mutated", "auto_control", "mutant_text", "mut
 
 DEFAULT_MAX_MUTANTS = 500
 SCHEMA = "agent-invariants/mutate/v1"
-_MUTANT_BYTES = 256 * 1024 * 1024
-"""About how many bytes of mutants are written out and checked at a time."""
 
 
 class Mutated(NamedTuple):
@@ -132,14 +131,6 @@ class Mutated(NamedTuple):
     sites: dict[str, tuple[int, int | None]]
 
 
-class _Verdict(NamedTuple):
-    """One check of a mutant: None when it is not a valid trace, else its error rules and whether
-    it drew warnings."""
-
-    errors: list[str] | None
-    warned: bool
-
-
 def mutate_trace(contract: str | os.PathLike[str] | ContractSource, trace: str | os.PathLike[str] | bytes, *,
                  control: str | os.PathLike[str] | ContractSource | None = None,
                  corpus: str | os.PathLike[str] | None = None, max_mutants: int = DEFAULT_MAX_MUTANTS,
@@ -147,8 +138,9 @@ def mutate_trace(contract: str | os.PathLike[str] | ContractSource, trace: str |
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> MutateReport:
     """Mutate `trace` (a path, `-`, or its bytes), which must pass `contract` (a path or the
     `ContractSource` of `read_contract`), and report how many mutants the contract kills. See the
-    module's manual for `control`, `corpus`, `max_mutants`, `reads` (`--reads`), `skip`
-    (`--no-rewrite`) and `jobs`. With `lint`, a version-2 contract with lint errors is refused.
+    module's manual for `control`, `corpus`, `max_mutants`, `reads` (`--reads`) and `skip`
+    (`--no-rewrite`). `jobs` processes check the mutants (0: every core when the mutants hold
+    200,000 events or more). With `lint`, a version-2 contract with lint errors is refused.
     Raises InputError for bad input (see "Exit")."""
     return mutate_files(contract, trace, control=control, corpus=corpus, max_mutants=max_mutants, reads=reads,
                         skip=skip, jobs=jobs, lint=lint, max_line_bytes=max_line_bytes).report
@@ -181,33 +173,13 @@ def mutate_files(contract: str | os.PathLike[str] | ContractSource, trace: str |
         control_sha = hashlib.sha256(control_source.data).hexdigest()
         _must_pass(control_contract, original, f"the control {control_source.label}", max_line_bytes)
 
-    found = _kept(candidates(original.events, original.seqs), max_mutants)
-    fingerprints = Fingerprints(reads)
-    before = fingerprints.of(original.events, remember=True)
-    equivalent: list[bool] = []
-    judged: list[tuple[_Verdict, _Verdict | None]] = []
-    step = max(1, _MUTANT_BYTES // max(len(original.data), 1))   # mutants held at once
-    for start in range(0, len(found), step):
-        mutants = [candidate.make() for candidate in found[start:start + step]]
-        same = [fingerprints.of(events).same_as(before) for events in mutants]
-        texts = [as_jsonl(as_mutant(events)) for events in mutants]
-        del mutants
-        equivalent.extend(same)
-        judged.extend(_judge_all(loaded, control_contract, texts, same, jobs, max_line_bytes))
-
-    results: list[MutantResult] = []
-    survivors: list[Survivor] = []
-    control_killed = control_survived = 0
-    for candidate, alike, (verdict, control_verdict) in zip(found, equivalent, judged, strict=True):
-        result = _classified(candidate, alike, verdict)
-        results.append(result)
-        if result.status == "survived":
-            survivors.append(Survivor(id=result.id, hint=HINTS[result.operator]))
-        if result.status in ("killed", "survived") and control_verdict is not None:
-            if control_verdict.errors is None or control_verdict.errors:
-                control_killed += 1
-            else:
-                control_survived += 1
+    found, outcomes = judged(original, Work(loaded, control_contract, tuple(reads), max_mutants, max_line_bytes),
+                             jobs)
+    results = [_classified(candidate, outcome) for candidate, outcome in zip(found, outcomes, strict=True)]
+    survivors = [Survivor(id=result.id, hint=HINTS[result.operator]) for result in results
+                 if result.status == "survived"]
+    control_killed = sum(1 for outcome in outcomes if outcome.control_kills is True)
+    control_survived = sum(1 for outcome in outcomes if outcome.control_kills is False)
     counts = {status: sum(1 for result in results if result.status == status)
               for status in ("killed", "survived", "equivalent", "invalid")}
     score = _score(counts["killed"], counts["survived"])
@@ -258,12 +230,8 @@ def read_original(trace: str | os.PathLike[str] | bytes, contract: Contract,
     where = source.lines_of(range(count))
     lines = [where.get(index) for index in range(count)]
     lengths = source.line_lengths_of(range(count))
-    events = parse_events(data, lines, label)
-    if len(events) != count:   # check read them: cannot happen
-        raise TraceError(label, None, f"read {len(events)} events for mutation where check read {count}")
-    seqs = [_seq(member(event, "seq")) for event in events]
     by_line = {line: lengths[index] for index, line in enumerate(lines) if line is not None and index in lengths}
-    return Original(label, data, events, seqs, lines, by_line)
+    return parsed(label, data, lines, by_line)
 
 
 def auto_control(contract: Contract, events: list[Event]) -> bytes:
@@ -319,65 +287,21 @@ def _check(contract: Contract, data: bytes, label: str, max_line_bytes: int) -> 
 
 
 def _named(checked: CheckReport) -> str:
-    failing = _errors(checked)
+    failing = error_rules(checked)
     return ("rule " if len(failing) == 1 else "rules ") + ", ".join(inert(rule, 200) for rule in failing)
 
 
-def _errors(checked: CheckReport) -> list[str]:
-    """The rules with an error-severity violation, in contract order."""
-    return [result.rule_id for result in checked.results if not result.passed and result.severity == "error"]
-
-
-def _seq(value: Any) -> int:
-    return int(value) if value.__class__ in (int, float) else 0
-
-
-def _kept(found: list[Candidate], cap: int) -> list[Candidate]:
-    """All candidates, or `cap` of them evenly spread: those at index ⌊i·N/cap⌋."""
-    if len(found) <= cap:
-        return found
-    return [found[index * len(found) // cap] for index in range(cap)]
-
-
-def _judge_all(contract: Contract, control: Contract, texts: list[bytes], equivalent: list[bool], jobs: int,
-               max_line_bytes: int) -> list[tuple[_Verdict, _Verdict | None]]:
-    """Each mutant's verdict under the contract and (when it is scored) the control, in up to
-    `jobs` processes, each taking a run of mutants."""
-    items = list(zip(texts, equivalent, strict=True))
-    size = max(1, -(-len(items) // (max(jobs, 1) * 4))) if jobs > 1 else max(1, len(items))
-    batches = [(contract, control, items[start:start + size], max_line_bytes) for start in range(0, len(items), size)]
-    return [verdict for batch in in_processes(_judge, batches, jobs) for verdict in batch]
-
-
-def _judge(contract: Contract, control: Contract, items: list[tuple[bytes, bool]],
-           max_line_bytes: int) -> list[tuple[_Verdict, _Verdict | None]]:
-    out: list[tuple[_Verdict, _Verdict | None]] = []
-    for text, equivalent in items:
-        verdict = _verdict(contract, text, max_line_bytes)
-        scored = verdict.errors is not None and not equivalent
-        out.append((verdict, _verdict(control, text, max_line_bytes) if scored else None))
-    return out
-
-
-def _verdict(contract: Contract, text: bytes, max_line_bytes: int) -> _Verdict:
-    try:
-        checked = _check(contract, text, "mutant", max_line_bytes)
-    except InputError:
-        return _Verdict(None, False)
-    return _Verdict(_errors(checked), checked.warning_count > 0)
-
-
-def _classified(candidate: Candidate, equivalent: bool, verdict: _Verdict) -> MutantResult:
-    ident, operator = candidate.id, candidate.operator
-    if verdict.errors is None:
+def _classified(candidate: Candidate, outcome: Outcome) -> MutantResult:
+    ident, operator, errors = candidate.id, candidate.operator, outcome.errors
+    if errors is None:
         return MutantResult(id=ident, operator=operator, status="invalid", killed_by=[])
-    if equivalent:
-        return MutantResult(id=ident, operator=operator, status="equivalent", killed_by=verdict.errors,
-                            over_block=True if verdict.errors else msgspec.UNSET)
-    if verdict.errors:
-        return MutantResult(id=ident, operator=operator, status="killed", killed_by=verdict.errors)
+    if outcome.equivalent:
+        return MutantResult(id=ident, operator=operator, status="equivalent", killed_by=errors,
+                            over_block=True if errors else msgspec.UNSET)
+    if errors:
+        return MutantResult(id=ident, operator=operator, status="killed", killed_by=errors)
     return MutantResult(id=ident, operator=operator, status="survived", killed_by=[],
-                        warned=True if verdict.warned else msgspec.UNSET)
+                        warned=True if outcome.warned else msgspec.UNSET)
 
 
 def _score(killed: int, survived: int) -> float | None:
@@ -391,7 +315,7 @@ def _false_positives(contract: Contract, original: Original, corpus: str | os.Pa
         if name in skipped:
             continue
         try:
-            failing = _errors(_check(contract, text, f"the {name} rewrite of {original.label}", max_line_bytes))
+            failing = error_rules(_check(contract, text, f"the {name} rewrite of {original.label}", max_line_bytes))
         except InputError as exc:   # a rewrite of a valid trace is valid: cannot happen
             raise TraceError(original.label, None, f"its {name} rewrite cannot be read: {exc}") from None
         if failing:
@@ -399,8 +323,8 @@ def _false_positives(contract: Contract, original: Original, corpus: str | os.Pa
     if corpus is not None and "corpus" not in skipped:
         for path in _corpus(corpus):
             checked = run_check(contract, TraceFile(path, max_line_bytes=max_line_bytes), 1).report
-            if _errors(checked):
-                found.append(FalsePositive(rewrite="corpus", file=path, killed_by=_errors(checked)))
+            if error_rules(checked):
+                found.append(FalsePositive(rewrite="corpus", file=path, killed_by=error_rules(checked)))
     return found
 
 

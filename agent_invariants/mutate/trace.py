@@ -19,7 +19,7 @@ from agent_invariants.errors import TraceError
 from agent_invariants.payloads import decoded
 
 __all__ = ("MAX_TRACE_BYTES", "MISSING", "Event", "Original", "as_json_array", "as_jsonl", "display", "fresh",
-           "member", "parse_events", "raw", "read_bytes")
+           "member", "parse_events", "parsed", "raw", "read_bytes")
 
 Event = dict[str, Raw]
 """An event as mutate holds it: member name -> the member's JSON text."""
@@ -87,6 +87,18 @@ def parse_events(data: bytes, lines: Sequence[int | None], label: str) -> list[E
                 for line in _known(lines)]
     except (msgspec.DecodeError, UnicodeDecodeError, IndexError) as exc:   # check read it: cannot happen
         raise TraceError(label, None, f"cannot be read again for mutation: {exc}") from None
+
+
+def parsed(label: str, data: bytes, lines: list[int | None], lengths: dict[int, int]) -> Original:
+    """The `Original` of a trace that `check` read without a problem, its events on `lines`."""
+    events = parse_events(data, lines, label)
+    if len(events) != len(lines):   # check read them: cannot happen
+        raise TraceError(label, None, f"read {len(events)} events for mutation where check read {len(lines)}")
+    return Original(label, data, events, [_seq(member(event, "seq")) for event in events], lines, lengths)
+
+
+def _seq(value: Any) -> int:
+    return int(value) if value.__class__ in (int, float) else 0
 
 
 def _known(lines: Sequence[int | None]) -> Iterable[int]:
