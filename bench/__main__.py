@@ -6,13 +6,16 @@
     python -m bench --cases violations,new-tool,approval-ids,startup
     python -m bench --cases v2                          # contract version 2 against version 1
     python -m bench --cases import                      # convert 1M OTLP spans against reading 1M events
+    python -m bench --cases quality                     # lint of 10,000 rules; mutate of 1,000 events
     python -m bench --against /tmp/old   # every figure twice: "before" (that checkout) and "now" (this one)
     python -m bench --jobs-test          # --jobs 2 against --jobs 1 over 20 traces of 100k events
 
 Cases: plain (the generated trace at --sizes: floor, check, compare, peak RSS), violations (one
 million), new-tool (a new tool name on every call), approval-ids (one million approval ids), each
 of these three as time per event against the plain 1M trace, import (`convert` of one million
-OpenTelemetry spans, against `summary` of the plain 1M trace), and startup (the real command).
+OpenTelemetry spans, against `summary` of the plain 1M trace), quality (`lint` of a contract of
+10,000 rules, `mutate` of a 1,000-event trace into 500 mutants with one process and with two:
+gen_quality.py) and startup (the real command).
 
 Traces and contracts are generated once into bench/out/ (gen_trace.py and gen_cases.py, seed 7)
 and reused. Times are medians; ratios compare measurements made in the same process. With
@@ -40,7 +43,7 @@ OUT = HERE / "out"
 # Agent Invariants v0.1.0 (Node 20) on the same machine class, seed-7 generated traces.
 NODE_SECONDS = {"10k": 0.69, "100k": 4.83, "1m-compact": 166.0}
 
-CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "import", "startup")
+CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "import", "quality", "startup")
 ALIASES = {"new-tool-per-call": "new-tool", "start-up": "startup"}
 STRESS = ("violations", "new-tool", "approval-ids")
 
@@ -426,6 +429,27 @@ def imports(size: str, reps: int) -> list[str]:
     return rows
 
 
+def quality(reps: int) -> list[str]:
+    """The contract-quality commands, whole (start-up included): `lint` of 10,000 rules, and
+    `mutate` of a 1,000-event trace (500 mutants) with --jobs 1 and --jobs 2."""
+    lint_contract, trace, contract = OUT / "lint-10k.json", OUT / "mutate-1k.jsonl", OUT / "mutate-1k.json"
+    if not (lint_contract.exists() and trace.exists() and contract.exists()):
+        subprocess.run([sys.executable, str(HERE / "gen_quality.py"), "--out-dir", str(OUT)], check=True)
+    now = Checkout("now", HERE.parent)
+    mutate = ["mutate", "--contract", str(contract), "--trace", str(trace)]
+    runs: list[tuple[str, list[str], dict[str, str], set[int]]] = [
+        ("lint", now.command(["lint", "--contract", str(lint_contract)]), now.env, {0, 1}),
+        ("mutate 1", now.command([*mutate, "--jobs", "1"]), now.env, {0}),
+        ("mutate 2", now.command([*mutate, "--jobs", "2"]), now.env, {0})]
+    medians = cli_medians(runs, reps)
+    rows = [f"| contract quality, median of {reps} | wall time |", "|---|---:|",
+            f"| `lint` of 10,000 rules (9 kinds on 1,111 tools) | {_seconds(medians['lint'])} |",
+            f"| `mutate` of 1,000 events, 500 mutants, `--jobs 1` | {_seconds(medians['mutate 1'])} |",
+            f"| `mutate` of 1,000 events, 500 mutants, `--jobs 2` | {_seconds(medians['mutate 2'])} |"]
+    print("\n".join(rows), flush=True)
+    return rows
+
+
 def machine() -> str:
     model = "unknown CPU"
     try:
@@ -521,6 +545,8 @@ def main() -> None:
             worker.close()
     if "import" in cases:
         sections += imports(args.case_events.strip().lower(), args.reps) + [""]
+    if "quality" in cases:
+        sections += quality(args.reps) + [""]
     if "startup" in cases:
         sections += startup(checkouts, args.startup_runs) + [""]
     if args.node:

@@ -122,6 +122,7 @@ def _pattern(glob: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
+@lru_cache(maxsize=1 << 16)
 def suffix(glob: str) -> str:
     """The literal characters a glob ends with (all of it, for a literal)."""
     for position in range(len(glob) - 1, -1, -1):
@@ -130,6 +131,7 @@ def suffix(glob: str) -> str:
     return glob
 
 
+@lru_cache(maxsize=1 << 16)
 def prefix(glob: str) -> str:
     """The literal characters a glob starts with (all of it, for a literal)."""
     for position, char in enumerate(glob):

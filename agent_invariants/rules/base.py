@@ -56,6 +56,10 @@ Route = Observer | tuple[Observer, ...] | None
 """What `Rule.route` returns: the handler of an event, the handlers in calling order, or None."""
 
 
+_KIND_NAMES: dict[type, str] = {}
+"""The kind of each config class (read often: lint asks every rule's kind many times)."""
+
+
 class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
     """Fields every rule has. `severity` absent means `error`; a warning never fails a check."""
 
@@ -77,7 +81,11 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
     @property
     def kind(self) -> str:
-        return str(type(self).__struct_config__.tag)   # every kind's tag is its name
+        kind = type(self)
+        name = _KIND_NAMES.get(kind)
+        if name is None:
+            name = _KIND_NAMES[kind] = str(kind.__struct_config__.tag)   # every kind's tag is its name
+        return name
 
     @property
     def effective_severity(self) -> Severity:
