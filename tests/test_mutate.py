@@ -205,3 +205,23 @@ def test_a_trace_over_the_size_limit_is_refused_before_it_is_read_whole(tmp_path
     big.write_text(TRACE.read_text())
     with pytest.raises(InputError, match="mutate copies the whole trace"):
         mutate_trace(str(CONTRACT), str(big))
+
+
+# -- version 1 and the auto control -----------------------------------------------------------------
+
+V1 = {"version": 1, "name": "v1", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell.exec"}]}
+
+
+def test_the_auto_control_reads_a_version_1_trace_as_version_1_does(tmp_path):
+    """A version-1 contract does not type-check `args`: the auto control (of version-2 kinds) must
+    pass the trace all the same, and judge mutants that only version 2 would refuse."""
+    contract = tmp_path / "v1.json"
+    contract.write_text(json.dumps(V1))
+    trace = b'{"seq": 1, "type": "tool.call", "tool": "search", "args": [1, "x"], "status": 7}\n' \
+            b'{"seq": 2, "type": "run.completed", "status": 7, "duration_ms": 1e308}\n'
+    report = mutate_trace(str(contract), trace)
+    assert report.invalid == 0
+    assert [mutant.id for mutant in report.mutants] == [
+        "drop_call:1", "change_arg:1:/0", "change_arg:1:/1", "duplicate_call:1", "inflate_retries:1", "drop_event:2"]
+    # the control: run status `completed` (a status that is no string is not one) and a call of search
+    assert (report.control.killed, report.control.survived) == (2, 4)   # drop_call:1 and drop_event:2

@@ -60,7 +60,8 @@ tools with `--reads` lets two independent reads swap places as an equivalent mut
 ## The negative control
 The mutants are also scored against a control contract that checks almost nothing: by default
 one mutate writes (`<name> (control)`: `run_status` equal to the trace's status, and `tool_calls
-min: 1` for each tool it calls), or `--control C0`. If the control scores above 0 and at least
+min: 1` for each tool it calls; with a version-1 contract it reads the events as version 1 does,
+so it passes every trace the contract passes), or `--control C0`. If the control scores above 0 and at least
 half the contract's score, the report says "mutants too easy": the trace is too small for the
 score to tell a good contract from a trivial one.
 
@@ -112,7 +113,7 @@ from agent_invariants.mutate.judge import Outcome, Work, error_rules, judged
 from agent_invariants.mutate.operators import HINTS, Candidate, as_mutant, candidates
 from agent_invariants.mutate.report import ControlScore, FalsePositive, MutantResult, MutateReport, Survivor
 from agent_invariants.mutate.rewrites import REWRITES, rewritten
-from agent_invariants.mutate.trace import MISSING, Event, Original, as_jsonl, display, member, parsed, read_bytes
+from agent_invariants.mutate.trace import Event, Original, as_jsonl, display, member, parsed, read_bytes
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
 
@@ -164,6 +165,8 @@ def mutate_files(contract: str | os.PathLike[str] | ContractSource, trace: str |
     if control is None:
         control_json = auto_control(loaded, original.events)
         control_contract = load_contract(control_json, name="the auto-written control")
+        if loaded.version == 1:   # read the events as the contract reads them, so the control passes T
+            msgspec.structs.force_setattr(control_contract, "version", 1)
         control_sha = hashlib.sha256(control_json).hexdigest()
         _must_pass(control_contract, original, "the auto-written control (give one with --control)",
                    max_line_bytes)
@@ -249,12 +252,13 @@ def auto_control(contract: Contract, events: list[Event]) -> bytes:
     return msgspec.json.encode({"version": 2, "name": name, "rules": rules})
 
 
-def _run_status(events: list[Event]) -> Any:
+def _run_status(events: list[Event]) -> str:
+    """The run status as run_status reads it: the terminal's `status` (a string), else by its type."""
     for event in reversed(events):
         kind = member(event, "type")
         if kind in ("run.completed", "run.failed"):
             status = member(event, "status")
-            return ("completed" if kind == "run.completed" else "failed") if status is MISSING else status
+            return status if status.__class__ is str else "completed" if kind == "run.completed" else "failed"
     return "none"
 
 

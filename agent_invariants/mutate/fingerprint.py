@@ -11,7 +11,8 @@ The fingerprint (spec §6, §10 point 62) is
    approval_id equal the call's wherever both have them, each grant as (approval_id,
    approval_scope, call_id, args, approver);
 3. the multiset of outcomes as (outcome_id, verdict, evidence_class, before / after / without the
-   first completion claim), an outcome on the claiming event itself being after it;
+   first completion claim: an event with `claims_completion: true` or a `run.completed`, as the
+   summary counts them), an outcome on the claiming event itself being after it;
 4. grounding: for each call of a tool no `--reads` glob matches (a *write*), identified by (tool,
    args, occurrence), the set of (tool, args) of earlier calls whose paired result exists and is
    not `ok: false`; the mutant's sets may be larger (a write that saw more is no worse);
@@ -149,7 +150,8 @@ def _read(event: Event) -> _Facts:
         ok=key("ok"), result=key("result"),
         duration=key("duration_ms"), approval_id=key("approval_id"),
         grant=tuple(key(name) for name in ("approval_id", "approval_scope", "call_id", "args", "approver")),
-        approved=member(event, "approved") is not False, claims=member(event, "claims_completion") is True,
+        approved=member(event, "approved") is not False,
+        claims=member(event, "claims_completion") is True or member(event, "type") == "run.completed",
         outcome=tuple(key(name) for name in ("outcome_id", "verdict", "evidence_class")),
         other=(key("type"), *(key(name) for name in _OTHER_FIELDS)), output=key("output"))
 
