@@ -225,3 +225,70 @@ def test_the_auto_control_reads_a_version_1_trace_as_version_1_does(tmp_path):
         "drop_call:1", "change_arg:1:/0", "change_arg:1:/1", "duplicate_call:1", "inflate_retries:1", "drop_event:2"]
     # the control: run status `completed` (a status that is no string is not one) and a call of search
     assert (report.control.killed, report.control.survived) == (2, 4)   # drop_call:1 and drop_event:2
+
+
+# -- the linear-time site finders against their definitions ----------------------------------------
+
+def _naive_sites(events: list[dict]) -> set[str]:
+    """The ids of swap_calls, move_approval_after, stop_earlier and stale_result mutants, found
+    straight from the definitions of spec §10 points 57 and 59 (each a scan of the trace)."""
+    waiting: dict[str, list[int]] = {}
+    result_of: dict[int, int] = {}
+    for index, event in enumerate(events):
+        if event["type"] == "tool.call" and "call_id" in event:
+            waiting.setdefault(event["call_id"], []).append(index)
+        elif event["type"] == "tool.result" and waiting.get(event.get("call_id"), []):
+            result_of[waiting[event["call_id"]].pop()] = index
+    found = set()
+    complete = sorted((call, result) for call, result in result_of.items() if "tool" in events[call])
+    for number, (call, result) in enumerate(complete):
+        later = [pair for pair in complete[number + 1:] if events[pair[0]]["tool"] != events[call]["tool"]]
+        if later and result < later[0][0]:
+            found.add(f"swap_calls:{events[call]['seq']}")
+    for index, event in enumerate(events):
+        if event["type"] == "approval.granted":
+            keys = [name for name in ("tool", "call_id", "approval_id") if name in event]
+            if any(later["type"] == "tool.call" and all(name in later and later[name] == event[name] for name in keys)
+                   for later in events[index + 1:]):
+                found.add(f"move_approval_after:{event['seq']}")
+        if event["type"] == "control.stop" and any(earlier["type"] == "tool.call" for earlier in events[:index]):
+            found.add(f"stop_earlier:{event['seq']}")
+    call_of = {result: call for call, result in result_of.items()}
+    for result in sorted(call_of):
+        tool = events[call_of[result]].get("tool")
+        answer = (json.dumps(events[result].get("result", "absent")), events[result].get("ok", "absent"))
+        if tool is not None and any(
+                events[call_of[other]].get("tool") == tool
+                and (json.dumps(events[other].get("result", "absent")), events[other].get("ok", "absent")) != answer
+                for other in call_of if other < result):
+            found.add(f"stale_result:{events[result]['seq']}")
+    return found
+
+
+def test_the_sites_of_the_moving_operators_are_those_of_their_definitions():
+    import random
+
+    from agent_invariants.mutate.operators import candidates
+    from agent_invariants.mutate.trace import parse_events
+
+    rng = random.Random(20)
+    for _ in range(300):
+        events: list[dict] = []
+        while len(events) < rng.randint(2, 16):
+            kind = rng.choice(["pair", "pair", "pair", "tool.call", "tool.result", "approval.granted",
+                               "control.stop", "agent.message"])
+            made: list[dict] = [{"type": "tool.call"}, {"type": "tool.result"}] if kind == "pair" else [{"type": kind}]
+            for event in made:
+                for name, values in (("tool", ["a", "b"]), ("call_id", ["c1", "c2"]), ("approval_id", ["g"]),
+                                     ("ok", [True, False]), ("result", [1, "x"])):
+                    if rng.random() < (0.8 if kind == "pair" and name in ("tool", "call_id") else 0.5):
+                        event[name] = rng.choice(values)
+            if kind == "pair" and "call_id" in made[0]:
+                made[1]["call_id"] = made[0]["call_id"]
+            events += made
+        events = [{"seq": seq, **event} for seq, event in enumerate(events, 1)]
+        text = "".join(json.dumps(event) + "\n" for event in events).encode()
+        parsed = parse_events(text, list(range(1, len(events) + 1)), "t")
+        made = {candidate.id for candidate in candidates(parsed, [event["seq"] for event in events])
+                if candidate.operator in ("swap_calls", "move_approval_after", "stop_earlier", "stale_result")}
+        assert made == _naive_sites(events), events

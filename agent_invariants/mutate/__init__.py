@@ -89,10 +89,11 @@ and GitHub annotations (survivors at their site's line in the trace, false posit
 lines in the contract) are the other formats.
 
 ## Known limits
-The trace is read whole (up to 64 MiB) and every mutant is a copy of it: mutate is for the short
-runs a test suite keeps, not for production traces. `--jobs N` checks mutants in N processes
-(by default every core once the mutants hold 200,000 events or more: 500 mutants of a 400-event
-trace).
+The trace is read whole (up to 64 MiB), and each mutant is a copy of it, made, checked and
+dropped one at a time (each process holds the trace and one mutant): the time grows with the
+trace times the mutants, so mutate is for the runs a test suite keeps rather than for
+production traces. `--jobs N` checks mutants in N processes (by default every core once the
+mutants hold 200,000 events or more: 500 mutants of a 400-event trace).
 """
 from __future__ import annotations
 
@@ -209,11 +210,13 @@ def mutant_text(contract: str | os.PathLike[str] | ContractSource, trace: str | 
     """The JSON Lines of the mutant `ident` of `trace` (to see what a survivor did);
     InputError when the trace has no such mutant."""
     original = read_original(trace, _loaded(_source(contract), lint), max_line_bytes)
-    found = {candidate.id: candidate for candidate in candidates(original.events, original.seqs)}
-    if ident not in found:
-        shown = inert(repr(ident), TEXT_LIMIT)
-        raise InputError(f"--show-mutant {shown}: {original.label} has no such mutant{suggest(ident, list(found))}")
-    return as_jsonl(as_mutant(found[ident].make()))
+    for candidate in candidates(original.events, original.seqs):
+        if candidate.id == ident:
+            return as_jsonl(as_mutant(candidate.make()))
+    known = [candidate.id for candidate in candidates(original.events, original.seqs)
+             if candidate.id.split(":", 1)[0] == ident.split(":", 1)[0]]
+    shown = inert(repr(ident), TEXT_LIMIT)
+    raise InputError(f"--show-mutant {shown}: {original.label} has no such mutant{suggest(ident, known)}")
 
 
 def read_original(trace: str | os.PathLike[str] | bytes, contract: Contract,

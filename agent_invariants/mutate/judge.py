@@ -51,11 +51,15 @@ class Work(NamedTuple):
     max_line_bytes: int
 
 
-def kept(found: list[Candidate], cap: int) -> list[Candidate]:
-    """All candidates, or `cap` of them evenly spread: those at index ⌊i·N/cap⌋ (spec §10 point 61)."""
-    if len(found) <= cap:
-        return found
-    return [found[index * len(found) // cap] for index in range(cap)]
+def kept(original: Original, cap: int) -> list[Candidate]:
+    """All candidates, or `cap` of them evenly spread: those at index ⌊i·N/cap⌋ (spec §10 point 61).
+    The candidates are listed twice, counted then picked, so that only the kept ones are held."""
+    total = sum(1 for _ in candidates(original.events, original.seqs))
+    if total <= cap:
+        return list(candidates(original.events, original.seqs))
+    wanted = {number * total // cap for number in range(cap)}
+    return [candidate for number, candidate in enumerate(candidates(original.events, original.seqs))
+            if number in wanted]
 
 
 def judged(original: Original, work: Work, jobs: int) -> tuple[list[Candidate], list[Outcome]]:
@@ -79,7 +83,7 @@ class _Mutants:
     def __init__(self, original: Original, work: Work) -> None:
         self.original = original
         self.work = work
-        self.found = kept(candidates(original.events, original.seqs), work.max_mutants)
+        self.found = kept(original, work.max_mutants)
         self._fingerprints = Fingerprints(work.reads)
         self._before: Fingerprint = self._fingerprints.of(original.events, remember=True)
 

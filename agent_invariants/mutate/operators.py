@@ -45,6 +45,7 @@ mutant is then numbered 10, 20, ... by position (when it is written, `as_mutant`
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, NamedTuple
@@ -113,10 +114,12 @@ def pairs(events: list[Event]) -> dict[int, int]:
     return found
 
 
-def candidates(events: list[Event], seqs: list[int]) -> list[Candidate]:
-    """Every mutant of the trace, in the order of spec §10 point 61."""
-    found = sorted(_Sites(events, seqs).all(), key=lambda candidate: candidate.order)
-    return found
+def candidates(events: list[Event], seqs: list[int]) -> Iterator[Candidate]:
+    """Every mutant of the trace, in the order of spec §10 point 61, made as they are asked for
+    (a long trace has millions: only the kept ones need to exist at once)."""
+    sites = _Sites(events, seqs)
+    for index in range(len(events)):
+        yield from sites.at(index)
 
 
 def as_mutant(events: list[Event]) -> list[Event]:
@@ -125,163 +128,158 @@ def as_mutant(events: list[Event]) -> list[Event]:
 
 
 class _Sites:
-    """The trace, with what the operators need to know of it, read once."""
+    """The trace, with what the operators need to know of it, worked out once in linear time:
+    which result answers which call, the pair each complete pair swaps with, each grant's own
+    call, the call each stop moves before, the result each result could be a stale copy of."""
 
     def __init__(self, events: list[Event], seqs: list[int]) -> None:
         self.events = events
         self.seqs = seqs
-        self.types = [member(event, "type") for event in events]
+        self.types = types = [member(event, "type") for event in events]
         self.result_of = pairs(events)
         self.call_of = {result: call for call, result in self.result_of.items()}
+        self.swaps = self._swaps()
+        self.own_calls = self._own_calls()
+        self.stale = self._stale()
+        self.before_stop: dict[int, int] = {}
+        last_call = None
+        for index, kind in enumerate(types):
+            if kind == "control.stop" and last_call is not None:
+                self.before_stop[index] = last_call
+            elif kind == "tool.call":
+                last_call = index
+        self.terminal = next((index for index in range(len(events) - 1, -1, -1) if types[index] in _TERMINAL), None)
         self._pools: dict[str, list[Any]] | None = None
 
-    def all(self) -> Iterator[Candidate]:
-        for operator in OPERATORS:
-            yield from getattr(self, operator)()
+    def at(self, index: int) -> Iterator[Candidate]:
+        """The candidates whose site is event `index`, in the order of the table's rows."""
+        kind, event = self.types[index], self.events[index]
+        if kind == "tool.call":
+            gone = {index, self.result_of.get(index, index)}
+            yield self._candidate("drop_call", index, partial(self._without, gone))
+        elif kind not in ("approval.granted", "outcome.observed") and index not in self.call_of:
+            yield self._candidate("drop_event", index, partial(self._without, {index}))
+        if index in self.swaps:
+            yield self._candidate("swap_calls", index, partial(self._moved, self.swaps[index]))
+        if kind == "tool.call":
+            if "args" in event:
+                yield from self._leaf_changes("change_arg", index)
+            result = self.result_of.get(index)
+            copies = [event] + ([] if result is None else [self.events[result]])
+            yield self._candidate("duplicate_call", index, partial(
+                self._inserted, (index if result is None else result) + 1, [_suffixed(copy, "~m") for copy in copies]))
+        if kind == "approval.granted":
+            yield self._candidate("drop_approval", index, partial(self._without, {index}))
+            own = self.own_calls.get(index)
+            if own is not None:
+                order = [*range(index + 1, own + 1), index]
+                yield self._candidate("move_approval_after", index, partial(self._moved, dict(zip(
+                    range(index, own + 1), order, strict=True))))
+            call_id = member(event, "call_id")
+            if call_id.__class__ is str:
+                yield self._candidate("rebind_approval", index, partial(
+                    self._replaced, index, "call_id", raw(call_id + "~m")), "call_id")
+            if "args" in event:
+                yield from self._leaf_changes("rebind_approval", index)
+        if index in self.before_stop:
+            call = self.before_stop[index]
+            order = [index, *range(call, index)]
+            yield self._candidate("stop_earlier", index, partial(self._moved, dict(zip(
+                range(call, index + 1), order, strict=True))))
+        if kind == "tool.result":
+            flipped = member(event, "ok") is False   # true and absent become false
+            yield self._candidate("flip_ok", index, partial(self._replaced, index, "ok", raw(flipped)))
+        if kind == "outcome.observed":
+            yield self._candidate("drop_outcome", index, partial(self._without, {index}))
+            for name, worse in (("verdict", "violated"), ("evidence_class", "self_attestation")):
+                if member(event, name) != worse:
+                    yield self._candidate("degrade_outcome", index, partial(self._replaced, index, name, raw(worse)),
+                                          name)
+        if kind == "tool.call" and "tool" in event:
+            copies = [copy for number in (1, 2, 3) for copy in _failed_copy(event, number)]
+            yield self._candidate("inflate_retries", index, partial(self._inserted, index, copies))
+        if index in self.stale:
+            yield self._candidate("stale_result", index, partial(self._restaled, index, self.stale[index]))
+        if index == self.terminal and "output" in event:
+            for path, value in _nodes(member(event, "output")):
+                if isinstance(value, list) and not value or value is None or isinstance(value, dict) or _huge(value):
+                    continue
+                yield self._candidate("misreport_output", index, partial(
+                    self._changed, index, "output", path, _misreported), _pointer(path) or None)
+        duration = member(event, "duration_ms")
+        if duration.__class__ in (int, float) and duration > 0 and not _huge(duration * 10):
+            yield self._candidate("inflate_duration", index, partial(
+                self._replaced, index, "duration_ms", raw(duration * 10)))
 
     def _candidate(self, operator: str, position: int, make: Callable[[], list[Event]],
                    detail: str | None = None) -> Candidate:
         ident = f"{operator}:{self.seqs[position]}" + ("" if detail is None else f":{detail}")
         return Candidate(position, operator, ident, make)
 
-    def _calls(self) -> Iterator[int]:
-        return (index for index, kind in enumerate(self.types) if kind == "tool.call")
+    # --- what the moving operators pair, found once ------------------------------------------
 
-    # --- the operators, in the table's order -------------------------------------------------
+    def _swaps(self) -> dict[int, dict[int, int]]:
+        """swap_calls: each complete pair A (a call with a tool, and its result) with the nearest
+        later complete pair B of another tool, when A's result comes before B's call: the slots
+        they exchange, by A's call."""
+        complete = sorted((call, result, member(self.events[call], "tool")) for call, result in self.result_of.items()
+                          if member(self.events[call], "tool").__class__ is str)
+        swaps: dict[int, dict[int, int]] = {}
+        other_tool: int | None = None   # the nearest later pair of a tool other than the current one
+        for number in range(len(complete) - 1, -1, -1):
+            call, result, tool = complete[number]
+            if number + 1 < len(complete) and complete[number + 1][2] != tool:
+                other_tool = number + 1
+            elif number + 1 < len(complete):
+                pass   # the next pair has this tool: the nearest other one is the next pair's
+            else:
+                other_tool = None
+            if other_tool is not None and result < complete[other_tool][0]:
+                later, answer, _ = complete[other_tool]
+                swaps[call] = {call: later, result: answer, later: call, answer: result}
+        return swaps
 
-    def drop_call(self) -> Iterator[Candidate]:
-        for call in self._calls():
-            gone = {call, self.result_of.get(call, call)}
-            yield self._candidate("drop_call", call, partial(self._without, gone))
-
-    def drop_event(self) -> Iterator[Candidate]:
-        for index, kind in enumerate(self.types):
-            if kind in ("tool.call", "approval.granted", "outcome.observed") or index in self.call_of:
-                continue
-            yield self._candidate("drop_event", index, partial(self._without, {index}))
-
-    def swap_calls(self) -> Iterator[Candidate]:
-        complete = [(call, result, member(self.events[call], "tool")) for call, result in self.result_of.items()
-                    if member(self.events[call], "tool").__class__ is str]
-        complete.sort()
-        for number, (call, result, tool) in enumerate(complete):
-            other = next((pair for pair in complete[number + 1:] if pair[2] != tool), None)
-            if other is None or result > other[0]:
-                continue
-            slots = {call: other[0], result: other[1], other[0]: call, other[1]: result}
-            yield self._candidate("swap_calls", call, partial(self._moved, slots))
-
-    def change_arg(self) -> Iterator[Candidate]:
-        for call in self._calls():
-            args = self.events[call].get("args")
-            if args is not None:
-                yield from self._leaf_changes("change_arg", call)
-
-    def duplicate_call(self) -> Iterator[Candidate]:
-        for call in self._calls():
-            result = self.result_of.get(call)
-            copies = [self.events[call]] + ([] if result is None else [self.events[result]])
-            after = call if result is None else result
-            yield self._candidate("duplicate_call", call, partial(
-                self._inserted, after + 1, [_suffixed(copy, "~m") for copy in copies]))
-
-    def drop_approval(self) -> Iterator[Candidate]:
-        for index, kind in enumerate(self.types):
-            if kind == "approval.granted":
-                yield self._candidate("drop_approval", index, partial(self._without, {index}))
-
-    def move_approval_after(self) -> Iterator[Candidate]:
+    def _own_calls(self) -> dict[int, int]:
+        """move_approval_after: each grant's own call, the first later tool.call whose tool,
+        call_id and approval_id equal the grant's wherever the grant has them (calls indexed by
+        each combination of those fields a grant can have)."""
+        names = ("tool", "call_id", "approval_id")
+        by_fields: dict[tuple[str, ...], dict[tuple[Any, ...], list[int]]] = {}
+        own: dict[int, int] = {}
         for index, kind in enumerate(self.types):
             if kind != "approval.granted":
                 continue
-            grant = self.events[index]
-            keys = [(name, member(grant, name)) for name in ("tool", "call_id", "approval_id") if name in grant]
-            own = next((later for later in range(index + 1, len(self.events)) if self.types[later] == "tool.call"
-                        and all(member(self.events[later], name) == value and name in self.events[later]
-                                for name, value in keys)), None)
-            if own is not None:
-                order = [*range(index), *range(index + 1, own + 1), index, *range(own + 1, len(self.events))]
-                slots = {slot: came for slot, came in enumerate(order) if slot != came}
-                yield self._candidate("move_approval_after", index, partial(self._moved, slots))
+            fields = tuple(name for name in names if name in self.events[index])
+            calls = by_fields.get(fields)
+            if calls is None:
+                calls = by_fields[fields] = {}
+                for call, call_kind in enumerate(self.types):
+                    if call_kind == "tool.call" and all(name in self.events[call] for name in fields):
+                        key = tuple(canonical_key(member(self.events[call], name)) for name in fields)
+                        calls.setdefault(key, []).append(call)
+            positions = calls.get(tuple(canonical_key(member(self.events[index], name)) for name in fields), [])
+            found = bisect_right(positions, index)
+            if found < len(positions):
+                own[index] = positions[found]
+        return own
 
-    def rebind_approval(self) -> Iterator[Candidate]:
-        for index, kind in enumerate(self.types):
-            if kind != "approval.granted":
-                continue
-            grant = self.events[index]
-            if member(grant, "call_id").__class__ is str:
-                yield self._candidate("rebind_approval", index, partial(
-                    self._replaced, index, "call_id", raw(member(grant, "call_id") + "~m")), "call_id")
-            if "args" in grant:
-                yield from self._leaf_changes("rebind_approval", index)
-
-    def stop_earlier(self) -> Iterator[Candidate]:
-        last_call = None
-        for index, kind in enumerate(self.types):
-            if kind == "control.stop" and last_call is not None:
-                order = [*range(last_call), index, *range(last_call, index), *range(index + 1, len(self.events))]
-                slots = {slot: came for slot, came in enumerate(order) if slot != came}
-                yield self._candidate("stop_earlier", index, partial(self._moved, slots))
-            elif kind == "tool.call":
-                last_call = index
-
-    def flip_ok(self) -> Iterator[Candidate]:
-        for index, kind in enumerate(self.types):
-            if kind == "tool.result":
-                flipped = member(self.events[index], "ok") is False   # true and absent become false
-                yield self._candidate("flip_ok", index, partial(self._replaced, index, "ok", raw(flipped)))
-
-    def drop_outcome(self) -> Iterator[Candidate]:
-        for index, kind in enumerate(self.types):
-            if kind == "outcome.observed":
-                yield self._candidate("drop_outcome", index, partial(self._without, {index}))
-
-    def degrade_outcome(self) -> Iterator[Candidate]:
-        for index, kind in enumerate(self.types):
-            if kind != "outcome.observed":
-                continue
-            for name, worse in (("verdict", "violated"), ("evidence_class", "self_attestation")):
-                if member(self.events[index], name) != worse:
-                    yield self._candidate("degrade_outcome", index, partial(self._replaced, index, name, raw(worse)),
-                                          name)
-
-    def inflate_retries(self) -> Iterator[Candidate]:
-        for call in self._calls():
-            if "tool" in self.events[call]:
-                copies = [event for number in (1, 2, 3) for event in _failed_copy(self.events[call], number)]
-                yield self._candidate("inflate_retries", call, partial(self._inserted, call, copies))
-
-    def stale_result(self) -> Iterator[Candidate]:
-        answered: dict[Any, list[int]] = {}   # tool -> its paired results so far
+    def _stale(self) -> dict[int, int]:
+        """stale_result: each paired result whose tool has an earlier paired result with another
+        (result, ok), and the nearest such (found in one pass: the nearest earlier result that
+        differs from the one before it, when that one is the same)."""
+        stale: dict[int, int] = {}
+        last: dict[str, tuple[int, object, int | None]] = {}   # tool -> (result, its answer, nearest other)
         for result in sorted(self.call_of):
             tool = member(self.events[self.call_of[result]], "tool")
             if tool.__class__ is not str:
                 continue
             mine = _answer(self.events[result])
-            earlier = next((other for other in reversed(answered.get(tool, [])) if _answer(self.events[other]) != mine),
-                           None)
-            answered.setdefault(tool, []).append(result)
-            if earlier is not None:
-                yield self._candidate("stale_result", result, partial(self._restaled, result, earlier))
-
-    def misreport_output(self) -> Iterator[Candidate]:
-        terminal = next((index for index in range(len(self.events) - 1, -1, -1) if self.types[index] in _TERMINAL),
-                        None)
-        if terminal is None or "output" not in self.events[terminal]:
-            return
-        output = member(self.events[terminal], "output")
-        for path, value in _nodes(output):
-            if isinstance(value, list) and not value or value is None or isinstance(value, dict) or _huge(value):
-                continue
-            yield self._candidate("misreport_output", terminal, partial(
-                self._changed, terminal, "output", path, _misreported), _pointer(path) or None)
-
-    def inflate_duration(self) -> Iterator[Candidate]:
-        for index, event in enumerate(self.events):
-            duration = member(event, "duration_ms")
-            if duration.__class__ in (int, float) and duration > 0 and not _huge(duration * 10):
-                yield self._candidate("inflate_duration", index, partial(
-                    self._replaced, index, "duration_ms", raw(duration * 10)))
+            before = last.get(tool)
+            other = None if before is None else before[0] if before[1] != mine else before[2]
+            if other is not None:
+                stale[result] = other
+            last[tool] = (result, mine, other)
+        return stale
 
     # --- edits ---------------------------------------------------------------------------------
 
