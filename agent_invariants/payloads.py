@@ -25,6 +25,7 @@ from msgspec import UNSET, Raw, UnsetType
 from agent_invariants._js import utf16_len
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, JsonObject
+from agent_invariants.match.equality import as_double
 from agent_invariants.validation import json_type
 
 __all__ = ("FieldTypes", "decoded", "field_problem", "text")
@@ -78,15 +79,6 @@ def text(raw: Raw | UnsetType) -> str | None:
 
 
 
-def _finite_double(number: int) -> bool:
-    """Whether an integer reads as a finite double (as JavaScript reads it: rounded to the nearest)."""
-    try:
-        float(number)
-    except OverflowError:
-        return False
-    return True
-
-
 def field_problem(event: Event) -> str | None:
     """What is wrong with the version-2 fields of an event (`$.field: ...`), or None."""
     if event.args is not UNSET and memoryview(event.args)[0] != 123:   # an object starts with `{`
@@ -95,7 +87,7 @@ def field_problem(event: Event) -> str | None:
         value = decoded(event.duration_ms)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"$.duration_ms: expected a number of milliseconds >= 0, got {json_type(value)}"
-        if isinstance(value, int) and not _finite_double(value):
+        if isinstance(value, int) and not math.isfinite(as_double(value)):
             return "$.duration_ms: expected a finite number >= 0, got a number too large for a double"
         if not math.isfinite(value) or value < 0:
             return f"$.duration_ms: expected a finite number >= 0, got {value!r}"

@@ -180,11 +180,7 @@ def test_the_cli_prints_the_report_twice_alike_and_shows_a_mutant(cli):
 
 @pytest.mark.parametrize(("args", "says"), [
     (["--trace", "missing.jsonl"], "missing.jsonl: no such file"),
-    (["--trace", "."], ": is a directory, not a trace file"),
-    (["--trace", "t.jsonl", "--control", "missing.json"], "missing.json: no such file"),
-    (["--trace", "t.jsonl", "--corpus", "t.jsonl"], "--corpus t.jsonl: not a directory"),
     (["--trace", "t.jsonl", "--no-rewrite", "renumbr"], "did you mean 'renumber'?"),
-    (["--trace", "t.jsonl", "--show-mutant", "flip_ok:99"], "has no such mutant"),
     (["--trace", "bad\x1b[31m.jsonl"], "bad\\x1b[31m.jsonl: no such file"),
 ])
 def test_bad_input_is_one_escaped_line_and_exit_2(cli, tmp_path, args, says):
@@ -195,6 +191,27 @@ def test_bad_input_is_one_escaped_line_and_exit_2(cli, tmp_path, args, says):
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("agent-invariants: ") and says in line, line
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    ({"trace": "."}, ".: is a directory, not a trace file"),
+    ({"control": "missing.json"}, "missing.json: no such file"),
+    ({"corpus": "t.jsonl"}, "--corpus t.jsonl: not a directory"),
+])
+def test_bad_files_are_input_errors_that_name_them(tmp_path, monkeypatch, options, says):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text(TRACE.read_text())
+    options = {"trace": "t.jsonl", **options}
+    with pytest.raises(InputError) as raised:
+        mutate_trace(str(CONTRACT), options.pop("trace"), **options)
+    assert says in str(raised.value)
+
+
+def test_an_unknown_mutant_to_show_is_an_input_error_with_a_suggestion():
+    from agent_invariants.mutate import mutant_text
+
+    with pytest.raises(InputError, match="has no such mutant \\(did you mean 'flip_ok:8'\\?\\)"):
+        mutant_text(str(CONTRACT), str(TRACE), "flip_ok:9")
 
 
 def test_a_trace_over_the_size_limit_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
