@@ -175,6 +175,10 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     if too_many is not None:
         raise contract_error(label, [too_many], source)
     rule_types = rule_configs()
+    if isinstance(document, dict) and "extends" not in document:
+        decoded = _decoded(document, rule_types)   # a valid contract needs no walk: its problems are none
+        if decoded is not None:
+            return decoded
     problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
     if problems:
         misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
@@ -188,6 +192,18 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
         contract = msgspec.convert(document, decoder)
     except msgspec.ValidationError as exc:
         raise contract_error(label, [explain(str(exc), "$")], source) from None
+    return contract if decoder is Contract else Contract(**msgspec.structs.asdict(contract))
+
+
+def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract | None:
+    """The contract, when the document decodes as it is; None when it has a problem, which the
+    walk of `contract_problems` then names with its path (every check of the walk is also made by
+    decoding: the structs' types, unknown fields, `__post_init__`)."""
+    try:
+        decoder = _contract_type(tuple(rule_types.values()))
+        contract = msgspec.convert(document, decoder)
+    except (msgspec.ValidationError, ValueError, TypeError):
+        return None
     return contract if decoder is Contract else Contract(**msgspec.structs.asdict(contract))
 
 

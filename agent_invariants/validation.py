@@ -112,18 +112,23 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str, version: in
         yield Problem(path, f"expected a rule object, got {json_type(rule)}")
         return
     kind = rule.get("kind")
-    kinds = [name for name, config in rule_types.items() if version >= since_version(config)]
     if kind is None:
-        yield Problem(path, f"missing required field `kind` (one of: {', '.join(kinds)})")
+        yield Problem(path, f"missing required field `kind` (one of: {', '.join(_kinds(rule_types, version))})")
     elif not isinstance(kind, str):
-        yield Problem(f"{path}.kind", f"expected a string (one of: {', '.join(kinds)}), got {json_type(kind)}")
+        yield Problem(f"{path}.kind",
+                      f"expected a string (one of: {', '.join(_kinds(rule_types, version))}), got {json_type(kind)}")
     elif kind not in rule_types:
-        yield Problem(f"{path}.kind", unknown_value(show(kind), kind, kinds, "rule kind"))
-    elif kind not in kinds:
+        yield Problem(f"{path}.kind", unknown_value(show(kind), kind, _kinds(rule_types, version), "rule kind"))
+    elif since_version(rule_types[kind]) > version:
         yield Problem(f"{path}.kind", f"the rule kind {kind} {NEEDS_VERSION_2}")
     elif not _decodes(rule, rule_types[kind], version):
         yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
                                    whole=rule, version=version)
+
+
+def _kinds(rule_types: dict[str, type], version: int) -> list[str]:
+    """The kinds a contract of `version` may use (for messages: a rule of a known kind never asks)."""
+    return [name for name, config in rule_types.items() if version >= since_version(config)]
 
 
 def _decodes(rule: dict[str, Any], struct: type, version: int) -> bool:

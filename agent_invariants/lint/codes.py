@@ -240,12 +240,21 @@ _FILLED: dict[str, dict[str, Any]] = {
 
 def duplicate_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A rule that says exactly what an earlier one says (ids, descriptions and severities aside)."""
-    first: dict[str, int] = {}
-    for index, rule in enumerate(facts.rules):
+    all_fields = []
+    groups: dict[tuple[object, ...], int] = {}   # rules that may be equal share a rough key: kind, names, texts
+    for rule in facts.rules:
         fields = {name: value for name, value in rule.to_dict().items()
                   if name not in ("id", "description", "severity")}
         for name, value in _FILLED.get(rule.kind, {}).items():
             fields.setdefault(name, value)
+        rough = (rule.kind, *sorted((name, value if isinstance(value, str) else "") for name, value in fields.items()))
+        groups[rough] = groups.get(rough, 0) + 1
+        all_fields.append((rough, fields))
+    first: dict[str, int] = {}
+    for index, (rough, fields) in enumerate(all_fields):
+        if groups[rough] == 1:
+            continue   # no other rule of its kind has its field names and texts
+        rule = facts.rules[index]
         try:
             key = canonical(fields)
         except ValueError:   # a number beyond any double: compared as Python writes it
@@ -359,17 +368,21 @@ def dead_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     through, or an error-severity deny_tool covers it."""
     taken = {frozenset(item.named) for item in earlier if item.code in ("required_but_forbidden",
                                                                          "reference_to_forbidden")}
+    shut_out: dict[str, list[int]] = {}   # by glob: the allow lists that let none of its calls through
+    denied_by: dict[str, list[int]] = {}   # by glob: the deny_tool rules that cover it
     for index, rule in enumerate(facts.rules):
         glob = _subject(rule)
         if glob is None:
             continue
-        forbidding: list[tuple[int, str, str]] = []
-        for other, patterns in facts.allows:
-            if other != index and not facts.allowed(patterns, glob):
-                forbidding.append((other, "lets none of its calls through", f"/rules/{other}/tools"))
+        if glob not in shut_out:
+            shut_out[glob] = [other for other, patterns in facts.allows if not facts.allowed(patterns, glob)]
+        forbidding: list[tuple[int, str, str]] = [
+            (other, "lets none of its calls through", f"/rules/{other}/tools") for other in shut_out[glob]
+            if other != index]
         if rule.kind != "deny_tool":
-            denied = facts.denies.covering(glob)
-            forbidding += [(other, "denies all of them", f"/rules/{other}/tool") for other in denied
+            if glob not in denied_by:
+                denied_by[glob] = list(facts.denies.covering(glob))
+            forbidding += [(other, "denies all of them", f"/rules/{other}/tool") for other in denied_by[glob]
                            if other != index and facts.severity(other) == "error"]
         for other, how, field in sorted(forbidding):
             if frozenset((index, other)) in taken:
