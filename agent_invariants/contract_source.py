@@ -41,10 +41,12 @@ __all__ = (
     "contract_error",
     "contract_lines",
     "contract_positions",
+    "file_problem",
     "first_problems",
     "is_yaml",
     "mended",
     "parse",
+    "read_at_most",
     "read_contract",
     "read_limited",
 )
@@ -102,19 +104,30 @@ def read_limited(path: str | int, label: str, what: str) -> bytes:
     never more than one byte past the limit, so that neither a huge file nor an endless stream is
     read whole. `what` ("contracts", "packs") says whose limit it is in the message."""
     try:
-        with open(path, "rb", buffering=0, closefd=not isinstance(path, int)) as handle:
-            data = _read_at_most(handle, MAX_CONTRACT_BYTES + 1)
-    except IsADirectoryError:
-        raise ContractError(label, None, "is a directory, not a contract file") from None
-    except FileNotFoundError:
-        raise ContractError(label, None, "no such file") from None
-    except PermissionError:
-        raise ContractError(label, None, "permission denied") from None
+        data = read_at_most(path, MAX_CONTRACT_BYTES + 1)
     except OSError as exc:
-        raise ContractError(label, None, f"cannot read: {exc.strerror or exc}") from None
+        raise ContractError(label, None, file_problem(exc, "contract")) from None
     if len(data) > MAX_CONTRACT_BYTES:
         raise _too_big(label, what)
     return data
+
+
+def read_at_most(path: str | int, limit: int) -> bytes:
+    """The first `limit` bytes of the file at `path` (or of an open descriptor, left open), read in
+    chunks: a huge file or an endless stream is never read whole. OSError as `open` raises it."""
+    with open(path, "rb", buffering=0, closefd=not isinstance(path, int)) as handle:
+        return _read_at_most(handle, limit)
+
+
+def file_problem(exc: OSError, what: str) -> str:
+    """What a message says of a file that could not be read (`what`: "contract", "trace")."""
+    if isinstance(exc, IsADirectoryError):
+        return f"is a directory, not a {what} file"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return f"cannot read: {exc.strerror or exc}"
 
 
 def _read_at_most(handle: BinaryIO, limit: int) -> bytes:

@@ -7,7 +7,6 @@ byte for byte. Mutants and rewrites are written as JSON Lines (`as_jsonl`), the 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -15,6 +14,7 @@ import msgspec
 from msgspec import Raw
 
 from agent_invariants._js import js_trim, replace_lone_surrogates
+from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import TraceError
 from agent_invariants.payloads import decoded
 
@@ -53,20 +53,9 @@ class Original(NamedTuple):
 def read_bytes(path: str, label: str) -> bytes:
     """The bytes of the trace at `path` (`-`: standard input), at most `MAX_TRACE_BYTES`."""
     try:
-        if path == "-":
-            handle = sys.stdin.buffer
-            data = handle.read(MAX_TRACE_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_TRACE_BYTES + 1)
-    except IsADirectoryError:
-        raise TraceError(label, None, "is a directory, not a trace file") from None
-    except FileNotFoundError:
-        raise TraceError(label, None, "no such file") from None
-    except PermissionError:
-        raise TraceError(label, None, "permission denied") from None
+        data = read_at_most(0 if path == "-" else path, MAX_TRACE_BYTES + 1)
     except OSError as exc:
-        raise TraceError(label, None, f"cannot read: {exc.strerror or exc}") from None
+        raise TraceError(label, None, file_problem(exc, "trace")) from None
     if len(data) > MAX_TRACE_BYTES:
         raise TraceError(label, None, f"over {MAX_TRACE_BYTES // (1024 * 1024)} MiB: mutate copies the whole "
                                       "trace into every mutant, so it takes traces up to that size")
