@@ -511,7 +511,6 @@ def mutate(
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Break a passing trace in small ways and report how many of the mutants the contract rejects."""
-    from agent_invariants.contract import load_contract
     from agent_invariants.contract_source import read_contract
     from agent_invariants.mutate import mutant_text, mutate_files
     from agent_invariants.render import RenderOptions, renderer
@@ -519,8 +518,8 @@ def mutate(
 
     contract_path = find_contract(contract, [trace])
     others = [path for path in (control, corpus) if path is not None]
-    if trace == "-" and control is not None and str(control) == "-":
-        fail("the control and the trace cannot both be read from standard input (-)")
+    if [str(contract_path), trace, str(control)].count("-") > 1:
+        fail("standard input (-) can be read once: by the contract, the trace or the control")
     refuse_input_as_output(output, contract_path, trace, *others)
     source = read_contract(contract_path)
     if show_mutant is not None:
@@ -531,7 +530,7 @@ def mutate(
                                  reads=reads or (), skip=no_rewrite or (), jobs=jobs or 0, lint=not no_lint,
                                  max_line_bytes=max_line_bytes)
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None),
-                            sources=Sources(contract=source, loaded=load_contract(source), sites=sites))
+                            sources=Sources(contract=source, sites=sites))
     write(renderer(report_format.value).render(report, options), output)
     low = min_score is not None and (report.score is None or report.score < min_score)
     raise typer.Exit(1 if low or (fail_on_fp and report.false_positives) else 0)
