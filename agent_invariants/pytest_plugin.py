@@ -1,0 +1,156 @@
+"""The pytest plugin: each recorded trace of a test suite is a test item, checked against a contract.
+
+    pytest --agent-invariants-contract agent-invariants.json runs/
+
+or, once, in pyproject.toml (paths relative to that file; `traces` are globs, default every
+`*.jsonl` pytest finds):
+
+    [tool.agent-invariants]
+    contract = "agent-invariants.json"
+    traces = ["runs/**/*.jsonl"]
+
+Every `*.jsonl` file under the paths pytest collects (and matching `traces`, when given) becomes
+one item named after the file, so `-k refund` selects by name and `--junitxml` writes one test
+case per trace. A trace that breaks an error-severity rule fails with the text report (the file
+and line of each violation); warnings pass. A contract that does not validate stops the session
+before any test runs (a usage error); an unreadable trace fails its own item with the one-line
+message the command prints. Without a contract (neither the option nor the table) the plugin
+collects nothing. The plugin ships with the package (entry point `pytest11`); `-p
+no:agent_invariants` turns it off. For checks inside your own tests, see
+`agent_invariants.testing`.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from agent_invariants.errors import InputError
+
+__all__ = ("TraceItem",)
+
+_SETTINGS = pytest.StashKey["_Settings | None"]()
+
+
+class _Settings(NamedTuple):
+    contract: Path
+    traces: tuple[str, ...] | None   # globs relative to `root`; None: every *.jsonl
+    root: Path
+    loaded: list[Any]   # the loaded contract, once the session starts
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agent-invariants", "checking agent traces against a contract")
+    group.addoption("--agent-invariants-contract", metavar="PATH", default=None,
+                    help="Collect every *.jsonl trace under the given paths as a test, checked against this "
+                         "contract (or set contract and traces in [tool.agent-invariants] of pyproject.toml).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings = config.stash[_SETTINGS] = _settings(config)
+    if settings is None:
+        return
+    from agent_invariants.contract import load_contract
+
+    try:
+        settings.loaded.append(load_contract(settings.contract))
+    except InputError as exc:
+        raise pytest.UsageError(f"agent-invariants: {exc}") from None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    settings = parent.config.stash.get(_SETTINGS, None)
+    if settings is None or file_path.suffix != ".jsonl":
+        return None
+    if settings.traces is not None:
+        try:
+            relative = file_path.resolve().relative_to(settings.root.resolve()).as_posix()
+        except ValueError:
+            return None
+        if not any(fnmatch.fnmatchcase(relative, pattern) or _globstar(relative, pattern)
+                   for pattern in settings.traces):
+            return None
+    return _TraceFile.from_parent(parent, path=file_path)
+
+
+class _TraceFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        yield TraceItem.from_parent(self, name=self.path.name)
+
+
+class _Failed(Exception):
+    """A trace that broke the contract: its text report."""
+
+
+class TraceItem(pytest.Item):
+    """One trace checked against the contract."""
+
+    def runtest(self) -> None:
+        from agent_invariants.api import check_trace
+        from agent_invariants.render import RenderOptions, text
+
+        settings = self.config.stash[_SETTINGS]
+        assert settings is not None
+        report = check_trace(settings.loaded[0], _shown(self.path, self.config.invocation_params.dir))
+        if not report.passed:
+            raise _Failed(text.render(report, RenderOptions(color=False)).rstrip("\n"))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, _Failed):
+            return str(excinfo.value)
+        if isinstance(excinfo.value, InputError):
+            return f"agent-invariants: {excinfo.value}"
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
+        return self.path, None, f"agent-invariants check of {self.path.name}"
+
+
+def _shown(path: Path, here: Path) -> str:
+    """The trace's path as the report names it: from the folder pytest was run in, when inside it
+    (so `runs/a.jsonl:6` is clickable and no report holds an absolute path)."""
+    relative = os.path.relpath(path, here)
+    return str(path) if relative.startswith("..") else relative
+
+
+def _settings(config: pytest.Config) -> _Settings | None:
+    """The contract and trace globs from the command line, else from pyproject.toml; None for neither."""
+    option = config.getoption("--agent-invariants-contract", default=None)
+    table = _table(config.rootpath / "pyproject.toml")
+    traces = table.get("traces")
+    if isinstance(traces, str):
+        traces = [traces]
+    if traces is not None and not (isinstance(traces, list) and all(isinstance(glob, str) for glob in traces)):
+        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] traces must be a glob "
+                                "or a list of globs")
+    globs = None if traces is None else tuple(traces)
+    if option is not None:
+        return _Settings(Path(option).resolve(), globs, config.rootpath, [])
+    contract = table.get("contract")
+    if contract is None:
+        return None
+    if not isinstance(contract, str):
+        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
+    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, [])
+
+
+def _table(pyproject: Path) -> dict[str, Any]:
+    try:
+        with open(pyproject, "rb") as handle:
+            document = tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise pytest.UsageError(f"agent-invariants: {pyproject}: {exc}") from None
+    table = document.get("tool", {}).get("agent-invariants", {})
+    return table if isinstance(table, dict) else {}
+
+
+def _globstar(relative: str, pattern: str) -> bool:
+    """`dir/**/*.jsonl` also matches `dir/a.jsonl` (fnmatch's `*` crosses slashes; its `**/` needs one)."""
+    return "**/" in pattern and fnmatch.fnmatchcase(relative, pattern.replace("**/", ""))

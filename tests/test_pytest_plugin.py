@@ -1,0 +1,119 @@
+"""The pytest plugin and `agent_invariants.testing`, run with pytest's own `pytester`: traces as
+collected items, `-k` by file name, `--junitxml`, the pyproject.toml table, a bad contract, and the
+assertion helpers' messages."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from agent_invariants.errors import InputError
+from agent_invariants.testing import assert_compatible, assert_trace
+
+pytest_plugins = ["pytester"]
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "refund-desk"
+CONTRACT = (EXAMPLE / "contract.json").read_text()
+GOOD = (EXAMPLE / "baseline.jsonl").read_text()
+BAD = (EXAMPLE / "candidate.jsonl").read_text()
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with a contract, a good and a bad run under runs/, and a stray trace elsewhere."""
+    pytester.makefile(".json", contract=CONTRACT)
+    (pytester.path / "runs").mkdir()
+    (pytester.path / "runs" / "good.jsonl").write_text(GOOD)
+    (pytester.path / "runs" / "bad.jsonl").write_text(BAD)
+    (pytester.path / "other").mkdir()
+    (pytester.path / "other" / "stray.jsonl").write_text(BAD)
+    return pytester
+
+
+def test_each_trace_is_an_item_and_a_failure_shows_the_report_with_lines(suite):
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*agent-invariants check of bad.jsonl*",
+        "FAIL  refund-desk",
+        "      trace runs/bad.jsonl",
+        "*runs/bad.jsonl:6  seq 6  [[]require_approval.missing[]]*",
+        "FAILED runs/bad.jsonl::bad.jsonl*",
+    ])
+
+
+def test_k_selects_traces_by_file_name(suite):
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
+                             "-k", "good")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_junitxml_has_a_test_case_per_trace(suite):
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
+                             "--junitxml", "junit.xml")
+    assert result.ret == 1
+    cases = {case.get("name"): case for case in ET.parse(suite.path / "junit.xml").getroot().iter("testcase")}
+    assert sorted(cases) == ["bad.jsonl", "good.jsonl"]
+    assert cases["good.jsonl"].find("failure") is None
+    failure = cases["bad.jsonl"].find("failure")
+    assert failure is not None and "runs/bad.jsonl:11  seq 11  [stop_is_final.after_stop]" in (failure.text or "")
+
+
+def test_the_pyproject_table_names_the_contract_and_the_traces(suite):
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/**/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)   # other/stray.jsonl matches no glob
+
+
+def test_without_a_contract_no_trace_is_collected(suite):
+    result = suite.runpytest("-p", "no:cacheprovider", "runs")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_a_contract_that_does_not_validate_is_a_usage_error(suite):
+    suite.makefile(".json", broken=json.dumps({"version": 1, "name": "x", "rules": [{"id": "r", "kind": "nope"}]}))
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "broken.json", "runs")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agent-invariants: *broken.json*$.rules[[]0[]].kind: unknown rule kind*"])
+
+
+def test_an_unreadable_trace_fails_its_item_with_the_one_line_message(suite):
+    (suite.path / "runs" / "broken.jsonl").write_text('{"seq": 1, "type": "run.start"}\n{"seq": \n')
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
+                             "-k", "broken")
+    result.assert_outcomes(failed=1, deselected=2)
+    result.stdout.fnmatch_lines(["agent-invariants: runs/broken.jsonl:2: *"])
+
+
+# -- the assertion helpers ---------------------------------------------------------------------------
+
+def test_assert_trace_returns_the_report_of_a_passing_trace_from_a_path_bytes_or_events():
+    contract = str(EXAMPLE / "contract.json")
+    assert assert_trace(str(EXAMPLE / "baseline.jsonl"), contract).passed
+    assert assert_trace(GOOD.encode(), contract).passed
+    events = [json.loads(line) for line in GOOD.splitlines() if line.strip()]
+    assert assert_trace(events, json.loads(CONTRACT)).summary.events == len(events)
+
+
+def test_assert_trace_fails_with_the_text_report():
+    trace = str(EXAMPLE / "candidate.jsonl")
+    with pytest.raises(AssertionError) as failed:
+        assert_trace(trace, str(EXAMPLE / "contract.json"))
+    message = str(failed.value)
+    assert message.splitlines()[1] == "FAIL  refund-desk"
+    assert f"{trace}:6  seq 6  [require_approval.missing]" in message
+
+
+def test_assert_compatible_fails_on_a_regression_and_returns_the_report_otherwise():
+    contract = str(EXAMPLE / "contract.json")
+    assert assert_compatible(str(EXAMPLE / "baseline.jsonl"), str(EXAMPLE / "baseline.jsonl"), contract).compatible
+    with pytest.raises(AssertionError) as failed:
+        assert_compatible(str(EXAMPLE / "baseline.jsonl"), str(EXAMPLE / "candidate.jsonl"), contract)
+    assert "REGRESSION" in str(failed.value).splitlines()[1]
+
+
+def test_bad_input_is_an_input_error_not_a_verdict():
+    with pytest.raises(InputError):
+        assert_trace(b'{"seq": "one"}\n', str(EXAMPLE / "contract.json"))
