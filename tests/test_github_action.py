@@ -1,0 +1,119 @@
+"""The GitHub Action: `action.yml` has the structure GitHub requires of a composite action, and its
+run steps, executed here with bash as the runner would (GITHUB_OUTPUT and GITHUB_STEP_SUMMARY in
+temporary files), write the summary, the annotations, the SARIF file and the verdict."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from agent_invariants.github_action import main
+
+from support import sarif_validator
+
+REPO = Path(__file__).resolve().parent.parent
+ACTION = yaml.safe_load((REPO / "action.yml").read_text())
+EXAMPLE = REPO / "examples" / "refund-desk"
+
+
+def test_action_yml_is_a_composite_action_with_the_documented_inputs():
+    assert isinstance(ACTION["name"], str) and isinstance(ACTION["description"], str)
+    inputs = ACTION["inputs"]
+    assert list(inputs) == ["contract", "traces", "baseline", "format", "python-version", "upload-sarif", "fail-on"]
+    for name, spec in inputs.items():
+        assert isinstance(spec["description"], str) and spec["description"], name
+        assert set(spec) <= {"description", "required", "default", "deprecationMessage"}, name
+    assert inputs["upload-sarif"]["default"] == "true" and inputs["fail-on"]["default"] == "error"
+    assert inputs["traces"]["required"] is True
+    for name, spec in ACTION["outputs"].items():
+        assert set(spec) == {"description", "value"}, name
+        assert re.fullmatch(r"\$\{\{ steps\.run\.outputs\.[a-z-]+ \}\}", spec["value"]), name
+    runs = ACTION["runs"]
+    assert runs["using"] == "composite"
+    for step in runs["steps"]:
+        assert ("run" in step) != ("uses" in step), step
+        if "run" in step:
+            assert step["shell"] == "bash", step   # a composite action's run step must name its shell
+    uses = [step["uses"] for step in runs["steps"] if "uses" in step]
+    assert uses == ["actions/setup-python@v5", "github/codeql-action/upload-sarif@v3"]
+    (upload,) = [step for step in runs["steps"] if step.get("uses", "").startswith("github/codeql-action")]
+    assert upload["if"] == "${{ inputs.upload-sarif == 'true' && steps.run.outputs.sarif != '' }}"
+
+
+def _steps(tmp_path: Path, inputs: dict[str, str]) -> tuple[int, str, dict[str, str], str]:
+    """Run the action's steps after the install (the package is installed here) with bash, the
+    `${{ inputs.* }}` and `${{ steps.run.outputs.* }}` expressions filled in as the runner would."""
+    defaults = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    values = {**defaults, **inputs}
+    files = {"GITHUB_OUTPUT": tmp_path / "output", "GITHUB_STEP_SUMMARY": tmp_path / "summary.md"}
+    env = {**os.environ, **{name: str(path) for name, path in files.items()}, "RUNNER_TEMP": str(tmp_path),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    outputs: dict[str, str] = {}
+    log = ""
+    code = 0
+    for step in ACTION["runs"]["steps"]:
+        if "run" not in step or step["name"].startswith("Install"):
+            continue
+        step_env = {**env, **{name: _filled(str(value), values, outputs)
+                               for name, value in step.get("env", {}).items()}}
+        done = subprocess.run(["bash", "-c", step["run"]], cwd=REPO, env=step_env, capture_output=True, text=True,
+                              timeout=120)
+        log += done.stdout + done.stderr
+        code = done.returncode
+        if files["GITHUB_OUTPUT"].exists():
+            outputs = dict(line.split("=", 1) for line in files["GITHUB_OUTPUT"].read_text().splitlines())
+    summary = files["GITHUB_STEP_SUMMARY"].read_text() if files["GITHUB_STEP_SUMMARY"].exists() else ""
+    return code, log, outputs, summary
+
+
+def _filled(text: str, inputs: dict[str, str], outputs: dict[str, str]) -> str:
+    text = re.sub(r"\$\{\{ inputs\.([a-z-]+) \}\}", lambda found: inputs[found.group(1)], text)
+    return re.sub(r"\$\{\{ steps\.run\.outputs\.([a-z-]+) \}\}", lambda found: outputs.get(found.group(1), ""), text)
+
+
+def test_a_failing_trace_fails_the_job_with_a_summary_annotations_and_sarif(tmp_path):
+    code, log, outputs, summary = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                                    "traces": "examples/refund-desk/candidate.jsonl"})
+    assert code == 1
+    assert (outputs["verdict"], outputs["exit-code"], outputs["step-exit"]) == ("fail", "1", "1")
+    assert log.startswith("FAIL  refund-desk\n")
+    assert "::error file=examples/refund-desk/candidate.jsonl,line=6," in log
+    assert summary.startswith("## ❌ agent-invariants: refund-desk failed")
+    sarif = json.loads(Path(outputs["sarif"]).read_text())
+    sarif_validator().validate(sarif)
+    assert sarif["runs"][0]["automationDetails"]["id"] == "agent-invariants/"
+    assert len(sarif["runs"][0]["results"]) == 10
+
+
+def test_a_compare_fails_on_warnings_only_when_asked(tmp_path):
+    contract = tmp_path / "contract.json"   # a warning both runs draw: compatible, yet a warning
+    contract.write_text(json.dumps({"version": 1, "name": "drafts", "rules": [
+        {"id": "no-drafts", "kind": "deny_tool", "tool": "mail.draft", "severity": "warning"}]}))
+    trace = str(EXAMPLE / "baseline.jsonl")
+    env = {**os.environ, "INPUT_CONTRACT": str(contract), "INPUT_BASELINE": trace, "INPUT_TRACES": trace,
+           "RUNNER_TEMP": str(tmp_path)}
+    assert main({**env, "INPUT_FAIL_ON": "error"}) == 0
+    assert main({**env, "INPUT_FAIL_ON": "warning"}) == 1
+
+
+def test_bad_input_fails_with_the_commands_message_and_never_hides_it(tmp_path, capsys):
+    env = {**os.environ, "INPUT_CONTRACT": "missing.json", "INPUT_TRACES": "t.jsonl", "INPUT_FAIL_ON": "never",
+           "GITHUB_OUTPUT": str(tmp_path / "output")}
+    assert main(env) == 2
+    assert capsys.readouterr().err.startswith("agent-invariants: missing.json: no such file")
+    assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\n"
+    assert main({**env, "INPUT_FAIL_ON": "sometimes"}) == 2
+    assert "fail-on: 'sometimes' is none of error, warning, never" in capsys.readouterr().err
+
+
+def test_fail_on_never_reports_and_passes(tmp_path):
+    code, _, outputs, summary = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                                  "traces": "examples/refund-desk/candidate.jsonl",
+                                                  "fail-on": "never"})
+    assert code == 0 and outputs["verdict"] == "pass" and outputs["exit-code"] == "1"
+    assert "refund-desk failed" in summary
