@@ -40,7 +40,7 @@ def test_action_yml_is_a_composite_action_with_the_documented_inputs():
         if "run" in step:
             assert step["shell"] == "bash", step   # a composite action's run step must name its shell
     uses = [step["uses"] for step in runs["steps"] if "uses" in step]
-    assert uses == ["actions/setup-python@v5", "github/codeql-action/upload-sarif@v3"]
+    assert uses == ["actions/setup-python@v5", "github/codeql-action/upload-sarif@v4"]
     (upload,) = [step for step in runs["steps"] if step.get("uses", "").startswith("github/codeql-action")]
     assert upload["if"] == "${{ inputs.upload-sarif == 'true' && steps.run.outputs.sarif != '' }}"
 

@@ -1,0 +1,79 @@
+"""The pre-commit hooks (`.pre-commit-hooks.yaml`): validate or lint every contract a commit touches.
+
+    python -m agent_invariants.hooks validate FILE...
+    python -m agent_invariants.hooks lint [--strict] FILE...
+
+pre-commit hands over every JSON and YAML file of the commit; a file is taken for a contract when
+its name is `agent-invariants.json` (`.yaml`, `.yml`, or `agent-invariants.<anything>.json`...),
+ends in `.contract.json` (`.yaml`, `.yml`), or its `$schema` names an agent-invariants contract
+schema. Other files are passed over. `validate` prints each invalid contract's problems as the
+command does (`agent-invariants: contract.json:14: $.rules[2].tool: must not be empty`); `lint`
+also prints every finding as `contract.json:7: error <code> [<rule ids>]: <message>`. The exit is
+1 when a contract does not validate, when lint finds an error, or (`--strict`) any finding.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from agent_invariants._safe import TEXT_LIMIT, inert
+
+__all__ = ("is_contract", "main")
+
+_NAMED = re.compile(r"(^agent-invariants(\.[^/]+)?|\.contract)\.(json|ya?ml)$")
+_SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?[^"'\r\n]*agent-invariants[^"'\r\n]*contract-v\d""")
+_HEAD_BYTES = 64 * 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in ("validate", "lint"):
+        sys.stderr.write("usage: python -m agent_invariants.hooks validate|lint [--strict] FILE...\n")
+        return 2
+    command, strict = args[0], "--strict" in args[1:]
+    failed = False
+    for path in [arg for arg in args[1:] if arg != "--strict"]:
+        if is_contract(path):
+            failed |= _one(command, path, strict)
+    return 1 if failed else 0
+
+
+def is_contract(path: str) -> bool:
+    """Whether a file is an agent-invariants contract, by its name or its `$schema`."""
+    if _NAMED.search(Path(path).name):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return _SCHEMA.search(handle.read(_HEAD_BYTES)) is not None
+    except OSError:
+        return False
+
+
+def _one(command: str, path: str, strict: bool) -> bool:
+    """Validate (and lint) one contract, print what is wrong; True when it fails the hook."""
+    from agent_invariants.contract import load_contract
+    from agent_invariants.contract_source import pointer_lines, read_contract
+    from agent_invariants.errors import InputError
+
+    try:
+        source = read_contract(path)
+        contract = load_contract(source)
+    except InputError as exc:
+        sys.stderr.write("".join(f"agent-invariants: {line}\n" for line in str(exc).splitlines()))
+        return True
+    if command == "validate":
+        return False
+    from agent_invariants.lint import lint_contract
+
+    report = lint_contract(contract)
+    lines = pointer_lines(source, [rule.id for rule in contract.rules], [item.pointer for item in report.findings])
+    for finding in report.findings:
+        where = f"{inert(path, TEXT_LIMIT)}:{lines.get(finding.pointer, 1)}"
+        rules = ", ".join(inert(rule) for rule in finding.rule_ids)
+        sys.stdout.write(f"{where}: {finding.level} {finding.code} [{rules}]: {inert(finding.message)}\n")
+    return bool(report.errors or (strict and report.findings))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

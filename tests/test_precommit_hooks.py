@@ -1,0 +1,65 @@
+"""The pre-commit hooks, run as pre-commit runs them: `.pre-commit-hooks.yaml` read, the files of a
+commit filtered by each hook's pattern, the hook's entry run with them (in this environment, where
+the package is installed as `language: python` would install it)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+HOOKS = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+SCHEMA = "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/contract-v2.schema.json"
+
+
+def run_hook(hook_id: str, folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    hook = HOOKS[hook_id]
+    files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*")
+                   if path.is_file() and re.search(hook["files"], str(path.relative_to(folder))))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run([*shlex.split(hook["entry"]), *extra, *files], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_the_hooks_file_has_what_pre_commit_requires():
+    assert sorted(HOOKS) == ["agent-invariants-lint", "agent-invariants-validate"]
+    for hook in HOOKS.values():
+        assert {"id", "name", "entry", "language"} <= set(hook)
+        assert hook["language"] == "python"
+        re.compile(hook["files"])
+
+
+def test_validate_passes_good_contracts_and_refuses_a_bad_one_with_the_usual_line(tmp_path):
+    (tmp_path / "agent-invariants.json").write_text((REPO / "examples/refund-desk/contract.json").read_text())
+    (tmp_path / "package.json").write_text('{"name": "not a contract"}')
+    assert run_hook("agent-invariants-validate", tmp_path).returncode == 0
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "refunds.json").write_text(json.dumps(
+        {"$schema": SCHEMA, "version": 2, "name": "refunds", "rules": [{"id": "r", "kind": "deny_tool", "tool": ""}]},
+        indent=2))
+    result = run_hook("agent-invariants-validate", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "agent-invariants: policy/refunds.json:9: $.rules[0].tool: expected a non-empty string, got \"\""]
+
+
+def test_lint_refuses_a_contract_no_trace_can_pass_and_warnings_only_with_strict(tmp_path):
+    (tmp_path / "refund.contract.json").write_text((REPO / "examples/lint/contract.json").read_text())
+    result = run_hook("agent-invariants-lint", tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0].startswith(
+        "refund.contract.json:8: error required_but_forbidden [no-shell, runs-the-tests]: ")
+    (tmp_path / "refund.contract.json").unlink()
+    (tmp_path / "agent-invariants.yaml").write_text(
+        "version: 2\nname: warned\nrules:\n  - {id: a, kind: tool_calls, tool: search, max: 3}\n"
+        "  - {id: b, kind: tool_calls, tool: search, max: 5}\n")
+    assert run_hook("agent-invariants-lint", tmp_path).returncode == 0
+    strict = run_hook("agent-invariants-lint", tmp_path, "--strict")
+    assert strict.returncode == 1
+    assert strict.stdout.startswith("agent-invariants.yaml:5: warning shadowed_rule [a, b]: ")
