@@ -199,25 +199,29 @@ class Checked(NamedTuple):
 
 
 def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
-              strict: bool = False, partial: bool = False, observers: Sequence[Any] = ()) -> Checked:
+              strict: bool = False, partial: bool = False, observers: Sequence[Any] = (),
+              events_version: int | None = None) -> Checked:
     """One pass of every rule of `contract` over `source`, each rule keeping at most
     `max_violations` violations (0: all). With `strict`, a rule that checked nothing (of a kind
     for which that is not the passing state) fails with a violation of the whole trace. With
     `partial`, the trace is taken as cut short: violations of liveness parts are `inconclusive`
     and count neither in the verdict nor in the error and warning counts. `observers` see the
     events in the same pass, after the rules (a caller that learns more of the trace than the
-    report says: `stability` keeps the final output)."""
+    report says: `stability` keeps the final output). `events_version` reads the events as that
+    contract version does (default: the contract's own; `mutate` checks a version-1 trace with a
+    control of version-2 kinds, which must not type-check what version 1 leaves free)."""
     with collector.paused():   # also while the rules finish and the report is built
-        return _check(contract, source, max_violations, strict, partial, observers)
+        return _check(contract, source, max_violations, strict, partial, observers,
+                      contract.version if events_version is None else events_version)
 
 
 def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool, partial: bool,
-           observers: Sequence[Any]) -> Checked:
+           observers: Sequence[Any], events_version: int) -> Checked:
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
-    fields = FieldTypes(source).check if contract.version == 2 else None
+    fields = FieldTypes(source).check if events_version == 2 else None
     events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling, *observers], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]

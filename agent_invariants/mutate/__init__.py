@@ -110,7 +110,7 @@ from agent_invariants.contract import Contract, load_contract
 from agent_invariants.contract_source import ContractSource, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError, suggest, unknown_value
-from agent_invariants.mutate.judge import Outcome, Work, error_rules, judged
+from agent_invariants.mutate.judge import Outcome, Work, check_made, error_rules, judged
 from agent_invariants.mutate.operators import HINTS, Candidate, as_mutant, candidates
 from agent_invariants.mutate.report import ControlScore, FalsePositive, MutantResult, MutateReport, Survivor
 from agent_invariants.mutate.rewrites import REWRITES, rewritten
@@ -166,19 +166,18 @@ def mutate_files(contract: str | os.PathLike[str] | ContractSource, trace: str |
     if control is None:
         control_json = auto_control(loaded, original.events)
         control_contract = load_contract(control_json, name="the auto-written control")
-        if loaded.version == 1:   # read the events as the contract reads them, so the control passes T
-            msgspec.structs.force_setattr(control_contract, "version", 1)
+        control_events = loaded.version   # read the events as the contract reads them: it passes T
         control_sha = hashlib.sha256(control_json).hexdigest()
-        _must_pass(control_contract, original, "the auto-written control (give one with --control)",
-                   max_line_bytes)
+        _must_pass(control_contract, control_events, original, "the auto-written control (give one with --control)")
     else:
         control_source = _source(control)
         control_contract = _loaded(control_source, lint)
+        control_events = control_contract.version
         control_sha = hashlib.sha256(control_source.data).hexdigest()
-        _must_pass(control_contract, original, f"the control {control_source.label}", max_line_bytes)
+        _must_pass(control_contract, control_events, original, f"the control {control_source.label}")
 
-    found, outcomes = judged(original, Work(loaded, control_contract, tuple(reads), max_mutants, max_line_bytes),
-                             jobs)
+    work = Work(loaded, control_contract, control_events, tuple(reads), max_mutants)
+    found, outcomes = judged(original, work, jobs)
     results = [_classified(candidate, outcome) for candidate, outcome in zip(found, outcomes, strict=True)]
     survivors = [Survivor(id=result.id, hint=HINTS[result.operator]) for result in results
                  if result.status == "survived"]
@@ -280,17 +279,13 @@ def _loaded(source: ContractSource, lint: bool) -> Contract:
     return loaded
 
 
-def _must_pass(control: Contract, original: Original, name: str, max_line_bytes: int) -> None:
+def _must_pass(control: Contract, events_version: int, original: Original, name: str) -> None:
     try:
-        checked = _check(control, original.data, original.label, max_line_bytes)
+        checked = check_made(control, original.data, original.label, events_version)
     except InputError as exc:
         raise TraceError(original.label, None, f"{name} cannot read it: {exc}") from None
     if not checked.passed:
         raise TraceError(original.label, None, f"fails {name} ({_named(checked)}); the control must pass the trace")
-
-
-def _check(contract: Contract, data: bytes, label: str, max_line_bytes: int) -> CheckReport:
-    return run_check(contract, TraceFile(data, name=label, max_line_bytes=max_line_bytes), 1).report
 
 
 def _named(checked: CheckReport) -> str:
@@ -318,12 +313,10 @@ def _score(killed: int, survived: int) -> float | None:
 def _false_positives(contract: Contract, original: Original, corpus: str | os.PathLike[str] | None,
                      skipped: set[str], max_line_bytes: int) -> list[FalsePositive]:
     found: list[FalsePositive] = []
-    for name, text in rewritten(original.events).items():
-        if name in skipped:
-            continue
+    for name, text in rewritten(original.events, skipped):
         try:
-            failing = error_rules(_check(contract, text, f"the {name} rewrite of {original.label}", max_line_bytes))
-        except InputError as exc:   # a rewrite of a valid trace is valid: cannot happen
+            failing = error_rules(check_made(contract, text, f"the {name} rewrite of {original.label}"))
+        except InputError as exc:   # the rewrites keep every event as it is valid: a bug if it happens
             raise TraceError(original.label, None, f"its {name} rewrite cannot be read: {exc}") from None
         if failing:
             found.append(FalsePositive(rewrite=name, killed_by=failing))

@@ -24,7 +24,7 @@ from agent_invariants.mutate.trace import Original, as_jsonl, parsed
 from agent_invariants.reader import TraceFile
 from agent_invariants.report import CheckReport
 
-__all__ = ("Outcome", "Work", "error_rules", "judged", "kept")
+__all__ = ("Outcome", "Work", "check_made", "error_rules", "judged", "kept")
 
 _AUTO_EVENTS = 200_000
 """With `jobs` 0 (automatic), mutants whose events add up to this many are checked in every core."""
@@ -46,9 +46,11 @@ class Work(NamedTuple):
 
     contract: Contract
     control: Contract
+    control_events: int
+    """The version the control reads events as: the contract's (the auto control is of version-2
+    kinds, yet must read a version-1 trace as version 1 does)."""
     reads: tuple[str, ...]
     max_mutants: int
-    max_line_bytes: int
 
 
 def kept(original: Original, cap: int) -> list[Candidate]:
@@ -93,10 +95,10 @@ class _Mutants:
         text = as_jsonl(as_mutant(events))
         del events
         work = self.work
-        errors, warned = _verdict(work.contract, text, work.max_line_bytes)
+        errors, warned = _verdict(work.contract, text, work.contract.version)
         if errors is None or equivalent:
             return Outcome(equivalent, errors, warned, None)
-        control_errors, _ = _verdict(work.control, text, work.max_line_bytes)
+        control_errors, _ = _verdict(work.control, text, work.control_events)
         return Outcome(equivalent, errors, warned, control_errors is None or bool(control_errors))
 
 
@@ -115,11 +117,18 @@ def _task(label: str, data: bytes, lines: Sequence[int | None], work: Work, star
     return [mutants.outcome(index) for index in range(start, stop)]
 
 
-def _verdict(contract: Contract, text: bytes, max_line_bytes: int) -> tuple[list[str] | None, bool]:
+def check_made(contract: Contract, text: bytes, label: str, events_version: int | None = None) -> CheckReport:
+    """`check` of a trace mutate wrote (a mutant, a rewrite): read without a line limit, as its
+    lines may be longer than the original's (the whole is at most a few times the 64 MiB input)."""
+    source = TraceFile(text, name=label, max_line_bytes=len(text) + 1)
+    return run_check(contract, source, 1, events_version=events_version).report
+
+
+def _verdict(contract: Contract, text: bytes, events_version: int) -> tuple[list[str] | None, bool]:
     """The error rules of `contract` on a mutant (None when it is not a valid trace), and
     whether it drew warnings."""
     try:
-        checked = run_check(contract, TraceFile(text, name="mutant", max_line_bytes=max_line_bytes), 1).report
+        checked = check_made(contract, text, "mutant", events_version)
     except InputError:
         return None, False
     return error_rules(checked), checked.warning_count > 0

@@ -80,7 +80,6 @@ OPERATORS: tuple[str, ...] = tuple(name for names, _ in _ROWS for name in names)
 HINTS: dict[str, str] = {name: killers for names, killers in _ROWS for name in names}
 """Per operator, the rule kinds that would kill its mutants: a survivor's hint."""
 
-_RANK = {name: rank for rank, name in enumerate(OPERATORS)}
 _TERMINAL = ("run.completed", "run.failed")
 
 
@@ -91,10 +90,6 @@ class Candidate(NamedTuple):
     operator: str
     id: str
     make: Callable[[], list[Event]]
-
-    @property
-    def order(self) -> tuple[int, int]:
-        return self.position, _RANK[self.operator]
 
 
 def pairs(events: list[Event]) -> dict[int, int]:
@@ -171,21 +166,16 @@ class _Sites:
         if kind == "approval.granted":
             yield self._candidate("drop_approval", index, partial(self._without, {index}))
             own = self.own_calls.get(index)
-            if own is not None:
-                order = [*range(index + 1, own + 1), index]
-                yield self._candidate("move_approval_after", index, partial(self._moved, dict(zip(
-                    range(index, own + 1), order, strict=True))))
+            if own is not None:   # the grant goes after its call; the events between move up one
+                yield self._candidate("move_approval_after", index, partial(self._rotated, index, own, 1))
             call_id = member(event, "call_id")
             if call_id.__class__ is str:
                 yield self._candidate("rebind_approval", index, partial(
                     self._replaced, index, "call_id", raw(call_id + "~m")), "call_id")
             if "args" in event:
                 yield from self._leaf_changes("rebind_approval", index)
-        if index in self.before_stop:
-            call = self.before_stop[index]
-            order = [index, *range(call, index)]
-            yield self._candidate("stop_earlier", index, partial(self._moved, dict(zip(
-                range(call, index + 1), order, strict=True))))
+        if index in self.before_stop:   # the stop goes before the call; the events between move down one
+            yield self._candidate("stop_earlier", index, partial(self._rotated, self.before_stop[index], index, -1))
         if kind == "tool.result":
             flipped = member(event, "ok") is False   # true and absent become false
             yield self._candidate("flip_ok", index, partial(self._replaced, index, "ok", raw(flipped)))
@@ -228,12 +218,11 @@ class _Sites:
         other_tool: int | None = None   # the nearest later pair of a tool other than the current one
         for number in range(len(complete) - 1, -1, -1):
             call, result, tool = complete[number]
-            if number + 1 < len(complete) and complete[number + 1][2] != tool:
-                other_tool = number + 1
-            elif number + 1 < len(complete):
-                pass   # the next pair has this tool: the nearest other one is the next pair's
-            else:
+            if number + 1 == len(complete):
                 other_tool = None
+            elif complete[number + 1][2] != tool:
+                other_tool = number + 1
+            # else the next pair has this tool: the nearest pair of another is the next pair's
             if other_tool is not None and result < complete[other_tool][0]:
                 later, answer, _ = complete[other_tool]
                 swaps[call] = {call: later, result: answer, later: call, answer: result}
@@ -343,6 +332,13 @@ class _Sites:
         for slot, came in slots.items():
             events[slot] = _timed(self.events[came], self.events[slot])
         return events
+
+    def _rotated(self, first: int, last: int, step: int) -> list[Event]:
+        """The events with slots `first`..`last` rotated by `step` (1: each takes the content of the
+        next, the first's goes last; -1: the other way), every slot keeping its time."""
+        span = range(first, last + 1)
+        came = [*span[1:], first] if step == 1 else [last, *span[:-1]]
+        return self._moved(dict(zip(span, came, strict=True)))
 
     def _inserted(self, at: int, added: list[Event]) -> list[Event]:
         """The events with `added` at index `at`, each taking the time of the event before it."""

@@ -13,7 +13,7 @@ rather than on what the agent did fails some of these (spec §6, §10 point 65):
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from msgspec import Raw
@@ -27,12 +27,14 @@ REWRITES = ("renumber", "heartbeat", "comments", "reorder_keys", "json_array", "
 """Every rewrite, by the name `--no-rewrite` takes."""
 
 
-def rewritten(events: list[Event]) -> dict[str, bytes]:
-    """The trace under each rewrite but `corpus`, by name."""
+def rewritten(events: list[Event], skip: Collection[str] = ()) -> Iterator[tuple[str, bytes]]:
+    """The trace under each rewrite but `corpus` and those in `skip`, by name, one at a time."""
     made: dict[str, Callable[[list[Event]], bytes]] = {
         "renumber": _renumbered, "heartbeat": _with_heartbeats, "comments": _with_comments,
         "reorder_keys": _reordered, "json_array": as_json_array}
-    return {name: make(events) for name, make in made.items()}
+    for name, make in made.items():
+        if name not in skip:
+            yield name, make(events)
 
 
 def _renumbered(events: list[Event]) -> bytes:
@@ -61,9 +63,21 @@ def _reordered(events: list[Event]) -> bytes:
 
 
 def _reversed(value: Any) -> Any:
-    """`value` with every object's keys in reverse order, at every depth."""
-    if isinstance(value, dict):
-        return {key: _reversed(item) for key, item in reversed(value.items())}
-    if isinstance(value, list):
-        return [_reversed(item) for item in value]
-    return value
+    """`value` with every object's keys in reverse order, at every depth (a loop, not recursion:
+    values nest as deep as the reader allows)."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]   # (node, container of its copy, key there)
+    while stack:
+        node, into, key = stack.pop()
+        if isinstance(node, dict):
+            copy: Any = {}
+            for name, item in reversed(node.items()):
+                copy[name] = None
+                stack.append((item, copy, name))
+        elif isinstance(node, list):
+            copy = [None] * len(node)
+            stack.extend((item, copy, number) for number, item in enumerate(node))
+        else:
+            copy = node
+        into[key] = copy
+    return root[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 import msgspec
@@ -33,7 +34,8 @@ MISSING: Any = object()
 _events = msgspec.json.Decoder(Event).decode
 _array = msgspec.json.Decoder(list[Event]).decode
 _plain = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
+_exact = msgspec.json.Decoder(float_hook=Decimal).decode
+_encode = msgspec.json.Encoder(decimal_format="number").encode
 
 
 class Original(NamedTuple):
@@ -113,15 +115,13 @@ def member(event: Event, name: str) -> Any:
 
 
 def fresh(value: Raw) -> Any:
-    """A member's value decoded anew, free to change."""
-    try:
-        return _plain(value)
-    except msgspec.ValidationError:   # a number beyond any double
-        return _plain(_encode(decoded(value)))
+    """A member's value decoded anew, free to change; its numbers with a fraction or an exponent
+    are `Decimal`s, so that each goes back out as written (`1e400` too, which no double holds)."""
+    return _exact(value)
 
 
 def raw(value: Any) -> Raw:
-    """The JSON text of a value, as a member."""
+    """The JSON text of a value, as a member (a `Decimal` written as the number it is)."""
     return Raw(_encode(value))
 
 
