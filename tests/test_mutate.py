@@ -309,3 +309,45 @@ def test_the_sites_of_the_moving_operators_are_those_of_their_definitions():
         made = {candidate.id for candidate in candidates(parsed, [event["seq"] for event in events])
                 if candidate.operator in ("swap_calls", "move_approval_after", "stop_earlier", "stale_result")}
         assert made == _naive_sites(events), events
+
+
+# -- from a review --------------------------------------------------------------------------------
+
+def test_a_version_1_contract_is_judged_alike_in_two_processes(tmp_path):
+    """The auto control (of version-2 kinds) reads a version-1 trace as version 1 in the worker
+    processes too (it once crashed them)."""
+    contract = tmp_path / "v1.json"
+    contract.write_text(json.dumps(V1))
+    trace = "".join(json.dumps(event) + "\n" for event in [
+        {"seq": 1, "type": "tool.call", "tool": "search", "call_id": "c1", "args": [1]},
+        {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": True},
+        {"seq": 3, "type": "run.completed"}]).encode()
+    one, two = mutate_trace(str(contract), trace, jobs=1), mutate_trace(str(contract), trace, jobs=2)
+    assert msgspec.json.encode(one) == msgspec.json.encode(two)
+    assert one.control.killed == 2   # drop_call:1 and drop_event:3
+
+
+def test_numbers_no_double_holds_and_deep_values_survive_mutation(tmp_path):
+    contract = tmp_path / "v1.json"
+    contract.write_text(json.dumps(V1))
+    deep: object = 1
+    for _ in range(490):
+        deep = [deep]
+    trace = "".join(json.dumps(event) + "\n" for event in [
+        {"seq": 1, "type": "tool.call", "tool": "search", "args": {"x": 1, "y": 2}},
+        {"seq": 2, "type": "run.completed", "output": {"deep": deep}}]).replace('"x": 1', '"x": 1e400').encode()
+    from agent_invariants.mutate import mutant_text
+
+    changed = mutant_text(str(contract), trace, "change_arg:1:/y").decode()
+    assert '"x":1E+400' in changed   # the other argument goes back out as the number it is
+    report = mutate_trace(str(contract), trace)
+    assert report.false_positives == []   # reorder_keys keeps 1e400, and reverses 490 levels without recursion
+
+
+def test_rewrites_and_mutants_may_have_longer_lines_than_the_limit_the_trace_was_read_with(tmp_path):
+    contract = tmp_path / "v1.json"
+    contract.write_text(json.dumps(V1))
+    line = '{"seq":1,"type":"tool.call","tool":"search","call_id":"c1"}'
+    trace = (line + "\n" + '{"seq":2,"type":"run.completed"}\n').encode()
+    report = mutate_trace(str(contract), trace, max_line_bytes=len(line) + 1)
+    assert report.invalid == 0 and report.false_positives == []   # seq 1000 is longer than seq 1

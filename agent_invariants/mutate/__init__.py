@@ -117,6 +117,7 @@ from agent_invariants.mutate.rewrites import REWRITES, rewritten
 from agent_invariants.mutate.trace import Event, Original, as_jsonl, display, member, parsed, read_bytes
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
+from agent_invariants.rules.terminal import TERMINAL_TYPES
 
 __all__ = ("DEFAULT_MAX_MUTANTS", "Mutated", "auto_control", "mutant_text", "mutate_files", "mutate_trace",
            "read_original")
@@ -258,7 +259,7 @@ def _run_status(events: list[Event]) -> str:
     """The run status as run_status reads it: the terminal's `status` (a string), else by its type."""
     for event in reversed(events):
         kind = member(event, "type")
-        if kind in ("run.completed", "run.failed"):
+        if kind in TERMINAL_TYPES:
             status = member(event, "status")
             return status if status.__class__ is str else "completed" if kind == "run.completed" else "failed"
     return "none"
@@ -340,6 +341,7 @@ def _corpus(folder: str | os.PathLike[str]) -> list[str]:
         raise InputError(f"--corpus {named}: no such directory") from None
     except OSError as exc:
         raise InputError(f"--corpus {named}: cannot list it: {exc.strerror or exc}") from None
-    return [str(Path(top) / name) for name in names
-            if name.endswith((".jsonl", ".json")) and os.path.isfile(os.path.join(top, name))]
+    return [str(Path(top) / name) for name in names   # hidden files left out, as check's folder walk does
+            if name.endswith((".jsonl", ".json")) and not name.startswith(".")
+            and os.path.isfile(os.path.join(top, name))]
 

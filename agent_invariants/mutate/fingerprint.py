@@ -24,6 +24,9 @@ from null. An event is read once however many mutants share it (`Fingerprints` c
 """
 from __future__ import annotations
 
+import hashlib
+import math
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -32,11 +35,11 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.mutate.operators import pairs
 from agent_invariants.mutate.trace import MISSING, Event, member
+from agent_invariants.rules.terminal import TERMINAL_TYPES
 
 __all__ = ("Fingerprint", "Fingerprints")
 
 _ABSENT = ("-",)
-_TERMINAL = ("run.completed", "run.failed")
 _OTHER_FIELDS = ("reason", "status", "claims_completion", "confidence", "duration_ms")
 
 
@@ -47,16 +50,34 @@ class Fingerprint(NamedTuple):
     calls: Counter[tuple[object, ...]]
     outcomes: Counter[tuple[object, ...]]
     others: tuple[tuple[object, ...], ...]
-    grounding: dict[tuple[object, ...], frozenset[tuple[object, object]]]
+    writes: dict[tuple[object, ...], int]
+    """Each write call, as (tool, args, occurrence), and its position in the trace."""
+    grounded: dict[tuple[object, object], int]
+    """Each (tool, args) of a call with a result not `ok: false`, and the position of the first."""
 
     def same_as(self, original: Fingerprint) -> bool:
         """Whether a mutant with this fingerprint behaves as `original` does."""
         if (self.ending, self.calls, self.outcomes, self.others) != \
                 (original.ending, original.calls, original.outcomes, original.others):
             return False
-        if self.grounding.keys() != original.grounding.keys():
-            return False
-        return all(self.grounding[call] >= seen for call, seen in original.grounding.items())
+        return self.writes.keys() == original.writes.keys() and self._grounds_as_much(original)
+
+    def _grounds_as_much(self, original: Fingerprint) -> bool:
+        """Whether each write call saw at least what it saw in `original`: every call grounded
+        before it there is grounded before it here. The sets are never built (a set per write
+        would be quadratic): the original's grounded calls sorted by when they were first
+        grounded, with the running latest of when each is grounded here, answer for every write."""
+        order = sorted(original.grounded.items(), key=lambda item: item[1])
+        when = [position for _, position in order]
+        latest: list[float] = []
+        for name, _ in order:
+            here = self.grounded.get(name, math.inf)
+            latest.append(max(latest[-1], here) if latest else here)
+        for call, position in original.writes.items():
+            count = bisect_left(when, position)   # the calls grounded before this write there
+            if count and latest[count - 1] >= self.writes[call]:
+                return False
+        return True
 
 
 class _Facts(NamedTuple):
@@ -92,13 +113,13 @@ class Fingerprints:
         result_of = pairs(events)
         paired = set(result_of.values())
         claim = next((index for index, fact in enumerate(facts) if fact.claims), None)
-        terminal = next((fact for fact in reversed(facts) if fact.type in _TERMINAL), None)
+        terminal = next((fact for fact in reversed(facts) if fact.type in TERMINAL_TYPES), None)
         calls: Counter[tuple[object, ...]] = Counter()
         outcomes: Counter[tuple[object, ...]] = Counter()
         others: list[tuple[object, ...]] = []
-        grounding: dict[tuple[object, ...], frozenset[tuple[object, object]]] = {}
+        writes: dict[tuple[object, ...], int] = {}
         grants = _Grants()
-        grounded: set[tuple[object, object]] = set()
+        grounded: dict[tuple[object, object], int] = {}
         seen: Counter[tuple[object, object]] = Counter()
         stopped = False
         made = 0
@@ -111,9 +132,9 @@ class Fingerprints:
                 name = (fact.tool, fact.args)
                 seen[name] += 1
                 if not (fact.tool_name.__class__ is str and any(read(fact.tool_name) for read in self._reads)):
-                    grounding[(*name, seen[name])] = frozenset(grounded)
+                    writes[(*name, seen[name])] = index
                 if result is not None and result.ok != ("j", "false"):
-                    grounded.add(name)
+                    grounded.setdefault(name, index)
                 made += 1
             elif index in paired:
                 continue
@@ -128,7 +149,7 @@ class Fingerprints:
                     stopped = True
                 if not (kind.__class__ is str and kind.startswith("telemetry.")):
                     others.append((*fact.other, made))
-        return Fingerprint(_ending(terminal), calls, outcomes, tuple(others), grounding)
+        return Fingerprint(_ending(terminal), calls, outcomes, tuple(others), writes, grounded)
 
     def _facts_of(self, event: Event, remember: bool) -> _Facts:
         cached = self._facts.get(id(event))
@@ -157,22 +178,24 @@ def _read(event: Event) -> _Facts:
 
 
 class _Grants:
-    """The grants seen so far, filed by tool, by approval_id and by both, each list in trace
-    order. A grant covers a call when their tool and approval_id agree wherever both have them,
-    so a call's covering grants are at most four lists; those of the calls between the same two
-    grants are sorted once."""
+    """The grants seen so far, filed by tool, by approval_id and by both. A grant covers a call
+    when their tool and approval_id agree wherever both have them, so a call's covering grants
+    are the union of at most four disjoint files. Each file keeps a running sum of its grants'
+    128-bit hashes and its count: the sum over a call's files stands for the multiset of grants
+    that cover it, in constant time (a sorted tuple of them per call was quadratic)."""
 
     def __init__(self) -> None:
-        self._lists: dict[tuple[object, ...], list[tuple[object, ...]]] = {}
-        self._sorted: dict[tuple[object, ...], tuple[tuple[object, ...], ...]] = {}
+        self._files: dict[tuple[object, ...], tuple[int, int]] = {}
 
     def add(self, grant: _Facts) -> None:
+        mark = int.from_bytes(hashlib.blake2b(repr(grant.grant).encode(), digest_size=16).digest(), "big")
         for key in (("both", grant.tool, grant.approval_id), ("tool", grant.tool), ("id", grant.approval_id),
                     ("all",)):
-            self._lists.setdefault(key, []).append(grant.grant)
+            total, count = self._files.get(key, (0, 0))
+            self._files[key] = ((total + mark) & _MASK, count + 1)
 
-    def covering(self, call: _Facts) -> tuple[tuple[object, ...], ...]:
-        """The grants so far that cover `call`, sorted."""
+    def covering(self, call: _Facts) -> tuple[int, int]:
+        """The grants so far that cover `call`, as (sum of their hashes, how many)."""
         tool, ident = call.tool, call.approval_id
         keys: list[tuple[object, ...]]
         if tool != _ABSENT and ident != _ABSENT:
@@ -184,12 +207,15 @@ class _Grants:
             keys = [("id", ident), ("id", _ABSENT)]
         else:
             keys = [("all",)]
-        lists = self._lists
-        state = tuple((key, len(lists.get(key, ()))) for key in keys)
-        found = self._sorted.get(state)
-        if found is None:
-            found = self._sorted[state] = tuple(sorted(grant for key in keys for grant in lists.get(key, ())))
-        return found
+        total = count = 0
+        for key in keys:
+            found = self._files.get(key)
+            if found is not None:
+                total, count = (total + found[0]) & _MASK, count + found[1]
+        return total, count
+
+
+_MASK = (1 << 128) - 1
 
 
 def _ending(terminal: _Facts | None) -> tuple[object, object]:

@@ -55,6 +55,7 @@ from msgspec import Raw
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.mutate.trace import MISSING, Event, fresh, member, raw
 from agent_invariants.pairing import Pairing
+from agent_invariants.rules.terminal import TERMINAL_TYPES
 
 __all__ = ("HINTS", "OPERATORS", "Candidate", "as_mutant", "candidates", "pairs")
 
@@ -80,7 +81,6 @@ OPERATORS: tuple[str, ...] = tuple(name for names, _ in _ROWS for name in names)
 HINTS: dict[str, str] = {name: killers for names, killers in _ROWS for name in names}
 """Per operator, the rule kinds that would kill its mutants: a survivor's hint."""
 
-_TERMINAL = ("run.completed", "run.failed")
 
 
 class Candidate(NamedTuple):
@@ -143,7 +143,8 @@ class _Sites:
                 self.before_stop[index] = last_call
             elif kind == "tool.call":
                 last_call = index
-        self.terminal = next((index for index in range(len(events) - 1, -1, -1) if types[index] in _TERMINAL), None)
+        self.terminal = next((index for index in range(len(events) - 1, -1, -1)
+                              if types[index] in TERMINAL_TYPES), None)
         self._pools: dict[str, list[Any]] | None = None
 
     def at(self, index: int) -> Iterator[Candidate]:

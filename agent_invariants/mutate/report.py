@@ -101,7 +101,8 @@ class MutateReport(msgspec.Struct, kw_only=True):
     false_positives: list[FalsePositive]
     """One entry per rewrite (per corpus file) that fails the contract."""
     trace: str | UnsetType = UNSET
-    """(An addition.) The trace file as named by the user; absent for in-memory traces."""
+    """(An addition.) The trace file as named by the user (`<stdin>`, or `<bytes>` for a trace
+    given to the library as bytes)."""
 
 
 def survivor_text(survivor: Survivor) -> str:

@@ -23,6 +23,7 @@ import re
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
 
+from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
@@ -170,20 +171,20 @@ def _mutate(report: MutateReport) -> list[TestSuite]:
     hints = {survivor.id: survivor.hint for survivor in report.survivors}
     cases = []
     for mutant in report.mutants:
-        case = TestCase(_xml(mutant.id), classname=f"agent-invariants.mutate.{mutant.operator}")
+        case = TestCase(_xml(inert(mutant.id)), classname=f"agent-invariants.mutate.{mutant.operator}")
         if mutant.status == "survived":
             case.add_failure_info(message=_xml(f"survived; would be killed by: {hints.get(mutant.id, '')}"),
                                   failure_type="survived")
         elif mutant.over_block:
-            case.add_failure_info(message=_xml(over_block_text(mutant)), failure_type="over_block")
+            case.add_failure_info(message=_xml(inert(over_block_text(mutant))), failure_type="over_block")
         elif mutant.status in ("equivalent", "invalid"):
             case.add_skipped_info(message=mutant.status)
         cases.append(case)
     rewrites = []
     for found in report.false_positives:
         name = found.rewrite if found.file is UNSET else f"{found.rewrite} {found.file}"
-        case = TestCase(_xml(name), classname="agent-invariants.mutate.false_positives")
-        case.add_failure_info(message=_xml(false_positive_text(found)), failure_type="false_positive")
+        case = TestCase(_xml(inert(name)), classname="agent-invariants.mutate.false_positives")
+        case.add_failure_info(message=_xml(inert(false_positive_text(found))), failure_type="false_positive")
         rewrites.append(case)
     if not report.false_positives:
         rewrites.append(TestCase("rewrites that keep the behaviour pass", classname="agent-invariants.mutate"))

@@ -17,6 +17,7 @@ import re
 
 from msgspec import UNSET
 
+from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, inconclusive, ok, place, plural, sections
@@ -219,18 +220,19 @@ def _mutate(report: MutateReport) -> list[str]:
         lines += ["⚠️ Mutants too easy: the control scores at least half the contract's score.", ""]
     if report.survivors:
         lines += ["| Survivor | Would be killed by |", "| --- | --- |"]
-        lines += [f"| {_code(survivor.id)} | {_text(survivor.hint)} |" for survivor in report.survivors]
+        lines += [f"| {_code(inert(survivor.id))} | {_text(survivor.hint)} |" for survivor in report.survivors]
         lines.append("")
     over = [mutant for mutant in report.mutants if mutant.over_block]
     if over:
         lines += ["| Over-blocked equivalent | Rejected by |", "| --- | --- |"]
-        lines += [f"| {_code(mutant.id)} | {', '.join(_code(rule) for rule in mutant.killed_by)} |" for mutant in over]
+        lines += [f"| {_code(inert(mutant.id))} | {', '.join(_code(inert(rule)) for rule in mutant.killed_by)} |"
+                  for mutant in over]
         lines.append("")
     if report.false_positives:
         lines += ["| False positive | Fails |", "| --- | --- |"]
         for found in report.false_positives:
-            what = found.rewrite if found.file is UNSET else f"{found.rewrite} {_code(found.file)}"
-            lines.append(f"| {what} | {', '.join(_code(rule) for rule in found.killed_by)} |")
+            what = found.rewrite if found.file is UNSET else f"{found.rewrite} {_code(inert(found.file))}"
+            lines.append(f"| {what} | {', '.join(_code(inert(rule)) for rule in found.killed_by)} |")
     else:
         lines.append("No false positives: every rewrite that keeps the behaviour passes.")
     return lines
