@@ -136,11 +136,13 @@ class _Scanner:
             self.ended = True
             return False
         self._drop(self.pos if self.pending is None else self.pending[0])
-        self.buf += chunk
-        self.bulk = True
+        # An unfinished item holds every byte read since it started: past the limit, it is too long
+        # (what the new chunk adds may end it and start the next items, so it does not count).
         if self.pending is not None and len(self.buf) - self.pending[0] > self.max_item + 1:
             raise self._error(self.pending[0], f"item {self.index} is more than {self.max_item:,} bytes, "
                                                "over the limit (raise it with --max-line-bytes)")
+        self.buf += chunk
+        self.bulk = True
         return True
 
     def _drop(self, upto: int) -> None:

@@ -269,3 +269,14 @@ def test_a_full_disk_for_temporary_files_is_one_clear_line(tmp_path: Path) -> No
     assert result.stderr.startswith("agent-invariants: cannot use a temporary file in "), result.stderr
     assert "File too large" in result.stderr and result.stderr.count("\n") == 1, result.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["contract.json", "trace.jsonl"]
+
+
+def test_array_items_under_the_limit_pass_where_a_chunk_ends_inside_one():
+    """An item cut by the end of a read chunk is only as long as itself: what the next chunk adds
+    after its end belongs to the next items (it was once counted in, refusing a valid trace)."""
+    from agent_invariants.api import check_trace
+
+    events = [{"seq": seq, "type": "agent.message", "data": {"text": "x" * 880}} for seq in range(1, 301)]
+    trace = ("[\n" + ",\n".join(json.dumps(event) for event in events) + "\n]\n").encode()
+    contract = {"version": 1, "name": "x", "rules": [{"id": "r", "kind": "deny_tool", "tool": "z"}]}
+    assert check_trace(contract, trace, max_line_bytes=1000).summary.events == 300
