@@ -19,6 +19,7 @@ from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import parse_path
+from agent_invariants.match.paths import pointer as json_pointer
 from agent_invariants.rules.stop_is_final import DEFAULT_ALLOWED_AFTER
 
 __all__ = ("CHECKS", "Found", "findings")
@@ -317,7 +318,7 @@ def _references(tree: Any, pointer: str, optional: bool = False) -> Iterator[tup
     an `$any_of` branch (where another branch may pass)."""
     if isinstance(tree, dict):
         for key, value in tree.items():
-            here = f"{pointer}/{_escaped(key)}"
+            here = pointer + json_pointer((key,))
             if key == "$from_result" and isinstance(value, dict):
                 if isinstance(value.get("tool"), str):
                     yield value["tool"].strip(), f"{here}/tool", optional
@@ -327,11 +328,6 @@ def _references(tree: Any, pointer: str, optional: bool = False) -> Iterator[tup
     elif isinstance(tree, list):
         for position, item in enumerate(tree):
             yield from _references(item, f"{pointer}/{position}", optional)
-
-
-def _escaped(key: str) -> str:
-    """A key as a JSON Pointer step (RFC 6901)."""
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _forbidders(facts: Facts, glob: str, subject: str | None) -> Iterator[tuple[int, str, str]]:

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 from msgspec import Raw
 
 from agent_invariants.match.canonical import canonical_key
+from agent_invariants.match.paths import pointer
 from agent_invariants.mutate.trace import MISSING, Event, fresh, member, raw
 from agent_invariants.pairing import Pairing
 from agent_invariants.rules.terminal import TERMINAL_TYPES
@@ -196,7 +197,7 @@ class _Sites:
                 if isinstance(value, list) and not value or value is None or isinstance(value, dict) or _huge(value):
                     continue
                 yield self._candidate("misreport_output", index, partial(
-                    self._changed, index, "output", path, _misreported), _pointer(path) or None)
+                    self._changed, index, "output", path, _misreported), pointer(path) or None)
         duration = member(event, "duration_ms")
         if duration.__class__ in (int, float) and duration > 0 and not _huge(duration * 10):
             yield self._candidate("inflate_duration", index, partial(
@@ -280,7 +281,7 @@ class _Sites:
                 continue
             change = partial(_constant, self._replacement(leaf))
             yield self._candidate(operator, index, partial(self._changed, index, "args", path, change),
-                                  _pointer(path) or None)
+                                  pointer(path) or None)
 
     def _replacement(self, leaf: Any) -> Any:
         """Another value for a leaf (spec §10 point 58)."""
@@ -425,8 +426,3 @@ def _changed_at(value: Any, path: tuple[str | int, ...], change: Callable[[Any],
         parent = parent[step]
     parent[path[-1]] = change(parent[path[-1]])
     return value
-
-
-def _pointer(path: tuple[str | int, ...]) -> str:
-    """The RFC 6901 JSON Pointer of a path (`""` for the root)."""
-    return "".join("/" + str(step).replace("~", "~0").replace("/", "~1") for step in path)
