@@ -422,7 +422,7 @@ def test_v2_only_liveness_rules_on_a_cut_trace_pass_with_exit_0(folder, v2_files
     assert_partial_report(report, code, errors=0, warnings=0, inconclusive=17)
 
 
-def test_failure_handled_waiting_for_the_retrys_result_is_inconclusive_but_a_passed_window_is_judged(folder):
+def test_failure_handled_waiting_for_the_retrys_result_is_inconclusive_but_a_passed_window_is_judged(folder, v2_files):
     """§3.9 "safety, except at the trace's end"; point 25: with retry_succeeds the retry's paired
     result must exist (anywhere later), which a cut trace cannot yet show (the kind's manual:
     "or whose retry's result has not come")."""
@@ -431,7 +431,7 @@ def test_failure_handled_waiting_for_the_retrys_result_is_inconclusive_but_a_pas
              {"id": "handle-ping-1", "kind": "failure_handled", "tool": "ping", "within_events": 1,
               "by": "message"}]
     name = folder.write("v2-ping.json", contract(rules, 2))
-    code, report = folder.check_json(name, "v2-cut.jsonl", "--partial")
+    code, report = folder.check_json(name, v2_files["trace"], "--partial")
     assert verdicts(report) == {
         "handle-ping": [("failure_handled.unhandled", "inconclusive", 10)],
         # The window (seq 11) passed with no message: judged.
@@ -440,14 +440,14 @@ def test_failure_handled_waiting_for_the_retrys_result_is_inconclusive_but_a_pas
     assert_partial_report(report, code, errors=1, warnings=0, inconclusive=1)
 
 
-def test_latency_budget_without_percentile_is_safety_so_a_result_less_call_is_judged(folder):
+def test_latency_budget_without_percentile_is_safety_so_a_result_less_call_is_judged(folder, v2_files):
     """§3.6: "`latency_budget` (safety; the percentile variant is liveness)" and "A negative,
     unparsable or result-less duration is unresolved" (point 22: `duration_unresolved` at the
     call). The kind's manual instead makes `duration_unresolved` of a call whose result has not
     come inconclusive; this test follows the spec's heading."""
     rules = [{"id": "ping-latency", "kind": "latency_budget", "tool": "ping", "max_ms": 2000}]
     name = folder.write("v2-latency.json", contract(rules, 2))
-    code, report = folder.check_json(name, "v2-cut.jsonl", "--partial")
+    code, report = folder.check_json(name, v2_files["trace"], "--partial")
     # p1 (seq 9): its result has neither duration_ms nor times; p2 (seq 11): no result.
     assert verdicts(report) == {"ping-latency": [("latency_budget.duration_unresolved", "unresolved", 9),
                                                  ("latency_budget.duration_unresolved", "unresolved", 11)]}
