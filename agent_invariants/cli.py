@@ -267,11 +267,9 @@ class _Run(NamedTuple):
         source = read_contract(contract)
         loaded = load_contract(source)
         if not options.no_lint:
-            from agent_invariants.lint import lint_refusal
+            from agent_invariants.lint import refuse_unpassable
 
-            refusal = lint_refusal(loaded, source.label, source)
-            if refusal is not None:
-                raise refusal
+            refuse_unpassable(loaded, source.label, source)
         return cls(loaded, source, options)
 
     @property
@@ -454,13 +452,12 @@ def stability(
     loaded = None
     if contract is not None:
         from agent_invariants.contract import load_contract, read_contract
-        from agent_invariants.lint import lint_refusal
+        from agent_invariants.lint import refuse_unpassable
 
         source = read_contract(contract)
         loaded = load_contract(source)
-        refusal = None if no_lint else lint_refusal(loaded, source.label, source)
-        if refusal is not None:
-            raise refusal
+        if not no_lint:
+            refuse_unpassable(loaded, source.label, source)
     report, outputs = measure_files(traces, contract=loaded, ignore=ignored, maps=mapped,
                                     max_line_bytes=max_line_bytes)
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None), sources=Sources(outputs=outputs))

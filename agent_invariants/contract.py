@@ -188,11 +188,9 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     if isinstance(document, dict) and "extends" in document:
         document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths)
     try:
-        decoder = _contract_type(tuple(rule_types.values()))
-        contract = msgspec.convert(document, decoder)
+        return _decode(document, rule_types)
     except msgspec.ValidationError as exc:
         raise contract_error(label, [explain(str(exc), "$")], source) from None
-    return contract if decoder is Contract else Contract(**msgspec.structs.asdict(contract))
 
 
 def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract | None:
@@ -200,10 +198,15 @@ def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract 
     walk of `contract_problems` then names with its path (every check of the walk is also made by
     decoding: the structs' types, unknown fields, `__post_init__`)."""
     try:
-        decoder = _contract_type(tuple(rule_types.values()))
-        contract = msgspec.convert(document, decoder)
+        return _decode(document, rule_types)
     except (msgspec.ValidationError, ValueError, TypeError):
         return None
+
+
+def _decode(document: Any, rule_types: dict[str, type]) -> Contract:
+    """The document decoded into a `Contract` (msgspec.ValidationError when it does not fit)."""
+    decoder = _contract_type(tuple(rule_types.values()))
+    contract = msgspec.convert(document, decoder)
     return contract if decoder is Contract else Contract(**msgspec.structs.asdict(contract))
 
 

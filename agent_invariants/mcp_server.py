@@ -372,12 +372,9 @@ def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
 
 def _linted(contract: Contract, args: dict[str, Any]) -> Contract:
     """The contract, unless lint refuses it (a version-2 contract no trace can pass; `no_lint` skips)."""
-    from agent_invariants.lint import lint_refusal
+    from agent_invariants.lint import refuse_unpassable
 
-    refusal = None if args["no_lint"] else lint_refusal(contract, "contract", skip="no_lint")
-    if refusal is not None:
-        raise refusal
-    return contract
+    return contract if args["no_lint"] else refuse_unpassable(contract, "contract", skip="no_lint")
 
 
 def _validate(args: dict[str, Any]) -> Any:

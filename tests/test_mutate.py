@@ -285,7 +285,7 @@ def _naive_sites(events: list[dict]) -> set[str]:
 def test_the_sites_of_the_moving_operators_are_those_of_their_definitions():
     import random
 
-    from agent_invariants.mutate.operators import candidates
+    from agent_invariants.mutate.operators import Candidates
     from agent_invariants.mutate.trace import parse_events
 
     rng = random.Random(20)
@@ -306,7 +306,7 @@ def test_the_sites_of_the_moving_operators_are_those_of_their_definitions():
         events = [{"seq": seq, **event} for seq, event in enumerate(events, 1)]
         text = "".join(json.dumps(event) + "\n" for event in events).encode()
         parsed = parse_events(text, list(range(1, len(events) + 1)), "t")
-        made = {candidate.id for candidate in candidates(parsed, [event["seq"] for event in events])
+        made = {candidate.id for candidate in Candidates(parsed, [event["seq"] for event in events])
                 if candidate.operator in ("swap_calls", "move_approval_after", "stop_earlier", "stale_result")}
         assert made == _naive_sites(events), events
 

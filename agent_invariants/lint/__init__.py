@@ -75,7 +75,7 @@ from agent_invariants.lint.facts import Facts
 from agent_invariants.lint.interface import interface
 from agent_invariants.lint.report import LINT_SCHEMA, ContractName, Finding, LintReport
 
-__all__ = ("Finding", "LintReport", "lint_contract", "lint_refusal")
+__all__ = ("Finding", "LintReport", "lint_contract", "lint_refusal", "refuse_unpassable")
 
 
 def lint_contract(contract: Contract, *, with_interface: bool = False) -> LintReport:
@@ -109,3 +109,12 @@ def lint_refusal(contract: Contract, label: str, source: ContractSource | None =
                       lines.get(rule_id)))
     (path, problem, line), *more = items
     return ContractError(label, path, problem, line, more)
+
+
+def refuse_unpassable(contract: Contract, label: str, source: ContractSource | None = None, *,
+                      skip: str = "--no-lint") -> Contract:
+    """The contract, unless `lint_refusal` refuses it: then that error is raised."""
+    refusal = lint_refusal(contract, label, source, skip=skip)
+    if refusal is not None:
+        raise refusal
+    return contract

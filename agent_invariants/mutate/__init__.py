@@ -111,13 +111,13 @@ from agent_invariants.contract_source import ContractSource, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError, suggest, unknown_value
 from agent_invariants.mutate.judge import Outcome, Work, check_made, error_rules, judged
-from agent_invariants.mutate.operators import HINTS, Candidate, as_mutant, candidates
+from agent_invariants.mutate.operators import HINTS, Candidate, Candidates, as_mutant
 from agent_invariants.mutate.report import ControlScore, FalsePositive, MutantResult, MutateReport, Survivor
 from agent_invariants.mutate.rewrites import REWRITES, rewritten
 from agent_invariants.mutate.trace import Event, Original, as_jsonl, display, member, parsed, read_bytes
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
-from agent_invariants.rules.terminal import TERMINAL_TYPES
+from agent_invariants.rules.terminal import TERMINAL_TYPES, run_status
 
 __all__ = ("DEFAULT_MAX_MUTANTS", "Mutated", "auto_control", "mutant_text", "mutate_files", "mutate_trace",
            "read_original")
@@ -210,11 +210,11 @@ def mutant_text(contract: str | os.PathLike[str] | ContractSource, trace: str | 
     """The JSON Lines of the mutant `ident` of `trace` (to see what a survivor did);
     InputError when the trace has no such mutant."""
     original = read_original(trace, _loaded(_source(contract), lint), max_line_bytes)
-    for candidate in candidates(original.events, original.seqs):
+    found = Candidates(original.events, original.seqs)
+    for candidate in found:
         if candidate.id == ident:
             return as_jsonl(as_mutant(candidate.make()))
-    known = [candidate.id for candidate in candidates(original.events, original.seqs)
-             if candidate.id.split(":", 1)[0] == ident.split(":", 1)[0]]
+    known = [candidate.id for candidate in found if candidate.id.split(":", 1)[0] == ident.split(":", 1)[0]]
     shown = inert(repr(ident), TEXT_LIMIT)
     raise InputError(f"--show-mutant {shown}: {original.label} has no such mutant{suggest(ident, known)}")
 
@@ -256,13 +256,12 @@ def auto_control(contract: Contract, events: list[Event]) -> bytes:
 
 
 def _run_status(events: list[Event]) -> str:
-    """The run status as run_status reads it: the terminal's `status` (a string), else by its type."""
-    for event in reversed(events):
-        kind = member(event, "type")
-        if kind in TERMINAL_TYPES:
-            status = member(event, "status")
-            return status if status.__class__ is str else "completed" if kind == "run.completed" else "failed"
-    return "none"
+    """The run status as the run_status kind reads it."""
+    terminal = next((event for event in reversed(events) if member(event, "type") in TERMINAL_TYPES), None)
+    if terminal is None:
+        return run_status(None, None)
+    status = member(terminal, "status")
+    return run_status(member(terminal, "type"), status if status.__class__ is str else None)
 
 
 def _source(contract: str | os.PathLike[str] | ContractSource) -> ContractSource:
@@ -270,14 +269,10 @@ def _source(contract: str | os.PathLike[str] | ContractSource) -> ContractSource
 
 
 def _loaded(source: ContractSource, lint: bool) -> Contract:
-    loaded = load_contract(source)
-    if lint:
-        from agent_invariants.lint import lint_refusal
+    from agent_invariants.lint import refuse_unpassable
 
-        refusal = lint_refusal(loaded, source.label, source)
-        if refusal is not None:
-            raise refusal
-    return loaded
+    loaded = load_contract(source)
+    return refuse_unpassable(loaded, source.label, source) if lint else loaded
 
 
 def _must_pass(control: Contract, events_version: int, original: Original, name: str) -> None:
@@ -323,9 +318,9 @@ def _false_positives(contract: Contract, original: Original, corpus: str | os.Pa
             found.append(FalsePositive(rewrite=name, killed_by=failing))
     if corpus is not None and "corpus" not in skipped:
         for path in _corpus(corpus):
-            checked = run_check(contract, TraceFile(path, max_line_bytes=max_line_bytes), 1).report
-            if error_rules(checked):
-                found.append(FalsePositive(rewrite="corpus", file=path, killed_by=error_rules(checked)))
+            failing = error_rules(run_check(contract, TraceFile(path, max_line_bytes=max_line_bytes), 1).report)
+            if failing:
+                found.append(FalsePositive(rewrite="corpus", file=path, killed_by=failing))
     return found
 
 

@@ -35,7 +35,7 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.mutate.operators import pairs
 from agent_invariants.mutate.trace import MISSING, Event, member
-from agent_invariants.rules.terminal import TERMINAL_TYPES
+from agent_invariants.rules.terminal import TERMINAL_TYPES, run_status
 
 __all__ = ("Fingerprint", "Fingerprints")
 
@@ -97,6 +97,8 @@ class _Facts(NamedTuple):
     outcome: tuple[object, ...]
     other: tuple[object, ...]
     output: object
+    status: str | None
+    """The `status` when it is a string (a terminal's run status)."""
 
 
 class Fingerprints:
@@ -162,19 +164,23 @@ class Fingerprints:
 
 
 def _read(event: Event) -> _Facts:
+    kind, status = member(event, "type"), member(event, "status")
+
     def key(name: str) -> object:
         value = member(event, name)
         return _ABSENT if value is MISSING else canonical_key(value)
 
+    args, approval_id = key("args"), key("approval_id")   # each read once: args may be large
     return _Facts(
-        type=member(event, "type"), tool_name=member(event, "tool"), tool=key("tool"), args=key("args"),
+        type=kind, tool_name=member(event, "tool"), tool=key("tool"), args=args,
         ok=key("ok"), result=key("result"),
-        duration=key("duration_ms"), approval_id=key("approval_id"),
-        grant=tuple(key(name) for name in ("approval_id", "approval_scope", "call_id", "args", "approver")),
+        duration=key("duration_ms"), approval_id=approval_id,
+        grant=(approval_id, key("approval_scope"), key("call_id"), args, key("approver")),
         approved=member(event, "approved") is not False,
-        claims=member(event, "claims_completion") is True or member(event, "type") == "run.completed",
+        claims=member(event, "claims_completion") is True or kind == "run.completed",
         outcome=tuple(key(name) for name in ("outcome_id", "verdict", "evidence_class")),
-        other=(key("type"), *(key(name) for name in _OTHER_FIELDS)), output=key("output"))
+        other=(key("type"), *(key(name) for name in _OTHER_FIELDS)), output=key("output"),
+        status=status if status.__class__ is str else None)
 
 
 class _Grants:
@@ -219,11 +225,7 @@ _MASK = (1 << 128) - 1
 
 
 def _ending(terminal: _Facts | None) -> tuple[object, object]:
-    """(final output, run status): no output and `none` without a terminal event; the status by
-    the terminal's type when it has none."""
+    """(final output, run status), as the run_status kind reads the status."""
     if terminal is None:
-        return _ABSENT, ("s", "none")
-    status = terminal.other[2]
-    if status == _ABSENT:
-        status = ("s", "completed" if terminal.type == "run.completed" else "failed")
-    return terminal.output, status
+        return _ABSENT, ("s", run_status(None, None))
+    return terminal.output, ("s", run_status(terminal.type, terminal.status))

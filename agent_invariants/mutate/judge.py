@@ -19,7 +19,7 @@ from agent_invariants.contract import Contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
 from agent_invariants.mutate.fingerprint import Fingerprint, Fingerprints
-from agent_invariants.mutate.operators import Candidate, as_mutant, candidates
+from agent_invariants.mutate.operators import Candidate, Candidates, as_mutant
 from agent_invariants.mutate.trace import Original, as_jsonl, parsed
 from agent_invariants.reader import TraceFile
 from agent_invariants.report import CheckReport
@@ -56,12 +56,12 @@ class Work(NamedTuple):
 def kept(original: Original, cap: int) -> list[Candidate]:
     """All candidates, or `cap` of them evenly spread: those at index ⌊i·N/cap⌋ (spec §10 point 61).
     The candidates are listed twice, counted then picked, so that only the kept ones are held."""
-    total = sum(1 for _ in candidates(original.events, original.seqs))
+    found = Candidates(original.events, original.seqs)
+    total = sum(1 for _ in found)
     if total <= cap:
-        return list(candidates(original.events, original.seqs))
+        return list(found)
     wanted = {number * total // cap for number in range(cap)}
-    return [candidate for number, candidate in enumerate(candidates(original.events, original.seqs))
-            if number in wanted]
+    return [candidate for number, candidate in enumerate(found) if number in wanted]
 
 
 def judged(original: Original, work: Work, jobs: int) -> tuple[list[Candidate], list[Outcome]]:

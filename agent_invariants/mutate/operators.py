@@ -1,6 +1,6 @@
 """The mutation operators: every small edit of a passing trace that a good contract should notice.
 
-`candidates(events, seqs)` lists every mutant the trace allows, in the order of spec §10 point 61
+`Candidates(events, seqs)` lists every mutant the trace allows, in the order of spec §10 point 61
 (the site event's position, then the operator's row in the table below, then the detail), each
 with its id `<operator>:<seq of the site in the input>[:<detail>]` and a function that makes its
 events. Making them is left for the mutants that are kept under `--max-mutants`.
@@ -58,7 +58,7 @@ from agent_invariants.mutate.trace import MISSING, Event, fresh, member, raw
 from agent_invariants.pairing import Pairing
 from agent_invariants.rules.terminal import TERMINAL_TYPES
 
-__all__ = ("HINTS", "OPERATORS", "Candidate", "as_mutant", "candidates", "pairs")
+__all__ = ("HINTS", "OPERATORS", "Candidate", "Candidates", "as_mutant", "pairs")
 
 _ROWS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("drop_call",), "tool_order, tool_calls, precedence, required_when"),
@@ -81,7 +81,6 @@ OPERATORS: tuple[str, ...] = tuple(name for names, _ in _ROWS for name in names)
 
 HINTS: dict[str, str] = {name: killers for names, killers in _ROWS for name in names}
 """Per operator, the rule kinds that would kill its mutants: a survivor's hint."""
-
 
 
 class Candidate(NamedTuple):
@@ -110,12 +109,18 @@ def pairs(events: list[Event]) -> dict[int, int]:
     return found
 
 
-def candidates(events: list[Event], seqs: list[int]) -> Iterator[Candidate]:
+class Candidates:
     """Every mutant of the trace, in the order of spec §10 point 61, made as they are asked for
-    (a long trace has millions: only the kept ones need to exist at once)."""
-    sites = _Sites(events, seqs)
-    for index in range(len(events)):
-        yield from sites.at(index)
+    (a long trace has millions: only the kept ones need to exist at once). The sites are worked
+    out once; each iteration lists the candidates anew (to count them, then pick)."""
+
+    def __init__(self, events: list[Event], seqs: list[int]) -> None:
+        self._sites = _Sites(events, seqs)
+
+    def __iter__(self) -> Iterator[Candidate]:
+        for index in range(len(self._sites.events)):
+            yield from self._sites.at(index)
+
 
 
 def as_mutant(events: list[Event]) -> list[Event]:

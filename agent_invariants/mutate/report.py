@@ -104,6 +104,11 @@ class MutateReport(msgspec.Struct, kw_only=True):
     """(An addition.) The trace file as named by the user (`<stdin>`, or `<bytes>` for a trace
     given to the library as bytes)."""
 
+    @property
+    def trace_file(self) -> str | None:
+        """The trace's file, for the formats that point into it; None for standard input or bytes."""
+        return None if self.trace in (UNSET, "<stdin>", "<bytes>") else str(self.trace)
+
 
 def survivor_text(survivor: Survivor) -> str:
     """One line on a survivor, as the formats that list findings say it."""

@@ -7,14 +7,14 @@ byte for byte. Mutants and rewrites are written as JSON Lines (`as_jsonl`), the 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import Raw
 
-from agent_invariants._js import js_trim, replace_lone_surrogates
+from agent_invariants._js import first_significant, js_trim, replace_lone_surrogates
 from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import TraceError
 from agent_invariants.payloads import decoded
@@ -28,12 +28,13 @@ Event = dict[str, Raw]
 MAX_TRACE_BYTES = 64 * 1024 * 1024
 """The largest trace mutate reads: every mutant is a copy of it (check streams; mutate cannot)."""
 
+T = TypeVar("T")
+
 MISSING: Any = object()
 """The value of a member an event does not have."""
 
 _events = msgspec.json.Decoder(Event).decode
 _array = msgspec.json.Decoder(list[Event]).decode
-_plain = msgspec.json.Decoder().decode
 _exact = msgspec.json.Decoder(float_hook=Decimal).decode
 _encode = msgspec.json.Encoder(decimal_format="number").encode
 
@@ -41,7 +42,6 @@ _encode = msgspec.json.Encoder(decimal_format="number").encode
 class Original(NamedTuple):
     """The trace given to mutate: its bytes (hashed in the report), its events, the `seq` each
     was written with (mutant ids use it) and the physical line of each (SARIF points at it)."""
-
 
     label: str
     data: bytes
@@ -67,14 +67,12 @@ def read_bytes(path: str, label: str) -> bytes:
 def parse_events(data: bytes, lines: Sequence[int | None], label: str) -> list[Event]:
     """The events of a trace that `check` has read without a problem, at the `lines` it found
     them on: each JSON Lines event is decoded from its own line, an array trace as a whole."""
-    text = data.lstrip()
-    if text.startswith(b"\xef\xbb\xbf"):
-        text = text[3:].lstrip()
+    start = first_significant(data, final=True)
     try:
-        if text.startswith(b"["):
-            return _array(_mended(text))
+        if start is not None and data[start:start + 1] == b"[":
+            return _mended(_array, data[start:])
         physical = data.split(b"\n")
-        return [_events(_mended(js_trim(physical[line - 1].decode("utf-8")).encode("utf-8")))
+        return [_mended(_events, js_trim(physical[line - 1].decode("utf-8")).encode("utf-8"))
                 for line in _known(lines)]
     except (msgspec.DecodeError, UnicodeDecodeError, IndexError) as exc:   # check read it: cannot happen
         raise TraceError(label, None, f"cannot be read again for mutation: {exc}") from None
@@ -99,13 +97,13 @@ def _known(lines: Sequence[int | None]) -> Iterable[int]:
         yield line
 
 
-def _mended(text: bytes) -> bytes:
-    """The JSON text with lone surrogate escapes replaced, as the reader reads them."""
+def _mended(decode: Callable[[bytes], T], text: bytes) -> T:
+    """`decode(text)`, or, when it holds a lone surrogate escape msgspec refuses, the text with
+    them replaced, as the reader reads them."""
     try:
-        _plain(text)
+        return decode(text)
     except msgspec.DecodeError:
-        return replace_lone_surrogates(text)
-    return text
+        return decode(replace_lone_surrogates(text))
 
 
 def member(event: Event, name: str) -> Any:

@@ -109,12 +109,12 @@ def _mutate(report: MutateReport, options: RenderOptions) -> str:
     """A warning per survivor on its site's line in the trace and per over-blocked equivalent, an
     error per false positive, then the text report."""
     sites = options.sources.sites if options.sources is not None else {}
-    trace = report.trace if report.trace not in (UNSET, "<stdin>", "<bytes>") else None
+    trace = report.trace_file
     lines = []
     for survivor in report.survivors:
         properties = []
         if trace is not None:
-            properties.append(f"file={_property(_file(str(trace)))}")
+            properties.append(f"file={_property(_file(trace))}")
             if survivor.id in sites:
                 properties.append(f"line={sites[survivor.id][0]}")
         properties.append(f"title={_property(f'mutate: {survivor.id} survived')}")

@@ -188,7 +188,7 @@ def _mutate(report: MutateReport, sources: Sources) -> om.Run:
     rule_index: dict[str, int] = {}
     results = []
     help_text = command_manual("mutate")
-    trace = "-" if report.trace in (UNSET, "<stdin>", "<bytes>") else str(report.trace)
+    trace = report.trace_file or "-"
 
     def descriptor(kind: str) -> tuple[str, int, str]:
         rule_id, level, text = _MUTATE_RULES[kind]

@@ -16,7 +16,7 @@ from agent_invariants.events import Event
 from agent_invariants.match.paths import NOT_FOUND
 from agent_invariants.payloads import decoded, text
 
-__all__ = ("NO_OUTPUT", "TERMINAL_TYPES", "Terminal")
+__all__ = ("NO_OUTPUT", "TERMINAL_TYPES", "Terminal", "run_status")
 
 TERMINAL_TYPES = ("run.completed", "run.failed")
 
@@ -65,7 +65,14 @@ class Terminal:
         without a terminal."""
         if self.event is None:
             return "none"
-        own = text(self.event.status)
-        if own is not None:
-            return own
-        return "completed" if self.event.type == "run.completed" else "failed"
+        return run_status(self.event.type, text(self.event.status))
+
+
+def run_status(terminal_type: str | None, own: str | None) -> str:
+    """The run status of a trace whose terminal event is of `terminal_type` (None: it has none)
+    with `own` as its `status` (None: none, or not a string)."""
+    if terminal_type is None:
+        return "none"
+    if own is not None:
+        return own
+    return "completed" if terminal_type == "run.completed" else "failed"
