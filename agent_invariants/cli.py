@@ -315,9 +315,7 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
     With --strict a trace that shows a problem is bad input (exit 2): a single report is then
     not written, as for any other bad trace."""
     from agent_invariants.notices import notice_lines
-    from agent_invariants.render import RenderOptions, renderer
     from agent_invariants.render.shared import checks, failures, is_batch, ok, plural, warning_count
-    from agent_invariants.sources import Sources
 
     options = run.options
     lines, refused = notice_lines(checks(report), options.strict)
@@ -325,12 +323,7 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
         _say(line)
     if refused and not is_batch(report):
         raise typer.Exit(2)
-    render_options = RenderOptions(
-        color=wants_colour(options.color.value, to_terminal=options.output is None),
-        sources=Sources(report, run.source, loaded=run.contract, root=options.sarif_root),
-        anchor=options.sarif_anchor.value, category=options.category,
-        detail="quiet" if options.quiet else "verbose" if options.verbose else "normal")
-    write(renderer(options.format.value).render(report, render_options), options.output)
+    _render(report, run)
     for failure in failures(report):
         _say(failure.error)
     too_many = options.max_warnings is not None and warning_count(report) > options.max_warnings
@@ -338,6 +331,20 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
         _say(f"{plural(warning_count(report), 'warning')}, more than --max-warnings {options.max_warnings}")
     raise typer.Exit(2 if failures(report) or refused else 0 if ok(report) and not too_many else 1)
 
+
+
+def _render(report: AnyReport, run: _Run) -> None:
+    """Render the whole report in the chosen format and write it (never half of it)."""
+    from agent_invariants.render import RenderOptions, renderer
+    from agent_invariants.sources import Sources
+
+    options = run.options
+    render_options = RenderOptions(
+        color=wants_colour(options.color.value, to_terminal=options.output is None),
+        sources=Sources(report, run.source, loaded=run.contract, root=options.sarif_root),
+        anchor=options.sarif_anchor.value, category=options.category,
+        detail="quiet" if options.quiet else "verbose" if options.verbose else "normal")
+    write(renderer(options.format.value).render(report, render_options), options.output)
 
 
 @app.command(cls=Command)
@@ -531,6 +538,72 @@ def mutate(
     write(renderer(report_format.value).render(report, options), output)
     low = min_score is not None and (report.score is None or report.score < min_score)
     raise typer.Exit(1 if low or (fail_on_fp and report.false_positives) else 0)
+
+
+@app.command(cls=Command)
+@with_report_options
+def record(
+    command: Annotated[list[str] | None, typer.Argument(
+        metavar="-- CMD...", show_default=False, help="The agent's command (after --), run without a shell.")] = None,
+    contract: ContractOpt = None,
+    fixtures: Annotated[str | None, typer.Option(
+        "--fixtures", metavar="PATH", show_default=False,
+        help="What the tools answer and how approval requests are decided (see docs/record-protocol.md).")] = None,
+    enforce: Annotated[bool, typer.Option(
+        "--enforce", help="Deny a call (tool.denied) when an error rule of a safety kind would fail at it.")] = False,
+    replay: Annotated[str | None, typer.Option(
+        "--replay", metavar="TRACE", show_default=False,
+        help="Answer calls as this baseline trace was answered (tool, canonical args, occurrence); the fixtures "
+        "answer the rest.")] = None,
+    out: Annotated[str | None, typer.Option(
+        "--out", metavar="PATH", show_default=False,
+        help="The trace to write (default .agent-invariants/runs/<run_id>.jsonl); it must not exist.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace --out (and its .stderr.log) when it is an existing regular file.")] = False,
+    fake_clock: Annotated[bool, typer.Option(
+        "--fake-clock", help="time = 1970-01-01T00:00:00.000Z + seq ms, run_id fake-run, no measured durations: "
+        "a deterministic agent gives a byte-identical trace.")] = False,
+    timeout_ms: Annotated[int, typer.Option(
+        "--timeout-ms", min=1, max=86_400_000, help="End the run after this long.")] = 60_000,
+    idle_timeout_ms: Annotated[int, typer.Option(
+        "--idle-timeout-ms", min=1, max=86_400_000,
+        help="End the run when the agent sends nothing for this long while the harness waits.")] = 30_000,
+    safety_exit: Annotated[int, typer.Option(
+        "--safety-exit", min=1, max=255, metavar="N",
+        help="Exit N instead of 1 when an error comes from a safety rule or a call was denied.")] = 1,
+    run_id: Annotated[str | None, typer.Option(
+        "--run-id", show_default=False, help="The run's id (default: a random one; fake-run with --fake-clock).")
+    ] = None,
+    input_value: Annotated[str | None, typer.Option(
+        "--input", metavar="JSON|@FILE", show_default=False,
+        help="The input run.start hands the agent (default: the fixtures' input).")] = None,
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", metavar="KEY=VALUE|KEY", show_default=False,
+        help="Set a variable for the agent, or pass one of record's on after --env-clear; repeatable.")] = None,
+    env_clear: Annotated[bool, typer.Option(
+        "--env-clear", help="Start the agent with no variables but --env ones and the protocol's.")] = False,
+    cwd: Annotated[str | None, typer.Option(
+        "--cwd", metavar="DIR", show_default=False, help="The agent's working folder (default: this one).")] = None,
+    *,
+    options: ReportOptions,
+) -> None:
+    """Run an agent against fixtures, write its trace as it goes, and check it (POSIX only)."""
+    from agent_invariants.record import RecordOptions, exit_code
+    from agent_invariants.record import record as record_run
+
+    if options.partial or options.jobs is not None:
+        fail("record chooses --partial itself (when the harness ends the run) and runs one agent: "
+             "--partial and --jobs do not apply")
+    contract_path = find_contract(contract)
+    refuse_input_as_output(options.output, contract_path, *(path for path in (fixtures, replay, out) if path))
+    recorded = record_run(contract_path, command or [], RecordOptions(
+        fixtures=fixtures, replay=replay, out=out, force=force, enforce=enforce, fake_clock=fake_clock,
+        timeout_ms=timeout_ms, idle_timeout_ms=idle_timeout_ms, run_id=run_id, input=input_value, env=env or (),
+        env_clear=env_clear, cwd=cwd, lint=not options.no_lint, strict=options.strict,
+        max_violations=options.max_violations, max_line_bytes=options.max_line_bytes), warn=_say)
+    run = _Run(recorded.loaded, recorded.contract, options)
+    _render(recorded.report, run)
+    raise typer.Exit(exit_code(recorded, safety_exit))
 
 
 def _output_path(option: str, text: str) -> tuple[str | int, ...]:

@@ -196,6 +196,11 @@ class Checked(NamedTuple):
     report: CheckReport
     counter: SummaryCounter
     source: TraceSource
+    rules: list[Rule]
+    """The rules as they finished, in contract order (`record --enforce` asks them about the last call)."""
+    safety_errors: int
+    """Violations of error rules that come from safety parts (the part of `error_count` that
+    `--safety-exit` looks at; under `--partial`, all of `error_count`)."""
 
 
 def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
@@ -232,8 +237,8 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         unchecked = {notice.rule_id for notice in nothing}
         results = [rule.fail_unchecked() if rule.id in unchecked and result.passed else result
                    for rule, result in zip(rules, results, strict=True)]
-    inconclusive = [_inconclusive(rule, result) for rule, result in zip(rules, results, strict=True)] if partial \
-        else [0] * len(results)
+    liveness = [_liveness(rule, result, mark=partial) for rule, result in zip(rules, results, strict=True)]
+    inconclusive = liveness if partial else [0] * len(results)
     violations = [violation for result in results for violation in result.violations]
     notices = _trace_notices(events, spelling, source) + nothing
     _locate([*violations, *notices], source)
@@ -258,19 +263,22 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         partial=True if partial else UNSET,
         inconclusive_count=sum(inconclusive) if partial else UNSET,
     )
-    return Checked(report, counter, source)
+    safety = sum(result.violation_count - lively for result, lively in zip(results, liveness, strict=True)
+                 if result.severity == "error")
+    return Checked(report, counter, source, rules, safety)
 
 
-def _inconclusive(rule: Rule, result: RuleResult) -> int:
-    """Mark the violations of the rule's liveness parts `inconclusive` (a trace cut short may yet
-    satisfy them) and count them out of the rule's verdict; how many there are."""
+def _liveness(rule: Rule, result: RuleResult, *, mark: bool) -> int:
+    """How many of the rule's violations come from its liveness parts. With `mark` (a trace cut
+    short, which may yet satisfy them), they become `inconclusive` and leave the rule's verdict."""
     kept = 0
     for violation in result.violations:
         if rule.is_liveness(violation):
-            violation.status = "inconclusive"
+            if mark:
+                violation.status = "inconclusive"
             kept += 1
     total = rule.inconclusive_total(kept)
-    if total:
+    if total and mark:
         result.inconclusive = total
         result.passed = result.violation_count == total
     return total

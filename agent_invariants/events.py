@@ -52,7 +52,11 @@ _MAX_SAFE_INTEGER = 2**53
 
 
 class JsonObject(msgspec.Struct, gc=False):
-    """Any JSON object. Decoding checks that the value is an object and skips its content."""
+    """Any JSON object. Decoding checks that the value is an object and skips its content, but
+    for the one member a rule reads: `attested_by` (who vouches for an approval, `record`)."""
+
+    attested_by: Raw | UnsetType = UNSET
+    """Kept raw; `approval_bound` with `attested_by` reads it (a string, or it matches no glob)."""
 
 
 class Event(msgspec.Struct, gc=False, omit_defaults=True):

@@ -18,9 +18,10 @@ from agent_invariants.validation import suggest
 
 __all__ = ("TOPICS", "explain_kind", "list_kinds")
 
-TOPICS = ("match", "lint", "mutate", "stability")
-"""What `explain` explains besides the rule kinds: `match`, the grammar of match trees, and the
-commands that judge a contract or runs rather than one trace (`lint`, `mutate`, `stability`)."""
+TOPICS = ("match", "lint", "mutate", "stability", "record")
+"""What `explain` explains besides the rule kinds: `match`, the grammar of match trees, the
+commands that judge a contract or runs rather than one trace (`lint`, `mutate`, `stability`),
+and `record`, the harness that runs an agent."""
 
 
 def list_kinds() -> str:
@@ -28,8 +29,8 @@ def list_kinds() -> str:
     width = max(map(len, RULE_KINDS))
     lines = [f"{kind.ljust(width)}  {summary_line(kind)}" for kind in RULE_KINDS]
     lines += ["", "agent-invariants explain KIND prints a kind's manual; agent-invariants explain match, the",
-              "grammar of the match trees of contract version 2; agent-invariants explain lint, mutate",
-              "and stability, the manuals of those commands."]
+              "grammar of the match trees of contract version 2; agent-invariants explain lint, mutate,",
+              "stability and record, the manuals of those commands."]
     return "\n".join(lines) + "\n"
 
 
@@ -38,7 +39,7 @@ def explain_kind(kind: str) -> str:
     (`match`). KeyError if unknown."""
     if kind == "match":
         return _match_manual()
-    if kind in ("lint", "mutate", "stability"):
+    if kind in ("lint", "mutate", "stability", "record"):
         return f"{kind}: {command_manual(kind)}\n"
     if kind not in RULE_KINDS:
         raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, [*RULE_KINDS, *TOPICS])}; "

@@ -22,6 +22,8 @@ __all__ = (
     "CompareReport",
     "ContractRef",
     "Notice",
+    "RecordFinding",
+    "RecordInfo",
     "Regression",
     "RuleChange",
     "RuleResult",
@@ -170,6 +172,51 @@ class Notice(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The rule that checked nothing."""
 
 
+class RecordFinding(msgspec.Struct, kw_only=True):
+    """(`record`.) Something about the run that is not a rule's verdict: a call no fixture
+    answered, an approval request no entry decided, a run the harness ended."""
+
+    code: Literal["record.fixture_miss", "record.approval_miss", "record.ended"]
+    """What happened."""
+    level: Literal["error"]
+    """Every finding is an error: the run did not test what its scenario was written for."""
+    message: str
+    """One sentence for people."""
+    seq: int | UnsetType = UNSET
+    """The event it is about (the call, the request, or the harness's `run.failed`)."""
+    call_id: str | UnsetType = UNSET
+    """For a fixture miss: the call's id."""
+    tool: str | UnsetType = UNSET
+    """For a fixture or approval miss: the tool."""
+    call_index: int | UnsetType = UNSET
+    """For a fixture miss: the call's index among the calls of its fixture's key."""
+
+
+class RecordInfo(msgspec.Struct, kw_only=True):
+    """(`record`.) How the recorded run went, beside the check of its trace."""
+
+    run_id: str
+    """The run's id (`fake-run` under `--fake-clock`), on every event of the trace."""
+    trace: str
+    """The trace file written."""
+    command: list[str]
+    """The agent's command, as given after `--`."""
+    ended_by: str
+    """`completed` or `failed` (the agent's terminal message), else the harness's reason:
+    `timeout:run`, `timeout:idle`, `exit:<n>`, `signal:<NAME>`, `output_limit`, `interrupted` or
+    `protocol:<detail>`."""
+    exit_status: int | None
+    """The agent's exit status (negative: the signal that ended it); null if it never exited."""
+    stderr_log: str | None
+    """The file holding the last MiB of the agent's stderr; null when it wrote nothing there."""
+    stderr_bytes: int
+    """How many bytes the agent wrote to stderr."""
+    findings: list[RecordFinding]
+    """Fixture and approval misses, and the harness's ending, in the order they happened."""
+    denied: int
+    """How many calls `--enforce` denied."""
+
+
 class CheckReport(msgspec.Struct, kw_only=True):
     """A trace checked against a contract. `passed` is true when no error-severity rule broke;
     `violations` repeats every result's kept violations in contract order, and `error_count` and
@@ -210,6 +257,8 @@ class CheckReport(msgspec.Struct, kw_only=True):
     safety parts judge the events there are. Absent otherwise."""
     inconclusive_count: int | UnsetType = UNSET
     """(`--partial`.) How many violations are inconclusive; present with `partial`."""
+    record: RecordInfo | UnsetType = UNSET
+    """(`record`.) The recorded run that wrote the trace; absent for `check`."""
 
 
 class Regression(msgspec.Struct, kw_only=True):

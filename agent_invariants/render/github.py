@@ -55,6 +55,12 @@ def _check(report: CheckReport) -> list[str]:
     if report.truncated is True:
         lines.append(f"::notice title=agent-invariants::{report.violations_total} violations in all; "
                      "raise --max-violations to annotate more")
+    if report.record is not UNSET:
+        trace = report.record.trace
+        for finding in report.record.findings:
+            line = "" if finding.seq is UNSET else f",line={finding.seq}"
+            lines.append(f"::error file={_property(_file(trace))}{line},title={_property(finding.code)}::"
+                         f"{_data(finding.message)}")
     return lines
 
 

@@ -27,7 +27,7 @@ from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
-from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RuleResult, Violation
+from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RecordInfo, RuleResult, Violation
 from agent_invariants.stability import StabilityReport
 
 __all__ = ("render",)
@@ -50,10 +50,30 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
             suites += [_regressions(section), _rules_suite(section.candidate, "candidate")]
         else:
             suites.append(_rules_suite(section, None))
+            if section.record is not UNSET:
+                suites.append(_record(section.record, section.contract.name))
     if failures(report):
         suites.append(_unreadable(report.contract.name, failures(report)))
     xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
     return xml + "\n"
+
+
+def _record(run: RecordInfo, contract: str) -> TestSuite:
+    """The recorded run (`record`): one testcase for its ending, failed unless the agent ended
+    it, and one failed testcase per fixture or approval miss."""
+    classname = f"agent-invariants.{_slug(contract)}.record"
+    ending = TestCase("record.ended", classname=classname, file=_xml(run.trace))
+    cases = [ending]
+    for finding in run.findings:
+        case = ending if finding.code == "record.ended" else TestCase(
+            _xml(f"{finding.code} seq {finding.seq}"), classname=classname, file=_xml(run.trace),
+            line=None if finding.seq is UNSET else finding.seq)
+        case.add_failure_info(message=_xml(finding.message), failure_type=finding.code)
+        if case is not ending:
+            cases.append(case)
+    return TestSuite(_xml(f"{contract} · record {run.run_id}"), cases,
+                     properties={"run_id": _xml(run.run_id), "ended_by": _xml(run.ended_by),
+                                 "denied": str(run.denied)})
 
 
 def _unreadable(contract: str, failures: list[BatchFailure]) -> TestSuite:

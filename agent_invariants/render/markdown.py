@@ -21,7 +21,14 @@ from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, inconclusive, ok, place, plural, sections
-from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport, Violation
+from agent_invariants.report import (
+    CheckBatchReport,
+    CheckReport,
+    CompareBatchReport,
+    CompareReport,
+    RecordInfo,
+    Violation,
+)
 from agent_invariants.stability import StabilityReport
 
 __all__ = ("MAX_VIOLATIONS", "render")
@@ -89,6 +96,21 @@ def _check(report: CheckReport, level: int, title: str | None = None) -> list[st
                      f"{result.violation_count} |")
     if report.violations:
         lines += ["", f"{'#' * (level + 1)} Violations", ""] + _violations(report)
+    if report.record is not UNSET:
+        lines += ["", f"{'#' * (level + 1)} Recorded run", ""] + _record(report.record)
+    return lines
+
+
+def _record(run: RecordInfo) -> list[str]:
+    """How the recorded run went (`record`), and each finding."""
+    lines = [f"Run {_code(run.run_id)} ended by {_code(run.ended_by)}; {plural(run.denied, 'call')} denied."]
+    if run.stderr_log is not None:
+        lines[0] += f" The agent's stderr ({plural(run.stderr_bytes, 'byte')}) is in {_code(run.stderr_log)}."
+    if run.findings:
+        lines.append("")
+    for finding in run.findings:
+        where = f" at {_code(f'{run.trace}:{finding.seq}')}" if finding.seq is not UNSET else ""
+        lines.append(f"- ❌ {_code(finding.code)}{where}: {_text(finding.message)}")
     return lines
 
 

@@ -41,7 +41,15 @@ from agent_invariants.manual import command_manual, manual, section, summary_lin
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
-from agent_invariants.report import BatchFailure, CheckReport, CompareReport, Regression, RuleChange, Violation
+from agent_invariants.report import (
+    BatchFailure,
+    CheckReport,
+    CompareReport,
+    RecordFinding,
+    Regression,
+    RuleChange,
+    Violation,
+)
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
 from agent_invariants.stability import StabilityReport, describe, odd_one
@@ -170,6 +178,13 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
         results=results, column_kind="utf16CodeUnits")
 
 
+_RECORD_FINDINGS = {
+    "record.fixture_miss": "A tool call of the recorded run that no fixture answered (the agent got an error result).",
+    "record.approval_miss": "An approval request of the recorded run that no approvals entry decided (it was denied).",
+    "record.ended": "The harness ended the recorded run (a timeout, a crash, a protocol error, an output cap).",
+}
+
+
 _MUTATE_RULES = {
     "survived": ("mutate.survived", "warning", "A mutant of a passing trace (one thing broken) that no error-severity "
                  "rule rejects."),
@@ -277,6 +292,26 @@ class _Builder:
         for violation in report.violations:
             self.add_violation(violation, report.trace)
         self.left_out += report.error_count + report.warning_count - len(report.violations)
+        if report.record is not UNSET:
+            for finding in report.record.findings:
+                self.add_record_finding(finding, report.record.trace)
+
+    def add_record_finding(self, finding: RecordFinding, trace: str) -> None:
+        """A finding of `record`, at its event's line in the trace (`record` writes seq n on line n)."""
+        if finding.code not in self.index:
+            self.index[finding.code] = len(self.descriptors)
+            text = _RECORD_FINDINGS[finding.code]
+            help_text = command_manual("record")
+            self.descriptors.append(_plain_descriptor(finding.code, finding.code, text, "record", help_text,
+                                                      f"# record\n\n{help_text}"))
+        line = finding.seq if finding.seq is not UNSET else None
+        location, related = self.where(None, trace, line)
+        self.append(om.Result(
+            rule_id=finding.code, rule_index=self.index[finding.code], level=finding.level,
+            message=om.Message(text=inert(finding.message, TEXT_LIMIT)), locations=[location],
+            related_locations=related,
+            partial_fingerprints=_fingerprints(finding.code, location, finding.seq, finding.message),
+            properties=msgspec.to_builtins(finding)))
 
     def add_violation(self, violation: Violation, trace: Any, *, baseline_state: str | None = None,
                       prefix: str = "") -> None:

@@ -43,6 +43,7 @@ from agent_invariants.report import (
     CheckReport,
     CompareBatchReport,
     CompareReport,
+    RecordInfo,
     RuleResult,
     TraceSummary,
     Violation,
@@ -130,12 +131,29 @@ def _check(report: CheckReport, paint: Paint, quiet: bool, all_rules: bool = Tru
         run = "" if report.run is UNSET else f" (run {inert(report.run)})"
         lines.append(f"      trace {inert(report.trace)}{run}")
     lines.append("      " + _counts(report))
+    if report.record is not UNSET:
+        lines += _record(report.record, paint)
     if quiet:
         return lines
     lines.append("")
     for result in report.results:
         if all_rules or not result.passed:
             lines += _rule(result, report, paint)
+    return lines
+
+
+def _record(run: RecordInfo, paint: Paint) -> list[str]:
+    """How the recorded run went (`record`): its ending, denials, stderr, and each finding."""
+    facts = [f"run {inert(run.run_id)}", f"ended by {inert(run.ended_by)}"]
+    if run.denied:
+        facts.append(f"{plural(run.denied, 'call')} denied")
+    if run.stderr_log is not None:
+        facts.append(f"stderr {plural(run.stderr_bytes, 'byte')} in {inert(run.stderr_log)}")
+    lines = ["      " + " · ".join(facts)]
+    for finding in run.findings:
+        where = f"{inert(run.trace)}:{finding.seq}  seq {finding.seq}  " if finding.seq is not UNSET else ""
+        lines.append(f"    {paint('✗', _RED)} {paint(where, _DIM)}{paint('[' + finding.code + ']', _DIM)} "
+                     f"{inert(finding.message)}")
     return lines
 
 

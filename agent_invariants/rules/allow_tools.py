@@ -53,6 +53,7 @@ class AllowTools(Rule):
     """
 
     kind: ClassVar[str] = "allow_tools"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = AllowToolsConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "tools")
     reason: ClassVar[str] = "not_allowed"

@@ -48,13 +48,15 @@ class ApprovalBoundConfig(RuleConfig, frozen=True, kw_only=True, tag="approval_b
     """Event types that revoke earlier grants (default `["approval.revoked"]`)."""
     require_approver: bool = False
     """A grant counts only when it names its `approver`."""
+    attested_by: Annotated[list[Glob], Meta(min_length=1, max_length=20)] | UnsetType = UNSET
+    """A grant counts only when its `data.attested_by` matches one of these globs (default: any grant)."""
 
 
 class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
-    __slots__ = ("approval_id", "approver", "args", "bucket", "call_id", "consumed_by", "index", "revoked", "scope",
-                 "seq", "time", "tool")
+    __slots__ = ("approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by", "index",
+                 "revoked", "scope", "seq", "time", "tool")
 
     def __init__(self, event: Event, index: int, with_args: bool) -> None:
         self.index, self.seq = index, event.seq
@@ -63,6 +65,7 @@ class _Grant:
         self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
         self.time = None if event.time is UNSET else epoch_us(event.time)   # (None: no time, or no instant)
         self.approver = text(event.approver) is not None
+        self.attested_by = None if event.data is UNSET else text(event.data.attested_by)
         self.bucket: Any = None   # the key under which the rule files it while it may cover a call
         self.consumed_by: int | float | None = None
         self.revoked = False
@@ -102,7 +105,10 @@ class ApprovalBound(Rule):
        them revokes every earlier grant), and an `approval.granted` with `"approved": false`
        revokes the earlier grants with its `approval_id`; a revocation affects the calls after it;
     7. G was not used by an earlier call (with `one_use`, the default);
-    8. G names its `approver`, when the rule says `require_approver`.
+    8. G names its `approver`, when the rule says `require_approver`;
+    9. with `attested_by`, G's `data.attested_by` (a string) matches one of its globs: `record`
+       writes `"harness"` on grants its fixtures decided and `"agent"` on grants the agent sent,
+       so `["harness"]` refuses an agent that approves itself.
 
     The nearest covering grant is used, and under `one_use` it is spent, even when a later
     `tool.denied` shows the call was stopped: an attempt counts. A call no grant covers is an
@@ -110,7 +116,7 @@ class ApprovalBound(Rule):
     for the 10 nearest grants, nearest first, the first condition above each one fails, as
     `tool_mismatch`, `scope_mismatch`, `approval_id_mismatch`, `args_mismatch` (with the
     `pointer` of the first difference), `call_id_mismatch`, `expired`, `time_missing`, `revoked`,
-    `consumed` (with `by_seq`, the call that used it) or `approver_missing`. A call that a later
+    `consumed` (with `by_seq`, the call that used it), `approver_missing` or `attestation`. A call that a later
     `tool.denied` with its `call_id` marks as stopped gets `prevented: true`. `checked` counts the
     matching calls; a trace without any passes as vacuous.
 
@@ -149,6 +155,8 @@ class ApprovalBound(Rule):
     - `max_age_events` (1..100000), `max_age_ms` (1 or more): how old a grant may be.
     - `revoked_by` (1..20 globs on the event type; default `["approval.revoked"]`).
     - `require_approver` (default false).
+    - `attested_by` (1..20 globs): who may vouch for a grant, by its `data.attested_by`; a grant
+      without one matches no glob. Default: any grant.
 
     ## Known limits
     Grants are matched to calls by position in the trace, not by time (`max_age_ms` only ages
@@ -163,6 +171,7 @@ class ApprovalBound(Rule):
     """
 
     kind: ClassVar[str] = "approval_bound"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = ApprovalBoundConfig
     tags: ClassVar[tuple[str, ...]] = ("approval", "safety")
     reason: ClassVar[str] = "missing"
@@ -174,6 +183,7 @@ class ApprovalBound(Rule):
         self._binds_args = config.bind in ("args", "args_subset")   # args are read (and decoded) only then
         self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
         self._revokes = [compile_glob(glob) for glob in config.revoked_by or ["approval.revoked"]]
+        self._attested = None if config.attested_by is UNSET else _any_glob(config.attested_by)
         # The grants that may still cover a call: every one by position (oldest first, for
         # max_age_events), and each in one bucket, by what a covered call must share with it
         # (its tool, and under `bind: args` / `call_id` its args / call_id), so that a call looks
@@ -228,7 +238,9 @@ class ApprovalBound(Rule):
             return False
         if config.bind == "call_id" and grant.call_id is UNSET:
             return False
-        return not (config.require_approver and not grant.approver)
+        if config.require_approver and not grant.approver:
+            return False
+        return self._attested is None or self._attested(grant.attested_by)
 
     def _bucket(self, tool: str | UnsetType, holder: _Grant | _Call) -> Any:
         """The bucket of a grant with this tool (or, for a call, of the grants naming its tool): the
@@ -367,6 +379,8 @@ class ApprovalBound(Rule):
             return "consumed", {"by_seq": grant.consumed_by}
         if config.require_approver and not grant.approver:
             return "approver_missing", {}
+        if self._attested is not None and not self._attested(grant.attested_by):
+            return "attestation", {}
         return None
 
     def _rejection(self, grant: _Grant, call: _Call) -> dict[str, Any]:
@@ -390,8 +404,15 @@ _WHY = {
     "another approval_id", "args_mismatch": "for other args", "call_id_mismatch": "for another call_id",
     "expired": "too old", "time_missing": "without a time to age it by", "revoked": "revoked",
     "consumed": "already used", "approver_missing": "without an approver",
+    "attestation": "attested by no one the rule accepts",
 }
 """How a message says why a grant did not cover the call."""
+
+
+def _any_glob(globs: list[str]) -> Any:
+    """Whether a grant's `data.attested_by` (None: absent, or not a string) matches one of `globs`."""
+    matchers = [compile_glob(glob) for glob in globs]
+    return lambda attested: attested is not None and any(matches(attested) for matches in matchers)
 
 
 def _nearest(grant: _Grant) -> int:

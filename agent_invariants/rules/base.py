@@ -131,6 +131,9 @@ class Rule:
     """The reasons of the kind's violations that come from liveness parts (spec v2 §0, §10 point
     82): a trace cut short may yet satisfy them, so `--partial` reports them `inconclusive`. A kind
     whose parts depend on its options overrides `is_liveness`."""
+    enforced: ClassVar[bool] = False
+    """True for the safety kinds that `record --enforce` applies before a call is answered (spec
+    v2 §10 point 74): a call is denied when `denies` says so."""
     judges_output_shape: ClassVar[bool] = False
     """True for output_schema: when such a rule fails, the violations of other rules that read the
     final output get its id as `caused_by`."""
@@ -211,6 +214,14 @@ class Rule:
         """Whether a kept violation comes from a liveness part of the rule (see `liveness_reasons`)."""
         code = violation.code
         return code is not UNSET and code.partition(".")[2] in self.liveness_reasons
+
+    def denies(self, result: RuleResult, call: Event, index: int) -> bool:
+        """For an `enforced` kind, run over a trace that ends with `call` (at `index`): whether
+        `record --enforce` denies the call. By default, when a violation of a safety part sits at
+        the call (run with `partial`, liveness violations are `inconclusive`); a kind whose bound
+        is broken once, at the first call over it, says so for every later call too."""
+        return any(violation.event_index == index and violation.status != "inconclusive"
+                   for violation in result.violations)
 
     def inconclusive_total(self, kept: int) -> int:
         """How many of all the rule's violations are liveness ones, given that `kept` of the kept

@@ -48,6 +48,7 @@ class DenyEvent(MatchingRule):
     """  # noqa: E501 (the manual shows a whole rule on one line, as a contract would hold it)
 
     kind: ClassVar[str] = "deny_event"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = DenyEventConfig
     tags: ClassVar[tuple[str, ...]] = ("security",)
     reason: ClassVar[str] = "matched"

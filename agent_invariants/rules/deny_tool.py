@@ -51,6 +51,7 @@ class DenyTool(Rule):
     """
 
     kind: ClassVar[str] = "deny_tool"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = DenyToolConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "tools")
     reason: ClassVar[str] = "denied"

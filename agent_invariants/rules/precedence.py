@@ -161,6 +161,7 @@ class Precedence(Rule):
     """
 
     kind: ClassVar[str] = "precedence"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = PrecedenceConfig
     tags: ClassVar[tuple[str, ...]] = ("order", "safety")
     reason: ClassVar[str] = "missing"

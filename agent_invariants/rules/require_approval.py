@@ -82,6 +82,7 @@ class RequireApproval(Rule):
     """
 
     kind: ClassVar[str] = "require_approval"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = RequireApprovalConfig
     tags: ClassVar[tuple[str, ...]] = ("security", "approval")
     reason: ClassVar[str] = "missing"

@@ -57,6 +57,7 @@ class RequireOrder(Rule):
     """
 
     kind: ClassVar[str] = "require_order"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = RequireOrderConfig
     tags: ClassVar[tuple[str, ...]] = ("ordering",)
     reason: ClassVar[str] = "missing"

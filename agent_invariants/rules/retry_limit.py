@@ -58,6 +58,8 @@ class RetryLimit(Rule):
     - `tool` (glob, default `*`): which calls count.
     - `group_by` (`call_signature` or `tool`, default `call_signature`).
 
+    Under `record --enforce`, every call of a group beyond the limit is denied.
+
     ## Known limits
     Counts every call of a group in the whole trace, not consecutive retries, and ignores whether
     calls failed. Signatures and tool names share one key space, so a signature equal to a tool
@@ -67,6 +69,7 @@ class RetryLimit(Rule):
     """
 
     kind: ClassVar[str] = "retry_limit"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = RetryLimitConfig
     tags: ClassVar[tuple[str, ...]] = ("reliability", "cost")
     reason: ClassVar[str] = "exceeded"
@@ -95,6 +98,15 @@ class RetryLimit(Rule):
 
     def _call_by_tool(self, event: Event, index: int) -> None:
         self._attempts.add(cast(str, event.tool), event.seq, index)   # routed: the call has a tool
+
+    def denies(self, result: RuleResult, call: Event, index: int) -> bool:
+        """Under `record --enforce`, every call of a group beyond `max_attempts` is denied, not
+        only the first one over: its group is among the violations (the enforcing run keeps all)."""
+        if call.tool is UNSET or not self._counted(call.tool):
+            return False
+        group = call.tool if self._by_tool or call.call_signature is UNSET else call.call_signature
+        return any(violation.evidence is not UNSET and violation.evidence["group"] == group
+                   for violation in result.violations)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = self._attempts.members

@@ -74,6 +74,7 @@ class StopIsFinal(Rule):
     """
 
     kind: ClassVar[str] = "stop_is_final"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = StopIsFinalConfig
     tags: ClassVar[tuple[str, ...]] = ("control",)
     reason: ClassVar[str] = "after_stop"

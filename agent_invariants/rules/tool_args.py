@@ -196,6 +196,7 @@ class ToolArgs(Rule):
     """
 
     kind: ClassVar[str] = "tool_args"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = ToolArgsConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "arguments")
     reason: ClassVar[str] = "mismatch"

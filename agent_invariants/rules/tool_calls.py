@@ -107,6 +107,9 @@ class ToolCalls(Rule):
     - `count` (`calls` or `successful`, default `calls`).
     At least one of `min`, `max`, `matches_output_length` is required.
 
+    Under `record --enforce`, every call beyond `max` is denied (with `successful`, every call
+    once `max` successful ones came back).
+
     ## Known limits
     With `successful`, a call counts when its result comes, so `max` is known only then; calls
     without a `call_id` never get a result and never count as successful. The rule keeps the `max`
@@ -115,6 +118,7 @@ class ToolCalls(Rule):
     """
 
     kind: ClassVar[str] = "tool_calls"
+    enforced: ClassVar[bool] = True   # record --enforce
     config_type: ClassVar[type[RuleConfig]] = ToolCallsConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "budget", "output")
     reason: ClassVar[str] = "max"
@@ -169,6 +173,15 @@ class ToolCalls(Rule):
             heapq.heappush(earliest, (-index, seq))
         elif index < -earliest[0][0]:
             heapq.heapreplace(earliest, (-index, seq))
+
+    def denies(self, result: RuleResult, call: Event, index: int) -> bool:
+        """Under `record --enforce`, every counted call beyond `max` is denied, not only the first
+        one over; with `successful`, a call is denied once the earlier successful calls reach
+        `max` (its own success is not known before it runs)."""
+        maximum = self._config.max
+        if maximum is UNSET or call.tool is UNSET or not self._is_tool(call.tool):
+            return False
+        return self.checked >= maximum if self._successful else self.checked > maximum
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         config, count = self._config, self.checked

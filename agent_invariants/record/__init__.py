@@ -1,0 +1,229 @@
+"""`record`: run an agent against fixtures, write its trace as it goes, and check the trace.
+
+    agent-invariants record --contract c.json --fixtures f.json [--enforce] -- python agent.py
+
+The agent runs as a child process in its own session, with `AGENT_INVARIANTS_PROTOCOL=1` and
+`AGENT_INVARIANTS_RUN_ID` in its environment, and talks JSON Lines on stdin and stdout
+(`protocol`). Its tool calls are answered from the fixtures (`fixtures`) or from a baseline trace
+(`replay`); with `--enforce`, the contract's safety rules judge each call before it is answered
+(`enforce`). Each exchange becomes events in the trace (`session`), flushed before the agent hears
+the reply. When the run ends, the trace is checked by the same evaluator as `check`: with
+`--partial` when the harness ended the run (a timeout, a crash, a protocol error), so that what
+only the end of a run can decide is `inconclusive`. `record` and a later `check` of the file agree.
+
+The report is the check report with a `record` object (`report.RecordInfo`). The exit code:
+2 for bad input before the agent starts (contract, lint, fixtures, baseline, `--out`); else 1 when
+the check has errors (`--safety-exit N` instead, when one comes from a safety part or a call was
+denied); else 2 when a finding says the run did not test what it was meant to (a fixture or
+approval miss, a run the harness ended); else 0.
+
+The contract, the fixtures and the command are trusted: the agent gets `record`'s environment
+(unless `--env-clear`), and nothing is redacted. `record` is POSIX-only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from msgspec import UNSET
+
+from agent_invariants.contract import Contract
+from agent_invariants.contract_source import ContractSource, read_at_most, read_contract
+from agent_invariants.engine import run_check
+from agent_invariants.errors import InputError
+from agent_invariants.output import shown
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
+from agent_invariants.record.agent import Agent
+from agent_invariants.record.enforce import Enforcer
+from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures
+from agent_invariants.record.replay import Replay
+from agent_invariants.record.session import Session
+from agent_invariants.record.writer import Clock, TraceWriter, claim_file
+from agent_invariants.report import CheckReport, RecordInfo
+from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
+
+__all__ = ("RecordOptions", "Recorded", "exit_code", "record")
+
+MAX_TIMEOUT_MS = 86_400_000
+"""The longest run or idle timeout (a day); both take 1..this."""
+FAKE_RUN_ID = "fake-run"
+
+
+class RecordOptions(NamedTuple):
+    """What `record` is told besides the contract and the command (the CLI's options)."""
+
+    fixtures: str | None = None
+    replay: str | None = None
+    out: str | None = None
+    force: bool = False
+    enforce: bool = False
+    fake_clock: bool = False
+    timeout_ms: int = 60_000
+    idle_timeout_ms: int = 30_000
+    run_id: str | None = None
+    input: str | None = None           # JSON text, or @FILE
+    env: Sequence[str] = ()            # KEY=VALUE sets, KEY passes record's own value on
+    env_clear: bool = False
+    cwd: str | None = None
+    lint: bool = True
+    strict: bool = False
+    max_violations: int = DEFAULT_MAX_VIOLATIONS
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES   # for the replayed baseline
+
+
+class Recorded(NamedTuple):
+    """A finished run: its report (the check of its trace, with `record`), and what the exit needs."""
+
+    report: CheckReport
+    contract: ContractSource
+    loaded: Contract
+    safety_errors: int
+
+
+def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str],
+           options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Recorded:
+    """Run `command` as the agent and check its trace. InputError for anything wrong before the
+    agent starts (nothing is written then); `warn` hears of fixture cases that can never be chosen."""
+    options = options or RecordOptions()
+    if os.name == "nt":
+        raise InputError("record is not supported on Windows")
+    if not command:
+        raise InputError("record needs the agent's command after --, e.g. -- python agent.py")
+    _check_timeouts(options)
+    source = contract if isinstance(contract, ContractSource) else read_contract(contract)
+    loaded = _load(source, options.lint)
+    if options.fixtures is None and options.replay is None:
+        raise InputError("record needs --fixtures (or --replay) to answer the agent's tool calls")
+    fixtures = None if options.fixtures is None else load_fixtures(options.fixtures, warn)
+    replay = None if options.replay is None else Replay(options.replay, options.max_line_bytes)
+    run_id = options.run_id or (FAKE_RUN_ID if options.fake_clock else uuid.uuid4().hex)
+    if not 1 <= len(run_id) <= 500:
+        raise InputError("--run-id must be 1..500 characters")
+    input_value = _input(options, fixtures)
+    out = options.out or os.path.join(".agent-invariants", "runs", f"{run_id}.jsonl")
+    log = f"{out}.stderr.log"
+    claim_file(log, options.force)
+    env = _environment(options, run_id)
+    if options.cwd is not None and not os.path.isdir(options.cwd):
+        raise InputError(f"--cwd {shown(options.cwd)}: no such folder")
+    writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force)
+    session = Session(writer, fixtures, replay, Enforcer(loaded) if options.enforce else None,
+                      options.timeout_ms, options.idle_timeout_ms)
+    try:
+        ending, agent = session.run(lambda: Agent(command, env, options.cwd), input_value)
+    except OSError as exc:
+        writer.discard()
+        raise InputError(f"{shown(command[0])}: cannot start: {exc.strerror or exc}") from None
+    finally:
+        if writer.open:
+            writer.close()
+    stderr_log = _save_stderr(log, agent.stderr_tail, agent.stderr_bytes, options.force)
+    checked = run_check(loaded, TraceFile(out), options.max_violations, strict=options.strict,
+                        partial=ending.by_harness)
+    report = checked.report
+    _mark_prevented(report, session.denied)
+    report.record = RecordInfo(
+        run_id=run_id, trace=out, command=list(command), ended_by=ending.ended_by, exit_status=ending.exit_status,
+        stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
+        denied=len(session.denied))
+    return Recorded(report, source, loaded, checked.safety_errors)
+
+
+def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
+    """1 when the check has errors (`safety_exit` when one comes from a safety part or a call
+    was denied), else 2 when a finding is an error, else 0."""
+    report = recorded.report
+    assert report.record is not UNSET
+    if report.error_count:
+        return safety_exit if recorded.safety_errors or report.record.denied else 1
+    return 2 if any(finding.level == "error" for finding in report.record.findings) else 0
+
+
+def _load(source: ContractSource, lint: bool) -> Contract:
+    from agent_invariants.contract import load_contract
+
+    loaded = load_contract(source)
+    if lint:
+        from agent_invariants.lint import refuse_unpassable
+
+        refuse_unpassable(loaded, source.label, source)
+    return loaded
+
+
+def _check_timeouts(options: RecordOptions) -> None:
+    for name, value in (("--timeout-ms", options.timeout_ms), ("--idle-timeout-ms", options.idle_timeout_ms)):
+        if not 1 <= value <= MAX_TIMEOUT_MS:
+            raise InputError(f"{name} must be 1..{MAX_TIMEOUT_MS:,} (milliseconds), got {value}")
+
+
+def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
+    """`run.start`'s input: `--input` (JSON, or @FILE), else the fixtures' `input`, else null."""
+    if options.input is None:
+        return None if fixtures is None else fixtures.input
+    text = options.input
+    where = "--input"
+    if text.startswith("@"):
+        where = f"--input {shown(text[1:])}"
+        try:
+            data = read_at_most(text[1:], MAX_MESSAGE_BYTES + 1)
+        except OSError as exc:
+            from agent_invariants.contract_source import file_problem
+
+            raise InputError(f"{where}: {file_problem(exc, 'JSON')}") from None
+        text = data.decode("utf-8", "replace")
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{where}: not JSON ({exc})") from None
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
+    """The agent's environment: record's own (none with `--env-clear`), then `--env`, then the
+    protocol's two variables."""
+    env = {} if options.env_clear else dict(os.environ)
+    for item in options.env:
+        key, equals, value = item.partition("=")
+        if not key:
+            raise InputError(f"--env {shown(item)}: expected KEY=VALUE or KEY")
+        if equals:
+            env[key] = value
+        elif key in os.environ:
+            env[key] = os.environ[key]
+    env["AGENT_INVARIANTS_PROTOCOL"] = "1"
+    env["AGENT_INVARIANTS_RUN_ID"] = run_id
+    return env
+
+
+def _save_stderr(log: str, tail: bytearray, total: int, force: bool) -> str | None:
+    """Write the last MiB of the agent's stderr beside the trace; its path (None: it wrote nothing)."""
+    if not total:
+        return None
+    head = f"[… {total - len(tail):,} bytes dropped]\n".encode() if total > len(tail) else b""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        handle = os.open(log, flags, 0o666)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(head + bytes(tail))
+    except OSError:
+        return None   # (claimed before the run; a race with another writer loses the log only)
+    return log
+
+
+def _mark_prevented(report: CheckReport, denied: set[int]) -> None:
+    """Every violation at a call that was answered with `tool.denied` gets `prevented: true`."""
+    if not denied:
+        return
+    for violation in report.violations:
+        if violation.event_seq in denied:
+            evidence = {} if violation.evidence is UNSET else violation.evidence
+            if evidence.get("prevented") is not True:
+                violation.evidence = {**evidence, "prevented": True}
+

@@ -1,0 +1,272 @@
+"""The agent process: started in its own session, its pipes read and written without blocking.
+
+`record` must end every run within its timeouts, whatever the agent does: write without end,
+never read its stdin, hold stdout open from a grandchild, ignore SIGTERM. So nothing here
+blocks: stdout and stderr are read as they come, replies wait in a buffer until stdin takes
+them, and every wait is a `select` with a deadline.
+
+- stdout is split into lines as it arrives. The caps count raw bytes from the start, newlines
+  and blank lines included: a line is refused as soon as its 1,040,385th byte arrives without a
+  newline (it is never buffered further), and the stream as soon as its 64 MiB + 1st byte
+  arrives. Either becomes a `Limit` in the queue of lines, after the lines before it.
+- stderr is drained all the time, so it never blocks the agent; its last 1 MiB is kept.
+- The group (the agent and whatever it started, unless it left the session) is ended with
+  SIGTERM, then SIGKILL 2 s later if any member remains.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES
+
+__all__ = ("GRACE_SECONDS", "MAX_STDERR_BYTES", "MAX_STDOUT_BYTES", "Agent", "Limit", "Line")
+
+MAX_STDOUT_BYTES = 64 * 1024 * 1024
+"""The most the agent may write to stdout in one run."""
+MAX_STDERR_BYTES = 1024 * 1024
+"""How much of the agent's stderr is kept (the last part)."""
+GRACE_SECONDS = 2.0
+"""How long the group has between SIGTERM and SIGKILL."""
+_CHUNK = 65_536
+
+
+class Line(NamedTuple):
+    """A complete stdout line (without `\\n` or a trailing `\\r`) and its 1-based number."""
+
+    text: bytes
+    number: int
+
+
+class Limit(NamedTuple):
+    """An output cap was crossed (`line` or `total`) on line `number`."""
+
+    kind: str
+    number: int
+
+
+class Agent:
+    """The running agent: its process, what it wrote, and what waits to be sent to it."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: str | None) -> None:
+        """Start `argv` (a PATH lookup, no shell) in a new session; OSError when it cannot start."""
+        self.process = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+            start_new_session=True, close_fds=True, bufsize=0)
+        self.group = self.process.pid
+        assert self.process.stdin is not None and self.process.stdout is not None and self.process.stderr is not None
+        self._stdin: int | None = self.process.stdin.fileno()
+        self._stdout: int | None = self.process.stdout.fileno()
+        self._stderr: int | None = self.process.stderr.fileno()
+        for handle in (self._stdin, self._stdout, self._stderr):
+            os.set_blocking(handle, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._stdout, selectors.EVENT_READ)
+        self._selector.register(self._stderr, selectors.EVENT_READ)
+        self.lines: deque[Line | Limit] = deque()
+        self.stdout_bytes = 0
+        self.stderr_bytes = 0
+        self.stderr_tail = bytearray()
+        self._partial = bytearray()
+        self._line_number = 1
+        self._limited = False
+        self._pending = bytearray()
+        self.signalled = False   # the harness sent a signal to the group
+        self._ended = False
+
+    @property
+    def stdout_done(self) -> bool:
+        return self._stdout is None
+
+    @property
+    def sending(self) -> bool:
+        """Whether a reply is still waiting for the agent to read it."""
+        return bool(self._pending)
+
+    def send(self, data: bytes) -> None:
+        """Queue `data` for the agent's stdin and write what the pipe takes now."""
+        if self._stdin is None:
+            return   # the agent closed its stdin, or it was closed: nothing more reaches it
+        self._pending += data
+        self._write()
+
+    def close_stdin(self) -> None:
+        """Close the agent's stdin (what was not sent is dropped)."""
+        if self._stdin is not None:
+            if self._stdin in self._selector.get_map():
+                self._selector.unregister(self._stdin)
+            self._pending.clear()
+            self.process.stdin.close()   # type: ignore[union-attr]
+            self._stdin = None
+
+    def wait(self, seconds: float) -> None:
+        """Wait at most `seconds` for output (read it) or for room in stdin (fill it)."""
+        if self._stdout is None and self._stderr is None and not self._pending:
+            time.sleep(max(0.0, seconds))
+            return
+        for key, _ in self._selector.select(max(0.0, seconds)):
+            if key.fd == self._stdin:
+                self._write()
+            elif key.fd == self._stdout:
+                self._read_stdout()
+            elif key.fd == self._stderr:
+                self._read_stderr()
+
+    def _write(self) -> None:
+        assert self._stdin is not None
+        try:
+            written = os.write(self._stdin, self._pending)
+        except BlockingIOError:
+            written = 0
+        except BrokenPipeError:
+            self.close_stdin()   # not an error in itself: how the run ends says what happened
+            return
+        del self._pending[:written]
+        registered = self._stdin in self._selector.get_map()
+        if self._pending and not registered:
+            self._selector.register(self._stdin, selectors.EVENT_WRITE)
+        elif not self._pending and registered:
+            self._selector.unregister(self._stdin)
+
+    def _read_stdout(self) -> None:
+        assert self._stdout is not None
+        try:
+            chunk = os.read(self._stdout, _CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._stdout_closed()
+            return
+        if self._limited:
+            return   # the run is ending: what follows the cap is not read as lines
+        room = MAX_STDOUT_BYTES - self.stdout_bytes
+        self.stdout_bytes += len(chunk)
+        self._split(chunk[:room])
+        if len(chunk) > room and not self._limited:
+            self._limit("total")
+
+    def _split(self, chunk: bytes) -> None:
+        start = 0
+        while not self._limited:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if len(self._partial) + len(piece) > MAX_MESSAGE_BYTES:
+                self._limit("line")
+                return
+            self._partial += piece
+            if end < 0:
+                return
+            self._line(bytes(self._partial))
+            self._partial.clear()
+            start = end + 1
+
+    def _line(self, text: bytes) -> None:
+        if text.endswith(b"\r"):
+            text = text[:-1]
+        if text.strip(b" \t\r\n\f\v"):
+            self.lines.append(Line(text, self._line_number))
+        self._line_number += 1
+
+    def _limit(self, kind: str) -> None:
+        self._limited = True
+        self._partial.clear()
+        self.lines.append(Limit(kind, self._line_number))
+
+    def _stdout_closed(self) -> None:
+        assert self._stdout is not None
+        if self._partial and not self._limited:
+            self._line(bytes(self._partial))   # a last line without `\n`
+            self._partial.clear()
+        self._selector.unregister(self._stdout)
+        self.process.stdout.close()   # type: ignore[union-attr]
+        self._stdout = None
+
+    def _read_stderr(self) -> None:
+        assert self._stderr is not None
+        try:
+            chunk = os.read(self._stderr, _CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._selector.unregister(self._stderr)
+            self.process.stderr.close()   # type: ignore[union-attr]
+            self._stderr = None
+            return
+        self.stderr_bytes += len(chunk)
+        self.stderr_tail += chunk
+        if len(self.stderr_tail) > MAX_STDERR_BYTES:
+            del self.stderr_tail[:len(self.stderr_tail) - MAX_STDERR_BYTES]
+
+    def exited(self) -> int | None:
+        """The agent's exit status once it has exited (negative: the signal that ended it)."""
+        return self.process.poll()
+
+    def group_alive(self) -> bool:
+        """Whether any process of the agent's group is left (the agent itself reaped first)."""
+        self.process.poll()
+        try:
+            os.killpg(self.group, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def signal_group(self, signum: int) -> None:
+        self.signalled = True
+        try:
+            os.killpg(self.group, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+        except OSError as exc:   # pragma: no cover - other errors of kill(2) mean no such group here
+            if exc.errno != errno.ESRCH:
+                raise
+
+    def end_group(self, *, keep_reading: bool) -> None:
+        """SIGTERM to the group, then SIGKILL after the grace if any member remains; meanwhile
+        stderr is drained and stdout read (into `lines`, with `keep_reading`, else discarded).
+        Returns once the agent is reaped and stdout is closed or the grace is over. Once only."""
+        if self._ended:
+            return
+        self._ended = True
+        self.close_stdin()
+        if not keep_reading:
+            self._limited = True   # messages that arrive now are discarded
+        if self.group_alive():
+            self.signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + GRACE_SECONDS
+        while time.monotonic() < deadline:
+            if not self.group_alive() and self._stdout is None:
+                break
+            self.wait(min(0.02, deadline - time.monotonic()))
+        if self.group_alive():
+            self.signal_group(signal.SIGKILL)
+        self.process.wait()
+        self.drain()
+
+    def drain(self) -> None:
+        """Read what is left in the pipes without waiting, then close them."""
+        for _ in range(64):
+            if self._stdout is None and self._stderr is None:
+                break
+            before = (self.stdout_bytes, self.stderr_bytes)
+            self.wait(0)
+            if (self.stdout_bytes, self.stderr_bytes) == before:
+                break
+        for name in ("_stdout", "_stderr"):
+            handle = getattr(self, name)
+            if handle is not None:
+                self._selector.unregister(handle)
+                setattr(self, name, None)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        self.close_stdin()
+        self._selector.close()

@@ -1,0 +1,66 @@
+"""`record --enforce`: may this call go ahead? Asked of the rules themselves, before it is answered.
+
+A call is denied when an error-severity rule of a safety kind, run by the ordinary evaluator over
+the trace so far (the call included, as the last event), puts a violation that is not
+`inconclusive` at the call (spec v2 §10 point 74). The kinds are the `enforced` ones: deny_tool,
+allow_tools, require_approval, approval_bound, tool_calls, retry_limit, stop_is_final, tool_args,
+deny_event, require_order and precedence; each says in `Rule.denies` how it decides (tool_calls
+and retry_limit deny every call beyond their bound, and a tool_args rule that reads the final
+output never denies, its violations being liveness). Warning rules are never enforced.
+
+The evaluator runs over the whole prefix for each call: a run of n calls costs about n²/2 event
+visits of the enforced rules only, which is milliseconds for the runs agents make.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import msgspec
+
+from agent_invariants.contract import Contract
+from agent_invariants.engine import run_check
+from agent_invariants.events import Event
+from agent_invariants.reader import TraceFile
+from agent_invariants.rules import RULE_KINDS
+
+MAX_LINE = 1024 * 1024
+"""The line limit the trace is read with: `record` writes no line longer."""
+
+__all__ = ("Denial", "Enforcer")
+
+MAX_REASON = 500
+"""The most code points of a denial's reason."""
+
+
+class Denial(NamedTuple):
+    """Why a call was denied: `<rule_id>: <message>` of the first firing rule, and every firing rule."""
+
+    reason: str
+    rule_ids: list[str]
+
+
+class Enforcer:
+    """Judges calls against the enforced rules of a contract."""
+
+    def __init__(self, contract: Contract) -> None:
+        kept = [config for config in contract.rules
+                if config.effective_severity == "error" and RULE_KINDS[config.kind].enforced]
+        self.contract = msgspec.structs.replace(contract, rules=kept) if kept else None
+
+    def judge(self, trace: str, call: Event) -> Denial | None:
+        """Run the enforced rules over the trace file, whose last event is `call`."""
+        if self.contract is None:
+            return None
+        checked = run_check(self.contract, TraceFile(trace, max_line_bytes=MAX_LINE), max_violations=0, partial=True)
+        index = checked.report.summary.events - 1
+        firing = [(rule, result) for rule, result in zip(checked.rules, checked.report.results, strict=True)
+                  if rule.denies(result, call, index)]
+        if not firing:
+            return None
+        rule, result = firing[0]
+        message = next((violation.message for violation in result.violations if violation.event_index == index),
+                       result.violations[0].message if result.violations else "the call is beyond the rule's bound")
+        reason = f"{rule.id}: {message}"
+        if len(reason) > MAX_REASON:
+            reason = reason[:MAX_REASON]
+        return Denial(reason, [rule.id for rule, _ in firing])

@@ -1,0 +1,361 @@
+"""The fixtures file of `record`: what each tool answers, and how approval requests are decided.
+
+    {"version": 1,
+     "input": {"ticket": "T-7"},
+     "tools": {
+       "orders.get": {"id": "A9", "paid": 10},
+       "refund": {"$cases": [{"args": {"amount": {"$lte": 10}}, "result": {"ok": true}},
+                             {"result": {"error": "over the limit"}, "ok": false}]},
+       "kb.*": {"$file": "kb-answer.json"}},
+     "approvals": [{"tool": "refund", "args": {"amount": {"$lte": 10}}, "decision": "approve"}]}
+
+The root holds `version` (1) and `tools`, and may hold `input` (what `run.start` hands the agent)
+and `approvals`; an unknown key anywhere is an error. A fixture is one of:
+
+- a *literal*: any JSON value, answered as the result with `ok: true`;
+- `{"$literal": v}`: `v` verbatim, for a result that is itself an object with one `$` key;
+- `{"$file": "path"}`: the UTF-8 JSON file's content, read when the fixtures load (relative to the
+  fixtures file's folder);
+- `{"$cases": [...]}`: cases tried in order, each `{call_index?, args?, result?, ok?, duration_ms?,
+  observe?}`. A case matches when all its selectors do: `call_index` k is the k-th call (from 0)
+  whose tool the fixture's key matches, denied and unanswered calls included; `args` is a subset
+  match tree (operators, no references) that never matches a call without args. A case without
+  selectors is the fallback and must come last. `result` (default null) may be a `$file` or
+  `$literal`; `ok` defaults to true; `duration_ms` is recorded as the result's duration (it is not
+  slept); `observe: {outcome_id, verdict}` adds a harness-attested `outcome.observed` after the result.
+
+A tool is answered by the fixture whose key equals it, else by the first key in file order that
+holds `*` or `?` and matches it as a glob; only that fixture is consulted, so a case miss there is
+a fixture miss. Results are at most 1,040,384 bytes in canonical JSON, so that every trace line
+`record` writes is within `check`'s default line limit.
+
+Every problem is an error naming the file and the JSON path (`fixtures.json:
+$.tools.refund.$cases[2].ok: must be true or false`), found before the agent starts.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import msgspec
+
+from agent_invariants.contract_source import (
+    MAX_CONTRACT_BYTES,
+    ContractSource,
+    file_problem,
+    is_yaml,
+    parse,
+    read_at_most,
+)
+from agent_invariants.errors import ContractError
+from agent_invariants.events import VERDICTS
+from agent_invariants.globs import compile_glob
+from agent_invariants.match.canonical import canonical
+from agent_invariants.match.quick import quick
+from agent_invariants.match.tree import MatchError, compile_tree, no_references
+
+__all__ = ("MAX_MESSAGE_BYTES", "Answer", "Approval", "Case", "Fixture", "Fixtures", "load_fixtures")
+
+MAX_MESSAGE_BYTES = 1024 * 1024 - 8 * 1024
+"""The longest line the agent may send, and the largest canonical result a fixture may hold
+(1,040,384 bytes): with the fields `record` adds, every trace line stays under 1 MiB."""
+
+_ROOT_KEYS = ("version", "input", "tools", "approvals")
+_CASE_KEYS = ("call_index", "args", "result", "ok", "duration_ms", "observe")
+_APPROVAL_KEYS = ("tool", "args", "decision", "approval_scope", "approver")
+_FORMS = ("$file", "$cases", "$literal")
+
+
+class Case(NamedTuple):
+    """One case of a `$cases` fixture (its selectors, and what it answers)."""
+
+    position: int
+    call_index: int | None
+    args: Callable[[Any], bool] | None
+    result: Any
+    ok: bool
+    duration_ms: int | float | None
+    observe: tuple[str, str] | None   # (outcome_id, verdict)
+
+
+class Fixture(NamedTuple):
+    """What one key of `tools` answers: one literal result, or cases."""
+
+    key: str
+    matches: Callable[[str], bool]
+    result: Any          # the answer of a literal or `$file` fixture
+    cases: tuple[Case, ...] | None
+
+
+class Answer(NamedTuple):
+    """How a fixture answered a call: the result, and what the trace says of where it came from."""
+
+    ok: bool
+    result: Any
+    duration_ms: int | float | None
+    observe: tuple[str, str] | None
+    provenance: dict[str, Any]   # {key} or {key, case}
+
+
+class Approval(NamedTuple):
+    """An entry of `approvals`: which requests it decides, and how."""
+
+    matches: Callable[[str], bool]
+    args: Callable[[Any], bool] | None
+    approved: bool
+    approval_scope: str | None
+    approver: str | None
+
+
+class Fixtures:
+    """A loaded fixtures file."""
+
+    def __init__(self, input_value: Any, tools: list[Fixture], approvals: list[Approval]) -> None:
+        self.input = input_value
+        self.tools = tools
+        self.approvals = approvals
+        self._exact = {fixture.key: fixture for fixture in tools}
+        self._globs = [fixture for fixture in tools if _is_glob(fixture.key)]
+        self._counts = [0] * len(tools)   # calls so far whose tool each key matches
+
+    def fixture_for(self, tool: str) -> Fixture | None:
+        """The fixture that answers `tool`: its exact key, else the first glob key that matches."""
+        found = self._exact.get(tool)
+        if found is not None:
+            return found
+        return next((fixture for fixture in self._globs if fixture.matches(tool)), None)
+
+    def count(self, tool: str) -> int:
+        """Count a call of `tool` for every key that matches it; its index for its own fixture's key."""
+        fixture = self.fixture_for(tool)
+        call_index = 0
+        for position, each in enumerate(self.tools):
+            if each.key == tool or (_is_glob(each.key) and each.matches(tool)):
+                if each is fixture:
+                    call_index = self._counts[position]
+                self._counts[position] += 1
+        return call_index
+
+    def answer(self, tool: str, args: Any) -> tuple[Answer | None, int]:
+        """Answer a call of `tool` with `args` (`None`: the call has none), counting it (`count`):
+        the answer (None for a miss) and the call's index for its fixture's key."""
+        call_index = self.count(tool)
+        fixture = self.fixture_for(tool)
+        if fixture is None:
+            return None, call_index
+        if fixture.cases is None:
+            return Answer(True, fixture.result, None, None, {"key": fixture.key}), call_index
+        for case in fixture.cases:
+            if case.call_index is not None and case.call_index != call_index:
+                continue
+            if case.args is not None and (args is None or not case.args(args)):
+                continue
+            return Answer(case.ok, case.result, case.duration_ms, case.observe,
+                          {"key": fixture.key, "case": case.position}), call_index
+        return None, call_index
+
+    def decide(self, tool: str | None, args: Any) -> Approval | None:
+        """The first entry of `approvals` whose tool glob and args tree match the request."""
+        for approval in self.approvals:
+            if tool is None or not approval.matches(tool):
+                continue
+            if approval.args is not None and (args is None or not approval.args(args)):
+                continue
+            return approval
+        return None
+
+
+def load_fixtures(path: str | os.PathLike[str], warn: Callable[[str], None] | None = None) -> Fixtures:
+    """Read and check the fixtures file at `path`; ContractError names the file and the JSON path
+    of the first problem. `warn` hears of cases that can never be chosen (a stderr line)."""
+    label = os.fspath(path)
+    try:
+        data = read_at_most(label, MAX_CONTRACT_BYTES + 1)
+    except OSError as exc:
+        raise ContractError(label, None, file_problem(exc, "fixtures")) from None
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise ContractError(label, None, f"is larger than {MAX_CONTRACT_BYTES:,} bytes, the limit for fixtures files")
+    document = parse(ContractSource(data, label, os.path.dirname(os.path.abspath(label)), is_yaml(label)))
+    return _Loader(label, os.path.dirname(os.path.abspath(label)), warn).root(document)
+
+
+class _Loader:
+    def __init__(self, label: str, folder: str, warn: Callable[[str], None] | None) -> None:
+        self.label, self.folder, self.warn = label, folder, warn
+
+    def fail(self, path: str, problem: str) -> ContractError:
+        return ContractError(self.label, path, problem)
+
+    def root(self, document: Any) -> Fixtures:
+        self.keys(document, "$", _ROOT_KEYS, required=("version", "tools"))
+        if document["version"] != 1 or isinstance(document["version"], bool):
+            raise self.fail("$.version", f"must be 1, got {_shown(document['version'])}")
+        tools = document["tools"]
+        if not isinstance(tools, dict):
+            raise self.fail("$.tools", "must be an object: tool name or glob -> fixture")
+        fixtures = [self.fixture(key, value, f"$.tools{_member(key)}") for key, value in tools.items()]
+        approvals = document.get("approvals", [])
+        if not isinstance(approvals, list):
+            raise self.fail("$.approvals", "must be an array of {tool, args?, decision, approval_scope?, approver?}")
+        decided = [self.approval(entry, f"$.approvals[{at}]") for at, entry in enumerate(approvals)]
+        return Fixtures(document.get("input"), fixtures, decided)
+
+    def keys(self, value: Any, path: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> None:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"must be an object, got {_kind(value)}")
+        for key in value:
+            if key not in allowed:
+                raise self.fail(f"{path}{_member(key)}", f"unknown key (allowed: {', '.join(allowed)})")
+        for key in required:
+            if key not in value:
+                raise self.fail(path, f"needs {key!r}")
+
+    def fixture(self, key: str, value: Any, path: str) -> Fixture:
+        if not key:
+            raise self.fail(path, "a tool name or glob must not be empty")
+        matches = compile_glob(key) if _is_glob(key) else key.__eq__
+        form = _form(value)
+        if form == "$cases":
+            return Fixture(key, matches, None, self.cases(value["$cases"], f"{path}.$cases"))
+        return Fixture(key, matches, self.result(value, path), None)
+
+    def result(self, value: Any, path: str) -> Any:
+        """The answer a fixture or case `result` stands for: a `$file`'s content, a `$literal`'s
+        value, or the value itself; at most MAX_MESSAGE_BYTES in canonical JSON."""
+        form = _form(value)
+        if form == "$cases":
+            raise self.fail(path, "$cases is a fixture of its own, not a result")
+        if form == "$file":
+            value = self.file(value["$file"], f"{path}.$file")
+        elif form == "$literal":
+            value = value["$literal"]
+        size = len(canonical(value).encode("utf-8", "surrogatepass"))
+        if size > MAX_MESSAGE_BYTES:
+            raise self.fail(path, f"the result is {size:,} bytes of canonical JSON, more than the "
+                                  f"{MAX_MESSAGE_BYTES:,} a trace line can carry")
+        return value
+
+    def file(self, name: Any, path: str) -> Any:
+        if not isinstance(name, str) or not name:
+            raise self.fail(path, "must be a file name (relative to the fixtures file's folder)")
+        where = os.path.join(self.folder, name)
+        try:
+            data = read_at_most(where, MAX_MESSAGE_BYTES * 4 + 1)
+        except OSError as exc:
+            raise self.fail(path, f"{name}: {file_problem(exc, 'JSON')}") from None
+        try:
+            value = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise self.fail(path, f"{name}: not UTF-8 JSON ({exc})") from None
+        return value
+
+    def cases(self, value: Any, path: str) -> tuple[Case, ...]:
+        if not isinstance(value, list) or not value:
+            raise self.fail(path, "must be a non-empty array of cases")
+        cases = [self.case(at, item, f"{path}[{at}]") for at, item in enumerate(value)]
+        seen: dict[tuple[Any, str | None], int] = {}
+        for at, (case, item) in enumerate(zip(cases, value, strict=True)):
+            selector = (case.call_index, canonical(item["args"]) if "args" in item else None)
+            if case.call_index is None and case.args is None and at != len(cases) - 1:
+                raise self.fail(f"{path}[{at}]", "a case without call_index or args is the fallback and must "
+                                                 "come last")
+            if selector in seen:
+                raise self.fail(f"{path}[{at}]", f"has the same selectors as case {seen[selector]}, so it is "
+                                                 "never chosen")
+            seen[selector] = at
+            if case.call_index is not None and case.args is not None and (case.call_index, None) in seen \
+                    and self.warn is not None:
+                earlier = seen[(case.call_index, None)]
+                self.warn(f"{self.label}: {path}[{at}]: never chosen: case {earlier} answers every call with "
+                          f"call_index {case.call_index} first")
+        return tuple(cases)
+
+    def case(self, position: int, item: Any, path: str) -> Case:
+        self.keys(item, path, _CASE_KEYS)
+        call_index = item.get("call_index")
+        if call_index is not None and (not isinstance(call_index, int) or isinstance(call_index, bool)
+                                       or call_index < 0):
+            raise self.fail(f"{path}.call_index", "must be an integer 0 or more")
+        if "call_index" in item and call_index is None:
+            raise self.fail(f"{path}.call_index", "must be an integer 0 or more, got null")
+        ok = item.get("ok", True)
+        if not isinstance(ok, bool):
+            raise self.fail(f"{path}.ok", f"must be true or false, got {_kind(ok)}")
+        duration = item.get("duration_ms")
+        if "duration_ms" in item and (isinstance(duration, bool) or not isinstance(duration, int | float)
+                                      or not math.isfinite(duration) or duration < 0):
+            raise self.fail(f"{path}.duration_ms", "must be a finite number 0 or more")
+        observe = None
+        if "observe" in item:
+            observe = self.observe(item["observe"], f"{path}.observe")
+        return Case(position, call_index, self.args(item, path),
+                    self.result(item["result"], f"{path}.result") if "result" in item else None,
+                    ok, duration, observe)
+
+    def observe(self, value: Any, path: str) -> tuple[str, str]:
+        self.keys(value, path, ("outcome_id", "verdict"), required=("outcome_id", "verdict"))
+        outcome, verdict = value["outcome_id"], value["verdict"]
+        if not isinstance(outcome, str) or not 1 <= len(outcome) <= 500:
+            raise self.fail(f"{path}.outcome_id", "must be a string of 1..500 characters")
+        if verdict not in VERDICTS:
+            raise self.fail(f"{path}.verdict", f"must be one of {', '.join(VERDICTS)}")
+        return outcome, verdict
+
+    def args(self, item: dict[str, Any], path: str) -> Callable[[Any], bool] | None:
+        """The `args` selector of a case or approval: a subset match tree without references."""
+        if "args" not in item:
+            return None
+        if not isinstance(item["args"], dict):
+            raise self.fail(f"{path}.args", f"must be an object (a subset match tree), got {_kind(item['args'])}")
+        try:
+            holds = quick(compile_tree(item["args"], f"{path}.args"))
+        except MatchError as exc:
+            raise self.fail(exc.path, exc.problem) from None
+        return lambda args: holds(args, no_references)
+
+    def approval(self, entry: Any, path: str) -> Approval:
+        self.keys(entry, path, _APPROVAL_KEYS, required=("tool", "decision"))
+        tool = entry["tool"]
+        if not isinstance(tool, str) or not tool:
+            raise self.fail(f"{path}.tool", "must be a tool name or glob")
+        if entry["decision"] not in ("approve", "deny"):
+            raise self.fail(f"{path}.decision", f"must be \"approve\" or \"deny\", got {_shown(entry['decision'])}")
+        texts = {}
+        for key in ("approval_scope", "approver"):
+            value = entry.get(key)
+            if key in entry and (not isinstance(value, str) or not 1 <= len(value) <= 500):
+                raise self.fail(f"{path}.{key}", "must be a string of 1..500 characters")
+            texts[key] = value
+        return Approval(compile_glob(tool), self.args(entry, path), entry["decision"] == "approve",
+                        texts["approval_scope"], texts["approver"])
+
+
+def _form(value: Any) -> str | None:
+    """`$file`, `$cases` or `$literal` for an object whose only key is that; None for a literal."""
+    if isinstance(value, dict) and len(value) == 1:
+        key: str = next(iter(value))
+        if key in _FORMS:
+            return key
+    return None
+
+
+def _is_glob(key: str) -> bool:
+    return "*" in key or "?" in key
+
+
+def _member(key: str) -> str:
+    """A key as a JSON path step: `.name` when plain, else `["..."]`."""
+    if key and (key[0].isalpha() or key[0] in "_$") and all(char.isalnum() or char in "_$.-*?" for char in key):
+        return f".{key}"
+    return f"[{msgspec.json.encode(key).decode()}]"
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _shown(value: Any) -> str:
+    return msgspec.json.encode(value).decode()[:80]

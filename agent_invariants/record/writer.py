@@ -1,0 +1,108 @@
+"""The trace `record` writes: one event per line, numbered and timed by the harness, flushed at once.
+
+`seq` runs 1..n in write order. `time` is the wall clock read once when the agent starts plus a
+monotonic clock, so it never goes back; under `--fake-clock` it is 1970-01-01T00:00:00.000Z plus
+seq milliseconds, so a deterministic agent gives a byte-identical trace. Every event carries the
+run's `run_id`. Each line is flushed to the file before the agent hears the reply it leads to, so
+a harness that is killed leaves a valid prefix.
+
+The file must not exist (`--force` replaces a regular file, and nothing else): a trace that
+silently replaced another, or a device, would lose someone's work.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import stat
+import time
+from typing import Any
+
+import msgspec
+
+from agent_invariants.errors import InputError
+from agent_invariants.output import shown
+from agent_invariants.record.protocol import event_fields
+
+__all__ = ("Clock", "TraceWriter", "claim_file")
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+class Clock:
+    """Times for the events: real (wall clock at start plus monotonic time) or fake."""
+
+    def __init__(self, fake: bool) -> None:
+        self.fake = fake
+        self._wall = datetime.datetime.now(datetime.UTC)
+        self._start = time.monotonic()
+
+    def stamp(self, seq: int) -> str:
+        """The `time` of the event numbered `seq`."""
+        if self.fake:
+            moment = _EPOCH + datetime.timedelta(milliseconds=seq)
+        else:
+            moment = self._wall + datetime.timedelta(seconds=time.monotonic() - self._start)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+    def elapsed_ms(self) -> int | None:
+        """Milliseconds since the start (None under the fake clock: durations would not repeat)."""
+        return None if self.fake else round((time.monotonic() - self._start) * 1000)
+
+
+def claim_file(path: str, force: bool) -> None:
+    """Refuse `path` as an output unless it is new, or (with `force`) a regular file."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
+    if not force:
+        raise InputError(f"{shown(path)}: already exists (use --force to replace it)")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{shown(path)}: is not a regular file; --force replaces only regular files")
+
+
+class TraceWriter:
+    """Writes the events of one run to its trace file."""
+
+    def __init__(self, path: str, run_id: str, clock: Clock, force: bool) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.clock = clock
+        self.seq = 0
+        self.size = 0
+        self.last_line = b""
+        claim_file(path, force)
+        folder = os.path.dirname(path)
+        try:
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)
+            self._handle = os.open(path, flags, 0o666)
+            self.open = True
+        except OSError as exc:
+            raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
+
+    def write(self, event_type: str, fields: dict[str, Any], data: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Write one event (`fields` without seq, type, time, run_id); return it as written."""
+        self.seq += 1
+        event = {"seq": self.seq, "type": event_type, "time": self.clock.stamp(self.seq), "run_id": self.run_id,
+                 **event_fields(fields, data)}
+        line = msgspec.json.encode(event) + b"\n"
+        self.last_line = line
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._handle, view):]
+        self.size += len(line)
+        return event
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            os.close(self._handle)
+
+    def discard(self) -> None:
+        """Close and remove the file (the agent never started)."""
+        self.close()
+        os.unlink(self.path)

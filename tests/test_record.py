@@ -1,0 +1,611 @@
+"""`record` (spec v2 §8, §10 points 60-84): scripted agents, every ending, every fixture form,
+replay, enforcement, approvals, caps; each run's trace asserted event by event, and its exit."""
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_invariants.errors import InputError
+from agent_invariants.record import RecordOptions, record
+
+from record_helpers import AGENT, DONE, START, call, leftover_agents, run_agent, send
+
+V2 = {"version": 2, "name": "refunds", "rules": [
+    {"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "bind": "args_subset"},
+    {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}
+FIXTURES = {"version": 1, "input": {"ticket": "T-7"},
+            "tools": {"orders.get": {"id": "A9", "paid": 10}, "refund": {"$literal": {"$file": "not a file"}}}}
+
+
+@pytest.fixture(autouse=True)
+def _no_agent_left() -> object:
+    yield
+    deadline = time.monotonic() + 1
+    while leftover_agents() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert leftover_agents() == []
+
+
+def test_a_completed_run_writes_every_exchange_in_order(tmp_path: Path) -> None:
+    steps = [*START, *call("c1", "orders.get", {"order": "A9"}), send("agent.message", text="looked it up",
+             confidence=0.5), *call("c2", "refund", {"order": "A9", "amount": 10}),
+             send("run.completed", status="completed", output={"refunded": True})]
+    run = run_agent(tmp_path, steps, V2, FIXTURES)
+    assert run.numbered()
+    assert run.bare() == [
+        {"type": "run.start", "data": {"input": {"ticket": "T-7"}, "protocol": 1}},
+        {"type": "tool.call", "tool": "orders.get", "call_id": "c1", "args": {"order": "A9"}},
+        {"type": "tool.result", "tool": "orders.get", "call_id": "c1", "ok": True, "result": {"id": "A9", "paid": 10},
+         "data": {"fixture": {"key": "orders.get"}}},
+        {"type": "agent.message", "confidence": 0.5, "data": {"text": "looked it up"}},
+        {"type": "tool.call", "tool": "refund", "call_id": "c2", "args": {"order": "A9", "amount": 10}},
+        {"type": "tool.result", "tool": "refund", "call_id": "c2", "ok": True, "result": {"$file": "not a file"},
+         "data": {"fixture": {"key": "refund"}}},
+        {"type": "run.completed", "status": "completed", "output": {"refunded": True}},
+    ]
+    assert run.replies == [
+        {"type": "run.start", "protocol": 1, "run_id": "fake-run", "input": {"ticket": "T-7"}},
+        {"type": "tool.result", "call_id": "c1", "ok": True, "result": {"id": "A9", "paid": 10}},
+        {"type": "tool.result", "call_id": "c2", "ok": True, "result": {"$file": "not a file"}},
+    ]
+    assert run.violations() == [("refund-approved", 5, "approval_bound.missing")]
+    assert run.info.ended_by == "completed" and run.info.exit_status == 0 and run.info.findings == []
+    assert run.report.partial is not True
+    assert run.code == 1
+
+
+def test_the_same_agent_gives_a_byte_identical_trace_under_the_fake_clock(tmp_path: Path) -> None:
+    steps = [*START, *call("c1", "orders.get", {"order": "A9"}), *DONE]
+    first = run_agent(tmp_path, steps, V2, FIXTURES, name="one")
+    second = run_agent(tmp_path, steps, V2, FIXTURES, name="two")
+    assert first.trace.read_bytes() == second.trace.read_bytes()
+    assert first.code == second.code == 0
+
+
+def test_a_real_clock_gives_increasing_times_a_random_run_id_and_a_measured_duration(tmp_path: Path) -> None:
+    run = run_agent(tmp_path, [*START, *call("c1", "orders.get"), *DONE], V2, FIXTURES, fake_clock=False)
+    times = [event["time"] for event in run.events]
+    assert times == sorted(times) and all(time.endswith("Z") and len(time) == 24 for time in times)
+    run_ids = {event["run_id"] for event in run.events}
+    assert len(run_ids) == 1 and len(run_ids.pop()) == 32
+    assert isinstance(run.events[-1]["duration_ms"], int)
+
+
+# --- fixtures ---------------------------------------------------------------------------------
+
+CASES = {"version": 1, "tools": {
+    "search": {"$cases": [
+        {"call_index": 0, "result": "first"},
+        {"args": {"q": {"$regex": "^refund"}}, "result": "about refunds", "duration_ms": 12.5},
+        {"call_index": 2, "args": {"q": "x"}, "ok": False, "result": {"error": "rate limited"}},
+        {"result": "fallback"}]},
+    "kb.*": {"$file": "answer.json"},
+    "verify": {"$cases": [{"observe": {"outcome_id": "refund-done", "verdict": "satisfied"}, "result": True}]},
+    "no_cases": {"$cases": [{"call_index": 5, "result": 1}]}}}
+
+
+def test_cases_are_chosen_by_call_index_and_args_with_a_fallback_and_files_and_observe(tmp_path: Path) -> None:
+    (tmp_path / "answer.json").write_text('{"from": "file"}', encoding="utf-8")
+    steps = [*START, *call("s0", "search", {"q": "refund policy"}), *call("s1", "search", {"q": "refund policy"}),
+             *call("s2", "search", {"q": "x"}), *call("s3", "search"), *call("k1", "kb.lookup", {"id": 1}),
+             *call("v1", "verify"), *call("n1", "no_cases"), *call("u1", "unknown.tool"), *DONE]
+    contract = {"version": 2, "name": "any", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}
+    run = run_agent(tmp_path, steps, contract, CASES)
+    results = [event for event in run.bare() if event["type"] in ("tool.result", "outcome.observed")]
+    assert results == [
+        {"type": "tool.result", "tool": "search", "call_id": "s0", "ok": True, "result": "first",
+         "data": {"fixture": {"key": "search", "case": 0}}},
+        {"type": "tool.result", "tool": "search", "call_id": "s1", "ok": True, "result": "about refunds",
+         "duration_ms": 12.5, "data": {"fixture": {"key": "search", "case": 1}}},
+        {"type": "tool.result", "tool": "search", "call_id": "s2", "ok": False, "result": {"error": "rate limited"},
+         "data": {"fixture": {"key": "search", "case": 2}}},
+        {"type": "tool.result", "tool": "search", "call_id": "s3", "ok": True, "result": "fallback",
+         "data": {"fixture": {"key": "search", "case": 3}}},
+        {"type": "tool.result", "tool": "kb.lookup", "call_id": "k1", "ok": True, "result": {"from": "file"},
+         "data": {"fixture": {"key": "kb.*"}}},
+        {"type": "tool.result", "tool": "verify", "call_id": "v1", "ok": True, "result": True,
+         "data": {"fixture": {"key": "verify", "case": 0}}},
+        {"type": "outcome.observed", "call_id": "v1", "outcome_id": "refund-done", "verdict": "satisfied",
+         "evidence_class": "configured_verifier", "data": {"attested_by": "harness"}},
+        {"type": "tool.result", "tool": "no_cases", "call_id": "n1", "ok": False, "result": {"error": "no fixture"},
+         "data": {"fixture_miss": True}},
+        {"type": "tool.result", "tool": "unknown.tool", "call_id": "u1", "ok": False,
+         "result": {"error": "no fixture"}, "data": {"fixture_miss": True}},
+    ]
+    misses = [(f.code, f.seq, f.call_id, f.tool, f.call_index) for f in run.info.findings]
+    assert misses == [("record.fixture_miss", 15, "n1", "no_cases", 0),
+                      ("record.fixture_miss", 17, "u1", "unknown.tool", 0)]
+    assert run.report.passed and run.code == 2   # a pass with a miss did not test its scenario
+
+
+def test_a_denied_call_still_counts_for_call_index(tmp_path: Path) -> None:
+    fixtures = {"version": 1, "tools": {"pay": {"$cases": [{"call_index": 1, "result": "second"},
+                                                            {"result": "other"}]}}}
+    contract = {"version": 2, "name": "c", "rules": [
+        {"id": "no-big", "kind": "tool_args", "tool": "pay", "match": {"amount": {"$lte": 10}}}]}
+    steps = [*START, *call("p0", "pay", {"amount": 50}), *call("p1", "pay", {"amount": 5}), *DONE]
+    run = run_agent(tmp_path, steps, contract, fixtures, enforce=True)
+    assert [event["type"] for event in run.events] == [
+        "run.start", "tool.call", "tool.denied", "tool.call", "tool.result", "run.completed"]
+    assert run.events[4]["result"] == "second"
+
+
+@pytest.mark.parametrize(("fixtures", "problem"), [
+    ({"tools": {}}, "$: needs 'version'"),
+    ({"version": 2, "tools": {}}, "$.version: must be 1"),
+    ({"version": 1, "tools": {}, "extra": 1}, "$.extra: unknown key"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"result": 1}, {"call_index": 0}]}}},
+     "$.tools.x.$cases[0]: a case without call_index or args is the fallback and must come last"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"call_index": 0}, {"call_index": 0}]}}},
+     "$.tools.x.$cases[1]: has the same selectors as case 0"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"ok": "yes"}]}}}, "$.tools.x.$cases[0].ok: must be true or false"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"duration_ms": -1}]}}}, "$.tools.x.$cases[0].duration_ms"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"args": {"a": {"$from_output": "x"}}}]}}},
+     "$.tools.x.$cases[0].args.a"),
+    ({"version": 1, "tools": {"x": {"$file": "missing.json"}}}, "$.tools.x.$file: missing.json: no such file"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"observe": {"outcome_id": "o"}}]}}},
+     "$.tools.x.$cases[0].observe: needs 'verdict'"),
+    ({"version": 1, "tools": {}, "approvals": [{"tool": "t", "decision": "maybe"}]},
+     "$.approvals[0].decision: must be \"approve\" or \"deny\""),
+    ({"version": 1, "tools": {"big": "x" * 1_040_400}}, "$.tools.big: the result is 1,040,402 bytes"),
+])
+def test_bad_fixtures_are_refused_before_the_agent_starts(tmp_path: Path, fixtures: dict, problem: str) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(fixtures), encoding="utf-8")
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(InputError) as caught:
+        record(contract, [sys.executable, "-c", "raise SystemExit(9)"], RecordOptions(fixtures=str(path), out=str(out)))
+    assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)
+    assert not out.exists()
+
+
+def test_a_case_hidden_behind_an_earlier_one_with_its_call_index_is_warned_about(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"version": 1, "tools": {"x": {"$cases": [
+        {"call_index": 0, "result": 1}, {"call_index": 0, "args": {"a": 1}, "result": 2}]}}}), encoding="utf-8")
+    from agent_invariants.record.fixtures import load_fixtures
+
+    heard: list[str] = []
+    load_fixtures(path, heard.append)
+    assert heard == [f"{path}: $.tools.x.$cases[1]: never chosen: case 0 answers every call with call_index 0 first"]
+
+
+# --- approvals --------------------------------------------------------------------------------
+
+APPROVALS = {"version": 1, "tools": {"refund": {"ok": True}},
+             "approvals": [{"tool": "refund", "args": {"amount": {"$lte": 10}}, "decision": "approve",
+                            "approver": "ops@example.com"},
+                           {"tool": "refund", "decision": "deny"}]}
+
+
+def test_approval_requests_are_decided_by_the_first_matching_entry_and_misses_are_denied(tmp_path: Path) -> None:
+    steps = [*START,
+             send("approval.request", approval_id="a1", tool="refund", args={"order": "A9", "amount": 10}), {"recv": 1},
+             *call("c1", "refund", {"order": "A9", "amount": 10}),
+             send("approval.request", approval_id="a2", tool="refund", args={"amount": 99}), {"recv": 1},
+             send("approval.request", approval_id="a3", tool="wire"), {"recv": 1}, *DONE]
+    run = run_agent(tmp_path, steps, V2, APPROVALS)
+    assert run.bare()[1:3] == [
+        {"type": "approval.requested", "tool": "refund", "approval_id": "a1", "args": {"order": "A9", "amount": 10}},
+        {"type": "approval.granted", "tool": "refund", "approval_id": "a1", "approved": True,
+         "args": {"order": "A9", "amount": 10}, "approver": "ops@example.com", "data": {"attested_by": "harness"}}]
+    assert run.bare()[6] == {"type": "approval.granted", "tool": "refund", "approval_id": "a2", "approved": False,
+                             "args": {"amount": 99}, "data": {"attested_by": "harness"}}
+    assert run.bare()[8] == {"type": "approval.granted", "tool": "wire", "approval_id": "a3", "approved": False,
+                             "data": {"attested_by": "harness", "fixture_miss": True}}
+    decisions = [reply for reply in run.replies if reply["type"] == "approval.decision"]
+    assert decisions == [{"type": "approval.decision", "approval_id": "a1", "approved": True},
+                         {"type": "approval.decision", "approval_id": "a2", "approved": False},
+                         {"type": "approval.decision", "approval_id": "a3", "approved": False}]
+    assert run.violations() == []
+    assert [(f.code, f.seq, f.tool) for f in run.info.findings] == [("record.approval_miss", 8, "wire")]
+    assert run.code == 2
+
+
+def test_attested_by_refuses_a_grant_the_agent_gave_itself(tmp_path: Path) -> None:
+    contract = {"version": 2, "name": "c", "rules": [
+        {"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "attested_by": ["harness"]}]}
+    steps = [*START, send("approval.granted", approval_id="self", tool="refund"),
+             *call("c1", "refund", {"amount": 5}), *DONE]
+    run = run_agent(tmp_path, steps, contract, APPROVALS, enforce=True)
+    assert run.bare()[1] == {"type": "approval.granted", "tool": "refund", "approval_id": "self",
+                             "data": {"attested_by": "agent"}}
+    assert run.bare()[3]["type"] == "tool.denied"
+    violation = run.report.violations[0]
+    assert violation.evidence["rejected"] == [{"grant_seq": 2, "why": "attestation"}]
+    assert violation.evidence["prevented"] is True
+    # without attested_by, the agent's own grant covers the call
+    lax = {"version": 2, "name": "c", "rules": [{"id": "refund-approved", "kind": "approval_bound", "tool": "refund"}]}
+    assert run_agent(tmp_path, steps, lax, APPROVALS, name="lax", enforce=True).code == 0
+
+
+def test_an_agent_outcome_is_recorded_as_self_attestation_whatever_it_claims(tmp_path: Path) -> None:
+    steps = [*START, send("outcome.observed", outcome_id="o1", verdict="satisfied",
+                          evidence_class="externally_observed", data={"note": 1, "attested_by": "harness"}), *DONE]
+    run = run_agent(tmp_path, steps, V2, FIXTURES)
+    assert run.bare()[1] == {"type": "outcome.observed", "outcome_id": "o1", "verdict": "satisfied",
+                             "evidence_class": "self_attestation",
+                             "data": {"note": 1, "attested_by": "agent",
+                                      "claimed_evidence_class": "externally_observed"}}
+
+
+# --- replay -----------------------------------------------------------------------------------
+
+def test_replay_answers_by_tool_canonical_args_and_occurrence_then_fixtures(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.jsonl"
+    baseline.write_text("\n".join(json.dumps(event) for event in [
+        {"seq": 1, "type": "tool.call", "tool": "search", "call_id": "a", "args": {"q": "x", "n": 1}},
+        {"seq": 2, "type": "tool.result", "call_id": "a", "ok": True, "result": "first x", "duration_ms": 7},
+        {"seq": 3, "type": "outcome.observed", "outcome_id": "o", "verdict": "satisfied",
+         "evidence_class": "configured_verifier", "data": {"attested_by": "harness"}},
+        {"seq": 4, "type": "tool.call", "tool": "search", "call_id": "b", "args": {"n": 1, "q": "x"}},
+        {"seq": 5, "type": "tool.result", "call_id": "b", "ok": False, "result": "second x"},
+        {"seq": 6, "type": "tool.call", "tool": "search", "call_id": "c"},
+        {"seq": 7, "type": "tool.result", "call_id": "c", "ok": True, "result": "no args"},
+    ]) + "\n", encoding="utf-8")
+    fixtures = {"version": 1, "tools": {"search": "from fixtures"}}
+    steps = [*START, *call("1", "search", {"q": "x", "n": 1}), *call("2", "search", {"q": "x", "n": 1}),
+             *call("3", "search", {"q": "x", "n": 1}), *call("4", "search", {}), *call("5", "search"), *DONE]
+    run = run_agent(tmp_path, steps, V2, fixtures, replay=str(baseline))
+    answers = [(e.get("call_id"), e.get("result"), e.get("data")) for e in run.bare()
+               if e["type"] in ("tool.result", "outcome.observed")]
+    assert answers == [("1", "first x", {"replay_seq": 2}), ("1", None, {"attested_by": "harness"}),
+                       ("2", "second x", {"replay_seq": 5}), ("3", "from fixtures", {"fixture": {"key": "search"}}),
+                       ("4", "from fixtures", {"fixture": {"key": "search"}}), ("5", "no args", {"replay_seq": 7})]
+    assert run.bare()[2]["duration_ms"] == 7 and run.bare()[5]["ok"] is False
+
+
+def test_an_invalid_baseline_is_refused_before_the_agent_starts(tmp_path: Path) -> None:
+    baseline = tmp_path / "b.jsonl"
+    baseline.write_text('{"seq": 1, "type": "tool.call"}\nnot json\n', encoding="utf-8")
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    with pytest.raises(InputError, match=r"b\.jsonl:2"):
+        record(contract, [sys.executable, "-c", "pass"], RecordOptions(replay=str(baseline),
+                                                                       out=str(tmp_path / "t.jsonl")))
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+# --- enforcement ------------------------------------------------------------------------------
+
+ENFORCED = [
+    ({"id": "r", "kind": "deny_tool", "tool": "shell.*"}, [("c1", "shell.run", None)], [True]),
+    ({"id": "r", "kind": "allow_tools", "tools": ["search"]}, [("c1", "search", None), ("c2", "rm", None)],
+     [False, True]),
+    ({"id": "r", "kind": "require_approval", "tool": "refund"}, [("c1", "refund", None)], [True]),
+    ({"id": "r", "kind": "approval_bound", "tool": "refund"}, [("c1", "refund", None)], [True]),
+    ({"id": "r", "kind": "tool_calls", "tool": "search", "max": 1},
+     [("c1", "search", None), ("c2", "search", None), ("c3", "search", None)], [False, True, True]),
+    ({"id": "r", "kind": "retry_limit", "max_attempts": 1, "group_by": "tool"},
+     [("c1", "a", None), ("c2", "b", None), ("c3", "a", None), ("c4", "a", None)], [False, False, True, True]),
+    ({"id": "r", "kind": "tool_args", "tool": "pay", "match": {"amount": {"$lte": 10}}},
+     [("c1", "pay", {"amount": 5}), ("c2", "pay", {"amount": 50})], [False, True]),
+    ({"id": "r", "kind": "deny_event", "match": {"type": "tool.call", "tool": "drop"}}, [("c1", "drop", None)],
+     [True]),
+    ({"id": "r", "kind": "require_order", "before": {"type": "tool.call", "tool": "get"},
+      "after": {"type": "tool.call", "tool": "refund"}}, [("c1", "refund", None), ("c2", "get", None),
+                                                          ("c3", "refund", None)], [True, False, False]),
+    ({"id": "r", "kind": "precedence", "before": {"tool": "get"}, "after": {"tool": "refund"}},
+     [("c1", "refund", None), ("c2", "get", None), ("c3", "refund", None)], [True, False, False]),
+    ({"id": "r", "kind": "tool_calls", "tool": "search", "max": 0, "severity": "warning"},
+     [("c1", "search", None)], [False]),
+    ({"id": "r", "kind": "tool_args", "tool": "pay", "match": {"amount": {"$from_output": "total"}}},
+     [("c1", "pay", {"amount": 5})], [False]),
+    ({"id": "r", "kind": "tool_order", "tools": ["a", "b"], "mode": "exact"},
+     [("c1", "b", None)], [False]),
+]
+
+
+@pytest.mark.parametrize(("rule", "calls", "denied"), ENFORCED, ids=lambda value: str(value)[:40])
+def test_enforce_denies_exactly_the_calls_a_safety_rule_fails_at(tmp_path: Path, rule: dict, calls: list,
+                                                                 denied: list[bool]) -> None:
+    version = 2 if rule["kind"] in ("approval_bound", "tool_calls", "tool_args", "precedence", "tool_order") else 1
+    contract = {"version": version, "name": "c", "rules": [rule]}
+    steps = [*START]
+    for call_id, tool, args in calls:
+        steps += call(call_id, tool, args)
+    steps += DONE
+    fixtures = {"version": 1, "tools": {"*": "ok"}}
+    run = run_agent(tmp_path, steps, contract, fixtures, enforce=True, lint=False)
+    answers = [event["type"] == "tool.denied" for event in run.events
+               if event["type"] in ("tool.result", "tool.denied")]
+    assert answers == denied
+    for event in run.events:
+        if event["type"] == "tool.denied":
+            assert event["data"] == {"rule_ids": ["r"]} and event["reason"].startswith("r: ")
+    replies = [reply["type"] == "tool.denied" for reply in run.replies[1:]]
+    assert replies == denied
+    assert run.info.denied == sum(denied)
+
+
+def test_the_reason_names_the_first_firing_rule_and_every_firing_rule_is_listed(tmp_path: Path) -> None:
+    contract = {"version": 1, "name": "c", "rules": [
+        {"id": "warn-only", "kind": "deny_tool", "tool": "shell", "severity": "warning"},
+        {"id": "first", "kind": "deny_tool", "tool": "sh*"},
+        {"id": "second", "kind": "allow_tools", "tools": ["search"]}]}
+    steps = [*START, *call("c1", "shell"), *DONE]
+    run = run_agent(tmp_path, steps, contract, {"version": 1, "tools": {}}, enforce=True, safety_exit=7)
+    denied = run.bare()[2]
+    assert denied["data"] == {"rule_ids": ["first", "second"]}
+    assert denied["reason"].startswith("first: ")
+    prevented = {(v.rule_id, v.evidence.get("prevented")) for v in run.report.violations}
+    assert prevented == {("warn-only", True), ("first", True), ("second", True)}
+    assert run.code == 7   # --safety-exit: a call was denied
+
+
+def test_without_enforce_the_call_is_answered_and_the_check_fails_it(tmp_path: Path) -> None:
+    steps = [*START, *call("c1", "orders.get"), *call("c2", "refund", {"order": "A9", "amount": 10}), *DONE]
+    run = run_agent(tmp_path, steps, V2, FIXTURES, safety_exit=5)
+    assert [event["type"] for event in run.events].count("tool.denied") == 0
+    assert run.violations() == [("refund-approved", 4, "approval_bound.missing")]
+    assert run.code == 5   # approval_bound is a safety kind
+
+
+# --- endings ----------------------------------------------------------------------------------
+
+def _ending(run, reason: str) -> dict:  # type: ignore[no-untyped-def]
+    last = run.bare()[-1]
+    assert last["type"] == "run.failed" and last["reason"] == reason
+    assert last["data"]["attested_by"] == "harness"
+    assert run.info.ended_by == reason
+    assert [f.code for f in run.info.findings if f.code == "record.ended"] == ["record.ended"]
+    assert run.report.partial is True
+    return last
+
+
+@pytest.mark.parametrize(("steps", "reason", "offending"), [
+    ([*START, {"raw": "not json\n"}], "protocol:bad_json", {"line": 1, "excerpt": "not json"}),
+    ([*START, {"raw": "[1, 2]\n"}], "protocol:bad_json", {"line": 1, "excerpt": "[1, 2]"}),
+    ([*START, {"raw": '{"type": "tool.call", "call_id": "c", "tool": "t"}\r\n\n  \n{"type": "x.y"}'}],
+     "protocol:unknown_type:x.y", {"line": 4, "type": "x.y", "excerpt": '{"type": "x.y"}'}),
+    ([*START, send("tool.call", call_id="c", tool="t", seq=3)], "protocol:field:tool.call.seq",
+     {"line": 1, "type": "tool.call"}),
+    ([*START, send("tool.call", call_id="c")], "protocol:field:tool.call.tool", {"line": 1, "type": "tool.call"}),
+    ([*START, send("agent.message", confidence=2)], "protocol:field:agent.message.confidence",
+     {"line": 1, "type": "agent.message"}),
+    ([*START, *call("c", "t"), send("tool.call", call_id="c", tool="t")], "protocol:duplicate_call_id",
+     {"line": 2, "type": "tool.call"}),
+    ([*START, send("approval.request", approval_id="a", tool="t"), {"recv": 1},
+      send("approval.request", approval_id="a", tool="t")], "protocol:duplicate_approval_id",
+     {"line": 2, "type": "approval.request"}),
+    ([*START, {"raw": b"\xff\xfe".decode("utf-8", "surrogateescape") + "\n"}], "protocol:bad_json",
+     {"line": 1}),
+])
+def test_protocol_errors_end_the_run_and_the_offending_line_is_not_recorded(
+        tmp_path: Path, steps: list, reason: str, offending: dict) -> None:
+    run = run_agent(tmp_path, [*steps, {"sleep": 5}], V2, {"version": 1, "tools": {"t": 1}})
+    last = _ending(run, reason)
+    assert {key: last["data"]["offending"][key] for key in offending} == offending
+    assert run.code == 2
+
+
+def test_a_message_after_the_terminal_fails_the_run_after_the_agents_terminal(tmp_path: Path) -> None:
+    run = run_agent(tmp_path, [*START, *DONE, send("agent.message", text="one more")], V2, FIXTURES)
+    assert [e["type"] for e in run.events] == ["run.start", "run.completed", "run.failed"]
+    _ending(run, "protocol:after_terminal")
+
+
+@pytest.mark.parametrize(("steps", "reason"), [
+    ([*START, {"exit": 3}], "exit:3"),
+    ([*START, {"exit": 0}], "exit:0"),
+    ([*START, *DONE, {"exit": 4}], "exit:4"),
+    ([*START, {"kill": "SIGKILL"}], "signal:SIGKILL"),
+])
+def test_exits_before_the_terminal_and_failing_exits_after_it_end_the_run(tmp_path: Path, steps: list,
+                                                                          reason: str) -> None:
+    run = run_agent(tmp_path, steps, V2, FIXTURES)
+    _ending(run, reason)
+    assert run.code == 2
+
+
+def test_the_agent_may_end_by_reporting_its_own_failure(tmp_path: Path) -> None:
+    run = run_agent(tmp_path, [*START, send("run.failed", reason="gave up", status="failed")], V2, FIXTURES)
+    assert run.bare()[-1] == {"type": "run.failed", "status": "failed", "reason": "gave up",
+                              "data": {"attested_by": "agent"}}
+    assert run.info.ended_by == "failed" and run.info.findings == [] and run.code == 0
+
+
+def test_idle_and_run_timeouts(tmp_path: Path) -> None:
+    idle = run_agent(tmp_path, [*START, {"sleep": 5}], V2, FIXTURES, name="idle", idle_timeout_ms=300)
+    _ending(idle, "timeout:idle")
+    busy = [*START] + [send("telemetry.tick")] + [{"sleep": 0.05}, send("telemetry.tick")] * 40
+    whole = run_agent(tmp_path, busy, V2, FIXTURES, name="whole", timeout_ms=400, idle_timeout_ms=300)
+    _ending(whole, "timeout:run")
+    assert whole.bare()[1] == {"type": "telemetry.tick"}
+
+
+def test_an_agent_that_ignores_sigterm_is_killed_and_nothing_is_left(tmp_path: Path) -> None:
+    started = time.monotonic()
+    run = run_agent(tmp_path, [*START, {"ignore_term": True}, {"grandchild": 30}, {"sleep": 30}], V2, FIXTURES,
+                    idle_timeout_ms=200)
+    _ending(run, "timeout:idle")
+    assert run.info.exit_status == -signal.SIGKILL
+    assert time.monotonic() - started < 10
+
+
+def test_a_grandchild_holding_stdout_does_not_keep_the_run_open(tmp_path: Path) -> None:
+    started = time.monotonic()
+    run = run_agent(tmp_path, [*START, {"grandchild": 30}, *DONE], V2, FIXTURES)
+    assert run.info.ended_by == "completed" and run.code == 0
+    assert time.monotonic() - started < 10
+
+
+def test_stdout_closed_while_the_agent_runs_on(tmp_path: Path) -> None:
+    run = run_agent(tmp_path, [*START, {"close_stdout": True}, {"sleep": 30}], V2, FIXTURES)
+    _ending(run, "protocol:stdout_closed")
+
+
+def test_output_caps(tmp_path: Path) -> None:
+    line = run_agent(tmp_path, [*START, send("telemetry.a"), {"flood": 1_040_385}, {"sleep": 5}], V2, FIXTURES,
+                     name="line")
+    assert _ending(line, "output_limit")["data"]["limit"] == "line"
+    assert line.bare()[1] == {"type": "telemetry.a"}
+    fits = run_agent(tmp_path, [*START, {"raw": "{" + '"type": "agent.message", "text": "' + "x" * (1_040_384 - 39)
+                                         + '"}\n'}, *DONE], V2, FIXTURES, name="fits")
+    assert fits.info.ended_by == "completed"
+    many = [*START] + [{"raw": ('{"type": "telemetry.x", "data": {"p": "' + "y" * 1_000_000 + '"}}\n')}] * 70
+    total = run_agent(tmp_path, many, V2, FIXTURES, name="total")
+    assert _ending(total, "output_limit")["data"]["limit"] == "total"
+    assert sum(1 for event in total.events if event["type"] == "telemetry.x") == 67   # 67 lines fit in 64 MiB
+
+
+def test_stderr_is_kept_beside_the_trace(tmp_path: Path) -> None:
+    run = run_agent(tmp_path, [*START, {"stderr": "warming up\n"}, *DONE], V2, FIXTURES)
+    assert run.info.stderr_bytes == 11
+    assert Path(run.info.stderr_log).read_text(encoding="utf-8") == "warming up\n"
+
+
+def test_the_agent_gets_the_environment_and_folder_it_is_told(tmp_path: Path) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    script = tmp_path / "env_agent.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "sys.stdin.readline()\n"
+        "print(json.dumps({'type': 'run.completed', 'output': {'cwd': os.getcwd(), "
+        "'protocol': os.environ.get('AGENT_INVARIANTS_PROTOCOL'), 'run': os.environ.get('AGENT_INVARIANTS_RUN_ID'), "
+        "'set': os.environ.get('SET_ME'), 'home': os.environ.get('HOME'), 'stdin_tty': sys.stdin.isatty()}}))\n",
+        encoding="utf-8")
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    record(contract, [sys.executable, str(script)], RecordOptions(
+        fixtures=str(fixtures), out=str(out), fake_clock=True, env=["SET_ME=yes", "HOME"], env_clear=True,
+        cwd=str(folder)))
+    output = json.loads(out.read_text(encoding="utf-8").splitlines()[-1])["output"]
+    import os
+
+    assert output == {"cwd": str(folder), "protocol": "1", "run": "fake-run", "set": "yes",
+                      "home": os.environ.get("HOME"), "stdin_tty": False}
+
+
+# --- bad input before the start ---------------------------------------------------------------
+
+def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -> None:
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    out.write_text("keep me\n", encoding="utf-8")
+    command = [sys.executable, "-c", "pass"]
+    with pytest.raises(InputError, match="already exists"):
+        record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(out)))
+    assert out.read_text(encoding="utf-8") == "keep me\n"
+    with pytest.raises(InputError, match="is not a regular file"):
+        record(contract, command, RecordOptions(fixtures=str(fixtures), out="/dev/null", force=True))
+    forced = record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(out), force=True))
+    assert forced.report.record.ended_by == "exit:0"
+    assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["type"] == "run.start"
+
+
+def test_a_command_that_cannot_start_writes_no_trace(tmp_path: Path) -> None:
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(InputError, match="no-such-agent-cmd: cannot start"):
+        record(contract, ["no-such-agent-cmd"], RecordOptions(fixtures=str(fixtures), out=str(out)))
+    assert not out.exists()
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+def test_the_cli_runs_a_recorded_run_and_an_interrupt_ends_it(tmp_path: Path) -> None:
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([*START, {"sleep": 30}]), encoding="utf-8")
+    from record_helpers import MARK
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_invariants", "record", "--contract", str(contract), "--fixtures", str(fixtures),
+         "--out", str(tmp_path / "t.jsonl"), "--fake-clock", "--format", "json", "--env", f"{MARK}=1", "--",
+         sys.executable, str(AGENT), str(script), str(tmp_path / "r.jsonl")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "r.jsonl").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=15)
+    assert process.returncode == 2, err
+    report = json.loads(out)
+    assert report["record"]["ended_by"] == "interrupted"
+    assert report["partial"] is True
+    assert report["record"]["findings"][0]["code"] == "record.ended"
+
+
+# --- one evaluator, on random runs --------------------------------------------------------------
+
+POOL = [
+    {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+    {"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "bind": "args_subset"},
+    {"id": "old-approval", "kind": "require_approval", "tool": "refund", "severity": "warning"},
+    {"id": "lookup-first", "kind": "precedence", "before": {"tool": "get"}, "after": {"tool": "refund"},
+     "correlate": ["order"]},
+    {"id": "few-searches", "kind": "tool_calls", "tool": "search", "max": 2},
+    {"id": "retries", "kind": "retry_limit", "max_attempts": 2, "group_by": "tool"},
+    {"id": "stop", "kind": "stop_is_final"},
+    {"id": "small", "kind": "tool_args", "tool": "refund", "match": {"amount": {"$lte": 50}}},
+    {"id": "answered", "kind": "tool_result_required"},
+    {"id": "claims", "kind": "completion_requires_outcome", "outcome_id": "refund-done"},
+    {"id": "ends-well", "kind": "run_status", "equals": "completed"},
+    {"id": "must-search", "kind": "require_event", "match": {"type": "tool.call", "tool": "search"}, "min": 1},
+]
+
+
+def _random_steps(chance: random.Random) -> list[dict]:
+    steps: list[dict] = [*START]
+    for at in range(chance.randint(0, 8)):
+        pick = chance.random()
+        if pick < 0.5:
+            tool = chance.choice(["search", "get", "refund", "shell.run", "unknown"])
+            args = chance.choice([None, {"order": chance.choice(["A1", "A2"]), "amount": chance.choice([5, 10, 90])}])
+            steps += call(f"c{at}", tool, args)
+        elif pick < 0.6:
+            steps += [send("approval.request", approval_id=f"a{at}", tool="refund",
+                           args={"order": "A1", "amount": chance.choice([5, 90])}), {"recv": True}]
+        elif pick < 0.7:
+            steps.append(send("approval.granted", approval_id=f"g{at}", tool="refund", args={"order": "A2"}))
+        elif pick < 0.75:
+            steps.append(send("control.stop", reason="user"))
+        elif pick < 0.85:
+            steps.append(send("agent.message", text="working", claims_completion=chance.random() < 0.3))
+        else:
+            steps.append(send("outcome.observed", outcome_id="refund-done", verdict="satisfied"))
+    ending = chance.choice(["completed", "failed", "exit", "bad", "hang", "completed"])
+    steps += {"completed": [send("run.completed", status=chance.choice(["completed", "failed"]),
+                                 claims_completion=True)],
+              "failed": [send("run.failed", reason="gave up")], "exit": [{"exit": 1}],
+              "bad": [{"raw": "{oops\n"}, {"sleep": 5}], "hang": [{"sleep": 5}]}[ending]
+    return steps
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_record_and_a_later_check_agree_on_random_runs(tmp_path: Path, seed: int) -> None:
+    chance = random.Random(seed)
+    contract = {"version": 2, "name": "random", "rules": chance.sample(POOL, chance.randint(1, 6))}
+    fixtures = {"version": 1, "tools": {"search": {"$cases": [{"call_index": 0, "result": "hit"},
+                                                              {"ok": False, "result": "miss"}]},
+                                        "get": {"order": "A1"}, "refund": {"ok": True},
+                                        "shell.*": "done", "verify": {"$cases": [
+                                            {"observe": {"outcome_id": "refund-done", "verdict": "satisfied"}}]}},
+                "approvals": [{"tool": "refund", "args": {"amount": {"$lte": 10}}, "decision": "approve"}]}
+    run = run_agent(tmp_path, _random_steps(chance), contract, fixtures, enforce=chance.random() < 0.5,
+                    idle_timeout_ms=250, lint=False)   # run_agent checks the agreement
+    assert run.numbered()
+    assert run.code in (0, 1, 2)
