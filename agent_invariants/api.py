@@ -29,7 +29,7 @@ ContractLike = Contract | Mapping[str, Any] | str | os.PathLike[str]
 
 def check_trace(contract: ContractLike, trace: Trace, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 max_violations: int = DEFAULT_MAX_VIOLATIONS, line_lengths: bool = False,
-                strict: bool = False, partial: bool = False) -> CheckReport:
+                strict: bool = False, partial: bool = False, count_safety: bool = False) -> CheckReport:
     """Check one trace against a contract.
 
     `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
@@ -39,10 +39,13 @@ def check_trace(contract: ContractLike, trace: Trace, *, max_line_bytes: int = D
     (`line_length`, which SARIF regions need). With `strict`, a rule that checked nothing fails
     (see `CheckReport.notices`). With `partial`, the trace is taken as cut short (a crashed or
     still-running agent): violations of the rules' liveness parts are `inconclusive` and left out
-    of the verdict and counts. Raises `InputError` for a bad contract or trace.
+    of the verdict and counts. With `count_safety`, the report's `safety_error_count` says how many
+    error violations come from safety parts of rules (`--safety-exit`). Raises `InputError` for a
+    bad contract or trace.
     """
     source = open_trace(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
-    return run_check(load_contract(contract), source, max_violations, strict=strict, partial=partial).report
+    return run_check(load_contract(contract), source, max_violations, strict=strict, partial=partial,
+                     count_safety=count_safety).report
 
 
 def compare_traces(contract: ContractLike, baseline: Trace, candidate: Trace, *,

@@ -148,11 +148,11 @@ def _visible(folder: str) -> list[str]:
 def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                progress: Progress | None = None, line_lengths: bool = False, strict: bool = False,
-               partial: bool = False) -> CheckBatchReport:
+               partial: bool = False, count_safety: bool = False) -> CheckBatchReport:
     """Check each trace against `contract`; bad traces become failures, the rest reports.
-    `max_violations`, `line_lengths`, `strict` and `partial` as for `check_trace`."""
+    `max_violations`, `line_lengths`, `strict`, `partial` and `count_safety` as for `check_trace`."""
     reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict,
-                                           partial) for path in traces], jobs, progress)
+                                           partial, count_safety) for path in traces], jobs, progress)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=_reference(contract),
         passed=not failures and all(report.passed for report in reports),
@@ -205,11 +205,11 @@ def check_file_name(path: str) -> None:
 
 
 def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool,
-               strict: bool, partial: bool) -> Any:
+               strict: bool, partial: bool, count_safety: bool) -> Any:
     try:
         check_file_name(path)
         report = check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
-                             line_lengths=line_lengths, strict=strict, partial=partial)
+                             line_lengths=line_lengths, strict=strict, partial=partial, count_safety=count_safety)
     except InputError as exc:
         return BatchFailure(trace=_as_text(path), error=str(exc))
     problem = strict_problem(path, report) if strict else None   # --strict: bad input, as above

@@ -36,6 +36,7 @@ from agent_invariants.cli_options import (
     ProfileOpt,
     ReportOptions,
     RunOpt,
+    SafetyExitOpt,
     UnusedBaseline,
     UnusedCandidate,
     UnusedContract,
@@ -107,6 +108,7 @@ def check(
     input_format: InputFormatOpt = InputFormat.native,
     run_id: RunOpt = None,
     profile: ProfileOpt = None,
+    safety_exit: SafetyExitOpt = None,
     *,
     options: ReportOptions,
 ) -> None:
@@ -115,7 +117,7 @@ def check(
 
     imports = ImportOptions(input_format, run_id, profile)
     contract_path = find_contract(contract, trace)
-    run = _Run.start(contract_path, options)
+    run = _Run.start(contract_path, options, safety_exit)
     if not imports.native:
         _finish(_check_imported(run, trace, imports, contract_path), run)
     _refuse_run_option(imports)
@@ -130,7 +132,7 @@ def check(
     _finish(_with_progress(len(paths), "checking traces", options.quiet, lambda advance: batch.check_many(
         run.contract, paths, jobs=_processes(options.jobs), max_line_bytes=options.max_line_bytes,
         max_violations=options.max_violations, progress=advance, line_lengths=run.line_lengths,
-        strict=options.strict, partial=options.partial)), run)
+        strict=options.strict, partial=options.partial, count_safety=run.safety_exit is not None)), run)
 
 
 def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contract_path: Path) -> AnyReport:
@@ -146,7 +148,7 @@ def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contra
     return check_imported(run.contract, paths, imports.input_format.value, run=imports.run,
                           profile=_profile(imports), max_line_bytes=options.max_line_bytes,
                           max_violations=options.max_violations, strict=options.strict, partial=options.partial,
-                          line_lengths=run.line_lengths)
+                          line_lengths=run.line_lengths, count_safety=run.safety_exit is not None)
 
 
 def _profile(imports: ImportOptions) -> object:
@@ -181,7 +183,8 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
     return _with_progress(size, "reading", options.quiet, lambda advance: check_trace(
         run.contract, TraceFile(trace, max_line_bytes=options.max_line_bytes, on_read=advance,
                                 line_lengths=run.line_lengths),
-        max_violations=options.max_violations, strict=options.strict, partial=options.partial), unit="bytes")
+        max_violations=options.max_violations, strict=options.strict, partial=options.partial,
+        count_safety=run.safety_exit is not None), unit="bytes")
 
 
 @app.command(cls=Command)
@@ -258,9 +261,10 @@ class _Run(NamedTuple):
     contract: Contract
     source: ContractSource   # the contract's bytes, read once (SARIF points into them)
     options: ReportOptions
+    safety_exit: int | None = None   # check --safety-exit
 
     @classmethod
-    def start(cls, contract: Path, options: ReportOptions) -> _Run:
+    def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None) -> _Run:
         """Read and load the contract (once); keep how the report is to be rendered and written."""
         from agent_invariants.contract import load_contract, read_contract
 
@@ -270,7 +274,7 @@ class _Run(NamedTuple):
             from agent_invariants.lint import refuse_unpassable
 
             refuse_unpassable(loaded, source.label, source)
-        return cls(loaded, source, options)
+        return cls(loaded, source, options, safety_exit)
 
     @property
     def line_lengths(self) -> bool:
@@ -329,7 +333,10 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
     too_many = options.max_warnings is not None and warning_count(report) > options.max_warnings
     if too_many:
         _say(f"{plural(warning_count(report), 'warning')}, more than --max-warnings {options.max_warnings}")
-    raise typer.Exit(2 if failures(report) or refused else 0 if ok(report) and not too_many else 1)
+    code = 2 if failures(report) or refused else 0 if ok(report) and not too_many else 1
+    if code == 1 and run.safety_exit is not None and any(section.safety_error_count for section in checks(report)):
+        code = run.safety_exit
+    raise typer.Exit(code)
 
 
 
@@ -570,7 +577,7 @@ def record(
         help="End the run when the agent sends nothing for this long while the harness waits.")] = 30_000,
     safety_exit: Annotated[int, typer.Option(
         "--safety-exit", min=1, max=255, metavar="N",
-        help="Exit N instead of 1 when an error comes from a safety rule or a call was denied.")] = 1,
+        help="Exit N instead of 1 when an error comes from a safety part of a rule or a call was denied.")] = 1,
     run_id: Annotated[str | None, typer.Option(
         "--run-id", show_default=False, help="The run's id (default: a random one; fake-run with --fake-clock).")
     ] = None,

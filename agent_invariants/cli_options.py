@@ -33,6 +33,7 @@ __all__ = (
     "ProfileOpt",
     "ReportOptions",
     "RunOpt",
+    "SafetyExitOpt",
     "UnusedBaseline",
     "UnusedCandidate",
     "UnusedContract",
@@ -114,6 +115,10 @@ OutputOpt = Annotated[Path | None, typer.Option(
     show_default=False)]
 MaxLineOpt = Annotated[int, typer.Option(
     "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
+SafetyExitOpt = Annotated[int | None, typer.Option(
+    "--safety-exit", min=1, max=255, metavar="N", show_default=False,
+    help="Exit N instead of 1 when an error violation comes from a safety part of a rule (what a prefix of "
+    "the run already decides: a forbidden call, a missing approval), so pipelines can tell it apart.")]
 JsonFormatOpt = Annotated[Format, typer.Option(
     "--format", "-f", hidden=True,
     help="Accepted for compatibility (every value is checked); the output is always JSON.")]

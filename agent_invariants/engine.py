@@ -205,7 +205,7 @@ class Checked(NamedTuple):
 
 def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
               strict: bool = False, partial: bool = False, observers: Sequence[Any] = (),
-              events_version: int | None = None) -> Checked:
+              events_version: int | None = None, count_safety: bool = False) -> Checked:
     """One pass of every rule of `contract` over `source`, each rule keeping at most
     `max_violations` violations (0: all). With `strict`, a rule that checked nothing (of a kind
     for which that is not the passing state) fails with a violation of the whole trace. With
@@ -214,14 +214,16 @@ def run_check(contract: Contract, source: TraceSource, max_violations: int = DEF
     events in the same pass, after the rules (a caller that learns more of the trace than the
     report says: `stability` keeps the final output). `events_version` reads the events as that
     contract version does (default: the contract's own; `mutate` checks a version-1 trace with a
-    control of version-2 kinds, which must not type-check what version 1 leaves free)."""
+    control of version-2 kinds, which must not type-check what version 1 leaves free). With
+    `count_safety`, the report says how many error violations come from safety parts
+    (`safety_error_count`, for `--safety-exit`)."""
     with collector.paused():   # also while the rules finish and the report is built
         return _check(contract, source, max_violations, strict, partial, observers,
-                      contract.version if events_version is None else events_version)
+                      contract.version if events_version is None else events_version, count_safety)
 
 
 def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool, partial: bool,
-           observers: Sequence[Any], events_version: int) -> Checked:
+           observers: Sequence[Any], events_version: int, count_safety: bool) -> Checked:
     rules = [rule_for(config, max_violations) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
@@ -265,6 +267,8 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     )
     safety = sum(result.violation_count - lively for result, lively in zip(results, liveness, strict=True)
                  if result.severity == "error")
+    if count_safety:
+        report.safety_error_count = safety
     return Checked(report, counter, source, rules, safety)
 
 

@@ -257,6 +257,9 @@ class CheckReport(msgspec.Struct, kw_only=True):
     safety parts judge the events there are. Absent otherwise."""
     inconclusive_count: int | UnsetType = UNSET
     """(`--partial`.) How many violations are inconclusive; present with `partial`."""
+    safety_error_count: int | UnsetType = UNSET
+    """(`--safety-exit`, `record`.) How many of the error violations come from safety parts of
+    rules (what a prefix of the run already decides); present only when asked for."""
     record: RecordInfo | UnsetType = UNSET
     """(`record`.) The recorded run that wrote the trace; absent for `check`."""
 

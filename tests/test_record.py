@@ -609,3 +609,34 @@ def test_record_and_a_later_check_agree_on_random_runs(tmp_path: Path, seed: int
                     idle_timeout_ms=250, lint=False)   # run_agent checks the agreement
     assert run.numbered()
     assert run.code in (0, 1, 2)
+
+
+# --- check --safety-exit (point 84) ---------------------------------------------------------------
+
+SAFETY = {"version": 1, "name": "s", "rules": [
+    {"id": "no-shell", "kind": "deny_tool", "tool": "shell"},
+    {"id": "searched", "kind": "require_event", "match": {"type": "tool.call", "tool": "search"}, "min": 1}]}
+
+
+@pytest.mark.parametrize(("events", "code", "safety"), [
+    ([{"seq": 1, "type": "tool.call", "tool": "shell"}], 9, 1),                     # a safety part fails
+    ([{"seq": 1, "type": "tool.call", "tool": "ls"}], 1, 0),                        # only a liveness part
+    ([{"seq": 1, "type": "tool.call", "tool": "search"}], 0, 0),
+])
+def test_check_safety_exit_tells_a_safety_failure_apart(cli, write, events: list, code: int, safety: int) -> None:
+    write("c.json", SAFETY)
+    write("t.jsonl", "".join(json.dumps(event) + "\n" for event in events))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "--safety-exit", "9", "-f", "json")
+    assert result.returncode == code, result.stderr
+    assert json.loads(result.stdout)["safety_error_count"] == safety
+    plain = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "json")
+    assert plain.returncode == min(code, 1)
+    assert "safety_error_count" not in json.loads(plain.stdout)   # version-1 reports are unchanged without it
+
+
+def test_check_safety_exit_over_several_traces(cli, write) -> None:
+    write("c.json", SAFETY)
+    write("runs/a.jsonl", '{"seq": 1, "type": "tool.call", "tool": "search"}\n')
+    write("runs/b.jsonl", '{"seq": 1, "type": "tool.call", "tool": "search"}\n{"seq": 2, "type": "tool.call", '
+                          '"tool": "shell"}\n')
+    assert cli("check", "-c", "c.json", "-t", "runs", "--safety-exit", "3", "-q").returncode == 3

@@ -34,16 +34,17 @@ def imported_source(path: str, input_format: str, *, run: str | None, profile: A
 
 def check_imported(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
                    max_line_bytes: int, max_violations: int, strict: bool, partial: bool = False,
-                   line_lengths: bool = False) -> CheckReport | CheckBatchReport:
+                   line_lengths: bool = False, count_safety: bool = False) -> CheckReport | CheckBatchReport:
     """The report of one run, or a batch report of every run of every file."""
+    checks: dict[str, Any] = {"max_violations": max_violations, "strict": strict, "partial": partial,
+                              "count_safety": count_safety}
     if len(paths) == 1 and run != ALL_RUNS:
         source = imported_source(paths[0], input_format, run=run, profile=profile, max_line_bytes=max_line_bytes,
                                  line_lengths=line_lengths)
-        return check_trace(contract, source, max_violations=max_violations, strict=strict, partial=partial)
+        return check_trace(contract, source, **checks)
     with collector.paused():   # re-enabled between runs, the collector would walk every object each time
         reports, failures = _check_each(contract, paths, input_format, run=run, profile=profile,
-                                        max_line_bytes=max_line_bytes, max_violations=max_violations, strict=strict,
-                                        partial=partial, line_lengths=line_lengths)
+                                        max_line_bytes=max_line_bytes, line_lengths=line_lengths, checks=checks)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
         passed=not failures and all(report.passed for report in reports), traces=len(reports) + len(failures),
@@ -52,8 +53,8 @@ def check_imported(contract: Contract, paths: Sequence[str], input_format: str, 
 
 
 def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, run: str | None, profile: Any,
-                max_line_bytes: int, max_violations: int, strict: bool, partial: bool,
-                line_lengths: bool) -> tuple[list[CheckReport], list[BatchFailure]]:
+                max_line_bytes: int, line_lengths: bool, checks: dict[str, Any]) -> tuple[list[CheckReport],
+                                                                                       list[BatchFailure]]:
     reports: list[CheckReport] = []
     failures: list[BatchFailure] = []
     for path in paths:
@@ -62,13 +63,11 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
             if run != ALL_RUNS:
                 reports.append(check_trace(contract, imported_source(path, input_format, run=run, profile=profile,
                                                                      max_line_bytes=max_line_bytes,
-                                                                     line_lengths=line_lengths),
-                                           max_violations=max_violations, strict=strict, partial=partial))
+                                                                     line_lengths=line_lengths), **checks))
                 continue
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
-                reports.append(check_trace(contract, source, max_violations=max_violations, strict=strict,
-                                           partial=partial))
+                reports.append(check_trace(contract, source, **checks))
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
     return reports, failures

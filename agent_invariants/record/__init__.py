@@ -80,7 +80,6 @@ class Recorded(NamedTuple):
     report: CheckReport
     contract: ContractSource
     loaded: Contract
-    safety_errors: int
 
 
 def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str],
@@ -122,14 +121,14 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
             writer.close()
     stderr_log = _save_stderr(log, agent.stderr_tail, agent.stderr_bytes, options.force)
     checked = run_check(loaded, TraceFile(out), options.max_violations, strict=options.strict,
-                        partial=ending.by_harness)
+                        partial=ending.by_harness, count_safety=True)
     report = checked.report
     _mark_prevented(report, session.denied)
     report.record = RecordInfo(
         run_id=run_id, trace=out, command=list(command), ended_by=ending.ended_by, exit_status=ending.exit_status,
         stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
         denied=len(session.denied))
-    return Recorded(report, source, loaded, checked.safety_errors)
+    return Recorded(report, source, loaded)
 
 
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
@@ -138,7 +137,7 @@ def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
     report = recorded.report
     assert report.record is not UNSET
     if report.error_count:
-        return safety_exit if recorded.safety_errors or report.record.denied else 1
+        return safety_exit if report.safety_error_count or report.record.denied else 1
     return 2 if any(finding.level == "error" for finding in report.record.findings) else 0
 
 
