@@ -21,6 +21,44 @@ from hypothesis import settings
 
 settings.register_profile("fast", max_examples=10)
 
+SESSION_MARK = "AGENT_INVARIANTS_TEST_SESSION"
+"""Set for the whole test session (xdist workers inherit it): every agent `record` starts in a
+test carries it, so the session can tell whether one of them was left running."""
+os.environ.setdefault(SESSION_MARK, f"{os.getpid()}-{os.urandom(4).hex()}")
+
+
+def agents_left(mark: str | None = None) -> list[int]:
+    """Pids of agents (`AGENT_INVARIANTS_PROTOCOL=1`) of this test session that are still running
+    (with `mark`, a `KEY=VALUE` in their environment, only those)."""
+    wanted = {b"AGENT_INVARIANTS_PROTOCOL=1", f"{SESSION_MARK}={os.environ[SESSION_MARK]}".encode()}
+    if mark is not None:
+        wanted.add(mark.encode())
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = set(handle.read().split(b"\0"))
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if wanted <= environ and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No agent that a test started through `record` may outlive the tests (checked once, by the
+    main process: an xdist worker that finishes early would see another one's running agents)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    left = agents_left()
+    if left:
+        session.exitstatus = 1
+        sys.stderr.write(f"\nagents left running after the tests: pids {left}\n")
+
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_invariants"
 
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 from agent_invariants.api import check_trace
 from agent_invariants.record import Recorded, RecordOptions, exit_code, record
 
+from conftest import agents_left
+
 AGENT = Path(__file__).parent / "data" / "record" / "scripted_agent.py"
-MARK = f"AI_RECORD_TEST_{uuid.uuid4().hex[:8]}"
-"""An environment variable every agent of these tests gets, to find any left running."""
+MARK = f"AGENT_INVARIANTS_TEST_WORKER={os.getpid()}"
+"""Every agent these tests start gets it: tests of one worker run one at a time, so an agent with
+this worker's mark still running after a test was left by that test."""
 
 
 def call(call_id: str, tool: str, args: Any = None, **more: Any) -> list[dict[str, Any]]:
@@ -91,26 +93,13 @@ def run_agent(tmp: Path, steps: list[dict[str, Any]], contract: dict[str, Any], 
     replies = tmp / f"{name}.replies.jsonl"
     options.setdefault("fake_clock", True)
     options.setdefault("out", str(trace))
-    options["env"] = [*options.get("env", ()), f"{MARK}=1"]
+    options["env"] = [*options.get("env", ()), MARK]
     recorded = record(contract_path, [sys.executable, str(AGENT), str(script), str(replies)],
                       RecordOptions(**options))
     return Run(recorded, Path(options["out"]), replies, safety_exit)
 
 
 def leftover_agents() -> list[int]:
-    """Pids of processes that still carry this session's mark in their environment."""
-    found = []
-    needle = f"{MARK}=1".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read()
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and state != b"Z":
-            found.append(int(entry))
-    return found
+    """Pids of the agents this test process started that are still running (the session as a
+    whole is checked in conftest)."""
+    return agents_left(MARK)

@@ -15,7 +15,7 @@ import pytest
 from agent_invariants.errors import InputError
 from agent_invariants.record import RecordOptions, record
 
-from record_helpers import AGENT, DONE, START, call, leftover_agents, run_agent, send
+from record_helpers import AGENT, DONE, MARK, START, call, leftover_agents, run_agent, send
 
 V2 = {"version": 2, "name": "refunds", "rules": [
     {"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "bind": "args_subset"},
@@ -325,6 +325,7 @@ def test_enforce_denies_exactly_the_calls_a_safety_rule_fails_at(tmp_path: Path,
     replies = [reply["type"] == "tool.denied" for reply in run.replies[1:]]
     assert replies == denied
     assert run.info.denied == sum(denied)
+    assert run.code == (0 if rule.get("severity") == "warning" else 1)   # each of these traces breaks its rule
 
 
 def test_the_reason_names_the_first_firing_rule_and_every_firing_rule_is_listed(tmp_path: Path) -> None:
@@ -530,11 +531,9 @@ def test_the_cli_runs_a_recorded_run_and_an_interrupt_ends_it(tmp_path: Path) ->
     fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
     script = tmp_path / "s.json"
     script.write_text(json.dumps([*START, {"sleep": 30}]), encoding="utf-8")
-    from record_helpers import MARK
-
     process = subprocess.Popen(
         [sys.executable, "-m", "agent_invariants", "record", "--contract", str(contract), "--fixtures", str(fixtures),
-         "--out", str(tmp_path / "t.jsonl"), "--fake-clock", "--format", "json", "--env", f"{MARK}=1", "--",
+         "--out", str(tmp_path / "t.jsonl"), "--fake-clock", "--format", "json", "--env", MARK, "--",
          sys.executable, str(AGENT), str(script), str(tmp_path / "r.jsonl")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 10
