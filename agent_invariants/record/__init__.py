@@ -1,4 +1,4 @@
-"""`record`: run an agent against fixtures, write its trace as it goes, and check the trace.
+"""run an agent against fixtures, write its trace as it goes, and check the trace.
 
     agent-invariants record --contract c.json --fixtures f.json [--enforce] -- python agent.py
 

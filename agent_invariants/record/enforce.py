@@ -8,8 +8,10 @@ deny_event, require_order and precedence; each says in `Rule.denies` how it deci
 and retry_limit deny every call beyond their bound, and a tool_args rule that reads the final
 output never denies, its violations being liveness). Warning rules are never enforced.
 
-The evaluator runs over the whole prefix for each call: a run of n calls costs about n²/2 event
-visits of the enforced rules only, which is milliseconds for the runs agents make.
+The evaluator runs over the whole trace so far for each call, exactly as the spec defines the
+decision: a run of n calls costs about n²/2 event visits of the enforced rules (a few microseconds
+each). A run of 1,000 calls takes about 6 s under `--enforce` against 0.4 s without; the run
+timeout still bounds the whole.
 """
 from __future__ import annotations
 
