@@ -639,3 +639,28 @@ def test_check_safety_exit_over_several_traces(cli, write) -> None:
     write("runs/b.jsonl", '{"seq": 1, "type": "tool.call", "tool": "search"}\n{"seq": 2, "type": "tool.call", '
                           '"tool": "shell"}\n')
     assert cli("check", "-c", "c.json", "-t", "runs", "--safety-exit", "3", "-q").returncode == 3
+
+
+# --- the report in every format ---------------------------------------------------------------------
+
+def test_every_format_shows_the_recorded_run_and_its_findings(tmp_path: Path) -> None:
+    steps = [*START, *call("c1", "nothing.here"), {"sleep": 5}]
+    run = run_agent(tmp_path, steps, V2, FIXTURES, idle_timeout_ms=200)
+    from agent_invariants.render import RenderOptions, renderer
+    from agent_invariants.sources import Sources
+
+    report = run.report
+    shown = {name: renderer(name).render(report, RenderOptions(sources=Sources(report)))
+             for name in ("text", "json", "markdown", "junit", "sarif", "github")}
+    for name, text in shown.items():
+        assert "No fixture answers call c1 of nothing" in text and "record.fixture_miss" in text, name
+        assert "timeout:idle" in text, name
+    assert json.loads(shown["json"])["record"]["findings"][1] == {
+        "code": "record.ended", "level": "error", "message": "The harness ended the run: timeout:idle.", "seq": 4}
+    sarif = json.loads(shown["sarif"])["runs"][0]
+    found = {result["ruleId"]: result["locations"][0]["physicalLocation"]["region"]["startLine"]
+             for result in sarif["results"]}
+    assert found == {"record.fixture_miss": 2, "record.ended": 4}
+    assert {rule["id"] for rule in sarif["tool"]["driver"]["rules"]} >= {"record.fixture_miss", "record.ended"}
+    assert "title=record.fixture_miss::" in shown["github"]
+    assert 'type="record.ended"' in shown["junit"]
