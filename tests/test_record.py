@@ -155,6 +155,10 @@ def test_a_denied_call_still_counts_for_call_index(tmp_path: Path) -> None:
     ({"version": 1, "tools": {}, "approvals": [{"tool": "t", "decision": "maybe"}]},
      "$.approvals[0].decision: must be \"approve\" or \"deny\""),
     ({"version": 1, "tools": {"big": "x" * 1_040_400}}, "$.tools.big: the result is 1,040,402 bytes"),
+    ({"version": 1, "tools": {}, "input": "x" * 1_040_400}, "$.input: the input is 1,040,402 bytes"),
+    ({"version": 1, "tools": {"x": {"$cases": [{"duration_ms": 10**400}]}}},
+     "$.tools.x.$cases[0].duration_ms: must be a number of milliseconds"),
+    ({"version": 1, "tools": {"x": {"$file": "."}}}, "$.tools.x.$file: .: not a regular file"),
 ])
 def test_bad_fixtures_are_refused_before_the_agent_starts(tmp_path: Path, fixtures: dict, problem: str) -> None:
     path = tmp_path / "f.json"
@@ -166,6 +170,18 @@ def test_bad_fixtures_are_refused_before_the_agent_starts(tmp_path: Path, fixtur
         record(contract, [sys.executable, "-c", "raise SystemExit(9)"], RecordOptions(fixtures=str(path), out=str(out)))
     assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)
     assert not out.exists()
+
+
+def test_a_fifo_as_a_file_fixture_is_refused(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "answer.json")
+    from agent_invariants.record.fixtures import load_fixtures
+
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"version": 1, "tools": {"x": {"$file": "answer.json"}}}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"\$\.tools\.x\.\$file: answer\.json: not a regular file"):
+        load_fixtures(path)
 
 
 def test_a_case_hidden_behind_an_earlier_one_with_its_call_index_is_warned_about(tmp_path: Path) -> None:
@@ -380,6 +396,12 @@ def _ending(run, reason: str) -> dict:  # type: ignore[no-untyped-def]
      {"line": 2, "type": "approval.request"}),
     ([*START, {"raw": b"\xff\xfe".decode("utf-8", "surrogateescape") + "\n"}], "protocol:bad_json",
      {"line": 1}),
+    ([*START, {"raw": '{"type": "telemetry.x", "data": null}\n'}], "protocol:field:telemetry.x.data",
+     {"line": 1, "type": "telemetry.x"}),
+    ([*START, {"raw": '{"type": "telemetry.x", "data": {"a": ' + "[" * 600 + "]" * 600 + "}}\n"}],
+     "protocol:bad_json", {"line": 1}),   # check reads 500 levels at most
+    ([*START, {"raw": '{"type": "telemetry.x", "data": {"n": [' + ",".join(["1E15"] * 200_000) + "]}}\n"}],
+     "output_limit", {"line": 1, "type": "telemetry.x"}),   # written in full, 1E15 takes 18 bytes
 ])
 def test_protocol_errors_end_the_run_and_the_offending_line_is_not_recorded(
         tmp_path: Path, steps: list, reason: str, offending: dict) -> None:
@@ -511,6 +533,50 @@ def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["type"] == "run.start"
 
 
+def test_out_never_replaces_an_input_of_the_run(tmp_path: Path) -> None:
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    for target in (contract, fixtures):
+        before = target.read_bytes()
+        with pytest.raises(InputError, match="is an input of the run"):
+            record(contract, [sys.executable, "-c", "pass"],
+                   RecordOptions(fixtures=str(fixtures), out=str(target), force=True))
+        assert target.read_bytes() == before
+
+
+def test_a_baseline_with_a_mistyped_field_is_refused(tmp_path: Path) -> None:
+    baseline = tmp_path / "b.jsonl"
+    baseline.write_text('{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c"}\n'
+                        '{"seq": 2, "type": "tool.result", "call_id": "c", "duration_ms": "abc"}\n', encoding="utf-8")
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    with pytest.raises(InputError, match=r"event seq 2: \$\.duration_ms"):
+        record(contract, [sys.executable, "-c", "pass"], RecordOptions(replay=str(baseline),
+                                                                       out=str(tmp_path / "t.jsonl")))
+
+
+def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written(tmp_path: Path) -> None:
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures = tmp_path / "f.json"
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([*START] + [send("telemetry.x", data={"pad": "p" * 1000})] * 50 + [{"sleep": 30}]),
+                      encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    command = (f"ulimit -f 16; exec {sys.executable} -m agent_invariants record --contract {contract} "
+               f"--fixtures {fixtures} --out {trace} --fake-clock --env {MARK} -- {sys.executable} {AGENT} {script} "
+               f"{tmp_path / 'r.jsonl'}")
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"agent-invariants: {trace}: cannot write the trace: ")
+    lines = trace.read_bytes().splitlines(keepends=True)
+    assert lines and all(line.endswith(b"\n") for line in lines) and len(trace.read_bytes()) <= 16 * 1024
+    assert [json.loads(line)["seq"] for line in lines] == list(range(1, len(lines) + 1))
+
+
 def test_a_command_that_cannot_start_writes_no_trace(tmp_path: Path) -> None:
     contract = tmp_path / "c.json"
     contract.write_text(json.dumps(V2), encoding="utf-8")
@@ -524,7 +590,8 @@ def test_a_command_that_cannot_start_writes_no_trace(tmp_path: Path) -> None:
 
 # --- the CLI ------------------------------------------------------------------------------------
 
-def test_the_cli_runs_a_recorded_run_and_an_interrupt_ends_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
+def test_the_cli_runs_a_recorded_run_and_an_interrupt_ends_it(tmp_path: Path, signum: int) -> None:
     contract = tmp_path / "c.json"
     contract.write_text(json.dumps(V2), encoding="utf-8")
     fixtures = tmp_path / "f.json"
@@ -539,7 +606,7 @@ def test_the_cli_runs_a_recorded_run_and_an_interrupt_ends_it(tmp_path: Path) ->
     deadline = time.monotonic() + 10
     while not (tmp_path / "r.jsonl").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     out, err = process.communicate(timeout=15)
     assert process.returncode == 2, err
     report = json.loads(out)

@@ -22,18 +22,20 @@ The contract, the fixtures and the command are trusted: the agent gets `record`'
 """
 from __future__ import annotations
 
-import json
 import os
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import msgspec
 from msgspec import UNSET
 
 from agent_invariants.contract import Contract
-from agent_invariants.contract_source import ContractSource, read_at_most, read_contract
+from agent_invariants.contract_source import ContractSource, file_problem, read_at_most, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
+from agent_invariants.jsontext import nests_too_deep
 from agent_invariants.output import shown
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
@@ -47,6 +49,7 @@ from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
 __all__ = ("RecordOptions", "Recorded", "exit_code", "record")
 
+_RUN_ID = re.compile(r"[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,199}")
 MAX_TIMEOUT_MS = 86_400_000
 """The longest run or idle timeout (a day); both take 1..this."""
 FAKE_RUN_ID = "fake-run"
@@ -99,10 +102,14 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     fixtures = None if options.fixtures is None else load_fixtures(options.fixtures, warn)
     replay = None if options.replay is None else Replay(options.replay, options.max_line_bytes)
     run_id = options.run_id or (FAKE_RUN_ID if options.fake_clock else uuid.uuid4().hex)
-    if not 1 <= len(run_id) <= 500:
-        raise InputError("--run-id must be 1..500 characters")
+    if not _RUN_ID.fullmatch(run_id):
+        raise InputError(f"--run-id {shown(run_id)}: use 1..200 letters, digits, '.', '_', ':' or '-', not starting "
+                         "with '.' (it names the trace file)")
     input_value = _input(options, fixtures)
+    if options.out == "":
+        raise InputError("--out: the trace needs a file name")
     out = options.out or os.path.join(".agent-invariants", "runs", f"{run_id}.jsonl")
+    _refuse_input_as_out(out, [source.label, options.fixtures, options.replay])
     log = f"{out}.stderr.log"
     claim_file(log, options.force)
     env = _environment(options, run_id)
@@ -111,14 +118,17 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force)
     session = Session(writer, fixtures, replay, Enforcer(loaded) if options.enforce else None,
                       options.timeout_ms, options.idle_timeout_ms)
+    def start() -> Agent:
+        try:
+            return Agent(command, env, options.cwd)
+        except OSError as exc:
+            writer.discard()   # the agent never ran: no trace
+            raise InputError(f"{shown(command[0])}: cannot start: {exc.strerror or exc}") from None
+
     try:
-        ending, agent = session.run(lambda: Agent(command, env, options.cwd), input_value)
-    except OSError as exc:
-        writer.discard()
-        raise InputError(f"{shown(command[0])}: cannot start: {exc.strerror or exc}") from None
+        ending, agent = session.run(start, input_value)
     finally:
-        if writer.open:
-            writer.close()
+        writer.close()
     stderr_log = _save_stderr(log, agent.stderr_tail, agent.stderr_bytes, options.force)
     checked = run_check(loaded, TraceFile(out), options.max_violations, strict=options.strict,
                         partial=ending.by_harness, count_safety=True)
@@ -162,26 +172,23 @@ def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
     """`run.start`'s input: `--input` (JSON, or @FILE), else the fixtures' `input`, else null."""
     if options.input is None:
         return None if fixtures is None else fixtures.input
-    text = options.input
     where = "--input"
-    if text.startswith("@"):
-        where = f"--input {shown(text[1:])}"
+    data = options.input.encode("utf-8", "surrogateescape")
+    if options.input.startswith("@"):
+        where = f"--input {shown(options.input[1:])}"
         try:
-            data = read_at_most(text[1:], MAX_MESSAGE_BYTES + 1)
+            data = read_at_most(options.input[1:], MAX_MESSAGE_BYTES + 1)
         except OSError as exc:
-            from agent_invariants.contract_source import file_problem
-
             raise InputError(f"{where}: {file_problem(exc, 'JSON')}") from None
-        text = data.decode("utf-8", "replace")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise InputError(f"{where}: more than {MAX_MESSAGE_BYTES:,} bytes, more than a trace line can carry")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{where}: not JSON ({exc})") from None
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
+        raise InputError(f"{where}: not JSON: {exc}") from None
+    if nests_too_deep([[value]]) or len(msgspec.json.encode(value)) > MAX_MESSAGE_BYTES:
+        raise InputError(f"{where}: too deep or too long for a trace line")
     return value
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
@@ -201,9 +208,21 @@ def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
     return env
 
 
+def _refuse_input_as_out(out: str, inputs: list[str | None]) -> None:
+    """`--out` must not name the contract, the fixtures or the baseline (even with `--force`)."""
+    for path in inputs:
+        if path is None or not os.path.exists(path) or not os.path.exists(out):
+            continue
+        if os.path.samefile(path, out):
+            raise InputError(f"--out {shown(out)} is an input of the run ({shown(path)}); write the trace elsewhere")
+
+
 def _save_stderr(log: str, tail: bytearray, total: int, force: bool) -> str | None:
-    """Write the last MiB of the agent's stderr beside the trace; its path (None: it wrote nothing)."""
+    """Write the last MiB of the agent's stderr beside the trace; its path (None: it wrote
+    nothing, and with `force` an older run's log there is removed)."""
     if not total:
+        if force and os.path.isfile(log) and not os.path.islink(log):
+            os.unlink(log)
         return None
     head = f"[… {total - len(tail):,} bytes dropped]\n".encode() if total > len(tail) else b""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)

@@ -79,6 +79,7 @@ class Agent:
         self._limited = False
         self._pending = bytearray()
         self.signalled = False   # the harness sent a signal to the group
+        self._terminated_at: float | None = None   # when the group got SIGTERM
         self._ended = False
 
     @property
@@ -221,6 +222,8 @@ class Agent:
 
     def signal_group(self, signum: int) -> None:
         self.signalled = True
+        if signum == signal.SIGTERM and self._terminated_at is None:
+            self._terminated_at = time.monotonic()
         try:
             os.killpg(self.group, signum)
         except (ProcessLookupError, PermissionError):
@@ -239,9 +242,9 @@ class Agent:
         self.close_stdin()
         if not keep_reading:
             self._limited = True   # messages that arrive now are discarded
-        if self.group_alive():
+        if self._terminated_at is None and self.group_alive():
             self.signal_group(signal.SIGTERM)
-        deadline = time.monotonic() + GRACE_SECONDS
+        deadline = (self._terminated_at or time.monotonic()) + GRACE_SECONDS   # 2 s after the first SIGTERM
         while time.monotonic() < deadline:
             if not self.group_alive() and self._stdout is None:
                 break

@@ -15,7 +15,8 @@ and `approvals`; an unknown key anywhere is an error. A fixture is one of:
 - a *literal*: any JSON value, answered as the result with `ok: true`;
 - `{"$literal": v}`: `v` verbatim, for a result that is itself an object with one `$` key;
 - `{"$file": "path"}`: the UTF-8 JSON file's content, read when the fixtures load (relative to the
-  fixtures file's folder);
+  fixtures file's folder; a regular file; a file named many times is read once, and all of them
+  together hold at most 64 MiB);
 - `{"$cases": [...]}`: cases tried in order, each `{call_index?, args?, result?, ok?, duration_ms?,
   observe?}`. A case matches when all its selectors do: `call_index` k is the k-th call (from 0)
   whose tool the fixture's key matches, denied and unanswered calls included; `args` is a subset
@@ -34,8 +35,8 @@ $.tools.refund.$cases[2].ok: must be true or false`), found before the agent sta
 """
 from __future__ import annotations
 
-import math
 import os
+import stat
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -52,6 +53,7 @@ from agent_invariants.contract_source import (
 from agent_invariants.errors import ContractError
 from agent_invariants.events import VERDICTS
 from agent_invariants.globs import compile_glob
+from agent_invariants.jsontext import MAX_NESTING, nests_too_deep
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.quick import quick
 from agent_invariants.match.tree import MatchError, compile_tree, no_references
@@ -59,8 +61,16 @@ from agent_invariants.match.tree import MatchError, compile_tree, no_references
 __all__ = ("MAX_MESSAGE_BYTES", "Answer", "Approval", "Case", "Fixture", "Fixtures", "load_fixtures")
 
 MAX_MESSAGE_BYTES = 1024 * 1024 - 8 * 1024
-"""The longest line the agent may send, and the largest canonical result a fixture may hold
-(1,040,384 bytes): with the fields `record` adds, every trace line stays under 1 MiB."""
+"""The longest line the agent may send, and the largest result a fixture may hold (1,040,384
+bytes of canonical JSON, or as `record` writes it if longer): with the fields `record` adds,
+every trace line stays under 1 MiB."""
+MAX_FILES_BYTES = 64 * 1024 * 1024
+"""The most all `$file` fixtures may hold together (each file counted once)."""
+MAX_RESULT_DEPTH = MAX_NESTING - 2
+"""The deepest result or input: the trace event puts it two levels down, and `check` reads 500."""
+
+MAX_DURATION_MS = 2**53
+"""The largest `duration_ms` a case may give (a double still holds it exactly)."""
 
 _ROOT_KEYS = ("version", "input", "tools", "approvals")
 _CASE_KEYS = ("call_index", "args", "result", "ok", "duration_ms", "observe")
@@ -184,6 +194,8 @@ def load_fixtures(path: str | os.PathLike[str], warn: Callable[[str], None] | No
 class _Loader:
     def __init__(self, label: str, folder: str, warn: Callable[[str], None] | None) -> None:
         self.label, self.folder, self.warn = label, folder, warn
+        self.files: dict[str, Any] = {}   # real path -> content: a file named many times is read once
+        self.files_size = 0
 
     def fail(self, path: str, problem: str) -> ContractError:
         return ContractError(self.label, path, problem)
@@ -200,7 +212,7 @@ class _Loader:
         if not isinstance(approvals, list):
             raise self.fail("$.approvals", "must be an array of {tool, args?, decision, approval_scope?, approver?}")
         decided = [self.approval(entry, f"$.approvals[{at}]") for at, entry in enumerate(approvals)]
-        return Fixtures(document.get("input"), fixtures, decided)
+        return Fixtures(self.value(document.get("input"), "$.input", "the input"), fixtures, decided)
 
     def keys(self, value: Any, path: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> None:
         if not isinstance(value, dict):
@@ -231,24 +243,40 @@ class _Loader:
             value = self.file(value["$file"], f"{path}.$file")
         elif form == "$literal":
             value = value["$literal"]
-        size = len(canonical(value).encode("utf-8", "surrogatepass"))
+        return self.value(value, path, "the result")
+
+    def value(self, value: Any, path: str, what: str) -> Any:
+        """`value` if a trace line can carry it: small enough, written in full or canonically,
+        and not too deep."""
+        size = max(len(canonical(value).encode("utf-8", "surrogatepass")), len(msgspec.json.encode(value)))
         if size > MAX_MESSAGE_BYTES:
-            raise self.fail(path, f"the result is {size:,} bytes of canonical JSON, more than the "
-                                  f"{MAX_MESSAGE_BYTES:,} a trace line can carry")
+            raise self.fail(path, f"{what} is {size:,} bytes of JSON, more than the {MAX_MESSAGE_BYTES:,} a trace "
+                                  "line can carry")
+        if nests_too_deep([[value]]):
+            raise self.fail(path, f"{what} is nested more than {MAX_RESULT_DEPTH} levels deep, more than a trace "
+                                  "line can carry")
         return value
 
     def file(self, name: Any, path: str) -> Any:
         if not isinstance(name, str) or not name:
             raise self.fail(path, "must be a file name (relative to the fixtures file's folder)")
-        where = os.path.join(self.folder, name)
+        where = os.path.realpath(os.path.join(self.folder, name))
+        if where in self.files:
+            return self.files[where]
         try:
+            if not stat.S_ISREG(os.stat(where).st_mode):   # a FIFO would block, a device never end
+                raise self.fail(path, f"{name}: not a regular file")
             data = read_at_most(where, MAX_MESSAGE_BYTES * 4 + 1)
         except OSError as exc:
             raise self.fail(path, f"{name}: {file_problem(exc, 'JSON')}") from None
+        self.files_size += len(data)
+        if self.files_size > MAX_FILES_BYTES:
+            raise self.fail(path, f"{name}: the $file fixtures hold more than {MAX_FILES_BYTES:,} bytes together")
         try:
             value = msgspec.json.decode(data)
         except (msgspec.DecodeError, RecursionError) as exc:
             raise self.fail(path, f"{name}: not UTF-8 JSON ({exc})") from None
+        self.files[where] = value
         return value
 
     def cases(self, value: Any, path: str) -> tuple[Case, ...]:
@@ -285,8 +313,8 @@ class _Loader:
             raise self.fail(f"{path}.ok", f"must be true or false, got {_kind(ok)}")
         duration = item.get("duration_ms")
         if "duration_ms" in item and (isinstance(duration, bool) or not isinstance(duration, int | float)
-                                      or not math.isfinite(duration) or duration < 0):
-            raise self.fail(f"{path}.duration_ms", "must be a finite number 0 or more")
+                                      or not 0 <= duration <= MAX_DURATION_MS):
+            raise self.fail(f"{path}.duration_ms", f"must be a number of milliseconds, 0..{MAX_DURATION_MS:,}")
         observe = None
         if "observe" in item:
             observe = self.observe(item["observe"], f"{path}.observe")

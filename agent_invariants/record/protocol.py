@@ -21,7 +21,8 @@ keys win). Fields are typed as in the event tables (strings of 1..500 characters
 up to 2,000, `status` up to 100, `confidence` 0..1). Anything else is a protocol error that ends
 the run: `bad_json` (not a JSON object in valid UTF-8), `unknown_type:<t>`, `field:<type>.<key>`
 (an unknown, missing or mistyped field; `seq`, `time`, `run_id` and `duration_ms` belong to the
-harness).
+harness; a message without a string `type` is `field:message.type`). JSON nested more than 500
+levels deep is `bad_json` too: `check` would not read the trace line it makes.
 
 The harness sends `run.start {protocol: 1, run_id, input}`, `tool.result {call_id, ok, result}`,
 `tool.denied {call_id, reason}` and `approval.decision {approval_id, approved}`.
@@ -35,6 +36,7 @@ import msgspec
 
 from agent_invariants._js import utf16_len
 from agent_invariants.events import EVIDENCE_CLASSES, VERDICTS
+from agent_invariants.jsontext import nests_too_deep
 
 __all__ = ("AGENT_TYPES", "Message", "ProtocolError", "event_fields", "parse_message", "reply")
 
@@ -106,6 +108,7 @@ AGENT_TYPES: dict[str, tuple[dict[str, Callable[[Any], bool]], tuple[str, ...]]]
 _TELEMETRY: tuple[dict[str, Callable[[Any], bool]], tuple[str, ...]] = ({}, ())
 
 _DECODER = msgspec.json.Decoder()
+_NO_DATA = object()
 
 
 def parse_message(line: bytes) -> Message:
@@ -114,7 +117,7 @@ def parse_message(line: bytes) -> Message:
         value = _DECODER.decode(line)
     except (msgspec.DecodeError, RecursionError):   # (msgspec refuses nesting past about 1,000 levels)
         raise ProtocolError("bad_json") from None
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or nests_too_deep(value):   # (check reads at most 500 levels)
         raise ProtocolError("bad_json")
     kind = value.pop("type", None)
     if not isinstance(kind, str):
@@ -123,10 +126,10 @@ def parse_message(line: bytes) -> Message:
     if known is None:
         raise ProtocolError(f"unknown_type:{_cut(kind)}", kind)
     checks, required = known
-    data = value.pop("data", None)
-    if data is not None and not isinstance(data, dict):
-        raise ProtocolError(f"field:{kind}.data", kind)
-    if "data" in value:   # `"data": null`
+    data = value.pop("data", _NO_DATA)
+    if data is _NO_DATA:
+        data = None
+    elif not isinstance(data, dict):   # `"data": null` included
         raise ProtocolError(f"field:{kind}.data", kind)
     for key, field in value.items():
         check = checks.get(key)

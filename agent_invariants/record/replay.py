@@ -7,8 +7,10 @@ baseline with that key (a result belongs to the nearest earlier unanswered call 
 events that directly follow it. A call the baseline never answered is left to the fixtures.
 Approval requests replay the baseline's harness-attested grants, keyed the same way.
 
-The baseline is read whole when `record` starts and must be a valid trace (else exit 2 before
-the agent starts); what is kept is one entry per answered call and per harness grant.
+The baseline is read whole when `record` starts and must be a valid trace, its version-2 fields
+of the right types too (else exit 2 before the agent starts). What is kept is one entry per call
+and per harness grant; results stay as the JSON text they are (at most 1,040,384 bytes each, so
+that the trace line they go into stays readable).
 """
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ import os
 from collections import defaultdict, deque
 from typing import Any, NamedTuple
 
-from msgspec import UNSET
+from msgspec import UNSET, Raw
 
+from agent_invariants.errors import TraceError
 from agent_invariants.events import Event
 from agent_invariants.match.canonical import canonical
 from agent_invariants.pairing import Pairing
-from agent_invariants.payloads import decoded, text
+from agent_invariants.payloads import decoded, field_problem, text
 from agent_invariants.reader import TraceFile
+from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES
 
 __all__ = ("Replay", "Replayed", "call_key")
 
@@ -32,7 +36,7 @@ class Replayed(NamedTuple):
 
     seq: int | float
     ok: bool
-    result: Any
+    result: Any   # the JSON text (msgspec.Raw), written and sent as it is
     duration_ms: Any
     outcomes: list[dict[str, Any]]   # {outcome_id, verdict, evidence_class?} of each
 
@@ -58,7 +62,14 @@ class Replay:
         self.grants: dict[tuple[str, str | None], deque[Grant]] = defaultdict(deque)
         waiting: Pairing[list[Replayed | None]] = Pairing()
         last: Replayed | None = None   # the answer the next outcomes may follow
-        for event in TraceFile(path, max_line_bytes=max_line_bytes):
+        source = TraceFile(path, max_line_bytes=max_line_bytes)
+        for event in source:
+            problem = field_problem(event)
+            if problem is None and event.result is not UNSET and len(event.result) > MAX_MESSAGE_BYTES:
+                problem = f"$.result: {len(event.result):,} bytes, more than the {MAX_MESSAGE_BYTES:,} a replayed " \
+                          "result may hold"
+            if problem is not None:
+                raise TraceError(source.name, None, f"event seq {event.seq}: {problem}")
             last = self._read(event, waiting, last)
 
     def _read(self, event: Event, waiting: Pairing[list[Replayed | None]], last: Replayed | None) -> Replayed | None:
@@ -72,7 +83,7 @@ class Replay:
             if answered is None:
                 return None
             answer = Replayed(event.seq, event.ok is not False,
-                              None if event.result is UNSET else decoded(event.result),
+                              None if event.result is UNSET else Raw(bytes(event.result)),
                               None if event.duration_ms is UNSET else decoded(event.duration_ms), [])
             answered[0] = answer
             return answer

@@ -42,7 +42,7 @@ from agent_invariants.record.enforce import Enforcer
 from agent_invariants.record.fixtures import Fixtures
 from agent_invariants.record.protocol import Message, ProtocolError, parse_message, reply
 from agent_invariants.record.replay import Replay
-from agent_invariants.record.writer import TraceWriter
+from agent_invariants.record.writer import LineTooLong, TraceWriter
 from agent_invariants.report import RecordFinding
 
 __all__ = ("Ending", "Session")
@@ -87,15 +87,16 @@ class Session:
         self.reason: str | None = None         # why the harness ended the run, if it did
 
     def run(self, start: Callable[[], Agent], input_value: Any) -> tuple[Ending, Agent]:
-        """Start the agent (`start` raises OSError when it cannot) and handle it to the end."""
+        """Start the agent and handle it to the end. Whatever happens (a trace that cannot be
+        written raises TraceWriteError), nothing of the agent is left running."""
         agent = start()
-        begun = time.monotonic()
-        self.run_deadline = begun + self.run_timeout
-        self.idle_deadline = begun + self.idle_timeout
-        self.writer.write("run.start", {}, {"input": input_value, "protocol": 1})
-        agent.send(reply("run.start", protocol=1, run_id=self.writer.run_id, input=input_value))
         restore = self._catch_interrupts()
         try:
+            begun = time.monotonic()
+            self.run_deadline = begun + self.run_timeout
+            self.idle_deadline = begun + self.idle_timeout
+            self.writer.write("run.start", {}, {"input": input_value, "protocol": 1})
+            agent.send(reply("run.start", protocol=1, run_id=self.writer.run_id, input=input_value))
             try:
                 self._loop(agent)
             except _End as end:
@@ -103,7 +104,7 @@ class Session:
                 self._fail(end)
         finally:
             restore()
-            agent.end_group(keep_reading=False)   # whatever happened, nothing of the agent is left running
+            agent.end_group(keep_reading=False)
         if self.reason is not None:
             ended_by = self.reason
         else:
@@ -184,6 +185,8 @@ class Session:
             handle(self, message, agent)
         except ProtocolError as exc:
             raise _End(f"protocol:{exc.detail}", _offending(item, message.type)) from None
+        except LineTooLong:   # numbers written short (`1E15`) that take more room in full
+            raise _End("output_limit", _offending(item, message.type), limit="line") from None
 
     # --- the messages -------------------------------------------------------------------------
 
@@ -327,14 +330,15 @@ class Session:
                                            message=f"The harness ended the run: {end.reason}."))
 
     def _catch_interrupts(self) -> Callable[[], None]:
-        """SIGINT and SIGTERM to `record` end the run (reason `interrupted`) instead of cutting it."""
+        """SIGINT, SIGTERM and SIGHUP (a closed terminal) to `record` end the run (reason
+        `interrupted`) instead of cutting it and leaving the agent, in its own session, running."""
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
 
         def note(signum: int, frame: Any) -> None:
             self._interrupted = True
 
-        previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM)}
+        previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
 
         def restore() -> None:
             for signum, handler in previous.items():

@@ -11,6 +11,7 @@ silently replaced another, or a device, would lose someone's work.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import stat
@@ -23,7 +24,20 @@ from agent_invariants.errors import InputError
 from agent_invariants.output import shown
 from agent_invariants.record.protocol import event_fields
 
-__all__ = ("Clock", "TraceWriter", "claim_file")
+__all__ = ("MAX_TRACE_LINE", "Clock", "LineTooLong", "TraceWriteError", "TraceWriter", "claim_file")
+
+MAX_TRACE_LINE = 1024 * 1024
+"""The longest trace line `record` writes: `check`'s default line limit."""
+
+
+class LineTooLong(Exception):
+    """The event would make a trace line longer than `check` reads (numbers the agent wrote
+    short, such as `1E15`, are written out in full); it is not written."""
+
+
+class TraceWriteError(InputError):
+    """The trace file could not be written (a full disk, a file size limit): the run ends and
+    what was written stays."""
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
@@ -90,10 +104,18 @@ class TraceWriter:
         event = {"seq": self.seq, "type": event_type, "time": self.clock.stamp(self.seq), "run_id": self.run_id,
                  **event_fields(fields, data)}
         line = msgspec.json.encode(event) + b"\n"
+        if len(line) > MAX_TRACE_LINE:
+            self.seq -= 1
+            raise LineTooLong(event_type)
         self.last_line = line
         view = memoryview(line)
-        while view:
-            view = view[os.write(self._handle, view):]
+        try:
+            while view:
+                view = view[os.write(self._handle, view):]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._handle, self.size)   # no half line: what is there stays a valid trace
+            raise TraceWriteError(f"{shown(self.path)}: cannot write the trace: {exc.strerror or exc}") from None
         self.size += len(line)
         return event
 

@@ -87,6 +87,8 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
 def _check(report: CheckReport, level: int, title: str | None = None) -> list[str]:
     mark = "✅" if report.passed else "❌"
     verdict = "passed" if report.passed else "failed"
+    if report.passed and report.record is not UNSET and report.record.findings:
+        mark, verdict = "⚠️", "incomplete"   # the rules passed, but the run did not test its scenario
     heading = title or f"{mark} agent-invariants: {_text(report.contract.name)} {verdict}"
     lines = [f"{'#' * level} {heading}", "", _counts(report), ""]
     lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
@@ -179,15 +181,17 @@ def _change(change: str, severity: str) -> str:
 
 
 def _text(text: str) -> str:
-    """Plain text inside Markdown: HTML-escaped, Markdown punctuation backslashed, one line."""
-    text = " ".join(text.split())
+    """Plain text inside Markdown: control and bidirectional characters escaped (`inert`),
+    HTML-escaped, Markdown punctuation backslashed, one line."""
+    text = inert(" ".join(text.split()))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", text)
 
 
 def _code(text: str) -> str:
-    """`text` as an inline code span that cannot be broken out of, even inside a table."""
-    text = " ".join(text.split()).replace("|", "\\|")
+    """`text` as an inline code span that cannot be broken out of, even inside a table (control
+    and bidirectional characters escaped)."""
+    text = inert(" ".join(text.split())).replace("|", "\\|")
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"

@@ -126,6 +126,8 @@ def _painter(color: bool) -> Paint:
 
 def _check(report: CheckReport, paint: Paint, quiet: bool, all_rules: bool = True) -> list[str]:
     verdict = _verdict(paint, report.passed, "PASS", "FAIL")
+    if report.passed and report.record is not UNSET and report.record.findings:
+        verdict = paint("INCOMPLETE", _YELLOW)   # the rules passed, but the run did not test its scenario
     lines = [f"{verdict}  {inert(report.contract.name)}"]
     if report.trace is not UNSET:
         run = "" if report.run is UNSET else f" (run {inert(report.run)})"
