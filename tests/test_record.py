@@ -457,8 +457,8 @@ def test_an_agent_that_ignores_sigterm_is_killed_and_nothing_is_left(tmp_path: P
 
 def test_a_grandchild_holding_stdout_does_not_keep_the_run_open(tmp_path: Path) -> None:
     started = time.monotonic()
-    run = run_agent(tmp_path, [*START, {"grandchild": 30}, *DONE], V2, FIXTURES)
-    assert run.info.ended_by == "completed" and run.code == 0
+    run = run_agent(tmp_path, [*START, {"grandchild": 30}, *DONE], V2, FIXTURES, idle_timeout_ms=500)
+    assert run.info.ended_by == "completed" and run.code == 0   # the 2 s grace is no idle time
     assert time.monotonic() - started < 10
 
 

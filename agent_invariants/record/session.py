@@ -116,7 +116,7 @@ class Session:
         for every ending the harness decides before that."""
         leader_gone_at: float | None = None
         while True:
-            self._check_clocks()
+            self._check_clocks(grace=leader_gone_at is not None)
             if agent.sending:   # the agent has not read its last reply yet
                 self._send_rest(agent)
                 continue
@@ -157,9 +157,13 @@ class Session:
         if self._terminal is None or status != 0:
             raise _End(_exit_reason(status))
 
-    def _check_clocks(self) -> None:
+    def _check_clocks(self, grace: bool = False) -> None:
+        """End the run on an interrupt, or when a timer ran out (not during the kill `grace`, when
+        the agent has exited and what it left gets 2 s)."""
         if self._interrupted:
             raise _End("interrupted")
+        if grace:
+            return
         now = time.monotonic()
         if now >= self.run_deadline:
             raise _End("timeout:run")
