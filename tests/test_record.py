@@ -731,3 +731,35 @@ def test_every_format_shows_the_recorded_run_and_its_findings(tmp_path: Path) ->
     assert {rule["id"] for rule in sarif["tool"]["driver"]["rules"]} >= {"record.fixture_miss", "record.ended"}
     assert "title=record.fixture_miss::" in shown["github"]
     assert 'type="record.ended"' in shown["junit"]
+
+
+def test_strings_the_harness_writes_fit_the_trace_limits_in_utf16_units(tmp_path: Path) -> None:
+    contract = {"version": 1, "name": "c", "rules": [{"id": "r", "kind": "deny_tool", "tool": "*"}]}
+    steps = [*START, *call("c", "😀" * 250), *DONE]
+    run = run_agent(tmp_path, steps, contract, {"version": 1, "tools": {}}, enforce=True)
+    reason = run.bare()[2]["reason"]
+    assert reason.startswith("r: ") and len(reason.encode("utf-16-le")) // 2 <= 500
+    assert run.info.ended_by == "completed"
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"version": 1, "tools": {}, "approvals": [
+        {"tool": "t", "decision": "approve", "approver": "😀" * 300}]}), encoding="utf-8")
+    from agent_invariants.record.fixtures import load_fixtures
+
+    with pytest.raises(InputError, match=r"\$\.approvals\[0\]\.approver: must be a string of 1\.\.500"):
+        load_fixtures(path)
+
+
+def test_a_denied_call_uses_up_its_replayed_occurrence_and_empty_data_is_kept(tmp_path: Path) -> None:
+    baseline = tmp_path / "b.jsonl"
+    baseline.write_text('{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "x", "args": {"n": 1}}\n'
+                        '{"seq": 2, "type": "tool.result", "call_id": "x", "ok": true, "result": "first"}\n',
+                        encoding="utf-8")
+    contract = {"version": 1, "name": "c", "rules": [{"id": "r", "kind": "require_approval", "tool": "t"}]}
+    steps = [*START, *call("c", "t", {"n": 1}, data={}), send("approval.granted", tool="t"),
+             *call("d", "t", {"n": 1}), send("control.stop", data={}), *DONE]
+    run = run_agent(tmp_path, steps, contract, {"version": 1, "tools": {"*": "ok"}}, enforce=True,
+                    replay=str(baseline))
+    assert [(e["type"], e.get("result"), e.get("data")) for e in run.bare()[1:]] == [
+        ("tool.call", None, {}), ("tool.denied", None, {"rule_ids": ["r"]}),
+        ("approval.granted", None, {"attested_by": "agent"}), ("tool.call", None, None),
+        ("tool.result", "ok", {"fixture": {"key": "*"}}), ("control.stop", None, {}), ("run.completed", None, None)]

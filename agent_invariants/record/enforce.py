@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import msgspec
 
+from agent_invariants._js import utf16_len
 from agent_invariants.contract import Contract
 from agent_invariants.engine import run_check
 from agent_invariants.events import Event
@@ -31,7 +32,18 @@ MAX_LINE = 1024 * 1024
 __all__ = ("Denial", "Enforcer")
 
 MAX_REASON = 500
-"""The most code points of a denial's reason."""
+"""The longest denial reason, in UTF-16 units as trace strings are measured (so also at most 500
+code points, as the spec asks)."""
+
+
+def _cut(text: str) -> str:
+    """The longest start of `text` within MAX_REASON UTF-16 units (astral characters count twice)."""
+    units = 0
+    for at, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > MAX_REASON:
+            return text[:at]
+    return text
 
 
 class Denial(NamedTuple):
@@ -63,6 +75,6 @@ class Enforcer:
         message = next((violation.message for violation in result.violations if violation.event_index == index),
                        result.violations[0].message if result.violations else "the call is beyond the rule's bound")
         reason = f"{rule.id}: {message}"
-        if len(reason) > MAX_REASON:
-            reason = reason[:MAX_REASON]
+        if utf16_len(reason) > MAX_REASON:
+            reason = _cut(reason)
         return Denial(reason, [rule.id for rule, _ in firing])

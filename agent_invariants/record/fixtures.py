@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from agent_invariants._js import utf16_len
 from agent_invariants.contract_source import (
     MAX_CONTRACT_BYTES,
     ContractSource,
@@ -325,7 +326,7 @@ class _Loader:
     def observe(self, value: Any, path: str) -> tuple[str, str]:
         self.keys(value, path, ("outcome_id", "verdict"), required=("outcome_id", "verdict"))
         outcome, verdict = value["outcome_id"], value["verdict"]
-        if not isinstance(outcome, str) or not 1 <= len(outcome) <= 500:
+        if not isinstance(outcome, str) or not 1 <= utf16_len(outcome) <= 500:
             raise self.fail(f"{path}.outcome_id", "must be a string of 1..500 characters")
         if verdict not in VERDICTS:
             raise self.fail(f"{path}.verdict", f"must be one of {', '.join(VERDICTS)}")
@@ -353,7 +354,7 @@ class _Loader:
         texts = {}
         for key in ("approval_scope", "approver"):
             value = entry.get(key)
-            if key in entry and (not isinstance(value, str) or not 1 <= len(value) <= 500):
+            if key in entry and (not isinstance(value, str) or not 1 <= utf16_len(value) <= 500):
                 raise self.fail(f"{path}.{key}", "must be a string of 1..500 characters")
             texts[key] = value
         return Approval(compile_glob(tool), self.args(entry, path), entry["decision"] == "approve",

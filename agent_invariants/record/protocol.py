@@ -149,9 +149,9 @@ version 2's fields; `data` comes last."""
 
 
 def event_fields(fields: dict[str, Any], data: dict[str, Any] | None) -> dict[str, Any]:
-    """`fields` (and a non-empty `data`) in the order of a written trace event."""
+    """`fields` (and `data`, unless None) in the order of a written trace event."""
     ordered = {key: fields[key] for key in _ORDER if key in fields}
-    if data:
+    if data is not None:
         ordered["data"] = data
     return ordered
 

@@ -206,6 +206,8 @@ class Session:
             denial = self.enforcer.judge(self.writer.path, msgspec.json.decode(self.writer.last_line, type=Event))
         if denial is not None:
             self._count_call(tool, args)
+            if self.replay is not None:
+                self.replay.answer(tool, args)   # a denied call still counts as its key's next occurrence
             self.denied.add(call["seq"])
             self.writer.write("tool.denied", {"call_id": call_id, "tool": tool, "reason": denial.reason},
                               {"rule_ids": denial.rule_ids})
@@ -295,9 +297,9 @@ class Session:
     def _agent_message(self, message: Message, agent: Agent) -> None:
         fields = dict(message.fields)
         text = fields.pop("text", None)
-        data = dict(message.data or {})
+        data = message.data
         if text is not None:
-            data["text"] = text
+            data = {**(data or {}), "text": text}
         self.writer.write("agent.message", fields, data)
 
     def _as_sent(self, message: Message, agent: Agent) -> None:
