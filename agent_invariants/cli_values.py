@@ -3,7 +3,7 @@
 typer (0.20 and later) parses every option value through a pydantic `TypeAdapter` that it builds
 the first time the option is processed: importing pydantic and building eighteen adapters is most
 of the time of `check` on a small trace (CI jobs and pre-commit hooks run many of those). Our
-options are simple: text, paths, integers with a lower bound, one word of an enum, flags. So
+options are simple: text, paths, integers within bounds, one word of an enum, flags. So
 `Command` (the class of every command) gives each such parameter one of the small parsers below
 before typer would build its adapter. Messages keep typer's form, "Invalid value for '--jobs' /
 '-j': must be 1 or more, got 0", raised as the `BadParameter` typer prints.
@@ -86,8 +86,8 @@ def _parser_for(param: Any) -> _Parser | None:
         return _Parser(_text, False)
     if annotation is Path:
         return _Parser(_path, False)
-    if annotation is int and info.max is None:
-        return _Parser(_integer_at_least(info.min), False)
+    if annotation is int:
+        return _Parser(_integer_in(info.min, info.max), False)
     if isinstance(annotation, type) and issubclass(annotation, Enum) and info.case_sensitive:
         return _Parser(_choice(annotation), False)
     return None
@@ -127,7 +127,7 @@ def _path(value: Any, param: Any, ctx: Any) -> Path:
     return value if isinstance(value, Path) else Path(_text(value, param, ctx))
 
 
-def _integer_at_least(least: int | float | None) -> Callable[[Any, Any, Any], int]:
+def _integer_in(least: int | float | None, most: int | float | None) -> Callable[[Any, Any, Any], int]:
     def convert(value: Any, param: Any, ctx: Any) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
@@ -142,6 +142,8 @@ def _integer_at_least(least: int | float | None) -> Callable[[Any, Any, Any], in
                                          param=param) from None
         if least is not None and number < least:
             raise typer.BadParameter(f"must be {least} or more, got {number}", ctx=ctx, param=param)
+        if most is not None and number > most:
+            raise typer.BadParameter(f"must be {most} or less, got {number}", ctx=ctx, param=param)
         return number
     return convert
 
