@@ -382,7 +382,7 @@ def _ending(run, reason: str) -> dict:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(("steps", "reason", "offending"), [
     ([*START, {"raw": "not json\n"}], "protocol:bad_json", {"line": 1, "excerpt": "not json"}),
     ([*START, {"raw": "[1, 2]\n"}], "protocol:bad_json", {"line": 1, "excerpt": "[1, 2]"}),
-    ([*START, {"raw": '{"type": "tool.call", "call_id": "c", "tool": "t"}\r\n\n  \n{"type": "x.y"}'}],
+    ([*START, {"raw": '{"type": "tool.call", "call_id": "c", "tool": "t"}\r\n\n  \n{"type": "x.y"}\n'}],
      "protocol:unknown_type:x.y", {"line": 4, "type": "x.y", "excerpt": '{"type": "x.y"}'}),
     ([*START, send("tool.call", call_id="c", tool="t", seq=3)], "protocol:field:tool.call.seq",
      {"line": 1, "type": "tool.call"}),
@@ -409,6 +409,13 @@ def test_protocol_errors_end_the_run_and_the_offending_line_is_not_recorded(
     last = _ending(run, reason)
     assert {key: last["data"]["offending"][key] for key in offending} == offending
     assert run.code == 2
+
+
+def test_a_last_line_without_a_newline_is_read_at_the_end(tmp_path: Path) -> None:
+    run = run_agent(tmp_path, [*START, {"raw": '{"type": "run.completed", "status": "completed"}'}], V2, FIXTURES)
+    assert run.bare() == [{"type": "run.start", "data": {"input": {"ticket": "T-7"}, "protocol": 1}},
+                          {"type": "run.completed", "status": "completed"}]
+    assert run.info.ended_by == "completed" and run.code == 0
 
 
 def test_a_message_after_the_terminal_fails_the_run_after_the_agents_terminal(tmp_path: Path) -> None:
