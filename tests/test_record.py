@@ -24,6 +24,14 @@ FIXTURES = {"version": 1, "input": {"ticket": "T-7"},
             "tools": {"orders.get": {"id": "A9", "paid": 10}, "refund": {"$literal": {"$file": "not a file"}}}}
 
 
+def _inputs(tmp_path: Path) -> tuple[Path, Path]:
+    """The contract V2 and the fixtures FIXTURES, written as c.json and fixtures.json."""
+    contract, fixtures = tmp_path / "c.json", tmp_path / "fixtures.json"
+    contract.write_text(json.dumps(V2), encoding="utf-8")
+    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    return contract, fixtures
+
+
 @pytest.fixture(autouse=True)
 def _no_agent_left() -> object:
     yield
@@ -163,8 +171,7 @@ def test_a_denied_call_still_counts_for_call_index(tmp_path: Path) -> None:
 def test_bad_fixtures_are_refused_before_the_agent_starts(tmp_path: Path, fixtures: dict, problem: str) -> None:
     path = tmp_path / "f.json"
     path.write_text(json.dumps(fixtures), encoding="utf-8")
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
+    contract, _ = _inputs(tmp_path)
     out = tmp_path / "t.jsonl"
     with pytest.raises(InputError) as caught:
         record(contract, [sys.executable, "-c", "raise SystemExit(9)"], RecordOptions(fixtures=str(path), out=str(out)))
@@ -283,8 +290,7 @@ def test_replay_answers_by_tool_canonical_args_and_occurrence_then_fixtures(tmp_
 def test_an_invalid_baseline_is_refused_before_the_agent_starts(tmp_path: Path) -> None:
     baseline = tmp_path / "b.jsonl"
     baseline.write_text('{"seq": 1, "type": "tool.call"}\nnot json\n', encoding="utf-8")
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
+    contract, _ = _inputs(tmp_path)
     with pytest.raises(InputError, match=r"b\.jsonl:2"):
         record(contract, [sys.executable, "-c", "pass"], RecordOptions(replay=str(baseline),
                                                                        out=str(tmp_path / "t.jsonl")))
@@ -505,10 +511,7 @@ def test_the_agent_gets_the_environment_and_folder_it_is_told(tmp_path: Path) ->
         "'protocol': os.environ.get('AGENT_INVARIANTS_PROTOCOL'), 'run': os.environ.get('AGENT_INVARIANTS_RUN_ID'), "
         "'set': os.environ.get('SET_ME'), 'home': os.environ.get('HOME'), 'stdin_tty': sys.stdin.isatty()}}))\n",
         encoding="utf-8")
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
-    fixtures = tmp_path / "f.json"
-    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
     out = tmp_path / "t.jsonl"
     record(contract, [sys.executable, str(script)], RecordOptions(
         fixtures=str(fixtures), out=str(out), fake_clock=True, env=["SET_ME=yes", "HOME"], env_clear=True,
@@ -523,10 +526,7 @@ def test_the_agent_gets_the_environment_and_folder_it_is_told(tmp_path: Path) ->
 # --- bad input before the start ---------------------------------------------------------------
 
 def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -> None:
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
-    fixtures = tmp_path / "f.json"
-    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
     out = tmp_path / "t.jsonl"
     out.write_text("keep me\n", encoding="utf-8")
     command = [sys.executable, "-c", "pass"]
@@ -541,10 +541,7 @@ def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -
 
 
 def test_out_never_replaces_an_input_of_the_run(tmp_path: Path) -> None:
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
-    fixtures = tmp_path / "f.json"
-    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
     for target in (contract, fixtures):
         before = target.read_bytes()
         with pytest.raises(InputError, match="is an input of the run"):
@@ -557,18 +554,14 @@ def test_a_baseline_with_a_mistyped_field_is_refused(tmp_path: Path) -> None:
     baseline = tmp_path / "b.jsonl"
     baseline.write_text('{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c"}\n'
                         '{"seq": 2, "type": "tool.result", "call_id": "c", "duration_ms": "abc"}\n', encoding="utf-8")
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
+    contract, _ = _inputs(tmp_path)
     with pytest.raises(InputError, match=r"event seq 2: \$\.duration_ms"):
         record(contract, [sys.executable, "-c", "pass"], RecordOptions(replay=str(baseline),
                                                                        out=str(tmp_path / "t.jsonl")))
 
 
 def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written(tmp_path: Path) -> None:
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
-    fixtures = tmp_path / "f.json"
-    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
     script = tmp_path / "s.json"
     script.write_text(json.dumps([*START] + [send("telemetry.x", data={"pad": "p" * 1000})] * 50 + [{"sleep": 30}]),
                       encoding="utf-8")
@@ -585,10 +578,7 @@ def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written(
 
 
 def test_a_command_that_cannot_start_writes_no_trace(tmp_path: Path) -> None:
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
-    fixtures = tmp_path / "f.json"
-    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
     out = tmp_path / "t.jsonl"
     with pytest.raises(InputError, match="no-such-agent-cmd: cannot start"):
         record(contract, ["no-such-agent-cmd"], RecordOptions(fixtures=str(fixtures), out=str(out)))
@@ -599,10 +589,7 @@ def test_a_command_that_cannot_start_writes_no_trace(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
 def test_the_cli_runs_a_recorded_run_and_an_interrupt_ends_it(tmp_path: Path, signum: int) -> None:
-    contract = tmp_path / "c.json"
-    contract.write_text(json.dumps(V2), encoding="utf-8")
-    fixtures = tmp_path / "f.json"
-    fixtures.write_text(json.dumps(FIXTURES), encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
     script = tmp_path / "s.json"
     script.write_text(json.dumps([*START, {"sleep": 30}]), encoding="utf-8")
     process = subprocess.Popen(
