@@ -757,3 +757,44 @@ def test_a_denied_call_uses_up_its_replayed_occurrence_and_empty_data_is_kept(tm
         ("tool.call", None, {}), ("tool.denied", None, {"rule_ids": ["r"]}),
         ("approval.granted", None, {"attested_by": "agent"}), ("tool.call", None, None),
         ("tool.result", "ok", {"fixture": {"key": "*"}}), ("control.stop", None, {}), ("run.completed", None, None)]
+
+
+# --- tool faults (point 88) -------------------------------------------------------------------
+
+FAULTS = {"version": 1, "tools": {
+    "slow": {"$cases": [{"delay_ms": 300, "result": "late"}]},
+    "stuck": {"$cases": [{"hang": True}]}}}
+
+
+def test_a_slow_tool_answers_after_its_delay_and_the_delay_is_its_duration(tmp_path: Path) -> None:
+    started = time.monotonic()
+    run = run_agent(tmp_path, [*START, *call("c1", "slow"), *DONE], V2, FAULTS, idle_timeout_ms=200)
+    assert time.monotonic() - started >= 0.3
+    assert run.bare()[2] == {"type": "tool.result", "tool": "slow", "call_id": "c1", "ok": True, "result": "late",
+                             "duration_ms": 300, "data": {"fixture": {"key": "slow", "case": 0}}}
+    assert run.info.ended_by == "completed"   # the harness's delay is no idle time of the agent
+
+
+def test_a_hanging_tool_never_answers(tmp_path: Path) -> None:
+    waits = run_agent(tmp_path, [*START, *call("c1", "stuck"), *DONE], V2, FAULTS, name="waits", idle_timeout_ms=300)
+    assert [event["type"] for event in waits.events] == ["run.start", "tool.call", "run.failed"]
+    _ending(waits, "timeout:idle")
+    gives_up = [*START, send("tool.call", call_id="c1", tool="stuck"), {"sleep": 0.1},
+                send("run.completed", status="failed")]
+    contract = {"version": 1, "name": "c", "rules": [{"id": "answered", "kind": "tool_result_required"}]}
+    own = run_agent(tmp_path, gives_up, contract, FAULTS, name="own", idle_timeout_ms=2000)
+    assert [event["type"] for event in own.events] == ["run.start", "tool.call", "run.completed"]
+    assert own.violations() == [("answered", 2, "tool_result_required.missing")]
+
+
+def test_bad_faults_are_refused(tmp_path: Path) -> None:
+    from agent_invariants.record.fixtures import load_fixtures
+
+    path = tmp_path / "f.json"
+    for case, problem in [({"hang": True, "result": 1}, "$cases[0].hang: a case that hangs answers nothing"),
+                          ({"delay_ms": -1}, "$cases[0].delay_ms: must be a number of milliseconds"),
+                          ({"hang": "yes"}, "$cases[0].hang: must be true or false")]:
+        path.write_text(json.dumps({"version": 1, "tools": {"x": {"$cases": [case]}}}), encoding="utf-8")
+        with pytest.raises(InputError) as caught:
+            load_fixtures(path)
+        assert problem in str(caught.value)

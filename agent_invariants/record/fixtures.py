@@ -24,6 +24,9 @@ and `approvals`; an unknown key anywhere is an error. A fixture is one of:
   selectors is the fallback and must come last. `result` (default null) may be a `$file` or
   `$literal`; `ok` defaults to true; `duration_ms` is recorded as the result's duration (it is not
   slept); `observe: {outcome_id, verdict}` adds a harness-attested `outcome.observed` after the result.
+  Tool faults: `delay_ms` answers that many milliseconds later (recorded as the duration, unless
+  `duration_ms` says otherwise), and `hang: true` never answers, so that the agent's own timeout
+  handling is under test (the run then ends by the idle or run timeout, unless the agent goes on).
 
 A tool is answered by the fixture whose key equals it, else by the first key in file order that
 holds `*` or `?` and matches it as a glob; only that fixture is consulted, so a case miss there is
@@ -74,7 +77,9 @@ MAX_DURATION_MS = 2**53
 """The largest `duration_ms` a case may give (a double still holds it exactly)."""
 
 _ROOT_KEYS = ("version", "input", "tools", "approvals")
-_CASE_KEYS = ("call_index", "args", "result", "ok", "duration_ms", "observe")
+_CASE_KEYS = ("call_index", "args", "result", "ok", "duration_ms", "observe", "delay_ms", "hang")
+MAX_DELAY_MS = 86_400_000
+"""The longest `delay_ms` of a case (a day, as the longest timeout)."""
 _APPROVAL_KEYS = ("tool", "args", "decision", "approval_scope", "approver")
 _FORMS = ("$file", "$cases", "$literal")
 
@@ -89,6 +94,8 @@ class Case(NamedTuple):
     ok: bool
     duration_ms: int | float | None
     observe: tuple[str, str] | None   # (outcome_id, verdict)
+    delay_ms: int | float | None = None
+    hang: bool = False
 
 
 class Fixture(NamedTuple):
@@ -108,6 +115,8 @@ class Answer(NamedTuple):
     duration_ms: int | float | None
     observe: tuple[str, str] | None
     provenance: dict[str, Any]   # {key} or {key, case}
+    delay_ms: int | float | None = None   # answer this much later (a slow tool)
+    hang: bool = False                    # never answer (a tool that hangs)
 
 
 class Approval(NamedTuple):
@@ -164,7 +173,7 @@ class Fixtures:
             if case.args is not None and (args is None or not case.args(args)):
                 continue
             return Answer(case.ok, case.result, case.duration_ms, case.observe,
-                          {"key": fixture.key, "case": case.position}), call_index
+                          {"key": fixture.key, "case": case.position}, case.delay_ms, case.hang), call_index
         return None, call_index
 
     def decide(self, tool: str | None, args: Any) -> Approval | None:
@@ -319,9 +328,19 @@ class _Loader:
         observe = None
         if "observe" in item:
             observe = self.observe(item["observe"], f"{path}.observe")
+        delay = item.get("delay_ms")
+        if "delay_ms" in item and (isinstance(delay, bool) or not isinstance(delay, int | float)
+                                   or not 0 <= delay <= MAX_DELAY_MS):
+            raise self.fail(f"{path}.delay_ms", f"must be a number of milliseconds, 0..{MAX_DELAY_MS:,}")
+        hang = item.get("hang", False)
+        if not isinstance(hang, bool):
+            raise self.fail(f"{path}.hang", f"must be true or false, got {_kind(hang)}")
+        if hang and any(key in item for key in ("result", "ok", "duration_ms", "observe", "delay_ms")):
+            raise self.fail(f"{path}.hang", "a case that hangs answers nothing: drop result, ok, duration_ms, "
+                                            "observe and delay_ms")
         return Case(position, call_index, self.args(item, path),
                     self.result(item["result"], f"{path}.result") if "result" in item else None,
-                    ok, duration, observe)
+                    ok, duration, observe, delay, hang)
 
     def observe(self, value: Any, path: str) -> tuple[str, str]:
         self.keys(value, path, ("outcome_id", "verdict"), required=("outcome_id", "verdict"))

@@ -233,13 +233,29 @@ class Session:
                         "ok: false, {\"error\": \"no fixture\"}."))
             agent.send(reply("tool.result", call_id=call_id, ok=False, result=result))
             return
-        self._result(call_id, tool, answer.ok, answer.result, answer.duration_ms, {"fixture": answer.provenance})
+        if answer.hang:
+            return   # a tool that never answers: the call stays without a result
+        duration = answer.duration_ms
+        if answer.delay_ms is not None:
+            self._pause(agent, answer.delay_ms / 1000)
+            duration = answer.delay_ms if duration is None else duration
+        self._result(call_id, tool, answer.ok, answer.result, duration, {"fixture": answer.provenance})
         if answer.observe is not None:
             outcome_id, verdict = answer.observe
             self.writer.write("outcome.observed", {"outcome_id": outcome_id, "verdict": verdict,
                                                    "evidence_class": "configured_verifier", "call_id": call_id},
                               {"attested_by": "harness"})
         agent.send(reply("tool.result", call_id=call_id, ok=answer.ok, result=answer.result))
+
+    def _pause(self, agent: Agent, seconds: float) -> None:
+        """Wait `seconds` (a slow tool) while the agent's output is still read; an interrupt or the
+        run timer ends the run meanwhile, the idle timer does not run (the harness is answering)."""
+        until = time.monotonic() + seconds
+        while (left := until - time.monotonic()) > 0:
+            self._check_clocks(grace=True)   # interrupts only
+            if time.monotonic() >= self.run_deadline:
+                raise _End("timeout:run")
+            agent.wait(min(_POLL, left, max(0.0, self.run_deadline - time.monotonic())))
 
     def _count_call(self, tool: str, args: Any) -> None:
         """A call the fixtures did not answer still counts for their `call_index`."""
