@@ -591,26 +591,38 @@ def record(
         "--env-clear", help="Start the agent with no variables but --env ones and the protocol's.")] = False,
     cwd: Annotated[str | None, typer.Option(
         "--cwd", metavar="DIR", show_default=False, help="The agent's working folder (default: this one).")] = None,
+    repeat: Annotated[int | None, typer.Option(
+        "--repeat", min=1, max=1000, metavar="N", show_default=False,
+        help="Run the agent N times, each trace checked, then stability over their final outputs; the worst exit "
+        "wins. Needs --out-dir.")] = None,
+    out_dir: Annotated[str | None, typer.Option(
+        "--out-dir", metavar="DIR", show_default=False, help="With --repeat: where run-<i>.jsonl go.")] = None,
     *,
     options: ReportOptions,
 ) -> None:
     """Run an agent against fixtures, write its trace as it goes, and check it (POSIX only)."""
-    from agent_invariants.record import RecordOptions, exit_code
-    from agent_invariants.record import record as record_run
+    from agent_invariants import record as recording
 
     if options.partial or options.jobs is not None:
-        fail("record chooses --partial itself (when the harness ends the run) and runs one agent: "
+        fail("record chooses --partial itself (when the harness ends the run) and runs one agent at a time: "
              "--partial and --jobs do not apply")
+    if (repeat is None) != (out_dir is None):
+        fail("--repeat N and --out-dir DIR go together")
     contract_path = find_contract(contract)
     refuse_input_as_output(options.output, contract_path, *(path for path in (fixtures, replay, out) if path))
-    recorded = record_run(contract_path, command or [], RecordOptions(
+    settings = recording.RecordOptions(
         fixtures=fixtures, replay=replay, out=out, force=force, enforce=enforce, fake_clock=fake_clock,
         timeout_ms=timeout_ms, idle_timeout_ms=idle_timeout_ms, run_id=run_id, input=input_value, env=env or (),
         env_clear=env_clear, cwd=cwd, lint=not options.no_lint, strict=options.strict,
-        max_violations=options.max_violations, max_line_bytes=options.max_line_bytes), warn=_say)
-    run = _Run(recorded.loaded, recorded.contract, options)
-    _render(recorded.report, run)
-    raise typer.Exit(exit_code(recorded, safety_exit))
+        max_violations=options.max_violations, max_line_bytes=options.max_line_bytes)
+    if repeat is not None and out_dir is not None:
+        repeated = recording.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
+        first = repeated.runs[0]
+        _render(repeated.report, _Run(first.loaded, first.contract, options))
+        raise typer.Exit(recording.repeat_exit_code(repeated, safety_exit))
+    recorded = recording.record(contract_path, command or [], settings, warn=_say)
+    _render(recorded.report, _Run(recorded.loaded, recorded.contract, options))
+    raise typer.Exit(recording.exit_code(recorded, safety_exit))
 
 
 def _output_path(option: str, text: str) -> tuple[str | int, ...]:

@@ -356,6 +356,9 @@ class CheckBatchReport(msgspec.Struct, kw_only=True):
     """One check report per readable trace, in the order the traces were named."""
     failures: list[BatchFailure]
     """Traces that could not be read."""
+    stability: Any | UnsetType = UNSET
+    """(`record --repeat`.) The `agent-invariants/stability/v1` report over the runs' final
+    outputs (a `stability.StabilityReport`); absent otherwise."""
 
 
 class CompareBatchReport(msgspec.Struct, kw_only=True):

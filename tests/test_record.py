@@ -798,3 +798,49 @@ def test_bad_faults_are_refused(tmp_path: Path) -> None:
         with pytest.raises(InputError) as caught:
             load_fixtures(path)
         assert problem in str(caught.value)
+
+
+# --- repeat runs (point 87) -------------------------------------------------------------------
+
+COUNTING_AGENT = """import json, os, sys
+sys.stdin.readline()
+path = os.path.join(os.environ["COUNTER_DIR"], "count")
+count = int(open(path).read()) + 1 if os.path.exists(path) else 1
+open(path, "w").write(str(count))
+value = count if os.environ.get("SHAPE") == "steady" or count < 3 else str(count)
+print(json.dumps({"type": "run.completed", "status": "completed", "output": {"total": value}}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(("shape", "code"), [("steady", 0), ("drifting", 1)])
+def test_repeat_checks_every_run_and_the_stability_of_their_outputs(cli, write, tmp_path: Path, shape: str,
+                                                                   code: int) -> None:
+    write("c.json", V2)
+    write("f.json", FIXTURES)
+    write("agent.py", COUNTING_AGENT)
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--repeat", "3", "--out-dir", "runs",
+                 "--fake-clock", "-f", "json", "--env", f"COUNTER_DIR={tmp_path}", "--env", f"SHAPE={shape}",
+                 "--env", MARK, "--", sys.executable, "agent.py")
+    assert result.returncode == code, result.stderr
+    report = json.loads(result.stdout)
+    assert report["schema"] == "agent-invariants/check-batch/v1" and report["traces"] == 3
+    assert [one["record"]["trace"] for one in report["reports"]] == [f"runs/run-{n}.jsonl" for n in (1, 2, 3)]
+    assert all((tmp_path / "runs" / f"run-{n}.jsonl").is_file() for n in (1, 2, 3))
+    stability = report["stability"]
+    assert stability["measured"] is True and stability["stable"] is (shape == "steady")
+    if shape == "drifting":
+        assert [(entry["path"], entry["kind"]) for entry in stability["unstable"]] == [("total", "type")]
+    text = cli("record", "-c", "c.json", "--fixtures", "f.json", "--repeat", "2", "--out-dir", "runs", "--force",
+               "--fake-clock", "--env", f"COUNTER_DIR={tmp_path}", "--env", "SHAPE=steady", "--env", MARK, "--",
+               sys.executable, "agent.py")
+    assert "STABLE" in text.stdout and "2 traces: 2 passed, 0 failed" in text.stdout
+
+
+def test_repeat_needs_an_out_dir_and_no_out(cli, write) -> None:
+    write("c.json", V2)
+    write("f.json", FIXTURES)
+    alone = cli("record", "-c", "c.json", "--fixtures", "f.json", "--repeat", "2", "--", "true")
+    assert alone.returncode == 2 and "--repeat N and --out-dir DIR go together" in alone.stderr
+    both = cli("record", "-c", "c.json", "--fixtures", "f.json", "--repeat", "2", "--out-dir", "d", "--out", "t",
+               "--", "true")
+    assert both.returncode == 2 and "--out does not apply" in both.stderr

@@ -44,10 +44,13 @@ from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_f
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
 from agent_invariants.record.writer import Clock, TraceWriter, claim_file
-from agent_invariants.report import CheckReport, RecordInfo
+from agent_invariants.report import CheckBatchReport, CheckReport, RecordInfo
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
-__all__ = ("RecordOptions", "Recorded", "exit_code", "record")
+__all__ = ("RecordOptions", "Recorded", "Repeated", "exit_code", "record", "repeat", "repeat_exit_code")
+
+MAX_REPEAT = 1000
+"""The most runs `--repeat` makes."""
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,199}")
 MAX_TIMEOUT_MS = 86_400_000
@@ -139,6 +142,55 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
         denied=len(session.denied))
     return Recorded(report, source, loaded)
+
+
+class Repeated(NamedTuple):
+    """`--repeat`: every run's report, and the stability of their final outputs, as one batch report."""
+
+    report: CheckBatchReport
+    runs: list[Recorded]
+
+
+def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str], times: int, out_dir: str,
+           options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Repeated:
+    """Run the agent `times` times (same fixtures, a fresh clock each), each trace written to
+    `out_dir/run-<i>.jsonl` and checked, then `stability` over their final outputs (spec v2 §10
+    point 87). Every trace file is claimed before the first run starts."""
+    from agent_invariants.report import CHECK_BATCH_SCHEMA, ContractRef
+    from agent_invariants.stability import measure_files
+
+    options = options or RecordOptions()
+    if not 1 <= times <= MAX_REPEAT:
+        raise InputError(f"--repeat must be 1..{MAX_REPEAT}, got {times}")
+    if options.out is not None:
+        raise InputError("--repeat writes its traces into --out-dir as run-<i>.jsonl; --out does not apply")
+    source = contract if isinstance(contract, ContractSource) else read_contract(contract)
+    outs = [os.path.join(out_dir, f"run-{number}.jsonl") for number in range(1, times + 1)]
+    for out in outs:
+        claim_file(out, options.force)
+        claim_file(f"{out}.stderr.log", options.force)
+    runs = [record(source, command, options._replace(out=out), warn if number == 0 else None)
+            for number, out in enumerate(outs)]
+    reports = [run.report for run in runs]
+    loaded = runs[0].loaded
+    report = CheckBatchReport(
+        schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=loaded.name, version=loaded.version),
+        passed=all(one.passed for one in reports), traces=times,
+        error_count=sum(one.error_count for one in reports), warning_count=sum(one.warning_count for one in reports),
+        reports=reports, failures=[], stability=measure_files(outs).report)
+    return Repeated(report, runs)
+
+
+def repeat_exit_code(repeated: Repeated, safety_exit: int = 1) -> int:
+    """The worst of the runs' exits and of stability's (1 unstable, 2 not measured): a behaviour
+    failure (1, or `safety_exit`) outranks a harness or measurement one (2)."""
+    codes = [exit_code(run, safety_exit) for run in repeated.runs]
+    stability: Any = repeated.report.stability
+    codes.append(2 if not stability.measured else 0 if stability.stable else 1)
+    behaviour = [code for code in codes if code not in (0, 2)]
+    if behaviour:
+        return safety_exit if safety_exit in behaviour else 1
+    return 2 if 2 in codes else 0
 
 
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:

@@ -27,7 +27,15 @@ from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
-from agent_invariants.report import BatchFailure, CheckReport, CompareReport, RecordInfo, RuleResult, Violation
+from agent_invariants.report import (
+    BatchFailure,
+    CheckBatchReport,
+    CheckReport,
+    CompareReport,
+    RecordInfo,
+    RuleResult,
+    Violation,
+)
 from agent_invariants.stability import StabilityReport
 
 __all__ = ("render",)
@@ -54,6 +62,8 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
                 suites.append(_record(section.record, section.contract.name))
     if failures(report):
         suites.append(_unreadable(report.contract.name, failures(report)))
+    if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
+        suites.append(_stability(report.stability))
     xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
     return xml + "\n"
 

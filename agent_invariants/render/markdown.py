@@ -77,10 +77,13 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
               + (" |" if checking else "") for failure in report.failures]
     for section in sections(report):
         if isinstance(section, CheckReport):
-            if not section.passed or section.warning_count:
+            if not section.passed or section.warning_count or (section.record is not UNSET
+                                                                and section.record.findings):
                 lines += [""] + _check(section, level=3)
         elif not section.compatible:
             lines += [""] + ["#" + line if line.startswith("#") else line for line in _compare(section)]
+    if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
+        lines += [""] + ["#" + line if line.startswith("#") else line for line in _stability(report.stability)]
     return lines
 
 

@@ -89,7 +89,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
     for section in report.reports if detail != "quiet" else ():
         if detail == "verbose":
             lines += _section(section, paint, all_rules=True) + [""]
-        elif not ok(section):
+        elif not ok(section) or _has_findings(section):
             lines += _section(section, paint, all_rules=False) + [""]
     for failure in report.failures:
         lines += [f"{paint('ERROR', _RED + _BOLD)}  {inert(failure.trace)}", f"      {inert(failure.error)}", ""]
@@ -105,7 +105,14 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
         tally = [f"{plural(report.pairs, 'pair')}: {good} compatible, {bad} regressed{unreadable}",
                  plural(report.regressions, "regression")]
     lines.append(f"{verdict}  {inert(report.contract.name)}  {' · '.join(tally)}")
+    if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
+        lines += [""] + _stability(report.stability, paint)
     return lines
+
+
+def _has_findings(section: CheckReport | CompareReport) -> bool:
+    """A recorded run (`record --repeat`) with findings is shown even when its rules passed."""
+    return isinstance(section, CheckReport) and section.record is not UNSET and bool(section.record.findings)
 
 
 def _section(section: CheckReport | CompareReport, paint: Paint, all_rules: bool) -> list[str]:
