@@ -591,6 +591,10 @@ def record(
         "--env-clear", help="Start the agent with no variables but --env ones and the protocol's.")] = False,
     cwd: Annotated[str | None, typer.Option(
         "--cwd", metavar="DIR", show_default=False, help="The agent's working folder (default: this one).")] = None,
+    redact: Annotated[list[str] | None, typer.Option(
+        "--redact", metavar="KEY", show_default=False,
+        help="Replace the values of this key (any case) with [redacted] in everything written: the trace, the "
+        "report, the stderr log; the rules still judge the real values. Repeatable.")] = None,
     repeat: Annotated[int | None, typer.Option(
         "--repeat", min=1, max=1000, metavar="N", show_default=False,
         help="Run the agent N times, each trace checked, then stability over their final outputs; the worst exit "
@@ -613,7 +617,7 @@ def record(
     settings = recording.RecordOptions(
         fixtures=fixtures, replay=replay, out=out, force=force, enforce=enforce, fake_clock=fake_clock,
         timeout_ms=timeout_ms, idle_timeout_ms=idle_timeout_ms, run_id=run_id, input=input_value, env=env or (),
-        env_clear=env_clear, cwd=cwd, lint=not options.no_lint, strict=options.strict,
+        env_clear=env_clear, cwd=cwd, redact=redact or (), lint=not options.no_lint, strict=options.strict,
         max_violations=options.max_violations, max_line_bytes=options.max_line_bytes)
     if repeat is not None and out_dir is not None:
         repeated = recording.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)

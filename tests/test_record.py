@@ -844,3 +844,59 @@ def test_repeat_needs_an_out_dir_and_no_out(cli, write) -> None:
     both = cli("record", "-c", "c.json", "--fixtures", "f.json", "--repeat", "2", "--out-dir", "d", "--out", "t",
                "--", "true")
     assert both.returncode == 2 and "--out does not apply" in both.stderr
+
+
+# --- redaction (point 86) ---------------------------------------------------------------------
+
+SECRETS = ["sk-SECRET-123", "hunter2-PW", "tok-ABC-987", "tok-RESULT-555", "in-PW-777", "out-KEY-321"]
+
+
+def test_redacted_values_reach_no_file_and_no_report_yet_the_rules_judge_them(cli, write, tmp_path: Path) -> None:
+    write("c.json", {"version": 2, "name": "secrets", "rules": [
+        {"id": "key-shape", "kind": "tool_args", "tool": "api.call", "match": {"api_key": {"$regex": "^sk-"}}},
+        {"id": "key-pinned", "kind": "tool_args", "tool": "api.call", "match": {"api_key": "sk-OTHER"}}]})
+    write("f.json", {"version": 1, "input": {"user": "ann", "password": "in-PW-777"}, "redact": ["token"],
+                     "tools": {"api.call": {"session": {"token": "tok-RESULT-555"}}}})
+    steps = [*START, *call("c1", "api.call", {"api_key": "sk-SECRET-123", "argv": ["--password", "hunter2-PW"],
+                                              "note": "retry with token=tok-ABC-987"}),
+             send("agent.message", text='connecting with API_KEY: "sk-SECRET-123"'),
+             {"stderr": "debug: password=hunter2-PW token tok-ABC-987 --api_key sk-SECRET-123\n"},
+             send("run.completed", output={"api_key": "out-KEY-321", "ok": True})]
+    write("s.json", steps)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    for fmt in ("json", "text", "markdown", "junit", "sarif", "github"):
+        result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--force", "--fake-clock",
+                     "--redact", "api_key", "--redact", "PASSWORD", "-f", fmt, "--env", MARK, "--",
+                     sys.executable, str(AGENT), "s.json", "r.jsonl", env={"TMPDIR": str(private)})
+        assert result.returncode == 1, result.stderr
+        for secret in SECRETS:
+            assert secret not in result.stdout, (fmt, secret)
+            assert secret not in result.stderr, (fmt, secret)
+        if fmt == "json":
+            report = json.loads(result.stdout)
+            # judged on the raw values: the regex holds, the pinned value does not
+            assert [(r["rule_id"], r["passed"]) for r in report["results"]] == [("key-shape", True),
+                                                                               ("key-pinned", False)]
+            assert "[redacted]" in json.dumps(report["violations"][0]["evidence"])
+    trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    log = (tmp_path / "t.jsonl.stderr.log").read_text(encoding="utf-8")
+    for secret in SECRETS:
+        assert secret not in trace and secret not in log, secret
+    events = [json.loads(line) for line in trace.splitlines()]
+    assert events[0]["data"]["input"] == {"user": "ann", "password": "[redacted]"}
+    assert events[1]["args"] == {"api_key": "[redacted]", "argv": ["--password", "[redacted]"],
+                                 "note": "retry with token=[redacted]"}
+    assert events[2]["result"] == {"session": {"token": "[redacted]"}}
+    assert events[3]["data"]["text"] == 'connecting with API_KEY: "[redacted]"'
+    assert events[4]["output"] == {"api_key": "[redacted]", "ok": True}
+    replies = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert replies[0]["input"]["password"] == "in-PW-777"   # the agent itself gets the real values
+    assert list(private.iterdir()) == []   # the raw copy the rules read is gone
+
+
+def test_redacting_a_field_name_is_refused(cli, write) -> None:
+    write("c.json", V2)
+    write("f.json", FIXTURES)
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--redact", "Tool", "--", "true")
+    assert result.returncode == 2 and "--redact tool: names a field of events or reports" in result.stderr

@@ -18,7 +18,8 @@ denied); else 2 when a finding says the run did not test what it was meant to (a
 approval miss, a run the harness ended); else 0.
 
 The contract, the fixtures and the command are trusted: the agent gets `record`'s environment
-(unless `--env-clear`), and nothing is redacted. `record` is POSIX-only.
+(unless `--env-clear`). `--redact KEY` keeps the values of such keys out of every file written and
+of the report (`redact`), while the rules judge the real values. `record` is POSIX-only.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
 from agent_invariants.record.enforce import Enforcer
 from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures
+from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
 from agent_invariants.record.writer import Clock, TraceWriter, claim_file
@@ -74,6 +76,7 @@ class RecordOptions(NamedTuple):
     env: Sequence[str] = ()            # KEY=VALUE sets, KEY passes record's own value on
     env_clear: bool = False
     cwd: str | None = None
+    redact: Sequence[str] = ()         # keys whose values stay out of every file written
     lint: bool = True
     strict: bool = False
     max_violations: int = DEFAULT_MAX_VIOLATIONS
@@ -115,10 +118,12 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     _refuse_input_as_out(out, [source.label, options.fixtures, options.replay])
     log = f"{out}.stderr.log"
     claim_file(log, options.force)
+    redactor = Redactor([*options.redact, *(fixtures.redact if fixtures is not None else ())])
     env = _environment(options, run_id)
     if options.cwd is not None and not os.path.isdir(options.cwd):
         raise InputError(f"--cwd {shown(options.cwd)}: no such folder")
-    writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force)
+    writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force,
+                         redactor if redactor.active else None)
     session = Session(writer, fixtures, replay, Enforcer(loaded) if options.enforce else None,
                       options.timeout_ms, options.idle_timeout_ms)
     def start() -> Agent:
@@ -129,13 +134,19 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
             raise InputError(f"{shown(command[0])}: cannot start: {exc.strerror or exc}") from None
 
     try:
-        ending, agent = session.run(start, input_value)
+        try:
+            ending, agent = session.run(start, input_value)
+        finally:
+            writer.close()
+        stderr = redactor.log(bytes(agent.stderr_tail)) if redactor.active else bytes(agent.stderr_tail)
+        stderr_log = _save_stderr(log, stderr, agent.stderr_bytes, len(agent.stderr_tail), options.force)
+        checked = run_check(loaded, TraceFile(writer.judged, name=out), options.max_violations, strict=options.strict,
+                            partial=ending.by_harness, count_safety=True)
     finally:
-        writer.close()
-    stderr_log = _save_stderr(log, agent.stderr_tail, agent.stderr_bytes, options.force)
-    checked = run_check(loaded, TraceFile(out), options.max_violations, strict=options.strict,
-                        partial=ending.by_harness, count_safety=True)
+        writer.remove_raw()
     report = checked.report
+    report.trace = out
+    redactor.scrub(report)
     _mark_prevented(report, session.denied)
     report.record = RecordInfo(
         run_id=run_id, trace=out, command=list(command), ended_by=ending.ended_by, exit_status=ending.exit_status,
@@ -269,19 +280,19 @@ def _refuse_input_as_out(out: str, inputs: list[str | None]) -> None:
             raise InputError(f"--out {shown(out)} is an input of the run ({shown(path)}); write the trace elsewhere")
 
 
-def _save_stderr(log: str, tail: bytearray, total: int, force: bool) -> str | None:
+def _save_stderr(log: str, tail: bytes, total: int, kept: int, force: bool) -> str | None:
     """Write the last MiB of the agent's stderr beside the trace; its path (None: it wrote
     nothing, and with `force` an older run's log there is removed)."""
     if not total:
         if force and os.path.isfile(log) and not os.path.islink(log):
             os.unlink(log)
         return None
-    head = f"[… {total - len(tail):,} bytes dropped]\n".encode() if total > len(tail) else b""
+    head = f"[… {total - kept:,} bytes dropped]\n".encode() if total > kept else b""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)
     try:
         handle = os.open(log, flags, 0o666)
         with os.fdopen(handle, "wb") as stream:
-            stream.write(head + bytes(tail))
+            stream.write(head + tail)
     except OSError:
         return None   # (claimed before the run; a race with another writer loses the log only)
     return log

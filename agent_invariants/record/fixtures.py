@@ -76,7 +76,7 @@ MAX_RESULT_DEPTH = MAX_NESTING - 2
 MAX_DURATION_MS = 2**53
 """The largest `duration_ms` a case may give (a double still holds it exactly)."""
 
-_ROOT_KEYS = ("version", "input", "tools", "approvals")
+_ROOT_KEYS = ("version", "input", "tools", "approvals", "redact")
 _CASE_KEYS = ("call_index", "args", "result", "ok", "duration_ms", "observe", "delay_ms", "hang")
 MAX_DELAY_MS = 86_400_000
 """The longest `delay_ms` of a case (a day, as the longest timeout)."""
@@ -132,8 +132,10 @@ class Approval(NamedTuple):
 class Fixtures:
     """A loaded fixtures file."""
 
-    def __init__(self, input_value: Any, tools: list[Fixture], approvals: list[Approval]) -> None:
+    def __init__(self, input_value: Any, tools: list[Fixture], approvals: list[Approval],
+                 redact: list[str] | None = None) -> None:
         self.input = input_value
+        self.redact = redact or []
         self.tools = tools
         self.approvals = approvals
         self._exact = {fixture.key: fixture for fixture in tools}
@@ -222,7 +224,10 @@ class _Loader:
         if not isinstance(approvals, list):
             raise self.fail("$.approvals", "must be an array of {tool, args?, decision, approval_scope?, approver?}")
         decided = [self.approval(entry, f"$.approvals[{at}]") for at, entry in enumerate(approvals)]
-        return Fixtures(self.value(document.get("input"), "$.input", "the input"), fixtures, decided)
+        redact = document.get("redact", [])
+        if not isinstance(redact, list) or not all(isinstance(key, str) and key.strip() for key in redact):
+            raise self.fail("$.redact", "must be an array of key names (strings)")
+        return Fixtures(self.value(document.get("input"), "$.input", "the input"), fixtures, decided, redact)
 
     def keys(self, value: Any, path: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> None:
         if not isinstance(value, dict):

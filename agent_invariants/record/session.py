@@ -203,7 +203,7 @@ class Session:
         call = self.writer.write("tool.call", fields, message.data)
         denial = None
         if self.enforcer is not None:
-            denial = self.enforcer.judge(self.writer.path, msgspec.json.decode(self.writer.last_line, type=Event))
+            denial = self.enforcer.judge(self.writer.judged, msgspec.json.decode(self.writer.last_line, type=Event))
         if denial is not None:
             self._count_call(tool, args)
             if self.replay is not None:

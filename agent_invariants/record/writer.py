@@ -15,6 +15,7 @@ import contextlib
 import datetime
 import os
 import stat
+import tempfile
 import time
 from typing import Any
 
@@ -23,6 +24,7 @@ import msgspec
 from agent_invariants.errors import InputError
 from agent_invariants.output import shown
 from agent_invariants.record.protocol import event_fields
+from agent_invariants.record.redact import Redactor
 
 __all__ = ("MAX_TRACE_LINE", "Clock", "LineTooLong", "TraceWriteError", "TraceWriter", "claim_file")
 
@@ -78,15 +80,20 @@ def claim_file(path: str, force: bool) -> None:
 
 
 class TraceWriter:
-    """Writes the events of one run to its trace file."""
+    """Writes the events of one run to its trace file. With a `redactor`, the file gets the
+    redacted events, and a private temporary file (`judged`) the raw ones, which the rules judge."""
 
-    def __init__(self, path: str, run_id: str, clock: Clock, force: bool) -> None:
+    def __init__(self, path: str, run_id: str, clock: Clock, force: bool, redactor: Redactor | None = None) -> None:
         self.path = path
         self.run_id = run_id
         self.clock = clock
         self.seq = 0
         self.size = 0
         self.last_line = b""
+        self.redactor = redactor
+        self.judged = path
+        """The trace the rules read: the file itself, or the raw copy when redacting."""
+        self._raw: int | None = None
         claim_file(path, force)
         folder = os.path.dirname(path)
         try:
@@ -95,6 +102,8 @@ class TraceWriter:
             flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)
             self._handle = os.open(path, flags, 0o666)
             self.open = True
+            if redactor is not None:
+                self._raw, self.judged = tempfile.mkstemp(prefix="agent-invariants-raw-", suffix=".jsonl")
         except OSError as exc:
             raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
 
@@ -104,27 +113,43 @@ class TraceWriter:
         event = {"seq": self.seq, "type": event_type, "time": self.clock.stamp(self.seq), "run_id": self.run_id,
                  **event_fields(fields, data)}
         line = msgspec.json.encode(event) + b"\n"
-        if len(line) > MAX_TRACE_LINE:
+        shown_line = line if self.redactor is None else msgspec.json.encode(self.redactor.event(event)) + b"\n"
+        if len(line) > MAX_TRACE_LINE or len(shown_line) > MAX_TRACE_LINE:
             self.seq -= 1
             raise LineTooLong(event_type)
         self.last_line = line
+        if self._raw is not None:
+            self._append(self._raw, line, self.judged)
+        self._append(self._handle, shown_line, self.path)
+        self.size += len(shown_line)
+        return event
+
+    def _append(self, handle: int, line: bytes, path: str) -> None:
+        size = os.lseek(handle, 0, os.SEEK_CUR)
         view = memoryview(line)
         try:
             while view:
-                view = view[os.write(self._handle, view):]
+                view = view[os.write(handle, view):]
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.ftruncate(self._handle, self.size)   # no half line: what is there stays a valid trace
-            raise TraceWriteError(f"{shown(self.path)}: cannot write the trace: {exc.strerror or exc}") from None
-        self.size += len(line)
-        return event
+                os.ftruncate(handle, size)   # no half line: what is there stays a valid trace
+            raise TraceWriteError(f"{shown(path)}: cannot write the trace: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         if self.open:
             self.open = False
             os.close(self._handle)
+            if self._raw is not None:
+                os.close(self._raw)
+
+    def remove_raw(self) -> None:
+        """Remove the raw copy (once the run is checked, or when it failed)."""
+        if self._raw is not None and self.judged != self.path:
+            with contextlib.suppress(OSError):
+                os.unlink(self.judged)
 
     def discard(self) -> None:
         """Close and remove the file (the agent never started)."""
         self.close()
+        self.remove_raw()
         os.unlink(self.path)
