@@ -595,6 +595,22 @@ def record(
         "--redact", metavar="KEY", show_default=False,
         help="Replace the values of this key (any case) with [redacted] in everything written: the trace, the "
         "report, the stderr log; the rules still judge the real values. Repeatable.")] = None,
+    mcp: Annotated[list[str] | None, typer.Option(
+        "--mcp", metavar="'CMD ARGS'", show_default=False,
+        help="A stdio MCP server (one string, split as a shell would, never run by one) that answers the tools no "
+        "fixture names; repeatable. Needs the mcp extra.")] = None,
+    mcp_start_timeout_ms: Annotated[int, typer.Option(
+        "--mcp-start-timeout-ms", min=1, max=86_400_000,
+        help="How long the --mcp servers have to start and list their tools.")] = 10_000,
+    mcp_call_timeout_ms: Annotated[int, typer.Option(
+        "--mcp-call-timeout-ms", min=1, max=86_400_000,
+        help="How long an --mcp server has to answer one call (then ok: false).")] = 30_000,
+    tool_snapshot: Annotated[str | None, typer.Option(
+        "--tool-snapshot", metavar="PATH", show_default=False,
+        help="Compare the --mcp servers' tools with this snapshot; drift is a record.schema_drift finding.")] = None,
+    write_tool_snapshot: Annotated[str | None, typer.Option(
+        "--write-tool-snapshot", metavar="PATH", show_default=False,
+        help="Save the --mcp servers' tools as a snapshot for --tool-snapshot.")] = None,
     repeat: Annotated[int | None, typer.Option(
         "--repeat", min=1, max=1000, metavar="N", show_default=False,
         help="Run the agent N times, each trace checked, then stability over their final outputs; the worst exit "
@@ -617,7 +633,9 @@ def record(
     settings = recording.RecordOptions(
         fixtures=fixtures, replay=replay, out=out, force=force, enforce=enforce, fake_clock=fake_clock,
         timeout_ms=timeout_ms, idle_timeout_ms=idle_timeout_ms, run_id=run_id, input=input_value, env=env or (),
-        env_clear=env_clear, cwd=cwd, redact=redact or (), lint=not options.no_lint, strict=options.strict,
+        env_clear=env_clear, cwd=cwd, redact=redact or (), mcp=mcp or (), mcp_start_timeout_ms=mcp_start_timeout_ms,
+        mcp_call_timeout_ms=mcp_call_timeout_ms, tool_snapshot=tool_snapshot, write_tool_snapshot=write_tool_snapshot,
+        lint=not options.no_lint, strict=options.strict,
         max_violations=options.max_violations, max_line_bytes=options.max_line_bytes)
     if repeat is not None and out_dir is not None:
         repeated = recording.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)

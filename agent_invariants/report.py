@@ -176,7 +176,7 @@ class RecordFinding(msgspec.Struct, kw_only=True):
     """(`record`.) Something about the run that is not a rule's verdict: a call no fixture
     answered, an approval request no entry decided, a run the harness ended."""
 
-    code: Literal["record.fixture_miss", "record.approval_miss", "record.ended"]
+    code: Literal["record.fixture_miss", "record.approval_miss", "record.ended", "record.schema_drift"]
     """What happened."""
     level: Literal["error"]
     """Every finding is an error: the run did not test what its scenario was written for."""

@@ -900,3 +900,51 @@ def test_redacting_a_field_name_is_refused(cli, write) -> None:
     write("f.json", FIXTURES)
     result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--redact", "Tool", "--", "true")
     assert result.returncode == 2 and "--redact tool: names a field of events or reports" in result.stderr
+
+
+# --- a real MCP server as the backend (point 85) -------------------------------------------------
+
+SERVER = Path(__file__).parent / "data" / "record" / "mcp_server.py"
+
+
+def test_a_real_mcp_server_answers_the_tools_no_fixture_names(cli, write) -> None:
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {"lookup": {"from": "fixture"}}})
+    steps = [*START, *call("c1", "lookup", {"order": "A9"}), *call("c2", "broken", {}),
+             *call("c3", "slow", {"seconds": 0.2}), *call("c4", "slow", {"seconds": 1.5}), *call("c5", "nowhere"),
+             *DONE]
+    write("s.json", steps)
+    server = f"{sys.executable} {SERVER}"
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--mcp", server, "--mcp-call-timeout-ms", "1000",
+                 "--out", "t.jsonl", "-f", "json", "--write-tool-snapshot", "tools.json", "--env", MARK, "--",
+                 sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 2, result.stderr   # the rules pass; "nowhere" is a fixture miss
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    listing = events[1]
+    assert listing["type"] == "tool.listing"
+    assert sorted(tool["name"] for tool in listing["data"]["tools"]) == ["broken", "lookup", "slow"]
+    results = {event["call_id"]: event for event in events if event["type"] == "tool.result"}
+    assert results["c1"]["result"] == {"from": "fixture"}   # fixtures win for the tools they name
+    assert results["c2"]["ok"] is False and results["c2"]["data"] == {"mcp": {"server": 0}}
+    assert results["c3"]["ok"] is True and results["c3"]["duration_ms"] >= 200
+    assert results["c4"]["ok"] is False and results["c4"]["result"] == {"error": "no answer within 1000 ms"}
+    assert results["c5"]["data"] == {"fixture_miss": True}
+    snapshot = json.loads(Path(cli.cwd, "tools.json").read_text(encoding="utf-8"))
+    assert snapshot["version"] == 1 and sorted(snapshot["tools"]) == ["broken", "lookup", "slow"]
+    # the same servers, one tool's schema changed: drift, named
+    write("s2.json", [*START, *DONE])
+    drifted = cli("record", "-c", "c.json", "--fixtures", "f.json", "--mcp", f"{server} --changed", "--out",
+                  "t2.jsonl", "-f", "json", "--tool-snapshot", "tools.json", "--env", MARK, "--", sys.executable,
+                  str(AGENT), "s2.json", "r2.jsonl")
+    assert drifted.returncode == 2, drifted.stderr
+    findings = json.loads(drifted.stdout)["record"]["findings"]
+    assert [(f["code"], f["message"]) for f in findings] == [
+        ("record.schema_drift", "The MCP servers' tools differ from the snapshot tools.json: lookup.")]
+
+
+def test_an_mcp_server_that_cannot_start_is_bad_input(cli, write) -> None:
+    write("c.json", V2)
+    result = cli("record", "-c", "c.json", "--mcp", "no-such-mcp-server --x", "--out", "t.jsonl", "--", "true")
+    assert result.returncode == 2
+    assert result.stderr.startswith("agent-invariants: --mcp 'no-such-mcp-server --x': cannot start")
+    assert not Path(cli.cwd, "t.jsonl").exists()

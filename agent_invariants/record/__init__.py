@@ -23,6 +23,7 @@ of the report (`redact`), while the rules judge the real values. `record` is POS
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import uuid
@@ -42,11 +43,12 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
 from agent_invariants.record.enforce import Enforcer
 from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures
+from agent_invariants.record.mcp_backend import McpBackend
 from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
 from agent_invariants.record.writer import Clock, TraceWriter, claim_file
-from agent_invariants.report import CheckBatchReport, CheckReport, RecordInfo
+from agent_invariants.report import CheckBatchReport, CheckReport, RecordFinding, RecordInfo
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
 __all__ = ("RecordOptions", "Recorded", "Repeated", "exit_code", "record", "repeat", "repeat_exit_code")
@@ -77,6 +79,11 @@ class RecordOptions(NamedTuple):
     env_clear: bool = False
     cwd: str | None = None
     redact: Sequence[str] = ()         # keys whose values stay out of every file written
+    mcp: Sequence[str] = ()            # stdio MCP server commands answering the tools no fixture names
+    mcp_start_timeout_ms: int = 10_000
+    mcp_call_timeout_ms: int = 30_000
+    tool_snapshot: str | None = None         # compare the servers' tools with this snapshot
+    write_tool_snapshot: str | None = None   # save the servers' tools here
     lint: bool = True
     strict: bool = False
     max_violations: int = DEFAULT_MAX_VIOLATIONS
@@ -103,8 +110,10 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     _check_timeouts(options)
     source = contract if isinstance(contract, ContractSource) else read_contract(contract)
     loaded = _load(source, options.lint)
-    if options.fixtures is None and options.replay is None:
-        raise InputError("record needs --fixtures (or --replay) to answer the agent's tool calls")
+    if options.fixtures is None and options.replay is None and not options.mcp:
+        raise InputError("record needs --fixtures (or --replay, or --mcp) to answer the agent's tool calls")
+    if (options.tool_snapshot or options.write_tool_snapshot) and not options.mcp:
+        raise InputError("--tool-snapshot and --write-tool-snapshot compare the tools --mcp servers list")
     fixtures = None if options.fixtures is None else load_fixtures(options.fixtures, warn)
     replay = None if options.replay is None else Replay(options.replay, options.max_line_bytes)
     run_id = options.run_id or (FAKE_RUN_ID if options.fake_clock else uuid.uuid4().hex)
@@ -122,10 +131,28 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     env = _environment(options, run_id)
     if options.cwd is not None and not os.path.isdir(options.cwd):
         raise InputError(f"--cwd {shown(options.cwd)}: no such folder")
+    with contextlib.ExitStack() as resources:
+        backend = _backend(options, resources)
+        drift = _snapshot(options, backend)
+        return _run(source, loaded, command, options, warn=warn, fixtures=fixtures, replay=replay, run_id=run_id,
+                    input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
+                    drift=drift)
+
+
+def _run(source: ContractSource, loaded: Contract, command: Sequence[str], options: RecordOptions, *,
+         warn: Callable[[str], None] | None, fixtures: Fixtures | None, replay: Replay | None, run_id: str,
+         input_value: Any, out: str, log: str, redactor: Redactor, env: dict[str, str], backend: McpBackend | None,
+         drift: list[str]) -> Recorded:
+    """The run itself, once every input is known good."""
     writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force,
                          redactor if redactor.active else None)
     session = Session(writer, fixtures, replay, Enforcer(loaded) if options.enforce else None,
-                      options.timeout_ms, options.idle_timeout_ms)
+                      options.timeout_ms, options.idle_timeout_ms, backend)
+    if drift:
+        session.findings.append(RecordFinding(
+            code="record.schema_drift", level="error",
+            message=f"The MCP servers' tools differ from the snapshot {options.tool_snapshot}: {', '.join(drift)}."))
+
     def start() -> Agent:
         try:
             return Agent(command, env, options.cwd)
@@ -212,6 +239,46 @@ def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
     if report.error_count:
         return safety_exit if report.safety_error_count or report.record.denied else 1
     return 2 if any(finding.level == "error" for finding in report.record.findings) else 0
+
+
+def _backend(options: RecordOptions, resources: contextlib.ExitStack) -> McpBackend | None:
+    """The `--mcp` servers, started (and closed when `resources` closes); None without any."""
+    if not options.mcp:
+        return None
+    errlog = resources.enter_context(open(os.devnull, "w", encoding="utf-8"))   # noqa: SIM115
+    backend = McpBackend(list(options.mcp), options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, errlog)
+    resources.callback(backend.close)
+    return backend
+
+
+def _snapshot(options: RecordOptions, backend: McpBackend | None) -> list[str]:
+    """Save the servers' tools (`--write-tool-snapshot`) or compare them with a saved snapshot
+    (`--tool-snapshot`): the names of the tools that drifted."""
+    if backend is None:
+        return []
+    from agent_invariants.record.mcp_backend import normalised_tools, snapshot_drift
+
+    now = normalised_tools(backend.tools)
+    if options.write_tool_snapshot is not None:
+        from pathlib import Path
+
+        from agent_invariants.output import write
+
+        write(msgspec.json.format(msgspec.json.encode({"version": 1, "tools": now}), indent=2).decode() + "\n",
+              Path(options.write_tool_snapshot))
+    if options.tool_snapshot is None:
+        return []
+    where = options.tool_snapshot
+    try:
+        saved = msgspec.json.decode(read_at_most(where, 64 * 1024 * 1024 + 1))
+    except OSError as exc:
+        raise InputError(f"--tool-snapshot {shown(where)}: {file_problem(exc, 'snapshot')}") from None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise InputError(f"--tool-snapshot {shown(where)}: not JSON: {exc}") from None
+    if not isinstance(saved, dict) or saved.get("version") != 1 or not isinstance(saved.get("tools"), dict):
+        raise InputError(f"--tool-snapshot {shown(where)}: not a tool snapshot ({{\"version\": 1, \"tools\": {{...}}}},"
+                         " as --write-tool-snapshot writes)")
+    return snapshot_drift(saved["tools"], now)
 
 
 def _load(source: ContractSource, lint: bool) -> Contract:

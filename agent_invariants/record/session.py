@@ -40,6 +40,7 @@ from agent_invariants.events import Event
 from agent_invariants.record.agent import GRACE_SECONDS, Agent, Limit, Line
 from agent_invariants.record.enforce import Enforcer
 from agent_invariants.record.fixtures import Fixtures
+from agent_invariants.record.mcp_backend import McpBackend
 from agent_invariants.record.protocol import Message, ProtocolError, parse_message, reply
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.writer import LineTooLong, TraceWriter
@@ -71,10 +72,12 @@ class Session:
     """Runs one agent to its end and writes its trace."""
 
     def __init__(self, writer: TraceWriter, fixtures: Fixtures | None, replay: Replay | None,
-                 enforcer: Enforcer | None, run_timeout_ms: int, idle_timeout_ms: int) -> None:
+                 enforcer: Enforcer | None, run_timeout_ms: int, idle_timeout_ms: int,
+                 backend: McpBackend | None = None) -> None:
         self.writer = writer
         self.fixtures = fixtures
         self.replay = replay
+        self.backend = backend
         self.enforcer = enforcer
         self.run_timeout = run_timeout_ms / 1000
         self.idle_timeout = idle_timeout_ms / 1000
@@ -96,6 +99,8 @@ class Session:
             self.run_deadline = begun + self.run_timeout
             self.idle_deadline = begun + self.idle_timeout
             self.writer.write("run.start", {}, {"input": input_value, "protocol": 1})
+            if self.backend is not None:   # what the real servers offer, as the agent starts
+                self.writer.write("tool.listing", {}, {"tools": self.backend.tools})
             agent.send(reply("run.start", protocol=1, run_id=self.writer.run_id, input=input_value))
             try:
                 self._loop(agent)
@@ -221,6 +226,14 @@ class Session:
             for outcome in replayed.outcomes:
                 self.writer.write("outcome.observed", {**outcome, "call_id": call_id}, {"attested_by": "harness"})
             agent.send(reply("tool.result", call_id=call_id, ok=replayed.ok, result=replayed.result))
+            return
+        if self.backend is not None and self.backend.serves(tool) and (
+                self.fixtures is None or self.fixtures.fixture_for(tool) is None):   # fixtures win for their tools
+            self._count_call(tool, args)
+            served = self.backend.call(tool, args)
+            self._result(call_id, tool, served.ok, served.result,
+                         None if self.writer.clock.fake else served.duration_ms, {"mcp": {"server": served.server}})
+            agent.send(reply("tool.result", call_id=call_id, ok=served.ok, result=served.result))
             return
         answer, call_index = (None, 0) if self.fixtures is None else self.fixtures.answer(tool, args)
         if answer is None:

@@ -1,0 +1,207 @@
+"""`record --mcp 'SERVER_CMD ARGS'`: real stdio MCP servers answer the tools no fixture names.
+
+Each `--mcp` string is split as a shell would split it (never run through a shell) and started
+through the official MCP SDK. `initialize` and the paginated `tools/list` of every server run
+under one start-up deadline, before the agent starts: a server that cannot start or answer in
+time is bad input (exit 2). A tool is served by the first server that lists it. Each call is
+forwarded as `tools/call` under its own deadline; the result is the call's `structuredContent`,
+else its `content` blocks, and `isError`, a JSON-RPC error or the deadline make it `ok: false`.
+The duration is measured (and left out under `--fake-clock`, which must give identical traces).
+
+The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
+their own (an anyio blocking portal), and `record` waits for each answer there. The servers'
+stderr goes to a log beside the trace (`<out>.mcp.log`), never to ours.
+
+`--write-tool-snapshot F` saves the discovered tools; `--tool-snapshot F` compares them with a
+saved snapshot: name, description, input and output schema and annotations, with key order, tool
+order and the order of `required`, `enum` and `type` arrays inside schemas ignored. Drift is a
+`record.schema_drift` finding naming the tools.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import shlex
+import time
+from typing import Any, NamedTuple, TextIO
+
+from agent_invariants.errors import InputError
+from agent_invariants.match.canonical import canonical
+
+__all__ = ("McpBackend", "McpAnswer", "normalised_tools", "snapshot_drift")
+
+_UNORDERED = ("required", "enum", "type")
+"""Schema keys whose arrays are sets: their order does not count as drift."""
+
+
+class McpAnswer(NamedTuple):
+    ok: bool
+    result: Any
+    duration_ms: int
+    server: int
+
+
+class McpBackend:
+    """The started servers, their sessions and the tools each serves."""
+
+    def __init__(self, commands: list[str], start_timeout_ms: int, call_timeout_ms: int, errlog: TextIO) -> None:
+        self.commands = commands
+        self.call_timeout = call_timeout_ms / 1000
+        self.tools: list[dict[str, Any]] = []      # as listed, each with the index of its server
+        self._owner: dict[str, int] = {}
+        self._sessions: list[Any] = []
+        self._exits: list[Any] = []
+        self._errlog = errlog
+        self._portal_cm: Any = None
+        self._portal: Any = None
+        self._start(start_timeout_ms / 1000)
+
+    def _start(self, seconds: float) -> None:
+        try:
+            from anyio.from_thread import start_blocking_portal
+            from mcp import ClientSession, StdioServerParameters, stdio_client
+        except ImportError:
+            raise InputError("--mcp needs the mcp extra: pip install 'agent-invariants[mcp]'") from None
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        deadline = time.monotonic() + seconds
+        try:
+            for number, command in enumerate(self.commands):
+                argv = _split(command)
+                params = StdioServerParameters(command=argv[0], args=argv[1:])
+                transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=self._errlog))
+                streams = self._enter(transport, deadline, command)
+                session = self._enter(self._portal.wrap_async_context_manager(ClientSession(*streams)), deadline,
+                                      command)
+                self._sessions.append(session)
+                self._within(session.initialize, deadline, command, "initialize")
+                cursor = None
+                while True:
+                    listed = self._within(functools.partial(session.list_tools, params=_page(cursor)), deadline,
+                                          command, "tools/list")
+                    for tool in listed.tools:
+                        entry = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+                        self.tools.append({**entry, "server": number})
+                        self._owner.setdefault(entry["name"], number)
+                    cursor = getattr(listed, "next_cursor", None)
+                    if not cursor:
+                        break
+        except BaseException:
+            self.close()
+            raise
+
+    def _enter(self, manager: Any, deadline: float, command: str) -> Any:
+        try:
+            value = manager.__enter__()
+        except Exception as exc:
+            raise InputError(f"--mcp {shlex.quote(command)}: cannot start: {_reason(exc)}") from None
+        self._exits.append(manager)
+        return value
+
+    def _within(self, call: Any, deadline: float, command: str, what: str) -> Any:
+        import anyio
+
+        async def bounded() -> Any:
+            with anyio.fail_after(max(0.001, deadline - time.monotonic())):
+                return await call()
+        try:
+            return self._portal.call(bounded)
+        except TimeoutError:
+            raise InputError(f"--mcp {shlex.quote(command)}: no answer to {what} within the start-up deadline") \
+                from None
+        except Exception as exc:
+            raise InputError(f"--mcp {shlex.quote(command)}: {what} failed: {_reason(exc)}") from None
+
+    def serves(self, tool: str) -> bool:
+        return tool in self._owner
+
+    def call(self, tool: str, args: Any) -> McpAnswer:
+        """Forward one call; the answer as the trace records it."""
+        import anyio
+
+        number = self._owner[tool]
+        session = self._sessions[number]
+        started = time.monotonic()
+
+        async def bounded() -> Any:
+            with anyio.fail_after(self.call_timeout):
+                return await session.call_tool(tool, args if isinstance(args, dict) else None)
+        try:
+            answer = self._portal.call(bounded)
+        except TimeoutError:
+            return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
+                             _since(started), number)
+        except Exception as exc:   # a JSON-RPC error, or the server gone
+            return McpAnswer(False, {"error": _reason(exc)}, _since(started), number)
+        dumped = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
+        result = dumped.get("structuredContent", dumped.get("content"))
+        return McpAnswer(not dumped.get("isError", False), result, _since(started), number)
+
+    def close(self) -> None:
+        """End the sessions and the servers (the SDK closes their stdin, then ends them)."""
+        for manager in reversed(self._exits):
+            with contextlib.suppress(Exception):
+                manager.__exit__(None, None, None)
+        self._exits.clear()
+        if self._portal_cm is not None:
+            with contextlib.suppress(Exception):
+                self._portal_cm.__exit__(None, None, None)
+            self._portal_cm = None
+
+
+def normalised_tools(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tools as a snapshot compares them: by name, with only the compared fields, schema
+    arrays that are sets sorted."""
+    found: dict[str, Any] = {}
+    for tool in tools:
+        entry = {key: tool[key] for key in ("name", "description", "inputSchema", "outputSchema", "annotations")
+                 if key in tool}
+        for key in ("inputSchema", "outputSchema"):
+            if key in entry:
+                entry[key] = _unordered(entry[key])
+        found.setdefault(tool["name"], entry)
+    return dict(sorted(found.items()))
+
+
+def snapshot_drift(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The names of the tools added, removed or changed since the snapshot, sorted."""
+    names = set(saved) | set(now)
+    return sorted(name for name in names
+                  if name not in saved or name not in now or canonical(saved[name]) != canonical(now[name]))
+
+
+def _unordered(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {key: sorted(value, key=canonical) if key in _UNORDERED and isinstance(value, list)
+                else _unordered(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_unordered(item) for item in schema]
+    return schema
+
+
+def _split(command: str) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise InputError(f"--mcp {command!r}: {exc}") from None
+    if not argv:
+        raise InputError("--mcp: the server command is empty")
+    return argv
+
+
+def _page(cursor: str | None) -> Any:
+    if cursor is None:
+        return None
+    from mcp import types
+
+    return types.PaginatedRequestParams(cursor=cursor)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _reason(exc.exceptions[0])
+    return str(exc) or type(exc).__name__
+
+
+def _since(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)

@@ -1,0 +1,36 @@
+"""A real MCP server (the official SDK's) for the record tests: a quick tool, a slow one, one that
+fails, and, started with --changed, a schema that changed."""
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("record-test-tools")
+
+if "--changed" in sys.argv:
+    @app.tool()
+    def lookup(order: str, verbose: bool = False) -> dict:
+        """Look an order up."""
+        return {"order": order, "paid": 10}
+else:
+    @app.tool()
+    def lookup(order: str) -> dict:
+        """Look an order up."""
+        return {"order": order, "paid": 10}
+
+
+@app.tool()
+def slow(seconds: float) -> str:
+    """Answer after a while."""
+    time.sleep(seconds)
+    return "finally"
+
+
+@app.tool()
+def broken() -> str:
+    """Always fails."""
+    raise ValueError("the ledger is down")
+
+
+if __name__ == "__main__":
+    app.run()
