@@ -948,3 +948,18 @@ def test_an_mcp_server_that_cannot_start_is_bad_input(cli, write) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("agent-invariants: --mcp 'no-such-mcp-server --x': cannot start")
     assert not Path(cli.cwd, "t.jsonl").exists()
+
+
+def test_the_readme_run_against_a_real_mcp_server_with_redaction(cli, tmp_path: Path) -> None:
+    import shutil
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    shutil.copytree(examples / "record", tmp_path / "record")
+    result = cli("record", "--contract", "record/contract.json", "--fixtures", "record/fixtures-mcp.json", "--mcp",
+                 f"{sys.executable} record/orders_server.py", "--enforce", "--fake-clock", "--out",
+                 "runs/refund-mcp.jsonl", "--env", MARK, "--", sys.executable, "record/agent.py")
+    readme = (examples.parent / "README.md").read_text(encoding="utf-8")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout in readme
+    line = (tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8").splitlines()[3]
+    assert line in readme and "tok_4242" not in (tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8")
