@@ -34,6 +34,7 @@ from agent_invariants.cli_options import (
     MaxLineOpt,
     OutputOpt,
     ProfileOpt,
+    RecordProtocol,
     ReportOptions,
     RunOpt,
     SafetyExitOpt,
@@ -611,6 +612,9 @@ def record(
     write_tool_snapshot: Annotated[str | None, typer.Option(
         "--write-tool-snapshot", metavar="PATH", show_default=False,
         help="Save the --mcp servers' tools as a snapshot for --tool-snapshot.")] = None,
+    protocol: Annotated[RecordProtocol, typer.Option(
+        "--protocol", help="The agent's messages: ours (native), or those of an Agent Doctor adapter "
+        "(agentdoctor), mapped both ways.")] = RecordProtocol.native,
     repeat: Annotated[int | None, typer.Option(
         "--repeat", min=1, max=1000, metavar="N", show_default=False,
         help="Run the agent N times, each trace checked, then stability over their final outputs; the worst exit "
@@ -635,6 +639,7 @@ def record(
         timeout_ms=timeout_ms, idle_timeout_ms=idle_timeout_ms, run_id=run_id, input=input_value, env=env or (),
         env_clear=env_clear, cwd=cwd, redact=redact or (), mcp=mcp or (), mcp_start_timeout_ms=mcp_start_timeout_ms,
         mcp_call_timeout_ms=mcp_call_timeout_ms, tool_snapshot=tool_snapshot, write_tool_snapshot=write_tool_snapshot,
+        protocol=protocol.value,
         lint=not options.no_lint, strict=options.strict,
         max_violations=options.max_violations, max_line_bytes=options.max_line_bytes)
     if repeat is not None and out_dir is not None:

@@ -32,6 +32,7 @@ __all__ = (
     "OutputOpt",
     "ProfileOpt",
     "ReportOptions",
+    "RecordProtocol",
     "RunOpt",
     "SafetyExitOpt",
     "UnusedBaseline",
@@ -97,6 +98,11 @@ ProfileOpt = Annotated[Path | None, typer.Option(
 class Anchor(str, Enum):  # noqa: UP042   (as Format)
     trace = "trace"
     contract = "contract"
+
+
+class RecordProtocol(str, Enum):  # noqa: UP042   (as Format)
+    native = "native"
+    agentdoctor = "agentdoctor"
 
 
 class Color(str, Enum):  # noqa: UP042   (as Format)

@@ -963,3 +963,55 @@ def test_the_readme_run_against_a_real_mcp_server_with_redaction(cli, tmp_path: 
     assert result.stdout in readme
     line = (tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8").splitlines()[3]
     assert line in readme and "tok_4242" not in (tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8")
+
+
+# --- Agent Doctor adapters (point 89) ------------------------------------------------------------
+
+ADAPTER = """import json, sys
+def send(message): print(json.dumps(message), flush=True)
+start = json.loads(sys.stdin.readline())
+assert start["type"] == "run_start", start
+order = start["input"]["order"]
+send({"type": "tool_call", "callId": "1", "name": "orders.get", "arguments": {"order": order}})
+found = json.loads(sys.stdin.readline())
+send({"type": "confirmation", "name": "payments.refund", "arguments": {"order": order}})
+send({"type": "tool_call", "callId": "2", "name": "payments.refund", "arguments": {"order": order, "amount": 10}})
+refund = json.loads(sys.stdin.readline())
+send({"type": "tool_call", "callId": "3", "name": "shell.exec", "arguments": {"cmd": "rm"}})
+denied = json.loads(sys.stdin.readline())
+send({"type": "final", "status": "completed", "output": {"found": found, "refund": refund, "denied": denied}})
+"""
+
+
+def test_an_agent_doctor_adapter_runs_unchanged_and_writes_our_trace(cli, write, tmp_path: Path) -> None:
+    write("c.json", {"version": 2, "name": "ad", "rules": [
+        {"id": "refund-approved", "kind": "approval_bound", "tool": "payments.refund", "bind": "args_subset"},
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]})
+    write("f.json", {"version": 1, "input": {"order": "A9"},
+                     "tools": {"orders.get": {"paid": 10}, "payments.refund": {"id": "R-1"}}})
+    write("adapter.py", ADAPTER)
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--protocol", "agentdoctor", "--enforce",
+                 "--fake-clock", "--out", "t.jsonl", "-f", "json", "--env", MARK, "--", sys.executable, "adapter.py")
+    assert result.returncode == 1, result.stderr   # the shell call was denied: a safety failure
+    events = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    bare = [{key: value for key, value in event.items() if key not in ("seq", "time", "run_id")} for event in events]
+    assert bare == [
+        {"type": "run.start", "data": {"input": {"order": "A9"}, "protocol": 1}},
+        {"type": "tool.call", "tool": "orders.get", "call_id": "1", "args": {"order": "A9"}},
+        {"type": "tool.result", "tool": "orders.get", "call_id": "1", "ok": True, "result": {"paid": 10},
+         "data": {"fixture": {"key": "orders.get"}}},
+        {"type": "approval.granted", "tool": "payments.refund", "args": {"order": "A9"},
+         "data": {"attested_by": "agent"}},
+        {"type": "tool.call", "tool": "payments.refund", "call_id": "2", "args": {"order": "A9", "amount": 10}},
+        {"type": "tool.result", "tool": "payments.refund", "call_id": "2", "ok": True, "result": {"id": "R-1"},
+         "data": {"fixture": {"key": "payments.refund"}}},
+        {"type": "tool.call", "tool": "shell.exec", "call_id": "3", "args": {"cmd": "rm"}},
+        {"type": "tool.denied", "tool": "shell.exec", "call_id": "3", "reason": events[7]["reason"],
+         "data": {"rule_ids": ["no-shell"]}},
+        {"type": "run.completed", "status": "completed", "output": {
+            "found": {"type": "tool_result", "callId": "1", "result": {"paid": 10}, "isError": False},
+            "refund": {"type": "tool_result", "callId": "2", "result": {"id": "R-1"}, "isError": False},
+            "denied": {"type": "tool_result", "callId": "3", "isError": True, "denied": True,
+                       "result": {"error": events[7]["reason"]}}}},
+    ]
+    assert events[7]["reason"].startswith("no-shell: ")

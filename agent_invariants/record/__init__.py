@@ -82,6 +82,7 @@ class RecordOptions(NamedTuple):
     mcp: Sequence[str] = ()            # stdio MCP server commands answering the tools no fixture names
     mcp_start_timeout_ms: int = 10_000
     mcp_call_timeout_ms: int = 30_000
+    protocol: str = "native"           # or "agentdoctor": that harness's adapter messages
     tool_snapshot: str | None = None         # compare the servers' tools with this snapshot
     write_tool_snapshot: str | None = None   # save the servers' tools here
     lint: bool = True
@@ -147,7 +148,7 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
     writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force,
                          redactor if redactor.active else None)
     session = Session(writer, fixtures, replay, Enforcer(loaded) if options.enforce else None,
-                      options.timeout_ms, options.idle_timeout_ms, backend)
+                      options.timeout_ms, options.idle_timeout_ms, backend, options.protocol)
     if drift:
         session.findings.append(RecordFinding(
             code="record.schema_drift", level="error",

@@ -37,6 +37,7 @@ import msgspec
 from agent_invariants._js import utf16_len
 from agent_invariants.events import EVIDENCE_CLASSES, VERDICTS
 from agent_invariants.jsontext import nests_too_deep
+from agent_invariants.record import agentdoctor
 
 __all__ = ("AGENT_TYPES", "Message", "ProtocolError", "event_fields", "parse_message", "reply")
 
@@ -111,14 +112,17 @@ _DECODER = msgspec.json.Decoder()
 _NO_DATA = object()
 
 
-def parse_message(line: bytes) -> Message:
-    """The agent message on `line` (without its line end); ProtocolError when it is not one."""
+def parse_message(line: bytes, dialect: str = "native") -> Message:
+    """The agent message on `line` (without its line end), read in `dialect` (`native`, or
+    `agentdoctor`: see `agentdoctor`); ProtocolError when it is not one."""
     try:
         value = _DECODER.decode(line)
     except (msgspec.DecodeError, RecursionError):   # (msgspec refuses nesting past about 1,000 levels)
         raise ProtocolError("bad_json") from None
     if not isinstance(value, dict) or nests_too_deep(value):   # (check reads at most 500 levels)
         raise ProtocolError("bad_json")
+    if dialect == "agentdoctor":
+        value = agentdoctor.inbound(value)
     kind = value.pop("type", None)
     if not isinstance(kind, str):
         raise ProtocolError("field:message.type")
@@ -156,9 +160,10 @@ def event_fields(fields: dict[str, Any], data: dict[str, Any] | None) -> dict[st
     return ordered
 
 
-def reply(kind: str, **fields: Any) -> bytes:
-    """One harness message, as the line that goes to the agent."""
-    return msgspec.json.encode({"type": kind, **fields}) + b"\n"
+def reply(kind: str, dialect: str = "native", **fields: Any) -> bytes:
+    """One harness message, as the line that goes to the agent (in its `dialect`)."""
+    message = agentdoctor.outbound(kind, fields) if dialect == "agentdoctor" else {"type": kind, **fields}
+    return msgspec.json.encode(message) + b"\n"
 
 
 def _cut(text: str) -> str:

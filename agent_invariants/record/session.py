@@ -73,8 +73,9 @@ class Session:
 
     def __init__(self, writer: TraceWriter, fixtures: Fixtures | None, replay: Replay | None,
                  enforcer: Enforcer | None, run_timeout_ms: int, idle_timeout_ms: int,
-                 backend: McpBackend | None = None) -> None:
+                 backend: McpBackend | None = None, dialect: str = "native") -> None:
         self.writer = writer
+        self.dialect = dialect
         self.fixtures = fixtures
         self.replay = replay
         self.backend = backend
@@ -101,7 +102,7 @@ class Session:
             self.writer.write("run.start", {}, {"input": input_value, "protocol": 1})
             if self.backend is not None:   # what the real servers offer, as the agent starts
                 self.writer.write("tool.listing", {}, {"tools": self.backend.tools})
-            agent.send(reply("run.start", protocol=1, run_id=self.writer.run_id, input=input_value))
+            agent.send(self._reply("run.start", protocol=1, run_id=self.writer.run_id, input=input_value))
             try:
                 self._loop(agent)
             except _End as end:
@@ -182,7 +183,7 @@ class Session:
         if isinstance(item, Limit):
             raise _End("output_limit", limit=item.kind)
         try:
-            message = parse_message(item.text)
+            message = parse_message(item.text, self.dialect)
         except ProtocolError as exc:
             if self._terminal is not None:
                 raise _End("protocol:after_terminal", _offending(item, exc.message_type)) from None
@@ -216,7 +217,7 @@ class Session:
             self.denied.add(call["seq"])
             self.writer.write("tool.denied", {"call_id": call_id, "tool": tool, "reason": denial.reason},
                               {"rule_ids": denial.rule_ids})
-            agent.send(reply("tool.denied", call_id=call_id, reason=denial.reason))
+            agent.send(self._reply("tool.denied", call_id=call_id, reason=denial.reason))
             return
         replayed = None if self.replay is None else self.replay.answer(tool, args)
         if replayed is not None:
@@ -225,7 +226,7 @@ class Session:
                          {"replay_seq": replayed.seq})
             for outcome in replayed.outcomes:
                 self.writer.write("outcome.observed", {**outcome, "call_id": call_id}, {"attested_by": "harness"})
-            agent.send(reply("tool.result", call_id=call_id, ok=replayed.ok, result=replayed.result))
+            agent.send(self._reply("tool.result", call_id=call_id, ok=replayed.ok, result=replayed.result))
             return
         if self.backend is not None and self.backend.serves(tool) and (
                 self.fixtures is None or self.fixtures.fixture_for(tool) is None):   # fixtures win for their tools
@@ -233,7 +234,7 @@ class Session:
             served = self.backend.call(tool, args)
             self._result(call_id, tool, served.ok, served.result,
                          None if self.writer.clock.fake else served.duration_ms, {"mcp": {"server": served.server}})
-            agent.send(reply("tool.result", call_id=call_id, ok=served.ok, result=served.result))
+            agent.send(self._reply("tool.result", call_id=call_id, ok=served.ok, result=served.result))
             return
         answer, call_index = (None, 0) if self.fixtures is None else self.fixtures.answer(tool, args)
         if answer is None:
@@ -244,7 +245,7 @@ class Session:
                 call_index=call_index,
                 message=f"No fixture answers call {call_id} of {tool} (call_index {call_index}); the agent got "
                         "ok: false, {\"error\": \"no fixture\"}."))
-            agent.send(reply("tool.result", call_id=call_id, ok=False, result=result))
+            agent.send(self._reply("tool.result", call_id=call_id, ok=False, result=result))
             return
         if answer.hang:
             return   # a tool that never answers: the call stays without a result
@@ -258,7 +259,10 @@ class Session:
             self.writer.write("outcome.observed", {"outcome_id": outcome_id, "verdict": verdict,
                                                    "evidence_class": "configured_verifier", "call_id": call_id},
                               {"attested_by": "harness"})
-        agent.send(reply("tool.result", call_id=call_id, ok=answer.ok, result=answer.result))
+        agent.send(self._reply("tool.result", call_id=call_id, ok=answer.ok, result=answer.result))
+
+    def _reply(self, kind: str, **fields: Any) -> bytes:
+        return reply(kind, self.dialect, **fields)
 
     def _pause(self, agent: Agent, seconds: float) -> None:
         """Wait `seconds` (a slow tool) while the agent's output is still read; an interrupt or the
@@ -309,7 +313,7 @@ class Session:
                 granted["approver"] = source.approver
         granted["approved"] = approved
         self.writer.write("approval.granted", granted, data)
-        agent.send(reply("approval.decision", approval_id=approval_id, approved=approved))
+        agent.send(self._reply("approval.decision", approval_id=approval_id, approved=approved))
 
     def _attested_by_agent(self, message: Message, agent: Agent) -> None:
         self.writer.write(message.type, message.fields, {**(message.data or {}), "attested_by": "agent"})
