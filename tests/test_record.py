@@ -1015,3 +1015,18 @@ def test_an_agent_doctor_adapter_runs_unchanged_and_writes_our_trace(cli, write,
                        "result": {"error": events[7]["reason"]}}}},
     ]
     assert events[7]["reason"].startswith("no-shell: ")
+
+
+def test_tool_faults_through_the_cli(cli, write) -> None:
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "answered", "kind": "tool_result_required"}]})
+    write("f.json", FAULTS)
+    write("s.json", [*START, *call("c1", "slow"), send("tool.call", call_id="c2", tool="stuck"), {"sleep": 0.1},
+                     send("run.completed", status="failed")])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--fake-clock", "--out", "t.jsonl", "-f", "json",
+                 "--idle-timeout-ms", "2000", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [(v["rule_id"], v["event_seq"]) for v in report["violations"]] == [("answered", 4)]
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(e["type"], e.get("duration_ms")) for e in events] == [
+        ("run.start", None), ("tool.call", None), ("tool.result", 300), ("tool.call", None), ("run.completed", None)]

@@ -9,8 +9,9 @@
        "kb.*": {"$file": "kb-answer.json"}},
      "approvals": [{"tool": "refund", "args": {"amount": {"$lte": 10}}, "decision": "approve"}]}
 
-The root holds `version` (1) and `tools`, and may hold `input` (what `run.start` hands the agent)
-and `approvals`; an unknown key anywhere is an error. A fixture is one of:
+The root holds `version` (1) and `tools`, and may hold `input` (what `run.start` hands the agent),
+`approvals` and `redact` (keys whose values stay out of the files written, as `--redact`); an
+unknown key anywhere is an error. A fixture is one of:
 
 - a *literal*: any JSON value, answered as the result with `ok: true`;
 - `{"$literal": v}`: `v` verbatim, for a result that is itself an object with one `$` key;
