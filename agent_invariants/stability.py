@@ -80,8 +80,8 @@ from agent_invariants.match.canonical import canonical
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
-__all__ = ("STABILITY_SCHEMA", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable", "describe",
-           "measure", "measure_files", "odd_one", "parse_path", "path_text", "shape_of", "stability_of")
+__all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
+           "describe", "measure", "measure_files", "odd_one", "parse_path", "path_text", "shape_of", "stability_of")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -149,8 +149,9 @@ class StabilityReport(msgspec.Struct, kw_only=True):
     """The unstable paths, sorted by path, presence before type."""
 
 
-class _Final:
-    """An observer keeping a trace's terminal event, for its final output."""
+class FinalOutput:
+    """An observer keeping a trace's terminal event, for its final output (`record --repeat`
+    uses it too)."""
 
     def __init__(self) -> None:
         self.terminal = Terminal()
@@ -192,7 +193,7 @@ def measure_files(traces: Sequence[str], *, contract: Contract | None = None, ig
     checks: list[RunCheck] = []
     places: dict[int, tuple[int, int | None]] = {}
     for number, trace in enumerate(traces):
-        final = _Final()
+        final = FinalOutput()
         source = TraceFile(trace, max_line_bytes=max_line_bytes, line_lengths=True)
         if contract is None:
             run_observers(source, [final])

@@ -899,7 +899,7 @@ def test_redacting_a_field_name_is_refused(cli, write) -> None:
     write("c.json", V2)
     write("f.json", FIXTURES)
     result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--redact", "Tool", "--", "true")
-    assert result.returncode == 2 and "--redact tool: names a field of events or reports" in result.stderr
+    assert result.returncode == 2 and "--redact tool: names a field of events, reports or the harness" in result.stderr
 
 
 # --- a real MCP server as the backend (point 85) -------------------------------------------------
@@ -1030,3 +1030,35 @@ def test_tool_faults_through_the_cli(cli, write) -> None:
     events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(e["type"], e.get("duration_ms")) for e in events] == [
         ("run.start", None), ("tool.call", None), ("tool.result", 300), ("tool.call", None), ("run.completed", None)]
+
+
+def test_redaction_never_changes_a_verdict_and_reaches_what_the_harness_writes(tmp_path: Path) -> None:
+    steps = [*START, send("agent.message", text="pin=1 " * 150_000), send("telemetry.x?token=tok-TYPE-111"),
+             {"raw": '{"type": "tool.call", "call_id": "c", "tool": "t", "args": {"token": "tok-CUT-222\n'},
+             {"sleep": 5}]
+    plain = run_agent(tmp_path, steps, V2, FIXTURES, name="plain")
+    secret = run_agent(tmp_path, steps, V2, FIXTURES, name="secret", redact=["pin", "token"])
+    assert (secret.info.ended_by, secret.code) == (plain.info.ended_by, plain.code) == ("protocol:bad_json", 2)
+    text = secret.trace.read_text(encoding="utf-8")
+    assert "tok-TYPE-111" not in text and "tok-CUT-222" not in text and "pin=1" not in text
+    assert secret.events[1]["data"] == {}   # too long once redacted: emptied rather than cut
+    with pytest.raises(InputError, match="--redact attested_by: names a field"):
+        run_agent(tmp_path, steps, V2, FIXTURES, name="refused", redact=["attested_by"])
+
+
+def test_an_agent_doctor_message_naming_a_field_twice_is_a_protocol_error(tmp_path: Path) -> None:
+    steps = [{"recv": True}, {"raw": json.dumps({"type": "tool_call", "callId": "1", "name": "a", "tool": "b"}) + "\n"},
+             {"sleep": 5}]
+    run = run_agent(tmp_path, steps, V2, FIXTURES, protocol="agentdoctor")
+    assert _ending(run, "protocol:field:tool.call.tool (twice: tool)")["data"]["offending"]["type"] == "tool.call"
+
+
+def test_a_tool_snapshot_is_never_written_over_an_input(cli, write) -> None:
+    write("c.json", V2)
+    result = cli("record", "-c", "c.json", "--mcp", "unused", "--write-tool-snapshot", "c.json", "--force", "--out",
+                 "t.jsonl", "--", "true")
+    assert result.returncode == 2 and "is an input of the run" in result.stderr
+    write("old.json", {"version": 1, "tools": {}})
+    again = cli("record", "-c", "c.json", "--mcp", "unused", "--write-tool-snapshot", "old.json", "--out", "t.jsonl",
+                "--", "true")
+    assert again.returncode == 2 and "old.json: already exists" in again.stderr

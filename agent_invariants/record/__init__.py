@@ -50,6 +50,7 @@ from agent_invariants.record.session import Session
 from agent_invariants.record.writer import Clock, TraceWriter, claim_file
 from agent_invariants.report import CheckBatchReport, CheckReport, RecordFinding, RecordInfo
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
+from agent_invariants.stability import FinalOutput
 
 __all__ = ("RecordOptions", "Recorded", "Repeated", "exit_code", "record", "repeat", "repeat_exit_code")
 
@@ -97,6 +98,9 @@ class Recorded(NamedTuple):
     report: CheckReport
     contract: ContractSource
     loaded: Contract
+    output: tuple[Any, bytes | None] = (None, None)
+    """The run's final output as the rules saw it (raw, before redaction; `NO_OUTPUT` when it
+    reported none), and its JSON text: what `--repeat` compares the runs by."""
 
 
 def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str],
@@ -132,6 +136,11 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     env = _environment(options, run_id)
     if options.cwd is not None and not os.path.isdir(options.cwd):
         raise InputError(f"--cwd {shown(options.cwd)}: no such folder")
+    if options.write_tool_snapshot is not None:
+        if options.write_tool_snapshot == options.tool_snapshot:
+            raise InputError("--write-tool-snapshot must not replace the --tool-snapshot it is compared with")
+        claim_file(options.write_tool_snapshot, options.force)
+        _refuse_input_as_out(options.write_tool_snapshot, [source.label, options.fixtures, options.replay, out])
     with contextlib.ExitStack() as resources:
         backend = _backend(options, resources)
         drift = _snapshot(options, backend)
@@ -161,26 +170,30 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
             writer.discard()   # the agent never ran: no trace
             raise InputError(f"{shown(command[0])}: cannot start: {exc.strerror or exc}") from None
 
+    final = FinalOutput()
     try:
-        try:
-            ending, agent = session.run(start, input_value)
-        finally:
-            writer.close()
-        stderr = redactor.log(bytes(agent.stderr_tail)) if redactor.active else bytes(agent.stderr_tail)
-        stderr_log = _save_stderr(log, stderr, agent.stderr_bytes, len(agent.stderr_tail), options.force)
-        checked = run_check(loaded, TraceFile(writer.judged, name=out), options.max_violations, strict=options.strict,
-                            partial=ending.by_harness, count_safety=True)
+        with _hangup_ends_the_process():   # so that the raw copy goes whatever ends `record`
+            try:
+                ending, agent = session.run(start, input_value)
+            finally:
+                writer.close()
+            tail = bytes(agent.stderr_tail)
+            cut = agent.stderr_bytes > len(tail)
+            stderr = redactor.log(tail, cut) if redactor.active else tail
+            stderr_log = _save_stderr(log, stderr, agent.stderr_bytes, len(tail), options.force)
+            checked = run_check(loaded, TraceFile(writer.judged, name=out), options.max_violations,
+                                strict=options.strict, partial=ending.by_harness, count_safety=True, observers=[final])
     finally:
         writer.remove_raw()
     report = checked.report
     report.trace = out
-    redactor.scrub(report)
     _mark_prevented(report, session.denied)
     report.record = RecordInfo(
         run_id=run_id, trace=out, command=list(command), ended_by=ending.ended_by, exit_status=ending.exit_status,
         stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
         denied=len(session.denied))
-    return Recorded(report, source, loaded)
+    redactor.scrub(report)   # what the report quotes from the raw trace
+    return Recorded(report, source, loaded, final.output())
 
 
 class Repeated(NamedTuple):
@@ -196,7 +209,6 @@ def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     `out_dir/run-<i>.jsonl` and checked, then `stability` over their final outputs (spec v2 §10
     point 87). Every trace file is claimed before the first run starts."""
     from agent_invariants.report import CHECK_BATCH_SCHEMA, ContractRef
-    from agent_invariants.stability import measure_files
 
     options = options or RecordOptions()
     if not 1 <= times <= MAX_REPEAT:
@@ -208,16 +220,51 @@ def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     for out in outs:
         claim_file(out, options.force)
         claim_file(f"{out}.stderr.log", options.force)
-    runs = [record(source, command, options._replace(out=out), warn if number == 0 else None)
-            for number, out in enumerate(outs)]
+    runs: list[Recorded] = []
+    for number, out in enumerate(outs):
+        runs.append(record(source, command, options._replace(out=out), warn if number == 0 else None))
+        if runs[-1].report.record is not UNSET and runs[-1].report.record.ended_by == "interrupted":
+            break   # an interrupt ends the whole batch, not one run
+    outs = outs[:len(runs)]
     reports = [run.report for run in runs]
     loaded = runs[0].loaded
     report = CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=loaded.name, version=loaded.version),
-        passed=all(one.passed for one in reports), traces=times,
+        passed=all(one.passed for one in reports), traces=len(runs),
         error_count=sum(one.error_count for one in reports), warning_count=sum(one.warning_count for one in reports),
-        reports=reports, failures=[], stability=measure_files(outs).report)
+        reports=reports, failures=[], stability=_stability([run.output for run in runs], outs))
     return Repeated(report, runs)
+
+
+def _stability(outputs: list[tuple[Any, bytes | None]], traces: list[str]) -> Any:
+    """Stability over the runs' raw final outputs (a redacted one may hide a change of shape)."""
+    from agent_invariants.stability import measure, output_sha256
+
+    return measure([output for output, _ in outputs], traces,
+                   hashes=[None if raw is None else output_sha256(output, raw) for output, raw in outputs])
+
+
+@contextlib.contextmanager
+def _hangup_ends_the_process() -> Any:
+    """SIGHUP (a closed terminal) raises `Terminated` here, as SIGTERM does in the CLI, so that
+    `finally` blocks run (the session itself turns all three into an `interrupted` ending)."""
+    import signal
+    import threading
+
+    from agent_invariants._signals import Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hang_up(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGHUP, hang_up)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 
 def repeat_exit_code(repeated: Repeated, safety_exit: int = 1) -> int:

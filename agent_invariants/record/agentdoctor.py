@@ -55,4 +55,12 @@ def outbound(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _renamed(message: dict[str, Any]) -> dict[str, Any]:
-    return {_RENAMED.get(key, key): value for key, value in message.items() if key != "type"}
+    renamed: dict[str, Any] = {}
+    for key, value in message.items():
+        if key == "type":
+            continue
+        ours = _RENAMED.get(key, key)
+        if ours in renamed:   # `name` and `tool`, say: which one is meant?
+            ours = f"{key} (twice: {ours})"   # an unknown field: the protocol error names it
+        renamed[ours] = value
+    return renamed

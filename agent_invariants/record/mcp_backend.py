@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import shlex
 import time
 from typing import Any, NamedTuple, TextIO
@@ -62,6 +63,7 @@ class McpBackend:
             from mcp import ClientSession, StdioServerParameters, stdio_client
         except ImportError:
             raise InputError("--mcp needs the mcp extra: pip install 'agent-invariants[mcp]'") from None
+        self._quiet = _Quiet()   # the SDK logs a server's noise with tracebacks on our stderr: not wanted
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         deadline = time.monotonic() + seconds
@@ -147,6 +149,21 @@ class McpBackend:
             with contextlib.suppress(Exception):
                 self._portal_cm.__exit__(None, None, None)
             self._portal_cm = None
+        self._quiet.restore()
+
+
+class _Quiet:
+    """The SDK's logger silenced while the servers run (and as it was afterwards)."""
+
+    def __init__(self) -> None:
+        self.logger = logging.getLogger("mcp")
+        self.level, self.propagate = self.logger.level, self.logger.propagate
+        self.logger.setLevel(logging.CRITICAL + 1)
+        self.logger.propagate = False
+
+    def restore(self) -> None:
+        self.logger.setLevel(self.level)
+        self.logger.propagate = self.propagate
 
 
 def normalised_tools(tools: list[dict[str, Any]]) -> dict[str, Any]:

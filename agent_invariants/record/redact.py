@@ -1,16 +1,24 @@
 """`--redact KEY`: keep secrets out of the files `record` writes, without changing a verdict.
 
-The values of matching keys (case-insensitive) are replaced with `"[redacted]"` wherever they
-could leak into the trace: in nested objects and arrays of every event, in JSON held inside a
-string, and in text, as `key=value`, `key: value`, `"key": "value"`, `--key value` and
-`--key=value`. The agent's stderr log gets the text treatment.
+The values of matching keys (case-insensitive, surrounding spaces ignored) are replaced with
+`"[redacted]"` wherever they could leak into the trace: in nested objects and arrays of every
+event (replayed and MCP results included), in JSON held inside a string (escaped or not), and in
+text: `key=value` (up to a separator), `key: value` (to the end of the line), `"key": "value"` or
+`'key': 'value'` (quoted), `key: 123` in JSON-like text, `--key value` and `--key=value`. A string
+or array element that still names a key where its value cannot be told apart (a line cut inside a
+value, say) is replaced whole. Every value removed is remembered, in the forms a report quotes it
+(as is, JSON-escaped, as compact or spaced JSON, and its keys and members).
 
 Rules judge the raw values: `record` checks a raw copy of the trace (a private temporary file,
-removed when the run is checked) and writes the redacted one. What the check then reports may
-quote a raw value (a mismatched argument, say), so every value redaction removed is also scrubbed
-from the report before it is rendered: a string holding one has it replaced, and a number or
-other value equal to one becomes `"[redacted]"`. Keys that name event or report fields (`tool`,
-`result`, `message`, ...) are refused: redacting them would hide what the report is about.
+removed when the run is checked, whatever ends it) and writes the redacted one. Stability over
+`--repeat` runs compares the raw outputs too. The report may quote a raw value anywhere (a
+mismatched argument, a tool or call id, the reason a run ended), so before it is rendered every
+string in it has the remembered values replaced; a number of three digits or more equal to one
+becomes `"[redacted]"`. Values shorter than three characters are replaced only where a whole string
+equals them (replacing every `1` inside messages would garble them), so do not rely on redaction
+for one- or two-character secrets. Keys that name event, report or harness fields (`tool`,
+`result`, `message`, `attested_by`, ...) are refused: redacting them would hide what the report is
+about, or change what a later check of the file decides.
 """
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants._js import utf16_len
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo, RuleResult, TraceSummary, Violation
@@ -29,13 +38,18 @@ __all__ = ("REDACTED", "Redactor", "refused_keys")
 
 REDACTED = "[redacted]"
 _SHORTEST_SCRUBBED = 3
-"""Raw values shorter than this are scrubbed from the report only where a whole string or value
-equals them: replacing every `1` or `ab` inside messages would garble them."""
+_HARNESS_KEYS = ("attested_by", "fixture", "fixture_miss", "replay_seq", "rule_ids", "offending", "limit",
+                 "protocol", "claimed_evidence_class", "mcp", "tools", "server", "case", "key", "excerpt")
+"""Keys of the `data` the harness writes: redacting them would change what a check of the file finds."""
+_LIMITS = {"tool": 500, "call_id": 500, "approval_id": 500, "approval_scope": 500, "outcome_id": 500, "actor": 500,
+           "approver": 500, "reason": 500, "status": 100, "call_signature": 2000, "type": 200}
+"""Text fields of events and their lengths: a redaction that would make one too long replaces it whole."""
+_KEPT = frozenset({"seq", "time", "run_id"})
 
 
 def refused_keys() -> frozenset[str]:
-    """The field names of events and reports, which `--redact` refuses (lower case)."""
-    names = set(Event.__struct_fields__)
+    """The field names of events, reports and the harness's `data`, which `--redact` refuses (lower case)."""
+    names = set(Event.__struct_fields__) | set(_HARNESS_KEYS)
     for struct in (CheckReport, Violation, RuleResult, TraceSummary, RecordInfo, RecordFinding):
         names.update(field.encode_name for field in msgspec.structs.fields(struct))
     return frozenset(name.lower() for name in names)
@@ -45,36 +59,55 @@ class Redactor:
     """Replaces the values of `keys` in events and text, and remembers what it removed."""
 
     def __init__(self, keys: Iterable[str]) -> None:
-        self.keys = frozenset(key.lower() for key in keys)
+        self.keys = frozenset(key.strip().lower() for key in keys)
+        if "" in self.keys:
+            raise InputError("--redact: a key must not be empty")
         refused = sorted(self.keys & refused_keys())
         if refused:
-            raise InputError(f"--redact {refused[0]}: names a field of events or reports; redacting it would hide "
-                             "what the report is about")
-        empty = [key for key in self.keys if not key.strip()]
-        if empty:
-            raise InputError("--redact: a key must not be empty")
+            raise InputError(f"--redact {refused[0]}: names a field of events, reports or the harness's data; "
+                             "redacting it would hide what the report is about")
         self.secrets: set[str] = set()
-        alternatives = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
-        # `"key": "value"`, `key: "value"`, `key="value"` (a quoted value, escapes allowed)
-        self._quoted = re.compile(rf'(?i)("?(?:{alternatives})"?\s*[:=]\s*)"((?:[^"\\]|\\.)*)"')
-        # `key=value`, `key: value`, `--key=value`, `--key value` (a bare value, up to a separator)
-        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--)?(?:{alternatives})\s*[:=]\s*|--(?:{alternatives})\s+))"
-                                rf"([^\s\"',;&]+)")
-        self._flag = re.compile(rf"(?i)(?<![\w-])--(?:{alternatives})$")
+        names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
+        key = rf"(?:\\?[\"'])?\s*(?:{names})\s*(?:\\?[\"'])?"
+        # a quoted value: "key": "v", 'key': 'v', key="v", \"key\": \"v\" (JSON escaped inside a string)
+        self._quoted = re.compile(rf"(?i)((?<![\w-]){key}\s*[:=]\s*)(\\?[\"'])((?:(?!\2).)*?)\2")
+        # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
+        # --key value and --key=value
+        self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*:[ \t]*)([^\s\"'].*)")
+        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--)?{key}\s*=\s*|--(?:{names})\s+))([^\s\"',;&}})\]]+)")
+        self._flag = re.compile(rf"(?i)(?<![\w-])--(?:{names})$")
+        self._named = re.compile(rf"(?i)(?<![a-z0-9])(?:{names})(?![a-z0-9])")
 
     @property
     def active(self) -> bool:
         return bool(self.keys)
 
-    def event(self, event: dict[str, Any]) -> dict[str, Any]:
-        """A copy of a trace event (or harness message) with secrets replaced."""
-        return {key: value if key in ("seq", "type", "time", "run_id") else self.value(value)
-                for key, value in event.items()}
+    # --- the trace ----------------------------------------------------------------------------
+
+    def event(self, event: dict[str, Any], *, harder: bool = False) -> dict[str, Any]:
+        """A copy of a trace event with secrets replaced. Text fields that would grow past their
+        length limit are replaced whole; with `harder` (the line grew past 1 MiB), every payload
+        that held a secret is."""
+        redacted: dict[str, Any] = {}
+        for key, value in event.items():
+            if key in _KEPT:
+                redacted[key] = value
+                continue
+            shown = self.value(value)
+            limit = _LIMITS.get(key)
+            if limit is not None and isinstance(shown, str) and shown != value and utf16_len(shown) > limit:
+                shown = REDACTED
+            if harder and shown != value and key not in _LIMITS:
+                shown = {} if isinstance(shown, dict) else [] if isinstance(shown, list) else REDACTED   # same type
+            redacted[key] = shown
+        return redacted
 
     def value(self, value: Any) -> Any:
+        if isinstance(value, msgspec.Raw):   # a replayed result, kept as JSON text
+            value = msgspec.json.decode(value)
         if isinstance(value, dict):
-            return {key: self._secret(item) if isinstance(key, str) and key.lower() in self.keys else self.value(item)
-                    for key, item in value.items()}
+            return {key: self._secret(item) if isinstance(key, str) and key.strip().lower() in self.keys
+                    else self.value(item) for key, item in value.items()}
         if isinstance(value, list):
             return self._list(value)
         if isinstance(value, str):
@@ -90,68 +123,108 @@ class Redactor:
         return redacted
 
     def _secret(self, value: Any) -> str:
-        """Remember a removed value (as text, and each string inside it), and return the mark."""
+        """Remember a removed value in the forms a report may quote it, and return the mark."""
         if isinstance(value, str):
-            self.secrets.add(value)
-        elif isinstance(value, (dict, list)):
-            self.secrets.add(json.dumps(value, ensure_ascii=False))
-            for item in (value.values() if isinstance(value, dict) else value):
+            self.secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1]))
+        elif isinstance(value, dict | list):
+            self.secrets.update((json.dumps(value, ensure_ascii=False),
+                                 json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
+            for key in value if isinstance(value, dict) else ():
+                self._secret(key)
+            for item in value.values() if isinstance(value, dict) else value:
                 self._secret(item)
         elif value is not None and not isinstance(value, bool):
             self.secrets.add(json.dumps(value))
         return REDACTED
 
     def text(self, text: str) -> str:
-        """A string: JSON inside it is redacted as JSON, anything else by the text patterns."""
+        """A string: JSON inside it is redacted as JSON, anything else by the text patterns; one
+        that still names a key after them, where the value cannot be told apart, is replaced whole."""
+        if not self._named.search(text):
+            return text
         stripped = text.strip()
-        if stripped[:1] in ("{", "[") and self.keys & set(re.findall(r"[\w.-]+", stripped.lower())):
+        if stripped[:1] in ("{", "["):
             try:
                 inner = json.loads(stripped)
             except (ValueError, RecursionError):
                 pass
             else:
                 return json.dumps(self.value(inner), ensure_ascii=False)
-        if not any(key in text.lower() for key in self.keys):
-            return text
-        text = self._quoted.sub(self._quoted_value, text)
-        return self._bare.sub(self._bare_value, text)
+        shown = self._quoted.sub(self._quoted_value, text)
+        shown = self._bare.sub(self._bare_value, shown)
+        shown = self._line.sub(self._line_value, shown)
+        if self._dangling(shown):
+            self._secret(text)
+            return REDACTED
+        return shown
+
+    def _dangling(self, text: str) -> bool:
+        """Whether a key is still followed by something that may be its value (an unterminated
+        quote, a cut line)."""
+        for found in self._named.finditer(text):
+            rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'")
+            if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'").startswith(REDACTED):
+                return True
+        return False
 
     def _quoted_value(self, found: re.Match[str]) -> str:
-        self.secrets.add(found.group(2))
-        return f'{found.group(1)}"{REDACTED}"'
+        self._secret(found.group(3))
+        return f"{found.group(1)}{found.group(2)}{REDACTED}{found.group(2)}"
 
     def _bare_value(self, found: re.Match[str]) -> str:
         if found.group(2) == REDACTED:
             return found.group(0)
-        self.secrets.add(found.group(2))
+        self._secret(found.group(2))
         return found.group(1) + REDACTED
 
-    def scrub(self, report: CheckReport) -> None:
-        """Remove every value redaction took out of the trace from what the report quotes."""
-        if not self.secrets:
-            return
-        for violation in report.violations:
-            violation.message = self._scrubbed(violation.message)
-            if violation.evidence is not msgspec.UNSET:
-                violation.evidence = self._scrubbed(violation.evidence)
+    def _line_value(self, found: re.Match[str]) -> str:
+        value = found.group(2).rstrip("\r")
+        if value.startswith(REDACTED):
+            return found.group(0)
+        self._secret(value)
+        for word in value.split():
+            if len(word) >= _SHORTEST_SCRUBBED:
+                self.secrets.add(word)
+        return found.group(1) + REDACTED
 
-    def _scrubbed(self, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {key: self._scrubbed(item) for key, item in value.items()}
+    # --- what else is written -----------------------------------------------------------------
+
+    def scrub(self, report: Any) -> Any:
+        """`report` (any msgspec struct, dict, list or scalar) with every remembered value
+        replaced in its strings, in place for structs; returns it."""
+        if not self.secrets:
+            return report
+        forms = sorted((secret for secret in self.secrets if secret), key=len, reverse=True)
+        return self._scrubbed(report, forms)
+
+    def _scrubbed(self, value: Any, forms: list[str]) -> Any:
+        if isinstance(value, msgspec.Struct):
+            for name in value.__struct_fields__:
+                setattr(value, name, self._scrubbed(getattr(value, name), forms))
+            return value
+        if isinstance(value, dict):   # (keys too: evidence may quote an object that held a secret)
+            return {self._scrubbed(key, forms): self._scrubbed(item, forms) for key, item in value.items()}
         if isinstance(value, list):
-            return [self._scrubbed(item) for item in value]
+            return [self._scrubbed(item, forms) for item in value]
         if isinstance(value, str):
             if value in self.secrets:
                 return REDACTED
-            for secret in sorted(self.secrets, key=len, reverse=True):
+            for secret in forms:
                 if len(secret) >= _SHORTEST_SCRUBBED and secret in value:
                     value = value.replace(secret, REDACTED)
             return value
-        if value is not None and not isinstance(value, bool) and json.dumps(value) in self.secrets:
-            return REDACTED
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            text = json.dumps(value)
+            if len(text) >= _SHORTEST_SCRUBBED and text in self.secrets:
+                return REDACTED
         return value
 
-    def log(self, data: bytes) -> bytes:
-        """The agent's stderr, with the text patterns and every known secret replaced."""
-        text: str = self._scrubbed(self.text(data.decode("utf-8", "surrogateescape")))
-        return text.encode("utf-8", "surrogateescape")
+    def log(self, data: bytes, cut: bool) -> bytes:
+        """The agent's stderr, line by line, with the text patterns and every known secret
+        replaced; when `cut` (its start was dropped), the first, partial line goes too."""
+        text = data.decode("utf-8", "surrogateescape")
+        if cut:
+            text = text[text.find("\n") + 1:] if "\n" in text else ""
+        lines = [self.text(line) for line in text.split("\n")]
+        scrubbed: str = self.scrub("\n".join(lines))
+        return scrubbed.encode("utf-8", "surrogateescape")

@@ -39,7 +39,7 @@ import msgspec
 from agent_invariants.events import Event
 from agent_invariants.record.agent import GRACE_SECONDS, Agent, Limit, Line
 from agent_invariants.record.enforce import Enforcer
-from agent_invariants.record.fixtures import Fixtures
+from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures
 from agent_invariants.record.mcp_backend import McpBackend
 from agent_invariants.record.protocol import Message, ProtocolError, parse_message, reply
 from agent_invariants.record.replay import Replay
@@ -101,7 +101,7 @@ class Session:
             self.idle_deadline = begun + self.idle_timeout
             self.writer.write("run.start", {}, {"input": input_value, "protocol": 1})
             if self.backend is not None:   # what the real servers offer, as the agent starts
-                self.writer.write("tool.listing", {}, {"tools": self.backend.tools})
+                self._listing(self.backend.tools)
             agent.send(self._reply("run.start", protocol=1, run_id=self.writer.run_id, input=input_value))
             try:
                 self._loop(agent)
@@ -232,6 +232,9 @@ class Session:
                 self.fixtures is None or self.fixtures.fixture_for(tool) is None):   # fixtures win for their tools
             self._count_call(tool, args)
             served = self.backend.call(tool, args)
+            if len(msgspec.json.encode(served.result)) > MAX_MESSAGE_BYTES:   # the server's fault, not the agent's
+                served = served._replace(ok=False, result={"error": "the server's result is larger than a trace line "
+                                                                     f"can carry ({MAX_MESSAGE_BYTES:,} bytes)"})
             self._result(call_id, tool, served.ok, served.result,
                          None if self.writer.clock.fake else served.duration_ms, {"mcp": {"server": served.server}})
             agent.send(self._reply("tool.result", call_id=call_id, ok=served.ok, result=served.result))
@@ -260,6 +263,17 @@ class Session:
                                                    "evidence_class": "configured_verifier", "call_id": call_id},
                               {"attested_by": "harness"})
         agent.send(self._reply("tool.result", call_id=call_id, ok=answer.ok, result=answer.result))
+
+    def _listing(self, tools: list[dict[str, Any]]) -> None:
+        """The `tool.listing` event: every tool as listed, or, past a trace line, their names
+        (and past that, their count)."""
+        shorter = [{"name": tool["name"], "server": tool["server"]} for tool in tools]
+        for data in ({"tools": tools}, {"tools": shorter, "schemas_left_out": True}, {"tool_count": len(tools)}):
+            try:
+                self.writer.write("tool.listing", {}, data)
+                return
+            except LineTooLong:
+                continue
 
     def _reply(self, kind: str, **fields: Any) -> bytes:
         return reply(kind, self.dialect, **fields)

@@ -114,6 +114,9 @@ class TraceWriter:
                  **event_fields(fields, data)}
         line = msgspec.json.encode(event) + b"\n"
         shown_line = line if self.redactor is None else msgspec.json.encode(self.redactor.event(event)) + b"\n"
+        if len(shown_line) > MAX_TRACE_LINE >= len(line) and self.redactor is not None:
+            # `[redacted]` is longer than many values: redaction must not end a run the raw trace fits
+            shown_line = msgspec.json.encode(self.redactor.event(event, harder=True)) + b"\n"
         if len(line) > MAX_TRACE_LINE or len(shown_line) > MAX_TRACE_LINE:
             self.seq -= 1
             raise LineTooLong(event_type)
