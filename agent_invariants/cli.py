@@ -643,10 +643,12 @@ def record(
         lint=not options.no_lint, strict=options.strict,
         max_violations=options.max_violations, max_line_bytes=options.max_line_bytes)
     if repeat is not None and out_dir is not None:
-        repeated = recording.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
+        from agent_invariants.record import repeat as repeating
+
+        repeated = repeating.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
         first = repeated.runs[0]
         _render(repeated.report, _Run(first.loaded, first.contract, options))
-        raise typer.Exit(recording.repeat_exit_code(repeated, safety_exit))
+        raise typer.Exit(repeating.repeat_exit_code(repeated, safety_exit))
     recorded = recording.record(contract_path, command or [], settings, warn=_say)
     _render(recorded.report, _Run(recorded.loaded, recorded.contract, options))
     raise typer.Exit(recording.exit_code(recorded, safety_exit))

@@ -43,19 +43,16 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
 from agent_invariants.record.enforce import Enforcer
 from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures
-from agent_invariants.record.mcp_backend import McpBackend
+from agent_invariants.record.mcp_backend import McpBackend, snapshot_drift_of, start_servers
 from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
 from agent_invariants.record.writer import Clock, TraceWriter, claim_file
-from agent_invariants.report import CheckBatchReport, CheckReport, RecordFinding, RecordInfo
+from agent_invariants.report import CheckReport, RecordFinding, RecordInfo
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 from agent_invariants.stability import FinalOutput
 
-__all__ = ("RecordOptions", "Recorded", "Repeated", "exit_code", "record", "repeat", "repeat_exit_code")
-
-MAX_REPEAT = 1000
-"""The most runs `--repeat` makes."""
+__all__ = ("RecordOptions", "Recorded", "exit_code", "record")
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,199}")
 MAX_TIMEOUT_MS = 86_400_000
@@ -142,8 +139,10 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         claim_file(options.write_tool_snapshot, options.force)
         _refuse_input_as_out(options.write_tool_snapshot, [source.label, options.fixtures, options.replay, out])
     with contextlib.ExitStack() as resources:
-        backend = _backend(options, resources)
-        drift = _snapshot(options, backend)
+        backend = None if not options.mcp else start_servers(
+            options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
+        drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot,
+                                                             options.tool_snapshot)
         return _run(source, loaded, command, options, warn=warn, fixtures=fixtures, replay=replay, run_id=run_id,
                     input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
                     drift=drift)
@@ -196,54 +195,6 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
     return Recorded(report, source, loaded, final.output())
 
 
-class Repeated(NamedTuple):
-    """`--repeat`: every run's report, and the stability of their final outputs, as one batch report."""
-
-    report: CheckBatchReport
-    runs: list[Recorded]
-
-
-def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str], times: int, out_dir: str,
-           options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Repeated:
-    """Run the agent `times` times (same fixtures, a fresh clock each), each trace written to
-    `out_dir/run-<i>.jsonl` and checked, then `stability` over their final outputs (spec v2 §10
-    point 87). Every trace file is claimed before the first run starts."""
-    from agent_invariants.report import CHECK_BATCH_SCHEMA, ContractRef
-
-    options = options or RecordOptions()
-    if not 1 <= times <= MAX_REPEAT:
-        raise InputError(f"--repeat must be 1..{MAX_REPEAT}, got {times}")
-    if options.out is not None:
-        raise InputError("--repeat writes its traces into --out-dir as run-<i>.jsonl; --out does not apply")
-    source = contract if isinstance(contract, ContractSource) else read_contract(contract)
-    outs = [os.path.join(out_dir, f"run-{number}.jsonl") for number in range(1, times + 1)]
-    for out in outs:
-        claim_file(out, options.force)
-        claim_file(f"{out}.stderr.log", options.force)
-    runs: list[Recorded] = []
-    for number, out in enumerate(outs):
-        runs.append(record(source, command, options._replace(out=out), warn if number == 0 else None))
-        if runs[-1].report.record is not UNSET and runs[-1].report.record.ended_by == "interrupted":
-            break   # an interrupt ends the whole batch, not one run
-    outs = outs[:len(runs)]
-    reports = [run.report for run in runs]
-    loaded = runs[0].loaded
-    report = CheckBatchReport(
-        schema=CHECK_BATCH_SCHEMA, contract=ContractRef(name=loaded.name, version=loaded.version),
-        passed=all(one.passed for one in reports), traces=len(runs),
-        error_count=sum(one.error_count for one in reports), warning_count=sum(one.warning_count for one in reports),
-        reports=reports, failures=[], stability=_stability([run.output for run in runs], outs))
-    return Repeated(report, runs)
-
-
-def _stability(outputs: list[tuple[Any, bytes | None]], traces: list[str]) -> Any:
-    """Stability over the runs' raw final outputs (a redacted one may hide a change of shape)."""
-    from agent_invariants.stability import measure, output_sha256
-
-    return measure([output for output, _ in outputs], traces,
-                   hashes=[None if raw is None else output_sha256(output, raw) for output, raw in outputs])
-
-
 @contextlib.contextmanager
 def _hangup_ends_the_process() -> Any:
     """SIGHUP (a closed terminal) raises `Terminated` here, as SIGTERM does in the CLI, so that
@@ -267,18 +218,6 @@ def _hangup_ends_the_process() -> Any:
         signal.signal(signal.SIGHUP, previous)
 
 
-def repeat_exit_code(repeated: Repeated, safety_exit: int = 1) -> int:
-    """The worst of the runs' exits and of stability's (1 unstable, 2 not measured): a behaviour
-    failure (1, or `safety_exit`) outranks a harness or measurement one (2)."""
-    codes = [exit_code(run, safety_exit) for run in repeated.runs]
-    stability: Any = repeated.report.stability
-    codes.append(2 if not stability.measured else 0 if stability.stable else 1)
-    behaviour = [code for code in codes if code not in (0, 2)]
-    if behaviour:
-        return safety_exit if safety_exit in behaviour else 1
-    return 2 if 2 in codes else 0
-
-
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
     """1 when the check has errors (`safety_exit` when one comes from a safety part or a call
     was denied), else 2 when a finding is an error, else 0."""
@@ -287,46 +226,6 @@ def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
     if report.error_count:
         return safety_exit if report.safety_error_count or report.record.denied else 1
     return 2 if any(finding.level == "error" for finding in report.record.findings) else 0
-
-
-def _backend(options: RecordOptions, resources: contextlib.ExitStack) -> McpBackend | None:
-    """The `--mcp` servers, started (and closed when `resources` closes); None without any."""
-    if not options.mcp:
-        return None
-    errlog = resources.enter_context(open(os.devnull, "w", encoding="utf-8"))   # noqa: SIM115
-    backend = McpBackend(list(options.mcp), options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, errlog)
-    resources.callback(backend.close)
-    return backend
-
-
-def _snapshot(options: RecordOptions, backend: McpBackend | None) -> list[str]:
-    """Save the servers' tools (`--write-tool-snapshot`) or compare them with a saved snapshot
-    (`--tool-snapshot`): the names of the tools that drifted."""
-    if backend is None:
-        return []
-    from agent_invariants.record.mcp_backend import normalised_tools, snapshot_drift
-
-    now = normalised_tools(backend.tools)
-    if options.write_tool_snapshot is not None:
-        from pathlib import Path
-
-        from agent_invariants.output import write
-
-        write(msgspec.json.format(msgspec.json.encode({"version": 1, "tools": now}), indent=2).decode() + "\n",
-              Path(options.write_tool_snapshot))
-    if options.tool_snapshot is None:
-        return []
-    where = options.tool_snapshot
-    try:
-        saved = msgspec.json.decode(read_at_most(where, 64 * 1024 * 1024 + 1))
-    except OSError as exc:
-        raise InputError(f"--tool-snapshot {shown(where)}: {file_problem(exc, 'snapshot')}") from None
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise InputError(f"--tool-snapshot {shown(where)}: not JSON: {exc}") from None
-    if not isinstance(saved, dict) or saved.get("version") != 1 or not isinstance(saved.get("tools"), dict):
-        raise InputError(f"--tool-snapshot {shown(where)}: not a tool snapshot ({{\"version\": 1, \"tools\": {{...}}}},"
-                         " as --write-tool-snapshot writes)")
-    return snapshot_drift(saved["tools"], now)
 
 
 def _load(source: ContractSource, lint: bool) -> Contract:

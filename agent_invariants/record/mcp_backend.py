@@ -22,14 +22,24 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import shlex
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
+import msgspec
+
+from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
+from agent_invariants.output import shown, write
 
-__all__ = ("McpBackend", "McpAnswer", "normalised_tools", "snapshot_drift")
+__all__ = ("McpAnswer", "McpBackend", "normalised_tools", "snapshot_drift", "snapshot_drift_of", "start_servers")
+
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+"""The largest tool snapshot read."""
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
@@ -164,6 +174,40 @@ class _Quiet:
     def restore(self) -> None:
         self.logger.setLevel(self.level)
         self.logger.propagate = self.propagate
+
+
+def start_servers(commands: Sequence[str], start_timeout_ms: int, call_timeout_ms: int,
+                  resources: contextlib.ExitStack) -> McpBackend:
+    """The `--mcp` servers, started, and closed when `resources` closes (their stderr discarded)."""
+    errlog = resources.enter_context(open(os.devnull, "w", encoding="utf-8"))   # noqa: SIM115
+    backend = McpBackend(list(commands), start_timeout_ms, call_timeout_ms, errlog)
+    resources.callback(backend.close)
+    return backend
+
+
+def snapshot_drift_of(backend: McpBackend, write_to: str | None, compare_with: str | None) -> list[str]:
+    """Save the servers' tools (`--write-tool-snapshot`), compare them with a saved snapshot
+    (`--tool-snapshot`): the names of the tools that drifted."""
+    now = normalised_tools(backend.tools)
+    if write_to is not None:
+        write(msgspec.json.format(msgspec.json.encode({"version": 1, "tools": now}), indent=2).decode() + "\n",
+              Path(write_to))
+    if compare_with is None:
+        return []
+    try:
+        data = read_at_most(compare_with, MAX_SNAPSHOT_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"--tool-snapshot {shown(compare_with)}: {file_problem(exc, 'snapshot')}") from None
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        raise InputError(f"--tool-snapshot {shown(compare_with)}: larger than {MAX_SNAPSHOT_BYTES:,} bytes")
+    try:
+        saved = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise InputError(f"--tool-snapshot {shown(compare_with)}: not JSON: {exc}") from None
+    if not isinstance(saved, dict) or saved.get("version") != 1 or not isinstance(saved.get("tools"), dict):
+        raise InputError(f"--tool-snapshot {shown(compare_with)}: not a tool snapshot ({{\"version\": 1, \"tools\": "
+                         "{...}}, as --write-tool-snapshot writes)")
+    return snapshot_drift(saved["tools"], now)
 
 
 def normalised_tools(tools: list[dict[str, Any]]) -> dict[str, Any]:
