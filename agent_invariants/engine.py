@@ -198,9 +198,6 @@ class Checked(NamedTuple):
     source: TraceSource
     rules: list[Rule]
     """The rules as they finished, in contract order (`record --enforce` asks them about the last call)."""
-    safety_errors: int
-    """Violations of error rules that come from safety parts (the part of `error_count` that
-    `--safety-exit` looks at; under `--partial`, all of `error_count`)."""
 
 
 def run_check(contract: Contract, source: TraceSource, max_violations: int = DEFAULT_MAX_VIOLATIONS, *,
@@ -265,11 +262,10 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         partial=True if partial else UNSET,
         inconclusive_count=sum(inconclusive) if partial else UNSET,
     )
-    safety = sum(result.violation_count - lively for result, lively in zip(results, liveness, strict=True)
-                 if result.severity == "error")
-    if count_safety:
-        report.safety_error_count = safety
-    return Checked(report, counter, source, rules, safety)
+    if count_safety:   # the errors of safety parts (under --partial, every counted error)
+        report.safety_error_count = sum(result.violation_count - lively for result, lively
+                                        in zip(results, liveness, strict=True) if result.severity == "error")
+    return Checked(report, counter, source, rules)
 
 
 def _liveness(rule: Rule, result: RuleResult, *, mark: bool) -> int:
