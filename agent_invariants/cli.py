@@ -754,8 +754,13 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
     _signals.raise_on_terminate()
     adopt_standard_streams()
+    args = sys.argv[1:] if argv is None else argv
+    single = _single_command(args[0]) if args else None
     try:
-        code = app(args=argv, prog_name=PROG, standalone_mode=False)   # Ctrl-C inside: typer returns 130
+        if single is not None:   # the one command asked for: typer builds no other command's options
+            code = single(args=args[1:], prog_name=f"{PROG} {args[0]}", standalone_mode=False)
+        else:
+            code = app(args=args, prog_name=PROG, standalone_mode=False)   # Ctrl-C inside: typer returns 130
         sys.stdout.flush()
     except (InputError, CommandError) as exc:
         _die(str(exc))
@@ -768,6 +773,23 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if code == _signals.INTERRUPTED:
         _stop(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _single_command(name: str) -> typer.Typer | None:
+    """An app holding only the command `name`, or None when `name` is no command (an option, a
+    typo: the whole app then answers, with its usage and suggestions). Typer builds the options of
+    every command of an app before running one: `record` alone has thirty of them."""
+    found = [info for info in app.registered_commands if not info.hidden and _command_name(info) == name]
+    if len(found) != 1:
+        return None
+    single = typer.Typer(name=PROG, add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False,
+                         context_settings={"help_option_names": ["-h", "--help"]})
+    single.registered_commands.append(found[0])
+    return single
+
+
+def _command_name(info: typer.models.CommandInfo) -> str:
+    return info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
 
 
 def _stop(code: int) -> NoReturn:
