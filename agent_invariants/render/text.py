@@ -28,14 +28,12 @@ A validated contract (what `validate` accepted), and a trace summary:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from msgspec import UNSET
 
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
-from agent_invariants.lint.report import LintReport
-from agent_invariants.mutate.operators import OPERATORS
-from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural
 from agent_invariants.report import (
@@ -48,7 +46,11 @@ from agent_invariants.report import (
     TraceSummary,
     Violation,
 )
-from agent_invariants.stability import StabilityReport, Unstable
+
+if TYPE_CHECKING:   # a check's report needs none of them: they are imported when one is rendered
+    from agent_invariants.lint.report import LintReport
+    from agent_invariants.mutate.report import MutateReport
+    from agent_invariants.stability import StabilityReport, Unstable
 
 __all__ = ("render",)
 
@@ -63,23 +65,31 @@ def render(report: AnyReport | Contract | TraceSummary | StabilityReport | LintR
     """The report (or validated contract, trace summary, stability, lint or mutate report) as
     readable text (ends with a newline), in colour if `options.color`."""
     paint = _painter(options.color)
-    if isinstance(report, Contract):
-        lines = _contract(report)
-    elif isinstance(report, MutateReport):
-        lines = _mutate(report, paint)
-    elif isinstance(report, LintReport):
-        lines = _lint(report, paint)
-    elif isinstance(report, StabilityReport):
-        lines = _stability(report, paint)
-    elif isinstance(report, TraceSummary):
-        lines = _summary(report)
+    if isinstance(report, CheckReport):
+        lines = _check(report, paint, options.detail == "quiet")
     elif isinstance(report, CompareReport):
         lines = _compare(report, paint, options.detail == "quiet")
-    elif isinstance(report, CheckReport):
-        lines = _check(report, paint, options.detail == "quiet")
-    else:
+    elif isinstance(report, CheckBatchReport | CompareBatchReport):
         lines = _batch(report, paint, options.detail)
+    elif isinstance(report, Contract):
+        lines = _contract(report)
+    elif isinstance(report, TraceSummary):
+        lines = _summary(report)
+    else:
+        lines = _quality(report, paint)
     return "\n".join(lines) + "\n"
+
+
+def _quality(report: StabilityReport | LintReport | MutateReport, paint: Paint) -> list[str]:
+    """The reports of the commands that judge a contract or runs (imported only for them)."""
+    from agent_invariants.lint.report import LintReport
+    from agent_invariants.mutate.report import MutateReport
+
+    if isinstance(report, MutateReport):
+        return _mutate(report, paint)
+    if isinstance(report, LintReport):
+        return _lint(report, paint)
+    return _stability(report, paint)
 
 
 def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: str) -> list[str]:
@@ -295,6 +305,8 @@ def _mutate(report: MutateReport, paint: Paint) -> list[str]:
     if control.too_easy:
         lines.append(f"  {paint('!', _YELLOW)} mutants too easy: the control scores at least half the contract's "
                      "score, so this trace tells a good contract from a trivial one poorly")
+    from agent_invariants.mutate.operators import OPERATORS
+
     by_operator: dict[str, list[int]] = {}
     for mutant in report.mutants:
         if mutant.status in ("killed", "survived"):
