@@ -414,6 +414,10 @@ def test_protocol_errors_end_the_run_and_the_offending_line_is_not_recorded(
     run = run_agent(tmp_path, [*steps, {"sleep": 5}], V2, {"version": 1, "tools": {"t": 1}})
     last = _ending(run, reason)
     assert {key: last["data"]["offending"][key] for key in offending} == offending
+    accepted = {"protocol:unknown_type:x.y": ["tool.call", "tool.result"],
+                "protocol:duplicate_call_id": ["tool.call", "tool.result"],
+                "protocol:duplicate_approval_id": ["approval.requested", "approval.granted"]}.get(reason, [])
+    assert [event["type"] for event in run.events] == ["run.start", *accepted, "run.failed"]   # nothing else
     assert run.code == 2
 
 
@@ -440,6 +444,8 @@ def test_exits_before_the_terminal_and_failing_exits_after_it_end_the_run(tmp_pa
                                                                           reason: str) -> None:
     run = run_agent(tmp_path, steps, V2, FIXTURES)
     _ending(run, reason)
+    terminal = ["run.completed"] if reason == "exit:4" else []
+    assert [event["type"] for event in run.events] == ["run.start", *terminal, "run.failed"]
     assert run.code == 2
 
 
@@ -453,10 +459,12 @@ def test_the_agent_may_end_by_reporting_its_own_failure(tmp_path: Path) -> None:
 def test_idle_and_run_timeouts(tmp_path: Path) -> None:
     idle = run_agent(tmp_path, [*START, {"sleep": 5}], V2, FIXTURES, name="idle", idle_timeout_ms=300)
     _ending(idle, "timeout:idle")
+    assert [event["type"] for event in idle.events] == ["run.start", "run.failed"]
     busy = [*START] + [send("telemetry.tick")] + [{"sleep": 0.05}, send("telemetry.tick")] * 40
     whole = run_agent(tmp_path, busy, V2, FIXTURES, name="whole", timeout_ms=400, idle_timeout_ms=300)
     _ending(whole, "timeout:run")
     assert whole.bare()[1] == {"type": "telemetry.tick"}
+    assert {event["type"] for event in whole.events[1:-1]} == {"telemetry.tick"}
 
 
 def test_an_agent_that_ignores_sigterm_is_killed_and_nothing_is_left(tmp_path: Path) -> None:
@@ -464,6 +472,7 @@ def test_an_agent_that_ignores_sigterm_is_killed_and_nothing_is_left(tmp_path: P
     run = run_agent(tmp_path, [*START, {"ignore_term": True}, {"grandchild": 30}, {"sleep": 30}], V2, FIXTURES,
                     idle_timeout_ms=200)
     _ending(run, "timeout:idle")
+    assert [event["type"] for event in run.events] == ["run.start", "run.failed"]
     assert run.info.exit_status == -signal.SIGKILL
     assert time.monotonic() - started < 10
 
@@ -478,20 +487,21 @@ def test_a_grandchild_holding_stdout_does_not_keep_the_run_open(tmp_path: Path) 
 def test_stdout_closed_while_the_agent_runs_on(tmp_path: Path) -> None:
     run = run_agent(tmp_path, [*START, {"close_stdout": True}, {"sleep": 30}], V2, FIXTURES)
     _ending(run, "protocol:stdout_closed")
+    assert [event["type"] for event in run.events] == ["run.start", "run.failed"]
 
 
 def test_output_caps(tmp_path: Path) -> None:
     line = run_agent(tmp_path, [*START, send("telemetry.a"), {"flood": 1_040_385}, {"sleep": 5}], V2, FIXTURES,
                      name="line")
     assert _ending(line, "output_limit")["data"]["limit"] == "line"
-    assert line.bare()[1] == {"type": "telemetry.a"}
+    assert [event["type"] for event in line.events] == ["run.start", "telemetry.a", "run.failed"]
     fits = run_agent(tmp_path, [*START, {"raw": "{" + '"type": "agent.message", "text": "' + "x" * (1_040_384 - 39)
                                          + '"}\n'}, *DONE], V2, FIXTURES, name="fits")
     assert fits.info.ended_by == "completed"
     many = [*START] + [{"raw": ('{"type": "telemetry.x", "data": {"p": "' + "y" * 1_000_000 + '"}}\n')}] * 70
     total = run_agent(tmp_path, many, V2, FIXTURES, name="total")
     assert _ending(total, "output_limit")["data"]["limit"] == "total"
-    assert sum(1 for event in total.events if event["type"] == "telemetry.x") == 67   # 67 lines fit in 64 MiB
+    assert [event["type"] for event in total.events] == ["run.start", *["telemetry.x"] * 67, "run.failed"]   # 67 fit
 
 
 def test_stderr_is_kept_beside_the_trace(tmp_path: Path) -> None:
