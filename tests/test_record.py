@@ -1072,3 +1072,16 @@ def test_a_tool_snapshot_is_never_written_over_an_input(cli, write) -> None:
     again = cli("record", "-c", "c.json", "--mcp", "unused", "--write-tool-snapshot", "old.json", "--out", "t.jsonl",
                 "--", "true")
     assert again.returncode == 2 and "old.json: already exists" in again.stderr
+
+
+def test_enforcement_asks_every_rule_that_could_fire_even_one_whose_interests_change(tmp_path: Path) -> None:
+    contract = {"version": 1, "name": "c", "rules": [
+        {"id": "stop", "kind": "stop_is_final"}, {"id": "no-refund", "kind": "deny_tool", "tool": "refund"}]}
+    steps = [*START, *call("c1", "search"), *call("c2", "refund"), send("control.stop", reason="user"),
+             *call("c3", "search"), *DONE]
+    run = run_agent(tmp_path, steps, contract, {"version": 1, "tools": {"*": "ok"}}, enforce=True)
+    assert [(event["type"], event.get("call_id")) for event in run.events if event["type"].startswith("tool.")] == [
+        ("tool.call", "c1"), ("tool.result", "c1"), ("tool.call", "c2"), ("tool.denied", "c2"),
+        ("tool.call", "c3"), ("tool.denied", "c3")]
+    assert [event["data"]["rule_ids"] for event in run.events if event["type"] == "tool.denied"] == [
+        ["no-refund"], ["stop"]]

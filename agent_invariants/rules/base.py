@@ -131,6 +131,10 @@ class Rule:
     """The reasons of the kind's violations that come from liveness parts (spec v2 §0, §10 point
     82): a trace cut short may yet satisfy them, so `--partial` reports them `inconclusive`. A kind
     whose parts depend on its options overrides `is_liveness`."""
+    routes_change: ClassVar[bool] = False
+    """True for kinds whose handlers may return True (their interests change with what they saw,
+    as stop_is_final's after the first stop): what `route` says of a fresh rule then does not hold
+    for a rule that has seen events."""
     enforced: ClassVar[bool] = False
     """True for the safety kinds that `record --enforce` applies before a call is answered (spec
     v2 §10 point 74): a call is denied when `denies` says so."""

@@ -71,6 +71,7 @@ class RunDuration(Rule):
     """
 
     kind: ClassVar[str] = "run_duration"
+    routes_change: ClassVar[bool] = True   # its handlers narrow what it wants
     config_type: ClassVar[type[RuleConfig]] = RunDurationConfig
     tags: ClassVar[tuple[str, ...]] = ("budget", "latency")
     reason: ClassVar[str] = "exceeded"

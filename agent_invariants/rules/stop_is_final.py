@@ -75,6 +75,7 @@ class StopIsFinal(Rule):
 
     kind: ClassVar[str] = "stop_is_final"
     enforced: ClassVar[bool] = True   # record --enforce
+    routes_change: ClassVar[bool] = True   # after the first stop, every event
     config_type: ClassVar[type[RuleConfig]] = StopIsFinalConfig
     tags: ClassVar[tuple[str, ...]] = ("control",)
     reason: ClassVar[str] = "after_stop"

@@ -99,6 +99,7 @@ class ToolOrder(Rule):
     """
 
     kind: ClassVar[str] = "tool_order"
+    routes_change: ClassVar[bool] = True   # its handlers narrow what it wants
     config_type: ClassVar[type[RuleConfig]] = ToolOrderConfig
     tags: ClassVar[tuple[str, ...]] = ("tools", "order")
     reason: ClassVar[str] = "missing"
