@@ -42,6 +42,7 @@ __all__ = (
     "contract_lines",
     "contract_positions",
     "file_problem",
+    "json_file",
     "first_problems",
     "is_yaml",
     "mended",
@@ -117,6 +118,24 @@ def read_at_most(path: str | int, limit: int) -> bytes:
     chunks: a huge file or an endless stream is never read whole. OSError as `open` raises it."""
     with open(path, "rb", buffering=0, closefd=not isinstance(path, int)) as handle:
         return _read_at_most(handle, limit)
+
+
+def json_file(path: str, limit: int, where: str, what: str) -> Any:
+    """The JSON value in the file at `path`, read within `limit` bytes; InputError starting with
+    `where` (an option and the file, say) when it cannot be read, is too large or is not JSON.
+    `what` names such a file in messages ("JSON", "snapshot")."""
+    from agent_invariants.errors import InputError
+
+    try:
+        data = read_at_most(path, limit + 1)
+    except OSError as exc:
+        raise InputError(f"{where}: {file_problem(exc, what)}") from None
+    if len(data) > limit:
+        raise InputError(f"{where}: larger than {limit:,} bytes")
+    try:
+        return msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
+        raise InputError(f"{where}: not JSON: {exc}") from None
 
 
 def file_problem(exc: OSError, what: str) -> str:

@@ -34,7 +34,7 @@ import msgspec
 from msgspec import UNSET
 
 from agent_invariants.contract import Contract
-from agent_invariants.contract_source import ContractSource, file_problem, read_at_most, read_contract
+from agent_invariants.contract_source import ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
 from agent_invariants.jsontext import nests_too_deep
@@ -249,20 +249,15 @@ def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
     """`run.start`'s input: `--input` (JSON, or @FILE), else the fixtures' `input`, else null."""
     if options.input is None:
         return None if fixtures is None else fixtures.input
-    where = "--input"
-    data = options.input.encode("utf-8", "surrogateescape")
     if options.input.startswith("@"):
         where = f"--input {shown(options.input[1:])}"
+        value = json_file(options.input[1:], MAX_MESSAGE_BYTES, where, "JSON")
+    else:
+        where = "--input"
         try:
-            data = read_at_most(options.input[1:], MAX_MESSAGE_BYTES + 1)
-        except OSError as exc:
-            raise InputError(f"{where}: {file_problem(exc, 'JSON')}") from None
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise InputError(f"{where}: more than {MAX_MESSAGE_BYTES:,} bytes, more than a trace line can carry")
-    try:
-        value = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
-        raise InputError(f"{where}: not JSON: {exc}") from None
+            value = msgspec.json.decode(options.input.encode("utf-8", "surrogateescape"))
+        except (msgspec.DecodeError, RecursionError) as exc:   # (also 1e999)
+            raise InputError(f"{where}: not JSON: {exc}") from None
     if nests_too_deep([[value]]) or len(msgspec.json.encode(value)) > MAX_MESSAGE_BYTES:
         raise InputError(f"{where}: too deep or too long for a trace line")
     return value

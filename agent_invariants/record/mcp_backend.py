@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, TextIO
 
 import msgspec
 
-from agent_invariants.contract_source import file_problem, read_at_most
+from agent_invariants.contract_source import json_file
 from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
 from agent_invariants.output import shown, write
@@ -194,16 +194,7 @@ def snapshot_drift_of(backend: McpBackend, write_to: str | None, compare_with: s
               Path(write_to))
     if compare_with is None:
         return []
-    try:
-        data = read_at_most(compare_with, MAX_SNAPSHOT_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"--tool-snapshot {shown(compare_with)}: {file_problem(exc, 'snapshot')}") from None
-    if len(data) > MAX_SNAPSHOT_BYTES:
-        raise InputError(f"--tool-snapshot {shown(compare_with)}: larger than {MAX_SNAPSHOT_BYTES:,} bytes")
-    try:
-        saved = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise InputError(f"--tool-snapshot {shown(compare_with)}: not JSON: {exc}") from None
+    saved = json_file(compare_with, MAX_SNAPSHOT_BYTES, f"--tool-snapshot {shown(compare_with)}", "snapshot")
     if not isinstance(saved, dict) or saved.get("version") != 1 or not isinstance(saved.get("tools"), dict):
         raise InputError(f"--tool-snapshot {shown(compare_with)}: not a tool snapshot ({{\"version\": 1, \"tools\": "
                          "{...}}, as --write-tool-snapshot writes)")
