@@ -1085,3 +1085,23 @@ def test_enforcement_asks_every_rule_that_could_fire_even_one_whose_interests_ch
         ("tool.call", "c3"), ("tool.denied", "c3")]
     assert [event["data"]["rule_ids"] for event in run.events if event["type"] == "tool.denied"] == [
         ["no-refund"], ["stop"]]
+
+
+def test_what_an_mcp_server_starts_does_not_outlive_the_run(cli, write, tmp_path: Path) -> None:
+    import os
+
+    write("c.json", V2)
+    write("s.json", [*START, *DONE])
+    result = cli("record", "-c", "c.json", "--mcp", f"{sys.executable} {SERVER} --spawn {tmp_path / 'pid'}",
+                 "--out", "t.jsonl", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    sleeper = int((tmp_path / "pid").read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(sleeper, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    with pytest.raises(ProcessLookupError):
+        os.kill(sleeper, 0)

@@ -10,7 +10,9 @@ The duration is measured (and left out under `--fake-clock`, which must give ide
 
 The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
 their own (an anyio blocking portal), and `record` waits for each answer there. The servers'
-stderr goes to a log beside the trace (`<out>.mcp.log`), never to ours.
+stderr is discarded, never mixed into ours. The SDK ends each server when the run is over; what a
+server started itself is then ended with its process group (on Linux, where /proc tells which
+group is the server's).
 
 `--write-tool-snapshot F` saves the discovered tools; `--tool-snapshot F` compares them with a
 saved snapshot: name, description, input and output schema and annotations, with key order, tool
@@ -24,6 +26,7 @@ import functools
 import logging
 import os
 import shlex
+import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,6 +65,7 @@ class McpBackend:
         self._owner: dict[str, int] = {}
         self._sessions: list[Any] = []
         self._exits: list[Any] = []
+        self._groups: list[int] = []   # the servers' process groups (where /proc tells them)
         self._errlog = errlog
         self._portal_cm: Any = None
         self._portal: Any = None
@@ -82,7 +86,9 @@ class McpBackend:
                 argv = _split(command)
                 params = StdioServerParameters(command=argv[0], args=argv[1:])
                 transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=self._errlog))
+                before = _children()
                 streams = self._enter(transport, deadline, command)
+                self._groups.extend(_children() - before)   # the SDK starts each server leading a group
                 session = self._enter(self._portal.wrap_async_context_manager(ClientSession(*streams)), deadline,
                                       command)
                 self._sessions.append(session)
@@ -160,6 +166,10 @@ class McpBackend:
                 self._portal_cm.__exit__(None, None, None)
             self._portal_cm = None
         self._quiet.restore()
+        for group in self._groups:   # what a server started itself, and left behind
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+        self._groups.clear()
 
 
 class _Quiet:
@@ -199,6 +209,28 @@ def snapshot_drift_of(backend: McpBackend, write_to: str | None, compare_with: s
         raise InputError(f"--tool-snapshot {shown(compare_with)}: not a tool snapshot ({{\"version\": 1, \"tools\": "
                          "{...}}, as --write-tool-snapshot writes)")
     return snapshot_drift(saved["tools"], now)
+
+
+def _children() -> set[int]:
+    """The pids of this process's children that lead their own process group, where /proc tells
+    them (Linux); elsewhere none, and what a server starts may outlive the run."""
+    me = os.getpid()
+    found: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and int(fields[2]) == int(entry):   # ppid is us, pgid is itself
+            found.add(int(entry))
+    return found
 
 
 def normalised_tools(tools: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """A real MCP server (the official SDK's) for the record tests: a quick tool, a slow one, one that
-fails, and, started with --changed, a schema that changed."""
+fails, and, started with --changed, a schema that changed; with --spawn FILE, it starts a process
+of its own that would sleep for a minute, and writes its pid to FILE."""
+import subprocess
 import sys
 import time
 
@@ -33,4 +35,8 @@ def broken() -> str:
 
 
 if __name__ == "__main__":
+    if "--spawn" in sys.argv:
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        with open(sys.argv[sys.argv.index("--spawn") + 1], "w", encoding="utf-8") as pid_file:
+            pid_file.write(str(sleeper.pid))
     app.run()
