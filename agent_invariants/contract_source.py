@@ -100,14 +100,15 @@ def read_contract(path: str | os.PathLike[str], *, label: str | None = None) -> 
                           is_yaml(path))
 
 
-def read_limited(path: str | int, label: str, what: str) -> bytes:
+def read_limited(path: str | int, label: str, what: str, kind: str = "contract") -> bytes:
     """The bytes of the file at `path` (or of an open descriptor, left open), read in chunks and
     never more than one byte past the limit, so that neither a huge file nor an endless stream is
-    read whole. `what` ("contracts", "packs") says whose limit it is in the message."""
+    read whole. `what` ("contracts", "packs", "fixtures files") says whose limit it is in the
+    message, `kind` what the file should have been ("not a contract file")."""
     try:
         data = read_at_most(path, MAX_CONTRACT_BYTES + 1)
     except OSError as exc:
-        raise ContractError(label, None, file_problem(exc, "contract")) from None
+        raise ContractError(label, None, file_problem(exc, kind)) from None
     if len(data) > MAX_CONTRACT_BYTES:
         raise _too_big(label, what)
     return data

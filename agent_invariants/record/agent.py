@@ -15,7 +15,7 @@ them, and every wait is a `select` with a deadline.
 """
 from __future__ import annotations
 
-import errno
+import contextlib
 import os
 import selectors
 import signal
@@ -78,7 +78,6 @@ class Agent:
         self._line_number = 1
         self._limited = False
         self._pending = bytearray()
-        self.signalled = False   # the harness sent a signal to the group
         self._terminated_at: float | None = None   # when the group got SIGTERM
         self._ended = False
 
@@ -136,11 +135,18 @@ class Agent:
         elif not self._pending and registered:
             self._selector.unregister(self._stdin)
 
+    @staticmethod
+    def _read(handle: int) -> bytes | None:
+        """What the pipe holds now (b"" at its end), or None when nothing is there yet."""
+        try:
+            return os.read(handle, _CHUNK)
+        except BlockingIOError:
+            return None
+
     def _read_stdout(self) -> None:
         assert self._stdout is not None
-        try:
-            chunk = os.read(self._stdout, _CHUNK)
-        except BlockingIOError:
+        chunk = self._read(self._stdout)
+        if chunk is None:
             return
         if not chunk:
             self._stdout_closed()
@@ -191,9 +197,8 @@ class Agent:
 
     def _read_stderr(self) -> None:
         assert self._stderr is not None
-        try:
-            chunk = os.read(self._stderr, _CHUNK)
-        except BlockingIOError:
+        chunk = self._read(self._stderr)
+        if chunk is None:
             return
         if not chunk:
             self._selector.unregister(self._stderr)
@@ -217,20 +222,14 @@ class Agent:
         except ProcessLookupError:
             return False
         except PermissionError:
-            return True
-        return True
+            pass
+        return True   # (PermissionError too: a member is there, under another user)
 
     def signal_group(self, signum: int) -> None:
-        self.signalled = True
         if signum == signal.SIGTERM and self._terminated_at is None:
             self._terminated_at = time.monotonic()
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):   # the group is gone, or left us
             os.killpg(self.group, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
-        except OSError as exc:   # pragma: no cover - other errors of kill(2) mean no such group here
-            if exc.errno != errno.ESRCH:
-                raise
 
     def end_group(self, *, keep_reading: bool) -> None:
         """SIGTERM to the group, then SIGKILL after the grace if any member remains; meanwhile

@@ -48,12 +48,12 @@ import msgspec
 
 from agent_invariants._js import utf16_len
 from agent_invariants.contract_source import (
-    MAX_CONTRACT_BYTES,
     ContractSource,
     file_problem,
     is_yaml,
     parse,
     read_at_most,
+    read_limited,
 )
 from agent_invariants.errors import ContractError
 from agent_invariants.events import VERDICTS
@@ -142,6 +142,7 @@ class Fixtures:
         self._exact = {fixture.key: fixture for fixture in tools}
         self._globs = [fixture for fixture in tools if _is_glob(fixture.key)]
         self._counts = [0] * len(tools)   # calls so far whose tool each key matches
+        self._keys: dict[str, tuple[int, ...]] = {}   # tool -> the positions of the keys that match it
 
     def fixture_for(self, tool: str) -> Fixture | None:
         """The fixture that answers `tool`: its exact key, else the first glob key that matches."""
@@ -151,33 +152,36 @@ class Fixtures:
         return next((fixture for fixture in self._globs if fixture.matches(tool)), None)
 
     def count(self, tool: str) -> int:
-        """Count a call of `tool` for every key that matches it; its index for its own fixture's key."""
+        """Count a call of `tool` (every call, however it is answered) for every key that matches
+        it; the call's index among those of its own fixture's key (0 when none answers it)."""
+        keys = self._keys.get(tool)
+        if keys is None:   # (worked out once per tool name)
+            keys = self._keys[tool] = tuple(position for position, each in enumerate(self.tools)
+                                            if each.key == tool or (_is_glob(each.key) and each.matches(tool)))
         fixture = self.fixture_for(tool)
         call_index = 0
-        for position, each in enumerate(self.tools):
-            if each.key == tool or (_is_glob(each.key) and each.matches(tool)):
-                if each is fixture:
-                    call_index = self._counts[position]
-                self._counts[position] += 1
+        for position in keys:
+            if self.tools[position] is fixture:
+                call_index = self._counts[position]
+            self._counts[position] += 1
         return call_index
 
-    def answer(self, tool: str, args: Any) -> tuple[Answer | None, int]:
-        """Answer a call of `tool` with `args` (`None`: the call has none), counting it (`count`):
-        the answer (None for a miss) and the call's index for its fixture's key."""
-        call_index = self.count(tool)
+    def answer(self, tool: str, args: Any, call_index: int) -> Answer | None:
+        """The answer to a call of `tool` with `args` (`None`: the call has none) that is its
+        fixture's `call_index`-th (`count`); None for a miss."""
         fixture = self.fixture_for(tool)
         if fixture is None:
-            return None, call_index
+            return None
         if fixture.cases is None:
-            return Answer(True, fixture.result, None, None, {"key": fixture.key}), call_index
+            return Answer(True, fixture.result, None, None, {"key": fixture.key})
         for case in fixture.cases:
             if case.call_index is not None and case.call_index != call_index:
                 continue
             if case.args is not None and (args is None or not case.args(args)):
                 continue
             return Answer(case.ok, case.result, case.duration_ms, case.observe,
-                          {"key": fixture.key, "case": case.position}, case.delay_ms, case.hang), call_index
-        return None, call_index
+                          {"key": fixture.key, "case": case.position}, case.delay_ms, case.hang)
+        return None
 
     def decide(self, tool: str | None, args: Any) -> Approval | None:
         """The first entry of `approvals` whose tool glob and args tree match the request."""
@@ -194,12 +198,7 @@ def load_fixtures(path: str | os.PathLike[str], warn: Callable[[str], None] | No
     """Read and check the fixtures file at `path`; ContractError names the file and the JSON path
     of the first problem. `warn` hears of cases that can never be chosen (a stderr line)."""
     label = os.fspath(path)
-    try:
-        data = read_at_most(label, MAX_CONTRACT_BYTES + 1)
-    except OSError as exc:
-        raise ContractError(label, None, file_problem(exc, "fixtures")) from None
-    if len(data) > MAX_CONTRACT_BYTES:
-        raise ContractError(label, None, f"is larger than {MAX_CONTRACT_BYTES:,} bytes, the limit for fixtures files")
+    data = read_limited(label, label, "fixtures files", "fixtures")
     document = parse(ContractSource(data, label, os.path.dirname(os.path.abspath(label)), is_yaml(label)))
     return _Loader(label, os.path.dirname(os.path.abspath(label)), warn).root(document)
 

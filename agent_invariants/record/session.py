@@ -122,7 +122,8 @@ class Session:
         for every ending the harness decides before that."""
         leader_gone_at: float | None = None
         while True:
-            self._check_clocks(grace=leader_gone_at is not None)
+            in_grace = leader_gone_at is not None
+            self._check_clocks(run=not in_grace, idle=not in_grace)
             if agent.sending:   # the agent has not read its last reply yet
                 self._send_rest(agent)
                 continue
@@ -163,17 +164,16 @@ class Session:
         if self._terminal is None or status != 0:
             raise _End(_exit_reason(status))
 
-    def _check_clocks(self, grace: bool = False) -> None:
-        """End the run on an interrupt, or when a timer ran out (not during the kill `grace`, when
-        the agent has exited and what it left gets 2 s)."""
+    def _check_clocks(self, *, run: bool = True, idle: bool = True) -> None:
+        """End the run on an interrupt, or when a timer that runs now ran out: neither during the
+        kill grace (the agent has exited, what it left gets 2 s), not the idle one while the
+        harness itself takes time to answer. Both at once: `timeout:run` wins."""
         if self._interrupted:
             raise _End("interrupted")
-        if grace:
-            return
         now = time.monotonic()
-        if now >= self.run_deadline:
+        if run and now >= self.run_deadline:
             raise _End("timeout:run")
-        if now >= self.idle_deadline:
+        if idle and now >= self.idle_deadline:
             raise _End("timeout:idle")
 
     def _until_deadline(self) -> float:
@@ -201,27 +201,25 @@ class Session:
     # --- the messages -------------------------------------------------------------------------
 
     def _tool_call(self, message: Message, agent: Agent) -> None:
+        """Record the call, then answer it: denied (--enforce), else from the baseline (--replay),
+        a server (--mcp, for the tools no fixture names), the fixtures, or as a miss. Every call
+        counts, however it is answered: for the fixtures' call_index and the replay's occurrences."""
         fields = message.fields
         call_id, tool, args = fields["call_id"], fields["tool"], fields.get("args")
-        if call_id in self._call_ids:
-            raise ProtocolError("duplicate_call_id")
-        self._call_ids.add(call_id)
+        _first_use(self._call_ids, call_id, "duplicate_call_id")
         call = self.writer.write("tool.call", fields, message.data)
+        call_index = 0 if self.fixtures is None else self.fixtures.count(tool)
+        replayed = None if self.replay is None else self.replay.answer(tool, args)
         denial = None
         if self.enforcer is not None:
             denial = self.enforcer.judge(self.writer.judged, msgspec.json.decode(self.writer.last_line, type=Event))
         if denial is not None:
-            self._count_call(tool, args)
-            if self.replay is not None:
-                self.replay.answer(tool, args)   # a denied call still counts as its key's next occurrence
             self.denied.add(call["seq"])
             self.writer.write("tool.denied", {"call_id": call_id, "tool": tool, "reason": denial.reason},
                               {"rule_ids": denial.rule_ids})
             agent.send(self._reply("tool.denied", call_id=call_id, reason=denial.reason))
             return
-        replayed = None if self.replay is None else self.replay.answer(tool, args)
         if replayed is not None:
-            self._count_call(tool, args)
             self._result(call_id, tool, replayed.ok, replayed.result, replayed.duration_ms,
                          {"replay_seq": replayed.seq})
             for outcome in replayed.outcomes:
@@ -230,7 +228,6 @@ class Session:
             return
         if self.backend is not None and self.backend.serves(tool) and (
                 self.fixtures is None or self.fixtures.fixture_for(tool) is None):   # fixtures win for their tools
-            self._count_call(tool, args)
             served = self.backend.call(tool, args)
             if len(msgspec.json.encode(served.result)) > MAX_MESSAGE_BYTES:   # the server's fault, not the agent's
                 served = served._replace(ok=False, result={"error": "the server's result is larger than a trace line "
@@ -239,7 +236,7 @@ class Session:
                          None if self.writer.clock.fake else served.duration_ms, {"mcp": {"server": served.server}})
             agent.send(self._reply("tool.result", call_id=call_id, ok=served.ok, result=served.result))
             return
-        answer, call_index = (None, 0) if self.fixtures is None else self.fixtures.answer(tool, args)
+        answer = None if self.fixtures is None else self.fixtures.answer(tool, args, call_index)
         if answer is None:
             result = {"error": "no fixture"}
             self._result(call_id, tool, False, result, None, {"fixture_miss": True})
@@ -283,15 +280,8 @@ class Session:
         run timer ends the run meanwhile, the idle timer does not run (the harness is answering)."""
         until = time.monotonic() + seconds
         while (left := until - time.monotonic()) > 0:
-            self._check_clocks(grace=True)   # interrupts only
-            if time.monotonic() >= self.run_deadline:
-                raise _End("timeout:run")
+            self._check_clocks(idle=False)
             agent.wait(min(_POLL, left, max(0.0, self.run_deadline - time.monotonic())))
-
-    def _count_call(self, tool: str, args: Any) -> None:
-        """A call the fixtures did not answer still counts for their `call_index`."""
-        if self.fixtures is not None:
-            self.fixtures.count(tool)
 
     def _result(self, call_id: str, tool: str, ok: bool, result: Any, duration_ms: Any, data: dict[str, Any]) -> None:
         fields = {"call_id": call_id, "tool": tool, "ok": ok, "result": result}
@@ -302,9 +292,7 @@ class Session:
     def _approval_request(self, message: Message, agent: Agent) -> None:
         fields = message.fields
         approval_id, tool, args = fields["approval_id"], fields["tool"], fields.get("args")
-        if approval_id in self._approval_ids:
-            raise ProtocolError("duplicate_approval_id")
-        self._approval_ids.add(approval_id)
+        _first_use(self._approval_ids, approval_id, "duplicate_approval_id")
         requested = self.writer.write("approval.requested", fields, message.data)
         granted: dict[str, Any] = {"approval_id": approval_id, "tool": tool}
         if args is not None:
@@ -410,6 +398,13 @@ _HANDLERS: dict[str, Callable[[Session, Message, Agent], None]] = {
     "run.failed": Session._terminal_message,
 }
 """How each message type is recorded and answered; `control.stop` and `telemetry.*` are written as sent."""
+
+
+def _first_use(seen: set[str], identifier: str, detail: str) -> None:
+    """Note an id the agent gives; one given before is the protocol error `detail`."""
+    if identifier in seen:
+        raise ProtocolError(detail)
+    seen.add(identifier)
 
 
 def _offending(line: Line, message_type: str | None) -> dict[str, Any]:
