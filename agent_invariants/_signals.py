@@ -12,6 +12,7 @@ effect as soon as it ends.
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ("INTERRUPTED", "TERMINATED", "Terminated", "end_workers", "held", "quiet_worker", "raise_on_terminate")
+__all__ = ("INTERRUPTED", "TERMINATED", "Terminated", "end_workers", "hangup_terminates", "held", "quiet_worker",
+           "raise_on_terminate")
 
 INTERRUPTED = 128 + signal.SIGINT    # 130, the exit code shells use for Ctrl-C
 TERMINATED = 128 + signal.SIGTERM    # 143
@@ -39,6 +41,20 @@ def raise_on_terminate() -> None:
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
+
+
+@contextmanager
+def hangup_terminates() -> Iterator[None]:
+    """In the block, SIGHUP (a closed terminal) raises `Terminated` as SIGTERM does, so that
+    `finally` blocks run (`record` removes its raw trace copy so); main thread only."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    previous = signal.signal(signal.SIGHUP, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 
 @contextmanager

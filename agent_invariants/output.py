@@ -28,7 +28,7 @@ from agent_invariants._safe import TEXT_LIMIT, inert
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ("CommandError", "adopt_standard_streams", "create_new", "fail", "refuse_input_as_output",
+__all__ = ("CommandError", "adopt_standard_streams", "create_new", "fail", "input_at", "refuse_input_as_output",
            "shown", "wants_colour", "write")
 
 
@@ -177,19 +177,27 @@ def refuse_input_as_output(output: Path | None, *inputs: str | Path) -> None:
     the report there would destroy the trace or contract (`-o` typed for `-t`, say)."""
     if output is None:
         return
+    clash = input_at(output, *inputs)
+    if clash is not None:
+        fail(f"{shown(output)}: is also an input ({shown(clash)}); refusing to overwrite it")
+
+
+def input_at(output: str | Path, *inputs: str | Path | None) -> str | Path | None:
+    """The input (of `inputs`; None and `-` are skipped) that the existing regular file `output`
+    is, or None."""
     try:
         written = os.stat(output)
     except OSError:
-        return
+        return None
     if not stat.S_ISREG(written.st_mode):
-        return   # /dev/stdout may well be the terminal /dev/stdin is
+        return None   # /dev/stdout may well be the terminal /dev/stdin is
     for path in inputs:
         try:
-            same = path != "-" and os.path.samestat(written, os.stat(path))
+            if path is not None and path != "-" and os.path.samestat(written, os.stat(path)):
+                return path
         except OSError:
             continue
-        if same:
-            fail(f"{shown(output)}: is also an input ({shown(path)}); refusing to overwrite it")
+    return None
 
 
 def create_new(files: list[tuple[Path, str]], folder: Path) -> None:

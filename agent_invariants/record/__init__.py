@@ -33,16 +33,16 @@ from typing import Any, NamedTuple
 import msgspec
 from msgspec import UNSET
 
+from agent_invariants._signals import hangup_terminates
 from agent_invariants.contract import Contract
 from agent_invariants.contract_source import ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
-from agent_invariants.jsontext import nests_too_deep
-from agent_invariants.output import shown
+from agent_invariants.output import input_at, shown
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
 from agent_invariants.record.enforce import Enforcer
-from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures
+from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures, too_big_for_a_line
 from agent_invariants.record.mcp_backend import McpBackend, snapshot_drift_of, start_servers
 from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
@@ -143,13 +143,13 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
             options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
         drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot,
                                                              options.tool_snapshot)
-        return _run(source, loaded, command, options, warn=warn, fixtures=fixtures, replay=replay, run_id=run_id,
+        return _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
                     input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
                     drift=drift)
 
 
 def _run(source: ContractSource, loaded: Contract, command: Sequence[str], options: RecordOptions, *,
-         warn: Callable[[str], None] | None, fixtures: Fixtures | None, replay: Replay | None, run_id: str,
+         fixtures: Fixtures | None, replay: Replay | None, run_id: str,
          input_value: Any, out: str, log: str, redactor: Redactor, env: dict[str, str], backend: McpBackend | None,
          drift: list[str]) -> Recorded:
     """The run itself, once every input is known good."""
@@ -171,7 +171,7 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
 
     final = FinalOutput()
     try:
-        with _hangup_ends_the_process():   # so that the raw copy goes whatever ends `record`
+        with hangup_terminates():   # so that the raw copy goes whatever ends `record`
             try:
                 ending, agent = session.run(start, input_value)
             finally:
@@ -193,29 +193,6 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
         denied=len(session.denied))
     redactor.scrub(report)   # what the report quotes from the raw trace
     return Recorded(report, source, loaded, final.output())
-
-
-@contextlib.contextmanager
-def _hangup_ends_the_process() -> Any:
-    """SIGHUP (a closed terminal) raises `Terminated` here, as SIGTERM does in the CLI, so that
-    `finally` blocks run (the session itself turns all three into an `interrupted` ending)."""
-    import signal
-    import threading
-
-    from agent_invariants._signals import Terminated
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def hang_up(signum: int, frame: Any) -> None:
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGHUP, hang_up)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGHUP, previous)
 
 
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
@@ -258,8 +235,9 @@ def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
             value = msgspec.json.decode(options.input.encode("utf-8", "surrogateescape"))
         except (msgspec.DecodeError, RecursionError) as exc:   # (also 1e999)
             raise InputError(f"{where}: not JSON: {exc}") from None
-    if nests_too_deep([[value]]) or len(msgspec.json.encode(value)) > MAX_MESSAGE_BYTES:
-        raise InputError(f"{where}: too deep or too long for a trace line")
+    problem = too_big_for_a_line(value, "the input")
+    if problem is not None:
+        raise InputError(f"{where}: {problem}")
     return value
 
 
@@ -282,11 +260,9 @@ def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
 
 def _refuse_input_as_out(out: str, inputs: list[str | None]) -> None:
     """`--out` must not name the contract, the fixtures or the baseline (even with `--force`)."""
-    for path in inputs:
-        if path is None or not os.path.exists(path) or not os.path.exists(out):
-            continue
-        if os.path.samefile(path, out):
-            raise InputError(f"--out {shown(out)} is an input of the run ({shown(path)}); write the trace elsewhere")
+    clash = input_at(out, *inputs)
+    if clash is not None:
+        raise InputError(f"--out {shown(out)} is an input of the run ({shown(clash)}); write the trace elsewhere")
 
 
 def _save_stderr(log: str, tail: bytes, total: int, kept: int, force: bool) -> str | None:

@@ -63,7 +63,8 @@ from agent_invariants.match.canonical import canonical
 from agent_invariants.match.quick import quick
 from agent_invariants.match.tree import MatchError, compile_tree, no_references
 
-__all__ = ("MAX_MESSAGE_BYTES", "Answer", "Approval", "Case", "Fixture", "Fixtures", "load_fixtures")
+__all__ = ("MAX_MESSAGE_BYTES", "Answer", "Approval", "Case", "Fixture", "Fixtures", "load_fixtures",
+           "too_big_for_a_line")
 
 MAX_MESSAGE_BYTES = 1024 * 1024 - 8 * 1024
 """The longest line the agent may send, and the largest result a fixture may hold (1,040,384
@@ -261,15 +262,10 @@ class _Loader:
         return self.value(value, path, "the result")
 
     def value(self, value: Any, path: str, what: str) -> Any:
-        """`value` if a trace line can carry it: small enough, written in full or canonically,
-        and not too deep."""
-        size = max(len(canonical(value).encode("utf-8", "surrogatepass")), len(msgspec.json.encode(value)))
-        if size > MAX_MESSAGE_BYTES:
-            raise self.fail(path, f"{what} is {size:,} bytes of JSON, more than the {MAX_MESSAGE_BYTES:,} a trace "
-                                  "line can carry")
-        if nests_too_deep([[value]]):
-            raise self.fail(path, f"{what} is nested more than {MAX_RESULT_DEPTH} levels deep, more than a trace "
-                                  "line can carry")
+        """`value` if a trace line can carry it (`too_big_for_a_line`)."""
+        problem = too_big_for_a_line(value, what)
+        if problem is not None:
+            raise self.fail(path, problem)
         return value
 
     def file(self, name: Any, path: str) -> Any:
@@ -383,6 +379,17 @@ class _Loader:
             texts[key] = value
         return Approval(compile_glob(tool), self.args(entry, path), entry["decision"] == "approve",
                         texts["approval_scope"], texts["approver"])
+
+
+def too_big_for_a_line(value: Any, what: str) -> str | None:
+    """Why a trace line cannot carry `value` (a result or an input, `what`), or None: it must be
+    small enough, written in full or canonically, and not too deep."""
+    size = max(len(canonical(value).encode("utf-8", "surrogatepass")), len(msgspec.json.encode(value)))
+    if size > MAX_MESSAGE_BYTES:
+        return f"{what} is {size:,} bytes of JSON, more than the {MAX_MESSAGE_BYTES:,} a trace line can carry"
+    if nests_too_deep([[value]]):
+        return f"{what} is nested more than {MAX_RESULT_DEPTH} levels deep, more than a trace line can carry"
+    return None
 
 
 def _form(value: Any) -> str | None:
