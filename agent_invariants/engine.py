@@ -236,7 +236,9 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         unchecked = {notice.rule_id for notice in nothing}
         results = [rule.fail_unchecked() if rule.id in unchecked and result.passed else result
                    for rule, result in zip(rules, results, strict=True)]
-    liveness = [_liveness(rule, result, mark=partial) for rule, result in zip(rules, results, strict=True)]
+    # which violations come from liveness parts: only asked when --partial or the safety count needs it
+    liveness = [_liveness(rule, result, mark=partial) for rule, result in zip(rules, results, strict=True)] \
+        if partial or count_safety else [0] * len(results)
     inconclusive = liveness if partial else [0] * len(results)
     violations = [violation for result in results for violation in result.violations]
     notices = _trace_notices(events, spelling, source) + nothing
