@@ -59,8 +59,10 @@ from agent_invariants.output import (
 if TYPE_CHECKING:   # imported where used, so that --help stays fast
     from agent_invariants.contract import Contract, ContractSource
     from agent_invariants.importers.source import ImportedTrace
+    from agent_invariants.reader import TraceSource
     from agent_invariants.render.shared import AnyReport
     from agent_invariants.report import CheckReport
+    from agent_invariants.timeline import Timelines
 
 __all__ = ("app", "main")
 
@@ -118,7 +120,7 @@ def check(
 
     imports = ImportOptions(input_format, run_id, profile)
     contract_path = find_contract(contract, trace)
-    run = _Run.start(contract_path, options, safety_exit)
+    run = _Run.start(contract_path, options, safety_exit, imports)
     if not imports.native:
         _finish(_check_imported(run, trace, imports, contract_path), run)
     _refuse_run_option(imports)
@@ -211,7 +213,7 @@ def compare(
 
     imports = ImportOptions(input_format, run_id, profile)
     contract_path = find_contract(contract, baseline + candidate)
-    run = _Run.start(contract_path, options)
+    run = _Run.start(contract_path, options, imports=imports)
     jobs = _processes(options.jobs)
     if not imports.native:
         if not (batch.is_single(baseline) and batch.is_single(candidate)) or run_id == "all":
@@ -263,9 +265,11 @@ class _Run(NamedTuple):
     source: ContractSource   # the contract's bytes, read once (SARIF points into them)
     options: ReportOptions
     safety_exit: int | None = None   # check --safety-exit
+    imports: ImportOptions | None = None   # how the traces are read (None: native)
 
     @classmethod
-    def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None) -> _Run:
+    def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None,
+              imports: ImportOptions | None = None) -> _Run:
         """Read and load the contract (once); keep how the report is to be rendered and written."""
         from agent_invariants.contract import load_contract, read_contract
 
@@ -275,7 +279,7 @@ class _Run(NamedTuple):
             from agent_invariants.lint import refuse_unpassable
 
             refuse_unpassable(loaded, source.label, source)
-        return cls(loaded, source, options, safety_exit)
+        return cls(loaded, source, options, safety_exit, imports)
 
     @property
     def line_lengths(self) -> bool:
@@ -351,8 +355,35 @@ def _render(report: AnyReport, run: _Run) -> None:
         color=wants_colour(options.color.value, to_terminal=options.output is None),
         sources=Sources(report, run.source, loaded=run.contract, root=options.sarif_root),
         anchor=options.sarif_anchor.value, category=options.category,
-        detail="quiet" if options.quiet else "verbose" if options.verbose else "normal")
+        detail="quiet" if options.quiet else "verbose" if options.verbose else "normal",
+        timelines=_timelines(report, run) if options.format is Format.html else None)
     write(renderer(options.format.value).render(report, render_options), options.output)
+
+
+def _timelines(report: AnyReport, run: _Run) -> Timelines:
+    """The HTML page's timelines: each trace read again (a file; an imported run from its file)."""
+    from msgspec import UNSET
+
+    from agent_invariants.reader import TraceFile
+    from agent_invariants.timeline import collect, rereadable
+
+    options = run.options
+
+    def reopen(check: CheckReport) -> TraceSource | str:
+        if check.trace is UNSET:
+            return "the trace was not a file"
+        problem = rereadable(check.trace)
+        if problem is not None:
+            return problem
+        if run.imports is None or run.imports.native:
+            return TraceFile(check.trace, max_line_bytes=options.max_line_bytes)
+        from agent_invariants.importers.checks import imported_source
+
+        return imported_source(check.trace, run.imports.input_format.value,
+                               run=None if check.run is UNSET else check.run, profile=_profile(run.imports),
+                               max_line_bytes=options.max_line_bytes)
+
+    return collect(report, reopen)
 
 
 @app.command(cls=Command)
@@ -459,6 +490,7 @@ def stability(
     from agent_invariants.sources import Sources
     from agent_invariants.stability import measure_files
 
+    _no_html("stability", report_format)
     if traces.count("-") > 1:
         fail("- (standard input) can be read once: give it as one trace at most")
     ignored = [_output_path("--ignore", text) for text in ignore or ()]
@@ -523,6 +555,7 @@ def mutate(
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Break a passing trace in small ways and report how many of the mutants the contract rejects."""
+    _no_html("mutate", report_format)
     from agent_invariants.contract_source import read_contract
     from agent_invariants.mutate import mutant_text, mutate_files
     from agent_invariants.render import RenderOptions, renderer
@@ -652,6 +685,13 @@ def record(
     recorded = recording.record(contract_path, command or [], settings, warn=_say)
     _render(recorded.report, _Run(recorded.loaded, recorded.contract, options))
     raise typer.Exit(recording.exit_code(recorded, safety_exit))
+
+
+def _no_html(command: str, report_format: Format) -> None:
+    """The HTML page draws the timelines of check and compare reports; other reports have none."""
+    if report_format is Format.html:
+        fail(f"--format html: {command} reports as text, pretty, json, sarif, junit, markdown or github "
+             "(html is for check, compare and record)")
 
 
 def _output_path(option: str, text: str) -> tuple[str | int, ...]:

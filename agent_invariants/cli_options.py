@@ -57,6 +57,7 @@ class Format(str, Enum):  # noqa: UP042
     junit = "junit"
     markdown = "markdown"
     github = "github"
+    html = "html"
 
 
 class InputFormat(str, Enum):  # noqa: UP042   (as Format)
@@ -161,7 +162,8 @@ class ReportOptions(NamedTuple):
 # The parameters typer sees for each field of ReportOptions, in order: (annotation, default).
 _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
     "format": (Annotated[Format, typer.Option(
-        "--format", "-f", help="Output format (github: workflow commands that annotate a pull request).")],
+        "--format", "-f", help="Output format (github: workflow commands that annotate a pull request; html: one "
+        "self-contained page with each trace's timeline).")],
         Format.text),
     "output": (OutputOpt, None),
     "color": (Annotated[Color, typer.Option(

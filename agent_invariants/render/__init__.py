@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from agent_invariants.sources import Sources
+    from agent_invariants.timeline import Timelines
 
 __all__ = ("DEFAULTS", "FORMATS", "RenderOptions", "renderer")
 
@@ -27,6 +28,7 @@ FORMATS = {
     "junit": "junit",
     "markdown": "markdown",
     "github": "github",
+    "html": "html",
 }
 
 
@@ -45,6 +47,8 @@ class RenderOptions:
     detail: Literal["quiet", "normal", "verbose"] = "normal"
     """text: `quiet` only the verdict and the totals; `normal` every rule of a single report but
     only the failing traces and rules of a batch; `verbose` everything."""
+    timelines: Timelines | None = None
+    """html: the events around each finding, read again from the trace files (`timeline.collect`)."""
 
 
 DEFAULTS = RenderOptions()

@@ -1,0 +1,404 @@
+"""The run around a report's findings, for the HTML page: which events to draw, and what the rest held.
+
+A page that drew every event of a million-event trace would not open, and most events of a long
+run are the same few calls. What is drawn, and what is folded into counted rows (`SELECTION`,
+written on the page too):
+
+- a trace of at most `FULL_EVENTS` events is drawn whole;
+- a longer one shows its first and last `EDGE` events, each event a violation or regression points
+  at (up to `MAX_PINNED`, shared among the rules: each rule's first ones) with `CONTEXT` events
+  either side, and the first `MAX_MARKED`
+  marked events: approvals, stops, outcomes, completion claims, failed results, denied calls and
+  the run's end. Every other stretch of events is one row that counts them by type and tool.
+
+The events come from a second read of the trace, once the check has said which events matter.
+Only a regular file (or an imported run of one) can be read again: for standard input or a pipe
+the page says why it has no timeline. When the second read does not give the events the check saw
+(the file changed in between), the timeline is dropped with that reason, never drawn wrong.
+
+    timelines = collect(report, reopen)          # reopen(check report) -> TraceSource | None
+    timelines.of(report.candidate)               # a Timeline, or a Missing with the reason
+"""
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+from msgspec import UNSET
+
+from agent_invariants._collector import paused
+from agent_invariants.errors import InputError
+from agent_invariants.events import Event
+from agent_invariants.reader import TraceSource
+from agent_invariants.render.shared import AnyReport, sections
+from agent_invariants.report import CheckReport, CompareReport
+
+__all__ = ("CONTEXT", "EDGE", "FULL_EVENTS", "MAX_CALLS", "MAX_MARKED", "MAX_PINNED", "MAX_SECTIONS", "SELECTION",
+           "Call", "Gap", "Missing", "Row", "Timeline", "Timelines", "collect", "detailed", "rereadable",
+           "selection")
+
+FULL_EVENTS = 400
+"""A trace of at most this many events is drawn whole."""
+EDGE = 3
+"""The first and the last events drawn in any trace."""
+CONTEXT = 3
+"""Events drawn before and after each event a finding points at."""
+MAX_PINNED = 300
+"""Events a finding points at that are drawn with their neighbourhood, per trace (the first ones)."""
+MAX_MARKED = 100
+"""Marked events (approvals, stops, outcomes, claims, failures, denials, ends) drawn beyond those, per trace."""
+MAX_CALLS = 1000
+"""Tool calls of each trace that a comparison lines up side by side (the first ones)."""
+MAX_SECTIONS = 20
+"""Traces (or pairs) of a batch drawn in detail: the failing ones first, then the others, in order."""
+_NAMES_PER_GAP = 6      # types and tools named in a collapsed row; the rest are counted as "other"
+_COUNTED_PER_GAP = 64   # distinct names a collapsed row counts before it counts the rest as "other"
+_PREVIEW = 160          # characters of args, result, output or reason shown on an event's row
+
+def selection(full: int, pinned: int, marked: int) -> str:
+    """What a timeline with these limits draws, in words (the page says it above the timeline)."""
+    return (f"Traces of up to {full} events are drawn whole. A longer trace shows its first and last {EDGE} "
+            f"events, each event a violation or regression points at (up to {pinned}, each failing rule's first "
+            f"ones) with {CONTEXT} events either side, and the first {marked} approvals, stops, outcomes, completion "
+            "claims, failed results, denied calls and run ends; each stretch of other events is one row that counts "
+            "them.")
+
+
+SELECTION = selection(FULL_EVENTS, MAX_PINNED, MAX_MARKED)
+"""The rule for one trace (a batch shares these limits out among the traces it draws)."""
+
+
+@dataclass(slots=True)
+class Row:
+    """One event drawn on the timeline. Text fields hold the trace's own text, not yet escaped."""
+
+    index: int
+    seq: int | float
+    line: int | None
+    type: str
+    tool: str | None
+    call_id: str | None
+    span: str | None
+    marks: tuple[str, ...]
+    """What kind of moment it is: `approval`, `stop`, `outcome`, `claim`, `failure`, `denied`, `end`."""
+    detail: str
+    """A short account of the event's own fields (arguments, result, verdict, reason), cut."""
+    partner: int | float | None = None
+    """The seq of the call's result, or of the result's call, when both are drawn."""
+
+
+@dataclass(slots=True)
+class Gap:
+    """A stretch of events folded into one row, counted by type and by tool (most common first)."""
+
+    first: int
+    last: int
+    first_seq: int | float
+    last_seq: int | float
+    types: list[tuple[str, int]]
+    tools: list[tuple[str, int]]
+
+    @property
+    def events(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(slots=True)
+class Call:
+    """A tool call, for lining up a baseline's calls with a candidate's."""
+
+    index: int
+    seq: int | float
+    tool: str
+    line: int | None = None
+
+
+@dataclass(slots=True)
+class Timeline:
+    """What is drawn of one trace: rows and folded stretches in trace order, and its first calls."""
+
+    events: int
+    rows: list[Row | Gap]
+    calls: list[Call]
+    calls_total: int
+    whole: bool
+    rule: str
+    """What was drawn and what folded, in words (`selection`)."""
+    pinned_left_out: int = 0
+    """Events findings point at beyond the limit: listed with their findings, not drawn."""
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """Why a trace has no timeline."""
+
+    reason: str
+
+
+@dataclass
+class Timelines:
+    """The timeline of each check report of a report (a compare report holds two)."""
+
+    _by_report: dict[int, Timeline | Missing] = field(default_factory=dict)
+    _kept: list[CheckReport] = field(default_factory=list)   # keeps the ids above meaning the same reports
+
+    def add(self, check: CheckReport, timeline: Timeline | Missing) -> None:
+        self._by_report[id(check)] = timeline
+        self._kept.append(check)
+
+    def of(self, check: CheckReport) -> Timeline | Missing | None:
+        """The timeline of `check`, the reason it has none, or None when none was asked for."""
+        return self._by_report.get(id(check))
+
+
+def detailed(report: AnyReport) -> list[CheckReport | CompareReport]:
+    """The sections drawn in detail: all of a single report; of a batch, the first `MAX_SECTIONS`
+    failing ones, then passing ones while there is room, in the batch's order."""
+    every = list(sections(report))
+    if len(every) <= MAX_SECTIONS:
+        return every
+    failing = [index for index, section in enumerate(every) if not _good(section)]
+    passing = [index for index, section in enumerate(every) if _good(section)]
+    chosen = sorted((failing + passing)[:MAX_SECTIONS])
+    return [every[index] for index in chosen]
+
+
+def _good(section: CheckReport | CompareReport) -> bool:
+    return section.passed if isinstance(section, CheckReport) else section.compatible
+
+
+def rereadable(path: str) -> str | None:
+    """Why the trace at `path` cannot be read a second time, or None when it can."""
+    if path == "-":
+        return "standard input can be read only once: pass the trace as a file to see its timeline"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"the trace cannot be read again ({exc.strerror or exc})"
+    if not stat.S_ISREG(mode):
+        return "a pipe or device can be read only once: pass the trace as a file to see its timeline"
+    return None
+
+
+def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str]) -> Timelines:
+    """The timeline of every check report drawn in detail. `reopen(check)` gives the check's trace
+    to read again, or says (a string) why it cannot be."""
+    timelines = Timelines()
+    chosen = detailed(report)
+    room = _Room.shared_by(len(chosen))
+    with paused():
+        for section in chosen:
+            if isinstance(section, CompareReport):
+                regressions = [regression.event_index for regression in section.regressions
+                               if regression.event_index is not UNSET]
+                timelines.add(section.baseline, _timeline(section.baseline, reopen, [], room))
+                timelines.add(section.candidate, _timeline(section.candidate, reopen, regressions, room))
+            else:
+                timelines.add(section, _timeline(section, reopen, [], room))
+    return timelines
+
+
+def _timeline(check: CheckReport, reopen: Callable[[CheckReport], TraceSource | str],
+              more_pins: Sequence[int], room: _Room) -> Timeline | Missing:
+    source = reopen(check)
+    if isinstance(source, str):
+        return Missing(source)
+    try:
+        timeline = _read(source, check.summary.events, _pins(check, more_pins, room.pinned), room)
+    except InputError as exc:
+        return Missing(f"the trace could not be read again: {exc}")
+    if timeline.events != check.summary.events or not _same_events(timeline, check):
+        return Missing("the trace changed after it was checked: check it again to see its timeline")
+    return timeline
+
+
+@dataclass(frozen=True, slots=True)
+class _Room:
+    """How much of each trace is drawn: the limits above for one trace (or pair); shared out when a
+    batch draws several, so the page stays about the size of one."""
+
+    full: int
+    pinned: int
+    marked: int
+
+    @classmethod
+    def shared_by(cls, sections: int) -> _Room:
+        share = max(1, sections)
+        return cls(max(100, FULL_EVENTS // share), max(15, MAX_PINNED // share), max(5, MAX_MARKED // share))
+
+
+def _same_events(timeline: Timeline, check: CheckReport) -> bool:
+    """Whether the events drawn are the ones the check's violations name (same seq at same index)."""
+    drawn = {row.index: row.seq for row in timeline.rows if isinstance(row, Row)}
+    return all(drawn.get(violation.event_index, violation.event_seq) == violation.event_seq
+               for violation in check.violations if violation.event_index is not UNSET)
+
+
+def _pins(check: CheckReport, more: Sequence[int], limit: int) -> tuple[list[int], int]:
+    """The events findings point at that are drawn, and how many others there are. The limit is
+    shared among the failing rules (and the regressions), each getting its first events, so a rule
+    that breaks late in a long trace is drawn too."""
+    by_rule: dict[str, list[int]] = {}
+    for violation in check.violations:
+        if violation.event_index is not UNSET:
+            by_rule.setdefault(violation.rule_id, []).append(violation.event_index)
+    groups = [*by_rule.values(), list(more)] if more else list(by_rule.values())
+    share = max(1, limit // max(1, len(groups)))
+    every = {index for group in groups for index in group}
+    chosen = {index for group in groups for index in group[:share]}
+    return sorted(chosen), len(every) - len(chosen)
+
+
+def _read(source: TraceSource, total: int, pins: tuple[list[int], int], room: _Room) -> Timeline:
+    whole = total <= room.full
+    shown, left_out = pins
+    near = {index for pin in shown for index in range(pin - CONTEXT, pin + CONTEXT + 1)}
+    rows: list[Row | Gap] = []
+    calls: list[Call] = []
+    calls_total = marked = 0
+    gap: _Folding | None = None
+    open_calls: dict[str, Row] = {}   # call id -> its drawn call row, to pair a drawn result with
+    count = 0
+    for batch in source.batches():
+        for index, event in enumerate(batch, count):
+            if event.type == "tool.call":
+                calls_total += 1
+                if len(calls) < MAX_CALLS:
+                    calls.append(Call(index, event.seq, event.tool if event.tool is not UNSET else ""))
+            marks = _marks(event)
+            keep = whole or index < EDGE or index >= total - EDGE or index in near
+            if not keep and marks and marked < room.marked:
+                keep, marked = True, marked + 1
+            if not keep:
+                gap = gap or _Folding(index, event.seq)
+                gap.add(index, event)
+                continue
+            if gap is not None:
+                rows.append(gap.done())
+                gap = None
+            rows.append(_row(index, event, marks, open_calls))
+        count += len(batch)
+    if gap is not None:
+        rows.append(gap.done())
+    drawn = [row.index for row in rows if isinstance(row, Row)]
+    lines, spans = source.lines_of(drawn), source.spans_of(drawn)
+    for row in rows:
+        if isinstance(row, Row):
+            row.line, row.span = lines.get(row.index), spans.get(row.index)
+    call_lines = source.lines_of(call.index for call in calls)
+    for call in calls:
+        call.line = call_lines.get(call.index)
+    return Timeline(count, rows, calls, calls_total, whole, selection(room.full, room.pinned, room.marked),
+                    pinned_left_out=left_out)
+
+
+def _row(index: int, event: Event, marks: tuple[str, ...], open_calls: dict[str, Row]) -> Row:
+    call_id = None if event.call_id is UNSET else event.call_id
+    row = Row(index, event.seq, None, event.type, None if event.tool is UNSET else event.tool, call_id, None,
+              marks, _detail(event))
+    if call_id is not None:
+        if event.type == "tool.call":
+            open_calls[call_id] = row
+        elif event.type == "tool.result" and call_id in open_calls:
+            call = open_calls.pop(call_id)
+            call.partner, row.partner = event.seq, call.seq
+    return row
+
+
+def _marks(event: Event) -> tuple[str, ...]:
+    kind = event.type
+    marks: list[str] = []
+    if kind.startswith("approval."):
+        marks.append("approval")
+    elif kind == "control.stop":
+        marks.append("stop")
+    elif kind == "outcome.observed":
+        marks.append("outcome")
+    elif kind == "tool.denied":
+        marks.append("denied")
+    elif kind == "tool.result" and event.ok is False:
+        marks.append("failure")
+    if event.claims_completion is True or kind == "run.completed":
+        marks.append("claim")
+    if kind in ("run.completed", "run.failed"):
+        marks.append("end")
+    return tuple(marks)
+
+
+def _detail(event: Event) -> str:
+    """The fields that say what this event was, beyond its type and tool."""
+    parts: list[str] = []
+    if event.approval_id is not UNSET:
+        parts.append(f"approval {event.approval_id}")
+    if event.approval_scope is not UNSET:
+        parts.append(f"scope {event.approval_scope}")
+    if event.approved is False:
+        parts.append("refused")
+    if event.outcome_id is not UNSET:
+        parts.append(f"outcome {event.outcome_id}")
+    if event.verdict is not UNSET:
+        parts.append(str(event.verdict))
+    if event.evidence_class is not UNSET:
+        parts.append(str(event.evidence_class))
+    if event.ok is not UNSET:
+        parts.append("ok" if event.ok else "failed")
+    if event.confidence is not UNSET:
+        parts.append(f"confidence {event.confidence:g}")
+    for name in ("approver", "status", "reason", "args", "result", "output"):
+        raw = getattr(event, name)
+        if raw is not UNSET:
+            parts.append(f"{name} {_preview(raw)}")
+    return "; ".join(parts)
+
+
+def _preview(raw: msgspec.Raw) -> str:
+    """A JSON value on one line, cut to `_PREVIEW` characters."""
+    data = bytes(raw)
+    if len(data) > 4 * _PREVIEW:   # only the start is shown: reformat no more than that
+        data = data[:4 * _PREVIEW]
+        text = " ".join(data.decode("utf-8", "replace").split())
+    else:
+        try:
+            text = msgspec.json.format(data, indent=0).decode("utf-8", "replace")
+        except msgspec.DecodeError:
+            text = data.decode("utf-8", "replace")
+    return text if len(text) <= _PREVIEW else text[:_PREVIEW] + "…"
+
+
+class _Folding:
+    """A stretch of events being folded: bounded counts of their types and tools."""
+
+    def __init__(self, first: int, first_seq: int | float) -> None:
+        self.first, self.first_seq = first, first_seq
+        self.last, self.last_seq = first, first_seq
+        self.types: Counter[str] = Counter()
+        self.tools: Counter[str] = Counter()
+
+    def add(self, index: int, event: Event) -> None:
+        self.last, self.last_seq = index, event.seq
+        _count(self.types, event.type)
+        if event.tool is not UNSET:
+            _count(self.tools, event.tool)
+
+    def done(self) -> Gap:
+        return Gap(self.first, self.last, self.first_seq, self.last_seq, _most(self.types), _most(self.tools))
+
+
+def _count(counter: Counter[str], name: str) -> None:
+    if name in counter or len(counter) < _COUNTED_PER_GAP:
+        counter[name] += 1
+    else:
+        counter["\0other"] += 1
+
+
+def _most(counter: Counter[str]) -> list[tuple[str, int]]:
+    """The most common names first (ties by name), then everything else as one `other` count."""
+    named = sorted(((name, count) for name, count in counter.items() if name != "\0other"),
+                   key=lambda item: (-item[1], item[0]))
+    other = counter["\0other"] + sum(count for _, count in named[_NAMES_PER_GAP:])
+    return named[:_NAMES_PER_GAP] + ([("\0other", other)] if other else [])
+
