@@ -362,28 +362,26 @@ def _render(report: AnyReport, run: _Run) -> None:
 
 def _timelines(report: AnyReport, run: _Run) -> Timelines:
     """The HTML page's timelines: each trace read again (a file; an imported run from its file)."""
-    from msgspec import UNSET
-
-    from agent_invariants.reader import TraceFile
-    from agent_invariants.timeline import collect, rereadable
+    from agent_invariants.timeline import collect, reopen_file, rereadable
 
     options = run.options
+    imports = run.imports
+    if imports is None or imports.native:
+        return collect(report, lambda check: reopen_file(check, options.max_line_bytes))
 
-    def reopen(check: CheckReport) -> TraceSource | str:
-        if check.trace is UNSET:
-            return "the trace was not a file"
-        problem = rereadable(check.trace)
-        if problem is not None:
-            return problem
-        if run.imports is None or run.imports.native:
-            return TraceFile(check.trace, max_line_bytes=options.max_line_bytes)
+    def reopen_imported(check: CheckReport) -> TraceSource | str:
+        from msgspec import UNSET
+
         from agent_invariants.importers.checks import imported_source
 
-        return imported_source(check.trace, run.imports.input_format.value,
-                               run=None if check.run is UNSET else check.run, profile=_profile(run.imports),
-                               max_line_bytes=options.max_line_bytes)
+        assert imports is not None
+        if check.trace is UNSET:   # an imported trace has a file, or came on standard input
+            return rereadable("-") or ""
+        return rereadable(check.trace) or imported_source(
+            check.trace, imports.input_format.value, run=None if check.run is UNSET else check.run,
+            profile=_profile(imports), max_line_bytes=options.max_line_bytes)
 
-    return collect(report, reopen)
+    return collect(report, reopen_imported)
 
 
 @app.command(cls=Command)

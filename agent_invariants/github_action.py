@@ -6,14 +6,15 @@ The action's inputs arrive as environment variables (`INPUT_CONTRACT`, `INPUT_TR
 `INPUT_BASELINE`, `INPUT_FORMAT`, `INPUT_FAIL_ON`). The command runs once per output, each with
 the same inputs: the report in `format` for the log, the Markdown summary appended to
 `$GITHUB_STEP_SUMMARY`, workflow annotations (`--format github`) on the changed lines, a SARIF
-file in `$RUNNER_TEMP` for code scanning, and the JSON report that decides the verdict:
+file in `$RUNNER_TEMP` for code scanning, the HTML page there too (uploaded as an artifact, for a
+reviewer to see the run), and the JSON report that decides the verdict:
 
 - `fail-on: error` (default): fail when an error-severity rule breaks (or the candidate regresses);
 - `fail-on: warning`: also when any warning-severity rule breaks (in the candidate, for compare);
 - `fail-on: never`: report only.
 
 Bad input (a contract that does not validate, a missing trace) always fails, with the command's
-one-line message. `$GITHUB_OUTPUT` gets `sarif` (the SARIF file), `exit-code` (the command's:
+one-line message. `$GITHUB_OUTPUT` gets `sarif` (the SARIF file), `html` (the page), `exit-code` (the command's:
 0, 1 or 2) and `verdict` (`pass` or `fail`); the step's own exit is 1 for `fail`, 2 for bad input.
 """
 from __future__ import annotations
@@ -50,7 +51,7 @@ def main(environ: dict[str, str] | None = None) -> int:
     verdict = _run([*command, "--format", "json"], env)
     if verdict.returncode == 2:
         sys.stderr.write(verdict.stderr)
-        _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": ""})
+        _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
         return 2
     sys.stdout.write(_run([*command, "--format", shown], env).stdout)
     sys.stdout.write(_run([*command, "--format", "github"], env).stdout)
@@ -58,11 +59,13 @@ def main(environ: dict[str, str] | None = None) -> int:
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(_run([*command, "--format", "markdown"], env).stdout)
-    sarif = Path(env.get("RUNNER_TEMP") or ".") / "agent-invariants.sarif"
+    folder = Path(env.get("RUNNER_TEMP") or ".")
+    sarif, page = folder / "agent-invariants.sarif", folder / "agent-invariants.html"
     _run([*command, "--format", "sarif", "--category", "agent-invariants", "--output", str(sarif)], env)
+    _run([*command, "--format", "html", "--output", str(page)], env)
     failing = _failing(verdict.returncode, json.loads(verdict.stdout), fail_on)
     _outputs(env, {"exit-code": str(verdict.returncode), "verdict": "fail" if failing else "pass",
-                   "sarif": str(sarif)})
+                   "sarif": str(sarif), "html": str(page)})
     return 1 if failing else 0
 
 

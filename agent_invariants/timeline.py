@@ -33,13 +33,13 @@ from msgspec import UNSET
 from agent_invariants._collector import paused
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
-from agent_invariants.reader import TraceSource
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile, TraceSource
 from agent_invariants.render.shared import AnyReport, sections
 from agent_invariants.report import CheckReport, CompareReport
 
 __all__ = ("CONTEXT", "EDGE", "FULL_EVENTS", "MAX_CALLS", "MAX_MARKED", "MAX_PINNED", "MAX_SECTIONS", "SELECTION",
-           "Call", "Gap", "Missing", "Row", "Timeline", "Timelines", "collect", "detailed", "rereadable",
-           "selection")
+           "Call", "Gap", "Missing", "Row", "Timeline", "Timelines", "collect", "detailed", "reopen_file",
+           "rereadable", "selection")
 
 FULL_EVENTS = 400
 """A trace of at most this many events is drawn whole."""
@@ -184,9 +184,17 @@ def rereadable(path: str) -> str | None:
     return None
 
 
-def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str]) -> Timelines:
+def reopen_file(check: CheckReport, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TraceSource | str:
+    """The check's trace file to read again as a native trace, or why it cannot be."""
+    if check.trace is UNSET:
+        return "the trace was not read from a file"
+    return rereadable(check.trace) or TraceFile(check.trace, max_line_bytes=max_line_bytes)
+
+
+def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str] = reopen_file) -> Timelines:
     """The timeline of every check report drawn in detail. `reopen(check)` gives the check's trace
-    to read again, or says (a string) why it cannot be."""
+    to read again, or says (a string) why it cannot be; by default the file it names is read
+    again as a native trace (`reopen_file`)."""
     timelines = Timelines()
     chosen = detailed(report)
     room = _Room.shared_by(len(chosen))

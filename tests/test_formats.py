@@ -296,7 +296,7 @@ def test_a_violation_on_line_n_is_line_n_in_every_format(cli, write):
 # -- output files and golden files ------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fmt", ["json", "text", "sarif", "junit", "markdown"])
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif", "junit", "markdown", "html"])
 def test_output_file_matches_stdout(cli, fmt):
     args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", fmt)
     stdout = run_ok(cli, *args)
@@ -316,7 +316,7 @@ GOLDEN_RUNS = {
          "--baseline", f"examples/{c[1]}", "--candidate", f"examples/{c[2]}")
     for c in COMPARES
 }
-EXTENSIONS = {"json": "json", "text": "txt", "sarif": "sarif", "junit": "xml", "markdown": "md"}
+EXTENSIONS = {"json": "json", "text": "txt", "sarif": "sarif", "junit": "xml", "markdown": "md", "html": "html"}
 
 
 @pytest.mark.slow
@@ -371,6 +371,10 @@ def test_every_format_renders_through_one_signature(name, fmt, monkeypatch):
     monkeypatch.chdir(REPO)
     report, source, loaded = _library_report(GOLDEN_RUNS[name], line_lengths=fmt == "sarif")
     options = RenderOptions(sources=Sources(report, source, loaded=loaded))
+    if fmt == "html":   # the page also draws each trace's timeline, read again from its file
+        from agent_invariants.timeline import collect
+
+        options = RenderOptions(sources=options.sources, timelines=collect(report))
     rendered = renderer(fmt).render(report, options)
     assert rendered.encode("utf-8") == (GOLDEN / f"{name}.{EXTENSIONS[fmt]}").read_bytes()
 

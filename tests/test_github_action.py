@@ -24,7 +24,8 @@ EXAMPLE = REPO / "examples" / "refund-desk"
 def test_action_yml_is_a_composite_action_with_the_documented_inputs():
     assert isinstance(ACTION["name"], str) and isinstance(ACTION["description"], str)
     inputs = ACTION["inputs"]
-    assert list(inputs) == ["contract", "traces", "baseline", "format", "python-version", "upload-sarif", "fail-on"]
+    assert list(inputs) == ["contract", "traces", "baseline", "format", "python-version", "upload-sarif",
+                            "upload-html", "fail-on"]
     for name, spec in inputs.items():
         assert isinstance(spec["description"], str) and spec["description"], name
         assert set(spec) <= {"description", "required", "default", "deprecationMessage"}, name
@@ -40,9 +41,13 @@ def test_action_yml_is_a_composite_action_with_the_documented_inputs():
         if "run" in step:
             assert step["shell"] == "bash", step   # a composite action's run step must name its shell
     uses = [step["uses"] for step in runs["steps"] if "uses" in step]
-    assert uses == ["actions/setup-python@v5", "github/codeql-action/upload-sarif@v4"]
+    assert uses == ["actions/setup-python@v5", "github/codeql-action/upload-sarif@v4", "actions/upload-artifact@v4"]
     (upload,) = [step for step in runs["steps"] if step.get("uses", "").startswith("github/codeql-action")]
     assert upload["if"] == "${{ inputs.upload-sarif == 'true' && steps.run.outputs.sarif != '' }}"
+    (artifact,) = [step for step in runs["steps"] if step.get("uses", "").startswith("actions/upload-artifact")]
+    assert artifact["if"] == "${{ always() && inputs.upload-html == 'true' && steps.run.outputs.html != '' }}"
+    assert artifact["with"] == {"name": "agent-invariants-report", "path": "${{ steps.run.outputs.html }}",
+                                "if-no-files-found": "ignore"}
 
 
 def _steps(tmp_path: Path, inputs: dict[str, str]) -> tuple[int, str, dict[str, str], str]:
@@ -88,6 +93,8 @@ def test_a_failing_trace_fails_the_job_with_a_summary_annotations_and_sarif(tmp_
     sarif_validator().validate(sarif)
     assert sarif["runs"][0]["automationDetails"]["id"] == "agent-invariants/"
     assert len(sarif["runs"][0]["results"]) == 10
+    page = Path(outputs["html"]).read_text()
+    assert page.startswith("<!DOCTYPE html>") and 'id="s1-e10"' in page   # the timeline, read from the trace
 
 
 def test_a_compare_fails_on_warnings_only_when_asked(tmp_path):
@@ -106,7 +113,7 @@ def test_bad_input_fails_with_the_commands_message_and_never_hides_it(tmp_path, 
            "GITHUB_OUTPUT": str(tmp_path / "output")}
     assert main(env) == 2
     assert capsys.readouterr().err.startswith("agent-invariants: missing.json: no such file")
-    assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\n"
+    assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
     assert main({**env, "INPUT_FAIL_ON": "sometimes"}) == 2
     assert "fail-on: 'sometimes' is none of error, warning, never" in capsys.readouterr().err
 

@@ -76,7 +76,7 @@ def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
         if isinstance(section, CompareReport):
             body += _pair(section, number, timelines, budget)
         else:
-            body += _check(section, f"s{number}", timelines, budget, heading="h2")
+            body += _check(section, f"s{number}", timelines, budget, heading="h2", counts=is_batch(report))
     if is_batch(report) and len(chosen) < len(sections(report)):
         body.append(f'<p class="note">{len(sections(report)) - len(chosen)} more sections are not drawn: a page '
                     f"shows {len(chosen)} in detail, failing ones first. The report in another format lists them "
@@ -158,21 +158,24 @@ def _trace_name(check: CheckReport) -> str:
 
 
 def _check(check: CheckReport, sid: str, timelines: Timelines, budget: _Budget, *, heading: str, label: str = "",
+           counts: bool = True,
            regressions: list[Regression] | None = None, rules: bool = True) -> list[str]:
-    """One trace: its verdict and counts, rule table, timeline and violations."""
+    """One trace: its verdict and counts, rule table, timeline and violations. A trace of a
+    comparison (`rules=False`: the pair has one rule table) is a part of the pair's section."""
     good = check.passed
     word = "passed" if good else "failed"
-    lines = [f'<section class="trace" id="{sid}" aria-labelledby="{sid}-h">',
+    tag = "section" if rules else "div"
+    lines = [f'<{tag} class="trace" id="{sid}" aria-labelledby="{sid}-h">' if rules else f'<div id="{sid}">',
              f'<{heading} id="{sid}-h">{_t(label)}<code>{_t(_trace_name(check))}</code> '
              f'<span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {word}</span></{heading}>',
-             f"<p>{_t(_check_counts(check))}</p>"]
+             *([f"<p>{_t(_check_counts(check))}</p>"] if counts else [])]
     lines += _notices(check) + _record(check)
     tokens = {result.rule_id: f"r{number}" for number, result in enumerate(check.results)}
     if rules:
         lines += _rules(check, sid, tokens)
     lines += _timeline(check, sid, timelines.of(check), tokens, regressions or [], budget)
     lines += _violations(check, sid, timelines.of(check), budget)
-    lines.append("</section>")
+    lines.append(f"</{tag}>")
     return lines
 
 
@@ -190,7 +193,7 @@ def _record(check: CheckReport) -> list[str]:
         return []
     lines = ['<dl class="facts">', f"<dt>Run</dt><dd><code>{_t(info.run_id)}</code></dd>",
              f"<dt>Ended by</dt><dd>{_t(info.ended_by)}</dd>",
-             f"<dt>Calls prevented</dt><dd>{'⛔ ' if info.denied else ''}{info.denied}</dd>", "</dl>"]
+             f"<dt>Calls prevented</dt><dd>{'⊘ ' if info.denied else ''}{info.denied}</dd>", "</dl>"]
     if info.findings:
         lines.append('<ul class="findings">' + "".join(
             f'<li><span class="finding bad">✗ {_t(finding.code)}</span> {_t(finding.message, 500)}</li>'
@@ -291,9 +294,9 @@ def _event(row: Row, sid: str, trace: str, found: list[Violation | Regression], 
         cells += f"<li>and {len(found) - _FINDINGS_PER_ROW} more</li>"
     where = "" if row.line is None else f'<span title="{_t(trace)}:{row.line}">{row.line}</span>'
     return (f'<tr id="{sid}-e{row.index}"{attrs}><td class="num">{_t(_seq(row.seq))}</td><td class="num">{where}</td>'
-            f'<td class="kind">{marks}<code>{kind}</code></td>'
+            f'<td class="kind"><code>{kind}</code> {marks}</td>'
             f'<td class="tool"><code>{_t(row.tool or "", 120)}</code></td>'
-            f'<td class="detail">{detail}</td><td><ul class="findings">{cells}</ul></td></tr>')
+            f'<td class="detail">{detail}</td><td class="found"><ul class="findings">{cells}</ul></td></tr>')
 
 
 def _finding_html(item: Violation | Regression) -> str:
@@ -398,11 +401,11 @@ def _pair(pair: CompareReport, number: int, timelines: Timelines, budget: _Budge
     base, cand = timelines.of(pair.baseline), timelines.of(pair.candidate)
     if isinstance(base, Timeline) and isinstance(cand, Timeline):
         lines += _paths(base, cand, pair.regressions, budget)
-    lines += _check(pair.candidate, f"{sid}c", timelines, budget, heading="h3", label="Candidate: ",
-                    regressions=pair.regressions, rules=False)[1:-1]
-    lines += [f'<details id="{sid}b"><summary>Baseline run: <code>{_t(_trace_name(pair.baseline))}</code></summary>']
-    lines += _check(pair.baseline, f"{sid}b", timelines, budget, heading="h3", label="Baseline: ",
-                    rules=False)[1:-1]
+    lines += _check(pair.candidate, f"{sid}c", timelines, budget, heading="h3", label="Candidate: ", counts=False,
+                    regressions=pair.regressions, rules=False)
+    lines.append(f'<details id="{sid}-baseline"><summary>Baseline run: <code>{_t(_trace_name(pair.baseline))}</code>'
+                 "</summary>")
+    lines += _check(pair.baseline, f"{sid}b", timelines, budget, heading="h3", label="Baseline: ", rules=False)
     lines += ["</details>", "</section>"]
     return lines
 
@@ -427,7 +430,7 @@ def _paths(base: Timeline, cand: Timeline, regressions: list[Regression], budget
         regression = right is not None and right.index in pinned
         css = "regression" if regression else change
         data = ' data-rules="reg"' if regression else ""
-        word = {"same": "=", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}[change]
+        word = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}[change]
         if regression:
             word += " ✗ regression"
         html = (f'<tr class="{css}"{data}><td class="num">{_call_seq(left)}</td>'

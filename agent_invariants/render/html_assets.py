@@ -45,11 +45,12 @@ td.num, th.num { text-align: right; white-space: nowrap; }
 .timeline td { font-size: 0.92em; }
 .timeline td.tool { min-width: 9rem; }
 .timeline td.detail { min-width: 12rem; }
+.timeline td.found { min-width: 22rem; }
 .timeline tr.pinned { border-left: 4px solid var(--bad); }
 .timeline tr.pinned.warning { border-left-color: var(--warn); }
 .timeline tr.gap td { color: var(--muted); background: var(--panel); font-style: italic; }
 .timeline tr.result td.kind { padding-left: 1.5rem; }
-.mark { display: inline-block; margin: 0 0.3rem 0.1rem 0; padding: 0 0.4rem; border-radius: 0.3rem;
+.mark { display: inline-block; margin: 0.1rem 0.3rem 0.1rem 0; padding: 0 0.4rem; border-radius: 0.3rem;
   font-size: 0.85em; border: 1px solid var(--line); white-space: nowrap; }
 ul.findings { list-style: none; margin: 0; padding: 0; }
 ul.findings li { margin: 0.1rem 0; }

@@ -1,0 +1,321 @@
+"""`--format html`: one self-contained page with each trace's timeline.
+
+Read as a browser without scripts reads it (`html_page.parse`, which also fails on elements
+closed out of order): what is drawn and folded, where each violation is pinned, that trace text
+stays text, and that the page names nothing to load. The browser's own reading is
+`test_html_browser.py`.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from html_page import Node, parse
+
+from agent_invariants.timeline import CONTEXT, MAX_PINNED
+
+from support import EXAMPLES, contract, events, jsonl
+
+REFUND = EXAMPLES / "refund-desk"
+SHORT = ["check", "--contract", str(REFUND / "contract.json"), "--trace", str(REFUND / "candidate.jsonl")]
+
+
+def page_of(cli, *args: str, code: int = 1) -> tuple[str, Node]:
+    result = cli(*args, "--format", "html")
+    assert result.returncode == code, result.stderr
+    return result.stdout, parse(result.stdout)
+
+
+def report_of(cli, *args: str) -> dict:
+    return json.loads(cli(*args, "--format", "json").stdout)
+
+
+def timeline_rows(section: Node) -> list[Node]:
+    (table,) = section.all("table", cls="timeline")
+    return table.all("tbody")[0].all("tr")
+
+
+def cells(row: Node) -> list[str]:
+    return [cell.text().strip() for cell in row.all("td")]
+
+
+# -- a short trace: every event drawn, every violation pinned -----------------------------------------
+
+def test_a_short_trace_is_drawn_whole_with_each_violation_pinned_at_its_event_and_line(cli):
+    text, page = page_of(cli, *SHORT)
+    report = report_of(cli, *SHORT)
+    assert text.startswith("<!DOCTYPE html>\n") and text.endswith("</html>\n")
+    assert "✗ failed" in page.all("header")[0].text()
+    section = page.by_id("s1")
+    rows = timeline_rows(section)
+    assert [row.attrs["id"] for row in rows] == [f"s1-e{index}" for index in range(14)]
+    assert [cells(row)[0] for row in rows] == [str(seq) for seq in range(1, 15)]
+    pinned = {row.attrs["id"] for row in rows if "pinned" in (row.attrs.get("class") or "")}
+    assert pinned == {f"s1-e{violation['event_index']}" for violation in report["violations"]}
+    for violation in report["violations"]:
+        row = section.by_id(f"s1-e{violation['event_index']}")
+        assert cells(row)[1] == str(violation["line"])
+        assert violation["rule_id"] in cells(row)[5] and violation["code"] in cells(row)[5]
+    # the call and its result are paired both ways; marks say what a moment is in words
+    assert "result at seq 7" in cells(section.by_id("s1-e5"))[4]
+    assert "call at seq 6" in cells(section.by_id("s1-e6"))[4]
+    assert "✗ failed" in cells(section.by_id("s1-e6"))[2]
+    assert "■ stop" in cells(section.by_id("s1-e9"))[2]
+    assert "⚑ claims completion" in cells(section.by_id("s1-e12"))[2]
+
+
+def test_the_rule_table_says_each_status_in_words_and_offers_a_filter_for_each_failing_rule(cli):
+    _, page = page_of(cli, *SHORT)
+    report = report_of(cli, *SHORT)
+    (table,) = page.by_id("s1").all("table", cls="rules")
+    rows = table.all("tbody")[0].all("tr")
+    assert [cells(row)[0] for row in rows] == [result["rule_id"] for result in report["results"]]
+    for row, result in zip(rows, report["results"], strict=True):
+        status = cells(row)[2]
+        expected = "✓ passed" if result["passed"] else "⚠ warning" if result["severity"] == "warning" else "✗ error"
+        assert status == expected
+        buttons = row.all("button")
+        assert len(buttons) == (0 if result["passed"] else 1)
+        for button in buttons:   # shown by the script only: without it they would do nothing
+            assert "hidden" in button.attrs and button.attrs["aria-pressed"] == "false"
+    # a failing rule's name links to its first listed violation, which links to its event
+    link = rows[1].all("a")[0].attrs["href"]
+    violation = page.by_id(link[1:])
+    assert "stop-means-stop" in violation.text()
+    assert violation.all("a")[0].attrs["href"] == "#s1-e10"
+
+
+def test_every_token_a_row_is_filtered_by_belongs_to_a_rule_of_the_table(cli):
+    _, page = page_of(cli, *SHORT)
+    section = page.by_id("s1")
+    buttons = {button.attrs["data-rule"] for button in section.all("button") if button.attrs.get("data-rule")}
+    used = {token for row in timeline_rows(section) for token in (row.attrs.get("data-rules") or "").split()}
+    assert used == buttons
+
+
+# -- nothing to load, nothing to run but its own script ------------------------------------------------
+
+def _digest(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+@pytest.mark.parametrize("args", [
+    SHORT,
+    ["compare", "--contract", str(REFUND / "contract.json"), "--baseline", str(REFUND / "baseline.jsonl"),
+     "--candidate", str(REFUND / "candidate.jsonl")],
+], ids=["check", "compare"])
+def test_the_page_names_nothing_to_load_and_its_policy_allows_only_its_own_style_and_script(cli, args):
+    text, page = page_of(cli, *args)
+    (policy,) = [meta for meta in page.all("meta") if meta.attrs.get("http-equiv") == "Content-Security-Policy"]
+    rules = dict(part.strip().split(" ", 1) for part in policy.attrs["content"].split(";"))
+    assert rules["default-src"] == "'none'" and rules["img-src"] == "'none'" and rules["connect-src"] == "'none'"
+    (style,) = page.all("style")
+    (script,) = page.all("script")
+    assert rules["style-src"] == _digest(style.children[0]) and rules["script-src"] == _digest(script.children[0])
+    for node in page.walk():
+        assert "src" not in node.attrs and "style" not in node.attrs
+        assert not any(name.startswith("on") for name in node.attrs)
+        assert node.attrs.get("href", "#").startswith("#")
+    assert "url(" not in style.children[0] and "@import" not in style.children[0]
+    assert not re.search(r"https?://", text)
+
+
+def test_trace_text_stays_text_however_it_is_written(cli, write):
+    hostile = ["<script>alert(1)</script>", "javascript:alert(1)", '"><img src=x onerror=alert(1)>',
+               "pay\u202eyenom", "</style><style>body{display:none}</style>", "a\x1b[2Jb"]
+    write("c.json", contract({"id": "nothing-goes", "kind": "deny_tool", "tool": "*"}))
+    write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": tool, "call_id": tool,
+                                     "approval_id": f"<b>{tool}</b>"} for tool in hostile])))
+    text, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
+    assert len(page.all("script")) == 1 and len(page.all("style")) == 1
+    assert page.all("img") == [] and page.all("b") == []
+    assert "\u202e" not in text and "\x1b" not in text
+    rows = timeline_rows(page.by_id("s1"))
+    shown = [cells(row)[3] for row in rows]
+    assert shown == ["<script>alert(1)</script>", "javascript:alert(1)", '"><img src=x onerror=alert(1)>',
+                     "pay\\u202eyenom", "</style><style>body{display:none}</style>", "a\\x1b[2Jb"]
+    assert "approval <b><script>alert(1)</script></b>" in cells(rows[0])[4]
+    for node in page.walk():
+        assert node.attrs.get("href", "#").startswith("#")
+
+
+# -- a long trace: the neighbourhood of each finding, counted stretches elsewhere ---------------------
+
+def test_a_long_trace_shows_its_ends_each_finding_with_its_neighbours_and_marked_events(cli, write):
+    specs = [{"type": "agent.message"} for _ in range(1000)]
+    specs[500] = {"type": "tool.call", "tool": "shell.exec", "call_id": "c1"}
+    specs[700] = {"type": "approval.granted", "approval_id": "a1"}
+    specs[800] = {"type": "tool.call", "tool": "kb.search", "call_id": "c2"}
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("t.jsonl", jsonl(events(*specs)))
+    _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
+    rows = timeline_rows(page.by_id("s1"))
+    drawn = [row.attrs.get("id", "gap") for row in rows]
+    assert drawn == ["s1-e0", "s1-e1", "s1-e2", "gap", *[f"s1-e{index}" for index in range(497, 504)], "gap",
+                     "s1-e700", "gap", "s1-e997", "s1-e998", "s1-e999"]
+    gaps = [cells(row) for row in rows if "gap" in (row.attrs.get("class") or "")]
+    assert gaps[0][0] == "4–497" and gaps[0][2] == "⋯ 494 events folded: agent.message ×494"
+    assert gaps[2][2] == "⋯ 296 events folded: agent.message ×295, tool.call ×1; tools: kb.search ×1"
+    assert "◆ approval" in cells(page.by_id("s1-e700"))[2]
+    note = page.by_id("s1-timeline")
+    assert note.tag == "h3"
+    assert "Traces of up to 400 events are drawn whole" in page.by_id("s1").text()
+
+
+def test_a_million_event_trace_makes_a_page_under_five_megabytes(cli, tmp_path):
+    """The worst text the limits allow on every drawn row: 500-character names that grow sixfold
+    when escaped, on a denied call every thousand events and on each of its neighbours, so that
+    the page's size limit, not the count of rows, is what stops the drawing."""
+    name = '"&<>' * 125
+    fat = {"type": "tool.result", "tool": name, "call_id": name, "result": {"note": name}}
+    quiet = b'{"seq":%d,"type":"agent.message"}\n'
+    with open(tmp_path / "t.jsonl", "wb") as out:
+        for seq in range(1, 1_000_001):
+            position = seq % 1000
+            if position == 0:
+                out.write(json.dumps({"seq": seq, "type": "tool.call", "tool": name, "call_id": name,
+                                      "args": {"note": name}}).encode() + b"\n")
+            elif position <= CONTEXT or position >= 1000 - CONTEXT:
+                out.write(json.dumps({"seq": seq, **fat}).encode() + b"\n")
+            else:
+                out.write(quiet % seq)
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "nothing-goes", "kind": "deny_tool", "tool": "*"})))
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "html", "--output", "p.html",
+                 timeout=300)
+    assert result.returncode == 1, result.stderr
+    data = (tmp_path / "p.html").read_bytes()
+    assert len(data) < 5_000_000
+    page = parse(data.decode())
+    section = page.by_id("s1")
+    rows = timeline_rows(section)
+    assert "The page reached its size limit: the rest of this timeline, from event" in cells(rows[-1])[0]
+    assert 1000 < len(rows) < (2 * CONTEXT + 2) * MAX_PINNED
+    assert "1,000,000 events" in page.all("header")[0].text()
+
+
+# -- compare and batches ------------------------------------------------------------------------------
+
+def test_compare_lines_up_the_two_runs_tool_calls_and_marks_the_regressions(cli):
+    args = ["compare", "--contract", str(REFUND / "contract.json"), "--baseline", str(REFUND / "baseline.jsonl"),
+            "--candidate", str(REFUND / "candidate.jsonl")]
+    _, page = page_of(cli, *args)
+    section = page.by_id("s1")
+    (paths,) = section.all("table", cls="paths")
+    rows = [cells(row) for row in paths.all("tbody")[0].all("tr")]
+    assert rows == [["3", "crm.lookup", "= same", "crm.lookup", "3"],
+                    ["5", "kb.search", "− removed", "", ""],
+                    ["9", "payments.refund", "= same ✗ regression", "payments.refund", "6"],
+                    ["11", "crm.lookup", "≠ changed", "payments.refund", "8"],
+                    ["14", "mail.draft", "≠ changed ✗ regression", "shell.exec", "11"]]
+    # the candidate's timeline pins the regressions too; the baseline's is there, folded away
+    assert "regression" in cells(section.by_id("s1c-e10"))[5]
+    assert section.by_id("s1-baseline").tag == "details"
+    assert len(timeline_rows(section.by_id("s1b"))) == 17   # every event of the baseline
+    report = report_of(cli, *args)
+    links = [a.attrs["href"] for li in section.all("ol")[0].all("li") for a in li.all("a")]
+    assert links == [f"#s1c-e{regression['event_index']}" for regression in report["regressions"]
+                     if "event_index" in regression]
+
+
+def test_a_batch_starts_with_an_index_of_its_traces_readable_or_not(cli, write):
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("traces/a.jsonl", jsonl(events({"type": "tool.call", "tool": "shell.exec"})))
+    write("traces/b.jsonl", jsonl(events({"type": "tool.call", "tool": "kb.search"})))
+    write("traces/c.jsonl", "{not json\n")
+    _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "traces", code=2)
+    index = page.all("nav")[0]
+    rows = [cells(row) for row in index.all("tbody")[0].all("tr")]
+    assert [row[:2] for row in rows] == [["traces/a.jsonl", "✗ failed"], ["traces/b.jsonl", "✓ passed"],
+                                         ["traces/c.jsonl", "⊘ unreadable"]]
+    assert [a.attrs["href"] for a in index.all("a")] == ["#s1", "#s2"]
+    assert "no-shell" in cells(page.by_id("s1-e0"))[5]
+    assert timeline_rows(page.by_id("s2"))[0].attrs.get("class") is None
+
+
+# -- where no timeline can be drawn, the page says why ------------------------------------------------
+
+def test_a_trace_from_standard_input_has_no_timeline_and_the_page_says_why(cli):
+    result = cli("check", "--contract", str(REFUND / "contract.json"), "--trace", "-", "--format", "html",
+                 stdin=(REFUND / "candidate.jsonl").read_text())
+    assert result.returncode == 1, result.stderr
+    section = parse(result.stdout).by_id("s1")
+    assert "No timeline: standard input can be read only once" in section.text()
+    assert section.all("table", cls="timeline") == []
+    assert len(section.all("ol", cls="violations")[0].all("li")) == 10
+
+
+def test_a_trace_that_changed_after_the_check_loses_its_timeline_rather_than_drawing_it_wrong():
+    from agent_invariants import check_trace
+    from agent_invariants.reader import TraceFile
+    from agent_invariants.render import RenderOptions
+    from agent_invariants.render.html import render
+    from agent_invariants.timeline import Missing, collect
+
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+    before = jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"})).encode()
+    after = jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"}, start=5)).encode()
+    report = check_trace(rules, TraceFile(before))
+    timelines = collect(report, lambda check: TraceFile(after))
+    assert timelines.of(report) == Missing("the trace changed after it was checked: check it again to see its "
+                                           "timeline")
+    assert "No timeline: the trace changed after it was checked" in render(report, RenderOptions(
+        timelines=timelines))
+    same = collect(report, lambda check: TraceFile(before))
+    assert "shell.exec" in parse(render(report, RenderOptions(timelines=same))).by_id("s1-e1").text()
+
+
+def test_an_imported_trace_shows_where_each_event_came_from(cli):
+    source = EXAMPLES / "imports" / "langchain.runs.jsonl"
+    args = ["check", "--contract", str(EXAMPLES / "imports" / "contract.json"), "--trace", str(source),
+            "--input-format", "langsmith"]
+    report = report_of(cli, *args)
+    _, page = page_of(cli, *args)
+    (violation,) = report["violations"]
+    row = page.by_id(f"s1-e{violation['event_index']}")
+    assert cells(row)[1] == str(violation["line"])
+    assert f"span {violation['span_id']}" in cells(row)[4]
+    assert "no-shell" in cells(row)[5]
+
+
+@pytest.mark.parametrize("command", ["stability", "mutate"])
+def test_reports_without_a_trace_to_draw_refuse_html(cli, command):
+    args = [str(REFUND / "baseline.jsonl"), str(REFUND / "candidate.jsonl")] if command == "stability" else \
+        ["--contract", str(REFUND / "contract.json"), "--trace", str(REFUND / "baseline.jsonl")]
+    result = cli(command, *args, "--format", "html")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"agent-invariants: --format html: {command} reports as text, pretty, "
+                                          "json, sarif, junit, markdown or github (html is for check, compare and "
+                                          "record)"]
+
+
+def test_the_page_is_the_same_byte_for_byte_each_time(cli, write):
+    first = cli(*SHORT, "--format", "html").stdout
+    assert cli(*SHORT, "--format", "html").stdout == first
+    cli(*SHORT, "--format", "html", "--output", "page.html")
+    assert Path(cli.cwd / "page.html").read_text(encoding="utf-8") == first
+
+
+def test_an_imported_trace_on_standard_input_has_no_timeline_and_the_page_says_why(cli):
+    source = EXAMPLES / "imports" / "langchain.runs.jsonl"
+    result = cli("check", "--contract", str(EXAMPLES / "imports" / "contract.json"), "--trace", "-",
+                 "--input-format", "langsmith", "--format", "html", stdin=source.read_text())
+    assert result.returncode == 1, result.stderr
+    assert "No timeline: standard input can be read only once" in parse(result.stdout).by_id("s1").text()
+
+
+def test_a_recorded_run_shows_the_calls_the_harness_prevented(cli):
+    record = EXAMPLES / "record"
+    result = cli("record", "--contract", str(record / "contract.json"), "--fixtures", str(record / "fixtures.json"),
+                 "--enforce", "--fake-clock", "--out", "run.jsonl", "--env", "AGENT_MODE=reckless", "--format", "html",
+                 "--", "python3", str(record / "agent.py"))
+    assert result.returncode == 1, result.stderr
+    section = parse(result.stdout).by_id("s1")
+    denied = [row for row in timeline_rows(section) if cells(row)[2].startswith("tool.denied")]
+    assert denied and all("⊘ prevented" in cells(row)[2] for row in denied)
+    facts = dict(zip([dt.text() for dt in section.all("dt")], [dd.text() for dd in section.all("dd")], strict=True))
+    assert facts["Calls prevented"] == f"⊘ {len(denied)}"
+    assert facts["Run"] == "fake-run"
