@@ -43,7 +43,7 @@ OUT = HERE / "out"
 # Agent Invariants v0.1.0 (Node 20) on the same machine class, seed-7 generated traces.
 NODE_SECONDS = {"10k": 0.69, "100k": 4.83, "1m-compact": 166.0}
 
-CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "import", "quality", "startup")
+CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "import", "quality", "html", "startup")
 ALIASES = {"new-tool-per-call": "new-tool", "start-up": "startup"}
 STRESS = ("violations", "new-tool", "approval-ids")
 
@@ -450,6 +450,52 @@ def quality(reps: int) -> list[str]:
     return rows
 
 
+def html(size: str, reps: int) -> list[str]:
+    """`check --format html` against `--format json` of the plain trace and of the violations case
+    at SIZE: wall time (median), the page's size, and the time headless Chromium takes to load it
+    from disk (median), where Chromium and Playwright are installed."""
+    now = Checkout("now", HERE.parent)
+    plain, plain_contract = generate(size)
+    broken, broken_contract, broken_events = generate_case("violations", size)
+    cases = {f"{events_of(size):,} events, passing": (plain, plain_contract),
+             f"{broken_events:,} events, {events_of(size):,} violations": (broken, broken_contract)}
+    rows = [f"| `check`, median of {reps} | `--format json` | `--format html` | page | loads in Chromium |",
+            "|---|---:|---:|---:|---:|"]
+    for label, (trace, contract) in cases.items():
+        page = OUT / "page.html"
+        args = ["check", "--contract", str(contract), "--trace", str(trace)]
+        medians = cli_medians([("json", now.command([*args, "--format", "json"]), now.env, {0, 1}),
+                               ("html", now.command([*args, "--format", "html", "--output", str(page)]), now.env,
+                                {0, 1})], reps)
+        rows.append(f"| {label} | {_seconds(medians['json'])} | {_seconds(medians['html'])} | "
+                    f"{page.stat().st_size / 1e6:.2f} MB | {_page_load(page, reps)} |")
+    print("\n".join(rows), flush=True)
+    return rows
+
+
+def _page_load(page: Path, reps: int) -> str:
+    """Median time from navigation to the load event, in headless Chromium, or why it was not measured."""
+    chromium = shutil.which("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return "no Playwright"
+    if chromium is None:
+        return "no Chromium"
+    flags = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+    seconds = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=flags)
+        for _ in range(reps):
+            context = browser.new_context(offline=True)
+            start = time.perf_counter()
+            context.new_page().goto(page.as_uri())
+            seconds.append(time.perf_counter() - start)
+            context.close()
+        browser.close()
+    return _seconds(statistics.median(seconds))
+
+
 def machine() -> str:
     model = "unknown CPU"
     try:
@@ -547,6 +593,8 @@ def main() -> None:
         sections += imports(args.case_events.strip().lower(), args.reps) + [""]
     if "quality" in cases:
         sections += quality(args.reps) + [""]
+    if "html" in cases:
+        sections += html(args.case_events.strip().lower(), args.reps) + [""]
     if "startup" in cases:
         sections += startup(checkouts, args.startup_runs) + [""]
     if args.node:

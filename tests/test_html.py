@@ -319,3 +319,19 @@ def test_a_recorded_run_shows_the_calls_the_harness_prevented(cli):
     facts = dict(zip([dt.text() for dt in section.all("dt")], [dd.text() for dd in section.all("dd")], strict=True))
     assert facts["Calls prevented"] == f"⊘ {len(denied)}"
     assert facts["Run"] == "fake-run"
+
+
+def test_a_batch_of_comparisons_indexes_its_pairs_and_draws_each_pair(cli, write):
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    for folder, tool in (("base", "kb.search"), ("cand", "shell.exec")):
+        write(f"{folder}/one.jsonl", jsonl(events({"type": "tool.call", "tool": "kb.search"})))
+        write(f"{folder}/two.jsonl", jsonl(events({"type": "tool.call", "tool": "kb.search"},
+                                                  {"type": "tool.call", "tool": tool})))
+    text, page = page_of(cli, "compare", "--contract", "c.json", "--baseline", "base", "--candidate", "cand")
+    assert "✗ regression" in page.all("header")[0].text() and "2 pairs, 2 regressions" in text
+    rows = [cells(row) for row in page.all("nav")[0].all("tbody")[0].all("tr")]
+    assert [row[:2] for row in rows] == [["cand/one.jsonl", "✓ compatible"], ["cand/two.jsonl", "✗ regression"]]
+    (paths,) = page.by_id("s2").all("table", cls="paths")
+    assert [cells(row) for row in paths.all("tbody")[0].all("tr")] == [
+        ["1", "kb.search", "= same", "kb.search", "1"],
+        ["2", "kb.search", "≠ changed ✗ regression", "shell.exec", "2"]]
