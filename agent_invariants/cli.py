@@ -127,10 +127,12 @@ def check(
     if batch.is_single(trace):
         batch.check_file_name(trace[0])
         refuse_input_as_output(options.output, contract_path, trace[0])
+        run.stamp(trace[0])
         run.inside_sarif_root(trace[0])
         _finish(_check_one(run, trace[0]), run)
     paths = batch.expand_traces(trace, exclude=[str(contract_path)])
     refuse_input_as_output(options.output, contract_path, *paths)
+    run.stamp(*paths)
     run.inside_sarif_root(*paths)
     _finish(_with_progress(len(paths), "checking traces", options.quiet, lambda advance: batch.check_many(
         run.contract, paths, jobs=_processes(options.jobs), max_line_bytes=options.max_line_bytes,
@@ -146,6 +148,7 @@ def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contra
     for path in paths:
         batch.check_file_name(path)
     refuse_input_as_output(run.options.output, contract_path, *paths)
+    run.stamp(*paths)
     run.inside_sarif_root(*[path for path in paths if path != "-"])
     options = run.options
     return check_imported(run.contract, paths, imports.input_format.value, run=imports.run,
@@ -219,6 +222,7 @@ def compare(
         if not (batch.is_single(baseline) and batch.is_single(candidate)) or run_id == "all":
             fail("compare --input-format takes one baseline and one candidate file, and one run of each (--run ID)")
         refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
+        run.stamp(baseline[0], candidate[0])
         run.inside_sarif_root(*[path for path in candidate if path != "-"])
         _finish(compare_traces(run.contract, _imported(baseline[0], imports, options.max_line_bytes),
                                _imported(candidate[0], imports, options.max_line_bytes, run.line_lengths),
@@ -229,6 +233,7 @@ def compare(
         batch.check_file_name(baseline[0])
         batch.check_file_name(candidate[0])
         refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
+        run.stamp(baseline[0], candidate[0])
         run.inside_sarif_root(candidate[0])   # SARIF points into the candidate only
         _finish(compare_traces(run.contract, baseline[0], candidate[0], max_line_bytes=options.max_line_bytes,
                                max_violations=options.max_violations, jobs=jobs, line_lengths=run.line_lengths,
@@ -237,6 +242,7 @@ def compare(
     pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
                               batch.named_traces(candidate, exclude=exclude))
     refuse_input_as_output(options.output, contract_path, *[path for pair in pairs for path in pair])
+    run.stamp(*[path for pair in pairs for path in pair])
     run.inside_sarif_root(*[candidate for _, candidate in pairs])
     _finish(_with_progress(len(pairs), "comparing traces", options.quiet, lambda advance: batch.compare_many(
         run.contract, pairs, jobs=jobs, max_line_bytes=options.max_line_bytes,
@@ -266,6 +272,7 @@ class _Run(NamedTuple):
     options: ReportOptions
     safety_exit: int | None = None   # check --safety-exit
     imports: ImportOptions | None = None   # how the traces are read (None: native)
+    stamps: dict[str, tuple[int, ...] | None] | None = None   # the traces as they were (HTML: see stamp)
 
     @classmethod
     def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None,
@@ -279,12 +286,20 @@ class _Run(NamedTuple):
             from agent_invariants.lint import refuse_unpassable
 
             refuse_unpassable(loaded, source.label, source)
-        return cls(loaded, source, options, safety_exit, imports)
+        return cls(loaded, source, options, safety_exit, imports, {})
 
     @property
     def line_lengths(self) -> bool:
         """SARIF regions end at the end of the line: learn each line's length while reading."""
         return self.options.format is Format.sarif
+
+    def stamp(self, *paths: str) -> None:
+        """For the HTML page, which reads the traces again: note each file as it is before the
+        check, so that a file changed in between loses its timeline instead of drawing it wrong."""
+        if self.options.format is Format.html and self.stamps is not None:
+            from agent_invariants.timeline import stamp
+
+            self.stamps.update((path, stamp(path)) for path in paths if path != "-")
 
     def inside_sarif_root(self, *paths: str) -> None:
         """With `--sarif-root` and SARIF output, refuse a file outside the root: its URI would
@@ -367,7 +382,7 @@ def _timelines(report: AnyReport, run: _Run) -> Timelines:
     options = run.options
     imports = run.imports
     if imports is None or imports.native:
-        return collect(report, lambda check: reopen_file(check, options.max_line_bytes))
+        return collect(report, lambda check: reopen_file(check, options.max_line_bytes), run.stamps)
 
     def reopen_imported(check: CheckReport) -> TraceSource | str:
         from msgspec import UNSET
@@ -381,7 +396,7 @@ def _timelines(report: AnyReport, run: _Run) -> Timelines:
             check.trace, imports.input_format.value, run=None if check.run is UNSET else check.run,
             profile=_profile(imports), max_line_bytes=options.max_line_bytes)
 
-    return collect(report, reopen_imported)
+    return collect(report, reopen_imported, run.stamps)
 
 
 @app.command(cls=Command)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -37,9 +37,11 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile, TraceSour
 from agent_invariants.render.shared import AnyReport, sections
 from agent_invariants.report import CheckReport, CompareReport
 
+Item = TypeVar("Item", bound=Hashable)
+
 __all__ = ("CONTEXT", "EDGE", "FULL_EVENTS", "MAX_CALLS", "MAX_MARKED", "MAX_PINNED", "MAX_SECTIONS", "SELECTION",
-           "Call", "Gap", "Missing", "Row", "Timeline", "Timelines", "collect", "detailed", "reopen_file",
-           "rereadable", "selection")
+           "Call", "Counted", "Gap", "Missing", "Row", "Timeline", "Timelines", "align", "collect", "detailed",
+           "reopen_file", "rereadable", "selection", "stamp", "take_turns")
 
 FULL_EVENTS = 400
 """A trace of at most this many events is drawn whole."""
@@ -51,12 +53,12 @@ MAX_PINNED = 300
 """Events a finding points at that are drawn with their neighbourhood, per trace (the first ones)."""
 MAX_MARKED = 100
 """Marked events (approvals, stops, outcomes, claims, failures, denials, ends) drawn beyond those, per trace."""
-MAX_CALLS = 1000
+MAX_CALLS = 500
 """Tool calls of each trace that a comparison lines up side by side (the first ones)."""
 MAX_SECTIONS = 20
 """Traces (or pairs) of a batch drawn in detail: the failing ones first, then the others, in order."""
-_NAMES_PER_GAP = 6      # types and tools named in a collapsed row; the rest are counted as "other"
-_COUNTED_PER_GAP = 64   # distinct names a collapsed row counts before it counts the rest as "other"
+_NAMES_PER_GAP = 6      # types and tools named in a folded row; the rest are counted as "other"
+_COUNTED_PER_GAP = 256  # distinct names a folded row counts exactly (past that, see `Counted`)
 _PREVIEW = 160          # characters of args, result, output or reason shown on an event's row
 
 def selection(full: int, pinned: int, marked: int) -> str:
@@ -91,16 +93,29 @@ class Row:
     """The seq of the call's result, or of the result's call, when both are drawn."""
 
 
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """The most common names of a folded stretch (most common first, ties by name), and how many
+    events had another name. Exact while the stretch held at most `_COUNTED_PER_GAP` names; past
+    that the counts come from Misra and Gries' summary in bounded memory: each count may be low by
+    up to `lowered` (and `other` high by as much), and every name more common than one event in
+    `_COUNTED_PER_GAP + 1` is still among them."""
+
+    names: list[tuple[str, int]]
+    other: int
+    lowered: int = 0
+
+
 @dataclass(slots=True)
 class Gap:
-    """A stretch of events folded into one row, counted by type and by tool (most common first)."""
+    """A stretch of events folded into one row, counted by type and by tool."""
 
     first: int
     last: int
     first_seq: int | float
     last_seq: int | float
-    types: list[tuple[str, int]]
-    tools: list[tuple[str, int]]
+    types: Counted
+    tools: Counted
 
     @property
     def events(self) -> int:
@@ -191,35 +206,55 @@ def reopen_file(check: CheckReport, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     return rereadable(check.trace) or TraceFile(check.trace, max_line_bytes=max_line_bytes)
 
 
-def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str] = reopen_file) -> Timelines:
+def stamp(path: str) -> tuple[int, ...] | None:
+    """What tells a file from the same file changed or replaced: device, inode, size, and the
+    times of its last change (None when it cannot be read)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
+def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str] = reopen_file,
+            stamps: dict[str, tuple[int, ...] | None] | None = None) -> Timelines:
     """The timeline of every check report drawn in detail. `reopen(check)` gives the check's trace
     to read again, or says (a string) why it cannot be; by default the file it names is read
-    again as a native trace (`reopen_file`)."""
+    again as a native trace (`reopen_file`).
+
+    A timeline is dropped when the events read are not those the check saw: when the count or the
+    seq of an event a finding names differs, and when a trace's `stamp` after the second read
+    differs from the one in `stamps` (taken before the check read it; a trace not there is not
+    compared)."""
     timelines = Timelines()
     chosen = detailed(report)
     room = _Room.shared_by(len(chosen))
     with paused():
         for section in chosen:
             if isinstance(section, CompareReport):
-                regressions = [regression.event_index for regression in section.regressions
-                               if regression.event_index is not UNSET]
-                timelines.add(section.baseline, _timeline(section.baseline, reopen, [], room))
-                timelines.add(section.candidate, _timeline(section.candidate, reopen, regressions, room))
+                regressions = [(regression.event_index, regression.event_seq) for regression in section.regressions
+                               if regression.event_index is not UNSET and regression.event_seq is not UNSET]
+                timelines.add(section.baseline, _timeline(section.baseline, reopen, [], room, stamps))
+                timelines.add(section.candidate, _timeline(section.candidate, reopen, regressions, room, stamps))
             else:
-                timelines.add(section, _timeline(section, reopen, [], room))
+                timelines.add(section, _timeline(section, reopen, [], room, stamps))
     return timelines
 
 
 def _timeline(check: CheckReport, reopen: Callable[[CheckReport], TraceSource | str],
-              more_pins: Sequence[int], room: _Room) -> Timeline | Missing:
+              more_pins: Sequence[tuple[int, int | float]], room: _Room,
+              stamps: dict[str, tuple[int, ...] | None] | None) -> Timeline | Missing:
     source = reopen(check)
     if isinstance(source, str):
         return Missing(source)
     try:
-        timeline = _read(source, check.summary.events, _pins(check, more_pins, room.pinned), room)
+        timeline = _read(source, check.summary.events, _pins(check, [index for index, _ in more_pins], room.pinned),
+                         room)
     except InputError as exc:
         return Missing(f"the trace could not be read again: {exc}")
-    if timeline.events != check.summary.events or not _same_events(timeline, check):
+    changed = stamps is not None and check.trace is not UNSET and check.trace in stamps and (
+        stamps[check.trace] is None or stamp(check.trace) != stamps[check.trace])
+    if changed or timeline.events != check.summary.events or not _same_events(timeline, check, more_pins):
         return Missing("the trace changed after it was checked: check it again to see its timeline")
     return timeline
 
@@ -239,11 +274,13 @@ class _Room:
         return cls(max(100, FULL_EVENTS // share), max(15, MAX_PINNED // share), max(5, MAX_MARKED // share))
 
 
-def _same_events(timeline: Timeline, check: CheckReport) -> bool:
-    """Whether the events drawn are the ones the check's violations name (same seq at same index)."""
+def _same_events(timeline: Timeline, check: CheckReport, more_pins: Sequence[tuple[int, int | float]]) -> bool:
+    """Whether the events drawn are the ones the check's violations and the comparison's
+    regressions name (the same seq at the same index)."""
     drawn = {row.index: row.seq for row in timeline.rows if isinstance(row, Row)}
-    return all(drawn.get(violation.event_index, violation.event_seq) == violation.event_seq
-               for violation in check.violations if violation.event_index is not UNSET)
+    named = [*more_pins, *((violation.event_index, violation.event_seq) for violation in check.violations
+                           if violation.event_index is not UNSET and violation.event_seq is not UNSET)]
+    return all(drawn.get(index, seq) == seq for index, seq in named)
 
 
 def _pins(check: CheckReport, more: Sequence[int], limit: int) -> tuple[list[int], int]:
@@ -255,10 +292,22 @@ def _pins(check: CheckReport, more: Sequence[int], limit: int) -> tuple[list[int
         if violation.event_index is not UNSET:
             by_rule.setdefault(violation.rule_id, []).append(violation.event_index)
     groups = [*by_rule.values(), list(more)] if more else list(by_rule.values())
-    share = max(1, limit // max(1, len(groups)))
     every = {index for group in groups for index in group}
-    chosen = {index for group in groups for index in group[:share]}
+    chosen = take_turns(groups, limit)
     return sorted(chosen), len(every) - len(chosen)
+
+
+def take_turns(groups: Sequence[Sequence[Item]], limit: int) -> set[Item]:
+    """Up to `limit` distinct items, the groups taking turns: each group's first, then each one's
+    second, and so on, so that no group is left out while another has many."""
+    chosen: set[Item] = set()
+    depth = 0
+    while len(chosen) < limit and any(depth < len(group) for group in groups):
+        for group in groups:
+            if depth < len(group) and len(chosen) < limit:
+                chosen.add(group[depth])
+        depth += 1
+    return chosen
 
 
 def _read(source: TraceSource, total: int, pins: tuple[list[int], int], room: _Room) -> Timeline:
@@ -302,6 +351,84 @@ def _read(source: TraceSource, total: int, pins: tuple[list[int], int], room: _R
         call.line = call_lines.get(call.index)
     return Timeline(count, rows, calls, calls_total, whole, selection(room.full, room.pinned, room.marked),
                     pinned_left_out=left_out)
+
+
+def align(base: list[Call], cand: list[Call]) -> list[tuple[str, Call | None, Call | None]]:
+    """The two runs' calls lined up: (`same`, `changed`, `removed` or `added`, baseline call,
+    candidate call), along a longest common subsequence of their tool names. A call of one run
+    between the same two matched calls as a call of the other is `changed` into it, one for one;
+    the rest are `removed` (baseline only) or `added` (candidate only). The common start and end
+    are matched first, then the rest in O(len(base) × len(cand)) time (at most `MAX_CALLS` each)."""
+    start = 0
+    while start < min(len(base), len(cand)) and base[start].tool == cand[start].tool:
+        start += 1
+    end = 0
+    while end < min(len(base), len(cand)) - start and base[-1 - end].tool == cand[-1 - end].tool:
+        end += 1
+    steps: list[tuple[str, Call | None, Call | None]] = [
+        ("same", left, right) for left, right in zip(base[:start], cand[:start], strict=False)]
+    steps += _paired(_common(base[start:len(base) - end], cand[start:len(cand) - end]))
+    steps += [("same", left, right) for left, right in zip(base[len(base) - end:], cand[len(cand) - end:],
+                                                            strict=True)]
+    return steps
+
+
+def _common(base: list[Call], cand: list[Call]) -> list[tuple[str, Call | None, Call | None]]:
+    """A longest common subsequence of the tool names, as same, removed and added steps in order.
+    The textbook table is built over the ends of both lists and walked from their starts, so each
+    call is matched as early as it can be (as `difflib` would)."""
+    names: dict[str, int] = {}
+    left = [names.setdefault(call.tool, len(names)) for call in base]
+    right = [names.setdefault(call.tool, len(names)) for call in cand]
+    width = len(right)
+    table = [[0] * (width + 1)]   # table[k][j]: the common length of left[-k:] and right[j:]
+    for name in reversed(left):
+        below, row = table[-1], [0] * (width + 1)
+        for column in range(width - 1, -1, -1):
+            row[column] = below[column + 1] + 1 if name == right[column] else max(below[column], row[column + 1])
+        table.append(row)
+    steps: list[tuple[str, Call | None, Call | None]] = []
+    i = j = 0
+    while i < len(left) and j < width:
+        rest = len(left) - i   # table[rest] is the row of left[i:]
+        if left[i] == right[j]:
+            steps.append(("same", base[i], cand[j]))
+            i, j = i + 1, j + 1
+        elif table[rest - 1][j] >= table[rest][j + 1]:
+            steps.append(("removed", base[i], None))
+            i += 1
+        else:
+            steps.append(("added", None, cand[j]))
+            j += 1
+    steps += [("removed", call, None) for call in base[i:]]
+    steps += [("added", None, call) for call in cand[j:]]
+    return steps
+
+
+def _paired(steps: list[tuple[str, Call | None, Call | None]]) -> list[tuple[str, Call | None, Call | None]]:
+    """Between two matched calls, the removed and added calls paired one for one as changed."""
+    paired: list[tuple[str, Call | None, Call | None]] = []
+    removed: list[Call | None] = []
+    added: list[Call | None] = []
+
+    def flush() -> None:
+        for old, new in zip(removed, added, strict=False):
+            paired.append(("changed", old, new))
+        paired.extend(("removed", old, None) for old in removed[len(added):])
+        paired.extend(("added", None, new) for new in added[len(removed):])
+        removed.clear()
+        added.clear()
+
+    for step in steps:
+        if step[0] == "removed":
+            removed.append(step[1])
+        elif step[0] == "added":
+            added.append(step[2])
+        else:
+            flush()
+            paired.append(step)
+    flush()
+    return paired
 
 
 def _row(index: int, event: Event, marks: tuple[str, ...], open_calls: dict[str, Row]) -> Row:
@@ -383,30 +510,38 @@ class _Folding:
     def __init__(self, first: int, first_seq: int | float) -> None:
         self.first, self.first_seq = first, first_seq
         self.last, self.last_seq = first, first_seq
-        self.types: Counter[str] = Counter()
-        self.tools: Counter[str] = Counter()
+        self.types, self.tools = _Names(), _Names()
 
     def add(self, index: int, event: Event) -> None:
         self.last, self.last_seq = index, event.seq
-        _count(self.types, event.type)
+        self.types.add(event.type)
         if event.tool is not UNSET:
-            _count(self.tools, event.tool)
+            self.tools.add(event.tool)
 
     def done(self) -> Gap:
-        return Gap(self.first, self.last, self.first_seq, self.last_seq, _most(self.types), _most(self.tools))
+        return Gap(self.first, self.last, self.first_seq, self.last_seq, self.types.counted(), self.tools.counted())
 
 
-def _count(counter: Counter[str], name: str) -> None:
-    if name in counter or len(counter) < _COUNTED_PER_GAP:
-        counter[name] += 1
-    else:
-        counter["\0other"] += 1
+class _Names:
+    """Counts of names in at most `_COUNTED_PER_GAP` entries (Misra and Gries): a name that finds
+    the table full takes one from every count instead, and names whose count reaches 0 leave."""
 
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.total = 0
+        self.lowered = 0   # rounds of taking one from every count
 
-def _most(counter: Counter[str]) -> list[tuple[str, int]]:
-    """The most common names first (ties by name), then everything else as one `other` count."""
-    named = sorted(((name, count) for name, count in counter.items() if name != "\0other"),
-                   key=lambda item: (-item[1], item[0]))
-    other = counter["\0other"] + sum(count for _, count in named[_NAMES_PER_GAP:])
-    return named[:_NAMES_PER_GAP] + ([("\0other", other)] if other else [])
+    def add(self, name: str) -> None:
+        self.total += 1
+        counts = self.counts
+        if name in counts:
+            counts[name] += 1
+        elif len(counts) < _COUNTED_PER_GAP:
+            counts[name] = 1
+        else:   # each round takes as much as it was given since the last: linear time overall
+            self.lowered += 1
+            self.counts = {key: count - 1 for key, count in counts.items() if count > 1}
 
+    def counted(self) -> Counted:
+        named = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))[:_NAMES_PER_GAP]
+        return Counted(named, self.total - sum(count for _, count in named), self.lowered)

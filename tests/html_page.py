@@ -70,6 +70,12 @@ class _Builder(HTMLParser):
         self.stack[-1].children.append(data)
 
 
+def dangling(root: Node) -> list[str]:
+    """The in-page links (`#id`) that point at no element of the page."""
+    ids = {node.attrs.get("id") for node in root.walk()}
+    return [href for node in root.walk() if (href := node.attrs.get("href")) and href[1:] not in ids]
+
+
 def parse(page: str) -> Node:
     """The page's tree; fails the test if an element is closed out of order or left open."""
     builder = _Builder()

@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 
 import pytest
-from html_page import Node, parse
+from html_page import Node, dangling, parse
 
-from agent_invariants.timeline import CONTEXT, MAX_PINNED
+from agent_invariants.render.html import MAX_LISTED
+from agent_invariants.timeline import CONTEXT, MAX_PINNED, Timeline
 
 from support import EXAMPLES, contract, events, jsonl
 
@@ -25,9 +26,12 @@ SHORT = ["check", "--contract", str(REFUND / "contract.json"), "--trace", str(RE
 
 
 def page_of(cli, *args: str, code: int = 1) -> tuple[str, Node]:
+    """The page (every in-page link pointing at something drawn) and its tree."""
     result = cli(*args, "--format", "html")
     assert result.returncode == code, result.stderr
-    return result.stdout, parse(result.stdout)
+    page = parse(result.stdout)
+    assert dangling(page) == []
+    return result.stdout, page
 
 
 def report_of(cli, *args: str) -> dict:
@@ -126,18 +130,18 @@ def test_the_page_names_nothing_to_load_and_its_policy_allows_only_its_own_style
 
 def test_trace_text_stays_text_however_it_is_written(cli, write):
     hostile = ["<script>alert(1)</script>", "javascript:alert(1)", '"><img src=x onerror=alert(1)>',
-               "pay\u202eyenom", "</style><style>body{display:none}</style>", "a\x1b[2Jb"]
+               "pay\u202eyenom", "</style><style>body{display:none}</style>", "a\x1b[2Jb", "pay\u200bments"]
     write("c.json", contract({"id": "nothing-goes", "kind": "deny_tool", "tool": "*"}))
     write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": tool, "call_id": tool,
                                      "approval_id": f"<b>{tool}</b>"} for tool in hostile])))
     text, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
     assert len(page.all("script")) == 1 and len(page.all("style")) == 1
     assert page.all("img") == [] and page.all("b") == []
-    assert "\u202e" not in text and "\x1b" not in text
+    assert "\u202e" not in text and "\x1b" not in text and "\u200b" not in text
     rows = timeline_rows(page.by_id("s1"))
     shown = [cells(row)[3] for row in rows]
     assert shown == ["<script>alert(1)</script>", "javascript:alert(1)", '"><img src=x onerror=alert(1)>',
-                     "pay\\u202eyenom", "</style><style>body{display:none}</style>", "a\\x1b[2Jb"]
+                     "pay\\u202eyenom", "</style><style>body{display:none}</style>", "a\\x1b[2Jb", "pay\\u200bments"]
     assert "approval <b><script>alert(1)</script></b>" in cells(rows[0])[4]
     for node in page.walk():
         assert node.attrs.get("href", "#").startswith("#")
@@ -335,3 +339,126 @@ def test_a_batch_of_comparisons_indexes_its_pairs_and_draws_each_pair(cli, write
     assert [cells(row) for row in paths.all("tbody")[0].all("tr")] == [
         ["1", "kb.search", "= same", "kb.search", "1"],
         ["2", "kb.search", "≠ changed ✗ regression", "shell.exec", "2"]]
+
+
+# -- the page's limits hold whatever the report holds --------------------------------------------------
+
+def test_wide_characters_count_as_the_bytes_they_take(cli, write):
+    """The budgets are in bytes: four-byte characters on every drawn row, each row broken by seven
+    rules with long ids (the first ten drawn by 300 failing rules taking turns), stay under the
+    limit, and every link still points at something drawn."""
+    emoji = "\U0001F600"
+    rules = [{"id": "a" * 125 + f"{number:03d}", "kind": "deny_tool", "tool": "*"} for number in range(6)]
+    rules += [{"id": "b" * 123 + f"{number:05d}", "kind": "deny_tool", "tool": f"*-b{number}"} for number in range(294)]
+    write("c.json", {"version": 1, "name": "wide", "rules": rules})
+    write("t.jsonl", "".join(json.dumps({"seq": seq, "type": "tool.call", "call_id": f"c{seq}",
+                                         "tool": emoji * 200 + (f"-b{seq // 10}" if seq % 10 == 0 else "-n"),
+                                         "args": {"k": emoji * 300}, "reason": emoji * 300},
+                                        ensure_ascii=False) + "\n" for seq in range(1, 3001)))
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "html", "--output", "p.html")
+    assert result.returncode == 1, result.stderr
+    data = (cli.cwd / "p.html").read_bytes()
+    assert len(data) < 5_000_000
+    page = parse(data.decode())
+    assert dangling(page) == []
+    assert "The page reached its size limit" in page.by_id("s1").text()
+
+
+def test_ten_thousand_rules_fill_the_rule_table_only_up_to_its_limit(cli, write):
+    write("c.json", {"version": 1, "name": "many", "rules": [
+        {"id": "x" * 120 + f"{number:07d}", "kind": "deny_tool", "tool": f"t{number}"} for number in range(10_000)]})
+    write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": f"t{number}"} for number in range(5000)])))
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "html", "--output", "p.html")
+    assert result.returncode == 1, result.stderr
+    data = (cli.cwd / "p.html").read_bytes()
+    assert len(data) < 5_000_000
+    page = parse(data.decode())
+    assert dangling(page) == []
+    section = page.by_id("s1")
+    assert re.search(r"[\d,]+ more rules are not shown: the page reached its size limit", section.text())
+    # a thousand failing rules take turns: the limits of the page's words hold
+    pinned = [row for row in timeline_rows(section) if "pinned" in (row.attrs.get("class") or "")]
+    assert MAX_PINNED <= len(pinned) <= MAX_PINNED + 2 * CONTEXT   # a drawn neighbour shows its findings too
+    assert len(section.all("ol", cls="violations")[0].all("li")) == MAX_LISTED
+    assert "4,700 more events with findings are not drawn: each failing rule drew its first ones." in section.text()
+
+
+def test_a_batch_lists_only_the_failing_rules_of_each_trace(cli, write):
+    write("c.json", {"version": 1, "name": "many", "rules": [
+        {"id": f"rule-{number:04d}", "kind": "deny_tool", "tool": f"t{number}"} for number in range(2000)]})
+    for number in range(20):
+        write(f"traces/{number:02d}.jsonl", jsonl(events({"type": "tool.call", "tool": f"t{number}"})))
+    result = cli("check", "--contract", "c.json", "--trace", "traces", "--format", "html", "--output", "p.html")
+    assert result.returncode == 1, result.stderr
+    data = (cli.cwd / "p.html").read_bytes()
+    assert len(data) < 1_000_000
+    section = parse(data.decode()).by_id("s3")
+    (table,) = section.all("table", cls="rules")
+    assert [cells(row)[0] for row in table.all("tbody")[0].all("tr")] == ["rule-0002"]
+    assert "1,999 more rules passed." in section.text()
+
+
+def test_a_folded_stretch_names_its_most_common_tool_however_many_others_come_first(cli, write):
+    decoys = [{"type": "tool.call", "tool": f"decoy{number:03d}"} for number in range(300)]
+    specs = [{"type": "tool.call", "tool": "shell.exec"}, *decoys,
+             *[{"type": "tool.call", "tool": "payments.refund"} for _ in range(5000)],
+             {"type": "tool.call", "tool": "\u0000other"}, {"type": "tool.call", "tool": "shell.exec"}]
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("t.jsonl", jsonl(events(*specs)))
+    _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
+    (gap,) = [cells(row)[2] for row in timeline_rows(page.by_id("s1")) if "gap" in (row.attrs.get("class") or "")]
+    # 300 names before it: past 256, the counts are bounds, and the common name is still there
+    assert gap.startswith("⋯ 5,295 events folded: tool.call ×5,295; tools: payments.refund ×≥")
+    assert gap.endswith(", other ×≤" + gap.rsplit("×≤", 1)[1])
+    found = re.search(r"payments\.refund ×≥([\d,]+)", gap)
+    assert found is not None and 5000 - 300 <= int(found.group(1).replace(",", "")) <= 5000
+
+
+def test_a_tool_named_like_the_other_count_is_its_own_name(cli, write):
+    specs = [{"type": "tool.call", "tool": "shell.exec"},
+             *[{"type": "tool.call", "tool": "\u0000other"} for _ in range(100)],
+             *[{"type": "tool.call", "tool": "kb.search"} for _ in range(3)],
+             *[{"type": "tool.call", "tool": "\u0000other"} for _ in range(394)],
+             {"type": "tool.call", "tool": "shell.exec"}]
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("t.jsonl", jsonl(events(*specs)))
+    _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
+    (gap,) = [cells(row)[2] for row in timeline_rows(page.by_id("s1")) if "gap" in (row.attrs.get("class") or "")]
+    assert gap == "⋯ 491 events folded: tool.call ×491; tools: \\x00other ×488, kb.search ×3"
+
+
+def test_calls_are_lined_up_along_a_longest_common_subsequence_quickly_on_the_worst_input(cli, write):
+    """1,000 calls of one tool against the same tool alternating with another: the first 500 of
+    each are lined up, 250 of them alike (the longest common subsequence), at once."""
+    write("c.json", contract({"id": "no-b", "kind": "deny_tool", "tool": "b"}))
+    write("base.jsonl", jsonl(events(*[{"type": "tool.call", "tool": "a"} for _ in range(1000)])))
+    write("cand.jsonl", jsonl(events(*[{"type": "tool.call", "tool": "ab"[number % 2]} for number in range(1000)])))
+    result = cli("compare", "--contract", "c.json", "--baseline", "base.jsonl", "--candidate", "cand.jsonl",
+                 "--format", "html", timeout=30)
+    assert result.returncode == 1, result.stderr
+    (paths,) = parse(result.stdout).by_id("s1").all("table", cls="paths")
+    rows = [cells(row) for row in paths.all("tbody")[0].all("tr")]
+    assert [row[2].split(" ✗")[0] for row in rows].count("= same") == 250
+    assert [row[1] for row in rows if row[0]] == ["a"] * 500
+    assert [row[3] for row in rows if row[4]] == ["a", "b"] * 250
+
+
+def test_a_trace_file_replaced_after_the_check_loses_its_timeline_even_with_the_same_seqs(tmp_path):
+    """The CLI notes each trace's stamp (device, inode, size, times) before the check; a file
+    replaced by another with the same count of events and the same seqs is still told apart."""
+    import os
+
+    from agent_invariants import check_trace
+    from agent_invariants.timeline import Missing, collect, stamp
+
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+    path = tmp_path / "t.jsonl"
+    path.write_text(jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"})))
+    stamps = {str(path): stamp(str(path))}
+    report = check_trace(rules, str(path))
+    assert isinstance(collect(report, stamps=stamps).of(report), Timeline)
+    other = tmp_path / "other.jsonl"
+    other.write_text(jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "harmless.tool"})))
+    os.replace(other, path)
+    assert collect(report, stamps=stamps).of(report) == Missing(
+        "the trace changed after it was checked: check it again to see its timeline")

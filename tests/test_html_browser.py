@@ -111,10 +111,19 @@ def test_compare_filters_the_regressions_in_the_lined_up_calls_and_the_timeline(
     path, _ = make_page(cli, "compare", "--contract", str(REFUND / "contract.json"), "--baseline",
                         str(REFUND / "baseline.jsonl"), "--candidate", str(REFUND / "candidate.jsonl"))
     opened = Opened(browser, path)
+    page = opened.page
     assert opened.shown_seqs("table.paths") == ["3", "5", "9", "11", "14"]
-    opened.page.get_by_role("button", name="Only regressions").click()
+    page.get_by_role("button", name="Only regressions").click()
     assert opened.shown_seqs("table.paths") == ["9", "14"]
     assert opened.shown_seqs("#s1c table.timeline") == ["6", "11", "13"]
+    # a rule's filter narrows the candidate's timeline only: the lined-up calls and the baseline stay whole
+    page.get_by_role("button", name="Show only the timeline rows of no-shell").click()
+    assert opened.shown_seqs("#s1c table.timeline") == ["11"]
+    assert opened.shown_seqs("table.paths") == ["3", "5", "9", "11", "14"]
+    page.locator("#s1-baseline summary").click()
+    assert len(opened.shown_seqs("#s1b table.timeline")) == 17
+    assert page.locator(".filter-status").first.inner_text() == \
+        "Showing the 1 timeline rows with findings of the chosen rule."
     assert opened.console == []
     opened.close()
 

@@ -7,26 +7,27 @@ what changed; a batch starts with an index of its traces. Which events are drawn
 folded into counted rows is `timeline`'s rule, written above each timeline.
 
 The page is safe to open from anywhere: every text from a trace or contract is escaped (and its
-control and bidirectional characters shown as escapes), no link is built from that text, and a
-Content-Security-Policy lets the page load nothing and run only its own inline script, which only
-adds the filters. Without scripts, the timeline reads the same.
+control, bidirectional and invisible characters shown as escapes), no link is built from that
+text, and a Content-Security-Policy lets the page load nothing and run only its own inline
+script, which only adds the filters. Without scripts, the timeline reads the same. The page stays
+under 5 MB whatever it shows: each part has a budget in bytes (`TIMELINE_BYTES`, `LIST_BYTES`,
+`RULES_BYTES`), past which a note says what was left out, and a link is written only to a place
+that was drawn.
 
-    page = render(report, RenderOptions(timelines=collect(report, reopen)))
+    page = render(report, RenderOptions(timelines=collect(report)))
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from difflib import SequenceMatcher
 from html import escape
-from itertools import zip_longest
 
 from msgspec import UNSET
 
 from agent_invariants._safe import inert
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.html_assets import SCRIPT, STYLE, csp
-from agent_invariants.render.shared import AnyReport, code_of, inconclusive, is_batch, ok, sections
+from agent_invariants.render.shared import AnyReport, code_of, failures, inconclusive, is_batch, ok, sections
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -35,18 +36,20 @@ from agent_invariants.report import (
     Regression,
     Violation,
 )
-from agent_invariants.timeline import Call, Gap, Missing, Row, Timeline, Timelines, detailed
+from agent_invariants.timeline import Call, Counted, Gap, Missing, Row, Timeline, Timelines, align, detailed, take_turns
 
-__all__ = ("LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "TIMELINE_BYTES", "render")
+__all__ = ("LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "RULES_BYTES", "TIMELINE_BYTES", "render")
 
 MAX_LISTED = 200
-"""Violations listed under each trace (the report file holds them all)."""
+"""Violations listed under each trace, the failing rules taking turns (the report file holds them all)."""
 MAX_INDEX = 1000
 """Traces named in a batch's index."""
-TIMELINE_BYTES = 3_000_000
-"""Bytes of timeline rows a page holds, over all its traces; past them a note says what is left out."""
-LIST_BYTES = 1_000_000
-"""Bytes of listed violations a page holds, over all its traces."""
+TIMELINE_BYTES = 2_800_000
+"""Bytes of timeline rows (and lined-up calls) a page holds, over all its traces."""
+LIST_BYTES = 800_000
+"""Bytes of listed violations, regressions, findings of `record` and index rows a page holds."""
+RULES_BYTES = 500_000
+"""Bytes of rule-table rows a page holds (a batch's sections list only their failing rules)."""
 _FINDINGS_PER_ROW = 5
 _ALIGN_CONTEXT = 2   # calls shown at each end of a stretch of identical calls
 
@@ -54,41 +57,333 @@ _ALIGN_CONTEXT = 2   # calls shown at each end of a stretch of identical calls
 _MARKS = {"approval": "◆ approval", "stop": "■ stop", "outcome": "● outcome", "claim": "⚑ claims completion",
           "failure": "✗ failed", "denied": "⊘ prevented", "end": "▣ run end"}
 _LEVEL = {"error": ("bad", "✗ error"), "warning": ("warn", "⚠ warning"), "inconclusive": ("info", "? inconclusive")}
+_CHANGE = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}
+_RULE_CHANGE = {"new": ("bad", "✗ newly failing"), "fixed": ("good", "✓ fixed"),
+                "still_failing": ("bad", "✗ still failing"), "passing": ("good", "✓ passing")}
+# Characters that show nothing, so that two names that look the same may differ: shown as escapes.
+_INVISIBLE = {code: f"\\u{code:04x}" for code in (0xAD, 0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x200B, 0x200C,
+                                                  0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x3164, 0xFEFF,
+                                                  0xFFA0, *range(0xFE00, 0xFE10))} \
+    | {code: f"\\U{code:08x}" for code in range(0xE0000, 0xE0080)}
 
 
 def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as one HTML page (ends with a newline). `options.timelines` (see `timeline`)
     adds each trace's timeline; without it the page has the verdict, rules and violations."""
-    timelines = options.timelines or Timelines()
-    budget = _Budget(TIMELINE_BYTES, LIST_BYTES)
-    good = ok(report)
-    verdict = _verdict_word(report)
-    title = f"agent-invariants: {inert(report.contract.name, 200)}: {verdict}"
-    body = [f'<header><h1>{_t(title)}</h1>',
-            f'<p><span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {verdict}</span> '
-            f'{_t(_counts(report))}</p></header>', "<main>"]
-    if is_batch(report):
-        body += _index(report, budget)
-    chosen = detailed(report)
-    for number, section in enumerate(sections(report), 1):
-        if not any(section is shown for shown in chosen):
-            continue
-        if isinstance(section, CompareReport):
-            body += _pair(section, number, timelines, budget)
-        else:
-            body += _check(section, f"s{number}", timelines, budget, heading="h2", counts=is_batch(report))
-    if is_batch(report) and len(chosen) < len(sections(report)):
-        body.append(f'<p class="note">{len(sections(report)) - len(chosen)} more sections are not drawn: a page '
-                    f"shows {len(chosen)} in detail, failing ones first. The report in another format lists them "
-                    "all.</p>")
-    body.append("</main>")
-    head = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{csp()}">',
-            '<meta name="referrer" content="no-referrer">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            '<meta name="color-scheme" content="light dark">',
-            f"<title>{_t(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>"]
-    return "\n".join([*head, *body, f"<script>{SCRIPT}</script>", "</body>", "</html>"]) + "\n"
+    return _Page(report, options.timelines or Timelines()).html()
+
+
+class _Page:
+    """One page being written: what is left of each budget, and the anchors written so far (a link
+    is written only to one of them, so parts that hold anchors are made before those that link)."""
+
+    def __init__(self, report: AnyReport, timelines: Timelines) -> None:
+        self.report, self.timelines = report, timelines
+        self.room = {"rows": TIMELINE_BYTES, "list": LIST_BYTES, "rules": RULES_BYTES}
+        self.anchors: set[str] = set()
+
+    def take(self, budget: str, html: str) -> bool:
+        """Whether `html` fits what is left of `budget` (it is then spent); once full, a budget stays full."""
+        size = len(html.encode("utf-8"))
+        if self.room[budget] < size:
+            self.room[budget] = -1
+            return False
+        self.room[budget] -= size
+        return True
+
+    def link(self, anchor: str, html: str) -> str:
+        """`html` as a link to `anchor` when that was written, else as it is."""
+        return f'<a href="#{anchor}">{html}</a>' if anchor in self.anchors else html
+
+    def html(self) -> str:
+        report = self.report
+        good, verdict = ok(report), _verdict_word(report)
+        title = f"agent-invariants: {inert(report.contract.name, 200)}: {verdict}"
+        chosen = detailed(report)
+        drawn: list[str] = []
+        for number, section in enumerate(sections(report), 1):
+            if any(section is shown for shown in chosen):
+                drawn += self.pair(section, f"s{number}") if isinstance(section, CompareReport) else \
+                    self.check(section, f"s{number}", heading="h2", batch=is_batch(report))
+        body = [f"<header><h1>{_t(title)}</h1>",
+                f'<p>{_verdict(good, verdict)} {_t(_counts(report))}</p></header>', "<main>"]
+        if is_batch(report):
+            body += self.index(chosen)
+        body += drawn
+        if is_batch(report) and len(chosen) < len(sections(report)):
+            body.append(f'<p class="note">{len(sections(report)) - len(chosen):,} more sections are not drawn: a page '
+                        f"shows {len(chosen)} in detail, failing ones first. The report in another format lists them "
+                        "all.</p>")
+        head = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
+                f'<meta http-equiv="Content-Security-Policy" content="{csp()}">',
+                '<meta name="referrer" content="no-referrer">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                '<meta name="color-scheme" content="light dark">',
+                f"<title>{_t(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>"]
+        return "\n".join([*head, *body, "</main>", f"<script>{SCRIPT}</script>", "</body>", "</html>"]) + "\n"
+
+    def index(self, chosen: list[CheckReport | CompareReport]) -> list[str]:
+        """A batch's table of contents: each trace (or pair) with its verdict, linked when drawn."""
+        drawn = {id(section) for section in chosen}
+        every = sections(self.report)
+        rows: list[str] = []
+        for number, section in enumerate(every[:MAX_INDEX], 1):
+            check = section.candidate if isinstance(section, CompareReport) else section
+            name = f"<code>{_t(_trace_name(check))}</code>"
+            good = section.passed if isinstance(section, CheckReport) else section.compatible
+            word = ("passed" if good else "failed") if isinstance(section, CheckReport) else \
+                ("compatible" if good else "regression")
+            if id(section) in drawn:
+                name = f'<a href="#s{number}">{name}</a>'
+            rows.append(f'<tr><td>{name}</td>'
+                        f'<td>{_verdict(good, word)}</td><td class="num">{check.error_count:,}</td>'
+                        f'<td class="num">{check.warning_count:,}</td></tr>')
+        rows += [f'<tr><td><code>{_t(failure.trace)}</code></td><td><span class="verdict bad">⊘ unreadable</span>'
+                 f'</td><td colspan="2">{_t(failure.error, 400)}</td></tr>' for failure in failures(self.report)]
+        written = self.fitting("list", rows)
+        lines = ['<nav aria-labelledby="index-h"><h2 id="index-h">Traces</h2><table><thead><tr><th>Trace</th>'
+                 '<th>Verdict</th><th class="num">Errors</th><th class="num">Warnings</th></tr></thead><tbody>',
+                 *written, "</tbody></table>"]
+        left = len(every) + len(failures(self.report)) - len(written)
+        if left:
+            lines.append(f'<p class="note">{left:,} more traces are not listed here: the report in another format '
+                         "lists them all.</p>")
+        return [*lines, "</nav>"]
+
+    def fitting(self, budget: str, rows: Iterable[str]) -> list[str]:
+        """The first rows that fit the budget."""
+        kept = []
+        for row in rows:
+            if not self.take(budget, row):
+                break
+            kept.append(row)
+        return kept
+
+    def check(self, check: CheckReport, sid: str, *, heading: str, batch: bool = False,
+              in_pair: str = "", regressions: list[Regression] | None = None) -> list[str]:
+        """One trace: verdict and counts, rule table, timeline and violations. A trace of a pair
+        (`in_pair`: its label) is a part of the pair's section, which has the rule table."""
+        tokens = {result.rule_id: f"r{number}" for number, result in enumerate(check.results)}
+        timeline = self.timelines.of(check)
+        drawing = self.timeline(check, sid, timeline, tokens, regressions or [], filtered=in_pair != "Baseline: ")
+        listing = self.violations(check, sid)
+        lines = [f'<div id="{sid}">' if in_pair else f'<section class="trace" id="{sid}" aria-labelledby="{sid}-h">',
+                 f'<{heading} id="{sid}-h">{_t(in_pair)}<code>{_t(_trace_name(check))}</code> '
+                 f'{_verdict(check.passed, "passed" if check.passed else "failed")}</{heading}>']
+        if batch:
+            lines.append(f"<p>{_t(_check_counts(check))}</p>")
+        lines += self.notices(check) + self.record(check)
+        if not in_pair:
+            lines += self.rules(check, sid, tokens, failing_only=batch)
+        return [*lines, *drawing, *listing, "</div>" if in_pair else "</section>"]
+
+    def notices(self, check: CheckReport) -> list[str]:
+        if check.notices is UNSET:
+            return []
+        items = self.fitting("list", (f'<li><span class="mark">ℹ notice</span> {_t(notice.message, 500)}</li>'
+                                      for notice in check.notices))
+        return [f'<ul class="findings">{"".join(items)}</ul>'] if items else []
+
+    def record(self, check: CheckReport) -> list[str]:
+        info = check.record
+        if info is UNSET:
+            return []
+        lines = ['<dl class="facts">', f"<dt>Run</dt><dd><code>{_t(info.run_id)}</code></dd>",
+                 f"<dt>Ended by</dt><dd>{_t(info.ended_by)}</dd>",
+                 f"<dt>Calls prevented</dt><dd>{'⊘ ' if info.denied else ''}{info.denied:,}</dd>", "</dl>"]
+        found = self.fitting("list", (f'<li><span class="finding bad">✗ {_t(finding.code)}</span> '
+                                      f"{_t(finding.message, 500)}</li>" for finding in info.findings))
+        if found:
+            lines.append(f'<ul class="findings">{"".join(found)}</ul>')
+        if len(found) < len(info.findings):
+            lines.append(f'<p class="note">{len(info.findings) - len(found):,} more findings of the run are not '
+                         "listed: the report in another format lists them all.</p>")
+        return lines
+
+    def rules(self, check: CheckReport, sid: str, tokens: dict[str, str], *, failing_only: bool) -> list[str]:
+        """The rule table: status in words and symbols, a link to the rule's first listed violation,
+        and a filter button for each failing rule."""
+        first: dict[str, int] = {}
+        for number, violation in enumerate(check.violations):
+            if f"{sid}-v{number}" in self.anchors:
+                first.setdefault(violation.rule_id, number)
+        shown = [result for result in check.results if not (failing_only and result.passed)]
+        rows = []
+        for result in shown:
+            name = f"<code>{_t(result.rule_id)}</code>"
+            if result.rule_id in first:
+                name = self.link(f"{sid}-v{first[result.rule_id]}", name)
+            css, word = ("good", "✓ passed") if result.passed else _LEVEL[result.severity]
+            if not result.passed and result.inconclusive is not UNSET and result.violation_count == result.inconclusive:
+                css, word = _LEVEL["inconclusive"]
+            button = "" if result.passed else _filter_button(tokens[result.rule_id], result.rule_id)
+            rows.append(f'<tr><td>{name}</td><td>{_t(result.rule_kind)}</td><td><span class="finding {css}">{word}'
+                        f'</span></td><td class="num">{result.violation_count:,}</td><td>{button}</td></tr>')
+        written = self.fitting("rules", rows)
+        lines = [f'<h3 id="{sid}-rules">Rules</h3>',
+                 '<table class="rules"><thead><tr><th>Rule</th><th>Kind</th><th>Status</th>'
+                 '<th class="num">Violations</th><th>Timeline</th></tr></thead><tbody>', *written, "</tbody></table>"]
+        passing = len(check.results) - len(shown)
+        if len(written) < len(shown):
+            lines.append(f'<p class="note">{len(shown) - len(written):,} more rules are not shown: the page reached '
+                         "its size limit.</p>")
+        if passing:
+            lines.append(f'<p class="note">{passing:,} more rules passed.</p>')
+        return lines
+
+    def timeline(self, check: CheckReport, sid: str, timeline: Timeline | Missing | None, tokens: dict[str, str],
+                 regressions: list[Regression], *, filtered: bool) -> list[str]:
+        """The timeline's table: events and folded stretches, findings pinned to their events. Only
+        a filtered one (a check's, a candidate's) gets the filter bar; a baseline's is for reading."""
+        if timeline is None:
+            return []
+        lines = [f'<h3 id="{sid}-timeline">Timeline</h3>']
+        if isinstance(timeline, Missing):
+            return [*lines, f'<p class="note">No timeline: {_t(timeline.reason, 500)}.</p>']
+        findings: dict[int, list[Violation | Regression]] = defaultdict(list)
+        items: list[Violation | Regression] = [*check.violations, *regressions]
+        for item in items:
+            if item.event_index is not UNSET:
+                findings[item.event_index].append(item)
+        lines.append(f'<p class="note">{_t(timeline.rule)}</p>')
+        if filtered:
+            lines.append('<div class="filters" hidden><button type="button" data-rule="">Show every row</button>'
+                         + ('<button type="button" data-rule="reg" aria-pressed="false">Only regressions</button>'
+                            if regressions else "") + '<span class="filter-status" aria-live="polite"></span></div>')
+        takes = ' data-filter="all"' if filtered else ""
+        lines.append(f'<table class="timeline"{takes}><thead><tr>'
+                     '<th class="num">seq</th><th class="num">line</th><th>Event</th><th>Tool</th><th>Details</th>'
+                     "<th>Findings</th></tr></thead><tbody>")
+        trace = _trace_name(check)
+        for row in timeline.rows:
+            html = _gap(row) if isinstance(row, Gap) else _event(row, sid, trace, findings.get(row.index, []), tokens)
+            if not self.take("rows", html):
+                start = row.first if isinstance(row, Gap) else row.index
+                lines.append(f'<tr class="gap"><td colspan="6">⋯ The page reached its size limit: the rest of this '
+                             f"timeline, from event {start + 1:,} of {timeline.events:,}, is not drawn.</td></tr>")
+                break
+            lines.append(html)
+            if isinstance(row, Row):
+                self.anchors.add(f"{sid}-e{row.index}")
+        lines.append("</tbody></table>")
+        trace_wide = [item for item in check.violations if item.event_index is UNSET][:20]
+        if trace_wide:
+            lines.append(f'<p>Whole-trace findings: {", ".join(_finding(item) for item in trace_wide)}</p>')
+        if timeline.pinned_left_out:
+            lines.append(f'<p class="note">{timeline.pinned_left_out:,} more events with findings are not drawn: '
+                         "each failing rule drew its first ones.</p>")
+        return lines
+
+    def violations(self, check: CheckReport, sid: str) -> list[str]:
+        """The violations listed, each failing rule taking turns up to `MAX_LISTED`, in report order."""
+        if not check.violations:
+            return []
+        trace = _trace_name(check)
+        by_rule: dict[str, list[int]] = {}
+        for number, violation in enumerate(check.violations):
+            by_rule.setdefault(violation.rule_id, []).append(number)
+        listed = sorted(take_turns(list(by_rule.values()), MAX_LISTED))
+        rows = []
+        for number in listed:
+            item = check.violations[number]
+            where = _place(item, trace)
+            if where and item.event_index is not UNSET:
+                where = self.link(f"{sid}-e{item.event_index}", where)
+            rows.append(f'<li id="{sid}-v{number}">{_finding(item)}{" — " + where if where else ""}</li>')
+        written = self.fitting("list", rows)
+        self.anchors.update(f"{sid}-v{number}" for number in listed[:len(written)])
+        lines = [f'<h3 id="{sid}-violations">Violations</h3>', '<ol class="violations">', *written, "</ol>"]
+        total = check.violations_total if check.violations_total is not UNSET else len(check.violations)
+        if total > len(written):
+            lines.append(f'<p class="note">{total - len(written):,} more violations are not listed: the JSON report '
+                         "holds every kept one.</p>")
+        return lines
+
+    def pair(self, pair: CompareReport, sid: str) -> list[str]:
+        """A comparison: regressions, rule changes, the two runs' tool calls lined up, both timelines."""
+        base, cand = self.timelines.of(pair.baseline), self.timelines.of(pair.candidate)
+        paths = self.paths(base, cand, pair.regressions) if isinstance(base, Timeline) and \
+            isinstance(cand, Timeline) else []
+        candidate = self.check(pair.candidate, f"{sid}c", heading="h3", in_pair="Candidate: ",
+                               regressions=pair.regressions)
+        baseline = self.check(pair.baseline, f"{sid}b", heading="h3", in_pair="Baseline: ")
+        lines = [f'<section class="trace pair" id="{sid}" aria-labelledby="{sid}-h">',
+                 f'<h2 id="{sid}-h">{_verdict(pair.compatible, "compatible" if pair.compatible else "regression")} '
+                 f"<code>{_t(_trace_name(pair.candidate))}</code> against "
+                 f"<code>{_t(_trace_name(pair.baseline))}</code></h2>"]
+        if pair.regressions:
+            rows = []
+            for regression in pair.regressions:
+                where = _place(regression, _trace_name(pair.candidate))
+                if where and regression.event_index is not UNSET:
+                    where = self.link(f"{sid}c-e{regression.event_index}", where)
+                rows.append(f"<li>{_finding(regression)}{' — ' + where if where else ''}</li>")
+            written = self.fitting("list", rows)
+            lines += ['<h3>Regressions</h3><ol class="violations">', *written, "</ol>"]
+            if len(written) < len(rows):
+                lines.append(f'<p class="note">{len(rows) - len(written):,} more regressions are not listed: the '
+                             "report in another format lists them all.</p>")
+        lines += self.changes(pair)
+        lines += paths + candidate
+        lines.append(f'<details id="{sid}-baseline"><summary>Baseline run: <code>{_t(_trace_name(pair.baseline))}'
+                     "</code></summary>")
+        return [*lines, *baseline, "</details>", "</section>"]
+
+    def changes(self, pair: CompareReport) -> list[str]:
+        """Each rule's state in both runs, with a filter button for each rule failing in the candidate."""
+        tokens = {result.rule_id: f"r{number}" for number, result in enumerate(pair.candidate.results)}
+        rows = []
+        for change in pair.rule_changes:
+            css, word = _RULE_CHANGE[change.change]
+            button = _filter_button(tokens[change.rule_id], change.rule_id) \
+                if change.candidate_violations and change.rule_id in tokens else ""
+            rows.append(f"<tr><td><code>{_t(change.rule_id)}</code></td><td>{_t(change.rule_kind)}</td>"
+                        f"<td>{change.baseline} ({change.baseline_violations:,})</td>"
+                        f"<td>{change.candidate} ({change.candidate_violations:,})</td>"
+                        f'<td><span class="finding {css}">{word}</span></td><td>{button}</td></tr>')
+        written = self.fitting("rules", rows)
+        lines = ['<h3>Rules in both runs</h3><table class="rules"><thead><tr><th>Rule</th><th>Kind</th>'
+                 "<th>Baseline</th><th>Candidate</th><th>Change</th><th>Timeline</th></tr></thead><tbody>",
+                 *written, "</tbody></table>"]
+        if len(written) < len(rows):
+            lines.append(f'<p class="note">{len(rows) - len(written):,} more rules are not shown: the page reached '
+                         "its size limit.</p>")
+        return lines
+
+    def paths(self, base: Timeline, cand: Timeline, regressions: list[Regression]) -> list[str]:
+        """The tool calls of both runs side by side (`timeline.align`), so an added, dropped or
+        changed call stands out; long stretches of identical calls are folded."""
+        pinned = {regression.event_index for regression in regressions if regression.event_index is not UNSET}
+        lines = ["<h3>Tool calls side by side</h3>",
+                 f'<p class="note">Each run\'s first {len(base.calls):,} and {len(cand.calls):,} tool calls, lined up '
+                 "where the same tools were called in the same order; long stretches of identical calls are "
+                 "folded.</p>"]
+        if base.calls_total > len(base.calls) or cand.calls_total > len(cand.calls):
+            lines.append(f'<p class="note">The baseline made {base.calls_total:,} calls and the candidate '
+                         f"{cand.calls_total:,}: only the first ones are lined up.</p>")
+        lines.append('<table class="paths" data-filter="reg"><thead><tr><th class="num">Baseline seq</th>'
+                     "<th>Baseline tool</th><th>Change</th><th>Candidate tool</th>"
+                     '<th class="num">Candidate seq</th></tr></thead><tbody>')
+        for change, left, right in _folded(align(base.calls, cand.calls), pinned):
+            if isinstance(left, int):
+                html = f'<tr class="gap"><td colspan="5" class="muted">⋯ {left:,} identical calls folded</td></tr>'
+            else:
+                regression = right is not None and right.index in pinned
+                marked = ' class="regression" data-rules="reg"' if regression else f' class="{change}"'
+                html = (f"<tr{marked}>"
+                        f'<td class="num">{_call_seq(left)}</td><td><code>{_call_tool(left)}</code></td>'
+                        f'<td class="same">{_CHANGE[change]}{" ✗ regression" if regression else ""}</td>'
+                        f'<td><code>{_call_tool(right)}</code></td><td class="num">{_call_seq(right)}</td></tr>')
+            if not self.take("rows", html):
+                lines.append('<tr class="gap"><td colspan="5">⋯ The page reached its size limit: the other calls are '
+                             "not lined up.</td></tr>")
+                break
+            lines.append(html)
+        return [*lines, "</tbody></table>"]
+
+
+def _verdict(good: bool, word: str) -> str:
+    return f'<span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {word}</span>'
 
 
 def _verdict_word(report: AnyReport) -> str:
@@ -114,42 +409,8 @@ def _check_counts(check: CheckReport) -> str:
     parts = [_count(summary.events, "event"), _count(summary.tool_calls, "tool call"),
              _count(check.error_count, "error"), _count(check.warning_count, "warning")]
     if check.inconclusive_count is not UNSET:
-        parts.append(f"{check.inconclusive_count} inconclusive")
+        parts.append(f"{check.inconclusive_count:,} inconclusive")
     return ", ".join(parts)
-
-
-def _index(report: AnyReport, budget: _Budget) -> list[str]:
-    """A batch's table of contents: each trace (or pair) with its verdict, linked when drawn."""
-    chosen = {id(section) for section in detailed(report)}
-    every = sections(report)
-    lines = ['<nav aria-labelledby="index-h"><h2 id="index-h">Traces</h2><table><thead><tr><th>Trace</th>'
-             '<th>Verdict</th><th class="num">Errors</th><th class="num">Warnings</th></tr></thead><tbody>']
-    rows: list[str] = []
-    for number, section in enumerate(every[:MAX_INDEX], 1):
-        check = section.candidate if isinstance(section, CompareReport) else section
-        name = _t(_trace_name(check))
-        link = f'<a href="#s{number}"><code>{name}</code></a>' if id(section) in chosen else f"<code>{name}</code>"
-        good = section.passed if isinstance(section, CheckReport) else section.compatible
-        word = ("passed" if good else "failed") if isinstance(section, CheckReport) else \
-            ("compatible" if good else "regression")
-        rows.append(f'<tr><td>{link}</td><td><span class="verdict {"good" if good else "bad"}">'
-                    f'{"✓" if good else "✗"} {word}</span></td><td class="num">{check.error_count}</td>'
-                    f'<td class="num">{check.warning_count}</td></tr>')
-    for failure in getattr(report, "failures", []):
-        rows.append(f'<tr><td><code>{_t(failure.trace)}</code></td><td><span class="verdict bad">⊘ unreadable'
-                    f'</span></td><td colspan="2">{_t(failure.error, 400)}</td></tr>')
-    listed = 0
-    for row in rows:
-        if not budget.take_listed(row):
-            break
-        lines.append(row)
-        listed += 1
-    lines.append("</tbody></table>")
-    if listed < len(every) + len(getattr(report, "failures", [])):
-        lines.append(f'<p class="note">{len(every) + len(getattr(report, "failures", [])) - listed:,} more traces '
-                     "are not listed here: the report in another format lists them all.</p>")
-    lines.append("</nav>")
-    return lines
 
 
 def _trace_name(check: CheckReport) -> str:
@@ -157,118 +418,26 @@ def _trace_name(check: CheckReport) -> str:
     return name if check.run is UNSET else f"{name} (run {check.run})"
 
 
-def _check(check: CheckReport, sid: str, timelines: Timelines, budget: _Budget, *, heading: str, label: str = "",
-           counts: bool = True,
-           regressions: list[Regression] | None = None, rules: bool = True) -> list[str]:
-    """One trace: its verdict and counts, rule table, timeline and violations. A trace of a
-    comparison (`rules=False`: the pair has one rule table) is a part of the pair's section."""
-    good = check.passed
-    word = "passed" if good else "failed"
-    tag = "section" if rules else "div"
-    lines = [f'<{tag} class="trace" id="{sid}" aria-labelledby="{sid}-h">' if rules else f'<div id="{sid}">',
-             f'<{heading} id="{sid}-h">{_t(label)}<code>{_t(_trace_name(check))}</code> '
-             f'<span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {word}</span></{heading}>',
-             *([f"<p>{_t(_check_counts(check))}</p>"] if counts else [])]
-    lines += _notices(check) + _record(check)
-    tokens = {result.rule_id: f"r{number}" for number, result in enumerate(check.results)}
-    if rules:
-        lines += _rules(check, sid, tokens)
-    lines += _timeline(check, sid, timelines.of(check), tokens, regressions or [], budget)
-    lines += _violations(check, sid, timelines.of(check), budget)
-    lines.append(f"</{tag}>")
-    return lines
-
-
-def _notices(check: CheckReport) -> list[str]:
-    if check.notices is UNSET:
-        return []
-    items = "".join(f'<li><span class="mark">ℹ notice</span> {_t(notice.message, 500)}</li>'
-                    for notice in check.notices)
-    return [f'<ul class="findings">{items}</ul>']
-
-
-def _record(check: CheckReport) -> list[str]:
-    info = check.record
-    if info is UNSET:
-        return []
-    lines = ['<dl class="facts">', f"<dt>Run</dt><dd><code>{_t(info.run_id)}</code></dd>",
-             f"<dt>Ended by</dt><dd>{_t(info.ended_by)}</dd>",
-             f"<dt>Calls prevented</dt><dd>{'⊘ ' if info.denied else ''}{info.denied}</dd>", "</dl>"]
-    if info.findings:
-        lines.append('<ul class="findings">' + "".join(
-            f'<li><span class="finding bad">✗ {_t(finding.code)}</span> {_t(finding.message, 500)}</li>'
-            for finding in info.findings) + "</ul>")
-    return lines
-
-
-def _rules(check: CheckReport, sid: str, tokens: dict[str, str]) -> list[str]:
-    """The rule table: status in words and symbols, a link to the first violation, a filter button."""
-    first: dict[str, int] = {}
-    for number, violation in _listed(check):
-        first.setdefault(violation.rule_id, number)
-    lines = [f'<h3 id="{sid}-rules">Rules</h3>',
-             '<table class="rules"><thead><tr><th>Rule</th><th>Kind</th><th>Status</th>'
-             '<th class="num">Violations</th><th>Timeline</th></tr></thead><tbody>']
-    for result in check.results:
-        name = f"<code>{_t(result.rule_id)}</code>"
-        if result.rule_id in first:
-            name = f'<a href="#{sid}-v{first[result.rule_id]}">{name}</a>'
-        status = ("good", "✓ passed") if result.passed else _LEVEL[result.severity]
-        if not result.passed and result.inconclusive is not UNSET and result.violation_count == result.inconclusive:
-            status = _LEVEL["inconclusive"]
-        button = "" if result.passed else (f'<button type="button" data-rule="{tokens[result.rule_id]}" hidden '
-                                           f'aria-pressed="false">Show only this rule</button>')
-        lines.append(f'<tr><td>{name}</td><td>{_t(result.rule_kind)}</td><td><span class="finding {status[0]}">'
-                     f'{status[1]}</span></td>'
-                     f'<td class="num">{result.violation_count}</td><td>{button}</td></tr>')
-    lines.append("</tbody></table>")
-    return lines
-
-
-def _timeline(check: CheckReport, sid: str, timeline: Timeline | Missing | None, tokens: dict[str, str],
-              regressions: list[Regression], budget: _Budget) -> list[str]:
-    if timeline is None:
-        return []
-    lines = [f'<h3 id="{sid}-timeline">Timeline</h3>']
-    if isinstance(timeline, Missing):
-        return [*lines, f'<p class="note">No timeline: {_t(timeline.reason, 500)}.</p>']
-    findings: dict[int, list[Violation | Regression]] = defaultdict(list)
-    items: list[Violation | Regression] = [*check.violations, *regressions]
-    for item in items:
-        if item.event_index is not UNSET:
-            findings[item.event_index].append(item)
-    lines += [f'<p class="note">{_t(timeline.rule)}</p>',
-              '<div class="filters" hidden><button type="button" data-rule="">Show every row</button>'
-              + ('<button type="button" data-rule="reg" aria-pressed="false">Only regressions</button>'
-                 if regressions else "") + '<span class="filter-status" aria-live="polite"></span></div>',
-              '<table class="timeline"><thead><tr><th class="num">seq</th><th class="num">line</th><th>Event</th>'
-              '<th>Tool</th><th>Details</th><th>Findings</th></tr></thead><tbody>']
-    trace = _trace_name(check)
-    for row in timeline.rows:
-        html = _gap(row) if isinstance(row, Gap) else _event(row, sid, trace, findings.get(row.index, []), tokens)
-        if not budget.take_row(html):
-            start = row.first if isinstance(row, Gap) else row.index
-            lines.append(f'<tr class="gap"><td colspan="6">⋯ The page reached its size limit: the rest of this '
-                         f"timeline, from event {start + 1:,} of {timeline.events:,}, is not drawn.</td></tr>")
-            break
-        lines.append(html)
-    lines.append("</tbody></table>")
-    trace_wide = [item for item in check.violations if item.event_index is UNSET]
-    if trace_wide:
-        lines.append(f'<p>Whole-trace findings: {", ".join(_finding_html(item) for item in trace_wide[:20])}</p>')
-    if timeline.pinned_left_out:
-        lines.append(f'<p class="note">{timeline.pinned_left_out} more events with findings are listed below '
-                     "but not drawn.</p>")
-    return lines
+def _filter_button(token: str, rule_id: str) -> str:
+    """A rule's filter: hidden until the script runs (without it, it would do nothing)."""
+    return (f'<button type="button" data-rule="{token}" hidden aria-pressed="false" '
+            f'aria-label="Show only the timeline rows of {_t(rule_id)}">Show only this rule</button>')
 
 
 def _gap(gap: Gap) -> str:
-    def named(counts: list[tuple[str, int]]) -> str:
-        return ", ".join(f"{'other' if name == chr(0) + 'other' else inert(name, 80)} ×{count:,}"
-                         for name, count in counts)
-    tools = f"; tools: {named(gap.tools)}" if gap.tools else ""
+    tools = f"; tools: {_named(gap.tools)}" if gap.tools.names else ""
     return (f'<tr class="gap"><td class="num">{_t(_seq(gap.first_seq))}–{_t(_seq(gap.last_seq))}</td><td></td>'
-            f'<td colspan="4">⋯ {_count(gap.events, "event")} folded: {_t(named(gap.types) + tools)}</td></tr>')
+            f'<td colspan="4">⋯ {_count(gap.events, "event")} folded: {_named(gap.types)}{tools}</td></tr>')
+
+
+def _named(counted: Counted) -> str:
+    """`tool.call ×2,000, tool.result ×1,999, other ×12`; counts past what was counted exactly are
+    bounds (`×≥1,990`, `other ×≤40`)."""
+    low, high = ("≥", "≤") if counted.lowered else ("", "")
+    parts = [f"{_t(name, 80)} ×{low}{count:,}" for name, count in counted.names]
+    if counted.other:
+        parts.append(f"other ×{high}{counted.other:,}")
+    return ", ".join(parts)
 
 
 def _event(row: Row, sid: str, trace: str, found: list[Violation | Regression], tokens: dict[str, str]) -> str:
@@ -289,7 +458,7 @@ def _event(row: Row, sid: str, trace: str, found: list[Violation | Regression], 
             ("; " + detail if detail else "")
     if row.span is not None:
         detail += f'{"; " if detail else ""}span <code>{_t(row.span, 64)}</code>'
-    cells = "".join(f"<li>{_finding_html(item)}</li>" for item in found[:_FINDINGS_PER_ROW])
+    cells = "".join(f"<li>{_finding(item)}</li>" for item in found[:_FINDINGS_PER_ROW])
     if len(found) > _FINDINGS_PER_ROW:
         cells += f"<li>and {len(found) - _FINDINGS_PER_ROW} more</li>"
     where = "" if row.line is None else f'<span title="{_t(trace)}:{row.line}">{row.line}</span>'
@@ -299,56 +468,13 @@ def _event(row: Row, sid: str, trace: str, found: list[Violation | Regression], 
             f'<td class="detail">{detail}</td><td class="found"><ul class="findings">{cells}</ul></td></tr>')
 
 
-def _finding_html(item: Violation | Regression) -> str:
+def _finding(item: Violation | Regression) -> str:
     if isinstance(item, Regression):
-        return (f'<span class="finding bad">✗ regression</span> {_t(item.kind)}: {_t(item.message, 300)}')
+        return f'<span class="finding bad">✗ regression</span> {_t(item.kind)}: {_t(item.message, 300)}'
     css, word = _LEVEL["inconclusive" if inconclusive(item) else item.severity]
     code = code_of(item)
     return (f'<span class="finding {css}">{word}</span> <code>{_t(item.rule_id, 120)}</code>'
             f'{" " + _t(code, 200) if code else ""}: {_t(item.message, 300)}')
-
-
-def _violations(check: CheckReport, sid: str, timeline: Timeline | Missing | None, budget: _Budget) -> list[str]:
-    if not check.violations:
-        return []
-    drawn = _drawn(timeline)
-    trace = _trace_name(check)
-    lines = [f'<h3 id="{sid}-violations">Violations</h3>', '<ol class="violations">']
-    shown = 0
-    for number, item in _listed(check):
-        where = _place(item, trace)
-        if where and item.event_index in drawn:
-            where = f'<a href="#{sid}-e{item.event_index}">{where}</a>'
-        html = f'<li id="{sid}-v{number}">{_finding_html(item)}{" — " + where if where else ""}</li>'
-        if not budget.take_listed(html):
-            break
-        lines.append(html)
-        shown += 1
-    lines.append("</ol>")
-    hidden = (check.violations_total if check.violations_total is not UNSET else len(check.violations)) - shown
-    if hidden > 0:
-        lines.append(f'<p class="note">{hidden} more violations are not listed: the JSON report holds every '
-                     "kept one.</p>")
-    return lines
-
-
-def _listed(check: CheckReport) -> list[tuple[int, Violation]]:
-    """The violations listed, with their position in the report: up to `MAX_LISTED`, shared among
-    the rules (each rule's first ones), in the report's order."""
-    rules = {violation.rule_id for violation in check.violations}
-    share = max(1, MAX_LISTED // max(1, len(rules)))
-    taken: dict[str, int] = {}
-    listed = []
-    for number, violation in enumerate(check.violations):
-        if taken.get(violation.rule_id, 0) < share:
-            taken[violation.rule_id] = taken.get(violation.rule_id, 0) + 1
-            listed.append((number, violation))
-    return listed
-
-
-def _drawn(timeline: Timeline | Missing | None) -> set[int]:
-    """The indices of the events drawn on a timeline (links go only to those)."""
-    return {row.index for row in timeline.rows if isinstance(row, Row)} if isinstance(timeline, Timeline) else set()
 
 
 def _place(item: Violation | Regression, trace: str) -> str:
@@ -362,89 +488,6 @@ def _place(item: Violation | Regression, trace: str) -> str:
     return ", ".join(parts)
 
 
-def _pair(pair: CompareReport, number: int, timelines: Timelines, budget: _Budget) -> list[str]:
-    """A comparison: regressions, rule changes, the two runs' tool calls lined up, both timelines."""
-    sid = f"s{number}"
-    good = pair.compatible
-    lines = [f'<section class="trace pair" id="{sid}" aria-labelledby="{sid}-h">',
-             f'<h2 id="{sid}-h"><span class="verdict {"good" if good else "bad"}">'
-             f'{"✓ compatible" if good else "✗ regression"}</span> <code>{_t(_trace_name(pair.candidate))}</code> '
-             f'against <code>{_t(_trace_name(pair.baseline))}</code></h2>']
-    tokens = {result.rule_id: f"r{index}" for index, result in enumerate(pair.candidate.results)}
-    if pair.regressions:
-        lines.append('<h3>Regressions</h3><ol class="violations">')
-        drawn = _drawn(timelines.of(pair.candidate))
-        for regression in pair.regressions:
-            where = _place(regression, _trace_name(pair.candidate))
-            if where and regression.event_index in drawn:
-                where = f'<a href="#{sid}c-e{regression.event_index}">{where}</a>'
-            html = f"<li>{_finding_html(regression)}{' — ' + where if where else ''}</li>"
-            if not budget.take_listed(html):
-                lines.append("<li>The page reached its size limit: the report in another format lists the other "
-                             "regressions.</li>")
-                break
-            lines.append(html)
-        lines.append("</ol>")
-    lines += ['<h3>Rules in both runs</h3><table class="rules"><thead><tr><th>Rule</th><th>Kind</th><th>Baseline</th>'
-              '<th>Candidate</th><th>Change</th><th>Timeline</th></tr></thead><tbody>']
-    for change in pair.rule_changes:
-        bad = change.change in ("new", "still_failing")
-        word = {"new": "✗ newly failing", "fixed": "✓ fixed", "still_failing": "✗ still failing",
-                "passing": "✓ passing"}[change.change]
-        button = (f'<button type="button" data-rule="{tokens[change.rule_id]}" hidden aria-pressed="false">'
-                  "Show only this rule</button>") if change.candidate_violations and change.rule_id in tokens else ""
-        lines.append(f"<tr><td><code>{_t(change.rule_id)}</code></td><td>{_t(change.rule_kind)}</td>"
-                     f"<td>{change.baseline} ({change.baseline_violations})</td>"
-                     f"<td>{change.candidate} ({change.candidate_violations})</td>"
-                     f'<td><span class="finding {"bad" if bad else "good"}">{word}</span></td><td>{button}</td></tr>')
-    lines.append("</tbody></table>")
-    base, cand = timelines.of(pair.baseline), timelines.of(pair.candidate)
-    if isinstance(base, Timeline) and isinstance(cand, Timeline):
-        lines += _paths(base, cand, pair.regressions, budget)
-    lines += _check(pair.candidate, f"{sid}c", timelines, budget, heading="h3", label="Candidate: ", counts=False,
-                    regressions=pair.regressions, rules=False)
-    lines.append(f'<details id="{sid}-baseline"><summary>Baseline run: <code>{_t(_trace_name(pair.baseline))}</code>'
-                 "</summary>")
-    lines += _check(pair.baseline, f"{sid}b", timelines, budget, heading="h3", label="Baseline: ", rules=False)
-    lines += ["</details>", "</section>"]
-    return lines
-
-
-def _paths(base: Timeline, cand: Timeline, regressions: list[Regression], budget: _Budget) -> list[str]:
-    """The tool calls of both runs side by side, lined up where the tools are the same (a longest
-    common subsequence of tool names), so an added, dropped or changed call stands out."""
-    pinned = {regression.event_index for regression in regressions if regression.event_index is not UNSET}
-    lines = ['<h3>Tool calls side by side</h3>',
-             f'<p class="note">Each run\'s first {len(base.calls)} and {len(cand.calls)} tool calls, lined up where '
-             "the same tools were called in the same order; long stretches of identical calls are folded.</p>"]
-    if base.calls_total > len(base.calls) or cand.calls_total > len(cand.calls):
-        lines.append(f'<p class="note">The baseline made {base.calls_total:,} calls and the candidate '
-                     f"{cand.calls_total:,}: only the first ones are lined up.</p>")
-    lines.append('<table class="paths"><thead><tr><th class="num">Baseline seq</th><th>Baseline tool</th>'
-                 '<th>Change</th><th>Candidate tool</th><th class="num">Candidate seq</th></tr></thead><tbody>')
-    for change, left, right in _aligned(base.calls, cand.calls, pinned):
-        if change == "fold":
-            lines.append(f'<tr class="gap"><td colspan="5" class="muted">⋯ {left:,} identical calls folded</td></tr>')
-            continue
-        assert not isinstance(left, int) and not isinstance(right, int)
-        regression = right is not None and right.index in pinned
-        css = "regression" if regression else change
-        data = ' data-rules="reg"' if regression else ""
-        word = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}[change]
-        if regression:
-            word += " ✗ regression"
-        html = (f'<tr class="{css}"{data}><td class="num">{_call_seq(left)}</td>'
-                f'<td><code>{_call_tool(left)}</code></td><td class="same">{word}</td>'
-                f'<td><code>{_call_tool(right)}</code></td><td class="num">{_call_seq(right)}</td></tr>')
-        if not budget.take_row(html):
-            lines.append('<tr class="gap"><td colspan="5">⋯ The page reached its size limit: the other calls are '
-                         "not lined up.</td></tr>")
-            break
-        lines.append(html)
-    lines.append("</tbody></table>")
-    return lines
-
-
 def _call_seq(call: Call | None) -> str:
     return "" if call is None else _t(_seq(call.seq))
 
@@ -453,54 +496,35 @@ def _call_tool(call: Call | None) -> str:
     return "" if call is None else _t(call.tool, 120)
 
 
-def _aligned(base: list[Call], cand: list[Call],
-             pinned: set[int]) -> Iterable[tuple[str, Call | int | None, Call | None]]:
-    """(change, baseline call, candidate call) rows; ("fold", count, None) for folded identical calls."""
-    matcher = SequenceMatcher(None, [call.tool for call in base], [call.tool for call in cand], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            yield from _fold_same(list(zip(base[i1:i2], cand[j1:j2], strict=True)), pinned)
-        elif tag == "replace":
-            for left, right in zip_longest(base[i1:i2], cand[j1:j2]):
-                yield ("changed" if left is not None and right is not None else "removed" if right is None
-                       else "added"), left, right
-        elif tag == "delete":
-            for left in base[i1:i2]:
-                yield "removed", left, None
+def _folded(steps: list[tuple[str, Call | None, Call | None]],
+            pinned: set[int]) -> Iterable[tuple[str, Call | int | None, Call | None]]:
+    """The lined-up calls with each long stretch of identical calls folded to its ends (and its
+    regressions): ("fold", count, None) stands for the calls left out."""
+    run: list[tuple[str, Call | None, Call | None]] = []
+
+    def flush() -> Iterable[tuple[str, Call | int | None, Call | None]]:
+        folded = 0
+        for position, step in enumerate(run):
+            right = step[2]
+            if position < _ALIGN_CONTEXT or position >= len(run) - _ALIGN_CONTEXT or \
+                    (right is not None and right.index in pinned):
+                if folded:
+                    yield "fold", folded, None
+                    folded = 0
+                yield step
+            else:
+                folded += 1
+        if folded:
+            yield "fold", folded, None
+        run.clear()
+
+    for step in steps:
+        if step[0] == "same":
+            run.append(step)
         else:
-            for right in cand[j1:j2]:
-                yield "added", None, right
-
-
-def _fold_same(pairs: list[tuple[Call, Call]],
-               pinned: set[int]) -> Iterable[tuple[str, Call | int | None, Call | None]]:
-    folded = 0
-    for position, (left, right) in enumerate(pairs):
-        if position < _ALIGN_CONTEXT or position >= len(pairs) - _ALIGN_CONTEXT or right.index in pinned:
-            if folded:
-                yield "fold", folded, None
-                folded = 0
-            yield "same", left, right
-        else:
-            folded += 1
-    if folded:
-        yield "fold", folded, None
-
-
-class _Budget:
-    """What is left of the page's room for timeline rows and listed violations, in bytes of HTML
-    (characters, which is close enough: the text that grows most when escaped is ASCII)."""
-
-    def __init__(self, rows: int, listed: int) -> None:
-        self.rows, self.listed = rows, listed
-
-    def take_row(self, html: str) -> bool:
-        self.rows -= len(html)
-        return self.rows >= 0
-
-    def take_listed(self, html: str) -> bool:
-        self.listed -= len(html)
-        return self.listed >= 0
+            yield from flush()
+            yield step
+    yield from flush()
 
 
 def _count(count: int, noun: str) -> str:
@@ -513,6 +537,7 @@ def _seq(value: int | float) -> str:
 
 
 def _t(text: str, limit: int | None = 1000) -> str:
-    """Text from a report, a trace or a contract as HTML: controls and bidirectional characters
-    shown as escapes (`inert`), then `& < > " '` escaped, so it can stand in an element or attribute."""
-    return escape(inert(text, limit), quote=True)
+    """Text from a report, a trace or a contract as HTML: control, bidirectional and invisible
+    characters shown as escapes (`inert`, `_INVISIBLE`), then `& < > " '` escaped, so that it can
+    stand in an element or an attribute."""
+    return escape(inert(text, limit).translate(_INVISIBLE), quote=True)

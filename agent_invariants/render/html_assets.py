@@ -72,16 +72,21 @@ dl.facts dd { margin: 0; }
 
 SCRIPT = """
 "use strict";
+// A filter shows the rows of one rule (or, "reg", the regressions) in the tables that take it:
+// a timeline ("all") takes every filter, the lined-up calls ("reg") only the regressions'.
 for (const section of document.querySelectorAll("section.trace")) {
   const buttons = Array.from(section.querySelectorAll("button[data-rule]"));
-  const rows = Array.from(section.querySelectorAll("table.timeline tbody tr, table.paths tbody tr"));
+  const tables = Array.from(section.querySelectorAll("table[data-filter]"));
   const status = section.querySelector(".filter-status");
   const show = (rule) => {
     let shown = 0;
-    for (const row of rows) {
-      const keep = rule === "" || (row.dataset.rules || "").split(" ").includes(rule);
-      row.hidden = !keep;
-      if (keep && row.closest("table.timeline")) shown += 1;
+    for (const table of tables) {
+      const applies = rule === "" || table.dataset.filter === "all" || rule === "reg";
+      for (const row of table.tBodies[0].rows) {
+        const keep = !applies || rule === "" || (row.dataset.rules || "").split(" ").includes(rule);
+        row.hidden = !keep;
+        if (keep && table.dataset.filter === "all") shown += 1;
+      }
     }
     for (const button of buttons) {
       button.setAttribute("aria-pressed", String(rule !== "" && button.dataset.rule === rule));
