@@ -34,6 +34,18 @@ def page_of(cli, *args: str, code: int = 1) -> tuple[str, Node]:
     return result.stdout, page
 
 
+def written_page(cli, *args: str, under: int = 5_000_000) -> Node:
+    """The page a run writes with `--output` (exit 1): under `under` bytes, every in-page link
+    pointing at something drawn."""
+    result = cli(*args, "--format", "html", "--output", "p.html", timeout=300)
+    assert result.returncode == 1, result.stderr
+    data = (cli.cwd / "p.html").read_bytes()
+    assert len(data) < under
+    page = parse(data.decode())
+    assert dangling(page) == []
+    return page
+
+
 def report_of(cli, *args: str) -> dict:
     return json.loads(cli(*args, "--format", "json").stdout)
 
@@ -188,12 +200,7 @@ def test_a_million_event_trace_makes_a_page_under_five_megabytes(cli, tmp_path):
             else:
                 out.write(quiet % seq)
     (tmp_path / "c.json").write_text(json.dumps(contract({"id": "nothing-goes", "kind": "deny_tool", "tool": "*"})))
-    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "html", "--output", "p.html",
-                 timeout=300)
-    assert result.returncode == 1, result.stderr
-    data = (tmp_path / "p.html").read_bytes()
-    assert len(data) < 5_000_000
-    page = parse(data.decode())
+    page = written_page(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
     section = page.by_id("s1")
     rows = timeline_rows(section)
     assert "The page reached its size limit: the rest of this timeline, from event" in cells(rows[-1])[0]
@@ -355,12 +362,7 @@ def test_wide_characters_count_as_the_bytes_they_take(cli, write):
                                          "tool": emoji * 200 + (f"-b{seq // 10}" if seq % 10 == 0 else "-n"),
                                          "args": {"k": emoji * 300}, "reason": emoji * 300},
                                         ensure_ascii=False) + "\n" for seq in range(1, 3001)))
-    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "html", "--output", "p.html")
-    assert result.returncode == 1, result.stderr
-    data = (cli.cwd / "p.html").read_bytes()
-    assert len(data) < 5_000_000
-    page = parse(data.decode())
-    assert dangling(page) == []
+    page = written_page(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
     assert "The page reached its size limit" in page.by_id("s1").text()
 
 
@@ -368,13 +370,7 @@ def test_ten_thousand_rules_fill_the_rule_table_only_up_to_its_limit(cli, write)
     write("c.json", {"version": 1, "name": "many", "rules": [
         {"id": "x" * 120 + f"{number:07d}", "kind": "deny_tool", "tool": f"t{number}"} for number in range(10_000)]})
     write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": f"t{number}"} for number in range(5000)])))
-    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "html", "--output", "p.html")
-    assert result.returncode == 1, result.stderr
-    data = (cli.cwd / "p.html").read_bytes()
-    assert len(data) < 5_000_000
-    page = parse(data.decode())
-    assert dangling(page) == []
-    section = page.by_id("s1")
+    section = written_page(cli, "check", "--contract", "c.json", "--trace", "t.jsonl").by_id("s1")
     assert re.search(r"[\d,]+ more rules are not shown: the page reached its size limit", section.text())
     # a thousand failing rules take turns: the limits of the page's words hold
     pinned = [row for row in timeline_rows(section) if "pinned" in (row.attrs.get("class") or "")]
@@ -388,11 +384,7 @@ def test_a_batch_lists_only_the_failing_rules_of_each_trace(cli, write):
         {"id": f"rule-{number:04d}", "kind": "deny_tool", "tool": f"t{number}"} for number in range(2000)]})
     for number in range(20):
         write(f"traces/{number:02d}.jsonl", jsonl(events({"type": "tool.call", "tool": f"t{number}"})))
-    result = cli("check", "--contract", "c.json", "--trace", "traces", "--format", "html", "--output", "p.html")
-    assert result.returncode == 1, result.stderr
-    data = (cli.cwd / "p.html").read_bytes()
-    assert len(data) < 1_000_000
-    section = parse(data.decode()).by_id("s3")
+    section = written_page(cli, "check", "--contract", "c.json", "--trace", "traces", under=1_000_000).by_id("s3")
     (table,) = section.all("table", cls="rules")
     assert [cells(row)[0] for row in table.all("tbody")[0].all("tr")] == ["rule-0002"]
     assert "1,999 more rules passed." in section.text()
