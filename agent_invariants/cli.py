@@ -377,24 +377,24 @@ def _render(report: AnyReport, run: _Run) -> None:
 
 def _timelines(report: AnyReport, run: _Run) -> Timelines:
     """The HTML page's timelines: each trace read again (a file; an imported run from its file)."""
-    from agent_invariants.timeline import collect, reopen_file, rereadable
+    from agent_invariants.timeline import READ_ONCE, collect, reopen_file, rereadable
 
     options = run.options
     imports = run.imports
     if imports is None or imports.native:
         return collect(report, lambda check: reopen_file(check, options.max_line_bytes), run.stamps)
+    input_format, profile = imports.input_format.value, _profile(imports)
 
     def reopen_imported(check: CheckReport) -> TraceSource | str:
         from msgspec import UNSET
 
         from agent_invariants.importers.checks import imported_source
 
-        assert imports is not None
-        if check.trace is UNSET:   # an imported trace has a file, or came on standard input
-            return rereadable("-") or ""
+        if check.trace is UNSET:   # an imported trace names its file, unless it came on standard input
+            return READ_ONCE
         return rereadable(check.trace) or imported_source(
-            check.trace, imports.input_format.value, run=None if check.run is UNSET else check.run,
-            profile=_profile(imports), max_line_bytes=options.max_line_bytes)
+            check.trace, input_format, run=None if check.run is UNSET else check.run, profile=profile,
+            max_line_bytes=options.max_line_bytes)
 
     return collect(report, reopen_imported, run.stamps)
 

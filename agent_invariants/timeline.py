@@ -1,22 +1,26 @@
 """The run around a report's findings, for the HTML page: which events to draw, and what the rest held.
 
 A page that drew every event of a million-event trace would not open, and most events of a long
-run are the same few calls. What is drawn, and what is folded into counted rows (`SELECTION`,
-written on the page too):
+run are the same few calls. What is drawn, and what is folded into counted rows (`selection`
+says it in words, and the page writes that above each timeline):
 
 - a trace of at most `FULL_EVENTS` events is drawn whole;
 - a longer one shows its first and last `EDGE` events, each event a violation or regression points
-  at (up to `MAX_PINNED`, shared among the rules: each rule's first ones) with `CONTEXT` events
-  either side, and the first `MAX_MARKED`
-  marked events: approvals, stops, outcomes, completion claims, failed results, denied calls and
-  the run's end. Every other stretch of events is one row that counts them by type and tool.
+  at (up to `MAX_PINNED`, the failing rules taking turns) with `CONTEXT` events either side, and
+  the first `MAX_MARKED` marked events: approvals, stops, outcomes, completion claims, failed
+  results, denied calls and the run's end. Every other stretch of events is one row that counts
+  them by type and tool (`Counted`).
+
+A batch shares these limits out among the traces it draws in detail (`detailed`). A comparison
+also keeps each run's first `MAX_CALLS` tool calls, which `align` lines up.
 
 The events come from a second read of the trace, once the check has said which events matter.
 Only a regular file (or an imported run of one) can be read again: for standard input or a pipe
 the page says why it has no timeline. When the second read does not give the events the check saw
-(the file changed in between), the timeline is dropped with that reason, never drawn wrong.
+(the file changed in between: see `collect`), the timeline is dropped with that reason, never
+drawn wrong.
 
-    timelines = collect(report, reopen)          # reopen(check report) -> TraceSource | None
+    timelines = collect(report)                  # or collect(report, reopen, stamps)
     timelines.of(report.candidate)               # a Timeline, or a Missing with the reason
 """
 from __future__ import annotations
@@ -39,9 +43,9 @@ from agent_invariants.report import CheckReport, CompareReport
 
 Item = TypeVar("Item", bound=Hashable)
 
-__all__ = ("CONTEXT", "EDGE", "FULL_EVENTS", "MAX_CALLS", "MAX_MARKED", "MAX_PINNED", "MAX_SECTIONS", "SELECTION",
-           "Call", "Counted", "Gap", "Missing", "Row", "Timeline", "Timelines", "align", "collect", "detailed",
-           "reopen_file", "rereadable", "selection", "stamp", "take_turns")
+__all__ = ("CONTEXT", "EDGE", "FULL_EVENTS", "MAX_CALLS", "MAX_MARKED", "MAX_PINNED", "MAX_SECTIONS", "READ_ONCE",
+           "SELECTION", "Call", "Counted", "Gap", "Missing", "Row", "Timeline", "Timelines", "align", "collect",
+           "detailed", "reopen_file", "rereadable", "selection", "stamp", "take_turns")
 
 FULL_EVENTS = 400
 """A trace of at most this many events is drawn whole."""
@@ -50,7 +54,7 @@ EDGE = 3
 CONTEXT = 3
 """Events drawn before and after each event a finding points at."""
 MAX_PINNED = 300
-"""Events a finding points at that are drawn with their neighbourhood, per trace (the first ones)."""
+"""Events a finding points at that are drawn with their neighbourhood, per trace (`take_turns`)."""
 MAX_MARKED = 100
 """Marked events (approvals, stops, outcomes, claims, failures, denials, ends) drawn beyond those, per trace."""
 MAX_CALLS = 500
@@ -71,7 +75,7 @@ def selection(full: int, pinned: int, marked: int) -> str:
 
 
 SELECTION = selection(FULL_EVENTS, MAX_PINNED, MAX_MARKED)
-"""The rule for one trace (a batch shares these limits out among the traces it draws)."""
+"""The rule for one trace (a batch shares the limits out among the traces it draws)."""
 
 
 @dataclass(slots=True)
@@ -186,10 +190,14 @@ def _good(section: CheckReport | CompareReport) -> bool:
     return section.passed if isinstance(section, CheckReport) else section.compatible
 
 
+READ_ONCE = "standard input can be read only once: pass the trace as a file to see its timeline"
+"""Why a trace read from standard input has no timeline."""
+
+
 def rereadable(path: str) -> str | None:
     """Why the trace at `path` cannot be read a second time, or None when it can."""
     if path == "-":
-        return "standard input can be read only once: pass the trace as a file to see its timeline"
+        return READ_ONCE
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
@@ -244,10 +252,10 @@ def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str
 def _timeline(check: CheckReport, reopen: Callable[[CheckReport], TraceSource | str],
               more_pins: Sequence[tuple[int, int | float]], room: _Room,
               stamps: dict[str, tuple[int, ...] | None] | None) -> Timeline | Missing:
-    source = reopen(check)
-    if isinstance(source, str):
-        return Missing(source)
     try:
+        source = reopen(check)   # an imported run is imported again: that may fail too
+        if isinstance(source, str):
+            return Missing(source)
         timeline = _read(source, check.summary.events, _pins(check, [index for index, _ in more_pins], room.pinned),
                          room)
     except InputError as exc:
@@ -284,9 +292,9 @@ def _same_events(timeline: Timeline, check: CheckReport, more_pins: Sequence[tup
 
 
 def _pins(check: CheckReport, more: Sequence[int], limit: int) -> tuple[list[int], int]:
-    """The events findings point at that are drawn, and how many others there are. The limit is
-    shared among the failing rules (and the regressions), each getting its first events, so a rule
-    that breaks late in a long trace is drawn too."""
+    """The events findings point at that are drawn, and how many others there are. The failing
+    rules (and the regressions) take turns, each its first events first, so that a rule that
+    breaks late in a long trace is drawn too, and many rules do not push the count past `limit`."""
     by_rule: dict[str, list[int]] = {}
     for violation in check.violations:
         if violation.event_index is not UNSET:
