@@ -454,3 +454,19 @@ def test_a_trace_file_replaced_after_the_check_loses_its_timeline_even_with_the_
     os.replace(other, path)
     assert collect(report, stamps=stamps).of(report) == Missing(
         "the trace changed after it was checked: check it again to see its timeline")
+
+
+def test_a_trace_that_cannot_be_read_again_loses_its_timeline_with_the_reason():
+    from agent_invariants import check_trace
+    from agent_invariants.errors import TraceError
+    from agent_invariants.reader import TraceFile
+    from agent_invariants.timeline import Missing, collect
+
+    report = check_trace(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}),
+                         TraceFile(jsonl(events({"type": "tool.call", "tool": "shell.exec"})).encode()))
+
+    def failing(check):
+        raise TraceError("runs.otlp.jsonl", 7, "not a span")
+
+    assert collect(report, failing).of(report) == Missing(
+        "the trace could not be read again: runs.otlp.jsonl:7: not a span")
