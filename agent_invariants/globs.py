@@ -50,28 +50,48 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], tuple[object, .
     """Return a function `subject -> key` for several patterns at once: two subjects get equal
     keys exactly when the same patterns match them (the engine routes a new tool by its key).
 
-    Patterns with at most one star are tried in one regular expression per 64 of them: each is
-    an optional lookahead anchored at the end, with an empty group that is set when it matches,
-    so the match's groups are the key. Patterns with more stars are matched one by one, as
-    `compile_glob` does. (Even `*` takes part: it matches no subject with a line break.)
+    A key stays small however many patterns there are (a contract of ten thousand rules, a trace
+    of as many tools): literal patterns are found in a dict (at most one equals the subject), and
+    past 64 others, a key names only the patterns that match. Patterns with at most one star are
+    tried in one regular expression per 64 of them: each is an optional lookahead anchored at the
+    end, with an empty group that is set when it matches, so the match's groups say which match.
+    Patterns with more stars are matched one by one, as `compile_glob` does. (Even `*` takes part:
+    it matches no subject with a line break.)
     """
     distinct = list(dict.fromkeys(patterns))
-    simple = [pattern for pattern in distinct if utf16_units(pattern).count("*") <= 1]
-    others = tuple(compile_glob(pattern) for pattern in distinct if pattern not in simple)
+    plain = [pattern for pattern in distinct if "*" not in pattern and "?" not in pattern]
+    literal = {utf16_units(pattern): number for number, pattern in enumerate(plain)}
+    wild = [pattern for pattern in distinct if "*" in pattern or "?" in pattern]
+    simple = [pattern for pattern in wild if pattern.count("*") <= 1]
+    others = tuple(compile_glob(pattern) for pattern in wild if pattern.count("*") > 1)
     matches = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
                                        for pattern in simple[at:at + 64]), re.DOTALL).match
                     for at in range(0, len(simple), 64))
-    if not others and len(matches) <= 1:
-        if not matches:
-            return lambda subject: ()
-        match = matches[0]
-        return lambda subject: match(subject if subject.isascii() else utf16_units(subject)).groups()  # type: ignore[union-attr]
+
+    if not others and len(matches) <= 1:   # the usual contract: a key of at most 65 small parts
+        match = matches[0] if matches else None
+        if not literal:
+            return (lambda subject: ()) if match is None else \
+                lambda subject: match(subject if subject.isascii() else utf16_units(subject)).groups()  # type: ignore[union-attr]
+        return lambda subject: _one_chunk(literal, match, subject if subject.isascii() else utf16_units(subject))
 
     def key(subject: str) -> tuple[object, ...]:
         units = subject if subject.isascii() else utf16_units(subject)
-        return (*(match(units).groups() for match in matches),  # type: ignore[union-attr]   # never None
-                *(matcher(subject) for matcher in others))
+        found: list[object] = [literal.get(units, -1)]
+        for chunk, match in enumerate(matches):
+            groups = match(units).groups()  # type: ignore[union-attr]   # never None: every part is optional
+            found += [chunk * 64 + number for number, group in enumerate(groups) if group is not None]
+        found.append(-1)   # the one-by-one matches follow, as a pattern each
+        found += [number for number, matcher in enumerate(others) if matcher(subject)]
+        return tuple(found)
     return key
+
+
+def _one_chunk(literal: dict[str, int], match: Callable[[str], re.Match[str] | None] | None,
+               units: str) -> tuple[object, ...]:
+    """The key of a set of literals and at most 64 other patterns with one star at most."""
+    number = literal.get(units, -1)
+    return (number,) if match is None else (number, *match(units).groups())  # type: ignore[union-attr]
 
 
 def _regex(units: str) -> str:

@@ -72,6 +72,15 @@ def test_many_globs_in_one_set_keep_their_answers():
     assert compile_glob_set(["*"])("a") != compile_glob_set(["*"])("a\n")   # * takes no line break
 
 
+def test_a_key_names_only_the_patterns_that_match_however_many_there_are():
+    """A contract of ten thousand rules and a trace of as many tools: each tool's key holds what
+    matched it, not an answer per pattern (the engine keeps up to 65,536 keys)."""
+    key = compile_glob_set([f"t{number}" for number in range(10_000)] + ["t1*", "t?", "*x*y*"])
+    assert max(len(key(subject)) for subject in ("t5", "t17", "t9999", "zz", "t1xy")) <= 5
+    assert key("t5") != key("t6") != key("t1") and key("zz") == key("zy") and key("t17") != key("t18")
+    assert key("t1xy") != key("t1x") != key("t2xy")
+
+
 def test_a_new_tool_on_every_call_is_judged_as_each_rule_says():
     """3,000 calls, each of a tool never named before (more than the route cache keeps at once is
     covered by the benchmark); the expected counts are worked out here from the names alone."""
