@@ -470,3 +470,17 @@ def test_a_trace_that_cannot_be_read_again_loses_its_timeline_with_the_reason():
 
     assert collect(report, failing).of(report) == Missing(
         "the trace could not be read again: runs.otlp.jsonl:7: not a span")
+
+
+def test_a_batch_index_comes_first_and_sections_cannot_crowd_it_out(cli, write):
+    """Twenty failing traces whose listed violations fill their budget, among 300 traces: the
+    index still lists every trace."""
+    write("c.json", contract({"id": "x" * 120, "kind": "deny_tool", "tool": "*"}))
+    for number in range(300):
+        write(f"traces/{number:03d}.jsonl", jsonl(events(*[{"type": "tool.call", "tool": "y" * 500}
+                                                           for _ in range(100 if number < 20 else 0)],
+                                                         {"type": "run.completed"})))
+    page = written_page(cli, "check", "--contract", "c.json", "--trace", "traces")
+    rows = page.all("nav")[0].all("tbody")[0].all("tr")
+    assert [cells(row)[0] for row in rows] == [f"traces/{number:03d}.jsonl" for number in range(300)]
+    assert "more violations are not listed" in page.by_id("s20").text()

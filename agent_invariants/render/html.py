@@ -11,7 +11,7 @@ control, bidirectional and invisible characters shown as escapes), no link is bu
 text, and a Content-Security-Policy lets the page load nothing and run only its own inline
 script, which only adds the filters. Without scripts, the timeline reads the same. The page stays
 under 5 MB whatever it shows: each part has a budget in bytes (`TIMELINE_BYTES`, `LIST_BYTES`,
-`RULES_BYTES`), past which a note says what was left out, and a link is written only to a place
+`RULES_BYTES`, `INDEX_BYTES`), past which a note says what was left out, and a link is written only to a place
 that was drawn.
 
     page = render(report, RenderOptions(timelines=collect(report)))
@@ -38,7 +38,7 @@ from agent_invariants.report import (
 )
 from agent_invariants.timeline import Call, Counted, Gap, Missing, Row, Timeline, Timelines, align, detailed, take_turns
 
-__all__ = ("LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "RULES_BYTES", "TIMELINE_BYTES", "render")
+__all__ = ("INDEX_BYTES", "LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "RULES_BYTES", "TIMELINE_BYTES", "render")
 
 MAX_LISTED = 200
 """Violations listed under each trace, the failing rules taking turns (the report file holds them all)."""
@@ -47,7 +47,9 @@ MAX_INDEX = 1000
 TIMELINE_BYTES = 2_800_000
 """Bytes of timeline rows (and lined-up calls) a page holds, over all its traces."""
 LIST_BYTES = 800_000
-"""Bytes of listed violations, regressions, findings of `record` and index rows a page holds."""
+"""Bytes of listed violations, regressions and findings of `record` a page holds."""
+INDEX_BYTES = 400_000
+"""Bytes of a batch's index rows (it comes first: sections cannot crowd it out)."""
 RULES_BYTES = 500_000
 """Bytes of rule-table rows a page holds (a batch's sections list only their failing rules)."""
 _FINDINGS_PER_ROW = 5
@@ -79,7 +81,7 @@ class _Page:
 
     def __init__(self, report: AnyReport, timelines: Timelines) -> None:
         self.report, self.timelines = report, timelines
-        self.room = {"rows": TIMELINE_BYTES, "list": LIST_BYTES, "rules": RULES_BYTES}
+        self.room = {"rows": TIMELINE_BYTES, "list": LIST_BYTES, "rules": RULES_BYTES, "index": INDEX_BYTES}
         self.anchors: set[str] = set()
 
     def take(self, budget: str, html: str) -> bool:
@@ -100,6 +102,7 @@ class _Page:
         good, verdict = ok(report), _verdict_word(report)
         title = f"agent-invariants: {inert(report.contract.name, 200)}: {verdict}"
         chosen = detailed(report)
+        index = self.index(chosen) if is_batch(report) else []   # first: it has a budget of its own
         drawn: list[str] = []
         for number, section in enumerate(sections(report), 1):
             if any(section is shown for shown in chosen):
@@ -107,9 +110,7 @@ class _Page:
                     self.check(section, f"s{number}", heading="h2", batch=is_batch(report))
         body = [f"<header><h1>{_t(title)}</h1>",
                 f'<p>{_verdict(good, verdict)} {_t(_counts(report))}</p></header>', "<main>"]
-        if is_batch(report):
-            body += self.index(chosen)
-        body += drawn
+        body += index + drawn
         if is_batch(report) and len(chosen) < len(sections(report)):
             body.append(f'<p class="note">{len(sections(report)) - len(chosen):,} more sections are not drawn: a page '
                         f"shows {len(chosen)} in detail, failing ones first. The report in another format lists them "
@@ -140,7 +141,7 @@ class _Page:
                         f'<td class="num">{check.warning_count:,}</td></tr>')
         rows += [f'<tr><td><code>{_t(failure.trace)}</code></td><td><span class="verdict bad">⊘ unreadable</span>'
                  f'</td><td colspan="2">{_t(failure.error, 400)}</td></tr>' for failure in failures(self.report)]
-        written = self.fitting("list", rows)
+        written = self.fitting("index", rows)
         lines = ['<nav aria-labelledby="index-h"><h2 id="index-h">Traces</h2><table><thead><tr><th>Trace</th>'
                  '<th>Verdict</th><th class="num">Errors</th><th class="num">Warnings</th></tr></thead><tbody>',
                  *written, "</tbody></table>"]
@@ -254,9 +255,8 @@ class _Page:
         lines.append(f'<table class="timeline"{takes}><thead><tr>'
                      '<th class="num">seq</th><th class="num">line</th><th>Event</th><th>Tool</th><th>Details</th>'
                      "<th>Findings</th></tr></thead><tbody>")
-        trace = _trace_name(check)
         for row in timeline.rows:
-            html = _gap(row) if isinstance(row, Gap) else _event(row, sid, trace, findings.get(row.index, []), tokens)
+            html = _gap(row) if isinstance(row, Gap) else _event(row, sid, findings.get(row.index, []), tokens)
             if not self.take("rows", html):
                 start = row.first if isinstance(row, Gap) else row.index
                 lines.append(f'<tr class="gap"><td colspan="6">⋯ The page reached its size limit: the rest of this '
@@ -440,7 +440,7 @@ def _named(counted: Counted) -> str:
     return ", ".join(parts)
 
 
-def _event(row: Row, sid: str, trace: str, found: list[Violation | Regression], tokens: dict[str, str]) -> str:
+def _event(row: Row, sid: str, found: list[Violation | Regression], tokens: dict[str, str]) -> str:
     rules = sorted({tokens.get(item.rule_id, "") if isinstance(item, Violation) else "reg" for item in found} - {""})
     classes = ["result"] if row.type == "tool.result" else []
     if found:
@@ -461,7 +461,7 @@ def _event(row: Row, sid: str, trace: str, found: list[Violation | Regression], 
     cells = "".join(f"<li>{_finding(item)}</li>" for item in found[:_FINDINGS_PER_ROW])
     if len(found) > _FINDINGS_PER_ROW:
         cells += f"<li>and {len(found) - _FINDINGS_PER_ROW} more</li>"
-    where = "" if row.line is None else f'<span title="{_t(trace)}:{row.line}">{row.line}</span>'
+    where = "" if row.line is None else str(row.line)
     return (f'<tr id="{sid}-e{row.index}"{attrs}><td class="num">{_t(_seq(row.seq))}</td><td class="num">{where}</td>'
             f'<td class="kind"><code>{kind}</code> {marks}</td>'
             f'<td class="tool"><code>{_t(row.tool or "", 120)}</code></td>'
