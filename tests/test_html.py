@@ -484,3 +484,15 @@ def test_a_batch_index_comes_first_and_sections_cannot_crowd_it_out(cli, write):
     rows = page.all("nav")[0].all("tbody")[0].all("tr")
     assert [cells(row)[0] for row in rows] == [f"traces/{number:03d}.jsonl" for number in range(300)]
     assert "more violations are not listed" in page.by_id("s20").text()
+
+
+def test_a_violation_of_the_whole_trace_is_shown_beside_the_timeline_and_listed(cli, write):
+    write("c.json", contract({"id": "needs-outcome", "kind": "require_event", "match": {"type": "outcome.observed"},
+                              "min": 1}))
+    write("t.jsonl", jsonl(events({"type": "run.start"}, {"type": "run.completed"})))
+    _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
+    section = page.by_id("s1")
+    (whole,) = [node for node in section.all("ul", cls="findings") if "require_event.min" in node.text()]
+    assert whole.all("li")[0].text().startswith("✗ error needs-outcome require_event.min: ")
+    assert all("pinned" not in (row.attrs.get("class") or "") for row in timeline_rows(section))
+    assert "needs-outcome" in section.all("ol", cls="violations")[0].text()

@@ -266,9 +266,10 @@ class _Page:
             if isinstance(row, Row):
                 self.anchors.add(f"{sid}-e{row.index}")
         lines.append("</tbody></table>")
-        trace_wide = [item for item in check.violations if item.event_index is UNSET][:20]
+        whole = [item for item in check.violations if item.event_index is UNSET][:20]
+        trace_wide = self.fitting("list", (f"<li>{_finding(item)}</li>" for item in whole))
         if trace_wide:
-            lines.append(f'<p>Whole-trace findings: {", ".join(_finding(item) for item in trace_wide)}</p>')
+            lines.append(f'<p>Whole-trace findings:</p><ul class="findings">{"".join(trace_wide)}</ul>')
         if timeline.pinned_left_out:
             lines.append(f'<p class="note">{timeline.pinned_left_out:,} more events with findings are not drawn: '
                          "each failing rule drew its first ones.</p>")
@@ -414,8 +415,11 @@ def _check_counts(check: CheckReport) -> str:
 
 
 def _trace_name(check: CheckReport) -> str:
+    """The trace as the page names it (in headings, the index and each place): cut to 300
+    characters, as it recurs on every listed violation."""
     name = "events" if check.trace is UNSET else "stdin" if check.trace == "-" else check.trace
-    return name if check.run is UNSET else f"{name} (run {check.run})"
+    name = name if check.run is UNSET else f"{name} (run {check.run})"
+    return name if len(name) <= 300 else name[:300] + "…"
 
 
 def _filter_button(token: str, rule_id: str) -> str:
