@@ -62,7 +62,7 @@ if TYPE_CHECKING:   # imported where used, so that --help stays fast
     from agent_invariants.reader import TraceSource
     from agent_invariants.render.shared import AnyReport
     from agent_invariants.report import CheckReport
-    from agent_invariants.timeline import Timelines
+    from agent_invariants.timeline import Stamp, Timelines
 
 __all__ = ("app", "main")
 
@@ -272,7 +272,7 @@ class _Run(NamedTuple):
     options: ReportOptions
     safety_exit: int | None = None   # check --safety-exit
     imports: ImportOptions | None = None   # how the traces are read (None: native)
-    stamps: dict[str, tuple[int, ...] | None] | None = None   # the traces as they were (HTML: see stamp)
+    stamps: dict[str, Stamp | None] | None = None   # the traces as they were (HTML: see stamp)
 
     @classmethod
     def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None,
@@ -382,18 +382,18 @@ def _timelines(report: AnyReport, run: _Run) -> Timelines:
     options = run.options
     imports = run.imports
     if imports is None or imports.native:
-        return collect(report, lambda check: reopen_file(check, options.max_line_bytes), run.stamps)
+        return collect(report, lambda check, path: reopen_file(check, path, options.max_line_bytes), run.stamps)
     input_format, profile = imports.input_format.value, _profile(imports)
 
-    def reopen_imported(check: CheckReport) -> TraceSource | str:
+    def reopen_imported(check: CheckReport, path: str | None) -> TraceSource | str:
         from msgspec import UNSET
 
         from agent_invariants.importers.checks import imported_source
 
-        if check.trace is UNSET:   # an imported trace names its file, unless it came on standard input
+        if path is None:   # an imported trace names its file, unless it came on standard input
             return READ_ONCE
-        return rereadable(check.trace) or imported_source(
-            check.trace, input_format, run=None if check.run is UNSET else check.run, profile=profile,
+        return rereadable(path) or imported_source(
+            path, input_format, run=None if check.run is UNSET else check.run, profile=profile,
             max_line_bytes=options.max_line_bytes)
 
     return collect(report, reopen_imported, run.stamps)
@@ -693,11 +693,22 @@ def record(
 
         repeated = repeating.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
         first = repeated.runs[0]
-        _render(repeated.report, _Run(first.loaded, first.contract, options))
+        _render(repeated.report, _recorded(_Run(first.loaded, first.contract, options, stamps={}), repeated.report))
         raise typer.Exit(repeating.repeat_exit_code(repeated, safety_exit))
     recorded = recording.record(contract_path, command or [], settings, warn=_say)
-    _render(recorded.report, _Run(recorded.loaded, recorded.contract, options))
+    _render(recorded.report, _recorded(_Run(recorded.loaded, recorded.contract, options, stamps={}), recorded.report))
     raise typer.Exit(recording.exit_code(recorded, safety_exit))
+
+
+def _recorded(run: _Run, report: AnyReport) -> _Run:
+    """`run`, with the traces `record` wrote stamped as they are now, for the HTML page (which
+    reads them again): a trace changed after this loses its timeline."""
+    from msgspec import UNSET
+
+    from agent_invariants.render.shared import checks
+
+    run.stamp(*[check.trace for check in checks(report) if check.trace is not UNSET])
+    return run
 
 
 def _no_html(command: str, report_format: Format) -> None:

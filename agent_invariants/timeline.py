@@ -45,7 +45,7 @@ Item = TypeVar("Item", bound=Hashable)
 
 __all__ = ("CONTEXT", "EDGE", "FULL_EVENTS", "MAX_CALLS", "MAX_MARKED", "MAX_PINNED", "MAX_SECTIONS", "READ_ONCE",
            "SELECTION", "Call", "Counted", "Gap", "Missing", "Row", "Timeline", "Timelines", "align", "collect",
-           "detailed", "reopen_file", "rereadable", "selection", "stamp", "take_turns")
+           "detailed", "Reopen", "Stamp", "reopen_file", "rereadable", "selection", "stamp", "take_turns")
 
 FULL_EVENTS = 400
 """A trace of at most this many events is drawn whole."""
@@ -207,33 +207,44 @@ def rereadable(path: str) -> str | None:
     return None
 
 
-def reopen_file(check: CheckReport, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TraceSource | str:
-    """The check's trace file to read again as a native trace, or why it cannot be."""
-    if check.trace is UNSET:
+Reopen = Callable[[CheckReport, "str | None"], "TraceSource | str"]
+"""`reopen(check, path)`: the trace of `check` to read again from `path` (None: it had no file),
+or why it cannot be read again."""
+
+Stamp = tuple[str, int, int, int, int, int]
+
+
+def reopen_file(check: CheckReport, path: str | None,
+                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> TraceSource | str:
+    """The check's trace file, at `path`, read again as a native trace; or why it cannot be."""
+    if path is None:
         return "the trace was not read from a file"
-    return rereadable(check.trace) or TraceFile(check.trace, max_line_bytes=max_line_bytes)
+    return rereadable(path) or TraceFile(path, max_line_bytes=max_line_bytes, name=str(check.trace))
 
 
-def stamp(path: str) -> tuple[int, ...] | None:
-    """What tells a file from the same file changed or replaced: device, inode, size, and the
-    times of its last change (None when it cannot be read)."""
+def stamp(path: str) -> Stamp | None:
+    """What tells a file from the same file changed or replaced: the file a link leads to (as an
+    absolute path), its device, inode, size, and the times of its last change; None when it
+    cannot be read."""
     try:
-        found = os.stat(path)
-    except OSError:
+        real = os.path.realpath(path)
+        found = os.stat(real)
+    except (OSError, ValueError):
         return None
-    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+    return real, found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
 
 
-def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str] = reopen_file,
-            stamps: dict[str, tuple[int, ...] | None] | None = None) -> Timelines:
-    """The timeline of every check report drawn in detail. `reopen(check)` gives the check's trace
-    to read again, or says (a string) why it cannot be; by default the file it names is read
+def collect(report: AnyReport, reopen: Reopen = reopen_file,
+            stamps: dict[str, Stamp | None] | None = None) -> Timelines:
+    """The timeline of every check report drawn in detail. `reopen(check, path)` gives the
+    check's trace to read again, or says (a string) why it cannot be; by default the file is read
     again as a native trace (`reopen_file`).
 
     A timeline is dropped when the events read are not those the check saw: when the count or the
     seq of an event a finding names differs, and when a trace's `stamp` after the second read
-    differs from the one in `stamps` (taken before the check read it; a trace not there is not
-    compared)."""
+    differs from the one in `stamps`, taken before the check read it. A stamped trace is read
+    again from the file its stamp names, so a link turned elsewhere in between is not followed;
+    a trace not in `stamps` is not compared."""
     timelines = Timelines()
     chosen = detailed(report)
     room = _Room.shared_by(len(chosen))
@@ -249,19 +260,20 @@ def collect(report: AnyReport, reopen: Callable[[CheckReport], TraceSource | str
     return timelines
 
 
-def _timeline(check: CheckReport, reopen: Callable[[CheckReport], TraceSource | str],
-              more_pins: Sequence[tuple[int, int | float]], room: _Room,
-              stamps: dict[str, tuple[int, ...] | None] | None) -> Timeline | Missing:
+def _timeline(check: CheckReport, reopen: Reopen, more_pins: Sequence[tuple[int, int | float]], room: _Room,
+              stamps: dict[str, Stamp | None] | None) -> Timeline | Missing:
+    before = None if stamps is None or check.trace is UNSET else stamps.get(check.trace)
+    path = None if check.trace is UNSET else before[0] if before is not None else check.trace
     try:
-        source = reopen(check)   # an imported run is imported again: that may fail too
+        source = reopen(check, path)   # an imported run is imported again: that may fail too
         if isinstance(source, str):
             return Missing(source)
         timeline = _read(source, check.summary.events, _pins(check, [index for index, _ in more_pins], room.pinned),
                          room)
     except InputError as exc:
         return Missing(f"the trace could not be read again: {exc}")
-    changed = stamps is not None and check.trace is not UNSET and check.trace in stamps and (
-        stamps[check.trace] is None or stamp(check.trace) != stamps[check.trace])
+    stamped = stamps is not None and check.trace is not UNSET and check.trace in stamps
+    changed = stamped and (before is None or stamp(str(check.trace)) != before)
     if changed or timeline.events != check.summary.events or not _same_events(timeline, check, more_pins):
         return Missing("the trace changed after it was checked: check it again to see its timeline")
     return timeline

@@ -270,12 +270,12 @@ def test_a_trace_that_changed_after_the_check_loses_its_timeline_rather_than_dra
     before = jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"})).encode()
     after = jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"}, start=5)).encode()
     report = check_trace(rules, TraceFile(before))
-    timelines = collect(report, lambda check: TraceFile(after))
+    timelines = collect(report, lambda check, path: TraceFile(after))
     assert timelines.of(report) == Missing("the trace changed after it was checked: check it again to see its "
                                            "timeline")
     assert "No timeline: the trace changed after it was checked" in render(report, RenderOptions(
         timelines=timelines))
-    same = collect(report, lambda check: TraceFile(before))
+    same = collect(report, lambda check, path: TraceFile(before))
     assert "shell.exec" in parse(render(report, RenderOptions(timelines=same))).by_id("s1-e1").text()
 
 
@@ -465,7 +465,7 @@ def test_a_trace_that_cannot_be_read_again_loses_its_timeline_with_the_reason():
     report = check_trace(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}),
                          TraceFile(jsonl(events({"type": "tool.call", "tool": "shell.exec"})).encode()))
 
-    def failing(check):
+    def failing(check, path):
         raise TraceError("runs.otlp.jsonl", 7, "not a span")
 
     assert collect(report, failing).of(report) == Missing(
@@ -496,3 +496,40 @@ def test_a_violation_of_the_whole_trace_is_shown_beside_the_timeline_and_listed(
     assert whole.all("li")[0].text().startswith("✗ error needs-outcome require_event.min: ")
     assert all("pinned" not in (row.attrs.get("class") or "") for row in timeline_rows(section))
     assert "needs-outcome" in section.all("ol", cls="violations")[0].text()
+
+
+def test_a_trace_behind_a_link_is_read_again_from_the_file_the_link_led_to(tmp_path):
+    """The stamp names the file a link leads to: the second read takes that file, and a link
+    turned to another file (with the same seqs) in between loses the timeline."""
+    import os
+
+    from agent_invariants import check_trace
+    from agent_invariants.timeline import Missing, collect, stamp
+
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+    first, second, link = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "latest.jsonl"
+    first.write_text(jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"})))
+    second.write_text(jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "harmless.tool"})))
+    link.symlink_to(first)
+    stamps = {str(link): stamp(str(link))}
+    report = check_trace(rules, str(link))
+    drawn = collect(report, stamps=stamps).of(report)
+    assert isinstance(drawn, Timeline) and [row.tool for row in drawn.rows] == [None, "shell.exec"]
+    link.unlink()
+    link.symlink_to(second)
+    assert collect(report, stamps=stamps).of(report) == Missing(
+        "the trace changed after it was checked: check it again to see its timeline")
+    os.replace(tmp_path / "b.jsonl", tmp_path / "c.jsonl")   # the link now leads nowhere
+    assert isinstance(collect(report, stamps=stamps).of(report), Missing)
+
+
+def test_past_the_kept_violations_the_count_of_undrawn_events_is_a_lower_bound(cli, write):
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": "shell.exec"} for _ in range(5000)])))
+    notes = {}
+    for cap in ("1000", "0"):   # the default keeps 1,000 violations; 0 keeps them all
+        _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl", "--max-violations", cap)
+        notes[cap] = [note.text() for note in page.by_id("s1").all("p", cls="note") if "not drawn" in note.text()]
+    assert notes == {"1000": ["At least 700 more events with findings are not drawn: each failing rule drew its first "
+                              "ones."],
+                     "0": ["4,700 more events with findings are not drawn: each failing rule drew its first ones."]}

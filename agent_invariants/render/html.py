@@ -270,9 +270,10 @@ class _Page:
         trace_wide = self.fitting("list", (f"<li>{_finding(item)}</li>" for item in whole))
         if trace_wide:
             lines.append(f'<p>Whole-trace findings:</p><ul class="findings">{"".join(trace_wide)}</ul>')
-        if timeline.pinned_left_out:
-            lines.append(f'<p class="note">{timeline.pinned_left_out:,} more events with findings are not drawn: '
-                         "each failing rule drew its first ones.</p>")
+        if timeline.pinned_left_out:   # counted among the kept violations: past --max-violations, at least
+            lines.append(f'<p class="note">{"At least " if check.truncated is True else ""}'
+                         f"{timeline.pinned_left_out:,} more events with findings are not drawn: each failing rule "
+                         "drew its first ones.</p>")
         return lines
 
     def violations(self, check: CheckReport, sid: str) -> list[str]:
