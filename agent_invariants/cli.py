@@ -186,11 +186,19 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
 
     options = run.options
     size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
-    return _with_progress(size, "reading", options.quiet, lambda advance: check_trace(
-        run.contract, TraceFile(trace, max_line_bytes=options.max_line_bytes, on_read=advance,
-                                line_lengths=run.line_lengths),
-        max_violations=options.max_violations, strict=options.strict, partial=options.partial,
-        count_safety=run.safety_exit is not None), unit="bytes")
+    source = TraceFile(trace, max_line_bytes=options.max_line_bytes, line_lengths=run.line_lengths)
+
+    def checking(advance: Callable[[int], None]) -> CheckReport:
+        source.on_read = advance
+        return check_trace(run.contract, source, max_violations=options.max_violations, strict=options.strict,
+                           partial=options.partial, count_safety=run.safety_exit is not None)
+
+    report = _with_progress(size, "reading", options.quiet, checking, unit="bytes")
+    stamps = run.stamps
+    before = None if stamps is None else stamps.get(trace)
+    if stamps is not None and before is not None and source.opened is not None:
+        stamps[trace] = (before[0], *source.opened)   # the file the check opened, as it read it
+    return report
 
 
 @app.command(cls=Command)

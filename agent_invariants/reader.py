@@ -122,6 +122,10 @@ class TraceFile(TraceSource):
         self._keep_lengths = line_lengths
         self._lines = LineMap(line_lengths)
         self._fields = FieldSample()
+        self.opened: tuple[int, int, int, int, int] | None = None
+        """The file as it was opened for the last read: device, inode, size and the times of its
+        last change (None before a read, and for standard input or bytes). The HTML page's
+        second read compares it with the first's, so that it draws the file the check read."""
 
     def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
         return self._lines.lines(indices)
@@ -147,6 +151,9 @@ class TraceFile(TraceSource):
             yield from self._batches(data[at:at + _CHUNK_BYTES] for at in range(0, len(data), _CHUNK_BYTES))
             return
         stream = self._open()
+        if stream is not sys.stdin.buffer:
+            found = os.fstat(stream.fileno())
+            self.opened = found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
         read = stream.read if self.on_read is None else _telling(stream.read, self.on_read)
         try:
             yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))

@@ -241,10 +241,11 @@ def collect(report: AnyReport, reopen: Reopen = reopen_file,
     again as a native trace (`reopen_file`).
 
     A timeline is dropped when the events read are not those the check saw: when the count or the
-    seq of an event a finding names differs, and when a trace's `stamp` after the second read
-    differs from the one in `stamps`, taken before the check read it. A stamped trace is read
-    again from the file its stamp names, so a link turned elsewhere in between is not followed;
-    a trace not in `stamps` is not compared."""
+    seq of an event a finding names differs, and when the file read again differs from the one in
+    `stamps`: taken before the check read it (`stamp`), or better, from the file the check itself
+    opened (`TraceFile.opened`, after the path it resolved to). A stamped trace is read again
+    from the file its stamp names, so a link turned elsewhere in between is not followed; a trace
+    not in `stamps` is not compared."""
     timelines = Timelines()
     chosen = detailed(report)
     room = _Room.shared_by(len(chosen))
@@ -273,7 +274,9 @@ def _timeline(check: CheckReport, reopen: Reopen, more_pins: Sequence[tuple[int,
     except InputError as exc:
         return Missing(f"the trace could not be read again: {exc}")
     stamped = stamps is not None and check.trace is not UNSET and check.trace in stamps
-    changed = stamped and (before is None or stamp(str(check.trace)) != before)
+    opened = getattr(source, "opened", None)   # what the second read opened, for a file read natively
+    changed = stamped and (before is None or (stamp(str(check.trace)) != before if opened is None
+                                              else opened != before[1:]))
     if changed or timeline.events != check.summary.events or not _same_events(timeline, check, more_pins):
         return Missing("the trace changed after it was checked: check it again to see its timeline")
     return timeline

@@ -533,3 +533,26 @@ def test_past_the_kept_violations_the_count_of_undrawn_events_is_a_lower_bound(c
     assert notes == {"1000": ["At least 700 more events with findings are not drawn: each failing rule drew its first "
                               "ones."],
                      "0": ["4,700 more events with findings are not drawn: each failing rule drew its first ones."]}
+
+
+def test_the_second_read_must_open_the_very_file_the_check_read(tmp_path):
+    """The CLI stamps a single trace with the file its check opened (`TraceFile.opened`): when a
+    link led the check to one file and the second read to another, even with the same seqs and
+    the link turned back since, the timeline is dropped."""
+    from agent_invariants import check_trace
+    from agent_invariants.reader import TraceFile
+    from agent_invariants.timeline import Missing, collect, stamp
+
+    rules = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "shell.exec"})))
+    second.write_text(jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "harmless.tool"})))
+    read = TraceFile(str(second))
+    report = check_trace(rules, read)
+    assert read.opened is not None and read.opened[1] == second.stat().st_ino
+    before = stamp(str(first))
+    assert before is not None
+    stamps = {str(second): (before[0], *read.opened)}   # stamped as A, but the check opened B
+    assert collect(report, stamps=stamps).of(report) == Missing(
+        "the trace changed after it was checked: check it again to see its timeline")
+    assert isinstance(collect(report, stamps={str(second): (str(second), *read.opened)}).of(report), Timeline)
