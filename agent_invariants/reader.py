@@ -105,7 +105,8 @@ class TraceFile(TraceSource):
 
     def __init__(self, source: str | os.PathLike[str] | bytes | bytearray | memoryview, *, name: str | None = None,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                 on_read: Callable[[int], None] | None = None, line_lengths: bool = False) -> None:
+                 on_read: Callable[[int], None] | None = None, line_lengths: bool = False,
+                 digest: Any = None) -> None:
         self._path: str | None
         self._data: bytes | None
         if isinstance(source, (bytes, bytearray, memoryview)):
@@ -119,6 +120,7 @@ class TraceFile(TraceSource):
             self.path = self._path
         self.max_line_bytes = max_line_bytes
         self.on_read = on_read   # told the size of every chunk read (progress display)
+        self.digest = digest     # a hashlib object every byte read updates (`record` compares what it wrote)
         self._keep_lengths = line_lengths
         self._lines = LineMap(line_lengths)
         self._fields = FieldSample()
@@ -155,6 +157,8 @@ class TraceFile(TraceSource):
             found = os.fstat(stream.fileno())
             self.opened = found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
         read = stream.read if self.on_read is None else _telling(stream.read, self.on_read)
+        if self.digest is not None:
+            read = _telling(read, None, self.digest.update)
         try:
             yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))
         except OSError as exc:
@@ -334,11 +338,15 @@ def accepted(raw: bytes, prev: int | float, where: str, line: int | None) -> tup
         raise TraceError(where, line, str(exc)) from None
 
 
-def _telling(read: Callable[[int], bytes], tell: Callable[[int], None]) -> Callable[[int], bytes]:
-    """`read`, telling `tell` the size of every chunk it reads."""
+def _telling(read: Callable[[int], bytes], tell: Callable[[int], None] | None,
+             show: Callable[[bytes], object] | None = None) -> Callable[[int], bytes]:
+    """`read`, telling `tell` the size of every chunk it reads (and `show` the chunk itself)."""
     def telling_read(size: int) -> bytes:
         chunk = read(size)
-        tell(len(chunk))
+        if tell is not None:
+            tell(len(chunk))
+        if show is not None:
+            show(chunk)
         return chunk
     return telling_read
 

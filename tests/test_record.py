@@ -1105,3 +1105,28 @@ def test_what_an_mcp_server_starts_does_not_outlive_the_run(cli, write, tmp_path
         time.sleep(0.05)
     with pytest.raises(ProcessLookupError):
         os.kill(sleeper, 0)
+
+
+# --- the trace is what record wrote -----------------------------------------------------------
+
+@pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting"])
+def test_a_trace_the_agent_rewrote_is_refused_rather_than_judged(tmp_path: Path, redacting: bool) -> None:
+    """The agent (or a process it left behind) edits the trace file between its events: the run
+    is not judged on what it wrote there, whether the rules read that file or the raw copy."""
+    trace = tmp_path / "run.jsonl"
+    steps = [*START, *call("c1", "orders.get", {"order": "A9"}),
+             {"rewrite": [str(trace), "orders.get", "orders.put"]}, *DONE]
+    options = {"redact": ["password"]} if redacting else {}
+    with pytest.raises(InputError) as refused:
+        run_agent(tmp_path, steps, V2, FIXTURES, out=str(trace), **options)
+    assert str(refused.value) == (f"{trace}: the trace is not what record wrote: something else wrote to it while "
+                                  "the run went on (the agent?), so the run is not judged")
+    assert leftover_agents() == []
+
+
+def test_an_untouched_trace_is_judged_with_and_without_redaction(tmp_path: Path) -> None:
+    steps = [*START, *call("c1", "orders.get", {"order": "A9"}), *DONE]
+    for name, options in (("plain", {}), ("redacting", {"redact": ["password"]})):
+        run = run_agent(tmp_path, steps, V2, FIXTURES, name=name, **options)
+        assert [event.get("tool") for event in run.bare()][1:3] == ["orders.get", "orders.get"]
+        assert run.info.ended_by == "completed"

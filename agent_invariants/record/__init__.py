@@ -24,6 +24,7 @@ of the report (`redact`), while the rules judge the real values. `record` is POS
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import uuid
@@ -180,8 +181,10 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
             cut = agent.stderr_bytes > len(tail)
             stderr = redactor.log(tail, cut) if redactor.active else tail
             stderr_log = _save_stderr(log, stderr, agent.stderr_bytes, len(tail), options.force)
-            checked = run_check(loaded, TraceFile(writer.judged, name=out), options.max_violations,
+            judged = TraceFile(writer.judged, name=out, digest=hashlib.blake2b())
+            checked = run_check(loaded, judged, options.max_violations,
                                 strict=options.strict, partial=ending.by_harness, count_safety=True, observers=[final])
+            _as_written(writer, judged.digest.digest(), out)
     finally:
         writer.remove_raw()
     report = checked.report
@@ -193,6 +196,22 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
         denied=len(session.denied))
     redactor.scrub(report)   # what the report quotes from the raw trace
     return Recorded(report, source, loaded, final.output())
+
+
+def _as_written(writer: TraceWriter, judged: bytes, out: str) -> None:
+    """Refuse to judge a run whose trace is not what `record` wrote: something else (the agent,
+    a process it left behind) wrote to it, or to the raw copy the rules read when redacting,
+    while the run went on or was checked. `judged` is the digest of what the check read."""
+    in_file = judged
+    if writer.judged != writer.path:   # redacting: the trace file is another file
+        try:
+            with open(writer.path, "rb") as handle:
+                in_file = hashlib.file_digest(handle, hashlib.blake2b).digest()
+        except OSError:
+            in_file = b""
+    if judged != writer.written["judged"].digest() or in_file != writer.written["shown"].digest():
+        raise InputError(f"{shown(out)}: the trace is not what record wrote: something else wrote to it while the "
+                         "run went on (the agent?), so the run is not judged")
 
 
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:

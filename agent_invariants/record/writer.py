@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import os
 import stat
 import tempfile
@@ -93,6 +94,9 @@ class TraceWriter:
         self.redactor = redactor
         self.judged = path
         """The trace the rules read: the file itself, or the raw copy when redacting."""
+        self.written = {"judged": hashlib.blake2b(), "shown": hashlib.blake2b()}
+        """A digest of every byte written to `judged` and to the trace file: what `record` reads
+        back must be what it wrote, and not what the agent (or anyone) wrote there meanwhile."""
         self._raw: int | None = None
         claim_file(path, force)
         folder = os.path.dirname(path)
@@ -123,7 +127,11 @@ class TraceWriter:
         self.last_line = line
         if self._raw is not None:
             self._append(self._raw, line, self.judged)
+            self.written["judged"].update(line)
         self._append(self._handle, shown_line, self.path)
+        if self._raw is None:
+            self.written["judged"].update(shown_line)
+        self.written["shown"].update(shown_line)
         self.size += len(shown_line)
         return event
 

@@ -7,7 +7,8 @@ added); {"recv": true} reads one line from stdin and appends it to REPLIES; {"sl
 {"stderr": text}; {"exit": code}; {"close_stdout": true}; {"kill": "SIGKILL"} (the agent kills
 itself); {"ignore_term": true}; {"grandchild": seconds} starts a process that holds stdout open
 for that long; {"flood": bytes} writes that many bytes with no newline; {"pid_file": path} writes
-the agent's pid.
+the agent's pid; {"rewrite": [path, old, new]} replaces text in a file (the agent tampering with
+its trace).
 """
 import json
 import os
@@ -54,6 +55,13 @@ for step in steps:
             out.write(block[:left])
             left -= len(block)
         out.flush()
+    elif "rewrite" in step:
+        path, old, new = step["rewrite"]
+        with open(path, "rb") as handle:
+            data = handle.read()
+        with open(path, "r+b") as handle:   # in place: the same file, as a process left behind would
+            handle.write(data.replace(old.encode(), new.encode()))
+            handle.truncate()
     elif "pid_file" in step:
         with open(step["pid_file"], "w", encoding="utf-8") as pid:
             pid.write(str(os.getpid()))
