@@ -185,17 +185,25 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
     from agent_invariants.reader import TraceFile
 
     options = run.options
+    spooled = run.spool(trace)
     size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
-    source = TraceFile(trace, max_line_bytes=options.max_line_bytes, line_lengths=run.line_lengths)
+    source = TraceFile(spooled or trace, name=("<stdin>" if trace == "-" else trace) if spooled else None,
+                       max_line_bytes=options.max_line_bytes, line_lengths=run.line_lengths)
+    if spooled:
+        source.path = trace   # the report names the trace as the user did
 
     def checking(advance: Callable[[int], None]) -> CheckReport:
         source.on_read = advance
         return check_trace(run.contract, source, max_violations=options.max_violations, strict=options.strict,
                            partial=options.partial, count_safety=run.safety_exit is not None)
 
-    report = _with_progress(size, "reading", options.quiet, checking, unit="bytes")
+    try:
+        report = _with_progress(size, "reading", options.quiet, checking, unit="bytes")
+    except BaseException:   # a bad trace: no page will read the copy
+        run.unspool()
+        raise
     stamps = run.stamps
-    before = None if stamps is None else stamps.get(trace)
+    before = (spooled,) if spooled else None if stamps is None else stamps.get(trace)
     if stamps is not None and before is not None and source.opened is not None:
         stamps[trace] = (before[0], *source.opened)   # the file the check opened, as it read it
     return report
@@ -272,6 +280,10 @@ def find_contract(contract: Path | None, traces: Sequence[str] = ()) -> Path:
          f"(`{PROG} init` writes one)")
 
 
+_SPOOL_LIMIT = 1 << 30
+"""Bytes of a trace read from standard input or a pipe that the HTML page keeps a copy of."""
+
+
 class _Run(NamedTuple):
     """A check or compare run: its contract, and how its report is rendered, written and judged."""
 
@@ -281,6 +293,7 @@ class _Run(NamedTuple):
     safety_exit: int | None = None   # check --safety-exit
     imports: ImportOptions | None = None   # how the traces are read (None: native)
     stamps: dict[str, Stamp | None] | None = None   # the traces as they were (HTML: see stamp)
+    spooled: list[str] | None = None   # copies of standard input, removed once the report is written
 
     @classmethod
     def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None,
@@ -294,7 +307,7 @@ class _Run(NamedTuple):
             from agent_invariants.lint import refuse_unpassable
 
             refuse_unpassable(loaded, source.label, source)
-        return cls(loaded, source, options, safety_exit, imports, {})
+        return cls(loaded, source, options, safety_exit, imports, {}, [])
 
     @property
     def line_lengths(self) -> bool:
@@ -308,6 +321,48 @@ class _Run(NamedTuple):
             from agent_invariants.timeline import stamp
 
             self.stamps.update((path, stamp(path)) for path in paths if path != "-")
+
+    def spool(self, trace: str) -> str | None:
+        """For the HTML page, which reads the trace again: a trace that can be read only once
+        (standard input, a pipe) copied to a private temporary file, which the check then reads,
+        and the page after it; None for a file, or for any other format."""
+        import stat
+
+        if self.options.format is not Format.html or self.spooled is None:
+            return None
+        if trace != "-":
+            try:
+                if stat.S_ISREG(os.stat(trace).st_mode) or os.path.isdir(trace):
+                    return None
+                stream = open(trace, "rb")   # noqa: SIM115 (closed below)
+            except OSError:
+                return None   # the check says what is wrong with it
+        import tempfile
+
+        name = "standard input" if trace == "-" else shown(Path(trace))
+        handle, path = tempfile.mkstemp(prefix="agent-invariants-trace-", suffix=".jsonl")
+        self.spooled.append(path)
+        read = (sys.stdin.buffer if trace == "-" else stream).read
+        try:
+            with open(handle, "wb") as copy:
+                while chunk := read(1 << 20):
+                    if copy.tell() + len(chunk) > _SPOOL_LIMIT:
+                        self.unspool()
+                        fail(f"{name}: over {_SPOOL_LIMIT >> 20} MiB, more than the HTML page keeps a copy of: "
+                             "pass the trace as a file")
+                    copy.write(chunk)
+        except OSError as exc:
+            self.unspool()
+            fail(f"{name}: cannot keep a copy for the HTML page: {exc.strerror or exc}")
+        finally:
+            if trace != "-":
+                stream.close()
+        return path
+
+    def unspool(self) -> None:
+        for path in self.spooled or ():
+            with suppress(OSError):
+                os.unlink(path)
 
     def inside_sarif_root(self, *paths: str) -> None:
         """With `--sarif-root` and SARIF output, refuse a file outside the root: its URI would
@@ -354,8 +409,12 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
     for line in lines:
         _say(line)
     if refused and not is_batch(report):
+        run.unspool()
         raise typer.Exit(2)
-    _render(report, run)
+    try:
+        _render(report, run)
+    finally:
+        run.unspool()
     for failure in failures(report):
         _say(failure.error)
     too_many = options.max_warnings is not None and warning_count(report) > options.max_warnings

@@ -16,7 +16,8 @@ also keeps each run's first `MAX_CALLS` tool calls, which `align` lines up.
 
 The events come from a second read of the trace, once the check has said which events matter.
 Only a regular file (or an imported run of one) can be read again: for standard input or a pipe
-the page says why it has no timeline. When the second read does not give the events the check saw
+the page says why it has no timeline (the CLI copies such a trace to a file first, for a single
+check). When the second read does not give the events the check saw
 (the file changed in between: see `collect`), the timeline is dropped with that reason, never
 drawn wrong.
 

@@ -249,14 +249,23 @@ def test_a_batch_starts_with_an_index_of_its_traces_readable_or_not(cli, write):
 
 # -- where no timeline can be drawn, the page says why ------------------------------------------------
 
-def test_a_trace_from_standard_input_has_no_timeline_and_the_page_says_why(cli):
+def test_a_trace_on_standard_input_is_kept_for_the_page_and_the_copy_removed(cli, tmp_path):
+    """Standard input can be read once: for the page, the check reads a private copy of it, which
+    the page reads again and which is gone once the page is written (or the trace refused)."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
     result = cli("check", "--contract", str(REFUND / "contract.json"), "--trace", "-", "--format", "html",
-                 stdin=(REFUND / "candidate.jsonl").read_text())
+                 stdin=(REFUND / "candidate.jsonl").read_text(), env={"TMPDIR": str(spool)})
     assert result.returncode == 1, result.stderr
     section = parse(result.stdout).by_id("s1")
-    assert "No timeline: standard input can be read only once" in section.text()
-    assert section.all("table", cls="timeline") == []
-    assert len(section.all("ol", cls="violations")[0].all("li")) == 10
+    assert "stdin" in section.all("h2")[0].text()
+    assert [cells(row)[0] for row in timeline_rows(section)] == [str(seq) for seq in range(1, 15)]
+    assert list(spool.iterdir()) == []
+    refused = cli("check", "--contract", str(REFUND / "contract.json"), "--trace", "-", "--format", "html",
+                  stdin='{"seq": 1}\n', env={"TMPDIR": str(spool)})
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.startswith("agent-invariants: <stdin>:1: ")
+    assert list(spool.iterdir()) == []
 
 
 def test_a_trace_that_changed_after_the_check_loses_its_timeline_rather_than_drawing_it_wrong():
@@ -556,3 +565,28 @@ def test_the_second_read_must_open_the_very_file_the_check_read(tmp_path):
     assert collect(report, stamps=stamps).of(report) == Missing(
         "the trace changed after it was checked: check it again to see its timeline")
     assert isinstance(collect(report, stamps={str(second): (str(second), *read.opened)}).of(report), Timeline)
+
+
+def test_a_trace_in_a_pipe_is_kept_for_the_page_under_the_name_given(cli, tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "live.jsonl"
+    os.mkfifo(fifo)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+
+    def feed() -> None:
+        with open(fifo, "w", encoding="utf-8") as pipe:
+            pipe.write((REFUND / "candidate.jsonl").read_text())
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    result = cli("check", "--contract", str(REFUND / "contract.json"), "--trace", str(fifo), "--format", "html",
+                 env={"TMPDIR": str(spool)})
+    writer.join()
+    assert result.returncode == 1, result.stderr
+    section = parse(result.stdout).by_id("s1")
+    assert section.all("h2")[0].all("code")[0].text() == str(fifo)
+    assert len(timeline_rows(section)) == 14
+    assert list(spool.iterdir()) == []
