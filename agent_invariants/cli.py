@@ -127,7 +127,6 @@ def check(
     if batch.is_single(trace):
         batch.check_file_name(trace[0])
         refuse_input_as_output(options.output, contract_path, trace[0])
-        run.stamp(trace[0])
         run.inside_sarif_root(trace[0])
         _finish(_check_one(run, trace[0]), run)
     paths = batch.expand_traces(trace, exclude=[str(contract_path)])
@@ -202,10 +201,7 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
     except BaseException:   # a bad trace: no page will read the copy
         run.unspool()
         raise
-    stamps = run.stamps
-    before = (spooled,) if spooled else None if stamps is None else stamps.get(trace)
-    if stamps is not None and before is not None and source.opened is not None:
-        stamps[trace] = (before[0], *source.opened)   # the file the check opened, as it read it
+    run.opened(trace, spooled or trace, source.opened)
     return report
 
 
@@ -322,22 +318,27 @@ class _Run(NamedTuple):
 
             self.stamps.update((path, stamp(path)) for path in paths if path != "-")
 
+    def opened(self, trace: str, path: str, identity: tuple[int, int, int, int, int] | None) -> None:
+        """For the HTML page: the file a check opened at `path` (the trace, or its copy), as it
+        was when the check read it, which is better than any stamp taken before."""
+        if self.options.format is Format.html and self.stamps is not None and identity is not None:
+            self.stamps[trace] = (os.path.realpath(path), *identity)
+
     def spool(self, trace: str) -> str | None:
         """For the HTML page, which reads the trace again: a trace that can be read only once
         (standard input, a pipe) copied to a private temporary file, which the check then reads,
         and the page after it; None for a file, or for any other format."""
-        import stat
+        import tempfile
 
-        if self.options.format is not Format.html or self.spooled is None:
+        from agent_invariants.timeline import rereadable
+
+        if self.options.format is not Format.html or self.spooled is None or rereadable(trace) is None:
             return None
         if trace != "-":
             try:
-                if stat.S_ISREG(os.stat(trace).st_mode) or os.path.isdir(trace):
-                    return None
                 stream = open(trace, "rb")   # noqa: SIM115 (closed below)
             except OSError:
-                return None   # the check says what is wrong with it
-        import tempfile
+                return None   # a folder, a missing file...: the check says what is wrong with it
 
         name = "standard input" if trace == "-" else shown(Path(trace))
         handle, path = tempfile.mkstemp(prefix="agent-invariants-trace-", suffix=".jsonl")

@@ -158,7 +158,7 @@ class TraceFile(TraceSource):
             self.opened = found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
         read = stream.read if self.on_read is None else _telling(stream.read, self.on_read)
         if self.digest is not None:
-            read = _telling(read, None, self.digest.update)
+            read = _hashing(read, self.digest.update)
         try:
             yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))
         except OSError as exc:
@@ -338,17 +338,22 @@ def accepted(raw: bytes, prev: int | float, where: str, line: int | None) -> tup
         raise TraceError(where, line, str(exc)) from None
 
 
-def _telling(read: Callable[[int], bytes], tell: Callable[[int], None] | None,
-             show: Callable[[bytes], object] | None = None) -> Callable[[int], bytes]:
-    """`read`, telling `tell` the size of every chunk it reads (and `show` the chunk itself)."""
+def _telling(read: Callable[[int], bytes], tell: Callable[[int], None]) -> Callable[[int], bytes]:
+    """`read`, telling `tell` the size of every chunk it reads."""
     def telling_read(size: int) -> bytes:
         chunk = read(size)
-        if tell is not None:
-            tell(len(chunk))
-        if show is not None:
-            show(chunk)
+        tell(len(chunk))
         return chunk
     return telling_read
+
+
+def _hashing(read: Callable[[int], bytes], update: Callable[[bytes], object]) -> Callable[[int], bytes]:
+    """`read`, handing every chunk it reads to a digest's `update`."""
+    def hashing_read(size: int) -> bytes:
+        chunk = read(size)
+        update(chunk)
+        return chunk
+    return hashing_read
 
 
 def _item_json(item: Event | Mapping[str, Any] | bytes) -> bytes:

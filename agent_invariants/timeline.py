@@ -39,7 +39,7 @@ from agent_invariants._collector import paused
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile, TraceSource
-from agent_invariants.render.shared import AnyReport, sections
+from agent_invariants.render.shared import AnyReport, ok, sections
 from agent_invariants.report import CheckReport, CompareReport
 
 Item = TypeVar("Item", bound=Hashable)
@@ -181,14 +181,10 @@ def detailed(report: AnyReport) -> list[CheckReport | CompareReport]:
     every = list(sections(report))
     if len(every) <= MAX_SECTIONS:
         return every
-    failing = [index for index, section in enumerate(every) if not _good(section)]
-    passing = [index for index, section in enumerate(every) if _good(section)]
+    failing = [index for index, section in enumerate(every) if not ok(section)]
+    passing = [index for index, section in enumerate(every) if ok(section)]
     chosen = sorted((failing + passing)[:MAX_SECTIONS])
     return [every[index] for index in chosen]
-
-
-def _good(section: CheckReport | CompareReport) -> bool:
-    return section.passed if isinstance(section, CheckReport) else section.compatible
 
 
 READ_ONCE = "standard input can be read only once: pass the trace as a file to see its timeline"

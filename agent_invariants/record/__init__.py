@@ -201,17 +201,21 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
 def _as_written(writer: TraceWriter, judged: bytes, out: str) -> None:
     """Refuse to judge a run whose trace is not what `record` wrote: something else (the agent,
     a process it left behind) wrote to it, or to the raw copy the rules read when redacting,
-    while the run went on or was checked. `judged` is the digest of what the check read."""
-    in_file = judged
-    if writer.judged != writer.path:   # redacting: the trace file is another file
-        try:
-            with open(writer.path, "rb") as handle:
-                in_file = hashlib.file_digest(handle, hashlib.blake2b).digest()
-        except OSError:
-            in_file = b""
-    if judged != writer.written["judged"].digest() or in_file != writer.written["shown"].digest():
-        raise InputError(f"{shown(out)}: the trace is not what record wrote: something else wrote to it while the "
-                         "run went on (the agent?), so the run is not judged")
+    while the run went on or was checked. `judged` is the digest of what the check read; the
+    trace file, when it is not what the check read, is read once more."""
+    for path, written in writer.written.items():
+        found = judged if path == writer.judged else _digest_of(path)
+        if found != written.digest():
+            raise InputError(f"{shown(out)}: the trace is not what record wrote: something else wrote to it while "
+                             "the run went on (the agent?), so the run is not judged")
+
+
+def _digest_of(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, hashlib.blake2b).digest()
+    except OSError:
+        return b""
 
 
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:

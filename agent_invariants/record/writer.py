@@ -94,9 +94,10 @@ class TraceWriter:
         self.redactor = redactor
         self.judged = path
         """The trace the rules read: the file itself, or the raw copy when redacting."""
-        self.written = {"judged": hashlib.blake2b(), "shown": hashlib.blake2b()}
-        """A digest of every byte written to `judged` and to the trace file: what `record` reads
-        back must be what it wrote, and not what the agent (or anyone) wrote there meanwhile."""
+        self.written: dict[str, Any] = {path: hashlib.blake2b()}
+        """A digest of every byte written to each file (the trace, and `judged` when that is
+        another): what `record` reads back must be what it wrote, not what the agent (or anyone)
+        wrote there meanwhile."""
         self._raw: int | None = None
         claim_file(path, force)
         folder = os.path.dirname(path)
@@ -108,6 +109,7 @@ class TraceWriter:
             self.open = True
             if redactor is not None:
                 self._raw, self.judged = tempfile.mkstemp(prefix="agent-invariants-raw-", suffix=".jsonl")
+                self.written[self.judged] = hashlib.blake2b()
         except OSError as exc:
             raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
 
@@ -127,11 +129,9 @@ class TraceWriter:
         self.last_line = line
         if self._raw is not None:
             self._append(self._raw, line, self.judged)
-            self.written["judged"].update(line)
+            self.written[self.judged].update(line)
         self._append(self._handle, shown_line, self.path)
-        if self._raw is None:
-            self.written["judged"].update(shown_line)
-        self.written["shown"].update(shown_line)
+        self.written[self.path].update(shown_line)
         self.size += len(shown_line)
         return event
 

@@ -99,8 +99,7 @@ class _Page:
 
     def html(self) -> str:
         report = self.report
-        good, verdict = ok(report), _verdict_word(report)
-        title = f"agent-invariants: {inert(report.contract.name, 200)}: {verdict}"
+        title = f"agent-invariants: {inert(report.contract.name, 200)}: {_verdict_word(report)}"
         chosen = detailed(report)
         index = self.index(chosen) if is_batch(report) else []   # first: it has a budget of its own
         drawn: list[str] = []
@@ -109,7 +108,7 @@ class _Page:
                 drawn += self.pair(section, f"s{number}") if isinstance(section, CompareReport) else \
                     self.check(section, f"s{number}", heading="h2", batch=is_batch(report))
         body = [f"<header><h1>{_t(title)}</h1>",
-                f'<p>{_verdict(good, verdict)} {_t(_counts(report))}</p></header>', "<main>"]
+                f"<p>{_verdict(report)} {_t(_counts(report))}</p></header>", "<main>"]
         body += index + drawn
         if is_batch(report) and len(chosen) < len(sections(report)):
             body.append(f'<p class="note">{len(sections(report)) - len(chosen):,} more sections are not drawn: a page '
@@ -131,13 +130,10 @@ class _Page:
         for number, section in enumerate(every[:MAX_INDEX], 1):
             check = section.candidate if isinstance(section, CompareReport) else section
             name = f"<code>{_t(_trace_name(check))}</code>"
-            good = section.passed if isinstance(section, CheckReport) else section.compatible
-            word = ("passed" if good else "failed") if isinstance(section, CheckReport) else \
-                ("compatible" if good else "regression")
             if id(section) in drawn:
                 name = f'<a href="#s{number}">{name}</a>'
             rows.append(f'<tr><td>{name}</td>'
-                        f'<td>{_verdict(good, word)}</td><td class="num">{check.error_count:,}</td>'
+                        f'<td>{_verdict(section)}</td><td class="num">{check.error_count:,}</td>'
                         f'<td class="num">{check.warning_count:,}</td></tr>')
         rows += [f'<tr><td><code>{_t(failure.trace)}</code></td><td><span class="verdict bad">⊘ unreadable</span>'
                  f'</td><td colspan="2">{_t(failure.error, 400)}</td></tr>' for failure in failures(self.report)]
@@ -170,7 +166,7 @@ class _Page:
         listing = self.violations(check, sid)
         lines = [f'<div id="{sid}">' if in_pair else f'<section class="trace" id="{sid}" aria-labelledby="{sid}-h">',
                  f'<{heading} id="{sid}-h">{_t(in_pair)}<code>{_t(_trace_name(check))}</code> '
-                 f'{_verdict(check.passed, "passed" if check.passed else "failed")}</{heading}>']
+                 f"{_verdict(check)}</{heading}>"]
         if batch:
             lines.append(f"<p>{_t(_check_counts(check))}</p>")
         lines += self.notices(check) + self.record(check)
@@ -310,7 +306,7 @@ class _Page:
                                regressions=pair.regressions)
         baseline = self.check(pair.baseline, f"{sid}b", heading="h3", in_pair="Baseline: ")
         lines = [f'<section class="trace pair" id="{sid}" aria-labelledby="{sid}-h">',
-                 f'<h2 id="{sid}-h">{_verdict(pair.compatible, "compatible" if pair.compatible else "regression")} '
+                 f'<h2 id="{sid}-h">{_verdict(pair)} '
                  f"<code>{_t(_trace_name(pair.candidate))}</code> against "
                  f"<code>{_t(_trace_name(pair.baseline))}</code></h2>"]
         if pair.regressions:
@@ -384,8 +380,10 @@ class _Page:
         return [*lines, "</tbody></table>"]
 
 
-def _verdict(good: bool, word: str) -> str:
-    return f'<span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {word}</span>'
+def _verdict(report: AnyReport) -> str:
+    """The verdict of a report, a trace's or a pair's, in a symbol and a word."""
+    good = ok(report)
+    return f'<span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {_verdict_word(report)}</span>'
 
 
 def _verdict_word(report: AnyReport) -> str:
