@@ -4,7 +4,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterator
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from msgspec import UNSET, Meta, UnsetType
 
@@ -52,20 +52,31 @@ class ApprovalBoundConfig(RuleConfig, frozen=True, kw_only=True, tag="approval_b
     """A grant counts only when its `data.attested_by` matches one of these globs (default: any grant)."""
 
 
+class _Reads(NamedTuple):
+    """What the rule's options make it read of grants and calls: each is read only if some
+    condition of coverage looks at it (reading a time parses it; a grant is made per event)."""
+
+    args: bool       # `bind: args` or `args_subset`
+    time: bool       # `max_age_ms`
+    approver: bool   # `require_approver`
+    attested: bool   # `attested_by`
+
+
 class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
     __slots__ = ("approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by", "index",
                  "revoked", "scope", "seq", "time", "tool")
 
-    def __init__(self, event: Event, index: int, with_args: bool) -> None:
+    def __init__(self, event: Event, index: int, reads: _Reads) -> None:
         self.index, self.seq = index, event.seq
         self.tool, self.scope, self.approval_id = event.tool, event.approval_scope, event.approval_id
         self.call_id = event.call_id
-        self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
-        self.time = None if event.time is UNSET else epoch_us(event.time)   # (None: no time, or no instant)
-        self.approver = text(event.approver) is not None
-        self.attested_by = None if event.data is UNSET else text(event.data.attested_by)
+        self.args = decoded(event.args) if reads.args and event.args is not UNSET else NOT_FOUND
+        # (None: no time, or no instant)
+        self.time = epoch_us(event.time) if reads.time and event.time is not UNSET else None
+        self.approver = reads.approver and text(event.approver) is not None
+        self.attested_by = text(event.data.attested_by) if reads.attested and event.data is not UNSET else None
         self.bucket: Any = None   # the key under which the rule files it while it may cover a call
         self.consumed_by: int | float | None = None
         self.revoked = False
@@ -76,11 +87,11 @@ class _Call:
 
     __slots__ = ("approval_id", "args", "call_id", "index", "seq", "time", "tool")
 
-    def __init__(self, event: Event, index: int, with_args: bool) -> None:
+    def __init__(self, event: Event, index: int, reads: _Reads) -> None:
         self.index, self.seq, self.tool = index, event.seq, event.tool
         self.approval_id, self.call_id = event.approval_id, event.call_id
-        self.time = None if event.time is UNSET else epoch_us(event.time)
-        self.args = NOT_FOUND if event.args is UNSET or not with_args else decoded(event.args)
+        self.time = epoch_us(event.time) if reads.time and event.time is not UNSET else None
+        self.args = decoded(event.args) if reads.args and event.args is not UNSET else NOT_FOUND
 
 
 class ApprovalBound(Rule):
@@ -181,6 +192,8 @@ class ApprovalBound(Rule):
         self._config = config
         self._is_tool = compile_glob(config.tool)
         self._binds_args = config.bind in ("args", "args_subset")   # args are read (and decoded) only then
+        self._reads = _Reads(self._binds_args, config.max_age_ms is not UNSET, config.require_approver,
+                             config.attested_by is not UNSET)
         self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
         self._revokes = [compile_glob(glob) for glob in config.revoked_by or ["approval.revoked"]]
         self._attested = None if config.attested_by is UNSET else _any_glob(config.attested_by)
@@ -214,7 +227,7 @@ class ApprovalBound(Rule):
             if event.approval_id is not UNSET:
                 self._revoke(lambda grant: grant.approval_id == event.approval_id, event.approval_id)
             return
-        grant = _Grant(event, index, self._binds_args)
+        grant = _Grant(event, index, self._reads)
         self._recent.append(grant)
         if self._may_cover(grant):
             grant.bucket = self._bucket(grant.tool, grant)
@@ -284,7 +297,7 @@ class ApprovalBound(Rule):
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
-        call = _Call(event, index, self._binds_args)
+        call = _Call(event, index, self._reads)
         self._expire(index)
         for grant in self._candidates(call):
             if self._why_not(grant, call) is None:

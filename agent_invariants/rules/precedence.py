@@ -249,7 +249,7 @@ class Precedence(Rule):
             return (), [NOT_FOUND] * len(paths), list(range(len(paths)))
         value = decoded(args)
         if len(paths) == 1:   # the usual case, kept short
-            found = find(value, paths[0])
+            found = _found(value, paths[0])
             if found is NOT_FOUND:
                 return (), [found], [0]
             return _key_of(found), [found], []
@@ -285,15 +285,26 @@ class Precedence(Rule):
             self._start_spill()
 
     def _add_before(self, event: Event, index: int, args: Raw | UnsetType) -> None:
-        key, values, missing = self._key(args, self._before_paths)
-        if missing:
-            return   # a before without the key is no before of any group
-        if self._spill is not None:
-            self._spill.add(1, _spilled(key), index, 1, event.seq, None, evidence_value(values))
-            return
+        paths = self._before_paths
+        if len(paths) == 1 and self._spill is None:   # the usual case, without building `values`
+            if args is UNSET:
+                return
+            found = _found(decoded(args), paths[0])
+            if found is NOT_FOUND:
+                return   # a before without the key is no before of any group
+            key: _Key = found if found.__class__ is str else canonical_key(found)
+            values = None
+        else:
+            key, values, missing = self._key(args, paths)
+            if missing:
+                return
+            if self._spill is not None:
+                self._spill.add(1, _spilled(key), index, 1, event.seq, None, evidence_value(values))
+                return
         keys = self._keys
         first_after = keys.before(key, index, event.seq)
         if first_after is not None and self.note_violation():
+            values = values if values is not None else self._key(args, paths)[1]
             self._kept.append([index, 1, "before_after_action", event.seq, None, values, first_after, None])
         if len(keys.befores) + len(keys.first_after) > MAX_KEYS:
             self._start_spill()
@@ -489,6 +500,13 @@ def _plain_numbers(key: Any) -> Any:
     if key.__class__ is int or key.__class__ is float:
         return float(key) + 0.0   # (+ 0.0 makes -0.0 zero)
     return key
+
+
+def _found(value: Any, path: tuple[str, ...]) -> Any:
+    """`find`, with the one-key path into an object (the usual correlate) looked up directly."""
+    if len(path) == 1 and value.__class__ is dict:
+        return value.get(path[0], NOT_FOUND)
+    return find(value, path)
 
 
 def _key_of(value: Any) -> _Key:
