@@ -62,6 +62,11 @@ def epoch_us(text: str) -> int | None:
 def elapsed_ms(start: str, end: str) -> float | None:
     """Milliseconds from one validated time to another (negative when `end` comes first), or None
     when either names no instant."""
+    if start[-1] == "Z" and end[-1] == "Z":   # the usual case: the C parser, one subtraction
+        try:
+            return ((_from_iso(end) - _from_iso(start)) // _MICROSECOND) / 1_000
+        except ValueError:
+            pass   # the year 0000
     began, ended = epoch_us(start), epoch_us(end)
     if began is None or ended is None:
         return None
