@@ -328,11 +328,13 @@ class _Run(NamedTuple):
         """For the HTML page, which reads the trace again: a trace that can be read only once
         (standard input, a pipe) copied to a private temporary file, which the check then reads,
         and the page after it; None for a file, or for any other format."""
+        if self.options.format is not Format.html or self.spooled is None:
+            return None
         import tempfile
 
         from agent_invariants.timeline import rereadable
 
-        if self.options.format is not Format.html or self.spooled is None or rereadable(trace) is None:
+        if rereadable(trace) is None:
             return None
         if trace != "-":
             try:

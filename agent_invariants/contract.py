@@ -40,7 +40,7 @@ from agent_invariants.contract_source import (
 from agent_invariants.errors import ContractError
 from agent_invariants.jsontext import AS_CONTRACT, TOO_DEEP, document_shape
 from agent_invariants.packs import resolve_extends
-from agent_invariants.rules import rule_configs
+from agent_invariants.rules import kind_class, rule_configs
 from agent_invariants.rules.fields import FieldProblem, check_text
 from agent_invariants.validation import (
     MAX_RULES,
@@ -58,9 +58,9 @@ if typing.TYPE_CHECKING:
     from agent_invariants.rules.base import RuleConfig
 
     RuleConfigs = RuleConfig   # to a type checker, a rule is some RuleConfig
-else:
-    # to msgspec, one of the kinds registered: a union it decodes by the `kind` tag
-    RuleConfigs = typing.Union[tuple(rule_configs().values())]  # noqa: UP007
+# To msgspec, `RuleConfigs` is one of the kinds registered: a union it decodes by the `kind` tag,
+# made by `typed_contract()` when `Contract`'s own types are first needed (it imports every rule
+# kind). Loading a contract does not need it: its rules decode as the kinds they name.
 
 
 class ComparePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -174,12 +174,13 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     too_many = too_many_rules(document)
     if too_many is not None:
         raise contract_error(label, [too_many], source)
-    rule_types = rule_configs()
     if isinstance(document, dict) and "extends" not in document:
-        decoded = _decoded(document, rule_types)   # a valid contract needs no walk: its problems are none
-        if decoded is not None:
+        named = _named_kinds(document)
+        decoded = None if named is None else _decoded(document, named)   # a valid contract needs no walk:
+        if decoded is not None:                                            # its problems are none
             return decoded
-    problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
+    rule_types = rule_configs()
+    problems = first_problems(contract_problems(document, typed_contract(), ComparePolicy, rule_types))
     if problems:
         misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
         if misplaced:
@@ -193,6 +194,25 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
         raise contract_error(label, [explain(str(exc), "$")], source) from None
 
 
+def _named_kinds(document: dict[str, Any]) -> dict[str, type] | None:
+    """The config of each kind the document's rules name, when every rule is an object naming a
+    known kind (their modules imported now); else None, and the walk says what is wrong."""
+    rules = document.get("rules")
+    if not isinstance(rules, list):
+        return None
+    named: dict[str, type] = {}
+    for rule in rules:   # (no rules: None too, and the walk says a contract needs one)
+        kind = rule.get("kind") if isinstance(rule, dict) else None
+        if kind.__class__ is not str:
+            return None
+        if kind not in named:
+            found = kind_class(kind)
+            if found is None:
+                return None
+            named[kind] = found.config_type
+    return named or None
+
+
 def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract | None:
     """The contract, when the document decodes as it is; None when it has a problem, which the
     walk of `contract_problems` then names with its path (every check of the walk is also made by
@@ -204,20 +224,29 @@ def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract 
 
 
 def _decode(document: Any, rule_types: dict[str, type]) -> Contract:
-    """The document decoded into a `Contract` (msgspec.ValidationError when it does not fit)."""
-    decoder = _contract_type(tuple(rule_types.values()))
-    contract = msgspec.convert(document, decoder)
-    return contract if decoder is Contract else Contract(**msgspec.structs.asdict(contract))
+    """The document decoded into a `Contract` whose rules may be of these kinds
+    (msgspec.ValidationError when it does not fit)."""
+    contract = msgspec.convert(document, _contract_type(tuple(rule_types.values())))
+    return Contract(**msgspec.structs.asdict(contract))
 
 
-@functools.cache
+def typed_contract() -> type[Contract]:
+    """`Contract`, its rules' type made known to msgspec first: the union of every kind registered
+    (which imports them all). Call it before msgspec reads `Contract`'s types (a schema, a walk of
+    its fields); a kind registered after that is decoded through `_contract_type`."""
+    if "RuleConfigs" not in globals():
+        globals()["RuleConfigs"] = typing.Union[tuple(rule_configs().values())]  # noqa: UP007
+    return Contract
+
+
+@functools.lru_cache(maxsize=256)   # (a server may load contracts of many sets of kinds)
 def _contract_type(configs: tuple[type, ...]) -> type[Contract]:
-    """What decodes a contract whose rules may be of these kinds: `Contract` itself, unless a
-    kind was registered after this module made `RuleConfigs` (msgspec reads a struct's types
-    once); then a subclass whose `rules` take every kind, copied into a `Contract` once decoded."""
-    if configs == typing.get_args(RuleConfigs):
-        return Contract
+    """What decodes a contract whose rules may be of these kinds: a subclass of `Contract` whose
+    `rules` take just those kinds (msgspec reads a struct's types once, so `Contract` itself
+    cannot follow the kinds imported or registered since), copied into a `Contract` once decoded."""
     kinds: Any = typing.Union[configs]  # noqa: UP007   (known only at run time)
     rules = Annotated[list[kinds], Meta(max_length=MAX_RULES)]
     return cast(type[Contract], msgspec.defstruct(
         "Contract", [("rules", rules, msgspec.field(default_factory=list))], bases=(Contract,), module=__name__))
+
+

@@ -119,7 +119,7 @@ def test_a_registered_kind_gets_a_sarif_rule_whose_help_is_its_manual(call_limit
 
 @pytest.mark.slow
 def test_the_generated_schema_lists_a_kind_registered_before_contracts_load(tmp_path):
-    """As the kinds of `_ALL` are: `python -m agent_invariants.schemas` then writes it out."""
+    """As the kinds of `_BUILT_IN` are: `python -m agent_invariants.schemas` then writes it out."""
     (tmp_path / "call_limit_kind.py").write_text(EXAMPLE, encoding="utf-8")
     code = ("import json, sys\n"
             "import call_limit_kind\n"

@@ -37,6 +37,34 @@ def test_a_check_imports_neither_pydantic_nor_the_process_pool():
     assert "concurrent.futures.process" not in loaded
 
 
+def test_a_check_imports_only_the_rule_kinds_its_contract_names():
+    """A kind's module is imported when a contract names it: the refund desk's ten kinds, not the
+    other sixteen (nor the timeline, which only the HTML page draws)."""
+    named = {rule["kind"] for rule in json.loads((REFUND / "contract.json").read_text(encoding="utf-8"))["rules"]}
+    loaded = modules_after("check", "--contract", CONTRACT, "--trace", BASELINE, "--format", "text", "-q")
+    kinds = {name.split(".")[-1] for name in loaded if name.startswith("agent_invariants.rules.")}
+    assert kinds - {"base", "fields", "matchers", "evidence", "terminal"} == named
+    assert "agent_invariants.timeline" not in loaded
+
+
+def test_every_kind_is_listed_in_order_once_asked_for():
+    """`RULE_KINDS` imports every kind: the twelve of version 1, then those of version 2, in the
+    order of the manual and the schemas, whatever a contract loaded first."""
+    code = ("import json\nfrom agent_invariants import load_contract\n"
+            "load_contract({'version': 2, 'name': 'n',\n"
+            "               'rules': [{'id': 'a', 'kind': 'run_status', 'equals': 'completed'}]})\n"
+            "from agent_invariants.rules import RULE_KINDS, ToolArgs\n"
+            "print(json.dumps([list(RULE_KINDS), ToolArgs.kind]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kinds, tool_args = json.loads(done.stdout)
+    assert kinds[:13] == ["deny_tool", "allow_tools", "require_approval", "stop_is_final",
+                          "completion_requires_outcome", "retry_limit", "event_budget", "require_order",
+                          "require_event", "deny_event", "tool_result_required", "confidence_requires_outcome",
+                          "tool_args"]
+    assert len(kinds) == 26 and kinds[-1] == "failure_handled" and tool_args == "tool_args"
+
+
 def test_the_version_imports_neither_typer_nor_typing(cli):
     code = ("import sys\nsys.argv = ['agent-invariants', '--version']\n"
             "from agent_invariants.entry import main\n"

@@ -1,99 +1,114 @@
 """The rule kinds, one module each, registered here by their `kind` name: the twelve of contract
 version 1, then those of version 2 (their config's `since_version` is 2).
 
-Adding a kind means adding its module and one entry in `_ALL` (or a `register_kind` call, for a
-kind that lives outside this package), then regenerating the schemas; the contract loader, the
+Adding a kind means adding its module and one entry in `_BUILT_IN` (or a `register_kind` call, for
+a kind that lives outside this package), then regenerating the schemas; the contract loader, the
 engine, the docs (`agent-invariants explain`) and every renderer pick it up from `RULE_KINDS`.
 The protocol a kind implements is in `rules.base`; docs/architecture.md shows a whole kind.
 """
-from agent_invariants.rules.allow_tools import AllowTools
-from agent_invariants.rules.approval_bound import ApprovalBound
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
-from agent_invariants.rules.completion_requires_outcome import CompletionRequiresOutcome
-from agent_invariants.rules.confidence_requires_outcome import ConfidenceRequiresOutcome
-from agent_invariants.rules.deny_event import DenyEvent
-from agent_invariants.rules.deny_tool import DenyTool
-from agent_invariants.rules.event_budget import EventBudget
-from agent_invariants.rules.failure_handled import FailureHandled
-from agent_invariants.rules.forbidden_when import ForbiddenWhen
-from agent_invariants.rules.latency_budget import LatencyBudget
-from agent_invariants.rules.output_match import OutputMatch
-from agent_invariants.rules.output_schema import OutputSchema
-from agent_invariants.rules.precedence import Precedence
-from agent_invariants.rules.require_approval import RequireApproval
-from agent_invariants.rules.require_event import RequireEvent
-from agent_invariants.rules.require_order import RequireOrder
-from agent_invariants.rules.required_when import RequiredWhen
-from agent_invariants.rules.result_size import ResultSize
-from agent_invariants.rules.retry_limit import RetryLimit
-from agent_invariants.rules.run_duration import RunDuration
-from agent_invariants.rules.run_status import RunStatus
-from agent_invariants.rules.stop_is_final import StopIsFinal
-from agent_invariants.rules.tool_args import ToolArgs
-from agent_invariants.rules.tool_calls import ToolCalls
-from agent_invariants.rules.tool_order import ToolOrder
-from agent_invariants.rules.tool_result_required import ToolResultRequired
 
-__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "register_kind", "rule_configs", "rule_for")
+__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "kind_class", "register_kind", "rule_configs",
+           "rule_for")
 
-_ALL: tuple[type[Rule], ...] = (
-    DenyTool,
-    AllowTools,
-    RequireApproval,
-    StopIsFinal,
-    CompletionRequiresOutcome,
-    RetryLimit,
-    EventBudget,
-    RequireOrder,
-    RequireEvent,
-    DenyEvent,
-    ToolResultRequired,
-    ConfidenceRequiresOutcome,
+_BUILT_IN: dict[str, str] = {
+    "deny_tool": "DenyTool",
+    "allow_tools": "AllowTools",
+    "require_approval": "RequireApproval",
+    "stop_is_final": "StopIsFinal",
+    "completion_requires_outcome": "CompletionRequiresOutcome",
+    "retry_limit": "RetryLimit",
+    "event_budget": "EventBudget",
+    "require_order": "RequireOrder",
+    "require_event": "RequireEvent",
+    "deny_event": "DenyEvent",
+    "tool_result_required": "ToolResultRequired",
+    "confidence_requires_outcome": "ConfidenceRequiresOutcome",
     # contract version 2
-    ToolArgs,
-    ToolOrder,
-    Precedence,
-    ToolCalls,
-    ApprovalBound,
-    LatencyBudget,
-    ResultSize,
-    RunDuration,
-    OutputMatch,
-    OutputSchema,
-    RunStatus,
-    RequiredWhen,
-    ForbiddenWhen,
-    FailureHandled,
-)
+    "tool_args": "ToolArgs",
+    "tool_order": "ToolOrder",
+    "precedence": "Precedence",
+    "tool_calls": "ToolCalls",
+    "approval_bound": "ApprovalBound",
+    "latency_budget": "LatencyBudget",
+    "result_size": "ResultSize",
+    "run_duration": "RunDuration",
+    "output_match": "OutputMatch",
+    "output_schema": "OutputSchema",
+    "run_status": "RunStatus",
+    "required_when": "RequiredWhen",
+    "forbidden_when": "ForbiddenWhen",
+    "failure_handled": "FailureHandled",
+}
+"""The kinds of this package, each the class of that name in the module named after the kind, in
+the order they are listed everywhere (the twelve of version 1 first). A module is imported when
+a contract first names its kind, or when every kind is asked for (`RULE_KINDS`): a check of a
+contract of five kinds does not pay for the other twenty."""
+
+_KINDS: dict[str, type[Rule]] = {}
+"""The kinds imported so far, and those registered from outside the package."""
 
 
-RULE_KINDS: dict[str, type[Rule]] = {}
-"""Every rule kind by its `kind` name, in the order registered (the v1 kinds in `_ALL` order)."""
+def kind_class(kind: str) -> type[Rule] | None:
+    """The class of a kind by its name (importing its module the first time), or None."""
+    found = _KINDS.get(kind)
+    if found is None and kind in _BUILT_IN:
+        module = importlib.import_module(f"agent_invariants.rules.{kind}")
+        found = _KINDS[kind] = getattr(module, _BUILT_IN[kind])
+    return found
+
+
+def _every_kind() -> dict[str, type[Rule]]:
+    """Every kind, all imported, in order: the package's as listed, then the others as registered."""
+    if len(_KINDS) < len(_BUILT_IN) or list(_KINDS)[:len(_BUILT_IN)] != list(_BUILT_IN):
+        for kind in _BUILT_IN:
+            kind_class(kind)
+        others = [(kind, rule) for kind, rule in _KINDS.items() if kind not in _BUILT_IN]
+        ordered = {kind: _KINDS[kind] for kind in _BUILT_IN if kind in _KINDS}
+        _KINDS.clear()
+        _KINDS.update(ordered)
+        _KINDS.update(others)
+    return _KINDS
+
+
+def __getattr__(name: str) -> Any:
+    """`RULE_KINDS` (every rule kind by its `kind` name, in order, the package's all imported) and
+    the kind classes by name (`from agent_invariants.rules import ToolArgs`), on first use."""
+    if name == "RULE_KINDS":
+        return _every_kind()
+    kind = next((kind for kind, class_name in _BUILT_IN.items() if class_name == name), None)
+    if kind is not None:
+        return kind_class(kind)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register_kind(rule: type[Rule]) -> type[Rule]:
-    """Add a rule kind to `RULE_KINDS`; refuses a kind registered twice, or a `config_type`
-    tagged for another kind. Returns the class, so it also works as a class decorator."""
-    if rule.kind in RULE_KINDS:
+    """Add a rule kind to `RULE_KINDS`; refuses a kind registered twice (or named as one of the
+    package's), or a `config_type` tagged for another kind. Returns the class, so it also works
+    as a class decorator."""
+    if rule.kind in _KINDS or rule.kind in _BUILT_IN:
         raise RuntimeError(f"rule kind {rule.kind!r} is registered twice")
     if rule.config_type.__struct_config__.tag != rule.kind:
         raise RuntimeError(f"{rule.__name__}.config_type is tagged for another kind")
-    RULE_KINDS[rule.kind] = rule
+    _KINDS[rule.kind] = rule
     return rule
 
 
 def rule_configs() -> dict[str, type[RuleConfig]]:
     """The config struct of every registered kind, by kind: what a contract's rules decode to."""
-    return {kind: rule.config_type for kind, rule in RULE_KINDS.items()}
-
-
-for _kind in _ALL:
-    register_kind(_kind)
+    return {kind: rule.config_type for kind, rule in _every_kind().items()}
 
 
 def rule_for(config: RuleConfig, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Rule:
     """A fresh rule instance (with empty state) for one rule of a contract, keeping at most
     `max_violations` violations (0: all)."""
-    rule = RULE_KINDS[config.kind](config)
+    kind = kind_class(config.kind)
+    assert kind is not None   # (a config's kind is one of these)
+    rule = kind(config)
     rule.limit_violations(max_violations)
     return rule

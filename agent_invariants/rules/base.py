@@ -59,6 +59,9 @@ Route = Observer | tuple[Observer, ...] | None
 _KIND_NAMES: dict[type, str] = {}
 """The kind of each config class (read often: lint asks every rule's kind many times)."""
 
+_STRINGS: dict[type, dict[str, tuple[str, bool]]] = {}
+"""The Glob and Text fields of each config class (`string_fields`), which `__post_init__` trims."""
+
 
 class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
     """Fields every rule has. `severity` absent means `error`; a warning never fails a check."""
@@ -70,14 +73,12 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     description: Text | UnsetType = UNSET
     """What the rule protects, for people reading the contract; not used by the check."""
 
-    _strings: ClassVar[dict[str, tuple[str, bool]]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._strings = string_fields(cls)
-
     def __post_init__(self) -> None:
-        normalise_strings(self, type(self)._strings)
+        kind = type(self)
+        strings = _STRINGS.get(kind)
+        if strings is None:   # worked out from the annotations once per kind, when a rule of it is first read
+            strings = _STRINGS[kind] = string_fields(kind)
+        normalise_strings(self, strings)
 
     @property
     def kind(self) -> str:
