@@ -134,19 +134,23 @@ class Calls(Pairing[Any]):
         self._args: list[Callable[[str], Any] | None] = []   # the tools of the readers that read args (None: any)
         self._arg_tools: tuple[str, ...] | None = ()        # their globs (None: some reads every call's)
         self._read: tuple[str, ...] | None = ()   # the globs of the tools whose calls' results are read (None: all)
-        self._readers: list[tuple[Callable[[str], Any] | None, bool, ResultReader]] = []
-        self._of_calls: dict[str | UnsetType, tuple[ResultReader, ...]] = {}     # by the call's tool
-        self._of_orphans: dict[str | UnsetType, tuple[ResultReader, ...]] = {}   # by the result's own tool
+        self._readers: list[tuple[Callable[[str], Any] | None, bool, ResultReader, bool | None]] = []
+        # by the call's tool (or, for orphans, the result's own): the readers of a result that is
+        # not `ok: false`, and of one that is
+        self._of_calls: dict[str | UnsetType, tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]] = {}
+        self._of_orphans: dict[str | UnsetType, tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]] = {}
 
     def read_results(self, reader: ResultReader, tools: Sequence[str] | None, *, orphans: bool,
-                     args: bool = False) -> None:
+                     args: bool = False, failed: bool | None = None) -> None:
         """Call `reader(result, index, call)` for each `tool.result` that answers a call whose
         tool matches one of the globs `tools` (None: any call, with a tool or not) and, with
         `orphans`, for each result that answers none, by its own tool (`call` is then None).
-        With `args`, the reader reads the call's args (else `call.args` may be UNSET)."""
+        With `args`, the reader reads the call's args (else `call.args` may be UNSET). With
+        `failed` True, only the results that are `ok: false`; False, only the others (a reader
+        called for every result costs most checks more than what it does with one)."""
         matchers = None if tools is None else [compile_glob(glob) for glob in tools]
         is_tool = None if matchers is None else (lambda tool: any(matches(tool) for matches in matchers))
-        self._readers.append((is_tool, orphans, reader))
+        self._readers.append((is_tool, orphans, reader, failed))
         if args:
             self._args.append(is_tool)
             self._arg_tools = None if tools is None or self._arg_tools is None else (*self._arg_tools, *tools)
@@ -173,7 +177,7 @@ class Calls(Pairing[Any]):
         """Whether some reader reads the results of calls of this tool."""
         if self._read is None:
             return True
-        return tool is not UNSET and any(is_tool is not None and is_tool(tool) for is_tool, _, _ in self._readers)
+        return tool is not UNSET and any(is_tool is not None and is_tool(tool) for is_tool, _, _, _ in self._readers)
 
     # The two handlers below run for every call and result of the trace: `Pairing.call` and
     # `Pairing.result` are inlined for the usual case, one waiting call per id.
@@ -219,15 +223,17 @@ class Calls(Pairing[Any]):
             readers = self._of_calls.get(call.tool)
             if readers is None:
                 readers = self._learn(self._of_calls, call.tool, orphans=False)
-        for reader in readers:
+        for reader in readers[event.ok is False]:
             reader(event, index, call)
 
-    def _learn(self, cache: dict[str | UnsetType, tuple[ResultReader, ...]], tool: str | UnsetType, *,
-               orphans: bool) -> tuple[ResultReader, ...]:
-        """The readers of the results of a call (or of orphans) with this tool."""
+    def _learn(self, cache: dict[str | UnsetType, tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]],
+               tool: str | UnsetType, *, orphans: bool) -> tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]:
+        """The readers of the results of a call (or of orphans) with this tool: of a result that is
+        not `ok: false`, and of one that is."""
         if len(cache) >= _READERS_CACHE_LIMIT:
             cache.clear()
-        cache[tool] = found = tuple(
-            reader for is_tool, wants_orphans, reader in self._readers
-            if (wants_orphans or not orphans) and (is_tool is None or (tool is not UNSET and is_tool(tool))))
-        return found
+        found = [(reader, failed) for is_tool, wants_orphans, reader, failed in self._readers
+                 if (wants_orphans or not orphans) and (is_tool is None or (tool is not UNSET and is_tool(tool)))]
+        cache[tool] = pair = (tuple(reader for reader, failed in found if failed is not True),
+                              tuple(reader for reader, failed in found if failed is not False))
+        return pair

@@ -140,7 +140,10 @@ class FailureHandled(Rule):
         return tuple(handlers) or None
 
     def read_results(self, calls: Calls) -> None:
-        calls.read_results(self._result, [self._config.tool], orphans=True)   # (a retry's result too)
+        # (a retry's result too; without `retry_succeeds`, only failures matter: windows close as
+        # other events come, in the same order)
+        calls.read_results(self._result, [self._config.tool], orphans=True,
+                           failed=None if self._config.retry_succeeds else True)
 
     def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
         if self._open and self._open[0].deadline < index:

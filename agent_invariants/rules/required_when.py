@@ -121,7 +121,7 @@ class RequiredWhen(Rule):
         return self._when.route(event_type)
 
     def read_results(self, calls: Calls) -> None:
-        calls.read_results(self._result, [self._config.tool], orphans=False)
+        calls.read_results(self._result, [self._config.tool], orphans=False, failed=False)   # (what counts)
 
     def _call(self, event: Event, index: int) -> None:
         self._calls += 1

@@ -148,7 +148,7 @@ class ToolCalls(Rule):
         return None   # with `successful`, results come through `read_results`
 
     def read_results(self, calls: Calls) -> None:
-        calls.read_results(self._result, [self._config.tool], orphans=False)
+        calls.read_results(self._result, [self._config.tool], orphans=False, failed=False)   # (what counts)
 
     def _call(self, event: Event, index: int) -> None:
         self._count(event.seq, index)
