@@ -40,7 +40,8 @@ from agent_invariants.contract_source import (
 from agent_invariants.errors import ContractError
 from agent_invariants.jsontext import AS_CONTRACT, TOO_DEEP, document_shape
 from agent_invariants.packs import resolve_extends
-from agent_invariants.rules import kind_class, rule_configs
+from agent_invariants.rules import in_order, kind_class, registered_outside, rule_configs
+from agent_invariants.rules.base import RuleConfig
 from agent_invariants.rules.fields import FieldProblem, check_text
 from agent_invariants.validation import (
     MAX_RULES,
@@ -55,12 +56,25 @@ __all__ = ("MAX_CONTRACT_BYTES", "MAX_RULES", "ComparePolicy", "Contract", "Cont
            "contract_lines", "load_contract", "read_contract")
 
 if typing.TYPE_CHECKING:
-    from agent_invariants.rules.base import RuleConfig
-
     RuleConfigs = RuleConfig   # to a type checker, a rule is some RuleConfig
-# To msgspec, `RuleConfigs` is one of the kinds registered: a union it decodes by the `kind` tag,
-# made by `typed_contract()` when `Contract`'s own types are first needed (it imports every rule
-# kind). Loading a contract does not need it: its rules decode as the kinds they name.
+
+_REGISTERED_FIRST = registered_outside()
+"""The kinds registered from outside the package before this module was imported."""
+
+
+def __getattr__(name: str) -> Any:
+    """`RuleConfigs`: to msgspec, a rule is one of the kinds registered, a union it decodes by the
+    `kind` tag. It is made when asked for, since it imports every kind (see `_every_kind_config`)."""
+    if name == "RuleConfigs":
+        return _every_kind_config()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _every_kind_config() -> Any:
+    """The package's kinds, and those registered from outside before this module was imported
+    (as the schemas list them, whatever was registered since)."""
+    later = set(registered_outside()) - set(_REGISTERED_FIRST)
+    return typing.Union[tuple(config for kind, config in rule_configs().items() if kind not in later)]  # noqa: UP007
 
 
 class ComparePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -130,6 +144,13 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         return out
 
 
+# msgspec (and typing.get_type_hints) read the type of `Contract.rules` the first time they need
+# it, and only then: the union of every kind registered by then, which imports them all. Loading
+# a contract does not need it (its rules decode as the kinds they name, `_contract_type`), so a
+# check imports only the kinds its contract uses.
+Contract.__annotations__["rules"] = "Annotated[list[_every_kind_config()], Meta(max_length=MAX_RULES)]"
+
+
 def load_contract(source: Contract | Mapping[str, Any] | ContractSource | bytes | str | os.PathLike[str], *,
                   name: str | None = None, pack_paths: bool = True) -> Contract:
     """Load and validate a contract from a path (JSON, or YAML with the yaml extra), the
@@ -175,12 +196,12 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     if too_many is not None:
         raise contract_error(label, [too_many], source)
     if isinstance(document, dict) and "extends" not in document:
-        named = _named_kinds(document)
-        decoded = None if named is None else _decoded(document, named)   # a valid contract needs no walk:
-        if decoded is not None:                                            # its problems are none
+        named = _named_kinds(document)   # (None: rules of another shape, which every kind may decode)
+        decoded = _decoded(document, rule_configs() if named is None else named)   # a valid contract needs
+        if decoded is not None:                                                       # no walk
             return decoded
     rule_types = rule_configs()
-    problems = first_problems(contract_problems(document, typed_contract(), ComparePolicy, rule_types))
+    problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
     if problems:
         misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
         if misplaced:
@@ -195,14 +216,17 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
 
 
 def _named_kinds(document: dict[str, Any]) -> dict[str, type] | None:
-    """The config of each kind the document's rules name, when every rule is an object naming a
-    known kind (their modules imported now); else None, and the walk says what is wrong."""
+    """The config of each kind the document's rules name (their modules imported now), when
+    every rule is an object naming a known kind, or a rule already decoded; else None."""
     rules = document.get("rules")
-    if not isinstance(rules, list):
+    if not isinstance(rules, (list, tuple)):
         return None
     named: dict[str, type] = {}
-    for rule in rules:   # (no rules: None too, and the walk says a contract needs one)
-        kind = rule.get("kind") if isinstance(rule, dict) else None
+    for rule in rules:
+        if isinstance(rule, RuleConfig):
+            named[rule.kind] = type(rule)
+            continue
+        kind = rule.get("kind") if isinstance(rule, Mapping) else None
         if kind.__class__ is not str:
             return None
         if kind not in named:
@@ -226,24 +250,18 @@ def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract 
 def _decode(document: Any, rule_types: dict[str, type]) -> Contract:
     """The document decoded into a `Contract` whose rules may be of these kinds
     (msgspec.ValidationError when it does not fit)."""
-    contract = msgspec.convert(document, _contract_type(tuple(rule_types.values())))
+    configs = tuple(rule_types[kind] for kind in in_order(rule_types))   # (msgspec takes equal unions for one)
+    contract = msgspec.convert(document, _contract_type(configs))
     return Contract(**msgspec.structs.asdict(contract))
 
 
-def typed_contract() -> type[Contract]:
-    """`Contract`, its rules' type made known to msgspec first: the union of every kind registered
-    (which imports them all). Call it before msgspec reads `Contract`'s types (a schema, a walk of
-    its fields); a kind registered after that is decoded through `_contract_type`."""
-    if "RuleConfigs" not in globals():
-        globals()["RuleConfigs"] = typing.Union[tuple(rule_configs().values())]  # noqa: UP007
-    return Contract
-
-
-@functools.lru_cache(maxsize=256)   # (a server may load contracts of many sets of kinds)
+@functools.lru_cache(maxsize=256)
 def _contract_type(configs: tuple[type, ...]) -> type[Contract]:
     """What decodes a contract whose rules may be of these kinds: a subclass of `Contract` whose
     `rules` take just those kinds (msgspec reads a struct's types once, so `Contract` itself
-    cannot follow the kinds imported or registered since), copied into a `Contract` once decoded."""
+    could not follow the kinds imported or registered since), copied into a `Contract` once
+    decoded. Kept for the last 256 sets of kinds, each in the order of `RULE_KINDS`: msgspec takes
+    two unions of the same types for one, so a union's order must not depend on a contract's."""
     kinds: Any = typing.Union[configs]  # noqa: UP007   (known only at run time)
     rules = Annotated[list[kinds], Meta(max_length=MAX_RULES)]
     return cast(type[Contract], msgspec.defstruct(

@@ -21,10 +21,8 @@ def input_schema(params: tuple[str, ...], descriptions: Mapping[str, str], max_e
     """A tool's arguments: `contract` is a contract object, any other parameter an array of at
     most `max_events` events (or, with `input_format`, records of another format), and the
     `optional` ones as `_OPTIONS` says; each described by `descriptions`."""
-    from agent_invariants.contract import typed_contract
+    from agent_invariants.contract import Contract
     from agent_invariants.events import Event
-
-    Contract = typed_contract()   # (its rules' type: every kind)
 
     structs = ([Contract] if "contract" in params else []) + ([Event] if params != ("contract",) else [])
     properties: dict[str, Any] = {}
@@ -66,9 +64,7 @@ def output_schema(struct: type) -> dict[str, Any]:
 
 def valid_contract_schema() -> dict[str, Any]:
     """What the validate tool returns: `{"valid": true, "contract": <the normalised contract>}`."""
-    from agent_invariants.contract import typed_contract
-
-    Contract = typed_contract()   # (its rules' type: every kind)
+    from agent_invariants.contract import Contract
 
     return {
         "title": "ValidContract",

@@ -43,14 +43,13 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def _targets() -> dict[str, tuple[Any, str]]:
-    from agent_invariants.contract import typed_contract
+    from agent_invariants.contract import Contract
     from agent_invariants.events import Event
     from agent_invariants.lint.report import LintReport
     from agent_invariants.mutate.report import MutateReport
     from agent_invariants.report import CheckReport, CompareReport
     from agent_invariants.stability import StabilityReport
 
-    Contract = typed_contract()   # (its rules' type: every kind)
     return {
         "contract-v1.schema.json": (
             Contract, "An agent-invariants contract, version 1: the rules a trace is checked against."),

@@ -55,14 +55,54 @@ def test_every_kind_is_listed_in_order_once_asked_for():
             "               'rules': [{'id': 'a', 'kind': 'run_status', 'equals': 'completed'}]})\n"
             "from agent_invariants.rules import RULE_KINDS, ToolArgs\n"
             "print(json.dumps([list(RULE_KINDS), ToolArgs.kind]))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    kinds, tool_args = json.loads(done.stdout)
+    kinds, tool_args = json.loads(run_python(code))
     assert kinds[:13] == ["deny_tool", "allow_tools", "require_approval", "stop_is_final",
                           "completion_requires_outcome", "retry_limit", "event_budget", "require_order",
                           "require_event", "deny_event", "tool_result_required", "confidence_requires_outcome",
                           "tool_args"]
     assert len(kinds) == 26 and kinds[-1] == "failure_handled" and tool_args == "tool_args"
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_contract_is_a_whole_msgspec_type_before_any_contract_loads():
+    """Loading imports only the kinds named, but `Contract` itself still decodes, and describes,
+    every kind, whatever ran first."""
+    for first in ("", "load_contract({'version': 1, 'name': 'n', 'rules': [{'id': 'a', 'kind': 'deny_tool', "
+                      "'tool': 'x'}]})\n"):
+        out = run_python(
+            "import json, msgspec\nfrom agent_invariants import Contract, load_contract\n" + first +
+            "doc = {'version': 2, 'name': 'n', 'rules': [{'id': 'a', 'kind': 'tool_args', 'tool': 'x', "
+            "'match': {'n': 1}}]}\n"
+            "decoded = msgspec.convert(doc, Contract)\n"
+            "kinds = msgspec.json.schema(Contract)['$defs']['Contract']['properties']['rules']['items']\n"
+            "print(json.dumps([type(decoded.rules[0]).__name__, len(kinds['anyOf'])]))\n")
+        assert json.loads(out) == ["ToolArgsConfig", 26]
+
+
+def test_a_mapping_loads_with_rules_of_any_shape_msgspec_reads():
+    """A tuple of rules, a rule as a read-only mapping, or one already decoded (`[*other.rules, extra]`)."""
+    out = run_python(
+        "import json, types\nfrom agent_invariants import load_contract\n"
+        "first = load_contract({'version': 1, 'name': 'n', 'rules': [{'id': 'a', 'kind': 'deny_tool', 'tool': 'x'}]})\n"
+        "rules = (types.MappingProxyType({'id': 'b', 'kind': 'stop_is_final'}), *first.rules)\n"
+        "print(json.dumps(load_contract({'version': 1, 'name': 'n', 'rules': rules}).to_dict()['rules']))\n")
+    assert json.loads(out) == [{"id": "b", "kind": "stop_is_final"}, {"id": "a", "kind": "deny_tool", "tool": "x"}]
+
+
+def test_a_kind_taken_out_of_the_registry_stays_out():
+    out = run_python(
+        "from agent_invariants import ContractError, load_contract\nfrom agent_invariants.rules import RULE_KINDS\n"
+        "RULE_KINDS.pop('deny_tool')\n"
+        "try:\n    load_contract({'version': 1, 'name': 'n',\n"
+        "                   'rules': [{'id': 'a', 'kind': 'deny_tool', 'tool': 'x'}]})\n"
+        "except ContractError as error:\n    print(error.problem)\n"
+        "print('deny_tool' in RULE_KINDS)\n")
+    assert out.startswith('unknown rule kind "deny_tool"') and out.endswith("False\n")
 
 
 def test_the_version_imports_neither_typer_nor_typing(cli):

@@ -9,12 +9,13 @@ The protocol a kind implements is in `rules.base`; docs/architecture.md shows a 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
 
-__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "kind_class", "register_kind", "rule_configs",
-           "rule_for")
+__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "in_order", "kind_class", "register_kind",
+           "registered_outside", "rule_configs", "rule_for")
 
 _BUILT_IN: dict[str, str] = {
     "deny_tool": "DenyTool",
@@ -50,22 +51,32 @@ the order they are listed everywhere (the twelve of version 1 first). A module i
 a contract first names its kind, or when every kind is asked for (`RULE_KINDS`): a check of a
 contract of five kinds does not pay for the other twenty."""
 
+_POSITION = {kind: position for position, kind in enumerate(_BUILT_IN)}
+
 _KINDS: dict[str, type[Rule]] = {}
-"""The kinds imported so far, and those registered from outside the package."""
+"""The kinds imported so far, and those registered from outside the package: `RULE_KINDS`."""
+
+_IMPORTED: set[str] = set()
+"""The package's kinds imported once: one taken out of `RULE_KINDS` since stays out."""
+
+if TYPE_CHECKING:
+    RULE_KINDS: dict[str, type[Rule]]
 
 
 def kind_class(kind: str) -> type[Rule] | None:
     """The class of a kind by its name (importing its module the first time), or None."""
     found = _KINDS.get(kind)
-    if found is None and kind in _BUILT_IN:
-        module = importlib.import_module(f"agent_invariants.rules.{kind}")
+    if found is None and kind in _BUILT_IN and kind not in _IMPORTED:
+        module = importlib.import_module(f"{__name__}.{kind}")
         found = _KINDS[kind] = getattr(module, _BUILT_IN[kind])
+        _IMPORTED.add(kind)
     return found
 
 
 def _every_kind() -> dict[str, type[Rule]]:
     """Every kind, all imported, in order: the package's as listed, then the others as registered."""
-    if len(_KINDS) < len(_BUILT_IN) or list(_KINDS)[:len(_BUILT_IN)] != list(_BUILT_IN):
+    if len(_IMPORTED) < len(_BUILT_IN) or [kind for kind in _KINDS if kind in _BUILT_IN] != [
+            kind for kind in _BUILT_IN if kind in _KINDS]:
         for kind in _BUILT_IN:
             kind_class(kind)
         others = [(kind, rule) for kind, rule in _KINDS.items() if kind not in _BUILT_IN]
@@ -77,13 +88,16 @@ def _every_kind() -> dict[str, type[Rule]]:
 
 
 def __getattr__(name: str) -> Any:
-    """`RULE_KINDS` (every rule kind by its `kind` name, in order, the package's all imported) and
-    the kind classes by name (`from agent_invariants.rules import ToolArgs`), on first use."""
+    """On first use: `RULE_KINDS` (every rule kind by its `kind` name, in order, the package's all
+    imported), the kind classes by name (`from agent_invariants.rules import ToolArgs`) and the
+    kinds' modules (`agent_invariants.rules.tool_args`)."""
     if name == "RULE_KINDS":
         return _every_kind()
+    if name in _BUILT_IN:
+        return importlib.import_module(f"{__name__}.{name}")
     kind = next((kind for kind, class_name in _BUILT_IN.items() if class_name == name), None)
     if kind is not None:
-        return kind_class(kind)
+        return getattr(importlib.import_module(f"{__name__}.{kind}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -99,6 +113,17 @@ def register_kind(rule: type[Rule]) -> type[Rule]:
     return rule
 
 
+def in_order(kinds: Iterable[str]) -> list[str]:
+    """Known kinds sorted as `RULE_KINDS` lists them (without importing the others)."""
+    registered = list(_KINDS)
+    return sorted(kinds, key=lambda kind: (0, _POSITION[kind]) if kind in _POSITION else (1, registered.index(kind)))
+
+
+def registered_outside() -> tuple[str, ...]:
+    """The kinds registered so far from outside the package (`register_kind`), in order."""
+    return tuple(kind for kind in _KINDS if kind not in _BUILT_IN)
+
+
 def rule_configs() -> dict[str, type[RuleConfig]]:
     """The config struct of every registered kind, by kind: what a contract's rules decode to."""
     return {kind: rule.config_type for kind, rule in _every_kind().items()}
@@ -108,7 +133,8 @@ def rule_for(config: RuleConfig, max_violations: int = DEFAULT_MAX_VIOLATIONS) -
     """A fresh rule instance (with empty state) for one rule of a contract, keeping at most
     `max_violations` violations (0: all)."""
     kind = kind_class(config.kind)
-    assert kind is not None   # (a config's kind is one of these)
+    if kind is None:
+        raise KeyError(config.kind)   # a kind registered in another process, or taken out since
     rule = kind(config)
     rule.limit_violations(max_violations)
     return rule
