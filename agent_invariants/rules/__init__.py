@@ -49,7 +49,7 @@ _BUILT_IN: dict[str, str] = {
 """The kinds of this package, each the class of that name in the module named after the kind, in
 the order they are listed everywhere (the twelve of version 1 first). A module is imported when
 a contract first names its kind, or when every kind is asked for (`RULE_KINDS`): a check of a
-contract of five kinds does not pay for the other twenty."""
+contract of five kinds does not pay for the others."""
 
 _POSITION = {kind: position for position, kind in enumerate(_BUILT_IN)}
 
@@ -75,8 +75,8 @@ def kind_class(kind: str) -> type[Rule] | None:
 
 def _every_kind() -> dict[str, type[Rule]]:
     """Every kind, all imported, in order: the package's as listed, then the others as registered."""
-    if len(_IMPORTED) < len(_BUILT_IN) or [kind for kind in _KINDS if kind in _BUILT_IN] != [
-            kind for kind in _BUILT_IN if kind in _KINDS]:
+    in_package = [kind for kind in _KINDS if kind in _BUILT_IN]
+    if len(_IMPORTED) < len(_BUILT_IN) or in_package != sorted(in_package, key=_POSITION.__getitem__):
         for kind in _BUILT_IN:
             kind_class(kind)
         others = [(kind, rule) for kind, rule in _KINDS.items() if kind not in _BUILT_IN]
@@ -115,8 +115,8 @@ def register_kind(rule: type[Rule]) -> type[Rule]:
 
 def in_order(kinds: Iterable[str]) -> list[str]:
     """Known kinds sorted as `RULE_KINDS` lists them (without importing the others)."""
-    registered = list(_KINDS)
-    return sorted(kinds, key=lambda kind: (0, _POSITION[kind]) if kind in _POSITION else (1, registered.index(kind)))
+    registered = {kind: position for position, kind in enumerate(_KINDS)}
+    return sorted(kinds, key=lambda kind: (0, _POSITION[kind]) if kind in _POSITION else (1, registered.get(kind, 0)))
 
 
 def registered_outside() -> tuple[str, ...]:
