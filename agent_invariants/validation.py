@@ -174,6 +174,9 @@ def _uses_in(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _uses_in(item, f"{path}.{name}")
 
 
+_PLANS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
 def _version_2_plan(struct: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A struct's version-2 fields (sorted), and its fields that may hold a struct: worked out
     once per struct, as a contract of 10,000 rules asks 10,000 times."""
@@ -182,9 +185,6 @@ def _version_2_plan(struct: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
         holders = tuple(field.name for field in msgspec.structs.fields(struct) if _struct_in(field.type) is not None)
         plan = _PLANS[struct] = tuple(sorted(version_2_fields(struct))), holders
     return plan
-
-
-_PLANS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def struct_problems(value: Any, struct: type, path: str, whole: Any = None, version: int = 2) -> Iterator[Problem]:
