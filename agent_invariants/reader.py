@@ -156,9 +156,12 @@ class TraceFile(TraceSource):
         if stream is not sys.stdin.buffer:
             found = os.fstat(stream.fileno())
             self.opened = found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
-        read = stream.read if self.on_read is None else _telling(stream.read, self.on_read)
+        read: Callable[[int], bytes] = stream.read
+        if self.on_read is not None:
+            on_read = self.on_read
+            read = _seeing(read, lambda chunk: on_read(len(chunk)))
         if self.digest is not None:
-            read = _hashing(read, self.digest.update)
+            read = _seeing(read, self.digest.update)
         try:
             yield from self._batches(iter(lambda: read(_CHUNK_BYTES), b""))
         except OSError as exc:
@@ -338,22 +341,13 @@ def accepted(raw: bytes, prev: int | float, where: str, line: int | None) -> tup
         raise TraceError(where, line, str(exc)) from None
 
 
-def _telling(read: Callable[[int], bytes], tell: Callable[[int], None]) -> Callable[[int], bytes]:
-    """`read`, telling `tell` the size of every chunk it reads."""
-    def telling_read(size: int) -> bytes:
+def _seeing(read: Callable[[int], bytes], see: Callable[[bytes], object]) -> Callable[[int], bytes]:
+    """`read`, showing `see` every chunk it reads (a progress display counts them, a digest reads them)."""
+    def seeing_read(size: int) -> bytes:
         chunk = read(size)
-        tell(len(chunk))
+        see(chunk)
         return chunk
-    return telling_read
-
-
-def _hashing(read: Callable[[int], bytes], update: Callable[[bytes], object]) -> Callable[[int], bytes]:
-    """`read`, handing every chunk it reads to a digest's `update`."""
-    def hashing_read(size: int) -> bytes:
-        chunk = read(size)
-        update(chunk)
-        return chunk
-    return hashing_read
+    return seeing_read
 
 
 def _item_json(item: Event | Mapping[str, Any] | bytes) -> bytes:
