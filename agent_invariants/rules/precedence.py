@@ -292,7 +292,7 @@ class Precedence(Rule):
             found = _found(decoded(args), paths[0])
             if found is NOT_FOUND:
                 return   # a before without the key is no before of any group
-            key: _Key = found if found.__class__ is str else canonical_key(found)
+            key: _Key = _key_of(found)
             values = None
         else:
             key, values, missing = self._key(args, paths)
