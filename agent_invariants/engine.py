@@ -15,7 +15,7 @@ pass (paths, bytes, mappings) and calls it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from msgspec import UNSET, UnsetType
@@ -100,7 +100,7 @@ class _Router:
         self.observers = observers
         self.routes: _Routes = {}
         self.learned = 0
-        self._classifiers: dict[tuple[str, ...], Callable[[str], tuple[object, ...]]] = {}
+        self._classifiers: dict[tuple[str, ...], Callable[[str], Hashable]] = {}
 
     def forget(self) -> None:
         self.routes.clear()
@@ -114,7 +114,7 @@ class _Router:
         self.routes.setdefault(claims, {})[event_type] = tools
         return tools[event.tool]
 
-    def classifier(self, patterns: tuple[str, ...]) -> Callable[[str], tuple[object, ...]]:
+    def classifier(self, patterns: tuple[str, ...]) -> Callable[[str], Hashable]:
         """The class of a tool by these globs (`compile_glob_set`), built once per set: a trace
         may name a new type on every event, and most types' sets are alike."""
         found = self._classifiers.get(patterns)
@@ -144,7 +144,7 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
             route_tools = getattr(observer, "route_tools", None)
             read = None if route_tools is None else route_tools(event_type, claims)
             if read is None:
-                self._classify: Callable[[str], tuple[object, ...]] | None = None
+                self._classify: Callable[[str], Hashable] | None = None
                 break
             patterns.extend(read)
         else:

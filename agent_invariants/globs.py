@@ -15,7 +15,7 @@ Matching stays linear in the subject, whatever the pattern:
 Compiled patterns are cached.
 """
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 from agent_invariants._js import utf16_units
 
@@ -46,7 +46,7 @@ def compile_glob(pattern: str) -> Matcher:
     return matcher
 
 
-def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], tuple[object, ...]]:
+def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
     """Return a function `subject -> key` for several patterns at once: two subjects get equal
     keys exactly when the same patterns match them (the engine routes a new tool by its key).
 
@@ -56,12 +56,16 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], tuple[object, .
     tried in one regular expression per 64 of them: each is an optional lookahead anchored at the
     end, with an empty group that is set when it matches, so the match's groups say which match.
     Patterns with more stars are matched one by one, as `compile_glob` does. (Even `*` takes part:
-    it matches no subject with a line break.)
+    it matches no subject with a line break.) Up to 64 globs that are each a literal prefix and
+    one trailing star, the usual contract's, take a quicker path (`_prefix_set`).
     """
     distinct = list(dict.fromkeys(patterns))
     plain = [pattern for pattern in distinct if "*" not in pattern and "?" not in pattern]
     literal = {utf16_units(pattern): number for number, pattern in enumerate(plain)}
     wild = [pattern for pattern in distinct if "*" in pattern or "?" in pattern]
+    if wild and len(wild) <= 64 and all(pattern.find("*") == len(pattern) - 1 and "?" not in pattern
+                                       for pattern in wild):
+        return _prefix_set(literal, [utf16_units(pattern[:-1]) for pattern in wild])
     simple = [pattern for pattern in wild if pattern.count("*") <= 1]
     others = tuple(compile_glob(pattern) for pattern in wild if pattern.count("*") > 1)
     matches = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
@@ -85,6 +89,29 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], tuple[object, .
         found += [number for number, matcher in enumerate(others) if matcher(subject)]
         return tuple(found)
     return key
+
+
+def _prefix_set(literal: dict[str, int], prefixes: list[str]) -> Callable[[str], Hashable]:
+    """The key function of literals and globs that are each a literal prefix and one trailing star
+    (`kb.*`, `*`): the usual contract. The prefixes a subject starts with form a chain, so the
+    longest one whose rest of the subject has no line break names all the patterns that match:
+    the alternatives are tried longest first, and the number of the group that matched is the key
+    (none matched: no pattern does). Twice as fast as a lookahead per pattern, on a trace that
+    names a new tool on every call. Not past 64 prefixes: the regular-expression engine saves
+    every group's marks at each alternative it leaves, so a long alternation costs its square."""
+    longest_first = sorted(prefixes, key=len, reverse=True)
+    match = re.compile("(?:" + "|".join(f"({re.escape(prefix)})" for prefix in longest_first) +
+                       f"){_NOT_LINE_END}*\\Z", re.DOTALL).match
+
+    def key(subject: str) -> tuple[object, ...]:
+        units = subject if subject.isascii() else utf16_units(subject)
+        found = match(units)
+        return (literal.get(units, -1), -1 if found is None else found.lastindex)
+
+    def wild_key(subject: str) -> int | None:   # no literal patterns: the number of the group alone
+        found = match(subject if subject.isascii() else utf16_units(subject))
+        return -1 if found is None else found.lastindex
+    return key if literal else wild_key
 
 
 def _one_chunk(literal: dict[str, int], match: Callable[[str], re.Match[str] | None] | None,

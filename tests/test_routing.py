@@ -63,6 +63,22 @@ def test_a_glob_set_gives_equal_keys_exactly_to_subjects_every_glob_treats_alike
     assert (key(subjects[0]) == key(subjects[1])) is alike
 
 
+PREFIX_GLOBS = ["*", "a*", "a.*", "a.x*", "a.xx*", "b.*", "\n*", "a\n*", "é*", "😀*", "a.x", "b", ""]
+PREFIX_SUBJECTS = ["", "a", "a.", "a.x", "a.xx", "a.xxy", "a.x\n", "a\nb", "a\n", "\n", "b.", "b", "é.x",
+                   "😀", "😀.x", "ab\n.x", "a.x\u2028", "c"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(patterns=st.lists(st.sampled_from(PREFIX_GLOBS), min_size=1, max_size=8),
+       subjects=st.lists(st.sampled_from(PREFIX_SUBJECTS), min_size=2, max_size=2))
+def test_a_set_of_prefix_globs_gives_equal_keys_exactly_to_subjects_every_glob_treats_alike(patterns, subjects):
+    """The usual contract's globs (a literal prefix and one trailing star, and literals) take
+    the longest-prefix path; nested prefixes and line breaks in patterns and subjects included."""
+    key = compile_glob_set(patterns)
+    alike = all(compile_glob(pattern)(subjects[0]) == compile_glob(pattern)(subjects[1]) for pattern in patterns)
+    assert (key(subjects[0]) == key(subjects[1])) is alike
+
+
 def test_many_globs_in_one_set_keep_their_answers():
     patterns = [f"t.{number}*" for number in range(150)] + ["*x*y*"]
     key = compile_glob_set(patterns)
