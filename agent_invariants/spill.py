@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import tempfile
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -115,6 +116,9 @@ class SpillArray:
         self._tail = array(self.typecode)
 
 
+_RECORDS = msgspec.json.Decoder(tuple[Any, ...])
+
+
 class Partitions:
     """Records (tuples of JSON values) set aside in one `SpillFile`, each in one of `count`
     partitions chosen by the hash of its first item (a group's or key's text), so that state
@@ -149,6 +153,19 @@ class Partitions:
         if self._buffered >= self._flush_every:
             self.flush()
 
+    def add_many(self, kind: int, records: Iterable[tuple[Any, ...]]) -> None:
+        """`add` for many records of one kind at once: one call, not one per record, for state
+        that moves to disk in bulk or members buffered by the caller."""
+        pending, count, flush_every = self._pending[kind], self.count, self._flush_every
+        records = iter(records)
+        while chunk := list(islice(records, flush_every - self._buffered)):
+            for record in chunk:
+                pending[hash(record[0]) % count].append(record)
+            self.added[kind] += len(chunk)
+            self._buffered += len(chunk)
+            if self._buffered >= flush_every:
+                self.flush()
+
     def flush(self) -> None:
         """Write out every buffered record."""
         for blocks, pending in zip(self._blocks, self._pending, strict=True):
@@ -158,13 +175,14 @@ class Partitions:
                     records.clear()
         self._buffered = 0
 
-    def read(self, kind: int, number: int) -> list[list[Any]]:
-        """The records of one kind in partition `number`, in the order they were added."""
+    def read(self, kind: int, number: int) -> list[tuple[Any, ...]]:
+        """The records of one kind in partition `number`, in the order they were added (as tuples:
+        cheaper to make than lists, and a partition may hold millions)."""
         if self._buffered:
             self.flush()
         blocks = self._blocks[kind][number]
         data = b"".join(self._file.read(blocks[at], blocks[at + 1]) for at in range(0, len(blocks), 2))
-        return msgspec.json.Decoder(list).decode_lines(data) if data else []
+        return _RECORDS.decode_lines(data) if data else []
 
     def close(self) -> None:
         self._file.close()

@@ -11,10 +11,7 @@ The answer is the same either way; only memory and a little time differ.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
-from functools import partial
-from heapq import nsmallest
-from itertools import islice
+from itertools import compress, islice, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -27,6 +24,7 @@ __all__ = ("GroupTally", "Overflow")
 DEFAULT_MAX_GROUPS = 400_000   # about 50 MiB of typical call signatures (40-character keys)
 _PARTITIONS = 256
 _FLUSH_EVERY = 1 << 14   # members buffered before they are written out
+_MEMBER_BATCH = 1 << 10   # members handed to the partitions at once
 _STATE, _MEMBERS = 0, 1   # the kinds of records of the spill
 
 
@@ -65,7 +63,7 @@ class GroupTally:
                 self._counts, self._excess = {}, {}
                 # From now on, members go straight to the spill: one call each, as before. (An
                 # attribute set in __init__ would do the same at the price of a reference cycle.)
-                self.add = self._spill.member  # type: ignore[method-assign,assignment]
+                self.add = self._spill.member  # type: ignore[method-assign]
         elif count == self._first_excess:
             self._excess[group] = (seq, index)
 
@@ -100,64 +98,82 @@ class _Spill:
     def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
         self._parts = Partitions(kinds=2, count=_PARTITIONS, flush_every=_FLUSH_EVERY)
         self._counted = sum(counts.values())
-        for order, (group, count) in enumerate(counts.items()):
-            seq, index = excess.get(group, (None, -1))
-            self._parts.add(_STATE, group, order, count, seq, index)
-        # every later member: one call each, in C to the partitions
-        self.member: Callable[[str, Any, int], None] = partial(self._parts.add, _MEMBERS)
+        self._states = len(counts)   # ranks of first appearance: states before every later group
+        seqs_indexes = map(excess.get, counts, repeat((None, -1)))
+        self._parts.add_many(_STATE, ((group, order, number, *found) for (order, (group, number)), found
+                                      in zip(enumerate(counts.items()), seqs_indexes, strict=True)))
+        self._members: list[tuple[str, Any, int]] = []   # handed to the partitions a batch at a time
+
+    def member(self, group: str, seq: Any, index: int) -> None:
+        """Count one member of `group`, after the spill."""
+        members = self._members
+        members.append((group, seq, index))
+        if len(members) >= _MEMBER_BATCH:
+            self._parts.add_many(_MEMBERS, members)
+            members.clear()
 
     @property
     def members(self) -> int:
-        return self._counted + self._parts.added[_MEMBERS]
+        return self._counted + self._parts.added[_MEMBERS] + len(self._members)
 
     def settle(self, limit: int, keep: int | None) -> tuple[list[Overflow], int]:
         """The first `keep` overflowing groups (all when None) in order of first appearance, and
         how many groups overflowed in all; only the kept ones are held at once."""
         parts = self._parts
+        parts.add_many(_MEMBERS, self._members)
+        self._members.clear()
         try:
             count = 0
-
-            def every() -> Iterator[tuple[tuple[int, int], Overflow]]:
-                nonlocal count
-                for number in range(_PARTITIONS):
-                    found = _settle(parts.read(_STATE, number), parts.read(_MEMBERS, number), limit)
-                    count += len(found)
-                    yield from found
-
+            first: list[tuple[int, Overflow]] = []   # in order of rank, at most `keep`
+            bound = None   # once `keep` are held, only groups ranked before the last of them can enter
+            for number in range(_PARTITIONS):
+                found, over = _settle(parts.read(_STATE, number), parts.read(_MEMBERS, number), limit,
+                                      self._states, keep, bound)
+                count += over
+                if keep is None:
+                    first += found
+                elif found:
+                    first = sorted([*first, *found])[:keep]
+                    bound = first[-1][0] if len(first) == keep else None
             if keep is None:
-                first = sorted(every(), key=itemgetter(0))
-            elif keep:
-                first = nsmallest(keep, every(), key=itemgetter(0))
-            else:   # nsmallest(0, ...) would not look at them, and they must be counted
-                first = []
-                for _ in every():
-                    pass
+                first.sort()
             return [overflow for _, overflow in first], count
         finally:
             parts.close()
 
 
-def _settle(states: list[list[Any]], members: list[list[Any]], limit: int) -> list[tuple[tuple[int, int], Overflow]]:
-    """The overflowing groups of one partition. Totals are counted in C; only the few groups
-    over the limit are then looked at member by member."""
-    totals = Counter(dict(zip(map(itemgetter(0), states), map(itemgetter(2), states), strict=True)))
-    totals.update(map(itemgetter(0), members))
-    over = {group for group, count in totals.items() if count > limit}
-    if not over:
-        return []
-    first: dict[str, tuple[int, int]] = {}
+def _settle(states: list[tuple[Any, ...]], members: list[tuple[Any, ...]], limit: int, offset: int,
+            keep: int | None, bound: int | None) -> tuple[list[tuple[int, Overflow]], int]:
+    """The first `keep` (all when None) overflowing groups of one partition, each with its rank of
+    first appearance (a state group's order; `offset` plus the index of its first member for the
+    others), leaving out those ranked at or after `bound`; and how many groups of the partition
+    overflowed.
+
+    A trace may make every group overflow (each signature called twice, one attempt allowed), so
+    what touches every member or group is done in C (`map`, `compress`, `Counter`): the totals
+    come out in order of first appearance (states are stored in their order, members in stream
+    order), so the first `keep` groups over the limit are the partition's candidates, and only
+    their records are then looked at one by one, for their ranks and first excess members."""
+    state_groups = list(map(itemgetter(0), states))
+    member_groups = list(map(itemgetter(0), members))
+    totals = Counter(dict(zip(state_groups, map(itemgetter(2), states), strict=True)))
+    totals.update(member_groups)
+    over = list(compress(totals, map(limit.__lt__, totals.values())))
+    chosen = over[:keep]
+    kept = set(chosen)
+    rank: dict[str, int] = {}
     seen: dict[str, int] = {}
     excess: dict[str, tuple[Any, int]] = {}
-    for group, order, count, seq, index in states:
-        if group in over:
-            first[group] = (0, order)
-            seen[group] = count
-            if index >= 0:
-                excess[group] = (seq, index)
-    for group, seq, index in members:
-        if group in over:
-            first.setdefault(group, (1, index))
-            seen[group] = seen.get(group, 0) + 1
-            if seen[group] == limit + 1 and group not in excess:
-                excess[group] = (seq, index)
-    return [(first[group], Overflow(group, totals[group], *excess[group])) for group in over]
+    for group, order, count, seq, index in compress(states, map(kept.__contains__, state_groups)):
+        rank[group] = order
+        seen[group] = count
+        if index >= 0:
+            excess[group] = (seq, index)
+    for group, seq, index in compress(members, map(kept.__contains__, member_groups)):
+        if group not in rank:
+            rank[group] = offset + index
+        seen[group] = number = seen.get(group, 0) + 1
+        if number == limit + 1 and group not in excess:
+            excess[group] = (seq, index)
+    return [(rank[group], Overflow(group, totals[group], *excess[group])) for group in chosen
+            if bound is None or rank[group] < bound], len(over)

@@ -1,5 +1,6 @@
 """retry_limit stays exact when its group counts move to disk (many distinct call signatures)."""
 import random
+from unittest import mock
 
 import msgspec
 import pytest
@@ -88,14 +89,19 @@ def plain_overflows(members: list[tuple[str, int]], limit: int) -> list[tuple[st
 
 @settings(max_examples=600, deadline=None)
 @given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", "é", "e" * 40, "f\n", "", "a:1", "a:2"]), max_size=80),
-       limit=st.integers(1, 4), max_groups=st.integers(0, 12), keep=st.none() | st.integers(0, 5))
-def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, limit, max_groups, keep):
+       limit=st.integers(1, 4), max_groups=st.integers(0, 12), keep=st.none() | st.integers(0, 5),
+       partitions=st.sampled_from([1, 2, 3, 256]), batch=st.sampled_from([1, 3, 1024]))
+def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, limit, max_groups, keep, partitions,
+                                                                      batch):
+    """Few partitions put many groups in each (the first `keep` of each partition compete for
+    the report); small batches hand members to the partitions while others are still held."""
     members = [(group, 1000 + number * 2) for number, group in enumerate(groups)]
-    counter = tally.GroupTally(limit, max_groups=max_groups)
-    for index, (group, seq) in enumerate(members):
-        counter.add(group, seq, index)
-    assert counter.members == len(members)
-    expected = plain_overflows(members, limit)
-    found = counter.finish(keep=keep)
+    with mock.patch.object(tally, "_PARTITIONS", partitions), mock.patch.object(tally, "_MEMBER_BATCH", batch):
+        counter = tally.GroupTally(limit, max_groups=max_groups)
+        for index, (group, seq) in enumerate(members):
+            counter.add(group, seq, index)
+        assert counter.members == len(members)
+        expected = plain_overflows(members, limit)
+        found = counter.finish(keep=keep)
     assert counter.overflowed == len(expected)
     assert [(o.group, o.count, o.seq, o.index) for o in found] == expected[:keep]
