@@ -65,6 +65,16 @@ class SpillFile:
             self.close()
             raise SpillError(exc) from None
 
+    def read_blocks(self, spans: array[int]) -> bytes:
+        """The blocks at `spans` (offset, size, offset, size, ...), one after the other."""
+        try:
+            self._file.flush()
+            descriptor = self._file.fileno()
+            return b"".join([os.pread(descriptor, spans[at + 1], spans[at]) for at in range(0, len(spans), 2)])
+        except OSError as exc:
+            self.close()
+            raise SpillError(exc) from None
+
     def close(self) -> None:
         self._file.close()
 
@@ -116,7 +126,9 @@ class SpillArray:
         self._tail = array(self.typecode)
 
 
-_RECORDS = msgspec.json.Decoder(tuple[Any, ...])
+_BLOCKS = msgspec.json.Decoder(list[list[Any]])   # a block: a list of columns
+_BLOCKS_UNREAD = msgspec.json.Decoder(list[msgspec.Raw])   # its columns, not looked into yet
+_COLUMN = msgspec.json.Decoder(list[Any])
 
 
 class Partitions:
@@ -125,9 +137,12 @@ class Partitions:
     keyed by that text can be settled a partition at a time, in bounded memory.
 
     Records are of `kinds` kinds (say, the state at the time of the spill, and the events that
-    came after). They are buffered and written out in JSON Lines blocks; where each partition's
-    blocks are is kept in memory (a few numbers per block). `read(kind, number)` gives one
-    partition's records of one kind in the order they were added.
+    came after); all records of a kind have the same length. They are buffered and written out
+    in blocks, one line of JSON per kind and partition, by columns: `[[text, text, ...], [seq,
+    seq, ...], ...]`. Where each partition's blocks are is kept in memory (a few numbers per
+    block). `read(kind, number)` gives one partition's records of one kind in the order they were
+    added; `read_column` only one item of each, leaving the other columns undecoded. (Columns
+    decode three times faster than the same records as rows, and a partition may hold millions.)
     """
 
     def __init__(self, kinds: int = 1, count: int = 256, flush_every: int = 1 << 14) -> None:
@@ -171,18 +186,30 @@ class Partitions:
         for blocks, pending in zip(self._blocks, self._pending, strict=True):
             for number, records in enumerate(pending):
                 if records:
-                    blocks[number].extend(self._file.write(self._encoder.encode_lines(records)))
+                    columns = self._encoder.encode(list(zip(*records, strict=True)))
+                    blocks[number].extend(self._file.write(columns + b"\n"))
                     records.clear()
         self._buffered = 0
 
     def read(self, kind: int, number: int) -> list[tuple[Any, ...]]:
-        """The records of one kind in partition `number`, in the order they were added (as tuples:
-        cheaper to make than lists, and a partition may hold millions)."""
+        """The records of one kind in partition `number`, in the order they were added."""
+        records: list[tuple[Any, ...]] = []
+        for columns in _BLOCKS.decode_lines(self._data(kind, number)):
+            records += zip(*columns, strict=True)
+        return records
+
+    def read_column(self, kind: int, number: int, column: int) -> list[Any]:
+        """Item `column` of each record of one kind in partition `number`, in the order added."""
+        values: list[Any] = []
+        for columns in _BLOCKS_UNREAD.decode_lines(self._data(kind, number)):
+            values += _COLUMN.decode(columns[column])
+        return values
+
+    def _data(self, kind: int, number: int) -> bytes:
+        """The blocks of one kind in partition `number`, a line each."""
         if self._buffered:
             self.flush()
-        blocks = self._blocks[kind][number]
-        data = b"".join(self._file.read(blocks[at], blocks[at + 1]) for at in range(0, len(blocks), 2))
-        return _RECORDS.decode_lines(data) if data else []
+        return self._file.read_blocks(self._blocks[kind][number])
 
     def close(self) -> None:
         self._file.close()

@@ -127,8 +127,7 @@ class _Spill:
             first: list[tuple[int, Overflow]] = []   # in order of rank, at most `keep`
             bound = None   # once `keep` are held, only groups ranked before the last of them can enter
             for number in range(_PARTITIONS):
-                found, over = _settle(parts.read(_STATE, number), parts.read(_MEMBERS, number), limit,
-                                      self._states, keep, bound)
+                found, over = _settle(parts, number, limit, self._states, keep, bound)
                 count += over
                 if keep is None:
                     first += found
@@ -142,23 +141,28 @@ class _Spill:
             parts.close()
 
 
-def _settle(states: list[tuple[Any, ...]], members: list[tuple[Any, ...]], limit: int, offset: int,
-            keep: int | None, bound: int | None) -> tuple[list[tuple[int, Overflow]], int]:
-    """The first `keep` (all when None) overflowing groups of one partition, each with its rank of
-    first appearance (a state group's order; `offset` plus the index of its first member for the
-    others), leaving out those ranked at or after `bound`; and how many groups of the partition
-    overflowed.
+def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int | None,
+            bound: int | None) -> tuple[list[tuple[int, Overflow]], int]:
+    """The first `keep` (all when None) overflowing groups of partition `number`, each with its
+    rank of first appearance (a state group's order; `offset` plus the index of its first member
+    for the others), leaving out those ranked at or after `bound`; and how many groups of the
+    partition overflowed.
 
     A trace may make every group overflow (each signature called twice, one attempt allowed), so
     what touches every member or group is done in C (`map`, `compress`, `Counter`): the totals
     come out in order of first appearance (states are stored in their order, members in stream
     order), so the first `keep` groups over the limit are the partition's candidates, and only
-    their records are then looked at one by one, for their ranks and first excess members."""
+    their records are then looked at one by one, for their ranks and first excess members. The
+    rest of each member is only decoded when some group of the partition overflowed."""
+    states = parts.read(_STATE, number)
     state_groups = list(map(itemgetter(0), states))
-    member_groups = list(map(itemgetter(0), members))
+    member_groups = parts.read_column(_MEMBERS, number, 0)
     totals = Counter(dict(zip(state_groups, map(itemgetter(2), states), strict=True)))
     totals.update(member_groups)
     over = list(compress(totals, map(limit.__lt__, totals.values())))
+    if not over:
+        return [], 0
+    members = parts.read(_MEMBERS, number)
     chosen = over[:keep]
     kept = set(chosen)
     rank: dict[str, int] = {}
@@ -172,8 +176,8 @@ def _settle(states: list[tuple[Any, ...]], members: list[tuple[Any, ...]], limit
     for group, seq, index in compress(members, map(kept.__contains__, member_groups)):
         if group not in rank:
             rank[group] = offset + index
-        seen[group] = number = seen.get(group, 0) + 1
-        if number == limit + 1 and group not in excess:
+        seen[group] = so_far = seen.get(group, 0) + 1
+        if so_far == limit + 1 and group not in excess:
             excess[group] = (seq, index)
     return [(rank[group], Overflow(group, totals[group], *excess[group])) for group in chosen
             if bound is None or rank[group] < bound], len(over)
