@@ -111,8 +111,15 @@ class _Router:
         """The handlers for an event of a (claims_completion, type) not seen yet."""
         claims, event_type = event.claims_completion, event.type
         tools = _Tools(self, event_type, claims)
-        self.routes.setdefault(claims, {})[event_type] = tools
-        return tools[event.tool]
+        alike = tools.alike()
+        if alike is None:
+            self.routes.setdefault(claims, {})[event_type] = tools
+            return tools[event.tool]
+        if self.learned >= _ROUTE_CACHE_LIMIT:
+            self.forget()
+        self.learned += 1
+        self.routes.setdefault(claims, {})[event_type] = alike   # the tool makes no difference
+        return alike
 
     def classifier(self, patterns: tuple[str, ...]) -> Callable[[str], Hashable]:
         """The class of a tool by these globs (`compile_glob_set`), built once per set: a trace
@@ -130,8 +137,8 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
     observer reads the tool another way (then once per tool).
 
     Where no observer looks at the tool at all, not even at whether there is one, the handlers
-    come to stand for the type itself once a second tool value is seen: the engine then looks
-    up (and learns) no tool for its events (tool.result, with most contracts)."""
+    stand for the type itself (`alike`): the engine then looks up no tool for its events
+    (tool.result with most contracts, and the types that carry no tool)."""
 
     __slots__ = ("_by_class", "_classify", "_claims", "_router", "_type")
 
@@ -156,9 +163,15 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
             router.forget()   # this dict is dropped with the rest; the answer below still holds
         router.learned += 1
         handlers = self[tool] = self._of_class(tool)
-        if len(self) == 2 and self._classify is _present and self._of_class(UNSET) == self._of_class("-"):
-            router.routes.setdefault(self._claims, {})[self._type] = handlers   # the tool makes no difference
         return handlers
+
+    def alike(self) -> tuple[Observer, ...] | None:
+        """The handlers of every event of this type, when no observer looks at the tool, not
+        even at whether there is one; else None."""
+        if self._classify is not _present:
+            return None
+        handlers = self._of_class(UNSET)
+        return handlers if handlers == self._of_class("-") else None
 
     def _of_class(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         """The handlers of the tool's class, asked of the observers once per class."""
