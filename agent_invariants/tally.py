@@ -91,8 +91,10 @@ class _Spill:
       rank of first appearance; seq/index of the first excess member, or index -1);
     - `MEMBERS`: every later member, `[group, seq, index]`, in stream order.
 
-    Every state group first appeared before any members-only group, so (0, order) and (1, index
-    of first member) sort groups by first appearance.
+    Every state group first appeared before any members-only group, so a state group's order,
+    and for the others the number of state groups plus the index of the first member, rank
+    groups by first appearance. Members are buffered and handed to the partitions
+    `_MEMBER_BATCH` at a time (one call per member costs more than the partitioning).
     """
 
     def __init__(self, counts: dict[str, int], excess: dict[str, tuple[Any, int]]) -> None:
