@@ -26,8 +26,7 @@ LINE_LIMIT = 4000
 
 _SINGLE = [*range(0x20), *range(0x7F, 0xA0)]   # C0, DEL and C1 controls (\t, \n, \r: short forms below)
 _WIDE = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),   # bidi controls
-         0x2028, 0x2029,                                                           # line separators
-         *range(0xD800, 0xE000)]   # lone surrogates: a file name's undecodable bytes; not encodable
+         0x2028, 0x2029]                                                           # line separators
 _ESCAPES = ({code: f"\\x{code:02x}" for code in _SINGLE} | {code: f"\\u{code:04x}" for code in _WIDE}
             | {ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"})
 
@@ -37,7 +36,15 @@ def inert(text: str, limit: int | None = None) -> str:
     `\\x1b`/`\\n`/`\\u202e`-style escapes; cut to its first `limit` characters and `…` when longer."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
-    return text.translate(_ESCAPES)
+    text = text.translate(_ESCAPES)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")   # holds no lone surrogate (a file name's undecodable bytes): the usual case
+    except UnicodeEncodeError:
+        # not in the table above: 2,048 entries would cost every start-up a millisecond
+        return "".join(f"\\u{ord(char):04x}" if 0xD800 <= ord(char) < 0xE000 else char for char in text)
+    return text
 
 
 def log_safe(text: str) -> str:

@@ -16,7 +16,6 @@ import io
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -99,6 +98,8 @@ def _write_file(output: Path, data: bytes) -> None:
 
 
 def _replace_file(output: Path, data: bytes, info: os.stat_result | None) -> None:
+    import tempfile  # here: a report written to stdout needs none (start-up)
+
     target = os.path.realpath(output)
     folder, name = os.path.split(target)
     with _signals.held():   # from the temporary file's creation to its rename or removal

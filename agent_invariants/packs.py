@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from importlib.resources import files
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,10 +49,11 @@ MAX_PACK_LOADS = 256
 
 def _pack_folder() -> Path:
     """Packs ship in the wheel as agent_invariants/packs; in a source checkout they are rules/."""
-    shipped = Path(str(files("agent_invariants"))) / "packs"
+    package = Path(__file__).resolve().parent   # (importlib.resources would cost a short check 2 ms)
+    shipped = package / "packs"
     if shipped.is_dir():
         return shipped
-    return Path(__file__).resolve().parent.parent / "rules"
+    return package.parent / "rules"
 
 
 def available_packs() -> list[str]:

@@ -13,7 +13,6 @@ Any problem with the temporary folder (missing, read-only, full) is a `SpillErro
 from __future__ import annotations
 
 import os
-import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -30,6 +29,8 @@ class SpillError(InputError):
     """The temporary folder cannot hold what a check had to set aside."""
 
     def __init__(self, error: OSError) -> None:
+        import tempfile  # here and below: most checks never spill (start-up)
+
         reason = error.strerror or str(error)
         super().__init__(f"cannot use a temporary file in {tempfile.gettempdir()}: {reason} "
                          "(set TMPDIR to a writable folder with room)")
@@ -39,6 +40,8 @@ class SpillFile:
     """An anonymous temporary file written in blocks and read back by (offset, size)."""
 
     def __init__(self) -> None:
+        import tempfile
+
         try:
             # open for as long as this object lives (closed by close()), so no `with`
             self._file = tempfile.TemporaryFile(prefix="agent-invariants-")  # noqa: SIM115
