@@ -8,7 +8,6 @@ command's own options, in the order below.
 """
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -215,18 +214,37 @@ assert tuple(_REPORT_PARAMETERS) == ReportOptions._fields
 def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
     """`command` (which takes `options: ReportOptions`) with the report options as parameters
     of its own, for typer: they are gathered into one `ReportOptions` for the call."""
-    hints = typing.get_type_hints(command, include_extras=True)   # the package writes them as strings
-    own = [parameter.replace(annotation=hints[name])
-           for name, parameter in inspect.signature(command).parameters.items() if name != "options"]
-    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
-              for name, (annotation, default) in _REPORT_PARAMETERS.items()]
+    return _WithReportOptions(command)
 
-    @functools.wraps(command)
-    def gathered(**values: Any) -> None:
+
+class _WithReportOptions:
+    """A command with the report options as parameters of its own (`with_report_options`).
+
+    typer reads the parameters from `__signature__`, worked out when first asked for: that means
+    evaluating the command's annotations (the package writes them as strings), a millisecond per
+    command, and a run builds only the command it runs."""
+
+    def __init__(self, command: Callable[..., None]) -> None:
+        self._command = command
+        self._signature: inspect.Signature | None = None
+        self.__name__, self.__qualname__ = command.__name__, command.__qualname__
+        self.__module__, self.__doc__ = command.__module__, command.__doc__
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        if self._signature is None:
+            hints = typing.get_type_hints(self._command, include_extras=True)
+            own = [parameter.replace(annotation=hints[name])
+                   for name, parameter in inspect.signature(self._command).parameters.items() if name != "options"]
+            shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+                      for name, (annotation, default) in _REPORT_PARAMETERS.items()]
+            self._signature = inspect.Signature(own + shared)
+        return self._signature
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {parameter.name: parameter.annotation for parameter in self.__signature__.parameters.values()}
+
+    def __call__(self, **values: Any) -> None:
         options = ReportOptions(**{name: values.pop(name) for name in ReportOptions._fields})
-        command(options=options, **values)
-
-    del gathered.__wrapped__   # typer must read the signature below, not the command's
-    gathered.__signature__ = inspect.Signature(own + shared)  # type: ignore[attr-defined]
-    gathered.__annotations__ = {parameter.name: parameter.annotation for parameter in own + shared}
-    return gathered
+        self._command(options=options, **values)
