@@ -47,6 +47,15 @@ def test_a_check_imports_only_the_rule_kinds_its_contract_names():
     assert "agent_invariants.timeline" not in loaded
 
 
+def test_a_version_1_check_to_standard_output_leaves_out_what_it_does_not_use():
+    """Neither the match grammar (version-2 matchers), nor temporary files (a report written to
+    a file, a tally that spills), nor importlib.resources (the pack folder)."""
+    loaded = modules_after("check", "--contract", CONTRACT, "--trace", BASELINE, "--format", "json", "-q")
+    assert "agent_invariants.rules.matchers" in loaded   # require_order and stop_is_final read through matchers
+    assert not loaded & {"agent_invariants.match.tree", "agent_invariants.match.quick", "tempfile",
+                         "importlib.resources"}
+
+
 def test_every_kind_is_listed_in_order_once_asked_for():
     """`RULE_KINDS` imports every kind: the twelve of version 1, then those of version 2, in the
     order of the manual and the schemas, whatever a contract loaded first."""

@@ -14,18 +14,19 @@ and `status`, globs on the event's own fields (no status is derived from the eve
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
 
 from agent_invariants.events import Event, Verdict
 from agent_invariants.globs import compile_glob
-from agent_invariants.match.quick import Holds, quick
-from agent_invariants.match.tree import MatchError, compile_tree, no_references
 from agent_invariants.payloads import decoded, text
 from agent_invariants.rules.base import Observer, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem, Glob, check_text, normalise_strings, string_fields
+
+if TYPE_CHECKING:
+    from agent_invariants.match.quick import Holds
 
 __all__ = ("CompiledMatcher", "EventMatcher", "MatchingRule", "event_name")
 
@@ -69,6 +70,9 @@ class EventMatcher(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
             check_text(self.type, "type", 200, trim=False)
         normalise_strings(self, EventMatcher._strings)
         if self.args is not UNSET:
+            # the match grammar is imported only by contracts that use it (start-up)
+            from agent_invariants.match.tree import MatchError, compile_tree
+
             try:
                 compile_tree(self.args, "args")
             except MatchError as exc:
@@ -112,8 +116,8 @@ class CompiledMatcher:
     """An EventMatcher split in two: what the engine's routing key decides (type, tool,
     claims_completion) and what must be read from each event (ok, outcome_id, verdict)."""
 
-    __slots__ = ("_args", "_claims", "_ok", "_outcome", "_reason", "_status", "_tool", "_type", "_verdict",
-                 "needs_event", "spec")
+    __slots__ = ("_args", "_claims", "_no_references", "_ok", "_outcome", "_reason", "_status", "_tool", "_type",
+                 "_verdict", "needs_event", "spec")
 
     def __init__(self, spec: EventMatcher) -> None:
         self.spec = spec
@@ -123,7 +127,12 @@ class CompiledMatcher:
         self._ok = spec.ok
         self._outcome = None if spec.outcome_id is UNSET else compile_glob(spec.outcome_id)
         self._verdict = spec.verdict
-        self._args: Holds | None = None if spec.args is UNSET else quick(compile_tree(spec.args, "args"))
+        self._args: Holds | None = None
+        if spec.args is not UNSET:
+            from agent_invariants.match.quick import quick
+            from agent_invariants.match.tree import compile_tree, no_references
+
+            self._args, self._no_references = quick(compile_tree(spec.args, "args")), no_references
         self._reason = None if spec.reason is UNSET else compile_glob(spec.reason)
         self._status = None if spec.status is UNSET else compile_glob(spec.status)
         self.needs_event = not (self._ok is UNSET and self._outcome is None and self._verdict is UNSET
@@ -169,7 +178,7 @@ class CompiledMatcher:
                 args = event.args
             if args is UNSET:
                 return False
-            return self._args(decoded(args), no_references)
+            return self._args(decoded(args), self._no_references)
         return True
 
 
