@@ -107,6 +107,13 @@ class _Router:
         self._classifiers.clear()
         self.learned = 0
 
+    def count_one(self) -> None:
+        """Count a route learnt, first forgetting everything when the cache is full (what is
+        being learnt still holds: it is handed back, and kept only if its dict is kept)."""
+        if self.learned >= _ROUTE_CACHE_LIMIT:
+            self.forget()
+        self.learned += 1
+
     def learn(self, event: Event) -> tuple[Observer, ...]:
         """The handlers for an event of a (claims_completion, type) not seen yet."""
         claims, event_type = event.claims_completion, event.type
@@ -115,9 +122,7 @@ class _Router:
         if alike is None:
             self.routes.setdefault(claims, {})[event_type] = tools
             return tools[event.tool]
-        if self.learned >= _ROUTE_CACHE_LIMIT:
-            self.forget()
-        self.learned += 1
+        self.count_one()
         self.routes.setdefault(claims, {})[event_type] = alike   # the tool makes no difference
         return alike
 
@@ -158,10 +163,7 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
             self._classify = router.classifier(tuple(patterns))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
-        router = self._router
-        if router.learned >= _ROUTE_CACHE_LIMIT:
-            router.forget()   # this dict is dropped with the rest; the answer below still holds
-        router.learned += 1
+        self._router.count_one()
         handlers = self[tool] = self._of_class(tool)
         return handlers
 
