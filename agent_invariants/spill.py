@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
@@ -60,15 +60,7 @@ class SpillFile:
         self.size += len(data)
         return offset, len(data)
 
-    def read(self, offset: int, size: int) -> bytes:
-        try:
-            self._file.flush()
-            return os.pread(self._file.fileno(), size, offset)
-        except OSError as exc:
-            self.close()
-            raise SpillError(exc) from None
-
-    def read_blocks(self, spans: array[int]) -> bytes:
+    def read(self, spans: Sequence[int]) -> bytes:
         """The blocks at `spans` (offset, size, offset, size, ...), one after the other."""
         try:
             self._file.flush()
@@ -113,7 +105,7 @@ class SpillArray:
             block = array(self.typecode)
             if size:
                 assert self._file is not None   # a block is listed once it is in the file
-                block.frombytes(self._file.read(offset, size))
+                block.frombytes(self._file.read((offset, size)))
             yield block
         yield self._tail
 
@@ -144,7 +136,7 @@ class Partitions:
     in blocks, one line of JSON per kind and partition, by columns: `[[text, text, ...], [seq,
     seq, ...], ...]`. Where each partition's blocks are is kept in memory (a few numbers per
     block). `read(kind, number)` gives one partition's records of one kind in the order they were
-    added; `read_column` only one item of each, leaving the other columns undecoded. (Columns
+    added; `read_columns` only some items of each, leaving the other columns undecoded. (Columns
     decode three times faster than the same records as rows, and a partition may hold millions.)
     """
 
@@ -201,18 +193,20 @@ class Partitions:
             records += zip(*columns, strict=True)
         return records
 
-    def read_column(self, kind: int, number: int, column: int) -> list[Any]:
-        """Item `column` of each record of one kind in partition `number`, in the order added."""
-        values: list[Any] = []
+    def read_columns(self, kind: int, number: int, *wanted: int) -> list[list[Any]]:
+        """Items `wanted` of each record of one kind in partition `number` (a list per item, in
+        the order the records were added)."""
+        values: list[list[Any]] = [[] for _ in wanted]
         for columns in _BLOCKS_UNREAD.decode_lines(self._data(kind, number)):
-            values += _COLUMN.decode(columns[column])
+            for found, column in zip(values, wanted, strict=True):
+                found += _COLUMN.decode(columns[column])
         return values
 
     def _data(self, kind: int, number: int) -> bytes:
         """The blocks of one kind in partition `number`, a line each."""
         if self._buffered:
             self.flush()
-        return self._file.read_blocks(self._blocks[kind][number])
+        return self._file.read(self._blocks[kind][number])
 
     def close(self) -> None:
         self._file.close()

@@ -158,13 +158,13 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
     rest of each member is only decoded when some group of the partition overflowed."""
     states = parts.read(_STATE, number)
     state_groups = list(map(itemgetter(0), states))
-    member_groups = parts.read_column(_MEMBERS, number, 0)
+    [member_groups] = parts.read_columns(_MEMBERS, number, 0)
     totals = Counter(dict(zip(state_groups, map(itemgetter(2), states), strict=True)))
     totals.update(member_groups)
     over = list(compress(totals, map(limit.__lt__, totals.values())))
     if not over:
         return [], 0
-    members = parts.read(_MEMBERS, number)
+    members = zip(member_groups, *parts.read_columns(_MEMBERS, number, 1, 2), strict=True)   # groups decoded once
     chosen = over[:keep]
     kept = set(chosen)
     rank: dict[str, int] = {}
