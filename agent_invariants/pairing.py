@@ -210,11 +210,13 @@ class Calls(Pairing[Any]):
 
     def _result(self, event: Any, index: int) -> None:
         call = self._waiting.pop(event.call_id, None)   # (UNSET is never a key: no call without an id waits)
+        if call.__class__ is int:
+            return   # the result of a call whose results no one reads (the usual case)
         if call.__class__ is _Several:
             self._waiting[event.call_id] = call
             call = self.result(event.call_id)
-        if call.__class__ is int:
-            return   # the result of a call whose results no one reads
+            if call.__class__ is int:
+                return
         if call is None:
             readers = self._of_orphans.get(event.tool)
             if readers is None:

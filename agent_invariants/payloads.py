@@ -103,6 +103,15 @@ def field_problem(event: Event) -> str | None:
     return None
 
 
+def _all_objects(values: list[Raw]) -> bool:
+    """Whether every raw JSON value surely is an object, told from their first bytes in two scans
+    of their text joined by NUL bytes (msgspec keeps no blank before a value, and JSON text holds
+    no NUL byte: should one be there, the answer is no, and the caller looks closer)."""
+    joined = b"\0".join(values)
+    separators = len(values) - 1
+    return joined[:1] == b"{" and joined.count(b"\0") == separators and joined.count(b"\0{") == separators
+
+
 def _kind_of(raw: Raw) -> str:
     """What a raw JSON value is, from its first byte (no need to decode it to say so)."""
     return {ord("["): "an array", ord('"'): "a string", ord("t"): "a boolean", ord("f"): "a boolean",
@@ -114,8 +123,9 @@ class FieldTypes:
     whose version-2 fields have the wrong type, naming the trace and the line.
 
     Most events carry `args` (calls) or nothing of these fields, and many results a
-    `duration_ms`: those fields of a whole batch are checked at once, by msgspec in C (the raw
-    values joined in a JSON array, decoded as objects or as numbers >= 0). Events with the rare
+    `duration_ms`: those fields of a whole batch are checked at once, the args by their first
+    bytes (`_all_objects`), and where that is not enough by msgspec in C, as are the durations (the
+    raw values joined in a JSON array, decoded as objects or as numbers >= 0). Events with the rare
     text fields, and every event of a batch where something fails, go through `field_problem`,
     which says what is wrong."""
 
@@ -129,7 +139,7 @@ class FieldTypes:
         # truth tests cost less than four comparisons with UNSET, on every event of the trace.
         try:
             args = [event.args for event in batch if event.args]
-            if args:
+            if args and not _all_objects(args):
                 _objects(_encode(args))
             rare = [event for event in batch if event.duration_ms or event.status or event.approver or event.reason]
             if not rare:

@@ -81,6 +81,7 @@ def plain_calls(count: int) -> list[str]:
 @pytest.mark.parametrize(("field", "value", "problem"), [
     ("args", '"x"', "$.args: expected an object, got a string"),
     ("args", "null", "$.args: expected an object, got null"),
+    ("args", '[{"a": "x"}]', "$.args: expected an object, got an array"),
     ("duration_ms", "-0.5", "$.duration_ms: expected a finite number >= 0, got -0.5"),
     ("duration_ms", "true", "$.duration_ms: expected a number of milliseconds >= 0, got a boolean"),
     ("duration_ms", "1" + "0" * 400,

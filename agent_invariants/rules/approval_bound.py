@@ -192,6 +192,7 @@ class ApprovalBound(Rule):
         self._config = config
         self._is_tool = compile_glob(config.tool)
         self._binds_args = config.bind in ("args", "args_subset")   # args are read (and decoded) only then
+        self._by_tool_only = config.bind in ("none", "args_subset")   # a grant's bucket is its tool (`_bucket`)
         self._reads = _Reads(self._binds_args, config.max_age_ms is not UNSET, config.require_approver,
                              config.attested_by is not UNSET)
         self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
@@ -300,7 +301,7 @@ class ApprovalBound(Rule):
         call = _Call(event, index, self._reads)
         self._expire(index)
         for grant in self._candidates(call):
-            if self._why_not(grant, call) is None:
+            if self._covers(grant, call):
                 if self._config.one_use:
                     grant.consumed_by = call.seq
                     self._drop(grant)
@@ -352,13 +353,33 @@ class ApprovalBound(Rule):
         naming none (a rule with `scope`), from the buckets the call's binding points at."""
         if self._binds_args and not isinstance(call.args, dict):
             return iter(())   # a call without args is bound by no grant
-        named = self._buckets.get(self._bucket(call.tool, call), {})
-        unnamed = self._buckets.get(self._bucket(UNSET, call), {}) if self._in_scope is not None else {}
+        buckets = self._buckets
+        if self._by_tool_only:   # bind none or args_subset: a bucket per tool
+            named = buckets.get(call.tool, _EMPTY)
+            unnamed = buckets.get(UNSET, _EMPTY) if self._in_scope is not None else _EMPTY
+        else:
+            named = buckets.get(self._bucket(call.tool, call), _EMPTY)
+            unnamed = buckets.get(self._bucket(UNSET, call), _EMPTY) if self._in_scope is not None else _EMPTY
         if not unnamed:
             return reversed(named.values())
         if not named:
             return reversed(unnamed.values())
         return heapq.merge(reversed(named.values()), reversed(unnamed.values()), key=_nearest)
+
+    def _covers(self, grant: _Grant, call: _Call) -> bool:
+        """Whether a grant from the call's buckets covers it: `_why_not` is None, tested only on
+        what a live grant in those buckets may still fail. The rest holds already: `_may_cover`
+        let it in (scope, approver, attestation, what the binding needs), its bucket names the
+        call's tool (or none, under `scope`) and, under `args` and `call_id`, what they bind,
+        and a grant leaves the buckets when it is used, revoked or too many events old."""
+        if call.approval_id is not UNSET and grant.approval_id != call.approval_id:
+            return False
+        if self._binds_args and _args_difference(grant.args, call.args,
+                                                 subset=self._config.bind == "args_subset") is not None:
+            return False
+        max_age_ms = self._config.max_age_ms
+        return max_age_ms is UNSET or (grant.time is not None and call.time is not None
+                                       and (call.time - grant.time) / 1_000 <= max_age_ms)
 
     def _why_not(self, grant: _Grant, call: _Call) -> tuple[str, dict[str, Any]] | None:
         """The first condition of coverage the grant fails for the call (and its details), or None."""
@@ -426,6 +447,10 @@ def _any_glob(globs: list[str]) -> Any:
     """Whether a grant's `data.attested_by` (None: absent, or not a string) matches one of `globs`."""
     matchers = [compile_glob(glob) for glob in globs]
     return lambda attested: attested is not None and any(matches(attested) for matches in matchers)
+
+
+_EMPTY: dict[int, _Grant] = {}
+"""No grants (never changed)."""
 
 
 def _nearest(grant: _Grant) -> int:

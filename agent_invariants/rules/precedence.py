@@ -4,7 +4,6 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from collections.abc import Iterator
-from functools import partial
 from itertools import chain
 from operator import itemgetter
 from typing import Annotated, Any, ClassVar, Literal
@@ -185,9 +184,8 @@ class Precedence(Rule):
         self._kept_since: list[list[Any]] = []   # correlate_missing found since the spill: the first `cap`
         self._found_since = 0                    # and how many
         # A result is seen with its call's tool and args when a matcher may match results
-        self.pairs_calls = any(matcher.may_match_type("tool.result", claims)
-                               for matcher in (self._before, self._after) for claims in (UNSET, True, False))
-        self._result_roles: dict[tuple[str | UnsetType, bool | UnsetType], tuple[bool, bool]] = {}
+        self.pairs_calls = _reads_results(self._before) or _reads_results(self._after)
+        self._before_key = _one_key(self._before_paths)   # the usual correlate's, read straight from the args
         self._evidence = evidence_value({"before": config.before.to_dict(), "after": config.after.to_dict(),
                                          "scope": config.scope})
 
@@ -201,44 +199,51 @@ class Precedence(Rule):
             return None   # results come through `read_results`, by their call's tool
         after = self._after.may_match(event_type, tool, claims)
         before = self._before.may_match(event_type, tool, claims)
-        if after or before:
-            return partial(self._event, after=after, before=before)
-        return None
+        if after and before:
+            return self._event
+        return self._after_event if after else self._before_event if before else None
 
     def read_results(self, calls: Calls) -> None:
-        """The results of the calls of the tools the matchers name (of any call when one names none)."""
-        globs = {matcher.spec.tool for matcher in (self._before, self._after)
-                 if any(matcher.may_match_type("tool.result", claims) for claims in (UNSET, True, False))}
-        tools = None if UNSET in globs else sorted(glob for glob in globs if glob is not UNSET)
-        calls.read_results(self._result, tools, orphans=True, args=True)
+        """The results of the calls of the tools each matcher names (of any call when it names
+        none): first as afters, then as befores, as events are taken."""
+        for matcher, reader in ((self._after, self._after_result), (self._before, self._before_result)):
+            if _reads_results(matcher):
+                tools = None if matcher.spec.tool is UNSET else [matcher.spec.tool]
+                calls.read_results(reader, tools, orphans=True, args=True)
 
-    def _result(self, event: Event, index: int, call: PairedCall | None) -> None:
-        tool, args = (event.tool, UNSET) if call is None else (call.tool, call.args)
-        roles = self._result_roles.get((tool, event.claims_completion))
-        if roles is None:
-            roles = self._roles_of_results(tool, event.claims_completion)
-        after, before = roles
-        if after and (not self._after.needs_event or self._after.matches(event, args)):
-            self._check_after(event, index, tool, args)
-        if before and (not self._before.needs_event or self._before.matches(event, args)):
+    def _after_result(self, event: Event, index: int, call: PairedCall | None) -> None:
+        """A result of a call of the after's tool (or an orphan with such a tool of its own)."""
+        claims = self._after.spec.claims_completion
+        if claims is not UNSET and event.claims_completion is not claims:
+            return
+        args = UNSET if call is None else call.args
+        if not self._after.needs_event or self._after.matches(event, args):
+            self._check_after(event, index, event.tool if call is None else call.tool, args)
+
+    def _before_result(self, event: Event, index: int, call: PairedCall | None) -> None:
+        """A result of a call of the before's tool (or an orphan with such a tool of its own)."""
+        claims = self._before.spec.claims_completion
+        if claims is not UNSET and event.claims_completion is not claims:
+            return
+        args = UNSET if call is None else call.args
+        if not self._before.needs_event or self._before.matches(event, args):
             self._add_before(event, index, args)
 
-    def _roles_of_results(self, tool: str | UnsetType, claims: bool | UnsetType) -> tuple[bool, bool]:
-        """Whether a result seen with this tool may be an after, and a before (remembered)."""
-        if len(self._result_roles) >= 65_536:
-            self._result_roles.clear()
-        roles = self._result_roles[tool, claims] = (self._after.may_match("tool.result", tool, claims),
-                                                    self._before.may_match("tool.result", tool, claims))
-        return roles
+    def _event(self, event: Event, index: int) -> None:
+        """An event seen with its own tool and args whose routing key may match both `after` and
+        `before`: first as an after, so that it is not its own predecessor, then as a before."""
+        self._after_event(event, index)
+        self._before_event(event, index)
 
-    def _event(self, event: Event, index: int, after: bool, before: bool) -> None:
-        """An event seen with its own tool and args (its routing key may match `after` and/or
-        `before`): first as an after, so that it is not its own predecessor, then as a before."""
-        args = event.args
-        if after and (not self._after.needs_event or self._after.matches(event, args)):
-            self._check_after(event, index, event.tool, args)
-        if before and (not self._before.needs_event or self._before.matches(event, args)):
-            self._add_before(event, index, args)
+    def _after_event(self, event: Event, index: int) -> None:
+        """An event whose routing key may match `after` (seen with its own tool and args)."""
+        if not self._after.needs_event or self._after.matches(event):
+            self._check_after(event, index, event.tool, event.args)
+
+    def _before_event(self, event: Event, index: int) -> None:
+        """An event whose routing key may match `before` (seen with its own tool and args)."""
+        if not self._before.needs_event or self._before.matches(event):
+            self._add_before(event, index, event.args)
 
     def _key(self, args: Raw | UnsetType, paths: list[tuple[str, ...]]) -> tuple[_Key, list[Any], list[int]]:
         """The group key of these args, the values at the correlate paths, and the positions of
@@ -249,7 +254,8 @@ class Precedence(Rule):
             return (), [NOT_FOUND] * len(paths), list(range(len(paths)))
         value = decoded(args)
         if len(paths) == 1:   # the usual case, kept short
-            found = _found(value, paths[0])
+            path = paths[0]
+            found = value.get(path[0], NOT_FOUND) if len(path) == 1 and value.__class__ is dict else find(value, path)
             if found is NOT_FOUND:
                 return (), [found], [0]
             return _key_of(found), [found], []
@@ -286,13 +292,15 @@ class Precedence(Rule):
 
     def _add_before(self, event: Event, index: int, args: Raw | UnsetType) -> None:
         paths = self._before_paths
-        if len(paths) == 1 and self._spill is None:   # the usual case, without building `values`
+        one = self._before_key
+        if one is not None and self._spill is None:   # the usual case, without building `values`
             if args is UNSET:
                 return
-            found = _found(decoded(args), paths[0])
+            value = decoded(args)
+            found = value.get(one, NOT_FOUND) if value.__class__ is dict else NOT_FOUND
             if found is NOT_FOUND:
                 return   # a before without the key is no before of any group
-            key: _Key = _key_of(found)
+            key: _Key = found if found.__class__ is str else canonical_key(found)
             values = None
         else:
             key, values, missing = self._key(args, paths)
@@ -502,11 +510,14 @@ def _plain_numbers(key: Any) -> Any:
     return key
 
 
-def _found(value: Any, path: tuple[str, ...]) -> Any:
-    """`find`, with the one-key path into an object (the usual correlate) looked up directly."""
-    if len(path) == 1 and value.__class__ is dict:
-        return value.get(path[0], NOT_FOUND)
-    return find(value, path)
+def _reads_results(matcher: CompiledMatcher) -> bool:
+    """Whether the matcher may match a `tool.result` (which is then seen with its call's tool)."""
+    return any(matcher.may_match_type("tool.result", claims) for claims in (UNSET, True, False))
+
+
+def _one_key(paths: list[tuple[str, ...]]) -> str | None:
+    """The key of a correlate of one path of one key (`order`), the usual one; else None."""
+    return paths[0][0] if len(paths) == 1 and len(paths[0]) == 1 else None
 
 
 def _key_of(value: Any) -> _Key:
