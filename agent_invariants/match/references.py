@@ -79,8 +79,8 @@ class _Source:
         self.values = Candidates(keys=set())
         self.positions: list[int] = []
         # A join with nothing more to try or take out: each kept value before the subject is a candidate.
-        self.plain_join = self.join_only and not any(key in operand for key in (
-            "where_result", "call_index", "find", "select", "length"))
+        self.plain_join = self.join_only and not operand.get("length") and not any(
+            key in operand for key in ("where_result", "call_index", "find", "select"))
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
@@ -231,29 +231,42 @@ class Memory:
             if reference.name == "$from_result":
                 self._sources[id(reference.operand)] = _Source(reference.operand)
         self.globs = tuple(dict.fromkeys(source.operand["tool"] for source in self._sources.values()))
+        # Calls are numbered (per glob) only for a `call_index`; then they are seen as they come,
+        # and wait for their result by position. Otherwise what `where` reads of a call's args
+        # comes with its result, from the check's pairing.
+        self._numbers_calls = any("call_index" in source.operand for source in self._sources.values())
         self._calls: dict[str, int] = dict.fromkeys(self.globs, 0)   # calls seen per tool glob
         self._is_tool = {glob: compile_glob(glob) for glob in self.globs}
-        # the numbered calls of referenced tools waiting for their result, by position
         self._waiting: dict[int, tuple[dict[str, int], Any]] = {}
         self._reads_args = any("where" in source.operand for source in self._sources.values())
+        self._sources_of: dict[str, list[_Source]] = {}   # by a result's tool: the references of that tool
 
     def __bool__(self) -> bool:
         return bool(self._sources)
 
+    @property
+    def call_globs(self) -> tuple[str, ...]:
+        """The globs of the tools whose calls the memory must see as they come (`route_call`):
+        those of the references, when one counts calls (`call_index`); else none."""
+        return self.globs if self._numbers_calls else ()
+
     def route_call(self, tool: str | Any) -> Callable[[Event, int], None] | None:
-        """The handler of a `tool.call` with this tool: the calls of a referenced tool are
-        numbered and keep what `where` reads of their args; others are not looked at (the
-        check's `pairing.Calls` pairs every call with its result, and hands the rule only the
-        results of referenced tools: see `read_results`). `route_tools` of the rule names
-        `globs`, so this is asked once per class of tools."""
-        if tool is not UNSET and any(is_tool(tool) for is_tool in self._is_tool.values()):
+        """The handler of a `tool.call` with this tool: when a reference counts calls, the calls
+        of a referenced tool are numbered and keep what `where` reads of their args; others are
+        not looked at (the check's `pairing.Calls` pairs every call with its result, and hands
+        the rule only the results of referenced tools, with their call's args: see
+        `read_results`). `route_tools` of the rule names `call_globs`, so this is asked once per
+        class of tools."""
+        if self._numbers_calls and tool is not UNSET and any(is_tool(tool) for is_tool in self._is_tool.values()):
             return self.call
         return None
 
     def read_results(self, calls: Calls) -> None:
-        """Ask the check's pairing for the results of the referenced tools' calls, and for the
-        results without a call whose own tool is referenced."""
-        calls.read_results(self.result, list(self.globs), orphans=True)
+        """Ask the check's pairing for the results of the referenced tools' calls (with the
+        call's args, when `where` reads them and calls are not numbered), and for the results
+        without a call whose own tool is referenced."""
+        calls.read_results(self.result, list(self.globs), orphans=True,
+                           args=self._reads_args and not self._numbers_calls)
 
     def call(self, event: Event, index: int) -> None:
         """A `tool.call` of a referenced tool: numbered per glob it matches, waiting for its result."""
@@ -274,21 +287,35 @@ class Memory:
         for each reference whose tool made the call."""
         numbers: dict[str, int]
         if call is None:
-            tool, numbers, args = event.tool, {}, NOT_FOUND
-        else:
+            tool, numbers, args = event.tool, _NO_NUMBERS, NOT_FOUND
+        elif self._numbers_calls:
             tool = call.tool
-            numbers, args = self._waiting.pop(call.position, ({}, NOT_FOUND))
+            numbers, args = self._waiting.pop(call.position, (_NO_NUMBERS, NOT_FOUND))
+        else:
+            tool, numbers, args = call.tool, _NO_NUMBERS, NOT_FOUND
+            if self._reads_args and call.args is not UNSET:
+                args = decoded(call.args)
+                if args.__class__ is not dict:
+                    args = NOT_FOUND
         if tool is UNSET or event.result is UNSET:
             return
+        sources = self._sources_of.get(tool)
+        if sources is None:
+            sources = self._sources_of_tool(tool)
         result = None
-        for source in self._sources.values():
-            if not source.is_tool(tool):
-                continue
+        for source in sources:
             if source.operand["ok_only"] and event.ok is False:
                 continue
             if result is None:
                 result = (decoded(event.result),)
             source.keep(index, numbers.get(source.operand["tool"], -1), args, result[0])
+
+    def _sources_of_tool(self, tool: str) -> list[_Source]:
+        """The references whose tool glob matches `tool` (remembered for the next result)."""
+        if len(self._sources_of) >= 4096:
+            self._sources_of.clear()
+        found = self._sources_of[tool] = [source for source in self._sources.values() if source.is_tool(tool)]
+        return found
 
     def resolver(self, args: Any, position: int, output: Any = NO_OUTPUT) -> Resolve:
         """The candidates of each reference for the subject at `position` whose args are `args`
@@ -299,6 +326,10 @@ class Memory:
     def references(self) -> bool:
         """Whether the tree holds any reference (`$arg` and `$from_output` included)."""
         return self._any
+
+
+_NO_NUMBERS: dict[str, int] = {}
+"""The numbers of a call that is not counted (never changed)."""
 
 
 class _Resolver:

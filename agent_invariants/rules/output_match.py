@@ -141,7 +141,7 @@ class OutputMatch(Rule):
         self.checked_nothing_is_normal = self._when is not None
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return self._memory.globs if event_type == "tool.call" else ()
+        return self._memory.call_globs if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type in TERMINAL_TYPES:

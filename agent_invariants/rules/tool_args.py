@@ -227,7 +227,7 @@ class ToolArgs(Rule):
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         if event_type == "tool.call":
-            return (self._config.tool, *self._memory.globs)
+            return (self._config.tool, *self._memory.call_globs)
         return ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
