@@ -24,7 +24,7 @@ from typer.core import TyperCommand, TyperGroup
 
 __all__ = ("Command", "Group")
 
-_INTEGER = re.compile(r"[+-]?[0-9](?:_?[0-9])*(?:\.0+)?")   # what typer accepted: 12, +12, 1_000, 12.0
+_INTEGER = r"[+-]?[0-9](?:_?[0-9])*(?:\.0+)?"   # what typer accepted: 12, +12, 1_000, 12.0 (compiled on first use)
 _SPACE = " \t\n\r\f\v"   # what typer stripped around a number (str.strip() would take \x1c-\x1f too)
 _DIGITS = 4300   # Python's limit on converting text to an int (sys.int_info.default_max_str_digits)
 
@@ -133,7 +133,7 @@ def _integer_in(least: int | float | None, most: int | float | None) -> Callable
             number = value
         else:
             text = _text(value, param, ctx).strip(_SPACE)
-            if not text.isascii() or _INTEGER.fullmatch(text) is None:
+            if not text.isascii() or re.fullmatch(_INTEGER, text) is None:
                 raise _bad("an integer", value, param, ctx)
             try:
                 number = int(text.partition(".")[0])

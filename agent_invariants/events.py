@@ -15,7 +15,9 @@ the line.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
+from collections.abc import Callable
 from typing import Annotated, Literal, get_args
 
 import msgspec
@@ -141,15 +143,21 @@ _STRING_LIMITS = (
 # zod 3's datetime({offset: true}): YYYY-MM-DDTHH:MM, then optional :SS[.fraction], then Z or
 # +-HH[:]MM (offset digits not range-checked); real calendar dates with Gregorian leap years. The
 # shape is one regex; whether the date exists is cached per date, since a trace has few of them.
-_TIME_SHAPE = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
-    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})\Z"
-).match
-_REAL_DATE = re.compile(
-    r"(?:(?:[0-9][0-9][2468][048]|[0-9][0-9][13579][26]|[0-9][0-9]0[48]|[02468][048]00|[13579][26]00)-02-29"
-    r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-    r"|02-(?:0[1-9]|1[0-9]|2[0-8])))\Z"
-).match
+@functools.cache
+def _time_patterns() -> tuple[Callable[[str], object], Callable[[str], object]]:
+    """The shape of a stamp, and of a real date (compiled when a stamp is first looked at closely)."""
+    shape = re.compile(
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
+        r"(?:Z|[+-][0-9]{2}:?[0-9]{2})\Z"
+    ).match
+    real_date = re.compile(
+        r"(?:(?:[0-9][0-9][2468][048]|[0-9][0-9][13579][26]|[0-9][0-9]0[48]|[02468][048]00|[13579][26]00)-02-29"
+        r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+        r"|02-(?:0[1-9]|1[0-9]|2[0-8])))\Z"
+    ).match
+    return shape, real_date
+
+
 # Whether each date seen exists: a pure function of the text, so one memo serves every reader
 # and thread; cleared when it reaches 100,000 dates (a trace holds few).
 _DATES: dict[str, bool] = {}
@@ -182,14 +190,15 @@ def time_problem(value: str) -> str:
 
 def time_ok(value: str) -> bool:
     """Whether `value` is a date-time zod 3's datetime({offset: true}) accepts."""
-    if _TIME_SHAPE(value) is None:
+    shape, real_date = _time_patterns()
+    if shape(value) is None:
         return False
     date = value[:10]
     ok = _DATES.get(date)
     if ok is None:
         if len(_DATES) >= 100_000:
             _DATES.clear()
-        ok = _DATES[date] = _REAL_DATE(date) is not None
+        ok = _DATES[date] = real_date(date) is not None
     return ok
 
 

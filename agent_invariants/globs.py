@@ -6,8 +6,10 @@ of characters, `?` exactly one; neither matches a line terminator (`\\n`, `\\r`,
 `*`. `. + ( ) [ ] { } | ^ $ \\` are plain characters: a pattern is never a regular expression.
 
 Matching stays linear in the subject, whatever the pattern:
-- a pattern with at most one `*` becomes one anchored regular expression (a single `[^...]*`
-  cannot backtrack more than once over the subject);
+- a literal prefix and one trailing `*` (`payments.*`, the usual glob) is a prefix test and a
+  search for line terminators;
+- any other pattern with at most one `*` becomes one anchored regular expression (a single
+  `[^...]*` cannot backtrack more than once over the subject);
 - with several stars, the pattern is cut at its stars and each piece is found leftmost, which is
   exact for globs, after a quick test that every literal piece occurs at all. Since wildcards
   never match a line terminator, a subject that holds some matches only if the pattern holds the
@@ -24,7 +26,6 @@ __all__ = ("compile_glob", "compile_glob_set", "glob_matches")
 Matcher = Callable[[str], bool]
 
 _NOT_LINE_END = "[^\n\r\u2028\u2029]"
-_HAS_LINE_TERMINATOR = re.compile("[\n\r\u2028\u2029]").search
 _CACHE: dict[str, Matcher] = {}
 _CACHE_LIMIT = 10_000
 
@@ -131,6 +132,10 @@ def _compile(pattern: str) -> Matcher:
     units = utf16_units(pattern)
     if "*" not in units and "?" not in units:
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)) == units
+    if units.find("*") == len(units) - 1 and "?" not in units and not _has_line_terminator(units):
+        prefix = units[:-1]   # no wildcard, no line terminator: the rest of a subject must hold none
+        return lambda subject: (subject if subject.isascii() else utf16_units(subject)).startswith(prefix) \
+            and not _has_line_terminator(subject)
     if units.count("*") <= 1:
         fullmatch = re.compile(_regex(units), re.DOTALL).fullmatch
         return lambda subject: fullmatch(subject if subject.isascii() else utf16_units(subject)) is not None
@@ -146,7 +151,7 @@ class _ManyStars:
         self.pieces = [_Piece(text) for text in units.split("*")]
         # literal stretches every match must contain: a cheap first test
         self.literals = [part for text in units.split("*") for part in text.split("?") if part]
-        parts = _LINE_SPLIT(units)
+        parts = _line_split(units)
         self.segments = [_segment(text) for text in parts[0::2]]
         self.terminators = parts[1::2]
 
@@ -156,14 +161,14 @@ class _ManyStars:
         for literal in self.literals:
             if literal not in subject:
                 return False
-        if _HAS_LINE_TERMINATOR(subject):
+        if _has_line_terminator(subject):
             return self._lines_match(subject)
         return _pieces_match(self.pieces, subject)
 
     def _lines_match(self, subject: str) -> bool:
         """Wildcards never take a line terminator, so each of the subject's must meet the same
         literal one in the pattern: cut both at them and match the lines pairwise."""
-        parts = _LINE_SPLIT(subject)
+        parts = _line_split(subject)
         if parts[1::2] != self.terminators:
             return False
         return all(matches(line) for matches, line in zip(self.segments, parts[0::2], strict=True))
@@ -178,7 +183,13 @@ def _segment(text: str) -> Matcher:
     return lambda subject: len(subject) == whole.size and whole.at(subject, 0)
 
 
-_LINE_SPLIT = re.compile("([\n\r\u2028\u2029])").split
+def _has_line_terminator(text: str) -> bool:
+    return "\n" in text or "\r" in text or (not text.isascii() and ("\u2028" in text or "\u2029" in text))
+
+
+def _line_split(text: str) -> list[str]:
+    """`text` cut at its line terminators, which are kept between the pieces."""
+    return re.split("([\n\r\u2028\u2029])", text)
 
 
 class _Piece:
