@@ -178,8 +178,9 @@ _EXPECTED = {"str": "a string", "int": "an integer", "float": "a number", "int |
              "bool": "true or false", "array": "an array", "object": "an object", "null": "null"}
 _GOT = {**_EXPECTED, "int": "a number", "bool": "a boolean", "date": "a date", "datetime": "a date-time",
         "time": "a time", "bytes": "binary data", "set": "a set", "tuple": "an array"}
-_TYPE_PROBLEM = re.compile(r"Expected `([^`]*)`(?:, got `([^`]*)`| of length ([<>]=?) (\d+)| ([<>]=?) (\S+)"
-                           r"| matching regex (.*))?\Z", re.DOTALL)
+# The patterns of the paths taken when something is wrong are compiled on first use (re caches them).
+_TYPE_PROBLEM = (r"Expected `([^`]*)`(?:, got `([^`]*)`| of length ([<>]=?) (\d+)| ([<>]=?) (\S+)"
+                 r"| matching regex (.*))?\Z")
 _SIZES = {"str": "characters", "array": "items"}
 
 
@@ -205,7 +206,7 @@ def problem_words(problem: str, decoded: Any = None, path: str = "$") -> str:
                           ("Object contains unknown field", "unknown field")):
         if problem.startswith(prefix):
             return words + problem[len(prefix):]
-    found = _TYPE_PROBLEM.match(problem)
+    found = re.match(_TYPE_PROBLEM, problem, re.DOTALL)
     if found is None:
         return problem[:1].lower() + problem[1:]
     expected, got, size_op, size, op, bound, pattern = found.groups()
@@ -308,13 +309,13 @@ def syntax_problem_in_file(data: bytes, error: msgspec.DecodeError) -> str:
     return f"invalid JSON at line {line}, column {column}: {reason}"
 
 
-_NON_JSON_NUMBER = re.compile(rb"-?(?:NaN|Infinity)\b")
-_STRING_OR_NUMBER = re.compile(rb'"(?:[^"\\]|\\.)*"?|-?[0-9][0-9.eE+-]*', re.DOTALL)
+_NON_JSON_NUMBER = rb"-?(?:NaN|Infinity)\b"
+_STRING_OR_NUMBER = rb'"(?:[^"\\]|\\.)*"?|-?[0-9][0-9.eE+-]*'
 
 
 def _out_of_range(data: bytes) -> tuple[int | None, str]:
     """Where the first number too large for a double is (JavaScript reads it as Infinity)."""
-    for token in _STRING_OR_NUMBER.finditer(data):
+    for token in re.finditer(_STRING_OR_NUMBER, data, re.DOTALL):
         text = token.group()
         if text[:1] != b'"':
             try:
@@ -347,19 +348,19 @@ def syntax_error(data: bytes) -> tuple[int, str] | None:
     return min(len(data) if offset is None else offset, len(data)), reason
 
 
-_AT_BYTE = re.compile(r"\s*\(byte (\d+)\)")
+_AT_BYTE = r"\s*\(byte (\d+)\)"
 
 
 def _syntax_parts(text: str, data: bytes | None = None) -> tuple[int | None, str]:
     """msgspec's "JSON is malformed: <reason> (byte N)" as (N, reason); None when it names no byte.
     In `data`, the text refused, a NaN or Infinity is named (where it starts, at its sign)."""
-    found = _AT_BYTE.search(text)
+    found = re.search(_AT_BYTE, text)
     offset = int(found.group(1)) if found else None
-    reason = _AT_BYTE.sub("", text).removeprefix("JSON is malformed: ")
+    reason = re.sub(_AT_BYTE, "", text).removeprefix("JSON is malformed: ")
     if reason == "Input data was truncated":
         reason = "the JSON ends before the value is complete"
     elif reason == "invalid character" and data is not None and offset is not None:
-        word = _NON_JSON_NUMBER.match(data, offset - (data[offset - 1:offset] == b"-"))
+        word = re.compile(_NON_JSON_NUMBER).match(data, offset - (data[offset - 1:offset] == b"-"))
         if word is not None:
             offset, reason = word.start(), f"{word.group().decode()} is not a number JSON allows"
     return offset, reason
