@@ -106,7 +106,7 @@ class TraceFile(TraceSource):
     def __init__(self, source: str | os.PathLike[str] | bytes | bytearray | memoryview, *, name: str | None = None,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                  on_read: Callable[[int], None] | None = None, line_lengths: bool = False,
-                 digest: Any = None) -> None:
+                 digest: Any = None, sample_fields: bool = True) -> None:
         self._path: str | None
         self._data: bytes | None
         if isinstance(source, (bytes, bytearray, memoryview)):
@@ -124,6 +124,7 @@ class TraceFile(TraceSource):
         self._keep_lengths = line_lengths
         self._lines = LineMap(line_lengths)
         self._fields = FieldSample()
+        self._sample_fields = sample_fields   # the field names of the first events, for `field_sample`
         self.opened: tuple[int, int, int, int, int] | None = None
         """The file as it was opened for the last read: device, inode, size and the times of its
         last change (None before a read, and for standard input or bytes). The HTML page's
@@ -175,6 +176,7 @@ class TraceFile(TraceSource):
         in tiny ones: where the input is split must not change what is read)."""
         try:
             state = ReadState(self.name, self.max_line_bytes, self._lines)
+            state.fields.full = not self._sample_fields
             self._fields = state.fields
             yield from _jsonl_or_array(state, chunks)
         except TraceError as exc:

@@ -100,6 +100,20 @@ def test_a_bad_record_is_exit_2_with_one_line(tmp_path: Path, cli: Cli) -> None:
         assert "spans[0].traceId: expected an id of 16 bytes, in hex or base64" in result.stderr
 
 
+def test_an_event_a_trace_may_not_hold_is_refused_at_the_line_of_its_record(tmp_path: Path, cli: Cli) -> None:
+    # the mapping makes, from the span on line 3, a call whose tool name is over 500 characters
+    path = write(tmp_path, "\n".join([otlp(agent()), otlp(tool("b" * 16, BASE + 1, BASE + 2, name="ok")),
+                                      otlp(tool("c" * 16, BASE + 3, BASE + 4, name="x" * 600))]) + "\n")
+    out = tmp_path / "out"
+    for command in (["convert", "--from", "otel", str(path)],
+                    ["convert", "--from", "otel", str(path), "--out-dir", str(out)]):
+        result = cli(*command)
+        assert result.returncode == 2, command
+        assert result.stdout == ""
+        assert result.stderr == f"agent-invariants: {path}:3: $.tool: expected a string of at most 500 characters\n"
+    assert not out.exists()
+
+
 def test_an_unknown_format_lists_the_formats(tmp_path: Path) -> None:
     path = write(tmp_path, '{"hello": "world"}\n')
     with pytest.raises(TraceError, match="otel, openinference, openai-agents, langsmith, mcp-log"):

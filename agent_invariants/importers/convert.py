@@ -97,7 +97,7 @@ def _place(staging: Path, names: list[str], out_dir: Path) -> None:
 
 def jsonl(run: ImportedRun) -> str:
     """A run as native JSON Lines, each event validated as `check` reads it."""
-    return b"".join(raw + b"\n" for raw in checked_jsonl(run)).decode()
+    return checked_jsonl(run).decode()
 
 
 def _file_name(run_id: str, taken: dict[str, int]) -> str:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.records import SourceFile, line_lengths, rereadable
 from agent_invariants.importers.run import ImportedRun
-from agent_invariants.reader import EventList, accepted
+from agent_invariants.reader import EventList
 
 __all__ = ("ImportedTrace", "checked_jsonl")
 
@@ -69,21 +69,36 @@ def _known(values: list[Known | None], indices: Iterable[int]) -> dict[int, Know
     return found
 
 
-def checked_jsonl(run: ImportedRun) -> Iterator[bytes]:
-    """The run's events as `convert` writes them (JSON, no newline), each validated as `check`
-    will read it, version-2 fields included: a problem is a TraceError at the line of the source
-    record (the mapping made from it something a trace may not hold: a tool name over 500
-    characters, say). Each event is encoded once, and those bytes are what is checked."""
+def checked_jsonl(run: ImportedRun) -> bytes:
+    """The run's events as `convert` writes them (JSON Lines), each event encoded once and those
+    bytes read back by the reader `check` uses, version-2 fields included (so that the output is
+    a trace `check` reads, and at the reader's pace). A problem is a TraceError at the line of the
+    source record the event came from (the mapping made from it something a trace may not hold:
+    a tool name over 500 characters, say)."""
     import msgspec
 
-    from agent_invariants.payloads import field_problem
+    from agent_invariants.payloads import FieldTypes
+    from agent_invariants.reader import TraceFile
 
     encode = msgspec.json.encode
-    prev: int | float = -1
+    raws: list[bytes] = []
+    lines: list[int | None] = []
     for event, line in run.emitted():
-        raw = encode(event)
-        decoded, prev = accepted(raw, prev, run.file.name, line)
-        problem = field_problem(decoded)
-        if problem is not None:
-            raise TraceError(run.file.name, line, problem)
-        yield raw
+        raws.append(encode(event))
+        lines.append(line)
+    if not raws:
+        return b""
+    data = b"\n".join(raws) + b"\n"
+    longest = max(map(len, raws))
+    del raws
+    source = TraceFile(data, name=run.file.name, max_line_bytes=longest + 1, sample_fields=False)
+    fields = FieldTypes(source)
+    count = 0
+    try:
+        for batch in source.batches():
+            fields.check(batch, count)
+            count += len(batch)
+    except TraceError as exc:   # at a line of `data`: the source line of its event
+        line = lines[exc.line - 1] if exc.line is not None and 0 < exc.line <= len(lines) else None
+        raise TraceError(run.file.name, line, exc.problem) from None
+    return data
