@@ -233,12 +233,40 @@ def test_the_terminal_never_handles_even_when_its_type_matches(run):
     assert out["message"].unhandled(2, checked=1) == [ev(1, "message")]
 
 
-def test_run_completed_and_run_failed_never_handle_even_when_not_the_terminal(run):
-    out = run([rule("w2", within_events=2, message_types=["run.*"]),
-               rule("w3", within_events=3, message_types=["run.*", "note"])],
+def test_a_run_event_that_is_not_the_terminal_handles_as_a_message(run):
+    # §0: the terminal is the LAST run.completed or run.failed; only it never handles
+    out = run([rule("w1", within_events=1, message_types=["run.*"]),
+               rule("w2", within_events=2, message_types=["run.*"]),
+               rule("default", within_events=1)],
               call("s1"), fail("s1"), done("run.failed"), done(), note(), done())
-    assert out["w2"].unhandled(2, checked=1) == [ev(2)]
-    out["w3"].passes(checked=1)
+    out["w1"].passes(checked=1)
+    out["w2"].passes(checked=1)
+    assert out["default"].unhandled(2, checked=1) == [ev(1)]   # run.failed is no agent.message
+
+
+def test_the_last_run_event_never_handles_even_with_events_after_it(run):
+    out = run([rule("r", within_events=2, message_types=["run.*"])], call("s1"), fail("s1"), done(), note())
+    assert out["r"].unhandled(2, checked=1) == [ev(2)]
+
+
+def test_an_earlier_run_event_handles_once_a_later_one_shows_it_was_not_the_terminal(run):
+    # the window (seq 3) closes at seq 4; only seq 6 tells that seq 3 was not the terminal
+    out = run([rule("r", within_events=1, message_types=["run.failed"])],
+              call("s1"), fail("s1"), done("run.failed"), note(), note(), done())
+    out["r"].passes(checked=1)
+    out = run([rule("r", within_events=1, message_types=["run.failed"])],
+              call("s1"), fail("s1"), done("run.failed"), note(), note())
+    assert out["r"].unhandled(2, checked=1) == [ev(1)]
+
+
+def test_a_run_event_handles_by_call_id_under_message_refs_call(run):
+    out = run([rule("same", within_events=1, message_types=["run.*"], message_refs_call=True),
+               rule("other", within_events=1, message_types=["run.*"], message_refs_call=True)],
+              call("s1"), fail("s1"), done("run.failed", call_id="s1"), done())
+    out["same"].passes(checked=1)
+    out = run([rule("other", within_events=1, message_types=["run.*"], message_refs_call=True)],
+              call("s1"), fail("s1"), done("run.failed", call_id="s2"), done())
+    assert out["other"].unhandled(2, checked=1) == [ev(1)]
 
 
 def test_the_failed_result_is_not_in_its_own_window(run):

@@ -41,13 +41,15 @@ class FailureHandledConfig(RuleConfig, frozen=True, kw_only=True, tag="failure_h
 class _Failure:
     """A failed result, and whether something handled it."""
 
-    __slots__ = ("call_id", "deadline", "handled", "index", "retries", "seq", "tool")
+    __slots__ = ("call_id", "closed", "deadline", "handled", "index", "provisional", "retries", "seq", "tool")
 
     def __init__(self, event: Event, index: int, tool: str | UnsetType, call_id: str | UnsetType, window: int) -> None:
         self.seq, self.index, self.tool, self.call_id = event.seq, index, tool, call_id
         self.deadline = index + window       # the last position that may handle it
         self.handled = False
         self.retries = 0                     # retries whose result is awaited (retry_succeeds)
+        self.provisional = False             # handled only by a run event that may be the terminal
+        self.closed = False                  # its window ended
 
 
 class FailureHandled(Rule):
@@ -65,8 +67,10 @@ class FailureHandled(Rule):
       `message_refs_call`, only one carrying the failed call's `call_id`.
 
     `by` says which of them count: `retry`, `message` or `any` (default). The terminal event
-    (`run.completed`, `run.failed`) takes a place in the window but never handles, and a trace
-    that ends inside the window fails. A failure nothing handled is a `failure_handled.unhandled`
+    (the last `run.completed` or `run.failed`) takes a place in the window but never handles; an
+    earlier one whose type matches `message_types` is a message like any other (which one is
+    last is known when the next one comes, or at the end). A trace that ends inside the window
+    fails. A failure nothing handled is a `failure_handled.unhandled`
     at the failed result, evidence `{tool, call_id, within_events, by}`. `checked` counts the
     failures; a trace without any passes as vacuous.
 
@@ -124,6 +128,11 @@ class FailureHandled(Rule):
         self._by_tool: dict[str | UnsetType, list[_Failure]] = {}   # open failures by tool, oldest first
         self._by_call: dict[str, list[_Failure]] = {}               # open failures by call_id
         self._awaited: dict[int, list[_Failure]] = {}       # retry call's position -> failures it may handle
+        # A run.completed or run.failed of a message type handles only if a later one comes (the
+        # last is the terminal): the failures only the latest one handled wait here for that.
+        self._runs_handle = self._messages and any(is_type(run_type) for run_type in TERMINAL_TYPES
+                                                   for is_type in self._is_message)
+        self._provisional: list[_Failure] = []
         self._cut: set[int] = set()   # ids of the violations the end of the trace decided (liveness)
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
@@ -134,8 +143,10 @@ class FailureHandled(Rule):
         # a retry has the failed call's tool, which `tool` matches
         if event_type == "tool.call" and self._retries and tool is not UNSET and self._is_tool(tool):
             handlers.append(self._call)
-        if self._messages and event_type not in TERMINAL_TYPES and any(is_type(event_type)
-                                                                        for is_type in self._is_message):
+        if event_type in TERMINAL_TYPES:
+            if self._runs_handle:
+                handlers.append(self._run_event)
+        elif self._messages and any(is_type(event_type) for is_type in self._is_message):
             handlers.append(self._message)
         return tuple(handlers) or None
 
@@ -153,7 +164,8 @@ class FailureHandled(Rule):
                 failure.retries -= 1
                 if event.ok is not False:
                     failure.handled = True
-                elif failure.retries == 0 and failure.deadline < index and not failure.handled:
+                elif failure.retries == 0 and failure.deadline < index and not failure.handled \
+                        and not failure.provisional:
                     self._unhandled(failure)   # its window closed, and its last retry failed
         if event.ok is not False:
             return
@@ -199,6 +211,25 @@ class FailureHandled(Rule):
             for failure in self._by_call.get(event.call_id, ()):
                 failure.handled = failure.handled or failure.index < index
 
+    def _run_event(self, event: Event, index: int) -> None:
+        """A run.completed or run.failed: the one before it was not the terminal, so what it
+        handled is handled; this one handles, if it is a message, only should another come."""
+        for failure in self._provisional:
+            failure.provisional = False
+            failure.handled = True
+        self._provisional.clear()
+        if not any(is_type(event.type) for is_type in self._is_message):
+            return
+        self._expire(index)
+        if self._config.message_refs_call:
+            failures: Any = () if event.call_id is UNSET else self._by_call.get(event.call_id, ())
+        else:
+            failures = self._open
+        for failure in failures:
+            if not failure.handled and not failure.provisional:
+                failure.provisional = True
+                self._provisional.append(failure)
+
     def _expire(self, index: int) -> None:
         """Close the windows that ended before this position."""
         opened = self._open
@@ -207,7 +238,8 @@ class FailureHandled(Rule):
             _forget(self._by_tool, failure.tool, failure)
             if failure.call_id is not UNSET:
                 _forget(self._by_call, failure.call_id, failure)
-            if not failure.handled and failure.retries == 0:
+            failure.closed = True
+            if not failure.handled and failure.retries == 0 and not failure.provisional:
                 self._unhandled(failure)
 
     def _unhandled(self, failure: _Failure, *, cut: bool = False) -> None:
@@ -231,6 +263,11 @@ class FailureHandled(Rule):
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self._expire(summary.events)   # the windows that closed by the last event
+        for failure in self._provisional:   # the latest run event is the terminal: it handled nothing
+            failure.provisional = False
+            if failure.closed and not failure.handled and failure.retries == 0:
+                self._unhandled(failure)
+        self._provisional.clear()
         for failure in self._open:         # the trace ended inside these windows
             if not failure.handled and failure.retries == 0:
                 self._unhandled(failure, cut=True)
