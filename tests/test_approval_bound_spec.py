@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
+from tests.models import same
 
 from support import at, refused_line, under, write_contract, write_trace
 
@@ -128,7 +129,6 @@ def refused(cli, tmp_path):
         write_trace(tmp_path, (grant(), call("refund", {"amount": 1}, "c1")))
         return refused_line(cli)
     return _refused
-
 
 
 def passes(out: Run) -> None:
@@ -599,19 +599,6 @@ def test_grant_args_that_are_not_an_object_are_refused_at_their_line(cli, tmp_pa
 
 
 # -- property: the public API agrees with a reference model ---------------------------------------
-
-def same(a: Any, b: Any) -> bool:
-    """JSON-type-strict structural equality (§2): true ≠ 1, 1 = 1.0, equal key sets, arrays by position."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
-
 
 def args_difference(granted: dict[str, Any], called: dict[str, Any], subset: bool) -> str | None:
     """The pointer of the difference between two flat args objects (the generated ones differ in one key

@@ -28,12 +28,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_invariants import check_trace
+from tests.models import ABSENT, picked
+from tests.models import one_result as api
 
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
@@ -41,7 +41,6 @@ AMBIGUOUS = (
     "evidence of an orphan without call_id has no call_id key",
 )
 
-ABSENT: Any = object()
 TERMINALS = ("run.completed", "run.failed")
 CODE = "failure_handled.unhandled"
 
@@ -110,12 +109,6 @@ def reference(rule: dict[str, Any], events: list[dict[str, Any]]) -> tuple[int, 
 
 # -- strategies -----------------------------------------------------------------------------------
 
-def picked(**choices: list[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """An object with one value drawn per key from its list; ABSENT leaves the key out."""
-    return st.fixed_dictionaries({key: st.sampled_from(values) for key, values in choices.items()}).map(
-        lambda drawn: {key: value for key, value in drawn.items() if value is not ABSENT})
-
-
 A = ABSENT
 calls = picked(type=["tool.call"], tool=["search", "search", "search", "fetch", "search_all", A],
                call_id=["s1", "s1", "s2", "s2", "s3", A], args=[A, {"q": "x"}])
@@ -142,12 +135,6 @@ rules = picked(id=["r"], kind=["failure_handled"], tool=[A, A, "search", "s*", "
                within_events=[1, 1, 2, 2, 3, 4, 6, 1000], by=[A, "retry", "message", "any"],
                message_types=MESSAGE_TYPES, message_refs_call=[A, True, False],
                retry_succeeds=[A, True, False])
-
-
-def api(rule: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
-    report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, events))
-    (result,) = report["results"]
-    return result
 
 
 def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:

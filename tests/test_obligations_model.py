@@ -33,25 +33,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
+from tests.models import ABSENT, picked, same
 
-ABSENT: Any = object()
 TERMINALS = ("run.completed", "run.failed")
 
 
 # -- the reference model --------------------------------------------------------------------------
-
-def same(a: Any, b: Any) -> bool:
-    """JSON-type-strict structural equality (§2): true ≠ 1, 1 = 1.0, equal key sets, arrays by position."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
-
 
 def distinct(values: list[Any]) -> list[Any]:
     """`values` without repeats (by §2 equality), first occurrences in order."""
@@ -378,12 +365,6 @@ def model(spec: dict[str, Any], events: list[dict[str, Any]]) -> Expected:
 
 
 # -- strategies -----------------------------------------------------------------------------------
-
-def picked(**choices: list[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """An object with one value drawn per key from its list; ABSENT leaves the key out."""
-    return st.fixed_dictionaries({key: st.sampled_from(values) for key, values in choices.items()}).map(
-        lambda drawn: {key: value for key, value in drawn.items() if value is not ABSENT})
-
 
 def weighted(*choices: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """One of the strategies, each `weight` times as likely (st.one_of merges repeated branches)."""

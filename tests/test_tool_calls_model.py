@@ -26,12 +26,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_invariants import check_trace
+from tests.models import ABSENT, picked
+from tests.models import one_result as api
 
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
@@ -42,7 +42,6 @@ AMBIGUOUS = (
     "evidence fields",
 )
 
-ABSENT: Any = object()
 TERMINALS = ("run.completed", "run.failed")
 CODE_ORDER = ("max", "min", "output_mismatch", "output_unresolved")
 
@@ -146,12 +145,6 @@ def reference(rule: dict[str, Any], events: list[dict[str, Any]]) -> tuple[int, 
 
 # -- strategies -----------------------------------------------------------------------------------
 
-def picked(**choices: list[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """An object with one value drawn per key from its list; ABSENT leaves the key out."""
-    return st.fixed_dictionaries({key: st.sampled_from(values) for key, values in choices.items()}).map(
-        lambda drawn: {key: value for key, value in drawn.items() if value is not ABSENT})
-
-
 A = ABSENT
 REFUNDS = [{"refunds": ["A1"] * n} for n in range(4)]
 OUTPUTS = [A, *REFUNDS, *REFUNDS, {"refunds": "A1"}, {"refunds": None}, {"refunds": {"0": ["x"], "n": 1}}, None,
@@ -193,12 +186,6 @@ def valid(rule: dict[str, Any]) -> bool:
 rules = picked(id=["r"], kind=["tool_calls"], tool=["refund", "refund", "refund", "ref*", "*", "re?und", "pay", A],
                min=BOUNDS, max=BOUNDS, count=[A, "calls", "successful", "successful"],
                matches_output_length=[A, A, *PATHS]).filter(valid)
-
-
-def api(rule: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
-    report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, events))
-    (result,) = report["results"]
-    return result
 
 
 def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
