@@ -259,6 +259,18 @@ def test_an_earlier_run_event_handles_once_a_later_one_shows_it_was_not_the_term
     assert out["r"].unhandled(2, checked=1) == [ev(1)]
 
 
+def test_a_failure_only_the_last_run_event_would_handle_is_inconclusive_in_a_partial_trace(cli, tmp_path):
+    # whether that run.failed is the terminal depends on what a trace cut short has not shown yet
+    write_contract(tmp_path, [rule("r", within_events=1, message_types=["run.*"])])
+    write_trace(tmp_path, (call("s1"), fail("s1"), done("run.failed"), note()))
+    for extra, status, code in (([], "fail", 1), (["--partial"], "inconclusive", 0)):
+        result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json", *extra)
+        assert result.returncode == code, result.stderr
+        (violation,) = json.loads(result.stdout)["violations"]
+        assert (violation["code"], violation["status"], violation["event_seq"]) == \
+            ("failure_handled.unhandled", status, 2)
+
+
 def test_a_run_event_handles_by_call_id_under_message_refs_call(run):
     out = run([rule("same", within_events=1, message_types=["run.*"], message_refs_call=True),
                rule("other", within_events=1, message_types=["run.*"], message_refs_call=True)],

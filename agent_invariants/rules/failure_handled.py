@@ -264,9 +264,9 @@ class FailureHandled(Rule):
     def finish(self, summary: TraceSummary) -> RuleResult:
         self._expire(summary.events)   # the windows that closed by the last event
         for failure in self._provisional:   # the latest run event is the terminal: it handled nothing
-            failure.provisional = False
+            failure.provisional = False       # (a trace cut short may yet show it was not: liveness)
             if failure.closed and not failure.handled and failure.retries == 0:
-                self._unhandled(failure)
+                self._unhandled(failure, cut=True)
         self._provisional.clear()
         for failure in self._open:         # the trace ended inside these windows
             if not failure.handled and failure.retries == 0:
