@@ -1,8 +1,10 @@
 """What the reference models of the property tests share (each model's own logic stays in its file,
 written from the spec alone): a sentinel for an absent key, a strategy for small objects, JSON
-equality as §2 defines it, a path reader, and the one-rule report they are compared with."""
+equality and paths as §2 defines them, globs as v1 does, the one-rule report they are compared
+with, and the comparison of its violations with a model's."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -34,8 +36,48 @@ def same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def glob(pattern: str, value: Any) -> bool:
+    """v1 §2.7: `*` any run of characters, `?` one, everything else literal, anchored; never matches a
+    missing value. (The models' value pools hold no line terminator.)"""
+    if not isinstance(value, str):
+        return False
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, value) is not None
+
+
+def read_path(value: Any, path: str) -> Any:
+    """§2 and point 13: the value at a dot path or (leading `/`) a JSON Pointer; ABSENT when a segment
+    is missing. A canonical non-negative integer segment indexes an array, and is a key on an object;
+    any other segment on an array finds nothing."""
+    if path.startswith("/"):
+        segments = [s.replace("~1", "/").replace("~0", "~") for s in path[1:].split("/")]
+    else:
+        segments = path.split(".")
+    for segment in segments:
+        if isinstance(value, dict):
+            if segment not in value:
+                return ABSENT
+            value = value[segment]
+        elif isinstance(value, list):
+            if not re.fullmatch(r"0|[1-9][0-9]*", segment) or int(segment) >= len(value):
+                return ABSENT
+            value = value[int(segment)]
+        else:
+            return ABSENT
+    return value
+
+
 def one_result(rule: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
     """The result of `rule`, alone in a version-2 contract, on `events`, as plain dicts."""
     report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, events))
     (result,) = report["results"]
     return result  # type: ignore[no-any-return]
+
+
+def same_violations(result: dict[str, Any], expected: list[tuple[Any, ...]]) -> None:
+    """A rule's result has exactly the model's violations, `(seq, code, status, evidence)` in report
+    order (point 5), and passes only without any."""
+    actual = [(v.get("event_seq"), v["code"], v["status"], v["evidence"]) for v in result["violations"]]
+    assert {a[:3] for a in actual} == {e[:3] for e in expected}, (actual, expected)
+    assert actual == expected
+    assert result["passed"] is (expected == [])

@@ -25,14 +25,14 @@ Where the spec is silent the model follows the implementation (listed in `AMBIGU
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_failure_handled_spec import EXAMPLE_RULE, EXAMPLE_TRACE
 
-from tests.models import ABSENT, picked
+from tests.models import ABSENT, glob, picked, same_violations
 from tests.models import one_result as api
 
 # Points where the spec is silent and the model follows the implementation:
@@ -47,13 +47,6 @@ CODE = "failure_handled.unhandled"
 
 # -- the reference model --------------------------------------------------------------------------
 
-def glob(pattern: str, value: Any) -> bool:
-    """v1 §2.7: `*` any run of characters, `?` one, everything else literal, anchored; never matches a
-    missing value."""
-    if not isinstance(value, str):
-        return False
-    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, value) is not None
 
 
 def pair(events: list[dict[str, Any]]) -> tuple[dict[int, int], dict[int, int]]:
@@ -140,10 +133,7 @@ rules = picked(id=["r"], kind=["failure_handled"], tool=[A, A, "search", "s*", "
 def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     result = api(rule, events)
     checked, expected = reference(rule, events)
-    actual = [(v.get("event_seq"), v["code"], v["status"], v["evidence"]) for v in result["violations"]]
-    assert {a[:3] for a in actual} == {e[:3] for e in expected}, (actual, expected)
-    assert actual == expected          # order (point 5) and evidence
-    assert result["passed"] is (expected == [])
+    same_violations(result, expected)   # point 5's order, and the evidence
     assert result["checked"] == checked
     assert result.get("vacuous") is (True if checked == 0 else None)
     for v in result["violations"]:
@@ -159,12 +149,6 @@ def test_the_public_api_agrees_with_a_reference_model(rule, events):
 
 # -- the model itself, on hand-made cases from the spec ---------------------------------------------
 
-EXAMPLE_RULE = {"id": "handle-search", "kind": "failure_handled", "tool": "search", "within_events": 2}
-EXAMPLE_TRACE = [
-    {"seq": 1, "type": "tool.call", "tool": "search", "call_id": "s1", "args": {"q": "x"}},
-    {"seq": 2, "type": "tool.result", "call_id": "s1", "ok": False},
-    {"seq": 3, "type": "run.completed", "claims_completion": True},
-]
 
 
 def test_the_model_reproduces_the_spec_example():

@@ -24,7 +24,6 @@ implementation:
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 from typing import Any
 
 import msgspec
@@ -33,7 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
-from tests.models import ABSENT, picked, same
+from tests.models import ABSENT, glob, picked, same
+from tests.models import read_path as read
 
 TERMINALS = ("run.completed", "run.failed")
 
@@ -53,29 +53,8 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def glob(pattern: str, value: Any) -> bool:
-    """v1 globs (`*`, `?`, full match); never against a missing value. The pools hold no `[`."""
-    return isinstance(value, str) and fnmatchcase(value, pattern)
 
 
-def read(value: Any, path: str) -> Any:
-    """The value at a dot path or JSON Pointer (§2, point 13), or ABSENT."""
-    if path.startswith("/"):
-        segments = [s.replace("~1", "/").replace("~0", "~") for s in path[1:].split("/")]
-    else:
-        segments = path.split(".")
-    for segment in segments:
-        if isinstance(value, list):
-            if not re.fullmatch(r"0|[1-9][0-9]*", segment) or int(segment) >= len(value):
-                return ABSENT
-            value = value[int(segment)]
-        elif isinstance(value, dict):
-            if segment not in value:
-                return ABSENT
-            value = value[segment]
-        else:
-            return ABSENT
-    return value
 
 
 class Trace:

@@ -192,7 +192,6 @@ class ApprovalBound(Rule):
         self._config = config
         self._is_tool = compile_glob(config.tool)
         self._binds_args = config.bind in ("args", "args_subset")   # args are read (and decoded) only then
-        self._by_tool_only = config.bind in ("none", "args_subset")   # a grant's bucket is its tool (`_bucket`)
         self._reads = _Reads(self._binds_args, config.max_age_ms is not UNSET, config.require_approver,
                              config.attested_by is not UNSET)
         self._in_scope = None if config.scope is UNSET else compile_glob(config.scope)
@@ -353,13 +352,8 @@ class ApprovalBound(Rule):
         naming none (a rule with `scope`), from the buckets the call's binding points at."""
         if self._binds_args and not isinstance(call.args, dict):
             return iter(())   # a call without args is bound by no grant
-        buckets = self._buckets
-        if self._by_tool_only:   # bind none or args_subset: a bucket per tool
-            named = buckets.get(call.tool, _EMPTY)
-            unnamed = buckets.get(UNSET, _EMPTY) if self._in_scope is not None else _EMPTY
-        else:
-            named = buckets.get(self._bucket(call.tool, call), _EMPTY)
-            unnamed = buckets.get(self._bucket(UNSET, call), _EMPTY) if self._in_scope is not None else _EMPTY
+        named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
+        unnamed = self._buckets.get(self._bucket(UNSET, call), _EMPTY) if self._in_scope is not None else _EMPTY
         if not unnamed:
             return reversed(named.values())
         if not named:

@@ -185,7 +185,6 @@ class Precedence(Rule):
         self._found_since = 0                    # and how many
         # A result is seen with its call's tool and args when a matcher may match results
         self.pairs_calls = _reads_results(self._before) or _reads_results(self._after)
-        self._before_key = _one_key(self._before_paths)   # the usual correlate's, read straight from the args
         self._evidence = evidence_value({"before": config.before.to_dict(), "after": config.after.to_dict(),
                                          "scope": config.scope})
 
@@ -254,8 +253,7 @@ class Precedence(Rule):
             return (), [NOT_FOUND] * len(paths), list(range(len(paths)))
         value = decoded(args)
         if len(paths) == 1:   # the usual case, kept short
-            path = paths[0]
-            found = value.get(path[0], NOT_FOUND) if len(path) == 1 and value.__class__ is dict else find(value, path)
+            found = _found(value, paths[0])
             if found is NOT_FOUND:
                 return (), [found], [0]
             return _key_of(found), [found], []
@@ -292,15 +290,13 @@ class Precedence(Rule):
 
     def _add_before(self, event: Event, index: int, args: Raw | UnsetType) -> None:
         paths = self._before_paths
-        one = self._before_key
-        if one is not None and self._spill is None:   # the usual case, without building `values`
+        if len(paths) == 1 and self._spill is None:   # the usual case, without building `values`
             if args is UNSET:
                 return
-            value = decoded(args)
-            found = value.get(one, NOT_FOUND) if value.__class__ is dict else NOT_FOUND
+            found = _found(decoded(args), paths[0])
             if found is NOT_FOUND:
                 return   # a before without the key is no before of any group
-            key: _Key = found if found.__class__ is str else canonical_key(found)
+            key: _Key = _key_of(found)
             values = None
         else:
             key, values, missing = self._key(args, paths)
@@ -515,9 +511,11 @@ def _reads_results(matcher: CompiledMatcher) -> bool:
     return any(matcher.may_match_type("tool.result", claims) for claims in (UNSET, True, False))
 
 
-def _one_key(paths: list[tuple[str, ...]]) -> str | None:
-    """The key of a correlate of one path of one key (`order`), the usual one; else None."""
-    return paths[0][0] if len(paths) == 1 and len(paths[0]) == 1 else None
+def _found(value: Any, path: tuple[str, ...]) -> Any:
+    """`find`, with the one-key path into an object (the usual correlate) looked up directly."""
+    if len(path) == 1 and value.__class__ is dict:
+        return value.get(path[0], NOT_FOUND)
+    return find(value, path)
 
 
 def _key_of(value: Any) -> _Key:
