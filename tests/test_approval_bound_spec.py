@@ -585,6 +585,14 @@ def test_a_rule_without_tool_is_refused(refused):
     assert under(line, "$.rules[0]") and "tool" in line
 
 
+@pytest.mark.parametrize("scope", ["", "  \t ", "a" * 501, "\U0001F600" * 251])
+def test_bind_args_with_a_scope_no_grant_could_carry_is_refused(refused, scope):
+    # an approval_scope is 1..500 UTF-16 units; every glob within those limits matches some such
+    # string (its literal characters, `?` as one unit, `*` as none), so these are the scopes no
+    # grant could carry: empty, only whitespace, or longer than 500 units (251 emoji are 502)
+    assert at(refused(rule(bind="args", scope=scope)), "$.rules[0].scope")
+
+
 def test_approval_bound_in_a_version_1_contract_needs_version_2(refused):
     assert 'needs "version": 2' in refused(rule(), version=1)
 

@@ -48,7 +48,6 @@ CODE = "failure_handled.unhandled"
 # -- the reference model --------------------------------------------------------------------------
 
 
-
 def pair(events: list[dict[str, Any]]) -> tuple[dict[int, int], dict[int, int]]:
     """Point 3: (call position -> its result's position, result position -> its call's position)."""
     waiting: dict[str, list[int]] = {}
@@ -148,7 +147,6 @@ def test_the_public_api_agrees_with_a_reference_model(rule, events):
 
 
 # -- the model itself, on hand-made cases from the spec ---------------------------------------------
-
 
 
 def test_the_model_reproduces_the_spec_example():

@@ -53,10 +53,6 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-
-
-
-
 class Trace:
     """What the kinds read from a trace: pairing (point 3), the terminal and the final output (§0)."""
 

@@ -49,11 +49,6 @@ CODE_ORDER = ("max", "min", "output_mismatch", "output_unresolved")
 # -- the reference model --------------------------------------------------------------------------
 
 
-
-
-
-
-
 def pair(events: list[dict[str, Any]]) -> dict[int, int]:
     """Point 3: call position -> position of its result."""
     waiting: dict[str, list[int]] = {}
@@ -180,7 +175,6 @@ def test_the_public_api_agrees_with_a_reference_model(rule, events):
 
 
 # -- the model itself, on hand-made cases from the spec ---------------------------------------------
-
 
 
 def test_the_model_reproduces_the_spec_example():
