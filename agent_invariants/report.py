@@ -77,7 +77,8 @@ class Violation(msgspec.Struct, kw_only=True):
     status counts as a violation."""
     pointer: str | UnsetType = UNSET
     """(Version-2 kinds.) Where in the event the problem is, as a JSON Pointer (RFC 6901), e.g.
-    `/args/amount`."""
+    `/args/amount`; never cut like evidence strings: a place whose pointer would be longer than
+    1,000 characters is named by its deepest ancestor whose pointer is not (`/args`)."""
     related_seqs: list[int | float] | UnsetType = UNSET
     """(Version-2 kinds.) `seq` of other events the violation is about, e.g. the earlier call with
     the same arguments."""

@@ -69,7 +69,7 @@ def read_path(value: Any, path: str) -> Any:
 
 def one_result(rule: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
     """The result of `rule`, alone in a version-2 contract, on `events`, as plain dicts."""
-    report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, events))
+    report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, events), enc_hook=float)
     (result,) = report["results"]
     return result  # type: ignore[no-any-return]
 

@@ -113,7 +113,6 @@ def refused(cli, tmp_path):
     return _refused
 
 
-
 def check(run, match: Any, args: Any, *before: Any, **fields: Any) -> Run:
     """One rule on `refund` with `match`, over `before` and then the subject call with `args`."""
     return run(rule(match=match, **fields), *before, subject(args))
@@ -948,13 +947,32 @@ def test_a_warning_rule_counts_its_unresolved_violation_as_a_warning(run):
 # -- point 7: evidence encoding -------------------------------------------------------------------
 
 @pytest.mark.parametrize(("written", "shown"), [("100.0", 100), ("2.50", "2.5"), ("1.0E2", 100), ("1E21", "1e+21"),
-                                               ("0.000001", "0.000001"), ("1e-7", "1e-7"), ("-0.0", 0)])
+                                               ("0.000001", "0.000001"), ("1e-7", "1e-7"), ("-0.0", 0),
+                                               # beyond 2**53, the double's shortest digits (as JS writes 2**60)
+                                               ("1152921504606846976", 1152921504606847000),
+                                               ("1.152921504606847e18", 1152921504606847000),
+                                               ("18014398509481984", 18014398509481984)])
 def test_evidence_numbers_are_in_canonical_form(run, written, shown):
     line = '{"seq": 1, "type": "tool.call", "tool": "refund", "call_id": "s", "args": {"amount": ' + written + "}}"
     out = run(rule(match={"amount": {"$lt": -1}}), line)
     raw = json.loads(out.stdout, parse_float=str)     # a float literal stays its text; ints stay ints
     (entry,) = raw["results"][0]["violations"][0]["evidence"]["mismatches"]
     assert entry["actual"] == shown and type(entry["actual"]) is type(shown)
+
+
+def test_a_violations_pointer_is_never_cut_like_evidence_strings(run):
+    key = "k" * 300
+    violation = check(run, {key: 1}, {key: 2}).single("mismatch")
+    assert violation["pointer"] == f"/args/{key}"                       # a pointer into the event
+    assert violation["evidence"]["mismatches"][0]["pointer"] == f"/args/{key[:194]}…"   # evidence: 200 code points
+
+
+def test_a_pointer_over_1000_characters_names_its_deepest_ancestor_within_them(run):
+    key = "k" * 5000
+    violation = check(run, {}, {key: 1}, mode="exact").single("mismatch")
+    assert violation["pointer"] == "/args"
+    violation = check(run, {"nested": {}}, {"nested": {key: 1}}, mode="exact").single("mismatch")
+    assert violation["pointer"] == "/args/nested"
 
 
 def test_evidence_shows_the_written_nodes_numbers_canonically(run):

@@ -102,3 +102,17 @@ def test_a_duration_too_large_for_a_double_is_bad_input(cli, tmp_path):
     result = cli("check", "--contract", "c.json", "--trace", "t.jsonl")
     assert (result.returncode, result.stdout) == (2, "")
     assert "t.jsonl:1" in result.stderr and "$.duration_ms" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_report_with_javascript_numbers_in_its_evidence_becomes_plain_data_as_the_readme_says():
+    import msgspec
+
+    from agent_invariants import check_trace
+    from agent_invariants.render.json import to_json
+
+    contract = {"version": 2, "name": "n", "rules": [{"id": "r", "kind": "tool_args", "tool": "t", "match": {"n": 0}}]}
+    report = check_trace(contract, [{"seq": 1, "type": "tool.call", "tool": "t", "args": {"n": 1e21}}])
+    plain = msgspec.to_builtins(report, enc_hook=float)
+    (entry,) = plain["violations"][0]["evidence"]["mismatches"]
+    assert (entry["actual"], type(entry["actual"])) == (1e21, float)
+    assert '"actual":1e+21' in to_json(report).replace(" ", "")

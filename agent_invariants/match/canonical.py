@@ -25,6 +25,7 @@ __all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value", "pla
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
+_SAFE = 2**53
 
 _ESCAPED = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')   # (a lone surrogate has no UTF-8: escaped too)
 _SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -93,6 +94,8 @@ def evidence_value(value: Any) -> Any:
             number = json_number(value)
         except OverflowError:
             return value
+        if isinstance(number, int) and not -_SAFE <= number <= _SAFE:
+            number = float(number)   # JS writes such a double by its shortest digits: 2**60 as 1152921504606847000
         return js_float(number) if isinstance(number, float) and math.isfinite(number) else number
     if isinstance(value, list):   # loops, not comprehensions: one frame per level
         items = []

@@ -44,7 +44,7 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
         more = len(outcome.mismatches) - 1
         if more:
             detail += f" (and {more} more)"
-        found.append(Finding("mismatch", detail, "mismatches", listed, first["pointer"], "fail"))
+        found.append(Finding("mismatch", detail, "mismatches", listed, listed[0]["pointer"], "fail"))
     if outcome.unresolved:
         listed = [{**entry, "pointer": at + entry["pointer"]} for entry in outcome.unresolved[:MAX_LISTED]]
         first = listed[0]

@@ -23,7 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ("NOT_FOUND", "find", "parse_path", "pointer")
+__all__ = ("MAX_POINTER", "NOT_FOUND", "bounded_pointer", "find", "parse_path", "pointer")
+
+MAX_POINTER = 1000
+"""The longest pointer a violation names (in code points): keys come from traces, too."""
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 _POINTER_ESCAPE = re.compile(r"~(?![01])")
@@ -76,3 +79,12 @@ def find(value: Any, segments: tuple[str, ...]) -> Any:
 def pointer(segments: tuple[str | int, ...]) -> str:
     """The JSON Pointer of these segments (`""` for the whole value), as reports name places."""
     return "".join("/" + str(segment).replace("~", "~0").replace("/", "~1") for segment in segments)
+
+
+def bounded_pointer(text: str) -> str:
+    """`text`, or, when it is longer than MAX_POINTER, the pointer of its deepest ancestor that is
+    not: still a pointer into the event (an exact-mode key or a schema error may name a key as
+    long as a trace line, and a report keeps up to a thousand violations per rule)."""
+    if len(text) <= MAX_POINTER:
+        return text
+    return text[:text.rfind("/", 0, MAX_POINTER + 1)]

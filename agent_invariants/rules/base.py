@@ -28,6 +28,7 @@ from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import json_number
 from agent_invariants.events import Event
+from agent_invariants.match.paths import bounded_pointer
 from agent_invariants.pairing import Calls
 from agent_invariants.report import RuleResult, Severity, TraceSummary, Violation
 from agent_invariants.rules.fields import RuleId, Text, normalise_strings, string_fields
@@ -264,7 +265,7 @@ class Rule:
             rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
             event_seq=seq, event_index=index, evidence=evidence,
             code=f"{self.kind}.{self.reason if reason is None else reason}", status=status,
-            pointer=pointer, related_seqs=related_seqs))
+            pointer=pointer if pointer is UNSET else bounded_pointer(pointer), related_seqs=related_seqs))
         return self.violations[-1]
 
 
