@@ -67,6 +67,7 @@ if TYPE_CHECKING:   # imported where used, so that --help stays fast
 __all__ = ("app", "main")
 
 PROG = "agent-invariants"
+NO_HTML_FORMATS = "<text|pretty|json|sarif|junit|markdown|github>"   # stability's and mutate's: no timelines to draw
 
 _Report = TypeVar("_Report")
 
@@ -563,7 +564,8 @@ def stability(
         "--map", metavar="PATH", show_default=False,
         help="Read each object at this path as a map keyed by ids: its members merge at PATH{}; repeatable.")] = None,
     report_format: Annotated[Format, typer.Option(
-        "--format", "-f", help="Output format (sarif and github point at each run's final output).")] = Format.text,
+        "--format", "-f", metavar=NO_HTML_FORMATS,
+        help="Output format (sarif and github point at each run's final output).")] = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
@@ -633,7 +635,8 @@ def mutate(
         help="Check mutants in this many processes (default: every core when the mutants hold 200,000 events or "
         "more, else 1).")] = None,
     report_format: Annotated[Format, typer.Option(
-        "--format", "-f", help="Output format (sarif and github point at each survivor's event).")] = Format.text,
+        "--format", "-f", metavar=NO_HTML_FORMATS,
+        help="Output format (sarif and github point at each survivor's event).")] = Format.text,
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
 ) -> None:

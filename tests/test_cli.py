@@ -575,3 +575,13 @@ def test_both_command_names_of_the_node_tool_are_declared_for_one_entry():
     scripts = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"agent-invariants": "agent_invariants.entry:main",
                        "agent-invariants-mcp": "agent_invariants.entry:main"}
+
+
+@pytest.mark.parametrize("command", ["stability", "mutate"])
+def test_commands_without_timelines_list_no_html_format_and_refuse_it(cli, command):
+    help_text = cli(command, "--help").stdout
+    assert "<text|pretty|json|sarif|junit|markdown|github>" in help_text and "html" not in help_text
+    files = ["x.jsonl", "y.jsonl"] if command == "stability" else ["--contract", "c.json", "--trace", "t.jsonl"]
+    result = cli(command, "--format", "html", *files)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "html is for check, compare and record" in result.stderr and len(result.stderr.splitlines()) == 1
