@@ -3,7 +3,8 @@ output_schema rule requires it, so a team sees what its agent's report must hold
 
 Read are: the paths of conditions (`when` of output_match, required_when and forbidden_when,
 nested `any_of`/`all_of` included) and of `tool_calls.matches_output_length`, every node of an
-output_match tree (an object and each of its members; the elements of `$contains` as `[]`), and
+output_match tree (an object and each of its members; the elements of a literal array and of
+`$contains` as `[]`, spec §10 point 46), and
 the `$from_output` paths of tool_args trees.
 """
 from __future__ import annotations
@@ -52,9 +53,13 @@ def _parsed(text: str) -> list[Path]:
 
 
 def _tree_nodes(tree: Any, path: Path) -> Iterator[Path]:
-    """The paths of a match tree's nodes: an object and its plain members; `$contains` steps into
-    the elements, `$any_of` branches stay at the node."""
+    """The paths of a match tree's nodes: an object and its plain members; a literal array and
+    `$contains` step into the elements, `$any_of` branches stay at the node."""
     yield path
+    if isinstance(tree, list):
+        for item in tree:
+            yield from _tree_nodes(item, (*path, ITEM))
+        return
     if not isinstance(tree, dict):
         return
     for key, value in tree.items():
