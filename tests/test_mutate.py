@@ -230,8 +230,9 @@ V1 = {"version": 1, "name": "v1", "rules": [{"id": "no-shell", "kind": "deny_too
 
 
 def test_the_auto_control_reads_a_version_1_trace_as_version_1_does(tmp_path):
-    """A version-1 contract does not type-check `args`: the auto control (of version-2 kinds) must
-    pass the trace all the same, and judge mutants that only version 2 would refuse."""
+    """A version-1 contract does not type-check `args` or `duration_ms`: the auto control (of
+    version-2 kinds) must pass the trace all the same, and judge mutants that only version 2 would
+    refuse (a duration ten times 1e308 is beyond any double)."""
     contract = tmp_path / "v1.json"
     contract.write_text(json.dumps(V1))
     trace = b'{"seq": 1, "type": "tool.call", "tool": "search", "args": [1, "x"], "status": 7}\n' \
@@ -239,9 +240,10 @@ def test_the_auto_control_reads_a_version_1_trace_as_version_1_does(tmp_path):
     report = mutate_trace(str(contract), trace)
     assert report.invalid == 0
     assert [mutant.id for mutant in report.mutants] == [
-        "drop_call:1", "change_arg:1:/0", "change_arg:1:/1", "duplicate_call:1", "inflate_retries:1", "drop_event:2"]
+        "drop_call:1", "change_arg:1:/0", "change_arg:1:/1", "duplicate_call:1", "inflate_retries:1", "drop_event:2",
+        "inflate_duration:2"]
     # the control: run status `completed` (a status that is no string is not one) and a call of search
-    assert (report.control.killed, report.control.survived) == (2, 4)   # drop_call:1 and drop_event:2
+    assert (report.control.killed, report.control.survived) == (2, 5)   # drop_call:1 and drop_event:2
 
 
 # -- the linear-time site finders against their definitions ----------------------------------------

@@ -31,8 +31,8 @@ Where each operator applies, and what it writes (spec §6 and §10 points 57-60)
   (result, ok): the nearest such result and ok.
 - `misreport_output`, at every array (not empty), boolean, number and string of the terminal's
   output: drop the last element, negate, add 1, append `~m`.
-- `inflate_duration`, at every event with duration_ms > 0 (short of a tenth of the largest double):
-  times 10.
+- `inflate_duration`, at every event with duration_ms > 0: times 10 (past the largest double, the
+  mutant fails validation under version 2 and is listed as invalid).
 
 Another value for a leaf is the first value of its JSON type, in trace order and depth first in
 each tool.call's args and tool.result's result, that differs from it; else the string with `~m`,
@@ -204,9 +204,10 @@ class _Sites:
                 yield self._candidate("misreport_output", index, partial(
                     self._changed, index, "output", path, _misreported), pointer(path) or None)
         duration = member(event, "duration_ms")
-        if duration.__class__ in (int, float) and duration > 0 and not _huge(duration * 10):
-            yield self._candidate("inflate_duration", index, partial(
-                self._replaced, index, "duration_ms", raw(duration * 10)))
+        if duration.__class__ in (int, float) and duration > 0 and not _huge(duration):
+            inflated = duration * 10   # beyond any double, written exactly: the mutant is then invalid (point 63)
+            yield self._candidate("inflate_duration", index, partial(self._replaced, index, "duration_ms", raw(
+                inflated if math.isfinite(inflated) else fresh(event["duration_ms"]) * 10)))
 
     def _candidate(self, operator: str, position: int, make: Callable[[], list[Event]],
                    detail: str | None = None) -> Candidate:
