@@ -266,7 +266,7 @@ class _ModelIds:
 
     def __init__(self, trace: _Trace) -> None:
         self.trace = trace
-        self.used: dict[tuple[str, str], int] = {}   # (llm run id, tool name) -> calls of it taken so far
+        self.used: dict[str, set[str]] = {}   # llm run id -> the ids of its calls that tool runs took
         self.models: dict[str | None, list[_Run]] = {}   # parent id -> its llm runs, by end
         for member in trace.members:
             if member.raw.get("run_type") in ("llm", "chat_model"):
@@ -276,15 +276,25 @@ class _ModelIds:
         self.ends = {parent: [member.end for member in found] for parent, found in self.models.items()}
 
     def call_id(self, run: _Run) -> str:
+        own = self._own(run)
+        taken = self._take(run, own)
+        return own or taken or run.raw["id"]
+
+    @staticmethod
+    def _own(run: _Run) -> str | None:
+        """The tool side's id: its ToolMessage's `tool_call_id`, else `extra.tool_call_id`."""
         message = _tool_message(run.raw)
         if message is not None and isinstance(message.get("tool_call_id"), str) and message["tool_call_id"]:
             return str(message["tool_call_id"])
         extra = run.raw.get("extra")
         if isinstance(extra, dict) and isinstance(extra.get("tool_call_id"), str) and extra["tool_call_id"]:
             return str(extra["tool_call_id"])
-        return self._from_model(run) or run.raw["id"]
+        return None
 
-    def _from_model(self, run: _Run) -> str | None:
+    def _take(self, run: _Run, own: str | None) -> str | None:
+        """The call of the nearest earlier model run this tool run answers: `own` if the model made
+        it, else its first call of the tool's name that no earlier tool run took (so that a tool
+        run with its own id keeps the next one from taking that call again)."""
         name = run.raw["name"]
         scopes = [run.parent]
         parent = self.trace.by_id.get(run.parent) if run.parent else None
@@ -296,13 +306,14 @@ class _ModelIds:
             if not before:
                 continue
             model = self.models[scope][before - 1]
-            calls = [call for message in _generated(model.raw) for call in message.get("tool_calls") or []
-                     if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)]
-            taken = self.used.get((model.raw["id"], name), 0)
-            if taken < len(calls):
-                self.used[(model.raw["id"], name)] = taken + 1
-                return str(calls[taken]["id"])
-            return None
+            taken = self.used.setdefault(model.raw["id"], set())
+            calls = [str(call["id"]) for message in _generated(model.raw) for call in message.get("tool_calls") or []
+                     if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)
+                     and str(call["id"]) not in taken]
+            found = own if own is not None and own in calls else calls[0] if calls else None
+            if found is not None:
+                taken.add(found)
+            return found
         return None
 
 

@@ -121,11 +121,12 @@ def _model_ids(tree: Tree) -> dict[int, str]:
     for found in llms.values():
         found.sort(key=lambda span: (span.end, span.order))
     ends = {parent: [span.end for span in found] for parent, found in llms.items()}
-    taken: dict[tuple[int, str], int] = {}
+    used: dict[int, set[str]] = {}   # LLM span (its order) -> the ids of its calls that a tool took
     ids: dict[int, str] = {}
-    tools = [span for span in tree.spans if _kind(span) == "TOOL" and not span.attributes.get("tool.id")]
+    tools = [span for span in tree.spans if _kind(span) == "TOOL"]
     for span in sorted(tools, key=lambda span: (span.start, span.order)):
         name = str(span.attributes.get("tool.name") or span.name)
+        own = span.attributes.get("tool.id")
         parent = tree.parent(span)
         for scope in [parent, *(tree.ancestors(parent) if parent is not None else ())]:
             key = -1 if scope is None else scope.order
@@ -133,11 +134,15 @@ def _model_ids(tree: Tree) -> dict[int, str]:
             if not before:
                 continue
             model = llms[key][before - 1]
-            calls = [call_id for call_id, tool in _model_calls(model) if tool == name]
-            count = taken.get((model.order, name), 0)
-            if count < len(calls):
-                taken[(model.order, name)] = count + 1
-                ids[span.order] = calls[count]
+            # a tool with its own id takes that call (else the next free one), so that the next tool
+            # of its name without an id gets the call after it
+            taken = used.setdefault(model.order, set())
+            calls = [call_id for call_id, tool in _model_calls(model) if tool == name and call_id not in taken]
+            free = str(own) if own and str(own) in calls else calls[0] if calls else None
+            if free is not None:
+                taken.add(free)
+                if not own:
+                    ids[span.order] = free
             break
     return ids
 

@@ -155,9 +155,8 @@ class GenAiTrace:
         output = root.attributes.get("ainv.output")
         if output is not None:
             end["output"] = parse_result(output, json_text=True)[0]
-        if root.ended or failing is not None:   # the run ends with its last span (another agent's, say)
-            last = max(span.end for span in self.tree.spans if span.ended) if root.ended else root.end
-            self.out.add(end, max(root.end, last), phase=LAST, line=root.line, span_id=root.span_id)
+        if root.ended or failing is not None:   # the root's end (§7), not a wrapping span's or a later root's
+            self.out.add(end, root.end, phase=LAST, line=root.line, span_id=root.span_id)
 
     def ends_run(self, span: Span) -> bool:
         """A span whose error fails the run: a root's or an agent span's (point 31), wherever it is
