@@ -27,6 +27,7 @@ from agent_invariants.globs import compile_glob_set
 from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
 from agent_invariants.pairing import Calls
 from agent_invariants.payloads import FieldTypes
+from agent_invariants.prevented import Denials, mark_prevented
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
@@ -241,9 +242,12 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
     fields = FieldTypes(source).check if events_version == 2 else None
-    events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling, *observers], fields)
+    denials = [Denials()] if contract.version == 2 else []   # version 2 marks stopped attempts
+    events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling, *denials, *observers], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
+    for found in denials:
+        mark_prevented(rules, found.denied)
     _caused_by(rules)
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
     nothing = checked_nothing(results, normal)

@@ -40,6 +40,7 @@ from agent_invariants.contract_source import ContractSource, json_file, read_con
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
 from agent_invariants.output import input_at, shown
+from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
 from agent_invariants.record.enforce import Enforcer
@@ -189,7 +190,7 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
         writer.remove_raw()
     report = checked.report
     report.trace = out
-    _mark_prevented(report, session.denied)
+    mark_prevented(checked.rules, session.denied, by_seq=True)   # (also calls the agent left without call_id)
     report.record = RecordInfo(
         run_id=run_id, trace=out, command=list(command), ended_by=ending.ended_by, exit_status=ending.exit_status,
         stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
@@ -304,15 +305,3 @@ def _save_stderr(log: str, tail: bytes, total: int, kept: int, force: bool) -> s
     except OSError:
         return None   # (claimed before the run; a race with another writer loses the log only)
     return log
-
-
-def _mark_prevented(report: CheckReport, denied: set[int]) -> None:
-    """Every violation at a call that was answered with `tool.denied` gets `prevented: true`."""
-    if not denied:
-        return
-    for violation in report.violations:
-        if violation.event_seq in denied:
-            evidence = {} if violation.evidence is UNSET else violation.evidence
-            if evidence.get("prevented") is not True:
-                violation.evidence = {**evidence, "prevented": True}
-
