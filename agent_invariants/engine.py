@@ -27,7 +27,7 @@ from agent_invariants.globs import compile_glob_set
 from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
 from agent_invariants.pairing import Calls
 from agent_invariants.payloads import FieldTypes
-from agent_invariants.prevented import Denials, mark_prevented
+from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
@@ -242,12 +242,12 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
     fields = FieldTypes(source).check if events_version == 2 else None
-    denials = [Denials()] if contract.version == 2 else []   # version 2 marks stopped attempts
-    events = run_observers(source, [*_shared_calls(rules), *rules, counter, spelling, *denials, *observers], fields)
+    shared = _shared_calls(rules, always=contract.version == 2)   # version 2 also marks denied calls
+    events = run_observers(source, [*shared, *rules, counter, spelling, *observers], fields)
     summary = counter.finish(events)
     results: list[RuleResult] = [rule.finish(summary) for rule in rules]
-    for found in denials:
-        mark_prevented(rules, found.denied)
+    for calls in shared:
+        mark_prevented(rules, calls.denied)
     _caused_by(rules)
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
     nothing = checked_nothing(results, normal)
@@ -305,11 +305,12 @@ def _liveness(rule: Rule, result: RuleResult, *, mark: bool) -> int:
     return total
 
 
-def _shared_calls(rules: list[Rule]) -> list[Calls]:
+def _shared_calls(rules: list[Rule], *, always: bool) -> list[Calls]:
     """The pairing of calls and results that the rules reading a result as its call's share
-    (`Rule.pairs_calls`): none, or one, which sees every call and result before the rules do."""
+    (`Rule.pairs_calls`), which sees every call and result before the rules do: none, unless some
+    rule reads it or `always` (which also learns the calls a `tool.denied` answered), or one."""
     readers = [rule for rule in rules if rule.pairs_calls]
-    if not readers:
+    if not readers and not always:
         return []
     calls = Calls()
     for rule in readers:

@@ -118,8 +118,9 @@ class Calls(Pairing[Any]):
 
     In the kinds of version 2, a result's tool and args are its call's, so such rules cannot be
     routed results by the result's own `tool` as the engine routes events. The engine makes one
-    `Calls` when some rule says `pairs_calls`, and lets it see every `tool.call` and `tool.result`
-    before any rule does; each such rule asks it, through `read_results`, for the results of the
+    `Calls` in every version-2 check (it also learns which calls a `tool.denied` answered, whose
+    violations are `prevented`), and lets it see every `tool.call`, `tool.result` and
+    `tool.denied` before any rule does; each such rule asks it, through `read_results`, for the results of the
     calls of some tools. A trace's calls are then paired once however many rules read them, and
     a rule's handler runs only for the results it asked for (looked up once per tool).
 
@@ -127,7 +128,7 @@ class Calls(Pairing[Any]):
     event, whose payloads hold the buffer they were read from).
     """
 
-    __slots__ = ("_arg_tools", "_args", "_of_calls", "_of_orphans", "_read", "_readers")
+    __slots__ = ("_arg_tools", "_args", "_of_calls", "_of_orphans", "_read", "_readers", "denied")
 
     def __init__(self) -> None:
         super().__init__()
@@ -139,6 +140,7 @@ class Calls(Pairing[Any]):
         # not `ok: false`, and of one that is
         self._of_calls: dict[str | UnsetType, tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]] = {}
         self._of_orphans: dict[str | UnsetType, tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]] = {}
+        self.denied: set[int] = set()   # the indexes of the calls a tool.denied answered (`prevented`)
 
     def read_results(self, reader: ResultReader, tools: Sequence[str] | None, *, orphans: bool,
                      args: bool = False, failed: bool | None = None) -> None:
@@ -171,7 +173,7 @@ class Calls(Pairing[Any]):
             return self._call_with_args if with_args else self._call
         if event_type == "tool.result":
             return self._result
-        return None
+        return self._denied if event_type == "tool.denied" else None
 
     def _is_read(self, tool: str | UnsetType) -> bool:
         """Whether some reader reads the results of calls of this tool."""
@@ -227,6 +229,16 @@ class Calls(Pairing[Any]):
                 readers = self._learn(self._of_calls, call.tool, orphans=False)
         for reader in readers[event.ok is False]:
             reader(event, index, call)
+
+    def _denied(self, event: Any, index: int) -> None:
+        """A `tool.denied`: it answers the nearest waiting call with its call_id that no denial
+        answered yet (the call still waits for a result: pairing is of results, point 3)."""
+        found = self._waiting.get(event.call_id)   # (UNSET is never a key)
+        for call in reversed(found) if found.__class__ is _Several else () if found is None else (found,):
+            position = call if call.__class__ is int else call.position
+            if position not in self.denied:
+                self.denied.add(position)
+                return
 
     def _learn(self, cache: dict[str | UnsetType, tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]],
                tool: str | UnsetType, *, orphans: bool) -> tuple[tuple[ResultReader, ...], tuple[ResultReader, ...]]:

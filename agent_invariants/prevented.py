@@ -10,64 +10,21 @@ same report, so both mark violations here, in their evidence: every kind's, as p
 version-1 kind's evidence keeps its order, `prevented` last; a version-2 kind's is canonical).
 `check` marks them under version 2 only: a version-1 contract's report stays as version 1 wrote it.
 
-A denial answers the nearest earlier call with its `call_id` that has neither a result nor a
-denial yet (as a result answers one, point 3). Only calls still waiting are kept, and the indexes
-of the denied calls (memory grows with unanswered and denied calls, as tool_result_required's
-state does with unanswered ones).
+A denial answers the nearest earlier call with its `call_id` that has no result and no denial
+yet; the check's one pairing of calls and results (`pairing.Calls`, which every version-2 check
+has) finds it, and keeps the indexes of the denied calls.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from msgspec import UNSET
 
-from agent_invariants.events import Event
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.report import Violation
 from agent_invariants.rules.base import Rule
 
-__all__ = ("Denials", "mark_prevented")
-
-
-class Denials:
-    """An observer of the engine: the indexes of the calls that a `tool.denied` answered."""
-
-    def __init__(self) -> None:
-        self._waiting: dict[str, list[int]] = {}   # call_id -> indexes of its calls still unanswered
-        self.denied: set[int] = set()
-
-    def route_tools(self, event_type: str, claims: object) -> tuple[str, ...]:
-        return ()   # every tool alike
-
-    def route(self, event_type: str, tool: object, claims: object) -> Any:
-        return self._handlers.get(event_type)
-
-    @property
-    def _handlers(self) -> dict[str, Any]:
-        return {"tool.call": self._call, "tool.result": self._result, "tool.denied": self._denied}
-
-    def _call(self, event: Event, index: int) -> None:
-        if event.call_id is not UNSET:
-            self._waiting.setdefault(event.call_id, []).append(index)
-
-    def _result(self, event: Event, index: int) -> None:
-        self._answered(event)
-
-    def _denied(self, event: Event, index: int) -> None:
-        call = self._answered(event)
-        if call is not None:
-            self.denied.add(call)
-
-    def _answered(self, event: Event) -> int | None:
-        """The nearest earlier call with the event's call_id still waiting, which waits no more."""
-        waiting = self._waiting.get(event.call_id) if event.call_id is not UNSET else None
-        if not waiting:
-            return None
-        call = waiting.pop()
-        if not waiting:
-            del self._waiting[event.call_id]   # type: ignore[arg-type]
-        return call
+__all__ = ("mark_prevented",)
 
 
 def mark_prevented(rules: Iterable[Rule], at: set[int], *, by_seq: bool = False) -> None:

@@ -116,3 +116,24 @@ def test_a_report_with_javascript_numbers_in_its_evidence_becomes_plain_data_as_
     (entry,) = plain["violations"][0]["evidence"]["mismatches"]
     assert (entry["actual"], type(entry["actual"])) == (1e21, float)
     assert '"actual":1e+21' in to_json(report).replace(" ", "")
+
+
+def test_a_denial_answers_the_nearest_call_with_its_id_that_no_denial_answered_yet():
+    from agent_invariants import check_trace
+
+    rules = [{"id": "at-most-0", "kind": "tool_calls", "tool": "x", "max": 0},
+             {"id": "no-x", "kind": "tool_args", "tool": "x", "match": {"a": 1}}]
+    contract = {"version": 2, "name": "n", "rules": rules}
+    events = [{"seq": 1, "type": "tool.call", "tool": "x", "call_id": "c", "args": {"a": 2}},   # answered by seq 2
+              {"seq": 2, "type": "tool.result", "tool": "x", "call_id": "c"},
+              {"seq": 3, "type": "tool.call", "tool": "x", "call_id": "c", "args": {"a": 3}},   # the second denial
+              {"seq": 4, "type": "tool.call", "tool": "x", "call_id": "c", "args": {"a": 4}},   # the first denial
+              {"seq": 5, "type": "tool.denied", "tool": "x", "call_id": "c"},
+              {"seq": 6, "type": "tool.denied", "tool": "x", "call_id": "c"},
+              {"seq": 7, "type": "tool.call", "tool": "x", "call_id": "d", "args": {"a": 5}}]   # never denied
+    report = check_trace(contract, events)
+    marked = [(v.rule_id, v.event_seq, v.evidence.get("prevented")) for v in report.violations]
+    assert marked == [("at-most-0", 1, None),
+                      ("no-x", 1, None), ("no-x", 3, True), ("no-x", 4, True), ("no-x", 7, None)]
+    assert "prevented" not in check_trace({**contract, "version": 1, "rules": [
+        {"id": "no-x", "kind": "deny_tool", "tool": "x"}]}, events).violations[1].evidence
