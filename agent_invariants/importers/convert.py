@@ -6,6 +6,8 @@ other than letters, digits, `.`, `_` and `-` become `_`; a name taken twice gets
 Runs are written as they are read, so memory holds one run at a time; the files go to a
 temporary folder inside `--out-dir`'s parent first and are moved into place only once every input
 has been read: a bad record leaves nothing behind, and an existing file is never overwritten.
+Each input file is read on its own: a run that two of them share (a trace whose spans a rotating
+exporter split) is refused with a message saying so, rather than written as two partial runs.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from agent_invariants.errors import InputError
 from agent_invariants.importers import ImportedRun, Stream, one_run
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import checked_jsonl
+from agent_invariants.output import shown
 
 __all__ = ("convert_files", "jsonl")
 
@@ -34,7 +37,7 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     return the one run's JSONL and the note (a line saying what was converted)."""
     streams = [Stream(SourceFile.of(path), source_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
                for path in inputs]
-    runs = (found for stream in streams for found in stream)
+    runs = _whole(found for stream in streams for found in stream)
     with collector.paused():   # re-enabled between runs, the collector would walk every object each time
         if out_dir is None:
             text, count, events = _one(runs, ", ".join(inputs))
@@ -46,6 +49,18 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     if skipped:
         note += f"; skipped {skipped} record{'s' if skipped != 1 else ''} of kinds the mapping does not use"
     return text, note
+
+
+def _whole(runs: Iterator[ImportedRun]) -> Iterator[ImportedRun]:
+    """The runs, refusing one that a second input file holds part of: each file is read on its
+    own, so its halves would become two runs with one id, neither of them whole."""
+    seen: dict[str, str] = {}
+    for found in runs:
+        first = seen.setdefault(found.run_id, found.file.name)
+        if first != found.file.name:
+            raise InputError(f"convert: run {shown(found.run_id)} is in both {first} and {found.file.name}; each "
+                             "input is read on its own, so join the files first (e.g. cat) and convert the whole")
+        yield found
 
 
 def _one(runs: Iterator[ImportedRun], where: str) -> tuple[str, int, int]:
