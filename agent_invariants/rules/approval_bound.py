@@ -15,7 +15,7 @@ from agent_invariants.match.canonical import canonical_key, evidence_value
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import NOT_FOUND, pointer
 from agent_invariants.payloads import decoded, text
-from agent_invariants.report import RuleResult, TraceSummary, Violation
+from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 from agent_invariants.timing import epoch_us
@@ -128,7 +128,8 @@ class ApprovalBound(Rule):
     `tool_mismatch`, `scope_mismatch`, `approval_id_mismatch`, `args_mismatch` (with the
     `pointer` of the first difference), `call_id_mismatch`, `expired`, `time_missing`, `revoked`,
     `consumed` (with `by_seq`, the call that used it), `approver_missing` or `attestation`. A call that a later
-    `tool.denied` with its `call_id` marks as stopped gets `prevented: true`. `checked` counts the
+    `tool.denied` answered (the nearest call with its `call_id` still waiting for an answer) gets
+    `prevented: true`, as every version-2 violation at such a call does. `checked` counts the
     matching calls; a trace without any passes as vacuous.
 
     ## Why it matters
@@ -172,7 +173,9 @@ class ApprovalBound(Rule):
     ## Known limits
     Grants are matched to calls by position in the trace, not by time (`max_age_ms` only ages
     them; a grant stamped after its call is not too old). `prevented` needs a `tool.denied` with
-    the call's `call_id`. The rule keeps the 10 latest grants for the evidence, and the grants that
+    the call's `call_id`. An event that both revokes (`revoked_by`) and is a call or a grant is
+    judged as a call before it revokes, and revokes before it grants: a revocation affects grants
+    before it and calls after it. The rule keeps the 10 latest grants for the evidence, and the grants that
     may still cover a call: not spent, not revoked, within `max_age_events`, and able to cover
     some call of the rule (a grant for another tool, outside `scope`, without the args or call_id
     `bind` needs or without a required approver never is). A call looks at the grants of its tool
@@ -205,21 +208,20 @@ class ApprovalBound(Rule):
         self._buckets: dict[Any, dict[int, _Grant]] = {}
         self._by_id: dict[str, dict[int, _Grant]] = {}
         self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
-        self._marked: dict[str, list[Violation]] = {}           # call_id -> kept violations a tool.denied may mark
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
+        # a revocation affects the grants before it and the calls after it (point 21): a call that
+        # revokes is judged first, a grant that revokes is added after
         handlers = []
+        if event_type == "tool.call" and tool is not UNSET and self._is_tool(tool):
+            handlers.append(self._call)
         if any(revokes(event_type) for revokes in self._revokes):
             handlers.append(self._revocation)
         if event_type == "approval.granted":
             handlers.append(self._grant)
-        elif event_type == "tool.call" and tool is not UNSET and self._is_tool(tool):
-            handlers.append(self._call)
-        elif event_type == "tool.denied":
-            handlers.append(self._denied)
         return tuple(handlers) or None
 
     def _grant(self, event: Event, index: int) -> None:
@@ -325,15 +327,6 @@ class ApprovalBound(Rule):
             why = ": no approval.granted came before it"
         self.keep(f"Call {call.tool} at seq {js_number(call.seq)} has no unused approval that covers it{why}.",
                   evidence_value(evidence), call.seq, index)
-        if call.call_id is not UNSET:
-            self._marked.setdefault(call.call_id, []).append(self.violations[-1])
-
-    def _denied(self, event: Event, index: int) -> None:
-        if event.call_id is UNSET:
-            return
-        for violation in self._marked.pop(event.call_id, ()):
-            assert violation.evidence is not UNSET
-            violation.evidence = evidence_value({**violation.evidence, "prevented": True})
 
     def _expire(self, index: int) -> None:
         """Forget the grants too far back to cover this call or any later one."""
