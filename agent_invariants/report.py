@@ -85,6 +85,9 @@ class Violation(msgspec.Struct, kw_only=True):
     caused_by: str | UnsetType = UNSET
     """(Version-2 kinds.) The id of the output_schema rule that the final output breaks, on a
     violation of another rule that read that output: its cause may be the output's shape."""
+    prevented: bool | UnsetType = UNSET
+    """(Version-2 contracts, and `record`.) `true` on a violation at a call that a `tool.denied`
+    answered: the attempt is reported, and it was stopped (spec §10, points 75 and 84)."""
     span_id: str | UnsetType = UNSET
     """(An addition, for traces imported from another format.) The span or run the offending
     event came from (its `data.source.span_id`), where `line` holds many (an OTLP batch)."""

@@ -31,7 +31,7 @@ What the model takes from the spec:
     call later denied (point 21) -> consumed with by_seq;
   9 an approver if `require_approver` -> approver_missing;
 - an uncovered subject gives one `approval_bound.missing` at the call (point 2), status fail (point
-  6), evidence `{tool, call_id?, approval_id?, prevented?, rejected}` with the 10 nearest rejected
+  6), evidence `{tool, call_id?, approval_id?, rejected}` with the 10 nearest rejected
   grants, nearest first (point 21); violations in trace order (point 5); evidence strings (ids,
   pointers) cut to 200 code points plus `…` and pointers escaped as RFC 6901 (point 7); a time gap is
   exact (sub-millisecond fractions count) and the position gap counts events, not seq numbers.
@@ -65,9 +65,9 @@ AMBIGUOUS = (
     "a tool-less grant under a scope-less rule is 'tool_mismatch'",
     # which call a `tool.denied` "marks" (§3.5; point 75: "answered by tool.denied"): the nearest
     # earlier call with its call_id that no result (paired as point 3 pairs them) and no earlier
-    # denial answered; a call without call_id is never marked; `prevented: true` sits in the
-    # evidence and the key is left out otherwise
-    "prevented: the nearest call with the denial's call_id still unanswered, in evidence",
+    # denial answered; a call without call_id is never marked; `prevented: true` is a field of the
+    # violation (point 84: "the report carries" it), left out otherwise
+    "prevented: the nearest call with the denial's call_id still unanswered, a field of the violation",
     # the args_mismatch pointer: the first difference, depth first; under `args` over the sorted union
     # of keys (a key on one side only points at that key), under `args_subset` over the grant's keys in
     # their order (a key missing from the call points at that key); an array of another length, or a
@@ -258,8 +258,6 @@ def evidence(events: list[dict[str, Any]], c: int, rejected: list[dict[str, Any]
     call = events[c]
     found: dict[str, Any] = {"tool": cut(call["tool"])}
     found.update({key: cut(call[key]) for key in ("call_id", "approval_id") if key in call})
-    if prevented(events, c):
-        found["prevented"] = True
     found["rejected"] = rejected[:10]
     return found
 
@@ -401,6 +399,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     for v in result["violations"]:
         assert events[v["event_index"]]["seq"] == v["event_seq"]
         assert "pointer" not in v and "related_seqs" not in v
+        assert v.get("prevented") is (True if prevented(events, v["event_index"]) else None)
 
 
 @pytest.mark.slow

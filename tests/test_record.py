@@ -245,7 +245,7 @@ def test_attested_by_refuses_a_grant_the_agent_gave_itself(tmp_path: Path) -> No
     assert run.bare()[3]["type"] == "tool.denied"
     violation = run.report.violations[0]
     assert violation.evidence["rejected"] == [{"grant_seq": 2, "why": "attestation"}]
-    assert violation.evidence["prevented"] is True
+    assert violation.prevented is True and "prevented" not in violation.evidence
     # without attested_by, the agent's own grant covers the call
     lax = {"version": 2, "name": "c", "rules": [{"id": "refund-approved", "kind": "approval_bound", "tool": "refund"}]}
     assert run_agent(tmp_path, steps, lax, APPROVALS, name="lax", enforce=True).code == 0
@@ -360,7 +360,7 @@ def test_the_reason_names_the_first_firing_rule_and_every_firing_rule_is_listed(
     denied = run.bare()[2]
     assert denied["data"] == {"rule_ids": ["first", "second"]}
     assert denied["reason"].startswith("first: ")
-    prevented = {(v.rule_id, v.evidence.get("prevented")) for v in run.report.violations}
+    prevented = {(v.rule_id, v.prevented) for v in run.report.violations}
     assert prevented == {("warn-only", True), ("first", True), ("second", True)}
     assert run.code == 7   # --safety-exit: a call was denied
 

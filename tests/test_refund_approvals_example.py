@@ -39,8 +39,9 @@ def test_the_bad_run_fails_where_the_readme_says(cli):
     by_seq = {v["event_seq"]: v["evidence"] for v in report["violations"] if v["rule_id"] == "approved-refunds"}
     assert by_seq[2]["rejected"] == []
     assert by_seq[9]["rejected"] == [{"grant_seq": 6, "pointer": "/args/amount", "why": "args_mismatch"}]
-    assert by_seq[13] == {"call_id": "c6", "prevented": True, "tool": "payments.refund",
+    assert by_seq[13] == {"call_id": "c6", "tool": "payments.refund",
                           "rejected": [{"by_seq": 11, "grant_seq": 6, "why": "consumed"}]}
+    assert [v["event_seq"] for v in report["violations"] if v.get("prevented")] == [13]
     assert report["violations"][-1]["evidence"] == {
         "count": 2, "count_mode": "successful", "max": 3, "output_length": 3, "path": "refunds",
         "tool": "payments.refund"}

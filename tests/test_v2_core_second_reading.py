@@ -357,7 +357,7 @@ def test_v1_quirks_are_kept_under_version_2(tmp_path: Path) -> None:
     one = run_check(tmp_path / "one", QUIRK_RULES, QUIRK_EVENTS, version=1)
     two = run_check(tmp_path / "two", QUIRK_RULES, QUIRK_EVENTS, "--no-lint", version=2)
     assert (one.code, two.code) == (1, 1)
-    # but for point 75's `prevented` at the denied call, which version 2 adds to every kind's evidence
+    # but for point 75's `prevented` at the denied call, a field version 2 adds to every kind's violations
     assert one.report["results"] == without_prevented(two.report["results"])
     assert one.report["error_count"] == two.report["error_count"] == 16
 
@@ -1357,8 +1357,10 @@ def test_a_v1_kind_at_a_denied_call_is_prevented_under_version_2_only(tmp_path: 
     rules = [{"id": "deny", "kind": "deny_tool", "tool": "shell.*"}]
     two = run_check(tmp_path / "two", rules, events)
     one = run_check(tmp_path / "one", rules, events, version=1)
-    assert two.report["violations"][0]["evidence"] == {"tool": "shell.exec", "prevented": True}
+    assert two.report["violations"][0]["prevented"] is True
+    assert two.report["violations"][0]["evidence"] == {"tool": "shell.exec"}   # point 1: v1 evidence
     assert one.report["violations"][0]["evidence"] == {"tool": "shell.exec"}
+    assert "prevented" not in one.report["violations"][0]
 
 
 # -- formats ----------------------------------------------------------------------------------------------
