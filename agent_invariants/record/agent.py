@@ -76,6 +76,7 @@ class Agent:
         self.stderr_tail = bytearray()
         self._partial = bytearray()
         self._line_number = 1
+        self.blank_line_at = 0.0   # when a blank line was last read (monotonic): it restarts the idle timer too
         self._limited = False
         self._pending = bytearray()
         self._terminated_at: float | None = None   # when the group got SIGTERM
@@ -179,6 +180,8 @@ class Agent:
             text = text[:-1]
         if text.strip(b" \t\r\n\f\v"):
             self.lines.append(Line(text, self._line_number))
+        else:
+            self.blank_line_at = time.monotonic()
         self._line_number += 1
 
     def _limit(self, kind: str) -> None:

@@ -208,7 +208,7 @@ def snapshot_drift_of(backend: McpBackend, write_to: str | None, compare_with: s
     if not isinstance(saved, dict) or saved.get("version") != 1 or not isinstance(saved.get("tools"), dict):
         raise InputError(f"--tool-snapshot {shown(compare_with)}: not a tool snapshot ({{\"version\": 1, \"tools\": "
                          "{...}}, as --write-tool-snapshot writes)")
-    return snapshot_drift(saved["tools"], now)
+    return snapshot_drift({name: _schemas_unordered(entry) for name, entry in saved["tools"].items()}, now)
 
 
 def _children() -> set[int]:
@@ -240,11 +240,16 @@ def normalised_tools(tools: list[dict[str, Any]]) -> dict[str, Any]:
     for tool in tools:
         entry = {key: tool[key] for key in ("name", "description", "inputSchema", "outputSchema", "annotations")
                  if key in tool}
-        for key in ("inputSchema", "outputSchema"):
-            if key in entry:
-                entry[key] = _unordered(entry[key])
-        found.setdefault(tool["name"], entry)
+        found.setdefault(tool["name"], _schemas_unordered(entry))
     return dict(sorted(found.items()))
+
+
+def _schemas_unordered(entry: Any) -> Any:
+    """A tool's entry with the set-like arrays of its schemas sorted (a saved snapshot's too:
+    someone may have edited it, or another version written it)."""
+    if not isinstance(entry, dict):
+        return entry
+    return {key: _unordered(value) if key in ("inputSchema", "outputSchema") else value for key, value in entry.items()}
 
 
 def snapshot_drift(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:

@@ -123,6 +123,8 @@ class Session:
         leader_gone_at: float | None = None
         while True:
             in_grace = leader_gone_at is not None
+            if agent.blank_line_at + self.idle_timeout > self.idle_deadline:   # point 78: any complete line
+                self.idle_deadline = agent.blank_line_at + self.idle_timeout
             self._check_clocks(run=not in_grace, idle=not in_grace)
             if agent.sending:   # the agent has not read its last reply yet
                 self._send_rest(agent)
