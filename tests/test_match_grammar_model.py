@@ -38,9 +38,9 @@ What the model takes from the spec:
 
 Where the spec is silent the model follows the implementation (listed in `AMBIGUOUS` below).
 
-The value pools avoid floats whose Python and JavaScript spellings differ (such as 1e16 or 1e-5):
-the product keeps those in evidence as its own float subclass, which `msgspec.to_builtins` (used by
-`tests.models.one_result`) cannot encode without the product's documented `enc_hook`.
+The product keeps a float whose Python and JavaScript spellings differ (such as 1e16, or 2**53 + 2
+read as a double) in evidence as its own float subclass; reports are turned into plain data with
+the documented `enc_hook=float`.
 
 A violation's own `pointer` is never cut like evidence strings (it must point into the event); the
 keys generated here keep it under the 1,000 characters beyond which the product names an ancestor.
@@ -460,7 +460,7 @@ def api_from_text(rule: dict[str, Any], events: list[dict[str, Any]]) -> dict[st
     """The result of `rule` on `events` written as a JSONL file's bytes (numbers and escapes then go
     through the trace reader's JSON decoding)."""
     text = "".join(json.dumps(event) + "\n" for event in events).encode()
-    report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, text))
+    report = msgspec.to_builtins(check_trace({"version": 2, "name": "model", "rules": [rule]}, text), enc_hook=float)
     (result,) = report["results"]
     return result  # type: ignore[no-any-return]
 

@@ -585,9 +585,11 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
 # -- the comparison -------------------------------------------------------------------------------
 
 def expected_rows(events: list[dict[str, Any]], findings: list[Finding], partial: bool) -> list[tuple[Any, ...]]:
-    """The model's violations as `same_violations` wants them: (seq, code, status, evidence)."""
+    """The model's violations as `same_violations` wants them: (seq, code, status, evidence), the
+    evidence as its RFC 8785 text reads back (2**60 is written 1152921504606847000, which reads
+    back as that integer)."""
     return [(None if f.position is None else events[f.position]["seq"], f"tool_args.{f.code}",
-             status_of(f.code, partial), shown(f.evidence)) for f in findings]
+             status_of(f.code, partial), json.loads(json_text(shown(f.evidence)))) for f in findings]
 
 
 def reported(rule: dict[str, Any], events: list[dict[str, Any]],
