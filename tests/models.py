@@ -81,3 +81,12 @@ def same_violations(result: dict[str, Any], expected: list[tuple[Any, ...]]) -> 
     assert {a[:3] for a in actual} == {e[:3] for e in expected}, (actual, expected)
     assert actual == expected
     assert result["passed"] is (expected == [])
+
+
+def located_at_their_events(result: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    """Each violation has both `event_seq` and `event_index` or neither, and the index names the
+    event with that seq."""
+    for v in result["violations"]:
+        assert (v.get("event_index") is None) is (v.get("event_seq") is None)
+        if "event_seq" in v:
+            assert events[v["event_index"]]["seq"] == v["event_seq"]

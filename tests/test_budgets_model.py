@@ -60,7 +60,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
-from tests.models import ABSENT, glob, picked, same_violations
+from tests.models import ABSENT, glob, located_at_their_events, picked, same_violations
 
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
@@ -424,10 +424,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]], partial: bool = F
     assert result["checked"] == checked
     per_event = rule["kind"] != "run_duration"
     assert result.get("vacuous", False) is (per_event and checked == 0)
-    for v in result["violations"]:
-        assert (v.get("event_index") is None) is (v.get("event_seq") is None)
-        if "event_seq" in v:
-            assert events[v["event_index"]]["seq"] == v["event_seq"]
+    located_at_their_events(result, events)
 
 
 @pytest.mark.slow

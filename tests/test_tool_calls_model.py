@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tool_calls_spec import EXAMPLE_RULE, EXAMPLE_TRACE
 
-from tests.models import ABSENT, glob, picked, read_path, same_violations
+from tests.models import ABSENT, glob, located_at_their_events, picked, read_path, same_violations
 from tests.models import one_result as api
 
 # Points where the spec is silent and the model follows the implementation:
@@ -161,10 +161,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     same_violations(result, expected)   # point 5's order, and the evidence
     assert result["checked"] == checked
     assert "vacuous" not in result     # point 4: tool_calls is never vacuous
-    for v in result["violations"]:
-        assert (v.get("event_index") is None) is (v.get("event_seq") is None)
-        if "event_seq" in v:
-            assert events[v["event_index"]]["seq"] == v["event_seq"]
+    located_at_their_events(result, events)
 
 
 @pytest.mark.slow

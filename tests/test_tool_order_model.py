@@ -38,7 +38,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.models import ABSENT, glob, picked, same_violations
+from tests.models import ABSENT, glob, located_at_their_events, picked, same_violations
 from tests.models import one_result as api
 
 # Points where the spec is silent and the model follows the implementation:
@@ -225,9 +225,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     assert "vacuous" not in result            # point 4: tool_order is never vacuous
     for v in result["violations"]:
         assert "pointer" not in v and "related_seqs" not in v
-        assert (v.get("event_index") is None) is (v.get("event_seq") is None)
-        if "event_seq" in v:
-            assert events[v["event_index"]]["seq"] == v["event_seq"]
+    located_at_their_events(result, events)
 
 
 # -- strategies -----------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.models import ABSENT, glob, picked, same, same_violations
+from tests.models import ABSENT, glob, located_at_their_events, picked, same, same_violations
 from tests.models import one_result as api
 
 # Points where the spec is silent and the model follows the implementation:
@@ -274,10 +274,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     checked, expected = reference(rule, events)
     same_violations(result, expected)   # seq, code, status, evidence, and point 5's order
     assert result["checked"] == checked
-    for v in result["violations"]:
-        assert (v.get("event_index") is None) is (v.get("event_seq") is None)
-        if "event_seq" in v:
-            assert events[v["event_index"]]["seq"] == v["event_seq"]
+    located_at_their_events(result, events)
 
 
 @pytest.mark.slow
