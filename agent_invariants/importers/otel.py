@@ -4,8 +4,9 @@ Strands, Google ADK, the OpenTelemetry instrumentations) (§7, §10 points 26, 2
 Each trace is a run (its id is the trace id). What becomes what:
 
 - the outermost `invoke_agent` / `invoke_workflow` span (else the earliest root span):
-  `run.start`; `run.completed`, or `run.failed` {status: failed, reason} when it or an agent span
-  inside it ends with an error;
+  `run.start` at its start; `run.completed` at its end, or `run.failed` {status: failed, reason}
+  when it or an agent span inside it ends with an error (a span that outlasts it, such as a
+  server span around it, does not move the end);
 - `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
   `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`} at its start,
   `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
