@@ -350,10 +350,13 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
     from agent_invariants.importers.records import SourceFile
     from agent_invariants.importers.source import ImportedTrace
 
+    run = args.get("run")
+    choose = "choose one with `run`"
+    if run == "all":   # one report per call: `all` is for the command line, which gives one per run
+        run, choose = None, "a tool call checks one run (`run: \"all\"` is for the command line): choose one with `run`"
     data = b"".join(msgspec.json.encode(record) + b"\n" for record in events)
     file = SourceFile.of(data, name)
-    found = one_run(iter(Stream(file, args["input_format"], run=args.get("run"), max_line_bytes=MAX_REQUEST_BYTES)),
-                    name, "choose one with `run`")
+    found = one_run(iter(Stream(file, args["input_format"], run=run, max_line_bytes=MAX_REQUEST_BYTES)), name, choose)
     if len(found) > MAX_EVENTS:
         raise ArgumentError(f"{name}: the records make {len(found):,} events, over the limit of {MAX_EVENTS:,} per "
                             "call; check longer traces from a file with `agent-invariants check --input-format`")

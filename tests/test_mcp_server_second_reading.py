@@ -620,11 +620,11 @@ def test_unknown_input_format_is_error(server: Server) -> None:
 
 def test_run_all_is_refused_listing_ids(server: Server) -> None:
     """10.34: "`--run all` checks every run as a batch". Spec silent for the MCP check tool, whose
-    result is one CheckReport: refusing with the run ids is a reasonable reading (the product's
-    message then still says "choose one with `run`")."""
+    result is one CheckReport: refusing with the run ids, saying `all` is for the command line, is
+    a reasonable reading."""
     text = error_text(server.call(CHECK, {"contract": DENY_SHELL, "events": TWO_RUNS,
                                           "input_format": "mcp-log", "run": "all"}))
-    assert "s1" in text and "s2" in text
+    assert "s1" in text and "s2" in text and '`run: "all"` is for the command line' in text
 
 
 def test_extends_shipped_pack_accepted(server: Server) -> None:
