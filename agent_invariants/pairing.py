@@ -120,9 +120,10 @@ class Calls(Pairing[Any]):
     routed results by the result's own `tool` as the engine routes events. The engine makes one
     `Calls` in every version-2 check (it also learns which calls a `tool.denied` answered, whose
     violations are `prevented`), and lets it see every `tool.call`, `tool.result` and
-    `tool.denied` before any rule does; each such rule asks it, through `read_results`, for the results of the
-    calls of some tools. A trace's calls are then paired once however many rules read them, and
-    a rule's handler runs only for the results it asked for (looked up once per tool).
+    `tool.denied` before any rule does; each rule that reads results asks it, through
+    `read_results`, for the results of the calls of some tools. A trace's calls are then paired
+    once however many rules read them, and a rule's handler runs only for the results it asked
+    for (looked up once per tool).
 
     It keeps each call that is still waiting for its result, with a copy of its args (not the
     event, whose payloads hold the buffer they were read from).
@@ -234,7 +235,8 @@ class Calls(Pairing[Any]):
         """A `tool.denied`: it answers the nearest waiting call with its call_id that no denial
         answered yet (the call still waits for a result: pairing is of results, point 3)."""
         found = self._waiting.get(event.call_id)   # (UNSET is never a key)
-        for call in reversed(found) if found.__class__ is _Several else () if found is None else (found,):
+        waiting = found if found.__class__ is _Several else [] if found is None else [found]
+        for call in reversed(waiting):   # the nearest first
             position = call if call.__class__ is int else call.position
             if position not in self.denied:
                 self.denied.add(position)

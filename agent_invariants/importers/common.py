@@ -31,7 +31,7 @@ import msgspec
 from agent_invariants._js import utf16_len
 
 __all__ = ("END", "FIRST", "LAST", "START", "Emitted", "Timeline", "as_object", "cut_text", "duration_ms", "iso_nanos",
-           "nanos_iso", "parse_args", "parse_result")
+           "model_call", "nanos_iso", "parse_args", "parse_result")
 
 FIRST = -1
 """The run's start: before anything else at its instant."""
@@ -344,3 +344,15 @@ def cut_text(text: str, limit: int) -> str:
     while utf16_len(kept) > limit - 1:
         kept = kept[:-1]
     return kept + "…"
+
+
+def model_call(calls: list[str], taken: set[str], own: str | None) -> str | None:
+    """The call of a model turn that a tool step answers (point 28: by tool name and order):
+    `calls` are the ids the model gave calls of the step's tool, in order, and `taken` those that
+    earlier steps answered. A step with its own id takes that call if the model made it, else the
+    first one not taken; the call is then taken, so that the next step of the tool gets the next."""
+    free = [call_id for call_id in calls if call_id not in taken]
+    found = own if own is not None and own in free else free[0] if free else None
+    if found is not None:
+        taken.add(found)
+    return found

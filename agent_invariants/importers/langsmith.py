@@ -36,6 +36,7 @@ from agent_invariants.importers.common import (
     cut_text,
     duration_ms,
     iso_nanos,
+    model_call,
     parse_args,
     parse_result,
 )
@@ -292,9 +293,7 @@ class _ModelIds:
         return None
 
     def _take(self, run: _Run, own: str | None) -> str | None:
-        """The call of the nearest earlier model run this tool run answers: `own` if the model made
-        it, else its first call of the tool's name that no earlier tool run took (so that a tool
-        run with its own id keeps the next one from taking that call again)."""
+        """The call of the nearest earlier model run that this tool run answers (`model_call`)."""
         name = run.raw["name"]
         scopes = [run.parent]
         parent = self.trace.by_id.get(run.parent) if run.parent else None
@@ -306,14 +305,9 @@ class _ModelIds:
             if not before:
                 continue
             model = self.models[scope][before - 1]
-            taken = self.used.setdefault(model.raw["id"], set())
             calls = [str(call["id"]) for message in _generated(model.raw) for call in message.get("tool_calls") or []
-                     if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)
-                     and str(call["id"]) not in taken]
-            found = own if own is not None and own in calls else calls[0] if calls else None
-            if found is not None:
-                taken.add(found)
-            return found
+                     if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)]
+            return model_call(calls, self.used.setdefault(model.raw["id"], set()), own)
         return None
 
 

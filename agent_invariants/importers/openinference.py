@@ -20,7 +20,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-from agent_invariants.importers.common import END, cut_text
+from agent_invariants.importers.common import END, cut_text, model_call
 from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, error_text, failed
 from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
@@ -134,15 +134,10 @@ def _model_ids(tree: Tree) -> dict[int, str]:
             if not before:
                 continue
             model = llms[key][before - 1]
-            # a tool with its own id takes that call (else the next free one), so that the next tool
-            # of its name without an id gets the call after it
-            taken = used.setdefault(model.order, set())
-            calls = [call_id for call_id, tool in _model_calls(model) if tool == name and call_id not in taken]
-            free = str(own) if own and str(own) in calls else calls[0] if calls else None
-            if free is not None:
-                taken.add(free)
-                if not own:
-                    ids[span.order] = free
+            calls = [call_id for call_id, tool in _model_calls(model) if tool == name]
+            answered = model_call(calls, used.setdefault(model.order, set()), str(own) if own else None)
+            if answered is not None and not own:
+                ids[span.order] = answered
             break
     return ids
 

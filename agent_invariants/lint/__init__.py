@@ -61,8 +61,9 @@ Text prints `<level> <code> [<rule ids>] <pointer>: <message>` per finding, then
 `--format sarif` gives one result per finding at the contract file's line; `--format json` prints `agent-invariants/lint/v1`: `{schema, contract: {name, version}, errors,
 warnings, findings: [{code, level, rule_ids, pointer, message}]}`. Findings are sorted by the first
 rule they name, then the code (in the order of the table above), then pointer; pointers are JSON
-pointers into the contract after `extends`. Exit 1 when a finding is an error (with `--strict`, when there is any finding), 2 for
-an invalid contract (nothing on stdout), else 0. Both contract versions are linted.
+pointers into the contract after `extends`. Exit 1 when a finding is an error (with `--strict`,
+when there is any finding), 2 for an invalid contract (nothing on stdout), else 0. Both contract
+versions are linted.
 """  # noqa: E501 (the finding above is one line, as printed)
 from __future__ import annotations
 

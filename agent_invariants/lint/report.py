@@ -60,6 +60,7 @@ class LintReport(msgspec.Struct, kw_only=True):
     warnings: int
     """Findings of level warning."""
     findings: list[Finding]
-    """Sorted by the lowest rule index they name, then the code (in the order of the codes table), then pointer."""
+    """Sorted by the lowest rule index they name, then the code (in the order of the codes
+    table), then pointer."""
     interface: list[Read] | UnsetType = UNSET
     """With `--interface`: every output path the contract reads, sorted by path."""
