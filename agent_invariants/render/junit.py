@@ -2,8 +2,10 @@
 
 One `<testsuite>` per trace, one `<testcase>` per contract rule (passing rules too, so CI shows
 what held). A broken error rule has one `<failure>` listing every violation with its line; a
-broken warning rule passes, with its violations in `<system-out>`. `classname` is unique per
-contract and trace (GitLab drops repeated classname+name pairs); `file` and `line` point at the
+broken warning rule passes, with its violations in `<system-out>`. `classname` is unique in the
+document (GitLab drops repeated classname+name pairs): the contract, the trace's file stem and the
+run id of an imported run, then `-2`, `-3`… for a name taken (two `t.jsonl` in two folders, or
+`t.v2.jsonl` beside `t-v2.jsonl`); `file` and `line` point at the
 first offending event. A rule that kept only its first violations (`--max-violations`) ends the
 list with a line saying how many more it found. For `compare`, a "regressions" suite comes
 first, then the candidate's rule results.
@@ -53,25 +55,26 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
         mutate: str = to_xml_report_string(_mutate(report), prettyprint=True, encoding="utf-8")
         return mutate + "\n"
     suites: list[TestSuite] = []
+    names = _Classnames()
     for section in sections(report):
         if isinstance(section, CompareReport):
-            suites += [_regressions(section), _rules_suite(section.candidate, "candidate")]
+            suites += [_regressions(section, names), _rules_suite(section.candidate, "candidate", names)]
         else:
-            suites.append(_rules_suite(section, None))
+            suites.append(_rules_suite(section, None, names))
             if section.record is not UNSET:
-                suites.append(_record(section.record, section.contract.name))
+                suites.append(_record(section.record, section.contract.name, names))
     if failures(report):
-        suites.append(_unreadable(report.contract.name, failures(report)))
+        suites.append(_unreadable(report.contract.name, failures(report), names))
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
         suites.append(_stability(report.stability))
     xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
     return xml + "\n"
 
 
-def _record(run: RecordInfo, contract: str) -> TestSuite:
+def _record(run: RecordInfo, contract: str, names: _Classnames) -> TestSuite:
     """The recorded run (`record`): one testcase for its ending, failed unless the agent ended
     it, and one failed testcase per fixture or approval miss."""
-    classname = f"agent-invariants.{_slug(contract)}.record"
+    classname = names.unique(contract, "record")
     ending = TestCase("record.ended", classname=classname, file=_xml(run.trace))
     cases = [ending]
     for finding in run.findings:
@@ -86,22 +89,40 @@ def _record(run: RecordInfo, contract: str) -> TestSuite:
                                  "denied": str(run.denied)})
 
 
-def _unreadable(contract: str, failures: list[BatchFailure]) -> TestSuite:
+def _unreadable(contract: str, failures: list[BatchFailure], names: _Classnames) -> TestSuite:
     """Traces that could not be read: an <error> each (the check could not run)."""
     cases = []
+    classname = names.unique(contract, "unreadable")
     for failure in failures:
-        case = TestCase(_xml(failure.trace), classname=f"agent-invariants.{_slug(contract)}.unreadable",
+        case = TestCase(_xml(failure.trace), classname=classname,
                         file=_xml(failure.trace))
         case.add_error_info(message=_xml(failure.error), error_type="input")
         cases.append(case)
     return TestSuite(_xml(f"{contract} · unreadable traces"), cases)
 
 
-def _rules_suite(report: CheckReport, role: str | None) -> TestSuite:
+class _Classnames:
+    """The classnames given so far in one document: each new one is made unique."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def unique(self, contract: str, part: str) -> str:
+        base = f"agent-invariants.{_slug(contract)}.{part}"
+        name, count = base, 1
+        while name in self.taken:
+            count += 1
+            name = f"{base}-{count}"
+        self.taken.add(name)
+        return name
+
+
+def _rules_suite(report: CheckReport, role: str | None, names: _Classnames) -> TestSuite:
     trace = _trace(report)
     label = f"{report.contract.name} · {trace}" + ("" if report.run is UNSET else f" · run {report.run}") + (
         f" ({role})" if role else "")
-    classname = f"agent-invariants.{_slug(report.contract.name)}.{_slug(_stem(trace))}"
+    part = _slug(_stem(trace)) + ("" if report.run is UNSET else f"-{_slug(report.run)}")
+    classname = names.unique(report.contract.name, part)
     cases = [_rule_case(result, classname, trace) for result in report.results]
     return TestSuite(_xml(label), cases, file=None if report.trace is UNSET else _xml(trace),
                      properties={"contract": _xml(report.contract.name), "trace": _xml(trace),
@@ -128,9 +149,9 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
     return case
 
 
-def _regressions(report: CompareReport) -> TestSuite:
+def _regressions(report: CompareReport, names: _Classnames) -> TestSuite:
     trace = _trace(report.candidate)
-    classname = f"agent-invariants.{_slug(report.contract.name)}.compare"
+    classname = names.unique(report.contract.name, "compare")
     cases = []
     for number, regression in enumerate(report.regressions, start=1):
         key = regression.evidence.get("rule_id") or regression.evidence.get("tool") or str(number)

@@ -21,7 +21,10 @@ broke that rule as often/a different number of times.
      "runs": [{"tool": {"driver": {"name": "agent-invariants", "rules": [...]}}, "results": [...]}]}
 
 Same report, same bytes: no timestamps, no absolute paths; fingerprints are hashes of the rule,
-the location's file, the event's seq and the evidence.
+the location's file, the event's seq and the evidence, and of the scenario where the location does
+not tell it: the trace of a result placed in the contract, and the number of an imported run among
+the runs of its file (never its id: trace ids are new on every recording). A hash that still comes
+twice in a run ends in `:2`, `:3`… as GitHub's own do.
 """
 from __future__ import annotations
 
@@ -268,6 +271,9 @@ class _Builder:
         self.total = 0
         self.dropped = False
         self.left_out = 0   # violations the rules counted but did not keep
+        self.scenario: tuple[str | None, int | None] = (None, None)   # the trace (its URI) and run number
+        self.runs_seen: dict[str | None, int] = {}
+        self.hashes: dict[str, int] = {}
 
     # -- descriptors -----------------------------------------------------------------------
 
@@ -286,7 +292,25 @@ class _Builder:
 
     # -- results ---------------------------------------------------------------------------
 
+    def enter(self, report: CheckReport) -> None:
+        """The results to come are of this report's trace and run (see `key_scenario`)."""
+        trace = None if report.trace is UNSET else report.trace
+        uri = self.sources.uri(trace) if trace is not None and trace != "-" else trace
+        number = None
+        if report.run is not UNSET:
+            number = self.runs_seen[uri] = self.runs_seen.get(uri, 0) + 1
+        self.scenario = (uri, number)
+
+    def key_scenario(self, location: om.Location) -> list[Any] | None:
+        """What a fingerprint adds to tell this result from the same one of another trace or run:
+        nothing when it sits in its own trace's file and the trace holds one run."""
+        uri, number = self.scenario
+        if number is None and uri == location.physical_location.artifact_location.uri:
+            return None
+        return [uri, number]
+
     def check(self, report: CheckReport) -> None:
+        self.enter(report)
         for result in report.results:
             self.rule(result.rule_id, result.rule_kind, result.severity)
         for violation in report.violations:
@@ -327,12 +351,14 @@ class _Builder:
         self.append(om.Result(
             rule_id=violation.rule_id, rule_index=index, level=level,
             message=om.Message(text=message), locations=[location], related_locations=related,
-            partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence),
+            partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence,
+                                               self.key_scenario(location)),
             baseline_state=baseline_state,
             properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index,
                                    violation.evidence, violation)))
 
     def compare(self, report: CompareReport) -> None:
+        self.enter(report.candidate)
         changes = {change.rule_id: change for change in report.rule_changes}
         for result in report.candidate.results:
             self.rule(result.rule_id, result.rule_kind, result.severity)
@@ -357,7 +383,8 @@ class _Builder:
         self.append(om.Result(
             rule_id=rule_id, rule_index=index, level=regression.severity,
             message=om.Message(text=regression.message), locations=[location], related_locations=related,
-            partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence),
+            partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence,
+                                               self.key_scenario(location)),
             baseline_state="new", properties={"regression": regression.kind, "evidence": regression.evidence}))
 
     def where(self, rule_id: str | None, trace: str | None,
@@ -386,6 +413,10 @@ class _Builder:
 
     def append(self, result: om.Result) -> None:
         self.total += 1
+        line_hash = result.partial_fingerprints["primaryLocationLineHash"]
+        repeats = self.hashes[line_hash] = self.hashes.get(line_hash, 0) + 1
+        if repeats > 1:
+            result.partial_fingerprints["primaryLocationLineHash"] = f"{line_hash[:-2]}:{repeats}"
         self.results.append(result)
 
     def kept_results(self) -> list[om.Result]:
@@ -492,11 +523,14 @@ def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Viola
     return properties
 
 
-def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any) -> dict[str, str]:
-    """Stable across runs: rule, file (not its line: comments may move), event seq, evidence."""
+def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any,
+                  scenario: list[Any] | None = None) -> dict[str, str]:
+    """Stable across runs: rule, file (not its line: comments may move), event seq, evidence, and
+    the scenario where the file does not tell it (see `_Builder.key_scenario`)."""
     uri = location.physical_location.artifact_location.uri
-    key = msgspec.json.encode([rule_id, uri, None if seq is UNSET else seq,
-                               None if evidence is UNSET else evidence], order="sorted", enc_hook=js_number_hook)
+    parts = [rule_id, uri, None if seq is UNSET else seq, None if evidence is UNSET else evidence]
+    key = msgspec.json.encode(parts if scenario is None else [*parts, scenario], order="sorted",
+                              enc_hook=js_number_hook)
     digest = hashlib.sha256(key).hexdigest()
     return {"primaryLocationLineHash": f"{digest[:16]}:1", "agentInvariants/v1": digest[:32]}
 
