@@ -26,6 +26,9 @@ from agent_invariants.cli_options import (
     DEFAULT_CONTRACTS,
     DEFAULT_MAX_LINE_BYTES,
     ContractOpt,
+    ConvertOutputOpt,
+    ConvertProfileOpt,
+    ConvertRunOpt,
     Format,
     ImportOptions,
     InputFormat,
@@ -38,6 +41,7 @@ from agent_invariants.cli_options import (
     ReportOptions,
     RunOpt,
     SafetyExitOpt,
+    SummaryRunOpt,
     UnusedBaseline,
     UnusedCandidate,
     UnusedContract,
@@ -68,6 +72,7 @@ __all__ = ("app", "main")
 
 PROG = "agent-invariants"
 NO_HTML_FORMATS = "<text|pretty|json|sarif|junit|markdown|github>"   # stability's and mutate's: no timelines to draw
+LINT_FORMATS = "<text|pretty|json|sarif>"
 
 _Report = TypeVar("_Report")
 
@@ -232,11 +237,19 @@ def compare(
     run = _Run.start(contract_path, options, imports=imports)
     jobs = _processes(options.jobs)
     if not imports.native:
-        if not (batch.is_single(baseline) and batch.is_single(candidate)) or run_id == "all":
-            fail("compare --input-format takes one baseline and one candidate file, and one run of each (--run ID)")
+        if not (batch.is_single(baseline) and batch.is_single(candidate)):
+            fail("compare --input-format takes one baseline and one candidate file (--run ID for one run of "
+                 "each, --run all for every run, paired by run id)")
         refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
         run.stamp(baseline[0], candidate[0])
         run.inside_sarif_root(*[path for path in candidate if path != "-"])
+        if run_id == "all":
+            from agent_invariants.importers.checks import compare_imported
+
+            _finish(compare_imported(run.contract, baseline[0], candidate[0], imports.input_format.value,
+                                     profile=_profile(imports), max_line_bytes=options.max_line_bytes,
+                                     max_violations=options.max_violations, strict=options.strict,
+                                     partial=options.partial, line_lengths=run.line_lengths), run)
         _finish(compare_traces(run.contract, _imported(baseline[0], imports, options.max_line_bytes),
                                _imported(candidate[0], imports, options.max_line_bytes, run.line_lengths),
                                max_violations=options.max_violations, strict=options.strict,
@@ -496,7 +509,8 @@ def lint(
         "--interface", help="Also list every path of the final output the rules read, and whether an "
         "output_schema rule requires it.")] = False,
     report_format: Annotated[Format, typer.Option(
-        "--format", "-f", help="Output format: text, json or sarif (results at the contract's lines).")] = Format.text,
+        "--format", "-f", metavar=LINT_FORMATS,
+        help="Output format: text, json or sarif (results at the contract's lines).")] = Format.text,
     output: OutputOpt = None,
 ) -> None:
     """Find what a contract's rules imply together: rules no trace can pass, rules that never fire."""
@@ -528,7 +542,7 @@ def summary(
     _baseline: UnusedBaseline = None,
     _candidate: UnusedCandidate = None,
     input_format: InputFormatOpt = InputFormat.native,
-    run_id: RunOpt = None,
+    run_id: SummaryRunOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
     """Print counts for a trace, as JSON: tools, approvals, failures, outcomes, completion claims."""
@@ -807,12 +821,12 @@ def convert(
     source_format: Annotated[InputFormat, typer.Option(
         "--from", help="Their format: auto (told from the first record), otel, openinference, openai-agents, "
         "langsmith, mcp-log.")] = InputFormat.auto,
-    run_id: RunOpt = None,
-    profile: ProfileOpt = None,
+    run_id: ConvertRunOpt = None,
+    profile: ConvertProfileOpt = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out-dir", metavar="DIR", show_default=False,
         help="Write each run to DIR/<run id>.jsonl (needed when the input holds several runs and no --run).")] = None,
-    output: OutputOpt = None,
+    output: ConvertOutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
 ) -> None:
     """Convert traces of other tools (OpenTelemetry, OpenInference, the OpenAI Agents SDK, LangSmith, MCP logs)

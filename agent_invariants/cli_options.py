@@ -88,11 +88,21 @@ InputFormatOpt = Annotated[InputFormat, typer.Option(
 RunOpt = Annotated[str | None, typer.Option(
     "--run", metavar="ID", show_default=False,
     help="With --input-format: the run to check when the input holds several (a trace id, an MCP session); "
-    "all: every run, one section each.")]
+    "all: every run, one section each (compare pairs them by run id).")]
+SummaryRunOpt = Annotated[str | None, typer.Option(
+    "--run", metavar="ID", show_default=False,
+    help="With --input-format: the run to count when the input holds several (a trace id, an MCP session).")]
+ConvertRunOpt = Annotated[str | None, typer.Option(
+    "--run", metavar="ID", show_default=False,
+    help="The run to convert when the input holds several (a trace id, an MCP session); all: every run "
+    "(with --out-dir).")]
 ProfileOpt = Annotated[Path | None, typer.Option(
     "--profile", metavar="PATH", show_default=False,
     help="With --input-format: a mapping profile (JSON or YAML) turning records into approvals, stops, "
     "outcomes and claims.")]
+ConvertProfileOpt = Annotated[Path | None, typer.Option(
+    "--profile", metavar="PATH", show_default=False,
+    help="A mapping profile (JSON or YAML) turning records into approvals, stops, outcomes and claims.")]
 
 
 class Anchor(str, Enum):  # noqa: UP042   (as Format)
@@ -115,6 +125,9 @@ ContractOpt = Annotated[Path | None, typer.Option(
     "--contract", "-c", show_default=False, metavar="PATH",
     help="Contract file (JSON, or YAML with the yaml extra); - for stdin. Default: agent-invariants.json "
     "(or .yaml, .yml) in the current folder, the file `init` writes.")]
+ConvertOutputOpt = Annotated[Path | None, typer.Option(
+    "--output", "-o", help="Write the converted trace to this file instead of stdout (a regular file is "
+    "replaced atomically; an input file is refused).", show_default=False)]
 OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", help="Write the report to this file instead of stdout (a regular file is replaced "
     "atomically, a device or FIFO written in place; an input file is refused).",

@@ -41,7 +41,7 @@ from agent_invariants.report import (
 )
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
-__all__ = ("SIDE_BY_SIDE_BYTES", "compare_reports", "run_compare")
+__all__ = ("SIDE_BY_SIDE_BYTES", "compare_checked", "compare_reports", "run_compare")
 
 _OUTCOME_RANK: dict[str | None, int] = {"violated": 0, "retracted": 1, "unknown": 2, "satisfied": 3}
 
@@ -68,8 +68,14 @@ def run_compare(contract: Contract, baseline: Trace, candidate: Trace, *,
                           max_violations, strict=strict, partial=partial)
     else:
         before, after = checked
-    report = compare_reports(contract, before, after.report)
-    _locate(report.regressions, after)
+    return compare_checked(contract, before, after)
+
+
+def compare_checked(contract: Contract, baseline: CheckReport, candidate: Checked) -> CompareReport:
+    """`compare_reports`, with new-tool and outcome regressions located at the candidate event
+    behind them (which needs the candidate's pass, not only its report)."""
+    report = compare_reports(contract, baseline, candidate.report)
+    _locate(report.regressions, candidate)
     return report
 
 

@@ -90,14 +90,15 @@ INVALID_TOO_DEEP = f"invalid JSON: {TOO_DEEP}"
 _NESTING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 
 
-_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_NOT_BRACKETS_OR_QUOTES = bytes(byte for byte in range(256) if byte not in b'[]{}"')
 _SHALLOW_PASSES = 32
 
 
 def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
     """Offset where JSON `data` nests deeper than `limit`, or None. Decoders' own limits depend
     on how deep the caller's stack is; this one does not. Cheap when it cannot be exceeded."""
-    if len(data) <= limit or data.count(b"{") + data.count(b"[") <= limit or _shallow(data, limit):
+    if len(data) <= limit or _shallow(data, limit):
         return None
     depth = 0
     for token in _NESTING_TOKEN.finditer(data):
@@ -114,14 +115,21 @@ def too_deep_at(data: bytes, limit: int = MAX_NESTING) -> int | None:
 
 
 def _shallow(data: bytes, limit: int) -> bool:
-    """Whether `data` surely nests no deeper than `limit` (and than `_SHALLOW_PASSES`), found in C
-    loops: escaped backslashes and quotes dropped, so that every quote left opens or closes a
-    string; the strings dropped (every other piece between quotes); only brackets kept; then the
-    innermost pairs (`[]`, `{}`) removed once per level. A long but shallow line (an OTLP batch of
+    """Whether `data` surely nests no deeper than `limit`, found in C loops: escaped backslashes
+    and quotes dropped, so that every quote left opens or closes a string; only quotes and
+    brackets kept, then the strings' brackets dropped (every other piece between quotes): no more
+    brackets than `limit` is shallow enough; else the innermost pairs (`[]`, `{}`) are removed
+    once per level, up to `_SHALLOW_PASSES` levels. A long but shallow line (an OTLP batch of
     spans) costs a few passes, not a Python step per token; anything else (deep, or brackets that
     do not pair) is left to the exact scan."""
-    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    brackets = b"".join(unescaped.split(b'"')[0::2]).translate(None, _NOT_BRACKETS)
+    if b"\\" in data:
+        data = _ESCAPE.sub(b"", data)   # in one pass: `\\\\` and `\\"` are the escapes that matter
+    # the quotes and brackets left, in order; two quotes side by side go (an empty string, or the end
+    # of one and the start of the next: either way every other mark keeps its side of the quotes)
+    marks = data.translate(None, _NOT_BRACKETS_OR_QUOTES).replace(b'""', b"")
+    brackets = b"".join(marks.split(b'"')[0::2]) if b'"' in marks else marks
+    if len(brackets) <= limit:
+        return True
     for _ in range(min(limit, _SHALLOW_PASSES)):
         if not brackets:
             return True

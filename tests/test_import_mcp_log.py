@@ -144,6 +144,74 @@ def test_two_sessions_are_two_runs_and_need_a_choice(logs: dict[str, Path], tmp_
     assert [(section["run"], section["passed"]) for section in report["reports"]] == [("s1", True), ("s2", False)]
 
 
+def _sessions(log: Path, order: list[str], rename: dict[str, str] | None = None) -> str:
+    """The records of `log`'s sessions in `order` (each session's records in file order), renamed."""
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    kept = [record for session in order for record in records if record["session"] == session]
+    for record in kept:
+        record["session"] = (rename or {}).get(record["session"], record["session"])
+    return "".join(json.dumps(record) + "\n" for record in kept)
+
+
+def _pairs(report: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    return [(section["baseline"]["run"], section["candidate"]["run"], section["compatible"])
+            for section in report["reports"]]
+
+
+def test_compare_run_all_pairs_the_runs_by_id(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    """§10.34: `--run all` compares every run as a batch, a section per run, paired by run id as a
+    folder batch pairs by name (not by order: the candidate's sessions come the other way round)."""
+    (tmp_path / "c.json").write_text(NO_SHELL)
+    (tmp_path / "candidate.mcp.jsonl").write_text(_sessions(logs["two_sessions"], ["s2", "s1"]))
+    result = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(logs["two_sessions"]),
+                 "-k", str(tmp_path / "candidate.mcp.jsonl"), "--input-format", "mcp-log", "--run", "all", "-f", "json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["schema"] == "agent-invariants/compare-batch/v1" and report["pairs"] == 2
+    assert _pairs(report) == [("s2", "s2", False), ("s1", "s1", True)]   # s2 still calls shell
+    assert [regression["kind"] for regression in report["reports"][0]["regressions"]] == ["contract_violation"]
+    text = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(logs["two_sessions"]),
+               "-k", str(tmp_path / "candidate.mcp.jsonl"), "--input-format", "mcp-log", "--run", "all", "--verbose")
+    assert "candidate  " + str(tmp_path / "candidate.mcp.jsonl") + " (run s2)" in text.stdout
+
+
+def test_compare_run_all_with_one_baseline_run_compares_every_candidate_run_with_it(
+        logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    """As one baseline file goes with every candidate of a folder: trace ids are new on every
+    recording, so a baseline of one run is the baseline of each candidate run."""
+    (tmp_path / "c.json").write_text(NO_SHELL)
+    (tmp_path / "baseline.mcp.jsonl").write_text(_sessions(logs["two_sessions"], ["s1"], {"s1": "recorded"}))
+    result = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(tmp_path / "baseline.mcp.jsonl"),
+                 "-k", str(logs["two_sessions"]), "--input-format", "mcp-log", "--run", "all", "-f", "json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert _pairs(report) == [("recorded", "s1", True), ("recorded", "s2", False)]
+    found_kinds = [regression["kind"] for regression in report["reports"][1]["regressions"]]
+    assert found_kinds == ["new_rule_failure", "new_tool"]
+
+
+def test_compare_run_all_refuses_a_candidate_run_no_baseline_run_pairs_with(
+        logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    """A candidate without a baseline of its name is an error (exit 2), as in a folder batch."""
+    (tmp_path / "c.json").write_text(NO_SHELL)
+    (tmp_path / "baseline.mcp.jsonl").write_text(_sessions(logs["two_sessions"], ["s1", "s2"], {"s2": "s3"}))
+    result = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(tmp_path / "baseline.mcp.jsonl"),
+                 "-k", str(logs["two_sessions"]), "--input-format", "mcp-log", "--run", "all")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"agent-invariants: {logs['two_sessions']}: run s2 has no run of the same id in the "
+                             f"baseline {tmp_path / 'baseline.mcp.jsonl'} to compare it with (its runs: s1, s3)\n")
+
+
+def test_compare_input_format_takes_one_file_a_side(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    (tmp_path / "c.json").write_text(NO_SHELL)
+    result = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(logs["two_sessions"]),
+                 "-k", str(logs["two_sessions"]), "-k", str(logs["two_sessions"]), "--input-format", "mcp-log",
+                 "--run", "all")
+    assert result.returncode == 2
+    assert result.stderr == ("agent-invariants: compare --input-format takes one baseline and one candidate file "
+                             "(--run ID for one run of each, --run all for every run, paired by run id)\n")
+
+
 def test_a_forbidden_tool_is_found_at_the_line_of_its_request(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
     contract = tmp_path / "c.json"
     contract.write_text(NO_SHELL)

@@ -95,9 +95,10 @@ def _in_packs(document: Any, path: str, message: str, source: str) -> bool:
 
 
 def _in_match_grammar(path: str) -> bool:
-    """A problem inside a version-2 match tree, argument schema or distinct list."""
-    return re.search(r"^\$\.rules\[\d+\]\.(?:(?:match|before|after)\.args|match|schema|distinct)(?:$|[.\[])",
-                     path) is not None
+    """A problem inside a version-2 match tree (a condition's `matches` too), argument schema or
+    distinct list."""
+    return re.search(r"^\$\.rules\[\d+\]\.(?:(?:match|before|after)\.args|match|schema|distinct|when(?:\.\w+|\[\d+\])*"
+                     r"\.matches)(?:$|[.\[])", path) is not None
 
 
 class ToolOnly(NamedTuple):

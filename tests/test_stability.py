@@ -128,7 +128,7 @@ def test_a_trace_without_output_is_listed_and_below_two_nothing_is_measured(tmp_
                                                                                      terminal="run.failed")]
     result = run(*names, cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stdout.splitlines() == ["NOT MEASURED  1 of 3 traces report an output; 2 are needed", "",
+    assert result.stdout.splitlines() == ["NOT MEASURED  1 of 3 traces reports an output; 2 are needed", "",
                                           "  [0] a.jsonl", "  [1] b.jsonl  no output", "  [2] c.jsonl  no output"]
 
 

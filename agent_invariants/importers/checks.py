@@ -5,6 +5,13 @@ be, as soon as it has been read (memory holds one run at a time). One file with 
 `--run ID`) gives that run's report; `--run all`, or several files, a batch report with one
 section per run, each naming its file and run. A file with several runs and no `--run` is bad
 input: the message lists the run ids and both options.
+
+`compare --run all` pairs runs as a batch of folders pairs traces, by name, here the run id: each
+run of the candidate file with the baseline file's run of the same id, or with the baseline's only
+run when it holds one (trace ids are new on every recording: one baseline run then goes with every
+candidate run). A candidate run that no baseline run pairs with is bad input. The baseline's runs
+are checked first and only their reports kept; then each candidate run is checked and compared as
+soon as it is read.
 """
 from __future__ import annotations
 
@@ -13,14 +20,26 @@ from typing import Any
 
 from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace
+from agent_invariants.compare import compare_checked
 from agent_invariants.contract import Contract
-from agent_invariants.errors import InputError
+from agent_invariants.engine import run_check
+from agent_invariants.errors import InputError, TraceError
 from agent_invariants.importers import ALL_RUNS, Stream, one_run
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
-from agent_invariants.report import CHECK_BATCH_SCHEMA, BatchFailure, CheckBatchReport, CheckReport, ContractRef
+from agent_invariants.output import shown
+from agent_invariants.report import (
+    CHECK_BATCH_SCHEMA,
+    COMPARE_BATCH_SCHEMA,
+    BatchFailure,
+    CheckBatchReport,
+    CheckReport,
+    CompareBatchReport,
+    CompareReport,
+    ContractRef,
+)
 
-__all__ = ("check_imported", "imported_source")
+__all__ = ("check_imported", "compare_imported", "imported_source")
 
 
 def imported_source(path: str, input_format: str, *, run: str | None, profile: Any,
@@ -71,3 +90,36 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
     return reports, failures
+
+
+def compare_imported(contract: Contract, baseline: str, candidate: str, input_format: str, *, profile: Any,
+                     max_line_bytes: int, max_violations: int, strict: bool, partial: bool = False,
+                     line_lengths: bool = False) -> CompareBatchReport:
+    """`compare --run all`: every run of `candidate` compared with its baseline run (see the
+    module's docstring), one section per candidate run, in the candidate file's order."""
+    checks: dict[str, Any] = {"strict": strict, "partial": partial}
+    before: dict[str, CheckReport] = {}
+    reports: list[CompareReport] = []
+    with collector.paused():
+        base = SourceFile.of(baseline)
+        for found in Stream(base, input_format, profile=profile, run=ALL_RUNS, max_line_bytes=max_line_bytes):
+            source = ImportedTrace(base, found, max_line_bytes=max_line_bytes)
+            before[found.run_id] = run_check(contract, source, max_violations, **checks).report
+        if not before:
+            raise TraceError(base.name, None, "holds no run to compare with")
+        only = next(iter(before.values())) if len(before) == 1 else None
+        file = SourceFile.of(candidate)
+        for found in Stream(file, input_format, profile=profile, run=ALL_RUNS, max_line_bytes=max_line_bytes):
+            paired = only or before.get(found.run_id)
+            if paired is None:
+                ids = ", ".join(shown(run_id) for run_id in list(before)[:20]) + (", …" if len(before) > 20 else "")
+                raise TraceError(file.name, None, f"run {shown(found.run_id)} has no run of the same id in the "
+                                 f"baseline {base.name} to compare it with (its runs: {ids})")
+            source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
+            reports.append(compare_checked(contract, paired, run_check(contract, source, max_violations, **checks)))
+        if not reports:
+            raise TraceError(file.name, None, "holds no run to compare")
+    return CompareBatchReport(
+        schema=COMPARE_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
+        compatible=all(report.compatible for report in reports), pairs=len(reports),
+        regressions=sum(len(report.regressions) for report in reports), reports=reports, failures=[])

@@ -20,7 +20,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -47,14 +47,14 @@ class Span:
     """One span, its ids in lowercase hex, its times in nanoseconds, its attributes by key."""
 
     __slots__ = ("attributes", "end", "ended", "error", "events", "line", "log", "message", "name", "order",
-                 "parent", "path", "span_id", "start", "trace_id")
+                 "parent", "span_id", "start", "trace_id")
 
     def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
                  attributes: dict[str, Any], events: list[SpanEvent], error: bool, message: str | None, line: int,
-                 order: int, path: str) -> None:
+                 order: int) -> None:
         self.trace_id, self.span_id, self.parent, self.name = trace_id, span_id, parent, name
         self.start, self.end, self.attributes, self.events = start, end, attributes, events
-        self.error, self.message, self.line, self.order, self.path = error, message, line, order, path
+        self.error, self.message, self.line, self.order = error, message, line, order
         self.ended = True   # False for a span exported before it ended (no end time, or 0)
         self.log = False    # True for a log record, read as a span of no duration
 
@@ -89,14 +89,14 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
 def _read(export: _Export, context: Context, line: int, order: int) -> Iterator[Span]:
     """The spans of an export, then its log records as spans of no duration (`log` set): a log
     record is read only by the convention and profiles, at its time, inside its span."""
-    for path, raw in _spans(export):
-        yield _span(raw, path, context.file, line, order)
+    for where, raw in _spans(export):
+        yield _span(raw, where, context.file, line, order)
         order += 1
-    for path, log in _logs(export):
+    for where, log in _logs(export):
         if not log.traceId:
             context.skip()   # a log record of no trace belongs to no run
             continue
-        yield _log(log, path, context.file, line, order)
+        yield _log(log, where, context.file, line, order)
         order += 1
 
 
@@ -107,9 +107,26 @@ TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
 def trace_key(found: bytes) -> str | None:
     """A trace id found by `TRACE_ID`, as spans are keyed (lowercase hex), or None."""
     try:
-        return _id(found.decode("ascii"), 16, "", "", 0)
+        return _id(found.decode("ascii"), 16, _Where("", ()), "", "", 0)
     except (TraceError, UnicodeDecodeError):
         return None
+
+
+class _Where(NamedTuple):
+    """Where a span or log record is in its export (the JSON path is written only for a message)."""
+
+    signal: str                    # resourceSpans.scopeSpans.spans or resourceLogs.scopeLogs.logRecords
+    at: tuple[int, ...]            # its index at each level
+
+    def path(self, field: str) -> str:
+        if not self.at:
+            return field
+        names = self.signal.split(".")
+        return "$" + "".join(f".{name}[{index}]" for name, index in zip(names, self.at, strict=True)) + f".{field}"
+
+
+_SPANS = "resourceSpans.scopeSpans.spans"
+_LOGS = "resourceLogs.scopeLogs.logRecords"
 
 
 class _Value(msgspec.Struct):
@@ -206,65 +223,66 @@ def _export(record: Record, file: str) -> _Export | None:
     return export if export.resourceSpans is not None or export.resourceLogs is not None else None
 
 
-def _spans(export: _Export) -> Iterator[tuple[str, _RawSpan]]:
+def _spans(export: _Export) -> Iterator[tuple[_Where, _RawSpan]]:
     for r, resource in enumerate(export.resourceSpans or ()):
         scopes = resource.scopeSpans or resource.instrumentationLibrarySpans
         for s, scope in enumerate(scopes):
             for n, span in enumerate(scope.spans):
-                yield f"$.resourceSpans[{r}].scopeSpans[{s}].spans[{n}]", span
+                yield _Where(_SPANS, (r, s, n)), span
 
 
-def _logs(export: _Export) -> Iterator[tuple[str, _LogRecord]]:
+def _logs(export: _Export) -> Iterator[tuple[_Where, _LogRecord]]:
     for r, resource in enumerate(export.resourceLogs or ()):
         for s, scope in enumerate(resource.scopeLogs):
             for n, log in enumerate(scope.logRecords):
-                yield f"$.resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]", log
+                yield _Where(_LOGS, (r, s, n)), log
 
 
-def _log(log: _LogRecord, path: str, file: str, line: int, order: int) -> Span:
+def _log(log: _LogRecord, where: _Where, file: str, line: int, order: int) -> Span:
     """A log record as a span of no duration: its name is `eventName` (else the `event.name`
     attribute), its parent the span it was logged in."""
-    trace_id = _id(log.traceId, 16, f"{path}.traceId", file, line)
-    parent = _id(log.spanId, 8, f"{path}.spanId", file, line) if log.spanId else None
+    trace_id = _id(log.traceId, 16, where, "traceId", file, line)
+    parent = _id(log.spanId, 8, where, "spanId", file, line) if log.spanId else None
     stamp = log.timeUnixNano if log.timeUnixNano not in (None, 0, "0") else log.observedTimeUnixNano
     if stamp is None:
-        raise TraceError(file, line, f"{path}.timeUnixNano: expected a time in nanoseconds since 1970 (digits)")
-    at = _clock(stamp, f"{path}.timeUnixNano", file, line)
+        raise TraceError(file, line, f"{where.path('timeUnixNano')}: expected a time in nanoseconds since 1970 "
+                         "(digits)")
+    at = _clock(stamp, where, "timeUnixNano", file, line)
     found = attributes(log.attributes)
     name = log.eventName or found.get("event.name")
     span = Span(trace_id, f"log-{order}", parent, name if isinstance(name, str) else "", at, at, found, [], False,
-                None, line, order, path)
+                None, line, order)
     span.log = True
     return span
 
 
-def _span(raw: _RawSpan, path: str, file: str, line: int, order: int) -> Span:
-    trace_id = _id(raw.traceId, 16, f"{path}.traceId", file, line)
-    span_id = _id(raw.spanId, 8, f"{path}.spanId", file, line)
-    parent = _id(raw.parentSpanId, 8, f"{path}.parentSpanId", file, line) if raw.parentSpanId else None
-    start = _clock(raw.startTimeUnixNano, f"{path}.startTimeUnixNano", file, line)
-    end = 0 if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, f"{path}.endTimeUnixNano", file, line)
+def _span(raw: _RawSpan, where: _Where, file: str, line: int, order: int) -> Span:
+    trace_id = _id(raw.traceId, 16, where, "traceId", file, line)
+    span_id = _id(raw.spanId, 8, where, "spanId", file, line)
+    parent = _id(raw.parentSpanId, 8, where, "parentSpanId", file, line) if raw.parentSpanId else None
+    start = _clock(raw.startTimeUnixNano, where, "startTimeUnixNano", file, line)
+    end = 0 if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, where, "endTimeUnixNano", file, line)
     status = raw.status
     error = status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
     message = status.message if status is not None and status.message else None
     events = []
     for index, event in enumerate(raw.events):
-        at = start if event.timeUnixNano is None else _clock(event.timeUnixNano,
-                                                             f"{path}.events[{index}].timeUnixNano", file, line)
+        at = start if event.timeUnixNano is None else _clock(event.timeUnixNano, where,
+                                                             f"events[{index}].timeUnixNano", file, line)
         events.append(SpanEvent(event.name, at, attributes(event.attributes)))
     span = Span(trace_id, span_id, parent, raw.name, start, end or start, attributes(raw.attributes), events, error,
-                message, line, order, path)
+                message, line, order)
     span.ended = end != 0
     return span
 
 
-def _id(value: str, size: int, path: str, file: str, line: int) -> str:
+def _id(value: str, size: int, where: _Where, field: str, file: str, line: int) -> str:
     """An id as lowercase hex, from hex (2 * size digits) or base64 (of `size` bytes). The same
     ids come again and again (a trace's, a parent's): the last few are remembered."""
     found = _IDS.get((value, size))
     if found is not None:
         return found
-    found = _read_id(value, size, path, file, line)
+    found = _read_id(value, size, where, field, file, line)
     if len(_IDS) >= 4096:
         _IDS.clear()
     _IDS[(value, size)] = found
@@ -274,7 +292,7 @@ def _id(value: str, size: int, path: str, file: str, line: int) -> str:
 _IDS: dict[tuple[str, int], str] = {}
 
 
-def _read_id(value: str, size: int, path: str, file: str, line: int) -> str:
+def _read_id(value: str, size: int, where: _Where, field: str, file: str, line: int) -> str:
     text = value.strip()
     if len(text) == 2 * size:
         try:
@@ -288,19 +306,19 @@ def _read_id(value: str, size: int, path: str, file: str, line: int) -> str:
         decoded = b""
     if len(decoded) == size:
         return decoded.hex()
-    raise TraceError(file, line, f"{path}: expected an id of {size} bytes, in hex or base64")
+    raise TraceError(file, line, f"{where.path(field)}: expected an id of {size} bytes, in hex or base64")
 
 
-def _clock(value: int | str, path: str, file: str, line: int) -> int:
+def _clock(value: int | str, where: _Where, field: str, file: str, line: int) -> int:
     """Nanoseconds since the epoch from a string of digits or an integer; never through a float."""
     if isinstance(value, str):
         if not (value.isascii() and value.isdigit() and len(value) <= 30):
-            raise TraceError(file, line, f"{path}: expected a time in nanoseconds since 1970 (digits)")
+            raise TraceError(file, line, f"{where.path(field)}: expected a time in nanoseconds since 1970 (digits)")
         clock = int(value)
     else:
         clock = value
     if not 0 <= clock <= _MAX_CLOCK:
-        raise TraceError(file, line, f"{path}: {clock} is not a time between 1970 and 9999")
+        raise TraceError(file, line, f"{where.path(field)}: {clock} is not a time between 1970 and 9999")
     return clock
 
 
@@ -372,6 +390,13 @@ class Tree:
                 self.children.setdefault(id(parent), []).append(span)
 
     def _place(self, span: Span) -> None:
+        if id(span) in self.depth:
+            return   # placed with an earlier span's chain (perhaps as the root that closes a cycle)
+        parent = self.by_id.get(span.parent) if span.parent else None
+        if parent is not None and parent is not span and id(parent) in self.depth:   # the usual case
+            self.parent_of[id(span)] = parent   # a placed parent's chain is settled: no cycle runs through it
+            self.depth[id(span)] = self.depth[id(parent)] + 1
+            return
         chain: list[Span] = []
         seen: set[int] = set()
         current: Span | None = span

@@ -279,8 +279,9 @@ def v1_trap(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                                 provable=False)
         elif rule.kind == "require_approval" and rule.scope is not UNSET:
             yield Found("v1_trap", (index,), (), f"/rules/{index}/scope",
-                        f"{rule.id} has a scope: a grant must then carry both the call's approval_id and a "
-                        "matching approval_scope (approval_bound says what is meant more plainly).", provable=False)
+                        f"{rule.id} has a scope: a grant must then carry a matching approval_scope and also, when "
+                        "the call names an approval_id, that id: the scope never stands in for the id "
+                        "(approval_bound says what is meant more plainly).", provable=False)
         elif rule.kind == "stop_is_final":
             stop = "control.stop" if rule.stop_type is UNSET else rule.stop_type
             allowed = list(DEFAULT_ALLOWED_AFTER) if rule.allowed_after is UNSET else rule.allowed_after
@@ -387,7 +388,7 @@ def dead_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             pointer = own if index > other else field
             yield Found("dead_rule", (other, index), (), pointer,
                         f"{rule.id} ({rule.kind}) judges calls of {glob}, but {facts.rules[other].id} {how}: it can "
-                        "never fire.", provable=False)
+                        f"never fire on a trace that passes {facts.rules[other].id}.", provable=False)
 
 
 def _subject(rule: Any) -> str | None:

@@ -205,8 +205,9 @@ def _stability(report: StabilityReport) -> list[str]:
     a table of the traces."""
     reporting = sum(1 for run in report.runs if run.reporting)
     if not report.measured:
-        heading = f"## ⚠️ agent-invariants stability: not measured ({reporting} of {len(report.runs)} traces " \
-                  "report an output; 2 are needed)"
+        verb = "reports" if reporting == 1 else "report"
+        heading = (f"## ⚠️ agent-invariants stability: not measured ({reporting} of "
+                   f"{plural(len(report.runs), 'trace')} {verb} an output; 2 are needed)")
     elif report.stable:
         heading = f"## ✅ agent-invariants stability: stable ({reporting} traces report an output of one shape)"
     else:

@@ -221,7 +221,8 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool) -> list[str]:
     lines = [f"{verdict}  {inert(report.contract.name)}"]
     for label, side in (("baseline ", report.baseline), ("candidate", report.candidate)):
         name = f"  {inert(side.trace)}" if side.trace is not UNSET else ""
-        lines.append(f"      {label}{name}  {_counts(side)}")
+        run = "" if side.run is UNSET else f" (run {inert(side.run)})"
+        lines.append(f"      {label}{name}{run}  {_counts(side)}")
     if quiet:
         return lines
     lines.append("")
@@ -269,13 +270,14 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     numbered traces: which do not report, and with a contract, each one's check."""
     reporting = sum(1 for run in report.runs if run.reporting)
     traces = plural(len(report.runs), "trace")
+    report_ = "reports" if reporting == 1 else "report"
     if not report.measured:
-        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {traces} report an output; 2 are needed"
+        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {traces} {report_} an output; 2 are needed"
     elif report.stable:
-        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} report an output, all of one shape"
+        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} {report_} an output, all of one shape"
     else:
         paths = plural(len({entry.path for entry in report.unstable}), "unstable path")
-        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} report an output · {paths}"
+        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {report_} an output · {paths}"
     lines = [head]
     for entry in report.unstable:
         lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry)}")
