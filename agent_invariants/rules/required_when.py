@@ -42,8 +42,9 @@ class RequiredWhenConfig(RuleConfig, frozen=True, kw_only=True, tag="required_wh
 
 
 class RequiredWhen(Rule):
-    """Fails when a condition on the run holds but the tool it requires was not called (and, with
-    `iff`, when the tool was called although the condition is false).
+    """Fails when a condition on the run holds but the tool it requires was not called.
+
+    With `iff`, it also fails when the tool was called although the condition is false.
 
     ## What it checks
     `when` is a condition judged once, at the end of the trace (see `explain output_match`: paths
