@@ -555,7 +555,11 @@ def summary(
     if imports.native:
         _refuse_run_option(imports)
     if run_id == "all":
-        fail("summary counts one run: name it with --run ID (check takes --run all)")
+        from agent_invariants.importers.checks import summarize_imported
+
+        write(json.render(summarize_imported(trace, imports.input_format.value, profile=_profile(imports),
+                                             max_line_bytes=max_line_bytes)), output)
+        return
     source = TraceFile(trace, max_line_bytes=max_line_bytes) if imports.native \
         else _imported(trace, imports, max_line_bytes)
     write(json.render(summarize_trace(source)), output)

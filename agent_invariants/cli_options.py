@@ -91,7 +91,8 @@ RunOpt = Annotated[str | None, typer.Option(
     "all: every run, one section each (compare pairs them by run id).")]
 SummaryRunOpt = Annotated[str | None, typer.Option(
     "--run", metavar="ID", show_default=False,
-    help="With --input-format: the run to count when the input holds several (a trace id, an MCP session).")]
+    help="With --input-format: the run to count when the input holds several (a trace id, an MCP session); "
+    "all: every run, an object of their counts by run id.")]
 ConvertRunOpt = Annotated[str | None, typer.Option(
     "--run", metavar="ID", show_default=False,
     help="The run to convert when the input holds several (a trace id, an MCP session); all: every run "

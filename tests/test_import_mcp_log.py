@@ -202,6 +202,18 @@ def test_compare_run_all_refuses_a_candidate_run_no_baseline_run_pairs_with(
                              f"baseline {tmp_path / 'baseline.mcp.jsonl'} to compare it with (its runs: s1, s3)\n")
 
 
+def test_summary_run_all_counts_each_run_by_its_id(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    """§10.34: summary with --input-format takes --run all too: the counts of each run, by run id."""
+    both = cli("summary", "-t", str(logs["two_sessions"]), "--input-format", "mcp-log", "--run", "all")
+    assert both.returncode == 0, both.stderr
+    counts = json.loads(both.stdout)
+    assert list(counts) == ["s1", "s2"]
+    for run in ("s1", "s2"):
+        one = cli("summary", "-t", str(logs["two_sessions"]), "--input-format", "mcp-log", "--run", run)
+        assert counts[run] == json.loads(one.stdout)
+    assert "shell" in counts["s2"]["tools"] and "shell" not in counts["s1"]["tools"]
+
+
 def test_compare_input_format_takes_one_file_a_side(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
     (tmp_path / "c.json").write_text(NO_SHELL)
     result = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(logs["two_sessions"]),

@@ -12,6 +12,8 @@ run when it holds one (trace ids are new on every recording: one baseline run th
 candidate run). A candidate run that no baseline run pairs with is bad input. The baseline's runs
 are checked first and only their reports kept; then each candidate run is checked and compared as
 soon as it is read.
+
+`summary --run all` counts each run: an object of the summaries by run id, in the file's order.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_invariants import _collector as collector
-from agent_invariants.api import check_trace
+from agent_invariants.api import check_trace, summarize_trace
 from agent_invariants.compare import compare_checked
 from agent_invariants.contract import Contract
 from agent_invariants.engine import run_check
@@ -37,9 +39,10 @@ from agent_invariants.report import (
     CompareBatchReport,
     CompareReport,
     ContractRef,
+    TraceSummary,
 )
 
-__all__ = ("check_imported", "compare_imported", "imported_source")
+__all__ = ("check_imported", "compare_imported", "imported_source", "summarize_imported")
 
 
 def imported_source(path: str, input_format: str, *, run: str | None, profile: Any,
@@ -123,3 +126,15 @@ def compare_imported(contract: Contract, baseline: str, candidate: str, input_fo
         schema=COMPARE_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
         compatible=all(report.compatible for report in reports), pairs=len(reports),
         regressions=sum(len(report.regressions) for report in reports), reports=reports, failures=[])
+
+
+def summarize_imported(path: str, input_format: str, *, profile: Any, max_line_bytes: int) -> dict[str, TraceSummary]:
+    """`summary --run all`: the counts of every run of `path`, by run id, in the file's order."""
+    file = SourceFile.of(path)
+    summaries: dict[str, TraceSummary] = {}
+    with collector.paused():
+        for found in Stream(file, input_format, profile=profile, run=ALL_RUNS, max_line_bytes=max_line_bytes):
+            summaries[found.run_id] = summarize_trace(ImportedTrace(file, found, max_line_bytes=max_line_bytes))
+    if not summaries:
+        raise TraceError(file.name, None, "holds no run to count")
+    return summaries
