@@ -27,9 +27,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ("main", "warnings_in")
+__all__ = ("FAIL_ON", "FORMATS", "main", "warnings_in")
 
 FAIL_ON = ("error", "warning", "never")
+FORMATS = ("text", "pretty", "json", "markdown", "junit", "sarif", "github")
+"""What `format` may name: the report printed in the log (the HTML page is always an artifact)."""
 
 
 def main(environ: dict[str, str] | None = None) -> int:
@@ -43,6 +45,8 @@ def main(environ: dict[str, str] | None = None) -> int:
         return _bad("the traces input is empty: name trace files, folders or globs")
     if fail_on not in FAIL_ON:
         return _bad(f"fail-on: {fail_on!r} is none of {', '.join(FAIL_ON)}")
+    if shown not in FORMATS:
+        return _bad(f"format: {shown!r} is none of {', '.join(FORMATS)}")
     if baseline and len(traces) != 1:
         return _bad("with a baseline, traces names one candidate (a file or a folder)")
     command = ["compare", "--contract", contract, "--baseline", baseline, "--candidate", traces[0]] if baseline \
@@ -54,7 +58,8 @@ def main(environ: dict[str, str] | None = None) -> int:
         _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
         return 2
     sys.stdout.write(_run([*command, "--format", shown], env).stdout)
-    sys.stdout.write(_run([*command, "--format", "github"], env).stdout)
+    if shown != "github":   # the report in the log is the annotations already
+        sys.stdout.write(_run([*command, "--format", "github"], env).stdout)
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:

@@ -124,3 +124,19 @@ def test_fail_on_never_reports_and_passes(tmp_path):
                                                   "fail-on": "never"})
     assert code == 0 and outputs["verdict"] == "pass" and outputs["exit-code"] == "1"
     assert "refund-desk failed" in summary
+
+
+def test_an_unknown_format_is_refused_like_an_unknown_fail_on(tmp_path, capsys):
+    env = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"),
+           "INPUT_TRACES": str(EXAMPLE / "baseline.jsonl"), "INPUT_FORMAT": "yaml", "RUNNER_TEMP": str(tmp_path)}
+    assert main(env) == 2
+    assert capsys.readouterr().err == ("agent-invariants: format: 'yaml' is none of text, pretty, json, markdown, "
+                                       "junit, sarif, github\n")
+
+
+def test_format_github_annotates_each_violation_once(tmp_path):
+    code, log, _, _ = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                        "traces": "examples/refund-desk/candidate.jsonl", "format": "github"})
+    assert code == 1
+    annotations = [line for line in log.splitlines() if line.startswith(("::error ", "::warning "))]
+    assert len(annotations) == 10 == len(set(annotations))

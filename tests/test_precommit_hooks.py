@@ -63,3 +63,16 @@ def test_lint_refuses_a_contract_no_trace_can_pass_and_warnings_only_with_strict
     strict = run_hook("agent-invariants-lint", tmp_path, "--strict")
     assert strict.returncode == 1
     assert strict.stdout.startswith("agent-invariants.yaml:5: warning shadowed_rule [a, b]: ")
+
+
+def test_a_contract_naming_the_schema_by_a_relative_path_is_checked(tmp_path):
+    """As this repository's examples write `$schema`: a path to the schema file, not its URL."""
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "refunds.json").write_text(json.dumps(
+        {"$schema": "../schemas/contract-v1.schema.json", "version": 1, "name": "refunds",
+         "rules": [{"id": "r", "kind": "deny_tool", "tool": ""}]}, indent=2))
+    (tmp_path / "policy" / "other.json").write_text(json.dumps({"$schema": "../schemas/other.schema.json"}))
+    result = run_hook("agent-invariants-validate", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "agent-invariants: policy/refunds.json:9: $.rules[0].tool: expected a non-empty string, got \"\""]

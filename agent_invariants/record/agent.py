@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -36,6 +37,8 @@ MAX_STDERR_BYTES = 1024 * 1024
 GRACE_SECONDS = 2.0
 """How long the group has between SIGTERM and SIGKILL."""
 _CHUNK = 65_536
+_BLANK_LINES = re.compile(rb"(?:[ \t\r\f\v]*\n)+")
+"""A run of blank lines (nothing but whitespace before each newline): taken in one step."""
 
 
 class Line(NamedTuple):
@@ -163,6 +166,12 @@ class Agent:
     def _split(self, chunk: bytes) -> None:
         start = 0
         while not self._limited:
+            if not self._partial:   # at the start of a line: blank lines restart the idle timer, nothing more
+                blanks = _BLANK_LINES.match(chunk, start)
+                if blanks is not None:
+                    self._line_number += chunk.count(b"\n", start, blanks.end())
+                    self.blank_line_at = time.monotonic()
+                    start = blanks.end()
             end = chunk.find(b"\n", start)
             piece = chunk[start:] if end < 0 else chunk[start:end]
             if len(self._partial) + len(piece) > MAX_MESSAGE_BYTES:
