@@ -170,6 +170,9 @@ def test_compare_run_all_pairs_the_runs_by_id(logs: dict[str, Path], tmp_path: P
     assert report["schema"] == "agent-invariants/compare-batch/v1" and report["pairs"] == 2
     assert _pairs(report) == [("s2", "s2", False), ("s1", "s1", True)]   # s2 still calls shell
     assert [regression["kind"] for regression in report["reports"][0]["regressions"]] == ["contract_violation"]
+    one = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(logs["two_sessions"]),
+              "-k", str(tmp_path / "candidate.mcp.jsonl"), "--input-format", "mcp-log", "--run", "s1", "-f", "json")
+    assert report["reports"][1] == json.loads(one.stdout)   # each section is the compare of that run alone
     text = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(logs["two_sessions"]),
                "-k", str(tmp_path / "candidate.mcp.jsonl"), "--input-format", "mcp-log", "--run", "all", "--verbose")
     assert "candidate  " + str(tmp_path / "candidate.mcp.jsonl") + " (run s2)" in text.stdout

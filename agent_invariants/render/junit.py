@@ -5,10 +5,10 @@ what held). A broken error rule has one `<failure>` listing every violation with
 broken warning rule passes, with its violations in `<system-out>`. `classname` is unique in the
 document (GitLab drops repeated classname+name pairs): the contract, the trace's file stem and the
 run id of an imported run, then `-2`, `-3`… for a name taken (two `t.jsonl` in two folders, or
-`t.v2.jsonl` beside `t-v2.jsonl`); `file` and `line` point at the
-first offending event. A rule that kept only its first violations (`--max-violations`) ends the
-list with a line saying how many more it found. For `compare`, a "regressions" suite comes
-first, then the candidate's rule results.
+`t.v2.jsonl` beside `t-v2.jsonl`); `file` and `line` point at the first offending event. A rule
+that kept only its first violations (`--max-violations`) ends the list with a line saying how
+many more it found. For `compare`, a "regressions" suite comes first, then the candidate's rule
+results.
 
     <testsuite name="refund-desk · examples/refund-desk/candidate.jsonl" tests="10" failures="5" ...>
       <testcase name="refunds-need-approval" classname="agent-invariants.refund-desk.candidate"

@@ -303,7 +303,7 @@ class _Builder:
 
     def key_scenario(self, location: om.Location) -> list[Any] | None:
         """What a fingerprint adds to tell this result from the same one of another trace or run:
-        nothing when it sits in its own trace's file and the trace holds one run."""
+        nothing when it sits in its own trace's file and that trace is not an imported run."""
         uri, number = self.scenario
         if number is None and uri == location.physical_location.artifact_location.uri:
             return None
