@@ -85,25 +85,29 @@ InputFormatOpt = Annotated[InputFormat, typer.Option(
     "--input-format", help="Format of the traces: native (our JSONL), auto (told from the first record), or "
     "the format of another tool: otel (OTLP JSON lines, GenAI conventions), openinference, openai-agents "
     "(the Agents SDK's exported spans), langsmith (runs), mcp-log.")]
-RunOpt = Annotated[str | None, typer.Option(
-    "--run", metavar="ID", show_default=False,
-    help="With --input-format: the run to check when the input holds several (a trace id, an MCP session); "
-    "all: every run, one section each (compare pairs them by run id).")]
-SummaryRunOpt = Annotated[str | None, typer.Option(
-    "--run", metavar="ID", show_default=False,
-    help="With --input-format: the run to count when the input holds several (a trace id, an MCP session); "
-    "all: every run, an object of their counts by run id.")]
-ConvertRunOpt = Annotated[str | None, typer.Option(
-    "--run", metavar="ID", show_default=False,
-    help="The run to convert when the input holds several (a trace id, an MCP session); all: every run "
-    "(with --out-dir).")]
-ProfileOpt = Annotated[Path | None, typer.Option(
-    "--profile", metavar="PATH", show_default=False,
-    help="With --input-format: a mapping profile (JSON or YAML) turning records into approvals, stops, "
-    "outcomes and claims.")]
-ConvertProfileOpt = Annotated[Path | None, typer.Option(
-    "--profile", metavar="PATH", show_default=False,
-    help="A mapping profile (JSON or YAML) turning records into approvals, stops, outcomes and claims.")]
+def _run_option(does: str) -> Any:
+    """`--run ID`: which run of an input in another format (a trace id, an MCP session)."""
+    return typer.Option("--run", metavar="ID", show_default=False, help=does)
+
+
+def _profile_option(reads: str) -> Any:
+    return typer.Option("--profile", metavar="PATH", show_default=False, help=reads)
+
+
+RunOpt = Annotated[str | None, _run_option(
+    "With --input-format: the run to check when the input holds several (a trace id, an MCP session); all: every "
+    "run, one section each (compare pairs them by run id).")]
+SummaryRunOpt = Annotated[str | None, _run_option(
+    "With --input-format: the run to count when the input holds several (a trace id, an MCP session); all: every "
+    "run, an object of their counts by run id.")]
+ConvertRunOpt = Annotated[str | None, _run_option(
+    "The run to convert when the input holds several (a trace id, an MCP session); all: every run (with "
+    "--out-dir).")]
+ProfileOpt = Annotated[Path | None, _profile_option(
+    "With --input-format: a mapping profile (JSON or YAML) turning records into approvals, stops, outcomes and "
+    "claims.")]
+ConvertProfileOpt = Annotated[Path | None, _profile_option(
+    "A mapping profile (JSON or YAML) turning records into approvals, stops, outcomes and claims.")]
 
 
 class Anchor(str, Enum):  # noqa: UP042   (as Format)
