@@ -94,9 +94,10 @@ def is_single(specs: Sequence[str]) -> bool:
 
 
 def _walk(folder: str) -> Iterable[str]:
-    """Trace files under `folder`: regular files (or links to one), not hidden, with a trace suffix."""
+    """Trace files under `folder`: regular files (or links to one), with a trace suffix, neither
+    they nor a folder on the way hidden (as a `**` glob leaves them out)."""
     for root, dirs, files in os.walk(folder):
-        dirs.sort()
+        dirs[:] = sorted(name for name in dirs if not name.startswith("."))
         for name in files:
             path = os.path.join(root, name)
             if name.endswith(TRACE_SUFFIXES) and not name.startswith(".") and os.path.isfile(path):

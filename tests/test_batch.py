@@ -40,6 +40,18 @@ def test_expand_walks_folders_and_globs_in_sorted_order_and_skips_the_contract(r
         expand_traces(["-", str(runs)])
 
 
+def test_a_folder_walk_and_a_glob_both_leave_hidden_files_and_folders_out(runs):
+    (runs / ".hidden.jsonl").write_text((runs / "a-baseline.jsonl").read_text())
+    (runs / ".git").mkdir()
+    (runs / ".git" / "inside.jsonl").write_text((runs / "a-baseline.jsonl").read_text())
+    (runs / "deeper").mkdir()
+    (runs / "deeper" / "e.jsonl").write_text((runs / "a-baseline.jsonl").read_text())
+    walked = expand_traces([str(runs)], exclude=[str(runs / "contract.json")])
+    assert [path.removeprefix(str(runs) + "/") for path in walked] == [
+        "a-baseline.jsonl", "b-candidate.jsonl", "c-no-shell.jsonl", "d-commented.jsonl", "deeper/e.jsonl"]
+    assert expand_traces([str(runs / "**" / "*.jsonl")]) == walked
+
+
 @pytest.mark.parametrize("jobs", [1, 2, 3])
 def test_batch_gives_each_trace_the_same_report_as_a_single_run(runs, jobs):
     contract_doc = load_contract(EXAMPLES / "refund-desk/contract.json")

@@ -30,7 +30,7 @@ import msgspec
 
 from agent_invariants._js import utf16_len
 
-__all__ = ("END", "FIRST", "LAST", "START", "Emitted", "Timeline", "as_object", "cut_text", "duration_ms", "iso_nanos",
+__all__ = ("END", "FIRST", "LAST", "START", "Timeline", "as_object", "cut_text", "duration_ms", "iso_nanos",
            "model_call", "nanos_iso", "parse_args", "parse_result")
 
 FIRST = -1
@@ -44,13 +44,6 @@ LAST = 2
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _decode = msgspec.json.Decoder().decode
-
-
-class Emitted(NamedTuple):
-    """One event written out: the native event and the source line it came from."""
-
-    event: dict[str, Any]
-    line: int | None
 
 
 class _Entry(NamedTuple):
@@ -102,8 +95,9 @@ class Timeline:
         """The source order of the call tied to `key` (for events placed just before it)."""
         return self._call_order.get(key)
 
-    def events(self) -> Iterator[Emitted]:
-        """The run's events in order, numbered, timed and with call ids made unique."""
+    def events(self) -> Iterator[tuple[dict[str, Any], int | None]]:
+        """The run's events in order, numbered, timed and with call ids made unique, each with the
+        source line it came from."""
         entries = sorted(_terminal_merged(self._entries), key=_ORDER)
         if self._early:
             entries = _calls_first(entries)
@@ -118,13 +112,16 @@ class Timeline:
                 took = duration_ms(began, entry.at)   # the run's own length, for budgets of traces without time
                 if took is not None:
                     event["duration_ms"] = took
-            event["data"] = {**event.get("data", {}), "source": self._source(entry)}
+            data = event.get("data")
+            event["data"] = {**data, "source": self._source(entry)} if data else {"source": self._source(entry)}
             if entry.key is not None or "call_id" in event:
                 ids.apply(event, entry.key)
-            yield Emitted(event, entry.line)
+            yield event, entry.line
 
     def _source(self, entry: _Entry) -> dict[str, Any]:
         """`data.source`: where the event came from (built as events are written, not kept)."""
+        if entry.line is not None and entry.span_id is not None and not entry.synthetic:   # the usual event
+            return {"format": self.format, "file": self.file, "line": entry.line, "span_id": entry.span_id}
         source: dict[str, Any] = {"format": self.format, "file": self.file}
         if entry.line is not None:
             source["line"] = entry.line

@@ -94,14 +94,15 @@ def _quality(report: StabilityReport | LintReport | MutateReport, paint: Paint) 
 
 def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: str) -> list[str]:
     """Each trace's section (only the failing ones, and in them only the failing rules, unless
-    `detail` is verbose; none when quiet), the unreadable traces, then one line for them all."""
+    `detail` is verbose), the unreadable traces, then one line for them all; when quiet, that
+    line alone (the unreadable traces are on stderr too)."""
     lines: list[str] = []
     for section in report.reports if detail != "quiet" else ():
         if detail == "verbose":
             lines += _section(section, paint, all_rules=True) + [""]
         elif not ok(section) or _has_findings(section):
             lines += _section(section, paint, all_rules=False) + [""]
-    for failure in report.failures:
+    for failure in report.failures if detail != "quiet" else ():
         lines += [f"{paint('ERROR', _RED + _BOLD)}  {inert(failure.trace)}", f"      {inert(failure.error)}", ""]
     good = sum(1 for section in report.reports if ok(section))
     bad = len(report.reports) - good
