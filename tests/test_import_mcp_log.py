@@ -205,6 +205,27 @@ def test_compare_run_all_refuses_a_candidate_run_no_baseline_run_pairs_with(
                              f"baseline {tmp_path / 'baseline.mcp.jsonl'} to compare it with (its runs: s1, s3)\n")
 
 
+def test_runs_are_listed_in_the_order_they_begin_though_read_as_they_end(
+        logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
+    """s1 begins first and ends last (s2 runs whole inside it): every list of runs names s1 first."""
+    records = [json.loads(line) for line in logs["two_sessions"].read_text().splitlines() if line.strip()]
+    one = [record for record in records if record["session"] == "s1"]
+    two = [record for record in records if record["session"] == "s2"]
+    log = tmp_path / "nested.mcp.jsonl"
+    log.write_text("".join(json.dumps(record) + "\n" for record in [one[0], *two, *one[1:]]))
+    (tmp_path / "c.json").write_text(NO_SHELL)
+    checked = cli("check", "-c", str(tmp_path / "c.json"), "-t", str(log), "--input-format", "mcp-log", "--run", "all",
+                  "-f", "json")
+    assert [section["run"] for section in json.loads(checked.stdout)["reports"]] == ["s1", "s2"]
+    counted = cli("summary", "-t", str(log), "--input-format", "mcp-log", "--run", "all")
+    assert list(json.loads(counted.stdout)) == ["s1", "s2"]
+    compared = cli("compare", "-c", str(tmp_path / "c.json"), "-b", str(log), "-k", str(log), "--input-format",
+                   "mcp-log", "--run", "all", "-f", "json")
+    assert [section["candidate"]["run"] for section in json.loads(compared.stdout)["reports"]] == ["s1", "s2"]
+    refused = cli("check", "-c", str(tmp_path / "c.json"), "-t", str(log), "--input-format", "mcp-log")
+    assert "holds 2 runs (s1, s2)" in refused.stderr
+
+
 def test_summary_run_all_counts_each_run_by_its_id(logs: dict[str, Path], tmp_path: Path, cli: Cli) -> None:
     """§10.34: summary with --input-format takes --run all too: the counts of each run, by run id."""
     both = cli("summary", "-t", str(logs["two_sessions"]), "--input-format", "mcp-log", "--run", "all")

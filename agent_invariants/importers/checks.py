@@ -13,12 +13,13 @@ candidate run). A candidate run that no baseline run pairs with is bad input. Th
 are checked first and only their reports kept; then each candidate run is checked and compared as
 soon as it is read.
 
-`summary --run all` counts each run: an object of the summaries by run id, in the file's order.
+`summary --run all` counts each run: an object of the summaries by run id. Every batch lists the
+runs in the order they begin in the file.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace, summarize_trace
@@ -87,9 +88,11 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
                                                                      max_line_bytes=max_line_bytes,
                                                                      line_lengths=line_lengths), **checks))
                 continue
+            found_reports = []
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
-                reports.append(check_trace(contract, source, **checks))
+                found_reports.append((found.first_line, check_trace(contract, source, **checks)))
+            reports += _in_file_order(found_reports)
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
     return reports, failures
@@ -102,7 +105,7 @@ def compare_imported(contract: Contract, baseline: str, candidate: str, input_fo
     module's docstring), one section per candidate run, in the candidate file's order."""
     checks: dict[str, Any] = {"strict": strict, "partial": partial}
     before: dict[str, CheckReport] = {}
-    reports: list[CompareReport] = []
+    reports: list[tuple[int, CompareReport]] = []
     with collector.paused():
         base = SourceFile.of(baseline)
         for found in Stream(base, input_format, profile=profile, run=ALL_RUNS, max_line_bytes=max_line_bytes):
@@ -119,22 +122,34 @@ def compare_imported(contract: Contract, baseline: str, candidate: str, input_fo
                 raise TraceError(file.name, None, f"run {shown(found.run_id)} has no run of the same id in the "
                                  f"baseline {base.name} to compare it with (its runs: {ids})")
             source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
-            reports.append(compare_checked(contract, paired, run_check(contract, source, max_violations, **checks)))
+            checked = run_check(contract, source, max_violations, **checks)
+            reports.append((found.first_line, compare_checked(contract, paired, checked)))
         if not reports:
             raise TraceError(file.name, None, "holds no run to compare")
+    sections = _in_file_order(reports)
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
-        compatible=all(report.compatible for report in reports), pairs=len(reports),
-        regressions=sum(len(report.regressions) for report in reports), reports=reports, failures=[])
+        compatible=all(report.compatible for report in sections), pairs=len(sections),
+        regressions=sum(len(report.regressions) for report in sections), reports=sections, failures=[])
 
 
 def summarize_imported(path: str, input_format: str, *, profile: Any, max_line_bytes: int) -> dict[str, TraceSummary]:
     """`summary --run all`: the counts of every run of `path`, by run id, in the file's order."""
     file = SourceFile.of(path)
-    summaries: dict[str, TraceSummary] = {}
+    summaries: list[tuple[int, tuple[str, TraceSummary]]] = []
     with collector.paused():
         for found in Stream(file, input_format, profile=profile, run=ALL_RUNS, max_line_bytes=max_line_bytes):
-            summaries[found.run_id] = summarize_trace(ImportedTrace(file, found, max_line_bytes=max_line_bytes))
+            summary = summarize_trace(ImportedTrace(file, found, max_line_bytes=max_line_bytes))
+            summaries.append((found.first_line, (found.run_id, summary)))
     if not summaries:
         raise TraceError(file.name, None, "holds no run to count")
-    return summaries
+    return dict(_in_file_order(summaries))
+
+
+Section = TypeVar("Section")
+
+
+def _in_file_order(found: list[tuple[int, Section]]) -> list[Section]:
+    """What was made of each run, in the order the runs begin in the file (an importer hands a
+    run out as soon as its last record is read, so a run that began first may come later)."""
+    return [section for _, section in sorted(found, key=lambda pair: pair[0])]

@@ -7,6 +7,7 @@ that it keeps the records of those only (memory per run, not per file), and coun
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent_invariants.errors import TraceError
@@ -23,14 +24,15 @@ ALL_RUNS = "all"
 
 
 class ImportedRun:
-    """One run read from the input: its id, its file, and its events with the source line of
-    each, written out when asked for (`emitted()`, once per pass; `events` holds them all, for
-    small runs)."""
+    """One run read from the input: its id, its file, the line of its first record (runs are
+    handed out as they end; a batch lists them in the order they begin), and its events with the
+    source line of each, written out when asked for (`emitted()`, once per pass; `events` holds
+    them all, for small runs)."""
 
-    __slots__ = ("_timeline", "file", "run_id")
+    __slots__ = ("_timeline", "file", "first_line", "run_id")
 
-    def __init__(self, run_id: str, timeline: Timeline, file: SourceFile) -> None:
-        self.run_id, self._timeline, self.file = run_id, timeline, file
+    def __init__(self, run_id: str, timeline: Timeline, file: SourceFile, first_line: int = 0) -> None:
+        self.run_id, self._timeline, self.file, self.first_line = run_id, timeline, file, first_line
 
     def __len__(self) -> int:
         return len(self._timeline)
@@ -50,7 +52,7 @@ class Context:
 
     def finished(self, run_id: str, timeline: Timeline) -> ImportedRun:
         """A run an importer has read whole."""
-        return ImportedRun(run_id, timeline, self.source)
+        return ImportedRun(run_id, timeline, self.source, self.began.pop(run_id, 0))
 
 
     def __init__(self, source: SourceFile, profile: Profile | None = None, run: str | None = None,
@@ -58,6 +60,7 @@ class Context:
         self.source, self.file, self.profile, self.run = source, source.name, profile, run
         self.skipped = 0
         self.other_runs: list[str] = []
+        self.began: dict[str, int] = {}   # the line of the first record of each run being read
         self.hoist_elicitation = bool(profile is not None and profile.hoist_elicitation)
         self.ending: dict[int, set[str]] = {}
         """Line -> the runs whose last record is on it (from a first pass over a file; empty for
@@ -101,6 +104,7 @@ class Runs(Generic[Item]):
                                  "records were taken to end on (its id is written in a way that cannot be found "
                                  "quickly); read the file through a pipe to take it whole")
             found = self.open[run_id] = self.make(run_id)
+            self.context.began[run_id] = line
         return found
 
     def ended(self, line: int) -> Iterator[tuple[str, Item]]:
@@ -137,6 +141,8 @@ def one_run(runs: Iterator[ImportedRun], where: str, choose: str) -> ImportedRun
     second = next(runs, None)
     if second is None:
         return first
-    ids = [first.run_id, second.run_id] + [found.run_id for found in runs]
+    # in the order the runs begin in the file (they are read as they end); one run held at a time
+    begun = [(found.first_line, found.run_id) for found in chain((first, second), runs)]
+    ids = [run_id for _, run_id in sorted(begun, key=lambda pair: pair[0])]
     shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
     raise TraceError(where, None, f"holds {len(ids)} runs ({shown}); {choose}")
