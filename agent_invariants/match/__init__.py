@@ -24,11 +24,12 @@ value like any other.
   never matches). RE2 syntax: no backreferences, lookaround, atomic groups, possessive quantifiers,
   conditionals or comments, repetitions up to 1000, and `\\z` (not `\\Z`) for the end of the
   text; such a pattern is refused when the contract loads. With the `re2` extra the search runs
-  on RE2, in linear time on any input; without it, on Python's engine with RE2's meanings, which
-  refuses a few RE2 features (`\\pL`, `\\Q...\\E`) and can be slow on nested repetition.
+  on RE2, in linear time on any input; without it, on Python's engine with RE2's meanings (Unicode
+  categories such as `\\pL`, `\\Q...\\E` and `\\x{41}` included), which refuses the few RE2 features
+  it cannot say (scripts such as `\\p{Greek}`, `(?U)`) and can be slow on nested repetition.
 - `$in` (a list of at most 1000 values, or a reference): equal to one of them.
-- `$gt`, `$gte`, `$lt`, `$lte` (a finite number, or a reference): a number in range; booleans and
-  strings such as `"100"` never compare.
+- `$gt`, `$gte`, `$lt`, `$lte` (a finite number, or a reference): a number in range; booleans,
+  strings such as `"100"` and a number read as infinity (`1e400`) never compare.
 - `$exists` (true or false): whether the key is present; only as the value of a key (also in a
   branch of that value's `$any_of`).
 - `$any_of` (2..20 nodes): some branch matches.

@@ -16,6 +16,8 @@ False never means more than "not surely": an unresolved reference is a no here, 
 """
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,13 +29,16 @@ __all__ = ("Holds", "quick")
 Holds = Callable[[Any, Resolve], bool]
 """A compiled test: (value, or ABSENT for a missing key; the subject's resolver) -> surely matches."""
 
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "$gt": lambda value, bound: as_double(value) > as_double(bound),
-    "$gte": lambda value, bound: as_double(value) >= as_double(bound),
-    "$lt": lambda value, bound: as_double(value) < as_double(bound),
-    "$lte": lambda value, bound: as_double(value) <= as_double(bound),
-}
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
 """Comparisons on the doubles JavaScript reads, as equality compares them (so 2^53 + 1 <= 2^53)."""
+
+
+def _compares(compare: Callable[[float, float], bool], value: Any, bound: Any) -> bool:
+    """Whether two JSON numbers compare so: finite numbers only (a value read as infinity, such as
+    `1e400`, compares with nothing)."""
+    value, bound = as_double(value), as_double(bound)
+    return math.isfinite(value) and math.isfinite(bound) and compare(value, bound)
 
 
 def quick(node: Node, *, exact: bool = False, ignore: Sequence[str] = ()) -> Holds:
@@ -142,9 +147,9 @@ def _in_candidates(reference: Reference) -> Holds:
     return holds
 
 
-def _comparison(compare: Callable[[Any, Any], bool], operand: Any) -> Holds:
+def _comparison(compare: Callable[[float, float], bool], operand: Any) -> Holds:
     if not isinstance(operand, Node):
-        return lambda actual, resolve: is_number(actual) and compare(actual, operand)
+        return lambda actual, resolve: is_number(actual) and _compares(compare, actual, operand)
     reference = operand.value
 
     def holds(actual: Any, resolve: Resolve) -> bool:
@@ -154,7 +159,7 @@ def _comparison(compare: Callable[[Any, Any], bool], operand: Any) -> Holds:
         if isinstance(found, str):
             return False
         bounds = distinct(found, 2)   # one distinct candidate, or ambiguous: two are enough to tell
-        return len(bounds) == 1 and is_number(bounds[0]) and compare(actual, bounds[0])
+        return len(bounds) == 1 and is_number(bounds[0]) and _compares(compare, actual, bounds[0])
 
     return holds
 

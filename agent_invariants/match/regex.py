@@ -10,14 +10,18 @@ With the `re2` extra (google-re2) the search runs on RE2 itself, through a one-p
 it answers only whether the pattern is found, which is all a match asks, in a fifth of the time
 of `re2.compile(...).search` (whose match object is built in Python). Without it, Python's
 engine runs a translation with RE2's meanings: `$` only at the very end unless the pattern turns
-on multi-line mode (`\\z` is Python's `\\Z`), POSIX classes such as `[[:digit:]]`, and ASCII `\\d`,
-`\\w`, `\\s`, `\\b`. RE2 features Python lacks (`\\pL`, `\\Q…\\E`, `(?<name>…)`, `(?U)`) then need
-the extra, and nested repetition can be slow on long text: install the extra where traces are not
-trusted.
+on multi-line mode (`\\z` is Python's `\\Z`), POSIX classes such as `[[:digit:]]`, ASCII `\\d`,
+`\\w`, `\\s`, `\\b`, Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`, `\\p{Any}`) as
+the code points Python's own Unicode tables give them, `\\x{41}`, `\\Q…\\E`, `\\C` (one character
+here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). What is left (scripts
+such as `\\p{Greek}`, `(?U)`, `(?<name>…)`) needs the extra; so do untrusted traces, as nested
+repetition can be slow on long text.
 """
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -93,18 +97,23 @@ def _python_search(pattern: str) -> Callable[[str], object]:
 
 def _python_pattern(pattern: str) -> str:
     """The pattern as Python's engine says it with RE2's meaning: `$` and `\\z` at the very end
-    (unless an inline flag turns on multi-line mode), POSIX classes spelt out."""
+    (unless an inline flag turns on multi-line mode), classes and escapes Python lacks spelt out."""
     multi_line = any("m" in flags.split("-")[0] for flags in _INLINE_FLAGS.findall(pattern))
     out, at, size = [], 0, len(pattern)
     while at < size:
         char = pattern[at]
         if char == "\\":
-            pair = pattern[at:at + 2]
-            out.append("\\Z" if pair == "\\z" else pair)
-            at += 2
+            if pattern[at + 1:at + 2] == "Q":   # \Q…\E: literal text, to \E or the end
+                end = pattern.find("\\E", at + 2)
+                end = size if end == -1 else end
+                out.append(re.escape(pattern[at + 2:end]))
+                at = end + 2
+                continue
+            escape, at = _escape(pattern, at)
+            out.append("\\Z" if escape == "\\z" else "(?s:.)" if escape == "\\C" else _outside_class(escape))
         elif char == "[":
             end = _class_end(pattern, at)
-            out.append(_posix_classes(pattern[at:end]))
+            out.append(_set(pattern[at:end]))
             at = end
         else:
             out.append("\\Z" if char == "$" and not multi_line else char)
@@ -112,9 +121,120 @@ def _python_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def _posix_classes(text: str) -> str:
-    return re.sub(r"\[:(\^?)([a-z]+):\]", lambda found: _POSIX.get(found[2], found[0]) if not found[1] else found[0],
-                  text)
+_PROPERTY = re.compile(r"\\([pP])(?:\{(\^?)([A-Za-z_]+)\}|([A-Za-z]))")
+_CODE_POINT = re.compile(r"\\x\{([0-9A-Fa-f]{1,6})\}")
+
+
+def _escape(pattern: str, at: int) -> tuple[str, int]:
+    """The escape that starts at `at` (`\\pL`, `\\p{Lu}`, `\\x{41}`, or a backslash and one
+    character) and the position after it."""
+    for form in (_PROPERTY, _CODE_POINT):
+        found = form.match(pattern, at)
+        if found is not None:
+            return found[0], found.end()
+    return pattern[at:at + 2], at + 2
+
+
+def _outside_class(escape: str) -> str:
+    property_ranges = _property(escape)
+    if property_ranges is not None:
+        negated, ranges = property_ranges
+        return f"[{'^' if negated else ''}{ranges}]"
+    return _code_point(escape)
+
+
+def _code_point(escape: str) -> str:
+    found = _CODE_POINT.fullmatch(escape)
+    if found is None or int(found[1], 16) > 0x10FFFF:
+        return escape   # Python's engine says what is wrong with it
+    return f"\\U{int(found[1], 16):08X}"
+
+
+def _set(text: str) -> str:
+    """A character class in Python's words: POSIX classes and Unicode categories spelt out as
+    ranges, `\\x{…}` as `\\U…`, and a `-` next to a class escape (`[\\d-z]`) a literal dash."""
+    out, at = [text[0]], 1
+    if text[at:at + 1] == "^":
+        out.append("^")
+        at += 1
+    end = len(text) - 1   # the closing `]`
+    after_class = False   # the last item was a class escape or a POSIX class: a `-` next is literal
+    while at < end:
+        if text.startswith("[:", at):
+            close = text.find(":]", at + 2)
+            if close != -1:
+                name = text[at:close + 2]
+                posix = re.fullmatch(r"\[:(\^?)([a-z]+):\]", name)
+                out.append(_POSIX.get(posix[2], name) if posix and not posix[1] else name)
+                at, after_class = close + 2, True
+                continue
+        char = text[at]
+        if char == "\\":
+            escape, at = _escape(text, at)
+            property_ranges = _property(escape)
+            if property_ranges is not None:
+                negated, ranges = property_ranges
+                out.append(_complement(ranges) if negated else ranges)
+            else:
+                out.append(_code_point(escape))
+            after_class = property_ranges is not None or escape[1:2] in ("d", "D", "w", "W", "s", "S")
+            continue
+        if char == "-" and after_class and at < end - 1:   # RE2 reads it as a dash; Python as a bad range
+            out.append("\\-")
+        else:
+            out.append(char)
+        at += 1
+        after_class = False
+    out.append("]")
+    return "".join(out)
+
+
+def _property(escape: str) -> tuple[bool, str] | None:
+    """(negated, the ranges of a set) of a Unicode property escape; None for any other escape,
+    and for properties Python's tables cannot say (scripts): Python's engine then refuses them."""
+    found = _PROPERTY.fullmatch(escape)
+    if found is None:
+        return None
+    name = found[3] or found[4]
+    negated = (found[1] == "P") != (found[2] == "^")
+    if name == "Any":
+        return negated, "\\x00-\\U0010FFFF"
+    if name not in _CATEGORIES:
+        return None
+    return negated, _category_ranges(name)
+
+
+_CATEGORIES = frozenset({"C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N",
+                         "Nd", "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So",
+                         "Z", "Zl", "Zp", "Zs"})
+
+
+@functools.cache
+def _category_ranges(name: str) -> str:
+    """The code points of a general category (one letter: all of its two-letter ones) as set ranges."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x110000):
+        category = unicodedata.category(chr(code))
+        if category == name or category[0] == name:
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(f"\\U{first:08X}" if first == last else f"\\U{first:08X}-\\U{last:08X}" for first, last in ranges)
+
+
+def _complement(ranges: str) -> str:
+    """The set ranges of every code point not in `ranges` (as `_category_ranges` writes them)."""
+    taken = [(int(first, 16), int(last or first, 16))
+             for first, last in re.findall(r"\\U([0-9A-F]{8})(?:-\\U([0-9A-F]{8}))?", ranges)]
+    out, start = [], 0
+    for first, last in taken:
+        if first > start:
+            out.append(f"\\U{start:08X}-\\U{first - 1:08X}")
+        start = last + 1
+    if start <= 0x10FFFF:
+        out.append(f"\\U{start:08X}-\\U0010FFFF")
+    return "".join(out)
 
 
 def _class_end(pattern: str, at: int) -> int:

@@ -366,6 +366,8 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
         if not is_number(actual):
             return False
         value, bound = as_double(actual), as_double(bound)   # the doubles JavaScript reads, as equality
+        if not (math.isfinite(value) and math.isfinite(bound)):
+            return False   # finite numbers only: a value read as infinity (`1e400`) compares with nothing
         compared: bool = {"$gt": value > bound, "$gte": value >= bound, "$lt": value < bound,
                           "$lte": value <= bound}[name]
         return compared
