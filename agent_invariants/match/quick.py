@@ -149,7 +149,15 @@ def _in_candidates(reference: Reference) -> Holds:
 
 def _comparison(compare: Callable[[float, float], bool], operand: Any) -> Holds:
     if not isinstance(operand, Node):
-        return lambda actual, resolve: is_number(actual) and _compares(compare, actual, operand)
+        bound = as_double(operand)   # finite: the loader refuses any other
+
+        def holds_bound(actual: Any, resolve: Resolve) -> bool:
+            if not is_number(actual):
+                return False
+            value = as_double(actual)
+            return math.isfinite(value) and compare(value, bound)
+
+        return holds_bound
     reference = operand.value
 
     def holds(actual: Any, resolve: Resolve) -> bool:
