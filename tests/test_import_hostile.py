@@ -421,3 +421,23 @@ def test_the_runs_end_says_how_long_the_run_took(tmp_path: Path) -> None:
     found = imported(write(tmp_path, otlp(agent(start=BASE, end=BASE + 2_500_000))))
     assert [event["type"] for event in found] == ["run.start", "run.completed"]
     assert found[-1]["duration_ms"] == 2.5 and "duration_ms" not in found[0]
+
+
+def test_a_lone_surrogate_escape_is_read_as_the_replacement_character_as_in_a_native_trace(tmp_path: Path) -> None:
+    """JavaScript writes `\\ud83d` alone for a string cut inside an emoji; a native trace reads it as
+    U+FFFD, and so does every importer: in the record itself and in args given as JSON text."""
+    line = otlp(agent(), tool("b" * 16, BASE + 1000, BASE + 2000, name="refund\ud83d", call_id="c1",
+                              gen_ai__tool__call__arguments='{"note": "cut \ud83d"}'))
+    assert "\\ud83d" in line   # json.dumps escapes the lone surrogate
+    events = imported(write(tmp_path, line + "\n"))
+    call = next(event for event in events if event["type"] == "tool.call")
+    assert (call["tool"], call["args"]) == ("refund\ufffd", {"note": "cut \ufffd"})
+    line = otlp(agent(), tool("b" * 16, BASE + 1000, BASE + 2000, call_id="c1",
+                              gen_ai__tool__call__arguments='{"note": "cut \\ud83d"}'))   # the escape in the JSON text
+    call = next(event for event in imported(write(tmp_path, line + "\n")) if event["type"] == "tool.call")
+    assert call["args"] == {"note": "cut \ufffd"}
+    session = {"ts": "2026-01-01T00:00:00Z", "session": "s1", "dir": "c2s",
+               "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "lookup", "arguments": {"order": "A\udc00"}}}}
+    events = imported(write(tmp_path, json.dumps(session) + "\n", "s.mcp.jsonl"), "mcp-log")
+    assert next(event for event in events if event["type"] == "tool.call")["args"] == {"order": "A\ufffd"}

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from agent_invariants._js import utf16_len
+from agent_invariants._js import replace_lone_surrogates, utf16_len
 
 __all__ = ("END", "FIRST", "LAST", "START", "Timeline", "as_object", "cut_text", "duration_ms", "iso_nanos",
            "model_call", "nanos_iso", "parse_args", "parse_result")
@@ -316,7 +316,7 @@ def _json(text: str) -> Any:
     if not stripped or stripped[0] not in '{["-0123456789tfn':
         return _NOT_JSON
     try:
-        value = _decode(stripped)
+        value = _decode(replace_lone_surrogates(stripped.encode()) if "\\u" in stripped else stripped)
     except (msgspec.DecodeError, RecursionError, msgspec.ValidationError):
         return _NOT_JSON
     if isinstance(value, float) and not math.isfinite(value):

@@ -7,7 +7,8 @@ never held beyond the one being handed out: a line longer than `max_line_bytes` 
 than buffered, and a whole-file document is read only up to the same bound.
 
 Blank lines are skipped. A line that is not JSON, not UTF-8 or nested too deep stops the import
-with `file:line: ...`, like a native trace.
+with `file:line: ...`, like a native trace; a lone UTF-16 surrogate escape (`\\ud83d` without its
+partner, as JavaScript writes a string cut inside an emoji) is read as U+FFFD, as in a native trace.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 import msgspec
 
-from agent_invariants._js import utf16_len_of_utf8
+from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, too_deep_at
 
@@ -214,7 +215,7 @@ def _record(name: str, text: bytes, line: int, max_line_bytes: int) -> Record | 
         return None
     if too_deep_at(text) is not None:
         raise TraceError(name, line, INVALID_TOO_DEEP)
-    return Record(line, text, file=name)
+    return Record(line, replace_lone_surrogates(text), file=name)
 
 
 def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
@@ -229,7 +230,7 @@ def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) ->
     if len(data) > max_line_bytes:
         raise TraceError(name, 1, f"is one JSON document larger than {max_line_bytes} bytes; write it as JSON "
                          "Lines (one record per line) or raise --max-line-bytes")
-    text = bytes(data)
+    text = replace_lone_surrogates(bytes(data))
     if too_deep_at(text) is not None:
         raise TraceError(name, None, INVALID_TOO_DEEP)
     try:
