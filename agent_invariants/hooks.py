@@ -7,10 +7,11 @@ pre-commit hands over every JSON and YAML file of the commit; a file is taken fo
 its name is `agent-invariants.json` (`.yaml`, `.yml`, or `agent-invariants.<anything>.json`...),
 ends in `.contract.json` (`.yaml`, `.yml`), or its `$schema` names an agent-invariants contract
 schema (its URL, or a path to `contract-v1.schema.json` or `contract-v2.schema.json`, as this
-repository's examples write it). Other files are passed over. `validate` prints each invalid contract's problems as the
-command does (`agent-invariants: contract.json:14: $.rules[2].tool: must not be empty`); `lint`
-also prints every finding as `contract.json:7: error <code> [<rule ids>]: <message>`. The exit is
-1 when a contract does not validate, when lint finds an error, or (`--strict`) any finding.
+repository's examples write it). Other files are passed over. `validate` prints each invalid
+contract's problems as the command does (`agent-invariants: contract.json:14: $.rules[2].tool:
+must not be empty`); `lint` also prints every finding as `contract.json:7: error <code> [<rule
+ids>]: <message>`. The exit is 1 when a contract does not validate, when lint finds an error, or
+(`--strict`) any finding.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ runs in the order they begin in the file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace, summarize_trace
@@ -29,6 +29,7 @@ from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError
 from agent_invariants.importers import ALL_RUNS, Stream, one_run
 from agent_invariants.importers.records import SourceFile
+from agent_invariants.importers.run import in_file_order
 from agent_invariants.importers.source import ImportedTrace
 from agent_invariants.output import shown
 from agent_invariants.report import (
@@ -92,7 +93,7 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
                 found_reports.append((found.first_line, check_trace(contract, source, **checks)))
-            reports += _in_file_order(found_reports)
+            reports += in_file_order(found_reports)
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
     return reports, failures
@@ -126,7 +127,7 @@ def compare_imported(contract: Contract, baseline: str, candidate: str, input_fo
             reports.append((found.first_line, compare_checked(contract, paired, checked)))
         if not reports:
             raise TraceError(file.name, None, "holds no run to compare")
-    sections = _in_file_order(reports)
+    sections = in_file_order(reports)
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
         compatible=all(report.compatible for report in sections), pairs=len(sections),
@@ -143,13 +144,5 @@ def summarize_imported(path: str, input_format: str, *, profile: Any, max_line_b
             summaries.append((found.first_line, (found.run_id, summary)))
     if not summaries:
         raise TraceError(file.name, None, "holds no run to count")
-    return dict(_in_file_order(summaries))
+    return dict(in_file_order(summaries))
 
-
-Section = TypeVar("Section")
-
-
-def _in_file_order(found: list[tuple[int, Section]]) -> list[Section]:
-    """What was made of each run, in the order the runs begin in the file (an importer hands a
-    run out as soon as its last record is read, so a run that began first may come later)."""
-    return [section for _, section in sorted(found, key=lambda pair: pair[0])]

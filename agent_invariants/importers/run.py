@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from agent_invariants.importers.profile import Profile
     from agent_invariants.importers.records import SourceFile
 
-__all__ = ("ALL_RUNS", "Context", "ImportedRun", "Runs", "new_list", "one_run")
+__all__ = ("ALL_RUNS", "Context", "ImportedRun", "Runs", "in_file_order", "new_list", "one_run")
 
 ALL_RUNS = "all"
 """`--run all`: every run of the input."""
@@ -141,8 +141,16 @@ def one_run(runs: Iterator[ImportedRun], where: str, choose: str) -> ImportedRun
     second = next(runs, None)
     if second is None:
         return first
-    # in the order the runs begin in the file (they are read as they end); one run held at a time
-    begun = [(found.first_line, found.run_id) for found in chain((first, second), runs)]
-    ids = [run_id for _, run_id in sorted(begun, key=lambda pair: pair[0])]
+    ids = in_file_order([(found.first_line, found.run_id) for found in chain((first, second), runs)])
     shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
     raise TraceError(where, None, f"holds {len(ids)} runs ({shown}); {choose}")
+
+
+Made = TypeVar("Made")
+
+
+def in_file_order(made: list[tuple[int, Made]]) -> list[Made]:
+    """What was made of each run, given with the run's `first_line`, in the order the runs begin in
+    the file: an importer hands a run out as soon as its last record is read, so a run that began
+    first may come later (one run is held at a time; what is made of it is kept)."""
+    return [item for _, item in sorted(made, key=lambda pair: pair[0])]

@@ -17,29 +17,26 @@ False never means more than "not surely": an unresolved reference is a no here, 
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_invariants.match.equality import as_double, json_equal
-from agent_invariants.match.tree import ABSENT, Node, Reference, Resolve, distinct, holds_equal, is_number
+from agent_invariants.match.tree import (
+    ABSENT,
+    COMPARISONS,
+    Node,
+    Reference,
+    Resolve,
+    compares,
+    distinct,
+    holds_equal,
+    is_number,
+)
 
 __all__ = ("Holds", "quick")
 
 Holds = Callable[[Any, Resolve], bool]
 """A compiled test: (value, or ABSENT for a missing key; the subject's resolver) -> surely matches."""
-
-_COMPARE: dict[str, Callable[[float, float], bool]] = {
-    "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
-"""Comparisons on the doubles JavaScript reads, as equality compares them (so 2^53 + 1 <= 2^53)."""
-
-
-def _compares(compare: Callable[[float, float], bool], value: Any, bound: Any) -> bool:
-    """Whether two JSON numbers compare so: finite numbers only (a value read as infinity, such as
-    `1e400`, compares with nothing)."""
-    value, bound = as_double(value), as_double(bound)
-    return math.isfinite(value) and math.isfinite(bound) and compare(value, bound)
-
 
 def quick(node: Node, *, exact: bool = False, ignore: Sequence[str] = ()) -> Holds:
     """The test of `node` (with `exact`, key sets must be equal at every level, but for the
@@ -125,8 +122,8 @@ def _operator(name: str, operand: Any, exact: bool) -> Holds:
         return lambda actual, resolve: actual.__class__ is str and operand(actual) is not None
     if name == "$literal":
         return lambda actual, resolve: actual is not ABSENT and json_equal(actual, operand)
-    if name in _COMPARE:
-        return _comparison(_COMPARE[name], operand)
+    if name in COMPARISONS:
+        return _comparison(COMPARISONS[name], operand)
     if name == "$in":
         return _in(operand)
     item = _quick(operand, exact, frozenset())   # $contains
@@ -151,7 +148,7 @@ def _comparison(compare: Callable[[float, float], bool], operand: Any) -> Holds:
     if not isinstance(operand, Node):
         bound = as_double(operand)   # finite: the loader refuses any other
 
-        def holds_bound(actual: Any, resolve: Resolve) -> bool:
+        def holds_bound(actual: Any, resolve: Resolve) -> bool:   # `compares`, the bound's double read once
             if not is_number(actual):
                 return False
             value = as_double(actual)
@@ -167,7 +164,7 @@ def _comparison(compare: Callable[[float, float], bool], operand: Any) -> Holds:
         if isinstance(found, str):
             return False
         bounds = distinct(found, 2)   # one distinct candidate, or ambiguous: two are enough to tell
-        return len(bounds) == 1 and is_number(bounds[0]) and _compares(compare, actual, bounds[0])
+        return len(bounds) == 1 and is_number(bounds[0]) and compares(compare, actual, bounds[0])
 
     return holds
 

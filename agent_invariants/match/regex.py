@@ -139,7 +139,7 @@ def _outside_class(escape: str) -> str:
     property_ranges = _property(escape)
     if property_ranges is not None:
         negated, ranges = property_ranges
-        return f"[{'^' if negated else ''}{ranges}]"
+        return f"[{'^' if negated else ''}{_written(ranges)}]"
     return _code_point(escape)
 
 
@@ -174,7 +174,7 @@ def _set(text: str) -> str:
             property_ranges = _property(escape)
             if property_ranges is not None:
                 negated, ranges = property_ranges
-                out.append(_complement(ranges) if negated else ranges)
+                out.append(_written(_complement(ranges) if negated else ranges))
             else:
                 out.append(_code_point(escape))
             after_class = property_ranges is not None or escape[1:2] in ("d", "D", "w", "W", "s", "S")
@@ -189,16 +189,20 @@ def _set(text: str) -> str:
     return "".join(out)
 
 
-def _property(escape: str) -> tuple[bool, str] | None:
-    """(negated, the ranges of a set) of a Unicode property escape; None for any other escape,
-    and for properties Python's tables cannot say (scripts): Python's engine then refuses them."""
+Ranges = tuple[tuple[int, int], ...]
+"""Code points as (first, last) ranges, in order."""
+
+
+def _property(escape: str) -> tuple[bool, Ranges] | None:
+    """(negated, the code points) of a Unicode property escape; None for any other escape, and
+    for properties Python's tables cannot say (scripts): Python's engine then refuses them."""
     found = _PROPERTY.fullmatch(escape)
     if found is None:
         return None
     name = found[3] or found[4]
     negated = (found[1] == "P") != (found[2] == "^")
     if name == "Any":
-        return negated, "\\x00-\\U0010FFFF"
+        return negated, ((0, 0x10FFFF),)
     if name not in _CATEGORIES:
         return None
     return negated, _category_ranges(name)
@@ -210,8 +214,8 @@ _CATEGORIES = frozenset({"C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt
 
 
 @functools.cache
-def _category_ranges(name: str) -> str:
-    """The code points of a general category (one letter: all of its two-letter ones) as set ranges."""
+def _category_ranges(name: str) -> Ranges:
+    """The code points of a general category (one letter: all of its two-letter ones)."""
     ranges: list[tuple[int, int]] = []
     for code in range(0x110000):
         category = unicodedata.category(chr(code))
@@ -220,21 +224,24 @@ def _category_ranges(name: str) -> str:
                 ranges[-1] = (ranges[-1][0], code)
             else:
                 ranges.append((code, code))
-    return "".join(f"\\U{first:08X}" if first == last else f"\\U{first:08X}-\\U{last:08X}" for first, last in ranges)
+    return tuple(ranges)
 
 
-def _complement(ranges: str) -> str:
-    """The set ranges of every code point not in `ranges` (as `_category_ranges` writes them)."""
-    taken = [(int(first, 16), int(last or first, 16))
-             for first, last in re.findall(r"\\U([0-9A-F]{8})(?:-\\U([0-9A-F]{8}))?", ranges)]
-    out, start = [], 0
-    for first, last in taken:
+def _complement(ranges: Ranges) -> Ranges:
+    """Every code point not in `ranges`."""
+    found, start = [], 0
+    for first, last in ranges:
         if first > start:
-            out.append(f"\\U{start:08X}-\\U{first - 1:08X}")
+            found.append((start, first - 1))
         start = last + 1
     if start <= 0x10FFFF:
-        out.append(f"\\U{start:08X}-\\U0010FFFF")
-    return "".join(out)
+        found.append((start, 0x10FFFF))
+    return tuple(found)
+
+
+def _written(ranges: Ranges) -> str:
+    """Ranges as the inside of a set: `\\U…` for each code point, a dash between first and last."""
+    return "".join(f"\\U{first:08X}" if first == last else f"\\U{first:08X}-\\U{last:08X}" for first, last in ranges)
 
 
 def _class_end(pattern: str, at: int) -> int:

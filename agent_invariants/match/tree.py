@@ -23,6 +23,7 @@ errors, `MatchError`, naming the JSON path of the mistake in the contract.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -32,8 +33,8 @@ from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.paths import parse_path, pointer
 from agent_invariants.match.regex import RegexError, compile_search
 
-__all__ = ("ABSENT", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference", "compile_tree",
-           "distinct", "evaluate", "holds_equal", "is_number", "no_references")
+__all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
+           "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "is_number", "no_references")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
@@ -363,14 +364,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             bound = bounds[0]
             if not is_number(bound):
                 return False
-        if not is_number(actual):
-            return False
-        value, bound = as_double(actual), as_double(bound)   # the doubles JavaScript reads, as equality
-        if not (math.isfinite(value) and math.isfinite(bound)):
-            return False   # finite numbers only: a value read as infinity (`1e400`) compares with nothing
-        compared: bool = {"$gt": value > bound, "$gte": value >= bound, "$lt": value < bound,
-                          "$lte": value <= bound}[name]
-        return compared
+        return is_number(actual) and compares(COMPARISONS[name], actual, bound)
     if name == "$in":
         values = operand
         if isinstance(operand, Node):
@@ -434,6 +428,19 @@ def _mismatch(outcome: Outcome, at: tuple[str | int, ...], expected: Any, actual
         entry["actual"] = actual
     outcome.mismatches.append(entry)
     return False
+
+
+COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
+"""The comparison operators, on doubles."""
+
+
+def compares(compare: Callable[[float, float], bool], actual: Any, bound: Any) -> bool:
+    """Whether two JSON numbers compare so, as the doubles JavaScript reads (as equality compares
+    them: 2^53 + 1 <= 2^53); finite numbers only (a value read as infinity, such as `1e400`,
+    compares with nothing)."""
+    value, limit = as_double(actual), as_double(bound)
+    return math.isfinite(value) and math.isfinite(limit) and compare(value, limit)
 
 
 def is_number(value: Any) -> bool:

@@ -271,14 +271,14 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     numbered traces: which do not report, and with a contract, each one's check."""
     reporting = sum(1 for run in report.runs if run.reporting)
     traces = plural(len(report.runs), "trace")
-    report_ = "reports" if reporting == 1 else "report"
+    verb = "reports" if reporting == 1 else "report"
     if not report.measured:
-        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {traces} {report_} an output; 2 are needed"
+        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {traces} {verb} an output; 2 are needed"
     elif report.stable:
-        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} {report_} an output, all of one shape"
+        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} {verb} an output, all of one shape"
     else:
         paths = plural(len({entry.path for entry in report.unstable}), "unstable path")
-        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {report_} an output · {paths}"
+        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {verb} an output · {paths}"
     lines = [head]
     for entry in report.unstable:
         lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry)}")
