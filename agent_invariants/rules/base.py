@@ -133,6 +133,10 @@ class Rule:
     """The reasons of the kind's violations that come from liveness parts (spec v2 §0, §10 point
     82): a trace cut short may yet satisfy them, so `--partial` reports them `inconclusive`. A kind
     whose parts depend on its options overrides `is_liveness`."""
+    mixed_parts: ClassVar[bool] = False
+    """True for kinds whose one rule may find violations of both liveness and safety parts (as
+    tool_calls' `max` and `min`): they pass `liveness=True` to `note_violation` for each liveness
+    one, so that `--partial` counts exactly those that `--max-violations` left out of the report."""
     routes_change: ClassVar[bool] = False
     """True for kinds whose handlers may return True (their interests change with what they saw,
     as stop_is_final's after the first stop): what `route` says of a fresh rule then does not hold
@@ -155,6 +159,7 @@ class Rule:
         self.checked = 0
         self.violations: list[Violation] = []
         self.violation_count = 0              # every violation found, kept or not
+        self.liveness_cut = 0                 # (mixed_parts) liveness violations found but not kept
         self.cap = DEFAULT_MAX_VIOLATIONS     # the most violations kept; see limit_violations
         self.read_output: list[Violation] = []   # kept violations that read the final output (caused_by)
 
@@ -199,10 +204,16 @@ class Rule:
                           checked=self.checked, violations=self.violations,
                           truncated=True if cut else UNSET, violations_total=total if cut else UNSET)
 
-    def note_violation(self) -> bool:
-        """Count the rule's next violation; True when it is to be kept (built with `keep`)."""
+    def note_violation(self, *, liveness: bool = False) -> bool:
+        """Count the rule's next violation; True when it is to be kept (built with `keep`). A kind
+        with `mixed_parts` says whether it comes from a liveness part, for the count of those
+        that are not kept (`inconclusive_total`)."""
         self.violation_count += 1
-        return self.violation_count <= self.cap
+        if self.violation_count <= self.cap:
+            return True
+        if liveness:
+            self.liveness_cut += 1
+        return False
 
     def note_violations(self, count: int) -> int:
         """Count the rule's next `count` violations at once; how many of them are to be kept."""
@@ -231,7 +242,11 @@ class Rule:
 
     def inconclusive_total(self, kept: int) -> int:
         """How many of all the rule's violations are liveness ones, given that `kept` of the kept
-        ones are: all of them when every violation the rule keeps is, else the kept ones."""
+        ones are: with `mixed_parts`, those and the ones counted as liveness but not kept; for
+        other kinds (a rule's violations all come from one sort of part), all of them when every
+        kept one is, else none past the kept ones."""
+        if self.mixed_parts:
+            return kept + self.liveness_cut
         if kept and kept == len(self.violations):
             return self.violation_count
         return kept

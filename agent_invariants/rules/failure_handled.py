@@ -113,6 +113,7 @@ class FailureHandled(Rule):
     config_type: ClassVar[type[RuleConfig]] = FailureHandledConfig
     tags: ClassVar[tuple[str, ...]] = ("reliability", "tools")
     reason: ClassVar[str] = "unhandled"
+    mixed_parts: ClassVar[bool] = True   # a failure whose window the trace cut short is liveness
     pairs_calls = True
     checked_nothing_is_normal = True   # a run without failures is the passing state
 
@@ -245,7 +246,7 @@ class FailureHandled(Rule):
     def _unhandled(self, failure: _Failure, *, cut: bool = False) -> None:
         """A violation at the failure; `cut`: the trace ended before its window did, or before a
         retry's result came (a liveness part: more events may yet handle it)."""
-        if not self.note_violation():
+        if not self.note_violation(liveness=cut):
             return
         config = self._config
         evidence: dict[str, Any] = {"tool": failure.tool, "within_events": config.within_events, "by": config.by}

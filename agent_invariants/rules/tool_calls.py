@@ -123,6 +123,7 @@ class ToolCalls(Rule):
     tags: ClassVar[tuple[str, ...]] = ("tools", "budget", "output")
     reason: ClassVar[str] = "max"
     liveness_reasons: ClassVar[frozenset[str]] = frozenset({"min", "output_mismatch", "output_unresolved"})
+    mixed_parts: ClassVar[bool] = True   # `max` is safety
 
     def __init__(self, config: ToolCallsConfig) -> None:
         super().__init__(config)
@@ -192,7 +193,7 @@ class ToolCalls(Rule):
             seq, index = self._over
             self.keep(f"{self._called()}, more than the {config.max} allowed; the first one over is at seq "
                       f"{js_number(seq)}.", self._evidence(), seq, index)
-        if config.min is not UNSET and count < config.min and self.note_violation():
+        if config.min is not UNSET and count < config.min and self.note_violation(liveness=True):
             self.keep(f"{self._called()}, fewer than the {config.min} required.",
                       self._evidence(), reason="min")
         if self._path is not UNSET:
@@ -208,12 +209,12 @@ class ToolCalls(Rule):
         value = NOT_FOUND if output is NO_OUTPUT else find(output, path)
         seq, index = terminal.seq, terminal.position
         if isinstance(value, list):
-            if len(value) != self.checked and self.note_violation():
+            if len(value) != self.checked and self.note_violation(liveness=True):
                 self.keep(f"The final output lists {len(value)} at {text}, but {self._called()}.",
                           self._evidence(len(value)), seq, index,
                           reason="output_mismatch", pointer=pointer(("output", *path)), reads_output=True)
             return
-        if not self.note_violation():
+        if not self.note_violation(liveness=True):
             return
         why = terminal.no_output()
         if why is None:
