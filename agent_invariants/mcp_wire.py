@@ -4,6 +4,8 @@ The SDK's own stdio transport drops lines it cannot decode; here every line gets
 that is not JSON is answered `-32700 Parse error`, one that is not a JSON-RPC 2.0 message (a
 batch, no `"jsonrpc": "2.0"`, an `id` that is neither a string nor an integer, `params` that is
 not an object) `-32600 Invalid Request`, with the request's id when it can be read, else `null`.
+A `tools/call`, `prompts/get` or list request whose params lack `name` or hold one of the wrong
+type is answered `-32602 Invalid params` naming it (`$.params.arguments: must be an object`).
 
 A request is at most `MAX_REQUEST_BYTES` (32 MiB) of JSON, nests at most `MAX_REQUEST_NESTING`
 (504) levels deep, so that events and contracts nest as deep as in files (500 levels, counted
@@ -29,6 +31,7 @@ from agent_invariants.validation import json_type
 
 __all__ = (
     "INTERNAL_ERROR",
+    "INVALID_PARAMS",
     "INVALID_REQUEST",
     "MAX_REQUEST_BYTES",
     "MAX_REQUEST_NESTING",
@@ -46,6 +49,7 @@ MAX_REQUEST_NESTING = MAX_NESTING + 4   # an event in a request: {params: {argum
 MAX_REQUEST_VALUES = 4_000_000   # each takes up to ~60 bytes decoded: 100,000 events of up to 40 values each
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 _CHUNK = 1 << 16
 _HEAD = 1 << 16
@@ -184,6 +188,8 @@ def _check_envelope(message: Any) -> None:
             raise RequestError(INVALID_REQUEST, "Invalid Request: $.method: must be a string", request_id)
         if message.get("params") is not None and not isinstance(message["params"], dict):
             raise RequestError(INVALID_REQUEST, "Invalid Request: $.params: must be an object", request_id)
+        if request_id is not None and message["method"] in _PARAMS:
+            _check_params(_PARAMS[message["method"]], message.get("params") or {}, request_id)
     elif request_id is None or ("result" in message) == ("error" in message):
         raise RequestError(INVALID_REQUEST, "Invalid Request: $: neither a request (no `method`) nor a "
                                             "response (`id` and one of `result` and `error`)", request_id)
@@ -192,6 +198,35 @@ def _check_envelope(message: Any) -> None:
     elif "error" in message and not _is_error_object(message["error"]):
         raise RequestError(INVALID_REQUEST, "Invalid Request: $.error: must be an object with an integer "
                                             "`code` and a string `message`", request_id)
+
+
+_PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
+    "tools/call": {"name": ("string", True), "arguments": ("object", False)},
+    "prompts/get": {"name": ("string", True), "arguments": ("object of strings", False)},
+    "tools/list": {"cursor": ("string", False)},
+    "prompts/list": {"cursor": ("string", False)},
+}
+"""The params of the requests served after `initialize` whose shape the SDK checks with one
+message naming nothing ("Invalid request parameters"): each param's type and whether it is
+required. (`initialize` itself is the client library's business: a hand-written one is rare.)"""
+
+
+def _check_params(expected: dict[str, tuple[str, bool]], params: dict[str, Any], request_id: int | str) -> None:
+    """`Invalid params` naming the first param that is missing or of the wrong type."""
+    for name, (kind, required) in expected.items():
+        value = params.get(name)
+        if value is None:
+            if required:
+                raise RequestError(INVALID_PARAMS, f"Invalid params: $.params.{name}: required ({kind})", request_id)
+            continue
+        if kind == "string":
+            fits = isinstance(value, str)
+        else:
+            fits = isinstance(value, dict) and (kind == "object" or all(isinstance(v, str) for v in value.values()))
+        if not fits:
+            article = "an" if kind.startswith("object") else "a"
+            raise RequestError(INVALID_PARAMS, f"Invalid params: $.params.{name}: must be {article} {kind}, got "
+                                               f"{json_type(value)}", request_id)
 
 
 def _is_error_object(error: Any) -> bool:

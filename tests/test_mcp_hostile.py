@@ -146,7 +146,7 @@ def test_every_line_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
         (b'{"jsonrpc": "2.0", "id": 9}', 9, -32600, "Invalid Request: $: neither a request"),
         (b'{"jsonrpc": "2.0", "id": 10, "result": 5}', 10, -32600, "Invalid Request: $.result: must be an object"),
         (b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": 12}}', 11, -32602,
-         "Invalid request parameters"),
+         "Invalid params: $.params.name: must be a string, got a number"),
         (b'{"jsonrpc": "2.0", "id": 13, "method": "no/such/method"}', 13, -32601, "Method not found"),
         (call(14, "agent_invariants_check", {}), 14, -32602, "unknown tool 'agent_invariants_check'"),
     ]
