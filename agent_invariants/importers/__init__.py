@@ -52,10 +52,10 @@ def detect(value: Any, file: str, line: int) -> str:
         if _module(name).sniff(value):
             return name
     if isinstance(value, dict) and "seq" in value and "type" in value:
-        raise TraceError(file, line, "is a trace of our own events already: read it without --input-format (or "
-                         "with --input-format native)")
-    raise TraceError(file, line, "cannot tell the format of this record (auto); name it with --input-format, one "
-                     f"of: {', '.join(FORMATS)}")
+        raise TraceError(file, line, "is a trace of our own events already: read it as native, the default "
+                         "input format (not auto)")
+    raise TraceError(file, line, "cannot tell the format of this record (auto); name the input format instead, "
+                     f"one of: {', '.join(FORMATS)}")
 
 
 class Imported(NamedTuple):
