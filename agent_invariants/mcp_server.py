@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from agent_invariants import __version__
-from agent_invariants.errors import InputError
+from agent_invariants.errors import InputError, TraceError
 from agent_invariants.mcp_prompts import PROMPT_NAME
 from agent_invariants.mcp_wire import MAX_REQUEST_BYTES
 from agent_invariants.validation import json_type
@@ -356,7 +356,13 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
         run, choose = None, "a tool call checks one run (`run: \"all\"` is for the command line): choose one with `run`"
     data = b"".join(msgspec.json.encode(record) + b"\n" for record in events)
     file = SourceFile.of(data, name)
-    found = one_run(iter(Stream(file, args["input_format"], run=run, max_line_bytes=MAX_REQUEST_BYTES)), name, choose)
+    try:
+        found = one_run(iter(Stream(file, args["input_format"], run=run, max_line_bytes=MAX_REQUEST_BYTES)), name,
+                        choose)
+    except TraceError as exc:   # record n is line n + 1 of `data`: named as the argument's item, as events are
+        if exc.source != name or exc.line is None:
+            raise
+        raise TraceError(f"{name}[{exc.line - 1}]", None, exc.problem) from None
     if len(found) > MAX_EVENTS:
         raise ArgumentError(f"{name}: the records make {len(found):,} events, over the limit of {MAX_EVENTS:,} per "
                             "call; check longer traces from a file with `agent-invariants check --input-format`")
