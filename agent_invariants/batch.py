@@ -161,12 +161,14 @@ def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
         warning_count=sum(r.warning_count for r in reports), reports=reports, failures=failures)
 
 
-def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Pair baseline and candidate traces, each given as (name, path) by `named_traces`: one to
-    one when both sides hold one trace, every candidate with a lone baseline, else by name (the
-    path inside the folder given, or the file name). A candidate without a baseline of its name,
-    or a name two baselines share, is an error: a silent guess would compare the wrong runs."""
-    if len(baselines) == 1:
+def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple[str, str]], *,
+                one_file: bool = False) -> list[tuple[str, str]]:
+    """Pair baseline and candidate traces, each given as (name, path) by `named_traces`: every
+    candidate with the baseline when it was given as `one_file` (not a folder or a pattern that
+    happens to hold one), else by name (the path inside the folder given, or the file name). A
+    candidate without a baseline of its name, or a name two baselines share, is an error: a silent
+    guess would compare the wrong runs."""
+    if one_file:
         return [(baselines[0][1], path) for _, path in candidates]
     by_name: dict[str, str] = {}
     for name, path in baselines:

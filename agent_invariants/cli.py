@@ -266,7 +266,7 @@ def compare(
                                strict=options.strict, partial=options.partial), run)
     exclude = [str(contract_path)]
     pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
-                              batch.named_traces(candidate, exclude=exclude))
+                              batch.named_traces(candidate, exclude=exclude), one_file=batch.is_single(baseline))
     refuse_input_as_output(options.output, contract_path, *[path for pair in pairs for path in pair])
     run.stamp(*[path for pair in pairs for path in pair])
     run.inside_sarif_root(*[candidate for _, candidate in pairs])

@@ -533,8 +533,8 @@ def test_compare_one_baseline_goes_with_every_candidate(cli: Any, tmp_path: Path
 
 def test_compare_candidate_without_baseline_is_exit_2(cli: Any, tmp_path: Path, contract_v1: Path) -> None:
     """README: "A candidate without a baseline of its name … is an error (exit 2)"; §7.5: stdout empty.
-    (Two baselines: a folder holding one trace is taken as "one baseline [that] goes with every
-    candidate", which the README leaves open.)"""
+    (Two baselines: a folder holding one trace pairs by name too; only a baseline given as one
+    file goes with every candidate.)"""
     put(tmp_path, "old/one.jsonl", OK)
     put(tmp_path, "old/two.jsonl", OK)
     put(tmp_path, "new/two.jsonl", OK)
