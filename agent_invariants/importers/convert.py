@@ -117,6 +117,8 @@ def jsonl(run: ImportedRun) -> str:
 
 def _file_name(run_id: str, taken: dict[str, int]) -> str:
     base = _UNSAFE.sub("_", run_id)[:200] or "run"
+    if base.startswith("."):   # a hidden file would be left out of a folder check (and `..` is no name)
+        base = "_" + base[1:]
     count = taken.get(base.lower(), 0) + 1   # S1 and s1 are one file where names ignore case
     taken[base.lower()] = count
     return f"{base}.jsonl" if count == 1 else f"{base}-{count}.jsonl"

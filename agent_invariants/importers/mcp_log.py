@@ -39,6 +39,7 @@ from agent_invariants.importers.common import (
     as_object,
     duration_ms,
     iso_nanos,
+    parse_args,
     parse_result,
 )
 from agent_invariants.importers.records import Record, string_field
@@ -157,7 +158,8 @@ class _Session:
     def _call(self, at: int, side: str, message: dict[str, Any], params: dict[str, Any], line: int) -> _Call:
         name = params.get("name")
         tool = name if isinstance(name, str) and name else "<unnamed>"
-        args = params.get("arguments")
+        parsed, raw = parse_args(params.get("arguments"))   # (JSON text holding an object is parsed, §7)
+        args = parsed if parsed is not None else raw
         continued = self._continued(tool, args, params) if ("requestState" in params or "inputResponses" in params) \
             else None
         if continued is not None:
@@ -165,10 +167,10 @@ class _Session:
             return continued
         call = _Call((self.id, side, _id_key(message["id"])), tool, args, at, line)
         event: dict[str, Any] = {"type": "tool.call", "tool": tool, "call_id": f"{self.id}:{_id_text(message['id'])}"}
-        if isinstance(args, dict):
-            event["args"] = args
-        elif args is not None:
-            event["data"] = {"raw_args": args}
+        if parsed is not None:
+            event["args"] = parsed
+        elif raw is not None:
+            event["data"] = {"raw_args": raw}
         self.timeline.add(event, at, depth=1, line=line, key=call.key)
         self.pending.append(call)
         return call
