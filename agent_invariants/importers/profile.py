@@ -39,7 +39,6 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.contract_source import contract_error, parse, read_contract
-from agent_invariants.errors import ContractError
 from agent_invariants.globs import compile_glob
 from agent_invariants.importers.common import parse_args, parse_result
 from agent_invariants.validation import Problem, explain
@@ -106,7 +105,7 @@ class Profile:
                 try:
                     test = quick(compile_tree(rule.when.attributes, f"{at}.when.attributes"))
                 except MatchError as exc:
-                    raise ContractError(label, exc.path, exc.problem) from None
+                    raise _EmitProblem(exc.path, exc.problem) from None   # named with its line by load_profile
             name = None if rule.when.name is UNSET else compile_glob(rule.when.name)
             self._rules.append((name, None if rule.when.kind is UNSET else rule.when.kind, test, rule.emit))
 
@@ -168,6 +167,8 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
 
 
 class _EmitProblem(Exception):
+    """A mistake in a rule of a profile (its emit or its attributes' match tree), at a JSON path."""
+
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(problem)
         self.path, self.problem = path, problem
