@@ -413,7 +413,7 @@ def test_an_otel_log_record_named_after_an_event_type_is_that_event(tmp_path: Pa
 
 def test_auto_on_a_native_trace_says_to_read_it_natively(tmp_path: Path) -> None:
     path = write(tmp_path, '{"seq": 1, "type": "run.start"}\n', "native.jsonl")
-    with pytest.raises(TraceError, match="is a trace of our own events already: read it as native, the default input format"):
+    with pytest.raises(TraceError, match="is a trace of our own events already: read it as native, the default"):
         import_runs(path, "auto")
 
 
