@@ -1,0 +1,90 @@
+"""The CLI zygote (see cli_zygote.py), run as `python -c <this file's text>`. It imports what every
+command imports when it starts, nothing that only some commands import later (a child imports that
+itself, as a real start does, so a missing import shows in the tests too). Then, for each request
+line (JSON: args, cwd, env and three named pipes), it forks a child that runs `python -m
+agent_invariants ARGS` there, and answers the child's pid, then its exit code (negative for a
+signal, as subprocess gives it)."""
+import io
+import json
+import os
+import runpy
+import signal
+import sys
+import traceback
+
+import agent_invariants.cli  # noqa: F401  (what every command imports at start-up: typer, msgspec, ours)
+
+_STREAMS = {name: (stream.encoding, stream.errors, stream.line_buffering)
+            for name, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__), ("stderr", sys.__stderr__))}
+
+
+def _stream(fd, name):
+    """A text stream on `fd` as the interpreter makes its standard `name` at start-up."""
+    encoding, errors, line_buffering = _STREAMS[name]
+    raw = io.FileIO(fd, "r" if name == "stdin" else "w", closefd=False)
+    buffered = io.BufferedReader(raw) if name == "stdin" else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffered, encoding=encoding, errors=errors, line_buffering=line_buffering)
+
+
+def _child(request, control):
+    for fd in control:
+        os.close(fd)
+    flags_of = (os.O_RDONLY, os.O_WRONLY, os.O_WRONLY)   # opened in this order: the test opens the other ends
+    for target, (path, flags) in enumerate(zip(request["pipes"], flags_of, strict=True)):
+        fd = os.open(path, flags)
+        os.dup2(fd, target)
+        os.close(fd)
+    os.closerange(3, 1 << 16)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.stdin, sys.stdout, sys.stderr = (_stream(0, "stdin"), _stream(1, "stdout"), _stream(2, "stderr"))
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    sys.argv = ["-m", *request["args"]]
+    code = 0
+    try:
+        runpy.run_module("agent_invariants", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        if exc.code is None:
+            code = 0
+        elif isinstance(exc.code, int):
+            code = exc.code
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except KeyboardInterrupt:   # as the interpreter ends on one: the traceback, then death by SIGINT
+        traceback.print_exc()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            code = 120   # what the interpreter gives when flushing its output at exit fails
+    os._exit(code & 0xFF)
+
+
+def _serve():
+    control_in, control_out = os.dup(0), os.dup(1)
+    requests = os.fdopen(control_in, "rb")
+    replies = os.fdopen(control_out, "wb")
+    for line in requests:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child(request, (control_in, control_out))
+            finally:
+                os._exit(1)
+        replies.write(f"{pid}\n".encode())
+        replies.flush()
+        _, status = os.waitpid(pid, 0)
+        replies.write(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+        replies.flush()
+
+
+_serve()
