@@ -13,7 +13,8 @@
 Cases: plain (the generated trace at --sizes: floor, check, compare, peak RSS), violations (one
 million), new-tool (a new tool name on every call), approval-ids (one million approval ids), each
 of these three as time per event against the plain 1M trace, import (`convert` of one million
-OpenTelemetry spans, against `summary` of the plain 1M trace), quality (`lint` of a contract of
+OpenTelemetry spans, against `summary` of the plain 1M trace and against decoding the spans' JSON
+alone), quality (`lint` of a contract of
 10,000 rules, `mutate` of a 1,000-event trace into 500 mutants with one process and with two:
 gen_quality.py) and startup (the real command).
 
@@ -394,23 +395,25 @@ def startup(checkouts: list[Checkout], runs: int) -> list[str]:
 
 def imports(size: str, reps: int) -> list[str]:
     """`convert --from otel` of SIZE spans (traces of 500) against `summary` of the plain trace of
-    SIZE events: the time of each (median) and its peak RSS (the largest of the runs)."""
+    SIZE events, and the floor under convert: msgspec decoding the spans' JSON and dropping it. The
+    time of each (median) and its peak RSS (the largest of the runs)."""
     spans = OUT / f"spans-{size}.otlp.jsonl"
     if not spans.exists():
         subprocess.run([sys.executable, str(HERE / "gen_spans.py"), "--spans", str(events_of(size)),
                         "--out", str(spans)], check=True)
     native, _ = generate(size)
     folder = OUT / "converted"
-    commands = {"summary": ["summary", "--trace", str(native)],
-                "convert": ["convert", "--from", "otel", str(spans), "--out-dir", str(folder)]}
     now = Checkout("now", HERE.parent)
+    commands = {"summary": now.command(["summary", "--trace", str(native)]),
+                "convert": now.command(["convert", "--from", "otel", str(spans), "--out-dir", str(folder)]),
+                "decode": [sys.executable, "-c", _DECODE_ONLY, str(spans)]}
     seconds: dict[str, list[float]] = {name: [] for name in commands}
     peak: dict[str, int] = dict.fromkeys(commands, 0)
     for _ in range(reps):
         for name, args in commands.items():
             shutil.rmtree(folder, ignore_errors=True)
             start = time.perf_counter()
-            process = subprocess.Popen(now.command(args), cwd=OUT, env=now.env, stdout=subprocess.DEVNULL,
+            process = subprocess.Popen(args, cwd=OUT, env=now.env, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
             _, status, usage = os.wait4(process.pid, 0)
             seconds[name].append(time.perf_counter() - start)
@@ -424,9 +427,21 @@ def imports(size: str, reps: int) -> list[str]:
             f"{peak['summary'] / 1024:.0f} MiB |",
             f"| `convert --from otel` of {events_of(size):,} spans ({events_of(size) // 500:,} traces) | "
             f"{_seconds(median['convert'])} | {median['convert'] / median['summary']:.1f} | "
-            f"{peak['convert'] / 1024:.0f} MiB |"]
+            f"{peak['convert'] / 1024:.0f} MiB |",
+            f"| decoding the same spans' JSON alone (msgspec, nothing kept) | {_seconds(median['decode'])} | "
+            f"{median['decode'] / median['summary']:.1f} | {peak['decode'] / 1024:.0f} MiB |"]
     print("\n".join(rows), flush=True)
     return rows
+
+
+_DECODE_ONLY = """\
+import sys, msgspec
+decode = msgspec.json.Decoder().decode
+with open(sys.argv[1], "rb") as spans:
+    for line in spans:
+        decode(line)
+"""
+"""The import case's floor: what parsing the OTLP file's JSON costs, before any mapping."""
 
 
 def quality(reps: int) -> list[str]:
