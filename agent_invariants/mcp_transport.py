@@ -20,6 +20,7 @@ import msgspec
 
 from agent_invariants.mcp_wire import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     MAX_REQUEST_BYTES,
     Lines,
@@ -157,8 +158,14 @@ async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered:
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
+    started = False
     async with to_server, replies:
         while (item := await anyio.to_thread.run_sync(_next_message, lines, abandon_on_cancel=True)) is not _END:
+            if isinstance(item, types.JSONRPCRequest):
+                started = started or item.method == "initialize"
+                if not started and item.method not in _BEFORE_INITIALIZE:
+                    item = RequestError(INVALID_PARAMS, f"Invalid params: {item.method} before initialize: a "
+                                                        "session starts with initialize", item.id)
             if isinstance(item, RequestError):
                 reply = SessionMessage(types.jsonrpc_message_adapter.validate_python(item.reply()))
                 await replies.send(unanswered.own(reply))
@@ -172,6 +179,9 @@ async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered:
 
 
 _END = object()
+_BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+"""The requests MCP allows before `initialize`; the SDK answers any other one with a message that
+names nothing ("Invalid request parameters"), so it is answered here."""
 
 
 def _next_message(lines: Lines) -> Any:

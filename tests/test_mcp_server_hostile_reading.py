@@ -708,12 +708,13 @@ def _start(tmp_path: Path) -> Server:
 def test_request_before_initialize_is_answered_and_the_session_continues(tmp_path: Path) -> None:
     """README: every line gets an answer and the session goes on. MCP: requests other than ping
     before `initialize` are not served; an error with the id, then initialize and calls work.
-    (Spec silent on the code and text: the product says -32602 "Invalid request parameters".)"""
+    (Spec silent on the code; the message says what to send first.)"""
     started = _start(tmp_path)
     try:
         assert started.request("ping")["result"] == {}  # MCP: ping is allowed before initialize
         answer = started.call(SUMMARIZE, {"events": EVENTS})
-        assert "error" in answer and isinstance(answer["error"]["code"], int), answer
+        assert answer["error"] == {"code": -32602, "message": "Invalid params: tools/call before initialize: a "
+                                   "session starts with initialize"}, answer
         started.initialize()
         assert_good_call(started)
     finally:
