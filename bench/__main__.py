@@ -577,7 +577,8 @@ def main() -> None:
     parser.add_argument("--jobs-test", action="store_true", help="also time --jobs 1 against --jobs 2")
     # For testing the benchmark itself: the stress cases' size (default 1m) and start-up runs.
     parser.add_argument("--case-events", default="1m", help=argparse.SUPPRESS)
-    parser.add_argument("--startup-runs", type=int, default=21, help=argparse.SUPPRESS)
+    parser.add_argument("--startup-runs", type=int, default=21,
+                        help="the startup case: runs per figure, the median taken (default 21; --reps is not used)")
     args = parser.parse_args()
     cases = [ALIASES.get(name.strip().lower(), name.strip().lower()) for name in args.cases.split(",") if name.strip()]
     unknown = sorted(set(cases) - set(CASES))
