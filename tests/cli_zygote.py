@@ -79,10 +79,9 @@ class Zygote:
                 int(self._reply(None))
                 for thread in threads:
                     thread.join(5)
-                raise subprocess.TimeoutExpired(["agent-invariants", *args], timeout, b"".join(out),
-                                                b"".join(err)) from None
+                raise subprocess.TimeoutExpired(_command(args), timeout, b"".join(out), b"".join(err)) from None
             _join(threads, pipes)
-        return subprocess.CompletedProcess(["agent-invariants", *args], code, b"".join(out), b"".join(err))
+        return subprocess.CompletedProcess(_command(args), code, b"".join(out), b"".join(err))
 
     def _reply(self, timeout: float | None) -> bytes:
         """The zygote's next line (a pid, then the exit code), waiting at most `timeout` seconds."""
@@ -98,6 +97,11 @@ class Zygote:
             self._replies += chunk
         line, _, self._replies = self._replies.partition(b"\n")
         return line
+
+
+def _command(args: list[str]) -> list[str]:
+    """The command a real start would have run, as `subprocess` reports it."""
+    return [sys.executable, "-m", "agent_invariants", *args]
 
 
 def _join(threads: list[threading.Thread], pipes: list[str]) -> None:
