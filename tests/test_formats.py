@@ -207,6 +207,21 @@ def test_junit_failure_lists_every_violation_with_its_line(cli):
     assert "candidate.jsonl:13" in warning.find("system-out").text
 
 
+def test_junit_shows_inconclusive_violations_without_failing_their_rule(cli, tmp_path):
+    """--partial: a rule whose only violations are inconclusive passes, and JUnit still shows them
+    in its test case's output, as Markdown and the text report list them."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "res", "kind": "tool_result_required"}, version=2)))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "x", "call_id": "a"})))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "--partial", "--format", "junit")
+    assert result.returncode == 0, result.stderr
+    case = ET.fromstring(result.stdout).find("testsuite/testcase[@name='res']")
+    assert case.find("failure") is None
+    assert case.find("system-out").text == (
+        "inconclusive: 1 violation(s) of res that the rest of the run may yet settle (--partial)\n"
+        "t.jsonl:1 seq 1: [tool_result_required.missing, inconclusive] Tool call x (call_id a) has no later "
+        "tool.result with that call_id.")
+
+
 def test_junit_compare_has_a_regressions_suite_and_the_candidate_rules(cli):
     root = parse_junit(run_ok(cli, *compare_args(*COMPARES[0], "junit")))
     regressions, candidate = root.findall("testsuite")

@@ -315,7 +315,8 @@ class _Builder:
             self.rule(result.rule_id, result.rule_kind, result.severity)
         for violation in report.violations:
             self.add_violation(violation, report.trace)
-        self.left_out += report.error_count + report.warning_count - len(report.violations)
+        if report.violations_total is not UNSET:   # (the counts would leave out --partial's inconclusive ones)
+            self.left_out += report.violations_total - len(report.violations)
         if report.record is not UNSET:
             for finding in report.record.findings:
                 self.add_record_finding(finding, report.record.trace)
