@@ -26,9 +26,9 @@ def _stream(fd, name):
     return io.TextIOWrapper(buffered, encoding=encoding, errors=errors, line_buffering=line_buffering)
 
 
-def _child(request, control):
-    for fd in control:
-        os.close(fd)
+def _child(request):
+    """Become the command: its pipes as standard streams (every other inherited file closed, the
+    zygote's request and reply pipes among them), its folder and environment, then run it."""
     flags_of = (os.O_RDONLY, os.O_WRONLY, os.O_WRONLY)   # opened in this order: the test opens the other ends
     for target, (path, flags) in enumerate(zip(request["pipes"], flags_of, strict=True)):
         fd = os.open(path, flags)
@@ -77,7 +77,7 @@ def _serve():
         pid = os.fork()
         if pid == 0:
             try:
-                _child(request, (control_in, control_out))
+                _child(request)
             finally:
                 os._exit(1)
         replies.write(f"{pid}\n".encode())
