@@ -454,14 +454,16 @@ def test_ctrl_c_during_a_side_by_side_compare_exits_130(folder):
     """A baseline of 8 MiB or more is checked in a second process beside the candidate."""
     slow_runs(folder, 0, size=160000)
     assert os.path.getsize(folder / "slow.jsonl") > 8 << 20
-    process = subprocess.Popen([sys.executable, "-m", "agent_invariants", "compare", "-c", "slow.json",
-                                "-b", "slow.jsonl", "-k", "slow.jsonl", "-j", "2"], cwd=folder, env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(1.5)
-    assert process.poll() is None, "the compare ended before the signal: make it slower"
-    sent = time.monotonic()
-    os.killpg(process.pid, signal.SIGINT)
-    assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130
+    with subprocess.Popen([sys.executable, "-m", "agent_invariants", "compare", "-c", "slow.json",
+                           "-b", "slow.jsonl", "-k", "slow.jsonl", "-j", "2"], cwd=folder, env=ENV,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as process:
+        deadline = time.monotonic() + 10   # the signal goes as soon as the second process is there
+        while len(processes(group=process.pid)) < 2 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert process.poll() is None, "the compare ended before the signal: make it slower"
+        sent = time.monotonic()
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130
     assert time.monotonic() - sent < 5
     time.sleep(0.2)
     assert processes(group=process.pid) == []
