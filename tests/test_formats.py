@@ -220,6 +220,11 @@ def test_junit_shows_inconclusive_violations_without_failing_their_rule(cli, tmp
         "inconclusive: 1 violation(s) of res that the rest of the run may yet settle (--partial)\n"
         "t.jsonl:1 seq 1: [tool_result_required.missing, inconclusive] Tool call x (call_id a) has no later "
         "tool.result with that call_id.")
+    (tmp_path / "t2.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "x", "call_id": "a"},
+                                                    {"type": "tool.call", "tool": "x", "call_id": "b"})))
+    cut = cli("check", "-c", "c.json", "-t", "t2.jsonl", "--partial", "--max-violations", "1", "--format", "junit")
+    output = ET.fromstring(cut.stdout).find("testsuite/testcase[@name='res']/system-out").text
+    assert output.endswith("\n… and 1 more (raise --max-violations to see them)")
 
 
 def test_junit_compare_has_a_regressions_suite_and_the_candidate_rules(cli):

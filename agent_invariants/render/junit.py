@@ -135,15 +135,15 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
                     file=_xml(trace) if first is not None else None,
                     line=first.line if first is not None else None)
     listed = [_violation_line(v, trace) for v in result.violations]
-    if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
-        if listed:
-            case.stdout = _xml(f"inconclusive: {result.violation_count} violation(s) of {result.rule_id} that the "
-                               "rest of the run may yet settle (--partial)\n" + "\n".join(listed))
-        return case
     left_out = result.violation_count - len(result.violations)
     if left_out:
         listed.append(f"… and {left_out} more (raise --max-violations to see them)")
     lines = "\n".join(listed)
+    if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
+        if listed:
+            case.stdout = _xml(f"inconclusive: {result.violation_count} violation(s) of {result.rule_id} that the "
+                               f"rest of the run may yet settle (--partial)\n{lines}")
+        return case
     if result.severity == "error":
         case.add_failure_info(message=_xml(result.violations[0].message), output=_xml(lines),
                               failure_type=result.rule_kind)
