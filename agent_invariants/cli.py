@@ -890,7 +890,8 @@ def init(directory: Annotated[Path, typer.Argument(help="Where to write the file
     write(f"Created {contract}\nCreated {trace}\nTry: {PROG} check --contract {contract} --trace {trace}\n", None)
 
 
-@app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                                            "help_option_names": ["-h", "--help"]})
 def serve() -> None:
     """Run the MCP server on standard input and output (needs: pip install 'agent-invariants[mcp]')."""
     from agent_invariants import mcp_server

@@ -473,6 +473,13 @@ def test_stdout_carries_only_json_rpc() -> None:
     assert by_id[5]["error"]["code"] == -32602
 
 
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_serve_help_prints_its_usage_and_starts_no_server(cli, flag: str) -> None:
+    result = cli("serve", flag)   # no input: a server would wait for it
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Usage: agent-invariants serve [OPTIONS]")
+
+
 # ----------------------------------------------------------------------------------------------
 # without the extra
 
