@@ -53,6 +53,17 @@ def test_an_absent_key_is_a_mismatch_without_actual_and_null_is_present():
     assert not matches({"x": {"$exists": False}}, {"x": None})
 
 
+def test_an_any_of_at_an_absent_key_is_a_mismatch_whatever_its_references_find():
+    """Point 9: an operator node at an absent key is a mismatch; only `$exists: false` (point 11: in
+    a branch too) accepts absence. A reference in a branch is not what fails here: the key is."""
+    tree = {"a": {"$any_of": [1, {"$from_result": {"tool": "t"}}]}}
+    found = outcome(tree, {"b": 1})
+    assert found.mismatches == [{"pointer": "/a", "expected": tree["a"]}] and found.unresolved == []
+    assert matches({"a": {"$any_of": [{"$exists": False}, {"$from_result": {"tool": "t"}}]}}, {})
+    present = outcome(tree, {"a": 2})   # present: the reference that found nothing is what is unresolved
+    assert present.mismatches == [] and [entry["reason"] for entry in present.unresolved] == ["no_candidates"]
+
+
 def test_a_mismatch_names_the_place_the_node_as_written_and_the_actual_value():
     found = outcome({"items": [{"sku": {"$regex": "^A"}}]}, {"items": [{"sku": "B7"}]})
     assert found.mismatches == [{"pointer": "/items/0/sku", "expected": {"$regex": "^A"}, "actual": "B7"}]

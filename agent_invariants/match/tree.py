@@ -343,7 +343,8 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
         for branch, result in zip(operand, branches, strict=True):
             if _match(branch, actual, at, result, resolve, exact, frozenset()):
                 return True
-        trial.unresolved.extend(item for result in branches for item in result.unresolved)
+        if actual is not ABSENT:   # at an absent key, an operator no branch of which accepts absence is a
+            trial.unresolved.extend(item for result in branches for item in result.unresolved)   # mismatch (point 9)
         return False
     if actual is ABSENT:
         return False
