@@ -173,8 +173,10 @@ def _condition_definition() -> dict[str, Any]:
             {"type": "object", "required": ["path", "non_empty"], "additionalProperties": False,
              "properties": {"path": path, "non_empty": {"const": True, "description": "An array with an element."}}},
             {"type": "object", "required": ["path", "matches"], "additionalProperties": False,
-             "properties": {"path": path, "matches": {"$ref": "#/$defs/MatchNode",
-                                                      "description": "Matches this tree (no references)."}}},
+             "properties": {"path": path, "matches": {
+                 "$ref": "#/$defs/MatchNode",
+                 "description": "Matches this tree ($from_result references read results before the "
+                                "terminal event)."}}},
             {"type": "object", "required": ["outcome"], "additionalProperties": False,
              "properties": {"outcome": {
                  "type": "object", "required": ["outcome_id", "verdict"], "additionalProperties": False,

@@ -582,12 +582,66 @@ def test_exists_at_the_root_of_matches_is_refused(refused):
     assert at(line, "$.rules[0].when.matches.$exists")
 
 
-@pytest.mark.parametrize("reference", [{"$arg": "x"}, {"$from_output": "x"}, {"$from_result": {"tool": "get"}}],
-                         ids=["arg", "from_output", "from_result"])
-def test_a_reference_inside_matches_is_refused(refused, reference):
-    (name,) = reference
+@pytest.mark.parametrize("reference", [{"$arg": "x"}, {"$from_output": "x"},
+                                       {"$from_result": {"tool": "get", "where": {"id": {"$arg": "x"}}}}],
+                         ids=["arg", "from_output", "arg_in_where"])
+def test_arg_and_from_output_inside_matches_are_refused(refused, reference):
+    """Point 12: `$arg` and `$from_output` are load errors in conditions (`where` included)."""
     line = refused(fw("r", "refund", {"path": "a", "matches": {"x": reference}}))
-    assert under(line, f"$.rules[0].when.matches.x.{name}")
+    assert under(line, "$.rules[0].when.matches.x") and ("$arg" in line or "$from_output" in line)
+
+
+# -- $from_result in a condition's matches --------------------------------------------------------
+# §2: a match tree may hold references, and "the subject is ... the terminal event in output
+# rules"; point 12 refuses only `$arg` and `$from_output` in conditions. So `matches` reads the
+# results before the terminal: equal to a candidate is true, to none false, no candidate unresolved.
+
+LEDGER = {"$from_result": {"tool": "ledger", "path": "total"}}
+
+
+def ledger(call_id: str, total: Any) -> list[dict[str, Any]]:
+    return [call("ledger", call_id), {**res(call_id), "result": {"total": total}}]
+
+
+def test_a_reference_in_matches_reads_the_results_before_the_terminal(truths):
+    when = {"path": "total", "matches": LEDGER}
+    assert truths({"r": when}, *ledger("l1", 5), PROBE, done({"total": 5})) == {"r": TRUE}
+    assert truths({"r": when}, *ledger("l1", 4), *ledger("l2", 5), PROBE, done({"total": 5})) == {"r": TRUE}
+    assert truths({"r": when}, *ledger("l1", 4), PROBE, done({"total": 5})) == {"r": FALSE}
+    # no result, or only one after the terminal: nothing to compare with
+    assert truths({"r": when}, PROBE, done({"total": 5})) == {"r": UNRESOLVED}
+    assert truths({"r": when}, PROBE, done({"total": 5}), *ledger("l1", 5)) == {"r": UNRESOLVED}
+
+
+def test_a_comparison_with_a_reference_in_matches_needs_one_candidate(truths):
+    when = {"path": "total", "matches": {"$lte": LEDGER}}
+    assert truths({"r": when}, *ledger("l1", 5), PROBE, done({"total": 4})) == {"r": TRUE}
+    assert truths({"r": when}, *ledger("l1", 5), PROBE, done({"total": 6})) == {"r": FALSE}
+    assert truths({"r": when}, *ledger("l1", 5), *ledger("l2", 7), PROBE, done({"total": 4})) == {"r": UNRESOLVED}
+
+
+def test_a_mismatch_beside_an_unresolved_reference_makes_matches_false(truths):
+    """Kleene's logic inside the tree too: a part that surely fails decides."""
+    when = {"path": "o", "matches": {"total": LEDGER, "kind": "refund"}}
+    assert truths({"r": when}, PROBE, done({"o": {"total": 5, "kind": "sale"}})) == {"r": FALSE}
+    assert truths({"r": when}, PROBE, done({"o": {"total": 5, "kind": "refund"}})) == {"r": UNRESOLVED}
+
+
+def test_a_reference_in_a_condition_counts_calls_with_call_index(run):
+    rule = rw("r", "refund", {"path": "total", "matches": {"$from_result": {"tool": "ledger", "path": "total",
+                                                                             "call_index": 1}}})
+    out = run(rule, *ledger("l1", 5), *ledger("l2", 7), done({"total": 7}))
+    assert out.brief() == [("required_when.min", "fail", 5)]
+    out = run(rule, *ledger("l1", 7), *ledger("l2", 5), done({"total": 7}))
+    assert out.brief() == []
+
+
+def test_output_match_when_with_a_reference(run):
+    rule = {"id": "o", "kind": "output_match", "match": {"ok": True},
+            "when": {"path": "total", "matches": LEDGER}}
+    assert run(rule, *ledger("l1", 5), done({"total": 5, "ok": False})).brief() == [
+        ("output_match.mismatch", "fail", 3)]
+    assert run(rule, *ledger("l1", 4), done({"total": 5, "ok": False})).counted("o") == (True, 0, False)
 
 
 @pytest.mark.parametrize(("kind", "field"), [("required_when", "tool"), ("required_when", "when"),

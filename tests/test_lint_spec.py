@@ -725,6 +725,14 @@ def test_reference_from_output_match_with_when_is_a_warning(tmp_path: Path) -> N
                    "/rules/1/tool")
 
 
+@pytest.mark.parametrize("kind", ["required_when", "forbidden_when"])
+def test_reference_in_a_condition_is_a_warning(tmp_path: Path, kind: str) -> None:
+    """A condition that cannot hold leaves its rule asking for nothing: no trace is refused by it."""
+    obligation = rule("obliged", kind, tool="refund", when={"path": "total", "matches": from_result("ledger", "total")})
+    result = lint(tmp_path, obligation, deny("no-ledger", "ledger"))
+    assert_finding(result, "reference_to_forbidden", "warning", ["obliged", "no-ledger"], "/rules/1/tool")
+
+
 def test_reference_to_a_denied_tool_resting_on_a_warning_deny_is_a_warning(tmp_path: Path) -> None:
     result = lint(tmp_path, REFUND_ARGS, warning(deny("no-get", "get")), NEED_REFUND)
     assert_finding(result, "reference_to_forbidden", "warning", ["refund-args", "no-get"],

@@ -296,16 +296,21 @@ def v1_trap(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
 
 def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A `$from_result` that reads the results of a tool no call may make (or, under an exact
-    tool_order, none made before the subject)."""
+    tool_order, none made before the subject). One in a condition (`when`) is a warning: a
+    condition that cannot hold makes its rule ask for nothing, not a trace that cannot pass."""
     for index, rule in enumerate(facts.rules):
-        if rule.kind not in ("tool_args", "output_match"):
+        if rule.kind not in ("tool_args", "output_match", "required_when", "forbidden_when"):
             continue
         subject = rule.tool if rule.kind == "tool_args" else None
         need = None if subject is None else (facts.required(subject, errors_only=True)
                                              or facts.required_tools.get(subject))
         need = need if need is not None and need.count >= 1 else None
         required = need is not None if rule.kind == "tool_args" else rule.when is UNSET
-        for glob, pointer, optional in _references(rule.match, f"/rules/{index}/match"):
+        trees = [] if rule.kind.endswith("_when") else [(rule.match, f"/rules/{index}/match", False)]
+        if getattr(rule, "when", UNSET) is not UNSET:
+            trees.append((rule.when, f"/rules/{index}/when", True))
+        for glob, pointer, optional in ((glob, pointer, optional or in_condition) for tree, at, in_condition in trees
+                                        for glob, pointer, optional in _references(tree, at)):
             for forbidding, field, how in _forbidders(facts, glob, subject):
                 later = pointer if index > forbidding else field
                 rests_on = () if need is None else (need.rule,)

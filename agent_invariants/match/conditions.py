@@ -6,7 +6,11 @@ A condition is judged once, when the trace has ended, over the whole trace, and 
 - `{"path": p, "equals": v}`: the final output's value at `p` equals `v` (JSON equality);
 - `{"path": p, "non_empty": true}`: the value at `p` is an array with an element (a value that
   is not an array is unresolved);
-- `{"path": p, "matches": node}`: the value at `p` matches a match tree (no references);
+- `{"path": p, "matches": node}`: the value at `p` matches a match tree, whose `$from_result`
+  references read the results before the terminal event, as in output rules (spec v2 §2: the
+  subject is the terminal event); a mismatch is false, a reference that finds nothing (or too
+  much, for a comparison) with no mismatch beside it is unresolved. `$arg` and `$from_output`
+  are load errors here (§10 point 12);
 - `{"outcome": {"outcome_id": glob, "verdict": v}}`: the last `outcome.observed` whose
   `outcome_id` matches has that verdict (one without a verdict: false; none at all: unresolved);
 - `{"any_of": [2..20 conditions]}`, `{"all_of": [...]}`: Kleene's logic: a true operand makes
@@ -17,7 +21,11 @@ output, or nothing at the path, the condition is unresolved.
 
     when = compile_condition({"path": "refunds", "non_empty": True}, "when")
     state = Observed(when)                   # fed every outcome.observed through `observe`
-    state.holds(final_output)                # True, False or None (unresolved)
+    state.holds(final_output, terminal)      # True, False or None (unresolved)
+
+A rule whose condition holds references gives `Observed` the check's pairing (`read_results`,
+and `pairs_calls` on the rule) and, when a reference counts calls, the calls of its tools
+(`call_globs`, `call_handlers`), as it does for its own match tree.
 """
 from __future__ import annotations
 
@@ -32,11 +40,14 @@ from agent_invariants.globs import compile_glob
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path
 from agent_invariants.match.quick import quick
-from agent_invariants.match.tree import MatchError, compile_tree, no_references
+from agent_invariants.match.references import Memory
+from agent_invariants.match.tree import MatchError, compile_tree, evaluate, no_references
+from agent_invariants.pairing import Calls
 
 __all__ = ("Condition", "Observed", "compile_condition", "reads_output")
 
 MAX_BRANCHES = 20
+_FROM_RESULT = frozenset({"$from_result"})
 _FORMS = ("path", "outcome", "any_of", "all_of")
 _PATH_TESTS = ("equals", "non_empty", "matches")
 
@@ -45,7 +56,7 @@ class Condition(NamedTuple):
     """A compiled condition: its form, what it needs, and the condition as written."""
 
     form: str                   # equals, non_empty, matches, outcome, any_of, all_of
-    operand: Any                # (path, value), (path,), (path, test), (glob, verdict), [conditions]
+    operand: Any                # (path, value), (path,), (path, test, tree), (glob, verdict), [conditions]
     written: Any
 
 
@@ -87,8 +98,8 @@ def compile_condition(value: Any, path: str) -> Condition:
         if value["non_empty"] is not True:
             raise MatchError(f"{path}.non_empty", "expected true")
         return Condition("non_empty", (segments,), value)
-    tree = compile_tree(value["matches"], f"{path}.matches")   # no references: none is allowed here
-    return Condition("matches", (segments, quick(tree)), value)
+    tree = compile_tree(value["matches"], f"{path}.matches", allowed=_FROM_RESULT)
+    return Condition("matches", (segments, quick(tree), tree), value)
 
 
 def _only(value: dict[str, Any], keys: tuple[str, ...], path: str) -> None:
@@ -129,14 +140,37 @@ def reads_output(condition: Condition) -> bool:
 
 class Observed:
     """What a condition needs of the trace besides the output: for each `outcome` in it, the
-    verdict of the last matching `outcome.observed` (UNSET: one without a verdict)."""
+    verdict of the last matching `outcome.observed` (UNSET: one without a verdict); for each
+    `matches` with references, the results they may read (a `Memory`)."""
 
-    __slots__ = ("_last", "_outcomes", "condition")
+    __slots__ = ("_last", "_memories", "_outcomes", "condition")
 
     def __init__(self, condition: Condition) -> None:
         self.condition = condition
-        self._outcomes = list(_outcome_nodes(condition))
+        self._outcomes = list(_nodes(condition, "outcome"))
         self._last: dict[int, Any] = {}   # id of an outcome node -> the last matching verdict
+        self._memories = {id(node): memory for node in _nodes(condition, "matches")
+                          if (memory := Memory(node.operand[2]))}   # id of a matches node -> its memory
+
+    @property
+    def reads_results(self) -> bool:
+        """Whether a reference of the condition reads results (the rule then `pairs_calls`)."""
+        return bool(self._memories)
+
+    def read_results(self, calls: Calls) -> None:
+        """Ask the check's pairing for the results the condition's references read."""
+        for memory in self._memories.values():
+            memory.read_results(calls)
+
+    @property
+    def call_globs(self) -> tuple[str, ...]:
+        """The globs of the tools whose calls the references count (`call_index`), for `route_tools`."""
+        return tuple(glob for memory in self._memories.values() for glob in memory.call_globs)
+
+    def call_handlers(self, tool: str | Any) -> tuple[Callable[[Event, int], None], ...]:
+        """The handlers of a `tool.call` of this tool: a reference that counts calls sees it."""
+        found = (memory.route_call(tool) for memory in self._memories.values())
+        return tuple(handler for handler in found if handler is not None)
 
     def route(self, event_type: str) -> Callable[[Event, int], None] | None:
         """The handler a rule routes events of this type to for its condition, or None: only
@@ -151,17 +185,18 @@ class Observed:
             if node.operand[0](event.outcome_id):
                 self._last[id(node)] = event.verdict
 
-    def holds(self, output: Any) -> bool | None:
-        """The condition at the end of the trace: True, False, or None (unresolved)."""
-        return self._holds(self.condition, output)
+    def holds(self, output: Any, terminal: int | Any = -1) -> bool | None:
+        """The condition at the end of the trace (`terminal`: the terminal event's index, which
+        references read the results before): True, False, or None (unresolved)."""
+        return self._holds(self.condition, output, terminal)
 
-    def _holds(self, condition: Condition, output: Any) -> bool | None:
+    def _holds(self, condition: Condition, output: Any, terminal: int | Any) -> bool | None:
         form, operand = condition.form, condition.operand
         if form == "any_of":
-            values = [self._holds(branch, output) for branch in operand]
+            values = [self._holds(branch, output, terminal) for branch in operand]
             return True if True in values else None if None in values else False
         if form == "all_of":
-            values = [self._holds(branch, output) for branch in operand]
+            values = [self._holds(branch, output, terminal) for branch in operand]
             return False if False in values else None if None in values else True
         if form == "outcome":
             if id(condition) not in self._last:
@@ -174,10 +209,18 @@ class Observed:
             return json_equal(value, operand[1])
         if form == "non_empty":
             return bool(value) if isinstance(value, list) else None
-        return bool(operand[1](value, no_references))
+        memory = self._memories.get(id(condition))
+        if memory is None:
+            return bool(operand[1](value, no_references))
+        resolve = memory.resolver(NOT_FOUND, terminal, output)   # an output comes with a terminal event
+        if operand[1](value, resolve):
+            return True
+        outcome = evaluate(operand[2], value, resolve)   # why not: a mismatch, or only unresolved references
+        return False if outcome.mismatches else None if outcome.unresolved else True
 
 
-def _outcome_nodes(condition: Condition) -> list[Condition]:
+def _nodes(condition: Condition, form: str) -> list[Condition]:
+    """The conditions of this form in `condition`, nested ones included."""
     if condition.form in ("any_of", "all_of"):
-        return [node for branch in condition.operand for node in _outcome_nodes(branch)]
-    return [condition] if condition.form == "outcome" else []
+        return [node for branch in condition.operand for node in _nodes(branch, form)]
+    return [condition] if condition.form == form else []

@@ -10,6 +10,7 @@ from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.conditions import Observed, reads_output
+from agent_invariants.pairing import Calls
 from agent_invariants.report import RuleResult, TraceSummary
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
@@ -90,17 +91,22 @@ class ForbiddenWhen(Rule):
         self._is_tool = compile_glob(config.tool)
         self._when = Observed(condition_of(config.when))
         self._terminal = Terminal()
+        self.pairs_calls = self._when.reads_results   # the condition's references read results
         self._kept_calls: list[tuple[int | float, int, str]] = []   # (seq, index, tool) of the first calls
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return (self._config.tool,) if event_type == "tool.call" else ()
+        return (self._config.tool, *self._when.call_globs) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        if event_type == "tool.call" and tool is not UNSET and self._is_tool(tool):
-            return self._call
+        if event_type == "tool.call":
+            own = (self._call,) if tool is not UNSET and self._is_tool(tool) else ()
+            return (*own, *self._when.call_handlers(tool)) or None
         if event_type in TERMINAL_TYPES:
             return self._terminal.seen
         return self._when.route(event_type)
+
+    def read_results(self, calls: Calls) -> None:
+        self._when.read_results(calls)
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
@@ -113,7 +119,7 @@ class ForbiddenWhen(Rule):
             result.vacuous = True
             return result
         config = self._config
-        holds = self._when.holds(self._terminal.output())
+        holds = self._when.holds(self._terminal.output(), self._terminal.index)
         reads = reads_output(self._when.condition)
         if holds is None:
             if self.note_violation():

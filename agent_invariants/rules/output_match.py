@@ -79,8 +79,11 @@ class OutputMatch(Rule):
     and nothing else. A condition is judged once, at the end of the trace:
     `{"path": p, "equals": v}`, `{"path": p, "non_empty": true}`, `{"path": p, "matches": node}`
     (paths into the final output; no output, or nothing at the path, is unresolved, and so is
-    `non_empty` on a value that is not an array), `{"outcome": {"outcome_id": glob, "verdict":
-    v}}` (the last matching `outcome.observed` decides; none is unresolved), and `{"any_of":
+    `non_empty` on a value that is not an array; `node` is a match tree whose `$from_result`
+    references read the results before the terminal event: a mismatch makes the condition
+    false, a reference left without its candidate, and no mismatch, unresolved),
+    `{"outcome": {"outcome_id": glob, "verdict": v}}` (the last matching `outcome.observed`
+    decides; none is unresolved), and `{"any_of":
     [...]}` / `{"all_of": [...]}` (2..20 conditions, with Kleene's logic: one true operand makes
     any_of true, one false operand makes all_of false, even beside unresolved ones).
 
@@ -136,28 +139,37 @@ class OutputMatch(Rule):
         self._memory = Memory(self._tree)
         self._when = None if config.when is UNSET else Observed(condition_of(config.when))
         self._terminal = Terminal()
-        self.pairs_calls = bool(self._memory)   # results come through read_results
+        # results come through read_results, for the match tree's references and the condition's
+        self.pairs_calls = bool(self._memory) or (self._when is not None and self._when.reads_results)
         # a false `when` is a pass with checked 0, not a sign that the rule guards nothing
         self.checked_nothing_is_normal = self._when is not None
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return self._memory.call_globs if event_type == "tool.call" else ()
+        if event_type != "tool.call":
+            return ()
+        return (*self._memory.call_globs, *(() if self._when is None else self._when.call_globs))
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type in TERMINAL_TYPES:
             return self._terminal.seen
-        if event_type == "tool.call" and self._memory:
-            return self._memory.route_call(tool)
+        if event_type == "tool.call":   # only references that count calls see them
+            numbered = self._memory.route_call(tool) if self._memory else None
+            handlers = (*(() if numbered is None else (numbered,)),
+                        *(() if self._when is None else self._when.call_handlers(tool)))
+            return handlers or None
         return None if self._when is None else self._when.route(event_type)
 
     def read_results(self, calls: Calls) -> None:
-        self._memory.read_results(calls)
+        if self._memory:
+            self._memory.read_results(calls)
+        if self._when is not None:
+            self._when.read_results(calls)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         output = self._terminal.output()
         self.checked = 1
         if self._when is not None:
-            holds = self._when.holds(output)
+            holds = self._when.holds(output, self._terminal.index)
             if holds is False:
                 self.checked = 0
                 return self.result()

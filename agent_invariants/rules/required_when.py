@@ -106,23 +106,26 @@ class RequiredWhen(Rule):
         self._when = Observed(condition_of(config.when))
         self._terminal = Terminal()
         self._successful = config.count == "successful"
-        self.pairs_calls = self._successful
+        self.pairs_calls = self._successful or self._when.reads_results
         self._counted = 0
         self._calls = 0
         self._kept_calls: list[tuple[int | float, int, str]] = []   # (seq, index, tool) of the first calls, for `iff`
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
-        return (self._config.tool,) if event_type == "tool.call" else ()
+        return (self._config.tool, *self._when.call_globs) if event_type == "tool.call" else ()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        if event_type == "tool.call" and tool is not UNSET and self._is_tool(tool):
-            return self._call
+        if event_type == "tool.call":
+            own = (self._call,) if tool is not UNSET and self._is_tool(tool) else ()
+            return (*own, *self._when.call_handlers(tool)) or None
         if event_type in TERMINAL_TYPES:
             return self._terminal.seen
         return self._when.route(event_type)
 
     def read_results(self, calls: Calls) -> None:
-        calls.read_results(self._result, [self._config.tool], orphans=False, failed=False)   # (what counts)
+        if self._successful:
+            calls.read_results(self._result, [self._config.tool], orphans=False, failed=False)   # (what counts)
+        self._when.read_results(calls)
 
     def _call(self, event: Event, index: int) -> None:
         self._calls += 1
@@ -138,7 +141,7 @@ class RequiredWhen(Rule):
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = 1
         config, when = self._config, self._when
-        holds = when.holds(self._terminal.output())
+        holds = when.holds(self._terminal.output(), self._terminal.index)
         reads = reads_output(when.condition)
         if holds is None:
             if self.note_violation():
