@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from msgspec import UNSET
 
-from agent_invariants.lint.facts import CALL, Edge, Facts, Requirement, written_key
+from agent_invariants.lint.facts import CALL, Bound, Edge, Facts, Requirement, written_key
 from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, subsumes
 from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
@@ -74,11 +74,13 @@ def required_but_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
         for index, patterns in facts.allows:
             if not facts.allowed(patterns, tool):
                 yield _forbidden(facts, tool, need, index, "does not allow it", strict)
+        capped: set[int] = set()   # one finding per (rule, tool), however many of its bounds are 0
         for bound in zero:
-            if bound.covers(tool):
+            if bound.covers(tool) and bound.rule not in capped:
                 counted = facts.successful(tool) if bound.successful else need
                 if counted is not None and counted.count >= 1:
                     by_errors = facts.successful(tool, errors_only=True) if bound.successful else strict
+                    capped.add(bound.rule)
                     yield _forbidden(facts, tool, counted, bound.rule, "allows no call of it", by_errors)
 
 
@@ -123,20 +125,37 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                 tool, errors_only=True)) and need.count >= 1]
             decisive = (bound.rule, *(need.rule for need in strict)) \
                 if sum(need.count for need in strict) > bound.limit else None
+            if decisive is None:   # an error-severity requirement on a glob may prove it alone
+                alone = _single(facts, bound, errors_only=True)
+                decisive = None if alone is None else (bound.rule, alone.rule)
             yield Found("count_contradiction", (bound.rule, *(need.rule for _, need in contributions)), (),
                         bound.pointer, f"{name} allows at most {bound.limit} {what}, but the rules require "
                         f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + ".",
                         decisive=decisive)
             continue
-        single = next((need for need in facts.glob_requirements if need.count > bound.limit
-                       and (need.successful or not bound.successful) and subsumes(bound.glob, need.glob)), None)
-        if single is None and bound.events:
-            single = next((need for need in facts.event_minimums if need.count > bound.limit), None)
+        single = _single(facts, bound)
         if single is not None:
             rule = facts.rules[single.rule]
+            alone = _single(facts, bound, errors_only=True)
             yield Found("count_contradiction", (bound.rule, single.rule), (), bound.pointer,
                         f"{name} allows at most {bound.limit} {what}, but {rule.id} ({rule.kind}) requires "
-                        f"{single.count}.")
+                        f"{single.count}.", decisive=None if alone is None else (bound.rule, alone.rule))
+
+
+def _single(facts: Facts, bound: Bound, *, errors_only: bool = False) -> Requirement | None:
+    """The first requirement that alone asks more of a bound than it allows: one on a glob the
+    bound covers, from a tool_calls.min, a require_event.min or a call_index (point 40: not a
+    tool_order's glob entries), or any require_event.min for a bound on events; with
+    `errors_only`, of an error-severity rule."""
+    def over(need: Requirement) -> bool:
+        return (need.count > bound.limit and facts.rules[need.rule].kind != "tool_order"
+                and (not errors_only or facts.severity(need.rule) == "error"))
+
+    found = next((need for need in facts.glob_requirements if over(need)
+                  and (need.successful or not bound.successful) and subsumes(bound.glob, need.glob)), None)
+    if found is None and bound.events:
+        found = next((need for need in facts.event_minimums if over(need)), None)
+    return found
 
 
 # -- order_contradiction -----------------------------------------------------------------------
