@@ -24,7 +24,14 @@ from agent_invariants import _collector as collector
 from agent_invariants.contract import Contract
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob_set
-from agent_invariants.notices import KNOWN_TYPES, TypeSpelling, checked_nothing, misspelt_fields, named_types
+from agent_invariants.notices import (
+    KNOWN_TYPES,
+    TypeSpelling,
+    checked_nothing,
+    misspelt_fields,
+    named_types,
+    unmatchable_tools,
+)
 from agent_invariants.pairing import Calls
 from agent_invariants.payloads import FieldTypes
 from agent_invariants.prevented import mark_prevented
@@ -260,7 +267,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         if partial or count_safety else [0] * len(results)
     inconclusive = liveness if partial else [0] * len(results)
     violations = [violation for result in results for violation in result.violations]
-    notices = _trace_notices(events, spelling, source) + nothing
+    notices = _trace_notices(events, spelling, source) + unmatchable_tools(counter.first_calls) + nothing
     _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)
     counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]

@@ -1,6 +1,6 @@
 """What a check notices that is not a violation, but may mean the trace was not really checked.
 
-A trace that passes because nothing in it could match the rules is a silent pass. Four signs of
+A trace that passes because nothing in it could match the rules is a silent pass. Five signs of
 one are noticed, and reported as `notices` in the check report (the CLI prints them as warnings on
 stderr; with `--strict` they fail):
 
@@ -13,6 +13,9 @@ stderr; with `--strict` they fail):
 - `misspelt_field`: a field of the first events (`FIELD_SAMPLE` of them) that differs from a
   field the rules read (`RULE_FIELDS`) the same way (`tool_name` and `Tool` for `tool`, `callId`
   for `call_id`).
+- `unmatchable_tool`: a tool called with a line break in its name (`\n`, `\r`, U+2028, U+2029),
+  which no glob wildcard matches (as in the Node tool): `deny_tool` with `*` does not see its calls.
+  The summary's first calls are looked through once the trace has been read: nothing per event.
 - `rule_checked_nothing`: a rule whose `checked` is 0, so it may guard nothing (a glob that matches
   no tool, a type nobody writes). Rules whose `checked` counts what they forbid (`deny_tool`,
   `deny_event`, `stop_is_final`, `confidence_requires_outcome`, and `require_event` with `min: 0`:
@@ -36,7 +39,7 @@ __all__ = ("FIELD_SAMPLE", "KNOWN_TYPES", "RULE_FIELDS", "TRACE_PROBLEMS", "Fiel
            "checked_nothing", "lines_of", "looks_like", "misspelt_fields", "named_types", "notice_lines",
            "strict_problem")
 
-TRACE_PROBLEMS = frozenset({"empty_trace", "misspelt_type", "misspelt_field"})
+TRACE_PROBLEMS = frozenset({"empty_trace", "misspelt_type", "misspelt_field", "unmatchable_tool"})
 """Notices about the trace itself (`--strict` refuses such a trace, exit 2); the other kind is
 about a rule (`--strict` fails it)."""
 SHOWN_PER_KIND = 3
@@ -222,6 +225,24 @@ def misspelt_fields(keys: dict[str, tuple[int, int]]) -> list[Notice]:
             found.append(Notice(kind="misspelt_field", message=f"field {show(key)} looks like {show(close)}; "
                                 f"rules read only {show(close)}", count=count, event_index=first))
     return found
+
+
+_LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029")
+"""What a glob's `*` and `?` never match (spec v1 §2.7: JavaScript's `.` without the `s` flag)."""
+
+
+def unmatchable_tools(first_calls: dict[str, tuple[int | float, int]]) -> list[Notice]:
+    """One notice for the tools called with a line break in their name (`first_calls`: tool ->
+    (seq, index) of its first call), at the first such call."""
+    found = sorted((index, tool) for tool, (_, index) in first_calls.items()
+                   if any(mark in tool for mark in _LINE_BREAKS))
+    if not found:
+        return []
+    index, tool = found[0]
+    more = f" (and {len(found) - 1} more such tool{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    return [Notice(kind="unmatchable_tool", event_index=index,
+                   message=f"tool {show(tool)}{more} has a line break in its name, which no glob wildcard (* or ?) "
+                   "matches: a rule that reads tools through one does not see its calls")]
 
 
 def checked_nothing(results: Iterable[RuleResult], normal: set[str]) -> list[Notice]:

@@ -162,7 +162,7 @@ class Notice(msgspec.Struct, kw_only=True, omit_defaults=True):
     """(An addition.) Something the check noticed that may mean the trace was not really
     checked: not a violation, and never a change of the verdict (but with `--strict`)."""
 
-    kind: Literal["empty_trace", "misspelt_type", "misspelt_field", "rule_checked_nothing"]
+    kind: Literal["empty_trace", "misspelt_type", "misspelt_field", "unmatchable_tool", "rule_checked_nothing"]
     """What was noticed (the README's "No silent passes" says what each means)."""
     message: str
     """What was noticed, in one sentence."""

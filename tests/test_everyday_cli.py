@@ -70,6 +70,22 @@ def test_an_empty_trace_and_a_rule_that_checked_nothing_are_warnings(cli, desk):
     assert not any("no-shell" in line for line in stderr)
 
 
+def test_a_tool_with_a_line_break_that_no_wildcard_matches_is_a_warning(cli, desk):
+    """Globs never match a line break (v1 §2.7, item 17): a `shell.*` deny does not see `shell.\nexec`.
+    The verdict stays the Node tool's; the check says why a denied-looking call passed."""
+    desk("t.jsonl", lines({"type": "approval.granted"}, {"type": "tool.call", "tool": "payments.refund"},
+                          {"type": "tool.call", "tool": "shell.\nexec"}, {"type": "tool.call", "tool": "kb\u2028"},
+                          {"type": "tool.call", "tool": "shell.\nexec"}))
+    result = cli("check", "-t", "t.jsonl", "-f", "json")
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [
+        'agent-invariants: warning: t.jsonl:3: tool "shell.\\nexec" (and 1 more such tool) has a line break in its '
+        "name, which no glob wildcard (* or ?) matches: a rule that reads tools through one does not see its calls"]
+    (notice,) = json.loads(result.stdout)["notices"]
+    assert (notice["kind"], notice["event_index"], notice["line"]) == ("unmatchable_tool", 2, 3)
+    assert cli("check", "-t", "t.jsonl", "--strict").returncode == 2   # a problem of the trace itself
+
+
 def test_notices_are_in_the_json_report(cli, desk):
     desk("t.jsonl", lines({"type": "tool.call", "tool": "kb.search"}))
     report = json.loads(cli("check", "-t", "t.jsonl", "-f", "json").stdout)
