@@ -4,9 +4,10 @@ An importer reads its format and says, for one run, which events happened when: 
 start, its result at the span's end, `run.start` at the root's start, and so on. It hands them to
 a `Timeline`, which writes the run out the same way whatever the format:
 
-- events in time order; at equal times the run's start first and its end last, ends before
-  starts, deeper ends first, shallower starts first, then source order (a span that takes no time
-  still starts before it ends);
+- events in time order; at equal times ends before starts, deeper ends first, shallower starts
+  first, then source order (a span that takes no time still starts before it ends). A run's start
+  and end that are a root span's (`bound`) sort as that span's start and end; those that are not
+  (an MCP session's first message and the end of its log) come first and last at their instant;
 - the run's end with `duration_ms` from its start;
 - `seq` 1..n, `time` in UTC ISO 8601 from the integer clock (nanoseconds: nine digits; sources
   that write ISO strings: the microsecond, six digits), never through a float;
@@ -34,13 +35,15 @@ __all__ = ("END", "FIRST", "LAST", "START", "Timeline", "as_object", "cut_text",
            "model_call", "nanos_iso", "parse_args", "parse_result")
 
 FIRST = -1
-"""The run's start: before anything else at its instant."""
+"""The run's start: before anything else at its instant (or, as `bound`, the run's start wherever
+its phase sorts it)."""
 END = 0
 """A span's end."""
 START = 1
 """A span's start (or an event of one instant)."""
 LAST = 2
-"""The run's end: after anything else at its instant."""
+"""The run's end: after anything else at its instant (or, as `bound`, the run's end wherever its
+phase sorts it)."""
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _decode = msgspec.json.Decoder().decode
@@ -56,6 +59,7 @@ class _Entry(NamedTuple):
     key: object          # the call an event belongs to (its call, result, grant), or None
     span_id: str | None
     synthetic: bool
+    bound: int           # FIRST or LAST for the run's start and end, else START
 
 
 class Timeline:
@@ -76,11 +80,17 @@ class Timeline:
 
     def add(self, event: dict[str, Any], at: int, *, phase: int = START, depth: int = 0, line: int | None = None,
             span_id: str | None = None, key: object = None, synthetic: bool = False,
-            order: float | None = None) -> None:
+            order: float | None = None, bound: int | None = None) -> None:
         """An event (without seq, time and run_id) at `at` nanoseconds. `key` ties a call to its
         result and grants, so that they share the call id it is finally given; `order` puts it
         elsewhere than the end of the source order among events of the same instant (a hoisted
-        grant takes its call's order less a half)."""
+        grant takes its call's order less a half). `bound` (FIRST or LAST) marks the run's start
+        or end when `phase` (START or END, a root span's) says where it sorts; a `phase` of FIRST
+        or LAST marks it too."""
+        if bound is None:
+            bound = phase if phase in (FIRST, LAST) else START
+        if order is None and bound != START:   # the run's start before, its end after, what ties with it
+            order = -1.0 if bound == FIRST else math.inf
         if key is not None:
             if event["type"] == "tool.call":
                 self._started[key] = at
@@ -89,7 +99,7 @@ class Timeline:
                 self._early = True   # no later than its call starts: sorting alone could put it first
         self._entries.append(_Entry(at, phase, depth if phase == START else -depth,
                                     len(self._entries) if order is None else order, event, line, key, span_id,
-                                    synthetic))
+                                    synthetic, bound))
 
     def order_of(self, key: object) -> float | None:
         """The source order of the call tied to `key` (for events placed just before it)."""
@@ -104,11 +114,11 @@ class Timeline:
         ids = _CallIds()
         clock = _Clock(self.digits)
         run_id = self.run_id
-        began = next((entry.at for entry in entries if entry.phase == FIRST), None)
+        began = next((entry.at for entry in entries if entry.bound == FIRST), None)
         for seq, entry in enumerate(entries, 1):
             # the entry's own `type` lands where the first one stands: seq, type, time, run_id, the rest
             event = {"seq": seq, "type": None, "time": clock.iso(entry.at), "run_id": run_id, **entry.event}
-            if entry.phase == LAST and began is not None and "duration_ms" not in event:
+            if entry.bound == LAST and began is not None and "duration_ms" not in event:
                 took = duration_ms(began, entry.at)   # the run's own length, for budgets of traces without time
                 if took is not None:
                     event["duration_ms"] = took
@@ -136,14 +146,14 @@ def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
     """The entries with the run's own end (`LAST`) taking what a convention or profile event of
     type run.completed or run.failed says (its type, status, output, reason): a run has one end,
     the last event. Without such an event, the entries as they are."""
-    said = [entry for entry in entries if entry.phase != LAST and entry.event["type"] in _TERMINALS]
-    ends = [entry for entry in entries if entry.phase == LAST]
+    said = [entry for entry in entries if entry.bound != LAST and entry.event["type"] in _TERMINALS]
+    ends = [entry for entry in entries if entry.bound == LAST]
     if not said or not ends:
         return entries
     told = max(said, key=lambda entry: (entry.at, entry.order))
     end = ends[-1]
     merged = end._replace(event={**end.event, **told.event, "type": told.event["type"]})
-    return [merged if entry is end else entry for entry in entries if entry.phase == LAST or
+    return [merged if entry is end else entry for entry in entries if entry.bound == LAST or
             entry.event["type"] not in _TERMINALS]
 
 

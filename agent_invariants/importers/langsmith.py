@@ -167,7 +167,8 @@ class _Trace:
         return True
 
     def _root(self, run: _Run) -> None:
-        self.out.add({"type": "run.start"}, run.start, phase=FIRST, line=run.line, span_id=run.raw["id"])
+        # the root run's own start and end: at equal times, §7's order of starts and ends
+        self.out.add({"type": "run.start"}, run.start, line=run.line, span_id=run.raw["id"], bound=FIRST)
         error = run.raw.get("error")
         end: dict[str, Any] = {"type": "run.completed"}
         if error:
@@ -177,7 +178,7 @@ class _Trace:
         if isinstance(outputs, dict) and outputs:
             end["output"] = outputs["output"] if list(outputs) == ["output"] else outputs
         if run.ended or error:
-            self.out.add(end, run.end, phase=LAST, line=run.line, span_id=run.raw["id"])
+            self.out.add(end, run.end, phase=END, line=run.line, span_id=run.raw["id"], bound=LAST)
 
     def _tool(self, run: _Run, depth: int, call_id: str) -> None:
         raw = run.raw

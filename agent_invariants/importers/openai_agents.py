@@ -142,7 +142,8 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     out = Timeline(FORMAT, context.file, trace_id, digits=6)
     first = min(spans, key=lambda span: (span.start, span.order))
     last = max(spans, key=lambda span: (span.end, -span.order))
-    out.add({"type": "run.start"}, first.start, phase=FIRST, line=first.line, span_id=first.id)
+    # the trace's bounds, as a root span's start and end: at equal times, §7's order of starts and ends
+    out.add({"type": "run.start"}, first.start, line=first.line, span_id=first.id, bound=FIRST)
     failure: str | None = None
     for span in spans:
         kind = span.data.get("type")
@@ -174,7 +175,7 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     end: dict[str, Any] = {"type": "run.completed"}
     if failure is not None:
         end = {"type": "run.failed", "status": "failed", "reason": failure}
-    out.add(end, last.end, phase=LAST, line=last.line, span_id=last.id)
+    out.add(end, last.end, phase=END, line=last.line, span_id=last.id, bound=LAST)
     return out
 
 

@@ -148,7 +148,8 @@ class GenAiTrace:
     # -- shared --------------------------------------------------------------------------------------------------------
 
     def run_bounds(self, root: Span) -> None:
-        self.out.add({"type": "run.start"}, root.start, phase=FIRST, line=root.line, span_id=root.span_id)
+        depth = self.tree.depth_of(root)   # the root span's own start and end: at equal times, §7's order
+        self.out.add({"type": "run.start"}, root.start, depth=depth, line=root.line, span_id=root.span_id, bound=FIRST)
         failing = next((span for span in self.tree.spans if self.ends_run(span)), None)
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
@@ -157,7 +158,7 @@ class GenAiTrace:
         if output is not None:
             end["output"] = parse_result(output, json_text=True)[0]
         if root.ended or failing is not None:   # the root's end (§7), not a wrapping span's or a later root's
-            self.out.add(end, root.end, phase=LAST, line=root.line, span_id=root.span_id)
+            self.out.add(end, root.end, phase=END, depth=depth, line=root.line, span_id=root.span_id, bound=LAST)
 
     def ends_run(self, span: Span) -> bool:
         """A span whose error fails the run: a root's or an agent span's (point 31), wherever it is
