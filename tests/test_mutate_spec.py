@@ -681,6 +681,14 @@ def test_max_mutants_keeps_the_candidates_at_floor_i_n_over_k(tmp_path: Path, ca
 
 # -- classification (points 62, 63) ---------------------------------------------------------------
 
+def test_an_id_writes_the_input_seq_as_javascript_writes_the_number(tmp_path: Path) -> None:
+    """Point 61: "<operator>:<seq of the site event in the input trace>"; seqs are JSON numbers,
+    written as everywhere in a report (`3.0` is `3`, `1e300` is `1e+300`)."""
+    evs = [{"seq": 3.0, **call("a", "x")}, {"seq": 1e300, **result("x")}, {"seq": 2e301, **ev("run.completed")}]
+    report = mutate(write_case(tmp_path, [rule("c", "tool_calls", tool="a", min=1)], evs))
+    assert ids(report, "drop_call", "flip_ok", "drop_event") == ["drop_call:3", "flip_ok:1e+300", "drop_event:2e+301"]
+
+
 def test_a_mutant_failing_validation_is_invalid_listed_and_not_scored(tmp_path: Path) -> None:
     """Point 63: a mutant failing event validation is invalid. A call_id of 498 characters becomes 500
     with `~m` (still valid, v1 allows 1..500) and 501 with `~m1` (invalid)."""

@@ -114,7 +114,7 @@ class Candidates:
     (a long trace has millions: only the kept ones need to exist at once). The sites are worked
     out once; each iteration lists the candidates anew (to count them, then pick)."""
 
-    def __init__(self, events: list[Event], seqs: list[int]) -> None:
+    def __init__(self, events: list[Event], seqs: list[str]) -> None:
         self._sites = _Sites(events, seqs)
 
     def __iter__(self) -> Iterator[Candidate]:
@@ -133,7 +133,7 @@ class _Sites:
     which result answers which call, the pair each complete pair swaps with, each grant's own
     call, the call each stop moves before, the result each result could be a stale copy of."""
 
-    def __init__(self, events: list[Event], seqs: list[int]) -> None:
+    def __init__(self, events: list[Event], seqs: list[str]) -> None:
         self.events = events
         self.seqs = seqs
         self.types = types = [member(event, "type") for event in events]

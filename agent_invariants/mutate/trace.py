@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, TypeVar
 import msgspec
 from msgspec import Raw
 
-from agent_invariants._js import first_significant, js_trim, replace_lone_surrogates
+from agent_invariants._js import first_significant, js_number, js_trim, replace_lone_surrogates
 from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import TraceError
 from agent_invariants.payloads import decoded
@@ -46,7 +46,7 @@ class Original(NamedTuple):
     label: str
     data: bytes
     events: list[Event]
-    seqs: list[int]
+    seqs: list[str]
     lines: list[int | None]
     lengths: dict[int, int]
     """The length of each event's line in UTF-16 code units (SARIF regions end there), by line."""
@@ -86,8 +86,9 @@ def parsed(label: str, data: bytes, lines: list[int | None], lengths: dict[int, 
     return Original(label, data, events, [_seq(member(event, "seq")) for event in events], lines, lengths)
 
 
-def _seq(value: Any) -> int:
-    return int(value) if value.__class__ in (int, float) else 0
+def _seq(value: Any) -> str:
+    """A seq as mutant ids write it: as JavaScript writes the number (`3.0` is `3`, `1e300` is `1e+300`)."""
+    return js_number(value) if value.__class__ in (int, float) else "0"
 
 
 def _known(lines: Sequence[int | None]) -> Iterable[int]:
