@@ -769,6 +769,21 @@ def langsmith_run(rid: str, run_type: str, name: str, start: str, end: str, pare
             "dotted_order": dotted, **extra}
 
 
+def test_langsmith_root_run_ends_before_a_run_that_starts_at_that_instant(cli: Cli, write: Any) -> None:
+    """§7: "At equal times: deeper ends, shallower ends, shallower starts, deeper starts": the root
+    run's end is the shallowest end, so a child starting when it ends (a clock skew) comes after it,
+    and a child ending when the root starts comes before run.start."""
+    root_run = langsmith_run("r1", "chain", "Agent", "02", "05", None, inputs={}, outputs={"output": 1})
+    late = langsmith_run("t1", "tool", "get", "05", "06", "r1", inputs={"a": 1}, outputs={"output": 2})
+    early = langsmith_run("t0", "tool", "put", "01", "02", "r1", inputs={"a": 0}, outputs={"output": 0})
+    root_run["child_runs"] = [early, late]
+    write("r.jsonl", lines(root_run))
+    events = converted(cli, "langsmith", "r.jsonl")
+    assert [(e["type"], e.get("tool")) for e in events] == [
+        ("tool.call", "put"), ("tool.result", "put"), ("run.start", None),
+        ("run.completed", None), ("tool.call", "get"), ("tool.result", "get")]
+
+
 def test_langsmith_mapping(cli: Cli, write: Any) -> None:
     """Point 27 / §7 langsmith row: child_runs flattened and ordered by dotted_order; `inputs.input` only
     when it is a string holding a JSON object; the result is a ToolMessage's content (parsed, point 26);
