@@ -325,11 +325,10 @@ def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
                                              or facts.required_tools.get(subject))
         need = need if need is not None and need.count >= 1 else None
         required = need is not None if rule.kind == "tool_args" else rule.when is UNSET
-        trees = [] if rule.kind.endswith("_when") else [(rule.match, f"/rules/{index}/match", False)]
-        if getattr(rule, "when", UNSET) is not UNSET:
-            trees.append((rule.when, f"/rules/{index}/when", True))
-        for glob, pointer, optional in ((glob, pointer, optional or in_condition) for tree, at, in_condition in trees
-                                        for glob, pointer, optional in _references(tree, at)):
+        found = [] if rule.kind.endswith("_when") else list(_references(rule.match, f"/rules/{index}/match"))
+        if getattr(rule, "when", UNSET) is not UNSET:   # never provable: see above
+            found += _references(rule.when, f"/rules/{index}/when", optional=True)
+        for glob, pointer, optional in found:
             for forbidding, field, how in _forbidders(facts, glob, subject):
                 later = pointer if index > forbidding else field
                 rests_on = () if need is None else (need.rule,)

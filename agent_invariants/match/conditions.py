@@ -33,7 +33,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from agent_invariants.events import VERDICTS, Event
 from agent_invariants.globs import compile_glob
@@ -167,7 +167,7 @@ class Observed:
         """The globs of the tools whose calls the references count (`call_index`), for `route_tools`."""
         return tuple(glob for memory in self._memories.values() for glob in memory.call_globs)
 
-    def call_handlers(self, tool: str | Any) -> tuple[Callable[[Event, int], None], ...]:
+    def call_handlers(self, tool: str | UnsetType) -> tuple[Callable[[Event, int], None], ...]:
         """The handlers of a `tool.call` of this tool: a reference that counts calls sees it."""
         found = (memory.route_call(tool) for memory in self._memories.values())
         return tuple(handler for handler in found if handler is not None)
@@ -185,12 +185,12 @@ class Observed:
             if node.operand[0](event.outcome_id):
                 self._last[id(node)] = event.verdict
 
-    def holds(self, output: Any, terminal: int | Any = -1) -> bool | None:
+    def holds(self, output: Any, terminal: int = -1) -> bool | None:
         """The condition at the end of the trace (`terminal`: the terminal event's index, which
         references read the results before): True, False, or None (unresolved)."""
         return self._holds(self.condition, output, terminal)
 
-    def _holds(self, condition: Condition, output: Any, terminal: int | Any) -> bool | None:
+    def _holds(self, condition: Condition, output: Any, terminal: int) -> bool | None:
         form, operand = condition.form, condition.operand
         if form == "any_of":
             values = [self._holds(branch, output, terminal) for branch in operand]
