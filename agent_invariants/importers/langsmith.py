@@ -7,7 +7,12 @@ nested, or every run on its own line (§7, §10 points 26-28, 31, 36).
 - `run_type: tool`: `tool.call` {tool: `name`, args: `inputs` (`inputs.input` when it is JSON text
   of an object)} at its start, `tool.result` at its end;
 - `run_type: llm` with text in its reply: `agent.message` {data.text} at its end;
-- a run named after one of our event types: that event, its fields from `extra.metadata.ainv`.
+- a run named after one of our event types: that event, its fields from `extra.metadata.ainv`;
+- `chain` runs hold the others; runs of other types (retriever, embedding, prompt, parser…) are
+  skipped, and counted.
+
+A run belongs to the trace its `trace_id` names; without one, to its record's top run's (a nested
+child), else to its parent's when that was read before it, else it is a root.
 
 A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
 else `outputs.output`; text is parsed as JSON when it is JSON. `ok` is false when the run has an
@@ -69,10 +74,13 @@ class _Run:
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
     traces: Runs[list[_Run]] = Runs(context, new_list)
+    owners: dict[str, str] = {}   # run id -> its trace id, for the traces still open
     order = 0
     for record in records:
+        top: str | None = None
         for raw, depth, path in _flattened(record, context.file):
-            trace_id = str(raw["trace_id"]) if isinstance(raw.get("trace_id"), str) else str(raw["id"])
+            trace_id = _trace_of(raw, top, owners)
+            top = top or trace_id
             if not context.wants(trace_id):
                 context.seen(trace_id)
                 continue
@@ -82,11 +90,29 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
             if len(found) >= _MAX_RUNS:
                 raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_RUNS} runs")
             found.append(_Run(raw, depth, record.line, order, start, end))
+            owners[raw["id"]] = trace_id
             order += 1
         for trace_id, members in traces.ended(record.line):
-            yield context.finished(trace_id, _Trace(context, trace_id, members).timeline())
+            yield _finished(context, trace_id, members, owners)
     for trace_id, members in traces.rest():
-        yield context.finished(trace_id, _Trace(context, trace_id, members).timeline())
+        yield _finished(context, trace_id, members, owners)
+
+
+def _trace_of(raw: dict[str, Any], top: str | None, owners: dict[str, str]) -> str:
+    """The trace a run belongs to: its `trace_id`; without one, its record's top run's (a nested
+    child), else its parent's when that was read already, else its own id (a root)."""
+    if isinstance(raw.get("trace_id"), str):
+        return str(raw["trace_id"])
+    if top is not None:
+        return top
+    parent = raw.get("parent_run_id")
+    return owners.get(parent, raw["id"]) if isinstance(parent, str) else str(raw["id"])
+
+
+def _finished(context: Context, trace_id: str, members: list[_Run], owners: dict[str, str]) -> ImportedRun:
+    for run in members:
+        owners.pop(run.raw["id"], None)
+    return context.finished(trace_id, _Trace(context, trace_id, members).timeline())
 
 
 RUN_IDS = string_field("trace_id")
@@ -139,7 +165,8 @@ class _Trace:
 
     def timeline(self) -> Timeline:
         roots = [run for run in self.members if run.parent is None or run.parent not in self.by_id]
-        root = min(roots, key=lambda run: (run.start, run.order)) if roots else self.members[0]
+        # no root (a cycle of parents): the earliest run is the run's, as for spans
+        root = min(roots or self.members, key=lambda run: (run.start, run.order))
         model_ids = _ModelIds(self)
         for run in self.members:
             depth = self.depths[id(run)]
@@ -151,6 +178,8 @@ class _Trace:
                 self._tool(run, depth, model_ids.call_id(run))
             elif run.raw.get("run_type") in ("llm", "chat_model"):
                 self._message(run, depth)
+            elif run.raw.get("run_type") != "chain":   # a retriever, an embedding, a prompt, a parser…
+                self.context.skip()
         return self.out
 
     def _mapped(self, run: _Run, depth: int) -> bool:
