@@ -2,7 +2,9 @@
 instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
 
 - the outermost `AGENT` span (else the earliest root span): `run.start`; `run.completed`, or
-  `run.failed` when it or an agent span inside it fails, or a guardrail fires;
+  `run.failed` when it or an agent span inside it fails (or an agent's turn: a `CHAIN` right under
+  an `AGENT`, where the Agents SDK's instrumentation puts the error that ended the run), or a
+  guardrail fires;
 - `openinference.span.kind = TOOL`: `tool.call` {tool: `tool.name` (else the span name), call_id,
   args: `input.value`} at its start, `tool.result` {result: `output.value`, ok} at its end;
 - a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
