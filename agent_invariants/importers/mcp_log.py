@@ -98,9 +98,11 @@ def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
 
 
 class _Call:
-    """A tools/call waiting for its reply."""
+    """A tools/call waiting for its reply. Its `key` is (session, requesting side, JSON-RPC id, the
+    call's number in its session): a session may use an id again once it was answered, and the
+    timeline must not take the second call's events for the first's."""
 
-    def __init__(self, key: tuple[str, str, object], tool: str, args: Any, at: int, line: int) -> None:
+    def __init__(self, key: tuple[str, str, object, int], tool: str, args: Any, at: int, line: int) -> None:
         self.key, self.tool, self.args, self.at, self.line = key, tool, args, at, line
         self.done = False
 
@@ -116,6 +118,7 @@ class _Session:
         self.last_line = 0
         self.requests: dict[tuple[str, object], tuple[str, Any]] = {}   # (side, id) -> (method, what it is)
         self.pending: list[_Call] = []                                   # calls without a reply, oldest first
+        self.calls = 0                                                   # calls made so far
 
     def take(self, at: int, side: str, message: dict[str, Any], line: int) -> None:
         self.last = max(self.last, at)
@@ -165,7 +168,8 @@ class _Session:
         if continued is not None:
             self._input_responses(at, continued, params, line)
             return continued
-        call = _Call((self.id, side, _id_key(message["id"])), tool, args, at, line)
+        self.calls += 1
+        call = _Call((self.id, side, _id_key(message["id"]), self.calls), tool, args, at, line)
         event: dict[str, Any] = {"type": "tool.call", "tool": tool, "call_id": f"{self.id}:{_id_text(message['id'])}"}
         if parsed is not None:
             event["args"] = parsed
