@@ -222,7 +222,8 @@ class Model:
 
     def notification(self, run: Run, line: int, time: int, direction: str, msg: dict[str, Any], method: str) -> None:
         if method != "notifications/cancelled":
-            return  # product: other notifications are dropped without being counted (see report)
+            self.skipped += 1  # README: records of kinds the mapping does not use are counted
+            return
         params = msg.get("params") or {}
         request = run.requests.get((direction, json.dumps(params.get("requestId"))))
         if request is None or request.call is None or request.method != "tools/call":
@@ -595,13 +596,14 @@ def test_equal_times_put_ends_before_starts(cli: Cli, tmp_path: Path) -> None:
 
 def test_unused_records_are_skipped_and_counted(cli: Cli, tmp_path: Path) -> None:
     """README: records of kinds the mapping does not use are skipped and counted (`convert` says how many):
-    a ping request and a reply to no request."""
+    a ping request, a reply to no request and a progress notification."""
     records = [init(), rec(10, "s", "c2s", {"id": 2, "method": "ping"}), reply(20, 2, {"result": {}}),
-               reply(30, 99, {"result": {}})]
+               reply(30, 99, {"result": {}}),
+               rec(40, "s", "s2c", {"method": "notifications/progress", "params": {"progress": 1}})]
     log = tmp_path / "in.mcp.jsonl"
     write_log(log, records)
     result = cli("convert", "--from", FORMAT, str(log))
-    assert result.returncode == 0 and skipped_count(result.stderr) == 2, result.stderr
+    assert result.returncode == 0 and skipped_count(result.stderr) == 3, result.stderr
     assert types([json.loads(x) for x in result.stdout.splitlines()]) == ["run.start", "run.completed"]
 
 

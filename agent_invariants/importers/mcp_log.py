@@ -16,6 +16,9 @@ id is the session). What becomes what:
 - a `tools/list` reply: `tool.listing` {data.tools};
 - the end of the log: `run.completed`.
 
+Other requests and notifications, replies that answer no request, and elicitations outside a call
+are skipped and counted.
+
 A reply pairs with its request on (session, requesting side, id): both sides number their own
 requests, so the server's elicitation 1 is not the client's initialize 1. A grant comes during its
 call, after the `tool.call`: a profile with `hoist_elicitation: true` moves it to just before the
@@ -260,6 +263,7 @@ class _Session:
 
     def _notification(self, at: int, side: str, method: str, message: dict[str, Any], line: int) -> None:
         if method != "notifications/cancelled":
+            self.context.skip()   # (initialized, progress, message…: counted, as other unused records are)
             return
         params = as_object(message.get("params"))
         requester = side   # the side that sent the request cancels it
