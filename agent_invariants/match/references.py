@@ -28,7 +28,7 @@ result of its tool for each call: results x calls.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
@@ -81,6 +81,10 @@ class _Source:
         # A join with nothing more to try or take out: each kept value before the subject is a candidate.
         self.plain_join = self.join_only and not operand.get("length") and not any(
             key in operand for key in ("where_result", "call_index", "find", "select"))
+        self.ok_only: bool = operand["ok_only"]
+        self.glob: str = operand["tool"]
+        self.shared: _Join | None = None   # a plain join's kept values, in the index it shares
+        self.slot = 0                      # where its value is in each of that index's entries
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
@@ -120,6 +124,8 @@ class _Source:
         if self.fixed:
             before = bisect_left(self.positions, position)
             return self.values if before == len(self.values) else Candidates(self.values[:before])
+        if self.shared is not None:
+            return self.shared.values(self.slot, subject_args, position)
         if self.join is not None:
             wanted = find(subject_args, self.join[1]) if subject_args is not NOT_FOUND else NOT_FOUND
             if wanted is NOT_FOUND:
@@ -128,8 +134,6 @@ class _Source:
             if bucket is None:
                 return []
             pool: list[_Kept] = bucket if isinstance(bucket, list) else [bucket]
-            if self.plain_join:
-                return [kept.value for kept in pool if kept.position < position]
         else:
             pool = self.kept
         found: list[Any] = []
@@ -151,6 +155,54 @@ class _Source:
             if value is not NOT_FOUND:
                 found.append(value)
         return found
+
+
+class _Join:
+    """The kept values of the plain joins (`where: {"id": {"$arg": "order"}}` alone, nothing taken
+    out after `path`) on one key of one tool's calls: one index for all of them. A rule that
+    compares two fields of one looked-up record names the lookup twice (`paid`, `currency`); each
+    result is then indexed once, by its call's key, as `(position, value of each member...)`."""
+
+    def __init__(self, first: _Source) -> None:
+        assert first.join is not None
+        self.key, self.subject_path = first.join   # the key of the call's args; the subject's path joined to it
+        self.ok_only, self.glob, self.is_tool = first.ok_only, first.glob, first.is_tool
+        self.paths: list[tuple[str, ...] | None] = []   # each member's `path` (None: the whole result)
+        self.entries: dict[object, tuple[Any, ...] | list[tuple[Any, ...]]] = {}   # one per key is the rule
+
+    def member(self, source: _Source) -> None:
+        """Keep `source`'s values here too."""
+        source.shared, source.slot = self, len(self.paths) + 1
+        self.paths.append(source.operand.get("path"))
+
+    def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
+        if not isinstance(call_args, dict) or self.key not in call_args:
+            return
+        entry = (position, *[result if path is None else find(result, path) for path in self.paths])
+        if entry.count(NOT_FOUND) == len(self.paths):
+            return   # no member has a value here
+        key = canonical_key(call_args[self.key])
+        earlier = self.entries.get(key)
+        if earlier is None:
+            self.entries[key] = entry
+        elif earlier.__class__ is list:
+            earlier.append(entry)
+        else:
+            self.entries[key] = [earlier, entry]   # type: ignore[list-item]
+
+    def values(self, slot: int, subject_args: Any, position: int) -> list[Any]:
+        """The candidates of the member at `slot`: its values kept before `position` under the
+        key the subject's args hold."""
+        wanted = find(subject_args, self.subject_path) if subject_args is not NOT_FOUND else NOT_FOUND
+        if wanted is NOT_FOUND:
+            return []
+        bucket = self.entries.get(canonical_key(wanted))
+        if bucket is None:
+            return []
+        if bucket.__class__ is tuple:
+            value = bucket[slot]
+            return [value] if bucket[0] < position and value is not NOT_FOUND else []
+        return [entry[slot] for entry in bucket if entry[0] < position and entry[slot] is not NOT_FOUND]
 
 
 def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
@@ -239,7 +291,8 @@ class Memory:
         self._is_tool = {glob: compile_glob(glob) for glob in self.globs}
         self._waiting: dict[int, tuple[dict[str, int], Any]] = {}
         self._reads_args = any("where" in source.operand for source in self._sources.values())
-        self._sources_of: dict[str, list[_Source]] = {}   # by a result's tool: the references of that tool
+        self._feeds = _feeds(self._sources.values())
+        self._sources_of: dict[str, list[_Source | _Join]] = {}   # by a result's tool: the feeds of that tool
 
     def __bool__(self) -> bool:
         return bool(self._sources)
@@ -304,17 +357,17 @@ class Memory:
             sources = self._sources_of_tool(tool)
         result = None
         for source in sources:
-            if source.operand["ok_only"] and event.ok is False:
+            if source.ok_only and event.ok is False:
                 continue
             if result is None:
                 result = (decoded(event.result),)
-            source.keep(index, numbers.get(source.operand["tool"], -1), args, result[0])
+            source.keep(index, numbers.get(source.glob, -1), args, result[0])
 
-    def _sources_of_tool(self, tool: str) -> list[_Source]:
-        """The references whose tool glob matches `tool` (remembered for the next result)."""
+    def _sources_of_tool(self, tool: str) -> list[_Source | _Join]:
+        """The feeds whose tool glob matches `tool` (remembered for the next result)."""
         if len(self._sources_of) >= 4096:
             self._sources_of.clear()
-        found = self._sources_of[tool] = [source for source in self._sources.values() if source.is_tool(tool)]
+        found = self._sources_of[tool] = [feed for feed in self._feeds if feed.is_tool(tool)]
         return found
 
     def resolver(self, args: Any, position: int, output: Any = NO_OUTPUT) -> Resolve:
@@ -326,6 +379,24 @@ class Memory:
     def references(self) -> bool:
         """Whether the tree holds any reference (`$arg` and `$from_output` included)."""
         return self._any
+
+
+def _feeds(sources: Iterable[_Source]) -> list[_Source | _Join]:
+    """What the results of the referenced tools are kept by: each reference, but the plain joins
+    on the same key of the same tool's calls (and alike in `ok_only`), which share one `_Join`."""
+    feeds: list[_Source | _Join] = []
+    joins: dict[tuple[Any, ...], _Join] = {}
+    for source in sources:
+        if not source.plain_join:
+            feeds.append(source)
+            continue
+        alike = (source.glob, source.ok_only, source.join)
+        join = joins.get(alike)
+        if join is None:
+            join = joins[alike] = _Join(source)
+            feeds.append(join)
+        join.member(source)
+    return feeds
 
 
 _NO_NUMBERS: dict[str, int] = {}
