@@ -163,8 +163,8 @@ def _comparison(compare: Callable[[float, float], bool], operand: Any) -> Holds:
         found = resolve(reference)
         if isinstance(found, str):
             return False
-        bounds = distinct(found, 2)   # one distinct candidate, or ambiguous: two are enough to tell
-        return len(bounds) == 1 and is_number(bounds[0]) and compares(compare, actual, bounds[0])
+        bounds = found if len(found) == 1 else distinct(found, 2)   # one distinct candidate, or ambiguous:
+        return len(bounds) == 1 and is_number(bounds[0]) and compares(compare, actual, bounds[0])   # two tell
 
     return holds
 

@@ -84,9 +84,10 @@ class Candidates(list):  # type: ignore[type-arg]
 
 def holds_equal(actual: Any, found: list[Any]) -> bool:
     """Whether `actual` equals some candidate (JSON equality), by key when the set is kept."""
-    keys = getattr(found, "keys", None)
-    if keys is not None:
-        return canonical_key(actual) in keys
+    if found.__class__ is Candidates and found.keys is not None:   # (a class test: getattr of a list's
+        return canonical_key(actual) in found.keys                  # missing attribute raises inside)
+    if len(found) == 1:
+        return json_equal(actual, found[0])   # the usual join: one candidate, no generator
     return any(json_equal(actual, candidate) for candidate in found)
 
 

@@ -216,6 +216,7 @@ class ToolArgs(Rule):
         self._holds = None if self._tree is None else quick(self._tree, exact=self._exact, ignore=self._ignore)
         self._memory = Memory(self._tree)
         self.pairs_calls = bool(self._memory)   # results come through read_results
+        self._references = self._memory.references   # (asked on every call checked)
         self._at_end = any(reference.name == "$from_output" for reference in references_in(self._tree))
         # a match tree alone, judged as the call comes: a call that matches needs nothing more
         self._tree_only = self._holds is not None and self._schema is None and not self._distinct \
@@ -308,7 +309,7 @@ class ToolArgs(Rule):
 
     def _resolver(self, args: Any, position: int, output: Any) -> Resolve:
         """The candidates of the tree's references for the call at `position` with these args."""
-        return self._memory.resolver(args, position, output) if self._memory.references else no_references
+        return self._memory.resolver(args, position, output) if self._references else no_references
 
     def _explain(self, call: _Call, outcome: Outcome) -> None:
         """The mismatch and unresolved violations of a call whose args do not match."""
