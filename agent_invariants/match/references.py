@@ -168,17 +168,30 @@ class _Join:
         self.key, self.subject_path = first.join   # the key of the call's args; the subject's path joined to it
         self.ok_only, self.glob, self.is_tool = first.ok_only, first.glob, first.is_tool
         self.paths: list[tuple[str, ...] | None] = []   # each member's `path` (None: the whole result)
+        # when every path is one key: those keys, read off an object result by its own `get` (the
+        # usual case, without a frame per member)
+        self.keys: tuple[str, ...] | None = ()
+        self.absent: tuple[Any, ...] = ()   # NOT_FOUND for each key: what `get` gives when it lacks one
         self.entries: dict[object, tuple[Any, ...] | list[tuple[Any, ...]]] = {}   # one per key is the rule
 
     def member(self, source: _Source) -> None:
         """Keep `source`'s values here too."""
         source.shared, source.slot = self, len(self.paths) + 1
-        self.paths.append(source.operand.get("path"))
+        path = source.operand.get("path")
+        self.paths.append(path)
+        if self.keys is not None and path is not None and len(path) == 1:
+            self.keys = (*self.keys, path[0])
+        else:
+            self.keys = None
+        self.absent = (*self.absent, NOT_FOUND)
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         if not isinstance(call_args, dict) or self.key not in call_args:
             return
-        entry = (position, *[result if path is None else find(result, path) for path in self.paths])
+        if self.keys is not None and result.__class__ is dict:
+            entry = (position, *map(result.get, self.keys, self.absent))
+        else:
+            entry = (position, *[result if path is None else find(result, path) for path in self.paths])
         if entry.count(NOT_FOUND) == len(self.paths):
             return   # no member has a value here
         key = canonical_key(call_args[self.key])
