@@ -115,23 +115,28 @@ class Timeline:
         clock = _Clock(self.digits)
         run_id = self.run_id
         began = next((entry.at for entry in entries if entry.bound == FIRST), None)
+        source_format, file = self.format, self.file
         for seq, entry in enumerate(entries, 1):
+            at, _, _, _, said, line, key, span_id, synthetic, bound = entry   # one unpacking, not a lookup each
             # the entry's own `type` lands where the first one stands: seq, type, time, run_id, the rest
-            event = {"seq": seq, "type": None, "time": clock.iso(entry.at), "run_id": run_id, **entry.event}
-            if entry.bound == LAST and began is not None and "duration_ms" not in event:
-                took = duration_ms(began, entry.at)   # the run's own length, for budgets of traces without time
+            event = {"seq": seq, "type": None, "time": clock.iso(at), "run_id": run_id, **said}
+            if bound == LAST and began is not None and "duration_ms" not in event:
+                took = duration_ms(began, at)   # the run's own length, for budgets of traces without time
                 if took is not None:
                     event["duration_ms"] = took
+            if line is not None and span_id is not None and not synthetic:   # the usual event
+                source = {"format": source_format, "file": file, "line": line, "span_id": span_id}
+            else:
+                source = self._source(entry)
             data = event.get("data")
-            event["data"] = {**data, "source": self._source(entry)} if data else {"source": self._source(entry)}
-            if entry.key is not None or "call_id" in event:
-                ids.apply(event, entry.key)
-            yield event, entry.line
+            event["data"] = {**data, "source": source} if data else {"source": source}
+            if key is not None or "call_id" in event:
+                ids.apply(event, key)
+            yield event, line
 
     def _source(self, entry: _Entry) -> dict[str, Any]:
-        """`data.source`: where the event came from (built as events are written, not kept)."""
-        if entry.line is not None and entry.span_id is not None and not entry.synthetic:   # the usual event
-            return {"format": self.format, "file": self.file, "line": entry.line, "span_id": entry.span_id}
+        """`data.source` of an event that is not the usual one (a span's, with its line): built as
+        events are written, not kept."""
         source: dict[str, Any] = {"format": self.format, "file": self.file}
         if entry.line is not None:
             source["line"] = entry.line
@@ -146,9 +151,11 @@ def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
     """The entries with the run's own end (`LAST`) taking what a convention or profile event of
     type run.completed or run.failed says (its type, status, output, reason): a run has one end,
     the last event. Without such an event, the entries as they are."""
-    said = [entry for entry in entries if entry.bound != LAST and entry.event["type"] in _TERMINALS]
+    said = [entry for entry in entries if entry.event["type"] in _TERMINALS and entry.bound != LAST]
+    if not said:   # the usual run: its end is its own
+        return entries
     ends = [entry for entry in entries if entry.bound == LAST]
-    if not said or not ends:
+    if not ends:
         return entries
     told = max(said, key=lambda entry: (entry.at, entry.order))
     end = ends[-1]
