@@ -110,7 +110,8 @@ class GenAiTrace:
             else:
                 self.mapped(span, depth)   # a profile adds events: a tool step stays a tool step
             self.span(span, depth)
-            self.span_events(span, depth)
+            if span.events:
+                self.span_events(span, depth)
         self.after()
         return self.out
 
@@ -170,6 +171,8 @@ class GenAiTrace:
 
     def mapped(self, span: Span, depth: int) -> bool:
         """A span the profile or the convention turns into an event, at its start."""
+        if self.context.profile is None and span.name not in CONVENTION_TYPES:
+            return False   # asked before the span's kind is worked out: most spans are neither's
         event = self.mapped_event(span.name, "log" if span.log else self.kind(span), span.attributes)
         if event is None:
             return False
