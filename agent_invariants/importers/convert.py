@@ -84,7 +84,7 @@ def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
         for found in runs:
             name = _file_name(found.run_id, taken)
             try:
-                (staging / name).write_text(jsonl(found), encoding="utf-8", newline="\n")
+                (staging / name).write_bytes(checked_jsonl(found))   # UTF-8 as encoded: not decoded and encoded again
             except OSError as exc:
                 raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
             names.append(name)
