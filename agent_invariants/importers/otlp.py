@@ -20,7 +20,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -89,14 +89,22 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
 def _read(export: _Export, context: Context, line: int, order: int) -> Iterator[Span]:
     """The spans of an export, then its log records as spans of no duration (`log` set): a log
     record is read only by the convention and profiles, at its time, inside its span."""
-    for where, raw in _spans(export):
-        yield _span(raw, where, context.file, line, order)
+    for index, raw in enumerate(_spans(export)):
+        try:
+            span = _span(raw, line, order)
+        except _Problem as problem:
+            raise TraceError(context.file, line, problem.at(_SPANS, _span_at(export, index))) from None
+        yield span
         order += 1
-    for where, log in _logs(export):
+    for index, log in enumerate(_logs(export)):
         if not log.traceId:
             context.skip()   # a log record of no trace belongs to no run
             continue
-        yield _log(log, where, context.file, line, order)
+        try:
+            span = _log(log, line, order)
+        except _Problem as problem:
+            raise TraceError(context.file, line, problem.at(_LOGS, _log_at(export, index))) from None
+        yield span
         order += 1
 
 
@@ -107,22 +115,24 @@ TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
 def trace_key(found: bytes) -> str | None:
     """A trace id found by `TRACE_ID`, as spans are keyed (lowercase hex), or None."""
     try:
-        return _id(found.decode("ascii"), 16, _Where("", ()), "", "", 0)
-    except (TraceError, UnicodeDecodeError):
+        return _id(found.decode("ascii"), 16, "")
+    except (_Problem, UnicodeDecodeError):
         return None
 
 
-class _Where(NamedTuple):
-    """Where a span or log record is in its export (the JSON path is written only for a message)."""
+class _Problem(Exception):
+    """A field of a span or log record that cannot be read. The record's place in its export is
+    worked out only then (`at`): the usual span is read without building its JSON path."""
 
-    signal: str                    # resourceSpans.scopeSpans.spans or resourceLogs.scopeLogs.logRecords
-    at: tuple[int, ...]            # its index at each level
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field, self.problem = field, problem
 
-    def path(self, field: str) -> str:
-        if not self.at:
-            return field
-        names = self.signal.split(".")
-        return "$" + "".join(f".{name}[{index}]" for name, index in zip(names, self.at, strict=True)) + f".{field}"
+    def at(self, signal: str, indices: tuple[int, int, int]) -> str:
+        """The message, naming the field by its JSON path (`signal` names each level's list)."""
+        names = signal.split(".")
+        path = "".join(f".{name}[{index}]" for name, index in zip(names, indices, strict=True))
+        return f"${path}.{self.field}: {self.problem}"
 
 
 _SPANS = "resourceSpans.scopeSpans.spans"
@@ -223,31 +233,47 @@ def _export(record: Record, file: str) -> _Export | None:
     return export if export.resourceSpans is not None or export.resourceLogs is not None else None
 
 
-def _spans(export: _Export) -> Iterator[tuple[_Where, _RawSpan]]:
+def _spans(export: _Export) -> Iterator[_RawSpan]:
+    for resource in export.resourceSpans or ():
+        for scope in resource.scopeSpans or resource.instrumentationLibrarySpans:
+            yield from scope.spans
+
+
+def _span_at(export: _Export, index: int) -> tuple[int, int, int]:
+    """Where the span `_spans` gives as its `index`th is: its index at each level of the export."""
     for r, resource in enumerate(export.resourceSpans or ()):
-        scopes = resource.scopeSpans or resource.instrumentationLibrarySpans
-        for s, scope in enumerate(scopes):
-            for n, span in enumerate(scope.spans):
-                yield _Where(_SPANS, (r, s, n)), span
+        for s, scope in enumerate(resource.scopeSpans or resource.instrumentationLibrarySpans):
+            if index < len(scope.spans):
+                return r, s, index
+            index -= len(scope.spans)
+    raise IndexError(index)
 
 
-def _logs(export: _Export) -> Iterator[tuple[_Where, _LogRecord]]:
+def _logs(export: _Export) -> Iterator[_LogRecord]:
+    for resource in export.resourceLogs or ():
+        for scope in resource.scopeLogs:
+            yield from scope.logRecords
+
+
+def _log_at(export: _Export, index: int) -> tuple[int, int, int]:
+    """Where the log record `_logs` gives as its `index`th is: its index at each level."""
     for r, resource in enumerate(export.resourceLogs or ()):
         for s, scope in enumerate(resource.scopeLogs):
-            for n, log in enumerate(scope.logRecords):
-                yield _Where(_LOGS, (r, s, n)), log
+            if index < len(scope.logRecords):
+                return r, s, index
+            index -= len(scope.logRecords)
+    raise IndexError(index)
 
 
-def _log(log: _LogRecord, where: _Where, file: str, line: int, order: int) -> Span:
+def _log(log: _LogRecord, line: int, order: int) -> Span:
     """A log record as a span of no duration: its name is `eventName` (else the `event.name`
     attribute), its parent the span it was logged in."""
-    trace_id = _id(log.traceId, 16, where, "traceId", file, line)
-    parent = _id(log.spanId, 8, where, "spanId", file, line) if log.spanId else None
+    trace_id = _id(log.traceId, 16, "traceId")
+    parent = _id(log.spanId, 8, "spanId") if log.spanId else None
     stamp = log.timeUnixNano if log.timeUnixNano not in (None, 0, "0") else log.observedTimeUnixNano
     if stamp is None:
-        raise TraceError(file, line, f"{where.path('timeUnixNano')}: expected a time in nanoseconds since 1970 "
-                         "(digits)")
-    at = _clock(stamp, where, "timeUnixNano", file, line)
+        raise _Problem("timeUnixNano", "expected a time in nanoseconds since 1970 (digits)")
+    at = _clock(stamp, "timeUnixNano")
     found = attributes(log.attributes)
     name = log.eventName or found.get("event.name")
     span = Span(trace_id, f"log-{order}", parent, name if isinstance(name, str) else "", at, at, found, [], False,
@@ -256,19 +282,18 @@ def _log(log: _LogRecord, where: _Where, file: str, line: int, order: int) -> Sp
     return span
 
 
-def _span(raw: _RawSpan, where: _Where, file: str, line: int, order: int) -> Span:
-    trace_id = _id(raw.traceId, 16, where, "traceId", file, line)
-    span_id = _id(raw.spanId, 8, where, "spanId", file, line)
-    parent = _id(raw.parentSpanId, 8, where, "parentSpanId", file, line) if raw.parentSpanId else None
-    start = _clock(raw.startTimeUnixNano, where, "startTimeUnixNano", file, line)
-    end = 0 if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, where, "endTimeUnixNano", file, line)
+def _span(raw: _RawSpan, line: int, order: int) -> Span:
+    trace_id = _id(raw.traceId, 16, "traceId")
+    span_id = _id(raw.spanId, 8, "spanId")
+    parent = _id(raw.parentSpanId, 8, "parentSpanId") if raw.parentSpanId else None
+    start = _clock(raw.startTimeUnixNano, "startTimeUnixNano")
+    end = 0 if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, "endTimeUnixNano")
     status = raw.status
     error = status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
     message = status.message if status is not None and status.message else None
     events = []
     for index, event in enumerate(raw.events):
-        at = start if event.timeUnixNano is None else _clock(event.timeUnixNano, where,
-                                                             f"events[{index}].timeUnixNano", file, line)
+        at = start if event.timeUnixNano is None else _clock(event.timeUnixNano, f"events[{index}].timeUnixNano")
         events.append(SpanEvent(event.name, at, attributes(event.attributes)))
     span = Span(trace_id, span_id, parent, raw.name, start, end or start, attributes(raw.attributes), events, error,
                 message, line, order)
@@ -276,13 +301,13 @@ def _span(raw: _RawSpan, where: _Where, file: str, line: int, order: int) -> Spa
     return span
 
 
-def _id(value: str, size: int, where: _Where, field: str, file: str, line: int) -> str:
+def _id(value: str, size: int, field: str) -> str:
     """An id as lowercase hex, from hex (2 * size digits) or base64 (of `size` bytes). The same
     ids come again and again (a trace's, a parent's): the last few are remembered."""
     found = _IDS.get((value, size))
     if found is not None:
         return found
-    found = _read_id(value, size, where, field, file, line)
+    found = _read_id(value, size, field)
     if len(_IDS) >= 4096:
         _IDS.clear()
     _IDS[(value, size)] = found
@@ -292,7 +317,7 @@ def _id(value: str, size: int, where: _Where, field: str, file: str, line: int) 
 _IDS: dict[tuple[str, int], str] = {}
 
 
-def _read_id(value: str, size: int, where: _Where, field: str, file: str, line: int) -> str:
+def _read_id(value: str, size: int, field: str) -> str:
     text = value.strip()
     if len(text) == 2 * size:
         try:
@@ -306,19 +331,19 @@ def _read_id(value: str, size: int, where: _Where, field: str, file: str, line: 
         decoded = b""
     if len(decoded) == size:
         return decoded.hex()
-    raise TraceError(file, line, f"{where.path(field)}: expected an id of {size} bytes, in hex or base64")
+    raise _Problem(field, f"expected an id of {size} bytes, in hex or base64")
 
 
-def _clock(value: int | str, where: _Where, field: str, file: str, line: int) -> int:
+def _clock(value: int | str, field: str) -> int:
     """Nanoseconds since the epoch from a string of digits or an integer; never through a float."""
     if isinstance(value, str):
         if not (value.isascii() and value.isdigit() and len(value) <= 30):
-            raise TraceError(file, line, f"{where.path(field)}: expected a time in nanoseconds since 1970 (digits)")
+            raise _Problem(field, "expected a time in nanoseconds since 1970 (digits)")
         clock = int(value)
     else:
         clock = value
     if not 0 <= clock <= _MAX_CLOCK:
-        raise TraceError(file, line, f"{where.path(field)}: {clock} is not a time between 1970 and 9999")
+        raise _Problem(field, f"{clock} is not a time between 1970 and 9999")
     return clock
 
 
