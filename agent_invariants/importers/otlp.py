@@ -76,12 +76,17 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
         if export is None:
             context.skip()
         else:
+            kept_id: str | None = None   # the trace of the span before (a line's spans come a trace at a time)
+            kept: list[Span] | None = None   # its spans, or None for a trace not wanted
             for span in _read(export, context, record.line, order):
                 order += 1
-                if not context.wants(span.trace_id):
+                if span.trace_id != kept_id:
+                    kept_id = span.trace_id
+                    kept = traces.get(kept_id, record.line) if context.wants(kept_id) else None
+                if kept is None:
                     context.seen(span.trace_id)
                     continue
-                traces.get(span.trace_id, record.line).append(span)
+                kept.append(span)
         yield from traces.ended(record.line)
     yield from traces.rest()
 
