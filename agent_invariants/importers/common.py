@@ -108,7 +108,7 @@ class Timeline:
     def events(self) -> Iterator[tuple[dict[str, Any], int | None]]:
         """The run's events in order, numbered, timed and with call ids made unique, each with the
         source line it came from."""
-        entries = sorted(_terminal_merged(self._entries), key=_ORDER)
+        entries = sorted(_bounds_kept(_terminal_merged(self._entries)), key=_ORDER)
         if self._early:
             entries = _calls_first(entries)
         ids = _CallIds()
@@ -145,6 +145,15 @@ class Timeline:
         if entry.synthetic:
             source["synthetic"] = True
         return source
+
+
+def _bounds_kept(entries: list[_Entry]) -> list[_Entry]:
+    """The entries, with a run's end at the instant the run starts sorted after everything of that
+    instant (as `LAST`): a run that takes no time (its only span never ended, say) still starts
+    before it ends, as a span does."""
+    began = next((entry.at for entry in entries if entry.bound == FIRST), None)
+    return [entry._replace(phase=LAST, depth=0, order=math.inf)
+            if entry.bound == LAST and entry.at == began and entry.phase != LAST else entry for entry in entries]
 
 
 def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
