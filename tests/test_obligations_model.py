@@ -18,8 +18,9 @@ implementation:
   40.0 are one), in trace order;
 - run_status's evidence `expected` is the `equals` string or the `in` list as written;
 - a bare reference at an absent key is `reference_unresolved` when it finds nothing (point 9 makes
-  only literal and operator nodes there a mismatch), and `$any_of` at an absent key decides by its
-  branches (point 11 lets `$exists` sit in them);
+  only literal and operator nodes there a mismatch), and `$any_of` at an absent key matches only
+  through a branch that accepts absence (point 11 lets `$exists` sit in them), else it is a
+  mismatch, whatever its reference branches find (point 9: it is an operator node);
 - `required_when.min` must be at least 1 (0 is a load error), so the strategies never use 0."""
 from __future__ import annotations
 
@@ -200,6 +201,8 @@ class Matcher:
             branches = [self.whole(branch, actual) for branch in operand]
             if OK in branches:
                 return OK
+            if not present:
+                return MISMATCH      # point 9: only a branch that accepts absence ($exists: false) saves it
             return UNRESOLVED if UNRESOLVED in branches else MISMATCH
         if op != "$from_result" and not present:
             return MISMATCH          # point 9, even when a reference operand would find nothing

@@ -227,7 +227,7 @@ def evaluate(node: Any, actual: Any, trace: Trace, subject: int, pointer: str,
                     for branch in operand]
         if "pass" in outcomes:
             return "pass"
-        if "unresolved" in outcomes:
+        if "unresolved" in outcomes and actual is not MISSING:   # point 9: at an absent key, a mismatch
             unresolved.extend(branch_unresolved)
             return "unresolved"
         return mismatch()
