@@ -267,7 +267,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
         if partial or count_safety else [0] * len(results)
     inconclusive = liveness if partial else [0] * len(results)
     violations = [violation for result in results for violation in result.violations]
-    notices = _trace_notices(events, spelling, source) + unmatchable_tools(counter.first_calls) + nothing
+    notices = _trace_notices(events, spelling, source, counter) + nothing
     _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)
     counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]
@@ -337,10 +337,10 @@ def _caused_by(rules: list[Rule]) -> None:
                 violation.caused_by = cause
 
 
-def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource) -> list[Notice]:
+def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource, counter: SummaryCounter) -> list[Notice]:
     if not events:
         return [Notice(kind="empty_trace", message="the trace has no events, so no rule saw anything")]
-    return spelling.notices() + misspelt_fields(source.field_sample())
+    return spelling.notices() + misspelt_fields(source.field_sample()) + unmatchable_tools(counter.first_calls)
 
 
 def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from agent_invariants._js import utf16_units
 
-__all__ = ("compile_glob", "compile_glob_set", "glob_matches")
+__all__ = ("compile_glob", "compile_glob_set", "glob_matches", "has_line_terminator")
 
 Matcher = Callable[[str], bool]
 
@@ -132,10 +132,10 @@ def _compile(pattern: str) -> Matcher:
     units = utf16_units(pattern)
     if "*" not in units and "?" not in units:
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)) == units
-    if units.find("*") == len(units) - 1 and "?" not in units and not _has_line_terminator(units):
+    if units.find("*") == len(units) - 1 and "?" not in units and not has_line_terminator(units):
         prefix = units[:-1]   # no wildcard, no line terminator: the rest of a subject must hold none
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)).startswith(prefix) \
-            and not _has_line_terminator(subject)
+            and not has_line_terminator(subject)
     if units.count("*") <= 1:
         fullmatch = re.compile(_regex(units), re.DOTALL).fullmatch
         return lambda subject: fullmatch(subject if subject.isascii() else utf16_units(subject)) is not None
@@ -161,7 +161,7 @@ class _ManyStars:
         for literal in self.literals:
             if literal not in subject:
                 return False
-        if _has_line_terminator(subject):
+        if has_line_terminator(subject):
             return self._lines_match(subject)
         return _pieces_match(self.pieces, subject)
 
@@ -183,7 +183,8 @@ def _segment(text: str) -> Matcher:
     return lambda subject: len(subject) == whole.size and whole.at(subject, 0)
 
 
-def _has_line_terminator(text: str) -> bool:
+def has_line_terminator(text: str) -> bool:
+    """Whether `text` holds what neither `*` nor `?` matches: a line terminator."""
     return "\n" in text or "\r" in text or (not text.isascii() and ("\u2028" in text or "\u2029" in text))
 
 

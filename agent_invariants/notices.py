@@ -37,7 +37,7 @@ from agent_invariants.report import CheckReport, Notice, RuleResult
 
 __all__ = ("FIELD_SAMPLE", "KNOWN_TYPES", "RULE_FIELDS", "TRACE_PROBLEMS", "FieldSample", "TypeSpelling",
            "checked_nothing", "lines_of", "looks_like", "misspelt_fields", "named_types", "notice_lines",
-           "strict_problem")
+           "strict_problem", "unmatchable_tools")
 
 TRACE_PROBLEMS = frozenset({"empty_trace", "misspelt_type", "misspelt_field", "unmatchable_tool"})
 """Notices about the trace itself (`--strict` refuses such a trace, exit 2); the other kind is
@@ -227,15 +227,12 @@ def misspelt_fields(keys: dict[str, tuple[int, int]]) -> list[Notice]:
     return found
 
 
-_LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029")
-"""What a glob's `*` and `?` never match (spec v1 §2.7: JavaScript's `.` without the `s` flag)."""
-
-
 def unmatchable_tools(first_calls: dict[str, tuple[int | float, int]]) -> list[Notice]:
     """One notice for the tools called with a line break in their name (`first_calls`: tool ->
     (seq, index) of its first call), at the first such call."""
-    found = sorted((index, tool) for tool, (_, index) in first_calls.items()
-                   if any(mark in tool for mark in _LINE_BREAKS))
+    from agent_invariants.globs import has_line_terminator
+
+    found = sorted((index, tool) for tool, (_, index) in first_calls.items() if has_line_terminator(tool))
     if not found:
         return []
     index, tool = found[0]

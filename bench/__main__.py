@@ -104,14 +104,14 @@ def versions(size: str, reps: int, workers: list[Worker]) -> list[str]:
     events = events_of(size)
     rows = ["| contract | events | check | µs per event | ÷ v1 | peak RSS check | verdict |",
             "|---|---:|---:|---:|---:|---:|---|"]
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     for name, contract in contracts.items():
         memory, _ = rss(now[0].checkout, "check", trace, contract)
         seconds = times["now"][name]
         cells = [_VERSION_ROWS[name], f"{events:,}", _seconds(seconds), f"{seconds / events * 1e6:.2f}",
                  _ratio(seconds, times["now"]["v1"]), f"{memory:.0f} MiB", _verdict(verdicts["now"][name])]
         rows.append("| " + " | ".join(cells) + " |")
-        print(rows[-1], file=sys.stderr, flush=True)
+        _progress(rows[-1])
     return rows
 
 
@@ -261,7 +261,7 @@ def measure(sizes: list[str], reps: int, workers: list[Worker], compare: bool, n
     head += ["peak RSS check"] + (["peak RSS compare"] if compare else [])
     rule = "|".join("---" if name == "checkout" else "---:" for name in head)
     rows = ["| " + " | ".join(head) + " |", f"|{rule}|"]
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     for size in sizes:
         trace, contract = generate(size)
         megabytes = trace.stat().st_size / 1e6
@@ -288,7 +288,7 @@ def measure(sizes: list[str], reps: int, workers: list[Worker], compare: bool, n
                           f"{_seconds(t['compare_one_process'])} ({t['compare_one_process'] / t['check']:.2f}x)"]
             cells += [f"{m['check']:.0f} MiB"] + ([f"{m['compare']:.0f} MiB"] if compare else [])
             rows.append("| " + " | ".join(cells) + " |")
-            print(rows[-1], file=sys.stderr, flush=True)
+            _progress(rows[-1])
         if side_by_side:
             now, before = times["now"], times["before"]
             cells = ["", "", "now ÷ before", _ratio(now["floor"], before["floor"]),
@@ -300,7 +300,7 @@ def measure(sizes: list[str], reps: int, workers: list[Worker], compare: bool, n
             if compare:
                 cells += [_ratio(memory["now"]["compare"], memory["before"]["compare"])]
             rows.append("| " + " | ".join(cells) + " |")
-            print(rows[-1], file=sys.stderr, flush=True)
+            _progress(rows[-1])
             if verdicts["now"] != verdicts["before"]:
                 notes.append(f"plain {size}: the verdicts differ: before {verdicts['before']}, now {verdicts['now']}")
     return rows
@@ -318,7 +318,7 @@ def stress(cases: list[str], size: str, reps: int, workers: list[Worker], notes:
         "check", "µs per event", "per event, case / plain", "peak RSS check", "verdict"]
     rows = ["| " + " | ".join(head) + " |",
             "|---|---:|" + ("---|" if side_by_side else "") + "---:|---:|---:|---:|---|"]
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     for name, (trace, contract, events) in files.items():
         per_event: dict[str, float] = {}
         memory: dict[str, float] = {}
@@ -333,12 +333,12 @@ def stress(cases: list[str], size: str, reps: int, workers: list[Worker], notes:
                 _seconds(times[label][name]), f"{per_event[label] * 1e6:.2f}", f"{per_event[label] / plain:.2f}x",
                 f"{memory[label]:.0f} MiB", _verdict(verdicts[label][name])]
             rows.append("| " + " | ".join(cells) + " |")
-            print(rows[-1], file=sys.stderr, flush=True)
+            _progress(rows[-1])
         if side_by_side:
             rows.append("| " + " | ".join(["", "", "now ÷ before", _ratio(times["now"][name], times["before"][name]),
                                              _ratio(per_event["now"], per_event["before"]), "",
                                              _ratio(memory["now"], memory["before"]), ""]) + " |")
-            print(rows[-1], file=sys.stderr, flush=True)
+            _progress(rows[-1])
             if verdicts["now"][name] != verdicts["before"][name]:
                 notes.append(f"{name}: the verdicts differ: before {verdicts['before'][name]}, "
                              f"now {verdicts['now'][name]}")
@@ -391,7 +391,7 @@ def startup(checkouts: list[Checkout], runs: int) -> list[str]:
         if len(checkouts) > 1:
             now, before = medians[f"{name} now"], medians[f"{name} before"]
             rows.append(f"| | now ÷ before | {_ratio(now, before)} | {_ratio(now - reference, before - reference)} |")
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     return rows
 
 
@@ -432,7 +432,7 @@ def imports(size: str, reps: int) -> list[str]:
             f"{peak['convert'] / 1024:.0f} MiB |",
             f"| decoding the same spans' JSON alone (msgspec, nothing kept) | {_seconds(median['decode'])} | "
             f"{median['decode'] / median['summary']:.1f} | {peak['decode'] / 1024:.0f} MiB |"]
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     return rows
 
 
@@ -463,7 +463,7 @@ def quality(reps: int) -> list[str]:
             f"| `lint` of 10,000 rules (9 kinds on 1,111 tools) | {_seconds(medians['lint'])} |",
             f"| `mutate` of 1,000 events, 500 mutants, `--jobs 1` | {_seconds(medians['mutate 1'])} |",
             f"| `mutate` of 1,000 events, 500 mutants, `--jobs 2` | {_seconds(medians['mutate 2'])} |"]
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     return rows
 
 
@@ -486,7 +486,7 @@ def html(size: str, reps: int) -> list[str]:
                                 {0, 1})], reps)
         rows.append(f"| {label} | {_seconds(medians['json'])} | {_seconds(medians['html'])} | "
                     f"{page.stat().st_size / 1e6:.2f} MB | {_page_load(page, reps)} |")
-    print("\n".join(rows), file=sys.stderr, flush=True)
+    _progress("\n".join(rows))
     return rows
 
 
@@ -539,7 +539,7 @@ def versus_node(checkouts: list[Checkout], reps: int) -> list[str]:
         node = NODE_SECONDS[label]
         cells = " | ".join(f"{medians[c.label]:.2f} s" for c in shown)
         rows.append(f"| {label} | {node:.2f} s | {cells} | {node / medians['now']:.0f}x |")
-        print(rows[-1], file=sys.stderr, flush=True)
+        _progress(rows[-1])
     return rows
 
 
@@ -562,8 +562,13 @@ def jobs_test(checkouts: list[Checkout], reps: int) -> list[str]:
             title = f"`--jobs {jobs}`" if c is checkouts[-1] else ""
             rows.append(f"| {title} | " + (f"{c.label} | " if side_by_side else "") +
                         f"{seconds:.2f} s | {medians[f'1 {c.label}'] / seconds:.2f}x |")
-    print("\n".join(rows[2:]), file=sys.stderr, flush=True)
+    _progress("\n".join(rows[2:]))
     return rows
+
+
+def _progress(text: str) -> None:
+    """Rows as they are measured, on stderr: stdout gets the whole report once, at the end."""
+    print(text, file=sys.stderr, flush=True)
 
 
 def main() -> None:

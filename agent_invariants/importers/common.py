@@ -74,6 +74,7 @@ class Timeline:
         self._started: dict[object, int] = {}   # the time of each call, by key
         self._call_order: dict[object, float] = {}   # the source order of each call, by key
         self._early = False
+        self._began: int | None = None   # when the run starts (its start is added before its end)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -86,9 +87,13 @@ class Timeline:
         elsewhere than the end of the source order among events of the same instant (a hoisted
         grant takes its call's order less a half). `bound` (FIRST or LAST) marks the run's start
         or end when `phase` (START or END, a root span's) says where it sorts; a `phase` of FIRST
-        or LAST marks it too."""
+        or LAST marks it too. The run's start is added before its end."""
         if bound is None:
             bound = phase if phase in (FIRST, LAST) else START
+        if bound == FIRST:
+            self._began = at
+        elif bound == LAST and at == self._began:
+            phase = LAST   # a run that takes no time still starts before it ends, as a span does
         if order is None and bound != START:   # the run's start before, its end after, what ties with it
             order = -1.0 if bound == FIRST else math.inf
         if key is not None:
@@ -108,7 +113,7 @@ class Timeline:
     def events(self) -> Iterator[tuple[dict[str, Any], int | None]]:
         """The run's events in order, numbered, timed and with call ids made unique, each with the
         source line it came from."""
-        entries = sorted(_bounds_kept(_terminal_merged(self._entries)), key=_ORDER)
+        entries = sorted(_terminal_merged(self._entries), key=_ORDER)
         if self._early:
             entries = _calls_first(entries)
         ids = _CallIds()
@@ -145,15 +150,6 @@ class Timeline:
         if entry.synthetic:
             source["synthetic"] = True
         return source
-
-
-def _bounds_kept(entries: list[_Entry]) -> list[_Entry]:
-    """The entries, with a run's end at the instant the run starts sorted after everything of that
-    instant (as `LAST`): a run that takes no time (its only span never ended, say) still starts
-    before it ends, as a span does."""
-    began = next((entry.at for entry in entries if entry.bound == FIRST), None)
-    return [entry._replace(phase=LAST, depth=0, order=math.inf)
-            if entry.bound == LAST and entry.at == began and entry.phase != LAST else entry for entry in entries]
 
 
 def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
