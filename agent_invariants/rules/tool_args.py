@@ -216,7 +216,7 @@ class ToolArgs(Rule):
         self._holds = None if self._tree is None else quick(self._tree, exact=self._exact, ignore=self._ignore)
         self._memory = Memory(self._tree)
         self.pairs_calls = bool(self._memory)   # results come through read_results
-        self._references = self._memory.references   # (asked on every call checked)
+        self._references = self._memory.references   # (asked on every call checked: see _resolver)
         self._at_end = any(reference.name == "$from_output" for reference in references_in(self._tree))
         # a match tree alone, judged as the call comes: a call that matches needs nothing more
         self._tree_only = self._holds is not None and self._schema is None and not self._distinct \
@@ -258,7 +258,7 @@ class ToolArgs(Rule):
         args = NOT_FOUND if event.args is UNSET else decoded(event.args)
         holds = self._holds
         if self._tree_only and args is not NOT_FOUND and holds is not None \
-                and holds(args, self._memory.resolver(args, index, NO_OUTPUT) if self._references else no_references):
+                and holds(args, self._resolver(args, index, NO_OUTPUT)):
             return   # the usual call: its args match, and nothing else is asked of them
         call = _Call(event.seq, index, event.tool, event.call_id, number, args)   # type: ignore[arg-type]
         if self._at_end:
