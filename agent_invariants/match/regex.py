@@ -8,7 +8,9 @@ atomic groups, possessive quantifiers, conditionals, comments, and Python's own 
 
 With the `re2` extra (google-re2) the search runs on RE2 itself, through a one-pattern `re2.Set`:
 it answers only whether the pattern is found, which is all a match asks, in a fifth of the time
-of `re2.compile(...).search` (whose match object is built in Python). Without it, Python's
+of `re2.compile(...).search` (whose match object is built in Python). A pattern of the simple
+shapes `linear_shape` names (`^A[0-9]+$`, a plain literal), which Python's engine also searches
+in linear time, and three times sooner than a call into RE2, runs there instead. Without it, Python's
 engine runs a translation with RE2's meanings: `$` only at the very end unless the pattern turns
 on multi-line mode (`\\z` is Python's `\\Z`), POSIX classes such as `[[:digit:]]`, ASCII `\\d`,
 `\\w`, `\\s`, `\\b`, Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`, `\\p{Any}`) as
@@ -25,6 +27,8 @@ import unicodedata
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from agent_invariants.match.linear_shape import linear_in_python
 
 __all__ = ("MAX_REGEX", "RegexError", "compile_search")
 
@@ -52,9 +56,12 @@ def compile_search(pattern: str) -> Callable[[str], object]:
     if problem is not None:
         raise RegexError(f"cannot hold {problem} (RE2 syntax: matching stays linear in time)")
     engine = _re2()
-    if engine is not None:
-        return _re2_search(engine, pattern)
-    return _python_search(pattern)
+    if engine is None:
+        return _python_search(pattern)
+    search = _re2_search(engine, pattern)   # RE2 judges the pattern either way
+    if linear_in_python(pattern):   # a shape Python's engine searches in linear time, and sooner
+        return _python_search(pattern)
+    return search
 
 
 def _re2() -> Any:
