@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ("linear_in_python",)
+from agent_invariants.match.code_points import Ranges, complement, overlap
 
-Ranges = tuple[tuple[int, int], ...]
-"""Code points as (first, last) ranges."""
+__all__ = ("linear_in_python",)
 
 _DIGIT: Ranges = ((0x30, 0x39),)
 _WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 _CLASS_ESCAPES = {"d": _DIGIT, "w": _WORD}
-_NOT_NEWLINE: Ranges = ((0, 9), (11, 0x10FFFF))
+_NOT_NEWLINE: Ranges = complement([(10, 10)])
 _META = frozenset("\\^$.|?*+()[]{}")
 _REPEAT = re.compile(r"\{([0-9]+)(,?)([0-9]*)\}")
 
@@ -59,7 +58,7 @@ def linear_in_python(pattern: str) -> bool:
         if atom.least == atom.most:
             continue   # nothing to give back
         for following in atoms[position + 1:]:
-            if _overlap(atom.chars, following.chars):
+            if overlap(atom.chars, following.chars):
                 return False
             if following.least:
                 break
@@ -133,7 +132,7 @@ def _class(body: str, at: int) -> tuple[Ranges | None, int]:
             at += 1
     if at >= len(body) or not ranges:
         return None, at
-    return (_complement(ranges) if negated else tuple(ranges)), at + 1
+    return (complement(ranges) if negated else tuple(ranges)), at + 1
 
 
 def _repeat(body: str, at: int) -> tuple[int, int | None, int] | None:
@@ -158,18 +157,3 @@ def _repeat(body: str, at: int) -> tuple[int, int | None, int] | None:
     if body[at:at + 1] in ("?", "+", "*", "{"):
         return None
     return least, most, at
-
-
-def _complement(ranges: list[tuple[int, int]]) -> Ranges:
-    found, start = [], 0
-    for first, last in sorted(ranges):
-        if first > start:
-            found.append((start, first - 1))
-        start = max(start, last + 1)
-    if start <= 0x10FFFF:
-        found.append((start, 0x10FFFF))
-    return tuple(found)
-
-
-def _overlap(one: Ranges, other: Ranges) -> bool:
-    return any(first <= other_last and other_first <= last for first, last in one for other_first, other_last in other)

@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from agent_invariants.match.code_points import Ranges, complement
 from agent_invariants.match.linear_shape import linear_in_python
 
 __all__ = ("MAX_REGEX", "RegexError", "compile_search")
@@ -181,7 +182,7 @@ def _set(text: str) -> str:
             property_ranges = _property(escape)
             if property_ranges is not None:
                 negated, ranges = property_ranges
-                out.append(_written(_complement(ranges) if negated else ranges))
+                out.append(_written(complement(ranges) if negated else ranges))
             else:
                 out.append(_code_point(escape))
             after_class = property_ranges is not None or escape[1:2] in ("d", "D", "w", "W", "s", "S")
@@ -194,10 +195,6 @@ def _set(text: str) -> str:
         after_class = False
     out.append("]")
     return "".join(out)
-
-
-Ranges = tuple[tuple[int, int], ...]
-"""Code points as (first, last) ranges, in order."""
 
 
 def _property(escape: str) -> tuple[bool, Ranges] | None:
@@ -232,18 +229,6 @@ def _category_ranges(name: str) -> Ranges:
             else:
                 ranges.append((code, code))
     return tuple(ranges)
-
-
-def _complement(ranges: Ranges) -> Ranges:
-    """Every code point not in `ranges`."""
-    found, start = [], 0
-    for first, last in ranges:
-        if first > start:
-            found.append((start, first - 1))
-        start = last + 1
-    if start <= 0x10FFFF:
-        found.append((start, 0x10FFFF))
-    return tuple(found)
 
 
 def _written(ranges: Ranges) -> str:
