@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_invariants.api import check_trace
-from agent_invariants.importers import import_runs
+from agent_invariants.importers import import_file, import_runs
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
 from tests.conftest import Cli
@@ -303,3 +303,16 @@ def test_a_tools_list_reply_is_a_tool_listing(logs: dict[str, Path]) -> None:
     listing = next(event for event in found if event["type"] == "tool.listing")
     assert sorted(tool["name"] for tool in listing["data"]["tools"]) == ["lookup_order", "refund", "shell"]
     assert listing["seq"] < next(event["seq"] for event in found if event["type"] == "tool.call")
+
+
+def test_an_error_reply_to_tools_list_is_no_listing_and_counts_as_skipped() -> None:
+    records = [{"ts": "2026-01-01T00:00:00Z", "session": "s", "dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 1,
+                "method": "initialize", "params": {}}},
+               {"ts": "2026-01-01T00:00:01Z", "session": "s", "dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 2,
+                "method": "tools/list"}},
+               {"ts": "2026-01-01T00:00:02Z", "session": "s", "dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 2,
+                "error": {"code": -32603, "message": "boom"}}}]
+    imported = import_file("\n".join(json.dumps(record) for record in records).encode(), "mcp-log")
+    (run,) = imported.runs
+    assert kinds([event for event, _ in run.events]) == ["run.start", "run.completed"]
+    assert imported.skipped == 1

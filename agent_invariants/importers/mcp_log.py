@@ -13,7 +13,7 @@ id is the session). What becomes what:
 - `notifications/cancelled` of a pending call: `tool.cancelled` (and no result);
 - `elicitation/create` during a call, answered: `approval.granted` {call_id of that call, args: the
   content, approved: whether it was accepted};
-- a `tools/list` reply: `tool.listing` {data.tools};
+- a `tools/list` reply: `tool.listing` {data.tools} (an error reply lists nothing: skipped);
 - the end of the log: `run.completed`.
 
 Other requests and notifications, replies that answer no request, and elicitations outside a call
@@ -210,6 +210,9 @@ class _Session:
             else:
                 self.context.skip()
         elif kind == "tools/list":
+            if "error" in message:
+                self.context.skip()   # no listing was given
+                return
             result = as_object(message.get("result"))
             tools = result.get("tools")
             self.timeline.add({"type": "tool.listing", "data": {"tools": tools if isinstance(tools, list) else []}},
