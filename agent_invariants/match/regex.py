@@ -12,12 +12,16 @@ of `re2.compile(...).search` (whose match object is built in Python). A pattern 
 shapes `linear_shape` names (`^A[0-9]+$`, a plain literal), which Python's engine also searches
 in linear time, and three times sooner than a call into RE2, runs there instead. Without it, Python's
 engine runs a translation with RE2's meanings: `$` only at the very end unless the pattern turns
-on multi-line mode (`\\z` is Python's `\\Z`), POSIX classes such as `[[:digit:]]`, ASCII `\\d`,
-`\\w`, `\\s`, `\\b`, Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`, `\\p{Any}`) as
-the code points Python's own Unicode tables give them, `\\x{41}`, `\\Q…\\E`, `\\C` (one character
-here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). What is left (scripts
-such as `\\p{Greek}`, `(?U)`, `(?<name>…)`) needs the extra; so do untrusted traces, as nested
-repetition can be slow on long text.
+on multi-line mode (`\\z` is Python's `\\Z`); `\\d`, `\\w`, `\\s` (no vertical tab), `\\b`, `\\B` and POSIX
+classes such as `[[:digit:]]` and `[[:^alpha:]]` on ASCII, spelt out as ranges, while `(?i)` folds
+every letter (`(?i)é` finds `É`); Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`,
+`\\p{Any}`) as the code points Python's own Unicode tables give them; `\\x{41}`, `\\Q…\\E`, `\\C` (one
+character here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). An unterminated
+class, an unknown POSIX class and the escapes RE2 lacks are refused by both engines. What is left
+(scripts such as `\\p{Greek}`, `(?U)`, `(?<name>…)`, flags set after the start) needs the extra;
+so do untrusted traces, as nested repetition can be slow on long text. Two departures remain under
+`(?i)`: Python's engine folds `İ` and `ı` to `i`, and a negated item of a class (`[\\P{Lu}]`) is
+folded after it is negated, where RE2 folds before.
 """
 from __future__ import annotations
 
@@ -39,10 +43,21 @@ MAX_REGEX = 500
 _MAX_REPEAT = 1000   # RE2's largest {n,m}
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
 _REPEAT = re.compile(r"\{(\d*)(,?)(\d*)\}")
-_POSIX = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ",
-          "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
-          "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z", "word": "0-9A-Za-z_",
-          "xdigit": "0-9A-Fa-f"}
+_DIGIT: Ranges = ((0x30, 0x39),)
+_WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+_SPACE: Ranges = ((0x09, 0x0A), (0x0C, 0x0D), (0x20, 0x20))   # RE2's \s: no vertical tab
+_PERL = {"d": _DIGIT, "w": _WORD, "s": _SPACE}
+"""The code points of `\\d`, `\\w` and `\\s` (`\\D`, `\\W`, `\\S`: the others): ASCII only in RE2."""
+_POSIX: dict[str, Ranges] = {
+    "alnum": ((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)), "alpha": ((0x41, 0x5A), (0x61, 0x7A)), "ascii": ((0, 0x7F),),
+    "blank": ((0x09, 0x09), (0x20, 0x20)), "cntrl": ((0, 0x1F), (0x7F, 0x7F)), "digit": _DIGIT,
+    "graph": ((0x21, 0x7E),), "lower": ((0x61, 0x7A),), "print": ((0x20, 0x7E),),
+    "punct": ((0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)), "space": ((0x09, 0x0D), (0x20, 0x20)),
+    "upper": ((0x41, 0x5A),), "word": _WORD, "xdigit": ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))}
+# RE2's \b and \B, on ASCII word characters whatever the case flag says
+_WORD_CHAR = "(?-i:[0-9A-Za-z_])"
+_BOUNDARY = f"(?:(?<={_WORD_CHAR})(?!{_WORD_CHAR})|(?<!{_WORD_CHAR})(?={_WORD_CHAR}))"
+_NOT_BOUNDARY = f"(?:(?<={_WORD_CHAR})(?={_WORD_CHAR})|(?<!{_WORD_CHAR})(?!{_WORD_CHAR}))"
 
 
 class RegexError(ValueError):
@@ -98,7 +113,7 @@ def _python_search(pattern: str) -> Callable[[str], object]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")   # "possible nested set": the translation means what RE2 does
-            return re.compile(translated, re.ASCII).search
+            return re.compile(translated).search
     except re.error as exc:
         raise RegexError(f"is not a valid pattern here: {exc} (RE2 may accept it: install the re2 extra)") from None
 
@@ -121,6 +136,8 @@ def _python_pattern(pattern: str) -> str:
             out.append("\\Z" if escape == "\\z" else "(?s:.)" if escape == "\\C" else _outside_class(escape))
         elif char == "[":
             end = _class_end(pattern, at)
+            if end > size:
+                raise RegexError("is not a valid pattern: a character class has no closing ]")
             out.append(_set(pattern[at:end]))
             at = end
         else:
@@ -144,11 +161,22 @@ def _escape(pattern: str, at: int) -> tuple[str, int]:
 
 
 def _outside_class(escape: str) -> str:
-    property_ranges = _property(escape)
-    if property_ranges is not None:
-        negated, ranges = property_ranges
+    if escape in ("\\b", "\\B"):
+        return _BOUNDARY if escape == "\\b" else _NOT_BOUNDARY
+    found = _class_escape(escape)
+    if found is not None:
+        negated, ranges = found
         return f"[{'^' if negated else ''}{_written(ranges)}]"
     return _code_point(escape)
+
+
+def _class_escape(escape: str) -> tuple[bool, Ranges] | None:
+    """(negated, the code points) of `\\d`, `\\w`, `\\s`, their capitals, and the Unicode
+    property escapes Python's tables can say; None for any other escape."""
+    perl = _PERL.get(escape[1:].lower()) if len(escape) == 2 else None
+    if perl is not None:
+        return escape[1].isupper(), perl
+    return _property(escape)
 
 
 def _code_point(escape: str) -> str:
@@ -173,19 +201,22 @@ def _set(text: str) -> str:
             if close != -1:
                 name = text[at:close + 2]
                 posix = re.fullmatch(r"\[:(\^?)([a-z]+):\]", name)
-                out.append(_POSIX.get(posix[2], name) if posix and not posix[1] else name)
+                if posix is None or posix[2] not in _POSIX:
+                    raise RegexError(f"is not a valid pattern: no character class {name}")
+                ranges = _POSIX[posix[2]]
+                out.append(_written(complement(ranges) if posix[1] else ranges))
                 at, after_class = close + 2, True
                 continue
         char = text[at]
         if char == "\\":
             escape, at = _escape(text, at)
-            property_ranges = _property(escape)
-            if property_ranges is not None:
-                negated, ranges = property_ranges
+            found = _class_escape(escape)
+            if found is not None:
+                negated, ranges = found
                 out.append(_written(complement(ranges) if negated else ranges))
             else:
                 out.append(_code_point(escape))
-            after_class = property_ranges is not None or escape[1:2] in ("d", "D", "w", "W", "s", "S")
+            after_class = found is not None
             continue
         if char == "-" and after_class and at < end - 1:   # RE2 reads it as a dash; Python as a bad range
             out.append("\\-")
@@ -254,6 +285,21 @@ def _class_end(pattern: str, at: int) -> int:
     return at + 1
 
 
+def _class_problem(text: str) -> str | None:
+    """The first escape of a character class that RE2 lacks (and Python has), or None."""
+    at = text.find("\\")
+    while at != -1:
+        following = text[at + 1:at + 2]
+        if following in ("u", "U", "N"):
+            return f"\\{following} (RE2 writes a code point \\x{{41}})"
+        if following == "b" or (following.isdigit() and following != "0"):
+            return f"the escape \\{following} in a character class (RE2 has none)"
+        if not following.isascii():
+            return f"the escape \\{following} (RE2 escapes only ASCII characters)"
+        at = text.find("\\", at + 2)
+    return None
+
+
 def _not_re2(pattern: str) -> str | None:
     """The first feature of `pattern` that RE2 lacks (and Python has), or None: refused whichever
     engine runs, so a pattern means the same wherever it is checked. Escapes and character classes
@@ -271,10 +317,16 @@ def _not_re2(pattern: str) -> str | None:
                 return "\\Z (RE2 writes the end of the text \\z)"
             if following in ("u", "U", "N"):
                 return f"\\{following} (RE2 writes a code point \\x{{41}})"
+            if not following.isascii():
+                return f"the escape \\{following} (RE2 escapes only ASCII characters)"
             at += 2
             continue
         if char == "[":
-            at = _class_end(pattern, at)
+            end = _class_end(pattern, at)
+            problem = _class_problem(pattern[at:end])
+            if problem is not None:
+                return problem
+            at = end
             continue
         if char == "(" and pattern[at + 1:at + 2] == "?":
             head = pattern[at + 2:at + 4]
