@@ -201,7 +201,6 @@ _ESCAPE_C = re.compile(r"(?<!\\)(?:\\\\)*\\C")
 _CASE_FLAG = re.compile(r"\(\?[a-zA-Z]*i")   # (?i) (?is) (?i: (?si-m: ... : any group turning on `i`
 _DASH_BEFORE_CLASS = re.compile(r"-(?:\\[pP]|\[:)")
 _NEGATED_ITEM = re.compile(r"\\[PDWS]|\\p\{\^|\[:\^")
-_SCOPED_M = re.compile(r"\(\?[a-zA-Z]*m[a-zA-Z]*(?:-[a-zA-Z]*)?:")
 
 
 def _avoid_known_classes(pattern: str, text: str) -> str | None:
@@ -226,10 +225,8 @@ def _avoid_known_classes(pattern: str, text: str) -> str | None:
 
 def _avoid_known_pattern_classes(pattern: str) -> bool:
     """False when the pattern falls in a known class of disagreement whatever the text."""
-    if _DASH_BEFORE_CLASS.search(pattern):
-        return False   # Class 18 (a range ending at `\pL` or at `[` of a POSIX class, as `[--\pL]`, `[--[:alpha:]]`).
-    # Class 2 (a `$` outside a scoped `(?m:...)` group becomes multi-line on the Python engine).
-    return not (_SCOPED_M.search(pattern) and "$" in pattern.replace("\\$", ""))
+    # Class 18 (a range ending at `\pL` or at `[` of a POSIX class, as `[--\pL]`, `[--[:alpha:]]`).
+    return not _DASH_BEFORE_CLASS.search(pattern)
 
 
 # -- the property test ----------------------------------------------------------------------------------------
@@ -274,9 +271,7 @@ BUGS = [
                  marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported; documented as a departure): "
                                          "under (?i) RE2 folds a negated item of a class ([\\P{Lu}], [\\W], "
                                          "[[:^upper:]]) before negating it, Python's engine after")),
-    pytest.param("(?m:a$)|b$", "b\n", False, id="2-dollar-beside-scoped-multiline",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): a `$` outside a scoped "
-                                         "(?m:...) group matches before a final newline on the Python engine")),
+    pytest.param("(?m:a$)|b$", "b\n", False, id="2-dollar-beside-scoped-multiline"),
     pytest.param("[[:^alpha:]]", "1", True, id="3-negated-posix-class"),
     pytest.param("\\s", "\v", False, id="4-space-class-takes-vertical-tab"),
     pytest.param("\\B", "", True, id="5-not-word-boundary-on-empty-text"),

@@ -120,11 +120,23 @@ def _python_search(pattern: str) -> Callable[[str], object]:
 
 def _python_pattern(pattern: str) -> str:
     """The pattern as Python's engine says it with RE2's meaning: `$` and `\\z` at the very end
-    (unless an inline flag turns on multi-line mode), classes and escapes Python lacks spelt out."""
-    multi_line = any("m" in flags.split("-")[0] for flags in _INLINE_FLAGS.findall(pattern))
+    (where no inline flag turns on multi-line mode), classes and escapes Python lacks spelt out."""
+    multi_line = [False]   # per open group: whether `$` is the end of a line there
     out, at, size = [], 0, len(pattern)
     while at < size:
         char = pattern[at]
+        if char == "(":
+            flags = _INLINE_FLAGS.match(pattern, at)
+            on, _, off = flags[1].partition("-") if flags is not None else ("", "", "")
+            state = multi_line[-1] or "m" in on
+            if "m" in off:
+                state = False
+            if flags is not None and flags[0].endswith(")"):
+                multi_line[-1] = state   # `(?m)`: to the end of the group it is in
+            else:
+                multi_line.append(state)
+        elif char == ")" and len(multi_line) > 1:
+            multi_line.pop()
         if char == "\\":
             if pattern[at + 1:at + 2] == "Q":   # \Q…\E: literal text, to \E or the end
                 end = pattern.find("\\E", at + 2)
@@ -141,7 +153,7 @@ def _python_pattern(pattern: str) -> str:
             out.append(_set(pattern[at:end]))
             at = end
         else:
-            out.append("\\Z" if char == "$" and not multi_line else char)
+            out.append("\\Z" if char == "$" and not multi_line[-1] else char)
             at += 1
     return "".join(out)
 
