@@ -26,7 +26,7 @@ value like any other.
   text; such a pattern is refused when the contract loads. With the `re2` extra the search runs
   on RE2, in linear time on any input; without it, on Python's engine with RE2's meanings (Unicode
   categories such as `\\pL`, `\\Q...\\E` and `\\x{41}` included), which refuses the few RE2 features
-  it cannot say (scripts such as `\\p{Greek}`, `(?U)`, flags set after the start) and can be slow
+  it cannot say (scripts such as `\\p{Greek}`, `(?U)`) and can be slow
   on nested repetition. Under `(?i)` it also folds `İ` and `ı` to `i`, which RE2 does not.
 - `$in` (a list of at most 1000 values, or a reference): equal to one of them.
 - `$gt`, `$gte`, `$lt`, `$lte` (a finite number, or a reference): a number in range; booleans,

@@ -17,8 +17,9 @@ classes such as `[[:digit:]]` and `[[:^alpha:]]` on ASCII, spelt out as ranges, 
 every letter (`(?i)é` finds `É`); Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`,
 `\\p{Any}`) as the code points Python's own Unicode tables give them; `\\x{41}`, `\\Q…\\E`, `\\C` (one
 character here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). An unterminated
-class, an unknown POSIX class and the escapes RE2 lacks are refused by both engines. What is left
-(scripts such as `\\p{Greek}`, `(?U)`, `(?<name>…)`, flags set after the start) needs the extra;
+class, an unknown POSIX class and the escapes RE2 lacks are refused by both engines; flags set
+after the start hold to the end of their group, as in RE2. What is left
+(scripts such as `\\p{Greek}`, `(?U)`, `(?<name>…)`) needs the extra;
 so do untrusted traces, as nested repetition can be slow on long text. Two departures remain under
 `(?i)`: Python's engine folds `İ` and `ı` to `i`, and a negated item of a class (`[\\P{Lu}]`) is
 folded after it is negated, where RE2 folds before.
@@ -120,23 +121,33 @@ def _python_search(pattern: str) -> Callable[[str], object]:
 
 def _python_pattern(pattern: str) -> str:
     """The pattern as Python's engine says it with RE2's meaning: `$` and `\\z` at the very end
-    (where no inline flag turns on multi-line mode), classes and escapes Python lacks spelt out."""
-    multi_line = [False]   # per open group: whether `$` is the end of a line there
+    (where no inline flag turns on multi-line mode), classes and escapes Python lacks spelt out.
+    Flags set in the middle of a group (`a(?i)b|c`), which Python's engine takes only at the
+    start, hold in RE2 to the end of the group: each alternative left gets them in a group of its
+    own (`a(?i:b)|(?i:c)`)."""
+    groups = [_Group(False)]   # the groups open at `at`, the whole pattern first
     out, at, size = [], 0, len(pattern)
     while at < size:
         char = pattern[at]
+        group = groups[-1]
         if char == "(":
             flags = _INLINE_FLAGS.match(pattern, at)
             on, _, off = flags[1].partition("-") if flags is not None else ("", "", "")
-            state = multi_line[-1] or "m" in on
-            if "m" in off:
-                state = False
-            if flags is not None and flags[0].endswith(")"):
-                multi_line[-1] = state   # `(?m)`: to the end of the group it is in
-            else:
-                multi_line.append(state)
-        elif char == ")" and len(multi_line) > 1:
-            multi_line.pop()
+            multi_line = (group.multi_line or "m" in on) and "m" not in off
+            if flags is not None and flags[1] and flags[0].endswith(")"):   # `(?i)`: to the end of this group
+                group.multi_line = multi_line
+                group.flags.append(flags[1])
+                out.append(f"(?{flags[1]}:")
+                at = flags.end()
+                continue
+            groups.append(_Group(multi_line))
+        elif char == "|" and group.flags:
+            out.append(")" * len(group.flags) + "|" + "".join(f"(?{flags}:" for flags in group.flags))
+            at += 1
+            continue
+        elif char == ")" and len(groups) > 1:
+            out.append(")" * len(group.flags))
+            groups.pop()
         if char == "\\":
             if pattern[at + 1:at + 2] == "Q":   # \Q…\E: literal text, to \E or the end
                 end = pattern.find("\\E", at + 2)
@@ -153,9 +164,21 @@ def _python_pattern(pattern: str) -> str:
             out.append(_set(pattern[at:end]))
             at = end
         else:
-            out.append("\\Z" if char == "$" and not multi_line[-1] else char)
+            out.append("\\Z" if char == "$" and not group.multi_line else char)
             at += 1
+    out.append(")" * len(groups[0].flags))
     return "".join(out)
+
+
+class _Group:
+    """A group of the pattern being translated: whether `$` ends a line in it, and the flags set
+    in it so far (each opened as a group of its own)."""
+
+    __slots__ = ("flags", "multi_line")
+
+    def __init__(self, multi_line: bool) -> None:
+        self.multi_line = multi_line
+        self.flags: list[str] = []
 
 
 _PROPERTY = re.compile(r"\\([pP])(?:\{(\^?)([A-Za-z_]+)\}|([A-Za-z]))")
