@@ -300,9 +300,7 @@ BUGS = [
     pytest.param("(?P<n>a)|(?P<n>b)", "b", True, id="12-group-names",
                  marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): group names RE2 takes (a "
                                          "name used twice, (?P<1>x)) are refused by the Python engine")),
-    pytest.param("\\x{0000041}", "A", True, id="13-long-hex-escape",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): \\x{...} with more than six "
-                                         "hex digits (leading zeros) is refused by the Python engine")),
+    pytest.param("\\x{0000041}", "A", True, id="13-long-hex-escape"),
     pytest.param("(?:a{2}){501}", "a", None, id="14-nested-repetition-over-1000",
                  marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): nested repetition past "
                                          "RE2's 1000 ((?:a{2}){501}, (?:a{0,1000}){2}) is taken by the Python "
@@ -350,6 +348,8 @@ def test_the_python_engine_answers_the_bug_cases_as_re2_does(pattern: str, text:
 # -- the feature families where the engines agree ---------------------------------------------------------------
 
 AGREE = [
+    pytest.param("\\x{1001}", "\u1001", True, id="code-point-past-1000-is-no-repetition"),
+    pytest.param("a\\x{41}{2}", "aAA", True, id="code-point-then-repetition"),
     pytest.param("ab", "xaby", True, id="literal"),
     pytest.param("é٣", "é٣", True, id="non-ascii-literal"),
     pytest.param("a.c", "a\nc", False, id="dot-not-newline"),

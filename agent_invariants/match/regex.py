@@ -182,7 +182,7 @@ class _Group:
 
 
 _PROPERTY = re.compile(r"\\([pP])(?:\{(\^?)([A-Za-z_]+)\}|([A-Za-z]))")
-_CODE_POINT = re.compile(r"\\x\{([0-9A-Fa-f]{1,6})\}")
+_CODE_POINT = re.compile(r"\\x\{([0-9A-Fa-f]+)\}")   # any number of digits, as RE2 reads them
 
 
 def _escape(pattern: str, at: int) -> tuple[str, int]:
@@ -354,7 +354,8 @@ def _not_re2(pattern: str) -> str | None:
                 return f"\\{following} (RE2 writes a code point \\x{{41}})"
             if not following.isascii():
                 return f"the escape \\{following} (RE2 escapes only ASCII characters)"
-            at += 2
+            close = pattern.find("}", at) if pattern.startswith("{", at + 2) and following in "xpP" else -1
+            at = close + 1 if close != -1 else at + 2   # `\\x{1001}` is a code point, not a repetition
             continue
         if char == "[":
             end = _class_end(pattern, at)
