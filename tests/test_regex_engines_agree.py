@@ -60,7 +60,7 @@ def _answers(pattern: str, text: str) -> tuple[Outcome, Outcome]:
 
 # The features the module docstring says need the extra: the Python engine may refuse a pattern that
 # holds one of them, with a message that names the extra.
-NEEDS_EXTRA = re.compile(r"\\[pP]\{\^?(?:Greek|Latin|Cyrillic|Han)\}|\(\?[a-zA-Z-]*U|\(\?<[A-Za-z]")
+NEEDS_EXTRA = re.compile(r"\\[pP]\{\^?(?:Greek|Latin|Cyrillic|Han)\}|\(\?[a-zA-Z-]*U")
 
 
 def _refused_for_the_extra(outcome: object) -> bool:
@@ -301,10 +301,7 @@ BUGS = [
                  marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): group names RE2 takes (a "
                                          "name used twice, (?P<1>x)) are refused by the Python engine")),
     pytest.param("\\x{0000041}", "A", True, id="13-long-hex-escape"),
-    pytest.param("(?:a{2}){501}", "a", None, id="14-nested-repetition-over-1000",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): nested repetition past "
-                                         "RE2's 1000 ((?:a{2}){501}, (?:a{0,1000}){2}) is taken by the Python "
-                                         "engine")),
+    pytest.param("(?:a{2}){501}", "a", None, id="14-nested-repetition-over-1000"),
     pytest.param("[\\d", "1", None, id="15-unterminated-class"),
     pytest.param("[^]a", "a", None, id="15-unterminated-class-after-bracket"),
     pytest.param("[[:foo:]]", "f", None, id="16-unknown-posix-class"),
@@ -348,6 +345,9 @@ def test_the_python_engine_answers_the_bug_cases_as_re2_does(pattern: str, text:
 # -- the feature families where the engines agree ---------------------------------------------------------------
 
 AGREE = [
+    pytest.param("^(?<n>a)b$", "ab", True, id="named-group-as-re2-also-writes-it"),
+    pytest.param("^\\141\\12$", "a\n", True, id="octal-escapes"),
+    pytest.param("[\\141-\\143]", "b", True, id="octal-escapes-in-a-class"),
     pytest.param("\\x{1001}", "\u1001", True, id="code-point-past-1000-is-no-repetition"),
     pytest.param("a\\x{41}{2}", "aAA", True, id="code-point-then-repetition"),
     pytest.param("ab", "xaby", True, id="literal"),
@@ -401,7 +401,7 @@ def test_a_pattern_re2_refuses_is_refused_by_both(pattern: str) -> None:
     assert isinstance(_compile(pattern, python=True), RegexError)
 
 
-@pytest.mark.parametrize(("pattern", "text"), [("\\p{Greek}", "α"), ("(?U)a+", "a"), ("(?<n>a)", "a")])
+@pytest.mark.parametrize(("pattern", "text"), [("\\p{Greek}", "α"), ("(?U)a+", "a")])
 def test_what_needs_the_extra_is_refused_with_a_message_that_says_so(pattern: str, text: str) -> None:
     assert _found(pattern, text, python=False) is True
     refused = _compile(pattern, python=True)

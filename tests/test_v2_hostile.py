@@ -191,7 +191,8 @@ def test_many_results_and_many_calls_stay_linear_without_a_join(tmp_path):
 PATTERNS = [("^(?:/home/[a-z]+)$", "/home/sam\n", False), ("^[[:digit:]]+$", "123", True), ("(?i)abc", "ABC", True),
             ("a{2,3}", "aa", True), ("(?m)^b$", "a\nb\nc", True), ("x$", "x\n", False), ("\\d", "٣", False),
             ("^a\\z", "a", True)]
-REFUSED = ["(?#c)a", "a{1001}", "(?x) a", "\\u0041", "a{,3}", "(a)\\1", "(?<=a)b", "a++", "(?>a)", "a\\Z"]
+REFUSED = ["(?#c)a", "a{1001}", "(?x) a", "\\u0041", "a{,3}", "(a)\\1", "(?<=a)b", "a++", "(?>a)", "a\\Z",
+           "(?:a{2}){501}", "(?:a{0,1000}){2}", "(?:(?:a{10}b){10}){11}", "(?:a{2,}){501}"]
 
 
 @pytest.fixture(params=["re2", "python"])
@@ -210,3 +211,15 @@ def test_a_pattern_means_the_same_on_either_engine(engine, pattern, text, found)
 def test_a_pattern_re2_lacks_is_refused_on_either_engine(engine, pattern):
     with pytest.raises(RegexError, match="cannot hold"):
         compile_search(pattern)
+
+
+def test_nested_repetitions_up_to_1000_in_all_are_taken_on_either_engine(engine):
+    assert compile_search("(?:a{2}){500}")("a" * 1000) is not None
+    assert compile_search("(?:a{10}b?){100}|(?:c{2}){500}")("c" * 1000) is not None
+
+
+def test_a_pattern_too_large_for_a_set_of_re2_is_searched_alone() -> None:
+    # RE2 compiles it on its own, but not into the one-pattern set the search usually runs on
+    search = compile_search("(?:(?:\\d|\\pL){22}(?:[ab]{4,39}(\\pL[ab]){10})?){9,}")
+    assert search("1" * 198) is not None
+    assert search("1" * 197 + "!") is None

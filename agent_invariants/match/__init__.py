@@ -22,12 +22,15 @@ value like any other.
 ## Operators
 - `$regex` (a string of at most 500 characters): an unanchored search, on strings only (a number
   never matches). RE2 syntax: no backreferences, lookaround, atomic groups, possessive quantifiers,
-  conditionals or comments, repetitions up to 1000, and `\\z` (not `\\Z`) for the end of the
-  text; such a pattern is refused when the contract loads. With the `re2` extra the search runs
-  on RE2, in linear time on any input; without it, on Python's engine with RE2's meanings (Unicode
-  categories such as `\\pL`, `\\Q...\\E` and `\\x{41}` included), which refuses the few RE2 features
-  it cannot say (scripts such as `\\p{Greek}`, `(?U)`) and can be slow
-  on nested repetition. Under `(?i)` it also folds `İ` and `ı` to `i`, which RE2 does not.
+  conditionals or comments, repetitions up to 1000 (nested ones multiplied), and `\\z` (not `\\Z`)
+  for the end of the text; such a pattern is refused when the contract loads. With the `re2` extra
+  the search runs on RE2, in linear time on any input. Without it, it runs on Python's engine with
+  RE2's meanings (ASCII `\\d`, `\\w`, `\\s`, `\\b`; Unicode categories such as `\\pL`; `\\Q...\\E`,
+  `\\x{41}`, octal `\\141`, `(?<name>...)`), which can be slow on nested repetition (`^(a|aa)*$` on
+  a long text), refuses what it cannot say (scripts such as `\\p{Greek}`, `(?U)`, a name given to two
+  groups), and departs from RE2 in a few corners: under `(?i)` it folds `İ` and `ı` to `i`; `\\C`
+  is one character, not one byte; a pattern too large for RE2 may still run. Install the extra when
+  traces come from agents you do not control.
 - `$in` (a list of at most 1000 values, or a reference): equal to one of them.
 - `$gt`, `$gte`, `$lt`, `$lte` (a finite number, or a reference): a number in range; booleans,
   strings such as `"100"` and a number read as infinity (`1e400`) never compare.

@@ -15,11 +15,11 @@ engine runs a translation with RE2's meanings: `$` only at the very end unless t
 on multi-line mode (`\\z` is Python's `\\Z`); `\\d`, `\\w`, `\\s` (no vertical tab), `\\b`, `\\B` and POSIX
 classes such as `[[:digit:]]` and `[[:^alpha:]]` on ASCII, spelt out as ranges, while `(?i)` folds
 every letter (`(?i)é` finds `É`); Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`,
-`\\p{Any}`) as the code points Python's own Unicode tables give them; `\\x{41}`, `\\Q…\\E`, `\\C` (one
-character here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). An unterminated
+`\\p{Any}`) as the code points Python's own Unicode tables give them; `\\x{41}`, octal `\\141`,
+`(?<name>…)`, `\\Q…\\E`, `\\C` (one character here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). An unterminated
 class, an unknown POSIX class and the escapes RE2 lacks are refused by both engines; flags set
 after the start hold to the end of their group, as in RE2. What is left
-(scripts such as `\\p{Greek}`, `(?U)`, `(?<name>…)`) needs the extra;
+(scripts such as `\\p{Greek}`, `(?U)`) needs the extra;
 so do untrusted traces, as nested repetition can be slow on long text. Two departures remain under
 `(?i)`: Python's engine folds `İ` and `ı` to `i`, and a negated item of a class (`[\\P{Lu}]`) is
 folded after it is negated, where RE2 folds before.
@@ -93,14 +93,18 @@ def _re2_search(engine: Any, pattern: str) -> Callable[[str], object]:
     options = engine.Options()
     options.log_errors = False   # RE2 would print its own lines on stderr
     try:
-        engine.compile(pattern, options=options)   # RE2's own words on a pattern it cannot compile
+        compiled = engine.compile(pattern, options=options)   # RE2's own words on a pattern it cannot compile
     except engine.error as exc:
         reason = exc.args[0] if exc.args else exc
         text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
         raise RegexError(f"is not a valid pattern: {text}") from None
     found = engine.Set.SearchSet(options)
-    found.Add(pattern)
-    found.Compile()
+    try:
+        found.Add(pattern)
+        found.Compile()
+    except engine.error:   # past what a set may hold, though RE2 compiles it alone: searched alone
+        search_alone: Callable[[str], object] = compiled.search
+        return search_alone
     inner = getattr(found, "_set", None)   # the compiled set under google-re2's Python wrapper
     if inner is None:
         search: Callable[[str], object] = found.Match
@@ -141,6 +145,10 @@ def _python_pattern(pattern: str) -> str:
                 at = flags.end()
                 continue
             groups.append(_Group(multi_line))
+            if pattern.startswith("(?<", at) and pattern[at + 3:at + 4] not in ("=", "!"):
+                out.append("(?P<")   # a named group, as Python's engine writes it
+                at += 3
+                continue
         elif char == "|" and group.flags:
             out.append(")" * len(group.flags) + "|" + "".join(f"(?{flags}:" for flags in group.flags))
             at += 1
@@ -183,12 +191,13 @@ class _Group:
 
 _PROPERTY = re.compile(r"\\([pP])(?:\{(\^?)([A-Za-z_]+)\}|([A-Za-z]))")
 _CODE_POINT = re.compile(r"\\x\{([0-9A-Fa-f]+)\}")   # any number of digits, as RE2 reads them
+_OCTAL = re.compile(r"\\(0[0-7]{0,2}|[1-7][0-7]{1,2})")   # RE2's octal escapes: `\\141` (`\\1` alone is refused)
 
 
 def _escape(pattern: str, at: int) -> tuple[str, int]:
     """The escape that starts at `at` (`\\pL`, `\\p{Lu}`, `\\x{41}`, or a backslash and one
     character) and the position after it."""
-    for form in (_PROPERTY, _CODE_POINT):
+    for form in (_PROPERTY, _CODE_POINT, _OCTAL):
         found = form.match(pattern, at)
         if found is not None:
             return found[0], found.end()
@@ -211,10 +220,20 @@ def _class_escape(escape: str) -> tuple[bool, Ranges] | None:
     perl = _PERL.get(escape[1:].lower()) if len(escape) == 2 else None
     if perl is not None:
         return escape[1].isupper(), perl
-    return _property(escape)
+    found = _property(escape)
+    named = _PROPERTY.fullmatch(escape)
+    if found is None and named is not None and named[4] is not None:
+        raise RegexError(f"is not a valid pattern: no Unicode class {escape}")
+    if found is None and named is not None:
+        raise RegexError(f"needs RE2 for {escape} (Python's tables have no Unicode scripts): install the re2 "
+                         "extra, pip install 'agent-invariants[re2]'")
+    return found
 
 
 def _code_point(escape: str) -> str:
+    octal = _OCTAL.fullmatch(escape)
+    if octal is not None:
+        return f"\\U{int(octal[1], 8):08X}"
     found = _CODE_POINT.fullmatch(escape)
     if found is None or int(found[1], 16) > 0x10FFFF:
         return escape   # Python's engine says what is wrong with it
@@ -327,7 +346,7 @@ def _class_problem(text: str) -> str | None:
         following = text[at + 1:at + 2]
         if following in ("u", "U", "N"):
             return f"\\{following} (RE2 writes a code point \\x{{41}})"
-        if following == "b" or (following.isdigit() and following != "0"):
+        if following == "b" or (following.isdigit() and following != "0" and _OCTAL.match(text, at) is None):
             return f"the escape \\{following} in a character class (RE2 has none)"
         if not following.isascii():
             return f"the escape \\{following} (RE2 escapes only ASCII characters)"
@@ -344,7 +363,7 @@ def _not_re2(pattern: str) -> str | None:
         char = pattern[at]
         if char == "\\":
             following = pattern[at + 1:at + 2]
-            if following.isdigit() and following != "0":
+            if following.isdigit() and following != "0" and _OCTAL.match(pattern, at) is None:
                 return "a backreference"
             if following in ("k", "g") and pattern[at + 2:at + 3] == "<":
                 return "a backreference"
@@ -389,4 +408,41 @@ def _not_re2(pattern: str) -> str | None:
                 if max(int(repeat[1] or 0), int(repeat[3] or 0)) > _MAX_REPEAT:
                     return f"a repetition over {_MAX_REPEAT}"
         at += 1
+    if _repeats_multiply_past_limit(pattern):
+        return f"repetitions that multiply past {_MAX_REPEAT} (as (?:a{{2}}){{501}} does)"
     return None
+
+
+def _repeats_multiply_past_limit(pattern: str) -> bool:
+    """Whether `{n,m}` repetitions nested in one another multiply past 1000, which RE2 refuses
+    (each counts its most, or its least when it has no most; `*`, `+` and `?` count 1)."""
+    outer: list[int] = []   # for each open group, the heaviest repetition around it so far
+    heaviest = last = 1     # the heaviest in the group at `at`; the weight of the last atom
+    at, size = 0, len(pattern)
+    while at < size:
+        char, step, last_before = pattern[at], 1, last
+        last = 1
+        if char == "\\":
+            if pattern.startswith("Q", at + 1):
+                end = pattern.find("\\E", at + 2)
+                step = size - at if end == -1 else end + 2 - at
+            else:
+                close = pattern.find("}", at) if pattern.startswith("{", at + 2) and pattern[at + 1] in "xpP" else -1
+                step = close + 1 - at if close != -1 else 2
+        elif char == "[":
+            step = _class_end(pattern, at) - at
+        elif char == "(":
+            outer.append(heaviest)
+            heaviest = 1
+        elif char == ")" and outer:
+            last = heaviest
+            heaviest = max(outer.pop(), heaviest)
+        elif char == "{" and (repeat := _REPEAT.match(pattern, at)) is not None and repeat[1]:
+            most = int(repeat[3]) if repeat[3] else -1 if repeat[2] else int(repeat[1])
+            last = last_before * max(1, most if most >= 0 else int(repeat[1]))
+            if last > _MAX_REPEAT:
+                return True
+            heaviest = max(heaviest, last)
+            step = repeat.end() - at
+        at += step
+    return False
