@@ -10,19 +10,21 @@ With the `re2` extra (google-re2) the search runs on RE2 itself, through a one-p
 it answers only whether the pattern is found, which is all a match asks, in a fifth of the time
 of `re2.compile(...).search` (whose match object is built in Python). A pattern of the simple
 shapes `linear_shape` names (`^A[0-9]+$`, a plain literal), which Python's engine also searches
-in linear time, and three times sooner than a call into RE2, runs there instead. Without it, Python's
-engine runs a translation with RE2's meanings: `$` only at the very end unless the pattern turns
-on multi-line mode (`\\z` is Python's `\\Z`); `\\d`, `\\w`, `\\s` (no vertical tab), `\\b`, `\\B` and POSIX
-classes such as `[[:digit:]]` and `[[:^alpha:]]` on ASCII, spelt out as ranges, while `(?i)` folds
-every letter (`(?i)é` finds `É`); Unicode general categories (`\\pL`, `\\p{Lu}`, `\\PN`, `\\p{^Z}`,
-`\\p{Any}`) as the code points Python's own Unicode tables give them; `\\x{41}`, octal `\\141`,
-`(?<name>…)`, `\\Q…\\E`, `\\C` (one character here) and a `-` beside a class escape in a set (`[\\d-z]`: a literal dash). An unterminated
-class, an unknown POSIX class and the escapes RE2 lacks are refused by both engines; flags set
-after the start hold to the end of their group, as in RE2. What is left
-(scripts such as `\\p{Greek}`, `(?U)`) needs the extra;
-so do untrusted traces, as nested repetition can be slow on long text. Two departures remain under
-`(?i)`: Python's engine folds `İ` and `ı` to `i`, and a negated item of a class (`[\\P{Lu}]`) is
-folded after it is negated, where RE2 folds before.
+in linear time, and three times sooner than a call into RE2, runs there instead.
+
+Without the extra, Python's engine runs a translation with RE2's meanings: `$` is the very end of
+the text outside multi-line mode (`\\z` is Python's `\\Z`); `\\d`, `\\w`, `\\s` (no vertical tab),
+`\\b`, `\\B` and POSIX classes (`[[:digit:]]`, `[[:^alpha:]]`) are ASCII, spelt out as ranges,
+while `(?i)` folds every letter (`(?i)é` finds `É`); Unicode general categories (`\\pL`, `\\p{Lu}`,
+`\\PN`, `\\p{^Z}`, `\\p{Any}`) are the code points Python's own tables give them; `\\x{41}`, octal
+`\\141`, `(?<name>…)`, `\\Q…\\E` and a `-` beside a class escape in a set (`[\\d-z]`: a literal
+dash) are spelt Python's way; flags set after the start of a group hold to its end. An
+unterminated class, an unknown POSIX class, nested repetitions past 1000 and the escapes RE2 lacks
+are refused by both engines. Scripts (`\\p{Greek}`) and `(?U)` need the extra; so do untrusted
+traces, as nested repetition can be slow on long text. What still departs from RE2: under `(?i)`,
+`İ` and `ı` fold to `i`, and a negated item of a class (`[\\P{Lu}]`) is folded after it is negated,
+where RE2 folds before; `\\C` is one character, not one byte; a pattern past RE2's program size
+still runs.
 """
 from __future__ import annotations
 
