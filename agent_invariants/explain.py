@@ -42,7 +42,7 @@ def explain_kind(kind: str) -> str:
     if kind in ("lint", "mutate", "stability", "record"):
         return f"{kind}: {command_manual(kind)}\n"
     if kind not in RULE_KINDS:
-        raise KeyError(f"unknown rule kind {kind!r}{suggest(kind, [*RULE_KINDS, *TOPICS])}; "
+        raise KeyError(f"unknown rule kind or topic {kind!r}{suggest(kind, [*RULE_KINDS, *TOPICS])}; "
                        f"expected one of: {', '.join([*RULE_KINDS, *TOPICS])}")
     lines = [f"{kind}: {manual(kind)}", "", "## Fields"]
     for name, required, kind_of_value, description in _fields(RULE_KINDS[kind].config_type):
