@@ -147,9 +147,12 @@ def _python_pattern(pattern: str) -> str:
                 at = flags.end()
                 continue
             groups.append(_Group(multi_line))
-            if pattern.startswith("(?<", at) and pattern[at + 3:at + 4] not in ("=", "!"):
-                out.append("(?P<")   # a named group, as Python's engine writes it
-                at += 3
+            named = pattern.startswith("(?P<", at) or (pattern.startswith("(?<", at)
+                                                       and pattern[at + 3:at + 4] not in ("=", "!"))
+            close = pattern.find(">", at) if named else -1
+            if close != -1:   # a named group: a search has no use for the name (RE2 takes any, twice)
+                out.append("(?:")
+                at = close + 1
                 continue
         elif char == "|" and group.flags:
             out.append(")" * len(group.flags) + "|" + "".join(f"(?{flags}:" for flags in group.flags))
@@ -193,6 +196,7 @@ class _Group:
 
 _PROPERTY = re.compile(r"\\([pP])(?:\{(\^?)([A-Za-z_]+)\}|([A-Za-z]))")
 _CODE_POINT = re.compile(r"\\x\{([0-9A-Fa-f]+)\}")   # any number of digits, as RE2 reads them
+_HEX_ESCAPE = re.compile(r"\\x(?:\{|[0-9A-Fa-f]{2})")
 _OCTAL = re.compile(r"\\(0[0-7]{0,2}|[1-7][0-7]{1,2})")   # RE2's octal escapes: `\\141` (`\\1` alone is refused)
 
 
@@ -352,6 +356,8 @@ def _class_problem(text: str) -> str | None:
             return f"the escape \\{following} in a character class (RE2 has none)"
         if not following.isascii():
             return f"the escape \\{following} (RE2 escapes only ASCII characters)"
+        if following == "x" and _HEX_ESCAPE.match(text, at) is None:
+            return "\\x without two hex digits (write \\x41 or \\x{41})"
         at = text.find("\\", at + 2)
     return None
 
@@ -375,6 +381,8 @@ def _not_re2(pattern: str) -> str | None:
                 return f"\\{following} (RE2 writes a code point \\x{{41}})"
             if not following.isascii():
                 return f"the escape \\{following} (RE2 escapes only ASCII characters)"
+            if following == "x" and _HEX_ESCAPE.match(pattern, at) is None:
+                return "\\x without two hex digits (write \\x41 or \\x{41})"
             close = pattern.find("}", at) if pattern.startswith("{", at + 2) and following in "xpP" else -1
             at = close + 1 if close != -1 else at + 2   # `\\x{1001}` is a code point, not a repetition
             continue
