@@ -349,16 +349,28 @@ def _class_problem(text: str) -> str | None:
     """The first escape of a character class that RE2 lacks (and Python has), or None."""
     at = text.find("\\")
     while at != -1:
-        following = text[at + 1:at + 2]
-        if following in ("u", "U", "N"):
-            return f"\\{following} (RE2 writes a code point \\x{{41}})"
-        if following == "b" or (following.isdigit() and following != "0" and _OCTAL.match(text, at) is None):
-            return f"the escape \\{following} in a character class (RE2 has none)"
-        if not following.isascii():
-            return f"the escape \\{following} (RE2 escapes only ASCII characters)"
-        if following == "x" and _HEX_ESCAPE.match(text, at) is None:
-            return "\\x without two hex digits (write \\x41 or \\x{41})"
+        problem = _escape_problem(text, at, in_class=True)
+        if problem is not None:
+            return problem
         at = text.find("\\", at + 2)
+    return None
+
+
+def _escape_problem(text: str, at: int, *, in_class: bool) -> str | None:
+    """What RE2 lacks (and Python has) in the escape at `at`, or None."""
+    following = text[at + 1:at + 2]
+    if (following.isdigit() and following != "0" and _OCTAL.match(text, at) is None) or (in_class and following == "b"):
+        return f"the escape \\{following} in a character class (RE2 has none)" if in_class else "a backreference"
+    if following in ("k", "g") and text[at + 2:at + 3] == "<":
+        return "a backreference"
+    if following == "Z":
+        return "\\Z (RE2 writes the end of the text \\z)"
+    if following in ("u", "U", "N"):
+        return f"\\{following} (RE2 writes a code point \\x{{41}})"
+    if not following.isascii():
+        return f"the escape \\{following} (RE2 escapes only ASCII characters)"
+    if following == "x" and _HEX_ESCAPE.match(text, at) is None:
+        return "\\x without two hex digits (write \\x41 or \\x{41})"
     return None
 
 
@@ -370,21 +382,10 @@ def _not_re2(pattern: str) -> str | None:
     while at < size:
         char = pattern[at]
         if char == "\\":
-            following = pattern[at + 1:at + 2]
-            if following.isdigit() and following != "0" and _OCTAL.match(pattern, at) is None:
-                return "a backreference"
-            if following in ("k", "g") and pattern[at + 2:at + 3] == "<":
-                return "a backreference"
-            if following == "Z":
-                return "\\Z (RE2 writes the end of the text \\z)"
-            if following in ("u", "U", "N"):
-                return f"\\{following} (RE2 writes a code point \\x{{41}})"
-            if not following.isascii():
-                return f"the escape \\{following} (RE2 escapes only ASCII characters)"
-            if following == "x" and _HEX_ESCAPE.match(pattern, at) is None:
-                return "\\x without two hex digits (write \\x41 or \\x{41})"
-            close = pattern.find("}", at) if pattern.startswith("{", at + 2) and following in "xpP" else -1
-            at = close + 1 if close != -1 else at + 2   # `\\x{1001}` is a code point, not a repetition
+            problem = _escape_problem(pattern, at, in_class=False)
+            if problem is not None:
+                return problem
+            at = _escape(pattern, at)[1]   # `\\x{1001}` is a code point, not a repetition
             continue
         if char == "[":
             end = _class_end(pattern, at)
@@ -437,8 +438,7 @@ def _repeats_multiply_past_limit(pattern: str) -> bool:
                 end = pattern.find("\\E", at + 2)
                 step = size - at if end == -1 else end + 2 - at
             else:
-                close = pattern.find("}", at) if pattern.startswith("{", at + 2) and pattern[at + 1] in "xpP" else -1
-                step = close + 1 - at if close != -1 else 2
+                step = _escape(pattern, at)[1] - at
         elif char == "[":
             step = _class_end(pattern, at) - at
         elif char == "(":
