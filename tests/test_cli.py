@@ -472,6 +472,13 @@ def test_init_into_new_folder_then_check_passes_and_second_init_refuses(cli, tmp
     assert sorted(path.name for path in folder.iterdir()) == ["agent-invariants.json", "agent-trace.jsonl"]
 
 
+def test_init_writes_a_contract_lint_strict_passes(cli, tmp_path):
+    assert cli("init").returncode == 0
+    lint = cli("lint", "--strict", "--contract", "agent-invariants.json")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert lint.stdout.endswith("0 errors · 0 warnings\n")
+
+
 def test_init_defaults_to_current_folder(cli, tmp_path):
     result = cli("init")
     assert result.returncode == 0, result.stderr
