@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants.globs import has_line_terminator
 from agent_invariants.jsontext import show
 from agent_invariants.report import CheckReport, Notice, RuleResult
 
@@ -230,8 +231,6 @@ def misspelt_fields(keys: dict[str, tuple[int, int]]) -> list[Notice]:
 def unmatchable_tools(first_calls: dict[str, tuple[int | float, int]]) -> list[Notice]:
     """One notice for the tools called with a line break in their name (`first_calls`: tool ->
     (seq, index) of its first call), at the first such call."""
-    from agent_invariants.globs import has_line_terminator
-
     found = sorted((index, tool) for tool, (_, index) in first_calls.items() if has_line_terminator(tool))
     if not found:
         return []

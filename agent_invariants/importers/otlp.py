@@ -94,21 +94,23 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
 def _read(export: _Export, context: Context, line: int, order: int) -> Iterator[Span]:
     """The spans of an export, then its log records as spans of no duration (`log` set): a log
     record is read only by the convention and profiles, at its time, inside its span."""
-    for index, raw in enumerate(_spans(export)):
+    spans = _span_lists(export)
+    for index, raw in enumerate(_each(spans)):
         try:
             span = _span(raw, line, order)
         except _Problem as problem:
-            raise TraceError(context.file, line, problem.at(_SPANS, _span_at(export, index))) from None
+            raise TraceError(context.file, line, problem.at(_SPANS, _place(spans, index))) from None
         yield span
         order += 1
-    for index, log in enumerate(_logs(export)):
+    logs = _log_lists(export)
+    for index, log in enumerate(_each(logs)):
         if not log.traceId:
             context.skip()   # a log record of no trace belongs to no run
             continue
         try:
             span = _log(log, line, order)
         except _Problem as problem:
-            raise TraceError(context.file, line, problem.at(_LOGS, _log_at(export, index))) from None
+            raise TraceError(context.file, line, problem.at(_LOGS, _place(logs, index))) from None
         yield span
         order += 1
 
@@ -238,35 +240,30 @@ def _export(record: Record, file: str) -> _Export | None:
     return export if export.resourceSpans is not None or export.resourceLogs is not None else None
 
 
-def _spans(export: _Export) -> Iterator[_RawSpan]:
-    for resource in export.resourceSpans or ():
-        for scope in resource.scopeSpans or resource.instrumentationLibrarySpans:
-            yield from scope.spans
+def _span_lists(export: _Export) -> list[list[list[_RawSpan]]]:
+    """The export's spans, by resource and scope (the old name of scopeSpans read too)."""
+    return [[scope.spans for scope in resource.scopeSpans or resource.instrumentationLibrarySpans]
+            for resource in export.resourceSpans or ()]
 
 
-def _span_at(export: _Export, index: int) -> tuple[int, int, int]:
-    """Where the span `_spans` gives as its `index`th is: its index at each level of the export."""
-    for r, resource in enumerate(export.resourceSpans or ()):
-        for s, scope in enumerate(resource.scopeSpans or resource.instrumentationLibrarySpans):
-            if index < len(scope.spans):
+def _log_lists(export: _Export) -> list[list[list[_LogRecord]]]:
+    """The export's log records, by resource and scope."""
+    return [[scope.logRecords for scope in resource.scopeLogs] for resource in export.resourceLogs or ()]
+
+
+def _each(lists: list[list[list[Any]]]) -> Iterator[Any]:
+    for scopes in lists:
+        for items in scopes:
+            yield from items
+
+
+def _place(lists: list[list[list[Any]]], index: int) -> tuple[int, int, int]:
+    """Where the `index`th item `_each` gives is: its index at each level of the export."""
+    for r, scopes in enumerate(lists):
+        for s, items in enumerate(scopes):
+            if index < len(items):
                 return r, s, index
-            index -= len(scope.spans)
-    raise IndexError(index)
-
-
-def _logs(export: _Export) -> Iterator[_LogRecord]:
-    for resource in export.resourceLogs or ():
-        for scope in resource.scopeLogs:
-            yield from scope.logRecords
-
-
-def _log_at(export: _Export, index: int) -> tuple[int, int, int]:
-    """Where the log record `_logs` gives as its `index`th is: its index at each level."""
-    for r, resource in enumerate(export.resourceLogs or ()):
-        for s, scope in enumerate(resource.scopeLogs):
-            if index < len(scope.logRecords):
-                return r, s, index
-            index -= len(scope.logRecords)
+            index -= len(items)
     raise IndexError(index)
 
 

@@ -3,12 +3,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ("Ranges", "complement", "overlap")
+__all__ = ("PERL", "Ranges", "complement", "overlap")
 
 Ranges = tuple[tuple[int, int], ...]
 """Code points as (first, last) ranges, in order."""
 
 MAX_CODE_POINT = 0x10FFFF
+
+PERL: dict[str, Ranges] = {"d": ((0x30, 0x39),), "w": ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)),
+                           "s": ((0x09, 0x0A), (0x0C, 0x0D), (0x20, 0x20))}
+"""What RE2's `\\d`, `\\w` and `\\s` hold: ASCII only (`\\s` without a vertical tab); their capitals
+hold the others."""
 
 
 def complement(ranges: Iterable[tuple[int, int]]) -> Ranges:

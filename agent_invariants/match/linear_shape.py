@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import re
 
-from agent_invariants.match.code_points import Ranges, complement, overlap
+from agent_invariants.match.code_points import PERL, Ranges, complement, overlap
 
 __all__ = ("linear_in_python",)
 
-_DIGIT: Ranges = ((0x30, 0x39),)
-_WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
-_CLASS_ESCAPES = {"d": _DIGIT, "w": _WORD}
+_CLASS_ESCAPES = {"d": PERL["d"], "w": PERL["w"]}   # (not \\s: it stays on RE2, as every other escape)
 _NOT_NEWLINE: Ranges = complement([(10, 10)])
 _META = frozenset("\\^$.|?*+()[]{}")
 _REPEAT = re.compile(r"\{([0-9]+)(,?)([0-9]*)\}")

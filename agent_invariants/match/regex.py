@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from agent_invariants.match.code_points import Ranges, complement
+from agent_invariants.match.code_points import PERL, Ranges, complement
 from agent_invariants.match.linear_shape import linear_in_python
 
 __all__ = ("MAX_REGEX", "RegexError", "compile_search")
@@ -46,17 +46,12 @@ MAX_REGEX = 500
 _MAX_REPEAT = 1000   # RE2's largest {n,m}
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
 _REPEAT = re.compile(r"\{(\d*)(,?)(\d*)\}")
-_DIGIT: Ranges = ((0x30, 0x39),)
-_WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
-_SPACE: Ranges = ((0x09, 0x0A), (0x0C, 0x0D), (0x20, 0x20))   # RE2's \s: no vertical tab
-_PERL = {"d": _DIGIT, "w": _WORD, "s": _SPACE}
-"""The code points of `\\d`, `\\w` and `\\s` (`\\D`, `\\W`, `\\S`: the others): ASCII only in RE2."""
 _POSIX: dict[str, Ranges] = {
     "alnum": ((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)), "alpha": ((0x41, 0x5A), (0x61, 0x7A)), "ascii": ((0, 0x7F),),
-    "blank": ((0x09, 0x09), (0x20, 0x20)), "cntrl": ((0, 0x1F), (0x7F, 0x7F)), "digit": _DIGIT,
+    "blank": ((0x09, 0x09), (0x20, 0x20)), "cntrl": ((0, 0x1F), (0x7F, 0x7F)), "digit": PERL["d"],
     "graph": ((0x21, 0x7E),), "lower": ((0x61, 0x7A),), "print": ((0x20, 0x7E),),
     "punct": ((0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)), "space": ((0x09, 0x0D), (0x20, 0x20)),
-    "upper": ((0x41, 0x5A),), "word": _WORD, "xdigit": ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))}
+    "upper": ((0x41, 0x5A),), "word": PERL["w"], "xdigit": ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))}
 # RE2's \b and \B, on ASCII word characters whatever the case flag says
 _WORD_CHAR = "(?-i:[0-9A-Za-z_])"
 _BOUNDARY = f"(?:(?<={_WORD_CHAR})(?!{_WORD_CHAR})|(?<!{_WORD_CHAR})(?={_WORD_CHAR}))"
@@ -223,7 +218,7 @@ def _outside_class(escape: str) -> str:
 def _class_escape(escape: str) -> tuple[bool, Ranges] | None:
     """(negated, the code points) of `\\d`, `\\w`, `\\s`, their capitals, and the Unicode
     property escapes Python's tables can say; None for any other escape."""
-    perl = _PERL.get(escape[1:].lower()) if len(escape) == 2 else None
+    perl = PERL.get(escape[1:].lower()) if len(escape) == 2 else None
     if perl is not None:
         return escape[1].isupper(), perl
     found = _property(escape)
