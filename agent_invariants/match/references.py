@@ -173,6 +173,9 @@ class _Join:
         self.keys: tuple[str, ...] | None = ()
         self.absent: tuple[Any, ...] = ()   # NOT_FOUND for each key: what `get` gives when it lacks one
         self.entries: dict[object, tuple[Any, ...] | list[tuple[Any, ...]]] = {}   # one per key is the rule
+        # the subject last looked up (its args, its position) and its bucket: the members of one
+        # join are resolved one after the other for the same subject, which is looked up once
+        self._last: tuple[Any, int, Any] = (None, -1, None)
 
     def member(self, source: _Source) -> None:
         """Keep `source`'s values here too."""
@@ -206,16 +209,21 @@ class _Join:
     def values(self, slot: int, subject_args: Any, position: int) -> list[Any]:
         """The candidates of the member at `slot`: its values kept before `position` under the
         key the subject's args hold."""
-        wanted = find(subject_args, self.subject_path) if subject_args is not NOT_FOUND else NOT_FOUND
-        if wanted is NOT_FOUND:
-            return []
-        bucket = self.entries.get(canonical_key(wanted))
+        last_args, last_position, bucket = self._last
+        if last_args is not subject_args or last_position != position:
+            bucket = self._bucket(subject_args)
+            self._last = (subject_args, position, bucket)
         if bucket is None:
             return []
         if bucket.__class__ is tuple:
             value = bucket[slot]
             return [value] if bucket[0] < position and value is not NOT_FOUND else []
         return [entry[slot] for entry in bucket if entry[0] < position and entry[slot] is not NOT_FOUND]
+
+    def _bucket(self, subject_args: Any) -> tuple[Any, ...] | list[tuple[Any, ...]] | None:
+        """The entries kept under the key the subject's args hold, or None."""
+        wanted = find(subject_args, self.subject_path) if subject_args is not NOT_FOUND else NOT_FOUND
+        return None if wanted is NOT_FOUND else self.entries.get(canonical_key(wanted))
 
 
 def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
