@@ -36,8 +36,10 @@ def main() -> NoReturn:
         else:
             raise SystemExit(0)
     try:
-        from agent_invariants.cli import main as run
+        from agent_invariants import _collector as collector
 
+        with collector.paused():   # importing builds many objects and no cycles (a tenth of a short check)
+            from agent_invariants.cli import main as run
         run()
     except KeyboardInterrupt:   # Ctrl-C while starting up: no traceback, the usual exit code
         _end(130)
