@@ -1,7 +1,8 @@
 """A check pauses the cyclic collector and leaves it as it found it.
 
-While the collector is paused, whatever a check keeps piles up in its youngest generation; the
-pause ends by moving it all to the oldest one unscanned (freeze, then unfreeze). That must not
+While the collector is paused, whatever a check keeps piles up in its youngest generation; after
+a large check the pause ends by moving it all to the oldest one unscanned (freeze, then
+unfreeze). That must not
 change what the caller sees: the collector's state, objects the caller froze, and garbage
 cycles, which are still collected.
 """
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent_invariants import check_trace
+from agent_invariants import _collector, check_trace
 
 from support import contract
 
@@ -28,8 +29,12 @@ class Node:
         self.me = self
 
 
-@pytest.fixture
-def collector_state() -> Iterator[None]:
+@pytest.fixture(params=["after a small check", "after a large one"])
+def collector_state(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The collector's state restored after each test, which runs once as after a small check
+    and once as after one that kept many objects (the threshold lowered to none)."""
+    if request.param == "after a large one":
+        monkeypatch.setattr(_collector, "_MANY", 0)
     enabled = gc.isenabled()
     yield
     gc.unfreeze() if gc.get_freeze_count() else None
