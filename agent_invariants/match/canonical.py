@@ -66,12 +66,14 @@ def canonical(value: Any) -> str:
 
 def canonical_key(value: Any) -> object:
     """A key under which JSON-equal values meet (`1` and `1.0`; never `1` and `true` or `"1"`),
-    for indexes and sets: strings and numbers as themselves with a tag (numbers as the doubles
-    JavaScript reads, as `json_equal` compares them), anything else by its canonical form. A value
-    holding an integer beyond any double has no canonical form: its Python spelling stands for it."""
+    for indexes and sets: a string as itself (the usual key, an order id, and the cheapest to
+    hash and keep); every other key is a tuple, so never equal to a string: a number as the
+    double JavaScript reads (as `json_equal` compares them), anything else by its canonical form.
+    A value holding an integer beyond any double has no canonical form: its Python spelling
+    stands for it."""
     kind = value.__class__
     if kind is str:
-        return ("s", value)
+        return value
     if kind is int or kind is float:
         return ("n", as_double(value))   # as JavaScript holds it: 2^53 + 1 is 2^53
     try:

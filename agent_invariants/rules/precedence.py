@@ -81,8 +81,8 @@ class PrecedenceConfig(RuleConfig, frozen=True, kw_only=True, tag="precedence"):
 
 
 _Key = object
-"""A group's key: the correlate value itself, when it is one string (the usual case: an order id),
-else its `canonical_key`, or a tuple of those for several paths (`()` without correlate)."""
+"""A group's key: the `canonical_key` of the correlate value (the value itself when it is a string,
+the usual case: an order id), or a tuple of those for several paths (`()` without correlate)."""
 
 
 class Precedence(Rule):
@@ -256,12 +256,12 @@ class Precedence(Rule):
             found = _found(value, paths[0])
             if found is NOT_FOUND:
                 return (), [found], [0]
-            return _key_of(found), [found], []
+            return canonical_key(found), [found], []
         values = [find(value, path) for path in paths]
         missing = [position for position, found in enumerate(values) if found is NOT_FOUND]
         if missing:
             return (), values, missing
-        return tuple(_key_of(found) for found in values), values, missing
+        return tuple(canonical_key(found) for found in values), values, missing
 
     def _check_after(self, event: Event, index: int, tool: str | UnsetType, args: Raw | UnsetType) -> None:
         key, values, missing = self._key(args, self._after_paths)
@@ -296,7 +296,7 @@ class Precedence(Rule):
             found = _found(decoded(args), paths[0])
             if found is NOT_FOUND:
                 return   # a before without the key is no before of any group
-            key: _Key = _key_of(found)
+            key: _Key = canonical_key(found)
             values = None
         else:
             key, values, missing = self._key(args, paths)
@@ -517,11 +517,6 @@ def _found(value: Any, path: tuple[str, ...]) -> Any:
         return value.get(path[0], NOT_FOUND)
     return find(value, path)
 
-
-def _key_of(value: Any) -> _Key:
-    """A correlate value as a key: a string as itself (the usual case, and the smallest), anything
-    else by its `canonical_key`, which is a tuple and so never equal to a string."""
-    return value if value.__class__ is str else canonical_key(value)
 
 
 def _shown(values: list[Any]) -> str:
