@@ -69,18 +69,30 @@ def _scalar(expected: Any) -> Holds:
 
 
 def _object(children: dict[str, Node], exact: bool, ignore: frozenset[str]) -> Holds:
-    tests = [(key, _quick(child, exact, frozenset())) for key, child in children.items()]
+    # A member that is one `$regex` (an id's shape, the usual check) is searched here, without a
+    # call of its own; every other member has its test. (The tests are pure: order is free.)
+    patterns = [(key, child.value["$regex"]) for key, child in children.items() if _regex_only(child)]
+    tests = [(key, _quick(child, exact, frozenset())) for key, child in children.items() if not _regex_only(child)]
     allowed = frozenset(children) | ignore
 
     def holds(actual: Any, resolve: Resolve) -> bool:
         if actual.__class__ is not dict:
             return False
+        for key, search in patterns:
+            value = actual.get(key)   # (None when absent: no string either)
+            if value.__class__ is not str or search(value) is None:
+                return False
         for key, test in tests:
             if not test(actual.get(key, ABSENT), resolve):
                 return False
         return not exact or allowed.issuperset(actual)   # (its keys, in C: no generator per value)
 
     return holds
+
+
+def _regex_only(node: Node) -> bool:
+    """Whether `node` is one `$regex` and nothing else."""
+    return node.kind == "ops" and len(node.value) == 1 and "$regex" in node.value
 
 
 def _array(tests: list[Holds]) -> Holds:

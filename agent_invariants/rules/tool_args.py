@@ -257,9 +257,9 @@ class ToolArgs(Rule):
         self.checked += 1
         args = NOT_FOUND if event.args is UNSET else decoded(event.args)
         holds = self._holds
-        if self._tree_only and args is not NOT_FOUND and holds is not None \
-                and holds(args, self._resolver(args, index, NO_OUTPUT)):
-            return   # the usual call: its args match, and nothing else is asked of them
+        if self._tree_only and args is not NOT_FOUND and holds is not None and holds(
+                args, self._memory.resolver(args, index, NO_OUTPUT) if self._references else no_references):
+            return   # the usual call: its args match, and nothing else is asked of them (`_resolver`, inlined)
         call = _Call(event.seq, index, event.tool, event.call_id, number, args)   # type: ignore[arg-type]
         if self._at_end:
             self._waiting.append(call)
