@@ -197,7 +197,8 @@ class _Join:
             entry = (position, *[result if path is None else find(result, path) for path in self.paths])
         if entry.count(NOT_FOUND) == len(self.paths):
             return   # no member has a value here
-        key = canonical_key(call_args[self.key])
+        value = call_args[self.key]
+        key = value if value.__class__ is str else canonical_key(value)   # (its string case, inlined)
         earlier = self.entries.get(key)
         if earlier is None:
             self.entries[key] = entry
@@ -223,6 +224,8 @@ class _Join:
     def _bucket(self, subject_args: Any) -> tuple[Any, ...] | list[tuple[Any, ...]] | None:
         """The entries kept under the key the subject's args hold, or None."""
         wanted = find(subject_args, self.subject_path) if subject_args is not NOT_FOUND else NOT_FOUND
+        if wanted.__class__ is str:   # canonical_key's string case, inlined
+            return self.entries.get(wanted)
         return None if wanted is NOT_FOUND else self.entries.get(canonical_key(wanted))
 
 
@@ -441,7 +444,10 @@ class _Resolver:
             return found
         name = reference.name
         if name == "$from_result":
-            found = self._sources[id(reference.operand)].candidates(self._args, self._position, self)
+            source = self._sources[id(reference.operand)]
+            shared = source.shared   # a plain join's values: asked of its index directly (`candidates`, inlined)
+            found = shared.values(source.slot, self._args, self._position) if shared is not None \
+                else source.candidates(self._args, self._position, self)
         else:
             whole = self._args if name == "$arg" else self._output
             value = find(whole, reference.operand) if whole is not NOT_FOUND else NOT_FOUND
