@@ -518,6 +518,5 @@ def _found(value: Any, path: tuple[str, ...]) -> Any:
     return find(value, path)
 
 
-
 def _shown(values: list[Any]) -> str:
     return shown(evidence_value(values))
