@@ -36,10 +36,8 @@ def main() -> NoReturn:
         else:
             raise SystemExit(0)
     try:
-        from agent_invariants import _collector as collector
+        from agent_invariants.cli import main as run
 
-        with collector.paused():   # importing builds many objects and no cycles (a tenth of a short check)
-            from agent_invariants.cli import main as run
         run()
     except KeyboardInterrupt:   # Ctrl-C while starting up: no traceback, the usual exit code
         _end(130)
