@@ -193,7 +193,7 @@ def _locate(regressions: list[Regression], candidate: Checked) -> None:
     """Point new-tool and outcome regressions at the candidate event behind them."""
     for regression in regressions:
         if regression.kind == "new_tool":
-            place = candidate.counter.first_calls.get(regression.evidence["tool"])
+            place = candidate.counter.first_call(regression.evidence["tool"])
         elif regression.kind == "outcome_regression":
             place = candidate.counter.last_outcome
         else:

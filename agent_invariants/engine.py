@@ -171,7 +171,10 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
             self._classify = router.classifier(tuple(patterns))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
-        self._router.count_one()
+        router = self._router
+        if router.learned >= _ROUTE_CACHE_LIMIT:   # `count_one`, inlined: a trace may name a new tool per call
+            router.forget()
+        router.learned += 1
         handlers = self[tool] = self._of_class(tool)
         return handlers
 
@@ -340,7 +343,8 @@ def _caused_by(rules: list[Rule]) -> None:
 def _trace_notices(events: int, spelling: TypeSpelling, source: TraceSource, counter: SummaryCounter) -> list[Notice]:
     if not events:
         return [Notice(kind="empty_trace", message="the trace has no events, so no rule saw anything")]
-    return spelling.notices() + misspelt_fields(source.field_sample()) + unmatchable_tools(counter.first_calls)
+    return (spelling.notices() + misspelt_fields(source.field_sample())
+            + unmatchable_tools(counter.called_tools, counter.first_call))
 
 
 def _locate(violations: Sequence[Violation | Notice], source: TraceSource) -> None:

@@ -5,6 +5,8 @@ sees the event types it counts. `api.summarize_trace` runs it alone.
 """
 from __future__ import annotations
 
+from collections.abc import KeysView
+
 from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import utf16_sorted
@@ -25,7 +27,9 @@ class SummaryCounter:
     def __init__(self) -> None:
         self.tool_calls = 0
         self.tool_failures = 0
-        self.first_calls: dict[str, tuple[int | float, int]] = {}   # tool -> (seq, index)
+        # tool -> where it was first called: (seq, index) packed in one int (see `_unpacked`), as a
+        # trace may name a million tools: a tuple and its two ints took three times the memory
+        self._first_calls: dict[str, int | tuple[int | float, int]] = {}
         self.approvals_granted = 0
         self.outcomes_satisfied = 0
         self.outcomes_violated = 0
@@ -56,9 +60,22 @@ class SummaryCounter:
         # would empty the engine's route cache once per tool (a trace with a new tool on every
         # call would learn every route anew at every call).
         self.tool_calls += 1
-        first_calls = self.first_calls
+        first_calls = self._first_calls
         if event.tool not in first_calls:
-            first_calls[event.tool] = (event.seq, index)  # type: ignore[index]   # routed: the call has a tool
+            seq = event.seq
+            # routed: the call has a tool; a seq that does not fit (a float, or an int past 2**54) is kept apart
+            packs = seq.__class__ is int and not seq >> _SEQ_BITS
+            first_calls[event.tool] = index << _SEQ_BITS | seq if packs else (seq, index)  # type: ignore[index]
+
+    def first_call(self, tool: str) -> tuple[int | float, int] | None:
+        """(seq, index) of the first call of `tool`, or None when it was not called."""
+        found = self._first_calls.get(tool)
+        return None if found is None else _unpacked(found)
+
+    @property
+    def called_tools(self) -> KeysView[str]:
+        """Every tool called, in order of first call."""
+        return self._first_calls.keys()
 
     def _result(self, event: Event, index: int) -> None:
         if event.ok is False:
@@ -85,7 +102,7 @@ class SummaryCounter:
             events=events,
             tool_calls=self.tool_calls,
             tool_failures=self.tool_failures,
-            tools=utf16_sorted(self.first_calls),
+            tools=utf16_sorted(self._first_calls),
             approvals_granted=self.approvals_granted,
             outcomes_satisfied=self.outcomes_satisfied,
             outcomes_violated=self.outcomes_violated,
@@ -93,3 +110,12 @@ class SummaryCounter:
             final_outcome=self.final_outcome,
         )
 
+
+_SEQ_BITS = 54   # the bits of a packed seq (one under 2**54: every seq of a trace that is not huge)
+
+
+def _unpacked(found: int | tuple[int | float, int]) -> tuple[int | float, int]:
+    """(seq, index) of a first call as `_named_call` keeps it."""
+    if found.__class__ is tuple:
+        return found
+    return found & ((1 << _SEQ_BITS) - 1), found >> _SEQ_BITS  # type: ignore[operator]

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from agent_invariants import TraceError, check_trace, compare_reports, compare_traces, load_contract
+from agent_invariants import TraceError, check_trace, compare_reports, compare_traces, load_contract, read_trace
 
 from support import contract, events, jsonl
 
@@ -229,6 +229,21 @@ def test_new_tool_regression():
     assert report.regressions[0].evidence == {"tool": "web.browse"}
     assert "web.browse" in report.regressions[0].message
     assert report.compatible is False
+
+
+@pytest.mark.parametrize("seq", [7, 2**53, 2**54 - 2**11, 2**54, 2**60, 2.0**60, 2.0**70])
+def test_new_tool_regression_points_at_the_first_call_of_the_tool(seq):
+    """At its seq as the trace reads it (past 2**53, the double JavaScript reads), whatever its size."""
+    candidate = [{"seq": 1, "type": "tool.call", "tool": "crm.lookup"},
+                 {"seq": 3, "type": "agent.message"},
+                 {"seq": seq, "type": "tool.call", "tool": "web.browse"},
+                 {"seq": seq * 2, "type": "tool.call", "tool": "web.browse"}]
+    report = compare_traces(contract(NO_SHELL), calls("crm.lookup"), candidate)
+    (regression,) = report.regressions
+    read = read_trace(msgspec.json.encode(candidate))[2].seq
+    assert read == seq
+    assert (regression.event_seq, regression.event_index) == (read, 2)
+    assert type(regression.event_seq) is type(read)
 
 
 def test_new_tool_message_names_the_policy_key():

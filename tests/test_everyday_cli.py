@@ -86,6 +86,18 @@ def test_a_tool_with_a_line_break_that_no_wildcard_matches_is_a_warning(cli, des
     assert cli("check", "-t", "t.jsonl", "--strict").returncode == 2   # a problem of the trace itself
 
 
+def test_a_tool_with_a_line_break_is_found_among_thousands_of_tools(cli, desk):
+    """The tools are looked through a few thousand at a time: the one with a line break is found
+    wherever it is among them, and only it."""
+    calls = [{"type": "tool.call", "tool": f"kb.search-{number}"} for number in range(9000)]
+    calls[8500]["tool"] = "kb.search\r8500"
+    desk("t.jsonl", lines(*calls))
+    notices = json.loads(cli("check", "-t", "t.jsonl", "-f", "json").stdout)["notices"]
+    (notice,) = [notice for notice in notices if notice["kind"] == "unmatchable_tool"]
+    assert notice["event_index"] == 8500
+    assert notice["message"].startswith('tool "kb.search\\r8500" has a line break in its name')
+
+
 def test_notices_are_in_the_json_report(cli, desk):
     desk("t.jsonl", lines({"type": "tool.call", "tool": "kb.search"}))
     report = json.loads(cli("check", "-t", "t.jsonl", "-f", "json").stdout)
