@@ -171,10 +171,7 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
             self._classify = router.classifier(tuple(patterns))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
-        router = self._router
-        if router.learned >= _ROUTE_CACHE_LIMIT:   # `count_one`, inlined: a trace may name a new tool per call
-            router.forget()
-        router.learned += 1
+        self._router.count_one()
         handlers = self[tool] = self._of_class(tool)
         return handlers
 

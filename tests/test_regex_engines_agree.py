@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -251,6 +252,13 @@ def test_the_python_engine_means_what_re2_means(pattern: str, some_texts: list[s
         assert on_python_found == on_re2_found, f"{pattern!r} on {text!r}: RE2 {on_re2_found}, Python {on_python_found}"
 
 
+def departure(pattern: str, text: str, re2_answer: bool | None, *, id: str, reason: str) -> Any:
+    """A case the Python engine still answers otherwise (a documented departure): a strict xfail,
+    so that a fix shows at once."""
+    return pytest.param(pattern, text, re2_answer, id=id,
+                        marks=pytest.mark.xfail(strict=True, reason=f"PRODUCT BUG {reason}"))
+
+
 # -- the classes of disagreement, one minimal case each ---------------------------------------------------------
 # (pattern, text, RE2's answer); RE2's answer is None ("refused") for the classes where the Python engine took
 # a pattern RE2 refuses. The Python engine gave another answer when each was found; those fixed since stay as
@@ -261,36 +269,36 @@ BUGS = [
     pytest.param("(?i)k", "\u212a", True, id="1-case-fold-kelvin"),
     pytest.param("(?i)σ", "ς", True, id="1-case-fold-final-sigma"),
     pytest.param("(?i)[^é]", "É", False, id="1-case-fold-negated-class"),
-    pytest.param("(?i)i", "İ", False, id="1-case-fold-turkish-dotted-i",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported; documented as a departure): "
-                                         "under (?i) Python's engine folds İ and ı to i (simple lowercase), "
-                                         "RE2 does not (Unicode case folding)")),
-    pytest.param("(?i)[\\P{Lu}]", "A", False, id="1-case-fold-negated-item-of-a-class",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported; documented as a departure): "
-                                         "under (?i) RE2 folds a negated item of a class ([\\P{Lu}], [\\W], "
-                                         "[[:^upper:]]) before negating it, Python's engine after")),
+    departure("(?i)i", "İ", False, id="1-case-fold-turkish-dotted-i",
+              reason="(reported; documented as a departure): "
+                     "under (?i) Python's engine folds İ and ı to i (simple lowercase), "
+                     "RE2 does not (Unicode case folding)"),
+    departure("(?i)[\\P{Lu}]", "A", False, id="1-case-fold-negated-item-of-a-class",
+              reason="(reported; documented as a departure): "
+                     "under (?i) RE2 folds a negated item of a class ([\\P{Lu}], [\\W], "
+                     "[[:^upper:]]) before negating it, Python's engine after"),
     pytest.param("(?m:a$)|b$", "b\n", False, id="2-dollar-beside-scoped-multiline"),
     pytest.param("[[:^alpha:]]", "1", True, id="3-negated-posix-class"),
     pytest.param("\\s", "\v", False, id="4-space-class-takes-vertical-tab"),
     pytest.param("\\B", "", True, id="5-not-word-boundary-on-empty-text"),
-    pytest.param("\\B", "aé0", True, id="5-not-word-boundary-between-the-bytes-of-a-character",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): RE2's \\B matches between the "
-                                         "two bytes of é (it works on UTF-8 bytes); the Python engine finds no \\B "
-                                         "in 'aé0'")),
-    pytest.param("a\\Cb", "aéb", False, id="6-any-byte-is-one-character",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported; documented as a departure): "
-                                         "\\C is one byte on RE2, one character on the Python engine")),
+    departure("\\B", "aé0", True, id="5-not-word-boundary-between-the-bytes-of-a-character",
+              reason="(reported): RE2's \\B matches between the "
+                     "two bytes of é (it works on UTF-8 bytes); the Python engine finds no \\B "
+                     "in 'aé0'"),
+    departure("a\\Cb", "aéb", False, id="6-any-byte-is-one-character",
+              reason="(reported; documented as a departure): "
+                     "\\C is one byte on RE2, one character on the Python engine"),
     pytest.param("a(?i)b", "aB", True, id="7-flags-mid-pattern"),
     pytest.param("(?i)a(?-i)b", "AB", False, id="8-flags-turned-off"),
-    pytest.param("^*", "", True, id="9-repeated-assertion",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): a quantified empty-width "
-                                         "assertion (^*, $?, \\b+, \\A*, \\z+) is refused by the Python engine")),
-    pytest.param("a*\\Q\\E*", "a", True, id="10-quantifier-after-empty-quote",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): a quantifier after an empty "
-                                         "\\Q\\E that follows a quantifier is refused by the Python engine")),
-    pytest.param("[^\\P{Any}]", "a", True, id="11-empty-class",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): a class whose set is empty "
-                                         "([\\P{Any}], [^\\P{Any}], [\\p{^Any}]) is refused by the Python engine")),
+    departure("^*", "", True, id="9-repeated-assertion",
+              reason="(reported): a quantified empty-width "
+                     "assertion (^*, $?, \\b+, \\A*, \\z+) is refused by the Python engine"),
+    departure("a*\\Q\\E*", "a", True, id="10-quantifier-after-empty-quote",
+              reason="(reported): a quantifier after an empty "
+                     "\\Q\\E that follows a quantifier is refused by the Python engine"),
+    departure("[^\\P{Any}]", "a", True, id="11-empty-class",
+              reason="(reported): a class whose set is empty "
+                     "([\\P{Any}], [^\\P{Any}], [\\p{^Any}]) is refused by the Python engine"),
     pytest.param("(?P<n>a)|(?P<n>b)", "b", True, id="12-group-names"),
     pytest.param("\\x{0000041}", "A", True, id="13-long-hex-escape"),
     pytest.param("(?:a{2}){501}", "a", None, id="14-nested-repetition-over-1000"),
@@ -300,18 +308,18 @@ BUGS = [
     pytest.param("[\\b]", "\b", None, id="17-backspace-in-class"),
     pytest.param("[\\u0041]", "A", None, id="17-python-escape-in-class"),
     pytest.param("\\é", "é", None, id="17-escaped-non-ascii-letter"),
-    pytest.param("[--\\pL]", "-", None, id="18-range-to-category",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): a range ending at a class "
-                                         "escape ([--\\pL], [a-\\p{^Any}]) is refused by RE2, taken by the Python "
-                                         "engine")),
-    pytest.param("[--[:alpha:]]", "-", False, id="18-range-to-bracket-before-posix-name",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): RE2 reads [--[:alpha:]] as "
-                                         "the range -..[ then ':alpha:' then a literal ']'; the Python engine "
-                                         "reads a POSIX class")),
-    pytest.param("\\pL{1000}", "a", None, id="19-program-too-large-for-re2",
-                 marks=pytest.mark.xfail(strict=True, reason="PRODUCT BUG (reported): a pattern past RE2's program "
-                                         "size (\\pL{1000}, (?:\\pL{100}){10}) is refused by RE2 ('pattern too "
-                                         "large'), taken by the Python engine")),
+    departure("[--\\pL]", "-", None, id="18-range-to-category",
+              reason="(reported): a range ending at a class "
+                     "escape ([--\\pL], [a-\\p{^Any}]) is refused by RE2, taken by the Python "
+                     "engine"),
+    departure("[--[:alpha:]]", "-", False, id="18-range-to-bracket-before-posix-name",
+              reason="(reported): RE2 reads [--[:alpha:]] as "
+                     "the range -..[ then ':alpha:' then a literal ']'; the Python engine "
+                     "reads a POSIX class"),
+    departure("\\pL{1000}", "a", None, id="19-program-too-large-for-re2",
+              reason="(reported): a pattern past RE2's program "
+                     "size (\\pL{1000}, (?:\\pL{100}){10}) is refused by RE2 ('pattern too "
+                     "large'), taken by the Python engine"),
 ]
 
 

@@ -120,12 +120,12 @@ class _Source:
                 self.joined[key] = [earlier, kept]
 
     def candidates(self, subject_args: Any, position: int, resolve: Resolve) -> list[Any]:
+        """The candidates for the subject at `position` with these args (a plain join's come from
+        its shared index, which `_Resolver` asks directly)."""
         operand = self.operand
         if self.fixed:
             before = bisect_left(self.positions, position)
             return self.values if before == len(self.values) else Candidates(self.values[:before])
-        if self.shared is not None:
-            return self.shared.values(self.slot, subject_args, position)
         if self.join is not None:
             wanted = find(subject_args, self.join[1]) if subject_args is not NOT_FOUND else NOT_FOUND
             if wanted is NOT_FOUND:
@@ -197,8 +197,7 @@ class _Join:
             entry = (position, *[result if path is None else find(result, path) for path in self.paths])
         if entry.count(NOT_FOUND) == len(self.paths):
             return   # no member has a value here
-        value = call_args[self.key]
-        key = value if value.__class__ is str else canonical_key(value)   # (its string case, inlined)
+        key = canonical_key(call_args[self.key])
         earlier = self.entries.get(key)
         if earlier is None:
             self.entries[key] = entry
@@ -224,8 +223,6 @@ class _Join:
     def _bucket(self, subject_args: Any) -> tuple[Any, ...] | list[tuple[Any, ...]] | None:
         """The entries kept under the key the subject's args hold, or None."""
         wanted = find(subject_args, self.subject_path) if subject_args is not NOT_FOUND else NOT_FOUND
-        if wanted.__class__ is str:   # canonical_key's string case, inlined
-            return self.entries.get(wanted)
         return None if wanted is NOT_FOUND else self.entries.get(canonical_key(wanted))
 
 
