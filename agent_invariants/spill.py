@@ -148,6 +148,7 @@ class Partitions:
         self._encoder = msgspec.json.Encoder()
         # per kind and partition: the (offset, size) of each block, flat in an array of int64
         self._blocks = [[array("q") for _ in range(count)] for _ in range(kinds)]
+        self._last_unread: tuple[tuple[int, int, int] | None, list[list[msgspec.Raw]]] = (None, [])
         self._pending: list[list[list[tuple[Any, ...]]]] = [[[] for _ in range(count)] for _ in range(kinds)]
         self._buffered = 0
 
@@ -197,10 +198,20 @@ class Partitions:
         """Items `wanted` of each record of one kind in partition `number` (a list per item, in
         the order the records were added)."""
         values: list[list[Any]] = [[] for _ in wanted]
-        for columns in _BLOCKS_UNREAD.decode_lines(self._data(kind, number)):
+        for columns in self._unread(kind, number):
             for found, column in zip(values, wanted, strict=True):
                 found += _COLUMN.decode(columns[column])
         return values
+
+    def _unread(self, kind: int, number: int) -> list[list[msgspec.Raw]]:
+        """The blocks of one kind in partition `number`, each a list of its undecoded columns.
+        The last partition asked for is kept until another is, or a record is added: a caller
+        that reads some columns first, and the others only if it must, reads the file once."""
+        key = (kind, number, self.added[kind])
+        if self._last_unread[0] != key:
+            self._last_unread = (None, [])   # let the previous one go first
+            self._last_unread = (key, _BLOCKS_UNREAD.decode_lines(self._data(kind, number)))
+        return self._last_unread[1]
 
     def _data(self, kind: int, number: int) -> bytes:
         """The blocks of one kind in partition `number`, a line each."""
@@ -209,4 +220,5 @@ class Partitions:
         return self._file.read(self._blocks[kind][number])
 
     def close(self) -> None:
+        self._last_unread = (None, [])
         self._file.close()

@@ -10,8 +10,11 @@ The answer is the same either way; only memory and a little time differ.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
-from itertools import compress, islice, repeat
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import compress, count, islice, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -101,9 +104,11 @@ class _Spill:
         self._parts = Partitions(kinds=2, count=_PARTITIONS, flush_every=_FLUSH_EVERY)
         self._counted = sum(counts.values())
         self._states = len(counts)   # ranks of first appearance: states before every later group
-        seqs_indexes = map(excess.get, counts, repeat((None, -1)))
-        self._parts.add_many(_STATE, ((group, order, number, *found) for (order, (group, number)), found
-                                      in zip(enumerate(counts.items()), seqs_indexes, strict=True)))
+        def found(item: int) -> Iterator[Any]:   # the seq or the index of each group's first excess member
+            return map(itemgetter(item), map(excess.get, counts, repeat((None, -1))))
+
+        # records built in C, not by a generator, and none held beyond those buffered
+        self._parts.add_many(_STATE, zip(counts, count(), counts.values(), found(0), found(1)))
         self._members: list[tuple[str, Any, int]] = []   # handed to the partitions a batch at a time
 
     def member(self, group: str, seq: Any, index: int) -> None:
@@ -164,15 +169,20 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
     over = list(compress(totals, map(limit.__lt__, totals.values())))
     if not over:
         return [], 0
-    members = zip(member_groups, *parts.read_columns(_MEMBERS, number, 1, 2), strict=True)   # groups decoded once
     chosen = over[:keep]
+    if bound is not None:
+        indexes = partial(parts.read_columns, _MEMBERS, number, 2)   # read only if needed
+        chosen = chosen[:_ranked_before(chosen, bound, states, offset, member_groups, indexes)]
+        if not chosen:
+            return [], len(over)
+    members = zip(member_groups, *parts.read_columns(_MEMBERS, number, 1, 2), strict=True)   # groups decoded once
     kept = set(chosen)
     rank: dict[str, int] = {}
     seen: dict[str, int] = {}
     excess: dict[str, tuple[Any, int]] = {}
-    for group, order, count, seq, index in compress(states, map(kept.__contains__, state_groups)):
+    for group, order, counted, seq, index in compress(states, map(kept.__contains__, state_groups)):
         rank[group] = order
-        seen[group] = count
+        seen[group] = counted
         if index >= 0:
             excess[group] = (seq, index)
     for group, seq, index in compress(members, map(kept.__contains__, member_groups)):
@@ -181,5 +191,23 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
         seen[group] = so_far = seen.get(group, 0) + 1
         if so_far == limit + 1 and group not in excess:
             excess[group] = (seq, index)
-    return [(rank[group], Overflow(group, totals[group], *excess[group])) for group in chosen
-            if bound is None or rank[group] < bound], len(over)
+    return [(rank[group], Overflow(group, totals[group], *excess[group])) for group in chosen], len(over)
+
+
+def _ranked_before(over: list[str], bound: int, states: list[tuple[Any, ...]], offset: int,
+                   member_groups: list[str], indexes: Callable[[], list[list[Any]]]) -> int:
+    """How many of a partition's overflowing groups `over` (in order of first appearance) rank
+    before `bound`: they are a prefix of `over`, found by bisection, so that a partition where
+    most groups overflow (every signature called twice, one attempt allowed) looks at the records
+    of only the few groups that can still enter the report. A state group ranks by its order;
+    the others, all after the states, by `offset` plus the index of their first member, so only
+    the members before index `bound - offset` (`indexes()` reads the members' indexes, needed
+    only then) can be first members of those that qualify."""
+    state_rank = dict(zip(map(itemgetter(0), states), map(itemgetter(1), states), strict=True))
+    early = set(member_groups[:bisect_left(indexes()[0], bound - offset)]) if bound > offset else set()
+
+    def after(group: str) -> bool:
+        rank = state_rank.get(group)
+        return rank >= bound if rank is not None else group not in early
+
+    return bisect_left(over, True, key=after)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import agent_invariants.tally as tally
 from agent_invariants import check_trace
+from agent_invariants.spill import Partitions
 
 from support import contract
 
@@ -88,13 +89,17 @@ def plain_overflows(members: list[tuple[str, int]], limit: int) -> list[tuple[st
 
 
 @settings(max_examples=600, deadline=None)
-@given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", "é", "e" * 40, "f\n", "", "a:1", "a:2"]), max_size=80),
+@given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", "é", "e" * 40, "f\n", "", "a:1", "a:2"])
+                      | st.integers(0, 60).map(str), max_size=80),
        limit=st.integers(1, 4), max_groups=st.integers(0, 12), keep=st.none() | st.integers(0, 5),
        partitions=st.sampled_from([1, 2, 3, 256]), batch=st.sampled_from([1, 3, 1024]))
 def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, limit, max_groups, keep, partitions,
                                                                       batch):
     """Few partitions put many groups in each (the first `keep` of each partition compete for
-    the report); small batches hand members to the partitions while others are still held."""
+    the report, and once `keep` are held a partition's groups ranked after the last of them are
+    left out unread); many groups of a few members each make later partitions hold some groups
+    that rank before that and some after it; small batches hand members to the partitions while
+    others are still held."""
     members = [(group, 1000 + number * 2) for number, group in enumerate(groups)]
     with mock.patch.object(tally, "_PARTITIONS", partitions), mock.patch.object(tally, "_MEMBER_BATCH", batch):
         counter = tally.GroupTally(limit, max_groups=max_groups)
@@ -105,3 +110,21 @@ def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, li
         found = counter.finish(keep=keep)
     assert counter.overflowed == len(expected)
     assert [(o.group, o.count, o.seq, o.index) for o in found] == expected[:keep]
+
+
+def test_a_partition_read_again_after_more_records_holds_them_too():
+    """Partitions keeps the last partition it read, undecoded, for a second look at other
+    columns: records added since must not be left out of the next read."""
+    parts = Partitions(kinds=1, count=2, flush_every=3)
+    try:
+        for seq in range(5):
+            parts.add(0, "g", seq, seq * 10)
+        number = parts.number("g")
+        assert parts.read_columns(0, number, 1) == [[0, 1, 2, 3, 4]]
+        assert parts.read_columns(0, number, 2, 0) == [[0, 10, 20, 30, 40], ["g"] * 5]
+        parts.add(0, "g", 5, 50)
+        assert parts.read_columns(0, number, 1) == [[0, 1, 2, 3, 4, 5]]
+        assert parts.read_columns(0, 1 - number, 0) == [[]]
+        assert parts.read(0, number)[-1] == ("g", 5, 50)
+    finally:
+        parts.close()
