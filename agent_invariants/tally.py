@@ -160,7 +160,8 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
     come out in order of first appearance (states are stored in their order, members in stream
     order), so the first `keep` groups over the limit are the partition's candidates, and only
     their records are then looked at one by one, for their ranks and first excess members. The
-    rest of each member is only decoded when some group of the partition overflowed."""
+    rest of each member is only decoded when some group of the partition can still enter the
+    report."""
     states = parts.read(_STATE, number)
     state_groups = list(map(itemgetter(0), states))
     [member_groups] = parts.read_columns(_MEMBERS, number, 0)
@@ -173,8 +174,8 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
     if bound is not None:
         indexes = partial(parts.read_columns, _MEMBERS, number, 2)   # read only if needed
         chosen = chosen[:_ranked_before(chosen, bound, states, offset, member_groups, indexes)]
-        if not chosen:
-            return [], len(over)
+    if not chosen:   # none can enter the report (or it keeps none): the rest of each member stays unread
+        return [], len(over)
     members = zip(member_groups, *parts.read_columns(_MEMBERS, number, 1, 2), strict=True)   # groups decoded once
     kept = set(chosen)
     rank: dict[str, int] = {}
