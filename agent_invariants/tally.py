@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterator
-from functools import partial
+from collections.abc import Iterator
 from itertools import compress, count, islice, repeat
 from operator import itemgetter
 from typing import Any
@@ -171,12 +170,17 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
     if not over:
         return [], 0
     chosen = over[:keep]
+    indexes = None   # the members' indexes, decoded once, and only when needed
     if bound is not None:
-        indexes = partial(parts.read_columns, _MEMBERS, number, 2)   # read only if needed
+        if bound > offset:   # groups first seen after the spill can rank before the bound
+            [indexes] = parts.read_columns(_MEMBERS, number, 2)
         chosen = chosen[:_ranked_before(chosen, bound, states, offset, member_groups, indexes)]
     if not chosen:   # none can enter the report (or it keeps none): the rest of each member stays unread
         return [], len(over)
-    members = zip(member_groups, *parts.read_columns(_MEMBERS, number, 1, 2), strict=True)   # groups decoded once
+    [seqs] = parts.read_columns(_MEMBERS, number, 1)
+    if indexes is None:
+        [indexes] = parts.read_columns(_MEMBERS, number, 2)
+    members = zip(member_groups, seqs, indexes, strict=True)   # groups decoded once
     kept = set(chosen)
     rank: dict[str, int] = {}
     seen: dict[str, int] = {}
@@ -196,16 +200,16 @@ def _settle(parts: Partitions, number: int, limit: int, offset: int, keep: int |
 
 
 def _ranked_before(over: list[str], bound: int, states: list[tuple[Any, ...]], offset: int,
-                   member_groups: list[str], indexes: Callable[[], list[list[Any]]]) -> int:
+                   member_groups: list[str], indexes: list[int] | None) -> int:
     """How many of a partition's overflowing groups `over` (in order of first appearance) rank
     before `bound`: they are a prefix of `over`, found by bisection, so that a partition where
     most groups overflow (every signature called twice, one attempt allowed) looks at the records
     of only the few groups that can still enter the report. A state group ranks by its order;
     the others, all after the states, by `offset` plus the index of their first member, so only
-    the members before index `bound - offset` (`indexes()` reads the members' indexes, needed
-    only then) can be first members of those that qualify."""
+    the members before index `bound - offset` can be first members of those that qualify (none
+    when `bound <= offset`; the members' `indexes` are needed only otherwise)."""
     state_rank = dict(zip(map(itemgetter(0), states), map(itemgetter(1), states), strict=True))
-    early = set(member_groups[:bisect_left(indexes()[0], bound - offset)]) if bound > offset else set()
+    early = set() if indexes is None else set(member_groups[:bisect_left(indexes, bound - offset)])
 
     def after(group: str) -> bool:
         rank = state_rank.get(group)
