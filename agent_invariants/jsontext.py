@@ -42,6 +42,7 @@ __all__ = (
     "AS_CONTRACT",
     "AS_TRACE",
     "INVALID_TOO_DEEP",
+    "MAX_DIGITS",
     "MAX_NESTING",
     "TOO_DEEP",
     "Skipper",
@@ -64,6 +65,10 @@ __all__ = (
 
 MAX_NESTING = 500
 """The deepest JSON accepted, in levels of objects and arrays (the outermost value is level 1)."""
+
+MAX_DIGITS = 4300
+"""The most digits of an integer that can be read: Python's limit (`sys.get_int_max_str_digits`),
+so msgspec's and PyYAML's."""
 
 Skipper = Callable[[bytes, int], "re.Match[bytes]"]
 """`match(data, pos)` of a pattern that also matches nothing, so it never returns None: the
@@ -308,12 +313,14 @@ def syntax_problem_in_file(data: bytes, error: msgspec.DecodeError) -> str:
     offset, reason = _syntax_parts(str(error), data)
     if reason.startswith("Number out of range"):   # a number past a double's range: where is not said
         offset, reason = _out_of_range(data)
+    elif reason.startswith("Integer value out of range"):   # nor where an integer too long to read is
+        offset, reason = _too_many_digits(data)
+    elif reason.startswith("Invalid UTF-8"):   # nor where the bad byte is
+        offset, reason = _invalid_utf8(data), "invalid UTF-8"
     if offset is None:
         offset = len(data)
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    if reason.startswith("Invalid UTF-8"):
-        reason = "invalid UTF-8"
     return f"invalid JSON at line {line}, column {column}: {reason}"
 
 
@@ -332,6 +339,24 @@ def _out_of_range(data: bytes) -> tuple[int | None, str]:
             except ValueError:
                 continue
     return None, "a number is out of range (Infinity is not a number JSON allows)"
+
+
+def _too_many_digits(data: bytes) -> tuple[int | None, str]:
+    """Where the first integer too long to be read is (over `MAX_DIGITS` digits)."""
+    for token in re.finditer(_STRING_OR_NUMBER, data, re.DOTALL):
+        digits = len(token.group().removeprefix(b"-"))
+        if token.group()[:1] != b'"' and digits > MAX_DIGITS and token.group().lstrip(b"-").isdigit():
+            return token.start(), f"an integer of {digits:,} digits is too long to read (at most {MAX_DIGITS:,})"
+    return None, f"an integer is too long to read (at most {MAX_DIGITS:,} digits)"
+
+
+def _invalid_utf8(data: bytes) -> int | None:
+    """The offset of the first byte that is not UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
 
 
 _decode_any = msgspec.json.Decoder().decode

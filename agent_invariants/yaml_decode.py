@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from agent_invariants.errors import ContractError
-from agent_invariants.jsontext import MAX_NESTING, TOO_DEEP
+from agent_invariants.jsontext import MAX_DIGITS, MAX_NESTING, TOO_DEEP
 
 __all__ = ("MAX_YAML_NODES", "decode_yaml")
 
@@ -138,6 +138,17 @@ def _line_from(data: bytes, mark: Any) -> str:
     return lines[mark.line][mark.column:] if mark.line < len(lines) else ""
 
 
+def _refuse_long_integer(event: Any, label: str, line: int) -> None:
+    """A plain integer of more digits than Python converts (4,300) is refused here, at its line:
+    PyYAML would stop building the document with a message about Python's settings."""
+    if event.style or event.tag is not None or len(event.value) <= MAX_DIGITS:
+        return   # quoted, tagged or short: not the integer meant here
+    digits = event.value.lstrip("+-").replace("_", "")
+    if digits.isascii() and digits.isdigit() and len(digits) > MAX_DIGITS:
+        raise ContractError(label, None, f"an integer of {len(digits):,} digits is too long to read "
+                                         f"(at most {MAX_DIGITS:,})", line)
+
+
 def _count_nodes(yaml: Any, events: Any, label: str) -> None:
     """Refuse a document that would grow too big or too deep as a tree (see the module doc)."""
     sizes: dict[str, int] = {}   # anchor -> nodes in the finished node it names
@@ -159,6 +170,7 @@ def _count_nodes(yaml: Any, events: Any, label: str) -> None:
                 raise ContractError(label, None, TOO_DEEP, line)
             size = 1
         elif isinstance(event, yaml.ScalarEvent):
+            _refuse_long_integer(event, label, line)
             if event.anchor is not None:
                 sizes[event.anchor] = 1
             size = 1

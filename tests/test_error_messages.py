@@ -231,6 +231,26 @@ def test_yaml_nan_and_infinities_are_named_not_called_null(cli, write):
                                     "number JSON allows"
 
 
+def test_bad_bytes_and_integers_too_long_to_read_are_named_where_they_are(write):
+    """msgspec names no place for either; the error must still point at the byte, not at the end."""
+    long = "9" * 5000
+    with pytest.raises(ContractError) as caught:
+        load_contract(b'{\n  "name": "bad\xffname",\n  "version": 1,\n  "rules": []\n}\n\n')
+    assert caught.value.problem == "invalid JSON at line 2, column 15: invalid UTF-8"
+    text = '{"version": 1, "name": "x",\n "rules": [{"id": "a", "kind": "retry_limit", "max_attempts": %s}]}'
+    with pytest.raises(ContractError) as caught:
+        load_contract((text % f"-{long}").encode())
+    assert caught.value.problem == \
+        "invalid JSON at line 2, column 63: an integer of 5,000 digits is too long to read (at most 4,300)"
+    with pytest.raises(ContractError) as caught:   # as long, but a string: read, and refused as a string
+        load_contract((text % f'"{long}"').encode())
+    assert str(caught.value).startswith('contract:2: $.rules[0].max_attempts: expected an integer, got "999')
+    path = write("c.yaml", f"version: 1\nname: x\nrules:\n  - {{id: a, kind: retry_limit, max_attempts: {long}}}\n")
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert str(caught.value) == f"{path}:4: an integer of 5,000 digits is too long to read (at most 4,300)"
+
+
 def test_json_nan_and_infinity_are_named_where_they_are():
     text = ('{"version": 1, "name": "x",\n'
             ' "rules": [{"id": "a", "kind": "confidence_requires_outcome", "threshold": %s}]}')

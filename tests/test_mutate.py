@@ -346,6 +346,25 @@ def test_numbers_no_double_holds_and_deep_values_survive_mutation(tmp_path):
     assert report.false_positives == []   # reorder_keys keeps 1e400, and reverses 490 levels without recursion
 
 
+def test_integers_past_64_bits_go_back_out_digit_for_digit(cli, tmp_path):
+    """`check` reads integers of any size; mutate, which rewrites members, must too (a trace
+    holding one used to end mutate with a traceback)."""
+    (tmp_path / "c.json").write_text(json.dumps(V1))
+    wide, huge = "1" + "0" * 30, "9" * 5000   # past 64 bits; past the digits Python converts
+    (tmp_path / "t.jsonl").write_text(
+        '{"seq":1,"type":"tool.call","tool":"crm.lookup","call_id":"c1"}\n'
+        f'{{"seq":2,"type":"tool.result","tool":"crm.lookup","call_id":"c1","ok":true,'
+        f'"data":{{"wide":{wide},"huge":{huge}}}}}\n'
+        '{"seq":3,"type":"run.completed"}\n')
+    report = cli("mutate", "-c", "c.json", "-t", "t.jsonl", "--format", "json")
+    assert report.returncode == 0, report.stderr
+    assert report.stderr == ""
+    shown = cli("mutate", "-c", "c.json", "-t", "t.jsonl", "--show-mutant", "flip_ok:2")
+    assert shown.returncode == 0, shown.stderr
+    result = shown.stdout.splitlines()[1]
+    assert f'"ok":false,"data":{{"wide":{wide},"huge":{huge}}}' in result
+
+
 def test_rewrites_and_mutants_may_have_longer_lines_than_the_limit_the_trace_was_read_with(tmp_path):
     contract = tmp_path / "v1.json"
     contract.write_text(json.dumps(V1))

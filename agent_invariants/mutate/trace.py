@@ -6,6 +6,7 @@ byte for byte. Mutants and rewrites are written as JSON Lines (`as_jsonl`), the 
 """
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
@@ -115,8 +116,17 @@ def member(event: Event, name: str) -> Any:
 
 def fresh(value: Raw) -> Any:
     """A member's value decoded anew, free to change; its numbers with a fraction or an exponent
-    are `Decimal`s, so that each goes back out as written (`1e400` too, which no double holds)."""
-    return _exact(value)
+    are `Decimal`s, so that each goes back out as written (`1e400` too, which no double holds),
+    and so are integers msgspec refuses (beyond 64 bits) that Python will not read either (over
+    4,000 digits)."""
+    try:
+        return _exact(value)
+    except msgspec.ValidationError:   # an integer beyond 64 bits
+        return json.loads(bytes(memoryview(value)), parse_float=Decimal, parse_int=_wide_int)
+
+
+def _wide_int(text: str) -> int | Decimal:
+    return int(text) if len(text) <= 4000 else Decimal(text)
 
 
 def raw(value: Any) -> Raw:
