@@ -5,9 +5,10 @@ durations).
 An event's `time` has been validated by then (`events.time_ok`): `YYYY-MM-DDTHH:MM`, optional
 `:SS` and fraction, then `Z` or an offset `+HH:MM` / `+HHMM`. The fraction is truncated to
 microseconds (spec v2 §3.6); the year 0000 is a year like any other. The validator, like the
-reference's, does not bound the offset's digits: an offset of 24 hours or more (`+24:00`), or
-with minutes past 59 (`+05:99`), names no instant, and such a time has no number (None), which
-the rules report as an unresolved duration.
+reference's, does not bound the offset's digits. An offset is its hours and minutes added up, so
+`+05:99` is 6 hours 39 minutes; one of 24 hours or more (`+24:00`, `+23:60`) names no instant
+(spec v2 §3.6 and §10, point 23), and such a time has no number (None), which the rules report
+as an unresolved duration.
 
     >>> epoch_us("1970-01-01T01:00:00.5+01:00")
     500000
@@ -15,6 +16,8 @@ the rules report as an unresolved duration.
     2000.999
     >>> epoch_us("2026-01-01T00:00:00+24:00") is None
     True
+    >>> epoch_us("1970-01-01T01:00:00+00:60")   # 60 minutes: an hour
+    0
 """
 from __future__ import annotations
 
@@ -39,8 +42,6 @@ def epoch_us(text: str) -> int | None:
     """Microseconds since the Unix epoch of a validated `time`, or None when its offset is 24
     hours or more (ValueError for text that is no event time). An integer: a float of
     milliseconds since 1970 cannot hold every microsecond."""
-    if text[-1] != "Z" and text[-2] in "6789":
-        return None   # an offset's minutes past 59 name no instant either (the C parser would carry them)
     try:   # the C parser takes every validated time but the year 0000 and offsets of 24 hours or more
         return (_from_iso(text) - _EPOCH) // _MICROSECOND
     except ValueError:
@@ -53,7 +54,7 @@ def epoch_us(text: str) -> int | None:
                + int(minute) * 60 + int(second or 0))
     if sign is not None:
         offset = int(off_hours) * 3_600 + int(off_minutes) * 60
-        if offset >= 86_400 or int(off_minutes) >= 60:
+        if offset >= 86_400:
             return None
         seconds += -offset if sign == "+" else offset
     return seconds * 1_000_000 + (int(fraction[:6].ljust(6, "0")) if fraction else 0)

@@ -481,6 +481,15 @@ def test_nearest_rank_is_exact_where_p_n_over_100_is_an_integer(run):
     out["at"].passes(checked=100)
 
 
+def test_the_rank_reads_p_as_written_not_as_the_nearest_double(run):
+    # p = 64.4, n = 250: p * n / 100 is 161 exactly, so the value is the 161st smallest, 161; the
+    # double nearest 64.4 is a hair over it, and floating point would give rank 162
+    out = run([latency("at", max_ms=161, percentile=64.4), latency("under", max_ms=160, percentile=64.4)],
+              *measured(*range(250, 0, -1)))
+    out["at"].passes(checked=250)
+    assert out["under"].single("exceeded", None, checked=250) == pct_ev(64.4, 161, 160, 250, 0)
+
+
 def test_one_sample_is_the_value_for_any_percentile(run):
     out = run([latency("p100", max_ms=40, percentile=100), latency("p01", max_ms=40, percentile=0.1),
                latency("ok", max_ms=41, percentile=50)],

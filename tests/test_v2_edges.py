@@ -38,13 +38,15 @@ def test_a_tool_calls_rule_with_only_max_passes_quietly_when_the_tool_is_never_c
     assert (result.returncode, result.stderr) == (0, "")
 
 
-def test_an_offset_whose_minutes_pass_59_names_no_instant(cli, tmp_path):
+def test_an_offset_is_its_hours_and_minutes_added_up_and_names_no_instant_from_24_hours(cli, tmp_path):
+    # §3.6 and point 23: only an offset of 24 hours or more is unresolved; +05:99 is 6 h 39 min
     rule = {"id": "a", "kind": "approval_bound", "tool": "refund", "max_age_ms": 1000}
-    for offset, why in (("+05:99", "time_missing"), ("+05:30", None)):
-        stamp = f"2024-01-01T00:00:00{offset}"
+    for granted, called, why in (("+05:99", "+06:39", None), ("+00:60", "+01:00", None), ("+05:30", "+05:30", None),
+                                 ("+23:60", "+23:60", "time_missing"), ("+24:00", "+23:59", "time_missing"),
+                                 ("+00:60", "+00:59", "expired")):
         result = _check(cli, tmp_path, [rule], [
-            {"type": "approval.granted", "tool": "refund", "time": stamp},
-            {"type": "tool.call", "tool": "refund", "call_id": "c1", "time": stamp}])
+            {"type": "approval.granted", "tool": "refund", "time": f"2024-01-01T00:00:00{granted}"},
+            {"type": "tool.call", "tool": "refund", "call_id": "c1", "time": f"2024-01-01T00:00:00{called}"}])
         violations = json.loads(result.stdout)["violations"]
         assert [v["evidence"]["rejected"][0]["why"] for v in violations] == ([why] if why else [])
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from fractions import Fraction
 from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import UNSET, Meta, UnsetType
@@ -50,7 +51,8 @@ class LatencyBudget(Rule):
     at a call with no duration, unless `on_missing` is `skip`.
 
     With `percentile: p`, the durations are judged together, once, with no event: the nearest
-    rank, `sorted[max(1, ceil(p * n / 100)) - 1]` of the n measured calls, must not be over
+    rank, `sorted[max(1, ceil(p * n / 100)) - 1]` of the n measured calls (p as written: 64.4 of
+    250 calls is rank 161, although 64.4 * 250 / 100 in floating point is a hair over), must not be over
     `max_ms` (`exceeded`, evidence `{percentile, value, max_ms, samples, unmeasured}`). Calls
     without a duration add one `duration_unresolved` under `on_missing: fail`; when there are calls
     but none was measured, that one `duration_unresolved` comes whatever `on_missing` says.
@@ -177,7 +179,7 @@ class LatencyBudget(Rule):
         shown = f"p{js_number(percentile)}"
         if samples:
             ordered = sorted(samples)
-            value = ordered[max(1, math.ceil(percentile * len(ordered) / 100)) - 1]
+            value = ordered[max(1, math.ceil(Fraction(repr(percentile)) * len(ordered) / 100)) - 1]
             if value > config.max_ms and self.note_violation():
                 self.keep(f"The {shown} latency of {config.tool} is {js_number(value)} ms over {len(ordered)} calls, "
                           f"over the {js_number(config.max_ms)} ms budget.",
