@@ -233,6 +233,8 @@ def compare(
     from agent_invariants.api import compare_traces
 
     imports = ImportOptions(input_format, run_id, profile)
+    if (baseline + candidate).count("-") > 1:
+        fail("standard input (-) can be read once: by the baseline or by the candidate")
     contract_path = find_contract(contract, baseline + candidate)
     run = _Run.start(contract_path, options, imports=imports)
     jobs = _processes(options.jobs)

@@ -304,6 +304,15 @@ def test_the_contract_and_a_trace_cannot_both_come_from_stdin(cli, desk):
                                  "input (-)\n")
 
 
+def test_compare_reads_standard_input_for_one_side_only(cli, desk):
+    # both sides from one stdin would compare the trace with an empty one: a false regression
+    for args in (["-b", "-", "-k", "-"], ["-b", "-", "-b", "paid.jsonl", "-k", "-"]):
+        result = cli("compare", *args, stdin=PAID)
+        assert (result.returncode, result.stdout) == (2, ""), args
+        assert result.stderr == "agent-invariants: standard input (-) can be read once: by the baseline or by " \
+                                "the candidate\n"
+
+
 def test_a_type_that_a_contract_glob_matches_is_no_misspelling(cli, write):
     write("glob.json", json.dumps({"version": 1, "name": "g", "rules": [
         {"id": "d", "kind": "deny_event", "match": {"type": "tool.*"}}]}))

@@ -441,3 +441,26 @@ def test_a_lone_surrogate_escape_is_read_as_the_replacement_character_as_in_a_na
                        "params": {"name": "lookup", "arguments": {"order": "A\udc00"}}}}
     events = imported(write(tmp_path, json.dumps(session) + "\n", "s.mcp.jsonl"), "mcp-log")
     assert next(event for event in events if event["type"] == "tool.call")["args"] == {"order": "A\ufffd"}
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "imports"
+
+
+@pytest.mark.parametrize(("source_format", "example"), [
+    ("otel", "pydantic-ai.otlp.jsonl"), ("openinference", "agents-openinference.otlp.jsonl"),
+    ("openai-agents", "agents-sdk.agents.jsonl"), ("langsmith", "langchain.runs.jsonl"),
+    ("mcp-log", "mcp-session.mcp.jsonl")])
+def test_bytes_that_are_not_utf8_are_refused_even_where_no_field_is_read(tmp_path: Path, cli: Cli,
+                                                                          source_format: str, example: str) -> None:
+    lines = (EXAMPLES / example).read_bytes().splitlines(keepends=True)
+    lines[-1] = b'{"junk\xff": 1, ' + lines[-1][1:]   # a key no importer reads, on the last line
+    (tmp_path / "t.jsonl").write_bytes(b"".join(lines))
+    array = b"[\n" + b",\n".join(line.rstrip(b"\n") for line in lines) + b"\n]\n"
+    (tmp_path / "t.json").write_bytes(array)
+    for name in ("t.jsonl", "t.json"):
+        for command in (["convert", "--from", source_format, name], ["convert", "--from", "auto", name],
+                        ["summary", "-t", name, "--input-format", source_format]):
+            result = cli(*command)
+            assert (result.returncode, result.stdout) == (2, ""), command
+            line = len(lines) + (name == "t.json")   # the array's items start on its second line
+            assert result.stderr == f"agent-invariants: {name}:{line}: invalid UTF-8 (byte 7 of the line)\n"

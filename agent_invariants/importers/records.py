@@ -215,7 +215,20 @@ def _record(name: str, text: bytes, line: int, max_line_bytes: int) -> Record | 
         return None
     if too_deep_at(text) is not None:
         raise TraceError(name, line, INVALID_TOO_DEEP)
+    _refuse_invalid_utf8(text, name, line)
     return Record(line, replace_lone_surrogates(text), file=name)
+
+
+def _refuse_invalid_utf8(text: bytes, name: str, first_line: int) -> None:
+    """Bytes that are not UTF-8 anywhere in a record are an error, as in a trace of events (a
+    typed decoder never looks at the parts of a record it skips), named at their line."""
+    if not text.isascii():
+        try:
+            text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            start = text.rfind(b"\n", 0, exc.start) + 1
+            raise TraceError(name, first_line + text.count(b"\n", 0, start),
+                             f"invalid UTF-8 (byte {exc.start - start + 1} of the line)") from None
 
 
 def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
@@ -233,6 +246,7 @@ def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) ->
     text = replace_lone_surrogates(bytes(data))
     if too_deep_at(text) is not None:
         raise TraceError(name, None, INVALID_TOO_DEEP)
+    _refuse_invalid_utf8(text, name, 1)
     try:
         items = _decode(text)
     except (msgspec.DecodeError, RecursionError) as exc:
