@@ -216,8 +216,8 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         "beside its candidate (default: the number of CPUs).")], None),
     "sarif_root": (Annotated[Path | None, typer.Option(
         "--sarif-root", show_default=False,
-        help="SARIF: make file URIs relative to this folder (default: the current one); every file reported "
-        "must be inside it.")], None),
+        help="SARIF: make file URIs relative to this folder, and refuse a file reported outside it (without "
+        "it: relative to the current folder, where a file outside gets a URI starting with ../).")], None),
     "sarif_anchor": (Annotated[Anchor, typer.Option(
         "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
         "(for traces that are build artifacts, not committed files).")], Anchor.trace),

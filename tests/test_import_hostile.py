@@ -464,3 +464,13 @@ def test_bytes_that_are_not_utf8_are_refused_even_where_no_field_is_read(tmp_pat
             assert (result.returncode, result.stdout) == (2, ""), command
             line = len(lines) + (name == "t.json")   # the array's items start on its second line
             assert result.stderr == f"agent-invariants: {name}:{line}: invalid UTF-8 (byte 7 of the line)\n"
+
+
+def test_an_integer_too_long_to_read_is_named_at_its_column_when_the_format_is_guessed(tmp_path: Path,
+                                                                                         cli: Cli) -> None:
+    text = otlp(agent()).replace(f'"{BASE}"', "9" * 5000, 1)
+    (tmp_path / "t.jsonl").write_text(text + "\n")
+    result = cli("convert", "--from", "auto", "t.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("agent-invariants: t.jsonl:1: invalid JSON: an integer of 5,000 digits is too long "
+                             f"to read (at most 4,300) (column {text.index('9' * 5000) + 1})\n")
