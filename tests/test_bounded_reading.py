@@ -280,3 +280,22 @@ def test_array_items_under_the_limit_pass_where_a_chunk_ends_inside_one():
     trace = ("[\n" + ",\n".join(json.dumps(event) for event in events) + "\n]\n").encode()
     contract = {"version": 1, "name": "x", "rules": [{"id": "r", "kind": "deny_tool", "tool": "z"}]}
     assert check_trace(contract, trace, max_line_bytes=1000).summary.events == 300
+
+
+def test_approval_bound_with_max_age_events_keeps_only_the_grants_within_it(tmp_path: Path) -> None:
+    """Grants age out as grants come, not only when a call comes: a trace of many grants and few
+    calls once kept every grant (300 MiB for 500,000 of them)."""
+    grants = 300_000
+    lines = [json.dumps({"seq": seq, "type": "approval.granted", "approval_id": f"g{seq}", "tool": "refund",
+                         "args": {"order": f"A{seq}", "amount": 10}}) for seq in range(1, grants + 1)]
+    lines += [json.dumps({"seq": grants + 1, "type": "tool.call", "tool": "refund", "call_id": "c1",
+                          "args": {"order": f"A{grants}", "amount": 10}}),   # its grant is the last one
+              json.dumps({"seq": grants + 2, "type": "tool.call", "tool": "refund", "call_id": "c2",
+                          "args": {"order": "A1", "amount": 10}})]         # its grant aged out long ago
+    (tmp_path / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    rules = {"version": 2, "name": "x", "rules": [{"id": "bound", "kind": "approval_bound", "tool": "refund",
+                                                   "bind": "args_subset", "max_age_events": 10}]}
+    code, report, err, peak = check_json(tmp_path, "trace.jsonl", rules=rules)
+    assert code == 1, err
+    assert [(v["event_seq"], v["code"]) for v in report["violations"]] == [(grants + 2, "approval_bound.missing")]
+    assert peak < PEAK_MIB, f"peak {peak} MiB"

@@ -208,6 +208,8 @@ class ApprovalBound(Rule):
         self._buckets: dict[Any, dict[int, _Grant]] = {}
         self._by_id: dict[str, dict[int, _Grant]] = {}
         self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
+        # with max_age_events, the grants added, oldest first (some dropped since): what ages out
+        self._ageing: deque[_Grant] | None = None if config.max_age_events is UNSET else deque()
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -231,9 +233,12 @@ class ApprovalBound(Rule):
             return
         grant = _Grant(event, index, self._reads)
         self._recent.append(grant)
+        self._expire(index)   # a trace of grants and no calls keeps only those within max_age_events
         if self._may_cover(grant):
             grant.bucket = self._bucket(grant.tool, grant)
             self._live[index] = grant
+            if self._ageing is not None:
+                self._ageing.append(grant)
             self._buckets.setdefault(grant.bucket, {})[index] = grant
             if grant.approval_id is not UNSET:
                 self._by_id.setdefault(grant.approval_id, {})[index] = grant
@@ -329,16 +334,17 @@ class ApprovalBound(Rule):
                   evidence_value(evidence), call.seq, index)
 
     def _expire(self, index: int) -> None:
-        """Forget the grants too far back to cover this call or any later one."""
-        limit = self._config.max_age_events
-        if limit is UNSET:
+        """Forget the grants too far back to cover the event at `index` or any later one."""
+        ageing, limit, live = self._ageing, self._config.max_age_events, self._live
+        if ageing is None or limit is UNSET:
             return
-        live = self._live
-        while live:
-            oldest = next(iter(live.values()))
-            if index - oldest.index <= limit:
+        while ageing:
+            oldest = ageing[0]
+            if live.get(oldest.index) is oldest and index - oldest.index <= limit:
                 return
-            self._drop(oldest)
+            ageing.popleft()
+            if live.get(oldest.index) is oldest:
+                self._drop(oldest)
 
     def _candidates(self, call: _Call) -> Iterator[_Grant]:
         """The grants that may cover the call, nearest first: those naming its tool and those
