@@ -570,6 +570,8 @@ SIZES = [
     ('"\\u0001"', 8), ('"\\u001F"', 8),                 # other controls are \u00xx
     ('"\\/"', 3), ('"\\""', 4), ('"\\\\"', 4),          # / unescaped; " and \ escaped
     ('"\\u007f"', 3), ('"\\u0041"', 3),                 # DEL and A written raw
+    ('{"a":1,"a":22}', 8), ('{"a": 1, "a": 22}', 8),      # a repeated key: the last one, {"a":22}
+    ('[{"k":"v","k":"w","j":1}]', 17),                  # [{"j":1,"k":"w"}], however it is written
 ]
 
 

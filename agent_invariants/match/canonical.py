@@ -120,8 +120,8 @@ def plain_size(text: bytes) -> int | None:
     """The UTF-8 size of the canonical form of a JSON text written *plainly*, without decoding it:
     no escapes, no whitespace between tokens, no fraction or exponent, no integer of more than 15
     digits, no `-0`. Such a text is its own canonical form but for the order of its keys, which
-    does not change its size (nor does a repeated key, which the decoder keeps one of: a plain text
-    that repeats a key is measured as written). None for any other text (decode it then)."""
+    does not change its size; a repeated key, which the decoder keeps one of, makes the canonical
+    form shorter, so the size is then an upper bound. None for any other text (decode it then)."""
     if b"\\" in text:
         return None
     if _NOT_PLAIN.search(_PLAIN_STRING.sub(b"", text)):

@@ -36,13 +36,15 @@ shrink, and a number grows most when an exponent is written out (`[1e20]`, 6 byt
 `[100000000000000000000]`, 23)."""
 
 
-def result_bytes(raw: Raw) -> int:
-    """The size of a result as result_size counts it: the UTF-8 bytes of its RFC 8785 form. A
-    result written plainly is measured as it is (`plain_size`), any other decoded and written
-    out; a number beyond any double has no canonical form, and counts as written."""
+def result_bytes(raw: Raw, at_most: int | None = None) -> int:
+    """The size of a result as result_size counts it: the UTF-8 bytes of its RFC 8785 form; a
+    number beyond any double has no canonical form, and counts as written. A result written
+    plainly (`plain_size`) that is at most `at_most` bytes long is measured as it is: its
+    canonical form is as long, or shorter when it repeats a key (the decoder keeps the last). Any
+    other is decoded and written out."""
     text = bytes(raw)
     size = plain_size(text)
-    if size is not None:
+    if size is not None and (at_most is None or size <= at_most):
         return size
     try:
         return len(canonical(decoded(raw)).encode("utf-8", "surrogatepass"))
@@ -93,8 +95,9 @@ class ResultSize(Rule):
 
     ## Known limits
     The size is of the value, not of the line: escapes the trace used (`\\u00e9` for `é`) and
-    whitespace do not count. A result written plainly (no escapes, spaces, fractions or exponents)
-    is measured without being decoded; one that repeats a key is then measured as written.
+    whitespace do not count, nor does a repeated key (`{"a":1,"a":22}` is `{"a":22}`, as JSON.parse
+    reads it). A result written plainly (no escapes, spaces, fractions or exponents) within the
+    budget is passed without being decoded.
     """
 
     kind: ClassVar[str] = "result_size"
@@ -127,7 +130,7 @@ class ResultSize(Rule):
             return
         if len(event.result) * _MOST_GROWTH <= self._config.max_bytes:
             return   # however it is written, its canonical form cannot reach the budget
-        size = result_bytes(event.result)
+        size = result_bytes(event.result, self._config.max_bytes)
         if size > self._config.max_bytes and self.note_violation():
             tool, evidence = _named(event, call)
             evidence.update(bytes=size, max_bytes=self._config.max_bytes)
