@@ -424,6 +424,13 @@ def test_sum_of_requirements_over_a_tool_calls_max_is_count_contradiction(tmp_pa
     assert result.findings == [F("count_contradiction", "error", ["cap", "a1", "a2"], "/rules/0/max")]
 
 
+def test_an_error_finding_names_the_error_rule_it_rests_on(tmp_path: Path) -> None:
+    # the literal tool's requirement is a warning's; the error level rests on the glob's (point 37),
+    # which the finding must then name among its rules (point 49)
+    result = lint(tmp_path, cap("cap", "*", 1), warning(need("a-x", "a.x", 2)), need("any", "*", 2))
+    assert result.findings == [F("count_contradiction", "error", ["cap", "a-x", "any"], "/rules/0/max")]
+
+
 def test_sum_of_requirements_equal_to_the_bound_is_fine(tmp_path: Path) -> None:
     result = lint(tmp_path, cap("cap", "a*", 3), need("a1", "a1", 2), need("a2", "a2", 1))
     assert result.findings == []
@@ -990,6 +997,16 @@ def test_error_rule_shadows_a_warning_rule(tmp_path: Path) -> None:
 def test_warning_rule_does_not_shadow_an_error_rule(tmp_path: Path) -> None:
     result = lint(tmp_path, warning(deny("no-tools", "*")), deny("no-shell", "shell.*"))
     assert result.findings == []
+
+
+def test_of_two_equivalent_globs_the_warning_is_shadowed_by_the_error_whichever_comes_first(tmp_path: Path) -> None:
+    # a.** and a.* match the same tools; A's severity must be at least B's (point 45)
+    result = lint(tmp_path, warning(deny("first", "a.*")), deny("second", "a.**"))
+    assert result.findings == [F("shadowed_rule", "warning", ["first", "second"], "/rules/1/tool")]
+    assert "first is shadowed by second" in result.report["findings"][0]["message"]
+    result = lint(tmp_path, deny("first", "a.*"), deny("second", "a.**"))
+    assert result.findings == [F("shadowed_rule", "warning", ["first", "second"], "/rules/1/tool")]
+    assert "second is shadowed by first" in result.report["findings"][0]["message"]
 
 
 def test_incomparable_deny_globs_do_not_shadow(tmp_path: Path) -> None:

@@ -125,13 +125,19 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                 tool, errors_only=True)) and need.count >= 1]
             decisive = (bound.rule, *(need.rule for need in strict)) \
                 if sum(need.count for need in strict) > bound.limit else None
+            named = [bound.rule, *(need.rule for _, need in contributions)]
+            also = ""
             if decisive is None:   # an error-severity requirement on a glob may prove it alone
                 alone = _single(facts, bound, errors_only=True)
                 decisive = None if alone is None else (bound.rule, alone.rule)
-            yield Found("count_contradiction", (bound.rule, *(need.rule for _, need in contributions)), (),
+                if alone is not None and alone.rule not in named:   # named too: the level rests on it
+                    named.append(alone.rule)
+                    rule = facts.rules[alone.rule]
+                    also = f"; and {rule.id} ({rule.kind}) alone requires {alone.count}"
+            yield Found("count_contradiction", tuple(named), (),
                         bound.pointer, f"{name} allows at most {bound.limit} {what}, but the rules require "
-                        f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + ".",
-                        decisive=decisive)
+                        f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + also
+                        + ".", decisive=decisive)
             continue
         single = _single(facts, bound)
         if single is not None:
@@ -455,8 +461,9 @@ def shadowed_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                 wide, narrow = facts.rules[a], facts.rules[b]
                 if _RANK[wide.effective_severity] < _RANK[narrow.effective_severity] or not covers(wide, narrow):
                     continue
-                if covers(narrow, wide) and a > b:
-                    continue   # the two say the same: only the later one is shadowed
+                alike = covers(narrow, wide)
+                if alike and a > b and _RANK[narrow.effective_severity] >= _RANK[wide.effective_severity]:
+                    continue   # the two say the same: the later is shadowed, unless only it is an error
                 later = max(a, b)
                 field = next(name for name in _FIELDS[kind] if getattr(narrow, name) is not UNSET)
                 yield Found("shadowed_rule", (a, b), (), f"/rules/{later}/{field}",
