@@ -79,9 +79,9 @@ AMBIGUOUS = (
     # pointers are defined only for args/output/result reads (point 7): result_size violations carry
     # "/result", latency_budget and run_duration violations none
     "pointers",
-    # the v1 grammar does not range-check an offset's minutes; an offset whose minutes are ≥ 60
-    # (`+05:75`) is taken as naming no instant (unresolved), like one of 24 h or more
-    "offset minutes >= 60 are unresolved",
+    # the v1 grammar does not range-check an offset's minutes; §3.6 and point 23 make only an offset
+    # of 24 h or more unresolved, so `+05:75` is its hours and minutes added up, 6 h 15 min
+    "offset minutes >= 60 add up",
     # both percentile violations carry no seq; when both occur, `exceeded` comes first (the order of
     # point 1's table, as point 5 orders ties at one event)
     "order of the two no-seq percentile violations",
@@ -116,7 +116,7 @@ def found(position: int | None, reason: str, evidence: dict[str, Any], pointer: 
 
 def instant_us(text: Any) -> int | None:
     """v1 §3.3 and §3.6: microseconds since the epoch (fraction truncated to µs); None for a missing
-    time or an offset that names no instant (≥ 24 h, or minutes ≥ 60: AMBIGUOUS)."""
+    time or an offset that names no instant (≥ 24 h; minutes ≥ 60 add up: AMBIGUOUS)."""
     if not isinstance(text, str):
         return None
     match = TIME.fullmatch(text)
@@ -127,7 +127,7 @@ def instant_us(text: Any) -> int | None:
     offset = 0
     if match.group(8) != "Z":
         hours, minutes = int(match.group(10)), int(match.group(11))
-        if minutes >= 60 or hours * 60 + minutes >= 24 * 60:
+        if hours * 60 + minutes >= 24 * 60:
             return None
         offset = (hours * 60 + minutes) * (-1 if match.group(9) == "-" else 1)
     seconds = calendar.timegm((year, month, day, hour, minute, second)) - offset * 60
