@@ -50,6 +50,7 @@ __all__ = (
     "choices_at",
     "decode_problem",
     "document_shape",
+    "invalid_utf8",
     "nested_too_deep",
     "nests_too_deep",
     "non_finite",
@@ -319,7 +320,7 @@ def syntax_problem_in_file(data: bytes, error: msgspec.DecodeError) -> str:
     elif reason.startswith("Integer value out of range"):   # nor where an integer too long to read is
         offset, reason = _too_many_digits(data)
     elif reason.startswith("Invalid UTF-8"):   # nor where the bad byte is
-        offset, reason = _invalid_utf8(data), "invalid UTF-8"
+        offset, reason = invalid_utf8(data), "invalid UTF-8"
     if offset is None:
         offset = len(data)
     line = data.count(b"\n", 0, offset) + 1
@@ -353,8 +354,10 @@ def _too_many_digits(data: bytes) -> tuple[int | None, str]:
     return None, f"an integer is too long to read (at most {MAX_DIGITS:,} digits)"
 
 
-def _invalid_utf8(data: bytes) -> int | None:
-    """The offset of the first byte that is not UTF-8."""
+def invalid_utf8(data: bytes) -> int | None:
+    """The offset of the first byte of `data` that is not UTF-8, or None."""
+    if data.isascii():
+        return None
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -368,11 +371,9 @@ _decode_any = msgspec.json.Decoder().decode
 def syntax_error(data: bytes) -> tuple[int, str] | None:
     """Where msgspec finds the JSON `data` malformed (a byte offset) and why, in our words; None
     when it is well-formed JSON."""
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return exc.start, "invalid UTF-8"
+    bad = invalid_utf8(data)
+    if bad is not None:
+        return bad, "invalid UTF-8"
     try:
         _decode_any(data)
         return None

@@ -22,7 +22,7 @@ import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
 from agent_invariants.errors import TraceError
-from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, too_deep_at
+from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at
 
 __all__ = ("Record", "SourceFile", "read_records")
 
@@ -222,13 +222,11 @@ def _record(name: str, text: bytes, line: int, max_line_bytes: int) -> Record | 
 def _refuse_invalid_utf8(text: bytes, name: str, first_line: int) -> None:
     """Bytes that are not UTF-8 anywhere in a record are an error, as in a trace of events (a
     typed decoder never looks at the parts of a record it skips), named at their line."""
-    if not text.isascii():
-        try:
-            text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            start = text.rfind(b"\n", 0, exc.start) + 1
-            raise TraceError(name, first_line + text.count(b"\n", 0, start),
-                             f"invalid UTF-8 (byte {exc.start - start + 1} of the line)") from None
+    bad = invalid_utf8(text)
+    if bad is not None:
+        start = text.rfind(b"\n", 0, bad) + 1
+        raise TraceError(name, first_line + text.count(b"\n", 0, start),
+                         f"invalid UTF-8 (byte {bad - start + 1} of the line)")
 
 
 def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:

@@ -18,6 +18,7 @@ from msgspec import Raw
 from agent_invariants._js import first_significant, js_number, js_trim, replace_lone_surrogates
 from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import TraceError
+from agent_invariants.jsontext import MAX_DIGITS
 from agent_invariants.payloads import decoded
 
 __all__ = ("MAX_TRACE_BYTES", "MISSING", "Event", "Original", "as_json_array", "as_jsonl", "display", "fresh",
@@ -117,16 +118,15 @@ def member(event: Event, name: str) -> Any:
 def fresh(value: Raw) -> Any:
     """A member's value decoded anew, free to change; its numbers with a fraction or an exponent
     are `Decimal`s, so that each goes back out as written (`1e400` too, which no double holds),
-    and so are integers msgspec refuses (beyond 64 bits) that Python will not read either (over
-    4,000 digits)."""
+    and so are integers too long for Python to read (over `MAX_DIGITS` digits)."""
     try:
         return _exact(value)
-    except msgspec.ValidationError:   # an integer beyond 64 bits
+    except msgspec.ValidationError:   # such an integer: msgspec refuses it
         return json.loads(bytes(memoryview(value)), parse_float=Decimal, parse_int=_wide_int)
 
 
 def _wide_int(text: str) -> int | Decimal:
-    return int(text) if len(text) <= 4000 else Decimal(text)
+    return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else Decimal(text)
 
 
 def raw(value: Any) -> Raw:

@@ -340,10 +340,11 @@ class ApprovalBound(Rule):
             return
         while ageing:
             oldest = ageing[0]
-            if live.get(oldest.index) is oldest and index - oldest.index <= limit:
+            alive = live.get(oldest.index) is oldest   # not spent or revoked since
+            if alive and index - oldest.index <= limit:
                 return
             ageing.popleft()
-            if live.get(oldest.index) is oldest:
+            if alive:
                 self._drop(oldest)
 
     def _candidates(self, call: _Call) -> Iterator[_Grant]:
