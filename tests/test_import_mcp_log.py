@@ -316,3 +316,45 @@ def test_an_error_reply_to_tools_list_is_no_listing_and_counts_as_skipped() -> N
     (run,) = imported.runs
     assert kinds([event for event, _ in run.events]) == ["run.start", "run.completed"]
     assert imported.skipped == 1
+
+
+def _log(*messages: tuple[str, dict[str, Any]]) -> bytes:
+    """A one-session log of (dir, msg), a second apart."""
+    return "\n".join(json.dumps({"ts": f"2026-01-01T00:00:{second:02d}Z", "session": "s", "dir": side, "msg": msg})
+                     for second, (side, msg) in enumerate(messages)).encode()
+
+
+def _call(number: int, tool: str, arguments: Any, **more: Any) -> tuple[str, dict[str, Any]]:
+    return ("c2s", {"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                    "params": {"name": tool, "arguments": arguments, **more}})
+
+
+def _reply(number: int, value: Any) -> tuple[str, dict[str, Any]]:
+    return ("s2c", {"jsonrpc": "2.0", "id": number, "result": {"structuredContent": value, "content": []}})
+
+
+def test_replies_in_reverse_order_each_answer_their_own_call() -> None:
+    log = _log(*[_call(number, "t", {"n": number}) for number in range(1, 5)],
+               *[_reply(number, {"n": number}) for number in range(4, 0, -1)])
+    (run,) = import_runs(log, "mcp-log")
+    found = [event for event, _ in run.events]
+    assert [(event["type"], event.get("call_id")) for event in found[1:-1]] == [
+        ("tool.call", "s:1"), ("tool.call", "s:2"), ("tool.call", "s:3"), ("tool.call", "s:4"),
+        ("tool.result", "s:4"), ("tool.result", "s:3"), ("tool.result", "s:2"), ("tool.result", "s:1")]
+    assert [event["result"] for event in found if event["type"] == "tool.result"] == [{"n": 4}, {"n": 3}, {"n": 2},
+                                                                                        {"n": 1}]
+
+
+def test_a_continuation_carries_on_the_latest_pending_call_whose_arguments_are_json_equal() -> None:
+    # true is not 1 in JSON (§2), though it is in Python; 1.0 is 1. An answered call is not pending.
+    log = _log(_call(1, "refund", {"amount": 1}), _call(2, "refund", {"amount": True}),
+               _call(3, "refund", {"amount": 1}), _reply(3, {"done": 3}),
+               _call(4, "refund", {"amount": 1.0}, requestState="x", inputResponses={"ok": {"action": "accept"}}),
+               _reply(4, {"done": 1}), _reply(2, {"done": 2}))
+    (run,) = import_runs(log, "mcp-log")
+    found = [event for event, _ in run.events]
+    assert [(event["type"], event.get("call_id")) for event in found[1:-1]] == [
+        ("tool.call", "s:1"), ("tool.call", "s:2"), ("tool.call", "s:3"), ("tool.result", "s:3"),
+        ("approval.granted", "s:1"), ("tool.result", "s:1"), ("tool.result", "s:2")]
+    assert [event["result"] for event in found if event["type"] == "tool.result"] == [{"done": 3}, {"done": 1},
+                                                                                        {"done": 2}]
