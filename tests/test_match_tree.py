@@ -154,6 +154,8 @@ def test_any_of_is_unresolved_only_when_no_branch_matches_and_one_is_unresolved(
     ({"a": {"$regex": "x" * 501}}, "$.a.$regex", "at most 500 characters"),
     ({"a": {"$regex": {"$arg": "p"}}}, "$.a.$regex", "takes a string"),
     ({"a": {"$gt": True}}, "$.a.$gt", "takes a finite number"),
+    ({"a": {"$lte": 2**1024}}, "$.a.$lte", "takes a finite number"),   # beyond any double, as JavaScript reads it
+    ({"a": {"$gt": -(10**400)}}, "$.a.$gt", "takes a finite number"),
     ({"a": {"$in": "ab"}}, "$.a.$in", "takes a list"),
     ({"a": {"$any_of": [1]}}, "$.a.$any_of", "2 to 20"),
     ({"$exists": True}, "$.$exists", "may only be the value of a key"),

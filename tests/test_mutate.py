@@ -246,6 +246,20 @@ def test_the_auto_control_reads_a_version_1_trace_as_version_1_does(tmp_path):
     assert (report.control.killed, report.control.survived) == (2, 5)   # drop_call:1 and drop_event:2
 
 
+def test_inflate_duration_writes_the_tenfold_of_a_whole_number_exactly(tmp_path):
+    """10^308 is a double; ten times it is not, and, written as the integer it is, makes the mutant
+    invalid under version 2 (point 63), as the tenfold of 1e308 does."""
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps({"version": 2, "name": "c", "rules": [
+        {"id": "answered", "kind": "tool_result_required", "tool": "t"}]}))
+    trace = (b'{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c"}\n'
+             b'{"seq": 2, "type": "tool.result", "tool": "t", "call_id": "c", "ok": true, "duration_ms": 1'
+             + b"0" * 308 + b"}\n")
+    report = mutate_trace(str(contract), trace)
+    (inflated,) = [mutant for mutant in report.mutants if mutant.operator == "inflate_duration"]
+    assert (inflated.id, inflated.status) == ("inflate_duration:2", "invalid")
+
+
 # -- the linear-time site finders against their definitions ----------------------------------------
 
 def _naive_sites(events: list[dict]) -> set[str]:

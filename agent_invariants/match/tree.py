@@ -178,7 +178,7 @@ def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth
     if name in ("$gt", "$gte", "$lt", "$lte"):
         if _is_reference(operand):
             return _compile(operand, path, allowed, depth + 1, counter, as_key_value=False)
-        if not is_number(operand) or not math.isfinite(operand):
+        if not is_number(operand) or not math.isfinite(as_double(operand)):   # 2**1024 is beyond any double
             raise MatchError(path, f"{name} takes a finite number")
         return operand
     if name == "$in":

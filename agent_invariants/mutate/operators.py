@@ -207,7 +207,7 @@ class _Sites:
         if duration.__class__ in (int, float) and duration > 0 and not _huge(duration):
             inflated = duration * 10   # beyond any double, written exactly: the mutant is then invalid (point 63)
             yield self._candidate("inflate_duration", index, partial(self._replaced, index, "duration_ms", raw(
-                inflated if math.isfinite(inflated) else fresh(event["duration_ms"]) * 10)))
+                inflated if not _huge(inflated) else fresh(event["duration_ms"]) * 10)))   # an int stays exact
 
     def _candidate(self, operator: str, position: int, make: Callable[[], list[Event]],
                    detail: str | None = None) -> Candidate:
