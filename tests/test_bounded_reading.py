@@ -299,3 +299,38 @@ def test_approval_bound_with_max_age_events_keeps_only_the_grants_within_it(tmp_
     assert code == 1, err
     assert [(v["event_seq"], v["code"]) for v in report["violations"]] == [(grants + 2, "approval_bound.missing")]
     assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+
+FLOOD_AGENT = """
+import sys
+sys.stdin.readline()                                   # run.start
+out = sys.stdout.buffer
+out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "slow"}\\n')
+out.flush()
+chunk = b'{}\\n' * 20_000
+try:
+    while True:                                        # short lines, while the harness waits on the slow tool
+        out.write(chunk)
+except BrokenPipeError:
+    pass
+"""
+
+
+def test_record_reads_no_further_while_lines_wait_for_a_busy_harness(tmp_path: Path) -> None:
+    """While a fixture's delay holds the harness, an agent writing line after line waits on its
+    pipe once 8 MiB of lines wait to be handled. Read on regardless, they took 150 bytes of memory
+    for each 3-byte line: hundreds of megabytes in the 3 s this run has, gigabytes by the 64 MiB cap."""
+    (tmp_path / "agent.py").write_text(FLOOD_AGENT)
+    (tmp_path / "contract.json").write_text(json.dumps(
+        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "fixtures.json").write_text(json.dumps(
+        {"version": 1, "tools": {"slow": {"$cases": [{"delay_ms": 10_000, "result": 1}]}}}))
+    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
+                                    "--fake-clock", "--timeout-ms", "3000", "--out", "trace.jsonl", "--",
+                                    sys.executable, "agent.py")
+    assert code == 2, err
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert [(event["type"], event.get("reason")) for event in events] == [
+        ("run.start", None), ("tool.call", None), ("run.failed", "timeout:run")]
+    assert peak < PEAK_MIB, f"peak {peak} MiB"

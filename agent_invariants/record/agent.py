@@ -9,6 +9,10 @@ them, and every wait is a `select` with a deadline.
   and blank lines included: a line is refused as soon as its 1,040,385th byte arrives without a
   newline (it is never buffered further), and the stream as soon as its 64 MiB + 1st byte
   arrives. Either becomes a `Limit` in the queue of lines, after the lines before it.
+- Lines wait in that queue while the harness is busy (a fixture's delay, a reply the agent does
+  not read). Once 8 MiB wait there, stdout is not read until the harness has handled some: the
+  agent then waits on its pipe, as on any slow reader. (Read on regardless, a flood of `{}` lines
+  took 150 bytes of memory for each 3 it wrote: gigabytes before the 64 MiB cap.)
 - stderr is drained all the time, so it never blocks the agent; its last 1 MiB is kept.
 - The group (the agent and whatever it started, unless it left the session) is ended with
   SIGTERM, then SIGKILL 2 s later if any member remains.
@@ -37,6 +41,10 @@ MAX_STDERR_BYTES = 1024 * 1024
 GRACE_SECONDS = 2.0
 """How long the group has between SIGTERM and SIGKILL."""
 _CHUNK = 65_536
+_MAX_QUEUED_BYTES = 8 * 1024 * 1024
+"""How much may wait in the queue of lines, each line counted with `_LINE_COST` more (what
+holding it costs beyond its text)."""
+_LINE_COST = 128
 _BLANK_LINES = re.compile(rb"(?:[ \t\r\f\v]*\n)+")
 """A run of blank lines (nothing but whitespace before each newline): taken in one step."""
 
@@ -74,6 +82,7 @@ class Agent:
         self._selector.register(self._stdout, selectors.EVENT_READ)
         self._selector.register(self._stderr, selectors.EVENT_READ)
         self.lines: deque[Line | Limit] = deque()
+        self._queued = 0   # the bytes the queue holds, as _MAX_QUEUED_BYTES counts them
         self.stdout_bytes = 0
         self.stderr_bytes = 0
         self.stderr_tail = bytearray()
@@ -93,6 +102,13 @@ class Agent:
     def sending(self) -> bool:
         """Whether a reply is still waiting for the agent to read it."""
         return bool(self._pending)
+
+    def next_line(self) -> Line | Limit:
+        """The first line of the queue (there must be one), taken off it."""
+        item = self.lines.popleft()
+        if isinstance(item, Line):
+            self._queued -= len(item.text) + _LINE_COST
+        return item
 
     def send(self, data: bytes) -> None:
         """Queue `data` for the agent's stdin and write what the pipe takes now."""
@@ -115,6 +131,7 @@ class Agent:
         if self._stdout is None and self._stderr is None and not self._pending:
             time.sleep(max(0.0, seconds))
             return
+        self._hold_stdout()
         for key, _ in self._selector.select(max(0.0, seconds)):
             if key.fd == self._stdin:
                 self._write()
@@ -122,6 +139,17 @@ class Agent:
                 self._read_stdout()
             elif key.fd == self._stderr:
                 self._read_stderr()
+
+    def _hold_stdout(self) -> None:
+        """Read stdout only while the queue of lines has room, or once what comes is discarded."""
+        if self._stdout is None:
+            return
+        registered = self._stdout in self._selector.get_map()
+        if self._queued < _MAX_QUEUED_BYTES or self._limited:
+            if not registered:
+                self._selector.register(self._stdout, selectors.EVENT_READ)
+        elif registered:
+            self._selector.unregister(self._stdout)
 
     def _write(self) -> None:
         assert self._stdin is not None
@@ -189,6 +217,7 @@ class Agent:
             text = text[:-1]
         if text.strip(b" \t\r\n\f\v"):
             self.lines.append(Line(text, self._line_number))
+            self._queued += len(text) + _LINE_COST
         else:
             self.blank_line_at = time.monotonic()
         self._line_number += 1
@@ -203,7 +232,8 @@ class Agent:
         if self._partial and not self._limited:
             self._line(bytes(self._partial))   # a last line without `\n`
             self._partial.clear()
-        self._selector.unregister(self._stdout)
+        if self._stdout in self._selector.get_map():
+            self._selector.unregister(self._stdout)
         self.process.stdout.close()   # type: ignore[union-attr]
         self._stdout = None
 
@@ -277,7 +307,8 @@ class Agent:
         for name in ("_stdout", "_stderr"):
             handle = getattr(self, name)
             if handle is not None:
-                self._selector.unregister(handle)
+                if handle in self._selector.get_map():
+                    self._selector.unregister(handle)
                 setattr(self, name, None)
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None and not stream.closed:

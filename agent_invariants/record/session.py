@@ -130,7 +130,7 @@ class Session:
                 self._send_rest(agent)
                 continue
             if agent.lines:
-                item = agent.lines.popleft()
+                item = agent.next_line()
                 self._take(item, agent)
                 self.idle_deadline = time.monotonic() + self.idle_timeout   # read, handled, answered
                 continue
