@@ -780,7 +780,8 @@ def record(
         mcp_call_timeout_ms=mcp_call_timeout_ms, tool_snapshot=tool_snapshot, write_tool_snapshot=write_tool_snapshot,
         protocol=protocol.value,
         lint=not options.no_lint, strict=options.strict,
-        max_violations=options.max_violations, max_line_bytes=options.max_line_bytes)
+        max_violations=options.max_violations, max_line_bytes=options.max_line_bytes,
+        report=None if options.output is None else str(options.output))
     if repeat is not None and out_dir is not None:
         from agent_invariants.record import repeat as repeating
 

@@ -201,6 +201,15 @@ def input_at(output: str | Path, *inputs: str | Path | None) -> str | Path | Non
     return None
 
 
+def same_file(one: str | Path, other: str | Path) -> bool:
+    """Whether two paths name one file: the same file when both exist, else the same place once
+    links and `..` are resolved (a file about to be written has nothing to compare yet)."""
+    try:
+        return os.path.samestat(os.stat(one), os.stat(other))
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
+
+
 def create_new(files: list[tuple[Path, str]], folder: Path) -> None:
     """Create each (path, text) of `files` in `folder` (made if missing), all of them or none:
     a file already there, even a dangling symlink, is refused before anything is written."""

@@ -191,6 +191,19 @@ def test_a_fifo_as_a_file_fixture_is_refused(tmp_path: Path) -> None:
         load_fixtures(path)
 
 
+def test_a_file_fixture_too_large_for_a_trace_line_says_so(tmp_path: Path) -> None:
+    """Valid JSON (twenty megabytes of spaces before a 1) that no trace line could carry: its
+    size is the problem, not a JSON error from a cut read."""
+    from agent_invariants.record.fixtures import load_fixtures
+
+    (tmp_path / "answer.json").write_bytes(b" " * (20 << 20) + b"1")
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"version": 1, "tools": {"x": {"$file": "answer.json"}}}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"\$\.tools\.x\.\$file: answer\.json: larger than 4,161,536 bytes, more "
+                                         r"than a trace line can carry$"):
+        load_fixtures(path)
+
+
 def test_a_case_hidden_behind_an_earlier_one_with_its_call_index_is_warned_about(tmp_path: Path) -> None:
     path = tmp_path / "f.json"
     path.write_text(json.dumps({"version": 1, "tools": {"x": {"$cases": [
@@ -1061,6 +1074,48 @@ def test_an_agent_doctor_message_naming_a_field_twice_is_a_protocol_error(tmp_pa
              {"sleep": 5}]
     run = run_agent(tmp_path, steps, V2, FIXTURES, protocol="agentdoctor")
     assert _ending(run, "protocol:field:tool.call.tool (twice: tool)")["data"]["offending"]["type"] == "tool.call"
+
+
+DONE_AGENT = 'import sys; sys.stdin.readline(); print(\'{"type": "run.completed"}\', flush=True)'
+
+
+@pytest.mark.parametrize("report", ["t.jsonl", "./sub/../t.jsonl.stderr.log", "answer.json", "input.json"])
+def test_the_report_never_takes_the_place_of_a_file_the_run_reads_or_writes(cli, write, report) -> None:
+    """--output naming the trace record is about to write (or its stderr log, a `$file` fixture,
+    --input @FILE) is refused before the agent starts: the report replaced the trace it judged."""
+    write("c.json", V2)
+    write("answer.json", {"answer": 42})
+    write("fx.json", {"version": 1, "tools": {"get": {"$file": "answer.json"}}})
+    write("input.json", {"q": 1})
+    result = cli("record", "-c", "c.json", "--fixtures", "fx.json", "--input", "@input.json", "--fake-clock",
+                 "--out", "t.jsonl", "--output", report, "--", sys.executable, "-c", DONE_AGENT)
+    assert result.returncode == 2
+    assert "is a file of the run" in result.stderr and "write the report elsewhere" in result.stderr
+    assert not (cli.cwd / "t.jsonl").exists()
+    assert json.loads((cli.cwd / "answer.json").read_text()) == {"answer": 42}
+    assert json.loads((cli.cwd / "input.json").read_text()) == {"q": 1}
+
+
+def test_the_report_never_takes_the_place_of_a_trace_of_a_repeat(cli, write) -> None:
+    write("c.json", V2)
+    write("fx.json", {"version": 1, "tools": {}})
+    result = cli("record", "-c", "c.json", "--fixtures", "fx.json", "--fake-clock", "--repeat", "2", "--out-dir", "od",
+                 "--output", "od/run-2.jsonl", "--", sys.executable, "-c", DONE_AGENT)
+    assert result.returncode == 2 and "--output od/run-2.jsonl is a file of the run" in result.stderr
+    assert not (cli.cwd / "od" / "run-1.jsonl").exists()   # refused before the first run
+
+
+@pytest.mark.parametrize("out", ["answer.json", "input.json"])
+def test_force_never_replaces_a_file_fixture_or_an_input_file(cli, write, out) -> None:
+    write("c.json", V2)
+    write("answer.json", {"answer": 42})
+    write("fx.json", {"version": 1, "tools": {"get": {"$file": "answer.json"}}})
+    write("input.json", {"q": 1})
+    result = cli("record", "-c", "c.json", "--fixtures", "fx.json", "--input", "@input.json", "--fake-clock",
+                 "--out", out, "--force", "--", sys.executable, "-c", DONE_AGENT)
+    assert result.returncode == 2 and f"--out {out} is an input of the run" in result.stderr
+    assert json.loads((cli.cwd / "answer.json").read_text()) == {"answer": 42}
+    assert json.loads((cli.cwd / "input.json").read_text()) == {"q": 1}
 
 
 def test_a_tool_snapshot_is_never_written_over_an_input(cli, write) -> None:

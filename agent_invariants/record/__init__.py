@@ -36,10 +36,10 @@ from msgspec import UNSET
 
 from agent_invariants._signals import hangup_terminates
 from agent_invariants.contract import Contract
-from agent_invariants.contract_source import ContractSource, json_file, read_contract
+from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
-from agent_invariants.output import input_at, shown
+from agent_invariants.output import input_at, same_file, shown
 from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
@@ -89,6 +89,7 @@ class RecordOptions(NamedTuple):
     strict: bool = False
     max_violations: int = DEFAULT_MAX_VIOLATIONS
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES   # for the replayed baseline
+    report: str | None = None          # where the report goes (--output): never a file the run reads or writes
 
 
 class Recorded(NamedTuple):
@@ -128,8 +129,10 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     if options.out == "":
         raise InputError("--out: the trace needs a file name")
     out = options.out or os.path.join(".agent-invariants", "runs", f"{run_id}.jsonl")
-    _refuse_input_as_out(out, [source.label, options.fixtures, options.replay])
+    inputs = run_inputs(source, options, fixtures)
     log = f"{out}.stderr.log"
+    _refuse_input_as("--out", out, inputs)
+    _refuse_input_as("--out", log, inputs)
     claim_file(log, options.force)
     redactor = Redactor([*options.redact, *(fixtures.redact if fixtures is not None else ())])
     env = _environment(options, run_id)
@@ -139,7 +142,8 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         if options.write_tool_snapshot == options.tool_snapshot:
             raise InputError("--write-tool-snapshot must not replace the --tool-snapshot it is compared with")
         claim_file(options.write_tool_snapshot, options.force)
-        _refuse_input_as_out(options.write_tool_snapshot, [source.label, options.fixtures, options.replay, out])
+        _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, [*inputs, out], "the snapshot")
+    refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
     with contextlib.ExitStack() as resources:
         backend = None if not options.mcp else start_servers(
             options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
@@ -282,11 +286,30 @@ def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
     return env
 
 
-def _refuse_input_as_out(out: str, inputs: list[str | None]) -> None:
-    """`--out` must not name the contract, the fixtures or the baseline (even with `--force`)."""
-    clash = input_at(out, *inputs)
+def run_inputs(source: ContractSource, options: RecordOptions, fixtures: Fixtures | None) -> list[str | None]:
+    """The files a run reads: the contract, the fixtures and the `$file`s they name, the
+    baseline, the tool snapshot, and `--input @FILE`."""
+    given = options.input[1:] if options.input is not None and options.input.startswith("@") else None
+    return [None if source.label == STDIN else source.label, options.fixtures, options.replay, options.tool_snapshot,
+            given, *(() if fixtures is None else fixtures.files)]
+
+
+def _refuse_input_as(option: str, path: str, inputs: list[str | None], what: str = "the trace") -> None:
+    """A file `record` writes must not be one it reads (even with `--force`)."""
+    clash = input_at(path, *inputs)
     if clash is not None:
-        raise InputError(f"--out {shown(out)} is an input of the run ({shown(clash)}); write the trace elsewhere")
+        raise InputError(f"{option} {shown(path)} is an input of the run ({shown(clash)}); write {what} elsewhere")
+
+
+def refuse_report_at(report: str | None, files: list[str | None]) -> None:
+    """`--output` must name none of the files a run reads or writes (the trace it writes, its
+    stderr log, a `$file` fixture…): the report would take the place of the trace it judges."""
+    if report is None or report == "-":
+        return
+    for path in files:
+        if path is not None and path != "-" and same_file(report, path):
+            raise InputError(f"--output {shown(report)} is a file of the run ({shown(path)}); write the report "
+                             "elsewhere")
 
 
 def _save_stderr(log: str, tail: bytes, total: int, kept: int, force: bool) -> str | None:

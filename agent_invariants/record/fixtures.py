@@ -72,6 +72,9 @@ bytes of canonical JSON, or as `record` writes it if longer): with the fields `r
 every trace line stays under 1 MiB."""
 MAX_FILES_BYTES = 64 * 1024 * 1024
 """The most all `$file` fixtures may hold together (each file counted once)."""
+_MAX_FILE_BYTES = MAX_MESSAGE_BYTES * 4
+"""The most one `$file` may hold: room for indentation and escapes its value will not keep on the
+trace line it must fit."""
 MAX_RESULT_DEPTH = MAX_NESTING - 2
 """The deepest result or input: the trace event puts it two levels down, and `check` reads 500."""
 
@@ -135,9 +138,10 @@ class Fixtures:
     """A loaded fixtures file."""
 
     def __init__(self, input_value: Any, tools: list[Fixture], approvals: list[Approval],
-                 redact: list[str] | None = None) -> None:
+                 redact: list[str] | None = None, files: list[str] | None = None) -> None:
         self.input = input_value
         self.redact = redact or []
+        self.files = files or []   # the `$file`s read, by real path: inputs of the run too
         self.tools = tools
         self.approvals = approvals
         self._exact = {fixture.key: fixture for fixture in tools}
@@ -228,7 +232,8 @@ class _Loader:
         redact = document.get("redact", [])
         if not isinstance(redact, list) or not all(isinstance(key, str) and key.strip() for key in redact):
             raise self.fail("$.redact", "must be an array of key names (strings)")
-        return Fixtures(self.value(document.get("input"), "$.input", "the input"), fixtures, decided, redact)
+        return Fixtures(self.value(document.get("input"), "$.input", "the input"), fixtures, decided, redact,
+                        list(self.files))
 
     def keys(self, value: Any, path: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> None:
         if not isinstance(value, dict):
@@ -277,9 +282,11 @@ class _Loader:
         try:
             if not stat.S_ISREG(os.stat(where).st_mode):   # a FIFO would block, a device never end
                 raise self.fail(path, f"{name}: not a regular file")
-            data = read_at_most(where, MAX_MESSAGE_BYTES * 4 + 1)
+            data = read_at_most(where, _MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise self.fail(path, f"{name}: {file_problem(exc, 'JSON')}") from None
+        if len(data) > _MAX_FILE_BYTES:   # (read no further: what it holds must fit on one trace line)
+            raise self.fail(path, f"{name}: larger than {_MAX_FILE_BYTES:,} bytes, more than a trace line can carry")
         self.files_size += len(data)
         if self.files_size > MAX_FILES_BYTES:
             raise self.fail(path, f"{name}: the $file fixtures hold more than {MAX_FILES_BYTES:,} bytes together")

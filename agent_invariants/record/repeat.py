@@ -18,7 +18,7 @@ from msgspec import UNSET
 
 from agent_invariants.contract_source import ContractSource, read_contract
 from agent_invariants.errors import InputError
-from agent_invariants.record import Recorded, RecordOptions, exit_code, record
+from agent_invariants.record import Recorded, RecordOptions, exit_code, record, refuse_report_at
 from agent_invariants.record.writer import claim_file
 from agent_invariants.report import CheckBatchReport
 
@@ -49,6 +49,7 @@ def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         raise InputError("--repeat writes its traces into --out-dir as run-<i>.jsonl; --out does not apply")
     source = contract if isinstance(contract, ContractSource) else read_contract(contract)
     outs = [os.path.join(out_dir, f"run-{number}.jsonl") for number in range(1, times + 1)]
+    refuse_report_at(options.report, [*outs, *(f"{out}.stderr.log" for out in outs)])   # before any run
     for out in outs:
         claim_file(out, options.force)
         claim_file(f"{out}.stderr.log", options.force)
