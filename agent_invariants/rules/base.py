@@ -12,13 +12,16 @@ about, and never rescans what it has seen: it keeps small state.
 A rule keeps at most `max_violations` violations (default `DEFAULT_MAX_VIOLATIONS`; 0 means no
 limit), the first ones in its own order, and counts every one: some rules find quadratically many
 on small input (stop_is_final on 2,000 stops finds 2 million). A rule asks `note_violation()`
-before it builds a violation, so the ones past the cap are counted but never built.
+before it builds a violation, so the ones past the cap are counted but never built. A kind that
+finds violations out of trace order (`displaces`) says where each sits, and keeps the first ones
+in trace order: a later-found but earlier violation takes the place of the latest kept one.
 
 docs/architecture.md walks through the protocol and how to add a kind. The field types of rule
 options (`Glob`, `Text`, `RuleId`) are in `rules.fields`.
 """
 from __future__ import annotations
 
+import heapq
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
@@ -144,6 +147,11 @@ class Rule:
     enforced: ClassVar[bool] = False
     """True for the safety kinds that `record --enforce` applies before a call is answered (spec
     v2 §10 point 74): a call is denied when `denies` says so."""
+    displaces: ClassVar[bool] = False
+    """True for kinds that find violations out of trace order (at the trace's end, or when a later
+    event settles an earlier one): they pass `at` (the event index the violation sits at) to
+    `note_violation`. Once `cap` are kept, one earlier than the latest kept takes its place, so that
+    the kept ones are the first in trace order (spec v2 §10 point 5, D7); `result` lists them so."""
     judges_output_shape: ClassVar[bool] = False
     """True for output_schema: when such a rule fails, the violations of other rules that read the
     final output get its id as `caused_by`."""
@@ -162,6 +170,13 @@ class Rule:
         self.liveness_cut = 0                 # (mixed_parts) liveness violations found but not kept
         self.cap = DEFAULT_MAX_VIOLATIONS     # the most violations kept; see limit_violations
         self.read_output: list[Violation] = []   # kept violations that read the final output (caused_by)
+        # `displaces`: the kept violations, latest in trace order first (a heap of
+        # (-without an event, -index, -number built, liveness, violation)), and the ids of the
+        # kept ones note_violation was told are liveness
+        self._by_place: list[tuple[int, int, int, bool, Violation]] = []
+        self.liveness_kept: set[int] = set()
+        self._noted_liveness = False
+        self._built = 0
 
     def limit_violations(self, max_violations: int) -> None:
         """Keep at most `max_violations` violations (0: keep all); call before the first event."""
@@ -198,19 +213,27 @@ class Rule:
         return self.result()
 
     def result(self) -> RuleResult:
+        if self.displaces:
+            self.violations = [entry[4] for entry in sorted(self._by_place, reverse=True)]   # earliest first
+            kept = set(map(id, self.violations))
+            self.read_output = [violation for violation in self.read_output if id(violation) in kept]
         total = self.violation_count
         cut = total > len(self.violations)
         return RuleResult(rule_id=self.id, rule_kind=self.kind, passed=total == 0, severity=self.severity,
                           checked=self.checked, violations=self.violations,
                           truncated=True if cut else UNSET, violations_total=total if cut else UNSET)
 
-    def note_violation(self, *, liveness: bool = False) -> bool:
+    def note_violation(self, *, liveness: bool = False, at: int | UnsetType | None = None) -> bool:
         """Count the rule's next violation; True when it is to be kept (built with `keep`). A kind
         with `mixed_parts` says whether it comes from a liveness part, for the count of those
-        that are not kept (`inconclusive_total`)."""
+        that are not kept (`inconclusive_total`); a kind that `displaces` says which event it
+        sits at (`at`: None or UNSET for none)."""
         self.violation_count += 1
+        self._noted_liveness = liveness
         if self.violation_count <= self.cap:
             return True
+        if self.displaces and self._by_place and _place(at) < (-self._by_place[0][0], -self._by_place[0][1]):
+            return True   # earlier than the latest kept, which `keep` lets go
         if liveness:
             self.liveness_cut += 1
         return False
@@ -220,12 +243,6 @@ class Rule:
         room = max(0, self.cap - self.violation_count)
         self.violation_count += count
         return min(count, room)
-
-    def in_trace_order(self) -> None:
-        """Sort the kept violations by their event's position, those without an event last (spec
-        v2 §10 point 5), for kinds that find some of them only at the end. Stable: ties keep the
-        order the kind built them in, which is the order of its codes."""
-        self.violations.sort(key=_trace_position)
 
     def is_liveness(self, violation: Violation) -> bool:
         """Whether a kept violation comes from a liveness part of the rule (see `liveness_reasons`)."""
@@ -268,10 +285,11 @@ class Rule:
         kind's `reason`); `status`, `pointer` and `related_seqs` are for version-2 kinds, and
         `reads_output` says the violation read the final output (an output_schema rule that
         fails then becomes its `caused_by`)."""
+        violation = self._keep(message, evidence, seq, index, reason, status, pointer, related_seqs)
         if reads_output:
-            self.read_output.append(self._keep(message, evidence, seq, index, reason, status, pointer, related_seqs))
-        else:
-            self._keep(message, evidence, seq, index, reason, status, pointer, related_seqs)
+            self.read_output.append(violation)
+        if self.displaces:
+            self._displace(violation)
 
     def _keep(self, message: str, evidence: dict[str, Any] | UnsetType, seq: int | float | UnsetType,
               index: int | UnsetType, reason: str | None, status: Status, pointer: str | UnsetType,
@@ -283,10 +301,25 @@ class Rule:
             pointer=pointer if pointer is UNSET else bounded_pointer(pointer), related_seqs=related_seqs))
         return self.violations[-1]
 
+    def _displace(self, violation: Violation) -> None:
+        """Hold a kept violation of a kind that `displaces`, by its place in the trace (ties in the order
+        built, which is the order of the kind's codes), and let the latest go past the cap."""
+        self.violations.pop()   # (they are listed by `result`)
+        without, index = _place(violation.event_index)
+        heapq.heappush(self._by_place, (-without, -index, -self._built, self._noted_liveness, violation))
+        self._built += 1
+        if self._noted_liveness:
+            self.liveness_kept.add(id(violation))
+        if len(self._by_place) > self.cap:
+            *_, liveness, gone = heapq.heappop(self._by_place)
+            if liveness:
+                self.liveness_cut += 1
+                self.liveness_kept.discard(id(gone))
 
-def _trace_position(violation: Violation) -> tuple[bool, int]:
-    index = violation.event_index
-    return (True, 0) if index is UNSET else (False, index)
+
+def _place(index: int | UnsetType | None) -> tuple[int, int]:
+    """Where a violation sits, for ordering: (0, its event's index), or (1, 0) after every event."""
+    return (1, 0) if index is None or index is UNSET else (0, index)
 
 
 def tool_name(tool: str | UnsetType) -> str:

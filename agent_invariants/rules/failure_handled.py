@@ -114,6 +114,7 @@ class FailureHandled(Rule):
     tags: ClassVar[tuple[str, ...]] = ("reliability", "tools")
     reason: ClassVar[str] = "unhandled"
     mixed_parts: ClassVar[bool] = True   # a failure whose window the trace cut short is liveness
+    displaces: ClassVar[bool] = True     # a failure is settled when its window closes, or a retry's result comes
     pairs_calls = True
     checked_nothing_is_normal = True   # a run without failures is the passing state
 
@@ -134,7 +135,6 @@ class FailureHandled(Rule):
         self._runs_handle = self._messages and any(is_type(run_type) for run_type in TERMINAL_TYPES
                                                    for is_type in self._is_message)
         self._provisional: list[_Failure] = []
-        self._cut: set[int] = set()   # ids of the violations the end of the trace decided (liveness)
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._config.tool,) if event_type == "tool.call" else ()
@@ -246,7 +246,7 @@ class FailureHandled(Rule):
     def _unhandled(self, failure: _Failure, *, cut: bool = False) -> None:
         """A violation at the failure; `cut`: the trace ended before its window did, or before a
         retry's result came (a liveness part: more events may yet handle it)."""
-        if not self.note_violation(liveness=cut):
+        if not self.note_violation(liveness=cut, at=failure.index):
             return
         config = self._config
         evidence: dict[str, Any] = {"tool": failure.tool, "within_events": config.within_events, "by": config.by}
@@ -256,11 +256,9 @@ class FailureHandled(Rule):
         self.keep(f"The failed call {failure.tool} (result at seq {js_number(failure.seq)}) was not handled: "
                   f"{handlers} within {config.within_events} events.", evidence_value(evidence), failure.seq,
                   failure.index)
-        if cut:
-            self._cut.add(id(self.violations[-1]))
 
     def is_liveness(self, violation: Violation) -> bool:
-        return id(violation) in self._cut
+        return id(violation) in self.liveness_kept
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self._expire(summary.events)   # the windows that closed by the last event
@@ -279,7 +277,6 @@ class FailureHandled(Rule):
                 if failure.retries == 0 and not failure.handled:
                     self._unhandled(failure, cut=True)
         self._awaited.clear()
-        self.in_trace_order()
         result = self.result()
         if self.checked == 0:
             result.vacuous = True

@@ -97,6 +97,7 @@ class LatencyBudget(Rule):
     config_type: ClassVar[type[RuleConfig]] = LatencyBudgetConfig
     tags: ClassVar[tuple[str, ...]] = ("budget", "latency")
     reason: ClassVar[str] = "exceeded"
+    displaces: ClassVar[bool] = True   # calls never answered are found at the end
     pairs_calls = True
 
     def __init__(self, config: LatencyBudgetConfig) -> None:
@@ -135,7 +136,7 @@ class LatencyBudget(Rule):
         if self._config.percentile is not UNSET:
             self._samples.append(duration)
             return
-        if duration > self._config.max_ms and self.note_violation():
+        if duration > self._config.max_ms and self.note_violation(at=index):
             self.keep(f"Call {call.tool} at seq {js_number(call.seq)} took {js_number(duration)} ms, over the "
                       f"{js_number(self._config.max_ms)} ms budget.",
                       evidence_value({"tool": call.tool, "call_id": call.call_id, "duration_ms": duration,
@@ -146,7 +147,7 @@ class LatencyBudget(Rule):
         if self._config.percentile is not UNSET:
             self._unmeasured += 1
             return
-        if self._skip or not self.note_violation():
+        if self._skip or not self.note_violation(at=index):
             return
         evidence: dict[str, Any] = {"tool": tool}
         if call_id is not UNSET:
@@ -166,7 +167,6 @@ class LatencyBudget(Rule):
                 self._unresolved(call.seq, call.position, call.tool, call.call_id, "no result answers it")
         if self._config.percentile is not UNSET:
             self._judge_percentile()
-        self.in_trace_order()
         result = self.result()
         if self.checked == 0:
             result.vacuous = True

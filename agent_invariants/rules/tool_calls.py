@@ -124,6 +124,7 @@ class ToolCalls(Rule):
     reason: ClassVar[str] = "max"
     liveness_reasons: ClassVar[frozenset[str]] = frozenset({"min", "output_mismatch", "output_unresolved"})
     mixed_parts: ClassVar[bool] = True   # `max` is safety
+    displaces: ClassVar[bool] = True     # a call after the terminal event comes after its output violation
 
     def __init__(self, config: ToolCallsConfig) -> None:
         super().__init__(config)
@@ -189,7 +190,7 @@ class ToolCalls(Rule):
         if self._earliest and len(self._earliest) == (config.max or 0) + 1:
             position, seq = self._earliest[0]
             self._over = (seq, -position)
-        if self._over is not None and self.note_violation():
+        if self._over is not None and self.note_violation(at=self._over[1]):
             seq, index = self._over
             self.keep(f"{self._called()}, more than the {config.max} allowed; the first one over is at seq "
                       f"{js_number(seq)}.", self._evidence(), seq, index)
@@ -198,7 +199,6 @@ class ToolCalls(Rule):
                       self._evidence(), reason="min")
         if self._path is not UNSET:
             self._check_output()
-        self.in_trace_order()   # a call after the terminal event comes after its output violation
         return self.result()
 
     def _check_output(self) -> None:
@@ -209,12 +209,12 @@ class ToolCalls(Rule):
         value = NOT_FOUND if output is NO_OUTPUT else find(output, path)
         seq, index = terminal.seq, terminal.position
         if isinstance(value, list):
-            if len(value) != self.checked and self.note_violation(liveness=True):
+            if len(value) != self.checked and self.note_violation(liveness=True, at=index):
                 self.keep(f"The final output lists {len(value)} at {text}, but {self._called()}.",
                           self._evidence(len(value)), seq, index,
                           reason="output_mismatch", pointer=pointer(("output", *path)), reads_output=True)
             return
-        if not self.note_violation(liveness=True):
+        if not self.note_violation(liveness=True, at=index):
             return
         why = terminal.no_output()
         if why is None:
