@@ -192,8 +192,8 @@ def parse(source: ContractSource) -> Any:
 
 def _parse_json(data: bytes, label: str) -> Any:
     if data.startswith(b"\xef\xbb\xbf"):
-        raise ContractError(label, None, "starts with a UTF-8 byte order mark, which JSON contracts may not "
-                                         "start with (as in the Node tool); save the file without it")
+        raise ContractError(label, None, "starts with a UTF-8 byte order mark, which these JSON files may not start "
+                                         "with (as the Node tool's contracts may not); save the file without it")
     data = replace_lone_surrogates(data)   # same length: positions in errors stay right
     try:
         return _JSON.decode(data)

@@ -204,6 +204,16 @@ def test_a_file_fixture_too_large_for_a_trace_line_says_so(tmp_path: Path) -> No
         load_fixtures(path)
 
 
+def test_a_fixtures_file_with_a_byte_order_mark_is_refused_in_words_that_fit_fixtures(tmp_path: Path) -> None:
+    from agent_invariants.record.fixtures import load_fixtures
+
+    path = tmp_path / "f.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"version": 1, "tools": {}}).encode())
+    with pytest.raises(InputError, match="f.json: starts with a UTF-8 byte order mark") as refused:
+        load_fixtures(path)
+    assert "contracts may not" not in str(refused.value).partition("(")[0]
+
+
 def test_a_case_hidden_behind_an_earlier_one_with_its_call_index_is_warned_about(tmp_path: Path) -> None:
     path = tmp_path / "f.json"
     path.write_text(json.dumps({"version": 1, "tools": {"x": {"$cases": [
