@@ -352,6 +352,10 @@ class ApprovalBound(Rule):
         naming none (a rule with `scope`), from the buckets the call's binding points at."""
         if self._binds_args and not isinstance(call.args, dict):
             return iter(())   # a call without args is bound by no grant
+        if call.approval_id is not UNSET:   # only grants of its approval_id can cover it: asked of their index
+            buckets = (self._bucket(call.tool, call), self._bucket(UNSET, call) if self._in_scope is not None else None)
+            same = self._by_id.get(call.approval_id, _EMPTY)
+            return (grant for grant in reversed(same.values()) if grant.bucket in buckets)
         named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
         unnamed = self._buckets.get(self._bucket(UNSET, call), _EMPTY) if self._in_scope is not None else _EMPTY
         if not unnamed:
