@@ -65,8 +65,8 @@ class _Reads(NamedTuple):
 class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
-    __slots__ = ("approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by", "index",
-                 "revoked", "scope", "seq", "time", "tool")
+    __slots__ = ("anchor", "approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by",
+                 "index", "revoked", "scope", "seq", "time", "tool")
 
     def __init__(self, event: Event, index: int, reads: _Reads) -> None:
         self.index, self.seq = index, event.seq
@@ -78,6 +78,7 @@ class _Grant:
         self.approver = reads.approver and text(event.approver) is not None
         self.attested_by = text(event.data.attested_by) if reads.attested and event.data is not UNSET else None
         self.bucket: Any = None   # the key under which the rule files it while it may cover a call
+        self.anchor: tuple[Any, ...] = ()   # (args_subset) where `_anchors` files it
         self.consumed_by: int | float | None = None
         self.revoked = False
 
@@ -207,6 +208,12 @@ class ApprovalBound(Rule):
         self._live: dict[int, _Grant] = {}
         self._buckets: dict[Any, dict[int, _Grant]] = {}
         self._by_id: dict[str, dict[int, _Grant]] = {}
+        # `args_subset`: each live grant also under one field of its args that a covered call must
+        # hold equal, (bucket, key, value), the one fewest grants were filed under so far; a grant
+        # without such a field (no args, only objects and arrays) under (bucket,). A call then looks
+        # at the grants filed under its own fields, not at every grant of its tool.
+        self._subset = config.bind == "args_subset"
+        self._anchors: dict[tuple[Any, ...], dict[int, _Grant]] = {}
         self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
         # with max_age_events, the grants added, oldest first (some dropped since): what ages out
         self._ageing: deque[_Grant] | None = None if config.max_age_events is UNSET else deque()
@@ -240,6 +247,8 @@ class ApprovalBound(Rule):
             if self._ageing is not None:
                 self._ageing.append(grant)
             self._buckets.setdefault(grant.bucket, {})[index] = grant
+            if self._subset:
+                self._anchor(grant)
             if grant.approval_id is not UNSET:
                 self._by_id.setdefault(grant.approval_id, {})[index] = grant
 
@@ -290,12 +299,23 @@ class ApprovalBound(Rule):
             grant.revoked = True
             self._drop(grant)
 
+    def _anchor(self, grant: _Grant) -> None:
+        anchors, bucket = self._anchors, grant.bucket
+        fields = [(bucket, *field) for field in _fields(grant.args)]
+        grant.anchor = min(fields, key=lambda field: len(anchors.get(field, _EMPTY))) if fields else (bucket,)
+        anchors.setdefault(grant.anchor, {})[grant.index] = grant
+
     def _drop(self, grant: _Grant) -> None:
         del self._live[grant.index]
         bucket = self._buckets[grant.bucket]
         del bucket[grant.index]
         if not bucket:
             del self._buckets[grant.bucket]
+        if self._subset:
+            anchored = self._anchors[grant.anchor]
+            del anchored[grant.index]
+            if not anchored:
+                del self._anchors[grant.anchor]
         if grant.approval_id is not UNSET:
             same = self._by_id[grant.approval_id]
             del same[grant.index]
@@ -356,6 +376,8 @@ class ApprovalBound(Rule):
             buckets = (self._bucket(call.tool, call), self._bucket(UNSET, call) if self._in_scope is not None else None)
             same = self._by_id.get(call.approval_id, _EMPTY)
             return (grant for grant in reversed(same.values()) if grant.bucket in buckets)
+        if self._subset:
+            return self._subset_candidates(call)
         named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
         unnamed = self._buckets.get(self._bucket(UNSET, call), _EMPTY) if self._in_scope is not None else _EMPTY
         if not unnamed:
@@ -363,6 +385,17 @@ class ApprovalBound(Rule):
         if not named:
             return reversed(unnamed.values())
         return heapq.merge(reversed(named.values()), reversed(unnamed.values()), key=_nearest)
+
+    def _subset_candidates(self, call: _Call) -> Iterator[_Grant]:
+        """`_candidates` under `args_subset`: the grants filed under the call's own fields (or
+        under none), nearest first."""
+        anchors = self._anchors
+        fields = _fields(call.args)
+        found = []
+        for bucket in (call.tool, UNSET) if self._in_scope is not None else (call.tool,):
+            found += [anchors[anchor] for anchor in [(bucket,), *((bucket, *field) for field in fields)]
+                      if anchor in anchors]
+        return heapq.merge(*(reversed(grants.values()) for grants in found), key=_nearest)
 
     def _covers(self, grant: _Grant, call: _Call) -> bool:
         """Whether a grant from the call's buckets covers it: `_why_not` is None, tested only on
@@ -449,6 +482,13 @@ def _any_glob(globs: list[str]) -> Any:
 
 _EMPTY: dict[int, _Grant] = {}
 """No grants (never changed)."""
+
+
+def _fields(args: dict[str, Any]) -> list[tuple[str, object]]:
+    """(key, value as JSON-equal values meet) for each field of `args` that a covered call must
+    hold equal (`args_subset`): a string, number, boolean or null; an object or array may hold
+    objects, which a call may hold more of."""
+    return [(key, canonical_key(value)) for key, value in args.items() if not isinstance(value, (dict, list))]
 
 
 def _nearest(grant: _Grant) -> int:
