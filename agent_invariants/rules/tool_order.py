@@ -112,6 +112,7 @@ class ToolOrder(Rule):
         self._tools = tuple(config.tools)
         self._globs: tuple[Callable[[str], Any], ...] = tuple(compile_glob(glob) for glob in self._tools)
         self._signatures: dict[str, frozenset[int]] = {}
+        self._shared: dict[frozenset[int], frozenset[int]] = {}   # each signature once, however many tools have it
         self._matched: list[tuple[int, _Seq]] = []          # (pattern, seq), the largest partial match so far
         self._deviation: tuple[_Seq, int, str | UnsetType] | None = None   # exact: (seq, index, tool)
         self._done = False                                   # the verdict is known: later calls change nothing
@@ -138,7 +139,9 @@ class ToolOrder(Rule):
         if found is None:
             if len(self._signatures) >= _SIGNATURES:
                 self._signatures.clear()
-            found = self._signatures[tool] = frozenset(k for k, glob in enumerate(self._globs) if glob(tool))
+                self._shared.clear()
+            found = frozenset(k for k, glob in enumerate(self._globs) if glob(tool))
+            found = self._signatures[tool] = self._shared.setdefault(found, found)
         return found
 
     # A handler returns True once the verdict is known: the engine then routes it no more calls
