@@ -24,15 +24,15 @@ from __future__ import annotations
 import datetime
 import math
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len
 
-__all__ = ("END", "FIRST", "LAST", "START", "Timeline", "as_object", "cut_text", "duration_ms", "iso_nanos",
-           "model_call", "nanos_iso", "parse_args", "parse_result")
+__all__ = ("END", "FIRST", "LAST", "START", "ModelTurn", "Timeline", "as_object", "cut_text", "duration_ms",
+           "iso_nanos", "nanos_iso", "parse_args", "parse_result")
 
 FIRST = -1
 """The run's start: before anything else at its instant (or, as `bound`, the run's start wherever
@@ -365,13 +365,35 @@ def cut_text(text: str, limit: int) -> str:
     return kept + "…"
 
 
-def model_call(calls: list[str], taken: set[str], own: str | None) -> str | None:
-    """The call of a model turn that a tool step answers (point 28: by tool name and order):
-    `calls` are the ids the model gave calls of the step's tool, in order, and `taken` those that
-    earlier steps answered. A step with its own id takes that call if the model made it, else the
-    first one not taken; the call is then taken, so that the next step of the tool gets the next."""
-    free = [call_id for call_id in calls if call_id not in taken]
-    found = own if own is not None and own in free else free[0] if free else None
-    if found is not None:
-        taken.add(found)
-    return found
+class ModelTurn:
+    """The tool calls one model turn asked for, and which tool steps answered them (point 28: by
+    tool name and order). A step with its own id takes that call if the model made it and no step
+    took it yet, else the first call of its tool not taken; the call is then taken, so that the
+    next step of the tool gets the next. Each step is answered in constant time, however many
+    calls the turn made."""
+
+    def __init__(self, calls: Iterable[tuple[str, str]]) -> None:
+        self._of: dict[str, list[str]] = {}   # tool name -> the ids the model gave its calls, in order
+        for call_id, name in calls:
+            self._of.setdefault(name, []).append(call_id)
+        self._made = {name: set(ids) for name, ids in self._of.items()}
+        self._first: dict[str, int] = {}   # tool name -> no call of it before this one is free
+        self._taken: set[str] = set()
+
+    def take(self, name: str, own: str | None) -> str | None:
+        """The call a step of tool `name` (with its own id, if it has one) answers, or None."""
+        calls = self._of.get(name)
+        if calls is None:
+            return None
+        if own is not None and own in self._made[name] and own not in self._taken:
+            found = own
+        else:
+            at = self._first.get(name, 0)
+            while at < len(calls) and calls[at] in self._taken:
+                at += 1
+            self._first[name] = at
+            if at == len(calls):
+                return None
+            found = calls[at]
+        self._taken.add(found)
+        return found

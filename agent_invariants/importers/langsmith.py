@@ -36,12 +36,12 @@ from agent_invariants.importers.common import (
     END,
     FIRST,
     LAST,
+    ModelTurn,
     Timeline,
     as_object,
     cut_text,
     duration_ms,
     iso_nanos,
-    model_call,
     parse_args,
     parse_result,
 )
@@ -297,7 +297,7 @@ class _ModelIds:
 
     def __init__(self, trace: _Trace) -> None:
         self.trace = trace
-        self.used: dict[str, set[str]] = {}   # llm run id -> the ids of its calls that tool runs took
+        self.turns: dict[str, ModelTurn] = {}   # llm run id -> its calls, and those tool runs took
         self.models: dict[str | None, list[_Run]] = {}   # parent id -> its llm runs, by end
         for member in trace.members:
             if member.raw.get("run_type") in ("llm", "chat_model"):
@@ -323,7 +323,7 @@ class _ModelIds:
         return None
 
     def _take(self, run: _Run, own: str | None) -> str | None:
-        """The call of the nearest earlier model run that this tool run answers (`model_call`)."""
+        """The call of the nearest earlier model run that this tool run answers (`ModelTurn`)."""
         name = run.raw["name"]
         scopes = [run.parent]
         parent = self.trace.by_id.get(run.parent) if run.parent else None
@@ -335,9 +335,13 @@ class _ModelIds:
             if not before:
                 continue
             model = self.models[scope][before - 1]
-            calls = [str(call["id"]) for message in _generated(model.raw) for call in message.get("tool_calls") or []
-                     if isinstance(call, dict) and call.get("name") == name and isinstance(call.get("id"), str)]
-            return model_call(calls, self.used.setdefault(model.raw["id"], set()), own)
+            turn = self.turns.get(model.raw["id"])
+            if turn is None:
+                turn = self.turns[model.raw["id"]] = ModelTurn(
+                    (call["id"], call["name"]) for message in _generated(model.raw)
+                    for call in message.get("tool_calls") or []
+                    if isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("id"), str))
+            return turn.take(name, own)
         return None
 
 

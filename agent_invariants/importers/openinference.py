@@ -22,7 +22,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-from agent_invariants.importers.common import END, cut_text, model_call
+from agent_invariants.importers.common import END, ModelTurn, cut_text
 from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, error_text, failed
 from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
@@ -123,7 +123,7 @@ def _model_ids(tree: Tree) -> dict[int, str]:
     for found in llms.values():
         found.sort(key=lambda span: (span.end, span.order))
     ends = {parent: [span.end for span in found] for parent, found in llms.items()}
-    used: dict[int, set[str]] = {}   # LLM span (its order) -> the ids of its calls that a tool took
+    turns: dict[int, ModelTurn] = {}   # LLM span (its order) -> its calls, and those a tool took
     ids: dict[int, str] = {}
     tools = [span for span in tree.spans if _kind(span) == "TOOL"]
     for span in sorted(tools, key=lambda span: (span.start, span.order)):
@@ -136,8 +136,10 @@ def _model_ids(tree: Tree) -> dict[int, str]:
             if not before:
                 continue
             model = llms[key][before - 1]
-            calls = [call_id for call_id, tool in _model_calls(model) if tool == name]
-            answered = model_call(calls, used.setdefault(model.order, set()), str(own) if own else None)
+            turn = turns.get(model.order)
+            if turn is None:
+                turn = turns[model.order] = ModelTurn(_model_calls(model))
+            answered = turn.take(name, str(own) if own else None)
             if answered is not None and not own:
                 ids[span.order] = answered
             break
