@@ -176,6 +176,10 @@ class _Join:
         # the subject last looked up (its args, its position) and its bucket: the members of one
         # join are resolved one after the other for the same subject, which is looked up once
         self._last: tuple[Any, int, Any] = (None, -1, None)
+        # a key kept more than once, per member: its values so far with their equality keys, grown
+        # as entries come, so that a subject after all of them (the usual one) neither copies nor
+        # scans them (a key looked up 4,000 times made every later call compare with 4,000 values)
+        self._pools: dict[tuple[int, int], tuple[list[tuple[Any, ...]], Candidates, list[int]]] = {}
 
     def member(self, source: _Source) -> None:
         """Keep `source`'s values here too."""
@@ -218,7 +222,24 @@ class _Join:
         if bucket.__class__ is tuple:
             value = bucket[slot]
             return [value] if bucket[0] < position and value is not NOT_FOUND else []
+        if bucket[-1][0] < position:   # every entry before the subject
+            return self._pooled(bucket, slot)
         return [entry[slot] for entry in bucket if entry[0] < position and entry[slot] is not NOT_FOUND]
+
+    def _pooled(self, bucket: list[tuple[Any, ...]], slot: int) -> Candidates:
+        """The values of the member at `slot` in a bucket of several entries, as candidates with
+        their equality keys, brought up to date with the entries added since last asked."""
+        pool = self._pools.get((id(bucket), slot))
+        if pool is None:
+            pool = self._pools[id(bucket), slot] = (bucket, Candidates(keys=set()), [0])   # (holds the bucket)
+        _, found, seen = pool
+        for entry in bucket[seen[0]:]:
+            value = entry[slot]
+            if value is not NOT_FOUND:
+                found.append(value)
+                found.keys.add(canonical_key(value))   # type: ignore[union-attr]   # (a set here)
+        seen[0] = len(bucket)
+        return found
 
     def _bucket(self, subject_args: Any) -> tuple[Any, ...] | list[tuple[Any, ...]] | None:
         """The entries kept under the key the subject's args hold, or None."""
