@@ -772,3 +772,24 @@ def test_the_public_api_agrees_with_a_reference_model(spec, events):
     assert actual == expected
     assert result["checked"] == checked
     assert result["passed"] is (expected == [])
+
+
+# -- max_age_ms with times that go back -----------------------------------------------------------
+
+def _at(second: int) -> str:
+    return f"2026-01-01T00:00:{second:02d}Z"
+
+
+def test_a_grant_too_old_for_a_call_still_covers_a_later_call_whose_time_goes_back(run):
+    """Grants too old for a call are set aside while calls' times only grow; a later call whose
+    time goes back must still find them, and what was revoked or used meanwhile stays so."""
+    out = run(rule(max_age_ms=5000),
+              grant(approval_id="g1", time=_at(0)),                   # 1: covers the call at 7
+              grant(approval_id="g2", time=_at(0)),                   # 2: revoked at 5
+              call(time=_at(30), call_id="late"),                     # 3: both too old
+              grant(tool="other", time=_at(30)),                      # 4
+              revoke(approval_id="g2"),                               # 5
+              call(time=_at(2), call_id="back", approval_id="g2"),    # 6: g2 was revoked meanwhile
+              call(time=_at(3), call_id="back2"),                     # 7: g1, nearest that covers
+              call(time=_at(3), call_id="back3"))                     # 8: g1 is used
+    assert [seq for seq, _ in out.missing()] == [3, 6, 8]

@@ -214,6 +214,12 @@ class ApprovalBound(Rule):
         # at the grants filed under its own fields, not at every grant of its tool.
         self._subset = config.bind == "args_subset"
         self._anchors: dict[tuple[Any, ...], dict[int, _Grant]] = {}
+        # `max_age_ms`: the live grants by time, oldest first (a heap), so that while the calls'
+        # times only grow, those too old for a call are set aside (`_stale`): no later call can
+        # use them. A call whose time goes back files them again, and ends the setting aside.
+        self._by_time: list[tuple[int, int, _Grant]] | None = None if config.max_age_ms is UNSET else []
+        self._stale: dict[int, _Grant] = {}
+        self._latest_call: int | None = None   # the time of the latest call so far
         self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
         # with max_age_events, the grants added, oldest first (some dropped since): what ages out
         self._ageing: deque[_Grant] | None = None if config.max_age_events is UNSET else deque()
@@ -243,14 +249,20 @@ class ApprovalBound(Rule):
         self._expire(index)   # a trace of grants and no calls keeps only those within max_age_events
         if self._may_cover(grant):
             grant.bucket = self._bucket(grant.tool, grant)
-            self._live[index] = grant
             if self._ageing is not None:
                 self._ageing.append(grant)
-            self._buckets.setdefault(grant.bucket, {})[index] = grant
-            if self._subset:
-                self._anchor(grant)
             if grant.approval_id is not UNSET:
                 self._by_id.setdefault(grant.approval_id, {})[index] = grant
+            self._file(grant)
+
+    def _file(self, grant: _Grant) -> None:
+        """Make a grant one that calls look at (its bucket, its anchor, its place by time)."""
+        self._live[grant.index] = grant
+        self._buckets.setdefault(grant.bucket, {})[grant.index] = grant
+        if self._subset:
+            self._anchor(grant)
+        if self._by_time is not None and grant.time is not None:   # (it has one: _may_cover)
+            heapq.heappush(self._by_time, (grant.time, grant.index, grant))
 
     def _may_cover(self, grant: _Grant) -> bool:
         """False for a grant that fails a condition of coverage for every call the rule checks
@@ -268,6 +280,8 @@ class ApprovalBound(Rule):
         if config.bind == "call_id" and grant.call_id is UNSET:
             return False
         if config.require_approver and not grant.approver:
+            return False
+        if config.max_age_ms is not UNSET and grant.time is None:
             return False
         return self._attested is None or self._attested(grant.attested_by)
 
@@ -294,18 +308,14 @@ class ApprovalBound(Rule):
         for grant in self._recent:
             if not grant.revoked and revoked(grant):
                 grant.revoked = True
-        live = self._live if approval_id is UNSET else self._by_id.get(approval_id, {})
-        for grant in [grant for grant in live.values() if grant.revoked or revoked(grant)]:
+        live = [*self._live.values(), *self._stale.values()] if approval_id is UNSET else \
+            self._by_id.get(approval_id, {}).values()
+        for grant in [grant for grant in live if grant.revoked or revoked(grant)]:
             grant.revoked = True
             self._drop(grant)
 
-    def _anchor(self, grant: _Grant) -> None:
-        anchors, bucket = self._anchors, grant.bucket
-        fields = [(bucket, *field) for field in _fields(grant.args)]
-        grant.anchor = min(fields, key=lambda field: len(anchors.get(field, _EMPTY))) if fields else (bucket,)
-        anchors.setdefault(grant.anchor, {})[grant.index] = grant
-
-    def _drop(self, grant: _Grant) -> None:
+    def _unfile(self, grant: _Grant) -> None:
+        """Take a live grant out of what calls look at (`_by_id` keeps it, for revocations)."""
         del self._live[grant.index]
         bucket = self._buckets[grant.bucket]
         del bucket[grant.index]
@@ -316,6 +326,38 @@ class ApprovalBound(Rule):
             del anchored[grant.index]
             if not anchored:
                 del self._anchors[grant.anchor]
+
+    def _set_aside(self, call: _Call) -> None:
+        """`max_age_ms`: set aside the grants too old for this call, while calls' times only grow;
+        file them again, for good, once a call's time goes back."""
+        by_time, now = self._by_time, call.time
+        if by_time is None or now is None:   # (a call without a time is covered by no grant)
+            return
+        if self._latest_call is not None and now < self._latest_call:
+            self._by_time = None
+            for grant in self._stale.values():
+                self._file(grant)
+            self._stale.clear()
+            return
+        self._latest_call = now
+        limit = self._config.max_age_ms
+        assert limit is not UNSET   # (by_time is kept only then)
+        while by_time and (now - by_time[0][0]) / 1_000 > limit:   # (microseconds; as _covers measures)
+            _, index, grant = heapq.heappop(by_time)
+            if self._live.get(index) is grant:
+                self._unfile(grant)
+                self._stale[index] = grant
+
+    def _anchor(self, grant: _Grant) -> None:
+        anchors, bucket = self._anchors, grant.bucket
+        fields = [(bucket, *field) for field in _fields(grant.args)]
+        grant.anchor = min(fields, key=lambda field: len(anchors.get(field, _EMPTY))) if fields else (bucket,)
+        anchors.setdefault(grant.anchor, {})[grant.index] = grant
+
+    def _drop(self, grant: _Grant) -> None:
+        """Forget a grant that can cover no more calls (used, revoked, too many events old)."""
+        if self._stale.pop(grant.index, None) is None:
+            self._unfile(grant)
         if grant.approval_id is not UNSET:
             same = self._by_id[grant.approval_id]
             del same[grant.index]
@@ -326,6 +368,7 @@ class ApprovalBound(Rule):
         self.checked += 1
         call = _Call(event, index, self._reads)
         self._expire(index)
+        self._set_aside(call)
         for grant in self._candidates(call):
             if self._covers(grant, call):
                 if self._config.one_use:
@@ -360,7 +403,7 @@ class ApprovalBound(Rule):
             return
         while ageing:
             oldest = ageing[0]
-            alive = live.get(oldest.index) is oldest   # not spent or revoked since
+            alive = live.get(oldest.index) is oldest or self._stale.get(oldest.index) is oldest   # not spent or revoked
             if alive and index - oldest.index <= limit:
                 return
             ageing.popleft()
@@ -374,8 +417,9 @@ class ApprovalBound(Rule):
             return iter(())   # a call without args is bound by no grant
         if call.approval_id is not UNSET:   # only grants of its approval_id can cover it: asked of their index
             buckets = (self._bucket(call.tool, call), self._bucket(UNSET, call) if self._in_scope is not None else None)
-            same = self._by_id.get(call.approval_id, _EMPTY)
-            return (grant for grant in reversed(same.values()) if grant.bucket in buckets)
+            same, live = self._by_id.get(call.approval_id, _EMPTY), self._live
+            return (grant for grant in reversed(same.values())
+                    if grant.bucket in buckets and live.get(grant.index) is grant)   # (not set aside)
         if self._subset:
             return self._subset_candidates(call)
         named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
