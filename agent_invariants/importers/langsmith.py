@@ -326,9 +326,11 @@ class _ModelIds:
         """The call of the nearest earlier model run that this tool run answers (`ModelTurn`)."""
         name = run.raw["name"]
         scopes = [run.parent]
+        seen = {run.parent}   # (a set beside the list: a deep chain of parents is walked in linear time)
         parent = self.trace.by_id.get(run.parent) if run.parent else None
-        while parent is not None and parent.parent not in scopes:   # a cycle of parents ends
+        while parent is not None and parent.parent not in seen:   # a cycle of parents ends
             scopes.append(parent.parent)
+            seen.add(parent.parent)
             parent = self.trace.by_id.get(parent.parent) if parent.parent else None
         for scope in scopes:
             before = bisect_right(self.ends.get(scope, []), run.start)

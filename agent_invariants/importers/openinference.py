@@ -126,11 +126,12 @@ def _model_ids(tree: Tree) -> dict[int, str]:
     turns: dict[int, ModelTurn] = {}   # LLM span (its order) -> its calls, and those a tool took
     ids: dict[int, str] = {}
     tools = [span for span in tree.spans if _kind(span) == "TOOL"]
+    with_llms = _Scopes(tree, llms)
     for span in sorted(tools, key=lambda span: (span.start, span.order)):
         name = str(span.attributes.get("tool.name") or span.name)
         own = span.attributes.get("tool.id")
         parent = tree.parent(span)
-        for scope in [parent, *(tree.ancestors(parent) if parent is not None else ())]:
+        for scope in [None] if parent is None else with_llms.up(parent):
             key = -1 if scope is None else scope.order
             before = bisect_right(ends.get(key, []), span.start)
             if not before:
@@ -144,6 +145,34 @@ def _model_ids(tree: Tree) -> dict[int, str]:
                 ids[span.order] = answered
             break
     return ids
+
+
+class _Scopes:
+    """The spans, from one up through its ancestors, that have LLM spans as children: a tool's
+    model turn is looked for only there. Each span's nearest such one is remembered, so that
+    tools deep under a chain of spans do not each walk the whole chain."""
+
+    def __init__(self, tree: Tree, llms: dict[int, list[Span]]) -> None:
+        self.tree, self.llms = tree, llms
+        self._nearest: dict[int, Span | None] = {}   # span (its order) -> the nearest at or above it
+
+    def up(self, span: Span) -> Iterator[Span]:
+        found = self._at_or_above(span)
+        while found is not None:
+            yield found
+            parent = self.tree.parent(found)
+            found = None if parent is None else self._at_or_above(parent)
+
+    def _at_or_above(self, span: Span) -> Span | None:
+        nearest, llms, path = self._nearest, self.llms, []
+        current: Span | None = span
+        while current is not None and current.order not in nearest and current.order not in llms:
+            path.append(current)
+            current = self.tree.parent(current)
+        found = None if current is None else nearest.get(current.order, current)
+        for passed in path:
+            nearest[passed.order] = found
+        return found
 
 
 def _model_calls(span: Span) -> list[tuple[str, str]]:
