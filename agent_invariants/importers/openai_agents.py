@@ -126,11 +126,43 @@ def _span(value: dict[str, Any], line: int, order: int, file: str) -> _Span:
     return _Span(value, line, order, start, end)
 
 
+_MAX_DEPTH = 10_000
+
+
 def _depths(spans: list[_Span]) -> None:
+    """Each span's depth: how many ancestors its parents lead through (a cycle of parents ends
+    the count, as does the 10,000th), each worked out once from its parent's (a deep chain of
+    agents is read in linear time). Spans that share an id are counted one by one, as written."""
     by_id = {span.id: span for span in spans}
+    if len(by_id) < len(spans):
+        _depths_walked(spans, by_id)
+        return
+    known: dict[str, int] = {}
+    for span in spans:
+        path: list[_Span] = []
+        on_path: dict[str, int] = {}
+        current: _Span | None = span
+        while current is not None and current.id not in known and current.id not in on_path:
+            on_path[current.id] = len(path)
+            path.append(current)
+            current = by_id.get(current.parent) if current.parent else None
+        if current is not None and current.id in on_path:   # a cycle: each of it sees the others
+            cycle = path[on_path[current.id]:]
+            for member in cycle:
+                known[member.id] = min(len(cycle) - 1, _MAX_DEPTH)
+            path = path[:on_path[current.id]]
+            above = known[current.id]
+        else:
+            above = -1 if current is None else known[current.id]
+        for member in reversed(path):
+            above = known[member.id] = min(above + 1, _MAX_DEPTH)
+        span.depth = known[span.id]
+
+
+def _depths_walked(spans: list[_Span], by_id: dict[str, _Span]) -> None:
     for span in spans:
         depth, parent, seen = 0, by_id.get(span.parent) if span.parent else None, {span.id}
-        while parent is not None and parent.id not in seen and depth < 10_000:
+        while parent is not None and parent.id not in seen and depth < _MAX_DEPTH:
             seen.add(parent.id)
             depth += 1
             parent = by_id.get(parent.parent) if parent.parent else None
