@@ -72,10 +72,12 @@ class _Source:
         self.join_only = self.join is not None and where is not None and len(where.value) == 1
         self.tests: dict[str, Holds] = {key: quick(operand[key]) for key in ("where", "where_result", "find")
                                         if key in operand}
-        # Without where, where_result and call_index, a result's candidate is the same for every
-        # subject: it is worked out once, kept in order, and its key joins a set, so that "equal to
-        # some earlier result" costs one lookup however many results there are.
-        self.fixed = not any(key in operand for key in ("where", "where_result", "call_index"))
+        # Without call_index, and with a where and where_result that hold no reference (a $arg),
+        # a result's candidate is the same for every subject: it is worked out once, kept in
+        # order, and its key joins a set, so that "equal to some earlier result" costs one lookup
+        # however many results there are (and no result is looked at again for each call).
+        self.fixed = "call_index" not in operand and not any(
+            next(references_in(operand[key]), None) is not None for key in ("where", "where_result") if key in operand)
         self.values = Candidates(keys=set())
         self.positions: list[int] = []
         # A join with nothing more to try or take out: each kept value before the subject is a candidate.
@@ -89,6 +91,10 @@ class _Source:
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
         if self.fixed:
+            if "where" in operand and not _holds(self.tests["where"], call_args, no_references):
+                return
+            if "where_result" in operand and not _holds(self.tests["where_result"], result, no_references):
+                return
             value = _steps(operand, self.tests.get("find"), find(result, operand["path"]) if "path" in operand
                            else result)
             if value is not NOT_FOUND:
