@@ -350,3 +350,22 @@ def test_tool_order_keeps_each_set_of_patterns_a_tool_matches_once(tmp_path: Pat
     assert code == 0, err
     assert report["results"][0]["checked"] == calls + 1
     assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_references_written_alike_keep_the_results_they_read_once(tmp_path: Path) -> None:
+    """An output_match tree that names the same $from_result a thousand times, over 5,000 results:
+    each node kept every result (917 MiB); nodes written alike now share what they keep."""
+    results = 5_000
+    lines = []
+    for number in range(results):
+        lines.append(json.dumps({"seq": 2 * number + 1, "type": "tool.call", "tool": "get", "call_id": f"g{number}"}))
+        lines.append(json.dumps({"seq": 2 * number + 2, "type": "tool.result", "tool": "get", "call_id": f"g{number}",
+                                 "ok": True, "result": {"v": number}}))
+    lines.append(json.dumps({"seq": 2 * results + 1, "type": "run.completed", "output": {"items": [3] * 1000}}))
+    (tmp_path / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    rules = {"version": 2, "name": "x", "rules": [{"id": "items", "kind": "output_match", "match": {
+        "items": [{"$from_result": {"tool": "get", "path": "v"}}] * 1000}}]}
+    code, report, err, peak = check_json(tmp_path, "trace.jsonl", rules=rules)
+    assert code == 0, err   # each item is 3, which some earlier result holds
+    assert report["results"][0]["passed"] is True
+    assert peak < PEAK_MIB, f"peak {peak} MiB"

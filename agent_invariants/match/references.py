@@ -326,10 +326,15 @@ class Memory:
     def __init__(self, tree: Node | None) -> None:
         self._sources: dict[int, _Source] = {}
         self._any = False
+        alike: dict[object, _Source] = {}   # references written alike share one source: what it keeps, once
         for reference in references_in(tree):
             self._any = True
             if reference.name == "$from_result":
-                self._sources[id(reference.operand)] = _Source(reference.operand)
+                written = canonical_key(reference.written)
+                source = alike.get(written)
+                if source is None:
+                    source = alike[written] = _Source(reference.operand)
+                self._sources[id(reference.operand)] = source
         self.globs = tuple(dict.fromkeys(source.operand["tool"] for source in self._sources.values()))
         # Calls are numbered (per glob) only for a `call_index`; then they are seen as they come,
         # and wait for their result by position. Otherwise what `where` reads of a call's args
@@ -339,7 +344,7 @@ class Memory:
         self._is_tool = {glob: compile_glob(glob) for glob in self.globs}
         self._waiting: dict[int, tuple[dict[str, int], Any]] = {}
         self._reads_args = any("where" in source.operand for source in self._sources.values())
-        self._feeds = _feeds(self._sources.values())
+        self._feeds = _feeds(alike.values())
         self._sources_of: dict[str, list[_Source | _Join]] = {}   # by a result's tool: the feeds of that tool
 
     def __bool__(self) -> bool:
