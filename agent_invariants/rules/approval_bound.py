@@ -179,10 +179,13 @@ class ApprovalBound(Rule):
     before it and calls after it. The rule keeps the 10 latest grants for the evidence, and the grants that
     may still cover a call: not spent, not revoked, within `max_age_events`, and able to cover
     some call of the rule (a grant for another tool, outside `scope`, without the args or call_id
-    `bind` needs or without a required approver never is). A call looks at the grants of its tool
-    and binding only; but grants that are too old by `max_age_ms`, or that `args_subset` never
-    matches, stay and are looked at by each call: a trace of many such grants and many calls
-    costs grants × calls.
+    `bind` needs or without a required approver never is; with `max_age_ms`, one without a
+    time). A call looks only at the grants of its tool and binding: with an `approval_id`, those
+    of that id; under `args_subset`, those that name one of its plain fields with its value (or
+    no plain field). With `max_age_ms`, grants too old for a call are set aside while the calls'
+    times only grow; once a call's time goes back they are looked at again. What is left, grants
+    that share a call's field but not the rest of its args, is looked at by each call: a trace of
+    many such grants and many calls costs grants × calls.
     """
 
     kind: ClassVar[str] = "approval_bound"
