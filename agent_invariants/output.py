@@ -192,22 +192,21 @@ def input_at(output: str | Path, *inputs: str | Path | None) -> str | Path | Non
         return None
     if not stat.S_ISREG(written.st_mode):
         return None   # /dev/stdout may well be the terminal /dev/stdin is
-    for path in inputs:
-        try:
-            if path is not None and path != "-" and os.path.samestat(written, os.stat(path)):
-                return path
-        except OSError:
-            continue
-    return None
+    return next((path for path in inputs if path is not None and path != "-" and same_file(output, path)), None)
 
 
 def same_file(one: str | Path, other: str | Path) -> bool:
-    """Whether two paths name one file: the same file when both exist, else the same place once
-    links and `..` are resolved (a file about to be written has nothing to compare yet)."""
+    """Whether `one`, a file about to be written, would be `other`: the same regular file when
+    `one` exists (a terminal or /dev/stdout may well be the device /dev/stdin is), else the same
+    place once links and `..` are resolved."""
     try:
-        return os.path.samestat(os.stat(one), os.stat(other))
+        written = os.stat(one)
     except OSError:
         return os.path.realpath(one) == os.path.realpath(other)
+    try:
+        return stat.S_ISREG(written.st_mode) and os.path.samestat(written, os.stat(other))
+    except OSError:
+        return False
 
 
 def create_new(files: list[tuple[Path, str]], folder: Path) -> None:

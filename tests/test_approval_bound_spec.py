@@ -793,3 +793,13 @@ def test_a_grant_too_old_for_a_call_still_covers_a_later_call_whose_time_goes_ba
               call(time=_at(3), call_id="back2"),                     # 7: g1, nearest that covers
               call(time=_at(3), call_id="back3"))                     # 8: g1 is used
     assert [seq for seq, _ in out.missing()] == [3, 6, 8]
+
+
+def test_grants_filed_again_after_a_call_goes_back_in_time_keep_their_order(run):
+    """The call at seq 2 sets grant 1 aside (too old for it); seq 4 goes back in time, so grants
+    are filed again: seq 4 still takes the nearest that covers it (3), and seq 5 takes 1."""
+    out = run(rule(max_age_ms=5000),
+              grant(time="2024-01-01T00:00:04.900Z"), call(time="2024-01-01T00:00:10Z"),
+              grant(time="2024-01-01T00:00:00Z"), call(time="2024-01-01T00:00:01Z"),
+              call(time="2024-01-01T00:00:09.500Z"))
+    assert [seq for seq, _ in out.missing()] == [2]

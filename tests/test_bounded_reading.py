@@ -369,3 +369,48 @@ def test_references_written_alike_keep_the_results_they_read_once(tmp_path: Path
     assert code == 0, err   # each item is 3, which some earlier result holds
     assert report["results"][0]["passed"] is True
     assert peak < PEAK_MIB, f"peak {peak} MiB"
+
+
+def test_approval_bound_with_max_age_ms_keeps_no_spent_grant(tmp_path: Path) -> None:
+    """Grants used at once, all at one instant: the grants ordered by time for max_age_ms once
+    kept every spent one (148 MiB for 300,000)."""
+    lines = []
+    for number in range(300_000):
+        lines.append(json.dumps({"seq": 2 * number + 1, "type": "approval.granted", "tool": "refund",
+                                 "time": "2024-01-01T00:00:00Z"}))
+        lines.append(json.dumps({"seq": 2 * number + 2, "type": "tool.call", "tool": "refund",
+                                 "time": "2024-01-01T00:00:00Z"}))
+    (tmp_path / "trace.jsonl").write_text("\n".join(lines) + "\n")
+    rules = {"version": 2, "name": "x", "rules": [{"id": "bound", "kind": "approval_bound", "tool": "refund",
+                                                   "max_age_ms": 5000}]}
+    code, report, err, peak = check_json(tmp_path, "trace.jsonl", rules=rules)
+    assert code == 0, err
+    assert report["results"][0]["checked"] == 300_000
+    assert peak < 60, f"peak {peak} MiB"
+
+
+PIPELINING_AGENT = """
+import json, sys
+sys.stdin.readline()                                   # run.start
+for number in range(6000):                             # 12 MB of calls before it reads a reply
+    print(json.dumps({"type": "tool.call", "tool": "get", "call_id": f"c{number}", "args": {"pad": "x" * 2000}}))
+sys.stdout.flush()
+for _ in range(6000):
+    sys.stdin.readline()
+print(json.dumps({"type": "run.completed"}), flush=True)
+"""
+
+
+def test_record_reads_an_agent_that_writes_its_calls_before_it_reads_their_replies(tmp_path: Path) -> None:
+    """Holding stdout while a reply waits for the agent would hold both sides until the idle
+    timeout: the agent waits to write, the harness to send."""
+    (tmp_path / "agent.py").write_text(PIPELINING_AGENT)
+    (tmp_path / "contract.json").write_text(json.dumps(
+        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "fixtures.json").write_text(json.dumps({"version": 1, "tools": {"get": {"value": "y" * 300}}}))
+    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
+                                    "--fake-clock", "--idle-timeout-ms", "5000", "--out", "trace.jsonl", "--",
+                                    sys.executable, "agent.py")
+    assert code == 0, err
+    last = json.loads((tmp_path / "trace.jsonl").read_text().splitlines()[-1])
+    assert (last["seq"], last["type"]) == (12_002, "run.completed")

@@ -1195,3 +1195,27 @@ def test_an_untouched_trace_is_judged_with_and_without_redaction(tmp_path: Path)
         run = run_agent(tmp_path, steps, V2, FIXTURES, name=name, **options)
         assert [event.get("tool") for event in run.bare()][1:3] == ["orders.get", "orders.get"]
         assert run.info.ended_by == "completed"
+
+
+def test_the_report_may_go_to_the_terminal_the_input_comes_from(tmp_path: Path) -> None:
+    """--input @/dev/stdin and --output /dev/stdout on one terminal are one device, not one file:
+    only a regular file the run reads or writes is refused as --output."""
+    import os
+    import pty
+    import subprocess
+
+    (tmp_path / "c.json").write_text(json.dumps(V2))
+    (tmp_path / "fx.json").write_text(json.dumps({"version": 1, "tools": {}}))
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, b'{"q": 1}\n\x04')
+        result = subprocess.run(
+            [sys.executable, "-m", "agent_invariants", "record", "-c", "c.json", "--fixtures", "fx.json",
+             "--fake-clock", "--out", "t.jsonl", "--input", "@/dev/stdin", "-f", "json", "--output", "/dev/stdout",
+             "--", sys.executable, "-c", DONE_AGENT],
+            cwd=tmp_path, stdin=follower, stdout=follower, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])["data"]["input"] == {"q": 1}

@@ -131,8 +131,10 @@ class _Pending:
             _index(self._by_args, call)
 
     def remove(self, call: _Call) -> None:
-        if self._calls.pop(call, _ABSENT) is _ABSENT or self._by_args is None or call.same is None:
-            return
+        if self._calls.pop(call, _ABSENT) is _ABSENT:
+            return   # answered or cancelled already
+        if self._by_args is None or call.same is None:
+            return   # not indexed
         same = self._by_args[call.same]
         del same[call]
         if not same:

@@ -9,10 +9,11 @@ them, and every wait is a `select` with a deadline.
   and blank lines included: a line is refused as soon as its 1,040,385th byte arrives without a
   newline (it is never buffered further), and the stream as soon as its 64 MiB + 1st byte
   arrives. Either becomes a `Limit` in the queue of lines, after the lines before it.
-- Lines wait in that queue while the harness is busy (a fixture's delay, a reply the agent does
-  not read). Once 8 MiB wait there, stdout is not read until the harness has handled some: the
-  agent then waits on its pipe, as on any slow reader. (Read on regardless, a flood of `{}` lines
-  took 150 bytes of memory for each 3 it wrote: gigabytes before the 64 MiB cap.)
+- Lines wait in that queue while the harness is busy (a fixture's delay). Once 8 MiB wait there,
+  stdout is not read until the harness has handled some: the agent then waits on its pipe, as on
+  any slow reader. (Read on regardless, a flood of `{}` lines took 150 bytes of memory for each 3
+  it wrote: gigabytes before the 64 MiB cap.) While a reply waits for the agent to read it, and
+  once the run is ending, stdout is read whatever the queue holds.
 - stderr is drained all the time, so it never blocks the agent; its last 1 MiB is kept.
 - The group (the agent and whatever it started, unless it left the session) is ended with
   SIGTERM, then SIGKILL 2 s later if any member remains.
@@ -141,11 +142,14 @@ class Agent:
                 self._read_stderr()
 
     def _hold_stdout(self) -> None:
-        """Read stdout only while the queue of lines has room, or once what comes is discarded."""
+        """Read stdout while the queue of lines has room; and whatever it holds while a reply waits
+        for the agent to read it (an agent may write many calls before it reads their replies:
+        holding its stdout then would hold both sides), once the run is ending, or once what comes
+        is discarded."""
         if self._stdout is None:
             return
         registered = self._stdout in self._selector.get_map()
-        if self._queued < _MAX_QUEUED_BYTES or self._limited:
+        if self._queued < _MAX_QUEUED_BYTES or self._pending or self._ended or self._limited:
             if not registered:
                 self._selector.register(self._stdout, selectors.EVENT_READ)
         elif registered:

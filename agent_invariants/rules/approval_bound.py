@@ -264,8 +264,12 @@ class ApprovalBound(Rule):
         self._buckets.setdefault(grant.bucket, {})[grant.index] = grant
         if self._subset:
             self._anchor(grant)
-        if self._by_time is not None and grant.time is not None:   # (it has one: _may_cover)
-            heapq.heappush(self._by_time, (grant.time, grant.index, grant))
+        by_time = self._by_time
+        if by_time is not None and grant.time is not None:   # (it has one: _may_cover)
+            heapq.heappush(by_time, (grant.time, grant.index, grant))
+            if len(by_time) > 2 * len(self._live) + 64:   # mostly spent or revoked grants: keep only the live
+                by_time[:] = [(live.time, live.index, live) for live in self._live.values() if live.time is not None]
+                heapq.heapify(by_time)
 
     def _may_cover(self, grant: _Grant) -> bool:
         """False for a grant that fails a condition of coverage for every call the rule checks
@@ -331,16 +335,21 @@ class ApprovalBound(Rule):
                 del self._anchors[grant.anchor]
 
     def _set_aside(self, call: _Call) -> None:
-        """`max_age_ms`: set aside the grants too old for this call, while calls' times only grow;
-        file them again, for good, once a call's time goes back."""
+        """`max_age_ms`: set aside the grants too old for this call, while calls' times only grow.
+        Once a call's time goes back, every grant is filed again, in trace order, and none is set
+        aside any more."""
         by_time, now = self._by_time, call.time
         if by_time is None or now is None:   # (a call without a time is covered by no grant)
             return
         if self._latest_call is not None and now < self._latest_call:
             self._by_time = None
-            for grant in self._stale.values():
-                self._file(grant)
+            grants = sorted([*self._live.values(), *self._stale.values()], key=_position)
+            self._live.clear()
+            self._buckets.clear()
+            self._anchors.clear()
             self._stale.clear()
+            for grant in grants:   # in trace order, as calls look at them: nearest last
+                self._file(grant)
             return
         self._latest_call = now
         limit = self._config.max_age_ms
@@ -352,6 +361,7 @@ class ApprovalBound(Rule):
                 self._stale[index] = grant
 
     def _anchor(self, grant: _Grant) -> None:
+        """File a live grant under its anchor (`args_subset`: see `_anchors`)."""
         anchors, bucket = self._anchors, grant.bucket
         fields = [(bucket, *field) for field in _fields(grant.args)]
         grant.anchor = min(fields, key=lambda field: len(anchors.get(field, _EMPTY))) if fields else (bucket,)
@@ -419,10 +429,12 @@ class ApprovalBound(Rule):
         if self._binds_args and not isinstance(call.args, dict):
             return iter(())   # a call without args is bound by no grant
         if call.approval_id is not UNSET:   # only grants of its approval_id can cover it: asked of their index
-            buckets = (self._bucket(call.tool, call), self._bucket(UNSET, call) if self._in_scope is not None else None)
+            named = self._bucket(call.tool, call)
+            unnamed = self._bucket(UNSET, call) if self._in_scope is not None else named
             same, live = self._by_id.get(call.approval_id, _EMPTY), self._live
             return (grant for grant in reversed(same.values())
-                    if grant.bucket in buckets and live.get(grant.index) is grant)   # (not set aside)
+                    if (grant.bucket == named or grant.bucket == unnamed)
+                    and live.get(grant.index) is grant)   # (not spent, revoked or set aside)
         if self._subset:
             return self._subset_candidates(call)
         named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
@@ -536,6 +548,10 @@ def _fields(args: dict[str, Any]) -> list[tuple[str, object]]:
     hold equal (`args_subset`): a string, number, boolean or null; an object or array may hold
     objects, which a call may hold more of."""
     return [(key, canonical_key(value)) for key, value in args.items() if not isinstance(value, (dict, list))]
+
+
+def _position(grant: _Grant) -> int:
+    return grant.index
 
 
 def _nearest(grant: _Grant) -> int:
