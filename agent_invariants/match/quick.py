@@ -20,10 +20,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import (
     ABSENT,
     COMPARISONS,
+    Candidates,
     Node,
     Reference,
     Resolve,
@@ -150,6 +152,8 @@ def _in_candidates(reference: Reference) -> Holds:
         found = resolve(reference)
         if isinstance(found, str):
             return False
+        if found.__class__ is Candidates and found.keys is not None and not found.arrays:
+            return canonical_key(actual) in found.keys   # (kept with their keys, and no array among them)
         return any(json_equal(actual, element) for candidate in found
                    for element in (candidate if isinstance(candidate, list) else [candidate]))
 

@@ -98,8 +98,7 @@ class _Source:
             value = _steps(operand, self.tests.get("find"), find(result, operand["path"]) if "path" in operand
                            else result)
             if value is not NOT_FOUND:
-                self.values.append(value)
-                self.values.keys.add(canonical_key(value))   # type: ignore[union-attr]   # (a set here)
+                self.values.add(value)
                 self.positions.append(position)
             return
         if "where_result" in operand:
@@ -242,8 +241,7 @@ class _Join:
         for entry in bucket[seen[0]:]:
             value = entry[slot]
             if value is not NOT_FOUND:
-                found.append(value)
-                found.keys.add(canonical_key(value))   # type: ignore[union-attr]   # (a set here)
+                found.add(value)
         seen[0] = len(bucket)
         return found
 

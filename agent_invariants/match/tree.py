@@ -73,13 +73,22 @@ class Node(NamedTuple):
 
 class Candidates(list):  # type: ignore[type-arg]
     """A reference's candidates, with the set of their equality keys (`canonical_key`) when it is
-    kept up to date, so that membership is one lookup (None: compare one by one)."""
+    kept up to date, so that membership is one lookup (None: compare one by one), and how many
+    of them are arrays (whose elements `$in` also takes)."""
 
-    __slots__ = ("keys",)
+    __slots__ = ("arrays", "keys")
 
     def __init__(self, values: list[Any] = (), keys: set[object] | None = None) -> None:  # type: ignore[assignment]
         super().__init__(values)
         self.keys = keys
+        self.arrays = 0
+
+    def add(self, value: Any) -> None:
+        """Append a candidate, and its key (the set is kept)."""
+        self.append(value)
+        self.keys.add(canonical_key(value))   # type: ignore[union-attr]
+        if value.__class__ is list:
+            self.arrays += 1
 
 
 def holds_equal(actual: Any, found: list[Any]) -> bool:
@@ -373,7 +382,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
             if found is None:
                 return False
-            values = found
+            return holds_equal(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains
     if not isinstance(actual, list):
@@ -398,8 +407,8 @@ def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcom
     if isinstance(found, str):
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": found})
         return None
-    if contributing:
-        found = [element for candidate in found
+    if contributing and not (found.__class__ is Candidates and found.keys is not None and not found.arrays):
+        found = [element for candidate in found   # (no array among kept candidates: they stand as they are)
                  for element in (candidate if isinstance(candidate, list) else [candidate])]
     if not found:
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": "no_candidates"})
