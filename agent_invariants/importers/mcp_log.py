@@ -131,8 +131,9 @@ class _Pending:
             _index(self._by_args, call)
 
     def remove(self, call: _Call) -> None:
-        if self._calls.pop(call, _ABSENT) is _ABSENT:
+        if call not in self._calls:
             return   # answered or cancelled already
+        del self._calls[call]
         if self._by_args is None or call.same is None:
             return   # not indexed
         same = self._by_args[call.same]
@@ -158,8 +159,6 @@ def _index(by_args: dict[tuple[str, object], dict[_Call, None]], call: _Call) ->
     call.same = (call.tool, canonical_key(call.args))
     by_args.setdefault(call.same, {})[call] = None
 
-
-_ABSENT: Any = object()
 
 
 class _Session:

@@ -25,7 +25,6 @@ from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import (
     ABSENT,
     COMPARISONS,
-    Candidates,
     Node,
     Reference,
     Resolve,
@@ -33,6 +32,7 @@ from agent_invariants.match.tree import (
     distinct,
     holds_equal,
     is_number,
+    keys_for_in,
 )
 
 __all__ = ("Holds", "quick")
@@ -152,8 +152,9 @@ def _in_candidates(reference: Reference) -> Holds:
         found = resolve(reference)
         if isinstance(found, str):
             return False
-        if found.__class__ is Candidates and found.keys is not None and not found.arrays:
-            return canonical_key(actual) in found.keys   # (kept with their keys, and no array among them)
+        keys = keys_for_in(found)
+        if keys is not None:
+            return canonical_key(actual) in keys
         return any(json_equal(actual, element) for candidate in found
                    for element in (candidate if isinstance(candidate, list) else [candidate]))
 

@@ -34,7 +34,8 @@ from agent_invariants.match.paths import parse_path, pointer
 from agent_invariants.match.regex import RegexError, compile_search
 
 __all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
-           "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "is_number", "no_references")
+           "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "is_number", "keys_for_in",
+           "no_references")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
@@ -89,6 +90,14 @@ class Candidates(list):  # type: ignore[type-arg]
         self.keys.add(canonical_key(value))   # type: ignore[union-attr]
         if value.__class__ is list:
             self.arrays += 1
+
+
+def keys_for_in(found: list[Any]) -> set[object] | None:
+    """The equality keys `$in` may look a value up in: those of candidates kept with their keys,
+    when none is an array (an array candidate's elements count too); else None."""
+    if found.__class__ is Candidates and found.keys is not None and not found.arrays:
+        return found.keys
+    return None
 
 
 def holds_equal(actual: Any, found: list[Any]) -> bool:
@@ -407,8 +416,8 @@ def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcom
     if isinstance(found, str):
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": found})
         return None
-    if contributing and not (found.__class__ is Candidates and found.keys is not None and not found.arrays):
-        found = [element for candidate in found   # (no array among kept candidates: they stand as they are)
+    if contributing and keys_for_in(found) is None:   # (with the keys, no candidate is an array)
+        found = [element for candidate in found
                  for element in (candidate if isinstance(candidate, list) else [candidate])]
     if not found:
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": "no_candidates"})

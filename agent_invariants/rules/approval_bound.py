@@ -65,7 +65,7 @@ class _Reads(NamedTuple):
 class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
-    __slots__ = ("anchor", "approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by",
+    __slots__ = ("approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by", "filed",
                  "index", "revoked", "scope", "seq", "time", "tool")
 
     def __init__(self, event: Event, index: int, reads: _Reads) -> None:
@@ -78,7 +78,7 @@ class _Grant:
         self.approver = reads.approver and text(event.approver) is not None
         self.attested_by = text(event.data.attested_by) if reads.attested and event.data is not UNSET else None
         self.bucket: Any = None   # the key under which the rule files it while it may cover a call
-        self.anchor: tuple[Any, ...] = ()   # (args_subset) where `_anchors` files it
+        self.filed: Any = None    # where `_buckets` files it: its bucket, or under `args_subset` its anchor
         self.consumed_by: int | float | None = None
         self.revoked = False
 
@@ -211,12 +211,12 @@ class ApprovalBound(Rule):
         self._live: dict[int, _Grant] = {}
         self._buckets: dict[Any, dict[int, _Grant]] = {}
         self._by_id: dict[str, dict[int, _Grant]] = {}
-        # `args_subset`: each live grant also under one field of its args that a covered call must
-        # hold equal, (bucket, key, value), the one fewest grants were filed under so far; a grant
-        # without such a field (no args, only objects and arrays) under (bucket,). A call then looks
-        # at the grants filed under its own fields, not at every grant of its tool.
+        # `args_subset` files each live grant not under its bucket but under an anchor: one field of
+        # its args that a covered call must hold equal, (bucket, key, value), the one fewest grants
+        # were filed under so far; a grant without such a field (no args, only objects and arrays)
+        # under (bucket,). A call then looks at the grants filed under its own fields, not at every
+        # grant of its tool.
         self._subset = config.bind == "args_subset"
-        self._anchors: dict[tuple[Any, ...], dict[int, _Grant]] = {}
         # `max_age_ms`: the live grants by time, oldest first (a heap), so that while the calls'
         # times only grow, those too old for a call are set aside (`_stale`): no later call can
         # use them. A call whose time goes back files them again, and ends the setting aside.
@@ -261,9 +261,8 @@ class ApprovalBound(Rule):
     def _file(self, grant: _Grant) -> None:
         """Make a grant one that calls look at (its bucket, its anchor, its place by time)."""
         self._live[grant.index] = grant
-        self._buckets.setdefault(grant.bucket, {})[grant.index] = grant
-        if self._subset:
-            self._anchor(grant)
+        grant.filed = self._anchor(grant) if self._subset else grant.bucket
+        self._buckets.setdefault(grant.filed, {})[grant.index] = grant
         by_time = self._by_time
         if by_time is not None and grant.time is not None:   # (it has one: _may_cover)
             heapq.heappush(by_time, (grant.time, grant.index, grant))
@@ -324,15 +323,10 @@ class ApprovalBound(Rule):
     def _unfile(self, grant: _Grant) -> None:
         """Take a live grant out of what calls look at (`_by_id` keeps it, for revocations)."""
         del self._live[grant.index]
-        bucket = self._buckets[grant.bucket]
-        del bucket[grant.index]
-        if not bucket:
-            del self._buckets[grant.bucket]
-        if self._subset:
-            anchored = self._anchors[grant.anchor]
-            del anchored[grant.index]
-            if not anchored:
-                del self._anchors[grant.anchor]
+        filed = self._buckets[grant.filed]
+        del filed[grant.index]
+        if not filed:
+            del self._buckets[grant.filed]
 
     def _set_aside(self, call: _Call) -> None:
         """`max_age_ms`: set aside the grants too old for this call, while calls' times only grow.
@@ -346,7 +340,6 @@ class ApprovalBound(Rule):
             grants = sorted([*self._live.values(), *self._stale.values()], key=_position)
             self._live.clear()
             self._buckets.clear()
-            self._anchors.clear()
             self._stale.clear()
             for grant in grants:   # in trace order, as calls look at them: nearest last
                 self._file(grant)
@@ -360,12 +353,11 @@ class ApprovalBound(Rule):
                 self._unfile(grant)
                 self._stale[index] = grant
 
-    def _anchor(self, grant: _Grant) -> None:
-        """File a live grant under its anchor (`args_subset`: see `_anchors`)."""
-        anchors, bucket = self._anchors, grant.bucket
+    def _anchor(self, grant: _Grant) -> tuple[Any, ...]:
+        """Where `args_subset` files a grant (see `_subset`)."""
+        buckets, bucket = self._buckets, grant.bucket
         fields = [(bucket, *field) for field in _fields(grant.args)]
-        grant.anchor = min(fields, key=lambda field: len(anchors.get(field, _EMPTY))) if fields else (bucket,)
-        anchors.setdefault(grant.anchor, {})[grant.index] = grant
+        return min(fields, key=lambda field: len(buckets.get(field, _EMPTY))) if fields else (bucket,)
 
     def _drop(self, grant: _Grant) -> None:
         """Forget a grant that can cover no more calls (used, revoked, too many events old)."""
@@ -448,12 +440,12 @@ class ApprovalBound(Rule):
     def _subset_candidates(self, call: _Call) -> Iterator[_Grant]:
         """`_candidates` under `args_subset`: the grants filed under the call's own fields (or
         under none), nearest first."""
-        anchors = self._anchors
+        buckets = self._buckets
         fields = _fields(call.args)
         found = []
         for bucket in (call.tool, UNSET) if self._in_scope is not None else (call.tool,):
-            found += [anchors[anchor] for anchor in [(bucket,), *((bucket, *field) for field in fields)]
-                      if anchor in anchors]
+            found += [buckets[anchor] for anchor in [(bucket,), *((bucket, *field) for field in fields)]
+                      if anchor in buckets]
         return heapq.merge(*(reversed(grants.values()) for grants in found), key=_nearest)
 
     def _covers(self, grant: _Grant, call: _Call) -> bool:

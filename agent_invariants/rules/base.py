@@ -171,12 +171,11 @@ class Rule:
         self.cap = DEFAULT_MAX_VIOLATIONS     # the most violations kept; see limit_violations
         self.read_output: list[Violation] = []   # kept violations that read the final output (caused_by)
         # `displaces`: the kept violations, latest in trace order first (a heap of
-        # (-without an event, -index, -number built, liveness, violation)), and the ids of the
+        # (-without an event, -index, -number noted, liveness, violation)), and the ids of the
         # kept ones note_violation was told are liveness
         self._by_place: list[tuple[int, int, int, bool, Violation]] = []
         self.liveness_kept: set[int] = set()
         self._noted_liveness = False
-        self._built = 0
 
     def limit_violations(self, max_violations: int) -> None:
         """Keep at most `max_violations` violations (0: keep all); call before the first event."""
@@ -285,29 +284,24 @@ class Rule:
         kind's `reason`); `status`, `pointer` and `related_seqs` are for version-2 kinds, and
         `reads_output` says the violation read the final output (an output_schema rule that
         fails then becomes its `caused_by`)."""
-        violation = self._keep(message, evidence, seq, index, reason, status, pointer, related_seqs)
+        violation = Violation(
+            rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
+            event_seq=seq, event_index=index, evidence=evidence,
+            code=f"{self.kind}.{self.reason if reason is None else reason}", status=status,
+            pointer=pointer if pointer is UNSET else bounded_pointer(pointer), related_seqs=related_seqs)
         if reads_output:
             self.read_output.append(violation)
         if self.displaces:
             self._displace(violation)
-
-    def _keep(self, message: str, evidence: dict[str, Any] | UnsetType, seq: int | float | UnsetType,
-              index: int | UnsetType, reason: str | None, status: Status, pointer: str | UnsetType,
-              related_seqs: list[int | float] | UnsetType) -> Violation:
-        self.violations.append(Violation(
-            rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
-            event_seq=seq, event_index=index, evidence=evidence,
-            code=f"{self.kind}.{self.reason if reason is None else reason}", status=status,
-            pointer=pointer if pointer is UNSET else bounded_pointer(pointer), related_seqs=related_seqs))
-        return self.violations[-1]
+        else:
+            self.violations.append(violation)
 
     def _displace(self, violation: Violation) -> None:
-        """Hold a kept violation of a kind that `displaces`, by its place in the trace (ties in the order
-        built, which is the order of the kind's codes), and let the latest go past the cap."""
-        self.violations.pop()   # (they are listed by `result`)
+        """Hold a kept violation of a kind that `displaces` by its place in the trace, ties in the
+        order noted (the order of the kind's codes: each was noted just before it is kept), and let
+        the latest go past the cap. `result` lists them."""
         without, index = _place(violation.event_index)
-        heapq.heappush(self._by_place, (-without, -index, -self._built, self._noted_liveness, violation))
-        self._built += 1
+        heapq.heappush(self._by_place, (-without, -index, -self.violation_count, self._noted_liveness, violation))
         if self._noted_liveness:
             self.liveness_kept.add(id(violation))
         if len(self._by_place) > self.cap:
