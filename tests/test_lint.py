@@ -69,6 +69,13 @@ def test_subsumes_never_claims_wrongly(q, p):
         assert all(glob_match(q, subject) for subject in subjects(len(p) + 2) if glob_match(p, subject))
 
 
+@settings(max_examples=300, deadline=None)
+@given(q=st.text(alphabet="ab?*", max_size=12), p=st.text(alphabet="ab", max_size=12))
+def test_subsumes_is_exact_for_a_literal(q, p):
+    """A literal names one subject: q covers it exactly when q matches it."""
+    assert subsumes(q, p) is glob_match(q, p)
+
+
 @settings(max_examples=150, deadline=None)
 @given(stored=st.lists(GLOBS, min_size=0, max_size=12), glob=GLOBS)
 def test_the_index_finds_what_a_scan_of_every_glob_finds(stored, glob):
@@ -77,6 +84,23 @@ def test_the_index_finds_what_a_scan_of_every_glob_finds(stored, glob):
     index = GlobIndex((pattern, position) for position, pattern in enumerate(stored))
     assert sorted(index.covering(glob)) == [n for n, pattern in enumerate(stored) if subsumes(pattern, glob)]
     assert sorted(index.meeting(glob)) == [n for n, pattern in enumerate(stored) if intersects(pattern, glob)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(stored=st.lists(st.lists(st.text(alphabet="ab", min_size=1, max_size=12) | st.sampled_from(["*", "?"]),
+                                max_size=5).map("".join), min_size=1, max_size=40),
+       data=st.data())
+def test_the_index_finds_what_a_scan_finds_among_long_runs(stored, data):
+    """Globs filed under pieces of runs longer than the index cuts them to, many sharing a run;
+    the glob looked up is one of them narrowed (a wildcard written as letters, or kept), so that
+    many cover it."""
+    from agent_invariants.lint.globs import GlobIndex
+
+    narrowing = {"*": st.sampled_from(["*", "", "a", "ab*", "*b"]), "?": st.sampled_from(["?", "a", "b"])}
+    glob = "".join(data.draw(narrowing[char]) if char in narrowing else char
+                   for char in data.draw(st.sampled_from(stored)))
+    index = GlobIndex((pattern, position) for position, pattern in enumerate(stored))
+    assert sorted(index.covering(glob)) == [n for n, pattern in enumerate(stored) if subsumes(pattern, glob)]
 
 
 @pytest.mark.parametrize(("q", "p"), [("*", "a?b*"), ("a*", "ab"), ("a*", "a?*"), ("?*", "*?"), ("a**b", "a*b"),

@@ -11,13 +11,14 @@ patterns alone.
   symbol strings (O(|p|·|q|)).
 - `subsumes(q, p)`: every subject p matches, q matches too. q must match p read as a string of
   symbols, where a literal matches the same literal, q's `?` any one symbol of p but `*`, and q's
-  `*` any run of symbols. Sound (never says yes wrongly); it can miss a subsumption only through
+  `*` any run of symbols (the positions of p reached are one big integer's bits). Sound (never says yes wrongly); it can miss a subsumption only through
   spellings normalisation does not unify, and then lint only loses a warning.
 """
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
@@ -88,21 +89,23 @@ def intersects(p: str, q: str) -> bool:
 def subsumes(q: str, p: str) -> bool:
     """Whether every subject `p` matches is matched by `q` (sound: see the module's note)."""
     wide, narrow = normalised(q), normalised(p)
-    # fits[i][j]: wide[:i] matches narrow[:j] read as symbols
-    fits = [[False] * (len(narrow) + 1) for _ in range(len(wide) + 1)]
-    fits[0][0] = True
-    for i in range(len(wide) + 1):
-        for j in range(len(narrow) + 1):
-            if not fits[i][j] or i == len(wide):
-                continue
-            symbol = wide[i]
-            if symbol == ANY:
-                fits[i + 1][j] = True               # the star takes nothing more
-                if j < len(narrow):
-                    fits[i][j + 1] = True           # ... or one more symbol of p, a star included
-            elif j < len(narrow) and (symbol == narrow[j] if symbol != ONE else narrow[j] != ANY):
-                fits[i + 1][j + 1] = True
-    return fits[len(wide)][len(narrow)]
+    # Bit j of `reach`: wide[:i] matches narrow[:j] read as symbols, for every j at once (one
+    # big-int operation per symbol of q, where a table of |q|·|p| cells took 17 ms for two globs
+    # of 500 symbols).
+    everywhere = (1 << (len(narrow) + 1)) - 1
+    at: dict[str, int] = {}   # symbol -> the positions of p that hold it
+    for position, symbol in enumerate(narrow):
+        at[symbol] = at.get(symbol, 0) | 1 << position
+    not_star = everywhere >> 1 & ~at.get(ANY, 0)
+    reach = 1
+    for symbol in wide:
+        if symbol == ANY:   # the star takes nothing more, or any run of p's symbols (stars too)
+            reach = everywhere & ~((reach & -reach) - 1)
+        else:               # a literal matches itself, `?` one symbol of p but a star
+            reach = (reach & (not_star if symbol == ONE else at.get(symbol, 0))) << 1
+            if not reach:
+                return False
+    return bool(reach >> len(narrow) & 1)
 
 
 def matches(glob: str, subject: str) -> bool:
@@ -120,6 +123,26 @@ def matches(glob: str, subject: str) -> bool:
 def _pattern(glob: str) -> re.Pattern[str]:
     parts = [".*" if symbol == ANY else "." if symbol == ONE else re.escape(symbol) for symbol in normalised(glob)]
     return re.compile("".join(parts), re.DOTALL)
+
+
+_KEY_SIZE = 8
+"""How much of a literal run `GlobIndex` files a glob under: looking a glob up then takes at most
+8 pieces per character of its runs, however long they are."""
+
+
+@lru_cache(maxsize=1 << 16)
+def _runs(glob: str) -> frozenset[str]:
+    """The glob's runs of literal characters, between its wildcards."""
+    return frozenset(run for run in _WILDCARDS.split(glob) if run)
+
+
+def _keys(glob: str) -> set[str]:
+    """What `GlobIndex` may file a glob under: its runs, each cut to `_KEY_SIZE` characters (a
+    piece of a run still lies inside whatever run holds the whole)."""
+    return {run[:_KEY_SIZE] for run in _runs(glob)}
+
+
+_WILDCARDS = re.compile(r"[*?]+")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -141,34 +164,52 @@ def prefix(glob: str) -> str:
 
 
 class GlobIndex(Generic[T]):
-    """Globs, each with a payload, filed by their literal prefix and suffix, so that the few that
-    may cover or meet a glob are found without trying them all: a glob q can cover p only if q's
-    prefix starts p's and q's suffix ends p's, and two globs meet only if one prefix starts the
-    other. Contracts of thousands of rules are linted pairwise only among such candidates (`*.op1`
-    and `*.op2` share the empty prefix, but not their suffixes)."""
+    """Globs, each with a payload, filed so that the few that may cover or meet a glob are found
+    without trying them all.
+
+    For `covering`, each glob is filed under one of its literal runs (the characters between two
+    wildcards, cut to `_KEY_SIZE`), the one the fewest globs of the index share: a glob q can cover
+    p only if each of q's runs lies inside one of p's runs (q's literals match p's literals one by
+    one), so the candidates for p are the globs filed under some piece of p's runs, and those with
+    no literal at all. Then q's prefix must start p's and q's suffix end p's, and only then is the
+    symbol-by-symbol test run. (`a*1*b` .. `a*4000*b` share a prefix and a suffix: filed by prefix
+    alone, every pair of them was compared, 93 s for 4,000 deny_tool rules.)
+
+    For `meeting`, a literal names one subject, so the globs that meet it are the ones that cover
+    it; other globs are filed by literal prefix and suffix: two globs meet only if one prefix
+    starts the other and one suffix ends the other."""
 
     def __init__(self, items: Iterable[tuple[str, T]]) -> None:
+        entries = list(items)
         self._by_prefix: dict[str, dict[str, list[tuple[str, T]]]] = {}
-        for glob, payload in items:
+        for glob, payload in entries:
             self._by_prefix.setdefault(prefix(glob), {}).setdefault(suffix(glob), []).append((glob, payload))
         self._prefixes = sorted(self._by_prefix)
+        shared = Counter(run for glob in {glob for glob, _ in entries} for run in _keys(glob))
+        self._by_run: dict[str, list[tuple[str, T]]] = {}
+        for glob, payload in entries:
+            keys = _keys(glob)
+            rarest = min(keys, key=lambda key: (shared[key], -len(key), key)) if keys else ""
+            self._by_run.setdefault(rarest, []).append((glob, payload))
+        self._run_sizes = sorted({len(key) for key in self._by_run if key})
 
     def covering(self, glob: str) -> Iterator[T]:
-        """The payloads of the globs that subsume `glob`, in the order they were given within a
-        prefix and suffix (prefixes shortest first, then suffixes shortest first)."""
+        """The payloads of the globs that subsume `glob`, in no particular order."""
         start, end = prefix(glob), suffix(glob)
         literal = is_literal(glob)
-        for size in range(len(start) + 1):
-            by_suffix = self._by_prefix.get(start[:size])
-            if by_suffix is None:
-                continue
-            for cut in range(len(end), -1, -1):   # suffixes that end glob's, shortest first
-                for wide, payload in by_suffix.get(end[cut:], ()):
-                    if matches(wide, glob) if literal else subsumes(wide, glob):
-                        yield payload
+        pieces = {""} | {run[at:at + size] for run in _runs(glob) for size in self._run_sizes
+                         for at in range(len(run) - size + 1)}
+        for piece in sorted(pieces):
+            for wide, payload in self._by_run.get(piece, ()):
+                if start.startswith(prefix(wide)) and end.endswith(suffix(wide)) and (
+                        matches(wide, glob) if literal else subsumes(wide, glob)):
+                    yield payload
 
     def meeting(self, glob: str) -> Iterator[T]:
         """The payloads of the globs that some subject of `glob` matches too."""
+        if is_literal(glob):   # its one subject: the globs that match it are the ones that cover it
+            yield from self.covering(glob)
+            return
         start = prefix(glob)
         seen: set[str] = set()
         for size in range(len(start) + 1):   # prefixes that start glob's
