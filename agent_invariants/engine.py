@@ -1,10 +1,10 @@
 """The engine: one pass over a trace, feeding every rule only the events it asked for.
 
 For each event the engine takes its routing key, (type, tool, claims_completion), and looks up the
-handlers for it: asked once per distinct key from every rule's `route()` and cached. A new tool
-is first sorted into its class, by the globs the rules read tools through (`route_tools`), and
-the routes are asked for once per class: a trace that names a new tool on every call costs one
-regular-expression match per new tool, not one `route()` call per rule. Rules keep
+handlers for it: asked once per distinct key from every rule's `route()` and cached (`routing`).
+A new tool is first sorted into its class, by the globs the rules read tools through
+(`route_tools`), and the routes are asked for once per class: a trace that names a new tool on
+every call costs one regular-expression match per new tool, not one `route()` call per rule. Rules keep
 small state and never look back, so a check is O(events) in time with memory that does not grow
 with the trace (only with what the rules must remember, such as open calls or retry groups).
 After the last event each rule reports its result, and violations get their physical lines.
@@ -15,15 +15,14 @@ pass (paths, bytes, mappings) and calls it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from agent_invariants import _collector as collector
 from agent_invariants.contract import Contract
 from agent_invariants.events import Event
-from agent_invariants.globs import compile_glob_set
 from agent_invariants.notices import (
     KNOWN_TYPES,
     TypeSpelling,
@@ -37,17 +36,13 @@ from agent_invariants.payloads import FieldTypes
 from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
+from agent_invariants.routing import Router
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
-from agent_invariants.rules.base import Observer, Rule
+from agent_invariants.rules.base import Rule
 from agent_invariants.summary import SummaryCounter
 
 __all__ = ("Checked", "Trace", "run_check", "run_observers")
 
-_ROUTE_CACHE_LIMIT = 65_536
-
-_Routes = dict[Any, dict[str, "_Tools | tuple[Observer, ...]"]]
-"""The route cache: claims_completion -> type -> tool -> the handlers of such events; or
-claims_completion -> type -> the handlers, where the tool makes no difference."""
 
 Trace = TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]]
 """A trace as callers name it: a path (`-` for standard input), bytes, events, or an open source."""
@@ -63,7 +58,7 @@ def run_observers(source: TraceSource, observers: Sequence[Any],
 
 
 def _run(source: TraceSource, observers: Sequence[Any], each_batch: Callable[[list[Event], int], None] | None) -> int:
-    router = _Router(observers)
+    router = Router(observers)
     # claims_completion -> type -> tool -> handlers: three dict lookups on values that are already
     # hashed cost less than building, hashing and comparing a key tuple per event
     routes = router.routes
@@ -92,125 +87,6 @@ def _bad_return(handle: Any, value: object) -> TypeError:
     name = getattr(handle, "__qualname__", repr(handle))
     return TypeError(f"{name} returned {value!r}; a handler returns None, or True when its rule's routes "
                      "changed (see docs/architecture.md)")
-
-
-class _Router:
-    """What the engine has learnt of the observers' routes, as `routes`: claims_completion ->
-    type -> `_Tools` (the handlers per tool), or the handlers themselves where the tool makes no
-    difference. A new (claims_completion, type) is learnt here; a new tool of a known one by its
-    `_Tools`. Everything is forgotten when a handler says its
-    rule's interests changed, and when `_ROUTE_CACHE_LIMIT` routes have been learnt since the
-    last time (a trace may name a new tool or type on every event)."""
-
-    __slots__ = ("_classifiers", "learned", "observers", "routes")
-
-    def __init__(self, observers: Sequence[Any]) -> None:
-        self.observers = observers
-        self.routes: _Routes = {}
-        self.learned = 0
-        self._classifiers: dict[tuple[str, ...], Callable[[str], Hashable]] = {}
-
-    def forget(self) -> None:
-        self.routes.clear()
-        self._classifiers.clear()
-        self.learned = 0
-
-    def count_one(self) -> None:
-        """Count a route learnt, first forgetting everything when the cache is full (what is
-        being learnt still holds: it is handed back, and kept only if its dict is kept)."""
-        if self.learned >= _ROUTE_CACHE_LIMIT:
-            self.forget()
-        self.learned += 1
-
-    def learn(self, event: Event) -> tuple[Observer, ...]:
-        """The handlers for an event of a (claims_completion, type) not seen yet."""
-        claims, event_type = event.claims_completion, event.type
-        tools = _Tools(self, event_type, claims)
-        alike = tools.alike()
-        if alike is None:
-            self.routes.setdefault(claims, {})[event_type] = tools
-            return tools[event.tool]
-        self.count_one()
-        self.routes.setdefault(claims, {})[event_type] = alike   # the tool makes no difference
-        return alike
-
-    def classifier(self, patterns: tuple[str, ...]) -> Callable[[str], Hashable]:
-        """The class of a tool by these globs (`compile_glob_set`), built once per set: a trace
-        may name a new type on every event, and most types' sets are alike."""
-        found = self._classifiers.get(patterns)
-        if found is None:
-            found = self._classifiers[patterns] = compile_glob_set(patterns) if patterns else _present
-        return found
-
-
-class _Tools(dict[Any, tuple[Observer, ...]]):
-    """The handlers of one (claims_completion, type) per tool. A tool not seen yet is sorted
-    into its class by the globs every observer reads tools through (`route_tools`): absent, or
-    present and matched by the same globs. The routes are asked for once per class, unless some
-    observer reads the tool another way (then once per tool).
-
-    Where no observer looks at the tool at all, not even at whether there is one, the handlers
-    stand for the type itself (`alike`): the engine then looks up no tool for its events
-    (tool.result with most contracts, and the types that carry no tool)."""
-
-    __slots__ = ("_by_class", "_classify", "_claims", "_router", "_type")
-
-    def __init__(self, router: _Router, event_type: str, claims: bool | UnsetType) -> None:
-        super().__init__()
-        self._router, self._type, self._claims = router, event_type, claims
-        self._by_class: dict[object, tuple[Observer, ...]] = {}
-        patterns: list[str] = []
-        for observer in router.observers:
-            route_tools = getattr(observer, "route_tools", None)
-            read = None if route_tools is None else route_tools(event_type, claims)
-            if read is None:
-                self._classify: Callable[[str], Hashable] | None = None
-                break
-            patterns.extend(read)
-        else:
-            self._classify = router.classifier(tuple(patterns))
-
-    def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
-        self._router.count_one()
-        handlers = self[tool] = self._of_class(tool)
-        return handlers
-
-    def alike(self) -> tuple[Observer, ...] | None:
-        """The handlers of every event of this type, when no observer looks at the tool, not
-        even at whether there is one; else None."""
-        if self._classify is not _present:
-            return None
-        handlers = self._of_class(UNSET)
-        return handlers if handlers == self._of_class("-") else None
-
-    def _of_class(self, tool: str | UnsetType) -> tuple[Observer, ...]:
-        """The handlers of the tool's class, asked of the observers once per class."""
-        classify = self._classify
-        key: object = tool if classify is None or tool is UNSET else () if classify is _present else classify(tool)
-        handlers = self._by_class.get(key)
-        if handlers is None:
-            handlers = self._by_class[key] = _handlers(self._router.observers, (self._type, tool, self._claims))
-        return handlers
-
-
-def _present(tool: str) -> tuple[object, ...]:
-    """The class of every present tool, where no observer reads tools through a glob."""
-    return ()
-
-
-def _handlers(observers: Sequence[Any], key: tuple[str, str | UnsetType, bool | UnsetType],
-              ) -> tuple[Observer, ...]:
-    """Every handler the observers want for this routing key; a route may name several."""
-    found: list[Observer] = []
-    for observer in observers:
-        handler = observer.route(*key)
-        if handler is None:
-            continue
-        if type(handler) is tuple:
-            found.extend(handler)
-        else:
-            found.append(handler)
-    return tuple(found)
 
 
 class Checked(NamedTuple):

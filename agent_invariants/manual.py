@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import inspect
 import re
+from functools import cache
 
 from agent_invariants.rules import RULE_KINDS
 
 __all__ = ("command_manual", "manual", "option_lines", "section", "summary_line")
 
 
+@cache
 def manual(kind: str) -> str:
-    """The manual of rule kind `kind`: its class docstring, dedented (the kind's name if it has none)."""
+    """The manual of rule kind `kind`: its class docstring, dedented (the kind's name if it has none).
+    Kept once read: SARIF reads it four times for each rule of a contract."""
     return inspect.cleandoc(RULE_KINDS[kind].__doc__ or kind)
 
 

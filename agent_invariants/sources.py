@@ -53,13 +53,18 @@ class Sources:
         self._report = report
         self._contract = contract
         self._loaded = loaded
+        self._uris: dict[str, str] = {}
 
     @property
     def contract_uri(self) -> str | None:
         return None if self.contract_path is None else to_uri(self.contract_path, self.root)
 
     def uri(self, path: str) -> str:
-        return to_uri(path, self.root)
+        """`to_uri(path)`, worked out once per path (a report names its trace at every result)."""
+        found = self._uris.get(path)
+        if found is None:
+            found = self._uris[path] = to_uri(path, self.root)
+        return found
 
     @property
     def rule_lines(self) -> dict[str, int]:

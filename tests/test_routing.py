@@ -207,3 +207,51 @@ def test_a_call_without_a_tool_does_not_stand_for_the_calls_with_one():
              {"seq": 3, "type": "tool.call", "tool": "b"}, {"seq": 4, "type": "tool.call", "tool": "c"}]
     report = check_trace(load_contract(contract({"id": "s", "kind": "stop_is_final"})), trace)
     assert (report.summary.tool_calls, report.summary.tools) == (4, ["a", "b", "c"])
+
+
+def test_rules_that_each_name_one_tool_report_as_asking_every_rule_for_every_tool(monkeypatch):
+    """Rules whose globs are all literals are asked only for the tools they name, and answer for
+    every other tool as for a tool none of them names (allow_tools then wants the call: a
+    violation); among them, rules with wildcards and rules of no tool. Tools named and unnamed,
+    new on many calls, with line breaks, beyond the BMP, absent; a stop halfway: the reports
+    are those of the engine asking every rule for every tool."""
+    named = ["t1", "t2", "t3", "t4", "é.5", "😀.6", "t1\n"]
+    rules: list[dict[str, Any]] = [
+        *({"id": f"deny-{n}", "kind": "deny_tool", "tool": tool} for n, tool in enumerate(named[:3])),
+        {"id": "allow", "kind": "allow_tools", "tools": ["t1", "t3", "é.5", "t3"]},
+        {"id": "allow-wild", "kind": "allow_tools", "tools": ["t*", "é.?"]},
+        {"id": "event", "kind": "deny_event", "match": {"type": "tool.call", "tool": "t4"}},
+        {"id": "cap", "kind": "tool_calls", "tool": "😀.6", "max": 1},
+        {"id": "approved", "kind": "require_approval", "tool": "t2"},
+        {"id": "answered", "kind": "tool_result_required", "tool": "t3"},
+        {"id": "retries", "kind": "retry_limit", "tool": "t1\n", "max_attempts": 1, "group_by": "tool"},
+        {"id": "args", "kind": "tool_args", "tool": "t4", "match": {"n": {"$lt": 5}}},
+        {"id": "first", "kind": "precedence", "before": {"type": "tool.call", "tool": "t1"},
+         "after": {"type": "tool.call", "tool": "t2"}},
+        {"id": "wild", "kind": "deny_tool", "tool": "x*"},
+        {"id": "stop", "kind": "stop_is_final"},
+    ]
+    trace: list[dict[str, Any]] = []
+    for number in range(900):
+        tool = named[number % len(named)] if number % 3 else f"x{number}" if number % 2 else f"fresh.{number}"
+        call: dict[str, Any] = {"seq": len(trace) + 1, "type": "tool.call", "call_id": f"c{number}",
+                                "args": {"n": number % 9}}
+        if number % 11:
+            call["tool"] = tool
+        trace.append(call)
+        if number % 4:
+            trace.append({"seq": len(trace) + 1, "type": "tool.result", "call_id": f"c{number}", "ok": True,
+                          **({"tool": tool} if number % 11 else {})})
+        if number == 450:
+            trace.append({"seq": len(trace) + 1, "type": "control.stop"})
+    document = {"version": 2, "name": "literals", "rules": rules}
+    loaded = load_contract(document)
+    by_class = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
+    with monkeypatch.context() as patch:
+        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in loaded.rules)):
+            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+        per_tool = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
+    assert by_class == per_tool
+    results = {result.rule_id: result for result in check_trace(loaded, trace, max_violations=0).results}
+    assert results["deny-0"].violation_count == results["deny-1"].violation_count > 0
+    assert results["allow"].violation_count > 0 and results["event"].violation_count > 0

@@ -11,8 +11,9 @@ patterns alone.
   symbol strings (O(|p|·|q|)).
 - `subsumes(q, p)`: every subject p matches, q matches too. q must match p read as a string of
   symbols, where a literal matches the same literal, q's `?` any one symbol of p but `*`, and q's
-  `*` any run of symbols (the positions of p reached are one big integer's bits). Sound (never says yes wrongly); it can miss a subsumption only through
-  spellings normalisation does not unify, and then lint only loses a warning.
+  `*` any run of symbols (the positions of p reached are one big integer's bits). Sound (never
+  says yes wrongly); it can miss a subsumption only through spellings normalisation does not
+  unify, and then lint only loses a warning.
 """
 from __future__ import annotations
 

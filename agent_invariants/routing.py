@@ -1,0 +1,197 @@
+"""Routing: which handlers see an event, learnt from the observers' `route` once per class of key.
+
+The engine routes an event by (claims_completion, type, tool). A trace may name a new tool on
+every call, so a new tool is first sorted into its class, by the globs the observers read tools
+through (`route_tools`, joined in `globs.compile_glob_set`): the observers are asked once per
+class, not once per tool.
+
+A contract may also hold thousands of rules that each name one tool (a deny list, written one
+rule per tool). Asking all of them for each new class made a trace of as many tools cost rules ×
+tools `route` calls (10,000 of each: 25 s). An observer whose globs are all literals answers alike
+for every tool none of them names (its `route_tools` promises so), so `_Literals` asks such an
+observer once for "none of mine" and then only for the tools it names, found in a dict; the
+others are asked per class as before.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from agent_invariants._js import utf16_units
+from agent_invariants.events import Event
+from agent_invariants.globs import compile_glob_set
+from agent_invariants.rules.base import Observer
+
+__all__ = ("Router",)
+
+ROUTE_CACHE_LIMIT = 65_536
+
+Routes = dict[Any, dict[str, "_Tools | tuple[Observer, ...]"]]
+"""The route cache: claims_completion -> type -> tool -> the handlers of such events; or
+claims_completion -> type -> the handlers, where the tool makes no difference."""
+
+Key = tuple[str, str | UnsetType, bool | UnsetType]
+"""A routing key as `route` takes it: (type, tool, claims_completion)."""
+
+
+class Router:
+    """What the engine has learnt of the observers' routes, as `routes`: claims_completion ->
+    type -> `_Tools` (the handlers per tool), or the handlers themselves where the tool makes no
+    difference. A new (claims_completion, type) is learnt here; a new tool of a known one by its
+    `_Tools`. Everything is forgotten when a handler says its
+    rule's interests changed, and when `ROUTE_CACHE_LIMIT` routes have been learnt since the
+    last time (a trace may name a new tool or type on every event)."""
+
+    __slots__ = ("_classifiers", "learned", "observers", "routes")
+
+    def __init__(self, observers: Sequence[Any]) -> None:
+        self.observers = observers
+        self.routes: Routes = {}
+        self.learned = 0
+        self._classifiers: dict[tuple[str, ...], Callable[[str], Hashable]] = {}
+
+    def forget(self) -> None:
+        self.routes.clear()
+        self._classifiers.clear()
+        self.learned = 0
+
+    def count_one(self) -> None:
+        """Count a route learnt, first forgetting everything when the cache is full (what is
+        being learnt still holds: it is handed back, and kept only if its dict is kept)."""
+        if self.learned >= ROUTE_CACHE_LIMIT:
+            self.forget()
+        self.learned += 1
+
+    def learn(self, event: Event) -> tuple[Observer, ...]:
+        """The handlers for an event of a (claims_completion, type) not seen yet."""
+        claims, event_type = event.claims_completion, event.type
+        tools = _Tools(self, event_type, claims)
+        alike = tools.alike()
+        if alike is None:
+            self.routes.setdefault(claims, {})[event_type] = tools
+            return tools[event.tool]
+        self.count_one()
+        self.routes.setdefault(claims, {})[event_type] = alike   # the tool makes no difference
+        return alike
+
+    def classifier(self, patterns: tuple[str, ...]) -> Callable[[str], Hashable]:
+        """The class of a tool by these globs (`compile_glob_set`), built once per set: a trace
+        may name a new type on every event, and most types' sets are alike."""
+        found = self._classifiers.get(patterns)
+        if found is None:
+            found = self._classifiers[patterns] = compile_glob_set(patterns) if patterns else _present
+        return found
+
+
+class _Tools(dict[Any, tuple[Observer, ...]]):
+    """The handlers of one (claims_completion, type) per tool. A tool not seen yet is sorted
+    into its class by the globs every observer reads tools through (`route_tools`): absent, or
+    present and matched by the same globs. The routes are asked for once per class, unless some
+    observer reads the tool another way (then once per tool).
+
+    Where no observer looks at the tool at all, not even at whether there is one, the handlers
+    stand for the type itself (`alike`): the engine then looks up no tool for its events
+    (tool.result with most contracts, and the types that carry no tool)."""
+
+    __slots__ = ("_by_class", "_classify", "_claims", "_literals", "_router", "_type")
+
+    def __init__(self, router: Router, event_type: str, claims: bool | UnsetType) -> None:
+        super().__init__()
+        self._router, self._type, self._claims = router, event_type, claims
+        self._by_class: dict[object, tuple[Observer, ...]] = {}
+        self._literals: _Literals | None = None
+        patterns: list[str] = []
+        literal_only: dict[int, tuple[str, ...]] = {}
+        for position, observer in enumerate(router.observers):
+            route_tools = getattr(observer, "route_tools", None)
+            read = None if route_tools is None else route_tools(event_type, claims)
+            if read is None:
+                self._classify: Callable[[str], Hashable] | None = None
+                break
+            patterns.extend(read)
+            if read and not any("*" in pattern or "?" in pattern for pattern in read):
+                literal_only[position] = read
+        else:
+            self._classify = router.classifier(tuple(patterns))
+            if literal_only:
+                self._literals = _Literals(router.observers, literal_only)
+
+    def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
+        self._router.count_one()
+        handlers = self[tool] = self._of_class(tool)
+        return handlers
+
+    def alike(self) -> tuple[Observer, ...] | None:
+        """The handlers of every event of this type, when no observer looks at the tool, not
+        even at whether there is one; else None."""
+        if self._classify is not _present:
+            return None
+        handlers = self._of_class(UNSET)
+        return handlers if handlers == self._of_class("-") else None
+
+    def _of_class(self, tool: str | UnsetType) -> tuple[Observer, ...]:
+        """The handlers of the tool's class, asked of the observers once per class."""
+        classify = self._classify
+        key: object = tool if classify is None or tool is UNSET else () if classify is _present else classify(tool)
+        handlers = self._by_class.get(key)
+        if handlers is None:
+            routing_key = (self._type, tool, self._claims)
+            literals = self._literals
+            handlers = self._by_class[key] = handlers_of(self._router.observers, routing_key) \
+                if literals is None or tool is UNSET else literals.handlers(routing_key, tool)
+        return handlers
+
+
+class _Literals:
+    """For one (claims_completion, type): the observers that read tools through literal globs
+    only, filed by the tools they name, and what each answers for a tool it does not name."""
+
+    __slots__ = ("_asked", "_by_tool", "_named", "_observers", "_unnamed")
+
+    def __init__(self, observers: Sequence[Any], literal_only: dict[int, tuple[str, ...]]) -> None:
+        self._observers = observers
+        self._by_tool: dict[str, list[int]] = {}   # a tool (in UTF-16 units) -> the observers that name it
+        for position, read in literal_only.items():
+            for pattern in dict.fromkeys(read):
+                self._by_tool.setdefault(utf16_units(pattern), []).append(position)
+        self._asked = [position for position in range(len(observers)) if position not in literal_only]
+        self._named = literal_only
+        self._unnamed: list[tuple[int, tuple[Observer, ...]]] | None = None   # learnt with the first key
+
+    def handlers(self, key: Key, tool: str) -> tuple[Observer, ...]:
+        """The handlers for a present tool: the observers that read tools otherwise, and those
+        that name this one, are asked; the others answer as for any tool they do not name."""
+        observers = self._observers
+        unnamed = self._unnamed
+        if unnamed is None:
+            # A tool longer than every literal is named by none of them.
+            nobody = "\n" * (1 + max(len(pattern) for read in self._named.values() for pattern in read))
+            unnamed = self._unnamed = [
+                (position, found) for position in self._named
+                if (found := handlers_of((observers[position],), (key[0], nobody, key[2])))]
+        naming = self._by_tool.get(tool if tool.isascii() else utf16_units(tool), ())
+        parts = [(position, handlers_of((observers[position],), key)) for position in (*self._asked, *naming)]
+        parts += [(position, found) for position, found in unnamed if position not in naming]
+        parts.sort(key=lambda part: part[0])   # in the observers' order
+        return tuple(handler for _, found in parts for handler in found)
+
+
+def _present(tool: str) -> tuple[object, ...]:
+    """The class of every present tool, where no observer reads tools through a glob."""
+    return ()
+
+
+def handlers_of(observers: Sequence[Any], key: Key) -> tuple[Observer, ...]:
+    """Every handler the observers want for this routing key; a route may name several."""
+    found: list[Observer] = []
+    for observer in observers:
+        handler = observer.route(*key)
+        if handler is None:
+            continue
+        if type(handler) is tuple:
+            found.extend(handler)
+        else:
+            found.append(handler)
+    return tuple(found)
