@@ -492,6 +492,24 @@ def test_comparisons_never_compare_strings_or_booleans(run, actual):
         {"pointer": "/args/amount", "expected": {"$gte": 0}, "actual": actual}]
 
 
+def test_in_a_reference_takes_the_elements_of_array_candidates_not_the_arrays(run):
+    """Point 11: an array candidate contributes its elements, any other candidate itself; the
+    results that come after a call was checked count for the calls after them."""
+    out = run(rule(match={"id": {"$in": fr(tool="get", path="ids")}}),
+              *get("g1", {}, {"ids": [1, 2]}), call("refund", {"id": 2}, "r1"),
+              *get("g2", {}, {"ids": [3]}), call("refund", {"id": 3}, "r2"), call("refund", {"id": [1, 2]}, "r3"),
+              *get("g3", {}, {"ids": 7}), call("refund", {"id": 7.0}, "r4"), call("refund", {"id": 8}, "r5"))
+    assert [(v["code"], v["event_seq"], v["evidence"]["mismatches"][0]["actual"]) for v in out.violations] == [
+        ("tool_args.mismatch", 7, [1, 2]), ("tool_args.mismatch", 11, 8)]
+
+
+def test_in_a_reference_whose_candidates_are_all_empty_arrays_has_no_candidates(run):
+    """Point 11: nothing contributed is `no_candidates`."""
+    reference = fr(tool="get", path="ids")
+    out = check(run, {"id": {"$in": reference}}, {"id": 1}, *get("g1", {}, {"ids": []}), *get("g2", {}, {"ids": []}))
+    assert unresolved(out) == no_candidates("/args/id", reference)
+
+
 def test_operators_in_one_object_are_anded(run):
     passes(check(run, {"amount": {"$gt": 1, "$lt": 10}}, {"amount": 5}))
     assert mismatches(check(run, {"amount": {"$gt": 1, "$lt": 10}}, {"amount": 50})) == [

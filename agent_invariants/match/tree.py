@@ -75,28 +75,45 @@ class Node(NamedTuple):
 class Candidates(list):  # type: ignore[type-arg]
     """A reference's candidates, with the set of their equality keys (`canonical_key`) when it is
     kept up to date, so that membership is one lookup (None: compare one by one), and how many
-    of them are arrays (whose elements `$in` also takes)."""
+    of them are arrays (whose elements `$in` takes instead)."""
 
-    __slots__ = ("arrays", "keys")
+    __slots__ = ("_members", "arrays", "keys")
 
     def __init__(self, values: list[Any] = (), keys: set[object] | None = None) -> None:  # type: ignore[assignment]
         super().__init__(values)
         self.keys = keys
         self.arrays = 0
+        self._members: set[object] | None = None
 
     def add(self, value: Any) -> None:
         """Append a candidate, and its key (the set is kept)."""
         self.append(value)
-        self.keys.add(canonical_key(value))   # type: ignore[union-attr]
+        key = canonical_key(value)
+        self.keys.add(key)   # type: ignore[union-attr]
         if value.__class__ is list:
             self.arrays += 1
+        members = self._members
+        if members is not None:
+            if value.__class__ is list:
+                members.update(map(canonical_key, value))
+            else:
+                members.add(key)
+
+    def members(self) -> set[object]:
+        """The keys of what `$in` takes from candidates kept with their keys: each candidate that
+        is not an array, and each element of those that are. Built when first asked, then kept
+        up to date (comparing a value with every element took calls × elements)."""
+        if self._members is None:
+            self._members = {canonical_key(element) for candidate in self
+                             for element in (candidate if candidate.__class__ is list else (candidate,))}
+        return self._members
 
 
 def keys_for_in(found: list[Any]) -> set[object] | None:
-    """The equality keys `$in` may look a value up in: those of candidates kept with their keys,
-    when none is an array (an array candidate's elements count too); else None."""
-    if found.__class__ is Candidates and found.keys is not None and not found.arrays:
-        return found.keys
+    """The equality keys `$in` may look a value up in, when the candidates are kept with their
+    keys (`Candidates.members`, or their own keys when none is an array); else None."""
+    if found.__class__ is Candidates and found.keys is not None:
+        return found.members() if found.arrays else found.keys
     return None
 
 
@@ -391,7 +408,10 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
             if found is None:
                 return False
-            return holds_equal(actual, found)
+            keys = keys_for_in(found)
+            if keys is not None:
+                return canonical_key(actual) in keys
+            return any(json_equal(actual, candidate) for candidate in found)
         return any(json_equal(actual, value) for value in values)
     # $contains
     if not isinstance(actual, list):
@@ -416,9 +436,13 @@ def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcom
     if isinstance(found, str):
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": found})
         return None
-    if contributing and keys_for_in(found) is None:   # (with the keys, no candidate is an array)
-        found = [element for candidate in found
-                 for element in (candidate if isinstance(candidate, list) else [candidate])]
+    if contributing:
+        keys = keys_for_in(found)
+        if keys is None:
+            found = [element for candidate in found
+                     for element in (candidate if isinstance(candidate, list) else [candidate])]
+        elif not keys:
+            found = []   # only empty arrays: nothing to take
     if not found:
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": "no_candidates"})
         return None
