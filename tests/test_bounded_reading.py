@@ -414,3 +414,91 @@ def test_record_reads_an_agent_that_writes_its_calls_before_it_reads_their_repli
     assert code == 0, err
     last = json.loads((tmp_path / "trace.jsonl").read_text().splitlines()[-1])
     assert (last["seq"], last["type"]) == (12_002, "run.completed")
+
+
+UNREAD_REPLY_AGENT = """
+import sys
+sys.stdin.readline()                                   # run.start
+out = sys.stdout.buffer
+out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "big"}\\n')
+out.flush()
+chunk = b'{}\\n' * 20_000
+try:
+    while True:                                        # short lines; the reply is never read
+        out.write(chunk)
+except BrokenPipeError:
+    pass
+"""
+BIG_REPLY = {"version": 1, "tools": {"big": {"$cases": [{"result": "x" * 1_000_000}]}}}
+RECORD_PEAK_MIB = 150
+"""What a run may hold: up to 64 MiB of the agent's stdout (the cap) as raw bytes, 8 MiB of it as
+lines, and the interpreter."""
+
+
+def test_record_holds_what_an_agent_writes_past_its_unread_reply_as_raw_bytes(tmp_path: Path) -> None:
+    """An agent that floods stdout and never reads the reply it waits for (1 MB, more than the
+    pipe holds) must still be read, or an agent that writes its calls before reading their replies
+    would deadlock; once 8 MiB of lines wait, the rest waits as raw bytes. Split as it came, it
+    took 150 bytes of memory for each 3-byte line: 288 MiB in these 3 s, 1.7 GB in 20."""
+    (tmp_path / "agent.py").write_text(UNREAD_REPLY_AGENT)
+    (tmp_path / "contract.json").write_text(json.dumps(
+        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
+    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
+                                    "--fake-clock", "--timeout-ms", "5000", "--idle-timeout-ms", "3000",
+                                    "--out", "trace.jsonl", "--", sys.executable, "agent.py")
+    assert code == 2, err
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert [(event["type"], event.get("reason")) for event in events] == [
+        ("run.start", None), ("tool.call", None), ("tool.result", None), ("run.failed", "timeout:idle")]
+    assert peak < RECORD_PEAK_MIB, f"peak {peak} MiB"
+
+
+BEHIND_A_REPLY_AGENT = """
+import sys
+sys.stdin.readline()                                   # run.start
+out = sys.stdout.buffer
+lines, ending = int(sys.argv[1]), sys.argv[2]
+out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "big"}\\n')
+out.flush()
+for number in range(lines):                            # all written before the reply is read
+    out.write(b'{"type": "telemetry.pad", "data": {"n": %d, "pad": "%s"}}\\n' % (number, b"p" * 4000))
+    if number % 1000 == 0:
+        out.write(b" \\t\\n\\n")                         # blank lines between them
+if ending == "long":
+    out.write(b"{" + b" " * 1_100_000 + b"}\\n")        # over the line cap
+if ending == "last":
+    out.write(b'{"type": "run.completed"}')            # no newline: stdout closes after it
+    out.close()
+else:
+    out.flush()
+sys.stdin.readline()                                   # the reply, at last
+"""
+
+
+@pytest.mark.parametrize(("lines", "ending", "last"), [
+    (2_600, "long", ("run.failed", "output_limit", "line")),
+    (2_600, "last", ("run.completed", None, None)),
+    (17_500, "none", ("run.failed", "output_limit", "total"))])
+def test_lines_that_waited_as_raw_bytes_come_in_order_with_the_caps_where_they_were_crossed(
+        tmp_path: Path, lines: int, ending: str, last: tuple[str, str | None, str | None]) -> None:
+    """Points 78 and 80 through the raw bytes: 10 MB (or past the 64 MiB cap) written behind an
+    unread reply are every line in order, then what came after them: a line over the line cap
+    (the run ends there), a last line without a newline, or the total cap (the lines before the
+    byte that crossed it, and no more)."""
+    (tmp_path / "agent.py").write_text(BEHIND_A_REPLY_AGENT)
+    (tmp_path / "contract.json").write_text(json.dumps(
+        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
+    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
+                                    "--fake-clock", "--timeout-ms", "60000", "--out", "trace.jsonl", "--",
+                                    sys.executable, "agent.py", str(lines), ending)
+    assert code == (0 if ending == "last" else 2), err
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert [event["type"] for event in events[:3]] == ["run.start", "tool.call", "tool.result"]
+    numbers = [event["data"]["n"] for event in events[3:-1]]
+    # the total cap: 64 MiB hold the call line and 16,536 padded lines (4,055 to 4,059 bytes each)
+    # with their blank lines, 228 bytes short of it; the byte that crosses it is in the next line
+    assert numbers == list(range(lines if ending != "none" else 16_536))
+    assert (events[-1]["type"], events[-1].get("reason"), events[-1].get("data", {}).get("limit")) == last
+    assert peak < RECORD_PEAK_MIB, f"peak {peak} MiB"

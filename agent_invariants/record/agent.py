@@ -13,7 +13,11 @@ them, and every wait is a `select` with a deadline.
   stdout is not read until the harness has handled some: the agent then waits on its pipe, as on
   any slow reader. (Read on regardless, a flood of `{}` lines took 150 bytes of memory for each 3
   it wrote: gigabytes before the 64 MiB cap.) While a reply waits for the agent to read it, and
-  once the run is ending, stdout is read whatever the queue holds.
+  once the run is ending, stdout is read whatever the queue holds (holding it then would deadlock
+  an agent that writes its calls before it reads their replies); what comes while the queue is
+  full then waits as raw bytes (`_backlog`, at most the 64 MiB cap), split into lines as the queue
+  empties. The caps still apply as the bytes arrive: no more than the line that crosses one is
+  kept, and blank lines restart the idle timer when they are read, not when they are split.
 - stderr is drained all the time, so it never blocks the agent; its last 1 MiB is kept.
 - The group (the agent and whatever it started, unless it left the session) is ended with
   SIGTERM, then SIGKILL 2 s later if any member remains.
@@ -48,6 +52,9 @@ holding it costs beyond its text)."""
 _LINE_COST = 128
 _BLANK_LINES = re.compile(rb"(?:[ \t\r\f\v]*\n)+")
 """A run of blank lines (nothing but whitespace before each newline): taken in one step."""
+_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+"""A blank line, after the newline that ends the line before it."""
+_WHITESPACE = b" \t\r\n\f\v"
 
 
 class Line(NamedTuple):
@@ -88,6 +95,10 @@ class Agent:
         self.stderr_bytes = 0
         self.stderr_tail = bytearray()
         self._partial = bytearray()
+        self._backlog = bytearray()   # what was read while the queue was full, not yet split into lines
+        self._backlog_blank = False   # whether the backlog's last line so far is blank (whitespace only)
+        self._backlog_line = 0   # how many bytes of the backlog's last line it holds (with _partial's)
+        self._after_backlog: str | None = None   # what follows the backlog: "total" (the cap), "eof", or None
         self._line_number = 1
         self.blank_line_at = 0.0   # when a blank line was last read (monotonic): it restarts the idle timer too
         self._limited = False
@@ -109,7 +120,28 @@ class Agent:
         item = self.lines.popleft()
         if isinstance(item, Line):
             self._queued -= len(item.text) + _LINE_COST
+        if self._backlog or self._after_backlog:
+            self._refill()
         return item
+
+    def _refill(self) -> None:
+        """Split the backlog into the queue while it has room; once all of it is split, what
+        followed it: the total cap, or the end of stdout (the last line, if it had no newline)."""
+        backlog = self._backlog
+        while backlog and self._queued < _MAX_QUEUED_BYTES:
+            piece = bytes(backlog[:_CHUNK])
+            del backlog[:_CHUNK]
+            self._split(piece, noting_blanks=False)   # (a line over the cap ends it: `_limit` empties it)
+        if not backlog:
+            self._backlog = bytearray()   # (an emptied bytearray keeps what it took)
+        if backlog or self._after_backlog is None:
+            return
+        after, self._after_backlog = self._after_backlog, None
+        if after == "total":
+            self._limit("total")
+        elif self._partial and not self._limited:
+            self._line(bytes(self._partial), noting_blanks=False)   # a last line without `\n`
+            self._partial.clear()
 
     def send(self, data: bytes) -> None:
         """Queue `data` for the agent's stdin and write what the pipe takes now."""
@@ -191,18 +223,48 @@ class Agent:
             return   # the run is ending: what follows the cap is not read as lines
         room = MAX_STDOUT_BYTES - self.stdout_bytes
         self.stdout_bytes += len(chunk)
+        if self._backlog or self._queued >= _MAX_QUEUED_BYTES:
+            self._keep(chunk[:room], over=len(chunk) > room)
+            return
         self._split(chunk[:room])
         if len(chunk) > room and not self._limited:
             self._limit("total")
 
-    def _split(self, chunk: bytes) -> None:
+    def _keep(self, chunk: bytes, *, over: bool) -> None:
+        """Put what was read while the queue is full in the backlog, up to the byte that crosses
+        the line cap (the split finds it there) or the total cap (`over`): what follows either
+        is not read as lines. A blank line read now restarts the idle timer now."""
+        if not self._backlog:
+            self._backlog_blank = not self._partial.strip(_WHITESPACE)
+            self._backlog_line = len(self._partial)
+        first_end = chunk.find(b"\n")
+        if self._backlog_line + (len(chunk) if first_end < 0 else first_end) > MAX_MESSAGE_BYTES:
+            chunk = chunk[:MAX_MESSAGE_BYTES + 1 - self._backlog_line]
+            self._limited, over = True, False
+        elif over:
+            self._limited, self._after_backlog = True, "total"
+        if _BLANK_LINE.search((b"\n" if self._backlog_blank else b"x") + chunk):
+            self.blank_line_at = time.monotonic()
+        last_end = chunk.rfind(b"\n")
+        if last_end < 0:
+            self._backlog_blank = self._backlog_blank and not chunk.strip(_WHITESPACE)
+            self._backlog_line += len(chunk)
+        else:
+            self._backlog_blank = not chunk[last_end + 1:].strip(_WHITESPACE)
+            self._backlog_line = len(chunk) - last_end - 1
+        self._backlog += chunk
+
+    def _split(self, chunk: bytes, *, noting_blanks: bool = True) -> None:
+        """Split stdout into the queue of lines. Blank lines restart the idle timer, unless they
+        come from the backlog (they did when they were read)."""
         start = 0
-        while not self._limited:
+        while True:
             if not self._partial:   # at the start of a line: blank lines restart the idle timer, nothing more
                 blanks = _BLANK_LINES.match(chunk, start)
                 if blanks is not None:
                     self._line_number += chunk.count(b"\n", start, blanks.end())
-                    self.blank_line_at = time.monotonic()
+                    if noting_blanks:
+                        self.blank_line_at = time.monotonic()
                     start = blanks.end()
             end = chunk.find(b"\n", start)
             piece = chunk[start:] if end < 0 else chunk[start:end]
@@ -212,28 +274,33 @@ class Agent:
             self._partial += piece
             if end < 0:
                 return
-            self._line(bytes(self._partial))
+            self._line(bytes(self._partial), noting_blanks=noting_blanks)
             self._partial.clear()
             start = end + 1
 
-    def _line(self, text: bytes) -> None:
+    def _line(self, text: bytes, *, noting_blanks: bool = True) -> None:
         if text.endswith(b"\r"):
             text = text[:-1]
-        if text.strip(b" \t\r\n\f\v"):
+        if text.strip(_WHITESPACE):
             self.lines.append(Line(text, self._line_number))
             self._queued += len(text) + _LINE_COST
-        else:
+        elif noting_blanks:
             self.blank_line_at = time.monotonic()
         self._line_number += 1
 
     def _limit(self, kind: str) -> None:
+        """A cap was crossed: the queue ends with a Limit, and nothing after it is read as lines."""
         self._limited = True
         self._partial.clear()
+        self._backlog.clear()
+        self._after_backlog = None
         self.lines.append(Limit(kind, self._line_number))
 
     def _stdout_closed(self) -> None:
         assert self._stdout is not None
-        if self._partial and not self._limited:
+        if self._backlog:
+            self._after_backlog = self._after_backlog or "eof"   # the last line comes after the backlog
+        elif self._partial and not self._limited:
             self._line(bytes(self._partial))   # a last line without `\n`
             self._partial.clear()
         if self._stdout in self._selector.get_map():
