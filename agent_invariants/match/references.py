@@ -184,7 +184,7 @@ class _Join:
         # a key kept more than once, per member: its values so far with their equality keys, grown
         # as entries come, so that a subject after all of them (the usual one) neither copies nor
         # scans them (a key looked up 4,000 times made every later call compare with 4,000 values)
-        self._pools: dict[tuple[int, int], tuple[list[tuple[Any, ...]], Candidates, list[int]]] = {}
+        self._pools: dict[tuple[int, int], _Pool] = {}
 
     def member(self, source: _Source) -> None:
         """Keep `source`'s values here too."""
@@ -236,19 +236,32 @@ class _Join:
         their equality keys, brought up to date with the entries added since last asked."""
         pool = self._pools.get((id(bucket), slot))
         if pool is None:
-            pool = self._pools[id(bucket), slot] = (bucket, Candidates(keys=set()), [0])   # (holds the bucket)
-        _, found, seen = pool
-        for entry in bucket[seen[0]:]:
+            pool = self._pools[id(bucket), slot] = _Pool(bucket)
+        found = pool.found
+        for entry in bucket[pool.seen:]:
             value = entry[slot]
             if value is not NOT_FOUND:
                 found.add(value)
-        seen[0] = len(bucket)
+        pool.seen = len(bucket)
         return found
 
     def _bucket(self, subject_args: Any) -> tuple[Any, ...] | list[tuple[Any, ...]] | None:
         """The entries kept under the key the subject's args hold, or None."""
         wanted = find(subject_args, self.subject_path) if subject_args is not NOT_FOUND else NOT_FOUND
         return None if wanted is NOT_FOUND else self.entries.get(canonical_key(wanted))
+
+
+class _Pool:
+    """One member's values in one bucket of several entries, as candidates with their equality
+    keys, and how many of the bucket's entries they take in. (It holds the bucket, whose id is
+    its key: the id cannot be reused meanwhile.)"""
+
+    __slots__ = ("bucket", "found", "seen")
+
+    def __init__(self, bucket: list[tuple[Any, ...]]) -> None:
+        self.bucket = bucket
+        self.found = Candidates(keys=set())
+        self.seen = 0
 
 
 def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
