@@ -53,12 +53,13 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
 
     A key stays small however many patterns there are (a contract of ten thousand rules, a trace
     of as many tools): literal patterns are found in a dict (at most one equals the subject), and
-    past 64 others, a key names only the patterns that match. Patterns with at most one star are
-    tried in one regular expression per 64 of them: each is an optional lookahead anchored at the
-    end, with an empty group that is set when it matches, so the match's groups say which match.
-    Patterns with more stars are matched one by one, as `compile_glob` does. (Even `*` takes part:
-    it matches no subject with a line break.) Up to 64 globs that are each a literal prefix and
-    one trailing star, the usual contract's, take a quicker path (`_prefix_set`).
+    past 64 others, a key names only the patterns that match, found through `_RunIndex` (trying
+    each of thousands of patterns cost every new tool a test per pattern). Up to 64, patterns
+    with at most one star are tried in one regular expression: each is an optional lookahead
+    anchored at the end, with an empty group that is set when it matches, so the match's groups
+    say which match. Patterns with more stars are matched one by one, as `compile_glob` does.
+    (Even `*` takes part: it matches no subject with a line break.) Up to 64 globs that are each a
+    literal prefix and one trailing star, the usual contract's, take a quicker path (`_prefix_set`).
     """
     distinct = list(dict.fromkeys(patterns))
     plain = [pattern for pattern in distinct if "*" not in pattern and "?" not in pattern]
@@ -67,6 +68,10 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
     if wild and len(wild) <= 64 and all(pattern.find("*") == len(pattern) - 1 and "?" not in pattern
                                        for pattern in wild):
         return _prefix_set(literal, [utf16_units(pattern[:-1]) for pattern in wild])
+    if len(wild) > 64:
+        index = _RunIndex(wild)
+        return lambda subject: (literal.get(subject if subject.isascii() else utf16_units(subject), -1),
+                                *index.matching(subject))
     simple = [pattern for pattern in wild if pattern.count("*") <= 1]
     others = tuple(compile_glob(pattern) for pattern in wild if pattern.count("*") > 1)
     matches = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
@@ -90,6 +95,45 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
         found += [number for number, matcher in enumerate(others) if matcher(subject)]
         return tuple(found)
     return key
+
+
+class _RunIndex:
+    """Patterns with wildcards, each filed under one of its literal runs (what lies between two
+    wildcards, in UTF-16 units, cut to 8): the one the fewest of them share. A pattern matches
+    only a subject that holds each of its runs, so the patterns to try on a subject are the ones
+    filed under some piece of it, and those without a literal."""
+
+    __slots__ = ("_always", "_by_run", "_matchers", "_sizes")
+
+    def __init__(self, patterns: list[str]) -> None:
+        self._matchers = [_compile(pattern) for pattern in patterns]
+        runs = [{run[:8] for run in re.split(r"[*?]+", utf16_units(pattern)) if run} for pattern in patterns]
+        shared: dict[str, int] = {}
+        for found in runs:
+            for run in found:
+                shared[run] = shared.get(run, 0) + 1
+        self._by_run: dict[str, list[int]] = {}
+        self._always: list[int] = []   # the patterns without a literal
+        for number, found in enumerate(runs):
+            if found:
+                rarest = min(found, key=lambda run: (shared[run], -len(run), run))
+                self._by_run.setdefault(rarest, []).append(number)
+            else:
+                self._always.append(number)
+        self._sizes = sorted({len(run) for run in self._by_run})
+
+    def matching(self, subject: str) -> list[int]:
+        """The numbers of the patterns that match `subject`, in order."""
+        units = subject if subject.isascii() else utf16_units(subject)
+        by_run = self._by_run
+        if len(units) * len(self._sizes) <= len(by_run):   # the subject's pieces, looked up
+            pieces = {units[at:at + size] for size in self._sizes for at in range(len(units) - size + 1)}
+            filed = [by_run[piece] for piece in pieces if piece in by_run]
+        else:   # a subject longer than the index is wide: each run, searched in it
+            filed = [numbers for run, numbers in by_run.items() if run in units]
+        candidates = sorted({number for numbers in filed for number in numbers}.union(self._always))
+        matchers = self._matchers
+        return [number for number in candidates if matchers[number](subject)]
 
 
 def _prefix_set(literal: dict[str, int], prefixes: list[str]) -> Callable[[str], Hashable]:

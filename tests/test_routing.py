@@ -79,6 +79,41 @@ def test_a_set_of_prefix_globs_gives_equal_keys_exactly_to_subjects_every_glob_t
     assert (key(subjects[0]) == key(subjects[1])) is alike
 
 
+MANY_GLOB_SYMBOLS = ["a", "b", ".", "x", "*", "?", "*", "?", "\n", "é", "😀", "ab", "abcdefghij"]
+MANY_GLOB_SUBJECTS = [*TOOL_NAMES, "ab.x", "abcdefghijab", "xabcdefghij.x", "a\nb", "😀😀", "ééx", "b.x.a", "aaaa"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(patterns=st.lists(st.lists(st.sampled_from(MANY_GLOB_SYMBOLS), min_size=1, max_size=5).map("".join),
+                         min_size=70, max_size=160),
+       subjects=st.lists(st.sampled_from(MANY_GLOB_SUBJECTS) | st.text(alphabet="abx.é😀\n", max_size=12),
+                         min_size=2, max_size=6))
+def test_a_set_of_many_wildcard_globs_gives_equal_keys_exactly_to_subjects_every_glob_treats_alike(
+        patterns, subjects):
+    """Past 64 patterns with wildcards, a subject is tried only against the patterns filed under
+    pieces of it (and those without a literal): keys must still tell apart exactly what the
+    patterns tell apart, line breaks and characters beyond the BMP included."""
+    wild = [pattern for pattern in dict.fromkeys(patterns) if "*" in pattern or "?" in pattern]
+    if len(wild) <= 64:
+        patterns = patterns + [f"*{number}?{pattern}" for number, pattern in enumerate(patterns)]
+    key = compile_glob_set(patterns)
+    answers = {subject: tuple(compile_glob(pattern)(subject) for pattern in patterns) for subject in subjects}
+    for one in subjects:
+        for other in subjects:
+            assert (key(one) == key(other)) is (answers[one] == answers[other]), (one, other)
+
+
+def test_many_globs_with_long_literal_runs_keep_their_answers():
+    """Patterns filed under a piece of a run longer than the piece: a subject holding the run
+    finds them, whether its own pieces are looked up or each run is searched in it."""
+    patterns = [f"*{number:03d}abcdefghijklm*" for number in range(100)]
+    key = compile_glob_set(patterns)
+    assert key("x007abcdefghijklmz") == key("007abcdefghijklm") != key("x008abcdefghijklmz")
+    assert key("x007abcdefghijklmz") != key("zz") == key("007abcdefghijkl")
+    long_subject = "y" * 2000 + "042abcdefghijklm"
+    assert key(long_subject) == key("042abcdefghijklm") != key("y" * 2000)
+
+
 def test_many_globs_in_one_set_keep_their_answers():
     patterns = [f"t.{number}*" for number in range(150)] + ["*x*y*"]
     key = compile_glob_set(patterns)
