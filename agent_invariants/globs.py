@@ -17,11 +17,12 @@ Matching stays linear in the subject, whatever the pattern:
 Compiled patterns are cached.
 """
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from agent_invariants._js import utf16_units
 
-__all__ = ("compile_glob", "compile_glob_set", "glob_matches", "has_line_terminator")
+__all__ = ("RUN_KEY_SIZE", "compile_glob", "compile_glob_set", "file_by_rarest_run", "glob_matches",
+           "has_line_terminator", "literal_runs", "run_pieces")
 
 Matcher = Callable[[str], bool]
 
@@ -98,28 +99,15 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
 
 
 class _RunIndex:
-    """Patterns with wildcards, each filed under one of its literal runs (what lies between two
-    wildcards, in UTF-16 units, cut to 8): the one the fewest of them share. A pattern matches
-    only a subject that holds each of its runs, so the patterns to try on a subject are the ones
-    filed under some piece of it, and those without a literal."""
+    """Patterns with wildcards, filed by `file_by_rarest_run` (their runs in UTF-16 units): the
+    patterns to try on a subject are the ones filed under some piece of it, and those without a
+    literal."""
 
     __slots__ = ("_always", "_by_run", "_matchers", "_sizes")
 
     def __init__(self, patterns: list[str]) -> None:
         self._matchers = [_compile(pattern) for pattern in patterns]
-        runs = [{run[:8] for run in re.split(r"[*?]+", utf16_units(pattern)) if run} for pattern in patterns]
-        shared: dict[str, int] = {}
-        for found in runs:
-            for run in found:
-                shared[run] = shared.get(run, 0) + 1
-        self._by_run: dict[str, list[int]] = {}
-        self._always: list[int] = []   # the patterns without a literal
-        for number, found in enumerate(runs):
-            if found:
-                rarest = min(found, key=lambda run: (shared[run], -len(run), run))
-                self._by_run.setdefault(rarest, []).append(number)
-            else:
-                self._always.append(number)
+        self._by_run, self._always = file_by_rarest_run([literal_runs(utf16_units(pattern)) for pattern in patterns])
         self._sizes = sorted({len(run) for run in self._by_run})
 
     def matching(self, subject: str) -> list[int]:
@@ -127,13 +115,54 @@ class _RunIndex:
         units = subject if subject.isascii() else utf16_units(subject)
         by_run = self._by_run
         if len(units) * len(self._sizes) <= len(by_run):   # the subject's pieces, looked up
-            pieces = {units[at:at + size] for size in self._sizes for at in range(len(units) - size + 1)}
-            filed = [by_run[piece] for piece in pieces if piece in by_run]
+            filed = [by_run[piece] for piece in run_pieces((units,), self._sizes) if piece in by_run]
         else:   # a subject longer than the index is wide: each run, searched in it
             filed = [numbers for run, numbers in by_run.items() if run in units]
         candidates = sorted({number for numbers in filed for number in numbers}.union(self._always))
         matchers = self._matchers
         return [number for number in candidates if matchers[number](subject)]
+
+
+RUN_KEY_SIZE = 8
+"""How much of a literal run `file_by_rarest_run` files a pattern under: a text then has at most
+8 pieces to look up per character, however long the runs are."""
+
+_WILDCARD_RUNS = re.compile(r"[*?]+")
+
+
+def literal_runs(pattern: str) -> list[str]:
+    """The pattern's runs of literal characters, between its wildcards."""
+    return [run for run in _WILDCARD_RUNS.split(pattern) if run]
+
+
+def file_by_rarest_run(runs: Sequence[Iterable[str]]) -> tuple[dict[str, list[int]], list[int]]:
+    """Patterns, given by their literal runs, filed by number under one run each (its first
+    `RUN_KEY_SIZE` characters): the one the fewest patterns share, so that few are filed under
+    any key; and the numbers of the patterns without a run.
+
+    A glob matches only a subject that holds each of its runs, and covers only a glob whose runs
+    hold each of its runs; so the patterns that may match or cover a text are the ones filed
+    under one of its `run_pieces`, and those without a run. (Routing thousands of patterns, and
+    linting thousands of rules, then compare a text with a few patterns, not with all.)"""
+    keys = [{run[:RUN_KEY_SIZE] for run in found} for found in runs]
+    shared: dict[str, int] = {}
+    for found in keys:
+        for key in found:
+            shared[key] = shared.get(key, 0) + 1
+    by_run: dict[str, list[int]] = {}
+    without: list[int] = []
+    for number, found in enumerate(keys):
+        if found:
+            by_run.setdefault(min(found, key=lambda key: (shared[key], -len(key), key)), []).append(number)
+        else:
+            without.append(number)
+    return by_run, without
+
+
+def run_pieces(texts: Iterable[str], sizes: Iterable[int]) -> set[str]:
+    """Every piece of these sizes of these texts: the keys under which `file_by_rarest_run` may
+    have filed a pattern that a text matches or covers."""
+    return {text[at:at + size] for text in texts for size in sizes for at in range(len(text) - size + 1)}
 
 
 def _prefix_set(literal: dict[str, int], prefixes: list[str]) -> Callable[[str], Hashable]:

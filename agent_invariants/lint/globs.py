@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
+
+from agent_invariants.globs import file_by_rarest_run, literal_runs, run_pieces
 
 __all__ = ("GlobIndex", "is_literal", "intersects", "matches", "normalised", "prefix", "subsumes", "suffix")
 
@@ -126,26 +127,6 @@ def _pattern(glob: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-_KEY_SIZE = 8
-"""How much of a literal run `GlobIndex` files a glob under: looking a glob up then takes at most
-8 pieces per character of its runs, however long they are."""
-
-
-@lru_cache(maxsize=1 << 16)
-def _runs(glob: str) -> frozenset[str]:
-    """The glob's runs of literal characters, between its wildcards."""
-    return frozenset(run for run in _WILDCARDS.split(glob) if run)
-
-
-def _keys(glob: str) -> set[str]:
-    """What `GlobIndex` may file a glob under: its runs, each cut to `_KEY_SIZE` characters (a
-    piece of a run still lies inside whatever run holds the whole)."""
-    return {run[:_KEY_SIZE] for run in _runs(glob)}
-
-
-_WILDCARDS = re.compile(r"[*?]+")
-
-
 @lru_cache(maxsize=1 << 16)
 def suffix(glob: str) -> str:
     """The literal characters a glob ends with (all of it, for a literal)."""
@@ -168,11 +149,10 @@ class GlobIndex(Generic[T]):
     """Globs, each with a payload, filed so that the few that may cover or meet a glob are found
     without trying them all.
 
-    For `covering`, each glob is filed under one of its literal runs (the characters between two
-    wildcards, cut to `_KEY_SIZE`), the one the fewest globs of the index share: a glob q can cover
-    p only if each of q's runs lies inside one of p's runs (q's literals match p's literals one by
-    one), so the candidates for p are the globs filed under some piece of p's runs, and those with
-    no literal at all. Then q's prefix must start p's and q's suffix end p's, and only then is the
+    For `covering`, each glob is filed under one of its literal runs (`globs.file_by_rarest_run`):
+    a glob q can cover p only if each of q's runs lies inside one of p's runs (q's literals match
+    p's literals one by one), so the candidates for p are the globs filed under some piece of p's
+    runs, and those with no literal at all. Then q's prefix must start p's and q's suffix end p's, and only then is the
     symbol-by-symbol test run. (`a*1*b` .. `a*4000*b` share a prefix and a suffix: filed by prefix
     alone, every pair of them was compared, 93 s for 4,000 deny_tool rules.)
 
@@ -186,21 +166,16 @@ class GlobIndex(Generic[T]):
         for glob, payload in entries:
             self._by_prefix.setdefault(prefix(glob), {}).setdefault(suffix(glob), []).append((glob, payload))
         self._prefixes = sorted(self._by_prefix)
-        shared = Counter(run for glob in {glob for glob, _ in entries} for run in _keys(glob))
-        self._by_run: dict[str, list[tuple[str, T]]] = {}
-        for glob, payload in entries:
-            keys = _keys(glob)
-            rarest = min(keys, key=lambda key: (shared[key], -len(key), key)) if keys else ""
-            self._by_run.setdefault(rarest, []).append((glob, payload))
-        self._run_sizes = sorted({len(key) for key in self._by_run if key})
+        by_run, without = file_by_rarest_run([literal_runs(glob) for glob, _ in entries])
+        self._by_run = {run: [entries[number] for number in numbers] for run, numbers in by_run.items()}
+        self._by_run[""] = [entries[number] for number in without]
+        self._run_sizes = sorted({len(run) for run in by_run})
 
     def covering(self, glob: str) -> Iterator[T]:
         """The payloads of the globs that subsume `glob`, in no particular order."""
         start, end = prefix(glob), suffix(glob)
         literal = is_literal(glob)
-        pieces = {""} | {run[at:at + size] for run in _runs(glob) for size in self._run_sizes
-                         for at in range(len(run) - size + 1)}
-        for piece in sorted(pieces):
+        for piece in sorted({""} | run_pieces(literal_runs(glob), self._run_sizes)):
             for wide, payload in self._by_run.get(piece, ()):
                 if start.startswith(prefix(wide)) and end.endswith(suffix(wide)) and (
                         matches(wide, glob) if literal else subsumes(wide, glob)):
