@@ -306,12 +306,12 @@ FLOOD_AGENT = """
 import sys
 sys.stdin.readline()                                   # run.start
 out = sys.stdout.buffer
-out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "slow"}\\n')
+out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "%s"}\\n' % sys.argv[1].encode())
 out.flush()
 chunk = b'{}\\n' * 20_000
 try:
-    while True:                                        # short lines, while the harness waits on the slow tool
-        out.write(chunk)
+    while True:                                        # short lines, while the harness waits on the tool
+        out.write(chunk)                               # (or the agent on its reply, which it never reads)
 except BrokenPipeError:
     pass
 """
@@ -328,7 +328,7 @@ def test_record_reads_no_further_while_lines_wait_for_a_busy_harness(tmp_path: P
         {"version": 1, "tools": {"slow": {"$cases": [{"delay_ms": 10_000, "result": 1}]}}}))
     code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
                                     "--fake-clock", "--timeout-ms", "3000", "--out", "trace.jsonl", "--",
-                                    sys.executable, "agent.py")
+                                    sys.executable, "agent.py", "slow")
     assert code == 2, err
     events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert [(event["type"], event.get("reason")) for event in events] == [
@@ -416,19 +416,6 @@ def test_record_reads_an_agent_that_writes_its_calls_before_it_reads_their_repli
     assert (last["seq"], last["type"]) == (12_002, "run.completed")
 
 
-UNREAD_REPLY_AGENT = """
-import sys
-sys.stdin.readline()                                   # run.start
-out = sys.stdout.buffer
-out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "big"}\\n')
-out.flush()
-chunk = b'{}\\n' * 20_000
-try:
-    while True:                                        # short lines; the reply is never read
-        out.write(chunk)
-except BrokenPipeError:
-    pass
-"""
 BIG_REPLY = {"version": 1, "tools": {"big": {"$cases": [{"result": "x" * 1_000_000}]}}}
 RECORD_PEAK_MIB = 150
 """What a run may hold: up to 64 MiB of the agent's stdout (the cap) as raw bytes, 8 MiB of it as
@@ -440,13 +427,13 @@ def test_record_holds_what_an_agent_writes_past_its_unread_reply_as_raw_bytes(tm
     pipe holds) must still be read, or an agent that writes its calls before reading their replies
     would deadlock; once 8 MiB of lines wait, the rest waits as raw bytes. Split as it came, it
     took 150 bytes of memory for each 3-byte line: 288 MiB in these 3 s, 1.7 GB in 20."""
-    (tmp_path / "agent.py").write_text(UNREAD_REPLY_AGENT)
+    (tmp_path / "agent.py").write_text(FLOOD_AGENT)
     (tmp_path / "contract.json").write_text(json.dumps(
         {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
     (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
     code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
                                     "--fake-clock", "--timeout-ms", "5000", "--idle-timeout-ms", "3000",
-                                    "--out", "trace.jsonl", "--", sys.executable, "agent.py")
+                                    "--out", "trace.jsonl", "--", sys.executable, "agent.py", "big")
     assert code == 2, err
     events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert [(event["type"], event.get("reason")) for event in events] == [
