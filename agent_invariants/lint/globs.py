@@ -8,7 +8,7 @@ patterns alone.
 - `normalised(g)`: every run of wildcards that holds a `*` becomes its `?`s then one `*` (`*?*`
   is `?*`): the same subjects, one spelling.
 - `intersects(p, q)`: some subject matches both. Exact, by dynamic programming over the two
-  symbol strings (O(|p|·|q|)).
+  symbol strings (the positions of q reached are one big integer's bits).
 - `subsumes(q, p)`: every subject p matches, q matches too. q must match p read as a string of
   symbols, where a literal matches the same literal, q's `?` any one symbol of p but `*`, and q's
   `*` any run of symbols (the positions of p reached are one big integer's bits). Sound (never
@@ -65,26 +65,30 @@ def normalised(glob: str) -> Symbols:
 def intersects(p: str, q: str) -> bool:
     """Whether some subject matches both globs."""
     a, b = normalised(p), normalised(q)
-    # reach[i][j]: a[:i] and b[:j] can match one common prefix of a subject
-    reach = [[False] * (len(b) + 1) for _ in range(len(a) + 1)]
-    reach[0][0] = True
-    for i in range(len(a) + 1):
-        for j in range(len(b) + 1):
-            if not reach[i][j]:
-                continue
-            x = a[i] if i < len(a) else None
-            y = b[j] if j < len(b) else None
-            if x == ANY:
-                reach[i + 1][j] = True              # the star matches nothing more
-                if y is not None and y != ANY:
-                    reach[i][j + 1] = True          # ... or also the character b[j] stands for
-            if y == ANY:
-                reach[i][j + 1] = True
-                if x is not None and x != ANY:
-                    reach[i + 1][j] = True
-            if x is not None and y is not None and x != ANY and y != ANY and (x == y or ONE in (x, y)):
-                reach[i + 1][j + 1] = True          # one character both stand for
-    return reach[len(a)][len(b)]
+    # Bit j of `reach`: a[:i] and b[:j] can match one common prefix of a subject, for every j at
+    # once. Within a row, a star of a takes any run of b's symbols, and a star of b the character
+    # a[i] stands for (normalised, b never has two stars in a row); then a[i] moves to the next row:
+    # a star by matching nothing more, one character against a star of b, or against a character
+    # of b that it may be.
+    everywhere = (1 << (len(b) + 1)) - 1
+    at: dict[str, int] = {}   # symbol -> the positions of b that hold it
+    for position, symbol in enumerate(b):
+        at[symbol] = at.get(symbol, 0) | 1 << position
+    stars = at.get(ANY, 0)
+    characters = everywhere >> 1 & ~stars
+    ones = at.get(ONE, 0)
+    reach = 1
+    for symbol in a:
+        if symbol == ANY:
+            reach = everywhere & ~((reach & -reach) - 1)
+            continue
+        reach |= (reach & stars) << 1
+        may_be = characters if symbol == ONE else at.get(symbol, 0) | ones
+        reach = reach & stars | (reach & may_be) << 1
+        if not reach:
+            return False
+    reach |= (reach & stars) << 1
+    return bool(reach >> len(b) & 1)
 
 
 @lru_cache(maxsize=65_536)
