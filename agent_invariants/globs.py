@@ -21,8 +21,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from agent_invariants._js import utf16_units
 
-__all__ = ("RUN_KEY_SIZE", "compile_glob", "compile_glob_set", "file_by_rarest_run", "glob_matches",
-           "has_line_terminator", "literal_runs", "run_pieces")
+__all__ = ("RUN_KEY_SIZE", "compile_glob", "compile_glob_index", "compile_glob_set", "file_by_rarest_run",
+           "glob_matches", "has_line_terminator", "literal_runs", "run_pieces")
 
 Matcher = Callable[[str], bool]
 
@@ -96,6 +96,29 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
         found += [number for number, matcher in enumerate(others) if matcher(subject)]
         return tuple(found)
     return key
+
+
+def compile_glob_index(patterns: Sequence[str]) -> Callable[[str], list[int]]:
+    """Return a function `subject -> the numbers of the patterns that match it` (in no particular
+    order), for many patterns at once: literals are found in a dict, the others through
+    `_RunIndex`."""
+    literal: dict[str, list[int]] = {}
+    wild: list[str] = []
+    numbers: list[int] = []   # the number of each of `wild`
+    for number, pattern in enumerate(patterns):
+        if "*" in pattern or "?" in pattern:
+            wild.append(pattern)
+            numbers.append(number)
+        else:
+            literal.setdefault(utf16_units(pattern), []).append(number)
+    index = _RunIndex(wild) if wild else None
+
+    def matching(subject: str) -> list[int]:
+        found = list(literal.get(subject if subject.isascii() else utf16_units(subject), ()))
+        if index is not None:
+            found += [numbers[at] for at in index.matching(subject)]
+        return found
+    return matching
 
 
 class _RunIndex:

@@ -5,6 +5,10 @@ every call, so a new tool is first sorted into its class, by the globs the obser
 through (`route_tools`, joined in `globs.compile_glob_set`): the observers are asked once per
 class, not once per tool.
 
+A rule that judges only some types says which (`route_types`): for a new type, only the rules
+whose type globs match it are asked (`_TypeFilter`), with those that say nothing. A contract may
+hold thousands of rules, each on a type of its own, and a trace name a new type on every event.
+
 A contract may also hold thousands of rules that each name one tool (a deny list, written one
 rule per tool). Asking all of them for each new class made a trace of as many tools cost rules ×
 tools `route` calls (10,000 of each: 25 s). An observer whose globs are all literals answers alike
@@ -21,7 +25,7 @@ from msgspec import UNSET, UnsetType
 
 from agent_invariants._js import utf16_units
 from agent_invariants.events import Event
-from agent_invariants.globs import compile_glob_set
+from agent_invariants.globs import compile_glob_index, compile_glob_set
 from agent_invariants.rules.base import Observer
 
 __all__ = ("Router",)
@@ -44,13 +48,14 @@ class Router:
     rule's interests changed, and when `ROUTE_CACHE_LIMIT` routes have been learnt since the
     last time (a trace may name a new tool or type on every event)."""
 
-    __slots__ = ("_classifiers", "learned", "observers", "routes")
+    __slots__ = ("_classifiers", "_types", "learned", "observers", "routes")
 
     def __init__(self, observers: Sequence[Any]) -> None:
         self.observers = observers
         self.routes: Routes = {}
         self.learned = 0
         self._classifiers: dict[tuple[str, ...], Callable[[str], Hashable]] = {}
+        self._types = _TypeFilter(observers)
 
     def forget(self) -> None:
         self.routes.clear()
@@ -67,7 +72,7 @@ class Router:
     def learn(self, event: Event) -> tuple[Observer, ...]:
         """The handlers for an event of a (claims_completion, type) not seen yet."""
         claims, event_type = event.claims_completion, event.type
-        tools = _Tools(self, event_type, claims)
+        tools = _Tools(self, self._types.observers(event_type), event_type, claims)
         alike = tools.alike()
         if alike is None:
             self.routes.setdefault(claims, {})[event_type] = tools
@@ -95,16 +100,17 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
     stand for the type itself (`alike`): the engine then looks up no tool for its events
     (tool.result with most contracts, and the types that carry no tool)."""
 
-    __slots__ = ("_by_class", "_classify", "_claims", "_literals", "_router", "_type")
+    __slots__ = ("_by_class", "_classify", "_claims", "_literals", "_observers", "_router", "_type")
 
-    def __init__(self, router: Router, event_type: str, claims: bool | UnsetType) -> None:
+    def __init__(self, router: Router, observers: Sequence[Any], event_type: str, claims: bool | UnsetType) -> None:
+        """The handlers of these observers (those that may want events of this type)."""
         super().__init__()
-        self._router, self._type, self._claims = router, event_type, claims
+        self._router, self._observers, self._type, self._claims = router, observers, event_type, claims
         self._by_class: dict[object, tuple[Observer, ...]] = {}
         self._literals: _Literals | None = None
         patterns: list[str] = []
         literal_only: dict[int, tuple[str, ...]] = {}
-        for position, observer in enumerate(router.observers):
+        for position, observer in enumerate(observers):
             route_tools = getattr(observer, "route_tools", None)
             read = None if route_tools is None else route_tools(event_type, claims)
             if read is None:
@@ -116,7 +122,7 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
         else:
             self._classify = router.classifier(tuple(patterns))
             if literal_only:
-                self._literals = _Literals(router.observers, literal_only)
+                self._literals = _Literals(observers, literal_only)
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         self._router.count_one()
@@ -139,9 +145,40 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
         if handlers is None:
             routing_key = (self._type, tool, self._claims)
             literals = self._literals
-            handlers = self._by_class[key] = handlers_of(self._router.observers, routing_key) \
+            handlers = self._by_class[key] = handlers_of(self._observers, routing_key) \
                 if literals is None or tool is UNSET else literals.handlers(routing_key, tool)
         return handlers
+
+
+class _TypeFilter:
+    """Which observers may want events of a type: those whose `route_types` globs match it (found
+    through `globs.compile_glob_index`, not tried one by one), and those that declare none."""
+
+    __slots__ = ("_always", "_matching", "_observers", "_owners")
+
+    def __init__(self, observers: Sequence[Any]) -> None:
+        self._observers = observers
+        self._always: list[int] = []   # the observers without route_types
+        self._owners: list[int] = []   # the observer of each glob
+        globs: list[str] = []
+        for position, observer in enumerate(observers):
+            route_types = getattr(observer, "route_types", None)
+            types = None if route_types is None else route_types()
+            if types is None:
+                self._always.append(position)
+            for glob in types or ():
+                globs.append(glob)
+                self._owners.append(position)
+        self._matching = compile_glob_index(globs) if globs else None
+
+    def observers(self, event_type: str) -> Sequence[Any]:
+        """The observers that may want events of this type, in their order."""
+        if self._matching is None:
+            return self._observers
+        owners = self._owners
+        positions = sorted({*self._always, *(owners[number] for number in self._matching(event_type))})
+        return self._observers if len(positions) == len(self._observers) else \
+            [self._observers[position] for position in positions]
 
 
 class _Literals:

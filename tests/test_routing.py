@@ -46,6 +46,16 @@ def test_a_rule_routes_alike_all_tools_its_globs_cannot_tell_apart(rule, event_t
         assert classes.setdefault(key, answer) == answer, (tool, key)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rule=one_rule(), event_type=st.sampled_from([*TYPES, *TYPE_GLOBS, "secret.read", "x.new", "tool.calls"]),
+       claims=st.sampled_from([UNSET, True, False]))
+def test_a_rule_wants_no_event_of_a_type_its_type_globs_leave_out(rule, event_type, claims):
+    """`route_types`: outside its globs, the rule's route is None whatever the tool and claims."""
+    types = rule.route_types()
+    if types is not None and not any(compile_glob(glob)(event_type) for glob in types):
+        assert all(rule.route(event_type, tool, claims) is None for tool in [UNSET, *TOOL_NAMES])
+
+
 def test_the_summary_reads_no_tool_glob():
     counter = SummaryCounter()
     for event_type in TYPES:
@@ -206,6 +216,7 @@ def test_routing_by_classes_reports_exactly_what_asking_per_tool_does(monkeypatc
     with monkeypatch.context() as patch:
         for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in contract_.rules)):
             patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+            patch.setattr(owner, "route_types", lambda self: None, raising=False)
         per_tool = msgspec.json.encode(check_trace(contract_, trace))
     assert by_class == per_tool
 
@@ -232,6 +243,7 @@ def test_new_types_and_tools_on_every_event_report_as_asking_per_tool(monkeypatc
     with monkeypatch.context() as patch:
         for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in rules.rules)):
             patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+            patch.setattr(owner, "route_types", lambda self: None, raising=False)
         assert msgspec.json.encode(check_trace(rules, trace, max_violations=0)) == by_class
 
 
@@ -285,8 +297,35 @@ def test_rules_that_each_name_one_tool_report_as_asking_every_rule_for_every_too
     with monkeypatch.context() as patch:
         for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in loaded.rules)):
             patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+            patch.setattr(owner, "route_types", lambda self: None, raising=False)
         per_tool = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
     assert by_class == per_tool
     results = {result.rule_id: result for result in check_trace(loaded, trace, max_violations=0).results}
     assert results["deny-0"].violation_count == results["deny-1"].violation_count > 0
     assert results["allow"].violation_count > 0 and results["event"].violation_count > 0
+
+
+def test_rules_that_each_judge_one_type_report_as_asking_every_rule_for_every_type(monkeypatch):
+    """Rules on types of their own (literal and glob, alone and in pairs), on a trace naming a
+    new type on most events: only the rules whose type globs match a type are asked about it,
+    and the reports are those of the engine asking every rule about every type."""
+    rules: list[dict[str, Any]] = [
+        *({"id": f"deny-{n}", "kind": "deny_event", "match": {"type": f"x.{n}"}} for n in range(0, 300, 7)),
+        *({"id": f"need-{n}", "kind": "require_event", "match": {"type": f"x.{n}*"}, "min": 1} for n in range(5)),
+        {"id": "order", "kind": "require_order", "before": {"type": "x.299"}, "after": {"type": "x.2?"}},
+        {"id": "any", "kind": "deny_event", "match": {"tool": "t"}},
+        {"id": "tools", "kind": "deny_tool", "tool": "t"},
+        {"id": "stop", "kind": "stop_is_final"},
+    ]
+    trace = [{"seq": number + 1, "type": "tool.call" if number % 5 == 0 else f"x.{number % 300}",
+              **({"tool": "t"} if number % 3 == 0 else {})} for number in range(900)]
+    trace[450] = {"seq": 451, "type": "control.stop"}
+    loaded = load_contract({"version": 1, "name": "types", "rules": rules})
+    by_type = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
+    with monkeypatch.context() as patch:
+        for owner in (Rule, *(type(rule_for(rule, 1000)) for rule in loaded.rules)):
+            patch.setattr(owner, "route_types", lambda self: None, raising=False)
+        asking_all = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
+    assert by_type == asking_all
+    results = {result.rule_id: result for result in check_trace(loaded, trace, max_violations=0).results}
+    assert results["deny-7"].violation_count == 3 and results["order"].violation_count > 0

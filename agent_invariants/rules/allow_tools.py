@@ -66,6 +66,9 @@ class AllowTools(Rule):
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return tuple(self.config.tools) if event_type == "tool.call" else ()
 
+    def route_types(self) -> tuple[str, ...]:
+        return ("tool.call",)
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type != "tool.call":
             return None

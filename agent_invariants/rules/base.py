@@ -203,6 +203,13 @@ class Rule:
         """
         return None
 
+    def route_types(self) -> tuple[str, ...] | None:
+        """The type globs outside which `route` answers None, whatever the tool and claims (a
+        rule that judges only some types): the engine then does not ask it about events of any
+        other type. None, the default, says it may want events of any type. The answer must not
+        change during a check (a kind whose interests change, as stop_is_final's, answers None)."""
+        return None
+
     def read_results(self, calls: Calls) -> None:
         """For a rule that `pairs_calls`: ask `calls` for the results it reads (`Calls.read_results`)."""
         raise NotImplementedError

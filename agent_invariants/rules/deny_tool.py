@@ -65,6 +65,9 @@ class DenyTool(Rule):
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return (self._pattern,) if event_type == "tool.call" else ()
 
+    def route_types(self) -> tuple[str, ...]:
+        return ("tool.call",)
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call" and isinstance(tool, str) and self._denied(tool):
             return self._denied_call

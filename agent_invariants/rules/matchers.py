@@ -152,6 +152,10 @@ class CompiledMatcher:
             return ()
         return (self.spec.tool,)
 
+    def route_types(self) -> tuple[str, ...] | None:
+        """The type glob outside which `may_match` is False (None: the matcher names no type)."""
+        return None if self.spec.type is UNSET else (self.spec.type,)
+
     def may_match_type(self, event_type: str, claims: bool | UnsetType) -> bool:
         """`may_match` without the tool: for events whose tool the route cannot see (in the kinds
         of version 2, a `tool.result`'s tool is its call's)."""
@@ -198,6 +202,9 @@ class MatchingRule(Rule):
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return self.match.route_tools(event_type)
+
+    def route_types(self) -> tuple[str, ...] | None:
+        return self.match.route_types()
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Observer | None:
         return self._event if self.match.may_match(event_type, tool, claims) else None

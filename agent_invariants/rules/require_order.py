@@ -73,6 +73,10 @@ class RequireOrder(Rule):
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return self._after.route_tools(event_type) + self._before.route_tools(event_type)
 
+    def route_types(self) -> tuple[str, ...] | None:
+        after, before = self._after.route_types(), self._before.route_types()
+        return None if after is None or before is None else after + before
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         after = self._after.may_match(event_type, tool, claims)
         before = self._before.may_match(event_type, tool, claims)
