@@ -9,12 +9,12 @@ A rule that judges only some types says which (`route_types`): for a new type, o
 whose type globs match it are asked (`_TypeFilter`), with those that say nothing. A contract may
 hold thousands of rules, each on a type of its own, and a trace name a new type on every event.
 
-A contract may also hold thousands of rules that each name one tool (a deny list, written one
-rule per tool). Asking all of them for each new class made a trace of as many tools cost rules ×
-tools `route` calls (10,000 of each: 25 s). An observer whose globs are all literals answers alike
-for every tool none of them names (its `route_tools` promises so), so `_Literals` asks such an
-observer once for "none of mine" and then only for the tools it names, found in a dict; the
-others are asked per class as before.
+A contract may also hold thousands of rules that each name a tool or a glob of their own (a
+deny list, written one rule per tool). Asking all of them for each new class made a trace of as
+many tools cost rules × tools `route` calls (10,000 of each: 25 s). An observer answers alike for
+every present tool that none of its globs matches (its `route_tools` promises so), so `_Sieve`
+asks each observer once for "none of mine", and then, for each new class, only the observers
+whose globs match its tool, found in an index.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from agent_invariants._js import utf16_units
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob_index, compile_glob_set
 from agent_invariants.rules.base import Observer
@@ -100,29 +99,27 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
     stand for the type itself (`alike`): the engine then looks up no tool for its events
     (tool.result with most contracts, and the types that carry no tool)."""
 
-    __slots__ = ("_by_class", "_classify", "_claims", "_literals", "_observers", "_router", "_type")
+    __slots__ = ("_by_class", "_classify", "_claims", "_observers", "_router", "_sieve", "_type")
 
     def __init__(self, router: Router, observers: Sequence[Any], event_type: str, claims: bool | UnsetType) -> None:
         """The handlers of these observers (those that may want events of this type)."""
         super().__init__()
         self._router, self._observers, self._type, self._claims = router, observers, event_type, claims
         self._by_class: dict[object, tuple[Observer, ...]] = {}
-        self._literals: _Literals | None = None
-        patterns: list[str] = []
-        literal_only: dict[int, tuple[str, ...]] = {}
-        for position, observer in enumerate(observers):
+        self._sieve: _Sieve | None = None
+        reads: list[tuple[str, ...]] = []
+        for observer in observers:
             route_tools = getattr(observer, "route_tools", None)
             read = None if route_tools is None else route_tools(event_type, claims)
             if read is None:
                 self._classify: Callable[[str], Hashable] | None = None
                 break
-            patterns.extend(read)
-            if read and not any("*" in pattern or "?" in pattern for pattern in read):
-                literal_only[position] = read
+            reads.append(read)
         else:
-            self._classify = router.classifier(tuple(patterns))
-            if literal_only:
-                self._literals = _Literals(observers, literal_only)
+            patterns = tuple(pattern for read in reads for pattern in read)
+            self._classify = router.classifier(patterns)
+            if patterns:
+                self._sieve = _Sieve(observers, reads)
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         self._router.count_one()
@@ -144,9 +141,9 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
         handlers = self._by_class.get(key)
         if handlers is None:
             routing_key = (self._type, tool, self._claims)
-            literals = self._literals
+            sieve = self._sieve
             handlers = self._by_class[key] = handlers_of(self._observers, routing_key) \
-                if literals is None or tool is UNSET else literals.handlers(routing_key, tool)
+                if sieve is None or tool is UNSET else sieve.handlers(routing_key, tool)
         return handlers
 
 
@@ -181,36 +178,40 @@ class _TypeFilter:
             [self._observers[position] for position in positions]
 
 
-class _Literals:
-    """For one (claims_completion, type): the observers that read tools through literal globs
-    only, filed by the tools they name, and what each answers for a tool it does not name."""
+class _Sieve:
+    """For one (claims_completion, type): every observer's tool globs, indexed, and what each
+    observer answers for a present tool that none of its globs matches (the same for every such
+    tool, by `route_tools`' promise; asked once, with a tool no glob matches). A new class of tool
+    then asks only the observers whose globs match its tool."""
 
-    __slots__ = ("_asked", "_by_tool", "_named", "_observers", "_unnamed")
+    __slots__ = ("_matching", "_nobody", "_observers", "_owners", "_unmatched")
 
-    def __init__(self, observers: Sequence[Any], literal_only: dict[int, tuple[str, ...]]) -> None:
+    def __init__(self, observers: Sequence[Any], reads: list[tuple[str, ...]]) -> None:
         self._observers = observers
-        self._by_tool: dict[str, list[int]] = {}   # a tool (in UTF-16 units) -> the observers that name it
-        for position, read in literal_only.items():
-            for pattern in dict.fromkeys(read):
-                self._by_tool.setdefault(utf16_units(pattern), []).append(position)
-        self._asked = [position for position in range(len(observers)) if position not in literal_only]
-        self._named = literal_only
-        self._unnamed: list[tuple[int, tuple[Observer, ...]]] | None = None   # learnt with the first key
+        self._owners = [position for position, read in enumerate(reads) for _ in read]   # of each glob
+        globs = [pattern for read in reads for pattern in read]
+        self._matching = compile_glob_index(globs)
+        # Wildcards never match a line break, so line breaks past the length of every glob are
+        # matched by none (checked all the same: without such a tool, every observer is asked).
+        nobody = "\n" * (1 + max(map(len, globs)))
+        self._nobody = None if self._matching(nobody) else nobody
+        self._unmatched: list[tuple[int, tuple[Observer, ...]]] | None = None   # learnt with the first key
 
     def handlers(self, key: Key, tool: str) -> tuple[Observer, ...]:
-        """The handlers for a present tool: the observers that read tools otherwise, and those
-        that name this one, are asked; the others answer as for any tool they do not name."""
+        """The handlers for a present tool: the observers whose globs match it are asked; the
+        others answer as for any tool their globs do not match."""
         observers = self._observers
-        unnamed = self._unnamed
-        if unnamed is None:
-            # A tool longer than every literal is named by none of them.
-            nobody = "\n" * (1 + max(len(pattern) for read in self._named.values() for pattern in read))
-            unnamed = self._unnamed = [
-                (position, found) for position in self._named
-                if (found := handlers_of((observers[position],), (key[0], nobody, key[2])))]
-        naming = self._by_tool.get(tool if tool.isascii() else utf16_units(tool), ())
-        parts = [(position, handlers_of((observers[position],), key)) for position in (*self._asked, *naming)]
-        parts += [(position, found) for position, found in unnamed if position not in naming]
+        if self._nobody is None:
+            return handlers_of(observers, key)
+        unmatched = self._unmatched
+        if unmatched is None:
+            nobody_key = (key[0], self._nobody, key[2])
+            unmatched = self._unmatched = [(position, found) for position, observer in enumerate(observers)
+                                           if (found := handlers_of((observer,), nobody_key))]
+        owners = self._owners
+        matched = {owners[number] for number in self._matching(tool)}
+        parts = [(position, handlers_of((observers[position],), key)) for position in matched]
+        parts += [(position, found) for position, found in unmatched if position not in matched]
         parts.sort(key=lambda part: part[0])   # in the observers' order
         return tuple(handler for _, found in parts for handler in found)
 
