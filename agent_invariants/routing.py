@@ -19,6 +19,7 @@ whose globs match its tool, found in an index.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from itertools import chain
 from typing import Any
 
 from msgspec import UNSET, UnsetType
@@ -47,18 +48,20 @@ class Router:
     rule's interests changed, and when `ROUTE_CACHE_LIMIT` routes have been learnt since the
     last time (a trace may name a new tool or type on every event)."""
 
-    __slots__ = ("_classifiers", "_types", "learned", "observers", "routes")
+    __slots__ = ("_classifiers", "_indexes", "_types", "learned", "observers", "routes")
 
     def __init__(self, observers: Sequence[Any]) -> None:
         self.observers = observers
         self.routes: Routes = {}
         self.learned = 0
         self._classifiers: dict[tuple[str, ...], Callable[[str], Hashable]] = {}
+        self._indexes: dict[tuple[tuple[str, ...], tuple[int, ...]], tuple[Callable[[str], list[int]], list[int]]] = {}
         self._types = _TypeFilter(observers)
 
     def forget(self) -> None:
         self.routes.clear()
         self._classifiers.clear()
+        self._indexes.clear()
         self.learned = 0
 
     def count_one(self) -> None:
@@ -88,6 +91,17 @@ class Router:
             found = self._classifiers[patterns] = compile_glob_set(patterns) if patterns else _present
         return found
 
+    def index(self, patterns: tuple[str, ...], counts: tuple[int, ...]) -> tuple[Callable[[str], list[int]], list[int]]:
+        """For the globs of the observers (`patterns`, `counts[i]` of them the i-th observer's): a
+        function giving the numbers of the globs that a tool matches (`compile_glob_index`), and
+        the observer of each glob; built once per set, as `classifier` is (a trace may name a new
+        type on every event, and most types' sets are alike)."""
+        found = self._indexes.get((patterns, counts))
+        if found is None:
+            owners = [position for position, count in enumerate(counts) for _ in range(count)]
+            found = self._indexes[patterns, counts] = (compile_glob_index(patterns), owners)
+        return found
+
 
 class _Tools(dict[Any, tuple[Observer, ...]]):
     """The handlers of one (claims_completion, type) per tool. A tool not seen yet is sorted
@@ -107,7 +121,7 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
         self._router, self._observers, self._type, self._claims = router, observers, event_type, claims
         self._by_class: dict[object, tuple[Observer, ...]] = {}
         self._sieve: _Sieve | None = None
-        reads: list[tuple[str, ...]] = []
+        reads: list[tuple[str, ...]] = []   # each observer's globs
         for observer in observers:
             route_tools = getattr(observer, "route_tools", None)
             read = None if route_tools is None else route_tools(event_type, claims)
@@ -116,10 +130,11 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
                 break
             reads.append(read)
         else:
-            patterns = tuple(pattern for read in reads for pattern in read)
+            patterns = tuple(chain.from_iterable(reads))
             self._classify = router.classifier(patterns)
             if patterns:
-                self._sieve = _Sieve(observers, reads)
+                self._sieve = _Sieve(observers, *router.index(patterns, tuple(map(len, reads))),
+                                     max(map(len, patterns)))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         self._router.count_one()
@@ -181,39 +196,48 @@ class _TypeFilter:
 class _Sieve:
     """For one (claims_completion, type): every observer's tool globs, indexed, and what each
     observer answers for a present tool that none of its globs matches (the same for every such
-    tool, by `route_tools`' promise; asked once, with a tool no glob matches). A new class of tool
-    then asks only the observers whose globs match its tool."""
+    tool, by `route_tools`' promise). The first class of tool asks every observer, as without a
+    sieve, and keeps the answers of those its tool's globs leave out (the others are asked once
+    more, with a tool no glob matches); each later class asks only the observers whose globs match
+    its tool."""
 
     __slots__ = ("_matching", "_nobody", "_observers", "_owners", "_unmatched")
 
-    def __init__(self, observers: Sequence[Any], reads: list[tuple[str, ...]]) -> None:
+    def __init__(self, observers: Sequence[Any], matching: Callable[[str], list[int]], owners: list[int],
+                 longest: int) -> None:
+        """`matching` gives the numbers of the observers' globs (all in a row) that a tool
+        matches, `owners` the observer of each, and `longest` is the longest glob's length."""
         self._observers = observers
-        self._owners = [position for position, read in enumerate(reads) for _ in read]   # of each glob
-        globs = [pattern for read in reads for pattern in read]
-        self._matching = compile_glob_index(globs)
+        self._owners = owners
+        self._matching = matching
         # Wildcards never match a line break, so line breaks past the length of every glob are
         # matched by none (checked all the same: without such a tool, every observer is asked).
-        nobody = "\n" * (1 + max(map(len, globs)))
+        nobody = "\n" * (1 + longest)
         self._nobody = None if self._matching(nobody) else nobody
-        self._unmatched: list[tuple[int, tuple[Observer, ...]]] | None = None   # learnt with the first key
+        self._unmatched: list[tuple[int, tuple[Observer, ...]]] | None = None   # learnt with the first class
 
     def handlers(self, key: Key, tool: str) -> tuple[Observer, ...]:
         """The handlers for a present tool: the observers whose globs match it are asked; the
         others answer as for any tool their globs do not match."""
         observers = self._observers
-        if self._nobody is None:
-            return handlers_of(observers, key)
-        unmatched = self._unmatched
-        if unmatched is None:
-            nobody_key = (key[0], self._nobody, key[2])
-            unmatched = self._unmatched = [(position, found) for position, observer in enumerate(observers)
-                                           if (found := handlers_of((observer,), nobody_key))]
         owners = self._owners
         matched = {owners[number] for number in self._matching(tool)}
-        parts = [(position, handlers_of((observers[position],), key)) for position in matched]
-        parts += [(position, found) for position, found in unmatched if position not in matched]
+        if self._nobody is None or self._unmatched is None:
+            answers: list[tuple[int, tuple[Observer, ...]]] = []   # (one loop: a contract may hold 10,000 rules)
+            for position, observer in enumerate(observers):
+                handler = observer.route(*key)
+                if handler is not None:
+                    answers.append((position, handler if type(handler) is tuple else (handler,)))
+            if self._nobody is not None:
+                nobody_key = (key[0], self._nobody, key[2])
+                self._unmatched = sorted([(position, found) for position, found in answers if position not in matched]
+                                         + [(position, found) for position in matched
+                                            if (found := answer(observers[position], nobody_key))])
+            return tuple(chain.from_iterable(found for _, found in answers))
+        parts = [(position, answer(observers[position], key)) for position in matched]
+        parts += [(position, found) for position, found in self._unmatched if position not in matched]
         parts.sort(key=lambda part: part[0])   # in the observers' order
-        return tuple(handler for _, found in parts for handler in found)
+        return tuple(chain.from_iterable(found for _, found in parts))
 
 
 def _present(tool: str) -> tuple[object, ...]:
@@ -233,3 +257,9 @@ def handlers_of(observers: Sequence[Any], key: Key) -> tuple[Observer, ...]:
         else:
             found.append(handler)
     return tuple(found)
+
+
+def answer(observer: Any, key: Key) -> tuple[Observer, ...]:
+    """The handlers one observer wants for this routing key."""
+    handler = observer.route(*key)
+    return () if handler is None else handler if type(handler) is tuple else (handler,)
