@@ -489,3 +489,35 @@ def test_lines_that_waited_as_raw_bytes_come_in_order_with_the_caps_where_they_w
     assert numbers == list(range(lines if ending != "none" else 16_536))
     assert (events[-1]["type"], events[-1].get("reason"), events[-1].get("data", {}).get("limit")) == last
     assert peak < RECORD_PEAK_MIB, f"peak {peak} MiB"
+
+
+BLANK_AT_THE_END_AGENT = """
+import os, sys, time
+sys.stdin.readline()                                   # run.start
+out = sys.stdout.buffer
+out.write(b'{"type": "tool.call", "call_id": "c1", "tool": "big"}\\n')
+out.flush()
+out.write(b'{"type": "telemetry.pad", "data": {"pad": "%s"}}\\n' % (b"p" * 100) * 70_000)   # 10 MB
+out.write(b'{"type": "run.completed"}\\n \\t ')       # then a blank last line, without a newline
+out.flush()
+time.sleep(2)
+os.close(1)                                            # the blank line is read now
+time.sleep(2)
+sys.stdin.readline()                                   # the reply, at last
+"""
+
+
+def test_a_blank_last_line_behind_raw_bytes_restarts_the_idle_timer_when_stdout_ends(tmp_path: Path) -> None:
+    """Point 78: a complete line restarts the idle timer when it is read, blank or not, and a last
+    line without a newline is complete at the end of stdout; behind the raw bytes too (it restarted
+    the timer only once split, so the run ended idle, its 70,000 lines lost)."""
+    (tmp_path / "agent.py").write_text(BLANK_AT_THE_END_AGENT)
+    (tmp_path / "contract.json").write_text(json.dumps(
+        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
+    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
+                                    "--fake-clock", "--idle-timeout-ms", "3000", "--out", "trace.jsonl", "--",
+                                    sys.executable, "agent.py")
+    assert code == 0, err
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert len(events) == 70_004 and events[-1]["type"] == "run.completed"

@@ -510,6 +510,14 @@ def test_in_a_reference_whose_candidates_are_all_empty_arrays_has_no_candidates(
     assert unresolved(out) == no_candidates("/args/id", reference)
 
 
+def test_in_a_reference_compares_by_json_equality_even_beyond_any_double(run):
+    """Points 10 and 11: an integer past the largest double is the infinity JavaScript reads, so
+    an object holding one equals an object holding another, inside an array candidate or not."""
+    huge = 10**400
+    for result in ({"v": [{"n": huge}]}, {"v": {"n": huge}}):
+        passes(check(run, {"k": {"$in": fr(tool="get", path="v")}}, {"k": {"n": 2 * huge}}, *get("g1", {}, result)))
+
+
 def test_operators_in_one_object_are_anded(run):
     passes(check(run, {"amount": {"$gt": 1, "$lt": 10}}, {"amount": 5}))
     assert mismatches(check(run, {"amount": {"$gt": 1, "$lt": 10}}, {"amount": 50})) == [

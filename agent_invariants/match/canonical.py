@@ -69,8 +69,9 @@ def canonical_key(value: Any) -> object:
     for indexes and sets: a string as itself (the usual key, an order id, and the cheapest to
     hash and keep); every other key is a tuple, so never equal to a string: a number as the
     double JavaScript reads (as `json_equal` compares them), anything else by its canonical form.
-    A value holding an integer beyond any double has no canonical form: its Python spelling
-    stands for it."""
+    A value holding an integer beyond any double has no canonical form: its spelling with each
+    number as that double stands for it (such an integer is the infinity JavaScript reads, so two
+    of them meet, as `json_equal` has it)."""
     kind = value.__class__
     if kind is str:
         return value
@@ -79,8 +80,35 @@ def canonical_key(value: Any) -> object:
     try:
         return ("j", canonical(value))
     except ValueError:
-        return ("p", repr(value))
+        spelling: list[str] = []
+        _spelled(value, spelling)
+        return ("p", "".join(spelling))
 
+
+def _spelled(value: Any, out: list[str]) -> None:
+    """Spell a decoded JSON value into `out` so that JSON-equal values are spelt alike: object
+    members sorted, every number as the double `as_double` reads (0 for -0). A flat string, as
+    a key of nested tuples would be compared and hashed a C frame per level; plain loops, one
+    Python frame per level, as in `json_equal`, for values nested as deep as a trace may hold."""
+    kind = value.__class__
+    if kind is dict:
+        out.append("{")
+        for key in sorted(value):
+            out.append(repr(key))
+            out.append(":")
+            _spelled(value[key], out)
+            out.append(",")
+        out.append("}")
+    elif kind is list:
+        out.append("[")
+        for element in value:
+            _spelled(element, out)
+            out.append(",")
+        out.append("]")
+    elif kind is int or kind is float:
+        out.append(repr(float(as_double(value)) or 0.0))
+    else:
+        out.append(repr(value))   # a string (quoted), None, True or False
 
 
 def evidence_value(value: Any) -> Any:

@@ -95,7 +95,8 @@ class Agent:
         self.stderr_bytes = 0
         self.stderr_tail = bytearray()
         self._partial = bytearray()
-        self._backlog = bytearray()   # what was read while the queue was full, not yet split into lines
+        self._backlog = bytearray()   # what was read while the queue was full, split into lines up to
+        self._backlog_at = 0          # here (it is emptied once all of it is)
         self._backlog_blank = False   # whether the backlog's last line so far is blank (whitespace only)
         self._backlog_line = 0   # how many bytes of the backlog's last line it holds (with _partial's)
         self._after_backlog: str | None = None   # what follows the backlog: "total" (the cap), "eof", or None
@@ -127,14 +128,17 @@ class Agent:
     def _refill(self) -> None:
         """Split the backlog into the queue while it has room; once all of it is split, what
         followed it: the total cap, or the end of stdout (the last line, if it had no newline)."""
-        backlog = self._backlog
-        while backlog and self._queued < _MAX_QUEUED_BYTES:
-            piece = bytes(backlog[:_CHUNK])
-            del backlog[:_CHUNK]
+        while self._backlog and self._queued < _MAX_QUEUED_BYTES:
+            # read from an offset, not cut from the front: a bytearray cut below half its size is
+            # copied into a smaller one while it is still held (64 MiB behind a reply took 140 MB)
+            start = self._backlog_at
+            self._backlog_at += _CHUNK
+            if self._backlog_at >= len(self._backlog):
+                piece, self._backlog, self._backlog_at = bytes(self._backlog[start:]), bytearray(), 0
+            else:
+                piece = bytes(self._backlog[start:self._backlog_at])
             self._split(piece, noting_blanks=False)   # (a line over the cap ends it: `_limit` empties it)
-        if not backlog:
-            self._backlog = bytearray()   # (an emptied bytearray keeps what it took)
-        if backlog or self._after_backlog is None:
+        if self._backlog or self._after_backlog is None:
             return
         after, self._after_backlog = self._after_backlog, None
         if after == "total":
@@ -292,7 +296,7 @@ class Agent:
         """A cap was crossed: the queue ends with a Limit, and nothing after it is read as lines."""
         self._limited = True
         self._partial.clear()
-        self._backlog.clear()
+        self._backlog, self._backlog_at = bytearray(), 0
         self._after_backlog = None
         self.lines.append(Limit(kind, self._line_number))
 
@@ -300,6 +304,8 @@ class Agent:
         assert self._stdout is not None
         if self._backlog:
             self._after_backlog = self._after_backlog or "eof"   # the last line comes after the backlog
+            if self._backlog_line and self._backlog_blank:
+                self.blank_line_at = time.monotonic()   # it is blank, and read now
         elif self._partial and not self._limited:
             self._line(bytes(self._partial))   # a last line without `\n`
             self._partial.clear()
