@@ -121,20 +121,21 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
         self._router, self._observers, self._type, self._claims = router, observers, event_type, claims
         self._by_class: dict[object, tuple[Observer, ...]] = {}
         self._sieve: _Sieve | None = None
-        reads: list[tuple[str, ...]] = []   # each observer's globs
+        globs: list[str] = []   # every observer's, in a row
+        counts: list[int] = []  # how many each observer has
         for observer in observers:
             route_tools = getattr(observer, "route_tools", None)
             read = None if route_tools is None else route_tools(event_type, claims)
             if read is None:
                 self._classify: Callable[[str], Hashable] | None = None
                 break
-            reads.append(read)
+            globs.extend(read)
+            counts.append(len(read))
         else:
-            patterns = tuple(chain.from_iterable(reads))
+            patterns = tuple(globs)
             self._classify = router.classifier(patterns)
             if patterns:
-                self._sieve = _Sieve(observers, *router.index(patterns, tuple(map(len, reads))),
-                                     max(map(len, patterns)))
+                self._sieve = _Sieve(observers, *router.index(patterns, tuple(counts)), max(map(len, patterns)))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
         self._router.count_one()
