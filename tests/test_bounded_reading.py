@@ -16,6 +16,7 @@ import threading
 import time
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -422,20 +423,29 @@ RECORD_PEAK_MIB = 150
 lines, and the interpreter."""
 
 
+def record_behind_a_reply(folder: Path, agent: str, *options: str) -> tuple[int, str, list[dict[str, Any]], int]:
+    """`record` an agent (Python source) whose one call, to `big`, gets a 1 MB reply (more than a
+    pipe holds): (exit code, stderr, the trace's events, peak memory in MiB)."""
+    (folder / "agent.py").write_text(agent)
+    (folder / "contract.json").write_text(json.dumps(
+        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (folder / "fixtures.json").write_text(json.dumps(BIG_REPLY))
+    split = options.index("--")   # record's options, then the agent's arguments
+    code, out, err, peak = measured(folder, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
+                                    "--fake-clock", "--out", "trace.jsonl", *options[:split], "--",
+                                    sys.executable, "agent.py", *options[split + 1:])
+    events = [json.loads(line) for line in (folder / "trace.jsonl").read_text().splitlines()]
+    return code, err, events, peak
+
+
 def test_record_holds_what_an_agent_writes_past_its_unread_reply_as_raw_bytes(tmp_path: Path) -> None:
     """An agent that floods stdout and never reads the reply it waits for (1 MB, more than the
     pipe holds) must still be read, or an agent that writes its calls before reading their replies
     would deadlock; once 8 MiB of lines wait, the rest waits as raw bytes. Split as it came, it
     took 150 bytes of memory for each 3-byte line: 288 MiB in these 3 s, 1.7 GB in 20."""
-    (tmp_path / "agent.py").write_text(FLOOD_AGENT)
-    (tmp_path / "contract.json").write_text(json.dumps(
-        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
-    (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
-    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
-                                    "--fake-clock", "--timeout-ms", "5000", "--idle-timeout-ms", "3000",
-                                    "--out", "trace.jsonl", "--", sys.executable, "agent.py", "big")
+    code, err, events, peak = record_behind_a_reply(tmp_path, FLOOD_AGENT, "--timeout-ms", "5000",
+                                                    "--idle-timeout-ms", "3000", "--", "big")
     assert code == 2, err
-    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert [(event["type"], event.get("reason")) for event in events] == [
         ("run.start", None), ("tool.call", None), ("tool.result", None), ("run.failed", "timeout:idle")]
     assert peak < RECORD_PEAK_MIB, f"peak {peak} MiB"
@@ -473,15 +483,9 @@ def test_lines_that_waited_as_raw_bytes_come_in_order_with_the_caps_where_they_w
     unread reply are every line in order, then what came after them: a line over the line cap
     (the run ends there), a last line without a newline, or the total cap (the lines before the
     byte that crossed it, and no more)."""
-    (tmp_path / "agent.py").write_text(BEHIND_A_REPLY_AGENT)
-    (tmp_path / "contract.json").write_text(json.dumps(
-        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
-    (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
-    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
-                                    "--fake-clock", "--timeout-ms", "60000", "--out", "trace.jsonl", "--",
-                                    sys.executable, "agent.py", str(lines), ending)
+    code, err, events, peak = record_behind_a_reply(tmp_path, BEHIND_A_REPLY_AGENT, "--timeout-ms", "60000", "--",
+                                                    str(lines), ending)
     assert code == (0 if ending == "last" else 2), err
-    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert [event["type"] for event in events[:3]] == ["run.start", "tool.call", "tool.result"]
     numbers = [event["data"]["n"] for event in events[3:-1]]
     # the total cap: 64 MiB hold the call line and 16,536 padded lines (4,055 to 4,059 bytes each)
@@ -511,13 +515,6 @@ def test_a_blank_last_line_behind_raw_bytes_restarts_the_idle_timer_when_stdout_
     """Point 78: a complete line restarts the idle timer when it is read, blank or not, and a last
     line without a newline is complete at the end of stdout; behind the raw bytes too (it restarted
     the timer only once split, so the run ended idle, its 70,000 lines lost)."""
-    (tmp_path / "agent.py").write_text(BLANK_AT_THE_END_AGENT)
-    (tmp_path / "contract.json").write_text(json.dumps(
-        {"version": 2, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
-    (tmp_path / "fixtures.json").write_text(json.dumps(BIG_REPLY))
-    code, out, err, peak = measured(tmp_path, "record", "--contract", "contract.json", "--fixtures", "fixtures.json",
-                                    "--fake-clock", "--idle-timeout-ms", "3000", "--out", "trace.jsonl", "--",
-                                    sys.executable, "agent.py")
+    code, err, events, peak = record_behind_a_reply(tmp_path, BLANK_AT_THE_END_AGENT, "--idle-timeout-ms", "3000", "--")
     assert code == 0, err
-    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert len(events) == 70_004 and events[-1]["type"] == "run.completed"

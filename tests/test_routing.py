@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
@@ -174,6 +175,16 @@ def test_a_new_tool_on_every_call_is_judged_as_each_rule_says():
     assert report.summary.tool_calls == calls and len(report.summary.tools) == calls
 
 
+def reported_asking_every_rule(contract_: Any, trace: list[dict[str, Any]], **options: Any) -> bytes:
+    """The JSON report of `check_trace` with every observer's `route_tools` and `route_types`
+    taken away, so that `route` is asked for every tool and every type."""
+    with pytest.MonkeyPatch.context() as patch:
+        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in contract_.rules)):
+            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
+            patch.setattr(owner, "route_types", lambda self: None, raising=False)
+        return msgspec.json.encode(check_trace(contract_, trace, **options))
+
+
 class _AskedPerTool:
     """An observer without `route_tools`: it must be asked for every new tool, and see each call."""
 
@@ -202,26 +213,20 @@ def test_an_observer_without_route_tools_is_asked_for_every_tool():
     assert counter.tool_calls == len(tools)
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=contracts(), trace=traces(),
        renames=st.lists(st.sampled_from([name for name in TOOL_NAMES if name]), min_size=3, max_size=3))
-def test_routing_by_classes_reports_exactly_what_asking_per_tool_does(monkeypatch, document, trace, renames):
+def test_routing_by_classes_reports_exactly_what_asking_per_tool_does(document, trace, renames):
     """The same contract and trace, checked as the engine does and with every observer's
-    `route_tools` taken away (so `route` is asked for every tool): the reports are equal."""
+    `route_tools` and `route_types` taken away (so `route` is asked for every tool and type): the
+    reports are equal."""
     names = dict(zip(["a.x", "a.y", "b.x"], renames, strict=True))
     trace = [{**event, "tool": names[event["tool"]]} if "tool" in event else event for event in trace]
     contract_ = load_contract(document)
-    by_class = msgspec.json.encode(check_trace(contract_, trace))
-    with monkeypatch.context() as patch:
-        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in contract_.rules)):
-            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
-            patch.setattr(owner, "route_types", lambda self: None, raising=False)
-        per_tool = msgspec.json.encode(check_trace(contract_, trace))
-    assert by_class == per_tool
+    assert msgspec.json.encode(check_trace(contract_, trace)) == reported_asking_every_rule(contract_, trace)
 
 
-def test_new_types_and_tools_on_every_event_report_as_asking_per_tool(monkeypatch):
+def test_new_types_and_tools_on_every_event_report_as_asking_per_tool():
     """Types and tools never seen before on every event, a stop halfway (its rule then wants
     every event: the routes are forgotten), absent tools among them: the reports are those of
     the engine asking `route` for every tool."""
@@ -239,12 +244,8 @@ def test_new_types_and_tools_on_every_event_report_as_asking_per_tool(monkeypatc
                         {"id": "o", "kind": "require_order", "before": {"type": "t.2", "tool": "k?"},
                          "after": {"type": "new.*"}})
     rules = load_contract(document)
-    by_class = msgspec.json.encode(check_trace(rules, trace, max_violations=0))
-    with monkeypatch.context() as patch:
-        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in rules.rules)):
-            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
-            patch.setattr(owner, "route_types", lambda self: None, raising=False)
-        assert msgspec.json.encode(check_trace(rules, trace, max_violations=0)) == by_class
+    assert msgspec.json.encode(check_trace(rules, trace, max_violations=0)) == \
+        reported_asking_every_rule(rules, trace, max_violations=0)
 
 
 def test_a_call_without_a_tool_does_not_stand_for_the_calls_with_one():
@@ -256,7 +257,7 @@ def test_a_call_without_a_tool_does_not_stand_for_the_calls_with_one():
     assert (report.summary.tool_calls, report.summary.tools) == (4, ["a", "b", "c"])
 
 
-def test_rules_that_each_name_one_tool_report_as_asking_every_rule_for_every_tool(monkeypatch):
+def test_rules_that_each_name_one_tool_report_as_asking_every_rule_for_every_tool():
     """Rules whose globs are all literals are asked only for the tools they name, and answer for
     every other tool as for a tool none of them names (allow_tools then wants the call: a
     violation); among them, rules with wildcards and rules of no tool. Tools named and unnamed,
@@ -293,19 +294,14 @@ def test_rules_that_each_name_one_tool_report_as_asking_every_rule_for_every_too
             trace.append({"seq": len(trace) + 1, "type": "control.stop"})
     document = {"version": 2, "name": "literals", "rules": rules}
     loaded = load_contract(document)
-    by_class = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
-    with monkeypatch.context() as patch:
-        for owner in (Rule, SummaryCounter, TypeSpelling, *(type(rule_for(rule, 1000)) for rule in loaded.rules)):
-            patch.setattr(owner, "route_tools", lambda self, event_type, claims: None, raising=False)
-            patch.setattr(owner, "route_types", lambda self: None, raising=False)
-        per_tool = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
-    assert by_class == per_tool
+    assert msgspec.json.encode(check_trace(loaded, trace, max_violations=0)) == \
+        reported_asking_every_rule(loaded, trace, max_violations=0)
     results = {result.rule_id: result for result in check_trace(loaded, trace, max_violations=0).results}
     assert results["deny-0"].violation_count == results["deny-1"].violation_count > 0
     assert results["allow"].violation_count > 0 and results["event"].violation_count > 0
 
 
-def test_rules_that_each_judge_one_type_report_as_asking_every_rule_for_every_type(monkeypatch):
+def test_rules_that_each_judge_one_type_report_as_asking_every_rule_for_every_type():
     """Rules on types of their own (literal and glob, alone and in pairs), on a trace naming a
     new type on most events: only the rules whose type globs match a type are asked about it,
     and the reports are those of the engine asking every rule about every type."""
@@ -321,11 +317,7 @@ def test_rules_that_each_judge_one_type_report_as_asking_every_rule_for_every_ty
               **({"tool": "t"} if number % 3 == 0 else {})} for number in range(900)]
     trace[450] = {"seq": 451, "type": "control.stop"}
     loaded = load_contract({"version": 1, "name": "types", "rules": rules})
-    by_type = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
-    with monkeypatch.context() as patch:
-        for owner in (Rule, *(type(rule_for(rule, 1000)) for rule in loaded.rules)):
-            patch.setattr(owner, "route_types", lambda self: None, raising=False)
-        asking_all = msgspec.json.encode(check_trace(loaded, trace, max_violations=0))
-    assert by_type == asking_all
+    assert msgspec.json.encode(check_trace(loaded, trace, max_violations=0)) == \
+        reported_asking_every_rule(loaded, trace, max_violations=0)
     results = {result.rule_id: result for result in check_trace(loaded, trace, max_violations=0).results}
     assert results["deny-7"].violation_count == 3 and results["order"].violation_count > 0
