@@ -152,7 +152,7 @@ def _check_imported(run: _Run, traces: list[str], imports: ImportOptions, contra
     paths = traces if batch.is_single(traces) else batch.expand_traces(traces, exclude=[str(contract_path)])
     for path in paths:
         batch.check_file_name(path)
-    refuse_input_as_output(run.options.output, contract_path, *paths)
+    refuse_input_as_output(run.options.output, contract_path, imports.profile, *paths)
     run.stamp(*paths)
     run.inside_sarif_root(*[path for path in paths if path != "-"])
     options = run.options
@@ -242,7 +242,7 @@ def compare(
         if not (batch.is_single(baseline) and batch.is_single(candidate)):
             fail("compare --input-format takes one baseline and one candidate file (--run ID for one run of "
                  "each, --run all for every run, paired by run id)")
-        refuse_input_as_output(options.output, contract_path, baseline[0], candidate[0])
+        refuse_input_as_output(options.output, contract_path, imports.profile, baseline[0], candidate[0])
         run.stamp(baseline[0], candidate[0])
         run.inside_sarif_root(*[path for path in candidate if path != "-"])
         if run_id == "all":
@@ -553,7 +553,7 @@ def summary(
     from agent_invariants.render import json
 
     imports = ImportOptions(input_format, run_id, profile)
-    refuse_input_as_output(output, trace)
+    refuse_input_as_output(output, trace, profile)
     if imports.native:
         _refuse_run_option(imports)
     if run_id == "all":
@@ -598,6 +598,8 @@ def stability(
     _no_html("stability", report_format)
     if traces.count("-") > 1:
         fail("- (standard input) can be read once: give it as one trace at most")
+    if contract is not None and str(contract) == "-" and "-" in traces:
+        fail("the contract and a trace cannot both be read from standard input (-)")
     ignored = [_output_path("--ignore", text) for text in ignore or ()]
     mapped = [_output_path("--map", text) for text in maps or ()]
     refuse_input_as_output(output, *traces, *([] if contract is None else [contract]))
@@ -663,7 +665,7 @@ def mutate(
     """Break a passing trace in small ways and report how many of the mutants the contract rejects."""
     _no_html("mutate", report_format)
     from agent_invariants.contract_source import read_contract
-    from agent_invariants.mutate import mutant_text, mutate_files
+    from agent_invariants.mutate import corpus_traces, mutant_text, mutate_files
     from agent_invariants.render import RenderOptions, renderer
     from agent_invariants.sources import Sources
 
@@ -671,7 +673,7 @@ def mutate(
     others = [path for path in (control, corpus) if path is not None]
     if [str(contract_path), trace, str(control)].count("-") > 1:
         fail("standard input (-) can be read once: by the contract, the trace or the control")
-    refuse_input_as_output(output, contract_path, trace, *others)
+    refuse_input_as_output(output, contract_path, trace, *others, *([] if corpus is None else corpus_traces(corpus)))
     source = read_contract(contract_path)
     if show_mutant is not None:
         write(mutant_text(source, trace, show_mutant, lint=not no_lint, max_line_bytes=max_line_bytes).decode(
@@ -844,8 +846,7 @@ def convert(
         fail("--from native: the input is already native JSONL; name the format to convert from")
     if out_dir is not None and output is not None:
         fail("--out-dir and --output cannot be used together: the runs go to DIR, one file each")
-    for path in inputs:
-        refuse_input_as_output(output, path)
+    refuse_input_as_output(output, profile, *inputs)
     text, note = convert_files(inputs, source_format.value, run=run_id,
                                profile=_profile(ImportOptions(source_format, run_id, profile)),
                                max_line_bytes=max_line_bytes, out_dir=out_dir)

@@ -173,7 +173,7 @@ def _write_all(handle: int, data: bytes, output: Path) -> None:
         fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
 
 
-def refuse_input_as_output(output: Path | None, *inputs: str | Path) -> None:
+def refuse_input_as_output(output: Path | None, *inputs: str | Path | None) -> None:
     """Refuse an `--output` that is one of the input files, before reading anything: writing
     the report there would destroy the trace or contract (`-o` typed for `-t`, say)."""
     if output is None:

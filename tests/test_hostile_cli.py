@@ -177,6 +177,35 @@ def test_output_onto_an_input_is_refused_and_the_input_kept(folder):
 
 
 @pytest.mark.slow
+def test_output_onto_a_profile_or_a_corpus_trace_is_refused_and_the_input_kept(folder):
+    """A mapping profile and the traces of `mutate --corpus` are inputs too: `-o` there replaced
+    them with the report (exit 0), and the next run failed on them."""
+    profile = {"rules": [{"when": {"name": "review"}, "emit": {"type": "approval.granted"}}]}
+    (folder / "review.profile.json").write_text(json.dumps(profile))
+    spans = Path(__file__).resolve().parents[1] / "examples" / "imports" / "pydantic-ai-review.otlp.jsonl"
+    for command in (["convert", str(spans)], ["summary", "-t", str(spans), "--input-format", "auto"],
+                    ["check", "-c", "contract.json", "-t", str(spans), "--input-format", "auto"],
+                    ["compare", "-c", "contract.json", "-b", str(spans), "-k", str(spans), "--input-format", "auto"]):
+        one_error(run(folder, *command, "--profile", "review.profile.json", "-o", "review.profile.json"),
+                  "review.profile.json: is also an input (review.profile.json); refusing to overwrite it")
+    assert json.loads((folder / "review.profile.json").read_text()) == profile
+    (folder / "corpus").mkdir()
+    (folder / "corpus" / "good.jsonl").write_text(GOOD)
+    one_error(run(folder, "mutate", "-c", "contract.json", "-t", "trace.jsonl", "--corpus", "corpus",
+                  "-o", "corpus/good.jsonl"),
+              "corpus/good.jsonl: is also an input (corpus/good.jsonl); refusing to overwrite it")
+    assert (folder / "corpus" / "good.jsonl").read_text() == GOOD
+
+
+@pytest.mark.slow
+def test_stability_reads_standard_input_once(folder):
+    """As check and mutate do: the contract and a trace cannot both come from standard input
+    (stability judged the emptied stream as a trace without output)."""
+    one_error(run(folder, "stability", "-c", "-", "-", "trace.jsonl", input=(folder / "contract.json").read_bytes()),
+              "the contract and a trace cannot both be read from standard input (-)")
+
+
+@pytest.mark.slow
 def test_a_write_error_names_the_file_and_leaves_the_old_report_whole(folder):
     """/dev/full fails every write; a file-size limit makes a regular file fail half-way, as a
     full disk would (Python ignores SIGXFSZ, so the write reports EFBIG)."""

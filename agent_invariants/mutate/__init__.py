@@ -119,8 +119,8 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
 from agent_invariants.rules.terminal import TERMINAL_TYPES, run_status
 
-__all__ = ("DEFAULT_MAX_MUTANTS", "Mutated", "auto_control", "mutant_text", "mutate_files", "mutate_trace",
-           "read_original")
+__all__ = ("DEFAULT_MAX_MUTANTS", "Mutated", "auto_control", "corpus_traces", "mutant_text", "mutate_files",
+           "mutate_trace", "read_original")
 
 DEFAULT_MAX_MUTANTS = 500
 SCHEMA = "agent-invariants/mutate/v1"
@@ -317,14 +317,14 @@ def _false_positives(contract: Contract, original: Original, corpus: str | os.Pa
         if failing:
             found.append(FalsePositive(rewrite=name, killed_by=failing))
     if corpus is not None and "corpus" not in skipped:
-        for path in _corpus(corpus):
+        for path in corpus_traces(corpus):
             failing = error_rules(run_check(contract, TraceFile(path, max_line_bytes=max_line_bytes), 1).report)
             if failing:
                 found.append(FalsePositive(rewrite="corpus", file=path, killed_by=failing))
     return found
 
 
-def _corpus(folder: str | os.PathLike[str]) -> list[str]:
+def corpus_traces(folder: str | os.PathLike[str]) -> list[str]:
     """The `*.jsonl` and `*.json` files of the corpus folder, sorted by name."""
     top = os.fspath(folder)
     named = inert(top, TEXT_LIMIT)
