@@ -296,6 +296,17 @@ _SPOOL_LIMIT = 1 << 30
 """Bytes of a trace read from standard input or a pipe that the HTML page keeps a copy of."""
 
 
+def load_refusing(source: ContractSource, output: Path | None) -> Contract:
+    """Load a contract, refusing an `--output` that is one of the packs it extends (their files
+    are known once they are read)."""
+    from agent_invariants.contract import load_contract
+
+    packs: list[str] = []
+    loaded = load_contract(source, packs_read=packs)
+    refuse_input_as_output(output, *(os.path.relpath(path) for path in packs))   # named as the user would
+    return loaded
+
+
 class _Run(NamedTuple):
     """A check or compare run: its contract, and how its report is rendered, written and judged."""
 
@@ -311,10 +322,10 @@ class _Run(NamedTuple):
     def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None,
               imports: ImportOptions | None = None) -> _Run:
         """Read and load the contract (once); keep how the report is to be rendered and written."""
-        from agent_invariants.contract import load_contract, read_contract
+        from agent_invariants.contract import read_contract
 
         source = read_contract(contract)
-        loaded = load_contract(source)
+        loaded = load_refusing(source, options.output)
         if not options.no_lint and loaded.version == 2:   # version 1 is never refused: no need to import lint
             from agent_invariants.lint import refuse_unpassable
 
@@ -495,12 +506,12 @@ def validate(
     _candidate: UnusedCandidate = None,
 ) -> None:
     """Validate a contract and print it normalised (trimmed, keys in schema order), as JSON."""
-    from agent_invariants.contract import load_contract, read_contract
+    from agent_invariants.contract import read_contract
     from agent_invariants.render import json
 
     contract_path = find_contract(contract)
     refuse_input_as_output(output, contract_path)
-    write(json.render(load_contract(read_contract(contract_path))), output)
+    write(json.render(load_refusing(read_contract(contract_path), output)), output)
 
 
 @app.command(cls=Command)
@@ -516,7 +527,7 @@ def lint(
     output: OutputOpt = None,
 ) -> None:
     """Find what a contract's rules imply together: rules no trace can pass, rules that never fire."""
-    from agent_invariants.contract import load_contract, read_contract
+    from agent_invariants.contract import read_contract
     from agent_invariants.lint import lint_contract
     from agent_invariants.render import RenderOptions, renderer
     from agent_invariants.sources import Sources
@@ -526,7 +537,7 @@ def lint(
     contract_path = find_contract(contract)
     refuse_input_as_output(output, contract_path)
     source = read_contract(contract_path)
-    loaded = load_contract(source)
+    loaded = load_refusing(source, output)
     report = lint_contract(loaded, with_interface=with_interface)
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None),
                             sources=Sources(contract=source, loaded=loaded))
@@ -605,11 +616,11 @@ def stability(
     refuse_input_as_output(output, *traces, *([] if contract is None else [contract]))
     loaded = None
     if contract is not None:
-        from agent_invariants.contract import load_contract, read_contract
+        from agent_invariants.contract import read_contract
         from agent_invariants.lint import refuse_unpassable
 
         source = read_contract(contract)
-        loaded = load_contract(source)
+        loaded = load_refusing(source, output)
         if not no_lint:
             refuse_unpassable(loaded, source.label, source)
     report, outputs = measure_files(traces, contract=loaded, ignore=ignored, maps=mapped,

@@ -152,7 +152,7 @@ Contract.__annotations__["rules"] = "Annotated[list[_every_kind_config()], Meta(
 
 
 def load_contract(source: Contract | Mapping[str, Any] | ContractSource | bytes | str | os.PathLike[str], *,
-                  name: str | None = None, pack_paths: bool = True) -> Contract:
+                  name: str | None = None, pack_paths: bool = True, packs_read: list[str] | None = None) -> Contract:
     """Load and validate a contract from a path (JSON, or YAML with the yaml extra), the
     `ContractSource` of `read_contract`, JSON bytes or an already-parsed mapping. `name` is how
     messages name it (default: the path, or `contract`).
@@ -161,9 +161,10 @@ def load_contract(source: Contract | Mapping[str, Any] | ContractSource | bytes 
     `pack_paths`, files relative to the contract's file (or to the current directory for bytes
     and mappings). A server loading contracts sent by others passes `pack_paths=False`: then an
     `extends` entry that is a path is refused without a look at the filesystem, and no message
-    shows a path of this machine."""
+    shows a path of this machine. The path of each pack file read is added to `packs_read`, when
+    given (the CLI refuses an output that would replace one)."""
     try:
-        return _load_any(source, name, pack_paths)
+        return _load_any(source, name, pack_paths, packs_read)
     except RecursionError:
         raise ContractError(name or _label(source), None, TOO_DEEP) from None
 
@@ -174,22 +175,23 @@ def _label(source: Any) -> str:
     return "contract" if isinstance(source, (Mapping, bytes, bytearray, memoryview)) else os.fspath(source)
 
 
-def _load_any(source: Any, name: str | None, pack_paths: bool) -> Contract:
+def _load_any(source: Any, name: str | None, pack_paths: bool, packs_read: list[str] | None) -> Contract:
     if isinstance(source, Contract):
         return source
     if isinstance(source, Mapping):
         label = name or "contract"
-        return _load(mended(dict(source), label), label, os.getcwd(), None, pack_paths)
+        return _load(mended(dict(source), label), label, os.getcwd(), None, pack_paths, packs_read)
     if isinstance(source, ContractSource):
         source = source if name is None else source._replace(label=name)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         source = ContractSource(bytes(source), name or "contract", os.getcwd(), yaml=False)
     else:
         source = read_contract(source, label=name)
-    return _load(parse(source), source.label, source.base, source, pack_paths)
+    return _load(parse(source), source.label, source.base, source, pack_paths, packs_read)
 
 
-def _load(document: Any, label: str, base: str, source: ContractSource | None, pack_paths: bool) -> Contract:
+def _load(document: Any, label: str, base: str, source: ContractSource | None, pack_paths: bool,
+          packs_read: list[str] | None = None) -> Contract:
     """Check the document, merge its packs, decode it. Every problem found is reported at once,
     but a contract of too many rules is refused before any of them is checked."""
     too_many = too_many_rules(document)
@@ -208,7 +210,7 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
             raise ContractError(label, None, misplaced)
         raise contract_error(label, problems, source)
     if isinstance(document, dict) and "extends" in document:
-        document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths)
+        document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths, files=packs_read)
     try:
         return _decode(document, rule_types)
     except msgspec.ValidationError as exc:

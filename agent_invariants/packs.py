@@ -70,13 +70,15 @@ def pack_path(name: str) -> Path | None:
 
 
 def resolve_extends(document: dict[str, Any], label: str, base: str, rule_types: dict[str, type], *,
-                    pack_paths: bool = True) -> dict[str, Any]:
+                    pack_paths: bool = True, files: list[str] | None = None) -> dict[str, Any]:
     """`document` (a contract, already checked) with its `extends` replaced by the packs' rules
     merged before its own. Each pack is read with the contract size limit and its rules are
     checked in its own file. With `pack_paths` false only shipped packs may be named: an entry
-    that is a path is refused without a look at the filesystem."""
+    that is a path is refused without a look at the filesystem. The path of each pack file read is
+    added to `files`, when given (an output must not replace one)."""
     own = document.get("rules")
-    return _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0).merged(document, label, base)
+    return _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0, files).merged(
+        document, label, base)
 
 
 class _Entry(NamedTuple):
@@ -94,9 +96,11 @@ class _Extends:
     totals are the contract's, so passing them is reported at the contract's own entry that led
     there."""
 
-    def __init__(self, rule_types: dict[str, type], pack_paths: bool, own_rules: int) -> None:
+    def __init__(self, rule_types: dict[str, type], pack_paths: bool, own_rules: int,
+                 files: list[str] | None) -> None:
         self.rule_types = rule_types
         self.pack_paths = pack_paths
+        self.files = files
         self.packs_loaded = 0
         self.rules_loaded = own_rules   # every rule read counts, even one a later rule replaces
 
@@ -114,6 +118,8 @@ class _Extends:
                 raise ContractError(label, where, f"packs extend packs more than {MAX_EXTENDS_DEPTH} levels deep "
                                                   "(limit)")
             path, shown = _locate(ref, base, label, where, self.pack_paths)
+            if self.files is not None:
+                self.files.append(path)
             key = os.path.realpath(path)
             if key in chain:
                 cycle = " -> ".join([*(os.path.basename(step) for step in chain), os.path.basename(key)])

@@ -198,6 +198,21 @@ def test_output_onto_a_profile_or_a_corpus_trace_is_refused_and_the_input_kept(f
 
 
 @pytest.mark.slow
+def test_output_onto_a_pack_the_contract_extends_is_refused_and_the_pack_kept(folder):
+    """A pack named in `extends` is read as the contract is: `-o` there replaced it (exit 0)."""
+    pack = {"name": "pack", "rules": [{"id": "no-x", "kind": "deny_tool", "tool": "x"}]}
+    (folder / "packs").mkdir()
+    (folder / "packs" / "pack.json").write_text(json.dumps(pack))
+    (folder / "extending.json").write_text(json.dumps({"version": 1, "name": "e", "extends": ["packs/pack.json"],
+                                                       "rules": []}))
+    for command in (["validate"], ["lint"], ["check", "-t", "trace.jsonl"],
+                    ["compare", "-b", "trace.jsonl", "-k", "trace.jsonl"], ["stability", "trace.jsonl", "trace.jsonl"]):
+        one_error(run(folder, *command, "-c", "extending.json", "-o", "packs/pack.json"),
+                  "packs/pack.json: is also an input (packs/pack.json); refusing to overwrite it")
+    assert json.loads((folder / "packs" / "pack.json").read_text()) == pack
+
+
+@pytest.mark.slow
 def test_stability_reads_standard_input_once(folder):
     """As check and mutate do: the contract and a trace cannot both come from standard input
     (stability judged the emptied stream as a trace without output)."""
