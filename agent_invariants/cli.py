@@ -686,6 +686,7 @@ def mutate(
         fail("standard input (-) can be read once: by the contract, the trace or the control")
     refuse_input_as_output(output, contract_path, trace, *others, *([] if corpus is None else corpus_traces(corpus)))
     source = read_contract(contract_path)
+    load_refusing(source, output)   # (loaded again by mutate: its packs are known once read)
     if show_mutant is not None:
         write(mutant_text(source, trace, show_mutant, lint=not no_lint, max_line_bytes=max_line_bytes).decode(
             "utf-8", "surrogateescape"), output)

@@ -205,7 +205,7 @@ def test_output_onto_a_pack_the_contract_extends_is_refused_and_the_pack_kept(fo
     (folder / "packs" / "pack.json").write_text(json.dumps(pack))
     (folder / "extending.json").write_text(json.dumps({"version": 1, "name": "e", "extends": ["packs/pack.json"],
                                                        "rules": []}))
-    for command in (["validate"], ["lint"], ["check", "-t", "trace.jsonl"],
+    for command in (["validate"], ["lint"], ["check", "-t", "trace.jsonl"], ["mutate", "-t", "trace.jsonl"],
                     ["compare", "-b", "trace.jsonl", "-k", "trace.jsonl"], ["stability", "trace.jsonl", "trace.jsonl"]):
         one_error(run(folder, *command, "-c", "extending.json", "-o", "packs/pack.json"),
                   "packs/pack.json: is also an input (packs/pack.json); refusing to overwrite it")
