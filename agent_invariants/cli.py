@@ -858,6 +858,8 @@ def convert(
         fail("--from native: the input is already native JSONL; name the format to convert from")
     if out_dir is not None and output is not None:
         fail("--out-dir and --output cannot be used together: the runs go to DIR, one file each")
+    if inputs.count("-") > 1:
+        fail("- (standard input) can be read once: give it as one input at most")
     refuse_input_as_output(output, profile, *inputs)
     text, note = convert_files(inputs, source_format.value, run=run_id,
                                profile=_profile(ImportOptions(source_format, run_id, profile)),

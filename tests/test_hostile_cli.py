@@ -213,11 +213,14 @@ def test_output_onto_a_pack_the_contract_extends_is_refused_and_the_pack_kept(fo
 
 
 @pytest.mark.slow
-def test_stability_reads_standard_input_once(folder):
+def test_stability_and_convert_read_standard_input_once(folder):
     """As check and mutate do: the contract and a trace cannot both come from standard input
-    (stability judged the emptied stream as a trace without output)."""
+    (stability judged the emptied stream as a trace without output), nor two inputs of convert
+    (it said the second was empty)."""
     one_error(run(folder, "stability", "-c", "-", "-", "trace.jsonl", input=(folder / "contract.json").read_bytes()),
               "the contract and a trace cannot both be read from standard input (-)")
+    one_error(run(folder, "convert", "--from", "mcp-log", "-", "-", input=b""),
+              "- (standard input) can be read once: give it as one input at most")
 
 
 @pytest.mark.slow
