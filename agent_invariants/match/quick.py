@@ -20,7 +20,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import (
     ABSENT,
@@ -31,8 +30,8 @@ from agent_invariants.match.tree import (
     compares,
     distinct,
     holds_equal,
+    holds_in,
     is_number,
-    keys_for_in,
 )
 
 __all__ = ("Holds", "quick")
@@ -150,13 +149,7 @@ def _in_candidates(reference: Reference) -> Holds:
         if actual is ABSENT:
             return False
         found = resolve(reference)
-        if isinstance(found, str):
-            return False
-        keys = keys_for_in(found)
-        if keys is not None:
-            return canonical_key(actual) in keys
-        return any(json_equal(actual, element) for candidate in found
-                   for element in (candidate if isinstance(candidate, list) else [candidate]))
+        return not isinstance(found, str) and holds_in(actual, found)
 
     return holds
 

@@ -34,7 +34,7 @@ from agent_invariants.match.paths import parse_path, pointer
 from agent_invariants.match.regex import RegexError, compile_search
 
 __all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
-           "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "is_number", "keys_for_in",
+           "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "holds_in", "is_number",
            "no_references")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
@@ -109,12 +109,30 @@ class Candidates(list):  # type: ignore[type-arg]
         return self._members
 
 
-def keys_for_in(found: list[Any]) -> set[object] | None:
+def _keys_for_in(found: list[Any]) -> set[object] | None:
     """The equality keys `$in` may look a value up in, when the candidates are kept with their
     keys (`Candidates.members`, or their own keys when none is an array); else None."""
     if found.__class__ is Candidates and found.keys is not None:
         return found.members() if found.arrays else found.keys
     return None
+
+
+def holds_in(actual: Any, found: list[Any]) -> bool:
+    """`$in` a reference (point 11): whether `actual` equals a candidate that is not an array, or
+    an element of one that is; one lookup when the candidates are kept with their keys."""
+    keys = _keys_for_in(found)
+    if keys is not None:
+        return canonical_key(actual) in keys
+    return any(json_equal(actual, element) for candidate in found
+               for element in (candidate if isinstance(candidate, list) else [candidate]))
+
+
+def _contributes(found: list[Any]) -> bool:
+    """Whether `$in` takes anything from these candidates (not only empty arrays)."""
+    keys = _keys_for_in(found)
+    if keys is not None:
+        return bool(keys)
+    return any(not isinstance(candidate, list) or candidate for candidate in found)
 
 
 def holds_equal(actual: Any, found: list[Any]) -> bool:
@@ -406,12 +424,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
         values = operand
         if isinstance(operand, Node):
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
-            if found is None:
-                return False
-            keys = keys_for_in(found)
-            if keys is not None:
-                return canonical_key(actual) in keys
-            return any(json_equal(actual, candidate) for candidate in found)
+            return found is not None and holds_in(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains
     if not isinstance(actual, list):
@@ -430,20 +443,13 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
 
 def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve,
                 contributing: bool = False) -> list[Any] | None:
-    """The reference's candidates (for `$in`, an array candidate contributes its elements), or
-    None after reporting why there are none."""
+    """The reference's candidates, or None after reporting why there are none (with
+    `contributing`, for `$in`: also when they are only empty arrays, which contribute nothing)."""
     found = resolve(reference)
     if isinstance(found, str):
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": found})
         return None
-    if contributing:
-        keys = keys_for_in(found)
-        if keys is None:
-            found = [element for candidate in found
-                     for element in (candidate if isinstance(candidate, list) else [candidate])]
-        elif not keys:
-            found = []   # only empty arrays: nothing to take
-    if not found:
+    if not found or (contributing and not _contributes(found)):
         outcome.unresolved.append({"pointer": pointer(at), "reference": reference.written, "reason": "no_candidates"})
         return None
     return found
