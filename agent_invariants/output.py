@@ -186,12 +186,8 @@ def refuse_input_as_output(output: Path | None, *inputs: str | Path | None) -> N
 def input_at(output: str | Path, *inputs: str | Path | None) -> str | Path | None:
     """The input (of `inputs`; None and `-` are skipped) that the existing regular file `output`
     is, or None."""
-    try:
-        written = os.stat(output)
-    except OSError:
-        return None
-    if not stat.S_ISREG(written.st_mode):
-        return None   # /dev/stdout may well be the terminal /dev/stdin is
+    if not os.path.exists(output):
+        return None   # nothing there yet: no input can be it (same_file tests the rest)
     return next((path for path in inputs if path is not None and path != "-" and same_file(output, path)), None)
 
 
