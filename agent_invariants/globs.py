@@ -70,9 +70,8 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
                                        for pattern in wild):
         return _prefix_set(literal, [utf16_units(pattern[:-1]) for pattern in wild])
     if len(wild) > 64:
-        index = _RunIndex(wild)
-        return lambda subject: (literal.get(subject if subject.isascii() else utf16_units(subject), -1),
-                                *index.matching(subject))
+        matching = compile_glob_index(distinct)
+        return lambda subject: tuple(matching(subject))   # (the same patterns match: the same list)
     simple = [pattern for pattern in wild if pattern.count("*") <= 1]
     others = tuple(compile_glob(pattern) for pattern in wild if pattern.count("*") > 1)
     matches = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
