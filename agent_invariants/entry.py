@@ -10,9 +10,16 @@ every module and object one by one, as a normal interpreter exit does, takes a t
 `check` (70 ms of 230 on a small machine) and changes nothing on disk. Nothing is left to do by
 then: temporary files are anonymous, batch workers have been joined, reports are written and
 closed. `cli.main` itself exits normally, for callers that run it in their own process.
+
+The cyclic garbage collector runs after every 50,000 new objects rather than Python's 700:
+with the default, importing the command line and the checker ran it fifty times, 5 ms of a
+90 ms `check`. Garbage cycles are still collected, in bounded
+batches; the checker pauses the collector anyway while it reads traces and builds reports
+(`_collector`).
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -23,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ("main",)
 
 _VERSION_ONLY = (["--version"], ["-v"], ["version"])
+_YOUNG_OBJECTS = 50_000
+"""New objects after which the collector runs (Python's default: 700)."""
 
 
 def main() -> NoReturn:
@@ -35,6 +44,7 @@ def main() -> NoReturn:
             pass   # the command line reports an unwritable stdout (exit 2)
         else:
             raise SystemExit(0)
+    gc.set_threshold(_YOUNG_OBJECTS, *gc.get_threshold()[1:])
     try:
         from agent_invariants.cli import main as run
 

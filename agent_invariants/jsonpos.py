@@ -7,7 +7,6 @@ validation error is about), this module scans the text once and maps every JSON 
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection
 from typing import Any
@@ -95,6 +94,8 @@ def _child_path(stack: list[list[Any]], key: str | None) -> str:
 
 
 def _key(token: str) -> str:
+    import json  # (here: the json module is not needed at start-up)
+
     try:
         return str(json.loads(token))
     except ValueError:

@@ -15,7 +15,6 @@ many rules ask one after the other (the last one is remembered), and must not be
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import Annotated, Any
 
@@ -59,6 +58,8 @@ def decoded(raw: Raw) -> Any:
 def _decode_wide(raw: Raw) -> Any:
     """JSON whose numbers msgspec refuses (`1e400`, an integer of 5,000 digits): those beyond the
     largest double are the infinities JavaScript reads them as, the others exact."""
+    import json  # (here: the json module is not needed at start-up)
+
     return json.loads(bytes(memoryview(raw)), parse_int=_wide_int, parse_float=float)
 
 

@@ -12,7 +12,6 @@ problem raises `TraceError` naming the trace and the line.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -362,6 +361,8 @@ def _item_json(item: Event | Mapping[str, Any] | bytes) -> bytes:
         try:
             return msgspec.json.encode(item)
         except UnicodeEncodeError:
+            import json  # (here: the json module is not needed at start-up)
+
             raw = json.dumps(item, ensure_ascii=True, allow_nan=False).encode()
     return replace_lone_surrogates(raw)
 
