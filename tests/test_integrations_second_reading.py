@@ -662,25 +662,31 @@ def test_github_format_escapes_percent_but_not_colon_comma_in_the_message(tmp_pa
 
 
 def test_github_format_line_breaks_cannot_end_or_start_a_command(tmp_path: Path) -> None:
-    """README: "a trace cannot end an annotation early or start another command". Spec silent on
-    which escaping wins: the product first shows line breaks from the input as `\\r\\n` (README
-    "Exit codes": line breaks are shown as `\\n`), so no raw CR or LF reaches the command, which
-    is a reasonable reading; `%0D`/`%0A` would do as well."""
+    """README: "a trace cannot end an annotation early or start another command". A message shows
+    line breaks from the input as `\\r\\n`, as every format does (README "Exit codes"), so no raw
+    CR or LF reaches the command."""
     result = github(tmp_path, ALLOW_OK, "t.jsonl", call("x\r\n::error file=forged::forged"))
     commands = [line for line in result.stdout.split("\n") if line.startswith("::")]
-    assert len(commands) == 1 and "\r" not in result.stdout
+    assert len(commands) == 1
+    assert "\r" not in result.stdout
     message = commands[0].split("::", 2)[2]
-    assert message in ("Tool is outside the allowlist: x\\r\\n::error file=forged::forged.",
-                       "Tool is outside the allowlist: x%0D%0A::error file=forged::forged.")
+    assert message == "Tool is outside the allowlist: x\\r\\n::error file=forged::forged."
 
 
 def test_github_format_file_name_with_line_break_stays_one_command(tmp_path: Path) -> None:
-    """README: properties escaped; a file name holding CR LF must not split the command (spec
-    silent on `\\r\\n` versus `%0D%0A`)."""
+    """README: properties escaped; a file name holding CR LF must not split the command, and it
+    reaches the runner as `%0D%0A`, which it reads back as the file's real name."""
     result = github(tmp_path, ALLOW_OK, "n\r\nl.jsonl", call("ok2"))
     first = result.stdout.split("\n")[0]
-    assert first.startswith("::error file=") and first.endswith("::Tool is outside the allowlist: ok2.")
-    assert first[len("::error file="):].split(",line=")[0] in ("n\\r\\nl.jsonl", "n%0D%0Al.jsonl")
+    assert first == "::error file=n%0D%0Al.jsonl,line=1,title=only-ok (allow_tools)::Tool is outside the allowlist: ok2."
+
+
+def test_github_format_file_name_keeps_percent_colon_and_comma_and_shows_other_controls(tmp_path: Path) -> None:
+    """The runner reads back `%25`, `%3A` and `%2C` in a property; an escape character, which it
+    cannot carry, is shown as `\\x1b` as in every format."""
+    result = github(tmp_path, ALLOW_OK, "a%b:c,d\x1be.jsonl", call("ok2"))
+    first = result.stdout.split("\n")[0]
+    assert first.startswith("::error file=a%25b%3Ac%2Cd\\x1be.jsonl,line=1,title=only-ok (allow_tools)::")
 
 
 def test_github_format_compare_one_command_per_regression(project: Path) -> None:

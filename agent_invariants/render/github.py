@@ -44,7 +44,7 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
                       for regression in section.regressions]
         else:
             lines += _check(section)
-    lines += [f"::error file={_property(_file(failure.trace))}::{_data(failure.error)}" for failure in failures(report)]
+    lines += [f"::error file={_file_property(failure.trace)}::{_data(failure.error)}" for failure in failures(report)]
     totals = log_safe(text.render(report, RenderOptions(detail="quiet")))   # names in it must not spell commands
     return "\n".join(lines) + ("\n" if lines else "") + totals
 
@@ -59,7 +59,7 @@ def _check(report: CheckReport) -> list[str]:
         trace = report.record.trace
         for finding in report.record.findings:
             line = "" if finding.seq is UNSET else f",line={finding.seq}"
-            lines.append(f"::error file={_property(_file(trace))}{line},title={_property(finding.code)}::"
+            lines.append(f"::error file={_file_property(trace)}{line},title={_property(finding.code)}::"
                          f"{_data(finding.message)}")
     return lines
 
@@ -68,7 +68,7 @@ def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -
     """`::error file=…,line=…,title=…::message` (or `::warning`) for one violation or regression."""
     properties = []
     if isinstance(trace, str) and trace != "-":
-        properties.append(f"file={_property(_file(trace))}")
+        properties.append(f"file={_file_property(trace)}")
         if item.line is not UNSET:
             properties.append(f"line={item.line}")
     properties.append(f"title={_property(title)}")
@@ -76,19 +76,28 @@ def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -
     return f"::{level} {','.join(properties)}::{_data(item.message)}"
 
 
-def _file(path: str) -> str:
-    """The path relative to the current folder when it is inside it, with forward slashes."""
+def _file_property(path: str) -> str:
+    """`file=`'s value: the path relative to the current folder when it is inside it, with
+    forward slashes. A line break in the name is sent as `%0D`/`%0A`, which the runner turns
+    back into the character, so that the annotation lands on the file that has it; other control
+    characters, which the runner cannot carry, are shown escaped (as in every format)."""
     relative = os.path.relpath(os.path.abspath(path))
-    return Path(relative if not relative.startswith("..") else path).as_posix()
+    name = Path(relative if not relative.startswith("..") else path).as_posix()
+    return inert(_escaped(name)).replace(":", "%3A").replace(",", "%2C")
 
 
 def _data(value: str) -> str:
-    """A command's message, escaped for the runner (and made inert, as every format does)."""
-    return inert(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message, made inert (as every format does: a line break shows as `\\n`) and
+    escaped for the runner."""
+    return _escaped(inert(value))
 
 
 def _property(value: str) -> str:
-    return _data(value).replace(":", "%3A").replace(",", "%2C")
+    return _escaped(inert(value)).replace(":", "%3A").replace(",", "%2C")
+
+
+def _escaped(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _stability(report: StabilityReport, options: RenderOptions) -> str:
@@ -101,7 +110,7 @@ def _stability(report: StabilityReport, options: RenderOptions) -> str:
         shown = odd_one(entry)
         properties = []
         if traces[shown] != "-":
-            properties.append(f"file={_property(_file(traces[shown]))}")
+            properties.append(f"file={_file_property(traces[shown])}")
             if shown in outputs:
                 properties.append(f"line={outputs[shown][0]}")
         properties.append(f"title={_property(f'stability: {entry.path} ({entry.kind})')}")
@@ -120,7 +129,7 @@ def _mutate(report: MutateReport, options: RenderOptions) -> str:
     for survivor in report.survivors:
         properties = []
         if trace is not None:
-            properties.append(f"file={_property(_file(trace))}")
+            properties.append(f"file={_file_property(trace)}")
             if survivor.id in sites:
                 properties.append(f"line={sites[survivor.id][0]}")
         properties.append(f"title={_property(f'mutate: {survivor.id} survived')}")
