@@ -402,6 +402,8 @@ class _Run(NamedTuple):
         root = self.options.sarif_root
         if root is None or self.options.format is not Format.sarif:
             return
+        if not os.path.isdir(root):   # (a typo: every file would be "outside it")
+            fail(f"--sarif-root {shown(root)}: " + ("not a folder" if os.path.exists(root) else "no such folder"))
         top = os.path.abspath(root)
         contract = "-" if self.source.label == STDIN else self.source.label   # whole-trace results point at it
         for path in (*paths, contract):
@@ -929,6 +931,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     _signals.raise_on_terminate()
     adopt_standard_streams()
     args = sys.argv[1:] if argv is None else argv
+    empty = _empty_argument(args)
+    if empty is not None:
+        _die(empty)
     single = _single_command(args[0]) if args else None
     try:
         if single is not None:   # the one command asked for: typer builds no other command's options
@@ -947,6 +952,22 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if code == _signals.INTERRUPTED:
         _stop(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _empty_argument(args: Sequence[str]) -> str | None:
+    """The problem of an empty argument before `--` (an unset shell variable, `-o ""`), or None.
+    No option or argument of ours takes an empty value, and as a path it would read as the
+    current folder (`.: is a directory`) or as no name at all (`: no such file`). After `--`,
+    the arguments are the agent's (`record`)."""
+    for position, arg in enumerate(args):
+        if arg == "--":
+            return None
+        if arg[:2] == "--" and arg[-1:] == "=":
+            return f"{inert(arg[:-1], TEXT_LIMIT)}: the value is empty"
+        if arg == "":
+            after = f" after {inert(args[position - 1], TEXT_LIMIT)}" if position else ""
+            return f"an empty argument{after} (an unset variable?): name a file or value"
+    return None
 
 
 def _single_command(name: str) -> typer.Typer | None:

@@ -126,17 +126,22 @@ class Color(str, Enum):  # noqa: UP042   (as Format)
     never = "never"
 
 
+def _dash_is_stdout(output: Path | None) -> Path | None:
+    """`-o -` is standard output, as `-` is standard input for the inputs (not a file named `-`)."""
+    return None if output is not None and str(output) == "-" else output
+
+
 ContractOpt = Annotated[Path | None, typer.Option(
     "--contract", "-c", show_default=False, metavar="PATH",
     help="Contract file (JSON, or YAML with the yaml extra); - for stdin. Default: agent-invariants.json "
     "(or .yaml, .yml) in the current folder, the file `init` writes.")]
 ConvertOutputOpt = Annotated[Path | None, typer.Option(
-    "--output", "-o", help="Write the converted trace to this file instead of stdout (a regular file is "
-    "replaced atomically; an input file is refused).", show_default=False)]
+    "--output", "-o", help="Write the converted trace to this file instead of stdout (- for stdout; a regular "
+    "file is replaced atomically; an input file is refused).", show_default=False, callback=_dash_is_stdout)]
 OutputOpt = Annotated[Path | None, typer.Option(
-    "--output", "-o", help="Write the report to this file instead of stdout (a regular file is replaced "
-    "atomically, a device or FIFO written in place; an input file is refused).",
-    show_default=False)]
+    "--output", "-o", help="Write the report to this file instead of stdout (- for stdout; a regular file is "
+    "replaced atomically, a device or FIFO written in place; an input file is refused).",
+    show_default=False, callback=_dash_is_stdout)]
 MaxLineOpt = Annotated[int, typer.Option(
     "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
 SafetyExitOpt = Annotated[int | None, typer.Option(

@@ -3,7 +3,7 @@
 typer (0.20 and later) parses every option value through a pydantic `TypeAdapter` that it builds
 the first time the option is processed: importing pydantic and building eighteen adapters is most
 of the time of `check` on a small trace (CI jobs and pre-commit hooks run many of those). Our
-options are simple: text, paths, integers within bounds, one word of an enum, flags. So
+options are simple: text, paths, integers and numbers within bounds, one word of an enum, flags. So
 `Command` (the class of every command) gives each such parameter one of the small parsers below
 before typer would build its adapter. Messages keep typer's form, "Invalid value for '--jobs' /
 '-j': must be 1 or more, got 0", raised as the `BadParameter` typer prints.
@@ -13,6 +13,7 @@ nothing is replaced and typer parses as it always did.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -88,6 +89,8 @@ def _parser_for(param: Any) -> _Parser | None:
         return _Parser(_path, False)
     if annotation is int:
         return _Parser(_integer_in(info.min, info.max), False)
+    if annotation is float:
+        return _Parser(_number_in(info.min, info.max), False)
     if isinstance(annotation, type) and issubclass(annotation, Enum) and info.case_sensitive:
         return _Parser(_choice(annotation), False)
     return None
@@ -144,6 +147,25 @@ def _integer_in(least: int | float | None, most: int | float | None) -> Callable
             raise typer.BadParameter(f"must be {least} or more, got {number}", ctx=ctx, param=param)
         if most is not None and number > most:
             raise typer.BadParameter(f"must be {most} or less, got {number}", ctx=ctx, param=param)
+        return number
+    return convert
+
+
+def _number_in(least: int | float | None, most: int | float | None) -> Callable[[Any, Any, Any], float]:
+    def convert(value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        else:
+            try:
+                number = float(_text(value, param, ctx).strip(_SPACE))
+            except ValueError:
+                raise _bad("a number", value, param, ctx) from None
+        if not math.isfinite(number):   # (float() reads nan and inf, which no bound can judge)
+            raise _bad("a number", value, param, ctx)
+        if least is not None and number < least:
+            raise typer.BadParameter(f"must be {least} or more, got {value}", ctx=ctx, param=param)
+        if most is not None and number > most:
+            raise typer.BadParameter(f"must be {most} or less, got {value}", ctx=ctx, param=param)
         return number
     return convert
 

@@ -105,8 +105,9 @@ def _replace_file(output: Path, data: bytes, info: os.stat_result | None) -> Non
     with _signals.held():   # from the temporary file's creation to its rename or removal
         try:
             handle, temporary = tempfile.mkstemp(prefix=f".{name[:40]}.", suffix=".tmp", dir=folder)
-        except FileNotFoundError:
-            fail(f"{shown(output)}: cannot write: no such folder")
+        except FileNotFoundError:   # (a folder of /proc or /sys exists, yet takes no new file)
+            fail(f"{shown(output)}: cannot write: " + (
+                "its folder takes no new files" if os.path.isdir(folder) else "no such folder"))
         except OSError as exc:
             fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
         try:

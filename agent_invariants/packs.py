@@ -171,8 +171,16 @@ def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tu
     path = os.path.join(base, ref)
     if not os.path.isfile(path):   # a folder, FIFO or device is never opened
         missing = "is not a regular file" if os.path.exists(path) else "not found"
-        raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {path}){_meant(ref)}")
-    return path, path
+        raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {_shown(path)}){_meant(ref)}")
+    return path, _shown(path)
+
+
+def _shown(path: str) -> str:
+    """A pack file as messages name it: relative to the current folder when it is inside it
+    (`packs/base.json`, as the user would name it), else the whole path, without `..` steps."""
+    whole = os.path.abspath(path)
+    relative = os.path.relpath(whole)
+    return whole if relative.startswith("..") else relative
 
 
 def _shipped() -> list[str]:

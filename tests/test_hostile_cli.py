@@ -158,6 +158,54 @@ def test_output_into_a_missing_folder_or_onto_a_folder_is_refused(folder):
     assert names(folder) == ["contract.json", "out", "trace.jsonl"] and names(folder / "out") == []
 
 
+def test_output_dash_is_standard_output_not_a_file_named_dash(folder):
+    """`-` is standard input for the inputs; for `--output` it is standard output."""
+    expected = run(folder, *CHECK)
+    assert expected.returncode == 1
+    result = run(folder, *CHECK, "-o", "-")
+    assert (result.returncode, result.stdout) == (1, expected.stdout)
+    summary = run(folder, "summary", "-t", "trace.jsonl", "-o", "-")
+    assert (summary.returncode, summary.stdout) == (0, run(folder, "summary", "-t", "trace.jsonl").stdout)
+    assert names(folder) == ["contract.json", "trace.jsonl"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-o", ""), "an empty argument after -o (an unset variable?): name a file or value"),
+    (("--output=",), "--output: the value is empty"),
+], ids=["short", "equals"])
+def test_an_empty_option_value_is_named_not_read_as_the_current_folder(folder, args, message):
+    one_error(run(folder, *CHECK, *args), message)
+    one_error(run(folder, "check", "-c", "", "-t", "trace.jsonl"),
+              "an empty argument after -c (an unset variable?): name a file or value")
+    one_error(run(folder, "validate", ""),
+              "an empty argument after validate (an unset variable?): name a file or value")
+    assert names(folder) == ["contract.json", "trace.jsonl"]
+
+
+def test_output_onto_a_file_whose_folder_takes_no_new_files_says_so():
+    """/proc/version exists, but no temporary file can be made beside it to replace it."""
+    result = run(Path("/tmp"), "summary", "-t", str(Path(__file__).parent.parent / "agent_invariants" / "samples"
+                                                        / "agent-trace.jsonl"), "-o", "/proc/version")
+    one_error(result, "/proc/version: cannot write: its folder takes no new files")
+
+
+def test_a_sarif_root_that_is_no_folder_is_named_as_such(folder):
+    """Without this, every file was said to lie "outside" a root that does not exist."""
+    sarif = (*CHECK, "-f", "sarif", "--sarif-root")
+    one_error(run(folder, *sarif, "missing"), "--sarif-root missing: no such folder")
+    one_error(run(folder, *sarif, "trace.jsonl"), "--sarif-root trace.jsonl: not a folder")
+    assert run(folder, *sarif, ".").returncode == 1
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("nan", 'must be a number, got "nan"'), ("inf", 'must be a number, got "inf"'), ("x", 'must be a number, got "x"'),
+    ("2", "must be 1.0 or less, got 2"), ("-0.5", "must be 0.0 or more, got -0.5"),
+])
+def test_a_bad_min_score_is_worded_like_the_other_option_errors(folder, value, problem):
+    one_error(run(folder, "mutate", "-c", "contract.json", "-t", "trace.jsonl", "--min-score", value),
+              f"Invalid value for '--min-score': {problem} (try 'agent-invariants mutate --help')")
+
+
 @pytest.mark.slow
 def test_output_onto_an_input_is_refused_and_the_input_kept(folder):
     """`-o trace.jsonl` is a typo for `-t`; writing there would destroy the trace."""

@@ -678,7 +678,8 @@ def test_github_format_file_name_with_line_break_stays_one_command(tmp_path: Pat
     reaches the runner as `%0D%0A`, which it reads back as the file's real name."""
     result = github(tmp_path, ALLOW_OK, "n\r\nl.jsonl", call("ok2"))
     first = result.stdout.split("\n")[0]
-    assert first == "::error file=n%0D%0Al.jsonl,line=1,title=only-ok (allow_tools)::Tool is outside the allowlist: ok2."
+    assert first == ("::error file=n%0D%0Al.jsonl,line=1,title=only-ok (allow_tools)::"
+                     "Tool is outside the allowlist: ok2.")
 
 
 def test_github_format_file_name_keeps_percent_colon_and_comma_and_shows_other_controls(tmp_path: Path) -> None:

@@ -96,7 +96,27 @@ def test_a_broken_pack_is_reported_in_its_own_file_with_the_line(write, cli):
     result = cli("check", "--contract", "contract.json", "--trace", "-", stdin="")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"agent-invariants: {cli.cwd / 'pack.json'}:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
+        "agent-invariants: pack.json:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
+
+
+def test_a_pack_is_named_as_the_user_would_name_it_from_the_current_folder(write, cli):
+    """Relative to the current folder when inside it (no machine path in the message), and the
+    whole path, without `..` steps, when outside."""
+    write("packs/base.json", '{\n  "rules": [\n    {"id": "x", "kind": "deny_tool", "tol": "shell.*"}\n  ]\n}\n')
+    write("contracts/c.json", {"version": 1, "name": "x", "extends": ["../packs/base.json"]})
+    write("contracts/gone.json", {"version": 1, "name": "x", "extends": ["../packs/gone.json"]})
+    inside = cli("validate", "--contract", "contracts/c.json")
+    assert inside.stderr.splitlines() == [
+        "agent-invariants: packs/base.json:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
+    missing = cli("validate", "--contract", "contracts/gone.json")
+    assert missing.stderr.splitlines() == [
+        "agent-invariants: contracts/gone.json: $.extends[0]: pack file '../packs/gone.json' not found "
+        "(looked for packs/gone.json)"]
+    write("elsewhere/c.json", {"version": 1, "name": "x", "extends": ["../packs/base.json"]})
+    outside = type(cli)(cli.cwd / "contracts")("validate", "--contract", str(cli.cwd / "elsewhere" / "c.json"))
+    assert outside.returncode == 2
+    assert outside.stderr.splitlines() == [
+        f"agent-invariants: {cli.cwd / 'packs' / 'base.json'}:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
 
 
 def test_extends_needs_at_least_one_rule_in_the_end(write):
