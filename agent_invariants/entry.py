@@ -13,9 +13,8 @@ closed. `cli.main` itself exits normally, for callers that run it in their own p
 
 The cyclic garbage collector runs after every 50,000 new objects rather than Python's 700:
 with the default, importing the command line and the checker ran it fifty times, 5 ms of a
-90 ms `check`. Garbage cycles are still collected, in bounded
-batches; the checker pauses the collector anyway while it reads traces and builds reports
-(`_collector`).
+90 ms `check`. Garbage cycles are still collected, in bounded batches; the checker pauses the
+collector anyway while it reads traces and builds reports (`_collector`).
 """
 from __future__ import annotations
 
