@@ -139,6 +139,22 @@ def test_convert_says_what_it_skipped(tmp_path: Path, cli: Cli) -> None:
                              "does not use\n")
 
 
+def test_convert_counts_the_events_it_writes_when_a_profile_ends_the_run(tmp_path: Path, cli: Cli) -> None:
+    """A run has one end: a profile event of type run.failed (here one per review span) is taken
+    into the run's own last event, so the note counts what is written."""
+    path = write(tmp_path, otlp(agent(), span("b" * 16, "review", BASE + 1, BASE + 2, "a" * 16),
+                                span("c" * 16, "review", BASE + 3, BASE + 4, "a" * 16)))
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"rules": [{"when": {"name": "review"},
+                                              "emit": {"type": "run.failed", "reason": "rejected"}}]}))
+    result = cli("convert", "--from", "otel", str(path), "--profile", str(profile))
+    assert result.returncode == 0
+    written = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [event["type"] for event in written] == ["run.start", "run.failed"]
+    assert written[-1]["reason"] == "rejected"
+    assert result.stderr == "agent-invariants: converted 1 run (2 events)\n"
+
+
 def test_a_line_longer_than_the_limit_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, big="x" * 5000)))
     with pytest.raises(TraceError, match="longer than 1000 bytes"):

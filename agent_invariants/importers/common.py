@@ -77,7 +77,9 @@ class Timeline:
         self._began: int | None = None   # when the run starts (its start is added before its end)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        """How many events `events()` writes: the run's end takes in the run.completed or
+        run.failed events a convention or profile adds (`_terminal_merged`)."""
+        return len(_terminal_merged(self._entries))
 
     def add(self, event: dict[str, Any], at: int, *, phase: int = START, depth: int = 0, line: int | None = None,
             span_id: str | None = None, key: object = None, synthetic: bool = False,
