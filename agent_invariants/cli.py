@@ -267,9 +267,11 @@ def compare(
                                max_violations=options.max_violations, jobs=jobs, line_lengths=run.line_lengths,
                                strict=options.strict, partial=options.partial), run)
     exclude = [str(contract_path)]
-    pairs = batch.pair_traces(batch.named_traces(baseline, exclude=exclude),
-                              batch.named_traces(candidate, exclude=exclude), one_file=batch.is_single(baseline))
-    refuse_input_as_output(options.output, contract_path, *[path for pair in pairs for path in pair])
+    baselines = batch.named_traces(baseline, exclude=exclude)
+    candidates = batch.named_traces(candidate, exclude=exclude)
+    # every trace the folders hold is refused as the output, paired or not: it is a file the user named
+    refuse_input_as_output(options.output, contract_path, *[path for _, path in baselines + candidates])
+    pairs = batch.pair_traces(baselines, candidates, one_file=batch.is_single(baseline))
     run.stamp(*[path for pair in pairs for path in pair])
     run.inside_sarif_root(*[candidate for _, candidate in pairs])
     _finish(_with_progress(len(pairs), "comparing traces", options.quiet, lambda advance: batch.compare_many(

@@ -224,6 +224,18 @@ def test_output_onto_an_input_is_refused_and_the_input_kept(folder):
     assert json.loads((folder / "contract.json").read_text()) == RULES
 
 
+def test_output_onto_an_unpaired_trace_of_a_compared_folder_is_refused_and_the_trace_kept(folder):
+    """A trace in a folder given to compare is an input even when no trace of the other side
+    pairs with it."""
+    for side in ("base", "cand"):
+        (folder / side).mkdir()
+        (folder / side / "one.jsonl").write_text(GOOD)
+    (folder / "base" / "alone.jsonl").write_text(BAD)
+    one_error(run(folder, "compare", "-c", "contract.json", "-b", "base", "-k", "cand", "-o", "base/alone.jsonl"),
+              "base/alone.jsonl: is also an input (base/alone.jsonl); refusing to overwrite it")
+    assert (folder / "base" / "alone.jsonl").read_text() == BAD
+
+
 @pytest.mark.slow
 def test_output_onto_a_profile_or_a_corpus_trace_is_refused_and_the_input_kept(folder):
     """A mapping profile and the traces of `mutate --corpus` are inputs too: `-o` there replaced
