@@ -158,6 +158,24 @@ def test_output_into_a_missing_folder_or_onto_a_folder_is_refused(folder):
     assert names(folder) == ["contract.json", "out", "trace.jsonl"] and names(folder / "out") == []
 
 
+@pytest.mark.parametrize("report", ["text", "json", "junit", "sarif", "markdown", "github", "html"])
+def test_evidence_nested_as_deep_as_a_trace_may_is_reported_in_every_format(folder, report):
+    """An output nested 500 levels in all (the event is the first) fails an output_match; its
+    evidence holds the value, and no format may give up on it (SARIF recursed and crashed)."""
+    deep: object = 1
+    for _ in range(497):
+        deep = {"b": deep}
+    (folder / "deep.json").write_text(json.dumps(
+        {"version": 2, "name": "deep", "rules": [{"id": "o", "kind": "output_match", "match": {"a": 1}}]}))
+    (folder / "good.jsonl").write_text(json.dumps({"seq": 1, "type": "run.completed", "output": {"a": 1}}) + "\n")
+    (folder / "deep.jsonl").write_text(json.dumps({"seq": 1, "type": "run.completed", "output": {"a": deep}}) + "\n")
+    checked = run(folder, "check", "-c", "deep.json", "-t", "deep.jsonl", "-f", report)
+    compared = run(folder, "compare", "-c", "deep.json", "-b", "good.jsonl", "-k", "deep.jsonl", "-f", report)
+    assert (checked.returncode, compared.returncode) == (1, 1)
+    assert "The final output does not match: /output/a expected 1" in checked.stdout
+    assert compared.stdout
+
+
 def test_output_dash_is_standard_output_not_a_file_named_dash(folder):
     """`-` is standard input for the inputs; for `--output` it is standard output."""
     expected = run(folder, *CHECK)

@@ -538,7 +538,9 @@ def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any,
 
 def _plain(value: Any) -> Any:
     """sarif-om objects as JSON-ready data: schema property names, in the model's field order,
-    leaving out what was not set (None) and what equals the SARIF default (`rank: -1`, ...)."""
+    leaving out what was not set (None) and what equals the SARIF default (`rank: -1`, ...).
+    A dict is a property bag or the fingerprints, JSON data already: it is not walked (a
+    violation's evidence may nest as deep as a trace does, past what recursion here could)."""
     if attr.has(type(value)):
         out = {}
         for field in attr.fields(type(value)):
@@ -548,7 +550,7 @@ def _plain(value: Any) -> Any:
             out[field.metadata.get("schema_property_name", field.name)] = _plain(item)
         return out
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return value
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if value is None or isinstance(value, (str, int, float, bool)):
