@@ -151,6 +151,21 @@ def test_verdicts_on_the_scenarios(exports: dict[str, Path], cli: Cli, tmp_path:
         assert [violation["rule_id"] for violation in json.loads(result.stdout)["violations"]] == rules, scenario
 
 
+def test_a_tool_run_traced_on_its_own_is_a_call_inside_the_run_it_bounds(exports: dict[str, Path], cli: Cli,
+                                                                         tmp_path: Path) -> None:
+    """`tool.invoke()` with no agent around it makes the tool's run the root: it bounds the run
+    and is still the call (it was dropped, and a deny_tool of it passed)."""
+    found = events(exports["tool_alone"])
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "run.completed"]
+    assert found[1]["tool"] == "shell" and found[1]["args"] == {"cmd": "rm -rf /tmp/x"}
+    assert found[2]["result"] == "ran: rm -rf /tmp/x" and found[2]["ok"] is True
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps({"version": 1, "name": "x", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    result = cli("check", "-c", str(contract), "-t", str(exports["tool_alone"]), "--input-format", "langsmith")
+    assert result.returncode == 1
+
+
 def test_the_line_of_a_violation_is_the_line_of_its_root_run(exports: dict[str, Path]) -> None:
     contract = {"version": 1, "name": "x", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}
     runs = import_runs(exports["two_runs"], "langsmith")

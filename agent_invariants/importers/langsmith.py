@@ -3,7 +3,7 @@ nested, or every run on its own line (§7, §10 points 26-28, 31, 36).
 
 - the root (`parent_run_id` null): `run.start`, then `run.completed` with `output` (its
   `outputs.output`, else its `outputs`), or `run.failed` {status: failed, reason} when it has an
-  `error`;
+  `error`; a root that is a tool or model run is also read as one (below);
 - `run_type: tool`: `tool.call` {tool: `name`, args: `inputs` (`inputs.input` when it is JSON text
   of an object)} at its start, `tool.result` at its end;
 - `run_type: llm` with text in its reply: `agent.message` {data.text} at its end;
@@ -172,6 +172,7 @@ class _Trace:
             depth = self.depths[id(run)]
             if run is root:
                 self._root(run)
+                self._root_itself(run, model_ids)
             elif self._mapped(run, depth):
                 continue
             elif run.raw.get("run_type") == "tool":
@@ -181,6 +182,15 @@ class _Trace:
             elif run.raw.get("run_type") != "chain":   # a retriever, an embedding, a prompt, a parser…
                 self.context.skip()
         return self.out
+
+    def _root_itself(self, run: _Run, model_ids: _ModelIds) -> None:
+        """What the root run is besides the run's bounds: a tool run traced on its own (no agent
+        around it, or its parent left out of the export) is still a call, and a model run still
+        speaks."""
+        if run.raw.get("run_type") == "tool":
+            self._tool(run, 0, model_ids.call_id(run))
+        elif run.raw.get("run_type") in ("llm", "chat_model"):
+            self._message(run, 0)
 
     def _mapped(self, run: _Run, depth: int) -> bool:
         """A run the profile or the convention turns into an event."""

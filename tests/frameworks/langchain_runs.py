@@ -45,6 +45,7 @@ SCENARIOS: tuple[str, ...] = (
     "args_only",
     "text_input",
     "refund_ok_collected",
+    "tool_alone",
 )
 """Every scenario `write` knows: the ones shared by all frameworks, then those specific to LangSmith runs."""
 
@@ -204,6 +205,7 @@ def _scripts(scenario: str) -> list[_Script]:
             _Script(refund_ok.prompt, refund_ok.replies, before_tool={"refund": _human_review}),
         ],
         "two_runs": [refund_ok, _Script("Look up order A2", [_ask(_lookup("A2", 1)), _say("Order A2: 10.0 EUR.")])],
+        "tool_alone": [],
     }
     return scripts[scenario]
 
@@ -301,6 +303,9 @@ def _trace(scenario: str) -> list[Run]:
         return list(collector.traced_runs)
     sink = _Sink()
     tracer = _KeepingTracer(client=sink)  # type: ignore[arg-type]
+    if scenario == "tool_alone":   # a tool invoked on its own, no agent around it: the root run is the tool's
+        _tools()["shell"].invoke({"cmd": "rm -rf /tmp/x"}, {"callbacks": [tracer]})
+        return sink.roots
     for script in scripts:
         _invoke(script, scenario, [tracer])
     return sink.roots
