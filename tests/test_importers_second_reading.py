@@ -960,6 +960,19 @@ def test_agents_triggered_guardrail_is_a_stop_at_its_end_and_fails_the_run(cli: 
     assert (events[-1]["type"], events[-1]["status"]) == ("run.failed", "failed")
 
 
+@pytest.mark.parametrize("triggered", ["true", 1, None])
+def test_agents_a_guardrail_whose_triggered_is_no_boolean_is_bad_input(cli: Cli, tmp_path: Path,
+                                                                       triggered: Any) -> None:
+    """A wrongly typed field is exit 2 with the file, line and JSON path: read as untriggered, a
+    tripped guardrail would pass what it stopped."""
+    lines = ag_lines(ag_span(2, 1, "03.000000", "04.000000",
+                             {"type": "guardrail", "name": "g", "triggered": triggered}))
+    put(tmp_path, "in.jsonl", lines)
+    result = cli("convert", "--from", "openai-agents", "in.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "agent-invariants: in.jsonl:2: $.span_data.triggered: expected true or false\n"
+
+
 def test_agents_tool_run_during_a_guardrail_is_not_after_the_stop(cli: Cli, tmp_path: Path) -> None:
     """§10.32: the stop sits at the guardrail's end "so a tool that ran before it is not 'after the stop'":
     a guardrail [1, 4] runs beside a tool [2, 3]; stop_is_final passes (run.failed may follow a stop)."""

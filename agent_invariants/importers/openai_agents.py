@@ -9,7 +9,7 @@ per line, as a tracing processor writes `trace.export()` and `span.export()` (§
 - `span_data.type = function`: `tool.call` {tool: `name`, call_id: the span id, args: `input`} at
   its start, `tool.result` {result: `output`, ok: `error` is null} at its end;
 - `guardrail` with `triggered: true`: `control.stop` {reason: `guardrail:<name>`} at its end (so a
-  tool that ran before it is not after the stop);
+  tool that ran before it is not after the stop); a `triggered` neither true nor false is an error;
 - `handoff`: `agent.handoff` {data: {from, to}};
 - `custom` named after one of our event types (or matched by a profile): that event, its fields
   from `data`.
@@ -115,8 +115,12 @@ def _text(value: dict[str, Any], key: str, path: str, file: str, line: int) -> s
 
 def _span(value: dict[str, Any], line: int, order: int, file: str) -> _Span:
     _text(value, "id", "$", file, line)
-    if not isinstance(value.get("span_data"), dict):
+    data = value.get("span_data")
+    if not isinstance(data, dict):
         raise TraceError(file, line, "$.span_data: expected an object")
+    if data.get("type") == "guardrail" and not isinstance(data.get("triggered", False), bool):
+        # (a tripped guardrail is a stop: "true" or 1 read as not tripped would pass what it stopped)
+        raise TraceError(file, line, "$.span_data.triggered: expected true or false")
     start = iso_nanos(value["started_at"]) if isinstance(value.get("started_at"), str) else None
     if start is None:
         raise TraceError(file, line, "$.started_at: expected an ISO 8601 time")
