@@ -330,6 +330,23 @@ def test_schema_lists_at_most_20_errors(run):
     assert set(pointers) <= {f"/args/k{i:02d}" for i in range(25)}
 
 
+def test_a_schema_may_nest_as_deep_as_the_contract_may(run):
+    """A schema of 480 nested `items` (the contract holds it 486 levels deep in all) loads and
+    judges args as deep; the meta-schema walking it ran out of recursion at about 120 levels,
+    reported as the contract being nested more than 500 levels deep."""
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(480):
+        schema = {"items": schema}
+    nested: Any = "x"
+    for _ in range(480):
+        nested = [nested]
+    passes(run(rule(schema={"properties": {"rows": schema}}), subject({"rows": 1})))
+    out = run(rule(schema={"properties": {"rows": schema}}), subject({"rows": nested}))
+    [error] = out.single("schema")["evidence"]["errors"]
+    assert error["pointer"].startswith("/args/rows" + "/0" * 80)   # (a long pointer is cut, ending in …)
+    assert error["message"] == "'x' is not of type 'integer'"
+
+
 def test_distinct_paths_form_one_composite_key(run):
     passes(run(rule(distinct=["order", "line"]),
                subject({"order": "A1", "line": 1}), subject({"order": "A1", "line": 2}),

@@ -41,7 +41,8 @@ class ArgsSchema:
             if not reference.startswith("#"):
                 raise FieldProblem(where, f"only local references (starting with #) are allowed, got {reference!r}")
         try:
-            Draft202012Validator.check_schema(schema)
+            with _deep_enough():   # (the meta-schema walks a schema some ten frames a level)
+                Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
             where = field + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in exc.path)
             raise FieldProblem(where, f"not a valid JSON Schema: {inert(exc.message, VALUE_LIMIT)}") from None
@@ -72,8 +73,9 @@ class ArgsSchema:
 
     def _unusable(self, sample: Any) -> str | None:
         try:
-            for _ in self._validator.iter_errors(sample):
-                pass
+            with _deep_enough():
+                for _ in self._validator.iter_errors(sample):
+                    pass
         except _unusable_errors() as exc:
             return _why(exc)
         return None
@@ -81,8 +83,9 @@ class ArgsSchema:
 
 @contextlib.contextmanager
 def _deep_enough() -> Iterator[None]:
-    """Room for the validator to walk a value as deep as a trace may hold (500 levels, some ten
-    frames each), so that only a schema whose references go round in a circle runs out of it."""
+    """Room for the validator to walk a value as deep as a trace may hold, or a schema as deep as
+    a contract may (500 levels, some ten frames each), so that only a schema whose references go
+    round in a circle runs out of it."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION))
     try:
