@@ -88,15 +88,16 @@ STDIN = "<stdin>"
 """How messages name a contract read from standard input (`-`), as they name such a trace."""
 
 
-def read_contract(path: str | os.PathLike[str], *, label: str | None = None) -> ContractSource:
+def read_contract(path: str | os.PathLike[str], *, label: str | None = None, kind: str = "contract") -> ContractSource:
     """Read the contract file at `path` (`-`: standard input, as JSON) once, refusing it past
-    `MAX_CONTRACT_BYTES`. Messages name it `label` (default: the path as given, `<stdin>`)."""
+    `MAX_CONTRACT_BYTES`. Messages name it `label` (default: the path as given, `<stdin>`), and
+    what it should be `kind` (a mapping profile is read as a contract is)."""
     path = os.fspath(path)
     if path == "-":   # standard input: JSON, with packs relative to the current folder
         label = STDIN if label is None else label
-        return ContractSource(read_limited(0, label, "contracts"), label, os.path.abspath(os.curdir), False)
+        return ContractSource(read_limited(0, label, f"{kind}s", kind), label, os.path.abspath(os.curdir), False)
     label = path if label is None else label
-    return ContractSource(read_limited(path, label, "contracts"), label, os.path.dirname(os.path.abspath(path)),
+    return ContractSource(read_limited(path, label, f"{kind}s", kind), label, os.path.dirname(os.path.abspath(path)),
                           is_yaml(path))
 
 

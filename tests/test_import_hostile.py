@@ -155,6 +155,15 @@ def test_convert_counts_the_events_it_writes_when_a_profile_ends_the_run(tmp_pat
     assert result.stderr == "agent-invariants: converted 1 run (2 events)\n"
 
 
+def test_a_profile_that_is_a_folder_or_missing_is_named_a_profile(tmp_path: Path, cli: Cli) -> None:
+    path = write(tmp_path, otlp(agent()))
+    (tmp_path / "profiles").mkdir()
+    for profile, problem in [("profiles", "is a directory, not a profile file"), ("missing.json", "no such file")]:
+        result = cli("convert", "--from", "otel", str(path), "--profile", str(tmp_path / profile))
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == f"agent-invariants: {tmp_path / profile}: {problem}\n"
+
+
 def test_a_line_longer_than_the_limit_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, big="x" * 5000)))
     with pytest.raises(TraceError, match="longer than 1000 bytes"):

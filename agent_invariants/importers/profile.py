@@ -154,7 +154,7 @@ def convention_event(candidate: Candidate, fields: Mapping[str, Any]) -> dict[st
 def load_profile(path: str | os.PathLike[str]) -> Profile:
     """Read and check a profile file (JSON, or YAML with the yaml extra). Raises ContractError
     naming the file, the JSON path and the line."""
-    source = read_contract(path)
+    source = read_contract(path, kind="profile")
     document = parse(source)
     try:
         decoded = msgspec.convert(document, ProfileDocument)
