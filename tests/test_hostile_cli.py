@@ -176,6 +176,26 @@ def test_evidence_nested_as_deep_as_a_trace_may_is_reported_in_every_format(fold
     assert compared.stdout
 
 
+def test_junit_attributes_show_line_breaks_and_overrides_from_the_input_escaped(folder):
+    """A name is an attribute a test runner's page shows on one line: a line break or a
+    bidirectional override from the contract or trace shows as `\\n`, `\\u202e` there, as in the
+    text report (the failure's body keeps the message as the JSON report gives it)."""
+    import xml.etree.ElementTree as ET
+
+    (folder / "odd.json").write_text(json.dumps({"version": 1, "name": "desk\u202e\nx", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}))
+    result = run(folder, "check", "-c", "odd.json", "-t", "trace.jsonl", "-f", "junit")
+    assert result.returncode == 1
+    suite = ET.fromstring(result.stdout).find("testsuite")
+    assert suite is not None
+    assert suite.get("name") == "desk\\u202e\\nx · trace.jsonl"
+    [case] = suite.iter("testcase")
+    assert case.get("name") == "no-shell"
+    failure = case.find("failure")
+    assert failure is not None
+    assert failure.text == "trace.jsonl:1 seq 1: [deny_tool.denied] Denied tool called: shell.exec."
+
+
 def test_output_dash_is_standard_output_not_a_file_named_dash(folder):
     """`-` is standard input for the inputs; for `--output` it is standard output."""
     expected = run(folder, *CHECK)

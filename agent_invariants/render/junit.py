@@ -75,17 +75,17 @@ def _record(run: RecordInfo, contract: str, names: _Classnames) -> TestSuite:
     """The recorded run (`record`): one testcase for its ending, failed unless the agent ended
     it, and one failed testcase per fixture or approval miss."""
     classname = names.unique(contract, "record")
-    ending = TestCase("record.ended", classname=classname, file=_xml(run.trace))
+    ending = TestCase("record.ended", classname=classname, file=_line(run.trace))
     cases = [ending]
     for finding in run.findings:
         case = ending if finding.code == "record.ended" else TestCase(
-            _xml(f"{finding.code} seq {finding.seq}"), classname=classname, file=_xml(run.trace),
+            _line(f"{finding.code} seq {finding.seq}"), classname=classname, file=_line(run.trace),
             line=None if finding.seq is UNSET else finding.seq)
-        case.add_failure_info(message=_xml(finding.message), failure_type=finding.code)
+        case.add_failure_info(message=_line(finding.message), failure_type=finding.code)
         if case is not ending:
             cases.append(case)
-    return TestSuite(_xml(f"{contract} · record {run.run_id}"), cases,
-                     properties={"run_id": _xml(run.run_id), "ended_by": _xml(run.ended_by),
+    return TestSuite(_line(f"{contract} · record {run.run_id}"), cases,
+                     properties={"run_id": _line(run.run_id), "ended_by": _line(run.ended_by),
                                  "denied": str(run.denied)})
 
 
@@ -94,11 +94,11 @@ def _unreadable(contract: str, failures: list[BatchFailure], names: _Classnames)
     cases = []
     classname = names.unique(contract, "unreadable")
     for failure in failures:
-        case = TestCase(_xml(failure.trace), classname=classname,
-                        file=_xml(failure.trace))
-        case.add_error_info(message=_xml(failure.error), error_type="input")
+        case = TestCase(_line(failure.trace), classname=classname,
+                        file=_line(failure.trace))
+        case.add_error_info(message=_line(failure.error), error_type="input")
         cases.append(case)
-    return TestSuite(_xml(f"{contract} · unreadable traces"), cases)
+    return TestSuite(_line(f"{contract} · unreadable traces"), cases)
 
 
 class _Classnames:
@@ -124,15 +124,15 @@ def _rules_suite(report: CheckReport, role: str | None, names: _Classnames) -> T
     part = _slug(_stem(trace)) + ("" if report.run is UNSET else f"-{_slug(report.run)}")
     classname = names.unique(report.contract.name, part)
     cases = [_rule_case(result, classname, trace) for result in report.results]
-    return TestSuite(_xml(label), cases, file=None if report.trace is UNSET else _xml(trace),
-                     properties={"contract": _xml(report.contract.name), "trace": _xml(trace),
+    return TestSuite(_line(label), cases, file=None if report.trace is UNSET else _line(trace),
+                     properties={"contract": _line(report.contract.name), "trace": _line(trace),
                                  "events": str(report.summary.events)})
 
 
 def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
     first = next((v for v in result.violations if v.line is not UNSET), None)
-    case = TestCase(result.rule_id, classname=classname,
-                    file=_xml(trace) if first is not None else None,
+    case = TestCase(_line(result.rule_id), classname=classname,
+                    file=_line(trace) if first is not None else None,
                     line=first.line if first is not None else None)
     listed = [_violation_line(v, trace) for v in result.violations]
     left_out = result.violation_count - len(result.violations)
@@ -145,7 +145,7 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
                                f"rest of the run may yet settle (--partial)\n{lines}")
         return case
     if result.severity == "error":
-        case.add_failure_info(message=_xml(result.violations[0].message), output=_xml(lines),
+        case.add_failure_info(message=_line(result.violations[0].message), output=_xml(lines),
                               failure_type=result.rule_kind)
     else:
         case.stdout = _xml(f"warning: {result.violation_count} violation(s) of {result.rule_id}\n{lines}")
@@ -158,17 +158,17 @@ def _regressions(report: CompareReport, names: _Classnames) -> TestSuite:
     cases = []
     for number, regression in enumerate(report.regressions, start=1):
         key = regression.evidence.get("rule_id") or regression.evidence.get("tool") or str(number)
-        case = TestCase(f"{regression.kind}: {key}", classname=classname,
-                        file=_xml(trace) if regression.line is not UNSET else None,
+        case = TestCase(_line(f"{regression.kind}: {key}"), classname=classname,
+                        file=_line(trace) if regression.line is not UNSET else None,
                         line=regression.line if regression.line is not UNSET else None)
         where = f" ({trace}:{regression.line})" if regression.line is not UNSET else ""
-        case.add_failure_info(message=_xml(regression.message), output=_xml(regression.message + where),
+        case.add_failure_info(message=_line(regression.message), output=_xml(regression.message + where),
                               failure_type=regression.kind)
         cases.append(case)
     if not cases:
         cases.append(TestCase("compatible", classname=classname))
-    return TestSuite(_xml(f"{report.contract.name} · compare"), cases,
-                     properties={"contract": _xml(report.contract.name), "compatible": str(report.compatible).lower()})
+    return TestSuite(_line(f"{report.contract.name} · compare"), cases,
+                     properties={"contract": _line(report.contract.name), "compatible": str(report.compatible).lower()})
 
 
 def _violation_line(violation: Violation, trace: str) -> str:
@@ -191,7 +191,17 @@ def _slug(text: str) -> str:
 
 
 def _xml(text: str) -> str:
+    """A test's output: what XML cannot hold replaced, the rest as it is (its lines, and the
+    messages as the JSON report gives them)."""
     return _NOT_XML.sub("\ufffd", text)
+
+
+def _line(text: str) -> str:
+    """A one-line value, an attribute (a name, a file, a property, a failure's message), escaped as
+    the text report escapes text from users: a line break or a bidirectional control in it shows as
+    `\\n`, `\\u202e` (a test runner's page shows attributes on one line, and an override there
+    would make a name read backwards)."""
+    return _xml(inert(text))
 
 
 def _stability(report: StabilityReport) -> TestSuite:
@@ -200,12 +210,12 @@ def _stability(report: StabilityReport) -> TestSuite:
     names = [run.trace for run in report.runs]
     cases = []
     for entry in report.unstable:
-        case = TestCase(_xml(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability")
+        case = TestCase(_line(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability")
         def listed(indexes: list[int]) -> str:
             return ", ".join(names[index] for index in indexes) or "none"
 
         types = "; ".join(f"{names[index]}: {'|'.join(entry.types[index])}" for index in entry.present_in)
-        case.add_failure_info(message=_xml(f"{entry.path} is {entry.kind}-unstable"), output=_xml(
+        case.add_failure_info(message=_line(f"{entry.path} is {entry.kind}-unstable"), output=_xml(
             f"present in {listed(entry.present_in)}; absent in {listed(entry.absent_in)}; unknown in "
             f"{listed(entry.unknown_in)}\ntypes: {types}"), failure_type=entry.kind)
         cases.append(case)
@@ -225,20 +235,20 @@ def _mutate(report: MutateReport) -> list[TestSuite]:
     hints = {survivor.id: survivor.hint for survivor in report.survivors}
     cases = []
     for mutant in report.mutants:
-        case = TestCase(_xml(inert(mutant.id)), classname=f"agent-invariants.mutate.{mutant.operator}")
+        case = TestCase(_line(mutant.id), classname=f"agent-invariants.mutate.{mutant.operator}")
         if mutant.status == "survived":
-            case.add_failure_info(message=_xml(f"survived; would be killed by: {hints.get(mutant.id, '')}"),
+            case.add_failure_info(message=_line(f"survived; would be killed by: {hints.get(mutant.id, '')}"),
                                   failure_type="survived")
         elif mutant.over_block:
-            case.add_failure_info(message=_xml(inert(over_block_text(mutant))), failure_type="over_block")
+            case.add_failure_info(message=_line(over_block_text(mutant)), failure_type="over_block")
         elif mutant.status in ("equivalent", "invalid"):
             case.add_skipped_info(message=mutant.status)
         cases.append(case)
     rewrites = []
     for found in report.false_positives:
         name = found.rewrite if found.file is UNSET else f"{found.rewrite} {found.file}"
-        case = TestCase(_xml(inert(name)), classname="agent-invariants.mutate.false_positives")
-        case.add_failure_info(message=_xml(inert(false_positive_text(found))), failure_type="false_positive")
+        case = TestCase(_line(name), classname="agent-invariants.mutate.false_positives")
+        case.add_failure_info(message=_line(false_positive_text(found)), failure_type="false_positive")
         rewrites.append(case)
     if not report.false_positives:
         rewrites.append(TestCase("rewrites that keep the behaviour pass", classname="agent-invariants.mutate"))
