@@ -1150,6 +1150,18 @@ def test_mcp_tools_call_and_reply(cli: Cli, tmp_path: Path) -> None:
         "mcp-log", 3, 4)
 
 
+def test_mcp_a_reused_request_id_pairs_each_reply_with_the_nearest_waiting_call(cli: Cli, tmp_path: Path) -> None:
+    """A client that reuses an id before its reply: each reply answers the latest call still
+    waiting under the id, as §10.3 pairs a result with the nearest earlier call; no reply is
+    dropped (the second one, a failure, was skipped and call `a` left without a result)."""
+    lines = [*mcp_init(), mcp_call("01.000000", 2, "a", {}), mcp_call("02.000000", 2, "b", {}),
+             mcp_reply("03.000000", 2, {"content": []}), mcp_reply("04.000000", 2, {"content": [], "isError": True})]
+    events = convert(cli, tmp_path, "mcp-log", lines)
+    calls = {event["call_id"]: event["tool"] for event in events if event["type"] == "tool.call"}
+    results = [(calls[event["call_id"]], event["ok"]) for event in events if event["type"] == "tool.result"]
+    assert results == [("b", True), ("a", False)]
+
+
 def test_mcp_text_content_is_parsed_when_no_structured_content(cli: Cli, tmp_path: Path) -> None:
     """mcp-log row: "`structuredContent`, else `content`"; §10.26: MCP text content is parsed as JSON when
     valid, else kept as the string."""

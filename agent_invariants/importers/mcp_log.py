@@ -170,7 +170,9 @@ class _Session:
         self.started = False
         self.last = 0
         self.last_line = 0
-        self.requests: dict[tuple[str, object], tuple[str, Any]] = {}   # (side, id) -> (method, what it is)
+        # (side, id) -> the requests waiting for a reply under that id, as (method, what it is): a
+        # client that reuses an id before its reply has several, answered nearest first (§10.3)
+        self.requests: dict[tuple[str, object], list[tuple[str, Any]]] = {}
         self.pending = _Pending()                                        # calls without a reply, oldest first
         self.calls = 0                                                   # calls made so far
 
@@ -188,7 +190,7 @@ class _Session:
                 self._notification(at, side, method, message, line)
         elif "id" in message and ("result" in message or "error" in message):
             requester = "s2c" if side == "c2s" else "c2s"
-            found = self.requests.pop((requester, _id_key(message["id"])), None)
+            found = self._answered((requester, _id_key(message["id"])))
             if found is not None:
                 self._reply(at, found, message, line)
             else:
@@ -201,16 +203,30 @@ class _Session:
         key = (side, _id_key(message["id"]))
         if method == "tools/call":
             call = self._call(at, side, message, params, line)
-            self.requests[key] = ("tools/call", call)
+            self._waits(key, ("tools/call", call))
         elif method == "elicitation/create":
-            self.requests[key] = ("elicitation", (self._current(), params, message["id"]))
+            self._waits(key, ("elicitation", (self._current(), params, message["id"])))
         elif method == "tools/list":
-            self.requests[key] = ("tools/list", None)
+            self._waits(key, ("tools/list", None))
         elif method == "initialize":
-            self.requests[key] = ("initialize", None)
+            self._waits(key, ("initialize", None))
         else:
-            self.requests[key] = (method, None)
+            self._waits(key, (method, None))
             self.context.skip()
+
+    def _waits(self, key: tuple[str, object], request: tuple[str, Any]) -> None:
+        self.requests.setdefault(key, []).append(request)
+
+    def _answered(self, key: tuple[str, object]) -> tuple[str, Any] | None:
+        """The request a reply (or a cancellation) with this side and id answers: the latest of
+        those waiting under the id, as a result answers the nearest earlier call (§10.3)."""
+        waiting = self.requests.get(key)
+        if not waiting:
+            return None
+        found = waiting.pop()
+        if not waiting:
+            del self.requests[key]
+        return found
 
     def _call(self, at: int, side: str, message: dict[str, Any], params: dict[str, Any], line: int) -> _Call:
         name = params.get("name")
@@ -312,7 +328,7 @@ class _Session:
             return
         params = as_object(message.get("params"))
         requester = side   # the side that sent the request cancels it
-        found = self.requests.pop((requester, _id_key(params.get("requestId"))), None)
+        found = self._answered((requester, _id_key(params.get("requestId"))))
         if found is None or found[0] != "tools/call":
             self.context.skip()
             return
