@@ -196,6 +196,21 @@ def test_junit_attributes_show_line_breaks_and_overrides_from_the_input_escaped(
     assert failure.text == "trace.jsonl:1 seq 1: [deny_tool.denied] Denied tool called: shell.exec."
 
 
+@pytest.mark.parametrize("number", ["1e400", "9" * 5000])
+def test_a_number_beyond_any_double_is_named_so_in_a_mismatch(folder, number):
+    """JavaScript reads it as Infinity, which `$gt` (finite numbers only) never holds for; JSON
+    has no Infinity, so the evidence shows null, and the message says what the number was."""
+    (folder / "gt.json").write_text(json.dumps({"version": 2, "name": "gt", "rules": [
+        {"id": "n", "kind": "tool_args", "tool": "t", "match": {"n": {"$gt": 5}}}]}))
+    (folder / "big.jsonl").write_text('{"seq": 1, "type": "tool.call", "tool": "t", "args": {"n": ' + number + "}}\n")
+    result = run(folder, "check", "-c", "gt.json", "-t", "big.jsonl", "-f", "json")
+    assert result.returncode == 1
+    [violation] = json.loads(result.stdout)["violations"]
+    assert violation["message"] == ("Args of t at seq 1 do not match: /args/n expected {\"$gt\":5}, got a number "
+                                    "beyond any double (read as Infinity).")
+    assert violation["evidence"]["mismatches"][0]["actual"] is None
+
+
 def test_output_dash_is_standard_output_not_a_file_named_dash(folder):
     """`-` is standard input for the inputs; for `--output` it is standard output."""
     expected = run(folder, *CHECK)

@@ -6,6 +6,7 @@ tool_args (on a call's args) and output_match (on the final output), one home fo
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -13,6 +14,7 @@ import msgspec
 from agent_invariants._js import js_number_hook
 from agent_invariants._safe import inert
 from agent_invariants.match.canonical import evidence_value
+from agent_invariants.match.equality import as_double
 from agent_invariants.match.tree import Outcome
 
 __all__ = ("MAX_LISTED", "Finding", "findings", "shown")
@@ -39,8 +41,10 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
         listed = [{**entry, "pointer": at + entry["pointer"]} for entry in outcome.mismatches[:MAX_LISTED]]
         first = evidence_value(listed[0])
         detail = f"{first['pointer']} expected {shown(first['expected'])}"
-        if "actual" in first:
-            detail += f", got {shown(first['actual'])}"
+        if "actual" in first:   # (evidence shows a number beyond any double as null: JSON has no Infinity)
+            beyond = _beyond_double(listed[0]["actual"])
+            detail += ", got a number beyond any double (read as Infinity)" if beyond else \
+                f", got {shown(first['actual'])}"
         more = len(outcome.mismatches) - 1
         if more:
             detail += f" (and {more} more)"
@@ -51,6 +55,12 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
         detail = f"{first['pointer']}: {first['reason'].replace('_', ' ')}"
         found.append(Finding("reference_unresolved", detail, "unresolved", listed, first["pointer"], "unresolved"))
     return found
+
+
+def _beyond_double(value: Any) -> bool:
+    """A JSON number no double holds (`1e400`, an integer of 400 digits), which JavaScript reads
+    as Infinity."""
+    return value.__class__ in (int, float) and not math.isfinite(as_double(value))
 
 
 def shown(value: Any) -> str:
