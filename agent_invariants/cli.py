@@ -874,7 +874,8 @@ def convert(
 
 
 @app.command(cls=Command)
-def explain(kind: Annotated[str | None, typer.Argument(help="A rule kind (e.g. require_approval), or match.")] = None,
+def explain(kind: Annotated[str | None, typer.Argument(
+        help="A rule kind (e.g. require_approval), or match, lint, mutate, stability, record.")] = None,
             ) -> None:
     """List the rule kinds, or print one kind's manual (fields, semantics, examples) or the match grammar."""
     from agent_invariants.explain import explain_kind, list_kinds

@@ -489,8 +489,20 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+_USAGE = """usage: python -m agent_invariants.schemas [--out DIR] [--check]
+
+Write the JSON Schemas of contracts, traces and reports to DIR (default: schemas); with --check,
+write nothing and exit 1 when a file there is missing or out of date."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:
+        print(_USAGE)
+        return 0
+    if any(arg.startswith("-") and arg not in ("--out", "--check") for arg in args) or args[-1:] == ["--out"]:
+        print(_USAGE, file=sys.stderr)
+        return 2
     folder = Path(args[args.index("--out") + 1]) if "--out" in args else Path("schemas")
     stale = []
     for name, schema in generate().items():

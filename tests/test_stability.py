@@ -180,13 +180,19 @@ def test_an_invalid_trace_is_one_line_naming_it(tmp_path):
 @pytest.mark.parametrize(("option", "value", "problem"), [
     ("--ignore", "a..b", "expected a key"),
     ("--map", 'a["b]', "not a JSON string"),
-    ("--ignore", "", "empty path"),
     ("--map", "a b", "expected ., [] or {}"),
 ])
 def test_a_path_option_that_is_no_path_is_refused(tmp_path, option, value, problem):
     names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
     line = refused(run(*names, option, value, cwd=tmp_path))
     assert f"{option} " in line and "not an output path" in line and problem in line
+
+
+def test_an_empty_path_option_is_refused_as_an_empty_argument(tmp_path):
+    """Before any command reads it: an empty value (an unset variable) is never a path."""
+    names = [trace(tmp_path, "a.jsonl", {"x": 1}), trace(tmp_path, "b.jsonl", {"x": 1})]
+    assert refused(run(*names, "--ignore", "", cwd=tmp_path)) == \
+        "agent-invariants: an empty argument after --ignore (an unset variable?): name a file or value"
 
 
 def test_sarif_points_at_the_final_output_of_the_run_that_breaks_the_shape():
