@@ -106,6 +106,8 @@ def read_limited(path: str | int, label: str, what: str, kind: str = "contract")
     never more than one byte past the limit, so that neither a huge file nor an endless stream is
     read whole. `what` ("contracts", "packs", "fixtures files") says whose limit it is in the
     message, `kind` what the file should have been ("not a contract file")."""
+    if isinstance(path, str) and "\0" in path:
+        raise ContractError(label, None, "no such file (the name holds a NUL character)")
     try:
         data = read_at_most(path, MAX_CONTRACT_BYTES + 1)
     except OSError as exc:

@@ -153,7 +153,8 @@ class TraceFile(TraceSource):
             yield from self._batches(data[at:at + _CHUNK_BYTES] for at in range(0, len(data), _CHUNK_BYTES))
             return
         stream = self._open()
-        if stream is not sys.stdin.buffer:
+        from_stdin = self._path == "-"
+        if not from_stdin:
             found = os.fstat(stream.fileno())
             self.opened = found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
         read: Callable[[int], bytes] = stream.read
@@ -167,7 +168,7 @@ class TraceFile(TraceSource):
         except OSError as exc:
             raise self._fail(None, f"cannot read: {exc.strerror or exc}") from None
         finally:
-            if stream is not sys.stdin.buffer:
+            if not from_stdin:
                 stream.close()
 
     def _batches(self, chunks: Iterator[bytes]) -> Iterator[list[Event]]:
@@ -209,9 +210,13 @@ class TraceFile(TraceSource):
         path = self._path
         assert path is not None   # a source without data was given a path
         if path == "-":
+            if sys.stdin is None:   # (started without one: a daemon, pythonw, `<&-`)
+                raise self._fail(None, "standard input is closed")
             return sys.stdin.buffer
         if os.path.isdir(path):
             raise self._fail(None, "is a directory, not a trace file")
+        if "\0" in os.fsdecode(path):
+            raise self._fail(None, "no such file (the name holds a NUL character)")
         try:
             return open(path, "rb")
         except FileNotFoundError:
@@ -315,7 +320,10 @@ class EventList(TraceSource):
                 raw = _item_json(item)
             except RecursionError:
                 raise TraceError(where, line, INVALID_TOO_DEEP) from None
-            except (msgspec.EncodeError, TypeError, OverflowError, ValueError) as exc:
+            except ValueError:   # (the json module's words for NaN and the infinities)
+                raise TraceError(where, line, "not a JSON event object: holds NaN or an infinity, which JSON "
+                                              "has no form for") from None
+            except (msgspec.EncodeError, TypeError, OverflowError) as exc:
                 raise TraceError(where, line, f"not a JSON event object: {exc}") from None
             if too_deep_at(raw) is not None:
                 raise TraceError(where, line, INVALID_TOO_DEEP)
@@ -353,18 +361,25 @@ def _seeing(read: Callable[[int], bytes], see: Callable[[bytes], object]) -> Cal
 
 def _item_json(item: Event | Mapping[str, Any] | bytes) -> bytes:
     """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
-    `replace_lone_surrogates`). A dict from JSON.parse-like decoders (Python's json, an MCP
-    client) may hold a lone surrogate, which only the json module can write (escaped)."""
+    `replace_lone_surrogates`). A mapping is written by the json module, which refuses what JSON
+    has no form for (bytes, NaN, a Decimal, a set: TypeError or ValueError) where msgspec would
+    write bytes as base64 text, and which escapes a lone surrogate from a JSON.parse-like decoder."""
     if isinstance(item, bytes):
         raw = item
+    elif isinstance(item, Event):
+        return msgspec.json.encode(item)
+    elif isinstance(item, str) and item.endswith("\n"):   # (other text is "expected an object, got a string")
+        raise TypeError("is a line of text, not an event object (a file opened in text mode? pass its path, or "
+                        "open it in binary mode)")
     else:
-        try:
-            return msgspec.json.encode(item)
-        except UnicodeEncodeError:
-            import json  # (here: the json module is not needed at start-up)
+        import json  # (here: the json module is not needed at start-up)
 
-            raw = json.dumps(item, ensure_ascii=True, allow_nan=False).encode()
+        raw = json.dumps(item, ensure_ascii=True, allow_nan=False, default=_not_json).encode()
     return replace_lone_surrogates(raw)
+
+
+def _not_json(value: object) -> Any:
+    raise TypeError(f"holds a {type(value).__name__}, which is not a JSON value")
 
 
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]],

@@ -744,3 +744,49 @@ def test_what_a_trace_reads_as_does_not_depend_on_the_traces_read_before():
     assert _reads_as(lambda: read_trace(bad_time)) == first == (
         "<bytes>:1: item 0: $.time: expected an ISO-8601 date-time with a zone such as 2025-01-31T08:00:00Z, "
         "got '2026-02-30T00:00:00Z'")
+
+
+# -- in-memory events and paths from library callers ----------------------------------------------------------------
+
+NO_SHELL = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})
+
+
+@pytest.mark.parametrize("value, problem", [
+    (b"shell.exec", "holds a bytes, which is not a JSON value"),
+    (float("nan"), "holds NaN or an infinity, which JSON has no form for"),
+    (float("inf"), "holds NaN or an infinity, which JSON has no form for"),
+    (__import__("decimal").Decimal("1"), "holds a Decimal, which is not a JSON value"),
+    ({"a"}, "holds a set, which is not a JSON value"),
+])
+def test_an_in_memory_event_holding_what_json_cannot_is_refused_not_rewritten(value, problem):
+    """msgspec would write bytes as base64 text: a call of b"shell.exec" became a call of
+    "c2hlbGwuZXhlYw==", and a deny_tool of it passed."""
+    with pytest.raises(TraceError) as caught:
+        check_trace(NO_SHELL, [{"seq": 1, "type": "tool.call", "tool": value}])
+    assert str(caught.value) == f"events[0]: not a JSON event object: {problem}"
+
+
+def test_lines_of_a_file_opened_as_text_are_named_as_such(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(jsonl(events({"type": "tool.call", "tool": "shell.exec"})))
+    with path.open(encoding="utf-8") as text, pytest.raises(TraceError) as caught:
+        check_trace(NO_SHELL, text)
+    assert str(caught.value) == ("events[0]: not a JSON event object: is a line of text, not an event object (a "
+                                 "file opened in text mode? pass its path, or open it in binary mode)")
+    with path.open("rb") as binary:
+        assert not check_trace(NO_SHELL, binary).passed
+
+
+def test_a_name_holding_a_nul_character_is_no_such_file():
+    for read in (lambda: check_trace(NO_SHELL, "runs\x00.jsonl"), lambda: read_trace("a\x00b")):
+        with pytest.raises(TraceError, match=r"no such file \(the name holds a NUL character\)"):
+            read()
+    with pytest.raises(ContractError, match=r"no such file \(the name holds a NUL character\)"):
+        load_contract("c\x00.json")
+
+
+def test_standard_input_that_is_closed_is_said_so(monkeypatch):
+    """A daemon or pythonw has no sys.stdin at all."""
+    monkeypatch.setattr("sys.stdin", None)
+    with pytest.raises(TraceError, match="^<stdin>: standard input is closed$"):
+        check_trace(NO_SHELL, "-")
