@@ -29,14 +29,29 @@ _SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?(?:[^"'\r\n]*agent-invar
 _HEAD_BYTES = 64 * 1024
 
 
+_USAGE = "usage: python -m agent_invariants.hooks validate|lint [--strict] FILE...\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    options = args[:args.index("--")] if "--" in args else args   # (after `--`, file names only)
+    if "-h" in options or "--help" in options:
+        sys.stdout.write(_USAGE)
+        return 0
     if not args or args[0] not in ("validate", "lint"):
-        sys.stderr.write("usage: python -m agent_invariants.hooks validate|lint [--strict] FILE...\n")
+        sys.stderr.write(_USAGE)
         return 2
-    command, strict = args[0], "--strict" in args[1:]
+    command, strict = args[0], "--strict" in options
+    # an option it does not know (`--stirct`) is refused rather than taken for a file it would skip:
+    # a typo must not turn the hook into a silent pass
+    unknown = [arg for arg in options[1:] if arg.startswith("-") and arg != "--strict"]
+    if unknown:
+        sys.stderr.write(f"agent-invariants: hooks {command}: unknown option {inert(unknown[0], TEXT_LIMIT)}\n"
+                         + _USAGE)
+        return 2
     failed = False
-    for path in [arg for arg in args[1:] if arg != "--strict"]:
+    files = [arg for arg in args[1:] if arg not in ("--strict", "--")]
+    for path in files:
         if is_contract(path):
             failed |= _one(command, path, strict)
     return 1 if failed else 0

@@ -76,3 +76,20 @@ def test_a_contract_naming_the_schema_by_a_relative_path_is_checked(tmp_path):
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         "agent-invariants: policy/refunds.json:9: $.rules[0].tool: expected a non-empty string, got \"\""]
+
+
+def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
+    """`args: [--stirct]` must not make the hook pass what `--strict` refuses: an unknown option is
+    exit 2 with the usage; `-h` and `--help` print the usage."""
+    (tmp_path / "agent-invariants.yaml").write_text(
+        "version: 2\nname: warned\nrules:\n  - {id: a, kind: tool_calls, tool: search, max: 3}\n"
+        "  - {id: b, kind: tool_calls, tool: search, max: 5}\n")
+    result = run_hook("agent-invariants-lint", tmp_path, "--stirct")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == ["agent-invariants: hooks lint: unknown option --stirct",
+                                          "usage: python -m agent_invariants.hooks validate|lint [--strict] FILE..."]
+    assert run_hook("agent-invariants-validate", tmp_path, "--bogus").returncode == 2
+    assert run_hook("agent-invariants-validate", tmp_path, "--strict").returncode == 0
+    helped = run_hook("agent-invariants-validate", tmp_path, "--help")
+    assert (helped.returncode, helped.stdout) == (0, "usage: python -m agent_invariants.hooks validate|lint [--strict] "
+                                                     "FILE...\n")
