@@ -13,9 +13,12 @@ reviewer to see the run), and the JSON report that decides the verdict:
 - `fail-on: warning`: also when any warning-severity rule breaks (in the candidate, for compare);
 - `fail-on: never`: report only.
 
-Bad input (a contract that does not validate, a missing trace) always fails, with the command's
-one-line message. `$GITHUB_OUTPUT` gets `sarif` (the SARIF file), `html` (the page), `exit-code` (the command's:
-0, 1 or 2) and `verdict` (`pass` or `fail`); the step's own exit is 1 for `fail`, 2 for bad input.
+Bad input (a contract that does not validate, a missing trace, standard input, which a command run
+once per output cannot read again, a `RUNNER_TEMP` that takes no file) always fails, with a one-line
+message. What the check says on stderr of the traces (a misspelt event type, an empty trace) is
+shown in the log. `$GITHUB_OUTPUT` gets `sarif` (the SARIF file), `html` (the page), `exit-code`
+(the command's: 0, 1 or 2) and `verdict` (`pass` or `fail`), in one write; `sarif` and `html` are
+empty when the files were not written. The step's own exit is 1 for `fail`, 2 for bad input.
 """
 from __future__ import annotations
 
@@ -42,35 +45,49 @@ def main(environ: dict[str, str] | None = None) -> int:
     shown = env.get("INPUT_FORMAT", "").strip() or "text"
     fail_on = env.get("INPUT_FAIL_ON", "").strip() or "error"
     if not traces:
-        return _bad("the traces input is empty: name trace files, folders or globs")
+        return _failed(env, "the traces input is empty: name trace files, folders or globs")
     if fail_on not in FAIL_ON:
-        return _bad(f"fail-on: {fail_on!r} is none of {', '.join(FAIL_ON)}")
+        return _failed(env, f"fail-on: {fail_on!r} is none of {', '.join(FAIL_ON)}")
     if shown not in FORMATS:
-        return _bad(f"format: {shown!r} is none of {', '.join(FORMATS)}")
+        return _failed(env, f"format: {shown!r} is none of {', '.join(FORMATS)}")
     if baseline and len(traces) != 1:
-        return _bad("with a baseline, traces names one candidate (a file or a folder)")
+        return _failed(env, "with a baseline, traces names one candidate (a file or a folder)")
+    if "-" in (contract, baseline, *traces):
+        return _failed(env, "standard input (-) cannot be an input of the action, which runs the command once per "
+                         "output: name a file")
     command = ["compare", "--contract", contract, "--baseline", baseline, "--candidate", traces[0]] if baseline \
         else ["check", "--contract", contract, *[arg for trace in traces for arg in ("--trace", trace)]]
 
     verdict = _run([*command, "--format", "json"], env)
+    sys.stderr.write(verdict.stderr)   # bad input, or the notices of a trace (a misspelt type, an empty trace)
     if verdict.returncode == 2:
-        sys.stderr.write(verdict.stderr)
-        _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
-        return 2
-    sys.stdout.write(_run([*command, "--format", shown], env).stdout)
-    if shown != "github":   # the report in the log is the annotations already
-        sys.stdout.write(_run([*command, "--format", "github"], env).stdout)
+        return _failed(env)
+    try:
+        sys.stdout.write(_run([*command, "--format", shown], env).stdout)
+        if shown != "github":   # the report in the log is the annotations already
+            sys.stdout.write(_run([*command, "--format", "github"], env).stdout)
+    except OSError as exc:
+        return _failed(env, f"cannot write the report: {exc.strerror or exc}")
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(_run([*command, "--format", "markdown"], env).stdout)
+        try:
+            _append(summary, _run([*command, "--format", "markdown"], env).stdout)
+        except OSError as exc:
+            return _failed(env, f"GITHUB_STEP_SUMMARY {summary}: cannot write: {exc.strerror or exc}")
     folder = Path(env.get("RUNNER_TEMP") or ".")
     sarif, page = folder / "agent-invariants.sarif", folder / "agent-invariants.html"
-    _run([*command, "--format", "sarif", "--category", "agent-invariants", "--output", str(sarif)], env)
-    _run([*command, "--format", "html", "--output", str(page)], env)
+    files = (["--format", "sarif", "--category", "agent-invariants", "--output", str(sarif)],
+             ["--format", "html", "--output", str(page)])
+    for written in (_run([*command, *options], env) for options in files):
+        if written.returncode == 2:   # (the check itself passed above: the file could not be written)
+            sys.stderr.write(written.stderr)
+            return _failed(env)
     failing = _failing(verdict.returncode, json.loads(verdict.stdout), fail_on)
-    _outputs(env, {"exit-code": str(verdict.returncode), "verdict": "fail" if failing else "pass",
-                   "sarif": str(sarif), "html": str(page)})
+    problem = _outputs(env, {"exit-code": str(verdict.returncode), "verdict": "fail" if failing else "pass",
+                             "sarif": str(sarif), "html": str(page)})
+    if problem:
+        sys.stderr.write(f"agent-invariants: {problem}\n")
+        return 2
     return 1 if failing else 0
 
 
@@ -94,15 +111,36 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
                           capture_output=True, text=True, encoding="utf-8", errors="replace", check=False)
 
 
-def _outputs(env: dict[str, str], values: dict[str, str]) -> None:
+def _outputs(env: dict[str, str], values: dict[str, str]) -> str | None:
+    """Append the step's outputs to `$GITHUB_OUTPUT` in one write; the problem, if it cannot be
+    written (the outputs then stay as they were, or end in a cut line a later step refuses)."""
     path = env.get("GITHUB_OUTPUT")
     if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.writelines(f"{name}={value}\n" for name, value in values.items())
+        try:
+            _append(path, "".join(f"{name}={value}\n" for name, value in values.items()))
+        except OSError as exc:
+            return f"GITHUB_OUTPUT {path}: cannot write: {exc.strerror or exc}"
+    return None
 
 
-def _bad(message: str) -> int:
-    sys.stderr.write(f"agent-invariants: {message}\n")
+def _append(path: str, text: str) -> None:
+    """Append `text` to the file at `path` in one write (OSError when it cannot take all of it)."""
+    data = text.encode("utf-8")
+    handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        if os.write(handle, data) != len(data):
+            raise OSError(f"only part of {len(data)} bytes was written")
+    finally:
+        os.close(handle)
+
+
+def _failed(env: dict[str, str], message: str | None = None) -> int:
+    """Bad input (its message said already, unless given): exit 2, and outputs that say so."""
+    if message:
+        sys.stderr.write(f"agent-invariants: {message}\n")
+    problem = _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
+    if problem:
+        sys.stderr.write(f"agent-invariants: {problem}\n")
     return 2
 
 

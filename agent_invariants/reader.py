@@ -359,7 +359,7 @@ def _seeing(read: Callable[[int], bytes], see: Callable[[bytes], object]) -> Cal
     return seeing_read
 
 
-def _item_json(item: Event | Mapping[str, Any] | bytes) -> bytes:
+def _item_json(item: object) -> bytes:
     """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
     `replace_lone_surrogates`). A mapping is written by the json module, which refuses what JSON
     has no form for (bytes, NaN, a Decimal, a set: TypeError or ValueError) where msgspec would

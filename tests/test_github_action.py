@@ -140,3 +140,49 @@ def test_format_github_annotates_each_violation_once(tmp_path):
     assert code == 1
     annotations = [line for line in log.splitlines() if line.startswith(("::error ", "::warning "))]
     assert len(annotations) == 10 == len(set(annotations))
+
+
+def test_standard_input_is_refused_since_each_output_runs_the_command_again(tmp_path, capsys):
+    """Read once, a pipe gave the verdict its events and every later report none: the outputs said
+    fail while the log and the summary said passed."""
+    for inputs in ({"INPUT_TRACES": "-"}, {"INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "INPUT_CONTRACT": "-"}):
+        env = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"), **inputs,
+               "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "output")}
+        assert main(env) == 2
+        assert capsys.readouterr().err == ("agent-invariants: standard input (-) cannot be an input of the action, "
+                                           "which runs the command once per output: name a file\n")
+        assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
+        (tmp_path / "output").unlink()
+
+
+def test_outputs_never_name_files_that_were_not_written(tmp_path, capsys):
+    env = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"),
+           "INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "RUNNER_TEMP": str(tmp_path / "missing"),
+           "GITHUB_OUTPUT": str(tmp_path / "output")}
+    assert main(env) == 2
+    assert capsys.readouterr().err.endswith("agent-invariants.sarif: cannot write: no such folder\n")
+    assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
+
+
+def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys):
+    """Not a traceback and exit 1 ("violations"); the outputs go in one write, never half a line."""
+    (tmp_path / "folder").mkdir()
+    base = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"),
+            "INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "RUNNER_TEMP": str(tmp_path)}
+    assert main({**base, "GITHUB_OUTPUT": str(tmp_path / "folder")}) == 2
+    assert capsys.readouterr().err.endswith(f"agent-invariants: GITHUB_OUTPUT {tmp_path / 'folder'}: cannot write: "
+                                            "Is a directory\n")
+    assert main({**base, "GITHUB_STEP_SUMMARY": str(tmp_path / "folder"), "GITHUB_OUTPUT": str(tmp_path / "out")}) == 2
+    assert capsys.readouterr().err.endswith(f"agent-invariants: GITHUB_STEP_SUMMARY {tmp_path / 'folder'}: cannot "
+                                            "write: Is a directory\n")
+    assert (tmp_path / "out").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
+
+
+def test_the_notices_of_a_trace_reach_the_log(tmp_path, capsys):
+    """An empty trace passes every rule; the check's warning saying so must not be dropped."""
+    (tmp_path / "empty.jsonl").write_text("")
+    env = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"),
+           "INPUT_TRACES": str(tmp_path / "empty.jsonl"), "RUNNER_TEMP": str(tmp_path)}
+    assert main(env) == 0
+    assert f"agent-invariants: warning: {tmp_path / 'empty.jsonl'}: the trace has no events, so no rule saw " \
+           "anything\n" in capsys.readouterr().err
