@@ -14,8 +14,11 @@ one item named after the file, so `-k refund` selects by name and `--junitxml` w
 case per trace. A trace that breaks an error-severity rule fails with the text report (the file
 and line of each violation); warnings pass. A contract that does not validate stops the session
 before any test runs (a usage error); an unreadable trace fails its own item with the one-line
-message the command prints. Without a contract (neither the option nor the table) the plugin
-collects nothing. The plugin ships with the package (entry point `pytest11`); `-p
+message the command prints. What the check warns of (an empty trace, a misspelt event type, a
+rule that checked nothing) is a pytest warning of the item; a `traces` glob (or folder) that none
+of the collected files matches is one too. Without a contract (neither the option nor the table)
+the plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
+error. The plugin ships with the package (entry point `pytest11`); `-p
 no:agent_invariants` turns it off. For checks inside your own tests, see
 `agent_invariants.testing`.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import tomllib
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,6 +46,7 @@ class _Settings(NamedTuple):
     traces: tuple[str, ...] | None   # globs relative to `root`; None: every *.jsonl
     root: Path
     loaded: list[Any]   # the loaded contract, once the session starts
+    matched: set[str]   # the `traces` globs some collected file matched
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,10 +77,24 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
             relative = file_path.resolve().relative_to(settings.root.resolve()).as_posix()
         except ValueError:
             return None
-        if not any(fnmatch.fnmatchcase(relative, pattern) or _globstar(relative, pattern)
-                   for pattern in settings.traces):
+        found = [pattern for pattern in settings.traces if _matches(relative, pattern, settings.root)]
+        if not found:
             return None
+        settings.matched.update(found)
     return _TraceFile.from_parent(parent, path=file_path)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A `traces` glob that no collected file matched (a typo, or a folder pytest was not asked to
+    walk) is said, rather than a suite that passes having checked nothing."""
+    settings = session.config.stash.get(_SETTINGS, None)
+    if settings is None or settings.traces is None:
+        return
+    for pattern in settings.traces:
+        if pattern not in settings.matched:
+            warnings.warn_explicit(pytest.PytestWarning(f"agent-invariants: traces glob {pattern!r} matched no "
+                                                        ".jsonl file pytest collected"),
+                                   None, str(settings.root / "pyproject.toml"), 1)
 
 
 class _TraceFile(pytest.File):
@@ -97,6 +116,12 @@ class TraceItem(pytest.Item):
         settings = self.config.stash[_SETTINGS]
         assert settings is not None
         report = check_trace(settings.loaded[0], _shown(self.path, self.config.invocation_params.dir))
+        from agent_invariants.notices import notice_lines
+
+        noticed = notice_lines([report], strict=False)[0]   # an empty trace passes every rule: say so
+        if noticed:
+            warnings.warn_explicit(pytest.PytestWarning("\n".join(f"agent-invariants: {line}" for line in noticed)),
+                                   None, str(self.path), 1)
         if not report.passed:
             raise _Failed(text.render(report, RenderOptions(color=False)).rstrip("\n"))
 
@@ -130,13 +155,16 @@ def _settings(config: pytest.Config) -> _Settings | None:
                                 "or a list of globs")
     globs = None if traces is None else tuple(traces)
     if option is not None:
-        return _Settings(Path(option).resolve(), globs, config.rootpath, [])
+        return _Settings(Path(option).resolve(), globs, config.rootpath, [], set())
     contract = table.get("contract")
     if contract is None:
+        if globs is not None:
+            raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] traces needs a "
+                                    "contract (or --agent-invariants-contract)")
         return None
     if not isinstance(contract, str):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
-    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, [])
+    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, [], set())
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
@@ -145,10 +173,25 @@ def _table(pyproject: Path) -> dict[str, Any]:
             document = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError):   # none, or broken: pytest itself says so when it reads it
         return {}
-    table = document.get("tool", {}).get("agent-invariants", {})
-    return table if isinstance(table, dict) else {}
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict) or "agent-invariants" not in tool:
+        return {}
+    table = tool["agent-invariants"]
+    if not isinstance(table, dict):
+        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] must be a table")
+    unknown = sorted(set(table) - {"contract", "traces"})
+    if unknown:
+        raise pytest.UsageError(f"agent-invariants: pyproject.toml: [tool.agent-invariants] has an unknown key "
+                                f"{unknown[0]!r} (expected contract, traces)")
+    return table
 
 
-def _globstar(relative: str, pattern: str) -> bool:
-    """`dir/**/*.jsonl` also matches `dir/a.jsonl` (fnmatch's `*` crosses slashes; its `**/` needs one)."""
-    return "**/" in pattern and fnmatch.fnmatchcase(relative, pattern.replace("**/", ""))
+def _matches(relative: str, pattern: str, root: Path) -> bool:
+    """Whether the trace at `relative` (from `root`) is one the glob names: matched by it (fnmatch's
+    `*` crosses slashes; `dir/**/*.jsonl` also matches `dir/a.jsonl`), or under the folder it names."""
+    if fnmatch.fnmatchcase(relative, pattern):
+        return True
+    if "**/" in pattern and fnmatch.fnmatchcase(relative, pattern.replace("**/", "")):
+        return True
+    folder = pattern.rstrip("/")
+    return relative.startswith(folder + "/") and (root / folder).is_dir()

@@ -87,6 +87,38 @@ def test_an_unreadable_trace_fails_its_item_with_the_one_line_message(suite):
     result.stdout.fnmatch_lines(["agent-invariants: runs/broken.jsonl:2: *"])
 
 
+@pytest.mark.parametrize("table, problem", [
+    ('contract = "contract.json"\ntrace = ["runs/*.jsonl"]\n',
+     "[[]tool.agent-invariants[]] has an unknown key 'trace' (expected contract, traces)"),
+    ('traces = ["runs/*.jsonl"]\n', "[[]tool.agent-invariants[]] traces needs a contract*"),
+], ids=["misspelt-key", "traces-alone"])
+def test_a_table_the_plugin_would_ignore_is_a_usage_error(suite, table, problem):
+    """Ignored, it checked no trace and the suite passed."""
+    suite.makepyprojecttoml("[tool.agent-invariants]\n" + table)
+    result = suite.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*agent-invariants: pyproject.toml: {problem}"])
+
+
+def test_a_traces_glob_that_matches_nothing_is_a_warning_and_a_folder_names_its_traces(suite):
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\n'
+                            'traces = ["run/**/*.jsonl", "runs"]\n')
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider")   # (this suite turns warnings into errors)
+    result.assert_outcomes(passed=1, failed=1, warnings=1)   # runs/ holds the two; other/stray.jsonl is left out
+    result.stdout.fnmatch_lines(["*agent-invariants: traces glob 'run/**/*.jsonl' matched no .jsonl file pytest "
+                                 "collected*"])
+
+
+def test_what_the_check_warns_of_is_a_warning_of_the_item(suite):
+    """An empty trace passes every rule; a pytest warning says it was checked against nothing."""
+    (suite.path / "runs" / "empty.jsonl").write_text("")
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json",
+                                        "runs", "-k", "empty")
+    result.assert_outcomes(passed=1, deselected=2, warnings=1)
+    result.stdout.fnmatch_lines(["*agent-invariants: warning: runs/empty.jsonl: the trace has no events, so no rule "
+                                 "saw anything*"])
+
+
 # -- the assertion helpers ---------------------------------------------------------------------------
 
 def test_assert_trace_returns_the_report_of_a_passing_trace_from_a_path_bytes_or_events():
