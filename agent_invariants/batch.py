@@ -25,7 +25,7 @@ from agent_invariants.api import check_trace, compare_traces
 from agent_invariants.contract import Contract
 from agent_invariants.errors import InputError, TraceError
 from agent_invariants.notices import strict_problem
-from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, check_file_name
 from agent_invariants.report import (
     CHECK_BATCH_SCHEMA,
     COMPARE_BATCH_SCHEMA,
@@ -196,15 +196,6 @@ def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: 
         compatible=not failures and all(report.compatible for report in reports),
         pairs=len(pairs), regressions=sum(len(r.regressions) for r in reports), reports=reports,
         failures=failures)
-
-
-def check_file_name(path: str) -> None:
-    """Refuse a trace whose file name is not valid UTF-8 (Python reads its undecodable bytes as
-    lone surrogates): a JSON, SARIF or JUnit report could not name it."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise TraceError(path, None, "file name is not valid UTF-8; rename the file to check it") from None
 
 
 def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool,

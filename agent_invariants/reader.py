@@ -35,6 +35,7 @@ __all__ = (
     "EventList",
     "TraceFile",
     "TraceSource",
+    "check_file_name",
     "iter_events",
     "open_trace",
     "read_trace",
@@ -217,6 +218,7 @@ class TraceFile(TraceSource):
             raise self._fail(None, "is a directory, not a trace file")
         if "\0" in os.fsdecode(path):
             raise self._fail(None, "no such file (the name holds a NUL character)")
+        check_file_name(os.fsdecode(path))
         try:
             return open(path, "rb")
         except FileNotFoundError:
@@ -225,6 +227,15 @@ class TraceFile(TraceSource):
             raise self._fail(None, "permission denied") from None
         except OSError as exc:
             raise self._fail(None, f"cannot open: {exc.strerror or exc}") from None
+
+
+def check_file_name(path: str) -> None:
+    """Refuse a trace whose file name is not valid UTF-8 (Python reads its undecodable bytes as
+    lone surrogates): a JSON, SARIF or JUnit report could not name it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TraceError(path, None, "file name is not valid UTF-8; rename the file to check it") from None
 
 
 def _jsonl_or_array(state: ReadState, chunks: Iterator[bytes]) -> Iterator[list[Event]]:

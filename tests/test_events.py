@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import msgspec
@@ -790,3 +791,13 @@ def test_standard_input_that_is_closed_is_said_so(monkeypatch):
     monkeypatch.setattr("sys.stdin", None)
     with pytest.raises(TraceError, match="^<stdin>: standard input is closed$"):
         check_trace(NO_SHELL, "-")
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_by_the_library_as_by_the_command(tmp_path):
+    """No report could name it: the JSON renderer failed on the name once the check had passed."""
+    name = os.fsdecode(bytes(tmp_path) + b"/n\xffb.jsonl")
+    with open(name, "w", encoding="utf-8") as handle:
+        handle.write(jsonl(events({"type": "tool.call", "tool": "fs.read"})))
+    with pytest.raises(TraceError) as caught:
+        check_trace(NO_SHELL, name)
+    assert str(caught.value).endswith("n\\udcffb.jsonl: file name is not valid UTF-8; rename the file to check it")
