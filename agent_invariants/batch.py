@@ -1,6 +1,7 @@
 """Many traces at once: expand paths, directories and globs, check them in parallel, in order.
 
-    report = check_many(contract, ["runs/"], jobs=4)      # every *.jsonl / *.json under runs/
+    traces = expand_traces(["runs/"])                      # every *.jsonl / *.json under runs/
+    report = check_many(contract, traces, jobs=4)
     report.passed, [r.trace for r in report.reports], report.failures
 
 Each trace is checked independently by `check_trace` (a pure function of contract and file), in a
@@ -150,8 +151,11 @@ def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                progress: Progress | None = None, line_lengths: bool = False, strict: bool = False,
                partial: bool = False, count_safety: bool = False) -> CheckBatchReport:
-    """Check each trace against `contract`; bad traces become failures, the rest reports.
-    `max_violations`, `line_lengths`, `strict`, `partial` and `count_safety` as for `check_trace`."""
+    """Check each trace file against `contract` (paths: folders and globs are expanded by
+    `expand_traces` first); bad traces become failures, the rest reports. `max_violations`,
+    `line_lengths`, `strict`, `partial` and `count_safety` as for `check_trace`."""
+    if isinstance(traces, (str, bytes, os.PathLike)):   # (a lone path would be read as its characters)
+        raise TypeError("traces is a list of paths, not one path")
     reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict,
                                            partial, count_safety) for path in traces], jobs, progress)
     return CheckBatchReport(
