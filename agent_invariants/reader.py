@@ -118,6 +118,8 @@ class TraceFile(TraceSource):
             self._data = None
             self.name = name or ("<stdin>" if self._path == "-" else self._path)
             self.path = self._path
+        if max_line_bytes.__class__ is not int or max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be an integer of at least 1, got {max_line_bytes!r}")
         self.max_line_bytes = max_line_bytes
         self.on_read = on_read   # told the size of every chunk read (progress display)
         self.digest = digest     # a hashlib object every byte read updates (`record` compares what it wrote)
@@ -401,6 +403,9 @@ def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Ev
         return trace
     if isinstance(trace, (str, os.PathLike, bytes, bytearray, memoryview)):
         return TraceFile(trace, max_line_bytes=max_line_bytes, line_lengths=line_lengths)
+    if isinstance(trace, Mapping) or not isinstance(trace, Iterable):   # (one event's keys are no events)
+        raise TypeError(f"a trace is a path, bytes, an iterable of events or a TraceSource, not "
+                        f"{'one event' if isinstance(trace, Mapping) else type(trace).__name__}")
     return EventList(trace)
 
 

@@ -801,3 +801,18 @@ def test_a_file_name_that_is_not_utf8_is_refused_by_the_library_as_by_the_comman
     with pytest.raises(TraceError) as caught:
         check_trace(NO_SHELL, name)
     assert str(caught.value).endswith("n\\udcffb.jsonl: file name is not valid UTF-8; rename the file to check it")
+
+
+@pytest.mark.parametrize("trace, problem", [
+    (None, "not NoneType"), (3, "not int"), ({"seq": 1, "type": "x"}, "not one event")])
+def test_a_trace_of_the_wrong_type_is_a_type_error_that_says_what_a_trace_is(trace, problem):
+    with pytest.raises(TypeError) as caught:
+        check_trace(NO_SHELL, trace)
+    assert str(caught.value) == f"a trace is a path, bytes, an iterable of events or a TraceSource, {problem}"
+
+
+@pytest.mark.parametrize("limit", [0, -5, None, 1.5])
+def test_a_line_limit_below_one_byte_is_refused(limit):
+    """-5 was taken, and every line was then over "the -5-byte limit"."""
+    with pytest.raises(ValueError, match=f"^max_line_bytes must be an integer of at least 1, got {limit}$"):
+        check_trace(NO_SHELL, b'{"seq": 1, "type": "x"}\n', max_line_bytes=limit)
