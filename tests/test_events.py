@@ -816,3 +816,12 @@ def test_a_line_limit_below_one_byte_is_refused(limit):
     """-5 was taken, and every line was then over "the -5-byte limit"."""
     with pytest.raises(ValueError, match=f"^max_line_bytes must be an integer of at least 1, got {limit}$"):
         check_trace(NO_SHELL, b'{"seq": 1, "type": "x"}\n', max_line_bytes=limit)
+
+
+def test_max_violations_takes_any_integer_from_zero_and_nothing_else():
+    """10**30 raised from deep inside (islice's stop); None and "3" were TypeErrors from a comparison."""
+    assert check_trace(NO_SHELL, [{"seq": 1, "type": "tool.call", "tool": "shell.exec"}],
+                       max_violations=10**30).error_count == 1
+    for value in (-1, None, "3", 1.5, True):
+        with pytest.raises(ValueError, match=r"^max_violations must be 0 \(no limit\) or an integer above, got "):
+            check_trace(NO_SHELL, [{"seq": 1, "type": "x"}], max_violations=value)

@@ -179,9 +179,9 @@ class Rule:
 
     def limit_violations(self, max_violations: int) -> None:
         """Keep at most `max_violations` violations (0: keep all); call before the first event."""
-        if max_violations < 0:
-            raise ValueError(f"max_violations must be 0 (no limit) or more, got {max_violations}")
-        self.cap = max_violations or sys.maxsize
+        if max_violations.__class__ is not int or max_violations < 0:
+            raise ValueError(f"max_violations must be 0 (no limit) or an integer above, got {max_violations!r}")
+        self.cap = min(max_violations, sys.maxsize) or sys.maxsize   # (no list holds more)
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         """The method to call for events with this type, tool and claims_completion (or a tuple
