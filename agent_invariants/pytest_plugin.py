@@ -62,8 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from agent_invariants.contract import load_contract
 
-    try:
-        settings.loaded.append(load_contract(settings.contract))
+    try:   # (named from the folder pytest runs in, as the items' traces are: no machine path in messages)
+        settings.loaded.append(load_contract(settings.contract,
+                                             name=_shown(settings.contract, config.invocation_params.dir)))
     except InputError as exc:
         raise pytest.UsageError(f"agent-invariants: {exc}") from None
 
@@ -72,8 +73,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     settings = parent.config.stash.get(_SETTINGS, None)
     if settings is None or file_path.suffix != ".jsonl":
         return None
-    if settings.traces is not None:
-        try:
+    if settings.traces is not None and not parent.session.isinitpath(file_path):   # (a trace named on the
+        try:                                                                           # command line is taken)
             relative = file_path.resolve().relative_to(settings.root.resolve()).as_posix()
         except ValueError:
             return None

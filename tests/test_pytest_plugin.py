@@ -119,6 +119,19 @@ def test_what_the_check_warns_of_is_a_warning_of_the_item(suite):
                                  "saw anything*"])
 
 
+def test_a_trace_named_on_the_command_line_is_checked_even_outside_the_globs(suite):
+    """pytest said `ERROR: not found` of a file that exists."""
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/**/*.jsonl"]\n')
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "other/stray.jsonl")
+    result.assert_outcomes(failed=1, warnings=1)   # (and the glob matched nothing pytest was asked to walk)
+
+
+def test_the_contract_is_named_as_it_was_given(suite):
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "missing.json", "runs")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: agent-invariants: missing.json: no such file"])
+
+
 # -- the assertion helpers ---------------------------------------------------------------------------
 
 def test_assert_trace_returns_the_report_of_a_passing_trace_from_a_path_bytes_or_events():
