@@ -112,13 +112,12 @@ class TraceItem(pytest.Item):
 
     def runtest(self) -> None:
         from agent_invariants.api import check_trace
+        from agent_invariants.notices import notice_lines
         from agent_invariants.render import RenderOptions, text
 
         settings = self.config.stash[_SETTINGS]
         assert settings is not None
         report = check_trace(settings.loaded[0], _shown(self.path, self.config.invocation_params.dir))
-        from agent_invariants.notices import notice_lines
-
         noticed = notice_lines([report], strict=False)[0]   # an empty trace passes every rule: say so
         if noticed:
             warnings.warn_explicit(pytest.PytestWarning("\n".join(f"agent-invariants: {line}" for line in noticed)),
