@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -143,11 +143,7 @@ def _integer_in(least: int | float | None, most: int | float | None) -> Callable
             except ValueError:   # longer than Python converts (4,300 digits)
                 raise typer.BadParameter(f"must be an integer of at most {_DIGITS} digits", ctx=ctx,
                                          param=param) from None
-        if least is not None and number < least:
-            raise typer.BadParameter(f"must be {least} or more, got {number}", ctx=ctx, param=param)
-        if most is not None and number > most:
-            raise typer.BadParameter(f"must be {most} or less, got {number}", ctx=ctx, param=param)
-        return number
+        return _within(number, least, most, number, param, ctx)
     return convert
 
 
@@ -162,12 +158,21 @@ def _number_in(least: int | float | None, most: int | float | None) -> Callable[
                 raise _bad("a number", value, param, ctx) from None
         if not math.isfinite(number):   # (float() reads nan and inf, which no bound can judge)
             raise _bad("a number", value, param, ctx)
-        if least is not None and number < least:
-            raise typer.BadParameter(f"must be {least} or more, got {value}", ctx=ctx, param=param)
-        if most is not None and number > most:
-            raise typer.BadParameter(f"must be {most} or less, got {value}", ctx=ctx, param=param)
-        return number
+        return _within(number, least, most, value, param, ctx)
     return convert
+
+
+Number = TypeVar("Number", int, float)
+
+
+def _within(number: Number, least: int | float | None, most: int | float | None, given: object, param: Any,
+            ctx: Any) -> Number:
+    """`number`, or the BadParameter of one outside the option's bounds (`given`: as it was written)."""
+    if least is not None and number < least:
+        raise typer.BadParameter(f"must be {least} or more, got {given}", ctx=ctx, param=param)
+    if most is not None and number > most:
+        raise typer.BadParameter(f"must be {most} or less, got {given}", ctx=ctx, param=param)
+    return number
 
 
 def _choice(enum: type[Enum]) -> Callable[[Any, Any, Any], Enum]:
