@@ -12,6 +12,7 @@ problem raises `TraceError` naming the trace and the line.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -326,11 +327,14 @@ class EventList(TraceSource):
         return self._fields.keys
 
     def __iter__(self) -> Iterator[Event]:
+        import orjson  # (here: a check of a file needs none, and importing it takes start-up time)
+
+        dumps = functools.partial(orjson.dumps, default=_not_json, option=orjson.OPT_NON_STR_KEYS)
         prev: int | float = -1
         for index, item in enumerate(self._items):
             where, line = self._where(index)
             try:
-                raw = _item_json(item)
+                raw = _item_json(item, dumps)
             except RecursionError:
                 raise TraceError(where, line, INVALID_TOO_DEEP) from None
             except ValueError:   # (the json module's words for NaN and the infinities)
@@ -372,23 +376,35 @@ def _seeing(read: Callable[[int], bytes], see: Callable[[bytes], object]) -> Cal
     return seeing_read
 
 
-def _item_json(item: object) -> bytes:
+def _item_json(item: object, dumps: Callable[..., bytes]) -> bytes:
     """One in-memory event as JSON, with lone surrogates read as U+FFFD like a file's (see
-    `replace_lone_surrogates`). A mapping is written by the json module, which refuses what JSON
-    has no form for (bytes, NaN, a Decimal, a set: TypeError or ValueError) where msgspec would
-    write bytes as base64 text, and which escapes a lone surrogate from a JSON.parse-like decoder."""
-    if isinstance(item, bytes):
-        raw = item
-    elif isinstance(item, Event):
-        return msgspec.json.encode(item)
-    elif isinstance(item, str) and item.endswith("\n"):   # (other text is "expected an object, got a string")
-        raise TypeError("is a line of text, not an event object (a file opened in text mode? pass its path, or "
-                        "open it in binary mode)")
-    else:
-        import json  # (here: the json module is not needed at start-up)
+    `replace_lone_surrogates`). What JSON has no form for (bytes, NaN, a Decimal, a set) is refused
+    (TypeError or ValueError): msgspec would write bytes as base64 text, so a call of
+    b"shell.exec" would be a call of "c2hlbGwuZXhlYw==".
 
-        raw = json.dumps(item, ensure_ascii=True, allow_nan=False, default=_not_json).encode()
-    return replace_lone_surrogates(raw)
+    orjson (`dumps`, with keys that are numbers written as text, as msgspec and the json module
+    write them) writes the usual event, and refuses bytes, a Decimal or a set (`_not_json`). What
+    it cannot write (an integer past 64 bits, a lone surrogate from a JSON.parse-like decoder, a
+    value of no JSON form), and an event where it wrote `null` (which is also how it writes NaN and
+    the infinities), go to the json module, ten times slower, which writes the first two (escaped)
+    and refuses the rest."""
+    if item.__class__ is not dict:   # (a dict, the usual item, is asked nothing more)
+        if isinstance(item, bytes):
+            return replace_lone_surrogates(item)
+        if isinstance(item, Event):
+            return msgspec.json.encode(item)
+        if isinstance(item, str) and item.endswith("\n"):   # (other text: "expected an object, got a string")
+            raise TypeError("is a line of text, not an event object (a file opened in text mode? pass its path, "
+                            "or open it in binary mode)")
+    try:
+        raw = dumps(item)
+        if b"null" not in raw:
+            return raw
+    except TypeError:
+        pass
+    import json  # (here: the json module is not needed at start-up)
+
+    return replace_lone_surrogates(json.dumps(item, ensure_ascii=True, allow_nan=False, default=_not_json).encode())
 
 
 def _not_json(value: object) -> Any:
