@@ -965,7 +965,7 @@ def _empty_argument(args: Sequence[str]) -> str | None:
     for position, arg in enumerate(args):
         if arg == "--":
             return None
-        if arg[:2] == "--" and arg[-1:] == "=":
+        if arg[:2] == "--" and arg.partition("=")[1] and not arg.partition("=")[2]:   # `--out=`, not `--env=A=`
             return f"{inert(arg[:-1], TEXT_LIMIT)}: the value is empty"
         if arg == "":
             after = f" after {inert(args[position - 1], TEXT_LIMIT)}" if position else ""

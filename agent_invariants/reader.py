@@ -16,12 +16,14 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from decimal import Decimal
 from io import BytesIO
 from typing import Any, BinaryIO
 
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
+from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
 from agent_invariants.jsontext import AS_TRACE, INVALID_TOO_DEEP, decode_problem, text_shape, too_deep_at
@@ -329,7 +331,9 @@ class EventList(TraceSource):
     def __iter__(self) -> Iterator[Event]:
         import orjson  # (here: a check of a file needs none, and importing it takes start-up time)
 
-        dumps = functools.partial(orjson.dumps, default=_not_json, option=orjson.OPT_NON_STR_KEYS)
+        # datetimes and dataclasses go to `_not_json` too, which writes them as msgspec does
+        options = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+        dumps = functools.partial(orjson.dumps, default=_not_json, option=options)
         prev: int | float = -1
         for index, item in enumerate(self._items):
             where, line = self._where(index)
@@ -337,9 +341,8 @@ class EventList(TraceSource):
                 raw = _item_json(item, dumps)
             except RecursionError:
                 raise TraceError(where, line, INVALID_TOO_DEEP) from None
-            except ValueError:   # (the json module's words for NaN and the infinities)
-                raise TraceError(where, line, "not a JSON event object: holds NaN or an infinity, which JSON "
-                                              "has no form for") from None
+            except ValueError as exc:
+                raise TraceError(where, line, _not_written(exc)) from None
             except (msgspec.EncodeError, TypeError, OverflowError) as exc:
                 raise TraceError(where, line, f"not a JSON event object: {exc}") from None
             if too_deep_at(raw) is not None:
@@ -389,8 +392,8 @@ def _item_json(item: object, dumps: Callable[..., bytes]) -> bytes:
     the infinities), go to the json module, ten times slower, which writes the first two (escaped)
     and refuses the rest."""
     if item.__class__ is not dict:   # (a dict, the usual item, is asked nothing more)
-        if isinstance(item, bytes):
-            return replace_lone_surrogates(item)
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            return replace_lone_surrogates(bytes(item))
         if isinstance(item, Event):
             return msgspec.json.encode(item)
         if isinstance(item, str) and item.endswith("\n"):   # (other text: "expected an object, got a string")
@@ -404,11 +407,37 @@ def _item_json(item: object, dumps: Callable[..., bytes]) -> bytes:
         pass
     import json  # (here: the json module is not needed at start-up)
 
-    return replace_lone_surrogates(json.dumps(item, ensure_ascii=True, allow_nan=False, default=_not_json).encode())
+    try:   # written as msgspec and orjson write JSON: compact, in UTF-8 (a result's size counts its bytes)
+        return json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                          default=_not_json).encode()
+    except UnicodeEncodeError:   # a lone surrogate: escaped, then read as a file's is
+        return replace_lone_surrogates(json.dumps(item, ensure_ascii=True, allow_nan=False, separators=(",", ":"),
+                                                  default=_not_json).encode())
+
+
+_NO_JSON_FORM = (bytes, bytearray, memoryview, set, frozenset, complex, Decimal)
 
 
 def _not_json(value: object) -> Any:
-    raise TypeError(f"holds a {type(value).__name__}, which is not a JSON value")
+    """What an event's value that orjson or the json module does not write is written as: as msgspec
+    writes it (a datetime or date as ISO text, a UUID as text, an enum as its value, a dataclass
+    or struct as an object), unless JSON has no form for it (bytes, a set, a Decimal: TypeError)."""
+    if isinstance(value, _NO_JSON_FORM):
+        raise TypeError(f"holds a {type(value).__name__}, which is not a JSON value")
+    try:
+        return msgspec.to_builtins(value)
+    except TypeError:
+        raise TypeError(f"holds a {type(value).__name__}, which is not a JSON value") from None
+
+
+def _not_written(exc: ValueError) -> str:
+    """What the json module's ValueError says of an event: NaN, a loop, a number of too many digits."""
+    text = str(exc)
+    if text.startswith("Out of range float values"):
+        return "not a JSON event object: holds NaN or an infinity, which JSON has no form for"
+    if text.startswith("Circular reference"):
+        return INVALID_TOO_DEEP
+    return f"not a JSON event object: {inert(text, TEXT_LIMIT)}"
 
 
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]],

@@ -825,3 +825,44 @@ def test_max_violations_takes_any_integer_from_zero_and_nothing_else():
     for value in (-1, None, "3", 1.5, True):
         with pytest.raises(ValueError, match=r"^max_violations must be 0 \(no limit\) or an integer above, got "):
             check_trace(NO_SHELL, [{"seq": 1, "type": "x"}], max_violations=value)
+
+
+def test_in_memory_values_msgspec_writes_are_written_as_it_does():
+    """A datetime, UUID, enum or dataclass in an event is written as msgspec writes it (refusing
+    only what JSON has no form for), and a loop is too deep, as a file's nesting would be."""
+    import dataclasses
+    import datetime
+    import enum
+    import uuid
+
+    class Kind(enum.Enum):
+        A = "a"
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    event = {"seq": 1, "type": "tool.call", "time": datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC),
+             "tool": Kind.A, "call_id": uuid.UUID(int=1), "data": {"at": Point(1), "none": None}}
+    [read] = list(EventList([event]))
+    assert (read.time, read.tool, read.call_id) == ("2025-01-01T00:00:00Z", "a", "00000000-0000-0000-0000-000000000001")
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    with pytest.raises(TraceError, match=r"^events\[0\]: invalid JSON: nested more than 500 levels deep$"):
+        list(EventList([{"seq": 1, "type": "x", "data": loop}]))
+    assert [event.seq for event in EventList([bytearray(b'{"seq": 7, "type": "x"}')])] == [7]
+
+
+def test_an_in_memory_result_weighs_what_the_same_line_of_a_file_weighs():
+    """`result_size` counts the bytes of a number beyond any double as written: the json module's
+    spaces and escapes made an event read from memory heavier than the same one from a file."""
+    rules = {"version": 2, "name": "size", "rules": [{"id": "small", "kind": "result_size", "tool": "t",
+                                                      "max_bytes": 440}]}
+    events_in = [{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c"},
+                 {"seq": 2, "type": "tool.result", "tool": "t", "call_id": "c", "ok": True,
+                  "result": {"note": "é" * 10, "n": 10**400, "none": None}}]
+    from_file = check_trace(rules, b"".join(msgspec.json.encode(event) + b"\n" for event in events_in))
+    from_memory = check_trace(rules, events_in)
+    assert [violation.message for violation in from_memory.violations] == \
+        [violation.message for violation in from_file.violations] == \
+        ["The result of t at seq 2 is 449 bytes, over the 440 allowed."]
