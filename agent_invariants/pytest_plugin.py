@@ -14,9 +14,11 @@ one item named after the file, so `-k refund` selects by name and `--junitxml` w
 case per trace. A trace that breaks an error-severity rule fails with the text report (the file
 and line of each violation); warnings pass. A contract that does not validate stops the session
 before any test runs (a usage error); an unreadable trace fails its own item with the one-line
-message the command prints. What the check warns of (an empty trace, a misspelt event type, a
-rule that checked nothing) is a pytest warning of the item; a `traces` glob (or folder) that none
-of the collected files matches is one too. Without a contract (neither the option nor the table)
+message the command prints. What the checks warn of (an empty trace, a misspelt event type, a
+rule that checked nothing) is listed at the end of the session (and is a user property of the
+item, in `--junitxml` too), and so is a `traces` glob (or folder) that no collected file matches
+when pytest collects what it does by default (no paths given). Neither changes an outcome, even
+with warnings made errors. Without a contract (neither the option nor the table)
 the plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
 error. The plugin ships with the package (entry point `pytest11`); `-p
 no:agent_invariants` turns it off. For checks inside your own tests, see
@@ -27,7 +29,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import tomllib
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,6 +48,7 @@ class _Settings(NamedTuple):
     root: Path
     loaded: list[Any]   # the loaded contract, once the session starts
     matched: set[str]   # the `traces` globs some collected file matched
+    unmatched: list[str]   # the `traces` globs no collected file matched, to list at the end
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,16 +88,33 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """A `traces` glob that no collected file matched (a typo, or a folder pytest was not asked to
-    walk) is said, rather than a suite that passes having checked nothing."""
+    """A `traces` glob that no collected file matched (a typo, or a folder pytest does not walk) is
+    said at the end, rather than a suite that passes having checked nothing; only when pytest
+    collected what it does by default (paths given on the command line leave globs out)."""
     settings = session.config.stash.get(_SETTINGS, None)
-    if settings is None or settings.traces is None:
+    if settings is None or settings.traces is None or session.config.args_source is pytest.Config.ArgsSource.ARGS:
         return
-    for pattern in settings.traces:
-        if pattern not in settings.matched:
-            warnings.warn_explicit(pytest.PytestWarning(f"agent-invariants: traces glob {pattern!r} matched no "
-                                                        ".jsonl file pytest collected"),
-                                   None, str(settings.root / "pyproject.toml"), 1)
+    settings.unmatched.extend(pattern for pattern in settings.traces if pattern not in settings.matched)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """What the checks warned of, and the globs that matched nothing, in a section of their own:
+    not pytest warnings, which a suite that makes warnings errors would turn into failures."""
+    settings = terminalreporter.config.stash.get(_SETTINGS, None)
+    if settings is None:
+        return
+    lines = [f"traces glob {pattern!r} matched no .jsonl file pytest collected" for pattern in settings.unmatched]
+    lines += [value for reports in terminalreporter.stats.values() for report in reports
+              if getattr(report, "when", None) == "call"   # (from every worker, under xdist)
+              for name, value in getattr(report, "user_properties", ()) if name == _NOTICED]
+    if lines:
+        terminalreporter.section("agent-invariants")
+        for line in lines:
+            terminalreporter.write_line(f"agent-invariants: {line}")
+
+
+_NOTICED = "agent-invariants notice"
+"""The user property of an item that holds one thing its check warned of."""
 
 
 class _TraceFile(pytest.File):
@@ -118,10 +137,8 @@ class TraceItem(pytest.Item):
         settings = self.config.stash[_SETTINGS]
         assert settings is not None
         report = check_trace(settings.loaded[0], _shown(self.path, self.config.invocation_params.dir))
-        noticed = notice_lines([report], strict=False)[0]   # an empty trace passes every rule: say so
-        if noticed:
-            warnings.warn_explicit(pytest.PytestWarning("\n".join(f"agent-invariants: {line}" for line in noticed)),
-                                   None, str(self.path), 1)
+        # an empty trace passes every rule: what the check warned of goes with the item's report
+        self.user_properties.extend((_NOTICED, line) for line in notice_lines([report], strict=False)[0])
         if not report.passed:
             raise _Failed(text.render(report, RenderOptions(color=False)).rstrip("\n"))
 
@@ -155,7 +172,7 @@ def _settings(config: pytest.Config) -> _Settings | None:
                                 "or a list of globs")
     globs = None if traces is None else tuple(traces)
     if option is not None:
-        return _Settings(Path(option).resolve(), globs, config.rootpath, [], set())
+        return _Settings(Path(option).resolve(), globs, config.rootpath, [], set(), [])
     contract = table.get("contract")
     if contract is None:
         if globs is not None:
@@ -164,7 +181,7 @@ def _settings(config: pytest.Config) -> _Settings | None:
         return None
     if not isinstance(contract, str):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
-    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, [], set())
+    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, [], set(), [])
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
