@@ -15,6 +15,7 @@ ids>]: <message>`. The exit is 1 when a contract does not validate, when lint fi
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     command, strict = args[0], "--strict" in options
     # an option it does not know (`--stirct`) is refused rather than taken for a file it would skip:
     # a typo must not turn the hook into a silent pass
-    unknown = [arg for arg in options[1:] if arg.startswith("-") and arg != "--strict"]
+    unknown = [arg for arg in options[1:] if arg.startswith("-") and arg != "--strict" and not os.path.exists(arg)]
     if unknown:
         sys.stderr.write(f"agent-invariants: hooks {command}: unknown option {inert(unknown[0], TEXT_LIMIT)}\n"
                          + _USAGE)

@@ -13,6 +13,7 @@ problem raises `TraceError` naming the trace and the line.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -121,9 +122,13 @@ class TraceFile(TraceSource):
             self._data = None
             self.name = name or ("<stdin>" if self._path == "-" else self._path)
             self.path = self._path
-        if max_line_bytes.__class__ is not int or max_line_bytes < 1:
+        try:
+            limit = operator.index(max_line_bytes)   # (an int, or what stands for one: not 1.5 or None)
+        except TypeError:
+            limit = 0
+        if limit < 1:
             raise ValueError(f"max_line_bytes must be an integer of at least 1, got {max_line_bytes!r}")
-        self.max_line_bytes = max_line_bytes
+        self.max_line_bytes = limit
         self.on_read = on_read   # told the size of every chunk read (progress display)
         self.digest = digest     # a hashlib object every byte read updates (`record` compares what it wrote)
         self._keep_lengths = line_lengths

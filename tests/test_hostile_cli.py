@@ -196,8 +196,8 @@ def test_junit_attributes_show_line_breaks_and_overrides_from_the_input_escaped(
     assert failure.text == "trace.jsonl:1 seq 1: [deny_tool.denied] Denied tool called: shell.exec."
 
 
-@pytest.mark.parametrize("number", ["1e400", "9" * 5000])
-def test_a_number_beyond_any_double_is_named_so_in_a_mismatch(folder, number):
+@pytest.mark.parametrize("number, read_as", [("1e400", "Infinity"), ("9" * 5000, "Infinity"), ("-1e400", "-Infinity")])
+def test_a_number_beyond_any_double_is_named_so_in_a_mismatch(folder, number, read_as):
     """JavaScript reads it as Infinity, which `$gt` (finite numbers only) never holds for; JSON
     has no Infinity, so the evidence shows null, and the message says what the number was."""
     (folder / "gt.json").write_text(json.dumps({"version": 2, "name": "gt", "rules": [
@@ -207,7 +207,7 @@ def test_a_number_beyond_any_double_is_named_so_in_a_mismatch(folder, number):
     assert result.returncode == 1
     [violation] = json.loads(result.stdout)["violations"]
     assert violation["message"] == ("Args of t at seq 1 do not match: /args/n expected {\"$gt\":5}, got a number "
-                                    "beyond any double (read as Infinity).")
+                                    f"beyond any double (read as {read_as}).")
     assert violation["evidence"]["mismatches"][0]["actual"] is None
 
 

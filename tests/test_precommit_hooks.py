@@ -90,6 +90,8 @@ def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
                                           "usage: python -m agent_invariants.hooks validate|lint [--strict] FILE..."]
     assert run_hook("agent-invariants-validate", tmp_path, "--bogus").returncode == 2
     assert run_hook("agent-invariants-validate", tmp_path, "--strict").returncode == 0
+    (tmp_path / "-odd.contract.json").write_text("{}")   # a file whose name starts with `-` is a file
+    assert run_hook("agent-invariants-validate", tmp_path).returncode == 1
     helped = run_hook("agent-invariants-validate", tmp_path, "--help")
     assert (helped.returncode, helped.stdout) == (0, "usage: python -m agent_invariants.hooks validate|lint [--strict] "
                                                      "FILE...\n")

@@ -43,7 +43,7 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
         detail = f"{first['pointer']} expected {shown(first['expected'])}"
         if "actual" in first:   # (evidence shows a number beyond any double as null: JSON has no Infinity)
             beyond = _beyond_double(listed[0]["actual"])
-            detail += ", got a number beyond any double (read as Infinity)" if beyond else \
+            detail += f", got a number beyond any double (read as {beyond})" if beyond else \
                 f", got {shown(first['actual'])}"
         more = len(outcome.mismatches) - 1
         if more:
@@ -57,10 +57,12 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
     return found
 
 
-def _beyond_double(value: Any) -> bool:
-    """A JSON number no double holds (`1e400`, an integer of 400 digits), which JavaScript reads
-    as Infinity."""
-    return value.__class__ in (int, float) and not math.isfinite(as_double(value))
+def _beyond_double(value: Any) -> str | None:
+    """`Infinity` or `-Infinity` for a JSON number no double holds (`1e400`, an integer of 400
+    digits), as JavaScript reads it; None for any other value."""
+    if value.__class__ not in (int, float) or math.isfinite(as_double(value)):
+        return None
+    return "Infinity" if as_double(value) > 0 else "-Infinity"
 
 
 def shown(value: Any) -> str:

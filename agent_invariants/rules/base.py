@@ -22,6 +22,7 @@ options (`Glob`, `Text`, `RuleId`) are in `rules.fields`.
 from __future__ import annotations
 
 import heapq
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
@@ -179,9 +180,13 @@ class Rule:
 
     def limit_violations(self, max_violations: int) -> None:
         """Keep at most `max_violations` violations (0: keep all); call before the first event."""
-        if max_violations.__class__ is not int or max_violations < 0:
+        try:
+            limit = operator.index(max_violations)   # (an int, or what stands for one: not 1.5 or "3")
+        except TypeError:
+            limit = -1
+        if limit < 0:
             raise ValueError(f"max_violations must be 0 (no limit) or an integer above, got {max_violations!r}")
-        self.cap = min(max_violations, sys.maxsize) or sys.maxsize   # (no list holds more)
+        self.cap = min(limit, sys.maxsize) or sys.maxsize   # (no list holds more)
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         """The method to call for events with this type, tool and claims_completion (or a tuple
