@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import InputError
 
 __all__ = ("TraceItem",)
@@ -119,7 +120,9 @@ _NOTICED = "agent-invariants notice"
 
 class _TraceFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        yield TraceItem.from_parent(self, name=self.path.name)
+        # (a line break or an escape sequence in a file's name would reach the terminal and the
+        # JUnit file as it is: shown escaped, as every report of ours shows names)
+        yield TraceItem.from_parent(self, name=inert(self.path.name, TEXT_LIMIT))
 
 
 class _Failed(Exception):
@@ -150,7 +153,7 @@ class TraceItem(pytest.Item):
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
-        return self.path, None, f"agent-invariants check of {self.path.name}"
+        return self.path, None, f"agent-invariants check of {self.name}"
 
 
 def _shown(path: Path, here: Path) -> str:

@@ -133,6 +133,14 @@ def test_a_trace_named_on_the_command_line_is_checked_even_outside_the_globs(sui
     assert "matched no .jsonl file" not in result.stdout.str()
 
 
+def test_a_file_name_with_an_escape_sequence_names_its_item_escaped(suite):
+    (suite.path / "runs" / "esc\x1b[31mred.jsonl").write_text(BAD)
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
+                             "-k", "esc")
+    result.assert_outcomes(failed=1, deselected=2)
+    result.stdout.fnmatch_lines(["*agent-invariants check of esc\\x1b[[]31mred.jsonl*"])
+
+
 def test_the_contract_is_named_as_it_was_given(suite):
     result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "missing.json", "runs")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
