@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from agent_invariants import Contract, ContractError, InputError, check_trace, load_contract
 
-from support import contract, events
+from support import REPO, contract, events
 
 EMOJI = "\U0001F600"   # two UTF-16 code units
 KINDS = ["deny_tool", "allow_tools", "require_approval", "stop_is_final", "completion_requires_outcome",
@@ -749,3 +750,13 @@ def test_lone_surrogates_in_a_contract_read_as_the_replacement_character_like_in
     assert (from_file.name, from_file.rules[0].tool) == ("cut \ufffd", "shell.\ufffd")
     report = check_trace(from_file, b'{"seq": 1, "type": "tool.call", "tool": "shell.\\ud83d"}\n')
     assert [violation.event_seq for violation in report.violations] == [1]
+
+
+def test_a_contract_path_given_as_bytes_is_read_as_a_trace_path_is():
+    """A path object whose __fspath__ gives bytes: check_trace took it for a trace, load_contract
+    failed inside with 'a bytes-like object is required'."""
+    class BytesPath:
+        def __fspath__(self) -> bytes:
+            return os.fsencode(REPO / "agent_invariants" / "samples" / "agent-invariants.json")
+
+    assert load_contract(BytesPath()).name == "support-agent-operating-contract"
