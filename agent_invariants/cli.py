@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn, TypeVar
 import typer
 
 from agent_invariants import __version__, _signals
+from agent_invariants._paths import inside
 from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert, log_safe
 from agent_invariants.cli_options import (
     DEFAULT_CONTRACTS,
@@ -305,7 +306,7 @@ def load_refusing(source: ContractSource, output: Path | None) -> Contract:
 
     packs: list[str] = []
     loaded = load_contract(source, packs_read=packs)
-    refuse_input_as_output(output, *(os.path.relpath(path) for path in packs))   # named as the user would
+    refuse_input_as_output(output, *(inside(path) or path for path in packs))   # named as the user would
     return loaded
 
 
@@ -965,8 +966,9 @@ def _empty_argument(args: Sequence[str]) -> str | None:
     for position, arg in enumerate(args):
         if arg == "--":
             return None
-        if arg[:2] == "--" and arg.partition("=")[1] and not arg.partition("=")[2]:   # `--out=`, not `--env=A=`
-            return f"{inert(arg[:-1], TEXT_LIMIT)}: the value is empty"
+        option, equals, value = arg.partition("=")
+        if option[:2] == "--" and equals and not value:   # `--out=`, not `--env=A=`
+            return f"{inert(option, TEXT_LIMIT)}: the value is empty"
         if arg == "":
             after = f" after {inert(args[position - 1], TEXT_LIMIT)}" if position else ""
             return f"an empty argument{after} (an unset variable?): name a file or value"

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agent_invariants._paths import inside
 from agent_invariants.contract_source import (
     ContractSource,
     contract_error,
@@ -178,9 +179,7 @@ def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tu
 def _shown(path: str) -> str:
     """A pack file as messages name it: relative to the current folder when it is inside it
     (`packs/base.json`, as the user would name it), else the whole path, without `..` steps."""
-    whole = os.path.abspath(path)
-    relative = os.path.relpath(whole)
-    return whole if relative.startswith("..") else relative
+    return inside(path) or os.path.abspath(path)
 
 
 def _shipped() -> list[str]:

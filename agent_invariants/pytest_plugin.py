@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from agent_invariants._paths import inside
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import InputError
 
@@ -159,8 +160,7 @@ class TraceItem(pytest.Item):
 def _shown(path: Path, here: Path) -> str:
     """The trace's path as the report names it: from the folder pytest was run in, when inside it
     (so `runs/a.jsonl:6` is clickable and no report holds an absolute path)."""
-    relative = os.path.relpath(path, here)
-    return str(path) if relative.startswith("..") else relative
+    return inside(path, here) or str(path)
 
 
 def _settings(config: pytest.Config) -> _Settings | None:

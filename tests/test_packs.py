@@ -139,3 +139,12 @@ def test_a_pack_of_the_wrong_shape_is_reported_with_the_line(write):
         load_contract(path)
     assert str(caught.value) == (f"{pack}:3: $.nme: unknown field in a pack "
                                  "(did you mean 'name'?); expected one of: $schema, name, description, extends, rules")
+
+
+def test_a_pack_whose_name_starts_with_two_dots_is_inside_the_current_folder(write, cli):
+    """`..base.json` is a file of this folder, not one above it: named as given, not by its whole path."""
+    write("..base.json", '{\n  "rules": [\n    {"id": "x", "kind": "deny_tool", "tol": "shell.*"}\n  ]\n}\n')
+    write("contract.json", {"version": 1, "name": "x", "extends": ["..base.json"]})
+    result = cli("validate", "--contract", "contract.json")
+    assert result.stderr.splitlines() == [
+        "agent-invariants: ..base.json:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]

@@ -16,11 +16,11 @@ named relative to the current folder (the workspace, where GitHub looks for them
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from msgspec import UNSET, UnsetType
 
+from agent_invariants._paths import inside
 from agent_invariants._safe import inert, log_safe
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions, text
@@ -81,8 +81,7 @@ def _file_property(path: str) -> str:
     forward slashes. A line break in the name is sent as `%0D`/`%0A`, which the runner turns
     back into the character, so that the annotation lands on the file that has it; other control
     characters, which the runner cannot carry, are shown escaped (as in every format)."""
-    relative = os.path.relpath(os.path.abspath(path))
-    name = Path(relative if not relative.startswith("..") else path).as_posix()
+    name = Path(inside(path) or path).as_posix()
     return inert(_escaped(name)).replace(":", "%3A").replace(",", "%2C")
 
 

@@ -1,0 +1,23 @@
+"""Files named as the user would name them: from the current folder, when they are inside it.
+
+Messages and reports name a pack, a trace or an annotated file this way, so that they are short,
+clickable, and hold no path of the machine when they need not.
+"""
+from __future__ import annotations
+
+import os
+
+__all__ = ("inside",)
+
+
+def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> str | None:
+    """`path` relative to `folder` (default: the current one) when it is inside it, else None, and
+    the caller names it another way. A file named `..notes.jsonl` is inside; `../notes.jsonl` is
+    not."""
+    try:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(folder or os.curdir))
+    except ValueError:   # (another drive, on Windows)
+        return None
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return None
+    return relative
