@@ -224,11 +224,8 @@ class _Sieve:
         owners = self._owners
         matched = {owners[number] for number in self._matching(tool)}
         if self._nobody is None or self._unmatched is None:
-            answers: list[tuple[int, tuple[Observer, ...]]] = []   # (one loop: a contract may hold 10,000 rules)
-            for position, observer in enumerate(observers):
-                handler = observer.route(*key)
-                if handler is not None:
-                    answers.append((position, handler if type(handler) is tuple else (handler,)))
+            answers = [(position, found) for position, observer in enumerate(observers)
+                       if (found := answer(observer, key))]
             if self._nobody is not None:
                 nobody_key = (key[0], self._nobody, key[2])
                 self._unmatched = sorted([(position, found) for position, found in answers if position not in matched]
