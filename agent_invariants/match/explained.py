@@ -60,9 +60,10 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
 def _beyond_double(value: Any) -> str | None:
     """`Infinity` or `-Infinity` for a JSON number no double holds (`1e400`, an integer of 400
     digits), as JavaScript reads it; None for any other value."""
-    if value.__class__ not in (int, float) or math.isfinite(as_double(value)):
+    if value.__class__ not in (int, float):
         return None
-    return "Infinity" if as_double(value) > 0 else "-Infinity"
+    double = as_double(value)
+    return None if math.isfinite(double) else "Infinity" if double > 0 else "-Infinity"
 
 
 def shown(value: Any) -> str:
