@@ -760,3 +760,27 @@ def test_a_contract_path_given_as_bytes_is_read_as_a_trace_path_is():
             return os.fsencode(REPO / "agent_invariants" / "samples" / "agent-invariants.json")
 
     assert load_contract(BytesPath()).name == "support-agent-operating-contract"
+
+
+def test_a_kind_whose_module_left_sys_modules_still_loads() -> None:
+    """pytest's in-process runs (pytester) put `sys.modules` back as it was afterwards: a rule kind
+    first imported inside one keeps its classes, which no longer find their module by name. With
+    the kind's types read there (as a contract's check does) and a rule of the kind read later,
+    its Glob and Text fields must still be trimmed and checked, not fail to resolve."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from agent_invariants import load_contract\n"
+        "import msgspec\n"
+        "from agent_invariants.rules import kind_class\n"
+        "msgspec.inspect.type_info(kind_class('tool_args').config_type)\n"
+        "del sys.modules['agent_invariants.rules.tool_args']\n"
+        "contract = load_contract({'name': 'c', 'version': 2, 'rules': [\n"
+        "    {'id': 'r', 'kind': 'tool_args', 'tool': '  refund  ', 'match': {}}]})\n"
+        "print(repr(contract.rules[0].tool))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.stderr == ""
+    assert done.stdout == "'refund'\n"

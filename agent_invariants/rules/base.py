@@ -67,6 +67,11 @@ _KIND_NAMES: dict[type, str] = {}
 _STRINGS: dict[type, dict[str, tuple[str, bool]]] = {}
 """The Glob and Text fields of each config class (`string_fields`), which `__post_init__` trims."""
 
+_NAMESPACES: dict[type, dict[str, Any]] = {}
+"""The names of each config class's module, kept as the class is made: `string_fields` reads the
+annotations there should the module have left `sys.modules` since. (pytest's in-process runs put
+`sys.modules` back as it was: a kind first imported inside one keeps its classes, not its module.)"""
+
 
 class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
     """Fields every rule has. `severity` absent means `error`; a warning never fails a check."""
@@ -78,11 +83,17 @@ class RuleConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     description: Text | UnsetType = UNSET
     """What the rule protects, for people reading the contract; not used by the check."""
 
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        module = sys.modules.get(cls.__module__)
+        if module is not None:
+            _NAMESPACES[cls] = vars(module)
+
     def __post_init__(self) -> None:
         kind = type(self)
         strings = _STRINGS.get(kind)
         if strings is None:   # worked out from the annotations once per kind, when a rule of it is first read
-            strings = _STRINGS[kind] = string_fields(kind)
+            strings = _STRINGS[kind] = string_fields(kind, _NAMESPACES.get(kind))
         normalise_strings(self, strings)
 
     @property

@@ -11,6 +11,7 @@ is a `FieldProblem` naming the field; the contract loader adds the JSON path.
 """
 from __future__ import annotations
 
+import sys
 import typing
 from typing import Annotated, Any
 
@@ -54,10 +55,13 @@ def check_text(value: str, field: str, limit: int, *, trim: bool = True) -> str:
     return text
 
 
-def string_fields(cls: type) -> dict[str, tuple[str, bool]]:
-    """Fields of `cls` annotated `Glob` or `Text` (or lists of them): name -> (marker, is_list)."""
+def string_fields(cls: type, namespace: dict[str, Any] | None = None) -> dict[str, tuple[str, bool]]:
+    """Fields of `cls` annotated `Glob` or `Text` (or lists of them): name -> (marker, is_list).
+    `namespace`, the names of the module that made `cls`, resolves its annotations should that
+    module no longer be in `sys.modules`."""
     found = {}
-    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+    names = None if cls.__module__ in sys.modules else namespace
+    for name, hint in typing.get_type_hints(cls, localns=names, include_extras=True).items():
         kind = _string_kind(hint)
         if kind is not None:
             found[name] = kind
