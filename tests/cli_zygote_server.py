@@ -87,4 +87,5 @@ def _serve():
         replies.flush()
 
 
-_serve()
+if __name__ == "__main__":   # (`-c` runs it as __main__; pytest, given this file by name, only imports it)
+    _serve()
