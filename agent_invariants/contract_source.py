@@ -46,6 +46,7 @@ __all__ = (
     "first_problems",
     "is_yaml",
     "mended",
+    "name_problem",
     "parse",
     "read_at_most",
     "read_contract",
@@ -106,8 +107,9 @@ def read_limited(path: str | int, label: str, what: str, kind: str = "contract")
     never more than one byte past the limit, so that neither a huge file nor an endless stream is
     read whole. `what` ("contracts", "packs", "fixtures files") says whose limit it is in the
     message, `kind` what the file should have been ("not a contract file")."""
-    if isinstance(path, str) and "\0" in path:
-        raise ContractError(label, None, "no such file (the name holds a NUL character)")
+    problem = name_problem(path)
+    if problem is not None:
+        raise ContractError(label, None, problem)
     try:
         data = read_at_most(path, MAX_CONTRACT_BYTES + 1)
     except OSError as exc:
@@ -140,6 +142,16 @@ def json_file(path: str, limit: int, where: str, what: str) -> Any:
         return msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
         raise InputError(f"{where}: not JSON: {exc}") from None
+
+
+def name_problem(path: str | bytes | int) -> str | None:
+    """What a message says of a file named with a NUL character, or None: no file's name holds
+    one, and Python refuses such a name with ValueError rather than the OSError of a missing
+    file. (Names come from arguments, from the library's callers, and from files: an `extends`
+    pack, a `$file` fixture.)"""
+    if isinstance(path, int) or ("\0" if isinstance(path, str) else b"\0") not in path:
+        return None
+    return "no such file (the name holds a NUL character)"
 
 
 def file_problem(exc: OSError, what: str) -> str:

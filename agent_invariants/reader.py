@@ -25,6 +25,7 @@ import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
 from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants.contract_source import name_problem
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
 from agent_invariants.jsontext import AS_TRACE, INVALID_TOO_DEEP, decode_problem, text_shape, too_deep_at
@@ -226,8 +227,9 @@ class TraceFile(TraceSource):
             return sys.stdin.buffer
         if os.path.isdir(path):
             raise self._fail(None, "is a directory, not a trace file")
-        if "\0" in os.fsdecode(path):
-            raise self._fail(None, "no such file (the name holds a NUL character)")
+        problem = name_problem(path)
+        if problem is not None:
+            raise self._fail(None, problem)
         check_file_name(os.fsdecode(path))
         try:
             return open(path, "rb")

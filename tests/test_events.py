@@ -778,8 +778,14 @@ def test_lines_of_a_file_opened_as_text_are_named_as_such(tmp_path):
         assert not check_trace(NO_SHELL, binary).passed
 
 
-def test_a_name_holding_a_nul_character_is_no_such_file():
-    for read in (lambda: check_trace(NO_SHELL, "runs\x00.jsonl"), lambda: read_trace("a\x00b")):
+def test_a_name_holding_a_nul_character_is_no_such_file(tmp_path):
+    from agent_invariants.importers import import_file
+    from agent_invariants.mutate import mutate_files
+
+    contract_file = tmp_path / "c.json"
+    contract_file.write_text(json.dumps(NO_SHELL), encoding="utf-8")
+    for read in (lambda: check_trace(NO_SHELL, "runs\x00.jsonl"), lambda: read_trace("a\x00b"),
+                 lambda: import_file("spans\x00.json"), lambda: mutate_files(contract_file, "runs\x00.jsonl")):
         with pytest.raises(TraceError, match=r"no such file \(the name holds a NUL character\)"):
             read()
     with pytest.raises(ContractError, match=r"no such file \(the name holds a NUL character\)"):

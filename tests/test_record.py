@@ -167,6 +167,8 @@ def test_a_denied_call_still_counts_for_call_index(tmp_path: Path) -> None:
     ({"version": 1, "tools": {"x": {"$cases": [{"duration_ms": 10**400}]}}},
      "$.tools.x.$cases[0].duration_ms: must be a number of milliseconds"),
     ({"version": 1, "tools": {"x": {"$file": "."}}}, "$.tools.x.$file: .: not a regular file"),
+    ({"version": 1, "tools": {"x": {"$file": "a\u0000b.json"}}},
+     "$.tools.x.$file: a\\x00b.json: no such file (the name holds a NUL character)"),   # (escaped)
 ])
 def test_bad_fixtures_are_refused_before_the_agent_starts(tmp_path: Path, fixtures: dict, problem: str) -> None:
     path = tmp_path / "f.json"

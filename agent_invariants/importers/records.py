@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
+from agent_invariants.contract_source import name_problem
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at
 
@@ -84,6 +85,9 @@ def _open(source: SourceFile) -> BinaryIO:
     if source.path == "-":
         return sys.stdin.buffer
     assert source.path is not None
+    problem = name_problem(source.path)
+    if problem is not None:
+        raise TraceError(source.name, None, problem)
     try:
         if os.path.isdir(source.path):
             raise TraceError(source.name, None, "is a folder, not a file (name the files to import)")

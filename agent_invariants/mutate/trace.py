@@ -16,7 +16,7 @@ import msgspec
 from msgspec import Raw
 
 from agent_invariants._js import first_significant, js_number, js_trim, replace_lone_surrogates
-from agent_invariants.contract_source import file_problem, read_at_most
+from agent_invariants.contract_source import file_problem, name_problem, read_at_most
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import MAX_DIGITS
 from agent_invariants.payloads import decoded
@@ -56,6 +56,9 @@ class Original(NamedTuple):
 
 def read_bytes(path: str, label: str) -> bytes:
     """The bytes of the trace at `path` (`-`: standard input), at most `MAX_TRACE_BYTES`."""
+    problem = name_problem(path)
+    if problem is not None:
+        raise TraceError(label, None, problem)
     try:
         data = read_at_most(0 if path == "-" else path, MAX_TRACE_BYTES + 1)
     except OSError as exc:

@@ -51,6 +51,7 @@ from agent_invariants.contract_source import (
     ContractSource,
     file_problem,
     is_yaml,
+    name_problem,
     parse,
     read_at_most,
     read_limited,
@@ -276,6 +277,9 @@ class _Loader:
     def file(self, name: Any, path: str) -> Any:
         if not isinstance(name, str) or not name:
             raise self.fail(path, "must be a file name (relative to the fixtures file's folder)")
+        problem = name_problem(name)
+        if problem is not None:
+            raise self.fail(path, f"{name}: {problem}")
         where = os.path.realpath(os.path.join(self.folder, name))
         if where in self.files:
             return self.files[where]
