@@ -1,4 +1,5 @@
-"""Files named as the user would name them: from the current folder, when they are inside it.
+"""File names: as the user would name them (from the current folder, when they are inside it),
+and the one name no file can have.
 
 Messages and reports name a pack, a trace or an annotated file this way, so that they are short,
 clickable, and hold no path of the machine when they need not.
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("inside",)
+__all__ = ("inside", "name_problem")
 
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> str | None:
@@ -21,3 +22,13 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None =
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return None
     return relative
+
+
+def name_problem(path: str | bytes | int) -> str | None:
+    """What a message says of a file named with a NUL character, or None: no file's name holds
+    one, and Python refuses such a name with ValueError rather than the OSError of a missing
+    file. (Names come from arguments, from the library's callers, and from files: an `extends`
+    pack, a `$file` fixture.)"""
+    if isinstance(path, int) or "\0" not in os.fsdecode(path):
+        return None
+    return "no such file (the name holds a NUL character)"

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
+from agent_invariants._paths import name_problem
 from agent_invariants.errors import ContractError
 from agent_invariants.jsonpos import Position, locate
 from agent_invariants.jsontext import (
@@ -46,7 +47,6 @@ __all__ = (
     "first_problems",
     "is_yaml",
     "mended",
-    "name_problem",
     "parse",
     "read_at_most",
     "read_contract",
@@ -142,16 +142,6 @@ def json_file(path: str, limit: int, where: str, what: str) -> Any:
         return msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
         raise InputError(f"{where}: not JSON: {exc}") from None
-
-
-def name_problem(path: str | bytes | int) -> str | None:
-    """What a message says of a file named with a NUL character, or None: no file's name holds
-    one, and Python refuses such a name with ValueError rather than the OSError of a missing
-    file. (Names come from arguments, from the library's callers, and from files: an `extends`
-    pack, a `$file` fixture.)"""
-    if isinstance(path, int) or "\0" not in os.fsdecode(path):
-        return None
-    return "no such file (the name holds a NUL character)"
 
 
 def file_problem(exc: OSError, what: str) -> str:

@@ -24,8 +24,8 @@ from typing import Any, BinaryIO
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
+from agent_invariants._paths import name_problem
 from agent_invariants._safe import TEXT_LIMIT, inert
-from agent_invariants.contract_source import name_problem
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
 from agent_invariants.jsontext import AS_TRACE, INVALID_TOO_DEEP, decode_problem, text_shape, too_deep_at

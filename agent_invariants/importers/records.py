@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
-from agent_invariants.contract_source import name_problem
+from agent_invariants._paths import name_problem
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at
 

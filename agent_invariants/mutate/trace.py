@@ -16,7 +16,8 @@ import msgspec
 from msgspec import Raw
 
 from agent_invariants._js import first_significant, js_number, js_trim, replace_lone_surrogates
-from agent_invariants.contract_source import file_problem, name_problem, read_at_most
+from agent_invariants._paths import name_problem
+from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import MAX_DIGITS
 from agent_invariants.payloads import decoded

@@ -47,11 +47,11 @@ from typing import Any, NamedTuple
 import msgspec
 
 from agent_invariants._js import utf16_len
+from agent_invariants._paths import name_problem
 from agent_invariants.contract_source import (
     ContractSource,
     file_problem,
     is_yaml,
-    name_problem,
     parse,
     read_at_most,
     read_limited,
