@@ -5,6 +5,10 @@ JSON-RPC message is answered with its error at once, the rest go to the SDK's se
 run one at a time (in `mcp_server`). When the client closes standard input, the connection
 answers the requests it has read, then ends; if the client stops reading, it ends at once.
 
+A client that sends requests and does not read the replies is not read from either, once
+`MAX_IN_FLIGHT` requests (or `MAX_IN_FLIGHT_BYTES` of them) wait for their answers: the replies
+wait on the pipe, the requests on the client's side of it, and the server's memory stays flat.
+
 The SDK is imported only when serving, so this module imports without the `mcp` extra.
 """
 from __future__ import annotations
@@ -32,7 +36,12 @@ from agent_invariants.mcp_wire import (
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-__all__ = ("serve_connection", "serve_stdio")
+__all__ = ("MAX_IN_FLIGHT", "MAX_IN_FLIGHT_BYTES", "serve_connection", "serve_stdio")
+
+MAX_IN_FLIGHT = 16
+"""Requests handed to the SDK and not answered yet, at most; the next line is read once one is."""
+MAX_IN_FLIGHT_BYTES = MAX_REQUEST_BYTES
+"""Their lines' bytes together, at most (a request alone is always taken, up to its own limit)."""
 
 
 def serve_stdio(server: Server) -> None:
@@ -108,14 +117,17 @@ async def serve_connection(server: Server, read: Callable[[int], bytes], write: 
 
 
 class _Unanswered:
-    """The requests handed to the SDK and not answered yet (by id, counted: ids may repeat).
+    """The requests handed to the SDK and not answered yet: by id (ids may repeat), the size of
+    each one's line, oldest first.
 
     Replies this module makes itself (to lines the SDK never saw) go out on the same stream; they
     are told apart by identity, since their id may be that of a request the SDK is still working
     on, and settling it would end the connection before that request is answered."""
 
     def __init__(self) -> None:
-        self._ids: collections.Counter[str] = collections.Counter()
+        self._ids: dict[str, collections.deque[int]] = {}
+        self._count = 0
+        self._bytes = 0
         self._changed: Any = None
         self._own: set[int] = set()
 
@@ -130,25 +142,37 @@ class _Unanswered:
             return True
         return False
 
-    def add(self, request_id: int | str) -> None:
-        self._ids[str(request_id)] += 1
+    def add(self, request_id: int | str, size: int) -> None:
+        self._ids.setdefault(str(request_id), collections.deque()).append(size)
+        self._count += 1
+        self._bytes += size
 
     def settle(self, request_id: object) -> None:
         """Answered, or cancelled by the client (then the SDK sends no answer)."""
         key = str(request_id)
-        if key in self._ids:
-            self._ids[key] -= 1
-            if not self._ids[key]:
+        sizes = self._ids.get(key)
+        if sizes:
+            self._count -= 1
+            self._bytes -= sizes.popleft()
+            if not sizes:
                 del self._ids[key]
         if self._changed is not None:
             self._changed.set()
 
+    async def room_for(self, size: int) -> None:
+        """Wait until a request of `size` bytes may join the unanswered ones (see MAX_IN_FLIGHT)."""
+        while self._count and (self._count >= MAX_IN_FLIGHT or self._bytes + size > MAX_IN_FLIGHT_BYTES):
+            await self._change()
+
     async def all_settled(self) -> None:
+        while self._count:
+            await self._change()
+
+    async def _change(self) -> None:
         import anyio
 
-        while self._ids:
-            self._changed = anyio.Event()
-            await self._changed.wait()
+        self._changed = anyio.Event()
+        await self._changed.wait()
 
 
 async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered: _Unanswered) -> None:
@@ -160,7 +184,8 @@ async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered:
 
     started = False
     async with to_server, replies:
-        while (item := await anyio.to_thread.run_sync(_next_message, lines, abandon_on_cancel=True)) is not _END:
+        while (read := await anyio.to_thread.run_sync(_next_message, lines, abandon_on_cancel=True)) is not _END:
+            item, size = read
             if isinstance(item, types.JSONRPCRequest):
                 started = started or item.method == "initialize"
                 if not started and item.method not in _BEFORE_INITIALIZE:
@@ -171,7 +196,8 @@ async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered:
                 await replies.send(unanswered.own(reply))
                 continue
             if isinstance(item, types.JSONRPCRequest):
-                unanswered.add(item.id)
+                await unanswered.room_for(size)
+                unanswered.add(item.id, size)
             elif isinstance(item, types.JSONRPCNotification) and item.method == "notifications/cancelled":
                 unanswered.settle((item.params or {}).get("requestId"))
             await to_server.send(SessionMessage(item))
@@ -185,7 +211,8 @@ names nothing ("Invalid request parameters"), so it is answered here."""
 
 
 def _next_message(lines: Lines) -> Any:
-    """The next message as the SDK's model, a `RequestError` answering the line, or `_END`."""
+    """The next message as the SDK's model or a `RequestError` answering the line, with the size of
+    the line; or `_END`."""
     import mcp_types as types
     import pydantic
 
@@ -193,17 +220,18 @@ def _next_message(lines: Lines) -> Any:
         line = lines.next()
         if line is None:
             return _END
+        size = len(line) if isinstance(line, bytes) else 0   # (an oversized line is not kept)
         try:
             message = read_message(line)
             if message is None:
                 continue
             try:
-                return types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+                return types.jsonrpc_message_adapter.validate_python(message, by_name=False), size
             except pydantic.ValidationError:   # what `_check_envelope` lets through, the SDK takes
                 raise RequestError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message",
                                    usable_id(message.get("id"))) from None
         except RequestError as error:
-            return error
+            return error, size
 
 
 async def _write_replies(from_server: Any, write: Callable[[bytes], None], unanswered: _Unanswered,

@@ -14,6 +14,7 @@ told whether it existed.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -21,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -34,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from agent_invariants.jsontext import MAX_NESTING
 from agent_invariants.mcp_server import TOOLS, build_server
-from agent_invariants.mcp_transport import serve_connection
+from agent_invariants.mcp_transport import MAX_IN_FLIGHT, serve_connection
 from agent_invariants.mcp_wire import MAX_REQUEST_BYTES, MAX_REQUEST_NESTING, MAX_REQUEST_VALUES
 
 from support import EXAMPLES, REPO
@@ -367,6 +369,51 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> 
         assert proc.wait(timeout=60) == 0
         stderr = proc.stderr.read().decode()
     assert "Traceback" not in stderr, stderr
+
+
+@pytest.mark.slow
+def test_a_client_that_reads_no_reply_is_not_read_from(tmp_path: Path) -> None:
+    """A client that writes requests and reads nothing: once MAX_IN_FLIGHT requests wait for
+    replies the full pipe cannot take, the server reads no more lines, so the client's writes
+    block and the server's memory stays flat. (Before, it read on, each request's handler holding
+    its reply: 1.5 GiB in eight seconds.)"""
+    sent = [0]
+    with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(line + b"\n" for line in OPENING))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == "init"   # the server is reading
+
+        def flood() -> None:
+            assert proc.stdin is not None
+            try:
+                for number in range(100_000):
+                    proc.stdin.write(request(number, "tools/list") + b"\n")
+                    sent[0] = number + 1
+                proc.stdin.flush()
+            except (BrokenPipeError, ValueError):   # the server is killed below
+                pass
+
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        seen = -1
+        while sent[0] != seen:   # until a second passes without a line written
+            seen = sent[0]
+            writer.join(1.0)
+        try:
+            stalled = writer.is_alive()
+            status = Path(f"/proc/{proc.pid}/status").read_text(encoding="utf-8")
+        finally:
+            proc.kill()
+            writer.join(10)
+            with contextlib.suppress(BrokenPipeError):   # (the lines still buffered)
+                proc.stdin.close()
+    resident_mib = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
+    assert stalled
+    # the pipe's 64 KiB (about 1,400 of these lines), the reader's buffer and the requests in flight
+    assert MAX_IN_FLIGHT < sent[0] < 5_000
+    assert resident_mib < BASELINE_MIB
 
 
 # ----------------------------------------------------------------------------------------------
