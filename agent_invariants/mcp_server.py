@@ -21,7 +21,8 @@ generated from the `Contract` and `Event` structs, their property descriptions f
 field docstrings; output schemas from the report structs (`mcp_schemas`). The tools are read-only
 and deterministic: they take JSON values, never paths, and touch neither the filesystem nor the
 network. Bad input (a contract that does not validate, a bad event, `seq` not strictly
-increasing, more than 100,000 events, more rules times events than `MAX_RULE_EVENTS`) is a tool
+increasing, more than 100,000 events, more rules times events than `MAX_RULE_EVENTS`, references
+that try more earlier results than that) is a tool
 error (`isError`) whose text names the place, such as `contract: $.rules[2].tool: ...` or
 `events[3]: $.seq: ...`; the server keeps serving. Two prompts help write contracts
 (`mcp_prompts`).
@@ -84,7 +85,9 @@ MAX_RULE_EVENTS = 10_000_000
 of event and hands each rule the events it wants, so its time grows with both: 10,000 rules
 against 1,000 events of 1,000 different tools is about ten seconds. Past this product a call is
 refused (the command line has no such limit): 100 rules with 100,000 events, or 10,000 rules
-with 1,000 events, still fit."""
+with 1,000 events, still fit. It is also the most earlier results the `$from_result` references
+of one call may try (`limited_tries`): one that no index serves tries each for each call checked,
+and stops the call there, after about ten seconds too."""
 
 VALIDATE = "agent_invariants_validate_contract"
 CHECK = "agent_invariants_check_trace"
@@ -286,10 +289,18 @@ def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, 
     """Run one tool on its JSON arguments: (structured content, text), the result rendered as
     JSON (the CLI's `--format json` report) and as text. Raises `InputError` for bad input and
     `KeyError` for an unknown tool name."""
+    from agent_invariants.match.references import TooManyTries, limited_tries
     from agent_invariants.render import json, text
 
     handler = _HANDLERS[name]
-    result = handler(_arguments(name, arguments))
+    try:
+        with limited_tries(MAX_RULE_EVENTS):
+            result = handler(_arguments(name, arguments))
+    except TooManyTries as exc:
+        raise ArgumentError(f"contract: its references tried more than {exc.limit:,} earlier results, the limit per "
+                            "call (a `where_result`, or a `where` that is no equality join on an `$arg`, tries each "
+                            "earlier result of its tool for each call checked); check it from files with "
+                            "`agent-invariants check`") from None
     return msgspec.json.decode(json.render(result)), text.render(result)
 
 

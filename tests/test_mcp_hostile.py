@@ -570,3 +570,60 @@ def test_more_rules_times_events_than_a_call_may_take_is_refused_before_checking
             assert result.structured_content["passed"] is True
 
     run(scenario, seconds=120)
+
+
+def _lookups_then_calls(count: int) -> list[dict[str, Any]]:
+    """`count` lookups with their results (`{"v": i}`), then `count` calls of `t` to check."""
+    events: list[dict[str, Any]] = []
+    for number in range(count):
+        events.append({"type": "tool.call", "tool": "get", "call_id": f"g{number}", "args": {"id": number}})
+        events.append({"type": "tool.result", "tool": "get", "call_id": f"g{number}", "ok": True,
+                       "result": {"v": number}})
+    events += [{"type": "tool.call", "tool": "t", "call_id": f"t{number}", "args": {"x": number, "y": number}}
+               for number in range(count)]
+    return [{"seq": seq, **event} for seq, event in enumerate(events, 1)]
+
+
+def _equal_to(reference: dict[str, Any]) -> dict[str, Any]:
+    return {"version": 2, "name": "c",
+            "rules": [{"id": "r", "kind": "tool_args", "tool": "t", "match": {"x": {"$from_result": reference}}}]}
+
+
+SCANNING = _equal_to({"tool": "get", "path": "v", "where_result": {"v": {"$arg": "x"}}})
+"""Each call of `t` tries every earlier result of `get`: no index serves a `where_result`."""
+
+
+def test_references_that_try_each_earlier_result_are_stopped_at_the_limit_of_a_call(monkeypatch) -> None:
+    """Found by the fourth hunt: a `where_result` that reads the call's args tries each earlier
+    result for each call, so a call of 33,000 events (one rule, far inside rules times events) ran
+    for hours. The tries are counted; past `MAX_RULE_EVENTS` of them (about ten seconds) the call is
+    refused, here with the limit made small. An equality join of `where` is an index: no tries."""
+    from agent_invariants.errors import InputError
+    from agent_invariants.mcp_server import run_tool
+
+    events = _lookups_then_calls(100)   # 100 calls, each trying 100 results: 10,000 tries
+    monkeypatch.setattr("agent_invariants.mcp_server.MAX_RULE_EVENTS", 9_999)
+    with pytest.raises(InputError) as refused:
+        run_tool(CHECK, {"contract": SCANNING, "events": events})
+    assert str(refused.value) == (
+        "contract: its references tried more than 9,999 earlier results, the limit per call (a `where_result`, "
+        "or a `where` that is no equality join on an `$arg`, tries each earlier result of its tool for each call "
+        "checked); check it from files with `agent-invariants check`")
+    joined = _equal_to({"tool": "get", "path": "v", "where": {"id": {"$arg": "y"}}})
+    assert run_tool(CHECK, {"contract": joined, "events": events})[0]["passed"] is True
+    monkeypatch.setattr("agent_invariants.mcp_server.MAX_RULE_EVENTS", 10_000)
+    assert run_tool(CHECK, {"contract": SCANNING, "events": events})[0]["passed"] is True
+
+
+def test_tries_are_counted_only_where_they_are_limited() -> None:
+    """`limited_tries` counts each kept result a reference tries; outside it nothing is counted,
+    and a check of the command line or the library has no limit."""
+    from agent_invariants import check_trace
+    from agent_invariants.match.references import TooManyTries, limited_tries
+
+    events = _lookups_then_calls(100)
+    with limited_tries(10_000):
+        assert check_trace(SCANNING, events).passed
+    with limited_tries(9_999), pytest.raises(TooManyTries):
+        check_trace(SCANNING, events)
+    assert check_trace(SCANNING, _lookups_then_calls(300)).passed   # 90,000 tries
