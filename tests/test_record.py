@@ -930,6 +930,30 @@ def test_redacted_values_reach_no_file_and_no_report_yet_the_rules_judge_them(cl
     assert list(private.iterdir()) == []   # the raw copy the rules read is gone
 
 
+def test_a_denial_quoting_a_redacted_value_is_redacted_too(cli, write, tmp_path: Path) -> None:
+    """Found by the fourth hunt: under --enforce, the tool.denied written for a call quoted the
+    rule's message, `got "sk-SECRET-123"`, into the trace and the HTML report. Every value
+    removed so far is now replaced wherever a later event quotes it, under any key."""
+    write("c.json", {"version": 2, "name": "secrets", "rules": [
+        {"id": "key-shape", "kind": "tool_args", "tool": "api.call", "match": {"api_key": {"$regex": "^pk-"}}}]})
+    write("f.json", {"version": 1, "tools": {"api.call": {"ok": True}}})
+    write("s.json", [*START, *call("c1", "api.call", {"api_key": "sk-SECRET-123"}),
+                     send("agent.message", text="the key was sk-SECRET-123", data={"echo": "sk-SECRET-123"}), *DONE])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--fake-clock", "--enforce",
+                 "--redact", "api_key", "-f", "html", "-o", "report.html", "--", sys.executable, str(AGENT), "s.json",
+                 "r.jsonl")
+    assert result.returncode == 1, result.stderr
+    trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert "sk-SECRET-123" not in trace
+    assert "sk-SECRET-123" not in (tmp_path / "report.html").read_text(encoding="utf-8")
+    events = [json.loads(line) for line in trace.splitlines()]
+    assert [event["type"] for event in events] == ["run.start", "tool.call", "tool.denied", "agent.message",
+                                                   "run.completed"]
+    assert events[2]["reason"] == ('key-shape: Args of api.call at seq 2 do not match: /args/api_key expected '
+                                   '{"$regex":"^pk-"}, got "[redacted]".')
+    assert events[3]["data"] == {"text": "the key was [redacted]", "echo": "[redacted]"}
+
+
 def test_redacting_a_field_name_is_refused(cli, write) -> None:
     write("c.json", V2)
     write("f.json", FIXTURES)

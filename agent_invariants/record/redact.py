@@ -85,15 +85,19 @@ class Redactor:
     # --- the trace ----------------------------------------------------------------------------
 
     def event(self, event: dict[str, Any], *, harder: bool = False) -> dict[str, Any]:
-        """A copy of a trace event with secrets replaced. Text fields that would grow past their
+        """A copy of a trace event with secrets replaced: the values of the keys, then every value
+        removed so far wherever the event quotes it (a denial's reason quotes the args it judged,
+        an agent may echo a secret under another key). Text fields that would grow past their
         length limit are replaced whole; with `harder` (the line grew past 1 MiB), every payload
         that held a secret is."""
+        shown_of = {key: value if key in _KEPT else self.value(value) for key, value in event.items()}
+        forms = self._forms()
         redacted: dict[str, Any] = {}
         for key, value in event.items():
             if key in _KEPT:
                 redacted[key] = value
                 continue
-            shown = self.value(value)
+            shown = shown_of[key] if not forms else self._scrubbed(shown_of[key], forms)
             limit = _LIMITS.get(key)
             if limit is not None and isinstance(shown, str) and shown != value and utf16_len(shown) > limit:
                 shown = REDACTED
@@ -192,10 +196,12 @@ class Redactor:
     def scrub(self, report: Any) -> Any:
         """`report` (any msgspec struct, dict, list or scalar) with every remembered value
         replaced in its strings, in place for structs; returns it."""
-        if not self.secrets:
-            return report
-        forms = sorted((secret for secret in self.secrets if secret), key=len, reverse=True)
-        return self._scrubbed(report, forms)
+        forms = self._forms()
+        return self._scrubbed(report, forms) if forms else report
+
+    def _forms(self) -> list[str]:
+        """The remembered values, longest first (so that a value inside another goes after it)."""
+        return sorted((secret for secret in self.secrets if secret), key=len, reverse=True)
 
     def _scrubbed(self, value: Any, forms: list[str]) -> Any:
         if isinstance(value, msgspec.Struct):
