@@ -7,7 +7,8 @@ text: `key=value` (up to a separator), `key: value` (to the end of the line), `"
 `'key': 'value'` (quoted), `key: 123` in JSON-like text, `--key value` and `--key=value`. A string
 or array element that still names a key where its value cannot be told apart (a line cut inside a
 value, say) is replaced whole. Every value removed is remembered, in the forms a report quotes it
-(as is, JSON-escaped, as compact or spaced JSON, and its keys and members).
+(as is, JSON-escaped, as compact or spaced JSON, and its keys and members), and replaced in each
+event written after it too, under any key (a denial's reason quotes the args it judged).
 
 Rules judge the raw values: `record` checks a raw copy of the trace (a private temporary file,
 removed when the run is checked, whatever ends it) and writes the redacted one. Stability over
