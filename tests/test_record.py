@@ -1165,6 +1165,21 @@ def test_a_tool_snapshot_is_never_written_over_an_input(cli, write) -> None:
     assert again.returncode == 2 and "old.json: already exists" in again.stderr
 
 
+@pytest.mark.parametrize("snapshot", ["t.jsonl", "t.jsonl.stderr.log", "./sub/../t.jsonl"])
+def test_a_tool_snapshot_is_never_the_trace_or_its_log(cli, write, snapshot: str) -> None:
+    """Found by the fourth hunt: `--write-tool-snapshot` naming the trace being written (with
+    --force) or its stderr log was taken, and the snapshot was lost under them, exit 0."""
+    write("c.json", V2)
+    (cli.cwd / "sub").mkdir()
+    result = cli("record", "-c", "c.json", "--mcp", "unused", "--write-tool-snapshot", snapshot, "--force", "--out",
+                 "t.jsonl", "--", "true")
+    assert result.returncode == 2
+    written = "t.jsonl.stderr.log" if snapshot.endswith(".log") else "t.jsonl"
+    assert result.stderr == (f"agent-invariants: --write-tool-snapshot {snapshot} is a file of the run ({written}); "
+                             "write the snapshot elsewhere\n")
+    assert sorted(path.name for path in cli.cwd.iterdir()) == ["c.json", "sub"]
+
+
 def test_enforcement_asks_every_rule_that_could_fire_even_one_whose_interests_change(tmp_path: Path) -> None:
     contract = {"version": 1, "name": "c", "rules": [
         {"id": "stop", "kind": "stop_is_final"}, {"id": "no-refund", "kind": "deny_tool", "tool": "refund"}]}

@@ -141,6 +141,10 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     if options.write_tool_snapshot is not None:
         if options.write_tool_snapshot == options.tool_snapshot:
             raise InputError("--write-tool-snapshot must not replace the --tool-snapshot it is compared with")
+        for written in (out, log):   # (which need not exist yet)
+            if same_file(options.write_tool_snapshot, written):
+                raise InputError(f"--write-tool-snapshot {shown(options.write_tool_snapshot)} is a file of the run "
+                                 f"({shown(written)}); write the snapshot elsewhere")
         claim_file(options.write_tool_snapshot, options.force)
         _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, [*inputs, out], "the snapshot")
     refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
