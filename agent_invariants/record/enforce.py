@@ -9,14 +9,13 @@ and retry_limit deny every call beyond their bound, and a tool_args rule that re
 output never denies, its violations being liveness). Warning rules are never enforced.
 
 The evaluator runs over the whole trace so far for each call, exactly as the spec defines the
-decision, but only with the rules that could put a violation at this call: a rule that does not
-route a `tool.call` of this tool to a handler never learns the call's position, so it cannot
-(unless it pairs results with calls, its routes change with what it saw, or its kind decides
-denials its own way: those are always asked). A call that no enforced rule looks at is answered
-at once. Otherwise a run of n such calls costs about n²/2 event visits of the rules asked (a few
-microseconds each): 1,000 calls take about 6 s under `--enforce` against 0.4 s without, when a
-rule looks at every call (`allow_tools`, `retry_limit` on `*`); the run timeout still bounds the
-whole.
+decision, but only with the rules that could put a violation at this call (`Rule.may_deny`): a
+rule that does not route a `tool.call` of this tool to a handler never learns the call's position,
+so it cannot; a precedence rule judges only the calls its `after` may match, a tool_args rule
+only those of its `tool`. A call that no enforced rule may deny is answered at once. Otherwise a
+run of n such calls costs about n²/2 event visits of the rules asked (a few microseconds each):
+1,000 calls take about 6 s under `--enforce` against 0.4 s without, when a rule looks at every
+call (`allow_tools`, `retry_limit` on `*`); the run timeout still bounds the whole.
 """
 from __future__ import annotations
 
@@ -30,7 +29,6 @@ from agent_invariants.engine import run_check
 from agent_invariants.events import Event
 from agent_invariants.reader import TraceFile
 from agent_invariants.rules import RULE_KINDS, rule_for
-from agent_invariants.rules.base import Rule
 
 MAX_LINE = 1024 * 1024
 """The line limit the trace is read with: `record` writes no line longer."""
@@ -40,14 +38,6 @@ __all__ = ("Denial", "Enforcer")
 MAX_REASON = 500
 """The longest denial reason, in UTF-16 units as trace strings are measured (so also at most 500
 code points, as the spec asks)."""
-
-
-def _may_fire(probe: Rule, call: Event) -> bool:
-    """Whether the rule could put a violation at `call` (see the module's manual); `probe` is a
-    rule that saw no event."""
-    if probe.routes_change or probe.pairs_calls or type(probe).denies is not Rule.denies:
-        return True
-    return probe.route("tool.call", call.tool, call.claims_completion) is not None
 
 
 def _cut(text: str) -> str:
@@ -79,7 +69,7 @@ class Enforcer:
 
     def judge(self, trace: str, call: Event) -> Denial | None:
         """Run the enforced rules that could fire at `call` over the trace file, whose last event it is."""
-        asked = tuple(at for at, probe in enumerate(self._probes) if _may_fire(probe, call))
+        asked = tuple(at for at, probe in enumerate(self._probes) if probe.may_deny(call))
         if not asked:
             return None
         contract = self._contracts.get(asked)

@@ -271,6 +271,17 @@ class Rule:
         code = violation.code
         return code is not UNSET and code.partition(".")[2] in self.liveness_reasons
 
+    def may_deny(self, call: Event) -> bool:
+        """For an `enforced` kind, asked of a rule that saw no event: whether it could put a
+        violation at `call`, so that `record --enforce` must run it over the trace to decide.
+        By default, when it routes such a call to a handler; always for a rule that pairs results
+        with calls (its routes do not say which calls it judges), whose routes change with what it
+        saw, or whose kind decides denials its own way. A kind that knows better says so: the
+        enforcement of a run of n calls it is asked about costs n²/2 event visits."""
+        if self.routes_change or self.pairs_calls or type(self).denies is not Rule.denies:
+            return True
+        return self.route("tool.call", call.tool, call.claims_completion) is not None
+
     def denies(self, result: RuleResult, call: Event, index: int) -> bool:
         """For an `enforced` kind, run over a trace that ends with `call` (at `index`): whether
         `record --enforce` denies the call. By default, when a violation of a safety part sits at

@@ -193,6 +193,12 @@ class Precedence(Rule):
             return ()
         return (*self._before.route_tools(event_type), *self._after.route_tools(event_type))
 
+    def may_deny(self, call: Event) -> bool:
+        """A call its `after` may match can break the rule, and under `scope: all` one its
+        `before` may match (a before after its group's first after); no other call can."""
+        routing = ("tool.call", call.tool, call.claims_completion)
+        return self._after.may_match(*routing) or (self._config.scope == "all" and self._before.may_match(*routing))
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.result" and self.pairs_calls:
             return None   # results come through `read_results`, by their call's tool

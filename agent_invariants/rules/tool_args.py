@@ -231,6 +231,11 @@ class ToolArgs(Rule):
             return (self._config.tool, *self._memory.call_globs)
         return ()
 
+    def may_deny(self, call: Event) -> bool:
+        """Only a call of its `tool` can break it (the calls of the tools its references read are
+        only remembered); a rule that reads the final output never denies (point 74)."""
+        return not self._at_end and call.tool is not UNSET and self._is_tool(call.tool)
+
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
         if event_type == "tool.call":
             handlers: list[Observer] = []
