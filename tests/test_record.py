@@ -446,6 +446,15 @@ def test_protocol_errors_end_the_run_and_the_offending_line_is_not_recorded(
     assert run.code == 2
 
 
+def test_a_lone_surrogate_escape_from_the_agent_reads_as_a_replacement_character(tmp_path: Path) -> None:
+    """Found by the fourth hunt: JSON.stringify writes `\\ud83d` for a string cut inside an emoji;
+    the run ended as protocol:bad_json, though `check` reads the same line in a trace as U+FFFD."""
+    raw = '{"type": "agent.message", "text": "thumbs \\ud83d, \\ud83d\\ude00 whole"}\n'
+    run = run_agent(tmp_path, [*START, {"raw": raw}, *DONE], V2, FIXTURES)
+    assert run.info.ended_by == "completed" and run.code == 0
+    assert run.events[1]["data"] == {"text": "thumbs \ufffd, \U0001F600 whole"}
+
+
 def test_a_last_line_without_a_newline_is_read_at_the_end(tmp_path: Path) -> None:
     run = run_agent(tmp_path, [*START, {"raw": '{"type": "run.completed", "status": "completed"}'}], V2, FIXTURES)
     assert run.bare() == [{"type": "run.start", "data": {"input": {"ticket": "T-7"}, "protocol": 1}},

@@ -19,7 +19,8 @@ Each message, in either direction, is one JSON object on one `\\n`-terminated UT
 Every message may also carry a `data` object, copied into the event's `data` (the harness's own
 keys win). Fields are typed as in the event tables (strings of 1..500 characters, `call_signature`
 up to 2,000, `status` up to 100, `confidence` 0..1). Anything else is a protocol error that ends
-the run: `bad_json` (not a JSON object in valid UTF-8), `unknown_type:<t>`, `field:<type>.<key>`
+the run: `bad_json` (not a JSON object in valid UTF-8; a lone surrogate escape reads as U+FFFD, as
+in trace files), `unknown_type:<t>`, `field:<type>.<key>`
 (an unknown, missing or mistyped field; `seq`, `time`, `run_id` and `duration_ms` belong to the
 harness; a message without a string `type` is `field:message.type`). JSON nested more than 500
 levels deep is `bad_json` too: `check` would not read the trace line it makes.
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from agent_invariants._js import utf16_len
+from agent_invariants._js import replace_lone_surrogates, utf16_len
 from agent_invariants.events import EVIDENCE_CLASSES, VERDICTS
 from agent_invariants.jsontext import nests_too_deep
 from agent_invariants.record import agentdoctor
@@ -116,7 +117,7 @@ def parse_message(line: bytes, dialect: str = "native") -> Message:
     """The agent message on `line` (without its line end), read in `dialect` (`native`, or
     `agentdoctor`: see `agentdoctor`); ProtocolError when it is not one."""
     try:
-        value = _DECODER.decode(line)
+        value = _DECODER.decode(replace_lone_surrogates(line))   # (read as U+FFFD, as in trace files)
     except (msgspec.DecodeError, RecursionError):   # (msgspec refuses nesting past about 1,000 levels)
         raise ProtocolError("bad_json") from None
     if not isinstance(value, dict) or nests_too_deep(value):   # (check reads at most 500 levels)
