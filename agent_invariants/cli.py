@@ -925,7 +925,10 @@ def serve() -> None:
     if sys.__stdin__ is None or sys.__stdout__ is None:
         fail("the MCP server needs standard input and output; one of them is closed")
     sys.stdin, sys.stdout = sys.__stdin__, sys.__stdout__   # the transport claims the real descriptors
-    mcp_server.serve()
+    try:
+        mcp_server.serve()
+    except OSError as exc:   # a reply could not be written, not for a client that left (a full disk)
+        fail(f"standard output: cannot write: {exc.strerror or exc}")
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -102,18 +102,23 @@ async def serve_connection(server: Server, read: Callable[[int], bytes], write: 
     answered here (see `read_message`; a line over `max_request_bytes` is never held whole); the
     rest go to `server`. At the end of input the
     connection stays open until every request read has been answered: the SDK would cancel the
-    calls still running. A client that stops reading (a broken pipe) ends the connection."""
+    calls still running. A client that stops reading (a broken pipe) ends the connection; a reply
+    that cannot be written for another reason (a full disk) ends it too, and its OSError is
+    raised at the end."""
     import anyio
     from mcp.shared.message import SessionMessage
 
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
     unanswered = _Unanswered()
+    failed: list[OSError] = []
     async with anyio.create_task_group() as group:
         group.start_soon(_read_requests, Lines(read, max_request_bytes), to_server, server_out.clone(), unanswered)
-        group.start_soon(_write_replies, from_server, write, unanswered, group.cancel_scope)
+        group.start_soon(_write_replies, from_server, write, unanswered, group.cancel_scope, failed)
         async with server_out:
             await server.run(server_in, server_out, server.create_initialization_options())
+    if failed:
+        raise failed[0]
 
 
 class _Unanswered:
@@ -235,9 +240,10 @@ def _next_message(lines: Lines) -> Any:
 
 
 async def _write_replies(from_server: Any, write: Callable[[bytes], None], unanswered: _Unanswered,
-                         scope: Any) -> None:
+                         scope: Any, failed: list[OSError]) -> None:
     """Write each reply as one line; a reply that cannot be written as JSON becomes an internal
-    error for its request. A closed pipe ends the connection quietly."""
+    error for its request. A closed pipe ends the connection quietly; any other failure to write
+    ends it, noted in `failed`."""
     import anyio
     import mcp_types as types
 
@@ -247,7 +253,11 @@ async def _write_replies(from_server: Any, write: Callable[[bytes], None], unans
             data = _encoded(message)
             try:
                 await anyio.to_thread.run_sync(write, data + b"\n")
-            except OSError:   # the client has gone
+            except (BrokenPipeError, ConnectionResetError):   # the client has gone
+                scope.cancel()
+                return
+            except OSError as exc:   # the output itself fails (a full disk, an I/O error)
+                failed.append(exc)
                 scope.cancel()
                 return
             if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) \

@@ -371,6 +371,17 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> 
     assert "Traceback" not in stderr, stderr
 
 
+def test_replies_that_cannot_be_written_end_the_server_with_one_line() -> None:
+    """Found by the fourth hunt: with standard output on a full device every reply was lost and
+    the server ended with exit 0 and nothing on stderr, as if the client had left."""
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdout=full,
+                              input=b"".join(line + b"\n" for line in [*OPENING, request(1, "ping")]),
+                              stderr=subprocess.PIPE, timeout=60, check=False)
+    assert (done.returncode, done.stderr.decode()) == (
+        2, "agent-invariants: standard output: cannot write: No space left on device\n")
+
+
 @pytest.mark.slow
 def test_a_client_that_reads_no_reply_is_not_read_from(tmp_path: Path) -> None:
     """A client that writes requests and reads nothing: once MAX_IN_FLIGHT requests wait for
