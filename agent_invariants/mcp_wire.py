@@ -205,10 +205,12 @@ _PARAMS: dict[str, dict[str, tuple[str, bool]]] = {
     "prompts/get": {"name": ("string", True), "arguments": ("object of strings", False)},
     "tools/list": {"cursor": ("string", False)},
     "prompts/list": {"cursor": ("string", False)},
+    "initialize": {"protocolVersion": ("string", True), "capabilities": ("object", True),
+                   "clientInfo": ("object", True)},
 }
-"""The params of the requests served after `initialize` whose shape the SDK checks with one
-message naming nothing ("Invalid request parameters"): each param's type and whether it is
-required. (`initialize` itself is the client library's business: a hand-written one is rare.)"""
+"""The params of the requests whose shape the SDK checks with one message naming nothing
+("Invalid request parameters"): each param's type and whether it is required. (Of `initialize`,
+only the top level: the rest is the client library's business, and a hand-written one is rare.)"""
 
 
 def _check_params(expected: dict[str, tuple[str, bool]], params: dict[str, Any], request_id: int | str) -> None:
@@ -219,14 +221,16 @@ def _check_params(expected: dict[str, tuple[str, bool]], params: dict[str, Any],
             if required:
                 raise RequestError(INVALID_PARAMS, f"Invalid params: $.params.{name}: required ({kind})", request_id)
             continue
-        if kind == "string":
-            fits = isinstance(value, str)
-        else:
-            fits = isinstance(value, dict) and (kind == "object" or all(isinstance(v, str) for v in value.values()))
+        fits = isinstance(value, str) if kind == "string" else isinstance(value, dict)
         if not fits:
             article = "an" if kind.startswith("object") else "a"
             raise RequestError(INVALID_PARAMS, f"Invalid params: $.params.{name}: must be {article} {kind}, got "
                                                f"{json_type(value)}", request_id)
+        if kind == "object of strings":
+            for key, member in value.items():
+                if not isinstance(member, str):
+                    raise RequestError(INVALID_PARAMS, f"Invalid params: $.params.{name}.{key}: must be a "
+                                                       f"string, got {json_type(member)}", request_id)
 
 
 def _is_error_object(error: Any) -> bool:

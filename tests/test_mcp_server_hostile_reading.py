@@ -484,7 +484,12 @@ def test_arguments_not_an_object_names_arguments(server: Server, arguments: Any,
     ("tools/call", {"name": 5}, "$.params.name: must be a string, got a number"),
     ("tools/call", {"arguments": {}}, "$.params.name: required (string)"),
     ("prompts/get", {"name": "write-contract", "arguments": {"rules": 5}},
-     "$.params.arguments: must be an object of strings, got an object"),
+     "$.params.arguments.rules: must be a string, got a number"),   # (named since the fourth hunt)
+    ("prompts/get", {"name": "write-contract", "arguments": []},
+     "$.params.arguments: must be an object of strings, got an array"),
+    ("initialize", None, "$.params.protocolVersion: required (string)"),
+    ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": "me"},
+     "$.params.clientInfo: must be an object, got a string"),
     ("prompts/get", {}, "$.params.name: required (string)"),
     ("tools/list", {"cursor": 1}, "$.params.cursor: must be a string, got a number"),
 ])
