@@ -1010,6 +1010,28 @@ def test_a_real_mcp_server_answers_the_tools_no_fixture_names(cli, write) -> Non
         ("record.schema_drift", "The MCP servers' tools differ from the snapshot tools.json: lookup.")]
 
 
+@pytest.mark.parametrize(("snapshot", "problem"), [
+    ({"version": 1, "tools": {}, "note": "edited"}, "$.note: unknown key (a snapshot holds version and tools)"),
+    ({"version": 1, "tools": {"lookup": {"name": "lookup", "inputSchem": {}}}},
+     "$.tools.lookup.inputSchem: unknown key (a tool holds name, description, inputSchema, outputSchema, annotations)"),
+    ({"version": 1, "tools": {"lookup": {"name": "search"}}}, "$.tools.lookup.name: must be the tool's name, lookup"),
+    ({"version": 1, "tools": {"lookup": []}},
+     "$.tools.lookup: must be an object (the tool's name, description, inputSchema, outputSchema, annotations)"),
+    ({"version": 2, "tools": {}}, 'not a tool snapshot ({"version": 1, "tools": {...}}, as --write-tool-snapshot '
+                                  "writes)"),
+])
+def test_a_tool_snapshot_that_was_not_written_so_is_refused_before_any_server_starts(
+        cli, write, snapshot: dict, problem: str) -> None:
+    """Found by the fourth hunt: an unknown key, or an entry named other than its key, was taken
+    and only showed as drift of the tool (record.schema_drift) after the run."""
+    write("c.json", V2)
+    write("tools.json", snapshot)
+    result = cli("record", "-c", "c.json", "--mcp", "no-such-mcp-server", "--tool-snapshot", "tools.json", "--out",
+                 "t.jsonl", "--", "true")
+    assert (result.returncode, result.stderr) == (2, f"agent-invariants: --tool-snapshot tools.json: {problem}\n")
+    assert not Path(cli.cwd, "t.jsonl").exists()
+
+
 def test_an_mcp_server_that_cannot_start_is_bad_input(cli, write) -> None:
     write("c.json", V2)
     result = cli("record", "-c", "c.json", "--mcp", "no-such-mcp-server --x", "--out", "t.jsonl", "--", "true")

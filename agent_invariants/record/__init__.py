@@ -45,7 +45,7 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
 from agent_invariants.record.enforce import Enforcer
 from agent_invariants.record.fixtures import MAX_MESSAGE_BYTES, Fixtures, load_fixtures, too_big_for_a_line
-from agent_invariants.record.mcp_backend import McpBackend, snapshot_drift_of, start_servers
+from agent_invariants.record.mcp_backend import McpBackend, read_snapshot, snapshot_drift_of, start_servers
 from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
@@ -148,11 +148,11 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         claim_file(options.write_tool_snapshot, options.force)
         _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, [*inputs, out], "the snapshot")
     refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
+    saved_tools = None if options.tool_snapshot is None else read_snapshot(options.tool_snapshot)
     with contextlib.ExitStack() as resources:
         backend = None if not options.mcp else start_servers(
             options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
-        drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot,
-                                                             options.tool_snapshot)
+        drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools)
         return _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
                     input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
                     drift=drift)

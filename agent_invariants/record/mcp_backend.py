@@ -39,7 +39,8 @@ from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
 from agent_invariants.output import shown, write
 
-__all__ = ("McpAnswer", "McpBackend", "normalised_tools", "snapshot_drift", "snapshot_drift_of", "start_servers")
+__all__ = ("McpAnswer", "McpBackend", "normalised_tools", "read_snapshot", "snapshot_drift", "snapshot_drift_of",
+           "start_servers")
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """The largest tool snapshot read."""
@@ -195,20 +196,42 @@ def start_servers(commands: Sequence[str], start_timeout_ms: int, call_timeout_m
     return backend
 
 
-def snapshot_drift_of(backend: McpBackend, write_to: str | None, compare_with: str | None) -> list[str]:
+def snapshot_drift_of(backend: McpBackend, write_to: str | None, saved: dict[str, Any] | None) -> list[str]:
     """Save the servers' tools (`--write-tool-snapshot`), compare them with a saved snapshot
-    (`--tool-snapshot`): the names of the tools that drifted."""
+    (`--tool-snapshot`, read by `read_snapshot`): the names of the tools that drifted."""
     now = normalised_tools(backend.tools)
     if write_to is not None:
         write(msgspec.json.format(msgspec.json.encode({"version": 1, "tools": now}), indent=2).decode() + "\n",
               Path(write_to))
-    if compare_with is None:
-        return []
-    saved = json_file(compare_with, MAX_SNAPSHOT_BYTES, f"--tool-snapshot {shown(compare_with)}", "snapshot")
+    return [] if saved is None else snapshot_drift(saved, now)
+
+
+_SNAPSHOT_FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+"""What a snapshot keeps of each tool (`normalised_tools`)."""
+
+
+def read_snapshot(path: str) -> dict[str, Any]:
+    """The tools of a snapshot `--write-tool-snapshot` wrote, by name, as `snapshot_drift`
+    compares them. Anything it would not have written (an unknown key, an entry named other than
+    its key) is bad input, not drift: the one line names the file and the JSON path."""
+    label = f"--tool-snapshot {shown(path)}"
+    saved = json_file(path, MAX_SNAPSHOT_BYTES, label, "snapshot")
     if not isinstance(saved, dict) or saved.get("version") != 1 or not isinstance(saved.get("tools"), dict):
-        raise InputError(f"--tool-snapshot {shown(compare_with)}: not a tool snapshot ({{\"version\": 1, \"tools\": "
-                         "{...}}, as --write-tool-snapshot writes)")
-    return snapshot_drift({name: _schemas_unordered(entry) for name, entry in saved["tools"].items()}, now)
+        raise InputError(f"{label}: not a tool snapshot ({{\"version\": 1, \"tools\": {{...}}}}, as "
+                         "--write-tool-snapshot writes)")
+    unknown = next((key for key in saved if key not in ("version", "tools")), None)
+    if unknown is not None:
+        raise InputError(f"{label}: $.{shown(unknown)}: unknown key (a snapshot holds version and tools)")
+    for name, entry in saved["tools"].items():
+        where = f"{label}: $.tools.{shown(name)}"
+        if not isinstance(entry, dict):
+            raise InputError(f"{where}: must be an object (the tool's {', '.join(_SNAPSHOT_FIELDS)})")
+        unknown = next((key for key in entry if key not in _SNAPSHOT_FIELDS), None)
+        if unknown is not None:
+            raise InputError(f"{where}.{shown(unknown)}: unknown key (a tool holds {', '.join(_SNAPSHOT_FIELDS)})")
+        if "name" in entry and entry["name"] != name:
+            raise InputError(f"{where}.name: must be the tool's name, {shown(name)}")
+    return {name: _schemas_unordered(entry) for name, entry in saved["tools"].items()}
 
 
 def _children() -> set[int]:
