@@ -59,6 +59,16 @@ def run_observers(source: TraceSource, observers: Sequence[Any],
 
 def _run(source: TraceSource, observers: Sequence[Any], each_batch: Callable[[list[Event], int], None] | None) -> int:
     router = Router(observers)
+    try:
+        return _routed(source, router, each_batch)
+    finally:
+        # The routes learnt refer to the router, which refers to every observer: forgotten, the
+        # check's state is freed when the caller lets it go, not at the next full collection (a
+        # server or a loop of checks grew by the rules' state of each check until then).
+        router.forget()
+
+
+def _routed(source: TraceSource, router: Router, each_batch: Callable[[list[Event], int], None] | None) -> int:
     # claims_completion -> type -> tool -> handlers: three dict lookups on values that are already
     # hashed cost less than building, hashing and comparing a key tuple per event
     routes = router.routes
@@ -126,9 +136,13 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it
     fields = FieldTypes(source).check if events_version == 2 else None
     shared = _shared_calls(rules, always=contract.version == 2)   # version 2 also marks denied calls
-    events = run_observers(source, [*shared, *rules, counter, spelling, *observers], fields)
-    summary = counter.finish(events)
-    results: list[RuleResult] = [rule.finish(summary) for rule in rules]
+    try:
+        events = run_observers(source, [*shared, *rules, counter, spelling, *observers], fields)
+        summary = counter.finish(events)
+        results: list[RuleResult] = [rule.finish(summary) for rule in rules]
+    finally:
+        for calls in shared:
+            calls.close()
     for calls in shared:
         mark_prevented(rules, calls.denied)
     _caused_by(rules)

@@ -67,20 +67,22 @@ _TYPE_KEYS = frozenset({"type", "stop_type", "completion_types", "allowed_after"
 def named_types(configs: Iterable[msgspec.Struct]) -> list[str]:
     """The event types the rules of a contract name."""
     found: list[str] = []
-
-    def walk(value: Any, is_type: bool) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, key in _TYPE_KEYS)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item, is_type)
-        elif is_type and isinstance(value, str):
-            found.append(value)
-
     for config in configs:
-        walk(msgspec.to_builtins(config), False)
+        _types_in(msgspec.to_builtins(config), False, found)
     return found
+
+
+def _types_in(value: Any, is_type: bool, found: list[str]) -> None:
+    """Add to `found` the strings under `value` that are event types. (A module function: a nested
+    one that calls itself is a reference cycle, left to the collector after each check.)"""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _types_in(item, key in _TYPE_KEYS, found)
+    elif isinstance(value, list):
+        for item in value:
+            _types_in(item, is_type, found)
+    elif is_type and isinstance(value, str):
+        found.append(value)
 
 
 def looks_like(word: str, known: Iterable[str], *, affixes: bool = False) -> str | None:

@@ -161,6 +161,15 @@ class Calls(Pairing[Any]):
         self._of_calls.clear()
         self._of_orphans.clear()
 
+    def close(self) -> None:
+        """The check is over: let the readers go. They are the rules' handlers, and a rule may
+        hold this pairing (latency_budget reads its pending calls at the end): a reference cycle
+        that would keep every rule's state until the next full collection."""
+        self._readers.clear()
+        self._args.clear()
+        self._of_calls.clear()
+        self._of_orphans.clear()
+
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         if event_type != "tool.call":
             return ()

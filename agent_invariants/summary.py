@@ -17,6 +17,10 @@ from agent_invariants.rules.base import Observer, Route
 __all__ = ("SummaryCounter",)
 
 
+_COUNTERS = {"tool.result": "_result", "approval.granted": "_grant", "outcome.observed": "_outcome"}
+"""The counter's handler of each other type it counts."""
+
+
 class SummaryCounter:
     """Counts for a TraceSummary, fed by the engine like a rule.
 
@@ -36,8 +40,6 @@ class SummaryCounter:
         self.completion_claims = 0
         self.final_outcome: str | None = None
         self.last_outcome: tuple[int | float, int] | None = None
-        self._counters = {"tool.result": self._result, "approval.granted": self._grant,
-                          "outcome.observed": self._outcome}
 
     def route_tools(self, event_type: str, claims: bool | UnsetType) -> tuple[str, ...]:
         return ()   # only whether a call names a tool
@@ -47,7 +49,8 @@ class SummaryCounter:
         if event_type == "tool.call":
             count = self._call if tool is UNSET else self._named_call
         else:
-            count = self._counters.get(event_type)
+            name = _COUNTERS.get(event_type)   # (by name: bound methods kept on the counter would be a cycle)
+            count = None if name is None else getattr(self, name)
         if claims is True or event_type == "run.completed":
             return self._claim if count is None else (count, self._claim)
         return count

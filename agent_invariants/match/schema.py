@@ -117,8 +117,10 @@ def _why(exc: BaseException) -> str:
     return inert(f"a reference cannot be resolved ({type(exc).__name__}: {exc})", VALUE_LIMIT)
 
 
+@functools.cache
 def _validator_type() -> Any:
-    """Draft 2020-12, with `pattern` and `patternProperties` searched by RE2 patterns."""
+    """Draft 2020-12, with `pattern` and `patternProperties` searched by RE2 patterns (made once: a
+    class is a reference cycle, and one made per rule was left to the collector after each check)."""
     from jsonschema import Draft202012Validator, ValidationError, validators
 
     def pattern(validator: Any, text: str, instance: Any, schema: Any) -> Any:

@@ -40,6 +40,9 @@ class ToolOrderConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_order"):
 _Seq = int | float
 
 
+_HANDLERS = {"subsequence": "_subsequence", "exact": "_exact", "contiguous": "_contiguous", "any_order": "_any_order"}
+"""The handler of the calls in each mode."""
+
 class ToolOrder(Rule):
     """Fails when the tool calls do not follow the plan `tools`.
 
@@ -117,9 +120,7 @@ class ToolOrder(Rule):
         self._deviation: tuple[_Seq, int, str | UnsetType] | None = None   # exact: (seq, index, tool)
         self._done = False                                   # the verdict is known: later calls change nothing
         self._calls = 0                                      # calls seen so far (exact, any_order)
-        handlers = {"subsequence": self._subsequence, "exact": self._exact,
-                    "contiguous": self._contiguous, "any_order": self._any_order}
-        self._handler = handlers[config.mode]
+        self._handler = _HANDLERS[config.mode]   # (a name: a bound method kept here would be a reference cycle)
         size = len(self._tools)
         self._recent: deque[_Seq] = deque(maxlen=size)       # contiguous: the last calls' seqs
         self._runs: list[int] = []                           # contiguous: lengths of the runs still growing
@@ -129,7 +130,7 @@ class ToolOrder(Rule):
         return ()   # every call is seen, whatever its tool
 
     def route(self, event_type: str, tool: str | UnsetType, claims: bool | UnsetType) -> Route:
-        return self._handler if event_type == "tool.call" and not self._done else None
+        return getattr(self, self._handler) if event_type == "tool.call" and not self._done else None
 
     def _signature(self, tool: str | UnsetType) -> frozenset[int]:
         """The positions of the patterns this tool matches (a set: `contiguous` asks of each run)."""
@@ -242,20 +243,23 @@ class ToolOrder(Rule):
         """
         owner: dict[int, int] = {}      # call number -> the pattern it is matched to
         seqs = {number: seq for kept in self._candidates for number, seq in kept}
-
-        def augment(pattern: int, seen: set[int]) -> bool:
-            for number, _ in self._candidates[pattern]:
-                if number in seen:
-                    continue
-                seen.add(number)
-                if number not in owner or augment(owner[number], seen):
-                    owner[number] = pattern
-                    return True
-            return False
-
         for pattern in range(len(self._tools)):
-            augment(pattern, set())
+            _augment(self._candidates, owner, pattern, set())
         return sorted((pattern, seqs[number]) for number, pattern in owner.items())
+
+
+def _augment(candidates: list[list[tuple[int, _Seq]]], owner: dict[int, int], pattern: int, seen: set[int]) -> bool:
+    """Match `pattern` to a call, taking one from another pattern that can move (an augmenting
+    path). (A module function: a nested one that calls itself is a reference cycle, which kept
+    the rule until the collector's next full pass.)"""
+    for number, _ in candidates[pattern]:
+        if number in seen:
+            continue
+        seen.add(number)
+        if number not in owner or _augment(candidates, owner, owner[number], seen):
+            owner[number] = pattern
+            return True
+    return False
 
 
 def _plan(tools: tuple[str, ...]) -> str:
