@@ -960,6 +960,23 @@ def test_agents_triggered_guardrail_is_a_stop_at_its_end_and_fails_the_run(cli: 
     assert (events[-1]["type"], events[-1]["status"]) == ("run.failed", "failed")
 
 
+def test_a_failed_run_stays_failed_beside_a_convention_run_completed(cli: Cli, tmp_path: Path) -> None:
+    """Found by the fifth hunt: §10.31 makes a run whose root fails, or whose guardrail fired,
+    `run.failed`; a `run.completed` convention span beside it (which carries the output) turned the
+    end into `run.completed` with `status: failed`, and a rule on run.failed judged the opposite.
+    The convention gives its output; the end stays the failure, with its reason."""
+    completed = span(sid(1), "run.completed", 100, 200, parent=ROOT, attrs={"ainv.output": '{"k": 2}'})
+    spans = [agent(0, 1000, status={"code": 2, "message": "crash"}), completed]
+    end = convert(cli, tmp_path, "otel", [otlp(*spans)])[-1]
+    assert {k: end.get(k) for k in ("type", "status", "reason", "output")} == {
+        "type": "run.failed", "status": "failed", "reason": "crash", "output": {"k": 2}}
+    custom = ag_span(4, 1, "05.000000", "05.100000", {"type": "custom", "name": "run.completed",
+                                                        "data": {"output": "done"}})
+    events = convert(cli, tmp_path, "openai-agents", ag_lines(guardrail(3, "03.000000", "04.250000", True), custom))
+    assert {k: events[-1].get(k) for k in ("type", "status", "output")} == {
+        "type": "run.failed", "status": "failed", "output": "done"}
+
+
 @pytest.mark.parametrize("triggered", ["true", 1, None])
 def test_agents_a_guardrail_whose_triggered_is_no_boolean_is_bad_input(cli: Cli, tmp_path: Path,
                                                                        triggered: Any) -> None:

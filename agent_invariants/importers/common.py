@@ -157,7 +157,9 @@ class Timeline:
 def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
     """The entries with the run's own end (`LAST`) taking what a convention or profile event of
     type run.completed or run.failed says (its type, status, output, reason): a run has one end,
-    the last event. Without such an event, the entries as they are."""
+    the last event. A run the export shows failed (its root or an agent span ended in an error, a
+    guardrail fired: point 31) stays failed: a run.completed said beside it gives its output, not
+    the end. Without such an event, the entries as they are."""
     said = [entry for entry in entries if entry.event["type"] in _TERMINALS and entry.bound != LAST]
     if not said:   # the usual run: its end is its own
         return entries
@@ -166,7 +168,10 @@ def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
         return entries
     told = max(said, key=lambda entry: (entry.at, entry.order))
     end = ends[-1]
-    merged = end._replace(event={**end.event, **told.event, "type": told.event["type"]})
+    event = {**end.event, **told.event, "type": told.event["type"]}
+    if end.event["type"] == "run.failed" and told.event["type"] != "run.failed":
+        event.update((key, end.event[key]) for key in ("type", "status", "reason") if key in end.event)
+    merged = end._replace(event=event)
     return [merged if entry is end else entry for entry in entries if entry.bound == LAST or
             entry.event["type"] not in _TERMINALS]
 
