@@ -566,6 +566,18 @@ def test_otel_tool_call_part_with_a_span_is_not_doubled(cli: Cli, tmp_path: Path
     assert "synthetic" not in lookup_calls[0]["data"]["source"]
 
 
+def test_otel_a_part_a_span_ran_repeated_by_a_later_chat_is_no_second_call(cli: Cli, tmp_path: Path) -> None:
+    """Found by the fifth hunt: a later chat span repeating the earlier turn's output parts (some
+    frameworks write the history there) made call_a, which its execute_tool span ran, a second,
+    synthetic call `call_a~2`; call_b, with no span, was de-duplicated. Both are one call each."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    lines = [otlp(agent(), chat(sid(1), 10, 100, inputs=[user], outputs=[ASKS]),
+                  tool(sid(2), "lookup", 200, 300, call_id="call_a", args='{"x":1}'),
+                  chat(sid(3), 400, 500, inputs=[user, ASKS, ANSWERS], outputs=[ASKS]))]
+    events = convert(cli, tmp_path, "otel", lines)
+    assert [(e["tool"], e["call_id"]) for e in calls(events)] == [("ghost", "call_b"), ("lookup", "call_a")]
+
+
 def test_otel_tool_definitions_are_never_calls(cli: Cli, tmp_path: Path) -> None:
     """otel row: "`gen_ai.tool.definitions` is never a call"."""
     definitions = json.dumps([{"type": "function", "name": "shell", "parameters": {"type": "object"}}])

@@ -235,7 +235,8 @@ class _MessageParts:
     `tool_call_response` parts. A chat span's output holds the calls it asked for, once; the next
     chat span's input holds their responses (with the whole history: the latest response of an id
     is this turn's, as some models reuse ids across turns). A call some `execute_tool` span with its
-    id ran between the two chat spans is not repeated. Output tools (pydantic-ai's
+    id ran between the two chat spans is not repeated, nor is the same part (id, name and
+    arguments) that a later chat span repeats. Output tools (pydantic-ai's
     `model_request_parameters.output_tools`, how a structured answer is given) are not calls."""
 
     def __init__(self) -> None:
@@ -268,13 +269,13 @@ class _MessageParts:
                 if part.get("type") != "tool_call" or not isinstance(call_id, str) or (
                         isinstance(name, str) and name in outputs):
                     continue
+                mark = (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
+                if mark in emitted:
+                    continue   # the same part again (a chat span exported twice, a later turn's history)
+                emitted.add(mark)   # (also when a span ran it: the same part repeated later is that call)
                 if any(chat.start <= start and (until is None or start <= until)
                        for start in self.executed.get(call_id, ())):
                     continue
-                mark = (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
-                if mark in emitted:
-                    continue   # the same part again (a chat span exported twice)
-                emitted.add(mark)
                 self._emit(trace, chat, following, number, part, answers.get(call_id))
 
     def _emit(self, trace: GenAiTrace, chat: Span, following: Span | None, number: int, part: dict[str, Any],
