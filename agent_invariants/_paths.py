@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("inside", "name_problem")
+__all__ = ("inside", "listed_file", "name_problem")
 
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> str | None:
@@ -32,3 +32,10 @@ def name_problem(path: str | bytes | int) -> str | None:
     if isinstance(path, int) or "\0" not in os.fsdecode(path):
         return None
     return "no such file (the name holds a NUL character)"
+
+
+def listed_file(path: str) -> bool:
+    """Whether an entry found in a folder (or by a pattern) is a file to read: a regular file or a
+    link to one, or a link that leads nowhere (dangling, or a loop), so that reading it says what
+    is wrong rather than leaving a trace out unsaid. A folder, a FIFO or a device is not."""
+    return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent_invariants import _signals
+from agent_invariants._paths import listed_file
 from agent_invariants.api import check_trace, compare_traces
 from agent_invariants.contract import Contract
 from agent_invariants.errors import InputError, TraceError
@@ -76,7 +77,7 @@ def named_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[t
             named += [(os.path.relpath(path, spec).replace(os.sep, "/"), path) for path in found]
         elif glob.has_magic(spec):
             found = sorted(path for path in _glob(spec)
-                           if os.path.isfile(path) and os.path.realpath(path) not in skip)
+                           if listed_file(path) and os.path.realpath(path) not in skip)
             if not found:
                 raise TraceError(spec, None, "pattern matches no files")
             named += [(os.path.basename(path), path) for path in found]
@@ -95,13 +96,13 @@ def is_single(specs: Sequence[str]) -> bool:
 
 
 def _walk(folder: str) -> Iterable[str]:
-    """Trace files under `folder`: regular files (or links to one), with a trace suffix, neither
-    they nor a folder on the way hidden (as a `**` glob leaves them out)."""
+    """Trace files under `folder`: regular files (or links to one, or to nowhere: `listed_file`),
+    with a trace suffix, neither they nor a folder on the way hidden (as a `**` glob leaves them out)."""
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(name for name in dirs if not name.startswith("."))
         for name in files:
             path = os.path.join(root, name)
-            if name.endswith(TRACE_SUFFIXES) and not name.startswith(".") and os.path.isfile(path):
+            if name.endswith(TRACE_SUFFIXES) and not name.startswith(".") and listed_file(path):
                 yield path
 
 

@@ -157,6 +157,28 @@ def test_symlinked_file_in_a_folder_is_checked(cli: Any, tmp_path: Path, contrac
     assert (traces_of(as_json(result)), result.returncode) == (["runs/link.jsonl"], 1)
 
 
+def test_a_link_in_a_folder_that_leads_nowhere_is_unreadable_not_left_out(cli: Any, tmp_path: Path,
+                                                                          contract_v1: Path) -> None:
+    """Found by the fifth hunt: a dangling link or a loop of links named like a trace was left out
+    of a folder (and of a pattern) without a word, and the rest passed with exit 0; named directly
+    it is "no such file". It is a trace that cannot be read: listed, said, exit 2. A FIFO or a
+    folder named like a trace is still not one."""
+    put(tmp_path, "runs/good.jsonl", OK)
+    (tmp_path / "runs" / "dangling.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    (tmp_path / "runs" / "loop-a.jsonl").symlink_to("loop-b.jsonl")
+    (tmp_path / "runs" / "loop-b.jsonl").symlink_to("loop-a.jsonl")
+    os.mkfifo(tmp_path / "runs" / "pipe.jsonl")
+    (tmp_path / "runs" / "folder.jsonl").mkdir()
+    for named in ("runs/", "runs/*.jsonl"):
+        result = check(cli, "--trace", named, "--format", "json")
+        assert result.returncode == 2
+        assert traces_of(as_json(result)) == ["runs/good.jsonl"]
+        assert result.stderr.splitlines() == [
+            "agent-invariants: runs/dangling.jsonl: no such file",
+            "agent-invariants: runs/loop-a.jsonl: cannot open: Too many levels of symbolic links",
+            "agent-invariants: runs/loop-b.jsonl: cannot open: Too many levels of symbolic links"]
+
+
 @pytest.mark.parametrize("make", ["empty", "no-traces"])
 def test_folder_without_traces_is_exit_2(cli: Any, tmp_path: Path, contract_v1: Path, make: str) -> None:
     """Spec silent on an empty folder; "No silent passes" and §7.5 (bad input: exit 2, one line

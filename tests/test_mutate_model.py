@@ -972,6 +972,20 @@ def test_corpus_failures_name_the_file(tmp_path: Path) -> None:
         ("corpus", "a.json", ["cap"]), ("corpus", "b.jsonl", ["cap"])]
 
 
+def test_a_corpus_link_that_leads_nowhere_is_bad_input(tmp_path: Path) -> None:
+    """Found by the fifth hunt: a dangling link named like a trace was left out of the corpus
+    without a word; it is a corpus file that cannot be read, exit 2 naming it."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_text("".join(json.dumps(e) + "\n" for e in numbered(*pair(1, "a", {}), DONE)),
+                                    encoding="utf-8")
+    (corpus / "b.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    code, report, stderr = run_mutate(tmp_path, contract_of({"id": "cap", "kind": "tool_calls", "tool": "a", "max": 1}),
+                                      numbered(*pair(1, "a", {}), DONE), "--corpus", "corpus")
+    assert (code, report) == (2, None)
+    assert stderr.endswith("corpus/b.jsonl: no such file\n")
+
+
 def test_report_schema_and_hashes(tmp_path: Path) -> None:
     """Point 66: `schema`, and the hashes are of the files' bytes."""
     import hashlib

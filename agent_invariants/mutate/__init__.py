@@ -105,6 +105,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from agent_invariants._paths import listed_file
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.contract_source import ContractSource, read_contract
@@ -338,5 +339,5 @@ def corpus_traces(folder: str | os.PathLike[str]) -> list[str]:
         raise InputError(f"--corpus {named}: cannot list it: {exc.strerror or exc}") from None
     return [str(Path(top) / name) for name in names   # hidden files left out, as check's folder walk does
             if name.endswith((".jsonl", ".json")) and not name.startswith(".")
-            and os.path.isfile(os.path.join(top, name))]
+            and listed_file(os.path.join(top, name))]
 
