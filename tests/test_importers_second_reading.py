@@ -578,6 +578,18 @@ def test_otel_a_part_a_span_ran_repeated_by_a_later_chat_is_no_second_call(cli: 
     assert [(e["tool"], e["call_id"]) for e in calls(events)] == [("ghost", "call_b"), ("lookup", "call_a")]
 
 
+@pytest.mark.parametrize("code", ["bogus", 7, "STATUS_CODE_MAYBE"])
+def test_otel_a_status_code_that_is_none_is_bad_input(cli: Cli, tmp_path: Path, code: Any) -> None:
+    """Found by the fifth hunt: a span status code that OTLP has not (0, 1, 2 or their names) was
+    read as no error, so a failed tool became `ok: true`: §7 has an unknown ok never guessed. Such
+    a span is exit 2, naming the line and the JSON path."""
+    put(tmp_path, "in.jsonl", [otlp(agent(), tool(sid(1), "t", 10, 20, status={"code": code}))])
+    result = cli("convert", "--from", "otel", "in.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("agent-invariants: in.jsonl:1: $.resourceSpans[0].scopeSpans[0].spans[1].status.code: "
+                             "expected 0, 1 or 2, or STATUS_CODE_UNSET, STATUS_CODE_OK or STATUS_CODE_ERROR\n")
+
+
 def test_otel_tool_definitions_are_never_calls(cli: Cli, tmp_path: Path) -> None:
     """otel row: "`gen_ai.tool.definitions` is never a call"."""
     definitions = json.dumps([{"type": "function", "name": "shell", "parameters": {"type": "object"}}])

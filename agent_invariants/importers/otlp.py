@@ -291,6 +291,8 @@ def _span(raw: _RawSpan, line: int, order: int) -> Span:
     start = _clock(raw.startTimeUnixNano, "startTimeUnixNano")
     end = 0 if raw.endTimeUnixNano is None else _clock(raw.endTimeUnixNano, "endTimeUnixNano")
     status = raw.status
+    if status is not None and status.code not in _STATUS_CODES:   # (read as no error, a failure would pass)
+        raise _Problem("status.code", "expected 0, 1 or 2, or STATUS_CODE_UNSET, STATUS_CODE_OK or STATUS_CODE_ERROR")
     error = status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
     message = status.message if status is not None and status.message else None
     events = []
@@ -301,6 +303,11 @@ def _span(raw: _RawSpan, line: int, order: int) -> Span:
                 message, line, order)
     span.ended = end != 0
     return span
+
+
+_STATUS_CODES = (None, 0, 1, 2, "0", "1", "2", "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR", "UNSET",
+                 "OK", "ERROR")
+"""A span status's codes, as integers or names (with or without the prefix), or none."""
 
 
 def _id(value: str, size: int, field: str) -> str:
