@@ -209,6 +209,8 @@ def same_file(one: str | Path, other: str | Path) -> bool:
 def create_new(files: list[tuple[Path, str]], folder: Path) -> None:
     """Create each (path, text) of `files` in `folder` (made if missing), all of them or none:
     a file already there, even a dangling symlink, is refused before anything is written."""
+    if os.path.exists(folder) and not os.path.isdir(folder):   # (mkdir would say "File exists")
+        fail(f"{shown(folder)}: not a folder")
     for target, _ in files:
         if os.path.lexists(target):   # a dangling symlink too: never write through it
             fail(f"{shown(target)}: already exists; refusing to overwrite it")

@@ -496,6 +496,14 @@ def test_init_refuses_when_either_file_exists(cli, write, tmp_path):
     assert (tmp_path / "agent-trace.jsonl").read_text() == "# mine\n"
 
 
+@pytest.mark.parametrize("where", ["notes.txt", "/dev/null"])
+def test_init_into_a_file_says_it_is_not_a_folder(cli, write, where):
+    """Found by the fifth hunt: it said `notes.txt: cannot write: File exists`."""
+    write("notes.txt", "mine\n")
+    result = cli("init", where)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"agent-invariants: {where}: not a folder\n")
+
+
 # ----------------------------------------------------------------------------------------------
 # version, help, usage errors
 
