@@ -499,3 +499,20 @@ def test_an_integer_too_long_to_read_is_named_at_its_column_when_the_format_is_g
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == ("agent-invariants: t.jsonl:1: invalid JSON: an integer of 5,000 digits is too long "
                              f"to read (at most 4,300) (column {text.index('9' * 5000) + 1})\n")
+
+
+def test_a_run_past_the_most_events_an_import_holds_stops_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the fifth hunt: an MCP log whose one session never ends (`yes '<a call>'` piped in)
+    grew without end, 2.7 GB in 20 seconds. A run is held whole until it ends; past
+    MAX_RUN_EVENTS events (a million; made small here) the import stops, naming the line."""
+    monkeypatch.setattr("agent_invariants.importers.common.MAX_RUN_EVENTS", 5)
+    record = {"ts": "2026-01-01T00:00:00Z", "session": "s", "dir": "c2s",
+              "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}}}
+    data = b"".join(json.dumps(record).encode() + b"\n" for _ in range(20))
+    with pytest.raises(TraceError) as caught:
+        import_file(data, "mcp-log")
+    assert str(caught.value) == ("<bytes>:5: the run s makes more than 5 events, the most an import holds; "
+                                 "convert it in parts")
+    monkeypatch.setattr("agent_invariants.importers.common.MAX_RUN_EVENTS", 6)
+    imported = import_file(b"".join(json.dumps(record).encode() + b"\n" for _ in range(4)), "mcp-log")
+    assert len(imported.runs[0].events) == 6   # the start, four calls, the end

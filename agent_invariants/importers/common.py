@@ -30,9 +30,15 @@ from typing import Any, NamedTuple
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len
+from agent_invariants.errors import TraceError
 
-__all__ = ("END", "FIRST", "LAST", "START", "ModelTurn", "Timeline", "as_object", "cut_text", "duration_ms",
-           "iso_nanos", "nanos_iso", "parse_args", "parse_result")
+__all__ = ("END", "FIRST", "LAST", "MAX_RUN_EVENTS", "START", "ModelTurn", "Timeline", "as_object", "cut_text",
+           "duration_ms", "iso_nanos", "nanos_iso", "parse_args", "parse_result")
+
+MAX_RUN_EVENTS = 1_000_000
+"""The most events one imported run may make. A run is held whole until it ends, to be put in
+time order (about 3 KB an event): past this, the import stops with one line, rather than grow
+with an endless input (a log that never ends its session)."""
 
 FIRST = -1
 """The run's start: before anything else at its instant (or, as `bound`, the run's start wherever
@@ -90,6 +96,9 @@ class Timeline:
         grant takes its call's order less a half). `bound` (FIRST or LAST) marks the run's start
         or end when `phase` (START or END, a root span's) says where it sorts; a `phase` of FIRST
         or LAST marks it too. The run's start is added before its end."""
+        if len(self._entries) >= MAX_RUN_EVENTS:
+            raise TraceError(self.file, line, f"the run {self.run_id} makes more than {MAX_RUN_EVENTS:,} events, the "
+                                              "most an import holds; convert it in parts")
         if bound is None:
             bound = phase if phase in (FIRST, LAST) else START
         if bound == FIRST:

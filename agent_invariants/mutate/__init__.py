@@ -93,8 +93,9 @@ The trace is read whole (up to 64 MiB), and each mutant is a copy of it, made, c
 dropped one at a time (each process holds the trace and one mutant): the time grows with the
 trace times the mutants, so mutate is for the runs a test suite keeps rather than for
 production traces. Held as events, the trace takes 20 to 40 times its size in memory, in each
-process: 218 MB for a trace of 9.8 MB (50,000 events), about 2 GB near the 64 MiB cap. `--jobs N` checks mutants in N processes (by default every core once the
-mutants hold 200,000 events or more: 500 mutants of a 400-event trace).
+process: 218 MB for a trace of 9.8 MB (50,000 events), about 2 GB near the 64 MiB cap.
+`--jobs N` checks mutants in N processes (by default every core once the mutants hold 200,000
+events or more: 500 mutants of a 400-event trace).
 """
 from __future__ import annotations
 
