@@ -963,6 +963,21 @@ def test_a_denial_quoting_a_redacted_value_is_redacted_too(cli, write, tmp_path:
     assert events[3]["data"] == {"text": "the key was [redacted]", "echo": "[redacted]"}
 
 
+def test_many_distinct_secrets_are_each_kept_out_of_later_events(tmp_path: Path) -> None:
+    """With more remembered values than are searched for one by one, a string is first looked
+    through by length: each of 40 keys, echoed by the agent inside a later message, still goes."""
+    keys = [f"key-{number:04d}-secret" for number in range(40)]
+    steps = [*START]
+    for number, key in enumerate(keys):
+        steps += [*call(f"c{number}", "api.call", {"api_key": key})]
+    steps += [send("agent.message", text="used " + ", ".join(keys)), *DONE]
+    run = run_agent(tmp_path, steps, V2, {"version": 1, "tools": {"api.call": {"ok": True}}}, redact=["api_key"])
+    trace = run.trace.read_text(encoding="utf-8")
+    assert not any(key in trace for key in keys)
+    message = next(event for event in run.events if event["type"] == "agent.message")
+    assert message["data"]["text"] == "used " + ", ".join(["[redacted]"] * 40)
+
+
 def test_redacting_a_field_name_is_refused(cli, write) -> None:
     write("c.json", V2)
     write("f.json", FIXTURES)
