@@ -141,12 +141,9 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     if options.write_tool_snapshot is not None:
         if options.write_tool_snapshot == options.tool_snapshot:
             raise InputError("--write-tool-snapshot must not replace the --tool-snapshot it is compared with")
-        for written in (out, log):   # (which need not exist yet)
-            if same_file(options.write_tool_snapshot, written):
-                raise InputError(f"--write-tool-snapshot {shown(options.write_tool_snapshot)} is a file of the run "
-                                 f"({shown(written)}); write the snapshot elsewhere")
+        _refuse_file_of_run("--write-tool-snapshot", options.write_tool_snapshot, [out, log], "the snapshot")
         claim_file(options.write_tool_snapshot, options.force)
-        _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, [*inputs, out], "the snapshot")
+        _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, inputs, "the snapshot")
     refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
     saved_tools = None if options.tool_snapshot is None else read_snapshot(options.tool_snapshot)
     with contextlib.ExitStack() as resources:
@@ -308,11 +305,17 @@ def _refuse_input_as(option: str, path: str, inputs: list[str | None], what: str
 def refuse_report_at(report: str | None, files: list[str | None]) -> None:
     """`--output` must name none of the files a run reads or writes (the trace it writes, its
     stderr log, a `$file` fixture…): the report would take the place of the trace it judges."""
-    if report is None or report == "-":
+    _refuse_file_of_run("--output", report, files, "the report")
+
+
+def _refuse_file_of_run(option: str, written: str | None, files: list[str | None], what: str) -> None:
+    """A file `record` writes besides the trace (`option`) must be none of `files`, which need not
+    exist yet: one would take the place of the other."""
+    if written is None or written == "-":
         return
     for path in files:
-        if path is not None and path != "-" and same_file(report, path):
-            raise InputError(f"--output {shown(report)} is a file of the run ({shown(path)}); write the report "
+        if path is not None and path != "-" and same_file(written, path):
+            raise InputError(f"{option} {shown(written)} is a file of the run ({shown(path)}); write {what} "
                              "elsewhere")
 
 
