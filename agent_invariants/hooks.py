@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                          + _USAGE)
         return 2
     failed = False
-    files = [arg for arg in args[1:] if arg not in ("--strict", "--")]
+    files = [arg for arg in options[1:] if arg != "--strict"] + args[len(options) + 1:]   # (after `--`, any name)
     for path in files:
         if is_contract(path):
             failed |= _one(command, path, strict)

@@ -92,6 +92,12 @@ def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
     assert run_hook("agent-invariants-validate", tmp_path, "--strict").returncode == 0
     (tmp_path / "-odd.contract.json").write_text("{}")   # a file whose name starts with `-` is a file
     assert run_hook("agent-invariants-validate", tmp_path).returncode == 1
+    (tmp_path / "-odd.contract.json").unlink()
+    (tmp_path / "--strict").write_text(json.dumps({"$schema": SCHEMA, "version": 1, "name": "x", "rules": []}))
+    after = subprocess.run([sys.executable, "-m", "agent_invariants.hooks", "validate", "--", "--strict"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert after.returncode == 1   # after `--`, a file named like the option is a file, and this one is checked
+    assert after.stderr.startswith("agent-invariants: --strict")
     helped = run_hook("agent-invariants-validate", tmp_path, "--help")
     assert (helped.returncode, helped.stdout) == (0, "usage: python -m agent_invariants.hooks validate|lint [--strict] "
                                                      "FILE...\n")

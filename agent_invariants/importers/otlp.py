@@ -293,7 +293,7 @@ def _span(raw: _RawSpan, line: int, order: int) -> Span:
     status = raw.status
     if status is not None and status.code not in _STATUS_CODES:   # (read as no error, a failure would pass)
         raise _Problem("status.code", "expected 0, 1 or 2, or STATUS_CODE_UNSET, STATUS_CODE_OK or STATUS_CODE_ERROR")
-    error = status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
+    error = status is not None and status.code in _ERROR_CODES
     message = status.message if status is not None and status.message else None
     events = []
     for index, event in enumerate(raw.events):
@@ -305,9 +305,10 @@ def _span(raw: _RawSpan, line: int, order: int) -> Span:
     return span
 
 
-_STATUS_CODES = (None, 0, 1, 2, "0", "1", "2", "STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR", "UNSET",
-                 "OK", "ERROR")
-"""A span status's codes, as integers or names (with or without the prefix), or none."""
+_ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+_STATUS_CODES = (None, 0, 1, "0", "1", "STATUS_CODE_UNSET", "STATUS_CODE_OK", "UNSET", "OK", *_ERROR_CODES)
+"""A span status's codes, as integers or names (with or without the prefix), or none; the error's
+are `_ERROR_CODES`."""
 
 
 def _id(value: str, size: int, field: str) -> str:
