@@ -252,6 +252,29 @@ def test_junit_stays_well_formed_with_hostile_text(hostile):
     assert "x" in failure.get("message")
 
 
+def test_junit_bodies_keep_a_trace_line_break_on_its_line(cli, tmp_path):
+    """A tool named with a line break and a bidi override: the failure body of the rule (check) and
+    of the regression (compare) shows them as escapes, as the text report does, so that a CI log
+    printing the body meets no forged `::error` line and no override; violations stay one a line."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "kb", "kind": "allow_tools", "tools": ["kb.*"]})))
+    (tmp_path / "b.jsonl").write_text(jsonl(events({"type": "run.start"})))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "x\n::error title=forged::y"},
+                                                   {"type": "tool.call", "tool": "a\u202eb"})))
+    check = cli("check", "-c", "c.json", "-t", "t.jsonl", "--format", "junit")
+    assert check.returncode == 1, check.stderr
+    body = ET.fromstring(check.stdout).find("testsuite/testcase[@name='kb']/failure").text
+    assert body.split("\n") == [
+        "t.jsonl:1 seq 1: [allow_tools.not_allowed] Tool is outside the allowlist: x\\n::error title=forged::y.",
+        "t.jsonl:2 seq 2: [allow_tools.not_allowed] Tool is outside the allowlist: a\\u202eb."]
+    compare = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "t.jsonl", "--format", "junit")
+    assert compare.returncode == 1, compare.stderr
+    for line in compare.stdout.splitlines():
+        assert not line.startswith("::") and "\u202e" not in line, line
+    bodies = [failure.text for failure in ET.fromstring(compare.stdout).iter("failure")]
+    assert "Candidate introduced tool: x\\n::error title=forged::y, which the baseline never called " \
+           "(policy fail_on_new_tools). (t.jsonl:1)" in bodies
+
+
 def test_junit_handles_lone_surrogates_from_the_api():
     from agent_invariants.render import junit
     from agent_invariants.report import CheckReport, ContractRef, RuleResult, TraceSummary, Violation

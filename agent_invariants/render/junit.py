@@ -134,21 +134,21 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
     case = TestCase(_line(result.rule_id), classname=classname,
                     file=_line(trace) if first is not None else None,
                     line=first.line if first is not None else None)
-    listed = [_violation_line(v, trace) for v in result.violations]
+    listed = [inert(_violation_line(v, trace)) for v in result.violations]   # one line each
     left_out = result.violation_count - len(result.violations)
     if left_out:
         listed.append(f"… and {left_out} more (raise --max-violations to see them)")
     lines = "\n".join(listed)
     if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
         if listed:
-            case.stdout = _xml(f"inconclusive: {result.violation_count} violation(s) of {result.rule_id} that the "
+            case.stdout = _xml(f"inconclusive: {result.violation_count} violation(s) of {inert(result.rule_id)} that the "
                                f"rest of the run may yet settle (--partial)\n{lines}")
         return case
     if result.severity == "error":
         case.add_failure_info(message=_line(result.violations[0].message), output=_xml(lines),
                               failure_type=result.rule_kind)
     else:
-        case.stdout = _xml(f"warning: {result.violation_count} violation(s) of {result.rule_id}\n{lines}")
+        case.stdout = _xml(f"warning: {result.violation_count} violation(s) of {inert(result.rule_id)}\n{lines}")
     return case
 
 
@@ -162,7 +162,7 @@ def _regressions(report: CompareReport, names: _Classnames) -> TestSuite:
                         file=_line(trace) if regression.line is not UNSET else None,
                         line=regression.line if regression.line is not UNSET else None)
         where = f" ({trace}:{regression.line})" if regression.line is not UNSET else ""
-        case.add_failure_info(message=_line(regression.message), output=_xml(regression.message + where),
+        case.add_failure_info(message=_line(regression.message), output=_line(regression.message + where),
                               failure_type=regression.kind)
         cases.append(case)
     if not cases:
@@ -191,8 +191,9 @@ def _slug(text: str) -> str:
 
 
 def _xml(text: str) -> str:
-    """A test's output: what XML cannot hold replaced, the rest as it is (its lines, and the
-    messages as the JSON report gives them)."""
+    """A test's output, its lines each already escaped (`_line`, `inert`): what XML cannot hold
+    replaced. (A line break that a trace put in a name would forge a line of its own in a CI log
+    that prints the body: `::error ...`.)"""
     return _NOT_XML.sub("\ufffd", text)
 
 
@@ -215,9 +216,9 @@ def _stability(report: StabilityReport) -> TestSuite:
             return ", ".join(names[index] for index in indexes) or "none"
 
         types = "; ".join(f"{names[index]}: {'|'.join(entry.types[index])}" for index in entry.present_in)
-        case.add_failure_info(message=_line(f"{entry.path} is {entry.kind}-unstable"), output=_xml(
+        case.add_failure_info(message=_line(f"{entry.path} is {entry.kind}-unstable"), output=_line(
             f"present in {listed(entry.present_in)}; absent in {listed(entry.absent_in)}; unknown in "
-            f"{listed(entry.unknown_in)}\ntypes: {types}"), failure_type=entry.kind)
+            f"{listed(entry.unknown_in)}") + "\n" + _line(f"types: {types}"), failure_type=entry.kind)
         cases.append(case)
     if not report.measured:
         case = TestCase("output shape", classname="agent-invariants.stability")
