@@ -159,6 +159,20 @@ def test_trace_text_stays_text_however_it_is_written(cli, write):
         assert node.attrs.get("href", "#").startswith("#")
 
 
+@pytest.mark.parametrize("char", ["\u206a", "\u206f", "\ufff9", "\ufffb", "\U0001d173", "\U0001bca0", "\U00013430",
+                                  "\U000e0100", "\u180b", "\u2064"])
+def test_a_format_character_that_shows_nothing_is_an_escape(cli, write, char):
+    """'invisible characters shown as escapes': a tool name holding one reads as `pay\\u206a...`
+    in its row, never as a name that looks like another; a drawn number sign stays itself."""
+    write("c.json", contract({"id": "nothing-goes", "kind": "deny_tool", "tool": "*"}))
+    write("t.jsonl", jsonl(events({"type": "tool.call", "tool": f"pay{char}ments"},
+                                  {"type": "tool.call", "tool": "sum\u0600"})))
+    text, page = page_of(cli, "check", "--contract", "c.json", "--trace", "t.jsonl")
+    assert char not in text
+    escape = f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+    assert [cells(row)[3] for row in timeline_rows(page.by_id("s1"))] == [f"pay{escape}ments", "sum\u0600"]
+
+
 # -- a long trace: the neighbourhood of each finding, counted stretches elsewhere ---------------------
 
 def test_a_long_trace_shows_its_ends_each_finding_with_its_neighbours_and_marked_events(cli, write):
