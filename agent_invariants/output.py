@@ -174,6 +174,22 @@ def _write_all(handle: int, data: bytes, output: Path) -> None:
         fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
 
 
+def refuse_unwritable(output: str | Path, made: list[str] = []) -> None:   # noqa: B006 (never changed)
+    """Refuse, before any work, an `--output` that `write_output` would refuse at the end: a
+    folder, or a file in a folder that does not exist and that none of the files `made` before
+    the report (`record`'s trace, whose folders it creates) will make (`record` would have run
+    the agent and written its trace first)."""
+    if output == "-":
+        return
+    if os.path.isdir(output):
+        fail(f"{shown(output)}: is a directory")
+    folder = os.path.dirname(os.path.realpath(output))
+    if os.path.exists(output) or os.path.isdir(folder):
+        return
+    if not any(os.path.commonpath([folder, os.path.realpath(path)]) == folder for path in made):
+        fail(f"{shown(output)}: cannot write: no such folder")
+
+
 def refuse_input_as_output(output: Path | None, *inputs: str | Path | None) -> None:
     """Refuse an `--output` that is one of the input files, before reading anything: writing
     the report there would destroy the trace or contract (`-o` typed for `-t`, say)."""

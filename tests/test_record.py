@@ -1187,6 +1187,39 @@ def test_the_report_never_takes_the_place_of_a_trace_of_a_repeat(cli, write) -> 
     assert not (cli.cwd / "od" / "run-1.jsonl").exists()   # refused before the first run
 
 
+@pytest.mark.parametrize(("report", "said"), [("folder", "agent-invariants: folder: is a directory"),
+                                              ("missing/r.txt", "agent-invariants: missing/r.txt: cannot write: "
+                                                                "no such folder")])
+@pytest.mark.parametrize("repeat", [[], ["--repeat", "2", "--out-dir", "od"]])
+def test_an_output_that_cannot_be_written_is_refused_before_the_agent_runs(cli, write, report, said,
+                                                                           repeat) -> None:
+    """README, `--output`: a folder or a missing folder is refused "before anything is written":
+    the agent does not run (its side effects, a real server's calls), and no trace is written."""
+    write("c.json", V2)
+    write("fx.json", {"version": 1, "tools": {}})
+    (cli.cwd / "folder").mkdir()
+    agent = "open('ran', 'a').write('x'); " + DONE_AGENT
+    result = cli("record", "-c", "c.json", "--fixtures", "fx.json", "--fake-clock", *(repeat or ["--out", "t.jsonl"]),
+                 "--output", report, "--", sys.executable, "-c", agent)
+    assert (result.returncode, result.stderr, result.stdout) == (2, said + "\n", "")
+    assert not (cli.cwd / "ran").exists()
+    assert not (cli.cwd / "t.jsonl").exists() and not (cli.cwd / "od").exists()
+
+
+@pytest.mark.parametrize("run", [["--out", "new/deeper/t.jsonl"], ["--repeat", "2", "--out-dir", "new/deeper"]])
+def test_an_output_in_the_folder_the_trace_makes_is_written(cli, write, run) -> None:
+    """The folders of the trace are made before the report is written: a report beside the trace,
+    or in a folder above it, in folders that do not exist yet, is no missing folder."""
+    write("c.json", V2)
+    write("fx.json", {"version": 1, "tools": {}})
+    for report in ("new/deeper/report.json", "new/report.json"):
+        result = cli("record", "-c", "c.json", "--fixtures", "fx.json", "--fake-clock", "--force", *run,
+                     "--format", "json", "--output", report, "--", sys.executable, "-c",
+                     DONE_AGENT.replace('"run.completed"', '"run.completed", "output": 1'))
+        assert result.returncode == 0, result.stderr
+        assert json.loads((cli.cwd / report).read_text())["passed"] is True
+
+
 @pytest.mark.parametrize("out", ["answer.json", "input.json"])
 def test_force_never_replaces_a_file_fixture_or_an_input_file(cli, write, out) -> None:
     write("c.json", V2)

@@ -39,7 +39,7 @@ from agent_invariants.contract import Contract
 from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError
-from agent_invariants.output import input_at, same_file, shown
+from agent_invariants.output import input_at, refuse_unwritable, same_file, shown
 from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
@@ -303,9 +303,12 @@ def _refuse_input_as(option: str, path: str, inputs: list[str | None], what: str
 
 
 def refuse_report_at(report: str | None, files: list[str | None]) -> None:
-    """`--output` must name none of the files a run reads or writes (the trace it writes, its
+    """`--output` must be a place the report can be written (checked before the agent runs, not
+    after), and must name none of the files a run reads or writes (the trace it writes, its
     stderr log, a `$file` fixture…): the report would take the place of the trace it judges."""
     _refuse_file_of_run("--output", report, files, "the report")
+    if report is not None:
+        refuse_unwritable(report, [path for path in files if path is not None and path != "-"])
 
 
 def _refuse_file_of_run(option: str, written: str | None, files: list[str | None], what: str) -> None:
