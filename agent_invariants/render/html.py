@@ -67,9 +67,9 @@ _RULE_CHANGE = {"new": ("bad", "✗ newly failing"), "fixed": ("good", "✓ fixe
 # Kaithi number signs, which are drawn. Variation selectors, fillers and the Mongolian vowel
 # separator too.)
 _INVISIBLE = {code: f"\\u{code:04x}" for code in (0xAD, 0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810),
-                                                  0x200B, 0x200C, 0x200D, *range(0x2060, 0x2065), *range(0x206A, 0x2070),
-                                                  0x3164, 0xFEFF, 0xFFA0, *range(0xFE00, 0xFE10), 0xFFF9, 0xFFFA,
-                                                  0xFFFB)} \
+                                                  0x200B, 0x200C, 0x200D, *range(0x2060, 0x2065),
+                                                  *range(0x206A, 0x2070), 0x3164, 0xFEFF, 0xFFA0,
+                                                  *range(0xFE00, 0xFE10), 0xFFF9, 0xFFFA, 0xFFFB)} \
     | {code: f"\\U{code:08x}" for code in (*range(0x13430, 0x13440), *range(0x1BCA0, 0x1BCA4),
                                             *range(0x1D173, 0x1D17B), *range(0xE0000, 0xE0080),
                                             *range(0xE0100, 0xE01F0))}

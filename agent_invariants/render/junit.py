@@ -141,8 +141,8 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
     lines = "\n".join(listed)
     if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
         if listed:
-            case.stdout = _xml(f"inconclusive: {result.violation_count} violation(s) of {inert(result.rule_id)} that the "
-                               f"rest of the run may yet settle (--partial)\n{lines}")
+            case.stdout = _xml(f"inconclusive: {result.violation_count} violation(s) of {inert(result.rule_id)} "
+                               f"that the rest of the run may yet settle (--partial)\n{lines}")
         return case
     if result.severity == "error":
         case.add_failure_info(message=_line(result.violations[0].message), output=_xml(lines),
