@@ -462,15 +462,16 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
 
 
 
-def _render(report: AnyReport, run: _Run) -> None:
-    """Render the whole report in the chosen format and write it (never half of it)."""
+def _render(report: AnyReport, run: _Run, outputs: dict[int, tuple[int, int | None]] | None = None) -> None:
+    """Render the whole report in the chosen format and write it (never half of it). `outputs`:
+    `record --repeat`'s line of each run's final output."""
     from agent_invariants.render import RenderOptions, renderer
     from agent_invariants.sources import Sources
 
     options = run.options
     render_options = RenderOptions(
         color=wants_colour(options.color.value, to_terminal=options.output is None),
-        sources=Sources(report, run.source, loaded=run.contract, root=options.sarif_root),
+        sources=Sources(report, run.source, loaded=run.contract, root=options.sarif_root, outputs=outputs),
         anchor=options.sarif_anchor.value, category=options.category,
         detail="quiet" if options.quiet else "verbose" if options.verbose else "normal",
         timelines=_timelines(report, run) if options.format is Format.html else None)
@@ -806,7 +807,10 @@ def record(
 
         repeated = repeating.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
         first = repeated.runs[0]
-        _render(repeated.report, _recorded(_Run(first.loaded, first.contract, options, stamps={}), repeated.report))
+        outputs: dict[int, tuple[int, int | None]] = {
+            number: (run.output_line, None) for number, run in enumerate(repeated.runs) if run.output_line is not None}
+        _render(repeated.report, _recorded(_Run(first.loaded, first.contract, options, stamps={}), repeated.report),
+                outputs=outputs)
         raise typer.Exit(repeating.repeat_exit_code(repeated, safety_exit))
     recorded = recording.record(contract_path, command or [], settings, warn=_say)
     _render(recorded.report, _recorded(_Run(recorded.loaded, recorded.contract, options, stamps={}), recorded.report))

@@ -468,3 +468,40 @@ def test_text_renders_a_validated_contract_and_a_trace_summary():
                                     "tools: kb.search\n"
                                     "outcomes: 0 satisfied, 0 violated; final outcome: none\n"
                                     "completion claims: 0\n")
+
+
+def _mcp_session(session: str, tools: list[str], start: int) -> list[dict]:
+    def at(second: int) -> str:
+        return f"2026-12-02T01:51:{start + second:02d}.000000Z"
+
+    records = [{"ts": at(0), "session": session, "dir": "c2s",
+                "msg": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}},
+               {"ts": at(0), "session": session, "dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {}}}]
+    for number, tool in enumerate(tools, 1):
+        records += [{"ts": at(number), "session": session, "dir": "c2s", "msg": {
+                        "jsonrpc": "2.0", "id": 10 + number, "method": "tools/call",
+                        "params": {"name": tool, "arguments": {}}}},
+                    {"ts": at(number), "session": session, "dir": "s2c",
+                     "msg": {"jsonrpc": "2.0", "id": 10 + number, "result": {"content": []}}}]
+    return records
+
+
+def test_markdown_index_of_compare_run_all_names_each_run(cli, write):
+    """Two runs of one file are two rows of the index: each names its run, as text and HTML do."""
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell"}))
+    write("b.jsonl", jsonl(_mcp_session("s1", ["lookup"], 0) + _mcp_session("s2", ["lookup"], 10)))
+    write("k.jsonl", jsonl(_mcp_session("s1", ["lookup"], 20) + _mcp_session("s2", ["lookup", "shell"], 30)))
+    result = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--input-format", "mcp-log",
+                 "--run", "all", "--format", "markdown")
+    assert result.returncode == 1, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| `k.jsonl`")]
+    assert rows == ["| `k.jsonl` (run `s1`) | ✅ compatible | 0 |", "| `k.jsonl` (run `s2`) | ❌ regression | 2 |"]
+
+
+def test_markdown_of_compare_sends_left_out_violations_to_the_json_report(cli, write):
+    """A compare's SARIF holds its regressions, not the candidate's violations: the violations
+    Markdown leaves out are in the JSON report."""
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": "shell.exec"}] * 60)))
+    result = cli("compare", "-c", "c.json", "-b", "t.jsonl", "-k", "t.jsonl", "--format", "markdown")
+    assert result.stdout.splitlines()[-1] == "- … and 10 more (see the JSON report)"

@@ -101,6 +101,9 @@ class Recorded(NamedTuple):
     output: tuple[Any, bytes | None] = (None, None)
     """The run's final output as the rules saw it (raw, before redaction; `NO_OUTPUT` when it
     reported none), and its JSON text: what `--repeat` compares the runs by."""
+    output_line: int | None = None
+    """The line of the trace that holds the final output (None: none reported): where `--repeat`'s
+    SARIF results and GitHub annotations point."""
 
 
 def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str],
@@ -201,7 +204,10 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
         stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
         denied=len(session.denied))
     redactor.scrub(report)   # what the report quotes from the raw trace
-    return Recorded(report, source, loaded, final.output())
+    output = final.output()
+    index = final.terminal.index
+    line = judged.lines_of([index]).get(index) if output[1] is not None else None
+    return Recorded(report, source, loaded, output, line)
 
 
 def _as_written(writer: TraceWriter, judged: bytes, out: str) -> None:

@@ -25,7 +25,7 @@ from agent_invariants._safe import inert, log_safe
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions, text
 from agent_invariants.render.shared import AnyReport, failures, inconclusive, sections
-from agent_invariants.report import CheckReport, CompareReport, Regression, Violation
+from agent_invariants.report import CheckBatchReport, CheckReport, CompareReport, Regression, Violation
 from agent_invariants.stability import StabilityReport, describe, odd_one
 
 __all__ = ("render",)
@@ -45,6 +45,8 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
         else:
             lines += _check(section)
     lines += [f"::error file={_file_property(failure.trace)}::{_data(failure.error)}" for failure in failures(report)]
+    if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
+        lines += _stability_lines(report.stability, options)
     totals = log_safe(text.render(report, RenderOptions(detail="quiet")))   # names in it must not spell commands
     return "\n".join(lines) + ("\n" if lines else "") + totals
 
@@ -100,8 +102,14 @@ def _escaped(value: str) -> str:
 
 
 def _stability(report: StabilityReport, options: RenderOptions) -> str:
-    """One error per unstable path, on the final output's line of the run it shows best in, then
-    the text report."""
+    """The annotations of `_stability_lines`, then the text report."""
+    lines = _stability_lines(report, options)
+    return "\n".join(lines) + ("\n" if lines else "") + log_safe(text.render(report))
+
+
+def _stability_lines(report: StabilityReport, options: RenderOptions) -> list[str]:
+    """One error per unstable path, on the final output's line of the run it shows best in (a
+    warning when nothing could be measured)."""
     outputs = options.sources.outputs if options.sources is not None else {}
     traces = [run.trace for run in report.runs]
     lines = []
@@ -116,7 +124,7 @@ def _stability(report: StabilityReport, options: RenderOptions) -> str:
         lines.append(f"::error {','.join(properties)}::{_data(describe(entry, traces))}")
     if not report.measured:
         lines.append("::warning title=stability::Not measured: fewer than two traces report an output.")
-    return "\n".join(lines) + ("\n" if lines else "") + log_safe(text.render(report))
+    return lines
 
 
 def _mutate(report: MutateReport, options: RenderOptions) -> str:

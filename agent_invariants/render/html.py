@@ -27,7 +27,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.html_assets import SCRIPT, STYLE, csp
-from agent_invariants.render.shared import AnyReport, code_of, failures, inconclusive, is_batch, ok, sections
+from agent_invariants.render.shared import AnyReport, code_of, failures, inconclusive, is_batch, sections, verdict
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -36,6 +36,7 @@ from agent_invariants.report import (
     Regression,
     Violation,
 )
+from agent_invariants.stability import StabilityReport, describe
 from agent_invariants.timeline import Call, Counted, Gap, Missing, Row, Timeline, Timelines, align, detailed, take_turns
 
 __all__ = ("INDEX_BYTES", "LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "RULES_BYTES", "TIMELINE_BYTES", "render")
@@ -105,7 +106,7 @@ class _Page:
 
     def html(self) -> str:
         report = self.report
-        title = f"agent-invariants: {inert(report.contract.name, 200)}: {_verdict_word(report)}"
+        title = f"agent-invariants: {inert(report.contract.name, 200)}: {verdict(report)}"
         chosen = detailed(report)
         index = self.index(chosen) if is_batch(report) else []   # first: it has a budget of its own
         drawn: list[str] = []
@@ -115,6 +116,8 @@ class _Page:
                     self.check(section, f"s{number}", heading="h2", batch=is_batch(report))
         body = [f"<header><h1>{_t(title)}</h1>",
                 f"<p>{_verdict(report)} {_t(_counts(report))}</p></header>", "<main>"]
+        if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
+            body += self.stability(report.stability)
         body += index + drawn
         if is_batch(report) and len(chosen) < len(sections(report)):
             body.append(f'<p class="note">{len(sections(report)) - len(chosen):,} more sections are not drawn: a page '
@@ -152,6 +155,32 @@ class _Page:
             lines.append(f'<p class="note">{left:,} more traces are not listed here: the report in another format '
                          "lists them all.</p>")
         return [*lines, "</nav>"]
+
+    def stability(self, report: StabilityReport) -> list[str]:
+        """`record --repeat`: whether the runs' final outputs kept one shape, and each path that
+        did not, naming the runs on each side."""
+        traces = [run.trace for run in report.runs]
+        reporting = sum(1 for run in report.runs if run.reporting)
+        if not report.measured:
+            mark = '<span class="verdict warn">⚠ not measured</span>'
+            said = f"{reporting} of {len(traces):,} runs report an output; 2 are needed"
+        elif report.stable:
+            mark = '<span class="verdict good">✓ stable</span>'
+            said = f"{reporting} of {len(traces):,} runs report an output, all of one shape"
+        else:
+            mark = '<span class="verdict bad">✗ unstable</span>'
+            said = f"{reporting} of {len(traces):,} runs report an output; " + \
+                _count(len({entry.path for entry in report.unstable}), "unstable path")
+        items = self.fitting("list", (f'<li><span class="finding bad">✗ {_t(entry.path, 300)} ({entry.kind})</span> '
+                                      f"{_t(describe(entry, traces), 1000)}</li>" for entry in report.unstable))
+        lines = ['<section id="stability" aria-labelledby="stability-h">',
+                 f'<h2 id="stability-h">Final output stability {mark}</h2>', f"<p>{_t(said)}</p>"]
+        if items:
+            lines.append(f'<ul class="findings">{"".join(items)}</ul>')
+        if len(items) < len(report.unstable):
+            lines.append(f'<p class="note">{len(report.unstable) - len(items):,} more unstable paths are not '
+                         "listed: the report in another format lists them all.</p>")
+        return [*lines, "</section>"]
 
     def fitting(self, budget: str, rows: Iterable[str]) -> list[str]:
         """The first rows that fit the budget."""
@@ -387,15 +416,14 @@ class _Page:
 
 
 def _verdict(report: AnyReport) -> str:
-    """The verdict of a report, a trace's or a pair's, in a symbol and a word."""
-    good = ok(report)
-    return f'<span class="verdict {"good" if good else "bad"}">{"✓" if good else "✗"} {_verdict_word(report)}</span>'
+    """The verdict of a report, a trace's or a pair's, in a symbol and a word (`shared.verdict`)."""
+    word = verdict(report)
+    look, mark = _LOOK[word]
+    return f'<span class="verdict {look}">{mark} {word}</span>'
 
 
-def _verdict_word(report: AnyReport) -> str:
-    if isinstance(report, (CompareReport, CompareBatchReport)):
-        return "compatible" if ok(report) else "regression"
-    return "passed" if ok(report) else "failed"
+_LOOK = {"passed": ("good", "✓"), "compatible": ("good", "✓"), "failed": ("bad", "✗"), "regression": ("bad", "✗"),
+         "unstable": ("bad", "✗"), "incomplete": ("warn", "⚠")}
 
 
 def _counts(report: AnyReport) -> str:

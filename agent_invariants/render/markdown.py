@@ -20,7 +20,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, inconclusive, ok, place, plural, sections
+from agent_invariants.render.shared import AnyReport, code_of, inconclusive, place, plural, sections, verdict
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -38,6 +38,8 @@ MAX_VIOLATIONS = 50
 # (- + 1.) are harmless; @ and # are escaped so names cannot mention people or link issues.
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#@!])")
 _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("warning", False): "⚠️ warning"}
+_MARKS = {"passed": "✅", "compatible": "✅", "failed": "❌", "regression": "❌", "unstable": "❌", "incomplete": "⚠️"}
+"""The mark beside each verdict (`shared.verdict`)."""
 _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "❌ still failing", "passing": "passing"}
 
 
@@ -59,18 +61,18 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
 def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
     """An overview table of the traces, then each trace's own summary one level down."""
     checking = isinstance(report, CheckBatchReport)
-    good = ok(report)
-    verdict = ("passed" if good else "failed") if checking else ("compatible" if good else "regression")
-    lines = [f"## {'✅' if good else '❌'} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
+    word = verdict(report)
+    lines = [f"## {_MARKS[word]} agent-invariants: {_text(report.contract.name)}: {word}", ""]
     if isinstance(report, CheckBatchReport):
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
         lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')}{_run(section)} | "
-                  f"{'✅ passed' if section.passed else '❌ failed'} | "
+                  f"{_MARKS[verdict(section)]} {verdict(section)} | "
                   f"{section.error_count} | {section.warning_count} |"
                   for section in report.reports]
     else:
         lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
-        lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events')} | "
+        lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events')}"
+                  f"{_run(section.candidate)} | "
                   f"{'✅ compatible' if section.compatible else '❌ regression'} | {len(section.regressions)} |"
                   for section in report.reports]
     lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
@@ -88,11 +90,8 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
 
 
 def _check(report: CheckReport, level: int, title: str | None = None) -> list[str]:
-    mark = "✅" if report.passed else "❌"
-    verdict = "passed" if report.passed else "failed"
-    if report.passed and report.record is not UNSET and report.record.findings:
-        mark, verdict = "⚠️", "incomplete"   # the rules passed, but the run did not test its scenario
-    heading = title or f"{mark} agent-invariants: {_text(report.contract.name)} {verdict}"
+    word = verdict(report)
+    heading = title or f"{_MARKS[word]} agent-invariants: {_text(report.contract.name)} {word}"
     lines = [f"{'#' * level} {heading}", "", _counts(report), ""]
     lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
     for result in report.results:
@@ -119,17 +118,18 @@ def _record(run: RecordInfo) -> list[str]:
     return lines
 
 
-def _violations(report: CheckReport) -> list[str]:
-    """The first `MAX_VIOLATIONS` kept violations, then one line for the rest: those the JSON and
-    SARIF reports hold, and those the rules left out (`--max-violations`)."""
+def _violations(report: CheckReport, holders: str = "JSON or SARIF report") -> list[str]:
+    """The first `MAX_VIOLATIONS` kept violations, then one line for the rest: those the reports
+    in other formats hold (`holders`: a compare's SARIF holds its regressions, not the candidate's
+    violations), and those the rules left out (`--max-violations`)."""
     shown = report.violations[:MAX_VIOLATIONS]
     lines = [_violation(v, report) for v in shown]
     kept, total = len(report.violations), report.error_count + report.warning_count
     if total > kept:
-        elsewhere = f"{kept - len(shown)} in the JSON or SARIF report; " if kept > len(shown) else ""
+        elsewhere = f"{kept - len(shown)} in the {holders}; " if kept > len(shown) else ""
         lines.append(f"- … and {total - len(shown)} more ({elsewhere}raise --max-violations to see them)")
     elif kept > len(shown):
-        lines.append(f"- … and {kept - len(shown)} more (see the JSON or SARIF report)")
+        lines.append(f"- … and {kept - len(shown)} more (see the {holders})")
     return lines
 
 
@@ -155,8 +155,8 @@ def _violation(violation: Violation, report: CheckReport) -> str:
 
 
 def _compare(report: CompareReport) -> list[str]:
-    mark, verdict = ("✅", "compatible") if report.compatible else ("❌", "regression")
-    lines = [f"## {mark} agent-invariants: {_text(report.contract.name)}: {verdict}", ""]
+    word = verdict(report)
+    lines = [f"## {_MARKS[word]} agent-invariants: {_text(report.contract.name)}: {word}", ""]
     lines += [f"- Baseline: {_counts(report.baseline)}", f"- Candidate: {_counts(report.candidate)}", ""]
     if report.regressions:
         lines += ["### Regressions", ""]
@@ -173,7 +173,7 @@ def _compare(report: CompareReport) -> list[str]:
                      f"({change.baseline_violations}) | {change.candidate} ({change.candidate_violations}) | "
                      f"{_change(change.change, change.severity)} |")
     if report.candidate.violations:
-        lines += ["", "### Candidate violations", ""] + _violations(report.candidate)
+        lines += ["", "### Candidate violations", ""] + _violations(report.candidate, "JSON report")
     return lines
 
 

@@ -46,6 +46,7 @@ from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
 from agent_invariants.report import (
     BatchFailure,
+    CheckBatchReport,
     CheckReport,
     CompareReport,
     RecordFinding,
@@ -98,7 +99,22 @@ def render(report: AnyReport | StabilityReport | LintReport | MutateReport, opti
     if failures(report):
         run.invocations = [_unreadable(failures(report))]
     run.properties = _truncation(builder)
+    if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
+        _add_stability(run, _stability(report.stability, options.sources or Sources()))
     return _log(run, options.category)
+
+
+def _add_stability(run: om.Run, stability: om.Run) -> None:
+    """`record --repeat`: the results, descriptors, properties and notice of the runs' stability
+    (`_stability`) added to the run of their checks."""
+    offset = len(run.tool.driver.rules)
+    run.tool.driver.rules = [*run.tool.driver.rules, *stability.tool.driver.rules]
+    for result in stability.results:
+        result.rule_index += offset
+    run.results = [*run.results, *stability.results]
+    run.properties = {**(run.properties or {}), **stability.properties}
+    if stability.invocations:
+        run.invocations = [*(run.invocations or []), *stability.invocations]
 
 
 def _log(run: om.Run, category: str | None) -> str:

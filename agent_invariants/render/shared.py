@@ -24,7 +24,7 @@ from agent_invariants.report import (
 )
 
 __all__ = ("AnyReport", "checks", "code_of", "failures", "first_violations", "is_batch", "ok", "place", "plural",
-           "sections", "warning_count")
+           "sections", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -55,6 +55,29 @@ def checks(report: AnyReport) -> list[CheckReport]:
 def ok(report: AnyReport) -> bool:
     """The verdict: a check (or batch of checks) passed, a comparison (or batch) is compatible."""
     return report.passed if isinstance(report, (CheckReport, CheckBatchReport)) else report.compatible
+
+
+def verdict(report: AnyReport) -> str:
+    """The word every format heads a report (or a batch's section) with, which says what the exit
+    code says. A comparison is `compatible` or a `regression`; a check `passed` or `failed`, and:
+
+    - a run of `record` whose rules passed is `incomplete` when the run did not test its
+      scenario (a finding: the agent crashed or was stopped, a fixture or an approval missed);
+    - `record --repeat` is `unstable` when the runs passed but their final outputs changed shape,
+      and `incomplete` when some run was, or when fewer than two runs reported an output."""
+    if isinstance(report, (CompareReport, CompareBatchReport)):
+        return "compatible" if report.compatible else "regression"
+    if not report.passed:
+        return "failed"
+    if isinstance(report, CheckReport):
+        return "incomplete" if report.record is not UNSET and report.record.findings else "passed"
+    stability = report.stability
+    if stability is not UNSET and stability.measured and not stability.stable:
+        return "unstable"
+    if (stability is not UNSET and not stability.measured) or any(verdict(part) == "incomplete"
+                                                                for part in report.reports):
+        return "incomplete"
+    return "passed"
 
 
 def warning_count(report: AnyReport) -> int:

@@ -35,7 +35,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural
+from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural, verdict
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -104,21 +104,31 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
             lines += _section(section, paint, all_rules=False) + [""]
     for failure in report.failures if detail != "quiet" else ():
         lines += [f"{paint('ERROR', _RED + _BOLD)}  {inert(failure.trace)}", f"      {inert(failure.error)}", ""]
-    good = sum(1 for section in report.reports if ok(section))
-    bad = len(report.reports) - good
+    words = [verdict(section) for section in report.reports]
+    good = sum(1 for word in words if word in ("passed", "compatible"))
+    incomplete = words.count("incomplete")   # (record --repeat)
+    bad = len(report.reports) - good - incomplete
     unreadable = f", {len(report.failures)} unreadable" if report.failures else ""
     if isinstance(report, CheckBatchReport):
-        verdict = _verdict(paint, ok(report), "PASS", "FAIL")
-        tally = [f"{plural(report.traces, 'trace')}: {good} passed, {bad} failed{unreadable}",
+        headline = _WORDS[verdict(report)](paint)
+        tally = [f"{plural(report.traces, 'trace')}: {good} passed, {bad} failed"
+                 f"{f', {incomplete} incomplete' if incomplete else ''}{unreadable}",
                  plural(report.error_count, "error"), plural(report.warning_count, "warning")]
     else:
-        verdict = _verdict(paint, ok(report), "COMPATIBLE", "REGRESSION")
+        headline = _verdict(paint, ok(report), "COMPATIBLE", "REGRESSION")
         tally = [f"{plural(report.pairs, 'pair')}: {good} compatible, {bad} regressed{unreadable}",
                  plural(report.regressions, "regression")]
-    lines.append(f"{verdict}  {inert(report.contract.name)}  {' · '.join(tally)}")
+    lines.append(f"{headline}  {inert(report.contract.name)}  {' · '.join(tally)}")
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
-        lines += [""] + _stability(report.stability, paint)
+        stability = _stability(report.stability, paint)
+        lines += [""] + (stability[:1] if detail == "quiet" else stability)
     return lines
+
+
+_WORDS: dict[str, Callable[[Paint], str]] = {
+    "passed": lambda paint: paint("PASS", _GREEN + _BOLD), "failed": lambda paint: paint("FAIL", _RED + _BOLD),
+    "unstable": lambda paint: paint("UNSTABLE", _RED + _BOLD), "incomplete": lambda paint: paint("INCOMPLETE", _YELLOW)}
+"""A check's (or a batch of checks') verdict as the text report heads it (`shared.verdict`)."""
 
 
 def _has_findings(section: CheckReport | CompareReport) -> bool:
@@ -143,10 +153,7 @@ def _painter(color: bool) -> Paint:
 
 
 def _check(report: CheckReport, paint: Paint, quiet: bool, all_rules: bool = True) -> list[str]:
-    verdict = _verdict(paint, report.passed, "PASS", "FAIL")
-    if report.passed and report.record is not UNSET and report.record.findings:
-        verdict = paint("INCOMPLETE", _YELLOW)   # the rules passed, but the run did not test its scenario
-    lines = [f"{verdict}  {inert(report.contract.name)}"]
+    lines = [f"{_WORDS[verdict(report)](paint)}  {inert(report.contract.name)}"]
     if report.trace is not UNSET:
         run = "" if report.run is UNSET else f" (run {inert(report.run)})"
         lines.append(f"      trace {inert(report.trace)}{run}")
