@@ -505,3 +505,14 @@ def test_markdown_of_compare_sends_left_out_violations_to_the_json_report(cli, w
     write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": "shell.exec"}] * 60)))
     result = cli("compare", "-c", "c.json", "-b", "t.jsonl", "-k", "t.jsonl", "--format", "markdown")
     assert result.stdout.splitlines()[-1] == "- … and 10 more (see the JSON report)"
+
+
+def test_markdown_shows_a_line_break_in_a_name_as_an_escape(cli, write):
+    """README: a line break that a trace smuggles into a message is shown as `\\n`, as in every
+    format: `x\\ny`, `x y` and `x\\u2028y` are three tools in Markdown too, each on one line."""
+    write("c.json", contract({"id": "kb", "kind": "allow_tools", "tools": ["kb.*"]}))
+    write("t.jsonl", jsonl(events(*[{"type": "tool.call", "tool": tool} for tool in ("x\ny", "x y", "x\u2028y")])))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "--format", "markdown")
+    listed = [line for line in result.stdout.splitlines() if line.startswith("- ❌")]
+    assert [line.split("allowlist: ")[1] for line in listed] == ["x\\\\ny.", "x y.", "x\\\\u2028y."]
+    assert "\u2028" not in result.stdout

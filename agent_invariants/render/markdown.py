@@ -184,17 +184,18 @@ def _change(change: str, severity: str) -> str:
 
 
 def _text(text: str) -> str:
-    """Plain text inside Markdown: control and bidirectional characters escaped (`inert`),
-    HTML-escaped, Markdown punctuation backslashed, one line."""
-    text = inert(" ".join(text.split()))
+    """Plain text inside Markdown: control and bidirectional characters escaped (`inert`: a line
+    break shows as `\\n`, so the text stays one line and `x\\ny` never reads as `x y`),
+    HTML-escaped, Markdown punctuation backslashed."""
+    text = inert(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", text)
 
 
 def _code(text: str) -> str:
     """`text` as an inline code span that cannot be broken out of, even inside a table (control
-    and bidirectional characters escaped)."""
-    text = inert(" ".join(text.split())).replace("|", "\\|")
+    and bidirectional characters escaped, a line break as `\\n`)."""
+    text = inert(text).replace("|", "\\|")
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
