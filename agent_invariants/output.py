@@ -16,7 +16,7 @@ import io
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -174,7 +174,7 @@ def _write_all(handle: int, data: bytes, output: Path) -> None:
         fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
 
 
-def refuse_unwritable(output: str | Path, made: list[str] = []) -> None:   # noqa: B006 (never changed)
+def refuse_unwritable(output: str | Path, made: Iterable[str] = ()) -> None:
     """Refuse, before any work, an `--output` that `write_output` would refuse at the end: a
     folder, or a file in a folder that does not exist and that none of the files `made` before
     the report (`record`'s trace, whose folders it creates) will make (`record` would have run
