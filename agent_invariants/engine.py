@@ -145,7 +145,6 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
             calls.close()
     for calls in shared:
         mark_prevented(rules, calls.denied)
-    _caused_by(rules)
     normal = {rule.id for rule in rules if rule.checked_nothing_is_normal}
     nothing = checked_nothing(results, normal)
     if strict:
@@ -156,11 +155,12 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     liveness = [_liveness(rule, result, mark=partial) for rule, result in zip(rules, results, strict=True)] \
         if partial or count_safety else [0] * len(results)
     inconclusive = liveness if partial else [0] * len(results)
+    _caused_by(rules, inconclusive)
+    counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]
     violations = [violation for result in results for violation in result.violations]
     notices = _trace_notices(events, spelling, source, counter) + nothing
     _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)
-    counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]
     errors = sum(count for result, count in zip(results, counted, strict=True) if result.severity == "error")
     cut = total > len(violations)
     report = CheckReport(
@@ -215,10 +215,13 @@ def _shared_calls(rules: list[Rule], *, always: bool) -> list[Calls]:
     return [calls]
 
 
-def _caused_by(rules: list[Rule]) -> None:
+def _caused_by(rules: list[Rule], inconclusive: list[int]) -> None:
     """When an output_schema rule fails, every violation of another rule that read the final
-    output names it as `caused_by` (the first such rule in contract order); nothing is dropped."""
-    cause = next((rule.id for rule in rules if rule.judges_output_shape and rule.violation_count), None)
+    output names it as `caused_by` (the first such rule in contract order); nothing is dropped.
+    Under `--partial`, an output_schema rule whose violations are all `inconclusive` (each
+    rule's count of them) has not failed, and causes nothing."""
+    cause = next((rule.id for rule, left_out in zip(rules, inconclusive, strict=True)
+                  if rule.judges_output_shape and rule.violation_count > left_out), None)
     if cause is None:
         return
     for rule in rules:

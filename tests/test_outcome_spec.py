@@ -506,6 +506,20 @@ def test_caused_by_names_the_first_failing_output_schema_in_contract_order(run):
     assert out.single("output_match.mismatch", "m")["caused_by"] == "s2"
 
 
+def test_an_output_schema_whose_violations_are_inconclusive_causes_nothing(cli, tmp_path):
+    """§3.7: "when it fails", the others get `caused_by`. Under `--partial` an output_schema
+    rule whose violations are all inconclusive passes: nothing names it."""
+    write_contract(tmp_path, [om({"a": 1}, "m"), osch({"type": "array"}, "shape")], 2)
+    write_trace(tmp_path, (done({"a": 2}),))
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json", "--partial")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [(v["rule_id"], v["status"], v.get("caused_by")) for v in report["violations"]] == [
+        ("m", "inconclusive", None), ("shape", "inconclusive", None)]
+    full = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json")
+    assert [v.get("caused_by") for v in json.loads(full.stdout)["violations"]] == ["shape", None]
+
+
 def test_an_output_schemas_output_missing_causes_output_matchs(run):
     out = run([om({"total": 40}, "m"), osch({"type": "object"}, "shape"),
                {"id": "tc", "kind": "tool_calls", "tool": "refund", "matches_output_length": "items"}],
