@@ -46,7 +46,10 @@ def contract_problems(document: Any, contract_type: type, compare_type: type,
     if not isinstance(document, dict):
         yield Problem("$", f"expected a JSON object, got {json_type(document)}")
         return
-    version = 2 if document.get("version") == 2 and type(document.get("version")) is int else 1
+    # The rules are read as version 1 only when the contract says version 1: a version that is
+    # missing or wrong is its own one problem, not also one for each version-2 kind or field.
+    given = document.get("version")
+    version = 1 if given == 1 and type(given) is not bool else 2
     fields = _fields(contract_type)
     yield from _unknown_keys(document, "$", list(fields), set())
     for name, field in fields.items():

@@ -200,6 +200,19 @@ def test_a_version_other_than_1_or_2_is_refused_at_dollar_version(cli, write, ve
     assert names_contract_path(line, "$.version"), line
 
 
+@pytest.mark.parametrize("version", [3, "2", True, None], ids=["3", "string-2", "true", "missing"])
+def test_a_wrong_version_is_its_one_problem_not_one_per_version_2_kind(cli, write, version):
+    """A contract's `version` that is missing or wrong is one line naming `$.version` (or `$`):
+    its version-2 kinds are not refused on top of it as if the contract said version 1."""
+    document = {**v1_contract(rule(kind="tool_order", tools=["a"])), "version": version}
+    if version is None:
+        del document["version"]
+    result = run_check(cli, write, document, events({"type": "run.completed"}))
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert NEEDS_V2 not in line and ("$.version" in line or "missing required field `version`" in line), line
+
+
 # ----------------------------------------------------------------------------------------------
 # event fields under version 2 (§1 and point 16): checked on every event carrying them, whatever
 # its type; a bad one is `t.jsonl:<line>: $.<field>: …` and exit 2; version 1 ignores them all
