@@ -66,7 +66,8 @@ class ResultSize(Rule):
     - `result_size.result_missing` (status `unresolved`): the result event has no `result`, at the
       result, unless `on_missing` is `skip`.
 
-    `checked` counts the results measured; a trace without any passes as vacuous. Calls that never
+    `checked` counts the results of matching calls, with or without a `result` to measure (with
+    `on_missing: skip` too); a trace without any passes as vacuous. Calls that never
     got a result are tool_result_required's business.
 
     ## Why it matters
