@@ -153,3 +153,37 @@ def github_profile_problems(log: dict) -> list[str]:
             if not result.get("partialFingerprints", {}).get("primaryLocationLineHash"):
                 problems.append(f"{where}: no primaryLocationLineHash")
     return problems
+
+
+def schema_message(error: Any) -> str:
+    """A jsonschema error's message as reports write it (the spec leaves the text free; reports
+    quote values in JSON): each value it quotes in Python's spelling (`None`, `'a'`, `{'k': None}`:
+    the instance, the keyword's value and its items, the instance's keys, type names) in JSON's,
+    first place found; numbers are spelt alike."""
+    text: str = error.message
+    value = error.validator_value
+    quoted = [error.instance, value, *(value if isinstance(value, list) else []),
+              *(error.instance if isinstance(error.instance, dict) else []),
+              *(word for word in ("object", "array", "string", "number", "integer", "boolean", "null")
+                if repr(word) in text)]
+    for item in quoted:
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            continue
+        try:
+            spelt = json.dumps(_integral(item), separators=(",", ":"), sort_keys=True, ensure_ascii=False,
+                               allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        text = text.replace(repr(item), spelt, 1)
+    return text
+
+
+def _integral(value: Any) -> Any:
+    """`value` with its integral floats as integers, as RFC 8785 writes them (`[1.0]` is `[1]`)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    return value

@@ -37,6 +37,8 @@ from agent_invariants.api import check_trace
 from agent_invariants.contract import load_contract
 from agent_invariants.errors import InputError
 
+from support import schema_message
+
 Json = Any
 Violation = dict[str, Any]
 
@@ -402,7 +404,7 @@ def model_rule(rule: dict[str, Any], trace: Trace) -> tuple[int, list[Violation]
     if kind == "output_schema":
         validator = jsonschema.Draft202012Validator(rule["schema"])
         errors = [{"pointer": "/output" + "".join("/" + pointer_token(p) for p in e.absolute_path),
-                   "message": cut(e.message)} for e in validator.iter_errors(output)]
+                   "message": cut(schema_message(e))} for e in validator.iter_errors(output)]
         if not errors:
             return 1, [], True
         errors = errors[:20]

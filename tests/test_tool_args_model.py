@@ -63,6 +63,7 @@ from hypothesis import strategies as st
 from agent_invariants import ContractError, TraceError, check_trace
 from agent_invariants.render.json import to_json
 from tests.models import ABSENT, glob, picked, read_path, same, same_violations
+from tests.support import schema_message
 
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
@@ -392,7 +393,7 @@ def schema_errors(schema: dict[str, Any], args: dict[str, Any]) -> list[dict[str
         pointer = "/args"
         for segment in error.absolute_path:
             pointer = child(pointer, segment)
-        errors.append({"pointer": pointer, "message": error.message})
+        errors.append({"pointer": pointer, "message": schema_message(error)})
     return errors[:LIST_CAP]
 
 

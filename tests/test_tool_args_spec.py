@@ -344,7 +344,20 @@ def test_a_schema_may_nest_as_deep_as_the_contract_may(run):
     out = run(rule(schema={"properties": {"rows": schema}}), subject({"rows": nested}))
     [error] = out.single("schema")["evidence"]["errors"]
     assert error["pointer"].startswith("/args/rows" + "/0" * 80)   # (a long pointer is cut, ending in …)
-    assert error["message"] == "'x' is not of type 'integer'"
+    assert error["message"] == '"x" is not of type "integer"'
+
+
+def test_schema_errors_quote_values_as_json(run):
+    """Schema errors are read beside JSON evidence: the values they quote are JSON (`null`,
+    `true`, `{"k":null}`, `"a"`), not Python's `None`, `True`, `{'k': None}`, `'a'`."""
+    schema = {"type": "object", "required": ["id"], "additionalProperties": False,
+              "properties": {"id": {}, "mode": {"enum": ["a", None]}, "note": {"type": ["string", "null"]},
+                             "meta": {"const": {"k": None}}}}
+    out = run(rule(schema=schema), subject({"mode": True, "note": False, "meta": {"k": 1}, "extra": None}))
+    messages = [error["message"] for error in out.single("schema")["evidence"]["errors"]]
+    assert sorted(messages) == sorted([
+        '"id" is a required property', 'true is not one of ["a",null]', 'false is not of type "string", "null"',
+        '{"k":null} was expected', 'Additional properties are not allowed ("extra" was unexpected)'])
 
 
 def test_distinct_paths_form_one_composite_key(run):

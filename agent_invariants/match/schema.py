@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants._safe import VALUE_LIMIT, inert
+from agent_invariants.match.canonical import canonical
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import FieldProblem
@@ -66,7 +67,7 @@ class ArgsSchema:
                 errors = list(itertools.islice(self._validator.iter_errors(args), most))
             for error in errors:
                 found.append({"pointer": pointer(tuple(error.absolute_path)),
-                              "message": inert(error.message, VALUE_LIMIT)})
+                              "message": inert(_in_json(error), VALUE_LIMIT)})
         except _unusable_errors() as exc:
             found.append({"pointer": "", "message": f"the schema cannot be applied: {_why(exc)}"})
         return found
@@ -79,6 +80,31 @@ class ArgsSchema:
         except _unusable_errors() as exc:
             return _why(exc)
         return None
+
+
+def _in_json(error: Any) -> str:
+    """The validator's message with the values it quotes written as JSON, as the rest of a report
+    writes them: `null is not of type "object"`, not Python's `None is not of type 'object'`. The
+    values are the error's instance, the schema's value for the keyword, and (for `required` and
+    `additionalProperties`) the property names; each is replaced where its Python form is first
+    found (numbers are spelt alike, and left as they are)."""
+    message: str = error.message
+    quoted: list[Any] = [error.instance, error.validator_value]
+    if isinstance(error.validator_value, list):
+        quoted += error.validator_value
+    if isinstance(error.instance, dict):
+        quoted += list(error.instance)
+    quoted += [word for word in ("object", "array", "string", "number", "integer", "boolean", "null")
+               if repr(word) in message]
+    for value in quoted:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            continue
+        try:
+            spelled = canonical(value)
+        except (TypeError, ValueError):   # holds something that is not JSON: kept as it is
+            continue
+        message = message.replace(repr(value), spelled, 1)
+    return message
 
 
 @contextlib.contextmanager
