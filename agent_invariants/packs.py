@@ -34,7 +34,7 @@ from agent_invariants.contract_source import (
     read_limited,
 )
 from agent_invariants.errors import ContractError, closest, did_you_mean, suggest
-from agent_invariants.validation import MAX_RULES, Problem, rule_problems
+from agent_invariants.validation import MAX_RULES, NEEDS_VERSION_2, Problem, rule_problems
 
 __all__ = ("MAX_EXTENDS_DEPTH", "MAX_PACK_LOADS", "PACK_PREFIX", "available_packs", "pack_path", "resolve_extends")
 
@@ -78,7 +78,8 @@ def resolve_extends(document: dict[str, Any], label: str, base: str, rule_types:
     that is a path is refused without a look at the filesystem. The path of each pack file read is
     added to `files`, when given (an output must not replace one)."""
     own = document.get("rules")
-    return _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0, files).merged(
+    version = 1 if document.get("version") == 1 else 2   # (checked already: 1 or 2)
+    return _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0, files, version).merged(
         document, label, base)
 
 
@@ -98,8 +99,9 @@ class _Extends:
     there."""
 
     def __init__(self, rule_types: dict[str, type], pack_paths: bool, own_rules: int,
-                 files: list[str] | None) -> None:
+                 files: list[str] | None, version: int) -> None:
         self.rule_types = rule_types
+        self.version = version   # the contract's: a pack's rules are read as its own are
         self.pack_paths = pack_paths
         self.files = files
         self.packs_loaded = 0
@@ -151,9 +153,13 @@ class _Extends:
             raise ContractError(entry.label, entry.path, f"more than {MAX_RULES:,} rules with the packs loaded "
                                                          f"through extends (at most {MAX_RULES:,} rules in all)")
         problems = first_problems(problem for position, rule in enumerate(pack["rules"])
-                                  for problem in rule_problems(rule, self.rule_types, f"$.rules[{position}]"))
-        if problems:
-            raise contract_error(label, problems, source)
+                                  for problem in rule_problems(rule, self.rule_types, f"$.rules[{position}]",
+                                                               self.version))
+        if problems:   # (a pack has no version: the contract that extends it says which)
+            raise contract_error(label, [problem._replace(message=f"{problem.message} in the contract that extends "
+                                                                  "this pack")
+                                         if problem.message.endswith(NEEDS_VERSION_2) else problem
+                                         for problem in problems], source)
         return pack
 
 

@@ -99,6 +99,23 @@ def test_a_broken_pack_is_reported_in_its_own_file_with_the_line(write, cli):
         "agent-invariants: pack.json:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
 
 
+def test_a_version_2_rule_in_a_pack_of_a_version_1_contract_is_reported_in_the_pack(write, cli):
+    """The pack's own file, line and JSON path, not the contract's rule at the same position (a
+    rule of its own that had no problem), and what to change: the contract's version."""
+    write("pack.json", '{\n  "rules": [\n    {"id": "t", "kind": "tool_args", "tool": "x", "match": {"a": 1}}\n'
+                       '  ]\n}\n')
+    write("contract.json", '{\n  "version": 1,\n  "name": "c",\n  "extends": ["pack.json"],\n'
+                           '  "rules": [\n    {"id": "own", "kind": "deny_tool", "tool": "a"}\n  ]\n}\n')
+    result = cli("validate", "--contract", "contract.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        'agent-invariants: pack.json:3: $.rules[0].kind: the rule kind tool_args needs "version": 2 in the contract '
+        "that extends this pack"]
+    write("contract.json", {"version": 2, "name": "c", "extends": ["pack.json"],
+                            "rules": [{"id": "own", "kind": "deny_tool", "tool": "a"}]})
+    assert cli("validate", "--contract", "contract.json").returncode == 0
+
+
 def test_a_pack_is_named_as_the_user_would_name_it_from_the_current_folder(write, cli):
     """Relative to the current folder when inside it (no machine path in the message), and the
     whole path, without `..` steps, when outside."""
