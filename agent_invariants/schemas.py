@@ -181,8 +181,8 @@ def _condition_definition() -> dict[str, Any]:
              "properties": {"outcome": {
                  "type": "object", "required": ["outcome_id", "verdict"], "additionalProperties": False,
                  "description": "The last matching outcome.observed has this verdict.",
-                 "properties": {"outcome_id": {"type": "string", "minLength": 1,
-                                               "description": "A glob on the outcome ids."},
+                 "properties": {"outcome_id": {"type": "string", **trimmed_text(500),
+                                               "description": "A glob on the outcome ids (trimmed, 1..500 long)."},
                                 "verdict": {"enum": ["satisfied", "violated", "unknown", "retracted"],
                                             "description": "The verdict the last matching outcome must have."}}}}},
             {"type": "object", "required": ["any_of"], "additionalProperties": False,
@@ -246,8 +246,8 @@ def match_definitions() -> dict[str, Any]:
                      "type": "object", "required": ["tool"], "additionalProperties": False,
                      "description": "Values of earlier results of a tool.",
                      "properties": {
-                         "tool": {"type": "string", "minLength": 1,
-                                  "description": "Glob on the producing call's tool."},
+                         "tool": {"type": "string", **trimmed_text(500),
+                                  "description": "Glob on the producing call's tool (trimmed, 1..500 long)."},
                          "path": {**path, "description": "The value inside each result (default: the whole result)."},
                          "call_index": {"type": "integer", "minimum": 0, "maximum": 1_000_000,
                                         "description": "Only the result of the k-th call of the tool (0-based)."},
@@ -425,6 +425,17 @@ def _tool_args_fields(definition: dict[str, Any], struct: type) -> None:
         "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
 
 
+def _output_match_fields(definition: dict[str, Any], struct: type) -> None:
+    """output_match's `ignore` needs `mode: exact`, as tool_args' does."""
+    definition["dependentSchemas"] = {"ignore": {"required": ["mode"], "properties": {"mode": {
+        "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
+
+
+def _run_status_fields(definition: dict[str, Any], struct: type) -> None:
+    """run_status needs exactly one of `equals` and `in`."""
+    definition["oneOf"] = [{"required": ["equals"]}, {"required": ["in"]}]
+
+
 def _tool_calls_fields(definition: dict[str, Any], struct: type) -> None:
     """tool_calls needs one of min, max, matches_output_length (min not above max is the tool's to check)."""
     definition["anyOf"] = [{"required": ["min"]}, {"required": ["max"]}, {"required": ["matches_output_length"]}]
@@ -433,6 +444,8 @@ def _tool_calls_fields(definition: dict[str, Any], struct: type) -> None:
 _STRUCT_CHECKS: dict[str, Callable[[dict[str, Any], type], None]] = {
     "ToolArgsConfig": _tool_args_fields,
     "ToolCallsConfig": _tool_calls_fields,
+    "OutputMatchConfig": _output_match_fields,
+    "RunStatusConfig": _run_status_fields,
     "Contract": _needs_a_rule,
     "EventMatcher": _needs_a_key,
     "EventBudgetConfig": _needs_an_option,
@@ -452,7 +465,9 @@ def tool_only_checks(version: int = 1) -> str:
              " (7) match trees (see `agent-invariants explain match`): `$exists` only as a key's value, references "
              "only where the rule allows them (none in a matcher's `args` or in `find`), `$regex` in RE2 syntax, "
              "`$from_result` without `call_index` beside `where`, at most 4 nested `$from_result`, 32 levels and "
-             "10,000 nodes, paths that parse; a tool_args `schema` is a valid JSON Schema with local `$ref` only.")
+             "10,000 nodes, paths that parse (a `correlate` path and `matches_output_length` too); a tool_args or "
+             "output_schema `schema` is a valid JSON Schema with local `$ref` only; a tool_calls rule's `min` is "
+             "not above its `max`.")
     return (
         f"An agent-invariants contract, version {version}. This schema checks all of a contract that JSON Schema "
         "can express; `agent-invariants validate` also checks what it cannot: "

@@ -409,6 +409,19 @@ BOTH_REJECT_V2 = {
     "tool_args without a check": {**V2, "rules": [{"id": "a", "kind": "tool_args", "tool": "x"}]},
     "distinct with call_index": {**V2, "rules": [{"id": "a", "kind": "tool_args", "distinct": ["q"], "call_index": 0}]},
     "ignore without mode exact": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {}, "ignore": ["a"]}]},
+    "output_match ignore without mode exact": {**V2, "rules": [{"id": "a", "kind": "output_match", "match": {},
+                                                                "ignore": ["a"]}]},
+    "run_status with neither equals nor in": {**V2, "rules": [{"id": "a", "kind": "run_status"}]},
+    "run_status with both equals and in": {**V2, "rules": [{"id": "a", "kind": "run_status", "equals": "completed",
+                                                            "in": ["failed"]}]},
+    "blank $from_result tool": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {
+        "q": {"$from_result": {"tool": " \t "}}}}]},
+    "$from_result tool over 500": {**V2, "rules": [{"id": "a", "kind": "tool_args", "match": {
+        "q": {"$from_result": {"tool": "t" * 501}}}}]},
+    "blank outcome_id": {**V2, "rules": [{"id": "a", "kind": "forbidden_when", "tool": "x", "when": {
+        "outcome": {"outcome_id": "  ", "verdict": "violated"}}}]},
+    "outcome_id over 500": {**V2, "rules": [{"id": "a", "kind": "forbidden_when", "tool": "x", "when": {
+        "outcome": {"outcome_id": "o" * 501, "verdict": "violated"}}}]},
     "matcher args in version 1": {**BASE, "rules": [{"id": "a", "kind": "deny_event", "match": {"args": {"q": 1}}}]},
 }
 BOTH_ACCEPT_V2 = {

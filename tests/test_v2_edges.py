@@ -142,3 +142,21 @@ def test_a_denial_answers_the_nearest_call_with_its_id_that_no_denial_answered_y
     version_1 = check_trace({**contract, "version": 1, "rules": [{"id": "no-x", "kind": "deny_tool", "tool": "x"}]},
                             events)
     assert [(v.event_seq, v.prevented) for v in version_1.violations] == [(seq, UNSET) for seq in (1, 3, 4, 7)]
+
+
+def test_the_globs_of_a_reference_and_of_a_condition_are_trimmed_as_every_glob(cli, tmp_path):
+    """README: "Globs are trimmed and must be 1..500 characters": `$from_result`'s `tool` and a
+    condition's `outcome_id` too (" get " finds the results of get; " o " the outcome o)."""
+    events = [{"seq": 1, "type": "tool.call", "tool": "get", "call_id": "g", "args": {}},
+              {"seq": 2, "type": "tool.result", "call_id": "g", "ok": True, "result": {"total": 5}},
+              {"seq": 3, "type": "outcome.observed", "outcome_id": "o", "verdict": "violated"},
+              {"seq": 4, "type": "tool.call", "tool": "refund", "call_id": "r", "args": {"amount": 5}}]
+    rules = [{"id": "same", "kind": "tool_args", "tool": "refund",
+              "match": {"amount": {"$from_result": {"tool": " get ", "path": "total"}}}},
+             {"id": "no-refund", "kind": "forbidden_when", "tool": "refund",
+              "when": {"outcome": {"outcome_id": " o ", "verdict": "violated"}}}]
+    result = _check(cli, tmp_path, rules, events)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [(v["rule_id"], v["code"]) for v in report["violations"]] == [("no-refund", "forbidden_when.forbidden")]
+    assert [r["passed"] for r in report["results"]] == [True, False]

@@ -43,6 +43,7 @@ from agent_invariants.match.quick import quick
 from agent_invariants.match.references import Memory
 from agent_invariants.match.tree import MatchError, compile_tree, evaluate, no_references
 from agent_invariants.pairing import Calls
+from agent_invariants.rules.fields import GLOB_LIMIT, FieldProblem, check_text
 
 __all__ = ("Condition", "Observed", "compile_condition", "reads_output")
 
@@ -126,9 +127,13 @@ def _outcome(value: Any, path: str) -> tuple[Any, str]:
     glob, verdict = value.get("outcome_id"), value.get("verdict")
     if not isinstance(glob, str) or not glob.strip():
         raise MatchError(f"{path}.outcome_id", "expected a glob on outcome ids (a non-empty string)")
+    try:
+        glob = check_text(glob, "outcome_id", GLOB_LIMIT)   # trimmed, as every glob is
+    except FieldProblem as exc:
+        raise MatchError(f"{path}.outcome_id", exc.problem) from None
     if verdict not in VERDICTS:
         raise MatchError(f"{path}.verdict", f"expected one of {', '.join(VERDICTS)}")
-    return compile_glob(glob.strip()), verdict
+    return compile_glob(glob), verdict
 
 
 def reads_output(condition: Condition) -> bool:

@@ -32,6 +32,7 @@ from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.paths import parse_path, pointer
 from agent_invariants.match.regex import RegexError, compile_search
+from agent_invariants.rules.fields import GLOB_LIMIT, FieldProblem, check_text
 
 __all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
            "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "holds_in", "is_number",
@@ -292,6 +293,10 @@ def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, c
     tool = operand.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         raise MatchError(_child(path, "tool"), "$from_result needs a tool (a glob)")
+    try:
+        tool = check_text(tool, "tool", GLOB_LIMIT)   # trimmed, as every glob is
+    except FieldProblem as exc:
+        raise MatchError(_child(path, "tool"), exc.problem) from None
     compiled: dict[str, Any] = {"tool": tool, "ok_only": True, "length": False}
     for key in ("path", "select"):
         if key in operand:

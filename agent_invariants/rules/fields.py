@@ -20,11 +20,14 @@ from msgspec import UNSET, Meta
 
 from agent_invariants._js import js_trim, utf16_len
 
-__all__ = ("FieldProblem", "Glob", "RuleId", "Text", "check_text", "normalise_strings", "string_fields")
+__all__ = ("GLOB_LIMIT", "FieldProblem", "Glob", "RuleId", "Text", "check_text", "normalise_strings",
+           "string_fields")
 
 _GLOB = "glob"
 _TEXT_2000 = "text:2000"
-_LIMITS = {_GLOB: 500, _TEXT_2000: 2000}
+GLOB_LIMIT = 500
+"""The longest glob, in UTF-16 code units (after trimming)."""
+_LIMITS = {_GLOB: GLOB_LIMIT, _TEXT_2000: 2000}
 """The most UTF-16 code units a string of each marked type may hold, after trimming."""
 
 RuleId = Annotated[str, Meta(
@@ -43,6 +46,7 @@ class FieldProblem(ValueError):
 
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"@{field}: {problem}")
+        self.field, self.problem = field, problem
 
 
 def check_text(value: str, field: str, limit: int, *, trim: bool = True) -> str:
