@@ -44,6 +44,7 @@ from agent_invariants.rules import in_order, kind_class, registered_outside, rul
 from agent_invariants.rules.base import RuleConfig
 from agent_invariants.rules.fields import FieldProblem, check_text
 from agent_invariants.validation import (
+    CONTRACT_TEXTS,
     MAX_RULES,
     contract_problems,
     duplicate_ids,
@@ -117,9 +118,10 @@ class Contract(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     def __post_init__(self) -> None:
         if not self.rules:
             raise FieldProblem("rules", "a contract needs at least one rule (of its own or from `extends`)")
-        msgspec.structs.force_setattr(self, "name", check_text(self.name, "name", 200))
+        msgspec.structs.force_setattr(self, "name", check_text(self.name, "name", CONTRACT_TEXTS["name"]))
         if self.description is not UNSET:
-            msgspec.structs.force_setattr(self, "description", check_text(self.description, "description", 5000))
+            msgspec.structs.force_setattr(self, "description", check_text(self.description, "description",
+                                                                          CONTRACT_TEXTS["description"]))
         if self.version == 1:
             newer = next(version_2_uses(self.rules), None)
             if newer is not None:

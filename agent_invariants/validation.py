@@ -63,7 +63,24 @@ def contract_problems(document: Any, contract_type: type, compare_type: type,
         elif name == "compare":
             yield from struct_problems(value, compare_type, path)
         else:
-            yield from field_problems(value, field.type, path, version)
+            found = list(field_problems(value, field.type, path, version))
+            yield from found
+            if not found and name in CONTRACT_TEXTS:   # (one problem per field: the type's first)
+                yield from _text_problems(value, path, CONTRACT_TEXTS[name])
+
+
+CONTRACT_TEXTS = {"name": 200, "description": 5000}
+"""The contract's texts, trimmed, and their longest length (the walk reports a blank one with
+the other problems; the contract's own check trims them)."""
+
+
+def _text_problems(value: str, path: str, limit: int) -> Iterator[Problem]:
+    from agent_invariants.rules.fields import FieldProblem, check_text
+
+    try:
+        check_text(value, path, limit)
+    except FieldProblem as exc:
+        yield Problem(path, exc.problem)
 
 
 def _rules_problems(rules: Any, rule_types: dict[str, type], fewest: int, version: int) -> Iterator[Problem]:

@@ -784,3 +784,16 @@ def test_a_kind_whose_module_left_sys_modules_still_loads() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.stderr == ""
     assert done.stdout == "'refund'\n"
+
+
+def test_a_blank_name_and_description_are_reported_with_the_rules_problems(cli, write):
+    """README: "The loader reports all problems of a contract in one run": a blank `name` or
+    `description` beside a rule's problem, not one more run for each."""
+    write("c.json", '{\n  "version": 1,\n  "name": "  ",\n  "description": "\\t",\n  "rules": [\n'
+                    '    {"id": "a", "kind": "deny_tool", "tool": " "}\n  ]\n}\n')
+    result = cli("validate", "--contract", "c.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        "agent-invariants: c.json:3: $.name: must not be empty or only whitespace",
+        "agent-invariants: c.json:4: $.description: must not be empty or only whitespace",
+        "agent-invariants: c.json:6: $.rules[0].tool: must not be empty or only whitespace"]
