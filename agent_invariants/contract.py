@@ -212,7 +212,8 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
             raise ContractError(label, None, misplaced)
         raise contract_error(label, problems, source)
     if isinstance(document, dict) and "extends" in document:
-        document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths, files=packs_read)
+        document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths, files=packs_read,
+                                   source=source)
     try:
         return _decode(document, rule_types)
     except msgspec.ValidationError as exc:

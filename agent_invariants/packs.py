@@ -71,16 +71,23 @@ def pack_path(name: str) -> Path | None:
 
 
 def resolve_extends(document: dict[str, Any], label: str, base: str, rule_types: dict[str, type], *,
-                    pack_paths: bool = True, files: list[str] | None = None) -> dict[str, Any]:
+                    pack_paths: bool = True, files: list[str] | None = None,
+                    source: ContractSource | None = None) -> dict[str, Any]:
     """`document` (a contract, already checked) with its `extends` replaced by the packs' rules
     merged before its own. Each pack is read with the contract size limit and its rules are
     checked in its own file. With `pack_paths` false only shipped packs may be named: an entry
     that is a path is refused without a look at the filesystem. The path of each pack file read is
-    added to `files`, when given (an output must not replace one)."""
+    added to `files`, when given (an output must not replace one). The problems of the contract's
+    own entries (a pack not found, a cycle…) are reported together, each with its line in
+    `source`; a problem inside a pack file is reported in that file."""
     own = document.get("rules")
     version = 1 if document.get("version") == 1 else 2   # (checked already: 1 or 2)
-    return _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0, files, version).merged(
-        document, label, base)
+    extends = _Extends(rule_types, pack_paths, len(own) if isinstance(own, list) else 0, files, version)
+    return extends.merged(document, label, base, source=source)
+
+
+class _Limit(ContractError):
+    """A total of the contract's packs passed (`MAX_PACK_LOADS`, `MAX_RULES`): no later entry is tried."""
 
 
 class _Entry(NamedTuple):
@@ -108,41 +115,57 @@ class _Extends:
         self.rules_loaded = own_rules   # every rule read counts, even one a later rule replaces
 
     def merged(self, document: dict[str, Any], label: str, base: str, chain: tuple[str, ...] = (),
-               entry: _Entry | None = None) -> dict[str, Any]:
+               entry: _Entry | None = None, source: ContractSource | None = None) -> dict[str, Any]:
+        """`document` with its packs' rules merged before its own. For the contract itself
+        (`entry` None), every entry is tried and their problems raised together."""
         refs = document.get("extends")
         if refs is None:
             return document
         if not isinstance(refs, list) or not all(isinstance(ref, str) for ref in refs):
             raise ContractError(label, "$.extends", "expected an array of pack names or paths")
         rules: list[Any] = []
+        problems: list[Problem] = []
         for position, ref in enumerate(refs):
-            where = f"$.extends[{position}]"
-            if len(chain) == MAX_EXTENDS_DEPTH:
-                raise ContractError(label, where, f"packs extend packs more than {MAX_EXTENDS_DEPTH} levels deep "
-                                                  "(limit)")
-            path, shown = _locate(ref, base, label, where, self.pack_paths)
-            if self.files is not None:
-                self.files.append(path)
-            key = os.path.realpath(path)
-            if key in chain:
-                cycle = " -> ".join([*(os.path.basename(step) for step in chain), os.path.basename(key)])
-                raise ContractError(label, where, f"extends cycle: {cycle}")
-            through = entry or _Entry(label, where)
-            pack = self.merged(self._load(path, shown, through), shown, os.path.dirname(path), (*chain, key), through)
-            _merge(rules, pack["rules"])
+            try:
+                self._add_entry(rules, position, ref, label, base, chain, entry)
+            except ContractError as error:
+                if entry is not None or error.source != label:   # a pack's own problem: in its file
+                    raise
+                problems += [Problem(path or "$", problem) for path, problem, _ in error.problems]
+                if isinstance(error, _Limit):
+                    break   # the totals are passed: no later entry can load
+        if problems:
+            raise contract_error(label, problems, source)
         own = document.get("rules", [])
         _merge(rules, own if isinstance(own, list) else [])
         merged = {key: value for key, value in document.items() if key != "extends"}
         merged["rules"] = rules if isinstance(own, list) else own
         return merged
 
+    def _add_entry(self, rules: list[Any], position: int, ref: str, label: str, base: str,
+                   chain: tuple[str, ...], entry: _Entry | None) -> None:
+        """Merge into `rules` the rules of the pack `ref` (the `extends` entry at `position`)."""
+        where = f"$.extends[{position}]"
+        if len(chain) == MAX_EXTENDS_DEPTH:
+            raise ContractError(label, where, f"packs extend packs more than {MAX_EXTENDS_DEPTH} levels deep "
+                                              "(limit)")
+        path, shown = _locate(ref, base, label, where, self.pack_paths)
+        if self.files is not None:
+            self.files.append(path)
+        key = os.path.realpath(path)
+        if key in chain:
+            cycle = " -> ".join([*(os.path.basename(step) for step in chain), os.path.basename(key)])
+            raise ContractError(label, where, f"extends cycle: {cycle}")
+        through = entry or _Entry(label, where)
+        pack = self.merged(self._load(path, shown, through), shown, os.path.dirname(path), (*chain, key), through)
+        _merge(rules, pack["rules"])
+
     def _load(self, path: str, label: str, entry: _Entry) -> dict[str, Any]:
         """The pack at `path`, parsed and checked; `entry` is the contract's `extends` entry
         it is loaded through, where the totals are reported."""
         self.packs_loaded += 1
         if self.packs_loaded > MAX_PACK_LOADS:
-            raise ContractError(entry.label, entry.path,
-                                f"more than {MAX_PACK_LOADS} packs loaded through extends (limit)")
+            raise _Limit(entry.label, entry.path, f"more than {MAX_PACK_LOADS} packs loaded through extends (limit)")
         source = ContractSource(read_limited(path, label, "packs"), label, os.path.dirname(path), is_yaml(path))
         pack: dict[str, Any] = parse(source)   # any JSON, but `_pack_problems` refuses all but an object
         problems = first_problems(_pack_problems(pack))
@@ -150,8 +173,8 @@ class _Extends:
             raise contract_error(label, problems, source)
         self.rules_loaded += len(pack["rules"])
         if self.rules_loaded > MAX_RULES:
-            raise ContractError(entry.label, entry.path, f"more than {MAX_RULES:,} rules with the packs loaded "
-                                                         f"through extends (at most {MAX_RULES:,} rules in all)")
+            raise _Limit(entry.label, entry.path, f"more than {MAX_RULES:,} rules with the packs loaded "
+                                                  f"through extends (at most {MAX_RULES:,} rules in all)")
         problems = first_problems(problem for position, rule in enumerate(pack["rules"])
                                   for problem in rule_problems(rule, self.rule_types, f"$.rules[{position}]",
                                                                self.version))

@@ -278,7 +278,7 @@ def test_json_nan_and_infinity_are_named_where_they_are():
 def test_an_unknown_pack_name_gets_did_you_mean(cli, write):
     write("contract.json", contract(extends=["agent-invariants:payment"]))
     assert refused(cli("validate", "-c", "contract.json")) == [
-        "contract.json: $.extends[0]: unknown pack 'agent-invariants:payment' (did you mean "
+        "contract.json:6: $.extends[0]: unknown pack 'agent-invariants:payment' (did you mean "
         f"'agent-invariants:payments'?); shipped packs: {SHIPPED_PACKS}"]
     with pytest.raises(ContractError) as caught:   # nothing close: only the list
         load_contract(contract(extends=["agent-invariants:nonexistent"]))

@@ -295,7 +295,7 @@ def test_an_extends_fan_out_is_refused_at_the_256th_pack(tmp_path, write):
             write(f"p{level}-{k}.json", {"extends": names, "rules": [RULE]})
     write("contract.json", contract(extends=[f"p0-{k}.json" for k in range(8)]))
     run = measured(tmp_path, "validate", "--contract", "contract.json")
-    refused(run, "contract.json: $.extends[0]: more than 256 packs loaded through extends (limit)", exact=True)
+    refused(run, "contract.json:6: $.extends[0]: more than 256 packs loaded through extends (limit)", exact=True)
     assert run.seconds < 20
 
 

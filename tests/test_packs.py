@@ -116,6 +116,18 @@ def test_a_version_2_rule_in_a_pack_of_a_version_1_contract_is_reported_in_the_p
     assert cli("validate", "--contract", "contract.json").returncode == 0
 
 
+def test_every_bad_extends_entry_is_reported_at_once_with_its_line(write, cli):
+    """README: "The loader reports all problems of a contract in one run …, each on its own line
+    with the file's line": each entry that names no pack, not one per run."""
+    write("c.json", '{\n  "version": 1,\n  "name": "c",\n  "extends": [\n    "agent-invariants:payment",\n'
+                    '    "gone.json",\n    "agent-invariants:payments"\n  ]\n}\n')
+    result = cli("validate", "--contract", "c.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    lines = result.stderr.splitlines()
+    assert [line.split(": ", 3)[1:3] for line in lines] == [["c.json:5", "$.extends[0]"], ["c.json:6", "$.extends[1]"]]
+    assert "(did you mean 'agent-invariants:payments'?)" in lines[0] and "'gone.json' not found" in lines[1]
+
+
 def test_a_pack_is_named_as_the_user_would_name_it_from_the_current_folder(write, cli):
     """Relative to the current folder when inside it (no machine path in the message), and the
     whole path, without `..` steps, when outside."""
@@ -127,7 +139,7 @@ def test_a_pack_is_named_as_the_user_would_name_it_from_the_current_folder(write
         "agent-invariants: packs/base.json:3: $.rules[0].tol: unknown field (did you mean 'tool'?)"]
     missing = cli("validate", "--contract", "contracts/gone.json")
     assert missing.stderr.splitlines() == [
-        "agent-invariants: contracts/gone.json: $.extends[0]: pack file '../packs/gone.json' not found "
+        "agent-invariants: contracts/gone.json:5: $.extends[0]: pack file '../packs/gone.json' not found "
         "(looked for packs/gone.json)"]
     write("elsewhere/c.json", {"version": 1, "name": "x", "extends": ["../packs/base.json"]})
     outside = type(cli)(cli.cwd / "contracts")("validate", "--contract", str(cli.cwd / "elsewhere" / "c.json"))
