@@ -325,3 +325,19 @@ def test_a_misspelt_key_of_a_pack_gets_did_you_mean_and_the_allowed_keys(write):
         f"{pack}:2: $.rulez: unknown field in a pack (did you mean 'rules'?); expected one of: $schema, name, "
         "description, extends, rules",
         f"{pack}:1: $.rules: a pack needs a `rules` array"]
+
+
+@pytest.mark.parametrize(("when", "path", "meant"), [
+    ({"pth": "refunds", "non_empty": True}, "when.pth", "path"),
+    ({"outcom": {"outcome_id": "o", "verdict": "violated"}}, "when.outcom", "outcome"),
+    ({"any": [{"path": "a", "equals": 1}, {"path": "b", "equals": 2}]}, "when.any", "any_of"),
+    ({"outcome": {"outcomeid": "o", "verdict": "violated"}}, "when.outcome.outcomeid", "outcome_id"),
+])
+def test_a_misspelt_condition_key_gets_did_you_mean(cli, write, when, path, meant):
+    """README: "a suggestion for near-misses", for a condition's keys as for the rules' fields."""
+    write("c.json", {"version": 2, "name": "n", "rules": [
+        {"id": "a", "kind": "required_when", "tool": "x", "when": when}]})
+    [line] = refused(cli("validate", "-c", "c.json"))
+    where, said = line.split(": ", 1)
+    assert where.startswith("c.json:") and said.startswith(f"$.rules[0].{path}: unknown key"), line
+    assert said.endswith(f"(did you mean '{meant}'?)"), line

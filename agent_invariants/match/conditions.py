@@ -29,12 +29,12 @@ and `pairs_calls` on the rule) and, when a reference counts calls, the calls of 
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from msgspec import UNSET, UnsetType
 
+from agent_invariants.errors import closest, did_you_mean
 from agent_invariants.events import VERDICTS, Event
 from agent_invariants.globs import compile_glob
 from agent_invariants.match.equality import json_equal
@@ -68,14 +68,17 @@ def compile_condition(value: Any, path: str) -> Condition:
                                "{outcome}, {any_of} or {all_of}")
     forms = [key for key in _FORMS if key in value]
     if len(forms) != 1:
+        if not forms:   # a misspelt form (`pth`, `outcom`, `any`) is named, with what it may mean
+            meant = next(((key, guess) for key in value if (guess := closest(key, _FORMS)) is not None), None)
+            if meant is not None:
+                raise MatchError(f"{path}.{meant[0]}", f"unknown key in a condition{did_you_mean(meant[1])}")
         what = "has none of" if not forms else "mixes"
         raise MatchError(path, f"a condition {what} path, outcome, any_of, all_of")
     form = forms[0]
     known = _PATH_TESTS + ("path",) if form == "path" else (form,)
     extra = [key for key in value if key not in known]
     if extra:
-        close = difflib.get_close_matches(str(extra[0]), known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else f" (allowed: {', '.join(known)})"
+        hint = did_you_mean(closest(extra[0], known)) or f" (allowed: {', '.join(known)})"
         raise MatchError(f"{path}.{extra[0]}", f"unknown key in a {form} condition{hint}")
     if form in ("any_of", "all_of"):
         _only(value, (form,), path)
@@ -123,7 +126,8 @@ def _outcome(value: Any, path: str) -> tuple[Any, str]:
         raise MatchError(path, "expected an object {outcome_id, verdict}")
     extra = [key for key in value if key not in ("outcome_id", "verdict")]
     if extra:
-        raise MatchError(f"{path}.{extra[0]}", "unknown key (allowed: outcome_id, verdict)")
+        hint = did_you_mean(closest(extra[0], ("outcome_id", "verdict"))) or " (allowed: outcome_id, verdict)"
+        raise MatchError(f"{path}.{extra[0]}", f"unknown key{hint}")
     glob, verdict = value.get("outcome_id"), value.get("verdict")
     if not isinstance(glob, str) or not glob.strip():
         raise MatchError(f"{path}.outcome_id", "expected a glob on outcome ids (a non-empty string)")
