@@ -157,17 +157,22 @@ def github_profile_problems(log: dict) -> list[str]:
 
 def schema_message(error: Any) -> str:
     """A jsonschema error's message as reports write it (the spec leaves the text free; reports
-    quote values in JSON): each value it quotes in Python's spelling (`None`, `'a'`, `{'k': None}`:
-    the instance, the keyword's value and its items, the instance's keys, type names) in JSON's,
-    first place found; numbers are spelt alike."""
-    text: str = error.message
+    quote values in JSON): the first 800 characters, each value it quotes in Python's spelling
+    (`'a'`, `{'k': None}`: the instance, the keyword's value and its first 100 items, the
+    instance's first 100 keys, type names) in JSON's, at the first place found; `None`, `True` and
+    `False` only where the message starts with them; numbers are spelt alike."""
+    text: str = error.message[:800]
     value = error.validator_value
-    quoted = [error.instance, value, *(value if isinstance(value, list) else []),
-              *(error.instance if isinstance(error.instance, dict) else []),
+    quoted = [error.instance, value, *(value[:100] if isinstance(value, list) else []),
+              *(list(error.instance)[:100] if isinstance(error.instance, dict) else []),
               *(word for word in ("object", "array", "string", "number", "integer", "boolean", "null")
                 if repr(word) in text)]
     for item in quoted:
         if isinstance(item, (int, float)) and not isinstance(item, bool):
+            continue
+        if isinstance(item, (dict, list)) and len(item) > 100:
+            continue
+        if (item is None or isinstance(item, bool)) and not text.startswith(repr(item)):
             continue
         try:
             spelt = json.dumps(_integral(item), separators=(",", ":"), sort_keys=True, ensure_ascii=False,

@@ -87,24 +87,39 @@ def _in_json(error: Any) -> str:
     writes them: `null is not of type "object"`, not Python's `None is not of type 'object'`. The
     values are the error's instance, the schema's value for the keyword, and (for `required` and
     `additionalProperties`) the property names; each is replaced where its Python form is first
-    found (numbers are spelt alike, and left as they are)."""
-    message: str = error.message
-    quoted: list[Any] = [error.instance, error.validator_value]
-    if isinstance(error.validator_value, list):
-        quoted += error.validator_value
+    found (numbers are spelt alike, and left as they are). Only the start of the message is kept
+    (a report shows `VALUE_LIMIT` characters of it), and only small values are looked for, so a
+    huge instance costs no more than the validator's own message did."""
+    message: str = error.message[:_KEPT]
+    value = error.validator_value
+    quoted: list[Any] = [error.instance, value, *(value[:_LOOKED_FOR] if isinstance(value, list) else ())]
     if isinstance(error.instance, dict):
-        quoted += list(error.instance)
+        quoted += itertools.islice(error.instance, _LOOKED_FOR)
     quoted += [word for word in ("object", "array", "string", "number", "integer", "boolean", "null")
                if repr(word) in message]
-    for value in quoted:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+    for item in quoted:
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            continue
+        if isinstance(item, (dict, list)) and len(item) > _LOOKED_FOR:
+            continue
+        python = repr(item)
+        if item is None or isinstance(item, bool):   # a bare word: only where a message starts with it
+            if not message.startswith(python):        # (`True` may be inside a string quoted later)
+                continue
+        elif len(python) > len(message) or python not in message:
             continue
         try:
-            spelled = canonical(value)
+            spelled = canonical(item)
         except (TypeError, ValueError):   # holds something that is not JSON: kept as it is
             continue
-        message = message.replace(repr(value), spelled, 1)
+        message = message.replace(python, spelled, 1)
     return message
+
+
+_KEPT = 4 * VALUE_LIMIT
+"""The start of a validator's message that is kept (and spelt in JSON)."""
+_LOOKED_FOR = 100
+"""The most items of a list, keys of an object, or members of a value looked for in a message."""
 
 
 @contextlib.contextmanager
