@@ -175,7 +175,7 @@ def schema_message(error: Any) -> str:
         if (item is None or isinstance(item, bool)) and not text.startswith(repr(item)):
             continue
         try:
-            spelt = json.dumps(_integral(item), separators=(",", ":"), sort_keys=True, ensure_ascii=False,
+            spelt = json.dumps(integral(item), separators=(",", ":"), sort_keys=True, ensure_ascii=False,
                                allow_nan=False)
         except (TypeError, ValueError):
             continue
@@ -183,12 +183,12 @@ def schema_message(error: Any) -> str:
     return text
 
 
-def _integral(value: Any) -> Any:
+def integral(value: Any) -> Any:
     """`value` with its integral floats as integers, as RFC 8785 writes them (`[1.0]` is `[1]`)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
         return int(value)
     if isinstance(value, list):
-        return [_integral(item) for item in value]
+        return [integral(item) for item in value]
     if isinstance(value, dict):
-        return {key: _integral(item) for key, item in value.items()}
+        return {key: integral(item) for key, item in value.items()}
     return value

@@ -61,6 +61,7 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 from tests.models import ABSENT, glob, located_at_their_events, picked, same_violations
+from tests.support import integral
 
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
@@ -225,15 +226,7 @@ def percentile_check(rule: dict[str, Any], samples: list[float], calls: int) -> 
 
 def canonical(value: Any) -> str:
     """RFC 8785 for the generated values: sorted keys, no whitespace, integral floats as integers."""
-    def tidy(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, list):
-            return [tidy(x) for x in v]
-        if isinstance(v, dict):
-            return {k: tidy(x) for k, x in v.items()}
-        return v
-    return json.dumps(tidy(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(integral(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def size(value: Any) -> int:

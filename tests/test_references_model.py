@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_invariants import check_trace
+from tests.support import integral
 
 MISSING: Any = object()
 COMPARISONS = {"$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b,
@@ -280,15 +281,7 @@ def expected_violations(rule: dict[str, Any], events: list[dict[str, Any]]) -> t
 
 def canon(value: Any) -> str:
     """A JSON text in which 2 and 2.0 read the same (for sorting and set comparison only)."""
-    def norm(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, list):
-            return [norm(x) for x in v]
-        if isinstance(v, dict):
-            return {k: norm(x) for k, x in v.items()}
-        return v
-    return json.dumps(norm(value), sort_keys=True)
+    return json.dumps(integral(value), sort_keys=True)
 
 
 def actual_violations(rule: dict[str, Any],
