@@ -352,14 +352,14 @@ def test_schema_errors_quote_values_as_json(run):
     `true`, `{"k":null}`, `"a"`), not Python's `None`, `True`, `{'k': None}`, `'a'`."""
     schema = {"type": "object", "required": ["id"], "additionalProperties": False,
               "properties": {"id": {}, "mode": {"enum": ["a", None]}, "note": {"type": ["string", "null"]},
-                             "meta": {"const": {"k": None}}, "flag": {"enum": ["True", None]}}}
+                             "meta": {"const": {"k": None}}, "flag": {"enum": ["True", None, True]}}}
     out = run(rule(schema=schema), subject({"mode": True, "note": False, "meta": {"k": 1}, "extra": None,
                                             "flag": False}))
     messages = [error["message"] for error in out.single("schema")["evidence"]["errors"]]
     assert sorted(messages) == sorted([
         '"id" is a required property', 'true is not one of ["a",null]', 'false is not of type "string", "null"',
         '{"k":null} was expected', 'Additional properties are not allowed ("extra" was unexpected)',
-        'false is not one of ["True",null]'])
+        'false is not one of ["True",null,true]'])
 
 
 def test_distinct_paths_form_one_composite_key(run):
