@@ -162,6 +162,8 @@ _CONDITION_FIELDS = (("OutputMatchConfig", "when"), ("RequiredWhenConfig", "when
 
 def _condition_definition() -> dict[str, Any]:
     """JSON Schema of a condition (`explain output_match`); the tool also checks its paths and trees."""
+    from agent_invariants.rules.fields import GLOB_LIMIT
+
     condition = {"$ref": "#/$defs/Condition"}
     path = {"type": "string", "minLength": 1, "description": "A path into the final output."}
     branches = {"type": "array", "minItems": 2, "maxItems": 20, "items": condition}
@@ -181,7 +183,7 @@ def _condition_definition() -> dict[str, Any]:
              "properties": {"outcome": {
                  "type": "object", "required": ["outcome_id", "verdict"], "additionalProperties": False,
                  "description": "The last matching outcome.observed has this verdict.",
-                 "properties": {"outcome_id": {"type": "string", **trimmed_text(500),
+                 "properties": {"outcome_id": {"type": "string", **trimmed_text(GLOB_LIMIT),
                                                "description": "A glob on the outcome ids (trimmed, 1..500 long)."},
                                 "verdict": {"enum": ["satisfied", "violated", "unknown", "retracted"],
                                             "description": "The verdict the last matching outcome must have."}}}}},
@@ -196,6 +198,8 @@ def _condition_definition() -> dict[str, Any]:
 def match_definitions() -> dict[str, Any]:
     """JSON Schema of match trees (`explain match`): what a schema can say of them. The tool also
     checks what it cannot (where references and `$exists` may stand, RE2 syntax, paths, depth)."""
+    from agent_invariants.rules.fields import GLOB_LIMIT
+
     node = {"$ref": "#/$defs/MatchNode"}
     reference = {"$ref": "#/$defs/MatchReference"}
     number_or_reference = {"anyOf": [{"type": "number"}, reference]}
@@ -246,7 +250,7 @@ def match_definitions() -> dict[str, Any]:
                      "type": "object", "required": ["tool"], "additionalProperties": False,
                      "description": "Values of earlier results of a tool.",
                      "properties": {
-                         "tool": {"type": "string", **trimmed_text(500),
+                         "tool": {"type": "string", **trimmed_text(GLOB_LIMIT),
                                   "description": "Glob on the producing call's tool (trimmed, 1..500 long)."},
                          "path": {**path, "description": "The value inside each result (default: the whole result)."},
                          "call_index": {"type": "integer", "minimum": 0, "maximum": 1_000_000,
@@ -325,23 +329,22 @@ def _fallback(field: str) -> str:
     return field.replace("_", " ").capitalize() + "."
 
 
-_TRIMMED_TEXT = {"Contract": {"name": 200, "description": 5000}}
-"""Text a struct trims and measures in its own `__post_init__`, by struct and field: the most
-characters it may hold once trimmed. (Rule options say it by their type, `Glob` or `Text`.)"""
-
-
 def add_checks(definitions: dict[str, Any], structs: dict[str, type]) -> None:
     """Write into the definitions what the structs check in code, where JSON Schema can say it:
     trimmed text, and the checks of `_STRUCT_CHECKS` (tests/test_schema_agreement.py holds them
     to what the loader does)."""
     from agent_invariants.rules.fields import _LIMITS, string_fields
+    from agent_invariants.validation import CONTRACT_TEXTS
 
+    # text a struct trims and measures in its own `__post_init__` (rule options say it by their
+    # type, `Glob` or `Text`): the most characters it may hold once trimmed
+    trimmed_in_code = {"Contract": CONTRACT_TEXTS}
     for name, definition in definitions.items():
         struct = structs.get(name)
         if struct is None:
             continue
         properties = definition.get("properties", {})
-        texts = {field: (limit, False) for field, limit in _TRIMMED_TEXT.get(name, {}).items()}
+        texts = {field: (limit, False) for field, limit in trimmed_in_code.get(name, {}).items()}
         texts.update({_encoded(struct, field): (_LIMITS[mark], is_list)
                       for field, (mark, is_list) in string_fields(struct).items()})
         for field, (limit, is_list) in texts.items():
@@ -421,14 +424,17 @@ def _tool_args_fields(definition: dict[str, Any], struct: type) -> None:
     needs `mode: exact`."""
     definition["anyOf"] = [{"required": ["match"]}, {"required": ["schema"]}, {"required": ["distinct"]}]
     definition["not"] = {"required": ["distinct", "call_index"]}
-    definition["dependentSchemas"] = {"ignore": {"required": ["mode"], "properties": {"mode": {
-        "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
+    definition["dependentSchemas"] = _IGNORE_NEEDS_EXACT
 
 
 def _output_match_fields(definition: dict[str, Any], struct: type) -> None:
     """output_match's `ignore` needs `mode: exact`, as tool_args' does."""
-    definition["dependentSchemas"] = {"ignore": {"required": ["mode"], "properties": {"mode": {
-        "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
+    definition["dependentSchemas"] = _IGNORE_NEEDS_EXACT
+
+
+_IGNORE_NEEDS_EXACT = {"ignore": {"required": ["mode"], "properties": {"mode": {
+    "const": "exact", "description": "`ignore` is for `mode: exact` only."}}}}
+"""tool_args' and output_match's `ignore` (top-level keys left out of `mode: exact`)."""
 
 
 def _run_status_fields(definition: dict[str, Any], struct: type) -> None:
