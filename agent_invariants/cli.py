@@ -807,10 +807,8 @@ def record(
 
         repeated = repeating.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
         first = repeated.runs[0]
-        outputs: dict[int, tuple[int, int | None]] = {
-            number: (run.output_line, None) for number, run in enumerate(repeated.runs) if run.output_line is not None}
         _render(repeated.report, _recorded(_Run(first.loaded, first.contract, options, stamps={}), repeated.report),
-                outputs=outputs)
+                outputs=repeated.output_lines)
         raise typer.Exit(repeating.repeat_exit_code(repeated, safety_exit))
     recorded = recording.record(contract_path, command or [], settings, warn=_say)
     _render(recorded.report, _recorded(_Run(recorded.loaded, recorded.contract, options, stamps={}), recorded.report))

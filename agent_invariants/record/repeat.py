@@ -34,6 +34,12 @@ class Repeated(NamedTuple):
     report: CheckBatchReport
     runs: list[Recorded]
 
+    @property
+    def output_lines(self) -> dict[int, tuple[int, int | None]]:
+        """The line of each run's final output in its trace, by run (`Sources.outputs`: where
+        SARIF results and GitHub annotations of an unstable path point)."""
+        return {number: (run.output_line, None) for number, run in enumerate(self.runs) if run.output_line is not None}
+
 
 def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str], times: int, out_dir: str,
            options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Repeated:

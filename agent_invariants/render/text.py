@@ -110,7 +110,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
     bad = len(report.reports) - good - incomplete
     unreadable = f", {len(report.failures)} unreadable" if report.failures else ""
     if isinstance(report, CheckBatchReport):
-        headline = _WORDS[verdict(report)](paint)
+        headline = paint(*_WORDS[verdict(report)])
         tally = [f"{plural(report.traces, 'trace')}: {good} passed, {bad} failed"
                  f"{f', {incomplete} incomplete' if incomplete else ''}{unreadable}",
                  plural(report.error_count, "error"), plural(report.warning_count, "warning")]
@@ -125,10 +125,10 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
     return lines
 
 
-_WORDS: dict[str, Callable[[Paint], str]] = {
-    "passed": lambda paint: paint("PASS", _GREEN + _BOLD), "failed": lambda paint: paint("FAIL", _RED + _BOLD),
-    "unstable": lambda paint: paint("UNSTABLE", _RED + _BOLD), "incomplete": lambda paint: paint("INCOMPLETE", _YELLOW)}
-"""A check's (or a batch of checks') verdict as the text report heads it (`shared.verdict`)."""
+_WORDS = {"passed": ("PASS", _GREEN + _BOLD), "failed": ("FAIL", _RED + _BOLD),
+          "unstable": ("UNSTABLE", _RED + _BOLD), "incomplete": ("INCOMPLETE", _YELLOW)}
+"""A check's (or a batch of checks') verdict as the text report heads it (`shared.verdict`), and
+its colour."""
 
 
 def _has_findings(section: CheckReport | CompareReport) -> bool:
@@ -153,7 +153,7 @@ def _painter(color: bool) -> Paint:
 
 
 def _check(report: CheckReport, paint: Paint, quiet: bool, all_rules: bool = True) -> list[str]:
-    lines = [f"{_WORDS[verdict(report)](paint)}  {inert(report.contract.name)}"]
+    lines = [f"{paint(*_WORDS[verdict(report)])}  {inert(report.contract.name)}"]
     if report.trace is not UNSET:
         run = "" if report.run is UNSET else f" (run {inert(report.run)})"
         lines.append(f"      trace {inert(report.trace)}{run}")
