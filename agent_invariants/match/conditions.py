@@ -129,7 +129,7 @@ def _outcome(value: Any, path: str) -> tuple[Any, str]:
         hint = did_you_mean(closest(extra[0], ("outcome_id", "verdict"))) or " (allowed: outcome_id, verdict)"
         raise MatchError(f"{path}.{extra[0]}", f"unknown key{hint}")
     glob, verdict = value.get("outcome_id"), value.get("verdict")
-    if not isinstance(glob, str) or not glob.strip():
+    if not isinstance(glob, str):
         raise MatchError(f"{path}.outcome_id", "expected a glob on outcome ids (a non-empty string)")
     try:
         glob = check_text(glob, "outcome_id", GLOB_LIMIT)   # trimmed, as every glob is

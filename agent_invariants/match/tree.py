@@ -291,7 +291,7 @@ def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, c
         raise MatchError(_child(path, unknown[0]),
                          f"unknown $from_result field{suggest(unknown[0], _FROM_RESULT_KEYS)}")
     tool = operand.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
+    if not isinstance(tool, str):
         raise MatchError(_child(path, "tool"), "$from_result needs a tool (a glob)")
     try:
         tool = check_text(tool, "tool", GLOB_LIMIT)   # trimmed, as every glob is
