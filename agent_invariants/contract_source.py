@@ -22,7 +22,7 @@ import msgspec
 from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
 from agent_invariants._paths import name_problem
 from agent_invariants.errors import ContractError
-from agent_invariants.jsonpos import Position, locate
+from agent_invariants.jsonpos import Position, locate, member, path_and_parents
 from agent_invariants.jsontext import (
     AS_CONTRACT,
     MAX_NESTING,
@@ -32,7 +32,7 @@ from agent_invariants.jsontext import (
     syntax_problem_in_file,
     text_shape,
 )
-from agent_invariants.validation import Problem, line_of, path_and_parents
+from agent_invariants.validation import Problem, line_of
 
 __all__ = (
     "MAX_CONTRACT_BYTES",
@@ -254,7 +254,7 @@ def _first_non_finite(document: Any) -> tuple[str, float]:
             for key in value:
                 if isinstance(key, float) and not math.isfinite(key):
                     return path, key
-            pending += reversed([(item, f"{path}.{key}") for key, item in value.items()])
+            pending += reversed([(item, member(path, str(key))) for key, item in value.items()])
         elif isinstance(value, list):
             pending += reversed([(item, f"{path}[{index}]") for index, item in enumerate(value)])
     return "$", math.nan   # not reached: `_mended` found one
@@ -352,7 +352,7 @@ def pointer_lines(source: ContractSource, rules: list[str], pointers: list[str])
             if isinstance(value, list) and step.isdigit() and int(step) < len(value):
                 path, value = f"{path}[{step}]", value[int(step)]
             elif isinstance(value, dict) and step in value:
-                path, value = f"{path}.{step}", value[step]
+                path, value = member(path, step), value[step]
             else:
                 break
         paths[pointer] = path

@@ -4,6 +4,12 @@ msgspec decodes fast but does not say where a value was. Contracts are small, so
 an error needs a place in the contract file (the rule a budget violation belongs to, the field a
 validation error is about), this module scans the text once and maps every JSON path (`$`,
 `$.rules[2]`, `$.rules[2].tool`) to the 1-based line and column where its value starts.
+
+It is also the one home of how a place in a JSON document is written, in every error and report
+of a contract, a fixture or a profile: `member` spells a key, `path_and_parents` walks back up.
+A key is written `.key` when it is plain (letters, digits, `_ $ - * ?`), else as a JSON string in
+brackets, so that no path can be read two ways: `$.rules[0].match["customer.id"].$regex`,
+`$.tools["crm.lookup"].$cases[2].ok`, `$.match[""]`.
 """
 from __future__ import annotations
 
@@ -11,9 +17,36 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-__all__ = ("Position", "locate")
+import msgspec
+
+__all__ = ("Position", "locate", "member", "path_and_parents")
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
+
+
+_LAST_STEP = re.compile(r'(\.[^.\[]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])$', re.DOTALL)
+"""The last step of a path: `.key`, `[2]` or `["key"]` (as `member` writes them)."""
+
+
+def member(path: str, key: str) -> str:
+    """The path of `key` in the object at `path`: `$.rules`, `$.match.$regex`; a key that is
+    empty or holds any other character (a dot, a bracket, a space) as a JSON string in brackets:
+    `$.match["a.b"]`."""
+    if key and all(char.isalnum() or char in "_$-*?" for char in key):
+        return f"{path}.{key}"
+    return f"{path}[{msgspec.json.encode(key).decode()}]"
+
+
+def path_and_parents(path: str) -> list[str]:
+    """`$.rules[2].tool`, `$.rules[2]`, `$.rules`, `$`: the paths whose line may stand for it."""
+    paths = []
+    while path:
+        paths.append(path)
+        trimmed = _LAST_STEP.sub("", path, count=1)
+        if trimmed == path:
+            break
+        path = trimmed
+    return paths
 
 
 class Position(tuple[int, int]):
@@ -90,7 +123,7 @@ def _child_path(stack: list[list[Any]], key: str | None) -> str:
     if kind == "[":
         stack[-1][2] = index + 1
         return f"{path}[{index}]"
-    return f"{path}.{key}"
+    return member(path, key or "")
 
 
 def _key(token: str) -> str:

@@ -34,6 +34,7 @@ from agent_invariants.contract_source import (
     read_limited,
 )
 from agent_invariants.errors import ContractError, closest, did_you_mean, suggest
+from agent_invariants.jsonpos import member
 from agent_invariants.validation import MAX_RULES, NEEDS_VERSION_2, Problem, rule_problems
 
 __all__ = ("MAX_EXTENDS_DEPTH", "MAX_PACK_LOADS", "PACK_PREFIX", "available_packs", "pack_path", "resolve_extends")
@@ -231,7 +232,7 @@ def _pack_problems(pack: Any) -> Iterator[Problem]:
         return
     for key in pack:
         if key not in _PACK_KEYS:
-            yield Problem(f"$.{key}", f"unknown field in a pack{suggest(key, _PACK_KEYS)}; expected one of: "
+            yield Problem(member("$", key), f"unknown field in a pack{suggest(key, _PACK_KEYS)}; expected one of: "
                                       f"{', '.join(_PACK_KEYS)}")
     if not isinstance(pack.get("rules"), list):
         yield Problem("$.rules", "a pack needs a `rules` array")

@@ -13,7 +13,6 @@ a file of a million mistakes costs no more than one of a hundred.
 from __future__ import annotations
 
 import functools
-import re
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -21,10 +20,11 @@ from typing import Any
 import msgspec
 
 from agent_invariants.errors import closest, did_you_mean, suggest, unknown_value
+from agent_invariants.jsonpos import member, path_and_parents
 from agent_invariants.jsontext import path_and_problem, problem_words, show
 
 __all__ = ("MAX_RULES", "NEEDS_VERSION_2", "Problem", "contract_problems", "duplicate_ids", "explain", "line_of",
-           "path_and_parents", "rule_problems", "since_version", "suggest", "too_many_rules", "version_2_fields",
+           "rule_problems", "since_version", "suggest", "too_many_rules", "version_2_fields",
            "version_2_uses")
 
 MAX_RULES = 10_000
@@ -295,9 +295,9 @@ def _unknown_keys(value: dict[str, Any], path: str, known: list[str], suggested:
             close = closest(key, known)
             suggested.add(close)
             if close is not None:
-                yield Problem(f"{path}.{key}", f"unknown field{did_you_mean(close)}")
+                yield Problem(member(path, key), f"unknown field{did_you_mean(close)}")
             else:
-                yield Problem(f"{path}.{key}", f"unknown field; expected one of: {', '.join(known)}")
+                yield Problem(member(path, key), f"unknown field; expected one of: {', '.join(known)}")
 
 
 def explain(message: str, base: str, hint: Any = None) -> Problem:
@@ -309,9 +309,9 @@ def explain(message: str, base: str, hint: Any = None) -> Problem:
     path = base + relative[1:]
     if problem.startswith("@"):   # a FieldProblem raised by a struct's own checks
         field, _, problem = problem[1:].partition(": ")
-        return Problem(f"{path}.{field}", problem)
+        return Problem(f"{path}.{field}", problem)   # (a path below the field, as the struct wrote it)
     if problem.startswith("Object contains unknown field"):
-        return Problem(f"{path}.{problem.split('`')[1]}", "unknown field")
+        return Problem(member(path, problem.split('`')[1]), "unknown field")
     if problem.startswith("Invalid enum value") and path.endswith(".version"):
         return Problem(path, "expected the number 1 or 2")
     if "matching regex" in problem:
@@ -344,13 +344,3 @@ def line_of(path: str, positions: Mapping[str, tuple[int, int]]) -> int | None:
     return None
 
 
-def path_and_parents(path: str) -> list[str]:
-    """`$.rules[2].tool`, `$.rules[2]`, `$.rules`, `$`: the paths whose line may stand for it."""
-    paths = []
-    while path:
-        paths.append(path)
-        trimmed = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path)
-        if trimmed == path:
-            break
-        path = trimmed
-    return paths

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from agent_invariants.jsonpos import Position
+from agent_invariants.jsonpos import Position, member
 
 __all__ = ("locate_yaml",)
 
@@ -33,7 +33,7 @@ def locate_yaml(text: str, wanted: Collection[str] | None = None) -> dict[str, P
             continue
         walked.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            children = [(value, f"{path}.{key.value}") for key, value in node.value]
+            children = [(value, member(path, str(key.value))) for key, value in node.value]
         elif isinstance(node, yaml.SequenceNode):
             children = [(item, f"{path}[{index}]") for index, item in enumerate(node.value)]
         else:

@@ -125,3 +125,20 @@ def test_yaml_without_the_extra_says_how_to_install_it(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == (f"agent-invariants: {path}: YAML contracts need the yaml extra: "
                                      "pip install 'agent-invariants[yaml]'")
+
+
+@pytest.mark.parametrize("name", ["contract.json", "contract.yaml"])
+def test_a_key_with_a_dot_is_written_in_brackets_and_found_on_its_line(cli, write, name):
+    document = {"version": 2, "name": "dots", "rules": [{"id": "ids", "kind": "tool_args", "tool": "crm.lookup",
+                                                          "match": {"customer": {"id": 1}, "customer.id": {"$regx": "x"}}}]}
+    if name.endswith(".json"):
+        text = json.dumps(document, indent=2)
+    else:
+        yaml = pytest.importorskip("yaml")
+        text = yaml.safe_dump(document, sort_keys=False)
+    write(name, text)
+    line = next(number for number, content in enumerate(text.splitlines(), 1) if "$regx" in content)
+    result = cli("validate", "--contract", name)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f'agent-invariants: {name}:{line}: $.rules[0].match["customer.id"].$regx: unknown '
+                             "operator $regx (did you mean '$regex'?)\n")

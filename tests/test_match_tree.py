@@ -167,6 +167,12 @@ def test_any_of_is_unresolved_only_when_no_branch_matches_and_one_is_unresolved(
     ({"a": {"$from_result": {"tol": "t"}}}, "$.a.$from_result.tol", "did you mean 'tool'?"),
     ({"a": {"$from_result": {"tool": "t", "find": {"x": {"$arg": "y"}}}}}, "$.a.$from_result.find.x.$arg",
      "not allowed here"),
+    # a key that is not plain is a JSON string in brackets, so that no path reads two ways
+    ({"a.b": {"$regx": "x"}}, '$["a.b"].$regx', "did you mean '$regex'?"),
+    ({"a": {"b": {"$regx": "x"}}}, "$.a.b.$regx", "did you mean '$regex'?"),
+    ({"": {"c[0]": {"$gt": "x"}}}, '$[""]["c[0]"].$gt', "takes a finite number"),
+    ({"order id": {"say \"hi\"": {"$in": 1}}}, '$["order id"]["say \\"hi\\""].$in', "takes a list"),
+    ({"montant_dû-2": {"$in": 1}}, "$.montant_dû-2.$in", "takes a list"),
 ])
 def test_mistakes_in_a_tree_are_load_errors_naming_their_place(tree, where, problem):
     with pytest.raises(MatchError) as error:

@@ -154,6 +154,8 @@ def test_a_denied_call_still_counts_for_call_index(tmp_path: Path) -> None:
     ({"version": 1, "tools": {"x": {"$cases": [{"call_index": 0}, {"call_index": 0}]}}},
      "$.tools.x.$cases[1]: has the same selectors as case 0"),
     ({"version": 1, "tools": {"x": {"$cases": [{"ok": "yes"}]}}}, "$.tools.x.$cases[0].ok: must be true or false"),
+    ({"version": 1, "tools": {"crm.lookup": {"$cases": [{"ok": "yes"}]}}},
+     '$.tools["crm.lookup"].$cases[0].ok: must be true or false'),   # a dotted name in brackets: one reading
     ({"version": 1, "tools": {"x": {"$cases": [{"duration_ms": -1}]}}}, "$.tools.x.$cases[0].duration_ms"),
     ({"version": 1, "tools": {"x": {"$cases": [{"args": {"a": {"$from_output": "x"}}}]}}},
      "$.tools.x.$cases[0].args.a"),

@@ -41,6 +41,7 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants.contract_source import contract_error, parse, read_contract
 from agent_invariants.globs import compile_glob
 from agent_invariants.importers.common import parse_args, parse_result
+from agent_invariants.jsonpos import member
 from agent_invariants.validation import Problem, explain
 
 __all__ = ("CONVENTION_TYPES", "Candidate", "Profile", "load_profile")
@@ -182,7 +183,7 @@ def _check_emit(emit: dict[str, Any], at: str, label: str) -> None:
         if field == "type":
             continue
         if field not in _FIELDS:
-            raise _EmitProblem(f"{at}.{field}", f"not an event field a profile may set; expected one of: "
+            raise _EmitProblem(member(at, field), f"not an event field a profile may set; expected one of: "
                                f"{', '.join(sorted(_FIELDS))}")
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("$attr", "$json_attr"):
             name = next(iter(value.values()))

@@ -37,6 +37,7 @@ from msgspec import UNSET, UnsetType
 from agent_invariants.errors import closest, did_you_mean
 from agent_invariants.events import VERDICTS, Event
 from agent_invariants.globs import compile_glob
+from agent_invariants.jsonpos import member
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path
 from agent_invariants.match.quick import quick
@@ -71,7 +72,7 @@ def compile_condition(value: Any, path: str) -> Condition:
         if not forms:   # a misspelt form (`pth`, `outcom`, `any`) is named, with what it may mean
             meant = next(((key, guess) for key in value if (guess := closest(key, _FORMS)) is not None), None)
             if meant is not None:
-                raise MatchError(f"{path}.{meant[0]}", f"unknown key in a condition{did_you_mean(meant[1])}")
+                raise MatchError(member(path, meant[0]), f"unknown key in a condition{did_you_mean(meant[1])}")
         what = "has none of" if not forms else "mixes"
         raise MatchError(path, f"a condition {what} path, outcome, any_of, all_of")
     form = forms[0]
@@ -79,7 +80,7 @@ def compile_condition(value: Any, path: str) -> Condition:
     extra = [key for key in value if key not in known]
     if extra:
         hint = did_you_mean(closest(extra[0], known)) or f" (allowed: {', '.join(known)})"
-        raise MatchError(f"{path}.{extra[0]}", f"unknown key in a {form} condition{hint}")
+        raise MatchError(member(path, extra[0]), f"unknown key in a {form} condition{hint}")
     if form in ("any_of", "all_of"):
         _only(value, (form,), path)
         branches = value[form]
@@ -109,7 +110,7 @@ def compile_condition(value: Any, path: str) -> Condition:
 def _only(value: dict[str, Any], keys: tuple[str, ...], path: str) -> None:
     extra = [key for key in value if key not in keys]
     if extra:
-        raise MatchError(f"{path}.{extra[0]}", f"unknown key in a {keys[0]} condition (allowed: {', '.join(keys)})")
+        raise MatchError(member(path, extra[0]), f"unknown key in a {keys[0]} condition (allowed: {', '.join(keys)})")
 
 
 def _path(text: Any, where: str) -> tuple[str, ...]:
@@ -127,7 +128,7 @@ def _outcome(value: Any, path: str) -> tuple[Any, str]:
     extra = [key for key in value if key not in ("outcome_id", "verdict")]
     if extra:
         hint = did_you_mean(closest(extra[0], ("outcome_id", "verdict"))) or " (allowed: outcome_id, verdict)"
-        raise MatchError(f"{path}.{extra[0]}", f"unknown key{hint}")
+        raise MatchError(member(path, extra[0]), f"unknown key{hint}")
     glob, verdict = value.get("outcome_id"), value.get("verdict")
     if not isinstance(glob, str):
         raise MatchError(f"{path}.outcome_id", "expected a glob on outcome ids (a non-empty string)")

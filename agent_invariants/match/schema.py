@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants._safe import VALUE_LIMIT, inert
+from agent_invariants.jsonpos import member
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
@@ -203,7 +204,7 @@ def _patterns(schema: Any, path: str) -> Iterator[tuple[str, str]]:
                 for text in value:
                     yield f"{path}.patternProperties", text
             if isinstance(value, (dict, list)):
-                yield from _patterns(value, f"{path}.{key}")
+                yield from _patterns(value, member(path, key))
     elif isinstance(schema, list):
         for position, item in enumerate(schema):
             yield from _patterns(item, f"{path}[{position}]")
@@ -214,9 +215,9 @@ def _references(schema: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(schema, dict):
         for key, value in schema.items():
             if key in _REFERENCE_KEYS and isinstance(value, str):
-                yield f"{path}.{key}", value
+                yield member(path, key), value
             else:
-                yield from _references(value, f"{path}.{key}")
+                yield from _references(value, member(path, key))
     elif isinstance(schema, list):
         for position, item in enumerate(schema):
             yield from _references(item, f"{path}[{position}]")

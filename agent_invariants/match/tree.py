@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from agent_invariants.errors import suggest
+from agent_invariants.jsonpos import member
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.paths import parse_path, pointer
@@ -509,5 +510,5 @@ def _is_reference(value: Any) -> bool:
 
 
 def _child(path: str, key: str) -> str:
-    """The JSON path of a key, as the contract's line lookup spells them (`$.a.b`, any key)."""
-    return f"{path}.{key}"
+    """The JSON path of a key, as the contract's line lookup spells them (`$.a.b`, `$.a["b.c"]`)."""
+    return member(path, key)

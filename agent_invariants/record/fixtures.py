@@ -59,6 +59,7 @@ from agent_invariants.contract_source import (
 from agent_invariants.errors import ContractError
 from agent_invariants.events import VERDICTS
 from agent_invariants.globs import compile_glob
+from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import MAX_NESTING, nests_too_deep
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.quick import quick
@@ -225,7 +226,7 @@ class _Loader:
         tools = document["tools"]
         if not isinstance(tools, dict):
             raise self.fail("$.tools", "must be an object: tool name or glob -> fixture")
-        fixtures = [self.fixture(key, value, f"$.tools{_member(key)}") for key, value in tools.items()]
+        fixtures = [self.fixture(key, value, member("$.tools", key)) for key, value in tools.items()]
         approvals = document.get("approvals", [])
         if not isinstance(approvals, list):
             raise self.fail("$.approvals", "must be an array of {tool, args?, decision, approval_scope?, approver?}")
@@ -241,7 +242,7 @@ class _Loader:
             raise self.fail(path, f"must be an object, got {_kind(value)}")
         for key in value:
             if key not in allowed:
-                raise self.fail(f"{path}{_member(key)}", f"unknown key (allowed: {', '.join(allowed)})")
+                raise self.fail(member(path, key), f"unknown key (allowed: {', '.join(allowed)})")
         for key in required:
             if key not in value:
                 raise self.fail(path, f"needs {key!r}")
@@ -414,13 +415,6 @@ def _form(value: Any) -> str | None:
 
 def _is_glob(key: str) -> bool:
     return "*" in key or "?" in key
-
-
-def _member(key: str) -> str:
-    """A key as a JSON path step: `.name` when plain, else `["..."]`."""
-    if key and (key[0].isalpha() or key[0] in "_$") and all(char.isalnum() or char in "_$.-*?" for char in key):
-        return f".{key}"
-    return f"[{msgspec.json.encode(key).decode()}]"
 
 
 def _kind(value: Any) -> str:
