@@ -129,8 +129,9 @@ def test_yaml_without_the_extra_says_how_to_install_it(tmp_path):
 
 @pytest.mark.parametrize("name", ["contract.json", "contract.yaml"])
 def test_a_key_with_a_dot_is_written_in_brackets_and_found_on_its_line(cli, write, name):
-    document = {"version": 2, "name": "dots", "rules": [{"id": "ids", "kind": "tool_args", "tool": "crm.lookup",
-                                                          "match": {"customer": {"id": 1}, "customer.id": {"$regx": "x"}}}]}
+    rule = {"id": "ids", "kind": "tool_args", "tool": "crm.lookup",
+            "match": {"customer": {"id": 1}, "customer.id": {"$regx": "x"}}}
+    document = {"version": 2, "name": "dots", "rules": [rule]}
     if name.endswith(".json"):
         text = json.dumps(document, indent=2)
     else:

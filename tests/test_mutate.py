@@ -16,7 +16,7 @@ import pytest
 from agent_invariants.contract import load_contract
 from agent_invariants.contract_source import read_contract
 from agent_invariants.errors import InputError
-from agent_invariants.mutate import mutate_files, mutate_trace
+from agent_invariants.mutate import auto_control, mutate_files, mutate_trace, read_original
 from agent_invariants.render import RenderOptions, renderer
 from agent_invariants.sources import Sources
 
@@ -386,3 +386,40 @@ def test_rewrites_and_mutants_may_have_longer_lines_than_the_limit_the_trace_was
     trace = (line + "\n" + '{"seq":2,"type":"run.completed"}\n').encode()
     report = mutate_trace(str(contract), trace, max_line_bytes=len(line) + 1)
     assert report.invalid == 0 and report.false_positives == []   # seq 1000 is longer than seq 1
+
+
+@pytest.mark.parametrize(("events", "rules"), [
+    # a status no run_status rule can name (empty; over 100 characters): no status rule
+    ([b'{"seq": 1, "type": "tool.call", "tool": "t"}', b'{"seq": 2, "type": "run.completed", "status": ""}'],
+     [{"id": "control.calls.1", "kind": "tool_calls", "tool": "t", "min": 1}]),
+    ([b'{"seq": 1, "type": "run.failed", "status": "' + b"x" * 101 + b'"}'],
+     [{"id": "control.terminal", "kind": "require_event", "match": {"type": "run.failed"}, "min": 1}]),
+    # blanks at the ends of a tool's name, which a glob loses when trimmed, are `?`
+    ([b'{"seq": 1, "type": "tool.call", "tool": " a\\t"}', b'{"seq": 2, "type": "tool.call", "tool": "   "}',
+      b'{"seq": 3, "type": "tool.call", "tool": "b\\n"}', b'{"seq": 4, "type": "tool.call", "tool": "c d"}'],
+     [{"id": "control.status", "kind": "run_status", "equals": "none"},
+      {"id": "control.calls.1", "kind": "tool_calls", "tool": "?a?", "min": 1},
+      {"id": "control.calls.2", "kind": "tool_calls", "tool": "???", "min": 1},
+      {"id": "control.calls.3", "kind": "tool_calls", "tool": "c d", "min": 1}]),   # (b\n: no wildcard matches \n)
+])
+def test_the_auto_control_loads_and_passes_what_a_version_1_trace_holds(tmp_path, events, rules):
+    """Point 64: the auto control "is never empty and always passes T", also when T holds what a
+    version-2 contract cannot name."""
+    contract = tmp_path / "v1.json"
+    contract.write_text(json.dumps(V1))
+    trace = b"\n".join(events) + b"\n"
+    report = mutate_trace(str(contract), trace)
+    assert report.control.auto is True
+    loaded = load_contract(contract)
+    assert json.loads(auto_control(loaded, read_original(trace, loaded).events))["rules"] == rules
+
+
+def test_the_auto_control_names_the_first_tools_up_to_the_rules_a_contract_may_hold(tmp_path):
+    contract = tmp_path / "v1.json"
+    contract.write_text(json.dumps(V1))
+    trace = b"".join(b'{"seq": %d, "type": "tool.call", "tool": "t%d"}\n' % (n, n) for n in range(1, 10_002))
+    loaded = load_contract(contract)
+    control = json.loads(auto_control(loaded, read_original(trace, loaded).events))
+    assert len(control["rules"]) == 10_000
+    assert control["rules"][-1] == {"id": "control.calls.9999", "kind": "tool_calls", "tool": "t9999", "min": 1}
+    assert mutate_trace(str(contract), trace, max_mutants=5).control.auto is True

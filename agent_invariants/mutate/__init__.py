@@ -61,7 +61,9 @@ tools with `--reads` lets two independent reads swap places as an equivalent mut
 The mutants are also scored against a control contract that checks almost nothing: by default
 one mutate writes (`<name> (control)`: `run_status` equal to the trace's status, and `tool_calls
 min: 1` for each tool it calls; with a version-1 contract it reads the events as version 1 does,
-so it passes every trace the contract passes), or `--control C0`. If the control scores above 0 and at least
+so it passes every trace the contract passes: a status no rule can name, empty or over 100
+characters, gets no rule, blanks at the ends of a tool's name are `?` in its glob, and a tool
+past the 10,000 rules of a contract is left out), or `--control C0`. If the control scores above 0 and at least
 half the contract's score, the report says "mutants too easy": the trace is too small for the
 score to tell a good contract from a trivial one.
 
@@ -107,12 +109,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from agent_invariants._js import JS_WHITESPACE, js_trim
 from agent_invariants._paths import listed_file
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.contract_source import ContractSource, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError, suggest, unknown_value
+from agent_invariants.globs import has_line_terminator
 from agent_invariants.mutate.judge import Outcome, Work, check_made, error_rules, judged
 from agent_invariants.mutate.operators import HINTS, Candidate, Candidates, as_mutant
 from agent_invariants.mutate.report import ControlScore, FalsePositive, MutantResult, MutateReport, Survivor
@@ -121,6 +125,7 @@ from agent_invariants.mutate.trace import Event, Original, as_jsonl, display, me
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
 from agent_invariants.rules.terminal import TERMINAL_TYPES, run_status
+from agent_invariants.validation import MAX_RULES
 
 __all__ = ("DEFAULT_MAX_MUTANTS", "Mutated", "auto_control", "corpus_traces", "mutant_text", "mutate_files",
            "mutate_trace", "read_original")
@@ -245,17 +250,39 @@ def read_original(trace: str | os.PathLike[str] | bytes, contract: Contract,
 
 def auto_control(contract: Contract, events: list[Event]) -> bytes:
     """The JSON of the control mutate writes (spec §10 point 64): the trace's run status, and a
-    call of each tool it calls, in first-call order."""
-    rules: list[dict[str, Any]] = [{"id": "control.status", "kind": "run_status", "equals": _run_status(events)}]
+    call of each tool it calls, in first-call order. It must load and pass the trace, which a
+    version-1 contract's trace may make hard: a status a rule cannot name (empty, or over 100
+    characters) has no status rule, a tool named with blanks at an end gets `?` there (a glob is
+    trimmed), one with a line break there (which no wildcard matches) or past the 10,000 rules
+    of a contract has no rule, and a control left with no rule asks for the trace's terminal."""
+    status = _run_status(events)
+    rules: list[dict[str, Any]] = []
+    if 1 <= len(status) <= 100:
+        rules.append({"id": "control.status", "kind": "run_status", "equals": status})
     tools: dict[str, None] = {}
     for event in events:
         tool = member(event, "tool")
         if member(event, "type") == "tool.call" and tool.__class__ is str:
             tools.setdefault(tool)
-    for number, tool in enumerate(tools, 1):
-        rules.append({"id": f"control.calls.{number}", "kind": "tool_calls", "tool": tool, "min": 1})
+    globs = [glob for glob in map(_glob_of, tools) if glob is not None][:MAX_RULES - len(rules)]
+    for number, glob in enumerate(globs, 1):
+        rules.append({"id": f"control.calls.{number}", "kind": "tool_calls", "tool": glob, "min": 1})
+    if not rules:   # (a terminal whose status is not named, and no tool named)
+        terminal = next(member(event, "type") for event in reversed(events) if member(event, "type") in TERMINAL_TYPES)
+        rules.append({"id": "control.terminal", "kind": "require_event", "match": {"type": terminal}, "min": 1})
     name = f"{contract.name[:190]} (control)"
     return msgspec.json.encode({"version": 2, "name": name, "rules": rules})
+
+
+def _glob_of(tool: str) -> str | None:
+    """A glob that matches `tool`: the name, each blank at either end (which loading trims off a
+    glob) written `?`; None when one of those is a line break, which no wildcard matches."""
+    core = js_trim(tool)
+    lead = len(tool) - len(tool.lstrip(JS_WHITESPACE)) if core else len(tool)
+    ends = tool[:lead] + tool[lead + len(core):]
+    if has_line_terminator(ends):
+        return None
+    return "?" * lead + core + "?" * (len(tool) - lead - len(core))
 
 
 def _run_status(events: list[Event]) -> str:
