@@ -28,10 +28,13 @@ _LAST_STEP = re.compile(r'(\.[^.\[]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])$', re.DOTALL
 """The last step of a path: `.key`, `[2]` or `["key"]` (as `member` writes them)."""
 
 
-def member(path: str, key: str) -> str:
+def member(path: str, key: object) -> str:
     """The path of `key` in the object at `path`: `$.rules`, `$.match.$regex`; a key that is
     empty or holds any other character (a dot, a bracket, a space) as a JSON string in brackets:
-    `$.match["a.b"]`."""
+    `$.match["a.b"]`. A key that is no string (YAML's `1:`, `true:`) is written as JSON writes
+    its value (`$.1`, `$.true`)."""
+    if not isinstance(key, str):
+        key = msgspec.json.encode(key).decode() if key is None or isinstance(key, (bool, int, float)) else str(key)
     if key and all(char.isalnum() or char in "_$-*?" for char in key):
         return f"{path}.{key}"
     return f"{path}[{msgspec.json.encode(key).decode()}]"

@@ -143,3 +143,12 @@ def test_a_key_with_a_dot_is_written_in_brackets_and_found_on_its_line(cli, writ
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (f'agent-invariants: {name}:{line}: $.rules[0].match["customer.id"].$regx: unknown '
                              "operator $regx (did you mean '$regex'?)\n")
+
+
+@pytest.mark.parametrize(("key", "path"), [("1", "$.1"), ("true", "$.true"), ("null", "$.null"), ("1.5", '$["1.5"]')])
+def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli, write, key, path):
+    write("contract.yaml", f"version: 2\nname: x\n{key}: 2\nrules:\n  - {{id: a, kind: deny_tool, tool: x}}\n")
+    result = cli("validate", "--contract", "contract.yaml")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"agent-invariants: contract.yaml:3: {path}: unknown field; expected one of: ")
+    assert result.stderr.count("\n") == 1
