@@ -942,6 +942,16 @@ def test_duplicate_require_event_default_min(cli: Cli, tmp_path: Path) -> None:
     assert [f[:3] for f in findings(lint(cli, tmp_path, rules)[1])] == [("duplicate_rule", "warning", ["r1", "r2"])]
 
 
+@pytest.mark.parametrize(("rule", "default"), [
+    ({"kind": "approval_bound", "tool": "pay"}, {"revoked_by": ["approval.revoked"]}),
+    ({"kind": "failure_handled", "within_events": 2}, {"message_types": ["agent.message"]}),
+])
+def test_duplicate_with_a_list_default_filled_in(cli: Cli, tmp_path: Path, rule: dict, default: dict) -> None:
+    """Point 44: a list a kind defaults (§3.5 `revoked_by`, §3.9 `message_types`) is filled in too."""
+    rules = [{"id": "r1", **rule}, {"id": "r2", **rule, **default}]
+    assert only(cli, tmp_path, rules, "duplicate_rule") == [("duplicate_rule", "warning", ["r1", "r2"], "/rules/1")]
+
+
 def test_each_later_duplicate_names_the_first(cli: Cli, tmp_path: Path) -> None:
     """Point 44: one finding per later duplicate, naming the first occurrence."""
     rules = [deny("a", "x"), deny("b", "x"), deny("c", " x")]

@@ -260,6 +260,8 @@ _FILLED: dict[str, dict[str, Any]] = {
     "output_match": {"mode": "subset"},
     "tool_args": {"mode": "subset"},
     "confidence_requires_outcome": {"evidence_classes": ["externally_observed", "configured_verifier"]},
+    "approval_bound": {"revoked_by": ["approval.revoked"]},
+    "failure_handled": {"message_types": ["agent.message"]},
 }
 """Defaults a kind applies to a field left out, filled in before rules are compared."""
 
