@@ -542,8 +542,10 @@ def references(node: Any, in_any_of: bool = False) -> Iterator[tuple[str, bool]]
 def condition_paths(condition: Any) -> Iterator[str]:
     if not isinstance(condition, dict):
         return
-    if "path" in condition:
-        yield condition["path"]
+    if "path" in condition:   # a JSON Pointer (`/x/y`) read as the dot path it names (`x.y`)
+        path = condition["path"]
+        yield ".".join(step.replace("~1", "/").replace("~0", "~") for step in path[1:].split("/")) \
+            if path.startswith("/") else path
     for key in ("any_of", "all_of"):
         for branch in condition.get(key, []):
             yield from condition_paths(branch)
@@ -791,6 +793,10 @@ CASES = [
     # unschemaed_read
     Case("unschemaed_fire", "point 46: with no output_schema, every condition path warns",
          [{"id": "rw", "kind": "required_when", "tool": "a", "when": {"path": "x", "non_empty": True}}],
+         [("unschemaed_read", "warning", ["rw"])]),
+    Case("unschemaed_one_per_path", "point 46: one warning per (rule, path), the path however it is written",
+         [{"id": "rw", "kind": "required_when", "tool": "a", "when": {"any_of": [
+             {"path": "x.y", "equals": 1}, {"path": "/x/y", "equals": 2}]}}],
          [("unschemaed_read", "warning", ["rw"])]),
     Case("unschemaed_near", "point 46: a path the output_schema requires",
          [{"id": "rw", "kind": "required_when", "tool": "a", "when": {"path": "x", "non_empty": True}},

@@ -580,15 +580,15 @@ def unschemaed_read(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     when the output lacks it, the rule is unresolved rather than failing."""
     schemas = [rule.schema for rule in facts.rules if rule.kind == "output_schema"]
     for index, rule in enumerate(facts.rules):
-        seen: set[str] = set()
+        seen: set[tuple[str, ...]] = set()   # one warning per path, however it is written (`a.b`, `/a/b`)
         for text, pointer in output_reads(rule, index):
-            if text in seen:
-                continue
-            seen.add(text)
             try:
                 segments = parse_path(text)
             except ValueError:
                 continue
+            if segments in seen:
+                continue
+            seen.add(segments)
             if not any(requires(schema, segments) for schema in schemas):
                 where = "no output_schema requires it" if schemas else "no output_schema describes the output"
                 yield Found("unschemaed_read", (index,), (), pointer,
