@@ -821,8 +821,12 @@ def test_reference_to_warning_deny(cli: Cli, tmp_path: Path) -> None:
     ({"id": "r", "kind": "result_size", "tool": "x", "max_bytes": 5}, "/rules/1/tool"),
     ({"id": "r", "kind": "failure_handled", "tool": "x", "within_events": 2}, "/rules/1/tool"),
     ({"id": "r", "kind": "forbidden_when", "tool": "x", "when": OUTCOME}, "/rules/1/tool"),
+    ({"id": "r", "kind": "result_size", "max_bytes": 5}, "/rules/1"),
+    ({"id": "r", "kind": "failure_handled", "within_events": 2}, "/rules/1"),
+    ({"id": "r", "kind": "latency_budget", "max_ms": 5}, "/rules/1"),
 ], ids=["require_approval", "retry_limit default", "tool_result_required default", "tool_args", "tool_calls max",
-        "approval_bound", "latency_budget", "result_size", "failure_handled", "forbidden_when"])
+        "approval_bound", "latency_budget", "result_size", "failure_handled", "forbidden_when",
+        "result_size default", "failure_handled default", "latency_budget default"])
 def test_rule_on_denied_calls_is_dead(cli: Cli, tmp_path: Path, rule: Rule, pointer: str) -> None:
     """Point 43: the kinds whose every violation needs a matching call, with their `tool` glob (`*`
     where defaulted), under a deny_tool that subsumes it; point 49: [forbidding rule, dead rule] and

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+import msgspec
 from msgspec import UNSET
 
 from agent_invariants.lint.facts import CALL, Bound, Edge, Facts, Requirement, written_key
@@ -415,11 +416,18 @@ def dead_rule(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         for other, how, field in sorted(forbidding):
             if frozenset((index, other)) in taken:
                 continue
-            own = f"/rules/{index}/tool" if getattr(rule, "tool", UNSET) is not UNSET else f"/rules/{index}"
-            pointer = own if index > other else field
+            pointer = _tool_pointer(rule, index) if index > other else field
             yield Found("dead_rule", (other, index), (), pointer,
                         f"{rule.id} ({rule.kind}) judges calls of {glob}, but {facts.rules[other].id} {how}: it can "
                         f"never fire on a trace that passes {facts.rules[other].id}.", provable=False)
+
+
+def _tool_pointer(rule: Any, index: int) -> str:
+    """The pointer to a rule's `tool`, or to the rule when its `tool` is absent or its kind's
+    default (`*`), which the contract may have left out: a pointer must lead somewhere."""
+    tool = getattr(rule, "tool", UNSET)
+    default = next((field.default for field in msgspec.structs.fields(rule) if field.name == "tool"), UNSET)
+    return f"/rules/{index}" if tool is UNSET or tool == default else f"/rules/{index}/tool"
 
 
 def _subject(rule: Any) -> str | None:
