@@ -152,3 +152,19 @@ def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith(f"agent-invariants: contract.yaml:3: {path}: unknown field; expected one of: ")
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("schema", "problem"), [
+    ({"$ref": "#/$defs/missing"}, 'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
+    ({"$ref": "#nosuch"}, 'a reference cannot be resolved: the schema has no anchor "nosuch"'),
+    ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+     "its references go round in a circle"),
+])
+@pytest.mark.parametrize("kind", ["output_schema", "tool_args"])
+def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, write, schema, problem, kind):
+    rule = {"id": "shape", "kind": kind, "schema": schema, **({"tool": "t"} if kind == "tool_args" else {})}
+    write("contract.json", json.dumps({"version": 2, "name": "refs", "rules": [rule]}))
+    result = cli("validate", "--contract", "contract.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    where = "agent-invariants: contract.json:1: $.rules[0].schema"
+    assert result.stderr == f"{where}: the schema cannot be used: {problem}\n"

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
 from agent_invariants.match.canonical import canonical
@@ -156,7 +158,19 @@ def _unusable_errors() -> tuple[type[BaseException], ...]:
 def _why(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "its references go round in a circle"
-    return inert(f"a reference cannot be resolved ({type(exc).__name__}: {exc})", VALUE_LIMIT)
+    cause = exc.__cause__ or exc   # (jsonschema wraps what the `referencing` package raised)
+    kind = type(cause).__name__
+    if kind == "PointerToNowhere":
+        what = f": the schema has nothing at {_quoted('#' + str(getattr(cause, 'ref', '')))}"
+    elif kind == "NoSuchAnchor":
+        what = f": the schema has no anchor {_quoted(getattr(cause, 'anchor', ''))}"
+    else:
+        what = f" ({_quoted(getattr(cause, 'ref', ''))})"
+    return inert(f"a reference cannot be resolved{what}", VALUE_LIMIT)
+
+
+def _quoted(text: object) -> str:
+    return msgspec.json.encode(str(text)).decode()
 
 
 @functools.cache
