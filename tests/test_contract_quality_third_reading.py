@@ -1641,10 +1641,11 @@ def test_mutate_no_terminal_auto_control_status_none(cli: Any, tmp_path: Path) -
 
 
 def test_dead_rule_deny_star_kills_defaulted_tool(cli: Any, tmp_path: Path) -> None:
-    """Point 43: failure_handled's tool defaults to `*`; deny_tool `*` subsumes it."""
+    """Point 43: failure_handled's tool defaults to `*`; deny_tool `*` subsumes it. Point 49: the
+    pointer is into the contract, so a tool left out is pointed at by its rule."""
     rules = [{"id": "d", "kind": "deny_tool", "tool": "*"},
              {"id": "fh", "kind": "failure_handled", "within_events": 2}]
-    assert _findings(_lint(cli, tmp_path, rules)[1]) == [("dead_rule", "warning", ["d", "fh"], "/rules/1/tool")]
+    assert _findings(_lint(cli, tmp_path, rules)[1]) == [("dead_rule", "warning", ["d", "fh"], "/rules/1")]
 
 
 def test_dead_rule_deny_tool_under_allow_tools(cli: Any, tmp_path: Path) -> None:

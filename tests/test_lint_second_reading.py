@@ -1296,3 +1296,14 @@ def test_ties_sorted_by_pointer(cli: Cli, tmp_path: Path) -> None:
     tools b, a are in the other order)."""
     rules = [deny("d", "*"), calls("rb", "b", min=1), calls("ra", "a", min=1)]
     assert [f[3] for f in findings(lint(cli, tmp_path, rules)[1])] == ["/rules/1/tool", "/rules/2/tool"]
+
+
+@pytest.mark.parametrize(("count", "message"), [
+    ("calls", "cap allows at most 1 call, but the rules require 2: a must be called (n needs 2 calls)."),
+    ("successful", "cap allows at most 1 successful call, but the rules require 2: a must be called (n needs 2 "
+                   "successful calls)."),
+])
+def test_count_contradiction_counts_in_words_of_one_or_more(cli: Cli, tmp_path: Path, count: str, message: str) -> None:
+    rules = [calls("cap", "a", max=1, count=count), calls("n", "a", min=2, count=count)]
+    (finding,) = lint(cli, tmp_path, rules)[1]["findings"]
+    assert (finding["code"], finding["message"]) == ("count_contradiction", message)

@@ -54,12 +54,13 @@ def findings(facts: Facts) -> list[Finding]:
     return out
 
 
-def _calls(count: int) -> str:
-    return f"{count} call" if count == 1 else f"{count} calls"
+def _calls(count: int, what: str = "call") -> str:
+    """`1 call`, `2 calls`, `1 successful call`."""
+    return f"{count} {what}" if count == 1 else f"{count} {what}s"
 
 
-def _need(facts: Facts, tool: str, requirement: Requirement) -> str:
-    return f"{tool} must be called ({facts.rules[requirement.rule].id} needs {_calls(requirement.count)})"
+def _need(facts: Facts, tool: str, requirement: Requirement, what: str = "call") -> str:
+    return f"{tool} must be called ({facts.rules[requirement.rule].id} needs {_calls(requirement.count, what)})"
 
 
 # -- required_but_forbidden --------------------------------------------------------------------
@@ -120,7 +121,7 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             if need is not None and need.count >= 1:
                 contributions.append((tool, need))
         total = sum(need.count for _, need in contributions)
-        what = "successful calls" if bound.successful else "calls" if not bound.events else "events"
+        what = "successful call" if bound.successful else "call" if not bound.events else "event"
         if total > bound.limit:
             strict = [need for tool in covered if (need := (facts.successful if bound.successful else facts.required)(
                 tool, errors_only=True)) and need.count >= 1]
@@ -136,8 +137,9 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
                     rule = facts.rules[alone.rule]
                     also = f"; and {rule.id} ({rule.kind}) alone requires {alone.count}"
             yield Found("count_contradiction", tuple(named), (),
-                        bound.pointer, f"{name} allows at most {bound.limit} {what}, but the rules require "
-                        f"{total}: " + "; ".join(_need(facts, tool, need) for tool, need in contributions) + also
+                        bound.pointer, f"{name} allows at most {_calls(bound.limit, what)}, but the rules require "
+                        f"{total}: " + "; ".join(_need(facts, tool, need, "successful call" if bound.successful
+                                                       else "call") for tool, need in contributions) + also
                         + ".", decisive=decisive)
             continue
         single = _single(facts, bound)
@@ -145,7 +147,7 @@ def count_contradiction(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             rule = facts.rules[single.rule]
             alone = _single(facts, bound, errors_only=True)
             yield Found("count_contradiction", (bound.rule, single.rule), (), bound.pointer,
-                        f"{name} allows at most {bound.limit} {what}, but {rule.id} ({rule.kind}) requires "
+                        f"{name} allows at most {_calls(bound.limit, what)}, but {rule.id} ({rule.kind}) requires "
                         f"{single.count}.", decisive=None if alone is None else (bound.rule, alone.rule))
 
 
