@@ -200,6 +200,13 @@ def test_interface_lists_the_output_paths_read_and_whether_a_schema_requires_the
     assert [finding["code"] for finding in json.loads(result.stdout)["findings"]] == ["unschemaed_read"]
 
 
+def test_an_interface_with_no_path_read_says_none(tmp_path):
+    contract = write(tmp_path, {"version": 2, "name": "reads", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]})
+    result = cli("lint", "--contract", contract, "--interface", cwd=tmp_path)
+    assert result.stdout.splitlines()[-2:] == ["", "output paths read: none"]
+
+
 def test_an_invalid_contract_is_exit_2_with_nothing_on_stdout(tmp_path):
     contract = write(tmp_path, {"version": 2, "name": "bad", "rules": [{"id": "x", "kind": "deny_tool"}]})
     result = cli("lint", "--contract", contract, cwd=tmp_path)

@@ -371,7 +371,7 @@ def _lint(report: LintReport, paint: Paint) -> list[str]:
     lines.append(f"{inert(report.contract.name)}: {plural(report.errors, 'error')} · "
                  f"{plural(report.warnings, 'warning')}")
     if report.interface is not UNSET:
-        lines += ["", "output paths read:"]
+        lines += ["", "output paths read:" if report.interface else "output paths read: none"]
         lines += [f"  {inert(read.path)}  {'required' if read.required else paint('not required', _YELLOW)}  "
                   f"[{', '.join(inert(rule) for rule in read.rules)}]" for read in report.interface]
     return lines
