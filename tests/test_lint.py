@@ -272,3 +272,24 @@ def test_a_deny_event_is_shadowed_by_a_wider_one_filed_by_type_or_tool():
                  {"id": "d", "kind": "deny_event", "match": {"tool": "t*"}}) == [
         ("shadowed_rule", "warning", ["a", "b"]), ("shadowed_rule", "warning", ["b", "d"]),
         ("shadowed_rule", "warning", ["c", "d"])]
+
+
+def test_lint_stops_after_ten_thousand_findings_and_says_so(tmp_path):
+    """150 deny_tool rules on globs that say the same (`*`, `**`, ...) are 11,175 pairs, each a
+    shadowed_rule (point 45): lint lists 10,000 in bounded memory and marks the report, rather
+    than growing with the pairs."""
+    rules = [{"id": f"d{index}", "kind": "deny_tool", "tool": "*" * (index + 1)} for index in range(150)]
+    contract = write(tmp_path, {"version": 2, "name": "many", "rules": rules})
+    result = cli("lint", "--contract", contract, "--format", "json", cwd=tmp_path)
+    report = json.loads(result.stdout)
+    assert (result.returncode, report["truncated"], report["warnings"], len(report["findings"])) == (0, True, 10_000,
+                                                                                                     10_000)
+    import jsonschema
+
+    jsonschema.validate(report, json.loads((REPO / "schemas" / "lint-report-v1.schema.json").read_text()))
+    text = cli("lint", "--contract", contract, cwd=tmp_path).stdout.splitlines()
+    assert text[-2:] == ["many: 0 errors · 10000 warnings", "lint stopped after 10000 findings: the contract has more"]
+    sarif = json.loads(cli("lint", "--contract", contract, "--format", "sarif", cwd=tmp_path).stdout)
+    assert (len(sarif["runs"][0]["results"]), sarif["runs"][0]["properties"]["truncated"]) == (10_000, True)
+    fewer = write(tmp_path, {"version": 2, "name": "few", "rules": rules[:20]})
+    assert "truncated" not in json.loads(cli("lint", "--contract", fewer, "--format", "json", cwd=tmp_path).stdout)

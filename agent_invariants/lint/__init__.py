@@ -63,7 +63,8 @@ warnings, findings: [{code, level, rule_ids, pointer, message}]}`. Findings are 
 rule they name, then the code (in the order of the table above), then pointer; pointers are JSON
 pointers into the contract after `extends`. Exit 1 when a finding is an error (with `--strict`,
 when there is any finding), 2 for an invalid contract (nothing on stdout), else 0. Both contract
-versions are linted.
+versions are linted. Pairs of rules can be findings: lint stops at 10,000 findings (codes in the
+order of the table), says so, and marks the report `truncated: true`.
 """  # noqa: E501 (the finding above is one line, as printed)
 from __future__ import annotations
 
@@ -82,11 +83,11 @@ __all__ = ("Finding", "LintReport", "lint_contract", "lint_refusal", "refuse_unp
 def lint_contract(contract: Contract, *, with_interface: bool = False) -> LintReport:
     """What lint finds in a loaded contract (and, `with_interface`, the output paths it reads)."""
     facts = Facts.of(contract.rules)
-    found = findings(facts)
+    found, stopped = findings(facts)
     errors = sum(1 for finding in found if finding.level == "error")
     return LintReport(schema=LINT_SCHEMA, contract=ContractName(name=contract.name, version=contract.version),
                       errors=errors, warnings=len(found) - errors, findings=found,
-                      interface=interface(facts) if with_interface else UNSET)
+                      truncated=True if stopped else UNSET, interface=interface(facts) if with_interface else UNSET)
 
 
 def lint_refusal(contract: Contract, label: str, source: ContractSource | None = None, *,

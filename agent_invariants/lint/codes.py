@@ -23,7 +23,7 @@ from agent_invariants.match.paths import parse_path
 from agent_invariants.match.paths import pointer as json_pointer
 from agent_invariants.rules.stop_is_final import DEFAULT_ALLOWED_AFTER
 
-__all__ = ("CHECKS", "Found", "findings")
+__all__ = ("CHECKS", "MAX_FINDINGS", "Found", "findings")
 
 
 class Found(NamedTuple):
@@ -38,11 +38,24 @@ class Found(NamedTuple):
     decisive: tuple[int, ...] | None = None   # the rules that prove it alone, when not all it names
 
 
-def findings(facts: Facts) -> list[Finding]:
-    """Every finding of every code, in report order."""
+MAX_FINDINGS = 10_000
+"""The most findings lint reports. Pairs of rules can be findings, so a contract of thousands of
+rules that shadow each other has millions: lint stops at this many (codes in table order, each
+as it finds them), in bounded memory and time, and says that it stopped."""
+
+
+def findings(facts: Facts) -> tuple[list[Finding], bool]:
+    """Every finding of every code, in report order, and whether lint stopped at MAX_FINDINGS."""
     found: list[Found] = []
+    stopped = False
     for check in CHECKS:
-        found += list(check(facts, found))   # (a check reads the findings of the codes before it only)
+        for item in check(facts, found):   # (a check reads the findings of the codes before it only)
+            if len(found) == MAX_FINDINGS:
+                stopped = True
+                break
+            found.append(item)
+        if stopped:
+            break
     found.sort(key=lambda item: (min(item.named), CODES.index(item.code), item.pointer))
     out = []
     for item in found:
@@ -51,7 +64,7 @@ def findings(facts: Facts) -> list[Finding]:
         out.append(Finding(code=item.code, level="error" if error else "warning",
                            rule_ids=[facts.rules[index].id for index in sorted(set(item.named))],
                            pointer=item.pointer, message=item.message))
-    return out
+    return out, stopped
 
 
 def _calls(count: int, what: str = "call") -> str:

@@ -192,9 +192,11 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
             partial_fingerprints=_fingerprints(finding.code, location, UNSET,
                                                [finding.pointer, finding.rule_ids]),
             properties=msgspec.to_builtins(finding)))
+    stopped = None if report.truncated is not True else {
+        "truncated": True, "note": f"lint stopped after {len(report.findings)} findings: the contract has more."}
     return om.Run(tool=om.Tool(driver=om.ToolComponent(
         name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
-        results=results, column_kind="utf16CodeUnits")
+        results=results, column_kind="utf16CodeUnits", properties=stopped)
 
 
 _RECORD_FINDINGS = {

@@ -370,6 +370,8 @@ def _lint(report: LintReport, paint: Paint) -> list[str]:
                      f"{inert(finding.pointer)}: {inert(finding.message)}")
     lines.append(f"{inert(report.contract.name)}: {plural(report.errors, 'error')} · "
                  f"{plural(report.warnings, 'warning')}")
+    if report.truncated is True:
+        lines.append(f"lint stopped after {len(report.findings)} findings: the contract has more")
     if report.interface is not UNSET:
         lines += ["", "output paths read:" if report.interface else "output paths read: none"]
         lines += [f"  {inert(read.path)}  {'required' if read.required else paint('not required', _YELLOW)}  "
