@@ -136,13 +136,15 @@ class FieldTypes:
         self._source = source
 
     def check(self, batch: list[Event], first: int) -> None:
-        # A present field is a Raw, never empty, so true; an absent one is UNSET, which is false:
-        # truth tests cost less than four comparisons with UNSET, on every event of the trace.
+        # A present field is a Raw, never empty, so true; an absent one is UNSET, which is false.
+        # Every event of the trace passes here, and the rare fields of most events are absent:
+        # four identity tests with the global UNSET cost less than four truth tests.
         try:
             args = [event.args for event in batch if event.args]
             if args and not _all_objects(args):
                 _objects(_encode(args))
-            rare = [event for event in batch if event.duration_ms or event.status or event.approver or event.reason]
+            rare = [event for event in batch if event.duration_ms is not UNSET or event.status is not UNSET
+                    or event.approver is not UNSET or event.reason is not UNSET]
             if not rare:
                 return
             durations = [event.duration_ms for event in rare if event.duration_ms is not UNSET]
