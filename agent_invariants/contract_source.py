@@ -254,7 +254,7 @@ def _first_non_finite(document: Any) -> tuple[str, float]:
             for key in value:
                 if isinstance(key, float) and not math.isfinite(key):
                     return path, key
-            pending += reversed([(item, member(path, str(key))) for key, item in value.items()])
+            pending += reversed([(item, member(path, key)) for key, item in value.items()])
         elif isinstance(value, list):
             pending += reversed([(item, f"{path}[{index}]") for index, item in enumerate(value)])
     return "$", math.nan   # not reached: `_mended` found one
