@@ -502,6 +502,20 @@ ROOT_END_CASES = {
 }
 
 
+def test_otel_agents_side_by_side_are_one_run_that_ends_with_the_last(cli: Cli, tmp_path: Path) -> None:
+    """§10.30/31: two outermost invoke_agent spans (their parent left out of the export) are one
+    run; the second fails, so the run fails (its reason) at the second's end, after its calls, not
+    at the first's end with the calls after the terminal."""
+    error = {"code": "STATUS_CODE_ERROR", "message": "refund crashed"}
+    spans = [agent(10, 50, span_id=sid(1), parent=sid(99)), tool(sid(2), "lookup", 20, 30, parent=sid(1)),
+             agent(60, 100, span_id=sid(3), parent=sid(99), status=error),
+             tool(sid(4), "refund", 70, 80, parent=sid(3), status=error)]
+    events = convert(cli, tmp_path, "otel", [otlp(*spans)])
+    assert kinds(events) == [("run.start", None), ("tool.call", "lookup"), ("tool.result", "lookup"),
+                             ("tool.call", "refund"), ("tool.result", "refund"), ("run.failed", None)]
+    assert (events[0]["time"], events[-1]["time"], events[-1]["reason"]) == (at(10), at(100), "refund crashed")
+
+
 @pytest.mark.parametrize("case", list(ROOT_END_CASES))
 def test_run_completed_is_the_run_root_end(cli: Cli, tmp_path: Path, case: str) -> None:
     """§7: "The root becomes `run.start` and `run.completed`" and "`duration_ms` = end − start"; §10.30: the

@@ -66,12 +66,6 @@ class _Trace(GenAiTrace):
         super().__init__(context, trace_id, spans)
         self.model_ids = _model_ids(self.tree)
 
-    def root(self) -> Span:
-        agents = [span for span in self.tree.spans if _kind(span) == "AGENT"
-                  and not any(_kind(ancestor) == "AGENT" for ancestor in self.tree.ancestors(span))]
-        pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
-        return min(pool, key=lambda span: (span.start, span.order))
-
     def kind(self, span: Span) -> str | None:
         return _kind(span) or None
 

@@ -6,7 +6,8 @@ Each trace is a run (its id is the trace id). What becomes what:
 - the outermost `invoke_agent` / `invoke_workflow` span (else the earliest root span):
   `run.start` at its start; `run.completed` at its end, or `run.failed` {status: failed, reason}
   when it or an agent span inside it ends with an error (a span that outlasts it, such as a
-  server span around it, does not move the end);
+  server span around it, does not move the end). Agents side by side, under a span the export
+  left out, are one run: it ends with the last of them;
 - `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
   `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`} at its start,
   `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
@@ -99,14 +100,15 @@ class GenAiTrace:
         self.parts = _MessageParts()
 
     def timeline(self) -> Timeline:
-        root = self.root()
+        outermost = self.outermost()
+        root = min(outermost, key=lambda span: (span.start, span.order))
         for span in self.tree.spans:
             depth = self.tree.depth_of(span)
             if span.log:   # a log record says only what the convention or a profile reads in it
                 self.mapped(span, depth)
                 continue
             if span is root:
-                self.run_bounds(span)
+                self.run_bounds(root, outermost)
             else:
                 self.mapped(span, depth)   # a profile adds events: a tool step stays a tool step
             self.span(span, depth)
@@ -117,12 +119,15 @@ class GenAiTrace:
 
     # -- what each format reads differently ------------------------------------------------------------------------
 
-    def root(self) -> Span:
-        agents = [span for span in self.tree.spans if span.attributes.get(OPERATION) in _AGENT_OPERATIONS
-                  and not any(ancestor.attributes.get(OPERATION) in _AGENT_OPERATIONS
-                              for ancestor in self.tree.ancestors(span))]
+    def outermost(self) -> list[Span]:
+        """The spans the run is: the outermost agent spans (several, when agents run side by side
+        under a span the export left out; the run starts with the first and ends with the last),
+        else the earliest root span (point 30: a later root beside it is not the run's), else the
+        earliest span."""
+        agents = [span for span in self.tree.spans if self.is_agent(span)
+                  and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
         pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
-        return min(pool, key=lambda span: (span.start, span.order))
+        return pool if agents else [min(pool, key=lambda span: (span.start, span.order))]
 
     def kind(self, span: Span) -> str | None:
         kind = span.attributes.get(OPERATION)
@@ -148,7 +153,7 @@ class GenAiTrace:
 
     # -- shared --------------------------------------------------------------------------------------------------------
 
-    def run_bounds(self, root: Span) -> None:
+    def run_bounds(self, root: Span, outermost: list[Span]) -> None:
         depth = self.tree.depth_of(root)   # the root span's own start and end: at equal times, §7's order
         self.out.add({"type": "run.start"}, root.start, depth=depth, line=root.line, span_id=root.span_id, bound=FIRST)
         failing = next((span for span in self.tree.spans if self.ends_run(span)), None)
@@ -158,8 +163,11 @@ class GenAiTrace:
         output = root.attributes.get("ainv.output")
         if output is not None:
             end["output"] = parse_result(output, json_text=True)[0]
-        if root.ended or failing is not None:   # the root's end (§7), not a wrapping span's or a later root's
-            self.out.add(end, root.end, phase=END, depth=depth, line=root.line, span_id=root.span_id, bound=LAST)
+        # the end of the last of the run's outermost spans (§7), not of a span around them
+        last = max(outermost, key=lambda span: (span.ended, span.end, -span.order))
+        if all(span.ended for span in outermost) or failing is not None:
+            self.out.add(end, last.end, phase=END, depth=self.tree.depth_of(last), line=last.line, span_id=last.span_id,
+                         bound=LAST)
 
     def ends_run(self, span: Span) -> bool:
         """A span whose error fails the run: a root's or an agent span's (point 31), wherever it is
