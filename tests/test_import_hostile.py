@@ -405,6 +405,34 @@ def test_a_time_beyond_year_9999_in_utc_is_bad_input(tmp_path: Path) -> None:
         import_runs(write(tmp_path, line, "log.mcp.jsonl"), "mcp-log")
 
 
+def _mcp(message: dict[str, Any], direction: str = "c2s") -> str:
+    return json.dumps({"ts": "2026-01-01T00:00:00Z", "session": "s", "dir": direction,
+                       "msg": {"jsonrpc": "2.0", **message}})
+
+
+@pytest.mark.parametrize(("lines", "problem"), [
+    ([{"id": 1, "method": "tools/call", "params": {"name": 5}}], "2: $.msg.params.name: expected the tool's name "
+                                                                 "(a string), got 5"),
+    ([{"id": 1, "method": "tools/call", "params": {"arguments": {}}}], "2: $.msg.params.name: expected the tool's "
+                                                                       "name (a string), got none"),
+    ([{"id": 1, "method": "tools/call", "params": "x"}], '2: $.msg.params: expected the call\'s {name, arguments}, '
+                                                         'got "x"'),
+    ([{"id": 1, "method": "tools/call", "params": {"name": "t"}},
+      {"id": 1, "result": {"content": [], "isError": "yes"}}],
+     '3: $.msg.result.isError: expected true or false, got "yes"'),
+])
+def test_an_mcp_call_without_a_tool_name_or_a_reply_with_an_odd_is_error_is_bad_input(
+        tmp_path: Path, lines: list[dict[str, Any]], problem: str) -> None:
+    """§7 (mcp-log: tool is `params.name`, ok is not `isError`; an unknown ok is never guessed): no
+    tool name is made up, and an `isError` that is neither true nor false is not read as success."""
+    records = [_mcp({"id": 0, "method": "initialize", "params": {}}),
+               *(_mcp(line, "s2c" if "result" in line else "c2s") for line in lines)]
+    path = write(tmp_path, "\n".join(records) + "\n", "log.mcp.jsonl")
+    with pytest.raises(TraceError) as error:
+        import_runs(path, "mcp-log")
+    assert str(error.value) == f"{path}:{problem}"
+
+
 def test_an_event_the_checker_would_refuse_is_bad_input_at_its_record(tmp_path: Path, cli: Cli) -> None:
     path = write(tmp_path, otlp(agent()) + "\n" + otlp(tool("b" * 16, BASE + 1, BASE + 2, name="t" * 600)))
     result = cli("convert", "--from", "otel", str(path))

@@ -202,6 +202,9 @@ class _Session:
         params = as_object(message.get("params"))
         key = (side, _id_key(message["id"]))
         if method == "tools/call":
+            if not isinstance(message.get("params"), dict):
+                raise TraceError(self.context.file, line, "$.msg.params: expected the call's {name, arguments}, got "
+                                 f"{show(message.get('params'))}")
             call = self._call(at, side, message, params, line)
             self._waits(key, ("tools/call", call))
         elif method == "elicitation/create":
@@ -229,8 +232,11 @@ class _Session:
         return found
 
     def _call(self, at: int, side: str, message: dict[str, Any], params: dict[str, Any], line: int) -> _Call:
-        name = params.get("name")
-        tool = name if isinstance(name, str) and name else "<unnamed>"
+        tool = params.get("name")
+        if not isinstance(tool, str) or not tool:   # a call names its tool: there is none to make up
+            got = show(tool) if "name" in params else "none"
+            raise TraceError(self.context.file, line,
+                             f"$.msg.params.name: expected the tool's name (a string), got {got}")
         parsed, raw = parse_args(params.get("arguments"))   # (JSON text holding an object is parsed, §7)
         args = parsed if parsed is not None else raw
         continued = self.pending.continued(tool, args) if ("requestState" in params or "inputResponses" in params) \
@@ -292,7 +298,11 @@ class _Session:
             event["ok"] = False
             event["data"] = {"error": message["error"]}
         elif isinstance(result, dict):
-            event["ok"] = result.get("isError") is not True
+            failed = result.get("isError", False)
+            if not isinstance(failed, bool):   # neither said nor guessed (§7): what the server meant is unknown
+                raise TraceError(self.context.file, line, f"$.msg.result.isError: expected true or false, got "
+                                 f"{show(failed)}")
+            event["ok"] = not failed
             value, raw = _tool_output(result)
             if value is not _NONE:
                 event["result"] = value
