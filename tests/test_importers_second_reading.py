@@ -1471,6 +1471,19 @@ def test_convert_refuses_a_trace_split_over_two_input_files(cli: Cli, tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+def test_convert_refuses_an_input_given_twice(cli: Cli, tmp_path: Path) -> None:
+    """The same file twice (or by two names) would be read twice: each of its runs split in two
+    halves with one id. It is refused before anything is read or written."""
+    put(tmp_path, "x.jsonl", [otlp(agent(), tool(sid(1), "t", 10, 20))])
+    for names, said in ((["x.jsonl", "x.jsonl"], "x.jsonl is given twice: "),
+                        (["x.jsonl", "./x.jsonl"], "./x.jsonl is given twice (as x.jsonl): ")):
+        for extra in (["--run", TRACE], ["--out-dir", "out"]):
+            result = cli("convert", "--from", "otel", *names, *extra)
+            assert (result.returncode, result.stdout) == (2, "")
+            assert result.stderr == f"agent-invariants: convert: {said}give each input once\n"
+    assert not (tmp_path / "out").exists()
+
+
 def test_check_several_runs_without_run_is_refused(cli: Cli, tmp_path: Path) -> None:
     """§10.34: "Without `--run`, an input with several runs is exit 2, and the message lists the run ids and
     both options" (for check: `--run ID` and `--run all`)."""

@@ -35,6 +35,7 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
                   max_line_bytes: int, out_dir: Path | None) -> tuple[str | None, str]:
     """Convert every input: with `out_dir`, write each run there and return (None, note); else
     return the one run's JSONL and the note (a line saying what was converted)."""
+    _refuse_twice(inputs)
     streams = [Stream(SourceFile.of(path), source_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
                for path in inputs]
     runs = _whole(found for stream in streams for found in stream)
@@ -49,6 +50,22 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     if skipped:
         note += f"; skipped {skipped} record{'s' if skipped != 1 else ''} of kinds the mapping does not use"
     return text, note
+
+
+def _refuse_twice(inputs: Sequence[str]) -> None:
+    """An input named twice (or by two names) would be two halves of each of its runs."""
+    seen: dict[object, str] = {}
+    for path in inputs:
+        try:
+            found = os.stat(path)
+            key: object = (found.st_dev, found.st_ino)
+        except OSError:   # (a file that cannot be read is said when it is read)
+            key = path
+        first = seen.get(key)
+        if first is not None:
+            also = "" if first == path else f" (as {shown(first)})"
+            raise InputError(f"convert: {shown(path)} is given twice{also}: give each input once")
+        seen[key] = path
 
 
 def _whole(runs: Iterator[ImportedRun]) -> Iterator[ImportedRun]:
