@@ -1484,6 +1484,18 @@ def test_convert_refuses_an_input_given_twice(cli: Cli, tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_convert_lists_the_runs_of_several_inputs_file_by_file(cli: Cli, tmp_path: Path) -> None:
+    """The runs are listed in the order they begin in the file: with several files, those of the
+    first file first, though a later file's run begins on an earlier line."""
+    put(tmp_path, "x.jsonl", two_traces())
+    third = "c" * 32
+    put(tmp_path, "y.jsonl", [otlp(span(sid(7), "invoke_agent c", 0, 1000, trace=third,
+                                        attrs={"gen_ai.operation.name": "invoke_agent"}))])
+    result = cli("convert", "--from", "otel", "x.jsonl", "y.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert f"holds 3 runs ({TRACE}, {OTHER}, {third});" in result.stderr
+
+
 def test_check_several_runs_without_run_is_refused(cli: Cli, tmp_path: Path) -> None:
     """§10.34: "Without `--run`, an input with several runs is exit 2, and the message lists the run ids and
     both options" (for check: `--run ID` and `--run all`)."""

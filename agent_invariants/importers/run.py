@@ -141,7 +141,9 @@ def one_run(runs: Iterator[ImportedRun], where: str, choose: str) -> ImportedRun
     second = next(runs, None)
     if second is None:
         return first
-    ids = in_file_order([(found.first_line, found.run_id) for found in chain((first, second), runs)])
+    files: dict[str, int] = {}   # the inputs in the order given: a file's runs come after the runs of those before
+    ids = in_file_order([((files.setdefault(found.file.name, len(files)), found.first_line), found.run_id)
+                         for found in chain((first, second), runs)])
     shown = ", ".join(ids[:20]) + (", …" if len(ids) > 20 else "")
     raise TraceError(where, None, f"holds {len(ids)} runs ({shown}); {choose}")
 
@@ -149,8 +151,9 @@ def one_run(runs: Iterator[ImportedRun], where: str, choose: str) -> ImportedRun
 Made = TypeVar("Made")
 
 
-def in_file_order(made: list[tuple[int, Made]]) -> list[Made]:
-    """What was made of each run, given with the run's `first_line`, in the order the runs begin in
-    the file: an importer hands a run out as soon as its last record is read, so a run that began
-    first may come later (one run is held at a time; what is made of it is kept)."""
+def in_file_order(made: list[tuple[Any, Made]]) -> list[Made]:
+    """What was made of each run, given with the run's `first_line` (or, across files, the file's
+    place and that line), in the order the runs begin in the file: an importer hands a run out as
+    soon as its last record is read, so a run that began first may come later (one run is held at
+    a time; what is made of it is kept)."""
     return [item for _, item in sorted(made, key=lambda pair: pair[0])]
