@@ -192,6 +192,7 @@ def decode_problem(error: msgspec.DecodeError | RecursionError, decoded: Any = N
 
 
 _EXPECTED = {"str": "a string", "int": "an integer", "float": "a number", "int | float": "a number",
+             "int | str": "an integer or a string", "int | str | null": "an integer or a string",
              "bool": "true or false", "array": "an array", "object": "an object", "null": "null"}
 _GOT = {**_EXPECTED, "int": "a number", "bool": "a boolean", "date": "a date", "datetime": "a date-time",
         "time": "a time", "bytes": "binary data", "set": "a set", "tuple": "an array"}

@@ -399,6 +399,16 @@ def test_a_time_of_odd_digits_is_bad_input(tmp_path: Path, bad: str) -> None:
         import_runs(write(tmp_path, json.dumps(record)), "otel")
 
 
+@pytest.mark.parametrize("field", ["startTimeUnixNano", "endTimeUnixNano"])
+def test_a_time_written_as_a_fraction_is_bad_input_in_our_words(tmp_path: Path, field: str) -> None:
+    record = json.loads(otlp(agent()))
+    record["resourceSpans"][0]["scopeSpans"][0]["spans"][0][field] = 1.5
+    with pytest.raises(TraceError) as error:
+        import_runs(write(tmp_path, json.dumps(record)), "otel")
+    assert str(error.value).endswith(f"$.resourceSpans[0].scopeSpans[0].spans[0].{field}: expected an integer or a "
+                                     "string, got a number")
+
+
 def test_a_time_beyond_year_9999_in_utc_is_bad_input(tmp_path: Path) -> None:
     line = json.dumps({"ts": "9999-12-31T23:59:59-01:00", "session": "s1", "dir": "c2s", "msg": {"id": 1}})
     with pytest.raises(TraceError, match=r"\$\.ts: expected an ISO 8601 time"):
