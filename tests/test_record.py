@@ -14,6 +14,7 @@ import pytest
 
 from agent_invariants.errors import InputError
 from agent_invariants.record import RecordOptions, record
+from agent_invariants.render.shared import verdict
 
 from record_helpers import AGENT, DONE, MARK, START, call, leftover_agents, run_agent, send
 
@@ -390,6 +391,23 @@ def test_the_reason_names_the_first_firing_rule_and_every_firing_rule_is_listed(
     prevented = {(v.rule_id, v.prevented) for v in run.report.violations}
     assert prevented == {("warn-only", True), ("first", True), ("second", True)}
     assert run.code == 7   # --safety-exit: a call was denied
+
+
+@pytest.mark.parametrize(("safety_exit", "code"), [(1, 1), (7, 7)])
+def test_a_denied_call_the_check_finds_nothing_at_still_fails_the_run(tmp_path: Path, safety_exit: int,
+                                                                      code: int) -> None:
+    """Point 74: under `count: successful` a call is denied once the earlier successful calls
+    reach `max`; the denied call has no result, so the check finds nothing. Point 84: a call
+    denied under --enforce is exit N (--safety-exit, default 1) all the same, and every format's
+    verdict says so."""
+    contract = {"version": 2, "name": "c", "rules": [
+        {"id": "one-search", "kind": "tool_calls", "tool": "search", "max": 1, "count": "successful"}]}
+    fixtures = {"version": 1, "tools": {"search": {"ok": True, "result": {"hits": []}}}}
+    steps = [*START, *call("c1", "search"), *call("c2", "search"), *DONE]
+    run = run_agent(tmp_path, steps, contract, fixtures, enforce=True, safety_exit=safety_exit)
+    assert [event["type"] for event in run.events].count("tool.denied") == 1
+    assert (run.report.passed, run.report.error_count, run.info.denied, run.code) == (True, 0, 1, code)
+    assert verdict(run.report) == "failed"
 
 
 def test_without_enforce_the_call_is_answered_and_the_check_fails_it(tmp_path: Path) -> None:

@@ -13,9 +13,10 @@ only the end of a run can decide is `inconclusive`. `record` and a later `check`
 
 The report is the check report with a `record` object (`report.RecordInfo`). The exit code:
 2 for bad input before the agent starts (contract, lint, fixtures, baseline, `--out`); else 1 when
-the check has errors (`--safety-exit N` instead, when one comes from a safety part or a call was
-denied); else 2 when a finding says the run did not test what it was meant to (a fixture or
-approval miss, a run the harness ended); else 0.
+the check has errors or a call was denied (`--safety-exit N` instead, when an error comes from a
+safety part or a call was denied, even one the check then finds nothing at); else 2 when a
+finding says the run did not test what it was meant to (a fixture or approval miss, a run the
+harness ended); else 0.
 
 The contract, the fixtures and the command are trusted: the agent gets `record`'s environment
 (unless `--env-clear`). `--redact KEY` keeps the values of such keys out of every file written and
@@ -231,11 +232,13 @@ def _digest_of(path: str) -> bytes:
 
 
 def exit_code(recorded: Recorded, safety_exit: int = 1) -> int:
-    """1 when the check has errors (`safety_exit` when one comes from a safety part or a call
-    was denied), else 2 when a finding is an error, else 0."""
+    """1 when the check has errors (`safety_exit` when one comes from a safety part), and
+    `safety_exit` when a call was denied (point 84: also when the check then finds nothing, as
+    a `tool_calls` bound on successful calls may: the call denied never got a result); else 2
+    when a finding is an error, else 0."""
     report = recorded.report
     assert report.record is not UNSET
-    if report.error_count:
+    if report.error_count or report.record.denied:
         return safety_exit if report.safety_error_count or report.record.denied else 1
     return 2 if any(finding.level == "error" for finding in report.record.findings) else 0
 

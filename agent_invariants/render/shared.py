@@ -61,8 +61,9 @@ def verdict(report: AnyReport) -> str:
     """The word every format heads a report (or a batch's section) with, which says what the exit
     code says. A comparison is `compatible` or a `regression`; a check `passed` or `failed`, and:
 
-    - a run of `record` whose rules passed is `incomplete` when the run did not test its
-      scenario (a finding: the agent crashed or was stopped, a fixture or an approval missed);
+    - a run of `record` whose rules passed is `failed` when `--enforce` denied a call (point 84:
+      its exit), else `incomplete` when the run did not test its scenario (a finding: the agent
+      crashed or was stopped, a fixture or an approval missed);
     - `record --repeat` is `unstable` when the runs passed but their final outputs changed shape,
       and `incomplete` when some run was, or when fewer than two runs reported an output."""
     if isinstance(report, (CompareReport, CompareBatchReport)):
@@ -70,7 +71,11 @@ def verdict(report: AnyReport) -> str:
     if not report.passed:
         return "failed"
     if isinstance(report, CheckReport):
-        return "incomplete" if report.record is not UNSET and report.record.findings else "passed"
+        if report.record is UNSET:
+            return "passed"
+        return "failed" if report.record.denied else "incomplete" if report.record.findings else "passed"
+    if any(verdict(part) == "failed" for part in report.reports):
+        return "failed"
     stability = report.stability
     if stability is not UNSET and stability.measured and not stability.stable:
         return "unstable"
