@@ -410,6 +410,16 @@ def test_a_denied_call_the_check_finds_nothing_at_still_fails_the_run(tmp_path: 
     assert verdict(run.report) == "failed"
 
 
+def test_calls_no_fixture_key_answers_are_numbered_per_tool(tmp_path: Path) -> None:
+    """Point 72: one `record.fixture_miss {seq, call_id, tool, call_index}` per miss; point 70
+    numbers a call among those of its key, and for a tool no key names, among its own calls
+    (as an exact key would): 0, 1 for `lookup`, 0 for `mail`, not 0 for every call."""
+    steps = [*START, *call("c1", "lookup"), *call("c2", "mail"), *call("c3", "lookup"), *DONE]
+    run = run_agent(tmp_path, steps, V2, {"version": 1, "tools": {"search": {"result": 1}}})
+    misses = [(finding.call_id, finding.call_index) for finding in run.info.findings]
+    assert misses == [("c1", 0), ("c2", 0), ("c3", 1)]
+
+
 def test_without_enforce_the_call_is_answered_and_the_check_fails_it(tmp_path: Path) -> None:
     steps = [*START, *call("c1", "orders.get"), *call("c2", "refund", {"order": "A9", "amount": 10}), *DONE]
     run = run_agent(tmp_path, steps, V2, FIXTURES, safety_exit=5)

@@ -150,6 +150,7 @@ class Fixtures:
         self._globs = [fixture for fixture in tools if _is_glob(fixture.key)]
         self._counts = [0] * len(tools)   # calls so far whose tool each key matches
         self._keys: dict[str, tuple[int, ...]] = {}   # tool -> the positions of the keys that match it
+        self._unanswered: dict[str, int] = {}   # calls so far of each tool no key matches
 
     def fixture_for(self, tool: str) -> Fixture | None:
         """The fixture that answers `tool`: its exact key, else the first glob key that matches."""
@@ -160,13 +161,18 @@ class Fixtures:
 
     def count(self, tool: str) -> int:
         """Count a call of `tool` (every call, however it is answered) for every key that matches
-        it; the call's index among those of its own fixture's key (0 when none answers it)."""
+        it; the call's index among those of its own fixture's key, or, when no key answers it,
+        among the calls of the tool (as for an exact key: the per-tool index)."""
         keys = self._keys.get(tool)
         if keys is None:   # (worked out once per tool name)
             keys = self._keys[tool] = tuple(position for position, each in enumerate(self.tools)
                                             if each.key == tool or (_is_glob(each.key) and each.matches(tool)))
         fixture = self.fixture_for(tool)
-        call_index = 0
+        if fixture is None:
+            call_index = self._unanswered.get(tool, 0)
+            self._unanswered[tool] = call_index + 1
+        else:
+            call_index = 0
         for position in keys:
             if self.tools[position] is fixture:
                 call_index = self._counts[position]

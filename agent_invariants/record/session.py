@@ -77,6 +77,8 @@ class Session:
         self.writer = writer
         self.dialect = dialect
         self.fixtures = fixtures
+        # numbers each call for the fixtures' call_index; without fixtures, per tool all the same
+        self._numbering = fixtures if fixtures is not None else Fixtures(None, [], [])
         self.replay = replay
         self.backend = backend
         self.enforcer = enforcer
@@ -210,7 +212,7 @@ class Session:
         call_id, tool, args = fields["call_id"], fields["tool"], fields.get("args")
         _first_use(self._call_ids, call_id, "duplicate_call_id")
         call = self.writer.write("tool.call", fields, message.data)
-        call_index = 0 if self.fixtures is None else self.fixtures.count(tool)
+        call_index = self._numbering.count(tool)
         replayed = None if self.replay is None else self.replay.answer(tool, args)
         denial = None
         if self.enforcer is not None:
