@@ -517,6 +517,21 @@ def test_markdown_truncation_note(cli: Any, tmp_path: Path) -> None:
     assert "… and 2 more (raise --max-violations to see them)" in out
 
 
+@pytest.mark.parametrize(("rules", "note"), [
+    # 3 inconclusive left out of trr and 3 of dx: inconclusive ones count as left out too (point 82)
+    ([{"id": "trr", "kind": "tool_result_required", "tool": "x"}, {"id": "dx", "kind": "deny_tool", "tool": "x"}],
+     "… and 6 more (raise --max-violations to see them)"),
+    ([{"id": "trr", "kind": "tool_result_required", "tool": "x"}], "… and 3 more (raise --max-violations to see them)"),
+])
+def test_markdown_truncation_note_counts_inconclusive_violations_left_out(cli: Any, tmp_path: Path, rules: list,
+                                                                          note: str) -> None:
+    """README: "A report that left some out says so"; under --partial the calls without their
+    results are inconclusive violations, left out of the counts (point 82) but not of the list."""
+    _setup(tmp_path, rules, [{"type": "tool.call", "tool": "x", "call_id": f"c{n}"} for n in range(5)])
+    out = _check(cli, "markdown", "--partial", "--max-violations", "2").stdout
+    assert f"- {note}" in out.splitlines()
+
+
 # -- github (README "--format github") -----------------------------------------------------------------
 
 

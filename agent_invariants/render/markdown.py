@@ -124,7 +124,8 @@ def _violations(report: CheckReport, holders: str = "JSON or SARIF report") -> l
     violations), and those the rules left out (`--max-violations`)."""
     shown = report.violations[:MAX_VIOLATIONS]
     lines = [_violation(v, report) for v in shown]
-    kept, total = len(report.violations), report.error_count + report.warning_count
+    kept = len(report.violations)   # (the total counts every violation, inconclusive ones too)
+    total = kept if report.violations_total is UNSET else report.violations_total
     if total > kept:
         elsewhere = f"{kept - len(shown)} in the {holders}; " if kept > len(shown) else ""
         lines.append(f"- … and {total - len(shown)} more ({elsewhere}raise --max-violations to see them)")
