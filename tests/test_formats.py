@@ -275,6 +275,24 @@ def test_junit_bodies_keep_a_trace_line_break_on_its_line(cli, tmp_path):
            "(policy fail_on_new_tools). (t.jsonl:1)" in bodies
 
 
+def test_sarif_messages_show_a_trace_line_break_and_bidi_override_as_escapes(cli, tmp_path):
+    """README: whatever comes from the input in a message is escaped, "as in every format": in
+    SARIF, a violation's message (check) and a regression's (compare) show them as `\\n` and
+    `\\u202e`, as text and JUnit do, so code scanning shows no forged line or reversed text."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "kb", "kind": "allow_tools", "tools": ["kb.*"]})))
+    (tmp_path / "b.jsonl").write_text(jsonl(events({"type": "run.start"})))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "x\r\n\x1b[2Jy"},
+                                                   {"type": "tool.call", "tool": "a\u202eb"})))
+    check = json.loads(cli("check", "-c", "c.json", "-t", "t.jsonl", "--format", "sarif").stdout)
+    assert [result["message"]["text"] for result in check["runs"][0]["results"]] == [
+        "Tool is outside the allowlist: x\\r\\n\\x1b[2Jy. Event seq 1 at t.jsonl:1. [allow_tools.not_allowed]",
+        "Tool is outside the allowlist: a\\u202eb. Event seq 2 at t.jsonl:2. [allow_tools.not_allowed]"]
+    compare = json.loads(cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "t.jsonl", "--format", "sarif").stdout)
+    texts = [result["message"]["text"] for result in compare["runs"][0]["results"]]
+    assert "Candidate introduced tool: a\\u202eb, which the baseline never called (policy fail_on_new_tools)." in texts
+    assert not any(char in text for text in texts for char in "\r\n\x1b\u202e")
+
+
 def test_junit_handles_lone_surrogates_from_the_api():
     from agent_invariants.render import junit
     from agent_invariants.report import CheckReport, ContractRef, RuleResult, TraceSummary, Violation

@@ -369,7 +369,7 @@ class _Builder:
         level = "note" if inconclusive(violation) else violation.severity   # --partial: not failing
         self.append(om.Result(
             rule_id=violation.rule_id, rule_index=index, level=level,
-            message=om.Message(text=message), locations=[location], related_locations=related,
+            message=om.Message(text=inert(message)), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence,
                                                self.key_scenario(location)),
             baseline_state=baseline_state,
@@ -401,7 +401,7 @@ class _Builder:
             location, related = self.contract_location(self.sources.compare_line), None
         self.append(om.Result(
             rule_id=rule_id, rule_index=index, level=regression.severity,
-            message=om.Message(text=regression.message), locations=[location], related_locations=related,
+            message=om.Message(text=inert(regression.message)), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence,
                                                self.key_scenario(location)),
             baseline_state="new", properties={"regression": regression.kind, "evidence": regression.evidence}))
@@ -468,7 +468,7 @@ def _truncation(builder: _Builder) -> dict[str, Any] | None:
 def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
     """Traces of a batch that could not be read, as tool notifications of a failed invocation."""
     return om.Invocation(execution_successful=False, tool_execution_notifications=[
-        om.Notification(message=om.Message(text=failure.error), level="error",
+        om.Notification(message=om.Message(text=inert(failure.error)), level="error",
                         locations=[om.Location(physical_location=om.PhysicalLocation(
                             artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace))))])
         for failure in unreadable])
