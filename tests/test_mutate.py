@@ -423,3 +423,23 @@ def test_the_auto_control_names_the_first_tools_up_to_the_rules_a_contract_may_h
     assert len(control["rules"]) == 10_000
     assert control["rules"][-1] == {"id": "control.calls.9999", "kind": "tool_calls", "tool": "t9999", "min": 1}
     assert mutate_trace(str(contract), trace, max_mutants=5).control.auto is True
+
+
+def test_text_names_the_invalid_mutants_it_leaves_out_of_the_score(cli, tmp_path):
+    """§6: invalid (and equivalent) mutants are "excluded and listed": the text report names them
+    too, not only their count. A call_id of 500 characters is the longest a trace may hold, so the
+    mutants that lengthen it (`~m`, `~r1`) are invalid."""
+    call_id = "c" * 500
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "appr", "kind": "require_approval", "tool": "a"}]}))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(event) + "\n" for event in [
+        {"seq": 1, "type": "approval.granted", "tool": "a", "call_id": call_id},
+        {"seq": 2, "type": "tool.call", "tool": "a", "call_id": call_id, "args": {"v": 1}},
+        {"seq": 3, "type": "tool.result", "call_id": call_id, "ok": True}, {"seq": 4, "type": "run.completed"}]))
+    result = cli("mutate", "--contract", str(contract), "--trace", str(trace))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "3 invalid" in lines[0]
+    assert "invalid (not scored): rebind_approval:1:call_id, duplicate_call:2, inflate_retries:2" in lines

@@ -299,9 +299,14 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     return lines
 
 
+_EXCLUDED_LISTED = 20
+"""The ids of equivalent and of invalid mutants the text names (the JSON report has every one)."""
+
+
 def _mutate(report: MutateReport, paint: Paint) -> list[str]:
     """The score and the counts, the control, each operator's kills, then every survivor with its
-    hint, every over-blocked equivalent and every false positive."""
+    hint, every over-blocked equivalent, the equivalent and the invalid mutants, and every false
+    positive."""
     counts = (f"{report.killed} killed · {report.survived} survived · {report.equivalent} equivalent · "
               f"{report.invalid} invalid")
     if report.score is None:
@@ -335,6 +340,11 @@ def _mutate(report: MutateReport, paint: Paint) -> list[str]:
         elif mutant.over_block:
             lines.append(f"  {paint('!', _YELLOW)} over-block {inert(mutant.id)}  behaves as the original, yet "
                          f"{', '.join(inert(rule) for rule in mutant.killed_by)} rejects it")
+    for status in ("equivalent", "invalid"):   # excluded from the score, and listed (§6)
+        excluded = [inert(mutant.id) for mutant in report.mutants if mutant.status == status]
+        if excluded:
+            more = f", … and {len(excluded) - _EXCLUDED_LISTED} more" if len(excluded) > _EXCLUDED_LISTED else ""
+            lines.append(f"{status} (not scored): {', '.join(excluded[:_EXCLUDED_LISTED])}{more}")
     if report.false_positives:
         for found in report.false_positives:
             where = "" if found.file is UNSET else f" {inert(found.file)}"
