@@ -14,9 +14,11 @@ import pytest
 
 from agent_invariants.errors import InputError
 from agent_invariants.record import RecordOptions, record
+from agent_invariants.render import sarif
 from agent_invariants.render.shared import verdict
 
 from record_helpers import AGENT, DONE, MARK, START, call, leftover_agents, run_agent, send
+from support import sarif_validator
 
 V2 = {"version": 2, "name": "refunds", "rules": [
     {"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "bind": "args_subset"},
@@ -408,6 +410,20 @@ def test_a_denied_call_the_check_finds_nothing_at_still_fails_the_run(tmp_path: 
     assert [event["type"] for event in run.events].count("tool.denied") == 1
     assert (run.report.passed, run.report.error_count, run.info.denied, run.code) == (True, 0, 1, code)
     assert verdict(run.report) == "failed"
+
+
+def test_sarif_says_a_violation_was_prevented_and_how_the_run_went(tmp_path: Path) -> None:
+    """Point 75: `prevented: true` on a violation at a denied call; point 83: the `record` object
+    in every format. SARIF carries them in the result's and the run's property bags."""
+    steps = [*START, *call("c1", "shell.exec"), *DONE]
+    run = run_agent(tmp_path, steps, V2, FIXTURES, enforce=True)
+    log = json.loads(sarif.render(run.report))
+    (result,) = log["runs"][0]["results"]
+    assert (result["ruleId"], result["properties"]["code"], result["properties"]["prevented"]) == (
+        "no-shell", "deny_tool.denied", True)
+    record_info = log["runs"][0]["properties"]["record"]
+    assert (record_info["run_id"], record_info["ended_by"], record_info["denied"]) == ("fake-run", "completed", 1)
+    sarif_validator().validate(log)
 
 
 def test_calls_no_fixture_key_answers_are_numbered_per_tool(tmp_path: Path) -> None:

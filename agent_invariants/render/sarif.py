@@ -99,6 +99,10 @@ def render(report: AnyReport | StabilityReport | LintReport | MutateReport, opti
     if failures(report):
         run.invocations = [_unreadable(failures(report))]
     run.properties = _truncation(builder)
+    recorded = [msgspec.to_builtins(part.record) for part in sections(report)
+                if isinstance(part, CheckReport) and part.record is not UNSET]
+    if recorded:   # `record`: how each run went (its findings are results too), in every format (point 83)
+        run.properties = {**(run.properties or {}), "record": recorded[0] if len(recorded) == 1 else recorded}
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
         _add_stability(run, _stability(report.stability, options.sources or Sources()))
     return _log(run, options.category)
@@ -535,7 +539,7 @@ def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Viola
     if evidence is not UNSET:
         properties["evidence"] = evidence
     if violation is not None:
-        for name in ("code", "status", "pointer", "related_seqs", "span_id"):
+        for name in ("code", "status", "pointer", "related_seqs", "prevented", "caused_by", "span_id"):
             value = getattr(violation, name)
             if value is not UNSET:
                 properties[name] = value
