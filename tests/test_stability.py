@@ -211,6 +211,24 @@ def test_sarif_points_at_the_final_output_of_the_run_that_breaks_the_shape():
     assert [place["physicalLocation"]["artifactLocation"]["uri"] for place in related] == EXAMPLE[:2]
 
 
+def test_sarif_keeps_at_most_the_results_code_scanning_takes_and_says_how_many(tmp_path, monkeypatch):
+    """ci-formats.md: a run of more than 25,000 results is rejected whole; one result per unstable
+    path, so the run is cut there and its properties say how many there were (the limit is made 3
+    here, so that the case stays small: 5 paths are missing from the second trace)."""
+    from agent_invariants.render import sarif
+
+    wide, narrow = tmp_path / "wide.jsonl", tmp_path / "narrow.jsonl"
+    wide.write_text(json.dumps({"seq": 1, "type": "run.completed", "output": {f"k{n}": n for n in range(5)}}) + "\n")
+    narrow.write_text(json.dumps({"seq": 1, "type": "run.completed", "output": {}}) + "\n")
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 3)
+    log = json.loads(sarif.render(stability_of([str(wide), str(narrow)])))
+    (sarif_run,) = log["runs"]
+    assert [result["properties"]["path"] for result in sarif_run["results"]] == ["k0", "k1", "k2"]
+    assert {key: sarif_run["properties"][key] for key in ("truncated", "resultCount")} == {
+        "truncated": True, "resultCount": 5}
+    assert list(sarif_validator().iter_errors(log)) == []
+
+
 def test_sarif_says_when_nothing_was_measured():
     log = json.loads(run(EXAMPLE[0], "--format", "sarif").stdout)
     assert list(sarif_validator().iter_errors(log)) == []

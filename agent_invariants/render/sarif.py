@@ -117,6 +117,10 @@ def _add_stability(run: om.Run, stability: om.Run) -> None:
         result.rule_index += offset
     run.results = [*run.results, *stability.results]
     run.properties = {**(run.properties or {}), **stability.properties}
+    if len(run.results) > MAX_RESULTS:   # the checks' results and the paths' together (both are capped alone)
+        run.properties.update(truncated=True, resultCount=len(run.results),
+                              note=f"Only the first {MAX_RESULTS} results (the checks' first) are included.")
+        run.results = run.results[:MAX_RESULTS]
     if stability.invocations:
         run.invocations = [*(run.invocations or []), *stability.invocations]
 
@@ -161,10 +165,14 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
             related_locations=related or None,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, [entry.path, entry.kind]),
             properties=msgspec.to_builtins(entry)))
+    properties: dict[str, Any] = {"stability": {"measured": report.measured, "stable": report.stable}}
+    if len(results) > MAX_RESULTS:   # code scanning rejects a run of more (each unstable path is one)
+        properties.update(truncated=True, resultCount=len(results),
+                          note=f"Only the first {MAX_RESULTS} results (in path order) are included.")
+        results = results[:MAX_RESULTS]
     run = om.Run(tool=om.Tool(driver=om.ToolComponent(
         name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
-        results=results, column_kind="utf16CodeUnits",
-        properties={"stability": {"measured": report.measured, "stable": report.stable}})
+        results=results, column_kind="utf16CodeUnits", properties=properties)
     if not report.measured:
         run.invocations = [om.Invocation(execution_successful=True, tool_execution_notifications=[om.Notification(
             message=om.Message(text="Not measured: fewer than two traces report an output."), level="warning")])]
