@@ -5,9 +5,10 @@
 
 pre-commit hands over every JSON and YAML file of the commit; a file is taken for a contract when
 its name is `agent-invariants.json` (`.yaml`, `.yml`, or `agent-invariants.<anything>.json`...),
-ends in `.contract.json` (`.yaml`, `.yml`), or its `$schema` names an agent-invariants contract
-schema (its URL, or a path to `contract-v1.schema.json` or `contract-v2.schema.json`, as this
-repository's examples write it). Other files are passed over. `validate` prints each invalid
+ends in `.contract.json` (`.yaml`, `.yml`), or the `$schema` of its top-level object names an
+agent-invariants contract schema (its URL, or a path to `contract-v1.schema.json` or
+`contract-v2.schema.json`, as this repository's examples write it). Other files, those that hold a
+contract deeper down too, are passed over. `validate` prints each invalid
 contract's problems as the command does (`agent-invariants: contract.json:14: $.rules[2].tool:
 must not be empty`); `lint` also prints every finding as `contract.json:7: error <code> [<rule
 ids>]: <message>`. The exit is 1 when a contract does not validate, when lint finds an error, or
@@ -59,14 +60,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def is_contract(path: str) -> bool:
-    """Whether a file is an agent-invariants contract, by its name or its `$schema`."""
+    """Whether a file is an agent-invariants contract, by its name or by the `$schema` of its
+    top-level object (a test fixture or an MCP request may hold a contract deeper down: it is not
+    one). The text is searched first, so that most files are passed over unread."""
     if _NAMED.search(Path(path).name):
         return True
     try:
         with open(path, "rb") as handle:
-            return _SCHEMA.search(handle.read(_HEAD_BYTES)) is not None
+            if _SCHEMA.search(handle.read(_HEAD_BYTES)) is None:
+                return False
     except OSError:
         return False
+    from agent_invariants.contract_source import parse, read_contract
+    from agent_invariants.errors import InputError
+
+    try:
+        document = parse(read_contract(path))
+    except InputError:
+        return True   # it names a contract schema and cannot be read: validating it says why
+    schema = document.get("$schema") if isinstance(document, dict) else None
+    return isinstance(schema, str) and _SCHEMA.search(b'"$schema": ' + schema.encode("utf-8", "replace")) is not None
 
 
 def _one(command: str, path: str, strict: bool) -> bool:

@@ -503,6 +503,37 @@ def test_validate_hook_passes_over_other_schemas(tmp_path: Path, schema: str) ->
     assert (result.returncode, result.stderr) == (0, "")
 
 
+@pytest.mark.parametrize(("name", "document"), [
+    # an MCP request fixture that carries a contract, a wrapper, a list of contracts
+    ("request.json", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {
+        "contract": {"$schema": SCHEMA_URL.format(2), **json.loads(BAD_RULES)}}}}),
+    ("nested.yaml", {"data": {"$schema": SCHEMA_URL.format(1)}}),
+    ("list.json", [{"$schema": SCHEMA_URL.format(2), **json.loads(BAD_RULES)}]),
+])
+def test_validate_hook_passes_over_a_contract_schema_below_the_top(tmp_path: Path, name: str, document: Any) -> None:
+    """README pre-commit: a file is a contract when its `$schema` names a contract schema: the
+    file's own `$schema`, on its top-level object, not one of a contract it holds deeper down."""
+    put(tmp_path / name, json.dumps(document, indent=2) if name.endswith(".json") else yaml.safe_dump(document))
+    result = hook(tmp_path, "validate", name)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_validate_hook_reports_a_file_naming_a_contract_schema_it_cannot_read(tmp_path: Path) -> None:
+    put(tmp_path / "policy.json", '{"$schema": "' + SCHEMA_URL.format(2) + '", "version": 2, "rules": [\n')
+    result = hook(tmp_path, "validate", "policy.json")
+    assert result.returncode == 1
+    assert result.stderr.startswith("agent-invariants: policy.json: invalid JSON at line 2")
+
+
+def test_hooks_install_what_yaml_contracts_and_schemas_need() -> None:
+    """The hooks run in an environment of their own, which has only what the hook manifest names:
+    YAML contracts need PyYAML, and output_schema or tool_args schemas jsonschema."""
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    for h in hooks:
+        names = {re.split(r"[<>=\[]", dependency)[0] for dependency in h["additional_dependencies"]}
+        assert {"pyyaml", "jsonschema", "referencing"} <= names
+
+
 def test_validate_hook_takes_agent_invariants_dot_anything_json(tmp_path: Path) -> None:
     """hooks docstring: "its name is `agent-invariants.json` (..., or `agent-invariants.<anything>.json`...)"."""
     put(tmp_path / "agent-invariants.prod.json", BAD_RULES)
