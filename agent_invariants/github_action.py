@@ -18,7 +18,9 @@ once per output cannot read again, a `RUNNER_TEMP` that takes no file) always fa
 message. What the check says on stderr of the traces (a misspelt event type, an empty trace) is
 shown in the log. `$GITHUB_OUTPUT` gets `sarif` (the SARIF file), `html` (the page), `exit-code`
 (the command's: 0, 1 or 2) and `verdict` (`pass` or `fail`), in one write; `sarif` and `html` are
-empty when the files were not written. The step's own exit is 1 for `fail`, 2 for bad input.
+empty when the files were not written. The step's own exit is 1 for `fail`, 2 for bad input. A
+batch with a trace that could not be read is reported all the same, every output holding the
+others (as the command does), and fails the step with exit 2.
 """
 from __future__ import annotations
 
@@ -60,8 +62,11 @@ def main(environ: dict[str, str] | None = None) -> int:
 
     verdict = _run([*command, "--format", "json"], env)
     sys.stderr.write(verdict.stderr)   # bad input, or the notices of a trace (a misspelt type, an empty trace)
-    if verdict.returncode == 2:
+    report = _report(verdict)
+    if report is None:   # bad input: nothing was checked
         return _failed(env)
+    # (exit 2 with a report: a batch with a trace that could not be read; the others are reported
+    # in every output all the same, and the step fails)
     try:
         sys.stdout.write(_run([*command, "--format", shown], env).stdout)
         if shown != "github":   # the report in the log is the annotations already
@@ -78,17 +83,31 @@ def main(environ: dict[str, str] | None = None) -> int:
     sarif, page = folder / "agent-invariants.sarif", folder / "agent-invariants.html"
     files = (["--format", "sarif", "--category", "agent-invariants", "--output", str(sarif)],
              ["--format", "html", "--output", str(page)])
-    for written in (_run([*command, *options], env) for options in files):
-        if written.returncode == 2:   # (the check itself passed above: the file could not be written)
+    for path, options in zip((sarif, page), files, strict=True):
+        path.unlink(missing_ok=True)   # (so that the file there after the run is its own)
+        written = _run([*command, *options], env)
+        if written.returncode == 2 and not path.exists():   # (the check ran above: the file could not be written)
             sys.stderr.write(written.stderr)
             return _failed(env)
-    failing = _failing(verdict.returncode, json.loads(verdict.stdout), fail_on)
+    failing = verdict.returncode == 2 or _failing(verdict.returncode, report, fail_on)
     problem = _outputs(env, {"exit-code": str(verdict.returncode), "verdict": "fail" if failing else "pass",
                              "sarif": str(sarif), "html": str(page)})
     if problem:
         sys.stderr.write(f"agent-invariants: {problem}\n")
         return 2
-    return 1 if failing else 0
+    return 2 if verdict.returncode == 2 else 1 if failing else 0
+
+
+def _report(verdict: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
+    """The JSON report the command printed (also with exit 2, when a trace of a batch could not be
+    read), or None when it printed none: bad input."""
+    if verdict.returncode == 2 and not verdict.stdout.strip():
+        return None
+    try:
+        found = json.loads(verdict.stdout)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def warnings_in(report: dict[str, Any]) -> int:

@@ -118,6 +118,25 @@ def test_bad_input_fails_with_the_commands_message_and_never_hides_it(tmp_path, 
     assert "fail-on: 'sometimes' is none of error, warning, never" in capsys.readouterr().err
 
 
+def test_a_batch_with_a_trace_it_cannot_read_reports_the_others_and_fails(tmp_path):
+    """README: "a batch (several traces) with a trace that could not be read: the report of the
+    others on stdout" (exit 2); the action shows them everywhere (log, annotations, summary, SARIF,
+    page) and fails the step, whatever fail-on says."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "candidate.jsonl").write_bytes((EXAMPLE / "candidate.jsonl").read_bytes())
+    (runs / "broken.jsonl").write_text('{"seq": 1, "type"\n')
+    code, log, outputs, summary = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                                    "traces": str(runs), "fail-on": "never"})
+    assert code == 2
+    assert (outputs["verdict"], outputs["exit-code"]) == ("fail", "2")
+    assert f"agent-invariants: {runs}/broken.jsonl:1: invalid JSON" in log
+    assert f"::error file={runs}/candidate.jsonl,line=6," in log
+    assert "refund-desk failed" in summary
+    assert len(json.loads(Path(outputs["sarif"]).read_text())["runs"][0]["results"]) == 10
+    assert Path(outputs["html"]).read_text().startswith("<!DOCTYPE html>")
+
+
 def test_fail_on_never_reports_and_passes(tmp_path):
     code, _, outputs, summary = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
                                                   "traces": "examples/refund-desk/candidate.jsonl",
