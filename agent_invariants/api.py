@@ -9,6 +9,7 @@ them to the code that works on loaded things only: the engine (`engine.run_check
 """
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +22,7 @@ from agent_invariants.report import CheckReport, CompareReport, TraceSummary
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 from agent_invariants.summary import SummaryCounter
 
-__all__ = ("ContractLike", "check_trace", "compare_traces", "summarize_trace")
+__all__ = ("ContractLike", "check_trace", "compare_traces", "job_count", "summarize_trace")
 
 ContractLike = Contract | Mapping[str, Any] | str | os.PathLike[str]
 """A contract as callers name it: loaded, a parsed mapping, or a path."""
@@ -64,8 +65,19 @@ def compare_traces(contract: ContractLike, baseline: Trace, candidate: Trace, *,
     the error when a trace is bad (the baseline's comes first).
     """
     return run_compare(load_contract(contract), baseline, candidate, max_line_bytes=max_line_bytes,
-                       max_violations=max_violations, jobs=jobs, line_lengths=line_lengths, strict=strict,
+                       max_violations=max_violations, jobs=job_count(jobs), line_lengths=line_lengths, strict=strict,
                        partial=partial)
+
+
+def job_count(jobs: Any) -> int:
+    """`jobs` as the count of processes it says: an integer of at least 1 (ValueError else)."""
+    try:
+        count = operator.index(jobs)   # (an int, or what stands for one: not 2.5 or "2")
+    except TypeError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"jobs must be an integer of at least 1, got {jobs!r:.200}")
+    return count
 
 
 def summarize_trace(trace: Trace) -> TraceSummary:

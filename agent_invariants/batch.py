@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent_invariants import _signals
 from agent_invariants._paths import listed_file
-from agent_invariants.api import check_trace, compare_traces
-from agent_invariants.contract import Contract
+from agent_invariants.api import ContractLike, check_trace, compare_traces, job_count
+from agent_invariants.contract import Contract, load_contract
 from agent_invariants.errors import InputError, TraceError
 from agent_invariants.notices import strict_problem
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, check_file_name
@@ -148,21 +148,20 @@ def _visible(folder: str) -> list[str]:
         return []
 
 
-def check_many(contract: Contract, traces: Sequence[str], *, jobs: int = 1,
+def check_many(contract: ContractLike, traces: Iterable[str | os.PathLike[str]], *, jobs: int = 1,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                progress: Progress | None = None, line_lengths: bool = False, strict: bool = False,
                partial: bool = False, count_safety: bool = False) -> CheckBatchReport:
     """Check each trace file against `contract` (paths: folders and globs are expanded by
     `expand_traces` first); bad traces become failures, the rest reports. `max_violations`,
     `line_lengths`, `strict`, `partial` and `count_safety` as for `check_trace`."""
-    if isinstance(traces, (str, bytes, os.PathLike)):   # (a lone path would be read as its characters)
-        raise TypeError("traces is a list of paths, not one path")
+    contract, paths, jobs = load_contract(contract), _paths(traces, "traces"), job_count(jobs)
     reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict,
-                                           partial, count_safety) for path in traces], jobs, progress)
+                                           partial, count_safety) for path in paths], jobs, progress)
     return CheckBatchReport(
         schema=CHECK_BATCH_SCHEMA, contract=_reference(contract),
         passed=not failures and all(report.passed for report in reports),
-        traces=len(traces), error_count=sum(r.error_count for r in reports),
+        traces=len(paths), error_count=sum(r.error_count for r in reports),
         warning_count=sum(r.warning_count for r in reports), reports=reports, failures=failures)
 
 
@@ -189,18 +188,40 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
     return pairs
 
 
-def compare_many(contract: Contract, pairs: Sequence[tuple[str, str]], *, jobs: int = 1,
+def compare_many(contract: ContractLike, pairs: Iterable[tuple[str | os.PathLike[str], str | os.PathLike[str]]], *,
+                 jobs: int = 1,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                  progress: Progress | None = None, line_lengths: bool = False,
                  strict: bool = False, partial: bool = False) -> CompareBatchReport:
     """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`)."""
+    if isinstance(pairs, (str, bytes, os.PathLike)):
+        raise TypeError("pairs is a list of (baseline, candidate) pairs of paths, not one path")
+    contract, jobs = load_contract(contract), job_count(jobs)
+    both = []
+    for pair in pairs:
+        if isinstance(pair, (str, bytes, os.PathLike)) or len(pair) != 2:
+            raise TypeError(f"pairs holds {pair!r:.200}, not a (baseline, candidate) pair of paths")
+        both.append(tuple(_paths(pair, "a pair")))
     reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths, strict,
-                                             partial) for b, c in pairs], jobs, progress)
+                                             partial) for b, c in both], jobs, progress)
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=_reference(contract),
         compatible=not failures and all(report.compatible for report in reports),
-        pairs=len(pairs), regressions=sum(len(r.regressions) for r in reports), reports=reports,
+        pairs=len(both), regressions=sum(len(r.regressions) for r in reports), reports=reports,
         failures=failures)
+
+
+def _paths(items: Iterable[Any], what: str) -> list[str]:
+    """The paths a caller gave (str or path objects, in any iterable), as text; TypeError for one
+    path given alone (it would be read as its characters) or an item that is no path."""
+    if isinstance(items, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what} is a list of paths, not one path")
+    paths = []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise TypeError(f"{what} holds {type(item).__name__} {item!r:.200}, not a path")
+        paths.append(os.fsdecode(os.fspath(item)))   # (bytes of a path object: its name, never a trace's bytes)
+    return paths
 
 
 def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violations: int, line_lengths: bool,

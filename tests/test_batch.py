@@ -64,6 +64,34 @@ def test_batch_gives_each_trace_the_same_report_as_a_single_run(runs, jobs):
     assert batch.error_count == sum(r.error_count for r in batch.reports)
 
 
+def test_the_library_batch_takes_path_objects_any_iterable_and_a_contract_as_check_trace_does(runs):
+    """README (The library): check_many(contract, paths, jobs=4) is the library side of several
+    traces; check_trace takes a path object and a contract as a path or a mapping, so it does."""
+    contract_path = EXAMPLES / "refund-desk/contract.json"
+    names = [runs / "a-baseline.jsonl", runs / "b-candidate.jsonl"]
+    expected = check_many(load_contract(contract_path), [str(name) for name in names])
+    assert check_many(contract_path, names) == expected
+    assert check_many(str(contract_path), (name for name in names), jobs=2) == expected
+    pairs = compare_many(json.loads(contract_path.read_text()), [(names[0], names[1])])
+    assert pairs == compare_many(load_contract(contract_path), [(str(names[0]), str(names[1]))])
+
+
+@pytest.mark.parametrize(("call", "error", "words"), [
+    (lambda c, p: check_many(c, p[0]), TypeError, "traces is a list of paths, not one path"),
+    (lambda c, p: check_many(c, [p[0], 5]), TypeError, "traces holds int 5, not a path"),
+    (lambda c, p: compare_many(c, [(p[0],)]), TypeError, "not a (baseline, candidate) pair of paths"),
+    (lambda c, p: compare_many(c, [p[0]]), TypeError, "not a (baseline, candidate) pair of paths"),
+    (lambda c, p: check_many(c, p, jobs=0), ValueError, "jobs must be an integer of at least 1, got 0"),
+    (lambda c, p: check_many(c, p, jobs="x"), ValueError, "jobs must be an integer of at least 1, got 'x'"),
+    (lambda c, p: compare_traces(c, p[0], p[1], jobs=2.5), ValueError, "jobs must be an integer of at least 1"),
+])
+def test_the_library_batch_says_what_it_was_given_wrong(runs, call, error, words):
+    paths = [str(runs / "a-baseline.jsonl"), str(runs / "b-candidate.jsonl")]
+    with pytest.raises(error) as raised:
+        call(load_contract(EXAMPLES / "refund-desk/contract.json"), paths)
+    assert words in str(raised.value)
+
+
 def test_unreadable_traces_become_failures_and_the_rest_is_checked(runs):
     (runs / "e-broken.jsonl").write_text('{"seq": 1, "type": "x"}\n{"seq": 1, "type": "y"}\n')
     contract_doc = load_contract(EXAMPLES / "refund-desk/contract.json")
