@@ -13,8 +13,16 @@ parsed mapping or a loaded `Contract`. A failing check raises `AssertionError` w
 text report, with the file and line of each violation; a passing one returns the report (a
 `CheckReport` or `CompareReport`) for further assertions. Bad input (a contract that does not
 validate, an unreadable trace) raises `InputError`, as the library does: it is not a verdict.
+What the check noticed of the trace itself, which may pass without being really checked (no
+events, a misspelt event type or field, a tool name no glob can match: the README's "No silent
+passes"), is a `UserWarning`, which pytest lists in its warnings summary. (A rule that checked
+nothing in one trace is usual for a contract of many rules, and is left to the report.)
 """
 from __future__ import annotations
+
+import warnings
+
+from msgspec import UNSET
 
 from agent_invariants.api import ContractLike, check_trace, compare_traces
 from agent_invariants.engine import Trace
@@ -29,6 +37,7 @@ def assert_trace(trace: Trace, contract: ContractLike) -> CheckReport:
     error-severity rule is broken (warnings never fail). Returns the report."""
     __tracebackhide__ = True   # pytest shows the failure at the test's line, not in here
     report = check_trace(contract, trace)
+    _warn([report])
     if not report.passed:
         raise AssertionError(_message(report))
     return report
@@ -40,9 +49,22 @@ def assert_compatible(baseline: Trace, candidate: Trace, contract: ContractLike)
     policy says). Returns the report."""
     __tracebackhide__ = True
     report = compare_traces(contract, baseline, candidate)
+    _warn([report.baseline, report.candidate])
     if not report.compatible:
         raise AssertionError(_message(report))
     return report
+
+
+def _warn(checks: list[CheckReport]) -> None:
+    """A warning for each thing the checks noticed of their traces, as `check` says it on stderr."""
+    from agent_invariants.notices import TRACE_PROBLEMS, lines_of
+
+    for check in checks:
+        if check.notices is UNSET:
+            continue
+        trace = check.trace if check.trace is not UNSET else "<events>"
+        for line in lines_of(trace, [notice for notice in check.notices if notice.kind in TRACE_PROBLEMS]):
+            warnings.warn(f"agent-invariants: {line}", UserWarning, stacklevel=3)
 
 
 def _message(report: CheckReport | CompareReport) -> str:

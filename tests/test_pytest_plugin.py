@@ -4,6 +4,7 @@ assertion helpers' messages."""
 from __future__ import annotations
 
 import json
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -155,6 +156,22 @@ def test_assert_trace_returns_the_report_of_a_passing_trace_from_a_path_bytes_or
     assert assert_trace(GOOD.encode(), contract).passed
     events = [json.loads(line) for line in GOOD.splitlines() if line.strip()]
     assert assert_trace(events, json.loads(CONTRACT)).summary.events == len(events)
+
+
+def test_assert_trace_warns_of_a_trace_that_passes_without_being_checked():
+    """README "No silent passes": an empty trace passes every rule; the helper says so as a
+    UserWarning (pytest's warnings summary), and so does a misspelt event type. A rule that
+    checked nothing in a trace that has events, usual in a contract of many rules, is no warning."""
+    contract = str(EXAMPLE / "contract.json")
+    with pytest.warns(UserWarning) as empty:
+        assert assert_trace([], contract).passed
+    assert [str(found.message) for found in empty] == [
+        "agent-invariants: <events>: the trace has no events, so no rule saw anything"]
+    with pytest.warns(UserWarning, match='agent-invariants: <events>: event type "tool.cal" looks like "tool.call"'):
+        assert_trace([{"seq": 1, "type": "tool.cal", "tool": "x"}], contract)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_trace(str(EXAMPLE / "baseline.jsonl"), contract)   # (some rules check nothing there)
 
 
 def test_assert_trace_fails_with_the_text_report():
