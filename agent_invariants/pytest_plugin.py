@@ -106,9 +106,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if settings is None:
         return
     lines = [f"traces glob {pattern!r} matched no .jsonl file pytest collected" for pattern in settings.unmatched]
-    lines += [value for reports in terminalreporter.stats.values() for report in reports
-              if getattr(report, "when", None) == "call"   # (from every worker, under xdist)
-              for name, value in getattr(report, "user_properties", ()) if name == _NOTICED]
+    noticed = [(report.nodeid, position, value) for reports in terminalreporter.stats.values() for report in reports
+               if getattr(report, "when", None) == "call"   # (from every worker, under xdist)
+               for position, (name, value) in enumerate(getattr(report, "user_properties", ())) if name == _NOTICED]
+    lines += [value for _, _, value in sorted(noticed)]   # by trace: workers finish in any order
     if lines:
         terminalreporter.section("agent-invariants")
         for line in lines:

@@ -124,6 +124,20 @@ def test_what_the_check_warns_of_is_listed_at_the_end_and_changes_no_outcome(sui
                                  "saw anything"])
 
 
+def test_what_the_checks_warn_of_is_listed_in_the_order_of_the_traces_under_xdist(suite):
+    """Output is deterministic: under xdist the workers finish in any order, and the section lists
+    the traces' notices in the order of their items, as a run without xdist does."""
+    for name in ("e", "d", "c", "b", "a"):
+        (suite.path / "runs" / f"{name}-empty.jsonl").write_text("")
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
+                             "-k", "empty", "-n", "2")
+    result.assert_outcomes(passed=5)
+    listed = [line for line in result.stdout.lines if line.startswith("agent-invariants: warning: runs/")
+              and line.endswith("the trace has no events, so no rule saw anything")]
+    assert listed == [f"agent-invariants: warning: runs/{name}-empty.jsonl: the trace has no events, so no rule "
+                      "saw anything" for name in "abcde"]
+
+
 def test_a_trace_named_on_the_command_line_is_checked_even_outside_the_globs(suite):
     """pytest said `ERROR: not found` of a file that exists; and with paths given, the globs that
     matched nothing are not listed (a run of part of the suite leaves them out on purpose)."""
