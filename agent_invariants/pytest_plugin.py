@@ -77,6 +77,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     settings = parent.config.stash.get(_SETTINGS, None)
     if settings is None or file_path.suffix != ".jsonl":
         return None
+    if file_path.name.startswith(".") and not parent.session.isinitpath(file_path):
+        return None   # a hidden file, as the command's folder walk passes it over (named, it is taken)
     if settings.traces is not None and not parent.session.isinitpath(file_path):   # (a trace named on the
         try:                                                                           # command line is taken)
             relative = file_path.resolve().relative_to(settings.root.resolve()).as_posix()

@@ -138,6 +138,15 @@ def test_what_the_checks_warn_of_is_listed_in_the_order_of_the_traces_under_xdis
                       "saw anything" for name in "abcde"]
 
 
+def test_a_hidden_trace_is_passed_over_as_the_commands_folder_walk_does_unless_named(suite):
+    (suite.path / "runs" / ".draft.jsonl").write_text(GOOD)
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs")
+    result.assert_outcomes(passed=1, failed=1)   # good.jsonl and bad.jsonl
+    named = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json",
+                            "runs/.draft.jsonl")
+    named.assert_outcomes(passed=1)
+
+
 def test_a_trace_named_on_the_command_line_is_checked_even_outside_the_globs(suite):
     """pytest said `ERROR: not found` of a file that exists; and with paths given, the globs that
     matched nothing are not listed (a run of part of the suite leaves them out on purpose)."""
