@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, BinaryIO, NamedTuple
 
 import msgspec
@@ -233,31 +233,47 @@ def mended(document: Any, label: str, source: ContractSource | None = None) -> A
     try:
         return _mended(document, label, 1)
     except _NotFinite:
-        path, value = _first_non_finite(document)
+        path, value = _first(document, _is_non_finite)
         raise contract_error(label, [Problem(path, f"{non_finite(value)} is not a number JSON allows")],
                              source) from None
+    except _Unordered:   # (only a mapping from Python holds one)
+        path, _ = _first(document, _is_set)
+        raise contract_error(label, [Problem(path, "a set is not a JSON value: give a list (a set has no order: "
+                                               "the report would change from run to run)")], source) from None
 
 
 class _NotFinite(Exception):
     """NaN or an infinity in a document (see `mended`); where is found once it is refused."""
 
 
-def _first_non_finite(document: Any) -> tuple[str, float]:
-    """The path of the first NaN or infinity of `document` (a key counts at its mapping), in
-    document order, and the value."""
+class _Unordered(Exception):
+    """A Python set in a document (see `mended`); where is found once it is refused."""
+
+
+def _is_non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _is_set(value: Any) -> bool:
+    return isinstance(value, (set, frozenset))
+
+
+def _first(document: Any, found: Callable[[Any], bool]) -> tuple[str, Any]:
+    """The path of the first value of `document` that is `found` (a key counts at its mapping),
+    in document order, and the value."""
     pending: list[tuple[Any, str]] = [(document, "$")]
     while pending:
         value, path = pending.pop()
-        if isinstance(value, float) and not math.isfinite(value):
+        if found(value):
             return path, value
         if isinstance(value, dict):
             for key in value:
-                if isinstance(key, float) and not math.isfinite(key):
+                if found(key):
                     return path, key
             pending += reversed([(item, member(path, key)) for key, item in value.items()])
         elif isinstance(value, list):
             pending += reversed([(item, f"{path}[{index}]") for index, item in enumerate(value)])
-    return "$", math.nan   # not reached: `_mended` found one
+    return "$", None   # not reached: `_mended` found one
 
 
 def _mended(value: Any, label: str, depth: int) -> Any:
@@ -267,6 +283,8 @@ def _mended(value: Any, label: str, depth: int) -> Any:
         return _number(value)
     if isinstance(value, str):
         return mend_lone_surrogates(value)
+    if isinstance(value, (set, frozenset)):
+        raise _Unordered
     if not isinstance(value, (dict, list)):
         return value
     if depth > MAX_NESTING:

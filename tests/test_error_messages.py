@@ -271,6 +271,16 @@ def test_json_nan_and_infinity_are_named_where_they_are():
     assert caught.value.problem == "item 0: invalid JSON: -Infinity is not a number JSON allows (byte 39 of the item)"
 
 
+def test_a_set_in_a_contract_from_python_is_refused_where_it_is():
+    """A mapping from Python may hold what JSON has no form for: a set has no order, so the list
+    it would become (an allow list, and its evidence) would differ from run to run."""
+    from_python = contract({"id": "a", "kind": "allow_tools", "tools": ["x"]})
+    from_python["rules"][0]["tools"] = {"kb.search", "crm.lookup"}
+    assert problems_of(from_python) == [
+        "contract: $.rules[0].tools: a set is not a JSON value: give a list (a set has no order: the report would "
+        "change from run to run)"]
+
+
 # ----------------------------------------------------------------------------------------------
 # rule packs: did you mean
 
