@@ -187,8 +187,11 @@ def _load_any(source: Any, name: str | None, pack_paths: bool, packs_read: list[
         source = source if name is None else source._replace(label=name)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         source = ContractSource(bytes(source), name or "contract", os.getcwd(), yaml=False)
-    else:
+    elif isinstance(source, (str, os.PathLike)):
         source = read_contract(source, label=name)
+    else:
+        raise TypeError(f"a contract is a path, a mapping, JSON bytes, a ContractSource or a Contract, not "
+                        f"{type(source).__name__}")
     return _load(parse(source), source.label, source.base, source, pack_paths, packs_read)
 
 

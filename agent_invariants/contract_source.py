@@ -94,6 +94,8 @@ def read_contract(path: str | os.PathLike[str], *, label: str | None = None, kin
     `MAX_CONTRACT_BYTES`. Messages name it `label` (default: the path as given, `<stdin>`), and
     what it should be `kind` (a mapping profile is read as a contract is)."""
     path = os.fsdecode(path)   # (a path object may give bytes, as a trace's may)
+    if not path:
+        raise ContractError('""', None, f"an empty path names no {kind} file")
     if path == "-":   # standard input: JSON, with packs relative to the current folder
         label = STDIN if label is None else label
         return ContractSource(read_limited(0, label, f"{kind}s", kind), label, os.path.abspath(os.curdir), False)

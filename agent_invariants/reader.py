@@ -120,6 +120,8 @@ class TraceFile(TraceSource):
             self.name = name or "<bytes>"
         else:
             self._path = os.fspath(source)
+            if not self._path:
+                raise TraceError('""', None, "an empty path names no trace file")
             self._data = None
             self.name = name or ("<stdin>" if self._path == "-" else self._path)
             self.path = self._path

@@ -817,6 +817,23 @@ def test_a_trace_of_the_wrong_type_is_a_type_error_that_says_what_a_trace_is(tra
     assert str(caught.value) == f"a trace is a path, bytes, an iterable of events or a TraceSource, {problem}"
 
 
+@pytest.mark.parametrize("contract, problem", [(None, "not NoneType"), (3, "not int"), ([NO_SHELL], "not list")])
+def test_a_contract_of_the_wrong_type_is_a_type_error_that_says_what_a_contract_is(contract, problem):
+    with pytest.raises(TypeError) as caught:
+        load_contract(contract)
+    what = "a contract is a path, a mapping, JSON bytes, a ContractSource or a Contract"
+    assert str(caught.value) == f"{what}, {problem}"
+
+
+def test_an_empty_path_names_no_file_and_says_so():
+    with pytest.raises(TraceError) as trace:
+        check_trace(NO_SHELL, "")
+    with pytest.raises(ContractError) as contract:
+        load_contract("")
+    assert (str(trace.value), str(contract.value)) == ('"": an empty path names no trace file',
+                                                       '"": an empty path names no contract file')
+
+
 @pytest.mark.parametrize("limit", [0, -5, None, 1.5])
 def test_a_line_limit_below_one_byte_is_refused(limit):
     """-5 was taken, and every line was then over "the -5-byte limit"."""
