@@ -24,6 +24,7 @@ others (as the command does), and fails the step with exit 2.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -84,9 +85,10 @@ def main(environ: dict[str, str] | None = None) -> int:
     files = (["--format", "sarif", "--category", "agent-invariants", "--output", str(sarif)],
              ["--format", "html", "--output", str(page)])
     for path, options in zip((sarif, page), files, strict=True):
-        path.unlink(missing_ok=True)   # (so that the file there after the run is its own)
+        with contextlib.suppress(OSError):   # (so that the file there after the run is its own; what cannot be
+            path.unlink(missing_ok=True)    # removed, the command cannot replace either, and says so)
         written = _run([*command, *options], env)
-        if written.returncode == 2 and not path.exists():   # (the check ran above: the file could not be written)
+        if written.returncode == 2 and not path.is_file():   # (the check ran above: the file could not be written)
             sys.stderr.write(written.stderr)
             return _failed(env)
     failing = verdict.returncode == 2 or _failing(verdict.returncode, report, fail_on)

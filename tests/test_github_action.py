@@ -195,6 +195,12 @@ def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, 
     assert capsys.readouterr().err.endswith(f"agent-invariants: GITHUB_STEP_SUMMARY {tmp_path / 'folder'}: cannot "
                                             "write: Is a directory\n")
     assert (tmp_path / "out").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
+    (tmp_path / "agent-invariants.sarif").unlink()   # (written by the runs above)
+    (tmp_path / "agent-invariants.sarif").mkdir()   # the SARIF file's place is taken by a folder
+    assert main({**base, "GITHUB_OUTPUT": str(tmp_path / "again")}) == 2
+    assert capsys.readouterr().err.endswith(f"agent-invariants: {tmp_path / 'agent-invariants.sarif'}: is a "
+                                            "directory\n")
+    assert (tmp_path / "again").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
 
 
 def test_the_notices_of_a_trace_reach_the_log(tmp_path, capsys):
