@@ -39,7 +39,8 @@ A trace reports when its terminal carries `output` (`null` included); one withou
 whose terminal has no output, is listed as not reporting and left out. With fewer than two reporting
 traces nothing is measured: the report says so and the exit is 2, never a pass. Otherwise the exit
 is 1 when some path is unstable, else 0. With `--contract`, each trace is also checked as `check`
-would, its verdict is in the report, and the worst exit wins.
+would, its verdict is in the report, and the worst exit wins: a trace that fails the contract is
+said in every format (the headline, a JUnit case, a SARIF result, a GitHub annotation).
 
 ## Options
 - `--ignore P` (repeatable): leave P and every path below it out (a timestamp, a debug field).
@@ -81,7 +82,8 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
-           "describe", "measure", "measure_files", "odd_one", "parse_path", "path_text", "shape_of", "stability_of")
+           "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path",
+           "path_text", "shape_of", "stability_of")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -274,6 +276,12 @@ def describe(entry: Unstable, traces: Sequence[str]) -> str:
         by_types.setdefault("|".join(entry.types[index]), []).append(index)
     return f"Output path {entry.path} holds " + "; ".join(
         f"{types} in {named(indexes)}" for types, indexes in by_types.items()) + "."
+
+
+def failed_checks(report: StabilityReport) -> list[int]:
+    """The runs (by index) that `--contract` checked and that fail it: the exit is 1 for them as
+    for an unstable shape, so every format says so beside the shape's verdict."""
+    return [index for index, run in enumerate(report.runs) if run.check and not run.check.passed]
 
 
 def odd_one(entry: Unstable) -> int:

@@ -300,3 +300,34 @@ def test_explain_prints_the_manual():
     assert result.returncode == 0
     assert result.stdout.startswith("stability: does the agent's final output keep its shape from run to run?")
     assert "## Present, absent and unknown" in result.stdout
+
+
+def test_a_trace_that_fails_the_contract_says_so_in_every_format(tmp_path):
+    """Point 55: with --contract the exit is the worst of the shape's and the checks'; every
+    format says so beside the shape's verdict (a CI job failing on exit 1 while its JUnit passes
+    every case, or its summary says stable, hides why)."""
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    good = trace(tmp_path, "good.jsonl", {"total": 1})
+    (tmp_path / "bad.jsonl").write_text('{"seq": 1, "type": "tool.call", "tool": "shell"}\n'
+                                        '{"seq": 2, "type": "run.completed", "output": {"total": 2}}\n')
+    args = (good, "bad.jsonl", "--contract", str(contract))
+    said = "bad.jsonl fails the contract: 1 error, 0 warnings (check it for the violations)."
+    text = run(*args, cwd=tmp_path)
+    assert text.returncode == 1
+    assert text.stdout.splitlines()[0].endswith(" · 1 of 2 traces fails the contract")
+    markdown = run(*args, "--format", "markdown", cwd=tmp_path).stdout.splitlines()[0]
+    assert markdown == ("## ❌ agent-invariants stability: stable (2 traces report an output of one shape); 1 of 2 "
+                        "traces fails the contract")
+    junit = ET.fromstring(run(*args, "--format", "junit", cwd=tmp_path).stdout)
+    failure = junit.find("testsuite/testcase[@name='check: bad.jsonl']/failure")
+    assert failure is not None and failure.get("message") == said
+    assert junit.find("testsuite/testcase[@name='check: good.jsonl']/failure") is None
+    github = run(*args, "--format", "github", cwd=tmp_path).stdout.splitlines()
+    assert f"::error file=bad.jsonl,title=stability%3A check::{said}" in github
+    log = json.loads(run(*args, "--format", "sarif", cwd=tmp_path).stdout)
+    assert list(sarif_validator().iter_errors(log)) == []
+    (result,) = log["runs"][0]["results"]
+    assert (result["ruleId"], result["message"]["text"]) == ("stability.check", said)
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2   # the final output's line

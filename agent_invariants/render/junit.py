@@ -28,7 +28,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, failures, place, sections
+from agent_invariants.render.shared import AnyReport, check_failure, code_of, failures, place, sections
 from agent_invariants.report import (
     BatchFailure,
     CheckBatchReport,
@@ -207,7 +207,8 @@ def _line(text: str) -> str:
 
 def _stability(report: StabilityReport) -> TestSuite:
     """A stability report: one failing test case per unstable path and kind; one passing case
-    when the shape held; an errored one when nothing could be measured."""
+    when the shape held; an errored one when nothing could be measured; with `--contract`, one
+    case per trace checked, failing when the trace fails the contract."""
     names = [run.trace for run in report.runs]
     cases = []
     for entry in report.unstable:
@@ -226,6 +227,13 @@ def _stability(report: StabilityReport) -> TestSuite:
         cases.append(case)
     elif report.stable:
         cases.append(TestCase("output shape", classname="agent-invariants.stability"))
+    for run in report.runs:
+        if run.check:
+            case = TestCase(_line(f"check: {run.trace}"), classname="agent-invariants.stability", file=_line(run.trace))
+            if not run.check.passed:
+                case.add_failure_info(message=_line(check_failure(run.trace, run.check.error_count,
+                                                                  run.check.warning_count)), failure_type="check")
+            cases.append(case)
     return TestSuite("agent-invariants stability", cases)
 
 

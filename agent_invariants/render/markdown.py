@@ -29,7 +29,7 @@ from agent_invariants.report import (
     RecordInfo,
     Violation,
 )
-from agent_invariants.stability import StabilityReport
+from agent_invariants.stability import StabilityReport, failed_checks
 
 __all__ = ("MAX_VIOLATIONS", "render")
 
@@ -214,6 +214,11 @@ def _stability(report: StabilityReport) -> list[str]:
         heading = f"## ✅ agent-invariants stability: stable ({reporting} traces report an output of one shape)"
     else:
         heading = f"## ❌ agent-invariants stability: {plural(len(report.unstable), 'unstable path')}"
+    failing = failed_checks(report)
+    if failing:   # (--contract: the exit is 1 for these too)
+        fail = "fails" if len(failing) == 1 else "fail"
+        heading = heading.replace("## ✅", "## ❌", 1).replace("## ⚠️", "## ❌", 1) + \
+            f"; {len(failing)} of {plural(len(report.runs), 'trace')} {fail} the contract"
     lines = [heading, ""]
     if report.unstable:
         lines += ["| Path | Kind | Present in | Absent in | Unknown in | Types |",

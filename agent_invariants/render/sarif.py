@@ -43,7 +43,15 @@ from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, failures, first_violations, inconclusive, sections
+from agent_invariants.render.shared import (
+    AnyReport,
+    check_failure,
+    code_of,
+    failures,
+    first_violations,
+    inconclusive,
+    sections,
+)
 from agent_invariants.report import (
     BatchFailure,
     CheckBatchReport,
@@ -137,6 +145,7 @@ def _log(run: om.Run, category: str | None) -> str:
 _STABILITY_RULES = {
     "presence": ("stability.presence", "An output path is in the final output of some runs and missing from others."),
     "type": ("stability.type", "An output path holds values of different JSON types in different runs."),
+    "check": ("stability.check", "A trace that --contract checked fails the contract (check it for the violations)."),
 }
 
 
@@ -165,6 +174,21 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
             related_locations=related or None,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, [entry.path, entry.kind]),
             properties=msgspec.to_builtins(entry)))
+    for index, run in enumerate(report.runs):   # --contract: a trace that fails it, at its final output's line
+        if run.check and not run.check.passed:
+            rule_id, text = _STABILITY_RULES["check"]
+            if rule_id not in rule_index:
+                rule_index[rule_id] = len(descriptors)
+                help_text = command_manual("stability")
+                descriptors.append(_plain_descriptor(rule_id, "stability-check", text, "stability", help_text,
+                                                     f"# stability\n\n{help_text}"))
+            location = _output_location(run.trace, sources, index)
+            results.append(om.Result(
+                rule_id=rule_id, rule_index=rule_index[rule_id], level="error",
+                message=om.Message(text=inert(check_failure(run.trace, run.check.error_count,
+                                                            run.check.warning_count), TEXT_LIMIT)),
+                locations=[location], partial_fingerprints=_fingerprints(rule_id, location, UNSET, [index]),
+                properties=msgspec.to_builtins(run.check)))
     properties: dict[str, Any] = {"stability": {"measured": report.measured, "stable": report.stable}}
     if len(results) > MAX_RESULTS:   # code scanning rejects a run of more (each unstable path is one)
         properties.update(truncated=True, resultCount=len(results),

@@ -23,8 +23,8 @@ from agent_invariants.report import (
     Violation,
 )
 
-__all__ = ("AnyReport", "checks", "code_of", "failures", "first_violations", "is_batch", "ok", "place", "plural",
-           "sections", "verdict", "warning_count")
+__all__ = ("AnyReport", "check_failure", "checks", "code_of", "failures", "first_violations", "is_batch", "ok", "place",
+           "plural", "sections", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -135,3 +135,10 @@ def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:
     for violation in violations:
         first.setdefault(violation.rule_id, violation)
     return first
+
+
+def check_failure(trace: str, errors: int, warnings: int) -> str:
+    """One sentence on a trace `stability --contract` found failing the contract (its counts; a
+    `check` of the trace lists the violations)."""
+    return (f"{trace} fails the contract: {plural(errors, 'error')}, {plural(warnings, 'warning')} (check it for the "
+            "violations).")

@@ -276,6 +276,8 @@ def _summary(summary: TraceSummary) -> list[str]:
 def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     """The verdict, each unstable path with the traces on each side (by their number), then the
     numbered traces: which do not report, and with a contract, each one's check."""
+    from agent_invariants.stability import failed_checks
+
     reporting = sum(1 for run in report.runs if run.reporting)
     traces = plural(len(report.runs), "trace")
     verb = "reports" if reporting == 1 else "report"
@@ -286,6 +288,10 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     else:
         paths = plural(len({entry.path for entry in report.unstable}), "unstable path")
         head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {verb} an output · {paths}"
+    failing = failed_checks(report)
+    if failing:   # (--contract: the exit is 1 for these too)
+        fail = "fails" if len(failing) == 1 else "fail"
+        head += f" · {paint(f'{len(failing)} of {traces} {fail} the contract', _RED + _BOLD)}"
     lines = [head]
     for entry in report.unstable:
         lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry)}")
