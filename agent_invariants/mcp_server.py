@@ -285,6 +285,39 @@ def tool_specs() -> tuple[ToolSpec, ...]:
 # running a tool (no SDK needed)
 
 
+
+_STRUCTURED_DEPTH = 200
+"""How deep the structured content of a reply may nest: the SDK writes replies with a serializer
+that stops at about 250 levels, while a contract or an event may nest 500 (and a report echoes
+them, in a normalised contract or a violation's evidence). Deeper parts are a note there; the
+JSON text beside it holds them whole."""
+
+
+def _shallow(value: Any, limit: int) -> Any:
+    """`value`, each part nested deeper than `limit` levels replaced by a note saying so."""
+    if _depth_within(value, limit):
+        return value
+    if limit <= 0:
+        return "(nested too deep for the structured content: see the JSON text)"
+    if isinstance(value, dict):
+        return {key: _shallow(item, limit - 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shallow(item, limit - 1) for item in value]
+    return value
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether `value` nests at most `limit` levels (containers counted), without recursion."""
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return False
+            pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
 def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
     """Run one tool on its JSON arguments: (structured content, text), the result rendered as
     JSON (the CLI's `--format json` report) and as text. Raises `InputError` for bad input and
@@ -507,7 +540,8 @@ def build_server() -> Server:
         # structured content), then the readable text
         as_json = to_json(structured).removesuffix("\n")
         return types.CallToolResult(content=[types.TextContent(text=as_json), types.TextContent(text=text)],
-                                    structured_content=structured)
+                                    structured_content=_shallow(structured, _STRUCTURED_DEPTH))
+
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=prompt_list())
 

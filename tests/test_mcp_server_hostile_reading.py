@@ -861,3 +861,25 @@ def test_sdk_good_call_after_bad_ones(sdk: SdkSession) -> None:
     result = sdk.outcomes["good"]
     assert result.is_error is False and result.structured_content == GOOD_SUMMARY
     assert "Traceback" not in sdk.outcomes["stderr"]
+
+
+def test_a_reply_echoing_a_value_nested_300_deep_is_a_result_not_an_error_code_0(server: Server) -> None:
+    """README: requests may nest 504 levels (events and contracts 500, as in files); a report that
+    echoes such a value (a violation's evidence, the normalised contract) is still a result. The
+    SDK writes a reply's structured content only to about 250 levels: deeper parts are a note
+    there, and the JSON text beside it holds them whole."""
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    contract = {"version": 2, "name": "deep", "rules": [{"id": "x", "kind": "tool_args", "tool": "t",
+                                                          "match": {"x": 1}}]}
+    answer = server.call(CHECK, {"contract": contract, "events": [
+        {"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c", "args": {"x": deep}}]})
+    result = answer["result"]
+    assert result["isError"] is False and result["structuredContent"]["passed"] is False, answer
+    assert json.loads(result["content"][0]["text"])["violations"][0]["evidence"]["mismatches"][0]["actual"] == deep
+    assert "nested too deep for the structured content" in json.dumps(result["structuredContent"])
+    validated = server.call(VALIDATE, {"contract": {**contract, "rules": [
+        {"id": "s", "kind": "output_schema", "schema": {"const": deep}}]}})["result"]
+    assert validated["isError"] is False and validated["structuredContent"]["valid"] is True
+    assert_good_call(server)
