@@ -410,7 +410,7 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
     if len(found) > MAX_EVENTS:
         raise ArgumentError(f"{name}: the records make {len(found):,} events, over the limit of {MAX_EVENTS:,} per "
                             "call; check longer traces from a file with `agent-invariants check --input-format`")
-    return ImportedTrace(file, found)
+    return ImportedTrace(file, found, report_lines=False)   # (no line: the records came in memory)
 
 
 def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:

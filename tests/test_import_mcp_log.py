@@ -287,6 +287,7 @@ def test_the_mcp_check_tool_takes_records_of_another_format(logs: dict[str, Path
     assert report["passed"] is False and report["run"] == "s1"
     assert [violation["rule_id"] for violation in report["violations"]] == ["no-shell"]
     assert "trace" not in report   # records given as values have no file
+    assert all("line" not in violation for violation in report["violations"])   # and so no lines, as events
     summary, _ = run_tool(SUMMARIZE, {"events": records, "input_format": "auto"})
     assert summary["tools"] == ["shell"]
     both = [json.loads(line) for line in logs["two_sessions"].read_text().splitlines()]

@@ -15,10 +15,13 @@ __all__ = ("ImportedTrace", "checked_jsonl")
 
 class ImportedTrace(EventList):
     """The events of one imported run. Messages and reports name the source file, and the line
-    of an event is the line of its record there (SARIF points into the source file)."""
+    of an event is the line of its record there (SARIF points into the source file). Records
+    that came in memory (the MCP server's `events`) have no file: with `report_lines` False the
+    report gives no line, as for events in memory (errors still name the record)."""
 
     def __init__(self, file: SourceFile, run: ImportedRun, *, line_lengths: bool = False,
-                 max_line_bytes: int = 1 << 20) -> None:
+                 max_line_bytes: int = 1 << 20, report_lines: bool = True) -> None:
+        self._report_lines = report_lines
         self._lines: list[int | None] = []
         self._spans: list[str | None] = []
         super().__init__(self._noting_lines(run), name=file.name)
@@ -53,7 +56,7 @@ class ImportedTrace(EventList):
         return {index: lengths[line] for index, line in lines.items() if line in lengths}
 
     def lines_of(self, indices: Iterable[int]) -> dict[int, int]:
-        return _known(self._lines, indices)
+        return _known(self._lines, indices) if self._report_lines else {}
 
 
 Known = TypeVar("Known")
