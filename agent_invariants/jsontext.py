@@ -146,12 +146,12 @@ def _shallow(data: bytes, limit: int) -> bool:
     return not brackets
 
 
-def nests_too_deep(document: Any) -> bool:
-    """Whether a decoded document has objects or arrays more than `MAX_NESTING` levels deep (the
+def nests_too_deep(document: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether a decoded document has objects or arrays more than `limit` levels deep (the
     document itself is level 1), as `too_deep_at` counts them in a text. Level by level, not
     recursively: a deep document must not exhaust the stack of the check meant to refuse it."""
     level = [document] if type(document) in _CONTAINERS else []
-    for _depth in range(MAX_NESTING):
+    for _depth in range(limit):
         below = []
         for value in level:
             items = value.values() if type(value) is dict else value

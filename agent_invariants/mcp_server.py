@@ -53,6 +53,7 @@ import msgspec
 
 from agent_invariants import __version__
 from agent_invariants.errors import InputError, TraceError
+from agent_invariants.jsontext import nests_too_deep
 from agent_invariants.mcp_prompts import PROMPT_NAME
 from agent_invariants.mcp_wire import MAX_REQUEST_BYTES
 from agent_invariants.validation import json_type
@@ -285,7 +286,6 @@ def tool_specs() -> tuple[ToolSpec, ...]:
 # running a tool (no SDK needed)
 
 
-
 _STRUCTURED_DEPTH = 200
 """How deep the structured content of a reply may nest: the SDK writes replies with a serializer
 that stops at about 250 levels, while a contract or an event may nest 500 (and a report echoes
@@ -295,7 +295,7 @@ JSON text beside it holds them whole."""
 
 def _shallow(value: Any, limit: int) -> Any:
     """`value`, each part nested deeper than `limit` levels replaced by a note saying so."""
-    if _depth_within(value, limit):
+    if type(value) not in (dict, list) or not nests_too_deep(value, limit):
         return value
     if limit <= 0:
         return "(nested too deep for the structured content: see the JSON text)"
@@ -304,18 +304,6 @@ def _shallow(value: Any, limit: int) -> Any:
     if isinstance(value, list):
         return [_shallow(item, limit - 1) for item in value]
     return value
-
-
-def _depth_within(value: Any, limit: int) -> bool:
-    """Whether `value` nests at most `limit` levels (containers counted), without recursion."""
-    pending = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, (dict, list)):
-            if depth >= limit:
-                return False
-            pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return True
 
 
 def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
