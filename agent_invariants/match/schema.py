@@ -18,10 +18,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import msgspec
-
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
+from agent_invariants.jsontext import show
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
@@ -161,16 +160,12 @@ def _why(exc: BaseException) -> str:
     cause = exc.__cause__ or exc   # (jsonschema wraps what the `referencing` package raised)
     kind = type(cause).__name__
     if kind == "PointerToNowhere":
-        what = f": the schema has nothing at {_quoted('#' + str(getattr(cause, 'ref', '')))}"
+        what = f": the schema has nothing at {show('#' + str(getattr(cause, 'ref', '')))}"
     elif kind == "NoSuchAnchor":
-        what = f": the schema has no anchor {_quoted(getattr(cause, 'anchor', ''))}"
+        what = f": the schema has no anchor {show(str(getattr(cause, 'anchor', '')))}"
     else:
-        what = f" ({_quoted(getattr(cause, 'ref', ''))})"
+        what = f" ({show(str(getattr(cause, 'ref', '')))})"
     return inert(f"a reference cannot be resolved{what}", VALUE_LIMIT)
-
-
-def _quoted(text: object) -> str:
-    return msgspec.json.encode(str(text)).decode()
 
 
 @functools.cache
