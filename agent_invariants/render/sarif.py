@@ -125,10 +125,7 @@ def _add_stability(run: om.Run, stability: om.Run) -> None:
         result.rule_index += offset
     run.results = [*run.results, *stability.results]
     run.properties = {**(run.properties or {}), **stability.properties}
-    if len(run.results) > MAX_RESULTS:   # the checks' results and the paths' together (both are capped alone)
-        run.properties.update(truncated=True, resultCount=len(run.results),
-                              note=f"Only the first {MAX_RESULTS} results (the checks' first) are included.")
-        run.results = run.results[:MAX_RESULTS]
+    run.results = _first_results(run.results, run.properties, "the checks' first")   # (each part is cut alone too)
     if stability.invocations:
         run.invocations = [*(run.invocations or []), *stability.invocations]
 
@@ -190,10 +187,7 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
                 locations=[location], partial_fingerprints=_fingerprints(rule_id, location, UNSET, [index]),
                 properties=msgspec.to_builtins(run.check)))
     properties: dict[str, Any] = {"stability": {"measured": report.measured, "stable": report.stable}}
-    if len(results) > MAX_RESULTS:   # code scanning rejects a run of more (each unstable path is one)
-        properties.update(truncated=True, resultCount=len(results),
-                          note=f"Only the first {MAX_RESULTS} results (in path order) are included.")
-        results = results[:MAX_RESULTS]
+    results = _first_results(results, properties, "in path order")   # (each unstable path is one)
     run = om.Run(tool=om.Tool(driver=om.ToolComponent(
         name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
         results=results, column_kind="utf16CodeUnits", properties=properties)
@@ -481,6 +475,15 @@ class _Builder:
         ranked = sorted(range(len(self.results)), key=lambda i: (self.results[i].level != "error", i))
         keep = sorted(ranked[:MAX_RESULTS])
         return [self.results[i] for i in keep]
+
+
+def _first_results(results: list[om.Result], properties: dict[str, Any], order: str) -> list[om.Result]:
+    """The first `MAX_RESULTS` results (code scanning rejects a run of more), `properties`
+    saying how many there were and which came first (`order`)."""
+    if len(results) > MAX_RESULTS:
+        properties.update(truncated=True, resultCount=len(results),
+                          note=f"Only the first {MAX_RESULTS} results ({order}) are included.")
+    return results[:MAX_RESULTS]
 
 
 def _truncation(builder: _Builder) -> dict[str, Any] | None:
