@@ -20,7 +20,16 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, inconclusive, place, plural, sections, verdict
+from agent_invariants.render.shared import (
+    AnyReport,
+    code_of,
+    failing_traces,
+    inconclusive,
+    place,
+    plural,
+    sections,
+    verdict,
+)
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -216,9 +225,8 @@ def _stability(report: StabilityReport) -> list[str]:
         heading = f"## ❌ agent-invariants stability: {plural(len(report.unstable), 'unstable path')}"
     failing = failed_checks(report)
     if failing:   # (--contract: the exit is 1 for these too)
-        fail = "fails" if len(failing) == 1 else "fail"
         heading = heading.replace("## ✅", "## ❌", 1).replace("## ⚠️", "## ❌", 1) + \
-            f"; {len(failing)} of {plural(len(report.runs), 'trace')} {fail} the contract"
+            f"; {failing_traces(len(failing), len(report.runs))}"
     lines = [heading, ""]
     if report.unstable:
         lines += ["| Path | Kind | Present in | Absent in | Unknown in | Types |",

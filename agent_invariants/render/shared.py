@@ -23,8 +23,8 @@ from agent_invariants.report import (
     Violation,
 )
 
-__all__ = ("AnyReport", "check_failure", "checks", "code_of", "failures", "first_violations", "is_batch", "ok", "place",
-           "plural", "sections", "verdict", "warning_count")
+__all__ = ("AnyReport", "check_failure", "checks", "code_of", "failing_traces", "failures", "first_violations",
+           "is_batch", "ok", "place", "plural", "sections", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -135,6 +135,11 @@ def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:
     for violation in violations:
         first.setdefault(violation.rule_id, violation)
     return first
+
+
+def failing_traces(failing: int, traces: int) -> str:
+    """How many of the traces `stability --contract` checked fail the contract: `1 of 2 traces fails the contract`."""
+    return f"{failing} of {plural(traces, 'trace')} {'fails' if failing == 1 else 'fail'} the contract"
 
 
 def check_failure(trace: str, errors: int, warnings: int) -> str:

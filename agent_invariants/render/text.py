@@ -35,7 +35,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, ok, place, plural, verdict
+from agent_invariants.render.shared import AnyReport, code_of, failing_traces, ok, place, plural, verdict
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -290,8 +290,7 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
         head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {verb} an output · {paths}"
     failing = failed_checks(report)
     if failing:   # (--contract: the exit is 1 for these too)
-        fail = "fails" if len(failing) == 1 else "fail"
-        head += f" · {paint(f'{len(failing)} of {traces} {fail} the contract', _RED + _BOLD)}"
+        head += f" · {paint(failing_traces(len(failing), len(report.runs)), _RED + _BOLD)}"
     lines = [head]
     for entry in report.unstable:
         lines.append(f"  {paint('✗', _RED)} {inert(entry.path)}  {entry.kind}  {_sides(entry)}")
