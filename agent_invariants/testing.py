@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import warnings
 
-from msgspec import UNSET
-
 from agent_invariants.api import ContractLike, check_trace, compare_traces
 from agent_invariants.engine import Trace
 from agent_invariants.render import RenderOptions, text
@@ -56,15 +54,13 @@ def assert_compatible(baseline: Trace, candidate: Trace, contract: ContractLike)
 
 
 def _warn(checks: list[CheckReport]) -> None:
-    """A warning for each thing the checks noticed of their traces, as `check` says it on stderr."""
-    from agent_invariants.notices import TRACE_PROBLEMS, lines_of
+    """A warning for each thing the checks noticed of their traces, as `check` says it on stderr
+    (the lines `--strict` makes errors: those about a trace itself, not about a rule)."""
+    from agent_invariants.notices import notice_lines
 
-    for check in checks:
-        if check.notices is UNSET:
-            continue
-        trace = check.trace if check.trace is not UNSET else "<events>"
-        for line in lines_of(trace, [notice for notice in check.notices if notice.kind in TRACE_PROBLEMS]):
-            warnings.warn(f"agent-invariants: {line}", UserWarning, stacklevel=3)
+    for line in notice_lines(checks, strict=True)[0]:
+        if line.startswith("error: "):
+            warnings.warn(f"agent-invariants: {line.removeprefix('error: ')}", UserWarning, stacklevel=3)
 
 
 def _message(report: CheckReport | CompareReport) -> str:
