@@ -26,8 +26,11 @@ from agent_invariants._safe import TEXT_LIMIT, inert
 __all__ = ("is_contract", "main")
 
 _NAMED = re.compile(r"(^agent-invariants(\.[^/]+)?|\.contract)\.(json|ya?ml)$")
-_SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?(?:[^"'\r\n]*agent-invariants[^"'\r\n]*contract-v\d"""
-                     rb"""|(?:[^"'\r\n]*/)?contract-v\d+\.schema\.json)""")
+_CONTRACT_SCHEMA = (r"""(?:[^"'\r\n]*agent-invariants[^"'\r\n]*contract-v\d"""
+                    r"""|(?:[^"'\r\n]*/)?contract-v\d+\.schema\.json)""")
+"""A `$schema` value that names a contract schema (its URL, or a path to the file)."""
+_SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?""" + _CONTRACT_SCHEMA.encode())
+_SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
 _HEAD_BYTES = 64 * 1024
 
 
@@ -79,7 +82,7 @@ def is_contract(path: str) -> bool:
     except InputError:
         return True   # it names a contract schema and cannot be read: validating it says why
     schema = document.get("$schema") if isinstance(document, dict) else None
-    return isinstance(schema, str) and _SCHEMA.search(b'"$schema": ' + schema.encode("utf-8", "replace")) is not None
+    return isinstance(schema, str) and _SCHEMA_VALUE.match(schema) is not None
 
 
 def _one(command: str, path: str, strict: bool) -> bool:
