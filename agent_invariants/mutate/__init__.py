@@ -124,6 +124,7 @@ from agent_invariants.mutate.rewrites import REWRITES, rewritten
 from agent_invariants.mutate.trace import Event, Original, as_jsonl, display, member, parsed, read_bytes
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
+from agent_invariants.rules.run_status import STATUS_LIMIT
 from agent_invariants.rules.terminal import TERMINAL_TYPES, run_status
 from agent_invariants.validation import MAX_RULES
 
@@ -257,7 +258,7 @@ def auto_control(contract: Contract, events: list[Event]) -> bytes:
     of a contract has no rule, and a control left with no rule asks for the trace's terminal."""
     status = _run_status(events)
     rules: list[dict[str, Any]] = []
-    if 1 <= len(status) <= 100:
+    if 1 <= len(status) <= STATUS_LIMIT:   # (counted as the rule's Status counts it)
         rules.append({"id": "control.status", "kind": "run_status", "equals": status})
     tools: dict[str, None] = {}
     for event in events:

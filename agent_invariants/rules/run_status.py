@@ -12,9 +12,11 @@ from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import FieldProblem
 from agent_invariants.rules.terminal import TERMINAL_TYPES, Terminal
 
-__all__ = ("RunStatus", "RunStatusConfig")
+__all__ = ("STATUS_LIMIT", "RunStatus", "RunStatusConfig")
 
-Status = Annotated[str, Meta(min_length=1, max_length=100)]
+STATUS_LIMIT = 100
+"""The longest status a rule names (`equals`, `in`), as an event's `status` may be long."""
+Status = Annotated[str, Meta(min_length=1, max_length=STATUS_LIMIT)]
 
 
 class RunStatusConfig(RuleConfig, frozen=True, kw_only=True, tag="run_status"):
