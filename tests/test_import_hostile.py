@@ -554,3 +554,18 @@ def test_a_run_past_the_most_events_an_import_holds_stops_with_one_line(monkeypa
     monkeypatch.setattr("agent_invariants.importers.common.MAX_RUN_EVENTS", 6)
     imported = import_file(b"".join(json.dumps(record).encode() + b"\n" for _ in range(4)), "mcp-log")
     assert len(imported.runs[0].events) == 6   # the start, four calls, the end
+
+
+@pytest.mark.parametrize(("key", "expected"), [("ts", "an ISO 8601 time"), ("session", "a session id (a string)"),
+                                               ("dir", '"c2s" or "s2c"'), ("msg", "a JSON-RPC message (an object)")])
+def test_an_mcp_log_record_without_a_key_says_the_key_is_missing_not_null(tmp_path: Path, key: str,
+                                                                           expected: str) -> None:
+    record: dict[str, object] = {"ts": "2025-01-01T00:00:00Z", "session": "s1", "dir": "c2s", "msg": {"id": 1}}
+    del record[key]
+    with pytest.raises(TraceError) as error:
+        import_runs(write(tmp_path, json.dumps(record)), "mcp-log")
+    assert str(error.value).endswith(f":1: $.{key}: expected {expected}, got nothing (the key is missing)")
+    record[key] = None
+    with pytest.raises(TraceError) as error:
+        import_runs(write(tmp_path, json.dumps(record)), "mcp-log")
+    assert str(error.value).endswith(f":1: $.{key}: expected {expected}, got null")

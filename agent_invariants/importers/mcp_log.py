@@ -81,6 +81,11 @@ RUN_IDS = string_field("session")
 `session` deeper in a message only makes the session end later, never sooner."""
 
 
+def _got(value: dict[str, Any], key: str) -> str:
+    """What a record holds at `key`, as its messages show it: a missing key is not a null."""
+    return show(value[key]) if key in value else "nothing (the key is missing)"
+
+
 def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
     value = record.value
     if not isinstance(value, dict):
@@ -88,16 +93,16 @@ def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
     stamp = value.get("ts")
     at = iso_nanos(stamp) if isinstance(stamp, str) else None
     if at is None:
-        raise TraceError(file, record.line, f"$.ts: expected an ISO 8601 time, got {show(stamp)}")
+        raise TraceError(file, record.line, f"$.ts: expected an ISO 8601 time, got {_got(value, 'ts')}")
     session = value.get("session")
     if not isinstance(session, str) or not session:
-        raise TraceError(file, record.line, f"$.session: expected a session id (a string), got {show(session)}")
+        raise TraceError(file, record.line, f"$.session: expected a session id (a string), got {_got(value, 'session')}")
     side = value.get("dir")
     if side not in _SIDES:
-        raise TraceError(file, record.line, f'$.dir: expected "c2s" or "s2c", got {show(side)}')
+        raise TraceError(file, record.line, f'$.dir: expected "c2s" or "s2c", got {_got(value, "dir")}')
     message = value.get("msg")
     if not isinstance(message, dict):
-        raise TraceError(file, record.line, f"$.msg: expected a JSON-RPC message (an object), got {show(message)}")
+        raise TraceError(file, record.line, f"$.msg: expected a JSON-RPC message (an object), got {_got(value, 'msg')}")
     return at, session, side, message
 
 
