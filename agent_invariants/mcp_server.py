@@ -141,20 +141,20 @@ _LIMIT = (f"At most {MAX_EVENTS:,} events per trace, {MAX_RULE_EVENTS:,} rules t
 _CONTRACT_ERROR = "`contract: $.rules[2].tool: ...` for the contract"
 
 
-def _errors(*places: str) -> str:
-    return (f"Invalid input is a tool error whose text names the place: {', '.join(places)}; "
-            "a `seq` that does not strictly increase is such an error too.")
+def _errors(*places: str, events: bool = True) -> str:
+    seq = "; a `seq` that does not strictly increase is such an error too" if events else ""
+    return f"Invalid input is a tool error whose text names the place: {', '.join(places)}{seq}."
 
 _DESCRIPTIONS = {
     VALIDATE: f"""\
-Validate an agent-invariants v1 contract (the JSON object of operating rules that traces are \
+Validate an agent-invariants contract, of version 1 or 2 (the JSON object of operating rules that traces are \
 checked against) and return it normalised: strings trimmed, keys in schema order, absent optional \
 keys left out. Use it while writing or editing a contract, before checking traces with it. \
 Returns {{"valid": true, "contract": <the normalised contract>}}, the same JSON as `agent-invariants \
 validate`. An invalid contract is a tool error naming the JSON path and what is wrong, e.g. \
 `contract: $.rules[3].max_attempt: unknown field (did you mean 'max_attempts'?)`. {_READ_ONLY}""",
     CHECK: f"""\
-Check one recorded agent run (its events, in order) against a v1 contract. Use it to find out \
+Check one recorded agent run (its events, in order) against a contract of version 1 or 2. Use it to find out \
 whether a run kept the agent's operating rules: no forbidden tool, no payment without approval, \
 nothing after a stop, no retry storm, no "done" without observed evidence. Returns the \
 `agent-invariants/check/v1` report, the same JSON as `agent-invariants check --format json` \
@@ -199,7 +199,7 @@ compare tools refuse a version-2 contract with one unless given `no_lint`. A `wa
 that can never fire or is redundant (`dead_rule`, `shadowed_rule`, `duplicate_rule`, \
 `vacuous_distinct`, `unschemaed_read`, `unrequired_subject`, `v1_trap`). `pointer` is a JSON \
 pointer into the contract. `interface: true` adds every path of the final output the rules read. \
-{_errors(_CONTRACT_ERROR)} {_READ_ONLY}"""
+{_errors(_CONTRACT_ERROR, events=False)} {_READ_ONLY}"""
 
 _TITLES = {
     VALIDATE: "Validate an agent-invariants contract",
@@ -343,6 +343,12 @@ def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]
                                 f"{msgspec.json.encode(args[key]).decode()[:80]}")
         if key == "run" and not isinstance(args.setdefault(key, None), (str, type(None))):
             raise ArgumentError(f"run: expected a run id (a string), got {json_type(args[key])}")
+    if args.get("run") is not None:   # as the command line refuses --run without --input-format
+        if args["run"] == "":
+            raise ArgumentError("run: expected a run id, got an empty string")
+        if args["input_format"] == "native":
+            raise ArgumentError("run: chooses a run among the records of another tool, so it needs input_format "
+                                "(native events are one run)")
     if "contract" in args and not isinstance(args["contract"], dict):
         raise ArgumentError(f"contract: expected a JSON object (the contract itself, not a path or a JSON "
                             f"string), got {json_type(args['contract'])}")

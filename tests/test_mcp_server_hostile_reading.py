@@ -883,3 +883,40 @@ def test_a_reply_echoing_a_value_nested_300_deep_is_a_result_not_an_error_code_0
         {"id": "s", "kind": "output_schema", "schema": {"const": deep}}]}})["result"]
     assert validated["isError"] is False and validated["structuredContent"]["valid"] is True
     assert_good_call(server)
+
+
+@pytest.mark.parametrize("tool", [CHECK, SUMMARIZE])
+def test_run_without_input_format_is_refused_as_the_command_line_refuses_it(server: Server, tool: str) -> None:
+    """README: "`run` needs `input_format`, as `--run` needs `--input-format`": native events are one
+    run, so a `run` given with them is a mistake named, not ignored."""
+    arguments: dict[str, Any] = {"events": EVENTS, "run": "s1"}
+    if tool == CHECK:
+        arguments["contract"] = CONTRACT
+    text = tool_error(server.call(tool, arguments))
+    assert text == "run: chooses a run among the records of another tool, so it needs input_format (native events " \
+                   "are one run)"
+    assert_good_call(server)
+
+
+def test_an_empty_run_is_an_argument_error_naming_run(server: Server) -> None:
+    arguments = {"events": MCP_LOG_TWO_SESSIONS, "input_format": "mcp-log", "run": ""}
+    assert tool_error(server.call(SUMMARIZE, arguments)) == "run: expected a run id, got an empty string"
+    assert_good_call(server)
+
+
+def test_a_tool_call_without_arguments_is_a_call_with_none(server: Server) -> None:
+    """README: "A tool call without `arguments` (MCP makes them optional) is a call with none: a tool
+    error names the first one missing"."""
+    answer = server.request("tools/call", {"name": SUMMARIZE})
+    assert tool_error(answer) == "missing required argument `events`"
+    answer = server.request("tools/call", {"name": CHECK, "arguments": None})
+    assert tool_error(answer) == "missing required argument `contract`"
+    assert_good_call(server)
+
+
+def test_tool_descriptions_name_both_contract_versions_and_no_seq_where_no_events_are_taken(server: Server) -> None:
+    tools = {tool["name"]: tool["description"] for tool in server.request("tools/list")["result"]["tools"]}
+    assert "v1 contract" not in tools[VALIDATE] and "version 1 or 2" in tools[VALIDATE]
+    assert "v1 contract" not in tools[CHECK] and "version 1 or 2" in tools[CHECK]
+    assert "seq" not in tools[LINT] and "seq" not in tools[VALIDATE]
+    assert "a `seq` that does not strictly increase is such an error too" in tools[SUMMARIZE]

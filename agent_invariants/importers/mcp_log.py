@@ -96,7 +96,8 @@ def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
         raise TraceError(file, record.line, f"$.ts: expected an ISO 8601 time, got {_got(value, 'ts')}")
     session = value.get("session")
     if not isinstance(session, str) or not session:
-        raise TraceError(file, record.line, f"$.session: expected a session id (a string), got {_got(value, 'session')}")
+        raise TraceError(file, record.line,
+                         f"$.session: expected a session id (a string), got {_got(value, 'session')}")
     side = value.get("dir")
     if side not in _SIDES:
         raise TraceError(file, record.line, f'$.dir: expected "c2s" or "s2c", got {_got(value, "dir")}')
