@@ -145,6 +145,20 @@ def test_a_key_with_a_dot_is_written_in_brackets_and_found_on_its_line(cli, writ
                              "operator $regx (did you mean '$regex'?)\n")
 
 
+@pytest.mark.parametrize("schema", [
+    {"$defs": {"a": {"$anchor": "A", "type": "string"},
+               "n": {"$id": "http://example.com/n", "$defs": {"q": {"type": "integer"}},
+                     "properties": {"y": {"$ref": "#/$defs/q"}}}},
+     "properties": {"x": {"$ref": "#A"}, "w": {"$ref": "#/$defs/n"}}},
+    {"const": {"$ref": "#/not/a/reference"}, "enum": [{"$ref": "#/nor/this"}]},   # values, not subschemas
+])
+def test_references_that_resolve_where_they_stand_load(cli, write, schema):
+    write("contract.json", json.dumps({"version": 2, "name": "refs",
+                                       "rules": [{"id": "shape", "kind": "output_schema", "schema": schema}]}))
+    result = cli("validate", "--contract", "contract.json")
+    assert (result.returncode, result.stderr) == (0, "")
+
+
 @pytest.mark.parametrize(("key", "path"), [("1", "$.1"), ("true", "$.true"), ("null", "$.null"), ("1.5", '$["1.5"]')])
 def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli, write, key, path):
     write("contract.yaml", f"version: 2\nname: x\n{key}: 2\nrules:\n  - {{id: a, kind: deny_tool, tool: x}}\n")
@@ -159,6 +173,14 @@ def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli
     ({"$ref": "#nosuch"}, 'a reference cannot be resolved: the schema has no anchor "nosuch"'),
     ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
      "its references go round in a circle"),
+    # reached by no sample value: in a property, in a `not`, in a definition nothing uses
+    ({"properties": {"x": {"$ref": "#/$defs/missing"}}},
+     'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
+    ({"$defs": {"unused": {"not": {"$ref": "#/$defs/zz"}}}},
+     'a reference cannot be resolved: the schema has nothing at "#/$defs/zz"'),
+    # under a nested `$id`, `#` is that subschema, which has no `definitions`
+    ({"definitions": {"a": {}}, "properties": {"x": {"$id": "file:///tmp/elsewhere.json", "$ref": "#/definitions/a"}}},
+     'a reference cannot be resolved: the schema has nothing at "#/definitions/a"'),
 ])
 @pytest.mark.parametrize("kind", ["output_schema", "tool_args"])
 def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, write, schema, problem, kind):

@@ -3,9 +3,10 @@
 The validator is the reference implementation, `jsonschema`, imported only when a contract has a
 `schema`: without the extra that contract is a load error that says how to install it. Only local
 references (`"$ref": "#/$defs/..."`) are allowed, so checking a trace never reads a file or the
-network; a schema that is itself invalid is a load error naming its JSON path, and so is one whose
-references lead nowhere or round in a circle (found by trying the schema on a few values when it
-loads; a reference reached only deep inside the args is reported as a schema error of the call).
+network; a schema that is itself invalid is a load error naming its JSON path, and so is one with a
+reference that leads nowhere (each is looked up where it stands) or whose references go round in a
+circle (found by trying the schema on a few values when it loads; a circle reached only deep
+inside the args is reported as a schema error of the call).
 `pattern` and `patternProperties` use the same RE2 patterns as `$regex` (`match.regex`), so trace
 text cannot make a check backtrack for hours.
 """
@@ -54,7 +55,10 @@ class ArgsSchema:
                 compile_search(text)
             except RegexError as exc:
                 raise FieldProblem(where, f"the pattern {exc}") from None
-        self._validator = _validator_type()(schema)
+        problem = _dangling_reference(schema)
+        if problem is not None:
+            raise FieldProblem(field, f"the schema cannot be used: {problem}")
+        self._validator = _validator_type()(schema, registry=_no_retrieval())
         for sample in _SAMPLES:
             problem = self._unusable(sample)
             if problem is not None:
@@ -154,10 +158,44 @@ def _unusable_errors() -> tuple[type[BaseException], ...]:
     return (Unresolvable, RecursionError)
 
 
+def _no_retrieval() -> Any:
+    """A registry that retrieves nothing: the validator's default one fetches a reference it cannot
+    find in the schema with `urlopen` (file and network alike). Every reference here is local, so
+    this only makes sure of it."""
+    from referencing import Registry
+
+    return Registry()
+
+
+def _dangling_reference(schema: dict[str, Any] | bool) -> str | None:
+    """Why some `$ref` of the schema leads nowhere, or None: every one is looked up where it stands
+    (under the `$id`s around it), whether or not a value would reach it. Trying the schema on
+    sample values finds only the references those values reach."""
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    root = DRAFT202012.create_resource(schema)
+    stack = [(root, _no_retrieval().resolver_with_root(root))]
+    while stack:
+        resource, resolver = stack.pop()
+        reference = resource.contents.get("$ref") if isinstance(resource.contents, dict) else None
+        if isinstance(reference, str):
+            try:
+                resolver.lookup(reference)
+            except Unresolvable as exc:
+                return _why(exc)
+        stack.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    return None
+
+
+_NAMED = ("PointerToNowhere", "NoSuchAnchor")
+
+
 def _why(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "its references go round in a circle"
-    cause = exc.__cause__ or exc   # (jsonschema wraps what the `referencing` package raised)
+    # jsonschema wraps what the `referencing` package raised; that package's own error is caused by a KeyError
+    cause = next((item for item in (exc, exc.__cause__) if type(item).__name__ in _NAMED), exc.__cause__ or exc)
     kind = type(cause).__name__
     if kind == "PointerToNowhere":
         what = f": the schema has nothing at {show('#' + str(getattr(cause, 'ref', '')))}"
