@@ -21,6 +21,7 @@ This works on a loaded `Contract`; `api.compare_traces` loads one from a path or
 from __future__ import annotations
 
 import os
+from typing import cast
 
 from msgspec import UNSET
 
@@ -190,7 +191,9 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
 
 
 def _locate(regressions: list[Regression], candidate: Checked) -> None:
-    """Point new-tool and outcome regressions at the candidate event behind them."""
+    """Point new-tool and outcome regressions at the candidate event behind them, their lines
+    looked up once for all of them (each lookup reads the whole line map)."""
+    placed: list[Regression] = []
     for regression in regressions:
         if regression.kind == "new_tool":
             place = candidate.counter.first_call(regression.evidence["tool"])
@@ -200,12 +203,19 @@ def _locate(regressions: list[Regression], candidate: Checked) -> None:
             continue
         if place is not None:
             regression.event_seq, regression.event_index = place
-            line = candidate.source.line_of(place[1])
-            if line is not None:
-                regression.line = line
-                length = candidate.source.line_lengths_of([place[1]]).get(place[1])
-                if length is not None:
-                    regression.line_length = length
+            placed.append(regression)
+    if not placed:
+        return
+    indices = [cast(int, regression.event_index) for regression in placed]
+    lines = candidate.source.lines_of(indices)
+    lengths = candidate.source.line_lengths_of(indices) if lines else {}
+    for regression, index in zip(placed, indices, strict=True):
+        line = lines.get(index)
+        if line is not None:
+            regression.line = line
+            length = lengths.get(index)
+            if length is not None:
+                regression.line_length = length
 
 
 def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: bool) -> list[Regression]:
