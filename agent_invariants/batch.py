@@ -245,10 +245,23 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
                                 max_violations=max_violations, line_lengths=line_lengths, strict=strict,
                                 partial=partial)
     except InputError as exc:
-        return BatchFailure(trace=_as_text(candidate), error=str(exc))
-    problem = (strict_problem(baseline, report.baseline) or strict_problem(candidate, report.candidate)) if strict \
-        else None
-    return BatchFailure(trace=_as_text(candidate), error=problem) if problem else report
+        if not (isinstance(exc, TraceError) and exc.source == baseline):
+            return BatchFailure(trace=_as_text(candidate), error=str(exc))
+        # the baseline is the one that cannot be read: named, and the candidate read on its own,
+        # so that a candidate unreadable too is named now, not after the baseline is mended
+        failures = [BatchFailure(trace=_as_text(baseline), error=str(exc))]
+        if candidate != baseline:
+            alone = _check_one(contract, candidate, max_line_bytes, max_violations, line_lengths, strict, partial,
+                               False)
+            if isinstance(alone, BatchFailure):
+                failures.append(alone)
+        return failures
+    if strict:   # --strict: a trace with notices is bad input, named as the unreadable ones are
+        for path, checked in ((baseline, report.baseline), (candidate, report.candidate)):
+            problem = strict_problem(path, checked)
+            if problem:
+                return BatchFailure(trace=_as_text(path), error=problem)
+    return report
 
 
 def _as_text(path: str) -> str:
@@ -262,10 +275,16 @@ def _reference(contract: Contract) -> ContractRef:
 
 def _run(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,
          progress: Progress | None) -> tuple[list[Any], list[BatchFailure]]:
-    """The reports and the failures `task(*a)` returns for each `a`, each in order."""
+    """The reports and the failures `task(*a)` returns for each `a` (a report, a failure, or a
+    list of failures: a pair of traces that are both unreadable), each in order."""
     outcomes = in_processes(task, arguments, jobs, progress)
-    return ([outcome for outcome in outcomes if not isinstance(outcome, BatchFailure)],
-            [outcome for outcome in outcomes if isinstance(outcome, BatchFailure)])
+    failures: list[BatchFailure] = []
+    for outcome in outcomes:
+        if isinstance(outcome, BatchFailure):
+            failures.append(outcome)
+        elif isinstance(outcome, list):
+            failures += outcome
+    return [outcome for outcome in outcomes if not isinstance(outcome, (BatchFailure, list))], failures
 
 
 def in_processes(task: Callable[..., Any], arguments: list[tuple[Any, ...]], jobs: int,

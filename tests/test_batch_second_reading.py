@@ -590,6 +590,40 @@ def test_compare_batch_unreadable_candidate_is_a_failure(cli: Any, tmp_path: Pat
     assert [failure["trace"] for failure in report["failures"]] == ["new/b.jsonl"]
 
 
+def test_compare_batch_names_an_unreadable_baseline_not_its_readable_candidate(cli: Any, tmp_path: Path,
+                                                                               contract_v1: Path) -> None:
+    """README: "A pair that cannot be compared lists the trace that cannot be read under `failures`:
+    the baseline when it is the one, and then the candidate as well when it cannot be read either
+    (the totals line counts such pairs as unreadable)"."""
+    put(tmp_path, "old/a.jsonl", "garbage")
+    put(tmp_path, "old/b.jsonl", "garbage2")
+    put(tmp_path, "old/c.jsonl", OK)
+    put(tmp_path, "new/a.jsonl", OK)
+    put(tmp_path, "new/b.jsonl", '{"seq": 1}')
+    put(tmp_path, "new/c.jsonl", OK)
+    result = compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "json")
+    report = as_json(result)
+    assert result.returncode == 2
+    assert pairs_of(report) == [("old/c.jsonl", "new/c.jsonl")]
+    assert report["failures"] == [
+        {"trace": "old/a.jsonl", "error": "old/a.jsonl:1: invalid JSON: invalid character (column 1)"},
+        {"trace": "old/b.jsonl", "error": "old/b.jsonl:1: invalid JSON: invalid character (column 1)"},
+        {"trace": "new/b.jsonl", "error": "new/b.jsonl:1: $: missing required field `type`"},
+    ]
+    assert result.stderr.splitlines() == [f"agent-invariants: {failure['error']}" for failure in report["failures"]]
+    quiet = compare(cli, "--baseline", "old/", "--candidate", "new/", "--quiet")
+    assert quiet.stdout == "REGRESSION  spec  3 pairs: 1 compatible, 0 regressed, 2 unreadable · 0 regressions\n"
+
+
+def test_compare_batch_strict_names_the_baseline_with_notices(cli: Any, tmp_path: Path, contract_v1: Path) -> None:
+    put(tmp_path, "old/a.jsonl", "")   # empty: a notice, bad input under --strict
+    put(tmp_path, "new/a.jsonl", OK)
+    put(tmp_path, "new/b.jsonl", OK)
+    put(tmp_path, "old/b.jsonl", OK)
+    report = as_json(compare(cli, "--baseline", "old/", "--candidate", "new/", "--strict", "--format", "json"))
+    assert [failure["trace"] for failure in report["failures"]] == ["old/a.jsonl"]
+
+
 def test_compare_batch_text_ends_with_totals(cli: Any, tmp_path: Path, contract_v1: Path) -> None:
     """README: every format renders a batch; `--quiet` shows only the totals line (compare too)."""
     put(tmp_path, "old/a.jsonl", OK)

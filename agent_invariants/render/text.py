@@ -116,7 +116,10 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
                  plural(report.error_count, "error"), plural(report.warning_count, "warning")]
     else:
         headline = _verdict(paint, ok(report), "COMPATIBLE", "REGRESSION")
-        tally = [f"{plural(report.pairs, 'pair')}: {good} compatible, {bad} regressed{unreadable}",
+        # pairs with an unreadable trace (both of a pair may be listed among the failures)
+        unread = report.pairs - len(report.reports)
+        tally = [f"{plural(report.pairs, 'pair')}: {good} compatible, {bad} regressed"
+                 f"{f', {unread} unreadable' if unread else ''}",
                  plural(report.regressions, "regression")]
     lines.append(f"{headline}  {inert(report.contract.name)}  {' · '.join(tally)}")
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
