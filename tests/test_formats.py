@@ -231,7 +231,7 @@ def test_junit_compare_has_a_regressions_suite_and_the_candidate_rules(cli):
     root = parse_junit(run_ok(cli, *compare_args(*COMPARES[0], "junit")))
     regressions, candidate = root.findall("testsuite")
     names = [c.get("name") for c in regressions.findall("testcase")]
-    assert "new_tool: shell.exec" in names and "outcome_regression: 7" in names
+    assert "new_tool: shell.exec" in names and "outcome_regression" in names
     assert len(candidate.findall("testcase")) == 10
     assert regressions.find("testcase[@name='new_tool: shell.exec']").get("line") == "11"
 
@@ -534,3 +534,35 @@ def test_markdown_shows_a_line_break_in_a_name_as_an_escape(cli, write):
     listed = [line for line in result.stdout.splitlines() if line.startswith("- ❌")]
     assert [line.split("allowlist: ")[1] for line in listed] == ["x\\\\ny.", "x y.", "x\\\\u2028y."]
     assert "\u2028" not in result.stdout
+
+
+def test_junit_compare_names_a_regression_by_what_it_is_about_not_its_place(cli, tmp_path):
+    """README: each regression is a test "named by its kind and the rule or tool it is about, or by
+    its kind alone, so that test history follows it"; in a batch each pair's suite names its candidate."""
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "pol", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}],
+        "compare": {"max_tool_call_increase_percent": 10}}))
+    base = [{"seq": 1, "type": "tool.call", "tool": "a"},
+            {"seq": 2, "type": "outcome.observed", "verdict": "satisfied"}]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "k").mkdir()
+    for name in ("x", "y"):
+        (tmp_path / "b" / f"{name}.jsonl").write_text(jsonl(base))
+    (tmp_path / "k" / "x.jsonl").write_text(jsonl([{"seq": 1, "type": "tool.call", "tool": "a"},
+                                                   {"seq": 2, "type": "tool.call", "tool": "new"}]))
+    (tmp_path / "k" / "y.jsonl").write_text(jsonl([{"seq": 1, "type": "tool.call", "tool": "shell.x"},
+                                                   {"seq": 2, "type": "tool.call", "tool": "a"}]))
+    result = cli("compare", "-c", "c.json", "-b", "b", "-k", "k", "--format", "junit")
+    assert result.returncode == 1, result.stderr
+    suites = parse_junit(result.stdout).findall("testsuite")
+    found = [(suite.get("name"), [(case.get("classname"), case.get("name")) for case in suite.findall("testcase")])
+             for suite in suites if "compare" in suite.get("name")]
+    assert found == [
+        ("pol · compare · k/x.jsonl", [("agent-invariants.pol.compare.x", "new_tool: new"),
+                                       ("agent-invariants.pol.compare.x", "tool_call_increase"),
+                                       ("agent-invariants.pol.compare.x", "outcome_regression")]),
+        ("pol · compare · k/y.jsonl", [("agent-invariants.pol.compare.y", "new_rule_failure: no-shell"),
+                                       ("agent-invariants.pol.compare.y", "new_tool: shell.x"),
+                                       ("agent-invariants.pol.compare.y", "tool_call_increase"),
+                                       ("agent-invariants.pol.compare.y", "outcome_regression")]),
+    ]

@@ -7,8 +7,8 @@ document (GitLab drops repeated classname+name pairs): the contract, the trace's
 run id of an imported run, then `-2`, `-3`… for a name taken (two `t.jsonl` in two folders, or
 `t.v2.jsonl` beside `t-v2.jsonl`); `file` and `line` point at the first offending event. A rule
 that kept only its first violations (`--max-violations`) ends the list with a line saying how
-many more it found. For `compare`, a "regressions" suite comes first, then the candidate's rule
-results.
+many more it found. For `compare`, a "regressions" suite comes first (one testcase per
+regression, named by its kind and its rule or tool), then the candidate's rule results.
 
     <testsuite name="refund-desk · examples/refund-desk/candidate.jsonl" tests="10" failures="5" ...>
       <testcase name="refunds-need-approval" classname="agent-invariants.refund-desk.candidate"
@@ -33,6 +33,7 @@ from agent_invariants.report import (
     BatchFailure,
     CheckBatchReport,
     CheckReport,
+    CompareBatchReport,
     CompareReport,
     RecordInfo,
     RuleResult,
@@ -58,7 +59,8 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
     names = _Classnames()
     for section in sections(report):
         if isinstance(section, CompareReport):
-            suites += [_regressions(section, names), _rules_suite(section.candidate, "candidate", names)]
+            batch = isinstance(report, CompareBatchReport)
+            suites += [_regressions(section, names, batch), _rules_suite(section.candidate, "candidate", names)]
         else:
             suites.append(_rules_suite(section, None, names))
             if section.record is not UNSET:
@@ -152,13 +154,20 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
     return case
 
 
-def _regressions(report: CompareReport, names: _Classnames) -> TestSuite:
+def _regressions(report: CompareReport, names: _Classnames, batch: bool) -> TestSuite:
+    """The regressions of one compare, each a test named by what it is about (a rule, a tool, or
+    its kind alone: a compare has at most one `tool_call_increase` and one `outcome_regression`),
+    so that a CI keeps its history whatever else regressed. In a batch, each pair's suite and
+    classname name its candidate, as the rules' suites do."""
     trace = _trace(report.candidate)
-    classname = names.unique(report.contract.name, "compare")
+    part = "compare"
+    if batch:
+        part += "." + _slug(_stem(trace)) + ("" if report.candidate.run is UNSET else f"-{_slug(report.candidate.run)}")
+    classname = names.unique(report.contract.name, part)
     cases = []
-    for number, regression in enumerate(report.regressions, start=1):
-        key = regression.evidence.get("rule_id") or regression.evidence.get("tool") or str(number)
-        case = TestCase(_line(f"{regression.kind}: {key}"), classname=classname,
+    for regression in report.regressions:
+        key = regression.evidence.get("rule_id") or regression.evidence.get("tool")
+        case = TestCase(_line(regression.kind if key is None else f"{regression.kind}: {key}"), classname=classname,
                         file=_line(trace) if regression.line is not UNSET else None,
                         line=regression.line if regression.line is not UNSET else None)
         where = f" ({trace}:{regression.line})" if regression.line is not UNSET else ""
@@ -167,7 +176,8 @@ def _regressions(report: CompareReport, names: _Classnames) -> TestSuite:
         cases.append(case)
     if not cases:
         cases.append(TestCase("compatible", classname=classname))
-    return TestSuite(_line(f"{report.contract.name} · compare"), cases,
+    label = f"{report.contract.name} · compare" + (f" · {trace}" if batch else "")
+    return TestSuite(_line(label), cases,
                      properties={"contract": _line(report.contract.name), "compatible": str(report.compatible).lower()})
 
 
