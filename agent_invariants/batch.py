@@ -176,9 +176,11 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
         return [(baselines[0][1], path) for _, path in candidates]
     by_name: dict[str, str] = {}
     for name, path in baselines:
-        if by_name.setdefault(name, path) != path:
-            raise TraceError(path, None, f"two baseline traces are named {name!r} ({by_name[name]} "
-                                         "and this one); give folders, which pair by relative path")
+        first = by_name.setdefault(name, path)
+        if first != path and os.path.realpath(first) != os.path.realpath(path):   # (one file named twice: once)
+            raise TraceError(path, None, f"two baseline traces are named {name!r} ({first} and this one); "
+                                         "a name must be unique among the baselines (folders pair by the path "
+                                         "inside them, files and globs by the file name)")
     pairs = []
     for name, candidate in candidates:
         baseline = by_name.get(name)

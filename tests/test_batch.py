@@ -214,4 +214,19 @@ def test_compare_refuses_two_baselines_of_one_name(tmp_path, write, cli):
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip() == ("agent-invariants: base/us/run.jsonl: two baseline traces are named 'run.jsonl' "
-                                     "(base/eu/run.jsonl and this one); give folders, which pair by relative path")
+                                     "(base/eu/run.jsonl and this one); a name must be unique among the baselines "
+                                     "(folders pair by the path inside them, files and globs by the file name)")
+
+
+def test_compare_takes_one_baseline_folder_named_twice_as_one(tmp_path, write, cli):
+    """The same folder spelt two ways (`base`, `./base`) holds the same files, not two baselines
+    of one name: as when it is spelt the same way twice."""
+    write("c.json", json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
+    trace = jsonl(events({"type": "tool.call", "tool": "kb.search"}))
+    for name in ("base/run.jsonl", "cand/run.jsonl"):
+        write(name, trace)
+    for second in ("base", "./base", "base/"):
+        result = cli("compare", "--contract", "c.json", "--baseline", "base", "--baseline", second,
+                     "--candidate", "cand", "--quiet")
+        assert (result.returncode, result.stderr) == (0, ""), second
+        assert result.stdout == "COMPATIBLE  test-contract  1 pair: 1 compatible, 0 regressed · 0 regressions\n"
