@@ -47,7 +47,7 @@ def _targets() -> dict[str, tuple[Any, str]]:
     from agent_invariants.events import Event
     from agent_invariants.lint.report import LintReport
     from agent_invariants.mutate.report import MutateReport
-    from agent_invariants.report import CheckReport, CompareReport
+    from agent_invariants.report import CheckBatchReport, CheckReport, CompareBatchReport, CompareReport
     from agent_invariants.stability import StabilityReport
 
     return {
@@ -62,6 +62,11 @@ def _targets() -> dict[str, tuple[Any, str]]:
             CheckReport, "The agent-invariants/check/v1 report (`check --format json`)."),
         "compare-report-v1.schema.json": (
             CompareReport, "The agent-invariants/compare/v1 report (`compare --format json`)."),
+        "check-batch-report-v1.schema.json": (
+            CheckBatchReport, "The agent-invariants/check-batch/v1 report (`check --format json` of several traces)."),
+        "compare-batch-report-v1.schema.json": (
+            CompareBatchReport, "The agent-invariants/compare-batch/v1 report (`compare --format json` of several "
+                                "pairs)."),
         "stability-report-v1.schema.json": (
             StabilityReport, "The agent-invariants/stability/v1 report (`stability --format json`)."),
         "lint-report-v1.schema.json": (
@@ -72,7 +77,8 @@ def _targets() -> dict[str, tuple[Any, str]]:
 
 
 SCHEMAS = ("contract-v1.schema.json", "contract-v2.schema.json", "event-v1.schema.json",
-           "check-report-v1.schema.json", "compare-report-v1.schema.json", "stability-report-v1.schema.json",
+           "check-report-v1.schema.json", "compare-report-v1.schema.json", "check-batch-report-v1.schema.json",
+           "compare-batch-report-v1.schema.json", "stability-report-v1.schema.json",
            "lint-report-v1.schema.json", "mutate-report-v1.schema.json")
 
 

@@ -80,3 +80,24 @@ def test_schema_accepts_what_the_loader_accepts():
     for document in accepted:
         load_contract(document)
         assert not list(contract_validator().iter_errors(document)), document
+
+
+def test_batch_reports_validate_against_their_schemas(cli, tmp_path):
+    """README "Many traces at once": the batch reports, good traces and unreadable ones alike."""
+    (tmp_path / "c.json").write_text(json.dumps(BASE))
+    for folder in ("old", "new"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.jsonl").write_text('{"seq": 1, "type": "tool.call", "tool": "shell.x"}\n')
+        (tmp_path / folder / "b.jsonl").write_text('{"seq": 1, "type": "tool.call", "tool": "kb.search"}\n')
+    (tmp_path / "new" / "c.jsonl").write_text("garbage\n")
+    (tmp_path / "old" / "c.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    check = cli("check", "-c", "c.json", "-t", "new", "--format", "json")
+    compare = cli("compare", "-c", "c.json", "-b", "old", "-k", "new", "--format", "json")
+    for result, name, schema_name in ((check, "check-batch", "check-batch-report-v1.schema.json"),
+                                      (compare, "compare-batch", "compare-batch-report-v1.schema.json")):
+        assert result.returncode == 2, result.stderr
+        report = json.loads(result.stdout)
+        assert report["schema"] == f"agent-invariants/{name}/v1" and len(report["failures"]) == 1
+        schema = json.loads((SCHEMA_DIR / schema_name).read_text(encoding="utf-8"))
+        assert [error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(report)] == []
+        assert list(jsonschema.Draft202012Validator(schema).iter_errors({**report, "failures": [{"trace": 1}]}))
