@@ -557,6 +557,27 @@ def test_mismatch_pointer_names_the_argument(catalogue: dict[str, Report]) -> No
                                                 "actual": 12}]
 
 
+@pytest.mark.parametrize(("node", "amount", "said"), [
+    ({"$gt": 0, "$lte": {"$from_result": {"tool": "orders.get", "path": "paid"}}}, 59.9,
+     'expected {"$gt":0,"$lte":{"$from_result":{"path":"paid","tool":"orders.get"}}} where $lte is 49.9, got 59.9'),
+    ({"$in": {"$from_result": {"tool": "orders.get", "path": "refundable"}}}, 5,
+     'expected {"$in":{"$from_result":{"path":"refundable","tool":"orders.get"}}} where $in is any of [[10,20]], '
+     "got 5"),
+])
+def test_a_mismatch_of_operators_on_references_says_what_they_resolved_to(tmp_path: Path, node: Any, amount: Any,
+                                                                          said: str) -> None:
+    """§10 point 7: `expected` is the node as written (so the evidence does not hold the value the
+    reference found); the message says it, or it could not say why the value failed."""
+    rules = [{"id": "ta", "kind": "tool_args", "tool": "payments.refund", "match": {"amount": node}}]
+    trace = [{"type": "tool.call", "tool": "orders.get", "call_id": "g"},
+             {"type": "tool.result", "tool": "orders.get", "call_id": "g", "ok": True,
+              "result": {"paid": 49.9, "refundable": [10, 20]}},
+             {"type": "tool.call", "tool": "payments.refund", "call_id": "r", "args": {"amount": amount}}]
+    found = violation(run_check(tmp_path, rules, trace).report, "ta", "tool_args.mismatch")
+    assert found["message"] == f"Args of payments.refund at seq 3 do not match: /args/amount {said}."
+    assert found["evidence"]["mismatches"] == [{"pointer": "/args/amount", "expected": node, "actual": amount}]
+
+
 def test_related_seqs_name_other_events(catalogue: dict[str, Report]) -> None:
     """§0 report extras `related_seqs`; §3.1 `not_distinct` "with `related_seqs` set to the earlier one";
     §3.3 `late`: "`related_seqs` points to it"."""

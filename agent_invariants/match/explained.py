@@ -41,6 +41,9 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
         listed = [{**entry, "pointer": at + entry["pointer"]} for entry in outcome.mismatches[:MAX_LISTED]]
         first = evidence_value(listed[0])
         detail = f"{first['pointer']} expected {shown(first['expected'])}"
+        resolved = outcome.resolved.get(0)
+        if resolved:   # the references of that operator object, as they resolved
+            detail += " where " + ", ".join(f"{name} is {shown(evidence_value(value))}" for name, value in resolved)
         if "actual" in first:   # (evidence shows a number beyond any double as null: JSON has no Infinity)
             beyond = _beyond_double(listed[0]["actual"])
             detail += f", got a number beyond any double (read as {beyond})" if beyond else \

@@ -148,10 +148,14 @@ def holds_equal(actual: Any, found: list[Any]) -> bool:
 
 class Outcome(NamedTuple):
     """What evaluating a tree found: mismatches `{pointer, expected, actual?}` and unresolved
-    references `{pointer, reference, reason}`; the value matches when both are empty."""
+    references `{pointer, reference, reason}`; the value matches when both are empty. `resolved`
+    says, for a mismatch (by its place in the list) of an operator object whose operands hold
+    references, what they resolved to (`$lte is 49.9`): the evidence shows the node as written,
+    and a message without the value would not say why the value failed."""
 
     mismatches: list[dict[str, Any]]
     unresolved: list[dict[str, Any]]
+    resolved: dict[int, list[tuple[str, Any]]]
 
 
 Resolve = Callable[[Reference], "list[Any] | str"]
@@ -333,7 +337,7 @@ def evaluate(node: Node, actual: Any, resolve: Resolve, *, exact: bool = False,
              ignore: Sequence[str] = ()) -> Outcome:
     """Match `actual` (a decoded JSON value) against a compiled tree. `exact`: key sets must be
     equal at every level, except the top-level keys named in `ignore`."""
-    outcome = Outcome([], [])
+    outcome = Outcome([], [], {})
     _match(node, actual, (), outcome, resolve, exact, frozenset(ignore))
     return outcome
 
@@ -381,25 +385,30 @@ def _match(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome,
 def _ops(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve,
          exact: bool) -> bool:
     """An operator object: every operator must hold; an unresolved one is reported alone."""
-    trial = Outcome([], [])
+    trial = Outcome([], [], {})
+    resolved: list[tuple[str, Any]] = []
     failed = False
     for name, operand in node.value.items():
-        if not _operator_holds(name, operand, actual, at, trial, resolve, exact):
+        if not _operator_holds(name, operand, actual, at, trial, resolve, exact, resolved):
             failed = True
     if trial.unresolved:
         outcome.unresolved.extend(trial.unresolved)
         return False
     if failed:
+        if resolved:
+            outcome.resolved[len(outcome.mismatches)] = resolved
         return _mismatch(outcome, at, node.written, actual)
     return True
 
 
 def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, ...], trial: Outcome,
-                    resolve: Resolve, exact: bool) -> bool:
+                    resolve: Resolve, exact: bool, resolved: list[tuple[str, Any]]) -> bool:
+    """Whether one operator holds; a reference operand's value is added to `resolved`, as
+    (operator, value), or for `$in` (operator, `{"any_of": [...]}`)."""
     if name == "$exists":
         return (actual is not ABSENT) is operand
     if name == "$any_of":   # its branches may hold $exists, so they see an absent key too
-        branches = [Outcome([], []) for _ in operand]
+        branches = [Outcome([], [], {}) for _ in operand]
         for branch, result in zip(operand, branches, strict=True):
             if _match(branch, actual, at, result, resolve, exact, frozenset()):
                 return True
@@ -423,6 +432,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
                 trial.unresolved.append({"pointer": pointer(at), "reference": operand.written, "reason": "ambiguous"})
                 return False
             bound = bounds[0]
+            resolved.append((name, bound))
             if not is_number(bound):
                 return False
         return is_number(actual) and compares(COMPARISONS[name], actual, bound)
@@ -430,14 +440,17 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
         values = operand
         if isinstance(operand, Node):
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
-            return found is not None and holds_in(actual, found)
+            if found is None:
+                return False
+            resolved.append((name, {"any_of": distinct(found, MAX_CANDIDATES_SHOWN)}))
+            return holds_in(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains
     if not isinstance(actual, list):
         return False
     unresolved: dict[str, dict[str, Any]] = {}
     for position, item in enumerate(actual):
-        result = Outcome([], [])
+        result = Outcome([], [], {})
         if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
             return True
         for entry in result.unresolved:   # the same reference fails alike for every element: once, here
