@@ -9,8 +9,10 @@ else its `content` blocks, and `isError`, a JSON-RPC error or the deadline make 
 The duration is measured (and left out under `--fake-clock`, which must give identical traces).
 
 The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
-their own (an anyio blocking portal), and `record` waits for each answer there. The servers'
-stderr is discarded, never mixed into ours. The SDK ends each server when the run is over; what a
+their own (an anyio blocking portal), and `record` waits for each answer there. A server's
+stderr is drained by a thread of its own and never mixed into ours; only its last line is shown,
+in the error of a server that fails to start (`ModuleNotFoundError: No module named 'mcp'` says
+more than "Connection closed"). The SDK ends each server when the run is over; what a
 server started itself is then ended with its process group (on Linux, where /proc tells which
 group is the server's).
 
@@ -27,13 +29,15 @@ import logging
 import os
 import shlex
 import signal
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple
 
 import msgspec
 
+from agent_invariants._safe import inert
 from agent_invariants.contract_source import json_file
 from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
@@ -59,7 +63,7 @@ class McpAnswer(NamedTuple):
 class McpBackend:
     """The started servers, their sessions and the tools each serves."""
 
-    def __init__(self, commands: list[str], start_timeout_ms: int, call_timeout_ms: int, errlog: TextIO) -> None:
+    def __init__(self, commands: list[str], start_timeout_ms: int, call_timeout_ms: int) -> None:
         self.commands = commands
         self.call_timeout = call_timeout_ms / 1000
         self.tools: list[dict[str, Any]] = []      # as listed, each with the index of its server
@@ -67,7 +71,7 @@ class McpBackend:
         self._sessions: list[Any] = []
         self._exits: list[Any] = []
         self._groups: list[int] = []   # the servers' process groups (where /proc tells them)
-        self._errlog = errlog
+        self._stderr: list[_StderrTail] = []   # each server's
         self._portal_cm: Any = None
         self._portal: Any = None
         self._start(start_timeout_ms / 1000)
@@ -86,9 +90,14 @@ class McpBackend:
             for number, command in enumerate(self.commands):
                 argv = _split(command)
                 params = StdioServerParameters(command=argv[0], args=argv[1:])
-                transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=self._errlog))
+                stderr = _StderrTail()
+                self._stderr.append(stderr)
+                transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=stderr.file))
                 before = _children()
-                streams = self._enter(transport, deadline, command)
+                try:
+                    streams = self._enter(transport, deadline, command)
+                finally:
+                    stderr.started()
                 self._groups.extend(_children() - before)   # the SDK starts each server leading a group
                 session = self._enter(self._portal.wrap_async_context_manager(ClientSession(*streams)), deadline,
                                       command)
@@ -105,6 +114,12 @@ class McpBackend:
                     cursor = getattr(listed, "next_cursor", None)
                     if not cursor:
                         break
+        except InputError as exc:
+            said = self._stderr[-1].last_line() if self._stderr else ""
+            self.close()
+            if said:
+                raise InputError(f"{exc}; its stderr ended with: {said}") from None
+            raise
         except BaseException:
             self.close()
             raise
@@ -171,6 +186,51 @@ class McpBackend:
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
         self._groups.clear()
+        for stderr in self._stderr:
+            stderr.close()
+
+
+class _StderrTail:
+    """A server's stderr: a pipe drained by a thread, so a chatty server never blocks, of which
+    the last `KEPT` bytes are kept, to explain a server that fails to start."""
+
+    KEPT = 4096
+
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        self.file = os.fdopen(write, "w", encoding="utf-8")   # the server's stderr (the SDK's errlog)
+        self._read = read
+        self._tail = bytearray()
+        self._thread = threading.Thread(target=self._drain, name="mcp-server-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._read, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._tail += chunk
+            del self._tail[:-self.KEPT]
+
+    def started(self) -> None:
+        """The server has its copy of the pipe (or failed to start): ours closes, so that the
+        drain ends when the server does."""
+        self.file.close()
+
+    def last_line(self) -> str:
+        """The last line the server wrote, once it is gone or after a moment, escaped and cut."""
+        self._thread.join(timeout=1)
+        lines = [line for line in bytes(self._tail).decode("utf-8", "replace").splitlines() if line.strip()]
+        return inert(lines[-1].strip(), 300) if lines else ""
+
+    def close(self) -> None:
+        self.file.close()
+        self._thread.join(timeout=1)
+        if not self._thread.is_alive():
+            os.close(self._read)
 
 
 class _Quiet:
@@ -189,9 +249,8 @@ class _Quiet:
 
 def start_servers(commands: Sequence[str], start_timeout_ms: int, call_timeout_ms: int,
                   resources: contextlib.ExitStack) -> McpBackend:
-    """The `--mcp` servers, started, and closed when `resources` closes (their stderr discarded)."""
-    errlog = resources.enter_context(open(os.devnull, "w", encoding="utf-8"))   # noqa: SIM115
-    backend = McpBackend(list(commands), start_timeout_ms, call_timeout_ms, errlog)
+    """The `--mcp` servers, started, and closed when `resources` closes."""
+    backend = McpBackend(list(commands), start_timeout_ms, call_timeout_ms)
     resources.callback(backend.close)
     return backend
 
