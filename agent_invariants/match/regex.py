@@ -23,8 +23,11 @@ unterminated class, an unknown POSIX class, nested repetitions past 1000 and the
 are refused by both engines. Scripts (`\\p{Greek}`) and `(?U)` need the extra; so do untrusted
 traces, as nested repetition can be slow on long text. What still departs from RE2: under `(?i)`,
 `İ` and `ı` fold to `i`, and a negated item of a class (`[\\P{Lu}]`) is folded after it is negated,
-where RE2 folds before; `\\C` is one character, not one byte; a pattern past RE2's program size
-still runs.
+where RE2 folds before; `\\C` is one character, not one byte; `\\B` never falls between the bytes
+of one character; a range ending at a class escape (`[--\\pL]`) and a pattern past RE2's program
+size are taken, `[--[:alpha:]]` is read as a POSIX class; a repeated assertion (`^*`), a quantifier
+after an empty `\\Q\\E` and an empty class (`[\\P{Any}]`) are refused. The manual (`match`) lists
+the same; `tests/test_regex_engines_agree.py` holds one case of each.
 """
 from __future__ import annotations
 
