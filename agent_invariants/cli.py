@@ -48,6 +48,7 @@ from agent_invariants.cli_options import (
     UnusedContract,
     UnusedTrace,
     with_report_options,
+    with_report_options_but,
 )
 from agent_invariants.cli_values import Command, Group
 from agent_invariants.output import (
@@ -708,7 +709,7 @@ def mutate(
 
 
 @app.command(cls=Command)
-@with_report_options
+@with_report_options_but("partial", "jobs")
 def record(
     command: Annotated[list[str] | None, typer.Argument(
         metavar="-- CMD...", show_default=False, help="The agent's command (after --), run without a shell.")] = None,

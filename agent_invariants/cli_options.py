@@ -8,6 +8,7 @@ command's own options, in the order below.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
 from collections.abc import Callable
@@ -240,6 +241,12 @@ def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
     return _WithReportOptions(command)
 
 
+def with_report_options_but(*unused: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`with_report_options`, with the options named in `unused` left out of `--help` (the
+    command refuses them itself, in words that say why)."""
+    return lambda command: _WithReportOptions(command, unused)
+
+
 class _WithReportOptions:
     """A command with the report options as parameters of its own (`with_report_options`).
 
@@ -247,8 +254,9 @@ class _WithReportOptions:
     evaluating the command's annotations (the package writes them as strings), a millisecond per
     command, and a run builds only the command it runs."""
 
-    def __init__(self, command: Callable[..., None]) -> None:
+    def __init__(self, command: Callable[..., None], unused: tuple[str, ...] = ()) -> None:
         self._command = command
+        self._unused = unused
         self._signature: inspect.Signature | None = None
         self.__name__, self.__qualname__ = command.__name__, command.__qualname__
         self.__module__, self.__doc__ = command.__module__, command.__doc__
@@ -259,7 +267,8 @@ class _WithReportOptions:
             hints = typing.get_type_hints(self._command, include_extras=True)
             own = [parameter.replace(annotation=hints[name])
                    for name, parameter in inspect.signature(self._command).parameters.items() if name != "options"]
-            shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+            shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=_hidden(annotation) if name in self._unused else annotation)
                       for name, (annotation, default) in _REPORT_PARAMETERS.items()]
             self._signature = inspect.Signature(own + shared)
         return self._signature
@@ -271,3 +280,11 @@ class _WithReportOptions:
     def __call__(self, **values: Any) -> None:
         options = ReportOptions(**{name: values.pop(name) for name in ReportOptions._fields})
         self._command(options=options, **values)
+
+
+def _hidden(annotation: Any) -> Any:
+    """An `Annotated[T, typer.Option(...)]` whose option is left out of `--help`."""
+    base, option = typing.get_args(annotation)
+    option = copy.copy(option)
+    option.hidden = True
+    return Annotated[base, option]

@@ -600,3 +600,14 @@ def test_commands_without_timelines_list_no_html_format_and_refuse_it(cli, comma
     result = cli(command, "--format", "html", *files)
     assert (result.returncode, result.stdout) == (2, "")
     assert "html is for check, compare and record" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_record_help_leaves_out_the_options_it_refuses(cli):
+    """record refuses --partial and --jobs (it chooses --partial itself and runs one agent at a time):
+    its --help does not offer them; check's does."""
+    record_help, check_help = cli("record", "--help").stdout, cli("check", "--help").stdout
+    for option in ("--partial", "--jobs"):
+        assert option not in record_help and option in check_help
+    assert "--max-violations" in record_help and "--format" in record_help
+    refused = cli("record", "--jobs", "2", "--out", "t.jsonl", "--", "true")
+    assert refused.returncode == 2 and "--partial and --jobs do not apply" in refused.stderr

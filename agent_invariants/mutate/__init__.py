@@ -31,8 +31,9 @@ Each operator, its edit, and the rules that kill its mutants (a survivor's hint)
   string changed (output_match, output length);
 - `inflate_duration`: `duration_ms` times 10 (latency and run budgets).
 
-The module `agent_invariants.mutate.operators` says exactly where each applies;
-`--show-mutant ID` prints one mutant's trace.
+The report names every mutant by its operator and the seq of its site (below), so a run of
+`mutate` on your trace shows where each operator applied; `--show-mutant ID` prints one mutant's
+trace.
 Mutants are made without randomness, site by site in trace order; a mutant's id is
 `<operator>:<seq of the site in your trace>[:<detail>]`, the detail being a JSON Pointer into the
 arguments or the output (`change_arg:20:/amount`), `call_id`, `verdict` or `evidence_class`. Every

@@ -3,15 +3,17 @@
     agent-invariants record --contract c.json --fixtures f.json [--enforce] -- python agent.py
 
 The agent runs as a child process in its own session, with `AGENT_INVARIANTS_PROTOCOL=1` and
-`AGENT_INVARIANTS_RUN_ID` in its environment, and talks JSON Lines on stdin and stdout
-(`protocol`). Its tool calls are answered from the fixtures (`fixtures`) or from a baseline trace
-(`replay`); with `--enforce`, the contract's safety rules judge each call before it is answered
-(`enforce`). Each exchange becomes events in the trace (`session`), flushed before the agent hears
-the reply. When the run ends, the trace is checked by the same evaluator as `check`: with
-`--partial` when the harness ended the run (a timeout, a crash, a protocol error), so that what
+`AGENT_INVARIANTS_RUN_ID` in its environment, and talks JSON Lines on stdin and stdout. Its tool
+calls are answered from the fixtures or from a baseline trace (`--replay`); with `--enforce`, the
+contract's safety rules judge each call before it is answered. Each exchange becomes events in
+the trace, flushed before the agent hears the reply. docs/record-protocol.md (in the project's
+repository) is the whole protocol: every message, the fixtures' format, replay and enforcement.
+When the run ends, the trace is checked by the same evaluator as `check`: with `--partial` when
+the harness ended the run (a timeout, a crash, a protocol error), so that what
 only the end of a run can decide is `inconclusive`. `record` and a later `check` of the file agree.
 
-The report is the check report with a `record` object (`report.RecordInfo`). The exit code:
+The report is the check report with a `record` object (how the run ended, the findings, the
+denied calls, the agent's stderr log). The exit code:
 2 for bad input before the agent starts (contract, lint, fixtures, baseline, `--out`); else 1 when
 the check has errors or a call was denied (`--safety-exit N` instead, when an error comes from a
 safety part or a call was denied, even one the check then finds nothing at); else 2 when a
@@ -20,7 +22,7 @@ harness ended); else 0.
 
 The contract, the fixtures and the command are trusted: the agent gets `record`'s environment
 (unless `--env-clear`). `--redact KEY` keeps the values of such keys out of every file written and
-of the report (`redact`), while the rules judge the real values. `record` is POSIX-only.
+of the report, while the rules judge the real values. `record` is POSIX-only.
 """
 from __future__ import annotations
 
