@@ -426,6 +426,19 @@ def test_sarif_says_a_violation_was_prevented_and_how_the_run_went(tmp_path: Pat
     sarif_validator().validate(log)
 
 
+def test_text_and_markdown_say_a_violation_was_prevented(tmp_path: Path) -> None:
+    """Point 75's `prevented: true`, in the formats people read: beside the code, as `inconclusive` is."""
+    from agent_invariants.render import markdown, text
+
+    steps = [*START, *call("c1", "shell.exec"), *DONE]
+    run = run_agent(tmp_path, steps, V2, FIXTURES, enforce=True)
+    assert "[deny_tool.denied, prevented] " in text.render(run.report)
+    assert "deny_tool.denied, prevented" in markdown.render(run.report)
+    (tmp_path / "plain").mkdir()
+    unenforced = run_agent(tmp_path / "plain", steps, V2, FIXTURES, enforce=False)
+    assert "[deny_tool.denied] " in text.render(unenforced.report)
+
+
 def test_calls_no_fixture_key_answers_are_numbered_per_tool(tmp_path: Path) -> None:
     """Point 72: one `record.fixture_miss {seq, call_id, tool, call_index}` per miss; point 70
     numbers a call among those of its key, and for a tool no key names, among its own calls

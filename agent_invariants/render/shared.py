@@ -114,12 +114,15 @@ def place(item: Violation | Regression, trace: str | None, wrap: Callable[[str],
 
 def code_of(violation: Violation) -> str:
     """A violation's code, and where in its event when the rule says (`tool_args.mismatch at
-    /args/amount`), as every format but JSON shows it (JSON has both fields)."""
+    /args/amount`), and whether it is `inconclusive` or was `prevented` (`record --enforce` denied
+    the call), as every format but JSON shows it (JSON has these fields)."""
     code = "" if violation.code is UNSET else violation.code
     if violation.pointer is not UNSET:
         code = f"{code} at {violation.pointer}"
     if violation.status == "inconclusive":
         code += ", inconclusive"
+    if violation.prevented is True:
+        code += ", prevented"
     return code
 
 
