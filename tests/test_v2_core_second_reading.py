@@ -578,6 +578,31 @@ def test_a_mismatch_of_operators_on_references_says_what_they_resolved_to(tmp_pa
     assert found["evidence"]["mismatches"] == [{"pointer": "/args/amount", "expected": node, "actual": amount}]
 
 
+def test_the_evidence_of_a_huge_or_deep_value_is_cut_to_a_bounded_size(tmp_path: Path) -> None:
+    """Standards: memory stays bounded on any input. A mismatch's `actual` is a trace value, and a
+    rule keeps up to --max-violations of them: each violation keeps about 20,000 characters and 32
+    levels of evidence, its `pointer` and `expected` whole, the cuts marked."""
+    deep: Any = "leaf"
+    for _ in range(100):
+        deep = [deep]
+    rules = [{"id": "ta", "kind": "tool_args", "tool": "t", "match": {"x": {"a": 2}, "y": {"b": 1}}}]
+    trace = [{"type": "tool.call", "tool": "t", "call_id": f"c{n}", "args": {"x": list(range(50_000)), "y": deep}}
+             for n in range(30)]
+    outcome = run_check(tmp_path, rules, trace)
+    assert outcome.code == 1 and len(outcome.stdout) < 3_000_000
+    evidence = violation(outcome.report, "ta", "tool_args.mismatch")["evidence"]
+    big, nested = evidence["mismatches"]
+    assert (big["pointer"], big["expected"], nested["pointer"], nested["expected"]) == (
+        "/args/x", {"a": 2}, "/args/y", {"b": 1})
+    kept = len(big["actual"]) - 1
+    assert 500 < kept < 5_000 and big["actual"][:kept] == list(range(kept))
+    assert big["actual"][-1] == f"… {50_000 - kept} more"
+    level, depth = nested["actual"], 0
+    while isinstance(level, list):
+        level, depth = level[0], depth + 1
+    assert (level, depth) == ("… nested deeper", 29)   # 32 levels of evidence, 3 of them above the value
+
+
 def test_related_seqs_name_other_events(catalogue: dict[str, Report]) -> None:
     """§0 report extras `related_seqs`; §3.1 `not_distinct` "with `related_seqs` set to the earlier one";
     §3.3 `late`: "`related_seqs` points to it"."""

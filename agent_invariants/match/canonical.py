@@ -21,7 +21,8 @@ from typing import Any
 from agent_invariants._js import js_float, js_number, json_number, utf16_sort_key
 from agent_invariants.match.equality import as_double
 
-__all__ = ("EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value", "plain_size")
+__all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value",
+           "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -114,12 +115,36 @@ def _spelled(value: Any, out: list[str]) -> None:
 def evidence_value(value: Any) -> Any:
     """A decoded JSON value as evidence holds it: object keys in canonical order, numbers as
     JavaScript holds them (`100.0` is `100`), strings cut to 200 code points plus `…`; still
-    structured JSON, so reports nest it as it is."""
+    structured JSON, so reports nest it as it is.
+
+    A value may be as large as a trace line, and a rule keeps up to `--max-violations` of them,
+    each printed twice in the JSON report, indented once more per level: so the whole evidence
+    of one violation keeps about `EVIDENCE_SIZE` characters and `EVIDENCE_DEPTH` levels. An
+    object's plain members come first, and its arrays and objects share what is left; past it an
+    array ends with `"… 12 more"`, an object gets the key `"…"` (`"12 more keys"`), and an array or
+    object deeper than the levels kept is the string `"… nested deeper"`. So a mismatch keeps its
+    `pointer`, and its `expected` and `actual` half of the rest each."""
+    return _evidence(value, [EVIDENCE_SIZE], 0)
+
+
+EVIDENCE_SIZE = 20_000
+"""About how many characters of evidence one violation keeps (see `evidence_value`)."""
+EVIDENCE_DEPTH = 32
+"""How many levels of arrays and objects one violation's evidence keeps."""
+
+
+def _evidence(value: Any, left: list[int], depth: int) -> Any:
+    """`evidence_value`, with `left[0]` characters left to spend (it may go below 0 by one
+    string or number: only what follows is cut)."""
     if isinstance(value, str):
-        return value if len(value) <= EVIDENCE_TEXT else value[:EVIDENCE_TEXT] + "…"
+        kept = value if len(value) <= EVIDENCE_TEXT else value[:EVIDENCE_TEXT] + "…"
+        left[0] -= len(kept) + 2
+        return kept
     if isinstance(value, bool) or value is None:
+        left[0] -= 5
         return value
     if isinstance(value, (int, float)):
+        left[0] -= 8
         try:
             number = json_number(value)
         except OverflowError:
@@ -127,17 +152,47 @@ def evidence_value(value: Any) -> Any:
         if isinstance(number, int) and not -_SAFE <= number <= _SAFE:
             number = float(number)   # JS writes such a double by its shortest digits: 2**60 as 1152921504606847000
         return js_float(number) if isinstance(number, float) and math.isfinite(number) else number
+    if isinstance(value, (list, dict)) and depth >= EVIDENCE_DEPTH:
+        left[0] -= 16
+        return "… nested deeper"
     if isinstance(value, list):   # loops, not comprehensions: one frame per level
+        left[0] -= 2
         items = []
-        for item in value:
-            items.append(evidence_value(item))
+        for position, item in enumerate(value):
+            if left[0] <= 0:
+                items.append(f"… {len(value) - position} more")
+                break
+            items.append(_evidence(item, left, depth + 1))
         return items
     if isinstance(value, dict):
-        members = {}
-        for key in sorted(value, key=utf16_sort_key):
-            members[key] = evidence_value(value[key])
-        return members
+        return _members(value, left, depth)
     return value
+
+
+def _members(value: dict[str, Any], left: list[int], depth: int) -> dict[str, Any]:
+    """An object as evidence holds it (`_evidence`): plain members first, then the arrays and
+    objects, each with an even share of what is left; keys in canonical order."""
+    left[0] -= 2
+    found: dict[str, Any] = {}
+    nested = []
+    for key, member in value.items():
+        if isinstance(member, (list, dict)):
+            nested.append(key)
+        elif left[0] > 0:
+            left[0] -= len(key) + 3
+            found[key] = _evidence(member, left, depth + 1)
+    for number, key in enumerate(sorted(nested, key=utf16_sort_key)):
+        if left[0] <= 0:
+            break
+        share = [left[0] // (len(nested) - number)]
+        spent = share[0]
+        left[0] -= len(key) + 3
+        found[key] = _evidence(value[key], share, depth + 1)
+        left[0] -= spent - share[0]
+    members = {key: found[key] for key in sorted(found, key=utf16_sort_key)}
+    if len(members) < len(value):
+        members["…"] = f"{len(value) - len(members)} more keys"
+    return members
 
 
 _PLAIN_STRING = re.compile(rb'"[^"]*"')
