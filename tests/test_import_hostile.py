@@ -569,3 +569,21 @@ def test_an_mcp_log_record_without_a_key_says_the_key_is_missing_not_null(tmp_pa
     with pytest.raises(TraceError) as error:
         import_runs(write(tmp_path, json.dumps(record)), "mcp-log")
     assert str(error.value).endswith(f":1: $.{key}: expected {expected}, got null")
+
+
+def test_a_trace_of_more_spans_than_an_import_holds_is_refused_while_it_is_read(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standards: an endless input stops with one line, memory bounded. A trace is built only once
+    its last span is read, so its spans wait in memory: the one past the most an import holds
+    (1,000,000; 5 here) is refused at its own line, not when the input ends (an endless stream of
+    spans grew until it ran out of memory)."""
+    import agent_invariants.importers.run as run
+
+    monkeypatch.setattr(run, "MAX_TRACE_RECORDS", 5)
+    lines = [otlp(agent())] + [otlp(tool(f"{n:016x}", BASE + n, BASE + n + 1, call_id=f"c{n}")) for n in range(1, 9)]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    for source_format in ("otel", "openinference"):
+        with pytest.raises(TraceError) as error:
+            import_runs(path, source_format)
+        assert str(error.value) == (f"{path}:6: trace {TRACE} holds more than 5 spans, the most an import holds; "
+                                    "convert it in parts")

@@ -47,12 +47,11 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
-from agent_invariants.importers.run import Context, ImportedRun, Runs, new_list
+from agent_invariants.importers.run import Context, ImportedRun, Runs, add_record, new_list
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "langsmith"
-_MAX_RUNS = 1_000_000   # runs in one trace: a bound on what one trace may buffer
 
 
 def sniff(value: Any) -> bool:
@@ -86,10 +85,8 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
                 continue
             start = _time(raw.get("start_time"), f"{path}.start_time", context.file, record.line)
             end = _time(raw.get("end_time"), f"{path}.end_time", context.file, record.line, start)
-            found = traces.get(trace_id, record.line)
-            if len(found) >= _MAX_RUNS:
-                raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_RUNS} runs")
-            found.append(_Run(raw, depth, record.line, order, start, end))
+            add_record(traces.get(trace_id, record.line), _Run(raw, depth, record.line, order, start, end), context,
+                       record.line, trace_id, "runs")
             owners[raw["id"]] = trace_id
             order += 1
         for trace_id, members in traces.ended(record.line):

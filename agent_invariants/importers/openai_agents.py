@@ -38,12 +38,11 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
-from agent_invariants.importers.run import Context, ImportedRun, Runs, new_list
+from agent_invariants.importers.run import Context, ImportedRun, Runs, add_record, new_list
 
 __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "openai-agents"
-_MAX_SPANS = 1_000_000
 
 
 def sniff(value: Any) -> bool:
@@ -71,10 +70,7 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
         span = _read(record, context, order)
         if span is not None:
             trace_id, found = span
-            spans = traces.get(trace_id, record.line)
-            if len(spans) >= _MAX_SPANS:
-                raise TraceError(context.file, record.line, f"trace {trace_id} holds more than {_MAX_SPANS} spans")
-            spans.append(found)
+            add_record(traces.get(trace_id, record.line), found, context, record.line, trace_id, "spans")
             order += 1
         for trace_id, spans in traces.ended(record.line):
             yield context.finished(trace_id, _timeline(context, trace_id, spans))

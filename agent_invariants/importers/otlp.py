@@ -26,7 +26,7 @@ import msgspec
 
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.records import Record
-from agent_invariants.importers.run import Context, Runs, new_list
+from agent_invariants.importers.run import Context, Runs, add_record, new_list
 from agent_invariants.jsontext import decode_problem
 
 __all__ = ("TRACE_ID", "Span", "SpanEvent", "read_traces", "sniff_otlp", "trace_key")
@@ -86,7 +86,7 @@ def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[s
                 if kept is None:
                     context.seen(span.trace_id)
                     continue
-                kept.append(span)
+                add_record(kept, span, context, record.line, kept_id, "spans")
         yield from traces.ended(record.line)
     yield from traces.rest()
 

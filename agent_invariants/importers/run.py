@@ -17,10 +17,23 @@ if TYPE_CHECKING:
     from agent_invariants.importers.profile import Profile
     from agent_invariants.importers.records import SourceFile
 
-__all__ = ("ALL_RUNS", "Context", "ImportedRun", "Runs", "in_file_order", "new_list", "one_run")
+__all__ = ("ALL_RUNS", "MAX_TRACE_RECORDS", "Context", "ImportedRun", "Runs", "add_record", "in_file_order",
+           "new_list", "one_run")
 
 ALL_RUNS = "all"
 """`--run all`: every run of the input."""
+
+MAX_TRACE_RECORDS = 1_000_000
+"""The most records (spans, runs) one trace may hold: a trace is built only once its last record
+is read, so its records wait in memory, and an endless input must stop while it is read."""
+
+
+def add_record(records: list[Any], record: Any, context: Context, line: int, trace_id: str, noun: str) -> None:
+    """Add a record of a trace, refusing the one past `MAX_TRACE_RECORDS` at its line."""
+    if len(records) >= MAX_TRACE_RECORDS:
+        raise TraceError(context.file, line, f"trace {trace_id} holds more than {MAX_TRACE_RECORDS:,} {noun}, the most "
+                                             "an import holds; convert it in parts")
+    records.append(record)
 
 
 class ImportedRun:
