@@ -571,8 +571,8 @@ def test_an_mcp_log_record_without_a_key_says_the_key_is_missing_not_null(tmp_pa
     assert str(error.value).endswith(f":1: $.{key}: expected {expected}, got null")
 
 
-def test_a_trace_of_more_spans_than_an_import_holds_is_refused_while_it_is_read(tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trace_of_more_spans_than_an_import_holds_is_refused_while_it_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Standards: an endless input stops with one line, memory bounded. A trace is built only once
     its last span is read, so its spans wait in memory: the one past the most an import holds
     (1,000,000; 5 here) is refused at its own line, not when the input ends (an endless stream of

@@ -603,6 +603,25 @@ def test_the_evidence_of_a_huge_or_deep_value_is_cut_to_a_bounded_size(tmp_path:
     assert (level, depth) == ("… nested deeper", 29)   # 32 levels of evidence, 3 of them above the value
 
 
+def test_a_schema_whose_references_multiply_with_the_depth_of_the_args_stops_at_a_bound(tmp_path: Path) -> None:
+    """Each level of the args doubles the references this schema follows (no circle: each one
+    descends); a sample value at load follows one. A check follows at most 1,000 and 10 per node
+    of the value, then says the schema cannot be applied to it, and goes on."""
+    schema = {"$defs": {"n": {"properties": {"a": {"allOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/n"}]}}}},
+              "$ref": "#/$defs/n"}
+    deep: Any = {}
+    for _ in range(30):
+        deep = {"a": deep}
+    rules = [{"id": "shape", "kind": "tool_args", "tool": "t", "schema": schema}]
+    trace = [{"type": "tool.call", "tool": "t", "call_id": "c1", "args": deep},
+             {"type": "tool.call", "tool": "t", "call_id": "c2", "args": {"a": {"a": {}}}}]
+    report = run_check(tmp_path, rules, trace).report
+    assert [(found["event_seq"], found["code"], found["evidence"]["errors"]) for found in report["violations"]] == [
+        (1, "tool_args.schema", [{"pointer": "/args", "message": "the schema cannot be applied: its references were "
+                                  "followed more than 1,310 times for one value (references that branch into "
+                                  "references to the same definitions multiply)"}])]
+
+
 def test_related_seqs_name_other_events(catalogue: dict[str, Report]) -> None:
     """§0 report extras `related_seqs`; §3.1 `not_distinct` "with `related_seqs` set to the earlier one";
     §3.3 `late`: "`related_seqs` points to it"."""

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import itertools
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -69,7 +70,7 @@ class ArgsSchema:
         validator's order (which the schema's own order decides)."""
         found: list[dict[str, str]] = []
         try:
-            with _deep_enough():
+            with _deep_enough(), _references_budget(args):
                 errors = list(itertools.islice(self._validator.iter_errors(args), most))
             for error in errors:
                 found.append({"pointer": pointer(tuple(error.absolute_path)),
@@ -80,7 +81,7 @@ class ArgsSchema:
 
     def _unusable(self, sample: Any) -> str | None:
         try:
-            with _deep_enough():
+            with _deep_enough(), _references_budget(sample):
                 for _ in self._validator.iter_errors(sample):
                     pass
         except _unusable_errors() as exc:
@@ -143,6 +144,48 @@ def _deep_enough() -> Iterator[None]:
 
 _RECURSION = 20_000
 
+
+class TooManyReferences(Exception):
+    """A schema's references were followed more often than one value warrants (`_references_budget`)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+_BUDGET = threading.local()
+"""How many more references the value being validated in this thread may follow (`left`)."""
+
+REFERENCES_PER_VALUE = 1_000
+REFERENCES_PER_NODE = 10
+
+
+@contextlib.contextmanager
+def _references_budget(value: Any) -> Iterator[None]:
+    """Bound the references followed to validate `value`: 1,000 and 10 per node of the value.
+    References that branch into each other (`allOf` of two references to a definition that does
+    the same, twenty deep) are no circle, but are followed 2**20 times for one value: without a
+    bound, a small schema would hang the check, or a server that takes contracts."""
+    _BUDGET.left = _BUDGET.limit = REFERENCES_PER_VALUE + REFERENCES_PER_NODE * _nodes(value)
+    _BUDGET.following = set()
+    try:
+        yield
+    finally:
+        _BUDGET.left = _BUDGET.following = None
+
+
+def _nodes(value: Any) -> int:
+    """How many JSON values `value` holds, itself included."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
 _SAMPLES: tuple[Any, ...] = ({}, [], "", 0, None)
 """Values a schema is tried on when it loads, to find references that lead nowhere or loop."""
 
@@ -154,8 +197,8 @@ def _unusable_errors() -> tuple[type[BaseException], ...]:
     try:
         from referencing.exceptions import Unresolvable
     except ImportError:   # without the extra no schema loads, so nothing is tried
-        return (RecursionError,)
-    return (Unresolvable, RecursionError)
+        return (RecursionError, TooManyReferences)
+    return (Unresolvable, RecursionError, TooManyReferences)
 
 
 def _no_retrieval() -> Any:
@@ -194,6 +237,9 @@ _NAMED = ("PointerToNowhere", "NoSuchAnchor")
 def _why(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "its references go round in a circle"
+    if isinstance(exc, TooManyReferences):
+        return (f"its references were followed more than {exc.limit:,} times for one value (references that "
+                "branch into references to the same definitions multiply)")
     # jsonschema wraps what the `referencing` package raised; that package's own error is caused by a KeyError
     cause = next((item for item in (exc, exc.__cause__) if type(item).__name__ in _NAMED), exc.__cause__ or exc)
     kind = type(cause).__name__
@@ -225,7 +271,30 @@ def _validator_type() -> Any:
                 if search(key) is not None:
                     yield from validator.descend(value, subschema, path=key, schema_path=text)
 
-    return validators.extend(Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties})
+    def counted(keyword: Any) -> Any:
+        def follow(validator: Any, reference: Any, instance: Any, schema: Any) -> Any:
+            left = getattr(_BUDGET, "left", None)
+            if left is None:
+                yield from keyword(validator, reference, instance, schema)
+                return
+            if left <= 0:
+                raise TooManyReferences(_BUDGET.limit)
+            _BUDGET.left = left - 1
+            # the same reference, followed again for the same value while it is being followed: a circle
+            key = (id(schema), id(instance))
+            following = _BUDGET.following
+            if key in following:
+                raise RecursionError("a circle of references")
+            following.add(key)
+            try:
+                yield from keyword(validator, reference, instance, schema)
+            finally:
+                following.discard(key)
+        return follow
+
+    return validators.extend(Draft202012Validator, {
+        "pattern": pattern, "patternProperties": pattern_properties,
+        **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}})
 
 
 _SEARCHES: dict[str, Any] = {}
