@@ -957,6 +957,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _stop(_signals.INTERRUPTED)
     except _signals.Terminated:
         _stop(_signals.TERMINATED)
+    except MemoryError:   # (nothing half-written: reports and traces are written whole, or not at all)
+        _die("out of memory: the input needs more than this machine allows (the README's Performance section "
+             "says what each check keeps; a lower --max-violations keeps fewer violations)")
     except Exception as exc:  # typer's (click's) usage errors; their classes differ between versions
         _usage_error(exc)
     if code == _signals.INTERRUPTED:

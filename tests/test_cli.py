@@ -611,3 +611,23 @@ def test_record_help_leaves_out_the_options_it_refuses(cli):
     assert "--max-violations" in record_help and "--format" in record_help
     refused = cli("record", "--jobs", "2", "--out", "t.jsonl", "--", "true")
     assert refused.returncode == 2 and "--partial and --jobs do not apply" in refused.stderr
+
+
+def test_running_out_of_memory_is_one_line_and_exit_2(cli, tmp_path):
+    """Standards: a traceback from user input is a bug; an input too large for the machine is one
+    clear line (a MemoryError raised while checking stands in for a machine that runs out)."""
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}))
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    (tmp_path / "old.json").write_text("OLD")
+    script = ("import sys, agent_invariants.api as api\n"
+              "def run_check(*args, **kwargs):\n    raise MemoryError\n"
+              "api.run_check = run_check\n"
+              "from agent_invariants.cli import main\n"
+              "main(['check', '-c', 'c.json', '-t', 't.jsonl', '--format', 'json', '-o', 'old.json'])\n")
+    result = cli.python("-c", script)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("agent-invariants: out of memory: the input needs more than this machine allows (the "
+                             "README's Performance section says what each check keeps; a lower --max-violations "
+                             "keeps fewer violations)\n")
+    assert (tmp_path / "old.json").read_text() == "OLD"
