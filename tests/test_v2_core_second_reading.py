@@ -622,6 +622,21 @@ def test_a_schema_whose_references_multiply_with_the_depth_of_the_args_stops_at_
                                   "references to the same definitions multiply)"}])]
 
 
+def test_unique_items_finds_the_one_repeat_among_many_objects(tmp_path: Path) -> None:
+    """`uniqueItems` on an array of 20,000 objects (the validator's own check compares every pair,
+    minutes for this one call), JSON equality as elsewhere: `1` and `1.0` are one value."""
+    items = [{"id": n, "tags": [str(n)]} for n in range(20_000)]
+    rules = [{"id": "u", "kind": "tool_args", "tool": "t",
+              "schema": {"properties": {"items": {"type": "array", "uniqueItems": True}}}}]
+    trace = [{"type": "tool.call", "tool": "t", "call_id": "c1", "args": {"items": items}},
+             {"type": "tool.call", "tool": "t", "call_id": "c2",
+              "args": {"items": [*items, {"tags": ["7"], "id": 7.0}]}}]
+    report = run_check(tmp_path, rules, trace).report
+    assert [(found["event_seq"], found["code"]) for found in report["violations"]] == [(2, "tool_args.schema")]
+    assert report["violations"][0]["message"] == ("Args of t at seq 2 break the schema: /args/items: has non-unique "
+                                                  "elements: items 7 and 20000 are equal.")
+
+
 def test_related_seqs_name_other_events(catalogue: dict[str, Report]) -> None:
     """§0 report extras `related_seqs`; §3.1 `not_distinct` "with `related_seqs` set to the earlier one";
     §3.3 `late`: "`related_seqs` points to it"."""

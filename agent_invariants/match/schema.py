@@ -8,7 +8,8 @@ reference that leads nowhere (each is looked up where it stands) or whose refere
 circle (found by trying the schema on a few values when it loads; a circle reached only deep
 inside the args is reported as a schema error of the call).
 `pattern` and `patternProperties` use the same RE2 patterns as `$regex` (`match.regex`), so trace
-text cannot make a check backtrack for hours.
+text cannot make a check backtrack for hours; `uniqueItems` looks items up by their canonical form,
+where the validator compares every pair.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from typing import Any
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import show
-from agent_invariants.match.canonical import canonical
+from agent_invariants.match.canonical import canonical, canonical_key
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import FieldProblem
@@ -271,6 +272,16 @@ def _validator_type() -> Any:
                 if search(key) is not None:
                     yield from validator.descend(value, subschema, path=key, schema_path=text)
 
+    def unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+        # the validator's own compares every pair of objects: 10,000 of them took minutes
+        if unique and validator.is_type(instance, "array"):
+            seen: dict[object, int] = {}
+            for position, item in enumerate(instance):
+                first = seen.setdefault(canonical_key(item), position)
+                if first != position:   # (named by its items: the whole array may be megabytes)
+                    yield ValidationError(f"has non-unique elements: items {first} and {position} are equal")
+                    return
+
     def counted(keyword: Any) -> Any:
         def follow(validator: Any, reference: Any, instance: Any, schema: Any) -> Any:
             left = getattr(_BUDGET, "left", None)
@@ -293,7 +304,7 @@ def _validator_type() -> Any:
         return follow
 
     return validators.extend(Draft202012Validator, {
-        "pattern": pattern, "patternProperties": pattern_properties,
+        "pattern": pattern, "patternProperties": pattern_properties, "uniqueItems": unique_items,
         **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}})
 
 
