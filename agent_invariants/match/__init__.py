@@ -62,6 +62,12 @@ A reference yields a set of candidates:
   path inside that element) and `length: true` (the array's length); (5) every value left is a
   candidate. `$from_result` may nest in `where` at most four deep.
 
+  What is kept: the results of the tools some reference names, and only the paths it reads. What
+  it costs: a `where` whose keys equal an `$arg` (a join on an id) looks the results up in an
+  index, so each call costs about the same however many results came before; any other `where`
+  (a comparison, an `$any_of`, an `$arg` inside an operator) and `where_result` try each earlier
+  result of the tool for each call checked: 5,000 calls against 5,000 results take about a minute.
+
 Equality, `$in` and `$contains` pass if any candidate matches (for `$in`, an array candidate gives
 its elements). Comparisons need exactly one distinct candidate; more is `ambiguous`. No candidate at
 all is `no_candidates`. Either is reported as an unresolved reference (`reference_unresolved`),
