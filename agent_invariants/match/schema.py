@@ -146,7 +146,7 @@ def _deep_enough() -> Iterator[None]:
 _RECURSION = 20_000
 
 
-class TooManyReferences(Exception):
+class _TooManyReferences(Exception):
     """A schema's references were followed more often than one value warrants (`_references_budget`)."""
 
     def __init__(self, limit: int) -> None:
@@ -155,10 +155,11 @@ class TooManyReferences(Exception):
 
 
 _BUDGET = threading.local()
-"""How many more references the value being validated in this thread may follow (`left`)."""
+"""For the value being validated in this thread: how many more references it may follow (`left`,
+of `limit`), and the (schema, value) pairs whose reference is being followed (`following`)."""
 
-REFERENCES_PER_VALUE = 1_000
-REFERENCES_PER_NODE = 10
+_REFERENCES_PER_VALUE = 1_000
+_REFERENCES_PER_NODE = 10
 
 
 @contextlib.contextmanager
@@ -167,7 +168,7 @@ def _references_budget(value: Any) -> Iterator[None]:
     References that branch into each other (`allOf` of two references to a definition that does
     the same, twenty deep) are no circle, but are followed 2**20 times for one value: without a
     bound, a small schema would hang the check, or a server that takes contracts."""
-    _BUDGET.left = _BUDGET.limit = REFERENCES_PER_VALUE + REFERENCES_PER_NODE * _nodes(value)
+    _BUDGET.left = _BUDGET.limit = _REFERENCES_PER_VALUE + _REFERENCES_PER_NODE * _nodes(value)
     _BUDGET.following = set()
     try:
         yield
@@ -187,6 +188,7 @@ def _nodes(value: Any) -> int:
             stack.extend(item)
     return count
 
+
 _SAMPLES: tuple[Any, ...] = ({}, [], "", 0, None)
 """Values a schema is tried on when it loads, to find references that lead nowhere or loop."""
 
@@ -198,8 +200,8 @@ def _unusable_errors() -> tuple[type[BaseException], ...]:
     try:
         from referencing.exceptions import Unresolvable
     except ImportError:   # without the extra no schema loads, so nothing is tried
-        return (RecursionError, TooManyReferences)
-    return (Unresolvable, RecursionError, TooManyReferences)
+        return (RecursionError, _TooManyReferences)
+    return (Unresolvable, RecursionError, _TooManyReferences)
 
 
 def _no_retrieval() -> Any:
@@ -238,7 +240,7 @@ _NAMED = ("PointerToNowhere", "NoSuchAnchor")
 def _why(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "its references go round in a circle"
-    if isinstance(exc, TooManyReferences):
+    if isinstance(exc, _TooManyReferences):
         return (f"its references were followed more than {exc.limit:,} times for one value (references that "
                 "branch into references to the same definitions multiply)")
     # jsonschema wraps what the `referencing` package raised; that package's own error is caused by a KeyError
@@ -289,7 +291,7 @@ def _validator_type() -> Any:
                 yield from keyword(validator, reference, instance, schema)
                 return
             if left <= 0:
-                raise TooManyReferences(_BUDGET.limit)
+                raise _TooManyReferences(_BUDGET.limit)
             _BUDGET.left = left - 1
             # the same reference, followed again for the same value while it is being followed: a circle
             key = (id(schema), id(instance))
