@@ -865,9 +865,9 @@ def test_sdk_good_call_after_bad_ones(sdk: SdkSession) -> None:
 
 def test_a_reply_echoing_a_value_nested_300_deep_is_a_result_not_an_error_code_0(server: Server) -> None:
     """README: requests may nest 504 levels (events and contracts 500, as in files); a report that
-    echoes such a value (a violation's evidence, the normalised contract) is still a result. The
-    SDK writes a reply's structured content only to about 250 levels: deeper parts are a note
-    there, and the JSON text beside it holds them whole."""
+    echoes such a value (the normalised contract) is still a result. The SDK writes a reply's
+    structured content only to about 250 levels: deeper parts are a note there, and the JSON text
+    beside it holds them whole. A violation's evidence keeps 32 levels of a trace value."""
     deep: Any = 1
     for _ in range(300):
         deep = [deep]
@@ -877,11 +877,17 @@ def test_a_reply_echoing_a_value_nested_300_deep_is_a_result_not_an_error_code_0
         {"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c", "args": {"x": deep}}]})
     result = answer["result"]
     assert result["isError"] is False and result["structuredContent"]["passed"] is False, answer
-    assert json.loads(result["content"][0]["text"])["violations"][0]["evidence"]["mismatches"][0]["actual"] == deep
-    assert "nested too deep for the structured content" in json.dumps(result["structuredContent"])
+    # the evidence keeps 32 levels (3 of them above the value), as on the command line
+    kept: Any = "… nested deeper"
+    for _ in range(29):
+        kept = [kept]
+    assert json.loads(result["content"][0]["text"])["violations"][0]["evidence"]["mismatches"][0]["actual"] == kept
+    assert result["structuredContent"] == json.loads(result["content"][0]["text"])
     validated = server.call(VALIDATE, {"contract": {**contract, "rules": [
         {"id": "s", "kind": "output_schema", "schema": {"const": deep}}]}})["result"]
     assert validated["isError"] is False and validated["structuredContent"]["valid"] is True
+    assert "nested too deep for the structured content" in json.dumps(validated["structuredContent"])
+    assert json.loads(validated["content"][0]["text"])["contract"]["rules"][0]["schema"]["const"] == deep
     assert_good_call(server)
 
 
