@@ -21,6 +21,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UNSET
+
 from agent_invariants import _signals
 from agent_invariants._paths import listed_file
 from agent_invariants.api import ContractLike, check_trace, compare_traces, job_count
@@ -233,7 +235,7 @@ def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violation
         report = check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
                              line_lengths=line_lengths, strict=strict, partial=partial, count_safety=count_safety)
     except InputError as exc:
-        return BatchFailure(trace=_as_text(path), error=str(exc))
+        return _failure(path, exc)
     problem = strict_problem(path, report) if strict else None   # --strict: bad input, as above
     return report if problem is None else BatchFailure(trace=_as_text(path), error=problem)
 
@@ -248,10 +250,10 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
                                 partial=partial)
     except InputError as exc:
         if not (isinstance(exc, TraceError) and exc.source == baseline):
-            return BatchFailure(trace=_as_text(candidate), error=str(exc))
+            return _failure(candidate, exc)
         # the baseline is the one that cannot be read: named, and the candidate read on its own,
         # so that a candidate unreadable too is named now, not after the baseline is mended
-        failures = [BatchFailure(trace=_as_text(baseline), error=str(exc))]
+        failures = [_failure(baseline, exc)]
         if candidate != baseline:
             alone = _check_one(contract, candidate, max_line_bytes, max_violations, line_lengths, strict, partial,
                                False)
@@ -264,6 +266,12 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
             if problem:
                 return BatchFailure(trace=_as_text(path), error=problem)
     return report
+
+
+def _failure(path: str, exc: InputError) -> BatchFailure:
+    """The failure of the trace at `path`, with the line the error names in it, if any."""
+    line = exc.line if isinstance(exc, TraceError) and exc.source == path and exc.line is not None else UNSET
+    return BatchFailure(trace=_as_text(path), error=str(exc), line=line)
 
 
 def _as_text(path: str) -> str:

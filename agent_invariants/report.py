@@ -338,6 +338,8 @@ class BatchFailure(msgspec.Struct, kw_only=True):
     """The trace that could not be checked."""
     error: str
     """Why, in one line (file and line or JSON path included)."""
+    line: int | UnsetType = UNSET
+    """The line of the trace where it went wrong, when there is one (an annotation's place)."""
 
 
 class CheckBatchReport(msgspec.Struct, kw_only=True):

@@ -606,10 +606,18 @@ def test_compare_batch_names_an_unreadable_baseline_not_its_readable_candidate(c
     assert result.returncode == 2
     assert pairs_of(report) == [("old/c.jsonl", "new/c.jsonl")]
     assert report["failures"] == [
-        {"trace": "old/a.jsonl", "error": "old/a.jsonl:1: invalid JSON: invalid character (column 1)"},
-        {"trace": "old/b.jsonl", "error": "old/b.jsonl:1: invalid JSON: invalid character (column 1)"},
-        {"trace": "new/b.jsonl", "error": "new/b.jsonl:1: $: missing required field `type`"},
+        {"trace": "old/a.jsonl", "error": "old/a.jsonl:1: invalid JSON: invalid character (column 1)", "line": 1},
+        {"trace": "old/b.jsonl", "error": "old/b.jsonl:1: invalid JSON: invalid character (column 1)", "line": 1},
+        {"trace": "new/b.jsonl", "error": "new/b.jsonl:1: $: missing required field `type`", "line": 1},
     ]
+    github = compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "github")
+    assert github.stdout.splitlines()[:3] == [
+        "::error file=old/a.jsonl,line=1::old/a.jsonl:1: invalid JSON: invalid character (column 1)",
+        "::error file=old/b.jsonl,line=1::old/b.jsonl:1: invalid JSON: invalid character (column 1)",
+        "::error file=new/b.jsonl,line=1::new/b.jsonl:1: $: missing required field `type`"]
+    sarif = json.loads(compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "sarif").stdout)
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [note["locations"][0]["physicalLocation"]["region"] for note in notes] == [{"startLine": 1}] * 3
     assert result.stderr.splitlines() == [f"agent-invariants: {failure['error']}" for failure in report["failures"]]
     quiet = compare(cli, "--baseline", "old/", "--candidate", "new/", "--quiet")
     assert quiet.stdout == "REGRESSION  spec  3 pairs: 1 compatible, 0 regressed, 2 unreadable · 0 regressions\n"

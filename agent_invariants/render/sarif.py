@@ -509,7 +509,8 @@ def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
     return om.Invocation(execution_successful=False, tool_execution_notifications=[
         om.Notification(message=om.Message(text=inert(failure.error)), level="error",
                         locations=[om.Location(physical_location=om.PhysicalLocation(
-                            artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace))))])
+                            artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace)),
+                            region=None if failure.line is UNSET else om.Region(start_line=failure.line)))])
         for failure in unreadable])
 
 
