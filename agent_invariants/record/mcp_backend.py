@@ -86,8 +86,10 @@ class McpBackend:
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         deadline = time.monotonic() + seconds
+        stderr: _StderrTail | None = None   # the stderr of the server being started
         try:
             for number, command in enumerate(self.commands):
+                stderr = None
                 argv = _split(command)
                 params = StdioServerParameters(command=argv[0], args=argv[1:])
                 stderr = _StderrTail()
@@ -115,7 +117,7 @@ class McpBackend:
                     if not cursor:
                         break
         except InputError as exc:
-            said = self._stderr[-1].last_line() if self._stderr else ""
+            said = "" if stderr is None else stderr.last_line()
             self.close()
             if said:
                 raise InputError(f"{exc}; its stderr ended with: {said}") from None
