@@ -637,6 +637,17 @@ def test_unique_items_finds_the_one_repeat_among_many_objects(tmp_path: Path) ->
                                                   "elements: items 7 and 20000 are equal.")
 
 
+def test_a_cut_object_keeps_its_own_ellipsis_key_and_its_canonical_order(tmp_path: Path) -> None:
+    """The mark of an object's cut keys is the key `…`, unless the value has one: then `……`; the
+    keys stay in canonical (UTF-16) order, the mark among them."""
+    args = {"x": {"…": "mine", **{f"k{n:04}": "v" * 150 for n in range(400)}, "中": 1}}
+    rules = [{"id": "ta", "kind": "tool_args", "tool": "t", "match": {"x": 5}}]
+    report = run_check(tmp_path, rules, [{"type": "tool.call", "tool": "t", "call_id": "c", "args": args}]).report
+    actual = violation(report, "ta", "tool_args.mismatch")["evidence"]["mismatches"][0]["actual"]
+    assert actual["…"] == "mine" and actual["……"] == f"{402 - len(actual) + 1} more keys"
+    assert list(actual) == sorted(actual, key=lambda key: key.encode("utf-16-be"))
+
+
 def test_related_seqs_name_other_events(catalogue: dict[str, Report]) -> None:
     """§0 report extras `related_seqs`; §3.1 `not_distinct` "with `related_seqs` set to the earlier one";
     §3.3 `late`: "`related_seqs` points to it"."""

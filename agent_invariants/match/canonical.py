@@ -189,10 +189,12 @@ def _members(value: dict[str, Any], left: list[int], depth: int) -> dict[str, An
         left[0] -= len(key) + 3
         found[key] = _evidence(value[key], share, depth + 1)
         left[0] -= spent - share[0]
-    members = {key: found[key] for key in sorted(found, key=utf16_sort_key)}
-    if len(members) < len(value):
-        members["…"] = f"{len(value) - len(members)} more keys"
-    return members
+    if len(found) < len(value):
+        marker = "…"
+        while marker in found:   # (a value's own key "…" is kept as it is)
+            marker += "…"
+        found[marker] = f"{len(value) - len(found)} more keys"
+    return {key: found[key] for key in sorted(found, key=utf16_sort_key)}
 
 
 _PLAIN_STRING = re.compile(rb'"[^"]*"')
