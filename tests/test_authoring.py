@@ -181,8 +181,8 @@ def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli
     # no circle, but twelve levels of two references each to the next: 8,190 references for one value
     ({"$defs": {**{f"d{level}": {"allOf": [{"$ref": f"#/$defs/d{level + 1}"}, {"$ref": f"#/$defs/d{level + 1}"}]}
                    for level in range(12)}, "d12": {"type": "object"}}, "$ref": "#/$defs/d0"},
-     "its references were followed more than 1,010 times for one value (references that branch into references "
-     "to the same definitions multiply)"),
+     "its references were followed more than 1,100 times for one value, the most allowed (1,000, and 100 for each "
+     "node of the value)"),
     # under a nested `$id`, `#` is that subschema, which has no `definitions`
     ({"definitions": {"a": {}}, "properties": {"x": {"$id": "file:///tmp/elsewhere.json", "$ref": "#/definitions/a"}}},
      'a reference cannot be resolved: the schema has nothing at "#/definitions/a"'),

@@ -159,12 +159,12 @@ _BUDGET = threading.local()
 of `limit`), and the (schema, value) pairs whose reference is being followed (`following`)."""
 
 _REFERENCES_PER_VALUE = 1_000
-_REFERENCES_PER_NODE = 10
+_REFERENCES_PER_NODE = 100
 
 
 @contextlib.contextmanager
 def _references_budget(value: Any) -> Iterator[None]:
-    """Bound the references followed to validate `value`: 1,000 and 10 per node of the value.
+    """Bound the references followed to validate `value`: 1,000 and 100 per node of the value.
     References that branch into each other (`allOf` of two references to a definition that does
     the same, twenty deep) are no circle, but are followed 2**20 times for one value: without a
     bound, a small schema would hang the check, or a server that takes contracts."""
@@ -241,8 +241,8 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "its references go round in a circle"
     if isinstance(exc, _TooManyReferences):
-        return (f"its references were followed more than {exc.limit:,} times for one value (references that "
-                "branch into references to the same definitions multiply)")
+        return (f"its references were followed more than {exc.limit:,} times for one value, the most allowed "
+                f"({_REFERENCES_PER_VALUE:,}, and {_REFERENCES_PER_NODE} for each node of the value)")
     # jsonschema wraps what the `referencing` package raised; that package's own error is caused by a KeyError
     cause = next((item for item in (exc, exc.__cause__) if type(item).__name__ in _NAMED), exc.__cause__ or exc)
     kind = type(cause).__name__

@@ -133,7 +133,7 @@ class ToolArgs(Rule):
     - `tool_args.reference_unresolved` (unresolved): a reference found no candidate
       (`no_candidates`), or several distinct ones where a comparison needs one (`ambiguous`);
     - `tool_args.schema`: up to 20 `{pointer, message}` in `errors` (a schema whose references a
-      value makes it follow more than 1,000 times and 10 per node of the value is not applied to
+      value makes it follow more than 1,000 times and 100 per node of the value is not applied to
       that value, and says so, as does one that cannot be applied at all);
     - `tool_args.not_distinct`: the values at the `distinct` paths equal an earlier call's;
       `related_seqs` names the first call with them;
