@@ -151,6 +151,11 @@ def test_a_key_with_a_dot_is_written_in_brackets_and_found_on_its_line(cli, writ
                      "properties": {"y": {"$ref": "#/$defs/q"}}}},
      "properties": {"x": {"$ref": "#A"}, "w": {"$ref": "#/$defs/n"}}},
     {"const": {"$ref": "#/not/a/reference"}, "enum": [{"$ref": "#/nor/this"}]},   # values, not subschemas
+    # recursion through a part of the value (a tree) is no circle
+    {"$defs": {"node": {"type": "object", "properties": {"children": {"type": "array",
+                                                                      "items": {"$ref": "#/$defs/node"}}},
+                        "allOf": [{"$ref": "#/$defs/named"}]},
+               "named": {"required": ["name"]}}, "$ref": "#/$defs/node"},
 ])
 def test_references_that_resolve_where_they_stand_load(cli, write, schema):
     write("contract.json", json.dumps({"version": 2, "name": "refs",
@@ -183,6 +188,11 @@ def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli
                    for level in range(12)}, "d12": {"type": "object"}}, "$ref": "#/$defs/d0"},
      "its references were followed more than 1,100 times for one value, the most allowed (1,000, and 100 for each "
      "node of the value)"),
+    # circles that only a value with the key, or with items, reaches: found all the same
+    ({"$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
+     "its references go round in a circle"),
+    ({"$defs": {"a": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/b"}]}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+      "items": {"$ref": "#/$defs/a"}}, "its references go round in a circle"),
     # under a nested `$id`, `#` is that subschema, which has no `definitions`
     ({"definitions": {"a": {}}, "properties": {"x": {"$id": "file:///tmp/elsewhere.json", "$ref": "#/definitions/a"}}},
      'a reference cannot be resolved: the schema has nothing at "#/definitions/a"'),

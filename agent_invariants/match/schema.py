@@ -5,8 +5,8 @@ The validator is the reference implementation, `jsonschema`, imported only when 
 references (`"$ref": "#/$defs/..."`) are allowed, so checking a trace never reads a file or the
 network; a schema that is itself invalid is a load error naming its JSON path, and so is one with a
 reference that leads nowhere (each is looked up where it stands) or whose references go round in a
-circle (found by trying the schema on a few values when it loads; a circle reached only deep
-inside the args is reported as a schema error of the call).
+circle, applying the schema to the same value again (`$ref`, `allOf` and the like, wherever they
+stand; recursion into a part of the value, as a tree schema has, is no circle).
 `pattern` and `patternProperties` use the same RE2 patterns as `$regex` (`match.regex`), so trace
 text cannot make a check backtrack for hours; `uniqueItems` looks items up by their canonical form,
 where the validator compares every pair.
@@ -57,7 +57,7 @@ class ArgsSchema:
                 compile_search(text)
             except RegexError as exc:
                 raise FieldProblem(where, f"the pattern {exc}") from None
-        problem = _dangling_reference(schema)
+        problem = _dangling_reference(schema) or _circle(schema)
         if problem is not None:
             raise FieldProblem(field, f"the schema cannot be used: {problem}")
         self._validator = _validator_type()(schema, registry=_no_retrieval())
@@ -232,6 +232,75 @@ def _dangling_reference(schema: dict[str, Any] | bool) -> str | None:
                 return _why(exc)
         stack.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
     return None
+
+
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
+"""The keywords that apply subschemas to the value itself, as `$ref` does, not to a part of it."""
+
+
+def _circle(schema: dict[str, Any] | bool) -> str | None:
+    """Why the schema cannot be applied to some value, or None: a circle of references that
+    apply the schema to the same value again (`$ref`, and the keywords of `_IN_PLACE`) recurses
+    without end, wherever it stands (under `properties`, it is reached only by a value with that
+    key: found here, when the contract loads, all the same). Depth first, without recursion."""
+    from referencing.jsonschema import DRAFT202012
+
+    root = DRAFT202012.create_resource(schema)
+    resolver = _no_retrieval().resolver_with_root(root)
+    done: set[int] = set()
+    for start, start_resolver in _schemas(root, resolver):
+        if id(start) in done:
+            continue
+        open_now: set[int] = {id(start)}
+        stack = [(start, iter(_applied(start, start_resolver)))]
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                open_now.discard(id(node))
+                done.add(id(node))
+                continue
+            target, target_resolver = child
+            if id(target) in open_now:
+                return "its references go round in a circle"
+            if id(target) not in done:
+                open_now.add(id(target))
+                stack.append((target, iter(_applied(target, target_resolver))))
+    return None
+
+
+def _schemas(root: Any, resolver: Any) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Every subschema that is an object, with the resolver of where it stands."""
+    stack = [(root, resolver)]
+    while stack:
+        resource, at = stack.pop()
+        if isinstance(resource.contents, dict):
+            yield resource.contents, at
+        stack.extend((sub, at.in_subresource(sub)) for sub in resource.subresources())
+
+
+def _applied(contents: dict[str, Any], resolver: Any) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The subschemas (objects) that `contents` applies to the value itself: its `$ref`'s target
+    (a reference that leads nowhere was refused before) and those of the `_IN_PLACE` keywords."""
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    reference = contents.get("$ref")
+    if isinstance(reference, str):
+        try:
+            found = resolver.lookup(reference)
+        except Unresolvable:
+            found = None
+        if found is not None and isinstance(found.contents, dict):
+            yield found.contents, found.resolver
+    for keyword in _IN_PLACE:
+        value = contents.get(keyword)
+        if keyword == "dependentSchemas":
+            value = list(value.values()) if isinstance(value, dict) else None
+        for subschema in value if isinstance(value, list) else [value]:
+            if isinstance(subschema, dict):
+                yield subschema, resolver.in_subresource(DRAFT202012.create_resource(subschema))
 
 
 _NAMED = ("PointerToNowhere", "NoSuchAnchor")
