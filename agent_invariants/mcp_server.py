@@ -164,7 +164,8 @@ in `results` per rule, and every violation with its rule, message, `event_seq` (
 `seq`), `event_index` (0-based position) and evidence. The text content is the same report for \
 reading. {_LIMIT} {_errors(_CONTRACT_ERROR, '`events[3]: $.seq: ...` for an event')} {_READ_ONLY}""",
     COMPARE: f"""\
-Compare a candidate run with a baseline run of the same task under one contract and report what \
+Compare a candidate run with a baseline run of the same task under one contract (of version 1 or 2) \
+and report what \
 the candidate made worse. Use it after changing the agent's model, prompt, tools or memory, with \
 a known-good run as the baseline. Both runs are checked; then, as the contract's `compare` \
 policy sets, these are regressions: an error rule that fails only in the candidate \

@@ -11,6 +11,7 @@ import os
 import pty
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -618,6 +619,10 @@ def test_compare_batch_names_an_unreadable_baseline_not_its_readable_candidate(c
     sarif = json.loads(compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "sarif").stdout)
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert [note["locations"][0]["physicalLocation"]["region"] for note in notes] == [{"startLine": 1}] * 3
+    junit = compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "junit").stdout
+    unreadable = [case for case in ET.fromstring(junit).iter("testcase") if case.find("error") is not None]
+    assert [(case.get("file"), case.get("line")) for case in unreadable] == [
+        ("old/a.jsonl", "1"), ("old/b.jsonl", "1"), ("new/b.jsonl", "1")]
     assert result.stderr.splitlines() == [f"agent-invariants: {failure['error']}" for failure in report["failures"]]
     quiet = compare(cli, "--baseline", "old/", "--candidate", "new/", "--quiet")
     assert quiet.stdout == "REGRESSION  spec  3 pairs: 1 compatible, 0 regressed, 2 unreadable · 0 regressions\n"

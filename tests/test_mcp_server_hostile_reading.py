@@ -924,5 +924,6 @@ def test_tool_descriptions_name_both_contract_versions_and_no_seq_where_no_event
     tools = {tool["name"]: tool["description"] for tool in server.request("tools/list")["result"]["tools"]}
     assert "v1 contract" not in tools[VALIDATE] and "version 1 or 2" in tools[VALIDATE]
     assert "v1 contract" not in tools[CHECK] and "version 1 or 2" in tools[CHECK]
+    assert "of version 1 or 2" in tools[COMPARE]
     assert "seq" not in tools[LINT] and "seq" not in tools[VALIDATE]
     assert "a `seq` that does not strictly increase is such an error too" in tools[SUMMARIZE]

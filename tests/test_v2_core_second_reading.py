@@ -561,8 +561,12 @@ def test_mismatch_pointer_names_the_argument(catalogue: dict[str, Report]) -> No
     ({"$gt": 0, "$lte": {"$from_result": {"tool": "orders.get", "path": "paid"}}}, 59.9,
      'expected {"$gt":0,"$lte":{"$from_result":{"path":"paid","tool":"orders.get"}}} where $lte is 49.9, got 59.9'),
     ({"$in": {"$from_result": {"tool": "orders.get", "path": "refundable"}}}, 5,
-     'expected {"$in":{"$from_result":{"path":"refundable","tool":"orders.get"}}} where $in is any of [[10,20]], '
+     'expected {"$in":{"$from_result":{"path":"refundable","tool":"orders.get"}}} where $in is any of [10,20], '
      "got 5"),
+    # the operators in the order `expected` shows them, each reference with what it resolved to
+    ({"$lte": {"$from_result": {"tool": "orders.get", "path": "paid"}}, "$gte": {"$arg": "floor"}}, 59.9,
+     'expected {"$gte":{"$arg":"floor"},"$lte":{"$from_result":{"path":"paid","tool":"orders.g… '   # (cut at 80)
+     "where $gte is 1, $lte is 49.9, got 59.9"),
 ])
 def test_a_mismatch_of_operators_on_references_says_what_they_resolved_to(tmp_path: Path, node: Any, amount: Any,
                                                                           said: str) -> None:
@@ -572,7 +576,7 @@ def test_a_mismatch_of_operators_on_references_says_what_they_resolved_to(tmp_pa
     trace = [{"type": "tool.call", "tool": "orders.get", "call_id": "g"},
              {"type": "tool.result", "tool": "orders.get", "call_id": "g", "ok": True,
               "result": {"paid": 49.9, "refundable": [10, 20]}},
-             {"type": "tool.call", "tool": "payments.refund", "call_id": "r", "args": {"amount": amount}}]
+             {"type": "tool.call", "tool": "payments.refund", "call_id": "r", "args": {"amount": amount, "floor": 1}}]
     found = violation(run_check(tmp_path, rules, trace).report, "ta", "tool_args.mismatch")
     assert found["message"] == f"Args of payments.refund at seq 3 do not match: /args/amount {said}."
     assert found["evidence"]["mismatches"] == [{"pointer": "/args/amount", "expected": node, "actual": amount}]

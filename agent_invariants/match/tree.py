@@ -395,8 +395,8 @@ def _ops(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome, r
         outcome.unresolved.extend(trial.unresolved)
         return False
     if failed:
-        if resolved:
-            outcome.resolved[len(outcome.mismatches)] = resolved
+        if resolved:   # in the order `expected` shows the operators (canonical: sorted)
+            outcome.resolved[len(outcome.mismatches)] = sorted(resolved, key=lambda pair: pair[0])
         return _mismatch(outcome, at, node.written, actual)
     return True
 
@@ -442,7 +442,9 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
             if found is None:
                 return False
-            resolved.append((name, {"any_of": distinct(found, MAX_CANDIDATES_SHOWN)}))
+            contributed = [value for candidate in found for value in (candidate if isinstance(candidate, list)
+                                                                       else [candidate])]
+            resolved.append((name, {"any_of": distinct(contributed, MAX_CANDIDATES_SHOWN)}))
             return holds_in(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains

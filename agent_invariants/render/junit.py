@@ -97,7 +97,7 @@ def _unreadable(contract: str, failures: list[BatchFailure], names: _Classnames)
     classname = names.unique(contract, "unreadable")
     for failure in failures:
         case = TestCase(_line(failure.trace), classname=classname,
-                        file=_line(failure.trace))
+                        file=_line(failure.trace), line=None if failure.line is UNSET else failure.line)
         case.add_error_info(message=_line(failure.error), error_type="input")
         cases.append(case)
     return TestSuite(_line(f"{contract} · unreadable traces"), cases)
