@@ -640,6 +640,17 @@ def test_a_schema_of_many_mixins_on_many_small_items_is_applied(tmp_path: Path) 
         (2, "/args/items/999")]
 
 
+def test_a_schema_message_writes_a_large_value_as_json_too(tmp_path: Path) -> None:
+    """A schema error quotes the value as JSON (`true`, `null`, `"s0"`), also when it is large (its
+    start, then `…`), not in Python's spelling (found by the twenty-first hunt)."""
+    rules = [{"id": "shape", "kind": "tool_args", "tool": "t", "schema": {"properties": {"x": {"type": "object"}}}}]
+    trace = [{"type": "tool.call", "tool": "t", "call_id": "c1", "args": {"x": [True, None, "s0"] * 1000}}]
+    report = run_check(tmp_path, rules, trace).report
+    (found,) = violation(report, "shape", "tool_args.schema")["evidence"]["errors"]
+    assert found == {"pointer": "/args/x", "message": '[true,null,"s0",true,null,"s0",true,null,"s0",true,null,"s0",'
+                     'true,null,"s0",true,null,"s0",true,null… is not of type "object"'}
+
+
 def test_unique_items_finds_the_one_repeat_among_many_objects(tmp_path: Path) -> None:
     """`uniqueItems` on an array of 20,000 objects (the validator's own check compares every pair,
     minutes for this one call), JSON equality as elsewhere: `1` and `1.0` are one value."""

@@ -24,7 +24,7 @@ from typing import Any
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import show
-from agent_invariants.match.canonical import canonical, canonical_key
+from agent_invariants.match.canonical import canonical, canonical_key, evidence_value
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import FieldProblem
@@ -97,8 +97,18 @@ def _in_json(error: Any) -> str:
     `additionalProperties`) the property names; each is replaced where its Python form is first
     found (numbers are spelt alike, and left as they are). Only the start of the message is kept
     (a report shows `VALUE_LIMIT` characters of it), and only small values are looked for, so a
-    huge instance costs no more than the validator's own message did."""
-    message: str = error.message[:_KEPT]
+    huge instance costs no more than the validator's own message did; a large instance that the
+    message starts with is written as JSON too, its start."""
+    message: str = error.message
+    instance = error.instance
+    if isinstance(instance, (dict, list)) and len(instance) > _LOOKED_FOR:
+        python = repr(instance)
+        if message.startswith(python):
+            with contextlib.suppress(TypeError, ValueError):   # (something that is not JSON: kept as it is)
+                spelled = canonical(evidence_value(instance))
+                message = (spelled if len(spelled) <= _LARGE_SHOWN else spelled[:_LARGE_SHOWN] + "…") + \
+                    message[len(python):]
+    message = message[:_KEPT]
     value = error.validator_value
     quoted: list[Any] = [error.instance, value, *(value[:_LOOKED_FOR] if isinstance(value, list) else ())]
     if isinstance(error.instance, dict):
@@ -124,6 +134,8 @@ def _in_json(error: Any) -> str:
     return message
 
 
+_LARGE_SHOWN = 100
+"""How much of a large instance's JSON a message shows."""
 _KEPT = 4 * VALUE_LIMIT
 """The start of a validator's message that is kept (and spelt in JSON)."""
 _LOOKED_FOR = 100
