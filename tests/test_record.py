@@ -1117,14 +1117,15 @@ def test_an_mcp_server_that_cannot_start_is_bad_input(cli, write) -> None:
 def test_an_mcp_server_that_dies_at_start_up_is_explained_by_its_last_stderr_line(cli, write) -> None:
     """A server that ends before answering `initialize` (the usual cause: a Python without the
     SDK) is bad input whose line ends with what the server said last, escaped."""
+    import shlex
     import sys
     write("c.json", V2)
     write("server.py", "import sys\nsys.stderr.write('starting\\n\\x1b[31mboom: no config\\n\\n')\nsys.exit(3)\n")
-    command = f"{sys.executable} server.py"
+    command = shlex.join([sys.executable, "server.py"])
     result = cli("record", "-c", "c.json", "--mcp", command, "--out", "t.jsonl", "--", "true")
     assert result.returncode == 2
-    assert result.stderr == (f"agent-invariants: --mcp '{command}': initialize failed: Connection closed; its stderr "
-                             "ended with: \\x1b[31mboom: no config\n")
+    assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(command)}: initialize failed: Connection closed; "
+                             "its stderr ended with: \\x1b[31mboom: no config\n")
     assert not Path(cli.cwd, "t.jsonl").exists()
 
 
