@@ -13,6 +13,7 @@ brackets, so that no path can be read two ways: `$.rules[0].match["customer.id"]
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 from typing import Any
@@ -37,7 +38,12 @@ def member(path: str, key: object) -> str:
         key = msgspec.json.encode(key).decode() if key is None or isinstance(key, (bool, int, float)) else str(key)
     if key and all(char.isalnum() or char in "_$-*?" for char in key):
         return f"{path}.{key}"
-    return f"{path}[{msgspec.json.encode(key).decode()}]"
+    try:
+        quoted = msgspec.json.encode(key).decode()
+    except UnicodeEncodeError:   # a lone surrogate (a key of a mapping given in Python): as JSON escapes it
+        quoted = "".join(f"\\u{ord(char):04x}" if "\ud800" <= char <= "\udfff" else char
+                         for char in json.dumps(key, ensure_ascii=False))
+    return f"{path}[{quoted}]"
 
 
 def path_and_parents(path: str) -> list[str]:

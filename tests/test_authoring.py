@@ -205,3 +205,15 @@ def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, wri
     assert (result.returncode, result.stdout) == (2, "")
     where = "agent-invariants: contract.json:1: $.rules[0].schema"
     assert result.stderr == f"{where}: the schema cannot be used: {problem}\n"
+
+
+def test_a_key_holding_a_lone_surrogate_is_named_with_its_json_escape():
+    """A contract given as a Python mapping may hold a key no UTF-8 text can: its JSON path spells
+    the key as JSON escapes it (found by the hostile-contract property test)."""
+    from agent_invariants import load_contract
+    from agent_invariants.errors import ContractError
+
+    with pytest.raises(ContractError) as error:
+        load_contract({"version": 1, "name": {"\ud800": float("inf")},
+                       "rules": [{"id": "r0", "kind": "allow_tools", "tools": ["a.x"]}]})
+    assert str(error.value) == 'contract: $.name["\\ud800"]: Infinity is not a number JSON allows'
