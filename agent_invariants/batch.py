@@ -29,6 +29,7 @@ from agent_invariants.api import ContractLike, check_trace, compare_traces, job_
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.errors import InputError, TraceError
 from agent_invariants.notices import strict_problem
+from agent_invariants.output import same_file
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, check_file_name
 from agent_invariants.report import (
     CHECK_BATCH_SCHEMA,
@@ -179,7 +180,7 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
     by_name: dict[str, str] = {}
     for name, path in baselines:
         first = by_name.setdefault(name, path)
-        if first != path and os.path.realpath(first) != os.path.realpath(path):   # (one file named twice: once)
+        if first != path and not same_file(first, path):   # (one file named twice: once)
             raise TraceError(path, None, f"two baseline traces are named {name!r} ({first} and this one); "
                                          "a name must be unique among the baselines (folders pair by the path "
                                          "inside them, files and globs by the file name)")

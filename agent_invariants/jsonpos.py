@@ -41,8 +41,7 @@ def member(path: str, key: object) -> str:
     try:
         quoted = msgspec.json.encode(key).decode()
     except UnicodeEncodeError:   # a lone surrogate (a key of a mapping given in Python): as JSON escapes it
-        quoted = "".join(f"\\u{ord(char):04x}" if "\ud800" <= char <= "\udfff" else char
-                         for char in json.dumps(key, ensure_ascii=False))
+        quoted = json.dumps(key, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
     return f"{path}[{quoted}]"
 
 

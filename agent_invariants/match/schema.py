@@ -57,7 +57,7 @@ class ArgsSchema:
                 compile_search(text)
             except RegexError as exc:
                 raise FieldProblem(where, f"the pattern {exc}") from None
-        problem = _dangling_reference(schema) or _circle(schema)
+        problem = _reference_problem(schema)
         if problem is not None:
             raise FieldProblem(field, f"the schema cannot be used: {problem}")
         self._validator = _validator_type()(schema, registry=_no_retrieval())
@@ -168,7 +168,8 @@ class _TooManyReferences(Exception):
 
 _BUDGET = threading.local()
 """For the value being validated in this thread: how many more references it may follow (`left`,
-of `limit`), and the (schema, value) pairs whose reference is being followed (`following`)."""
+of `limit`). (A circle of `$ref`s was refused when the schema loaded; one through `$dynamicRef`
+meets this bound.)"""
 
 _REFERENCES_PER_VALUE = 1_000
 _REFERENCES_PER_NODE = 100
@@ -181,11 +182,10 @@ def _references_budget(value: Any) -> Iterator[None]:
     the same, twenty deep) are no circle, but are followed 2**20 times for one value: without a
     bound, a small schema would hang the check, or a server that takes contracts."""
     _BUDGET.left = _BUDGET.limit = _REFERENCES_PER_VALUE + _REFERENCES_PER_NODE * _nodes(value)
-    _BUDGET.following = set()
     try:
         yield
     finally:
-        _BUDGET.left = _BUDGET.following = None
+        _BUDGET.left = None
 
 
 def _nodes(value: Any) -> int:
@@ -225,42 +225,37 @@ def _no_retrieval() -> Any:
     return Registry()
 
 
-def _dangling_reference(schema: dict[str, Any] | bool) -> str | None:
-    """Why some `$ref` of the schema leads nowhere, or None: every one is looked up where it stands
-    (under the `$id`s around it), whether or not a value would reach it. Trying the schema on
-    sample values finds only the references those values reach."""
+def _reference_problem(schema: dict[str, Any] | bool) -> str | None:
+    """Why the schema's references cannot be followed, or None: a `$ref` that leads nowhere (each
+    is looked up where it stands, under the `$id`s around it, whether or not a value would reach
+    it: trying sample values finds only what they reach), or a circle (`_circle`)."""
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
 
     root = DRAFT202012.create_resource(schema)
-    stack = [(root, _no_retrieval().resolver_with_root(root))]
-    while stack:
-        resource, resolver = stack.pop()
-        reference = resource.contents.get("$ref") if isinstance(resource.contents, dict) else None
+    schemas = list(_schemas(root, _no_retrieval().resolver_with_root(root)))
+    for contents, resolver in schemas:
+        reference = contents.get("$ref")
         if isinstance(reference, str):
             try:
                 resolver.lookup(reference)
             except Unresolvable as exc:
                 return _why(exc)
-        stack.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
-    return None
+    return _circle(schemas)
 
 
 _IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
 """The keywords that apply subschemas to the value itself, as `$ref` does, not to a part of it."""
 
 
-def _circle(schema: dict[str, Any] | bool) -> str | None:
+def _circle(schemas: list[tuple[dict[str, Any], Any]]) -> str | None:
     """Why the schema cannot be applied to some value, or None: a circle of references that
     apply the schema to the same value again (`$ref`, and the keywords of `_IN_PLACE`) recurses
     without end, wherever it stands (under `properties`, it is reached only by a value with that
-    key: found here, when the contract loads, all the same). Depth first, without recursion."""
-    from referencing.jsonschema import DRAFT202012
-
-    root = DRAFT202012.create_resource(schema)
-    resolver = _no_retrieval().resolver_with_root(root)
+    key: found here, when the contract loads, all the same). `schemas` are its subschemas, each
+    with its resolver, and their references all lead somewhere. Depth first, without recursion."""
     done: set[int] = set()
-    for start, start_resolver in _schemas(root, resolver):
+    for start, start_resolver in schemas:
         if id(start) in done:
             continue
         open_now: set[int] = {id(start)}
@@ -295,16 +290,12 @@ def _schemas(root: Any, resolver: Any) -> Iterator[tuple[dict[str, Any], Any]]:
 def _applied(contents: dict[str, Any], resolver: Any) -> Iterator[tuple[dict[str, Any], Any]]:
     """The subschemas (objects) that `contents` applies to the value itself: its `$ref`'s target
     (a reference that leads nowhere was refused before) and those of the `_IN_PLACE` keywords."""
-    from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
 
     reference = contents.get("$ref")
     if isinstance(reference, str):
-        try:
-            found = resolver.lookup(reference)
-        except Unresolvable:
-            found = None
-        if found is not None and isinstance(found.contents, dict):
+        found = resolver.lookup(reference)
+        if isinstance(found.contents, dict):
             yield found.contents, found.resolver
     for keyword in _IN_PLACE:
         value = contents.get(keyword)
@@ -374,16 +365,7 @@ def _validator_type() -> Any:
             if left <= 0:
                 raise _TooManyReferences(_BUDGET.limit)
             _BUDGET.left = left - 1
-            # the same reference, followed again for the same value while it is being followed: a circle
-            key = (id(schema), id(instance))
-            following = _BUDGET.following
-            if key in following:
-                raise RecursionError("a circle of references")
-            following.add(key)
-            try:
-                yield from keyword(validator, reference, instance, schema)
-            finally:
-                following.discard(key)
+            yield from keyword(validator, reference, instance, schema)
         return follow
 
     return validators.extend(Draft202012Validator, {

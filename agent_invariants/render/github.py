@@ -26,7 +26,7 @@ from agent_invariants.mutate.report import MutateReport, false_positive_text, ov
 from agent_invariants.render import DEFAULTS, RenderOptions, text
 from agent_invariants.render.shared import AnyReport, check_failure, failures, inconclusive, sections
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareReport, Regression, Violation
-from agent_invariants.stability import StabilityReport, describe, odd_one
+from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
 
 __all__ = ("render",)
 
@@ -125,11 +125,10 @@ def _stability_lines(report: StabilityReport, options: RenderOptions) -> list[st
         lines.append(f"::error {','.join(properties)}::{_data(describe(entry, traces))}")
     if not report.measured:
         lines.append("::warning title=stability::Not measured: fewer than two traces report an output.")
-    for run in report.runs:   # --contract: a trace that fails it fails the step too
-        if run.check and not run.check.passed:
-            where = f"file={_file_property(run.trace)}," if run.trace != "-" else ""
-            lines.append(f"::error {where}title={_property('stability: check')}::"
-                         f"{_data(check_failure(run.trace, run.check.error_count, run.check.warning_count))}")
+    for index in failed_checks(report):   # --contract: a trace that fails it fails the step too
+        run = report.runs[index]
+        where = f"file={_file_property(run.trace)}," if run.trace != "-" else ""
+        lines.append(f"::error {where}title={_property('stability: check')}::{_data(check_failure(run))}")
     return lines
 
 

@@ -241,8 +241,7 @@ def _stability(report: StabilityReport) -> TestSuite:
         if run.check:
             case = TestCase(_line(f"check: {run.trace}"), classname="agent-invariants.stability", file=_line(run.trace))
             if not run.check.passed:
-                case.add_failure_info(message=_line(check_failure(run.trace, run.check.error_count,
-                                                                  run.check.warning_count)), failure_type="check")
+                case.add_failure_info(message=_line(check_failure(run)), failure_type="check")
             cases.append(case)
     return TestSuite("agent-invariants stability", cases)
 

@@ -64,7 +64,7 @@ from agent_invariants.report import (
 )
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
-from agent_invariants.stability import StabilityReport, describe, odd_one
+from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
 
 __all__ = ("MAX_RESULTS", "render")
 
@@ -171,21 +171,20 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
             related_locations=related or None,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, [entry.path, entry.kind]),
             properties=msgspec.to_builtins(entry)))
-    for index, run in enumerate(report.runs):   # --contract: a trace that fails it, at its final output's line
-        if run.check and not run.check.passed:
-            rule_id, text = _STABILITY_RULES["check"]
-            if rule_id not in rule_index:
-                rule_index[rule_id] = len(descriptors)
-                help_text = command_manual("stability")
-                descriptors.append(_plain_descriptor(rule_id, "stability-check", text, "stability", help_text,
-                                                     f"# stability\n\n{help_text}"))
-            location = _output_location(run.trace, sources, index)
-            results.append(om.Result(
-                rule_id=rule_id, rule_index=rule_index[rule_id], level="error",
-                message=om.Message(text=inert(check_failure(run.trace, run.check.error_count,
-                                                            run.check.warning_count), TEXT_LIMIT)),
-                locations=[location], partial_fingerprints=_fingerprints(rule_id, location, UNSET, [index]),
-                properties=msgspec.to_builtins(run.check)))
+    for index in failed_checks(report):   # --contract: a trace that fails it, at its final output's line
+        run = report.runs[index]
+        rule_id, text = _STABILITY_RULES["check"]
+        if rule_id not in rule_index:
+            rule_index[rule_id] = len(descriptors)
+            help_text = command_manual("stability")
+            descriptors.append(_plain_descriptor(rule_id, "stability-check", text, "stability", help_text,
+                                                 f"# stability\n\n{help_text}"))
+        location = _output_location(run.trace, sources, index)
+        results.append(om.Result(
+            rule_id=rule_id, rule_index=rule_index[rule_id], level="error",
+            message=om.Message(text=inert(check_failure(run), TEXT_LIMIT)),
+            locations=[location], partial_fingerprints=_fingerprints(rule_id, location, UNSET, [index]),
+            properties=msgspec.to_builtins(run.check)))
     properties: dict[str, Any] = {"stability": {"measured": report.measured, "stable": report.stable}}
     results = _first_results(results, properties, "in path order")   # (each unstable path is one)
     run = om.Run(tool=om.Tool(driver=om.ToolComponent(

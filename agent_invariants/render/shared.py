@@ -8,7 +8,7 @@ A report is one of four: a check or a compare report, or a batch of either. A fo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from msgspec import UNSET
 
@@ -22,6 +22,9 @@ from agent_invariants.report import (
     Regression,
     Violation,
 )
+
+if TYPE_CHECKING:
+    from agent_invariants.stability import StabilityRun
 
 __all__ = ("AnyReport", "check_failure", "checks", "code_of", "failing_traces", "failures", "first_violations",
            "is_batch", "ok", "place", "plural", "sections", "verdict", "warning_count")
@@ -145,8 +148,10 @@ def failing_traces(failing: int, traces: int) -> str:
     return f"{failing} of {plural(traces, 'trace')} {'fails' if failing == 1 else 'fail'} the contract"
 
 
-def check_failure(trace: str, errors: int, warnings: int) -> str:
+def check_failure(run: StabilityRun) -> str:
     """One sentence on a trace `stability --contract` found failing the contract (its counts; a
     `check` of the trace lists the violations)."""
-    return (f"{trace} fails the contract: {plural(errors, 'error')}, {plural(warnings, 'warning')} (check it for the "
-            "violations).")
+    check = run.check
+    assert check is not UNSET, "a run --contract checked"
+    return (f"{run.trace} fails the contract: {plural(check.error_count, 'error')}, "
+            f"{plural(check.warning_count, 'warning')} (check it for the violations).")
