@@ -349,10 +349,11 @@ def _mutate(report: MutateReport, paint: Paint) -> list[str]:
             lines.append(f"  {paint('!', _YELLOW)} over-block {inert(mutant.id)}  behaves as the original, yet "
                          f"{', '.join(inert(rule) for rule in mutant.killed_by)} rejects it")
     for status in ("equivalent", "invalid"):   # excluded from the score, and listed (§6)
-        excluded = [inert(mutant.id) for mutant in report.mutants if mutant.status == status]
+        excluded = [mutant.id for mutant in report.mutants if mutant.status == status]
         if excluded:
             more = f", … and {len(excluded) - _EXCLUDED_LISTED} more" if len(excluded) > _EXCLUDED_LISTED else ""
-            lines.append(f"{status} (not scored): {', '.join(excluded[:_EXCLUDED_LISTED])}{more}")
+            listed = ", ".join(inert(mutant_id) for mutant_id in excluded[:_EXCLUDED_LISTED])
+            lines.append(f"{status} (not scored): {listed}{more}")
     if report.false_positives:
         for found in report.false_positives:
             where = "" if found.file is UNSET else f" {inert(found.file)}"
