@@ -212,7 +212,7 @@ def compare_many(contract: ContractLike, pairs: Iterable[tuple[str | os.PathLike
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=_reference(contract),
         compatible=not failures and all(report.compatible for report in reports),
-        pairs=len(both), regressions=sum(len(r.regressions) for r in reports), reports=reports,
+        pairs=len(both), regressions=sum(report.regression_count for report in reports), reports=reports,
         failures=failures)
 
 

@@ -168,7 +168,8 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
         regressions += _call_growth(baseline.summary.tool_calls, candidate.summary.tool_calls,
                                     policy.max_tool_call_increase_percent)
     if policy.require_same_outcome_or_better is not False:
-        regressions += _outcome_drop(baseline.summary.final_outcome, candidate.summary.final_outcome)
+        regressions += _outcome_drop(baseline.summary.final_outcome, candidate.summary.final_outcome,
+                                     cut_short=candidate.partial is True)
     first_violation: dict[str, Violation] = {}
     for violation in candidate.violations:
         first_violation.setdefault(violation.rule_id, violation)
@@ -179,15 +180,17 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
             regression.event_index = first.event_index
             regression.line = first.line
             regression.line_length = first.line_length
-    return CompareReport(
+    report = CompareReport(
         schema=COMPARE_SCHEMA,
         contract=ContractRef(name=contract.name, version=contract.version),
-        compatible=not any(regression.severity == "error" for regression in regressions),
+        compatible=True,
         baseline=baseline,
         candidate=candidate,
         regressions=regressions,
         rule_changes=_rule_changes(baseline, candidate),
     )
+    report.compatible = report.regression_count == 0   # (every regression has severity error)
+    return report
 
 
 def _locate(regressions: list[Regression], candidate: Checked) -> None:
@@ -230,13 +233,13 @@ def _rule_regressions(baseline: CheckReport, candidate: CheckReport, label_new: 
                 kind="new_rule_failure", severity="error",
                 message=f"Rule newly fails in candidate: {result.rule_id}.",
                 evidence={"rule_id": result.rule_id, "rule_kind": result.rule_kind,
-                          "violations": result.violation_count}))
+                          "violations": result.counted}))
         else:
             persisting.append(Regression(
                 kind="contract_violation", severity="error",
                 message=f"Candidate still violates contract rule: {result.rule_id}.",
                 evidence={"rule_id": result.rule_id, "rule_kind": result.rule_kind,
-                          "violations": result.violation_count, "baseline_also_failed": also_before}))
+                          "violations": result.counted, "baseline_also_failed": also_before}))
     return new + persisting
 
 
@@ -258,14 +261,18 @@ def _call_growth(before: int, after: int, limit: float) -> list[Regression]:
                   "increase_percent": None if increase == float("inf") else json_number(increase)})]
 
 
-def _outcome_drop(before: str | None, after: str | None) -> list[Regression]:
+def _outcome_drop(before: str | None, after: str | None, *, cut_short: bool) -> list[Regression]:
+    """A drop of the final outcome. Of a candidate cut short (`--partial`) it is inconclusive:
+    the final outcome is the last one observed, and the rest of the run may observe another."""
     if _OUTCOME_RANK.get(after, -1) >= _OUTCOME_RANK.get(before, -1):
         return []
+    undecided = ", but the candidate was cut short: a later outcome would replace its last (--partial)"
     return [Regression(
         kind="outcome_regression", severity="error",
         message=f"Final outcome regressed from {before or 'none'} to {after or 'none'} "
-                "(policy require_same_outcome_or_better).",
-        evidence={"baseline": before, "candidate": after})]
+                f"(policy require_same_outcome_or_better){undecided if cut_short else ''}.",
+        evidence={"baseline": before, "candidate": after},
+        status="inconclusive" if cut_short else UNSET)]
 
 
 def _rule_changes(baseline: CheckReport, candidate: CheckReport) -> list[RuleChange]:
@@ -278,5 +285,5 @@ def _rule_changes(baseline: CheckReport, candidate: CheckReport) -> list[RuleCha
             rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
             baseline="passed" if was else "failed", candidate="passed" if now else "failed",
             change="passing" if was and now else "new" if was else "fixed" if now else "still_failing",
-            baseline_violations=old.violation_count, candidate_violations=result.violation_count))
+            baseline_violations=old.counted, candidate_violations=result.counted))
     return changes

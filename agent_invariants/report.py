@@ -73,8 +73,8 @@ class Violation(msgspec.Struct, kw_only=True):
     given in every report)."""
     status: Literal["fail", "unresolved", "inconclusive"] | UnsetType = UNSET
     """`fail`: the rule is broken here; `unresolved`: what the rule needed could not be found
-    (version-2 kinds); `inconclusive`: a trace cut short may yet satisfy it (`--partial`). Every
-    status counts as a violation."""
+    (version-2 kinds); `inconclusive`: a trace cut short may yet satisfy it (`--partial`). Each
+    is listed as a violation; the inconclusive ones count in no verdict, error or warning count."""
     pointer: str | UnsetType = UNSET
     """(Version-2 kinds.) Where in the event the problem is, as a JSON Pointer (RFC 6901), e.g.
     `/args/amount`; never cut like evidence strings: a place whose pointer would be longer than
@@ -126,6 +126,11 @@ class RuleResult(msgspec.Struct, kw_only=True):
     def violation_count(self) -> int:
         """How many violations the rule found, including those left out of `violations`."""
         return len(self.violations) if self.violations_total is UNSET else self.violations_total
+
+    @property
+    def counted(self) -> int:
+        """How many violations count against the rule: all but the inconclusive ones (`--partial`)."""
+        return self.violation_count - (0 if self.inconclusive is UNSET else self.inconclusive)
 
 
 class TraceSummary(msgspec.Struct, kw_only=True):
@@ -289,6 +294,11 @@ class Regression(msgspec.Struct, kw_only=True):
     """Physical line of that event in the candidate trace file."""
     line_length: int | UnsetType = UNSET
     """Length of that line in UTF-16 code units; present only when asked for, as `Violation.line_length`."""
+    status: Literal["inconclusive"] | UnsetType = UNSET
+    """(`--partial`.) `inconclusive` when the rest of a run cut short could still undo it: a drop
+    of the final outcome, which any later outcome event replaces. Such a regression is reported
+    but leaves the comparison compatible, as an inconclusive violation leaves a check passed.
+    Absent otherwise."""
 
 
 class RuleChange(msgspec.Struct, kw_only=True):
@@ -307,9 +317,9 @@ class RuleChange(msgspec.Struct, kw_only=True):
     change: Literal["new", "fixed", "still_failing", "passing"]
     """`new` (newly failing), `fixed`, `still_failing` or `passing`."""
     baseline_violations: int
-    """Number of violations in the baseline run, kept or not."""
+    """Number of violations in the baseline run, kept or not, but for inconclusive ones (`--partial`)."""
     candidate_violations: int
-    """Number of violations in the candidate run, kept or not."""
+    """Number of violations in the candidate run, kept or not, but for inconclusive ones (`--partial`)."""
 
 
 class CompareReport(msgspec.Struct, kw_only=True):
@@ -320,7 +330,7 @@ class CompareReport(msgspec.Struct, kw_only=True):
     contract: ContractRef
     """Which contract both runs were checked against."""
     compatible: bool
-    """True when nothing regressed."""
+    """True when nothing regressed (an inconclusive regression, under `--partial`, fails nothing)."""
     baseline: CheckReport
     """The baseline run's check report."""
     candidate: CheckReport
@@ -329,6 +339,11 @@ class CompareReport(msgspec.Struct, kw_only=True):
     """What the candidate made worse, in the documented order."""
     rule_changes: list[RuleChange]
     """Every rule's state in both runs."""
+
+    @property
+    def regression_count(self) -> int:
+        """How many regressions count against the candidate: all but the inconclusive ones (`--partial`)."""
+        return sum(1 for regression in self.regressions if regression.status is UNSET)
 
 
 class BatchFailure(msgspec.Struct, kw_only=True):
@@ -379,7 +394,7 @@ class CompareBatchReport(msgspec.Struct, kw_only=True):
     pairs: int
     """Number of (baseline, candidate) pairs."""
     regressions: int
-    """Regressions over all pairs."""
+    """Regressions over all pairs, but for inconclusive ones (`--partial`), which fail nothing."""
     reports: list[CompareReport]
     """One compare report per readable pair."""
     failures: list[BatchFailure]

@@ -131,7 +131,7 @@ def compare_imported(contract: Contract, baseline: str, candidate: str, input_fo
     return CompareBatchReport(
         schema=COMPARE_BATCH_SCHEMA, contract=ContractRef(name=contract.name, version=contract.version),
         compatible=all(report.compatible for report in sections), pairs=len(sections),
-        regressions=sum(len(report.regressions) for report in sections), reports=sections, failures=[])
+        regressions=sum(report.regression_count for report in sections), reports=sections, failures=[])
 
 
 def summarize_imported(path: str, input_format: str, *, profile: Any, max_line_bytes: int) -> dict[str, TraceSummary]:

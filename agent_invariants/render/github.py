@@ -75,7 +75,7 @@ def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -
         if item.line is not UNSET:
             properties.append(f"line={item.line}")
     properties.append(f"title={_property(title)}")
-    level = "notice" if isinstance(item, Violation) and inconclusive(item) else item.severity
+    level = "notice" if inconclusive(item) else item.severity
     return f"::{level} {','.join(properties)}::{_data(item.message)}"
 
 

@@ -430,7 +430,7 @@ def _counts(report: AnyReport) -> str:
     if isinstance(report, CheckReport):
         return _check_counts(report)
     if isinstance(report, CompareReport):
-        return f"{_count(len(report.regressions), 'regression')}; candidate: {_check_counts(report.candidate)}"
+        return f"{_count(report.regression_count, 'regression')}; candidate: {_check_counts(report.candidate)}"
     if isinstance(report, CompareBatchReport):
         return f"{_count(report.pairs, 'pair')}, {_count(report.regressions, 'regression')}"
     assert isinstance(report, CheckBatchReport)
@@ -507,7 +507,8 @@ def _event(row: Row, sid: str, found: list[Violation | Regression], tokens: dict
 
 def _finding(item: Violation | Regression) -> str:
     if isinstance(item, Regression):
-        return f'<span class="finding bad">✗ regression</span> {_t(item.kind)}: {_t(item.message, 300)}'
+        css, word = ("info", "? inconclusive") if inconclusive(item) else ("bad", "✗ regression")
+        return f'<span class="finding {css}">{word}</span> {_t(item.kind)}: {_t(item.message, 300)}'
     css, word = _LEVEL["inconclusive" if inconclusive(item) else item.severity]
     code = code_of(item)
     return (f'<span class="finding {css}">{word}</span> <code>{_t(item.rule_id, 120)}</code>'

@@ -28,7 +28,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, check_failure, code_of, failures, place, sections
+from agent_invariants.render.shared import AnyReport, check_failure, code_of, failures, inconclusive, place, sections
 from agent_invariants.report import (
     BatchFailure,
     CheckBatchReport,
@@ -171,8 +171,11 @@ def _regressions(report: CompareReport, names: _Classnames, batch: bool) -> Test
                         file=_line(trace) if regression.line is not UNSET else None,
                         line=regression.line if regression.line is not UNSET else None)
         where = f" ({trace}:{regression.line})" if regression.line is not UNSET else ""
-        case.add_failure_info(message=_line(regression.message), output=_line(regression.message + where),
-                              failure_type=regression.kind)
+        if inconclusive(regression):   # (--partial) shown, not failed, as an inconclusive rule's violations
+            case.stdout = _line(f"inconclusive: {regression.message}{where}")
+        else:
+            case.add_failure_info(message=_line(regression.message), output=_line(regression.message + where),
+                                  failure_type=regression.kind)
         cases.append(case)
     if not cases:
         cases.append(TestCase("compatible", classname=classname))

@@ -82,7 +82,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
         lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
         lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events')}"
                   f"{_run(section.candidate)} | "
-                  f"{'✅ compatible' if section.compatible else '❌ regression'} | {len(section.regressions)} |"
+                  f"{'✅ compatible' if section.compatible else '❌ regression'} | {section.regression_count} |"
                   for section in report.reports]
     lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
               + (" |" if checking else "") for failure in report.failures]
@@ -174,7 +174,8 @@ def _compare(report: CompareReport) -> list[str]:
             where = ""
             if regression.line is not UNSET and report.candidate.trace is not UNSET:
                 where = f" ({_code(f'{report.candidate.trace}:{regression.line}')})"
-            lines.append(f"- ❌ **{regression.kind}**: {_text(regression.message)}{where}")
+            mark = "❔" if inconclusive(regression) else "❌"
+            lines.append(f"- {mark} **{regression.kind}**: {_text(regression.message)}{where}")
     else:
         lines.append("No configured behaviour regression detected.")
     lines += ["", "### Rules", "", "| Rule | Kind | Baseline | Candidate | Change |", "| --- | --- | --- | --- | --- |"]

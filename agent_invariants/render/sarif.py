@@ -429,7 +429,7 @@ class _Builder:
         else:
             location, related = self.contract_location(self.sources.compare_line), None
         self.append(om.Result(
-            rule_id=rule_id, rule_index=index, level=regression.severity,
+            rule_id=rule_id, rule_index=index, level="note" if inconclusive(regression) else regression.severity,
             message=om.Message(text=inert(regression.message)), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence,
                                                self.key_scenario(location)),

@@ -129,10 +129,10 @@ def code_of(violation: Violation) -> str:
     return code
 
 
-def inconclusive(violation: Violation) -> bool:
-    """Whether a violation is `inconclusive` (`--partial`): reported, but not failing anything;
-    SARIF gives it the level `note`, annotations `notice`."""
-    return violation.status == "inconclusive"
+def inconclusive(item: Violation | Regression) -> bool:
+    """Whether a violation or a regression is `inconclusive` (`--partial`): reported, but not
+    failing anything; SARIF gives it the level `note`, annotations `notice`."""
+    return item.status == "inconclusive"
 
 
 def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:

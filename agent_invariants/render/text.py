@@ -35,7 +35,7 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, failing_traces, ok, place, plural, verdict
+from agent_invariants.render.shared import AnyReport, code_of, failing_traces, inconclusive, ok, place, plural, verdict
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -197,7 +197,7 @@ def _counts(report: CheckReport) -> str:
 
 def _rule(result: RuleResult, report: CheckReport, paint: Paint) -> list[str]:
     inconclusive = 0 if result.inconclusive is UNSET else result.inconclusive
-    counted = result.violation_count - inconclusive
+    counted = result.counted
     if result.passed:
         mark = paint("?", _YELLOW) if inconclusive else paint("✓", _GREEN)
         tally = ""
@@ -240,7 +240,7 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool) -> list[str]:
     if not report.regressions:
         lines.append(paint("✓", _GREEN) + " No configured behaviour regression detected.")
     for regression in report.regressions:
-        mark = paint("✗", _RED) if regression.severity == "error" else paint("!", _YELLOW)
+        mark = paint("?", _YELLOW) if inconclusive(regression) else paint("✗", _RED)
         lines.append(f"{mark} {regression.kind}: {inert(regression.message)}")
     lines += ["", "Rules (baseline -> candidate):"]
     width = max((len(change.rule_id) for change in report.rule_changes), default=0)
