@@ -2,8 +2,9 @@
 
 A file name, a JSON key or a value echoed in a message comes from whoever wrote the input. Shown
 raw, it could clear the screen or retitle the terminal (ESC, CSI, OSC, BEL), forge a second
-`agent-invariants: ` line in a CI log (a newline), or make a line read differently from what it
-holds (bidirectional overrides). `inert` shows such characters as escapes instead:
+`agent-invariants: ` line in a CI log (a newline), make a line read differently from what it
+holds (bidirectional overrides), or make two names look alike (a zero-width space). `inert`
+shows such characters as escapes instead:
 
     >>> inert("run\\x1b[2J.jsonl\\nagent-invariants: ok \\u202e")
     'run\\\\x1b[2J.jsonl\\\\nagent-invariants: ok \\\\u202e'
@@ -27,13 +28,24 @@ LINE_LIMIT = 4000
 _SINGLE = [*range(0x20), *range(0x7F, 0xA0)]   # C0, DEL and C1 controls (\t, \n, \r: short forms below)
 _WIDE = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),   # bidi controls
          0x2028, 0x2029]                                                           # line separators
-_ESCAPES = ({code: f"\\x{code:02x}" for code in _SINGLE} | {code: f"\\u{code:04x}" for code in _WIDE}
+# Characters that show nothing, so that two names that look the same may differ (a tool
+# `payments.refund` followed by a zero-width space is not the tool a rule denies): the format
+# characters (category Cf) that show nothing on their own, all but the Arabic and Kaithi number
+# signs, which are drawn; variation selectors, fillers and the Mongolian vowel separator too.
+_INVISIBLE = [0xAD, 0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x200B, 0x200C, 0x200D,
+              *range(0x2060, 0x2065), *range(0x206A, 0x2070), 0x3164, 0xFEFF, 0xFFA0, *range(0xFE00, 0xFE10),
+              0xFFF9, 0xFFFA, 0xFFFB]
+_INVISIBLE_ASTRAL = [*range(0x13430, 0x13440), *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B),
+                     *range(0xE0000, 0xE0080), *range(0xE0100, 0xE01F0)]
+_ESCAPES = ({code: f"\\x{code:02x}" for code in _SINGLE} | {code: f"\\u{code:04x}" for code in _WIDE + _INVISIBLE}
+            | {code: f"\\U{code:08x}" for code in _INVISIBLE_ASTRAL}
             | {ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"})
 
 
 def inert(text: str, limit: int | None = None) -> str:
-    """`text` with control characters, bidirectional controls and lone surrogates shown as
-    `\\x1b`/`\\n`/`\\u202e`-style escapes; cut to its first `limit` characters and `…` when longer."""
+    """`text` with control characters, bidirectional controls, invisible characters and lone
+    surrogates shown as `\\x1b`/`\\n`/`\\u202e`/`\\u200b`-style escapes; cut to its first `limit`
+    characters and `…` when longer."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
     text = text.translate(_ESCAPES)

@@ -293,6 +293,27 @@ def test_sarif_messages_show_a_trace_line_break_and_bidi_override_as_escapes(cli
     assert not any(char in text for text in texts for char in "\r\n\x1b\u202e")
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown", "github", "junit", "sarif"])
+def test_invisible_characters_show_as_escapes_in_every_format(cli, tmp_path, fmt):
+    """README: a crafted name cannot pass for another. A tool called `payments.refund` and a
+    zero-width space is not the tool a `deny_tool` rule names: every format shows the space (and
+    the other characters that show nothing: a joiner, a BOM, a soft hyphen, a tag character),
+    as the HTML page does, so the allowlist message does not name the allowed tool."""
+    rules = [{"id": "known", "kind": "allow_tools", "tools": ["payments.refund"]},
+             {"id": "no-refund", "kind": "deny_tool", "tool": "payments.refund"}]
+    (tmp_path / "c.json").write_text(json.dumps(contract(*rules)))
+    hidden = "payments.refund\u200b\u2060\ufeff\u00ad\U000e0041"
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": hidden})))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "--format", fmt)
+    assert result.returncode == 1, result.stderr
+    # (SARIF's shown text is the message; its properties hold the evidence as data)
+    shown = json.loads(result.stdout)["runs"][0]["results"][0]["message"]["text"] if fmt == "sarif" else result.stdout
+    assert not any(char in shown for char in hidden[len("payments.refund"):])
+    escape = "\\\\" if fmt == "markdown" else "\\"   # (Markdown writes a backslash escaped)
+    assert "payments.refund" + "".join(escape + code for code in ("u200b", "u2060", "ufeff", "u00ad", "U000e0041")) \
+        in shown
+
+
 def test_junit_handles_lone_surrogates_from_the_api():
     from agent_invariants.render import junit
     from agent_invariants.report import CheckReport, ContractRef, RuleResult, TraceSummary, Violation

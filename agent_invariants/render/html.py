@@ -63,19 +63,6 @@ _LEVEL = {"error": ("bad", "✗ error"), "warning": ("warn", "⚠ warning"), "in
 _CHANGE = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}
 _RULE_CHANGE = {"new": ("bad", "✗ newly failing"), "fixed": ("good", "✓ fixed"),
                 "still_failing": ("bad", "✗ still failing"), "passing": ("good", "✓ passing")}
-# Characters that show nothing, so that two names that look the same may differ: shown as escapes.
-# (The format characters, category Cf, that show nothing on their own: all but the Arabic and
-# Kaithi number signs, which are drawn. Variation selectors, fillers and the Mongolian vowel
-# separator too.)
-_INVISIBLE = {code: f"\\u{code:04x}" for code in (0xAD, 0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810),
-                                                  0x200B, 0x200C, 0x200D, *range(0x2060, 0x2065),
-                                                  *range(0x206A, 0x2070), 0x3164, 0xFEFF, 0xFFA0,
-                                                  *range(0xFE00, 0xFE10), 0xFFF9, 0xFFFA, 0xFFFB)} \
-    | {code: f"\\U{code:08x}" for code in (*range(0x13430, 0x13440), *range(0x1BCA0, 0x1BCA4),
-                                            *range(0x1D173, 0x1D17B), *range(0xE0000, 0xE0080),
-                                            *range(0xE0100, 0xE01F0))}
-
-
 def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as one HTML page (ends with a newline). `options.timelines` (see `timeline`)
     adds each trace's timeline; without it the page has the verdict, rules and violations."""
@@ -576,6 +563,6 @@ def _seq(value: int | float) -> str:
 
 def _t(text: str, limit: int | None = 1000) -> str:
     """Text from a report, a trace or a contract as HTML: control, bidirectional and invisible
-    characters shown as escapes (`inert`, `_INVISIBLE`), then `& < > " '` escaped, so that it can
-    stand in an element or an attribute."""
-    return escape(inert(text, limit).translate(_INVISIBLE), quote=True)
+    characters shown as escapes (`inert`), then `& < > " '` escaped, so that it can stand in an
+    element or an attribute."""
+    return escape(inert(text, limit), quote=True)
