@@ -83,7 +83,7 @@ from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
            "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path",
-           "path_text", "shape_of", "stability_of")
+           "path_text", "shape_of", "stability_of", "unstable_paths")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -282,6 +282,12 @@ def failed_checks(report: StabilityReport) -> list[int]:
     """The runs (by index) that `--contract` checked and that fail it: the exit is 1 for them as
     for an unstable shape, so every format says so beside the shape's verdict."""
     return [index for index, run in enumerate(report.runs) if run.check and not run.check.passed]
+
+
+def unstable_paths(report: StabilityReport) -> int:
+    """How many paths are unstable, as every format heads the report: a path unstable both in
+    presence and in type is one path (with two entries)."""
+    return len({entry.path for entry in report.unstable})
 
 
 def odd_one(entry: Unstable) -> int:

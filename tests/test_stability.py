@@ -97,6 +97,21 @@ def test_markdown_has_a_row_per_unstable_path_and_per_trace():
     assert "| 2 | `examples/report-shape/run-3.jsonl` | yes |  |" in lines
 
 
+@pytest.mark.parametrize(("fmt", "heading"), [
+    ("text", "UNSTABLE  3 of 3 traces report an output · 1 unstable path"),
+    ("markdown", "## ❌ agent-invariants stability: 1 unstable path"),
+])
+def test_a_path_unstable_in_presence_and_type_is_one_path_in_every_heading(tmp_path, fmt, heading):
+    """README: every format renders the same report. `total` is missing from one run and a string
+    in another: two entries (presence, type) of one unstable path, as text, Markdown and the page
+    count it."""
+    names = [trace(tmp_path, "a.jsonl", {"total": 1}), trace(tmp_path, "b.jsonl", {}),
+             trace(tmp_path, "c.jsonl", {"total": "1"})]
+    result = run(*names, "--format", fmt, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0] == heading
+
+
 def test_junit_fails_one_test_case_per_unstable_path():
     suite = ET.fromstring(run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "junit").stdout).find("testsuite")
     assert suite is not None

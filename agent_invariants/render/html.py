@@ -36,7 +36,7 @@ from agent_invariants.report import (
     Regression,
     Violation,
 )
-from agent_invariants.stability import StabilityReport, describe
+from agent_invariants.stability import StabilityReport, describe, unstable_paths
 from agent_invariants.timeline import Call, Counted, Gap, Missing, Row, Timeline, Timelines, align, detailed, take_turns
 
 __all__ = ("INDEX_BYTES", "LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "RULES_BYTES", "TIMELINE_BYTES", "render")
@@ -157,7 +157,7 @@ class _Page:
         else:
             mark = '<span class="verdict bad">✗ unstable</span>'
             said = f"{reporting} of {len(traces):,} runs report an output; " + \
-                _count(len({entry.path for entry in report.unstable}), "unstable path")
+                _count(unstable_paths(report), "unstable path")
         items = self.fitting("list", (f'<li><span class="finding bad">✗ {_t(entry.path, 300)} ({entry.kind})</span> '
                                       f"{_t(describe(entry, traces), 1000)}</li>" for entry in report.unstable))
         lines = ['<section id="stability" aria-labelledby="stability-h">',

@@ -38,7 +38,7 @@ from agent_invariants.report import (
     RecordInfo,
     Violation,
 )
-from agent_invariants.stability import StabilityReport, failed_checks
+from agent_invariants.stability import StabilityReport, failed_checks, unstable_paths
 
 __all__ = ("MAX_VIOLATIONS", "render")
 
@@ -223,7 +223,7 @@ def _stability(report: StabilityReport) -> list[str]:
     elif report.stable:
         heading = f"## ✅ agent-invariants stability: stable ({reporting} traces report an output of one shape)"
     else:
-        heading = f"## ❌ agent-invariants stability: {plural(len(report.unstable), 'unstable path')}"
+        heading = f"## ❌ agent-invariants stability: {plural(unstable_paths(report), 'unstable path')}"
     failing = failed_checks(report)
     if failing:   # (--contract: the exit is 1 for these too)
         heading = heading.replace("## ✅", "## ❌", 1).replace("## ⚠️", "## ❌", 1) + \

@@ -279,7 +279,7 @@ def _summary(summary: TraceSummary) -> list[str]:
 def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     """The verdict, each unstable path with the traces on each side (by their number), then the
     numbered traces: which do not report, and with a contract, each one's check."""
-    from agent_invariants.stability import failed_checks
+    from agent_invariants.stability import failed_checks, unstable_paths
 
     reporting = sum(1 for run in report.runs if run.reporting)
     traces = plural(len(report.runs), "trace")
@@ -289,7 +289,7 @@ def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     elif report.stable:
         head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} {verb} an output, all of one shape"
     else:
-        paths = plural(len({entry.path for entry in report.unstable}), "unstable path")
+        paths = plural(unstable_paths(report), "unstable path")
         head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {verb} an output · {paths}"
     failing = failed_checks(report)
     if failing:   # (--contract: the exit is 1 for these too)
