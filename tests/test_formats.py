@@ -587,3 +587,19 @@ def test_junit_compare_names_a_regression_by_what_it_is_about_not_its_place(cli,
                                        ("agent-invariants.pol.compare.y", "tool_call_increase"),
                                        ("agent-invariants.pol.compare.y", "outcome_regression")]),
     ]
+
+
+def test_junit_compare_keeps_two_tools_that_read_alike_apart(cli, tmp_path):
+    """ci-formats.md (GitLab): classname and name are a test's identity, and a repeat is dropped.
+    A tool whose name holds a line break and one holding a backslash and `n` both read `a\\nb`
+    once escaped: the second test is named `new_tool: a\\nb #2`, so neither is lost."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
+    (tmp_path / "b.jsonl").write_text(jsonl(events({"type": "run.start"})))
+    (tmp_path / "k.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "a\nb"},
+                                                   {"type": "tool.call", "tool": "a\\nb"})))
+    result = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--format", "junit")
+    assert result.returncode == 1, result.stderr
+    suite = parse_junit(result.stdout).find("testsuite")
+    assert suite is not None
+    assert [(case.get("name"), case.get("line")) for case in suite.findall("testcase")] == [
+        ("new_tool: a\\nb", "1"), ("new_tool: a\\nb #2", "2")]

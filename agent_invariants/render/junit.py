@@ -165,9 +165,16 @@ def _regressions(report: CompareReport, names: _Classnames, batch: bool) -> Test
         part += "." + _slug(_stem(trace)) + ("" if report.candidate.run is UNSET else f"-{_slug(report.candidate.run)}")
     classname = names.unique(report.contract.name, part)
     cases = []
+    named: set[str] = set()
     for regression in report.regressions:
         key = regression.evidence.get("rule_id") or regression.evidence.get("tool")
-        case = TestCase(_line(regression.kind if key is None else f"{regression.kind}: {key}"), classname=classname,
+        name = base = _line(regression.kind if key is None else f"{regression.kind}: {key}")
+        count = 1
+        while name in named:   # two tools whose names read alike once escaped (a line break, a literal `\n`)
+            count += 1
+            name = f"{base} #{count}"
+        named.add(name)
+        case = TestCase(name, classname=classname,
                         file=_line(trace) if regression.line is not UNSET else None,
                         line=regression.line if regression.line is not UNSET else None)
         where = f" ({trace}:{regression.line})" if regression.line is not UNSET else ""
