@@ -46,6 +46,9 @@ MAX_VIOLATIONS = 50
 # Escaped wherever they occur. Text never starts a line here, so list and heading markers
 # (- + 1.) are harmless; @ and # are escaped so names cannot mention people or link issues.
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#@!])")
+_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(?=://)|(?<=(?<![A-Za-z0-9])[Ww]{3})(?=\.)")
+"""What GitHub would turn into a link without brackets (`https://…`, `www.…`): the `:` or the `.`
+is backslashed, which shows the same and splits the text the autolink would read."""
 _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("warning", False): "⚠️ warning"}
 _MARKS = {"passed": "✅", "compatible": "✅", "failed": "❌", "regression": "❌", "unstable": "❌", "incomplete": "⚠️"}
 """The mark beside each verdict (`shared.verdict`)."""
@@ -200,7 +203,7 @@ def _text(text: str) -> str:
     HTML-escaped, Markdown punctuation backslashed."""
     text = inert(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", text)
+    return _AUTOLINK.sub(r"\\", _SPECIAL.sub(r"\\\1", text))
 
 
 def _code(text: str) -> str:
