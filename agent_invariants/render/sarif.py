@@ -149,7 +149,7 @@ _STABILITY_RULES = {
 def _stability(report: StabilityReport, sources: Sources) -> om.Run:
     """A stability report: one result per unstable path and kind, at the terminal event (the
     line of the final output) of the run it is best shown in, the other runs as related places."""
-    traces = [inert(run.trace) for run in report.runs]
+    traces = [sources.uri(run.trace) for run in report.runs]   # (named as the locations name them, as in a check)
     descriptors: list[om.ReportingDescriptor] = []
     rule_index: dict[str, int] = {}
     results = []
