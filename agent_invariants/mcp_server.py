@@ -343,8 +343,10 @@ def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]
         if key == "input_format" and args.setdefault(key, "native") not in INPUT_FORMATS:
             raise ArgumentError(f"input_format: expected one of {', '.join(INPUT_FORMATS)}, got "
                                 f"{msgspec.json.encode(args[key]).decode()[:80]}")
-        if key == "run" and not isinstance(args.setdefault(key, None), (str, type(None))):
+        if key == "run" and key in args and not isinstance(args[key], str):   # (null too, as for input_format)
             raise ArgumentError(f"run: expected a run id (a string), got {json_type(args[key])}")
+        if key == "run":
+            args.setdefault(key, None)
     if args.get("run") is not None:   # as the command line refuses --run without --input-format
         if args["run"] == "":
             raise ArgumentError("run: expected a run id, got an empty string")

@@ -297,6 +297,9 @@ def test_the_mcp_check_tool_takes_records_of_another_format(logs: dict[str, Path
     assert report["passed"] is False and report["run"] == "s2"
     with pytest.raises(InputError, match="input_format: expected one of native, auto, otel"):
         run_tool(CHECK, {"contract": contract, "events": both, "input_format": "csv"})
+    # null is no value of either: refused as input_format's is, not read as "no run chosen"
+    with pytest.raises(InputError, match=r"^run: expected a run id \(a string\), got null$"):
+        run_tool(CHECK, {"contract": contract, "events": both, "input_format": "mcp-log", "run": None})
 
 
 def test_a_tools_list_reply_is_a_tool_listing(logs: dict[str, Path]) -> None:
