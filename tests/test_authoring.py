@@ -173,37 +173,40 @@ def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli
     assert result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize(("schema", "problem"), [
-    ({"$ref": "#/$defs/missing"}, 'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
-    ({"$ref": "#nosuch"}, 'a reference cannot be resolved: the schema has no anchor "nosuch"'),
-    ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+@pytest.mark.parametrize(("schema", "at", "problem"), [
+    ({"$ref": "#/$defs/missing"}, ".$ref",
+     'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
+    ({"$ref": "#nosuch"}, ".$ref", 'a reference cannot be resolved: the schema has no anchor "nosuch"'),
+    ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}, "",
      "its references go round in a circle"),
     # reached by no sample value: in a property, in a `not`, in a definition nothing uses
-    ({"properties": {"x": {"$ref": "#/$defs/missing"}}},
+    ({"properties": {"x": {"$ref": "#/$defs/missing"}}}, ".properties.x.$ref",
      'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
-    ({"$defs": {"unused": {"not": {"$ref": "#/$defs/zz"}}}},
+    ({"$defs": {"unused": {"not": {"$ref": "#/$defs/zz"}}}}, ".$defs.unused.not.$ref",
      'a reference cannot be resolved: the schema has nothing at "#/$defs/zz"'),
     # no circle, but twelve levels of two references each to the next: 8,190 references for one value
     ({"$defs": {**{f"d{level}": {"allOf": [{"$ref": f"#/$defs/d{level + 1}"}, {"$ref": f"#/$defs/d{level + 1}"}]}
-                   for level in range(12)}, "d12": {"type": "object"}}, "$ref": "#/$defs/d0"},
+                   for level in range(12)}, "d12": {"type": "object"}}, "$ref": "#/$defs/d0"}, "",
      "its references were followed more than 1,100 times for one value, the most allowed (1,000, and 100 for each "
      "node of the value)"),
     # circles that only a value with the key, or with items, reaches: found all the same
-    ({"$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
+    ({"$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}}, "",
      "its references go round in a circle"),
     ({"$defs": {"a": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/b"}]}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
-      "items": {"$ref": "#/$defs/a"}}, "its references go round in a circle"),
+      "items": {"$ref": "#/$defs/a"}}, "", "its references go round in a circle"),
     # under a nested `$id`, `#` is that subschema, which has no `definitions`
     ({"definitions": {"a": {}}, "properties": {"x": {"$id": "file:///tmp/elsewhere.json", "$ref": "#/definitions/a"}}},
-     'a reference cannot be resolved: the schema has nothing at "#/definitions/a"'),
+     ".properties.x.$ref", 'a reference cannot be resolved: the schema has nothing at "#/definitions/a"'),
 ])
 @pytest.mark.parametrize("kind", ["output_schema", "tool_args"])
-def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, write, schema, problem, kind):
+def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, write, schema, at, problem, kind):
+    """A reference that leads nowhere is named at its own path (`…schema.properties.x.$ref`); a
+    circle or a schema too costly to apply, at the schema."""
     rule = {"id": "shape", "kind": kind, "schema": schema, **({"tool": "t"} if kind == "tool_args" else {})}
     write("contract.json", json.dumps({"version": 2, "name": "refs", "rules": [rule]}))
     result = cli("validate", "--contract", "contract.json")
     assert (result.returncode, result.stdout) == (2, "")
-    where = "agent-invariants: contract.json:1: $.rules[0].schema"
+    where = "agent-invariants: contract.json:1: $.rules[0].schema" + at
     assert result.stderr == f"{where}: the schema cannot be used: {problem}\n"
 
 

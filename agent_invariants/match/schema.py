@@ -57,9 +57,9 @@ class ArgsSchema:
                 compile_search(text)
             except RegexError as exc:
                 raise FieldProblem(where, f"the pattern {exc}") from None
-        problem = _reference_problem(schema)
-        if problem is not None:
-            raise FieldProblem(field, f"the schema cannot be used: {problem}")
+        found = _reference_problem(schema, field)
+        if found is not None:
+            raise FieldProblem(found[0], f"the schema cannot be used: {found[1]}")
         self._validator = _validator_type()(schema, registry=_no_retrieval())
         for sample in _SAMPLES:
             problem = self._unusable(sample)
@@ -225,10 +225,11 @@ def _no_retrieval() -> Any:
     return Registry()
 
 
-def _reference_problem(schema: dict[str, Any] | bool) -> str | None:
-    """Why the schema's references cannot be followed, or None: a `$ref` that leads nowhere (each
-    is looked up where it stands, under the `$id`s around it, whether or not a value would reach
-    it: trying sample values finds only what they reach), or a circle (`_circle`)."""
+def _reference_problem(schema: dict[str, Any] | bool, field: str) -> tuple[str, str] | None:
+    """Where and why the schema's references cannot be followed, or None: a `$ref` that leads
+    nowhere, at its own path (each is looked up where it stands, under the `$id`s around it,
+    whether or not a value would reach it: trying sample values finds only what they reach), or
+    a circle (`_circle`), at `field`."""
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
 
@@ -240,8 +241,23 @@ def _reference_problem(schema: dict[str, Any] | bool) -> str | None:
             try:
                 resolver.lookup(reference)
             except Unresolvable as exc:
-                return _why(exc)
-    return _circle(schemas)
+                return _path_of(contents, schema, field) + ".$ref", _why(exc)
+    circle = _circle(schemas)
+    return None if circle is None else (field, circle)
+
+
+def _path_of(target: dict[str, Any], schema: Any, field: str) -> str:
+    """The JSON path of the object `target` (itself, not an equal one) inside `schema`."""
+    stack: list[tuple[Any, str]] = [(schema, field)]
+    while stack:
+        value, path = stack.pop()
+        if value is target:
+            return path
+        if isinstance(value, dict):
+            stack.extend((item, member(path, key)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{position}]") for position, item in enumerate(value))
+    return field   # (not reached: every subschema stands somewhere in the schema)
 
 
 _IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
