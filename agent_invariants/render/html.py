@@ -63,6 +63,8 @@ _LEVEL = {"error": ("bad", "✗ error"), "warning": ("warn", "⚠ warning"), "in
 _CHANGE = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}
 _RULE_CHANGE = {"new": ("bad", "✗ newly failing"), "fixed": ("good", "✓ fixed"),
                 "still_failing": ("bad", "✗ still failing"), "passing": ("good", "✓ passing")}
+
+
 def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as one HTML page (ends with a newline). `options.timelines` (see `timeline`)
     adds each trace's timeline; without it the page has the verdict, rules and violations."""
