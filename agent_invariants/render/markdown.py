@@ -44,8 +44,12 @@ __all__ = ("MAX_VIOLATIONS", "render")
 
 MAX_VIOLATIONS = 50
 # Escaped wherever they occur. Text never starts a line here, so list and heading markers
-# (- + 1.) are harmless; @ and # are escaped so names cannot mention people or link issues.
-_SPECIAL = re.compile(r"([\\`*_\[\]|~#@!])")
+# (- + 1.) are harmless.
+_SPECIAL = re.compile(r"([\\`*_\[\]|~!])")
+_REFERENCES = str.maketrans({"@": "@&#8203;", "#": "#&#8203;"})
+"""`@` and `#` with a zero-width space after them, so that a name in a trace can neither mention
+someone (`@octocat`) nor link an issue (`#12`): GitHub finds those in the rendered text, after the
+Markdown's own escapes are gone, as the bots that quote release notes in pull requests know."""
 _AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(?=://)|(?<=(?<![A-Za-z0-9])[Ww]{3})(?=\.)")
 """What GitHub would turn into a link without brackets (`https://…`, `www.…`): the `:` or the `.`
 is backslashed, which shows the same and splits the text the autolink would read."""
@@ -200,10 +204,10 @@ def _change(change: str, severity: str) -> str:
 def _text(text: str) -> str:
     """Plain text inside Markdown: control and bidirectional characters escaped (`inert`: a line
     break shows as `\\n`, so the text stays one line and `x\\ny` never reads as `x y`),
-    HTML-escaped, Markdown punctuation backslashed."""
+    HTML-escaped, Markdown punctuation backslashed, no mention, issue link or bare URL."""
     text = inert(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _AUTOLINK.sub(r"\\", _SPECIAL.sub(r"\\\1", text))
+    return _AUTOLINK.sub(r"\\", _SPECIAL.sub(r"\\\1", text)).translate(_REFERENCES)
 
 
 def _code(text: str) -> str:
