@@ -609,13 +609,14 @@ def test_junit_compare_keeps_two_tools_that_read_alike_apart(cli, tmp_path):
 
 def test_markdown_turns_no_bare_url_into_a_link(cli, tmp_path):
     """README: text from traces is escaped in Markdown (a pull-request comment): GitHub links a
-    bare `https://…` or `www.…` by itself, so the `:` and the `.` that it reads are backslashed
-    (shown the same), in the contract's name as in a tool's."""
+    bare `https://…` or `www.…` by itself, so a zero-width space splits what it reads (shown
+    the same), in the contract's name as in a tool's."""
     (tmp_path / "c.json").write_text(json.dumps(contract({"id": "known", "kind": "allow_tools", "tools": ["kb"]},
                                                          name="Approved - see https://evil.example/login")))
     (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "Re-run at https://e.example/fix "
                                                     "or www.e.example [x](http://e.example)"})))
     text = run_ok(cli, "check", "-c", "c.json", "-t", "t.jsonl", "--format", "markdown")
-    assert text.startswith("## ❌ agent-invariants: Approved - see https\\://evil.example/login failed\n")
-    assert "allowlist: Re-run at https\\://e.example/fix or www\\.e.example \\[x\\](http\\://e.example)." in text
-    assert "://" not in text.replace("\\://", "")
+    assert text.startswith("## ❌ agent-invariants: Approved - see https&#8203;://evil.example/login failed\n")
+    tool = "Re-run at https&#8203;://e.example/fix or www&#8203;.e.example \\[x\\](http&#8203;://e.example)"
+    assert f"allowlist: {tool}." in text
+    assert "://" not in text.replace("&#8203;://", "")

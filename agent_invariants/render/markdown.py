@@ -51,8 +51,8 @@ _REFERENCES = str.maketrans({"@": "@&#8203;", "#": "#&#8203;"})
 someone (`@octocat`) nor link an issue (`#12`): GitHub finds those in the rendered text, after the
 Markdown's own escapes are gone, as the bots that quote release notes in pull requests know."""
 _AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(?=://)|(?<=(?<![A-Za-z0-9])[Ww]{3})(?=\.)")
-"""What GitHub would turn into a link without brackets (`https://…`, `www.…`): the `:` or the `.`
-is backslashed, which shows the same and splits the text the autolink would read."""
+"""Where GitHub would see a link without brackets (`https://…`, `www.…`): a zero-width space
+goes before the `://` or the `.`, which splits the text the autolink would read."""
 _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("warning", False): "⚠️ warning"}
 _MARKS = {"passed": "✅", "compatible": "✅", "failed": "❌", "regression": "❌", "unstable": "❌", "incomplete": "⚠️"}
 """The mark beside each verdict (`shared.verdict`)."""
@@ -207,7 +207,7 @@ def _text(text: str) -> str:
     HTML-escaped, Markdown punctuation backslashed, no mention, issue link or bare URL."""
     text = inert(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _AUTOLINK.sub(r"\\", _SPECIAL.sub(r"\\\1", text)).translate(_REFERENCES)
+    return _AUTOLINK.sub("&#8203;", _SPECIAL.sub(r"\\\1", text).translate(_REFERENCES))
 
 
 def _code(text: str) -> str:
