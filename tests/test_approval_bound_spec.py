@@ -358,6 +358,14 @@ def test_max_age_ms_compares_times_and_the_boundary_passes(run):
     assert out.missing() == [(3, [rej(1, "expired")]), (4, [rej(1, "time_missing")])]
 
 
+def test_max_age_ms_may_be_a_fraction(run):
+    """§3.5: `max_age_ms` is "≥ 1", a number: 1.5 ms lets a grant 1.5 ms old cover its call, and
+    not one 1.6 ms old (times are read to the microsecond)."""
+    out = run(rule(max_age_ms=1.5, one_use=False), grant(time="2025-01-01T00:00:00Z"),
+              call(time="2025-01-01T00:00:00.0015Z"), call(time="2025-01-01T00:00:00.0016Z"))
+    assert out.missing() == [(3, [rej(1, "expired")])]
+
+
 def test_max_age_ms_with_a_grant_without_time_is_time_missing(run):
     out = run(rule(max_age_ms=1000), grant(), call(time=at_ms(0)))
     assert out.missing() == [(2, [rej(1, "time_missing")])]

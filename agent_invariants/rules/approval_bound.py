@@ -42,7 +42,7 @@ class ApprovalBoundConfig(RuleConfig, frozen=True, kw_only=True, tag="approval_b
     (`args_subset`), or its `call_id`."""
     max_age_events: Annotated[int, Meta(ge=1, le=100_000)] | UnsetType = UNSET
     """The grant must be at most this many events before the call."""
-    max_age_ms: Annotated[int, Meta(ge=1)] | UnsetType = UNSET
+    max_age_ms: Annotated[float, Meta(ge=1)] | UnsetType = UNSET
     """The grant's `time` must be at most this many milliseconds before the call's (both need a time)."""
     revoked_by: Annotated[list[Glob], Meta(min_length=1, max_length=20)] | UnsetType = UNSET
     """Event types that revoke earlier grants (default `["approval.revoked"]`)."""
