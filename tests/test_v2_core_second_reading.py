@@ -567,6 +567,13 @@ def test_mismatch_pointer_names_the_argument(catalogue: dict[str, Report]) -> No
     ({"$lte": {"$from_result": {"tool": "orders.get", "path": "paid"}}, "$gte": {"$arg": "floor"}}, 59.9,
      'expected {"$gte":{"$arg":"floor"},"$lte":{"$from_result":{"path":"paid","tool":"orders.g… '   # (cut at 80)
      "where $gte is 1, $lte is 49.9, got 59.9"),
+    # inside $any_of, each failed branch's references, named by their place in it
+    ({"$any_of": [{"$lte": {"$from_result": {"tool": "orders.get", "path": "paid"}}}, 0]}, 59.9,
+     'expected {"$any_of":[{"$lte":{"$from_result":{"path":"paid","tool":"orders.get"}}},0]} '
+     "where $any_of[0].$lte is 49.9, got 59.9"),
+    ({"$any_of": [{"$from_result": {"tool": "orders.get", "path": "paid"}}, {"$in": [1, 2]}]}, 59.9,
+     'expected {"$any_of":[{"$from_result":{"path":"paid","tool":"orders.get"}},{"$in":[1,2]}]… '   # (cut at 80)
+     "where $any_of[0] is any of [49.9], got 59.9"),
 ])
 def test_a_mismatch_of_operators_on_references_says_what_they_resolved_to(tmp_path: Path, node: Any, amount: Any,
                                                                           said: str) -> None:

@@ -414,6 +414,8 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
                 return True
         if actual is not ABSENT:   # at an absent key, an operator no branch of which accepts absence is a
             trial.unresolved.extend(item for result in branches for item in result.unresolved)   # mismatch (point 9)
+        for position, (branch, result) in enumerate(zip(operand, branches, strict=True)):
+            resolved.extend(_branch_resolved(f"$any_of[{position}]", branch, result))
         return False
     if actual is ABSENT:
         return False
@@ -460,6 +462,19 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             unresolved.setdefault(repr(sorted(entry.items(), key=lambda pair: pair[0])), entry)
     trial.unresolved.extend(unresolved.values())
     return False
+
+
+def _branch_resolved(name: str, branch: Node, result: Outcome) -> list[tuple[str, Any]]:
+    """What the references of a failed `$any_of` branch resolved to, named by their place in the
+    branch (`$any_of[0].$lte`, or `$any_of[1]` for a branch that is a reference): a branch that is
+    an operator object or a reference, at the `$any_of`'s own value (its one mismatch)."""
+    if len(result.mismatches) != 1 or result.unresolved:
+        return []
+    if branch.kind == "reference":
+        return [(name, result.mismatches[0]["expected"])]
+    if branch.kind == "ops":
+        return [(f"{name}.{inner}", value) for inner, value in result.resolved.get(0, [])]
+    return []
 
 
 def _candidates(reference: Reference, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve,
