@@ -172,3 +172,25 @@ def test_the_line_of_a_violation_is_the_line_of_its_root_run(exports: dict[str, 
     report = check_trace(contract, ImportedTrace(SourceFile.of(exports["two_runs"]), runs[1]))
     assert report.run == runs[1].run_id
     assert report.trace == str(exports["two_runs"])
+
+
+LIVE = ("refund_ok", "tool_raises", "parallel", "retries")
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return written(langchain_runs.write_live, LIVE, tmp_path_factory.mktemp("live"), ".runs.jsonl")
+
+
+def _what(found: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(event["type"], event.get("tool"), event.get("call_id"), event.get("args"), event.get("ok"),
+             event.get("result"), event.get("output"), event.get("reason")) for event in found]
+
+
+@pytest.mark.parametrize("scenario", LIVE)
+def test_a_run_written_as_it_was_created_and_again_as_it_ended_is_one_run(
+        exports: dict[str, Path], live: dict[str, Path], scenario: str) -> None:
+    """README: every run on its own line. Runs reach LangSmith twice (created, then updated at
+    their end): written so, each is still one run, with the calls, results and end of the tree
+    export, no call left unanswered and no `~2` copy, and a failed root still fails the run."""
+    assert _what(events(live[scenario])) == _what(events(exports[scenario]))

@@ -31,6 +31,12 @@ def agents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
+def live_agents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return written(openai_agents_export.write_live, ("refund_ok", "parallel", "tool_raises", "guardrail"),
+                   tmp_path_factory.mktemp("live"), ".agents.jsonl")
+
+
+@pytest.fixture(scope="module")
 def inference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return written(openinference_agents.write, AGENTS, tmp_path_factory.mktemp("openinference"), ".otlp.jsonl")
 
@@ -113,6 +119,36 @@ def test_otel_a_tool_the_agent_does_not_have_comes_from_the_message_parts(otel: 
     assert result["call_id"] == call["call_id"] and "Unknown tool name" in result["result"]
     assert "ok" not in result   # the part says nothing of success: never guessed
     assert call["seq"] < result["seq"]
+
+
+def test_otel_a_call_its_span_ran_is_never_also_made_from_the_message_parts(otel: dict[str, Path],
+                                                                            tmp_path: Path) -> None:
+    """Point 29: only a `tool_call` part whose id has no execute_tool span becomes a synthetic call.
+    The wall clock that stamps spans steps back 2 s after the second model turn starts (as NTP
+    may), so the refund's span starts before the turn that asked for it: it is still that call."""
+    lines = otel["refund_ok"].read_text().splitlines()
+    spans = [span for line in lines for resource in json.loads(line)["resourceSpans"]
+             for scope in resource["scopeSpans"] for span in scope["spans"]]
+    chats = sorted(int(span["startTimeUnixNano"]) for span in spans if span["name"].startswith("chat"))
+    step = chats[1]
+
+    def stepped(line: str) -> str:
+        record = json.loads(line)
+        for resource in record["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for key in ("startTimeUnixNano", "endTimeUnixNano"):
+                        if int(span[key]) > step:
+                            span[key] = str(int(span[key]) - 2_000_000_000)
+        return json.dumps(record)
+
+    path = tmp_path / "stepped.otlp.jsonl"
+    path.write_text("".join(stepped(line) + "\n" for line in lines))
+    found = events(path)
+    assert sorted(tool for tool, _ in tools(found)) == ["lookup_order", "refund"]
+    assert not any(event["data"]["source"].get("synthetic") for event in found)
+    assert sorted(event["call_id"] for event in of_type(found, "tool.call")) == \
+        sorted(event["call_id"] for event in of_type(events(otel["refund_ok"]), "tool.call"))
 
 
 def test_otel_an_output_tool_is_no_call(otel: dict[str, Path]) -> None:
@@ -232,6 +268,21 @@ def test_agents_two_traces_are_two_runs(agents: dict[str, Path]) -> None:
     assert len(runs) == 2 and all(found.run_id.startswith("trace_") for found in runs)
 
 
+def test_agents_runs_are_listed_in_the_order_they_begin_in_the_file(agents: dict[str, Path], tmp_path: Path,
+                                                                     cli: Any) -> None:
+    """README: runs are listed in the order they begin in the file. A run begins at its trace
+    record (written as the trace starts), even when another run's spans all end before its own."""
+    first, second = (agents[name].read_text().splitlines() for name in ("refund_ok", "tool_raises"))
+    both = tmp_path / "both.agents.jsonl"
+    both.write_text("\n".join([first[0], *second, *first[1:]]) + "\n")
+    ids = [json.loads(lines[0])["id"] for lines in (first, second)]
+    result = cli("summary", "-t", str(both), "--input-format", "openai-agents", "--run", "all")
+    assert result.returncode == 0, result.stderr
+    assert list(json.loads(result.stdout)) == ids
+    refused = cli("summary", "-t", str(both), "--input-format", "openai-agents")
+    assert f"holds 2 runs ({ids[0]}, {ids[1]})" in refused.stderr
+
+
 # -- openinference ---------------------------------------------------------------------------------------------------
 
 def test_openinference_call_ids_come_from_the_model_by_name_and_order(inference: dict[str, Path]) -> None:
@@ -261,3 +312,32 @@ def test_openinference_a_handoff_span_is_a_handoff(inference: dict[str, Path]) -
 
 def test_openinference_a_tool_error_is_a_failed_result(inference: dict[str, Path]) -> None:
     assert of_type(events(inference["tool_raises"]), "tool.result")[0]["ok"] is False
+
+
+# -- openai-agents, written live (each span as it starts, and again as it ends) --------------------------------------
+
+@pytest.mark.parametrize("scenario", ["refund_ok", "parallel", "tool_raises", "guardrail"])
+def test_agents_a_span_written_as_it_starts_and_as_it_ends_is_one_span(
+        agents: dict[str, Path], live_agents: dict[str, Path], scenario: str) -> None:
+    """README: a span exported while it ran has no end yet; written again when it ends (same span
+    id), it is the same span: the same calls, results and run end as the export written at the end."""
+    live, ended = events(live_agents[scenario]), events(agents[scenario])   # (two runs: their ids differ)
+    assert [(event["type"], event.get("tool"), event.get("args"), event.get("ok"), event.get("result"))
+            for event in live] == \
+        [(event["type"], event.get("tool"), event.get("args"), event.get("ok"), event.get("result")) for event in ended]
+    assert not any("native_call_id" in event["data"] or "~" in event.get("call_id", "") for event in live)
+
+
+def test_agents_a_run_whose_process_died_has_no_end_and_its_call_in_flight_no_result(
+        live_agents: dict[str, Path], tmp_path: Path) -> None:
+    """A live log cut where the process died, inside `refund` (after its span started): the run's
+    outermost spans never ended, so there is no run.completed to map (as a call whose span never
+    ended gets no result): `check --partial` can then judge the run as cut short."""
+    lines = live_agents["refund_ok"].read_text().splitlines()
+    refund_start = next(number for number, line in enumerate(lines)
+                        if '"name": "refund"' in line and '"ended_at": null' in line)
+    cut = tmp_path / "died.agents.jsonl"
+    cut.write_text("\n".join(lines[:refund_start + 1]) + "\n")
+    found = events(cut)
+    assert [(event["type"], event.get("tool")) for event in found] == [
+        ("run.start", None), ("tool.call", "lookup_order"), ("tool.result", "lookup_order"), ("tool.call", "refund")]

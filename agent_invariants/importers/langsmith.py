@@ -12,7 +12,8 @@ nested, or every run on its own line (§7, §10 points 26-28, 31, 36).
   skipped, and counted.
 
 A run belongs to the trace its `trace_id` names; without one, to its record's top run's (a nested
-child), else to its parent's when that was read before it, else it is a root.
+child), else to its parent's when that was read before it, else it is a root. A run written as it
+was created (no `end_time`) and again as it ended is one run, the later record's fields winning.
 
 A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
 else `outputs.output`; text is parsed as JSON when it is JSON. `ok` is false when the run has an
@@ -145,11 +146,36 @@ def _time(value: Any, path: str, file: str, line: int, default: int | None = Non
     return at
 
 
+def _merged(members: list[_Run]) -> list[_Run]:
+    """One run per id where a run was written as it was created (no `end_time`) and again as it
+    ended, as runs reach LangSmith (created, then updated): the later record's fields update the
+    earlier one's (a field it holds as null keeps the earlier value), in the earlier one's place.
+    The same record written twice counts once; runs that only share an id stay apart, as written."""
+    kept: list[_Run] = []
+    first_at: dict[str, int] = {}
+    for run in members:
+        place = first_at.setdefault(run.raw["id"], len(kept))
+        if place < len(kept):
+            earlier = kept[place]
+            if not earlier.ended:
+                raw = {**earlier.raw, **{key: value for key, value in run.raw.items()
+                                          if value is not None or earlier.raw.get(key) is None}}
+                merged = _Run(raw, earlier.depth, run.line, earlier.order, earlier.start,
+                              run.end if run.ended else earlier.end)
+                kept[place] = merged
+                continue
+            if earlier.raw == run.raw:
+                continue
+        kept.append(run)
+    return kept
+
+
 class _Trace:
     """The runs of one trace, mapped to events."""
 
     def __init__(self, context: Context, trace_id: str, members: list[_Run]) -> None:
         self.context, self.trace_id = context, trace_id
+        members = _merged(members)
         members.sort(key=lambda run: (str(run.raw.get("dotted_order") or ""), run.order))
         self.members = members
         self.by_id = {run.raw["id"]: run for run in members}

@@ -5,7 +5,8 @@ per line, as a tracing processor writes `trace.export()` and `span.export()` (§
 - the trace (`object: trace`) and its spans: the run, whose id is the trace id; `run.start` at the
   first span's start, `run.completed` at the last span's end, or `run.failed` {status: failed,
   reason} when an agent span (or the SDK's `task` or `turn` span around it) fails or a guardrail
-  fires;
+  fires; no end at all while an outermost span has not ended (exported while it ran). A span
+  written as it started and again as it ended (same id) is one span;
 - `span_data.type = function`: `tool.call` {tool: `name`, call_id: the span id, args: `input`} at
   its start, `tool.result` {result: `output`, ok: `error` is null} at its end;
 - `guardrail` with `triggered: true`: `control.stop` {reason: `guardrail:<name>`} at its end (so a
@@ -90,6 +91,8 @@ def _read(record: Record, context: Context, order: int) -> tuple[str, _Span] | N
         trace_id = _text(value, "id", "$", context.file, record.line)
         if not context.wants(trace_id):
             context.seen(trace_id)
+        else:   # the run begins here, for the order runs are listed in, though its spans come later
+            context.began.setdefault(trace_id, record.line)
         return None
     trace_id = _text(value, "trace_id", "$", context.file, record.line)
     if not context.wants(trace_id):
@@ -169,7 +172,29 @@ def _depths_walked(spans: list[_Span], by_id: dict[str, _Span]) -> None:
         span.depth = depth
 
 
+def _merged(spans: list[_Span]) -> list[_Span]:
+    """One span per id where a processor wrote a span twice: as it started (no `ended_at`) and as
+    it ended, the ended record takes the open one's place (and its place among equal times); the
+    same record written twice counts once. Spans that only share an id stay apart, as written."""
+    kept: list[_Span] = []
+    first_at: dict[str, int] = {}
+    for span in spans:
+        place = first_at.setdefault(span.id, len(kept))
+        if place < len(kept):
+            earlier = kept[place]
+            if not earlier.ended and earlier.start == span.start and earlier.data.get("type") == span.data.get("type"):
+                span.order = earlier.order
+                kept[place] = span
+                continue
+            if (earlier.start, earlier.end, earlier.ended, earlier.error, earlier.data) == \
+                    (span.start, span.end, span.ended, span.error, span.data):
+                continue
+        kept.append(span)
+    return kept
+
+
 def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
+    spans = _merged(spans)
     _depths(spans)
     out = Timeline(FORMAT, context.file, trace_id, digits=6)
     first = min(spans, key=lambda span: (span.start, span.order))
@@ -207,7 +232,11 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     end: dict[str, Any] = {"type": "run.completed"}
     if failure is not None:
         end = {"type": "run.failed", "status": "failed", "reason": failure}
-    out.add(end, last.end, phase=END, line=last.line, span_id=last.id, bound=LAST)
+    # a run whose outermost span never ended (exported while it ran, its process gone) has no end
+    # to map, as a call whose span never ended gets no result: none is made up
+    known = {span.id for span in spans}
+    if failure is not None or all(span.ended for span in spans if span.parent is None or span.parent not in known):
+        out.add(end, last.end, phase=END, line=last.line, span_id=last.id, bound=LAST)
     return out
 
 

@@ -243,7 +243,8 @@ class _MessageParts:
     `tool_call_response` parts. A chat span's output holds the calls it asked for, once; the next
     chat span's input holds their responses (with the whole history: the latest response of an id
     is this turn's, as some models reuse ids across turns). A call some `execute_tool` span with its
-    id ran between the two chat spans is not repeated, nor is the same part (id, name and
+    id ran between the two chat spans is not repeated, nor is one whose id has as many spans as
+    distinct parts (whatever the times: a wall clock may step back), nor the same part (id, name and
     arguments) that a later chat span repeats. Output tools (pydantic-ai's
     `model_request_parameters.output_tools`, how a structured answer is given) are not calls."""
 
@@ -259,30 +260,34 @@ class _MessageParts:
         for chat in self.chats:
             parent = trace.tree.parent(chat)
             by_agent.setdefault(-1 if parent is None else parent.order, []).append(chat)
+        # An id with as many execute_tool spans as distinct parts ran every time it was asked for,
+        # whatever the times say (a wall clock stepped back during the run); only the ids with
+        # more parts than spans are placed by time, which turn's call no span ran.
+        marks: dict[str, set[tuple[str, str, str]]] = {}
+        for chat in self.chats:
+            outputs = _output_tools(chat)
+            for _, part, mark in _calls(chat, outputs):
+                marks.setdefault(part["id"], set()).add(mark)
+        ran = {call_id for call_id, found in marks.items() if len(self.executed.get(call_id, ())) >= len(found)}
         emitted: set[tuple[str, str, str]] = set()
         for chats in by_agent.values():
-            self._emit_turns(trace, sorted(chats, key=lambda span: (span.start, span.order)), emitted)
+            self._emit_turns(trace, sorted(chats, key=lambda span: (span.start, span.order)), emitted, ran)
 
-    def _emit_turns(self, trace: GenAiTrace, chats: list[Span], emitted: set[tuple[str, str, str]]) -> None:
+    def _emit_turns(self, trace: GenAiTrace, chats: list[Span], emitted: set[tuple[str, str, str]],
+                    ran: set[str]) -> None:
         for index, chat in enumerate(chats):
             following = chats[index + 1] if index + 1 < len(chats) else None
             until = following.start if following is not None else None
             answers = {} if following is None else {
                 part["id"]: part for part in _parts(following.attributes.get("gen_ai.input.messages"))
                 if part.get("type") == "tool_call_response" and isinstance(part.get("id"), str)}   # the last wins
-            outputs = _output_tools(chat)
-            for number, part in enumerate(_parts(chat.attributes.get("gen_ai.output.messages"))):
-                call_id = part.get("id")
-                name = part.get("name")
-                if part.get("type") != "tool_call" or not isinstance(call_id, str) or (
-                        isinstance(name, str) and name in outputs):
-                    continue
-                mark = (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
+            for number, part, mark in _calls(chat, _output_tools(chat)):
                 if mark in emitted:
                     continue   # the same part again (a chat span exported twice, a later turn's history)
                 emitted.add(mark)   # (also when a span ran it: the same part repeated later is that call)
-                if any(chat.start <= start and (until is None or start <= until)
-                       for start in self.executed.get(call_id, ())):
+                call_id = part["id"]
+                if call_id in ran or any(chat.start <= start and (until is None or start <= until)
+                                         for start in self.executed.get(call_id, ())):
                     continue
                 self._emit(trace, chat, following, number, part, answers.get(call_id))
 
@@ -306,6 +311,18 @@ class _MessageParts:
             result["data"] = {"raw_result": kept}
         trace.out.add(result, following.start, phase=START, depth=trace.tree.depth_of(following),
                       line=following.line, span_id=following.span_id, key=key, synthetic=True)
+
+
+def _calls(chat: Span, outputs: set[str]) -> Iterator[tuple[int, dict[str, Any], tuple[str, str, str]]]:
+    """The `tool_call` parts of a chat span's output with an id (output tools left out): each with
+    its place among the parts and its mark (id, name, arguments), which tells a repeat."""
+    for number, part in enumerate(_parts(chat.attributes.get("gen_ai.output.messages"))):
+        call_id = part.get("id")
+        name = part.get("name")
+        if part.get("type") != "tool_call" or not isinstance(call_id, str) or (
+                isinstance(name, str) and name in outputs):
+            continue
+        yield number, part, (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
 
 
 def _output_tools(chat: Span) -> set[str]:

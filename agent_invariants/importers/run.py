@@ -117,7 +117,7 @@ class Runs(Generic[Item]):
                                  "records were taken to end on (its id is written in a way that cannot be found "
                                  "quickly); read the file through a pipe to take it whole")
             found = self.open[run_id] = self.make(run_id)
-            self.context.began[run_id] = line
+            self.context.began.setdefault(run_id, line)   # (a record that holds no item may have begun it)
         return found
 
     def ended(self, line: int) -> Iterator[tuple[str, Item]]:

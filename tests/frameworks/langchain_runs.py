@@ -63,6 +63,7 @@ class _Sink:
 
     def __init__(self) -> None:
         self.roots: list[Run] = []
+        self.lines: list[dict[str, Any]] = []   # what `_LiveTracer` writes
 
     def create_run(self, **_: Any) -> None:
         """The tracer posts each run when it starts; the tree is read from the root at the end instead."""
@@ -83,6 +84,24 @@ class _KeepingTracer(LangChainTracer):
 
     def _persist_run(self, run: Run) -> None:
         self.client.roots.append(run)
+
+
+class _LiveTracer(_KeepingTracer):
+    """LangSmith's tracer writing each run as it reaches LangSmith: once when it is created (no
+    `end_time` yet), once more when it is updated at its end, each on its own line, no `child_runs`
+    (kept in the sink, which the tracer's copies for nested callbacks share)."""
+
+    def _persist_run_single(self, run: Run) -> None:
+        self.client.lines.append(_flat(run))
+
+    def _update_run_single(self, run: Run) -> None:  # type: ignore[override]
+        self.client.lines.append(_flat(run))
+
+
+def _flat(run: Run) -> dict[str, Any]:
+    record = run.model_dump(mode="json")
+    record.pop("child_runs", None)
+    return record
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -329,6 +348,16 @@ def write(scenario: str, path: Path) -> None:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     lines = [json.dumps(run_json(root), ensure_ascii=False) + "\n" for root in _trace(scenario)]
     path.write_text("".join(lines), encoding="utf-8")
+
+
+def write_live(scenario: str, path: Path) -> None:
+    """Write one scenario's runs as they reach LangSmith: each run on its own line when it is
+    created, and again when it ends (`_LiveTracer`)."""
+    sink = _Sink()
+    tracer = _LiveTracer(client=sink)  # type: ignore[arg-type]
+    for script in _scripts(scenario):
+        _invoke(script, scenario, [tracer])
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in sink.lines), encoding="utf-8")
 
 
 def iter_paths(outdir: Path) -> Iterator[tuple[str, Path]]:

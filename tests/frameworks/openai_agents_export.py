@@ -460,13 +460,28 @@ class JsonLinesProcessor(TracingProcessor):
         """Nothing buffered."""
 
 
-def write(scenario: str, path: Path) -> None:
-    """Run `scenario` with a fresh provider and write its export as JSON lines to `path`."""
-    processor = JsonLinesProcessor()
+class LiveJsonLinesProcessor(JsonLinesProcessor):
+    """A processor that also writes each span as it starts (no `ended_at` yet, its `input` often still
+    empty), as a live log does: a span that ends is then written a second time, complete."""
+
+    def on_span_start(self, span: Span[Any]) -> None:
+        """The span as it starts."""
+        self._keep(span)
+
+
+def write(scenario: str, path: Path, processor: JsonLinesProcessor | None = None) -> None:
+    """Run `scenario` with a fresh provider and write its export as JSON lines to `path` (as the
+    default processor sends it, unless another `processor` is given)."""
+    processor = processor or JsonLinesProcessor()
     with fresh_trace_provider([processor]):
         run_scenario(scenario)
     lines = (json.dumps(record, ensure_ascii=False, allow_nan=False) for record in processor.records)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def write_live(scenario: str, path: Path) -> None:
+    """`write`, with each span also written as it starts (`LiveJsonLinesProcessor`)."""
+    write(scenario, path, LiveJsonLinesProcessor())
 
 
 def main(argv: Sequence[str], writer: Callable[[str, Path], None] = write, extension: str = EXTENSION,
