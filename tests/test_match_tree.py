@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agent_invariants.match.tree import MatchError, Reference, compile_tree, evaluate
+from agent_invariants.match.tree import Candidates, MatchError, Reference, compile_tree, distinct, evaluate
 
 ALL = frozenset({"$arg", "$from_output", "$from_result"})
 
@@ -204,3 +206,28 @@ def test_trees_deeper_than_32_levels_or_over_10000_nodes_are_refused():
 @pytest.mark.parametrize("pattern", [r"\\1", r"[(?=]", r"[\]]+", r"(?:a)+?", r"(?i)A", r"a{2,3}", r"x\0"])
 def test_what_only_looks_like_a_python_only_feature_is_a_pattern(pattern):
     compile_tree({"$regex": pattern})
+
+
+# -- candidates kept as they come -----------------------------------------------------------------
+
+_scalars = st.one_of(st.integers(-3, 3), st.sampled_from([1.0, -0.0, 0.5, "a", "b", True, False, None]))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+
+
+@given(found=st.lists(_values, max_size=40), actual=_values,
+       tree=st.sampled_from([{"$from_result": {"tool": "t"}}, {"$in": {"$from_result": {"tool": "t"}}},
+                             {"$lte": {"$from_result": {"tool": "t"}}}]))
+@settings(max_examples=300, deadline=None)
+def test_candidates_kept_with_their_keys_are_judged_and_shown_as_a_plain_list(found: list[Any], actual: Any,
+                                                                             tree: Any) -> None:
+    """A reference's candidates kept as results come (`Candidates` with their equality keys, as a
+    check keeps them) give the outcome the same values as a plain list give: the verdict, and the
+    first 20 distinct candidates a mismatch lists (kept as they come, not found again per call)."""
+    kept = Candidates(keys=set())
+    for value in found:
+        kept.add(value)
+    plain = outcome({"x": tree}, {"x": actual}, {"$from_result": list(found)} if found else {})
+    assert outcome({"x": tree}, {"x": actual}, {"$from_result": kept} if found else {}) == plain
+    assert distinct(kept, 20) == distinct(list(found), 20)
+    elements = [element for value in found for element in (value if isinstance(value, list) else [value])]
+    assert kept.shown_members() == distinct(elements, 20)

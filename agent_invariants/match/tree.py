@@ -77,38 +77,63 @@ class Node(NamedTuple):
 class Candidates(list):  # type: ignore[type-arg]
     """A reference's candidates, with the set of their equality keys (`canonical_key`) when it is
     kept up to date, so that membership is one lookup (None: compare one by one), and how many
-    of them are arrays (whose elements `$in` takes instead)."""
+    of them are arrays (whose elements `$in` takes instead). Kept with their keys, they also keep
+    their first `MAX_CANDIDATES_SHOWN` distinct values (`shown`), which a mismatch lists: finding
+    them again on every call that fails took calls × candidates."""
 
-    __slots__ = ("_members", "arrays", "keys")
+    __slots__ = ("_members", "_shown_members", "arrays", "keys", "shown")
 
     def __init__(self, values: list[Any] = (), keys: set[object] | None = None) -> None:  # type: ignore[assignment]
-        super().__init__(values)
+        super().__init__()
         self.keys = keys
         self.arrays = 0
+        self.shown: list[Any] = []
         self._members: set[object] | None = None
+        self._shown_members: list[Any] = []
+        if keys is None:
+            self.extend(values)
+        else:
+            for value in values:
+                self.add(value)
 
     def add(self, value: Any) -> None:
         """Append a candidate, and its key (the set is kept)."""
         self.append(value)
         key = canonical_key(value)
-        self.keys.add(key)   # type: ignore[union-attr]
+        keys = self.keys
+        if key not in keys:   # type: ignore[operator]
+            keys.add(key)   # type: ignore[union-attr]
+            if len(self.shown) < MAX_CANDIDATES_SHOWN:
+                self.shown.append(value)
         if value.__class__ is list:
             self.arrays += 1
-        members = self._members
-        if members is not None:
-            if value.__class__ is list:
-                members.update(map(canonical_key, value))
-            else:
-                members.add(key)
+        if self._members is not None:
+            self._member(value, key)
 
     def members(self) -> set[object]:
         """The keys of what `$in` takes from candidates kept with their keys: each candidate that
         is not an array, and each element of those that are. Built when first asked, then kept
         up to date (comparing a value with every element took calls × elements)."""
         if self._members is None:
-            self._members = {canonical_key(element) for candidate in self
-                             for element in (candidate if candidate.__class__ is list else (candidate,))}
+            self._members = set()
+            for candidate in self:
+                self._member(candidate, canonical_key(candidate))
         return self._members
+
+    def shown_members(self) -> list[Any]:
+        """The first `MAX_CANDIDATES_SHOWN` distinct values of those `members` holds the keys of."""
+        self.members()
+        return self._shown_members
+
+    def _member(self, value: Any, key: object) -> None:
+        members = self._members
+        assert members is not None
+        for element, element_key in ((value, key),) if value.__class__ is not list else \
+                ((element, canonical_key(element)) for element in value):
+            if element_key not in members:
+                members.add(element_key)
+                if len(self._shown_members) < MAX_CANDIDATES_SHOWN:
+                    self._shown_members.append(element)
 
 
 def _keys_for_in(found: list[Any]) -> set[object] | None:
@@ -444,9 +469,13 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
             if found is None:
                 return False
-            contributed = [value for candidate in found for value in (candidate if isinstance(candidate, list)
-                                                                       else [candidate])]
-            resolved.append((name, {"any_of": distinct(contributed, MAX_CANDIDATES_SHOWN)}))
+            if found.__class__ is Candidates and found.keys is not None:   # (kept as they come: `shown_members`)
+                shown = found.shown_members()[:]
+            else:
+                shown = distinct([value for candidate in found
+                                  for value in (candidate if isinstance(candidate, list) else [candidate])],
+                                 MAX_CANDIDATES_SHOWN)
+            resolved.append((name, {"any_of": shown}))
             return holds_in(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains
@@ -495,6 +524,9 @@ def distinct(values: list[Any], most: int | None = None) -> list[Any]:
     """The values without repeats (JSON equality), in order; the first `most` of them."""
     if len(values) == 1:
         return [values[0]]   # a copy: a reference's candidates may be a list that grows
+    if values.__class__ is Candidates and values.keys is not None and most is not None \
+            and most <= MAX_CANDIDATES_SHOWN:
+        return values.shown[:most]   # (kept as they came)
     kept: list[Any] = []
     for value in values:
         if not any(json_equal(value, seen) for seen in kept):
