@@ -325,6 +325,10 @@ def _text_blocks(content: Any) -> str:
                    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str))
 
 
+_NOWHERE: Any = object()
+"""Above the top: no scope."""
+
+
 class _ModelIds:
     """Call ids for tool runs: the tool side's own, else the model's (point 28), else the run id."""
 
@@ -338,6 +342,7 @@ class _ModelIds:
         for found in self.models.values():
             found.sort(key=lambda member: (member.end, member.order))
         self.ends = {parent: [member.end for member in found] for parent, found in self.models.items()}
+        self.nearest: dict[str | None, Any] = {}   # scope -> the nearest scope at or above it with model runs
 
     def call_id(self, run: _Run) -> str:
         own = self._own(run)
@@ -356,18 +361,17 @@ class _ModelIds:
         return None
 
     def _take(self, run: _Run, own: str | None) -> str | None:
-        """The call of the nearest earlier model run that this tool run answers (`ModelTurn`)."""
+        """The call of the nearest earlier model run that this tool run answers (`ModelTurn`): in
+        its parent's runs, else its grandparent's... Only the scopes that hold model runs are
+        looked at (`_with_models`): a deep chain of runs without any costs no walk per run."""
         name = run.raw["name"]
-        scopes = [run.parent]
-        seen = {run.parent}   # (a set beside the list: a deep chain of parents is walked in linear time)
-        parent = self.trace.by_id.get(run.parent) if run.parent else None
-        while parent is not None and parent.parent not in seen:   # a cycle of parents ends
-            scopes.append(parent.parent)
-            seen.add(parent.parent)
-            parent = self.trace.by_id.get(parent.parent) if parent.parent else None
-        for scope in scopes:
-            before = bisect_right(self.ends.get(scope, []), run.start)
+        scope = self._with_models(run.parent)
+        visited: set[str | None] = set()
+        while scope is not _NOWHERE and scope not in visited:   # (a cycle of parents ends)
+            visited.add(scope)
+            before = bisect_right(self.ends[scope], run.start)
             if not before:
+                scope = self._with_models(self._above(scope))
                 continue
             model = self.models[scope][before - 1]
             turn = self.turns.get(model.raw["id"])
@@ -378,6 +382,28 @@ class _ModelIds:
                     if isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("id"), str))
             return turn.take(name, own)
         return None
+
+    def _above(self, scope: str | None) -> Any:
+        """The scope above `scope` (the parent of the run it names), or `_NOWHERE` at the top."""
+        run = self.trace.by_id.get(scope) if scope is not None else None
+        return _NOWHERE if run is None else run.parent
+
+    def _with_models(self, scope: Any) -> Any:
+        """The nearest of `scope` and the scopes above it that holds model runs, or `_NOWHERE`;
+        remembered for every scope on the way, so that each is walked through once."""
+        path: list[str | None] = []
+        on_path: set[str | None] = set()
+        while scope is not _NOWHERE and scope not in self.models and scope not in self.nearest:
+            if scope in on_path:   # a cycle of parents without model runs
+                scope = _NOWHERE
+                break
+            on_path.add(scope)
+            path.append(scope)
+            scope = self._above(scope)
+        found = self.nearest.get(scope, scope) if scope is not _NOWHERE else _NOWHERE
+        for member in path:
+            self.nearest[member] = found
+        return found
 
 
 def error_text(error: str) -> str:
