@@ -808,12 +808,25 @@ def record(
 
         repeated = repeating.repeat(contract_path, command or [], repeat, out_dir, settings, warn=_say)
         first = repeated.runs[0]
+        _say_notices(repeated.report)
         _render(repeated.report, _recorded(_Run(first.loaded, first.contract, options, stamps={}), repeated.report),
                 outputs=repeated.output_lines)
         raise typer.Exit(repeating.repeat_exit_code(repeated, safety_exit))
     recorded = recording.record(contract_path, command or [], settings, warn=_say)
+    _say_notices(recorded.report)
     _render(recorded.report, _recorded(_Run(recorded.loaded, recorded.contract, options, stamps={}), recorded.report))
     raise typer.Exit(recording.exit_code(recorded, safety_exit))
+
+
+def _say_notices(report: AnyReport) -> None:
+    """What the check of a recorded run noticed (No silent passes), on stderr as `check` says it:
+    `record` judges its trace with the same evaluator, and a run no rule could judge passes
+    silently otherwise. (With --strict such a rule already failed the run.)"""
+    from agent_invariants.notices import notice_lines
+    from agent_invariants.render.shared import checks
+
+    for line in notice_lines(checks(report), strict=False)[0]:
+        _say(line)
 
 
 def _recorded(run: _Run, report: AnyReport) -> _Run:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1413,3 +1414,19 @@ def test_the_report_may_go_to_the_terminal_the_input_comes_from(tmp_path: Path) 
         os.close(follower)
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])["data"]["input"] == {"q": 1}
+
+
+def test_the_command_says_what_its_check_noticed_as_check_does(cli: Any) -> None:
+    """README, No silent passes: the check notices a rule that checked nothing and says so on
+    stderr; `record` checks its trace with the same evaluator, so it says the same (the reckless
+    run never claims completion: `done-means-verified` judged nothing)."""
+    record_dir = Path(__file__).parent.parent / "examples" / "record"
+    result = cli("record", "--contract", str(record_dir / "contract.json"), "--fixtures",
+                 str(record_dir / "fixtures.json"), "--enforce", "--fake-clock", "--out", "run.jsonl",
+                 "--env", "AGENT_MODE=reckless", "--", sys.executable, str(record_dir / "agent.py"))
+    assert result.returncode == 1, result.stderr
+    said = 'agent-invariants: warning: run.jsonl: rule "done-means-verified" (completion_requires_outcome) ' \
+        "checked nothing in this trace"
+    assert said in result.stderr
+    check = cli("check", "--contract", str(record_dir / "contract.json"), "--trace", "run.jsonl")
+    assert said in check.stderr
