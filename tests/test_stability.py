@@ -351,8 +351,9 @@ def test_a_trace_that_fails_the_contract_says_so_in_every_format(tmp_path):
     failure = junit.find("testsuite/testcase[@name='check: bad.jsonl']/failure")
     assert failure is not None and failure.get("message") == said
     assert junit.find("testsuite/testcase[@name='check: good.jsonl']/failure") is None
+    assert junit.find("testsuite/testcase[@name='check: bad.jsonl']").get("line") == "2"   # the final output's
     github = run(*args, "--format", "github", cwd=tmp_path).stdout.splitlines()
-    assert f"::error file=bad.jsonl,title=stability%3A check::{said}" in github
+    assert f"::error file=bad.jsonl,line=2,title=stability%3A check::{said}" in github   # at the final output
     log = json.loads(run(*args, "--format", "sarif", cwd=tmp_path).stdout)
     assert list(sarif_validator().iter_errors(log)) == []
     (result,) = log["runs"][0]["results"]

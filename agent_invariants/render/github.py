@@ -128,6 +128,8 @@ def _stability_lines(report: StabilityReport, options: RenderOptions) -> list[st
     for index in failed_checks(report):   # --contract: a trace that fails it fails the step too
         run = report.runs[index]
         where = f"file={_file_property(run.trace)}," if run.trace != "-" else ""
+        if where and index in outputs:   # at its final output's line, as SARIF places it
+            where += f"line={outputs[index][0]},"
         lines.append(f"::error {where}title={_property('stability: check')}::{_data(check_failure(run))}")
     return lines
 

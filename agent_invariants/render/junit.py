@@ -39,7 +39,7 @@ from agent_invariants.report import (
     RuleResult,
     Violation,
 )
-from agent_invariants.stability import StabilityReport
+from agent_invariants.stability import StabilityReport, odd_one
 
 __all__ = ("render",)
 
@@ -48,9 +48,11 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
-    """The report as a JUnit XML document (ends with a newline). No option applies to JUnit."""
+    """The report as a JUnit XML document (ends with a newline). Only what `options.sources`
+    knows of a stability report's traces (the line of each final output) applies to JUnit."""
     if isinstance(report, StabilityReport):
-        stability: str = to_xml_report_string([_stability(report)], prettyprint=True, encoding="utf-8")
+        stability: str = to_xml_report_string([_stability(report, options.sources.outputs if options.sources
+                                                           is not None else {})], prettyprint=True, encoding="utf-8")
         return stability + "\n"
     if isinstance(report, MutateReport):
         mutate: str = to_xml_report_string(_mutate(report), prettyprint=True, encoding="utf-8")
@@ -68,7 +70,7 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
     if failures(report):
         suites.append(_unreadable(report.contract.name, failures(report), names))
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
-        suites.append(_stability(report.stability))
+        suites.append(_stability(report.stability, options.sources.outputs if options.sources is not None else {}))
     xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
     return xml + "\n"
 
@@ -225,14 +227,17 @@ def _line(text: str) -> str:
     return _xml(inert(text))
 
 
-def _stability(report: StabilityReport) -> TestSuite:
-    """A stability report: one failing test case per unstable path and kind; one passing case
-    when the shape held; an errored one when nothing could be measured; with `--contract`, one
-    case per trace checked, failing when the trace fails the contract."""
+def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None]]) -> TestSuite:
+    """A stability report: one failing test case per unstable path and kind (at the final output
+    of the run it shows best in, as the other formats place it); one passing case when the shape
+    held; an errored one when nothing could be measured; with `--contract`, one case per trace
+    checked, at its final output, failing when the trace fails the contract."""
     names = [run.trace for run in report.runs]
     cases = []
     for entry in report.unstable:
-        case = TestCase(_line(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability")
+        shown = odd_one(entry)
+        case = TestCase(_line(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability",
+                        file=_line(names[shown]), line=outputs[shown][0] if shown in outputs else None)
         def listed(indexes: list[int]) -> str:
             return ", ".join(names[index] for index in indexes) or "none"
 
@@ -247,9 +252,10 @@ def _stability(report: StabilityReport) -> TestSuite:
         cases.append(case)
     elif report.stable:
         cases.append(TestCase("output shape", classname="agent-invariants.stability"))
-    for run in report.runs:
+    for index, run in enumerate(report.runs):
         if run.check:
-            case = TestCase(_line(f"check: {run.trace}"), classname="agent-invariants.stability", file=_line(run.trace))
+            case = TestCase(_line(f"check: {run.trace}"), classname="agent-invariants.stability", file=_line(run.trace),
+                            line=outputs[index][0] if index in outputs else None)
             if not run.check.passed:
                 case.add_failure_info(message=_line(check_failure(run)), failure_type="check")
             cases.append(case)
