@@ -35,6 +35,7 @@ __all__ = (
     "RecordProtocol",
     "RunOpt",
     "SafetyExitOpt",
+    "SourceFormat",
     "UnusedBaseline",
     "UnusedCandidate",
     "UnusedContract",
@@ -62,6 +63,17 @@ class Format(str, Enum):  # noqa: UP042
 
 class InputFormat(str, Enum):  # noqa: UP042   (as Format)
     native = "native"
+    auto = "auto"
+    otel = "otel"
+    openinference = "openinference"
+    openai_agents = "openai-agents"
+    langsmith = "langsmith"
+    mcp_log = "mcp-log"
+
+
+class SourceFormat(str, Enum):  # noqa: UP042   (as Format)
+    """What `convert --from` takes: the formats of other tools (native JSONL needs no converting)."""
+
     auto = "auto"
     otel = "otel"
     openinference = "openinference"
@@ -191,7 +203,7 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
     "output": (OutputOpt, None),
     "color": (Annotated[Color, typer.Option(
         "--color", help="Colour the text report: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
-        "it), always or never.")], Color.auto),
+        "it, unless NO_COLOR is set too), always or never.")], Color.auto),
     "verbose": (Annotated[bool, typer.Option(
         "--verbose", help="Text: show every trace and rule of a batch, passing ones too.")], False),
     "quiet": (Annotated[bool, typer.Option(
