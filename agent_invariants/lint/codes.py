@@ -341,6 +341,9 @@ def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
     """A `$from_result` that reads the results of a tool no call may make (or, under an exact
     tool_order, none made before the subject). One in a condition (`when`) is a warning: a
     condition that cannot hold makes its rule ask for nothing, not a trace that cannot pass."""
+    # the exact tool_orders, found once (each reference of each rule asks about them)
+    orders = [(index, rule) for index, rule in enumerate(facts.rules)
+              if rule.kind == "tool_order" and rule.mode == "exact"]
     for index, rule in enumerate(facts.rules):
         if rule.kind not in ("tool_args", "output_match", "required_when", "forbidden_when"):
             continue
@@ -353,7 +356,7 @@ def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
         if getattr(rule, "when", UNSET) is not UNSET:   # never provable: see above
             found += _references(rule.when, f"/rules/{index}/when", optional=True)
         for glob, pointer, optional in found:
-            for forbidding, field, how in _forbidders(facts, glob, subject):
+            for forbidding, field, how in _forbidders(facts, glob, subject, orders):
                 later = pointer if index > forbidding else field
                 rests_on = () if need is None else (need.rule,)
                 yield Found("reference_to_forbidden", (index, forbidding), rests_on, later,
@@ -378,17 +381,17 @@ def _references(tree: Any, pointer: str, optional: bool = False) -> Iterator[tup
             yield from _references(item, f"{pointer}/{position}", optional)
 
 
-def _forbidders(facts: Facts, glob: str, subject: str | None) -> Iterator[tuple[int, str, str]]:
-    """The rules that forbid every call of `glob` (before `subject`, for an exact tool_order):
-    (rule index, the pointer of its field, how it forbids)."""
+def _forbidders(facts: Facts, glob: str, subject: str | None,
+                orders: list[tuple[int, Any]]) -> Iterator[tuple[int, str, str]]:
+    """The rules that forbid every call of `glob` (before `subject`, for one of the exact
+    tool_orders `orders`): (rule index, the pointer of its field, how it forbids)."""
     for index in sorted(facts.denies.covering(glob)):
         yield index, f"/rules/{index}/tool", "denies it"
     for index, patterns in facts.allows:
         if not facts.allowed(patterns, glob):
             yield index, f"/rules/{index}/tools", "does not allow it"
-    for index, rule in enumerate(facts.rules):
-        if (rule.kind == "tool_order" and rule.mode == "exact" and subject is not None and is_literal(subject)
-                and subject in rule.tools):
+    for index, rule in orders:
+        if subject is not None and is_literal(subject) and subject in rule.tools:
             last_subject = max(position for position, entry in enumerate(rule.tools) if entry == subject)
             reads = [position for position, entry in enumerate(rule.tools) if intersects(entry, glob)]
             if all(position > last_subject for position in reads):
