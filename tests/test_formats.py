@@ -620,3 +620,17 @@ def test_markdown_turns_no_bare_url_into_a_link(cli, tmp_path):
     tool = "Re-run at https&#8203;://e.example/fix or www&#8203;.e.example \\[x\\](http&#8203;://e.example)"
     assert f"allowlist: {tool}." in text
     assert "://" not in text.replace("&#8203;://", "")
+
+
+def test_junit_lists_at_most_a_thousand_violations_of_a_rule(cli, tmp_path):
+    """README: a broken rule's failure lists its violations, the first 1,000: with
+    --max-violations 0 every one is kept (JSON has them), and JUnit says how many it left out."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
+    (tmp_path / "t.jsonl").write_text(jsonl(events(*[{"type": "tool.call", "tool": "shell.x"}] * 1005)))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "--format", "junit", "--max-violations", "0")
+    assert result.returncode == 1, result.stderr
+    failure = parse_junit(result.stdout).find("testsuite/testcase/failure")
+    assert failure is not None
+    lines = (failure.text or "").splitlines()
+    assert len(lines) == 1001 and lines[999].startswith("t.jsonl:1000 seq 1000: ")
+    assert lines[-1] == "… and 5 more (JUnit lists 1,000 per rule; --format json lists every one kept)"

@@ -41,7 +41,12 @@ from agent_invariants.report import (
 )
 from agent_invariants.stability import StabilityReport, odd_one
 
-__all__ = ("render",)
+__all__ = ("MAX_LISTED", "render")
+
+MAX_LISTED = 1000
+"""Violations a rule's test case lists (the default --max-violations): a failure's text is one XML
+node, which the pretty printer rebuilds in time that grows with the square of its length (600,000
+violations took 73 s), and no test reporter shows more."""
 
 # XML 1.0 cannot hold these at all, not even escaped; junit-xml misses lone surrogates.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -138,10 +143,12 @@ def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
     case = TestCase(_line(result.rule_id), classname=classname,
                     file=_line(trace) if first is not None else None,
                     line=first.line if first is not None else None)
-    listed = [inert(_violation_line(v, trace)) for v in result.violations]   # one line each
-    left_out = result.violation_count - len(result.violations)
+    listed = [inert(_violation_line(v, trace)) for v in result.violations[:MAX_LISTED]]   # one line each
+    left_out = result.violation_count - len(listed)
     if left_out:
-        listed.append(f"… and {left_out} more (raise --max-violations to see them)")
+        listed.append(f"… and {left_out} more (raise --max-violations to see them)" if len(listed) == len(
+            result.violations) else f"… and {left_out} more (JUnit lists {MAX_LISTED:,} per rule; --format json "
+                                    "lists every one kept)")
     lines = "\n".join(listed)
     if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
         if listed:
