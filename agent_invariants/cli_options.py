@@ -35,7 +35,6 @@ __all__ = (
     "RecordProtocol",
     "RunOpt",
     "SafetyExitOpt",
-    "SourceFormat",
     "UnusedBaseline",
     "UnusedCandidate",
     "UnusedContract",
@@ -63,17 +62,6 @@ class Format(str, Enum):  # noqa: UP042
 
 class InputFormat(str, Enum):  # noqa: UP042   (as Format)
     native = "native"
-    auto = "auto"
-    otel = "otel"
-    openinference = "openinference"
-    openai_agents = "openai-agents"
-    langsmith = "langsmith"
-    mcp_log = "mcp-log"
-
-
-class SourceFormat(str, Enum):  # noqa: UP042   (as Format)
-    """What `convert --from` takes: the formats of other tools (native JSONL needs no converting)."""
-
     auto = "auto"
     otel = "otel"
     openinference = "openinference"
