@@ -243,8 +243,10 @@ def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None
     cases = []
     for entry in report.unstable:
         shown = odd_one(entry)
+        named = names[shown] != "-"   # (standard input is no file)
         case = TestCase(_line(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability",
-                        file=_line(names[shown]), line=outputs[shown][0] if shown in outputs else None)
+                        file=_line(names[shown]) if named else None,
+                        line=outputs[shown][0] if named and shown in outputs else None)
         def listed(indexes: list[int]) -> str:
             return ", ".join(names[index] for index in indexes) or "none"
 
