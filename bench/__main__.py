@@ -11,8 +11,9 @@
     python -m bench --jobs-test          # --jobs 2 against --jobs 1 over 20 traces of 100k events
 
 Cases: plain (the generated trace at --sizes: floor, check, compare, peak RSS), violations (one
-million), new-tool (a new tool name on every call), approval-ids (one million approval ids), each
-of these three as time per event against the plain 1M trace, import (`convert` of one million
+million), new-tool (a new tool name on every call), approval-ids (one million approval ids),
+references (refunds checked against every earlier lookup's result), each of these four as time per
+event against the plain 1M trace, import (`convert` of one million
 OpenTelemetry spans, against `summary` of the plain 1M trace and against decoding the spans' JSON
 alone), quality (`lint` of a contract of
 10,000 rules, `mutate` of a 1,000-event trace into 500 mutants with one process and with two:
@@ -46,9 +47,9 @@ OUT = HERE / "out"
 # Agent Invariants v0.1.0 (Node 20) on the same machine class, seed-7 generated traces.
 NODE_SECONDS = {"10k": 0.69, "100k": 4.83, "1m-compact": 166.0}
 
-CASES = ("plain", "violations", "new-tool", "approval-ids", "v2", "import", "quality", "html", "startup")
+CASES = ("plain", "violations", "new-tool", "approval-ids", "references", "v2", "import", "quality", "html", "startup")
 ALIASES = {"new-tool-per-call": "new-tool", "start-up": "startup"}
-STRESS = ("violations", "new-tool", "approval-ids")
+STRESS = ("violations", "new-tool", "approval-ids", "references")
 
 
 def events_of(size: str) -> int:
@@ -125,7 +126,7 @@ def generate_case(case: str, size: str) -> tuple[Path, Path, int]:
         events = count
     else:
         args = [str(HERE / "gen_cases.py"), case, "--count", str(count)]
-        events = 2 * count
+        events = 3 * (count * 2 // 3) if case == "references" else 2 * count   # (as gen_cases.py writes them)
     if not trace.exists() or not contract.exists():
         subprocess.run([sys.executable, *args, "--out", str(trace), "--contract", str(contract), "--seed", "7"],
                        check=True)

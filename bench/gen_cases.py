@@ -11,8 +11,14 @@
       payments.refund or payments.credit), each followed by the payment call that names it:
       2 x COUNT events, against one require_approval rule without within_events. It passes.
 
+  gen_cases.py references --count 1000000 --out T.jsonl --contract C.json [--seed 7]
+      about 2 x COUNT events: a policy lookup, its result (the same limits every time) and a refund,
+      over and over, against two version-2 tool_args rules whose `$lte` and `$in` read every earlier
+      lookup's result (no `where`): each refund has as many candidates as lookups before it, all
+      equal, and a quarter of the refunds fail both rules.
+
 Events carry time and run_id like gen_trace.py's (non-compact) events, and calls an actor; no
-results (the contracts have no rule that needs them). Sequence numbers are 1, 2, 3...
+results (the contracts have no rule that needs them), but for the references case. Sequence numbers are 1, 2, 3...
 """
 import argparse
 import datetime as _dt
@@ -72,7 +78,28 @@ def approval_ids(count, rng, out):
     }
 
 
-CASES = {"violations": violations, "approval-ids": approval_ids}
+def references(count, rng, out):
+    writer = Writer(out, rng)
+    units = count * 2 // 3   # three events each: about 2 x COUNT in all
+    for number in range(1, units + 1):
+        writer.emit("tool.call", tool="policy.limits", call_id=f"p{number}", args={}, actor="agent")
+        writer.emit("tool.result", tool="policy.limits", call_id=f"p{number}", ok=True,
+                    result={"max_refund": 100, "allowed": [20, 50, 100]})
+        writer.emit("tool.call", tool="payments.refund", call_id=f"r{number}", actor="agent",
+                    args={"order": f"A{number}", "amount": rng.choice([20, 50, 100, 150])})
+    reference = {"tool": "policy.limits"}
+    return 3 * units, {
+        "version": 2, "name": "perf-references",
+        "description": "Every refund is checked against every earlier policy lookup, all alike; a quarter fail.",
+        "rules": [
+            {"id": "within-limit", "kind": "tool_args", "tool": "payments.refund",
+             "match": {"amount": {"$lte": {"$from_result": {**reference, "path": "max_refund"}}}}},
+            {"id": "allowed-amount", "kind": "tool_args", "tool": "payments.refund",
+             "match": {"amount": {"$in": {"$from_result": {**reference, "path": "allowed"}}}}}],
+    }
+
+
+CASES = {"violations": violations, "approval-ids": approval_ids, "references": references}
 
 
 def main(argv=None):

@@ -1290,3 +1290,25 @@ def test_args_that_are_not_an_object_are_refused_at_their_line(cli, tmp_path):
     assert (result.returncode, result.stdout) == (2, "")
     (line,) = result.stderr.splitlines()
     assert line.startswith(PREFIX) and "t.jsonl:2: $.args: " in line
+
+
+@pytest.mark.parametrize("kept", [1, 2, 3])
+def test_violations_past_max_violations_are_counted_by_code_as_those_kept(kept: int) -> None:
+    """v1 D7: --max-violations bounds what is kept, never the counts. Past it, a call that both
+    mismatches and has an unresolved reference still counts as two violations."""
+    from agent_invariants import check_trace
+
+    contract = {"version": 2, "name": "cap", "rules": [{
+        "id": "refund", "kind": "tool_args", "tool": "refund",
+        "match": {"amount": {"$from_result": {"tool": "get", "path": "paid"}},
+                  "order": {"$from_result": {"tool": "find", "path": "id"}}}}]}
+    events: list[dict[str, Any]] = [{"type": "tool.call", "tool": "get", "call_id": "g"},
+                                    {"type": "tool.result", "call_id": "g", "ok": True, "result": {"paid": 10}}]
+    events += [{"type": "tool.call", "tool": "refund", "call_id": f"r{n}", "args": {"amount": 12, "order": "A"}}
+                for n in range(5)]
+    events = [{"seq": number, **event} for number, event in enumerate(events, 1)]
+    every = check_trace(contract, events, max_violations=0)
+    cut = check_trace(contract, events, max_violations=kept)
+    assert (every.results[0].violation_count, every.error_count) == (10, 10)
+    assert (cut.results[0].violation_count, cut.error_count) == (10, 10)
+    assert [v.code for v in cut.violations] == [v.code for v in every.violations][:kept]

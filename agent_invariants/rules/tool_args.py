@@ -322,6 +322,10 @@ class ToolArgs(Rule):
 
     def _explain(self, call: _Call, outcome: Outcome) -> None:
         """The mismatch and unresolved violations of a call whose args do not match."""
+        if self.violation_count >= self.cap:   # none is kept (--max-violations): counted, their messages not built
+            for _ in range(bool(outcome.mismatches) + bool(outcome.unresolved)):
+                self.note_violation()
+            return
         for found in findings(outcome, "/args"):
             if found.reason == "mismatch":
                 message = f"Args of {_named(call)} do not match: {found.detail}."
