@@ -1143,6 +1143,12 @@ def test_the_readme_run_against_a_real_mcp_server_with_redaction(cli, tmp_path: 
     assert result.stdout in readme
     line = (tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8").splitlines()[3]
     assert line in readme and "tok_4242" not in (tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8")
+    # the server's own schemas are no values of the run: a property named like a redacted key
+    # (card_token) leaves them whole, and none of their words is scrubbed from later events
+    listing = json.loads((tmp_path / "runs" / "refund-mcp.jsonl").read_text(encoding="utf-8").splitlines()[1])
+    (tool,) = listing["data"]["tools"]
+    assert tool["inputSchema"]["properties"]["order"] == {"title": "Order", "type": "string"}
+    assert tool["outputSchema"]["properties"]["card_token"] == {"title": "Card Token", "type": "string"}
 
 
 # --- Agent Doctor adapters (point 89) ------------------------------------------------------------

@@ -17,7 +17,9 @@ mismatched argument, a tool or call id, the reason a run ended), so before it is
 string in it has the remembered values replaced; a number of three digits or more equal to one
 becomes `"[redacted]"`. Values shorter than three characters are replaced only where a whole string
 equals them (replacing every `1` inside messages would garble them), so do not rely on redaction
-for one- or two-character secrets. Keys that name event, report or harness fields (`tool`,
+for one- or two-character secrets. A `tool.listing` (the tools the MCP servers offer, with their
+schemas) is not redacted by key: a schema's property named like a key describes an argument, it
+holds no value. Keys that name event, report or harness fields (`tool`,
 `result`, `message`, `attested_by`, ...) are refused: redacting them would hide what the report is
 about, or change what a later check of the file decides.
 """
@@ -92,7 +94,11 @@ class Redactor:
         an agent may echo a secret under another key). Text fields that would grow past their
         length limit are replaced whole; with `harder` (the line grew past 1 MiB), every payload
         that held a secret is."""
-        shown_of = {key: value if key in _KEPT else self.value(value) for key, value in event.items()}
+        # a tool listing is the servers' own definitions: a schema's property named like a key (a
+        # `card_token` of type string) holds no value of the run, and its words must not become
+        # secrets that every later event would lose
+        listing = event.get("type") == "tool.listing"
+        shown_of = {key: value if key in _KEPT or listing else self.value(value) for key, value in event.items()}
         forms = self._forms() if self.secrets else None
         redacted: dict[str, Any] = {}
         for key, value in event.items():
