@@ -1085,6 +1085,21 @@ def test_a_real_mcp_server_answers_the_tools_no_fixture_names(cli, write) -> Non
         ("record.schema_drift", "The MCP servers' tools differ from the snapshot tools.json: lookup.")]
 
 
+def test_the_run_timer_ends_a_run_whose_mcp_call_is_pending(cli, write) -> None:
+    """Spec point 78: the run timer runs from spawn until the agent exits; a server's answer does
+    not stop it, as a fixture's delay does not. The pending call is cancelled: no result, and the
+    run ends `timeout:run` (before, it waited out the call's own deadline, here ten minutes)."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("s.json", [*START, *call("c1", "slow", {"seconds": 600}), *DONE])
+    result = cli("record", "-c", "c.json", "--mcp", f"{sys.executable} {SERVER}", "--mcp-call-timeout-ms", "600000",
+                 "--timeout-ms", "1500", "--out", "t.jsonl", "-f", "json", "--env", MARK, "--",
+                 sys.executable, str(AGENT), "s.json", "r.jsonl", timeout=60)
+    assert result.returncode == 2, result.stderr
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [event["type"] for event in events] == ["run.start", "tool.listing", "tool.call", "run.failed"]
+    assert events[-1]["reason"] == "timeout:run"
+
+
 @pytest.mark.parametrize(("snapshot", "problem"), [
     ({"version": 1, "tools": {}, "note": "edited"}, "$.note: unknown key (a snapshot holds version and tools)"),
     ({"version": 1, "tools": {"lookup": {"name": "lookup", "inputSchem": {}}}},

@@ -31,7 +31,8 @@ import shlex
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent import futures
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,6 +51,8 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """The largest tool snapshot read."""
 
 _UNORDERED = ("required", "enum", "type")
+_POLL = 0.05
+"""Seconds between looks at the run (its timer, an interrupt, the agent) while a call is pending."""
 """Schema keys whose arrays are sets: their order does not count as drift."""
 
 
@@ -151,8 +154,10 @@ class McpBackend:
     def serves(self, tool: str) -> bool:
         return tool in self._owner
 
-    def call(self, tool: str, args: Any) -> McpAnswer:
-        """Forward one call; the answer as the trace records it."""
+    def call(self, tool: str, args: Any, waiting: Callable[[float], None] | None = None) -> McpAnswer:
+        """Forward one call; the answer as the trace records it. While it is pending, `waiting(s)`
+        is called again and again (it waits up to s seconds, reading the agent): what it raises
+        (the run timer ran out, `record` was interrupted) cancels the call and goes on up."""
         import anyio
 
         number = self._owner[tool]
@@ -162,8 +167,18 @@ class McpBackend:
         async def bounded() -> Any:
             with anyio.fail_after(self.call_timeout):
                 return await session.call_tool(tool, args if isinstance(args, dict) else None)
+        pending = self._portal.start_task_soon(bounded)
         try:
-            answer = self._portal.call(bounded)
+            while not pending.done():
+                if waiting is None:
+                    futures.wait([pending])
+                else:
+                    waiting(_POLL)
+        finally:
+            if not pending.done():
+                pending.cancel()
+        try:
+            answer = pending.result()
         except TimeoutError:
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
                              _since(started), number)
