@@ -1145,6 +1145,18 @@ def test_an_mcp_server_that_dies_at_start_up_is_explained_by_its_last_stderr_lin
     assert not Path(cli.cwd, "t.jsonl").exists()
 
 
+def test_the_last_stderr_line_of_a_server_that_dies_is_redacted(cli, write) -> None:
+    """--redact keeps a secret out of everything record prints, the start-up failure's line too."""
+    import shlex
+    write("c.json", V2)
+    write("server.py", "import sys\nsys.stderr.write('connecting with api_key=sk-12345 failed\\n')\nsys.exit(3)\n")
+    command = shlex.join([sys.executable, "server.py"])
+    result = cli("record", "-c", "c.json", "--mcp", command, "--redact", "api_key", "--out", "t.jsonl", "--", "true")
+    assert result.returncode == 2
+    assert result.stderr.endswith("its stderr ended with: connecting with api_key=[redacted] failed\n")
+    assert "sk-12345" not in result.stderr
+
+
 def test_the_readme_run_against_a_real_mcp_server_with_redaction(cli, tmp_path: Path) -> None:
     import shutil
 

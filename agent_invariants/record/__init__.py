@@ -153,8 +153,11 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
     saved_tools = None if options.tool_snapshot is None else read_snapshot(options.tool_snapshot)
     with contextlib.ExitStack() as resources:
-        backend = None if not options.mcp else start_servers(
-            options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
+        try:
+            backend = None if not options.mcp else start_servers(
+                options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
+        except InputError as exc:   # (it may quote a server's last stderr line: a secret's key=value too)
+            raise InputError(redactor.text(exc.message)) if redactor.active else exc from None
         drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools)
         return _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
                     input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
