@@ -51,9 +51,9 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """The largest tool snapshot read."""
 
 _UNORDERED = ("required", "enum", "type")
+"""Schema keys whose arrays are sets: their order does not count as drift."""
 _POLL = 0.05
 """Seconds between looks at the run (its timer, an interrupt, the agent) while a call is pending."""
-"""Schema keys whose arrays are sets: their order does not count as drift."""
 
 
 class McpAnswer(NamedTuple):
