@@ -1145,6 +1145,26 @@ def test_an_mcp_server_that_dies_at_start_up_is_explained_by_its_last_stderr_lin
     assert not Path(cli.cwd, "t.jsonl").exists()
 
 
+def test_a_server_that_dies_during_the_run_is_said_on_stderr(cli, write) -> None:
+    """Its later calls are answered ok: false ("Connection closed"), which rules may not notice:
+    the run still says, once, that the server went away."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("server.py", "import os\nfrom mcp.server.mcpserver import MCPServer\napp = MCPServer('dying')\n\n\n"
+                       "@app.tool()\ndef crash() -> str:\n    os._exit(3)\n\n\n"
+                       "@app.tool()\ndef echo(x: str) -> str:\n    return x\n\n\napp.run()\n")
+    write("s.json", [*START, *call("c1", "crash", {}), *call("c2", "echo", {"x": "after"}), *DONE])
+    result = cli("record", "-c", "c.json", "--mcp", f"{sys.executable} server.py", "--out", "t.jsonl",
+                 "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(e["call_id"], e["ok"], e["result"]) for e in events if e["type"] == "tool.result"] == [
+        ("c1", False, {"error": "Connection closed"}), ("c2", False, {"error": "Connection closed"})]
+    said = [line for line in result.stderr.splitlines() if "closed its connection" in line]
+    assert said == [f"agent-invariants: warning: --mcp '{sys.executable} server.py': the server closed its "
+                    "connection during the run; every call of its tools after that was answered ok: false "
+                    "(Connection closed)"]
+
+
 def test_the_last_stderr_line_of_a_server_that_dies_is_redacted(cli, write) -> None:
     """--redact keeps a secret out of everything record prints, the start-up failure's line too."""
     import shlex

@@ -112,7 +112,8 @@ class Recorded(NamedTuple):
 def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str],
            options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Recorded:
     """Run `command` as the agent and check its trace. InputError for anything wrong before the
-    agent starts (nothing is written then); `warn` hears of fixture cases that can never be chosen."""
+    agent starts (nothing is written then); `warn` hears of fixture cases that can never be chosen,
+    and of a server that closed its connection during the run."""
     options = options or RecordOptions()
     if os.name == "nt":
         raise InputError("record is not supported on Windows")
@@ -159,9 +160,13 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         except InputError as exc:   # (it may quote a server's last stderr line: a secret's key=value too)
             raise InputError(redactor.text(exc.message)) if redactor.active else exc from None
         drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools)
-        return _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
-                    input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
-                    drift=drift)
+        recorded = _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
+                        input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
+                        drift=drift)
+        if backend is not None and warn is not None:
+            for line in backend.lost():
+                warn(f"warning: {redactor.text(line) if redactor.active else line}")
+        return recorded
 
 
 def _run(source: ContractSource, loaded: Contract, command: Sequence[str], options: RecordOptions, *,

@@ -77,6 +77,7 @@ class McpBackend:
         self._stderr: list[_StderrTail] = []   # each server's
         self._portal_cm: Any = None
         self._portal: Any = None
+        self._closed: dict[int, None] = {}   # the servers whose connection closed during the run, in order
         self._start(start_timeout_ms / 1000)
 
     def _start(self, seconds: float) -> None:
@@ -183,10 +184,19 @@ class McpBackend:
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
                              _since(started), number)
         except Exception as exc:   # a JSON-RPC error, or the server gone
+            if _reason(exc) == "Connection closed":
+                self._closed[number] = None
             return McpAnswer(False, {"error": _reason(exc)}, _since(started), number)
         dumped = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = dumped.get("structuredContent", dumped.get("content"))
         return McpAnswer(not dumped.get("isError", False), result, _since(started), number)
+
+    def lost(self) -> list[str]:
+        """A line for each server whose connection closed during the run (it died, or ended):
+        its calls were answered `ok: false`, which the rules may not notice."""
+        return [f"--mcp {shlex.quote(self.commands[number])}: the server closed its connection during the run; "
+                "every call of its tools after that was answered ok: false (Connection closed)"
+                for number in self._closed]
 
     def close(self) -> None:
         """End the sessions and the servers (the SDK closes their stdin, then ends them)."""
