@@ -263,25 +263,25 @@ class _MessageParts:
         # An id with as many execute_tool spans as distinct parts ran every time it was asked for,
         # whatever the times say (a wall clock stepped back during the run); only the ids with
         # more parts than spans are placed by time, which turn's call no span ran.
+        calls = {chat.order: list(_calls(chat, _output_tools(chat))) for chat in self.chats}   # (read once)
         marks: dict[str, set[tuple[str, str, str]]] = {}
-        for chat in self.chats:
-            outputs = _output_tools(chat)
-            for _, part, mark in _calls(chat, outputs):
+        for found in calls.values():
+            for _, part, mark in found:
                 marks.setdefault(part["id"], set()).add(mark)
         ran = {call_id for call_id, found in marks.items() if len(self.executed.get(call_id, ())) >= len(found)}
         emitted: set[tuple[str, str, str]] = set()
         for chats in by_agent.values():
-            self._emit_turns(trace, sorted(chats, key=lambda span: (span.start, span.order)), emitted, ran)
+            self._emit_turns(trace, sorted(chats, key=lambda span: (span.start, span.order)), calls, emitted, ran)
 
-    def _emit_turns(self, trace: GenAiTrace, chats: list[Span], emitted: set[tuple[str, str, str]],
-                    ran: set[str]) -> None:
+    def _emit_turns(self, trace: GenAiTrace, chats: list[Span], calls: dict[int, list[Any]],
+                    emitted: set[tuple[str, str, str]], ran: set[str]) -> None:
         for index, chat in enumerate(chats):
             following = chats[index + 1] if index + 1 < len(chats) else None
             until = following.start if following is not None else None
             answers = {} if following is None else {
                 part["id"]: part for part in _parts(following.attributes.get("gen_ai.input.messages"))
                 if part.get("type") == "tool_call_response" and isinstance(part.get("id"), str)}   # the last wins
-            for number, part, mark in _calls(chat, _output_tools(chat)):
+            for number, part, mark in calls[chat.order]:
                 if mark in emitted:
                     continue   # the same part again (a chat span exported twice, a later turn's history)
                 emitted.add(mark)   # (also when a span ran it: the same part repeated later is that call)

@@ -167,9 +167,9 @@ class _TooManyReferences(Exception):
 
 
 _BUDGET = threading.local()
-"""For the value being validated in this thread: how many more references it may follow (`left`,
-of `limit`). (A circle of `$ref`s was refused when the schema loaded; one through `$dynamicRef`
-meets this bound.)"""
+"""For the value being validated in this thread (`value`): how many more references it may follow
+(`left`, of `limit`). (A circle of `$ref`s was refused when the schema loaded; one through
+`$dynamicRef` meets this bound.)"""
 
 _REFERENCES_PER_VALUE = 1_000
 _REFERENCES_PER_NODE = 100
@@ -180,12 +180,14 @@ def _references_budget(value: Any) -> Iterator[None]:
     """Bound the references followed to validate `value`: 1,000 and 100 per node of the value.
     References that branch into each other (`allOf` of two references to a definition that does
     the same, twenty deep) are no circle, but are followed 2**20 times for one value: without a
-    bound, a small schema would hang the check, or a server that takes contracts."""
-    _BUDGET.left = _BUDGET.limit = _REFERENCES_PER_VALUE + _REFERENCES_PER_NODE * _nodes(value)
+    bound, a small schema would hang the check, or a server that takes contracts. The value's
+    nodes are counted only once the first 1,000 are spent (most values never get there)."""
+    _BUDGET.left = _BUDGET.limit = _REFERENCES_PER_VALUE
+    _BUDGET.value = value
     try:
         yield
     finally:
-        _BUDGET.left = None
+        _BUDGET.left = _BUDGET.value = None
 
 
 def _nodes(value: Any) -> int:
@@ -378,6 +380,10 @@ def _validator_type() -> Any:
             if left is None:
                 yield from keyword(validator, reference, instance, schema)
                 return
+            if left <= 0 and _BUDGET.limit == _REFERENCES_PER_VALUE:   # the per-node share, counted now
+                more = _REFERENCES_PER_NODE * _nodes(_BUDGET.value)
+                _BUDGET.limit += more
+                left += more
             if left <= 0:
                 raise _TooManyReferences(_BUDGET.limit)
             _BUDGET.left = left - 1

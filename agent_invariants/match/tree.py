@@ -100,11 +100,7 @@ class Candidates(list):  # type: ignore[type-arg]
         """Append a candidate, and its key (the set is kept)."""
         self.append(value)
         key = canonical_key(value)
-        keys = self.keys
-        if key not in keys:   # type: ignore[operator]
-            keys.add(key)   # type: ignore[union-attr]
-            if len(self.shown) < MAX_CANDIDATES_SHOWN:
-                self.shown.append(value)
+        _first_distinct(self.keys, self.shown, key, value)   # type: ignore[arg-type]
         if value.__class__ is list:
             self.arrays += 1
         if self._members is not None:
@@ -126,14 +122,23 @@ class Candidates(list):  # type: ignore[type-arg]
         return self._shown_members
 
     def _member(self, value: Any, key: object) -> None:
+        """What `$in` takes from one candidate (its elements, for an array), into `members`."""
         members = self._members
         assert members is not None
-        for element, element_key in ((value, key),) if value.__class__ is not list else \
-                ((element, canonical_key(element)) for element in value):
-            if element_key not in members:
-                members.add(element_key)
-                if len(self._shown_members) < MAX_CANDIDATES_SHOWN:
-                    self._shown_members.append(element)
+        if value.__class__ is not list:
+            _first_distinct(members, self._shown_members, key, value)
+            return
+        for element in value:
+            _first_distinct(members, self._shown_members, canonical_key(element), element)
+
+
+def _first_distinct(keys: set[object], shown: list[Any], key: object, value: Any) -> None:
+    """Add `key` to `keys`; a value whose key is new joins `shown` while it holds fewer than
+    `MAX_CANDIDATES_SHOWN` (the first distinct values, in the order they came)."""
+    if key not in keys:
+        keys.add(key)
+        if len(shown) < MAX_CANDIDATES_SHOWN:
+            shown.append(value)
 
 
 def _keys_for_in(found: list[Any]) -> set[object] | None:
@@ -152,6 +157,15 @@ def holds_in(actual: Any, found: list[Any]) -> bool:
         return canonical_key(actual) in keys
     return any(json_equal(actual, element) for candidate in found
                for element in (candidate if isinstance(candidate, list) else [candidate]))
+
+
+def _shown_for_in(found: list[Any]) -> list[Any]:
+    """The first `MAX_CANDIDATES_SHOWN` distinct values `$in` takes from the candidates (as
+    `_keys_for_in`), which a mismatch lists: kept as they came when the candidates keep their keys."""
+    if found.__class__ is Candidates and found.keys is not None:
+        return found.shown_members()[:]
+    return distinct([element for candidate in found
+                     for element in (candidate if isinstance(candidate, list) else [candidate])], MAX_CANDIDATES_SHOWN)
 
 
 def _contributes(found: list[Any]) -> bool:
@@ -469,13 +483,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             found = _candidates(operand.value, at, trial, resolve, contributing=True)
             if found is None:
                 return False
-            if found.__class__ is Candidates and found.keys is not None:   # (kept as they come: `shown_members`)
-                shown = found.shown_members()[:]
-            else:
-                shown = distinct([value for candidate in found
-                                  for value in (candidate if isinstance(candidate, list) else [candidate])],
-                                 MAX_CANDIDATES_SHOWN)
-            resolved.append((name, {"any_of": shown}))
+            resolved.append((name, {"any_of": _shown_for_in(found)}))
             return holds_in(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains

@@ -52,8 +52,6 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
-_POLL = 0.05
-"""Seconds between looks at the run (its timer, an interrupt, the agent) while a call is pending."""
 
 
 class McpAnswer(NamedTuple):
@@ -155,10 +153,10 @@ class McpBackend:
     def serves(self, tool: str) -> bool:
         return tool in self._owner
 
-    def call(self, tool: str, args: Any, waiting: Callable[[float], None] | None = None) -> McpAnswer:
-        """Forward one call; the answer as the trace records it. While it is pending, `waiting(s)`
-        is called again and again (it waits up to s seconds, reading the agent): what it raises
-        (the run timer ran out, `record` was interrupted) cancels the call and goes on up."""
+    def call(self, tool: str, args: Any, waiting: Callable[[], None] | None = None) -> McpAnswer:
+        """Forward one call; the answer as the trace records it. While it is pending, `waiting()`
+        is called again and again (it waits a moment, reading the agent): what it raises (the run
+        timer ran out, `record` was interrupted) cancels the call and goes on up."""
         import anyio
 
         number = self._owner[tool]
@@ -174,7 +172,7 @@ class McpBackend:
                 if waiting is None:
                     futures.wait([pending])
                 else:
-                    waiting(_POLL)
+                    waiting()
         finally:
             if not pending.done():
                 pending.cancel()

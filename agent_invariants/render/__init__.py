@@ -50,6 +50,11 @@ class RenderOptions:
     timelines: Timelines | None = None
     """html: the events around each finding, read again from the trace files (`timeline.collect`)."""
 
+    @property
+    def outputs(self) -> dict[int, tuple[int, int | None]]:
+        """A stability report's final output lines (and lengths) by run, as `sources` knows them."""
+        return self.sources.outputs if self.sources is not None else {}
+
 
 DEFAULTS = RenderOptions()
 """The plain output: no colour, and nothing known about the files beyond the report."""

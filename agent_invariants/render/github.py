@@ -111,7 +111,7 @@ def _stability(report: StabilityReport, options: RenderOptions) -> str:
 def _stability_lines(report: StabilityReport, options: RenderOptions) -> list[str]:
     """One error per unstable path, on the final output's line of the run it shows best in (a
     warning when nothing could be measured)."""
-    outputs = options.sources.outputs if options.sources is not None else {}
+    outputs = options.outputs
     traces = [run.trace for run in report.runs]
     lines = []
     for entry in report.unstable:

@@ -56,8 +56,8 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
     """The report as a JUnit XML document (ends with a newline). Only what `options.sources`
     knows of a stability report's traces (the line of each final output) applies to JUnit."""
     if isinstance(report, StabilityReport):
-        stability: str = to_xml_report_string([_stability(report, options.sources.outputs if options.sources
-                                                           is not None else {})], prettyprint=True, encoding="utf-8")
+        stability: str = to_xml_report_string([_stability(report, options.outputs)], prettyprint=True,
+                                              encoding="utf-8")
         return stability + "\n"
     if isinstance(report, MutateReport):
         mutate: str = to_xml_report_string(_mutate(report), prettyprint=True, encoding="utf-8")
@@ -75,7 +75,7 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
     if failures(report):
         suites.append(_unreadable(report.contract.name, failures(report), names))
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
-        suites.append(_stability(report.stability, options.sources.outputs if options.sources is not None else {}))
+        suites.append(_stability(report.stability, options.outputs))
     xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
     return xml + "\n"
 
@@ -117,13 +117,17 @@ class _Classnames:
         self.taken: set[str] = set()
 
     def unique(self, contract: str, part: str) -> str:
-        base = f"agent-invariants.{_slug(contract)}.{part}"
-        name, count = base, 1
-        while name in self.taken:
-            count += 1
-            name = f"{base}-{count}"
-        self.taken.add(name)
-        return name
+        return _unique(f"agent-invariants.{_slug(contract)}.{part}", self.taken, "-")
+
+
+def _unique(base: str, taken: set[str], mark: str) -> str:
+    """`base`, or `base` and the mark and 2, 3… when taken already; now taken."""
+    name, count = base, 1
+    while name in taken:
+        count += 1
+        name = f"{base}{mark}{count}"
+    taken.add(name)
+    return name
 
 
 def _rules_suite(report: CheckReport, role: str | None, names: _Classnames) -> TestSuite:
@@ -177,12 +181,8 @@ def _regressions(report: CompareReport, names: _Classnames, batch: bool) -> Test
     named: set[str] = set()
     for regression in report.regressions:
         key = regression.evidence.get("rule_id") or regression.evidence.get("tool")
-        name = base = _line(regression.kind if key is None else f"{regression.kind}: {key}")
-        count = 1
-        while name in named:   # two tools whose names read alike once escaped (a line break, a literal `\n`)
-            count += 1
-            name = f"{base} #{count}"
-        named.add(name)
+        # (two tools whose names read alike once escaped, a line break and a literal `\n`: `#2`)
+        name = _unique(_line(regression.kind if key is None else f"{regression.kind}: {key}"), named, " #")
         case = TestCase(name, classname=classname,
                         file=_line(trace) if regression.line is not UNSET else None,
                         line=regression.line if regression.line is not UNSET else None)

@@ -260,6 +260,13 @@ class Rule:
             self.liveness_cut += 1
         return False
 
+    @property
+    def keeps_no_more(self) -> bool:
+        """Whether `note_violation` would keep no further violation (the cap is reached, and the
+        kind does not let an earlier one displace a kept one): what a rule finds then is only
+        counted, so it need not build it."""
+        return self.violation_count >= self.cap and not self.displaces
+
     def note_violations(self, count: int) -> int:
         """Count the rule's next `count` violations at once; how many of them are to be kept."""
         room = max(0, self.cap - self.violation_count)

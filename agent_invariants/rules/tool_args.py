@@ -322,9 +322,8 @@ class ToolArgs(Rule):
 
     def _explain(self, call: _Call, outcome: Outcome) -> None:
         """The mismatch and unresolved violations of a call whose args do not match."""
-        if self.violation_count >= self.cap:   # none is kept (--max-violations): counted, their messages not built
-            for _ in range(bool(outcome.mismatches) + bool(outcome.unresolved)):
-                self.note_violation()
+        if self.keeps_no_more:   # (--max-violations reached: counted, their messages not built)
+            self.note_violations(bool(outcome.mismatches) + bool(outcome.unresolved))
             return
         for found in findings(outcome, "/args"):
             if found.reason == "mismatch":
