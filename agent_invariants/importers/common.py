@@ -53,6 +53,7 @@ phase sorts it)."""
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
 
 
 class _Entry(NamedTuple):
@@ -99,6 +100,10 @@ class Timeline:
         if len(self._entries) >= MAX_RUN_EVENTS:
             raise TraceError(self.file, line, f"the run {self.run_id} makes more than {MAX_RUN_EVENTS:,} events, the "
                                               "most an import holds; convert it in parts")
+        for field in _PAYLOADS:
+            value = event.get(field)
+            if value.__class__ is dict or value.__class__ is list:
+                event[field] = _compact(value)
         if bound is None:
             bound = phase if phase in (FIRST, LAST) else START
         if bound == FIRST:
@@ -183,6 +188,21 @@ def _terminal_merged(entries: list[_Entry]) -> list[_Entry]:
     merged = end._replace(event=event)
     return [merged if entry is end else entry for entry in entries if entry.bound == LAST or
             entry.event["type"] not in _TERMINALS]
+
+
+_PAYLOADS = ("args", "result", "output")
+"""The fields whose values can be large: a run waits whole in memory, so they wait as JSON text."""
+
+
+def _compact(value: list[Any] | dict[str, Any]) -> Any:
+    """`value` as the JSON text it is written as (`msgspec.Raw`, which `msgspec.json.encode`
+    writes as it is): a run is held whole until it ends, and a parsed array of numbers takes five
+    to ten times the bytes of its text. A value that JSON text cannot hold (a lone surrogate)
+    stays as it is, for the reader to escape as it does any event's."""
+    try:
+        return msgspec.Raw(_encode(value))
+    except UnicodeEncodeError:
+        return value
 
 
 _TERMINALS = ("run.completed", "run.failed")

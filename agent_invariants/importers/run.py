@@ -56,7 +56,12 @@ class ImportedRun:
 
     @property
     def events(self) -> list[tuple[dict[str, Any], int | None]]:
-        return list(self.emitted())
+        """The events as plain values: the JSON text a payload waits as (`Timeline`) parsed."""
+        import msgspec
+
+        decode = msgspec.json.decode
+        return [({key: decode(value) if value.__class__ is msgspec.Raw else value for key, value in event.items()},
+                 line) for event, line in self.emitted()]
 
 
 class Context:

@@ -29,13 +29,21 @@ class ImportedTrace(EventList):
         self.run_id = run.run_id
         self._file, self._line_lengths, self._max_line_bytes = file, line_lengths, max_line_bytes
 
-    def _noting_lines(self, run: ImportedRun) -> Iterator[dict[str, Any]]:
+    def _noting_lines(self, run: ImportedRun) -> Iterator[dict[str, Any] | bytes]:
         """The run's events, written out as they are read (the run is not held twice), each line
-        and span noted for `lines_of` and `spans_of`."""
+        and span noted for `lines_of` and `spans_of`. An event goes to the reader as the JSON
+        text `convert` writes (its payloads wait as text: `Timeline`), unless it holds a lone
+        surrogate, which the reader escapes as it does any in-memory event's."""
+        import msgspec
+
+        encode = msgspec.json.Encoder().encode
         for event, line in run.emitted():
             self._lines.append(line)
             self._spans.append(event["data"]["source"].get("span_id"))
-            yield event
+            try:
+                yield encode(event)
+            except UnicodeEncodeError:
+                yield event
 
     def _where(self, index: int) -> tuple[str, int | None]:
         """An event the checker refuses is named by the record it came from: the mapping made
