@@ -27,6 +27,7 @@ from agent_invariants.cli_options import (
     DEFAULT_CONTRACTS,
     DEFAULT_MAX_LINE_BYTES,
     ContractOpt,
+    ConvertFormat,
     ConvertOutputOpt,
     ConvertProfileOpt,
     ConvertRunOpt,
@@ -860,10 +861,9 @@ def _output_path(option: str, text: str) -> tuple[str | int, ...]:
 def convert(
     inputs: Annotated[list[str], typer.Argument(metavar="IN...", show_default=False,
                                                 help="Files to convert (- for stdin).")],
-    source_format: Annotated[InputFormat, typer.Option(
-        "--from", metavar="<auto|otel|openinference|openai-agents|langsmith|mcp-log>",   # (native: no converting)
-        help="Their format: auto (told from the first record), otel, openinference, openai-agents, "
-        "langsmith, mcp-log.")] = InputFormat.auto,
+    source_format: Annotated[ConvertFormat, typer.Option(
+        "--from", help="Their format: auto (told from the first record), otel, openinference, openai-agents, "
+        "langsmith, mcp-log.")] = ConvertFormat.auto,
     run_id: ConvertRunOpt = None,
     profile: ConvertProfileOpt = None,
     out_dir: Annotated[Path | None, typer.Option(
@@ -878,13 +878,11 @@ def convert(
 
     if out_dir is not None and output is not None:
         fail("--out-dir and --output cannot be used together: the runs go to DIR, one file each")
-    if source_format is InputFormat.native:
-        fail("--from native: the input is already native JSONL; name the format to convert from")
     if inputs.count("-") > 1:
         fail("- (standard input) can be read once: give it as one input at most")
     refuse_input_as_output(output, profile, *inputs)
     text, note = convert_files(inputs, source_format.value, run=run_id,
-                               profile=_profile(ImportOptions(source_format, run_id, profile)),
+                               profile=_profile(ImportOptions(InputFormat(source_format.value), run_id, profile)),
                                max_line_bytes=max_line_bytes, out_dir=out_dir)
     if text is not None:
         write(text, output)

@@ -70,6 +70,17 @@ class InputFormat(str, Enum):  # noqa: UP042   (as Format)
     mcp_log = "mcp-log"
 
 
+class ConvertFormat(str, Enum):  # noqa: UP042   (as Format)
+    """The formats `convert --from` reads: InputFormat's, but native (there is nothing to convert)."""
+
+    auto = "auto"
+    otel = "otel"
+    openinference = "openinference"
+    openai_agents = "openai-agents"
+    langsmith = "langsmith"
+    mcp_log = "mcp-log"
+
+
 class ImportOptions(NamedTuple):
     """How traces in other formats are read (`--input-format`, `--run`, `--profile`)."""
 

@@ -718,3 +718,12 @@ def test_ctrl_c_at_any_moment_of_a_side_by_side_compare_is_130_and_silent(folder
         assert process.communicate(timeout=30) == (b"", b"") and process.returncode == 130, delay
         time.sleep(0.2)
         assert processes(group=process.pid) == [], delay
+
+
+def test_convert_lists_only_the_formats_it_converts_from(folder):
+    """native is no format to convert from: the choices a wrong --from is told are the others."""
+    choices = "'auto', 'otel', 'openinference', 'openai-agents', 'langsmith', 'mcp-log'"
+    for given in ("native", "mcp"):
+        one_error(run(folder, "convert", "--from", given, "in.jsonl"),
+                  f"Invalid value for '--from': '{given}' is not one of {choices}. "
+                  "(try 'agent-invariants convert --help')")
