@@ -230,7 +230,8 @@ def test_a_case_hidden_behind_an_earlier_one_with_its_call_index_is_warned_about
 
     heard: list[str] = []
     load_fixtures(path, heard.append)
-    assert heard == [f"{path}: $.tools.x.$cases[1]: never chosen: case 0 answers every call with call_index 0 first"]
+    assert heard == [f"warning: {path}: $.tools.x.$cases[1]: never chosen: case 0 answers every call with "
+                     "call_index 0 first"]
 
 
 # --- approvals --------------------------------------------------------------------------------
@@ -394,6 +395,22 @@ def test_the_reason_names_the_first_firing_rule_and_every_firing_rule_is_listed(
     prevented = {(v.rule_id, v.prevented) for v in run.report.violations}
     assert prevented == {("warn-only", True), ("first", True), ("second", True)}
     assert run.code == 7   # --safety-exit: a call was denied
+
+def test_a_denial_lists_the_first_5000_firing_rules_and_how_many_more_so_its_line_fits(tmp_path: Path) -> None:
+    """Ten thousand rules with ids of 128 characters would make a `tool.denied` line over the
+    trace's line limit: it lists the first 5,000 and counts the rest, and the agent is denied."""
+    ids = [f"{n:05d}" + "r" * 123 for n in range(5_002)]
+    contract = {"version": 2, "name": "c",
+                "rules": [{"id": rule_id, "kind": "deny_tool", "tool": "zz"} for rule_id in ids]}
+    steps = [*START, *call("c1", "zz"), *DONE]
+    run = run_agent(tmp_path, steps, contract, {"version": 1, "tools": {}}, enforce=True)
+    denied = run.bare()[2]
+    assert denied["type"] == "tool.denied"
+    assert denied["data"] == {"rule_ids": ids[:5_000], "rule_ids_left_out": 2}
+    assert run.bare()[-1]["type"] == "run.completed"
+    assert run.replies[1]["type"] == "tool.denied"
+    assert run.info.denied == 1
+
 
 
 @pytest.mark.parametrize(("safety_exit", "code"), [(1, 1), (7, 7)])

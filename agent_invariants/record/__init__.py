@@ -10,7 +10,9 @@ the trace, flushed before the agent hears the reply. docs/record-protocol.md (in
 repository) is the whole protocol: every message, the fixtures' format, replay and enforcement.
 When the run ends, the trace is checked by the same evaluator as `check`: with `--partial` when
 the harness ended the run (a timeout, a crash, a protocol error), so that what
-only the end of a run can decide is `inconclusive`. `record` and a later `check` of the file agree.
+only the end of a run can decide is `inconclusive`. `record` and a later `check` of the file agree,
+unless `--redact` hid values the rules read (`record` judged the real ones, the file holds
+`[redacted]`).
 
 The report is the check report with a `record` object (how the run ended, the findings, the
 denied calls, the agent's stderr log). The exit code:

@@ -19,7 +19,7 @@ call (`allow_tools`, `retry_limit` on `*`); the run timeout still bounds the who
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -50,11 +50,24 @@ def _cut(text: str) -> str:
     return text
 
 
+MAX_RULE_IDS = 5_000
+"""The most rule ids a denial lists (`data.rule_ids`): rule ids are at most 128 ASCII characters,
+so 5,000 of them keep the `tool.denied` line well within a trace line (10,000 would not fit)."""
+
+
 class Denial(NamedTuple):
-    """Why a call was denied: `<rule_id>: <message>` of the first firing rule, and every firing rule."""
+    """Why a call was denied: `<rule_id>: <message>` of the first firing rule, and the firing
+    rules (the first MAX_RULE_IDS, in contract order, and how many more fired)."""
 
     reason: str
     rule_ids: list[str]
+    left_out: int = 0
+
+    def data(self) -> dict[str, Any]:
+        """The `data` of the `tool.denied` event."""
+        if not self.left_out:
+            return {"rule_ids": self.rule_ids}
+        return {"rule_ids": self.rule_ids, "rule_ids_left_out": self.left_out}
 
 
 class Enforcer:
@@ -88,4 +101,4 @@ class Enforcer:
         reason = f"{rule.id}: {message}"
         if utf16_len(reason) > MAX_REASON:
             reason = _cut(reason)
-        return Denial(reason, [rule.id for rule, _ in firing])
+        return Denial(reason, [rule.id for rule, _ in firing[:MAX_RULE_IDS]], max(len(firing) - MAX_RULE_IDS, 0))

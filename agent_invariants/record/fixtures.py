@@ -325,7 +325,7 @@ class _Loader:
             if case.call_index is not None and case.args is not None and (case.call_index, None) in seen \
                     and self.warn is not None:
                 earlier = seen[(case.call_index, None)]
-                self.warn(f"{self.label}: {path}[{at}]: never chosen: case {earlier} answers every call with "
+                self.warn(f"warning: {self.label}: {path}[{at}]: never chosen: case {earlier} answers every call with "
                           f"call_index {case.call_index} first")
         return tuple(cases)
 

@@ -41,8 +41,9 @@ __all__ = ("REDACTED", "Redactor", "refused_keys")
 
 REDACTED = "[redacted]"
 _SHORTEST_SCRUBBED = 3
-_HARNESS_KEYS = ("attested_by", "fixture", "fixture_miss", "replay_seq", "rule_ids", "offending", "limit",
-                 "protocol", "claimed_evidence_class", "mcp", "tools", "server", "case", "key", "excerpt")
+_HARNESS_KEYS = ("attested_by", "fixture", "fixture_miss", "replay_seq", "rule_ids", "rule_ids_left_out",
+                 "offending", "limit", "protocol", "claimed_evidence_class", "mcp", "tools", "server", "case", "key",
+                 "excerpt")
 """Keys of the `data` the harness writes: redacting them would change what a check of the file finds."""
 _LIMITS = {"tool": 500, "call_id": 500, "approval_id": 500, "approval_scope": 500, "outcome_id": 500, "actor": 500,
            "approver": 500, "reason": 500, "status": 100, "call_signature": 2000, "type": 200}

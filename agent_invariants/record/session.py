@@ -220,7 +220,7 @@ class Session:
         if denial is not None:
             self.denied.add(call["seq"])
             self.writer.write("tool.denied", {"call_id": call_id, "tool": tool, "reason": denial.reason},
-                              {"rule_ids": denial.rule_ids})
+                              denial.data())
             agent.send(self._reply("tool.denied", call_id=call_id, reason=denial.reason))
             return
         if replayed is not None:
