@@ -587,3 +587,33 @@ def test_a_trace_of_more_spans_than_an_import_holds_is_refused_while_it_is_read(
             import_runs(path, source_format)
         assert str(error.value) == (f"{path}:6: trace {TRACE} holds more than 5 spans, the most an import holds; "
                                     "convert it in parts")
+
+
+def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tmp_path: Path) -> None:
+    """A run is held whole until it ends; arrays of numbers parsed take five times their text.
+    Ten calls with 2,000 numbers in their arguments and results: the run read, the memory
+    still held is within twice the file's size (it was almost five times)."""
+    import random
+    import tracemalloc
+
+    pick = random.Random(3)
+    lines = [{"ts": "2026-12-02T01:51:00.000000Z", "session": "s1", "dir": "c2s",
+              "msg": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}}]
+    for k in range(1, 11):
+        numbers = [round(pick.random(), 3) for _ in range(2000)]
+        at = f"2026-12-02T01:51:{k:02d}.000000Z"
+        lines.append({"ts": at, "session": "s1", "dir": "c2s", "msg": {
+            "jsonrpc": "2.0", "id": k, "method": "tools/call", "params": {"name": "fit", "arguments": {"v": numbers}}}})
+        lines.append({"ts": at, "session": "s1", "dir": "s2c", "msg": {
+            "jsonrpc": "2.0", "id": k, "result": {"content": [], "structuredContent": {"v": numbers}}}})
+    path = tmp_path / "session.mcp.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    tracemalloc.start()
+    try:
+        (run,) = import_runs(path, "mcp-log")
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 2 * path.stat().st_size
+    calls = [event for event, _ in run.events if event["type"] == "tool.call"]
+    assert len(calls) == 10 and calls[0]["args"] == {"v": lines[1]["msg"]["params"]["arguments"]["v"]}
