@@ -359,3 +359,24 @@ def test_a_trace_that_fails_the_contract_says_so_in_every_format(tmp_path):
     (result,) = log["runs"][0]["results"]
     assert (result["ruleId"], result["message"]["text"]) == ("stability.check", said)
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2   # the final output's line
+
+
+def test_a_trace_read_from_standard_input_is_placed_in_no_file(tmp_path):
+    """`-` is no file: neither the JUnit case of its check nor its GitHub annotation names one
+    (JUnit wrote `file="-"`), while the file beside it is placed at its final output."""
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    good = trace(tmp_path, "good.jsonl", {"total": 1})
+    bad = ('{"seq": 1, "type": "tool.call", "tool": "shell"}\n'
+           '{"seq": 2, "type": "run.completed", "output": {"total": 2}}\n')
+    args = (good, "-", "--contract", str(contract))
+    junit = ET.fromstring(run(*args, "--format", "junit", cwd=tmp_path, stdin=bad).stdout)
+    piped = junit.find("testsuite/testcase[@name='check: -']")
+    assert piped is not None and piped.find("failure") is not None
+    assert (piped.get("file"), piped.get("line")) == (None, None)
+    beside = junit.find("testsuite/testcase[@name='check: good.jsonl']")
+    assert (beside.get("file"), beside.get("line")) == ("good.jsonl", "2")
+    github = run(*args, "--format", "github", cwd=tmp_path, stdin=bad).stdout.splitlines()
+    said = "- fails the contract: 1 error, 0 warnings (check it for the violations)."
+    assert f"::error title=stability%3A check::{said}" in github

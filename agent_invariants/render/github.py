@@ -24,7 +24,7 @@ from agent_invariants._paths import inside
 from agent_invariants._safe import inert, log_safe
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions, text
-from agent_invariants.render.shared import AnyReport, check_failure, failures, inconclusive, sections
+from agent_invariants.render.shared import AnyReport, check_failure, failures, inconclusive, output_place, sections
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareReport, Regression, Violation
 from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
 
@@ -116,22 +116,24 @@ def _stability_lines(report: StabilityReport, options: RenderOptions) -> list[st
     lines = []
     for entry in report.unstable:
         shown = odd_one(entry)
-        properties = []
-        if traces[shown] != "-":
-            properties.append(f"file={_file_property(traces[shown])}")
-            if shown in outputs:
-                properties.append(f"line={outputs[shown][0]}")
-        properties.append(f"title={_property(f'stability: {entry.path} ({entry.kind})')}")
-        lines.append(f"::error {','.join(properties)}::{_data(describe(entry, traces))}")
+        where = _output_where(traces[shown], shown, outputs)
+        lines.append(f"::error {where}title={_property(f'stability: {entry.path} ({entry.kind})')}::"
+                     f"{_data(describe(entry, traces))}")
     if not report.measured:
         lines.append("::warning title=stability::Not measured: fewer than two traces report an output.")
     for index in failed_checks(report):   # --contract: a trace that fails it fails the step too
         run = report.runs[index]
-        where = f"file={_file_property(run.trace)}," if run.trace != "-" else ""
-        if where and index in outputs:   # at its final output's line, as SARIF places it
-            where += f"line={outputs[index][0]},"
+        where = _output_where(run.trace, index, outputs)
         lines.append(f"::error {where}title={_property('stability: check')}::{_data(check_failure(run))}")
     return lines
+
+
+def _output_where(trace: str, index: int, outputs: dict[int, tuple[int, int | None]]) -> str:
+    """The `file=…,line=…,` of an annotation at a trace's final output (`output_place`), or ``."""
+    file, line = output_place(trace, index, outputs)
+    if file is None:
+        return ""
+    return f"file={_file_property(file)}," + ("" if line is None else f"line={line},")
 
 
 def _mutate(report: MutateReport, options: RenderOptions) -> str:

@@ -28,7 +28,16 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, check_failure, code_of, failures, inconclusive, place, sections
+from agent_invariants.render.shared import (
+    AnyReport,
+    check_failure,
+    code_of,
+    failures,
+    inconclusive,
+    output_place,
+    place,
+    sections,
+)
 from agent_invariants.report import (
     BatchFailure,
     CheckBatchReport,
@@ -243,10 +252,9 @@ def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None
     cases = []
     for entry in report.unstable:
         shown = odd_one(entry)
-        named = names[shown] != "-"   # (standard input is no file)
+        file, line = output_place(names[shown], shown, outputs)
         case = TestCase(_line(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability",
-                        file=_line(names[shown]) if named else None,
-                        line=outputs[shown][0] if named and shown in outputs else None)
+                        file=None if file is None else _line(file), line=line)
         def listed(indexes: list[int]) -> str:
             return ", ".join(names[index] for index in indexes) or "none"
 
@@ -263,8 +271,9 @@ def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None
         cases.append(TestCase("output shape", classname="agent-invariants.stability"))
     for index, run in enumerate(report.runs):
         if run.check:
-            case = TestCase(_line(f"check: {run.trace}"), classname="agent-invariants.stability", file=_line(run.trace),
-                            line=outputs[index][0] if index in outputs else None)
+            file, line = output_place(run.trace, index, outputs)
+            case = TestCase(_line(f"check: {run.trace}"), classname="agent-invariants.stability",
+                            file=None if file is None else _line(file), line=line)
             if not run.check.passed:
                 case.add_failure_info(message=_line(check_failure(run)), failure_type="check")
             cases.append(case)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from agent_invariants.stability import StabilityRun
 
 __all__ = ("AnyReport", "check_failure", "checks", "code_of", "failing_traces", "failures", "first_violations",
-           "is_batch", "ok", "place", "plural", "sections", "verdict", "warning_count")
+           "is_batch", "ok", "output_place", "place", "plural", "sections", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -155,3 +155,13 @@ def check_failure(run: StabilityRun) -> str:
     assert check is not UNSET, "a run --contract checked"
     return (f"{run.trace} fails the contract: {plural(check.error_count, 'error')}, "
             f"{plural(check.warning_count, 'warning')} (check it for the violations).")
+
+
+def output_place(trace: str, index: int, outputs: dict[int, tuple[int, int | None]]) -> tuple[str | None, int | None]:
+    """Where a stability finding about the trace at `index` is placed: its file, at the line of
+    its final output (`RenderOptions.outputs`, as SARIF places it). Standard input (`-`) is no
+    file: (None, None)."""
+    if trace == "-":
+        return None, None
+    found = outputs.get(index)
+    return trace, None if found is None else found[0]
