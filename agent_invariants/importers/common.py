@@ -24,8 +24,8 @@ from __future__ import annotations
 import datetime
 import math
 import operator
-from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
@@ -33,7 +33,7 @@ from agent_invariants._js import replace_lone_surrogates, utf16_len
 from agent_invariants.errors import TraceError
 
 __all__ = ("END", "FIRST", "LAST", "MAX_RUN_EVENTS", "START", "ModelTurn", "Timeline", "as_object", "cut_text",
-           "duration_ms", "iso_nanos", "nanos_iso", "parse_args", "parse_result")
+           "duration_ms", "iso_nanos", "merged_records", "nanos_iso", "parse_args", "parse_result")
 
 MAX_RUN_EVENTS = 1_000_000
 """The most events one imported run may make. A run is held whole until it ends, to be put in
@@ -330,6 +330,32 @@ def iso_nanos(text: str) -> int | None:
         return None
     delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+Record = TypeVar("Record")
+
+
+def merged_records(records: list[Record], id_of: Callable[[Record], Any],
+                   merge: Callable[[Record, Record], Record | None],
+                   same: Callable[[Record, Record], bool]) -> list[Record]:
+    """One record per id where a source wrote a span or run twice, as it began and again as it
+    ended: `merge(earlier, later)` is the one record that takes the earlier's place (None when
+    the two are not one span's start and end); a later record the `same` as the first of its id
+    counts once. Records that only share an id stay apart, in the order written."""
+    kept: list[Record] = []
+    first_at: dict[Any, int] = {}
+    for record in records:
+        place = first_at.setdefault(id_of(record), len(kept))
+        if place < len(kept):
+            earlier = kept[place]
+            merged = merge(earlier, record)
+            if merged is not None:
+                kept[place] = merged
+                continue
+            if same(earlier, record):
+                continue
+        kept.append(record)
+    return kept
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from agent_invariants.importers.common import (
     cut_text,
     duration_ms,
     iso_nanos,
+    merged_records,
     parse_args,
     parse_result,
 )
@@ -151,23 +152,16 @@ def _merged(members: list[_Run]) -> list[_Run]:
     ended, as runs reach LangSmith (created, then updated): the later record's fields update the
     earlier one's (a field it holds as null keeps the earlier value), in the earlier one's place.
     The same record written twice counts once; runs that only share an id stay apart, as written."""
-    kept: list[_Run] = []
-    first_at: dict[str, int] = {}
-    for run in members:
-        place = first_at.setdefault(run.raw["id"], len(kept))
-        if place < len(kept):
-            earlier = kept[place]
-            if not earlier.ended:
-                raw = {**earlier.raw, **{key: value for key, value in run.raw.items()
-                                          if value is not None or earlier.raw.get(key) is None}}
-                merged = _Run(raw, earlier.depth, run.line, earlier.order, earlier.start,
-                              run.end if run.ended else earlier.end)
-                kept[place] = merged
-                continue
-            if earlier.raw == run.raw:
-                continue
-        kept.append(run)
-    return kept
+    return merged_records(members, lambda run: run.raw["id"], _updated, lambda earlier, run: earlier.raw == run.raw)
+
+
+def _updated(earlier: _Run, run: _Run) -> _Run | None:
+    """A run created (`earlier`, not ended) as `run` updates it; None when `earlier` had ended."""
+    if earlier.ended:
+        return None
+    raw = {**earlier.raw, **{key: value for key, value in run.raw.items()
+                             if value is not None or earlier.raw.get(key) is None}}
+    return _Run(raw, earlier.depth, run.line, earlier.order, earlier.start, run.end if run.ended else earlier.end)
 
 
 class _Trace:

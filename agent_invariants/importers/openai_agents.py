@@ -34,6 +34,7 @@ from agent_invariants.importers.common import (
     cut_text,
     duration_ms,
     iso_nanos,
+    merged_records,
     parse_args,
     parse_result,
 )
@@ -176,21 +177,20 @@ def _merged(spans: list[_Span]) -> list[_Span]:
     """One span per id where a processor wrote a span twice: as it started (no `ended_at`) and as
     it ended, the ended record takes the open one's place (and its place among equal times); the
     same record written twice counts once. Spans that only share an id stay apart, as written."""
-    kept: list[_Span] = []
-    first_at: dict[str, int] = {}
-    for span in spans:
-        place = first_at.setdefault(span.id, len(kept))
-        if place < len(kept):
-            earlier = kept[place]
-            if not earlier.ended and earlier.start == span.start and earlier.data.get("type") == span.data.get("type"):
-                span.order = earlier.order
-                kept[place] = span
-                continue
-            if (earlier.start, earlier.end, earlier.ended, earlier.error, earlier.data) == \
-                    (span.start, span.end, span.ended, span.error, span.data):
-                continue
-        kept.append(span)
-    return kept
+    return merged_records(spans, lambda span: span.id, _ended, _same)
+
+
+def _ended(earlier: _Span, span: _Span) -> _Span | None:
+    """`span`, in the place of `earlier` when that is its start (open, same start and type), else None."""
+    if earlier.ended or earlier.start != span.start or earlier.data.get("type") != span.data.get("type"):
+        return None
+    span.order = earlier.order
+    return span
+
+
+def _same(earlier: _Span, span: _Span) -> bool:
+    return (earlier.start, earlier.end, earlier.ended, earlier.error, earlier.data) == \
+        (span.start, span.end, span.ended, span.error, span.data)
 
 
 def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
