@@ -66,9 +66,9 @@ def expand_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[
 def named_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[tuple[str, str]]:
     """`expand_traces` with each path's name for pairing: its path relative to the folder it was
     found in (`sub/run.jsonl`), or its file name when it was given directly or by a pattern."""
-    skip = {os.path.realpath(path) for path in exclude}
+    skip = {os.path.realpath(path) for path in _paths(exclude, "exclude")}
     named: list[tuple[str, str]] = []
-    for spec in specs:
+    for spec in _paths(specs, "specs"):
         if spec == "-":
             raise TraceError("<stdin>", None, "standard input can only be checked on its own, not with other traces")
         if os.path.isfile(spec):
@@ -155,8 +155,9 @@ def check_many(contract: ContractLike, traces: Iterable[str | os.PathLike[str]],
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                progress: Progress | None = None, line_lengths: bool = False, strict: bool = False,
                partial: bool = False, count_safety: bool = False) -> CheckBatchReport:
-    """Check each trace file against `contract` (paths: folders and globs are expanded by
-    `expand_traces` first); bad traces become failures, the rest reports. `max_violations`,
+    """Check each trace file against `contract` (paths of files: expand folders and globs with
+    `expand_traces` first, as a folder here is a trace that cannot be read); bad traces become
+    failures, the rest reports. `max_violations`,
     `line_lengths`, `strict`, `partial` and `count_safety` as for `check_trace`."""
     contract, paths, jobs = load_contract(contract), _paths(traces, "traces"), job_count(jobs)
     reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +80,9 @@ def test_the_library_batch_takes_path_objects_any_iterable_and_a_contract_as_che
 @pytest.mark.parametrize(("call", "error", "words"), [
     (lambda c, p: check_many(c, p[0]), TypeError, "traces is a list of paths, not one path"),
     (lambda c, p: check_many(c, [p[0], 5]), TypeError, "traces holds int 5, not a path"),
+    (lambda c, p: expand_traces(str(Path(p[0]).parent)), TypeError, "specs is a list of paths, not one path"),
+    (lambda c, p: named_traces("/"), TypeError, "specs is a list of paths, not one path"),
+    (lambda c, p: expand_traces(p, exclude=p[0]), TypeError, "exclude is a list of paths, not one path"),
     (lambda c, p: compare_many(c, [(p[0],)]), TypeError, "not a (baseline, candidate) pair of paths"),
     (lambda c, p: compare_many(c, [p[0]]), TypeError, "not a (baseline, candidate) pair of paths"),
     (lambda c, p: check_many(c, p, jobs=0), ValueError, "jobs must be an integer of at least 1, got 0"),
