@@ -8,11 +8,12 @@ its name is `agent-invariants.json` (`.yaml`, `.yml`, or `agent-invariants.<anyt
 ends in `.contract.json` (`.yaml`, `.yml`), or the `$schema` of its top-level object names an
 agent-invariants contract schema (its URL, or a path to `contract-v1.schema.json` or
 `contract-v2.schema.json`, as this repository's examples write it). Other files, those that hold a
-contract deeper down too, are passed over. `validate` prints each invalid
-contract's problems as the command does (`agent-invariants: contract.json:14: $.rules[2].tool:
-must not be empty`); `lint` also prints every finding as `contract.json:7: error <code> [<rule
-ids>]: <message>`. The exit is 1 when a contract does not validate, when lint finds an error, or
-(`--strict`) any finding.
+contract deeper down too, are passed over, and so are rule packs (a pack names no contract schema):
+a contract that `extends` a pack is checked with it when the contract is in the commit. `validate`
+prints each invalid contract's problems as the command does (`agent-invariants: contract.json:14:
+$.rules[2].tool: must not be empty`); `lint` also prints every finding as `contract.json:7: error
+<code> [<rule ids>]: <message>`. The exit is 1 when a contract does not validate, when lint finds an
+error, or (`--strict`) any finding.
 """
 from __future__ import annotations
 
@@ -22,16 +23,16 @@ import sys
 from pathlib import Path
 
 from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants.contract_source import MAX_CONTRACT_BYTES
 
 __all__ = ("is_contract", "main")
 
 _NAMED = re.compile(r"(^agent-invariants(\.[^/]+)?|\.contract)\.(json|ya?ml)$")
 _CONTRACT_SCHEMA = (r"""(?:[^"'\r\n]*agent-invariants[^"'\r\n]*contract-v\d"""
-                    r"""|(?:[^"'\r\n]*/)?contract-v\d+\.schema\.json)""")
+                    r"""|(?:[^"'\r\n]*/)?contract-v[12]\.schema\.json)""")
 """A `$schema` value that names a contract schema (its URL, or a path to the file)."""
 _SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?""" + _CONTRACT_SCHEMA.encode())
 _SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
-_HEAD_BYTES = 64 * 1024
 
 
 _USAGE = "usage: python -m agent_invariants.hooks validate|lint [--strict] FILE...\n"
@@ -70,7 +71,7 @@ def is_contract(path: str) -> bool:
         return True
     try:
         with open(path, "rb") as handle:
-            if _SCHEMA.search(handle.read(_HEAD_BYTES)) is None:
+            if _SCHEMA.search(handle.read(MAX_CONTRACT_BYTES + 1)) is None:   # (wherever `$schema` stands)
                 return False
     except OSError:
         return False

@@ -492,7 +492,21 @@ def test_validate_hook_takes_a_contract_by_its_schema(tmp_path: Path, name: str,
     assert result.stderr.startswith(f"agent-invariants: {name}:") and "$.rules[0].tool" in result.stderr
 
 
+def test_validate_hook_finds_the_schema_after_many_rules(tmp_path: Path) -> None:
+    """A generated contract may write `$schema` last, past its first 64 KiB (the hook looked no
+    further, and passed an invalid contract)."""
+    rules = [{"id": f"r{n}", "kind": "deny_tool", "tool": f"tool.{n:04d}." + "x" * 80} for n in range(1000)]
+    document = {"version": 2, "name": "late", "rules": [*rules, {"id": "broken", "kind": "deny_tool"}],
+                "$schema": SCHEMA_URL.format(2)}
+    put(tmp_path / "policy.json", json.dumps(document, indent=2))
+    assert (tmp_path / "policy.json").stat().st_size > 128 * 1024
+    result = hook(tmp_path, "validate", "policy.json")
+    assert result.returncode == 1
+    assert result.stderr.startswith("agent-invariants: policy.json:") and "$.rules[1000]" in result.stderr
+
+
 @pytest.mark.parametrize("schema", [
+    "https://example.com/schemas/contract-v99.schema.json",
     "https://json.schemastore.org/package.json",
     "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/check-report-v1.schema.json",
 ])
