@@ -16,9 +16,11 @@ and line of each violation); warnings pass. A contract that does not validate st
 before any test runs (a usage error); an unreadable trace fails its own item with the one-line
 message the command prints. What the checks warn of (an empty trace, a misspelt event type, a
 rule that checked nothing) is listed at the end of the session (and is a user property of the
-item, in `--junitxml` too), and so is a `traces` glob (or folder) that no collected file matches
-when pytest collects what it does by default (no paths given). Neither changes an outcome, even
-with warnings made errors. Without a contract (neither the option nor the table)
+item, in `--junitxml` too), and so is a `traces` glob (or folder) that names no file at all when
+pytest collects what it does by default (no paths given). Neither changes an outcome, even with
+warnings made errors; but a glob that names traces pytest does not collect (its `testpaths` leave
+them out) stops the session, a usage error. Globs read as the command's do: `*` within a folder,
+`**/` across any. Without a contract (neither the option nor the table)
 the plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
 error. The plugin ships with the package (entry point `pytest11`); `-p
 no:agent_invariants` turns it off. For checks inside your own tests, see
@@ -26,8 +28,9 @@ no:agent_invariants` turns it off. For checks inside your own tests, see
 """
 from __future__ import annotations
 
-import fnmatch
+import functools
 import os
+import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,7 +87,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
             relative = file_path.resolve().relative_to(settings.root.resolve()).as_posix()
         except ValueError:
             return None
-        found = [pattern for pattern in settings.traces if _matches(relative, pattern, settings.root)]
+        found = [pattern for pattern in settings.traces
+                 if _matches(relative, _relative(pattern, settings.root), settings.root)]
         if not found:
             return None
         settings.matched.update(found)
@@ -92,13 +96,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """A `traces` glob that no collected file matched (a typo, or a folder pytest does not walk) is
-    said at the end, rather than a suite that passes having checked nothing; only when pytest
-    collected what it does by default (paths given on the command line leave globs out)."""
+    """Only when pytest collected what it does by default (paths given on the command line leave
+    globs out on purpose): a `traces` glob that names a trace pytest did not collect (its
+    `testpaths` leave the folder out) stops the session, a usage error, rather than pass having
+    checked nothing; one that names no file at all (a typo) is said at the end."""
     settings = session.config.stash.get(_SETTINGS, None)
     if settings is None or settings.traces is None or session.config.args_source is pytest.Config.ArgsSource.ARGS:
         return
-    settings.unmatched.extend(pattern for pattern in settings.traces if pattern not in settings.matched)
+    for pattern in settings.traces:
+        if pattern in settings.matched:
+            continue
+        left_out = _first_named(_relative(pattern, settings.root), settings.root)
+        if left_out is not None:
+            pytest.exit(f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
+                        f"{inert(left_out, TEXT_LIMIT)}, which pytest does not collect (see its testpaths): add the "
+                        "folder to testpaths, or give the paths on the command line",
+                        returncode=pytest.ExitCode.USAGE_ERROR)
+        settings.unmatched.append(pattern)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -210,11 +224,61 @@ def _table(pyproject: Path) -> dict[str, Any]:
 
 
 def _matches(relative: str, pattern: str, root: Path) -> bool:
-    """Whether the trace at `relative` (from `root`) is one the glob names: matched by it (fnmatch's
-    `*` crosses slashes; `dir/**/*.jsonl` also matches `dir/a.jsonl`), or under the folder it names."""
-    if fnmatch.fnmatchcase(relative, pattern):
-        return True
-    if "**/" in pattern and fnmatch.fnmatchcase(relative, pattern.replace("**/", "")):
+    """Whether the trace at `relative` (from `root`) is one the glob names, as the command's globs
+    do (`*` within a folder, `**/` across any): matched by it, or under the folder it names."""
+    if _glob_pattern(pattern).fullmatch(relative) is not None:
         return True
     folder = pattern.rstrip("/")
     return relative.startswith(folder + "/") and (root / folder).is_dir()
+
+
+def _relative(pattern: str, root: Path) -> str:
+    """A `traces` glob as relative to `root`: without a leading `./`, and without `root` itself
+    when it is written out in full."""
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    for base in {str(root), str(root.resolve())}:
+        if pattern.startswith(base.rstrip("/") + "/"):
+            return pattern[len(base.rstrip("/")) + 1:]
+    return pattern
+
+
+def _first_named(pattern: str, root: Path) -> str | None:
+    """A trace file under `root` that the glob names (or the folder holds), or None."""
+    import glob
+
+    if os.path.isabs(pattern):
+        return None
+    folder = root / pattern.rstrip("/")
+    if not glob.has_magic(pattern) and folder.is_dir():
+        return next((os.path.relpath(found, root) for found in glob.iglob("**/*.jsonl", root_dir=folder,
+                                                                          recursive=True)), None)
+    found = next((path for path in glob.iglob(pattern, root_dir=root, recursive=True)
+                  if path.endswith(".jsonl") and (root / path).is_file()), None)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _glob_pattern(pattern: str) -> re.Pattern[str]:
+    """The glob as a regular expression on `/`-separated paths, with the command's (`glob`'s)
+    meaning: `**/` any folders (none too), `*` any run within one name, `?` one character but `/`,
+    `[...]` a set (`[!...]` its complement)."""
+    out, at = [], 0
+    while at < len(pattern):
+        if pattern.startswith("**/", at):
+            out.append("(?:[^/]*/)*")
+            at += 3
+        elif pattern[at] == "*":
+            out.append(".*" if pattern.startswith("**", at) else "[^/]*")
+            at += 2 if pattern.startswith("**", at) else 1
+        elif pattern[at] == "?":
+            out.append("[^/]")
+            at += 1
+        elif pattern[at] == "[" and (end := pattern.find("]", at + 2)) != -1:
+            inside = pattern[at + 1:end].replace("\\", "\\\\")
+            out.append("[^" + inside[1:] + "]" if inside.startswith("!") else "[" + inside + "]")
+            at = end + 1
+        else:
+            out.append(re.escape(pattern[at]))
+            at += 1
+    return re.compile("".join(out))

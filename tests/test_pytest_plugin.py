@@ -217,3 +217,37 @@ def test_assert_compatible_fails_on_a_regression_and_returns_the_report_otherwis
 def test_bad_input_is_an_input_error_not_a_verdict():
     with pytest.raises(InputError):
         assert_trace(b'{"seq": "one"}\n', str(EXAMPLE / "contract.json"))
+
+
+def test_a_traces_glob_naming_traces_that_testpaths_leave_out_is_a_usage_error(suite):
+    """With pytest's `testpaths`, runs/ was never collected: the session passed having checked
+    none of the traces the table names. Given paths on the command line, the globs stay out."""
+    (suite.path / "tests").mkdir()
+    (suite.path / "tests" / "test_unit.py").write_text("def test_unit():\n    pass\n")
+    suite.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+                            '[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/**/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*agent-invariants: pyproject.toml: [[]tool.agent-invariants[]] traces glob "
+                                 "'runs/**/*.jsonl' names runs/bad.jsonl, which pytest does not collect (see its "
+                                 "testpaths): add the folder to testpaths, or give the paths on the command line*"])
+    named = suite.runpytest("-p", "no:cacheprovider", "tests")
+    named.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(("globs", "outcomes"), [
+    (["runs/*.jsonl"], {"failed": 1}),                      # `*` stays within runs/: not runs/archive/
+    (["runs/**/*.jsonl"], {"failed": 1, "passed": 1}),
+    (["./runs/*.jsonl"], {"failed": 1}),
+    (["{root}/runs/archive"], {"passed": 1}),
+    (["runs/[b]*.jsonl"], {"failed": 1}),
+], ids=["star", "double-star", "dot-slash", "absolute-folder", "set"])
+def test_traces_globs_read_as_the_commands_globs_do(suite, globs, outcomes):
+    """`*` crossed folders (fnmatch), and `./runs` or the rootdir's own absolute path matched nothing."""
+    (suite.path / "runs" / "good.jsonl").unlink()
+    (suite.path / "runs" / "archive").mkdir()
+    (suite.path / "runs" / "archive" / "old.jsonl").write_text(GOOD)
+    written = ", ".join(json.dumps(glob.format(root=suite.path)) for glob in globs)
+    suite.makepyprojecttoml(f'[tool.agent-invariants]\ncontract = "contract.json"\ntraces = [{written}]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(**outcomes)
