@@ -212,7 +212,8 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         "misspelt event type or field is an error (exit 2), a rule that checked nothing fails the check.")],
         False),
     "partial": (Annotated[bool, typer.Option(
-        "--partial", help="The trace was cut short (a crashed or still-running agent): violations of what only "
+        "--partial", help="The trace (with compare, both traces) was cut short (a crashed or still-running "
+        "agent): violations of what only "
         "the end of a run can decide (a required event, a result still to come, the final output) are "
         "'inconclusive' and do not fail the check; what already happened is judged.")],
         False),

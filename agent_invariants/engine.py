@@ -38,7 +38,7 @@ from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.routing import Router
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
-from agent_invariants.rules.base import Rule
+from agent_invariants.rules.base import UNCHECKED, Rule
 from agent_invariants.summary import SummaryCounter
 
 __all__ = ("Checked", "Trace", "run_check", "run_observers")
@@ -188,10 +188,11 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
 
 def _liveness(rule: Rule, result: RuleResult, *, mark: bool) -> int:
     """How many of the rule's violations come from its liveness parts. With `mark` (a trace cut
-    short, which may yet satisfy them), they become `inconclusive` and leave the rule's verdict."""
+    short, which may yet satisfy them), they become `inconclusive` and leave the rule's verdict.
+    So does `--strict`'s `checked_nothing`: the rest of the run may bring what the rule checks."""
     kept = 0
     for violation in result.violations:
-        if rule.is_liveness(violation):
+        if rule.is_liveness(violation) or violation.code == f"{rule.kind}.{UNCHECKED}":
             if mark:
                 violation.status = "inconclusive"
             kept += 1

@@ -238,10 +238,11 @@ _PARAMETER_DESCRIPTIONS = {
     **{param: f"{text} At most {MAX_EVENTS:,} events." for param, text in _TRACE_DESCRIPTIONS.items()},
     "strict": ("Fail on what would otherwise be `notices` in the report: a trace with no events or with a "
                "misspelt event type or field is a tool error, and a rule that checked nothing fails."),
-    "partial": ("The run was cut short (the agent crashed or is still running): what only the end of a run can "
-                "decide (a required event, a result still to come, the final output) is reported `inconclusive` "
-                "and does not fail the check (nor, in a comparison, a drop of the final outcome); what already "
-                "happened is judged."),
+    "partial": ("The run was cut short (the agent crashed or is still running; in a comparison, both runs are "
+                "taken as cut short): what only the end of a run can decide (a required event, a result still to "
+                "come, the final output, a rule that has checked nothing yet) is reported `inconclusive` and does "
+                "not fail the check (nor, in a comparison, a drop of the final outcome); what already happened "
+                "is judged."),
     "interface": "Also list every path of the run's final output the rules read, and whether an output_schema "
                  "rule requires it.",
     "no_lint": ("Check a version-2 contract even when lint proves that no trace can pass it (by default such a "

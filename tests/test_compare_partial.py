@@ -149,3 +149,23 @@ def test_counts_leave_inconclusive_violations_out(cli: Any, tmp_path: Path, part
     change = report["rule_changes"][0]
     assert (change["change"], change["candidate_violations"]) == ("new", counted)
     assert len(report["candidate"]["violations"]) == 2
+
+
+def test_strict_of_a_rule_a_cut_short_run_has_not_reached_yet_is_inconclusive(cli: Any, tmp_path: Path) -> None:
+    """`--strict` fails a rule that checked nothing; a run cut short before the rule's first call
+    may yet bring it, so under `--partial` that is inconclusive and fails nothing (it failed the
+    compare as a new rule failure, exit 1). A whole run stays strict."""
+    approval = {"id": "approved-pay", "kind": "require_approval", "tool": "pay"}
+    _files(tmp_path, CUT, [approval])
+    (tmp_path / "b.jsonl").write_text(jsonl([*BASELINE[:3], {"seq": 4, "type": "approval.granted"},
+                                             {"seq": 5, "type": "tool.call", "tool": "pay", "call_id": "p1"},
+                                             {"seq": 6, "type": "run.completed"}]))
+    code, report = _compare(cli, "--partial", "--strict")
+    assert (code, report["compatible"]) == (0, True)
+    assert [(r["kind"], r["status"]) for r in report["regressions"]] == [("outcome_regression", "inconclusive")]
+    (unchecked,) = report["candidate"]["violations"]
+    assert (unchecked["code"], unchecked["status"]) == ("require_approval.checked_nothing", "inconclusive")
+    checked = cli("check", "-c", "c.json", "-t", "k.jsonl", "-f", "json", "--partial", "--strict")
+    assert (checked.returncode, json.loads(checked.stdout)["inconclusive_count"]) == (0, 1)
+    whole = cli("check", "-c", "c.json", "-t", "k.jsonl", "-f", "json", "--strict")
+    assert (whole.returncode, json.loads(whole.stdout)["error_count"]) == (1, 1)

@@ -41,6 +41,7 @@ __all__ = (
     "DEFAULT_MAX_VIOLATIONS",
     "Observer",
     "Route",
+    "UNCHECKED",
     "Status",
     "Rule",
     "RuleConfig",
@@ -49,6 +50,9 @@ __all__ = (
 
 DEFAULT_MAX_VIOLATIONS = 1000
 """Violations a rule keeps (and reports show) unless told otherwise; the counts include all."""
+
+UNCHECKED = "checked_nothing"
+"""The reason of `--strict`'s violation of a rule that checked nothing (`Rule.fail_unchecked`)."""
 
 Observer = Callable[[Event, int], Literal[True] | None]
 """A handler: called with an event and its index; True means "route me again"."""
@@ -313,7 +317,7 @@ class Rule:
         rule fails with one violation of the whole trace, `<kind>.checked_nothing`."""
         if self.note_violation():
             self.keep("The rule checked nothing in this trace, so it may guard nothing (--strict).",
-                      {"checked": 0, "strict": True}, reason="checked_nothing")
+                      {"checked": 0, "strict": True}, reason=UNCHECKED)
         return self.result()
 
     def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET, seq: int | float | UnsetType = UNSET,
