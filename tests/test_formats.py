@@ -634,3 +634,20 @@ def test_junit_lists_at_most_a_thousand_violations_of_a_rule(cli, tmp_path):
     lines = (failure.text or "").splitlines()
     assert len(lines) == 1001 and lines[999].startswith("t.jsonl:1000 seq 1000: ")
     assert lines[-1] == "… and 5 more (JUnit lists 1,000 per rule; --format json lists every one kept)"
+
+
+def test_markdown_stops_before_the_1_mib_a_github_step_summary_takes(cli, tmp_path):
+    """GitHub refuses a step summary over 1 MiB whole: ten thousand rules of long ids make a rule
+    table larger than that, so the Markdown stops after a whole line and says where the rest is."""
+    rules = [{"id": f"rule-{n:05d}-" + "x" * 110, "kind": "deny_tool", "tool": f"tool.{n}"} for n in range(10_000)]
+    (tmp_path / "c.json").write_text(json.dumps(contract(*rules)))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "tool.7", "call_id": "c"})))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "markdown")
+    assert result.returncode == 1
+    text = result.stdout
+    assert len(text.encode()) <= 1_000_000
+    assert text.startswith("## ❌ agent-invariants: ")
+    assert text.endswith("\n\n*The summary stops here: GitHub shows at most 1 MiB of it. The JSON, SARIF and HTML "
+                         "reports hold all of it.*\n")
+    rows = [line for line in text.splitlines() if line.startswith("| `rule-")]
+    assert 5_000 < len(rows) < 10_000 and rows[-1].endswith(" |")

@@ -40,9 +40,15 @@ from agent_invariants.report import (
 )
 from agent_invariants.stability import StabilityReport, failed_checks, unstable_paths
 
-__all__ = ("MAX_VIOLATIONS", "render")
+__all__ = ("MAX_BYTES", "MAX_VIOLATIONS", "render")
 
 MAX_VIOLATIONS = 50
+MAX_BYTES = 1_000_000
+"""The most bytes of Markdown written: GitHub takes at most 1 MiB in a step's summary (a larger one
+is refused whole), and a batch of many thousand traces is larger. Past it the summary stops after
+a whole line and says where the rest is."""
+_CUT = ("", "*The summary stops here: GitHub shows at most 1 MiB of it. The JSON, SARIF and HTML reports "
+        "hold all of it.*")
 # Escaped wherever they occur. Text never starts a line here, so list and heading markers
 # (- + 1.) are harmless.
 _SPECIAL = re.compile(r"([\\`*_\[\]|~!])")
@@ -71,7 +77,20 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
         lines = _check(report, level=2)
     else:
         lines = _batch(report)
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return text if len(text) <= MAX_BYTES // 4 or len(text.encode()) <= MAX_BYTES else _cut(lines)
+
+
+def _cut(lines: list[str]) -> str:
+    """The first whole lines that fit in MAX_BYTES with the note that says the rest is left out."""
+    room = MAX_BYTES - len("\n".join(_CUT).encode()) - 2
+    kept = []
+    for line in lines:
+        room -= len(line.encode()) + 1
+        if room < 0:
+            break
+        kept.append(line)
+    return "\n".join([*kept, *_CUT]) + "\n"
 
 
 def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
