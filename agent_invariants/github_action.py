@@ -3,7 +3,9 @@
     INPUT_CONTRACT=agent-invariants.json INPUT_TRACES="runs/" python -m agent_invariants.github_action
 
 The action's inputs arrive as environment variables (`INPUT_CONTRACT`, `INPUT_TRACES`,
-`INPUT_BASELINE`, `INPUT_FORMAT`, `INPUT_FAIL_ON`). The command runs once per output, each with
+`INPUT_BASELINE`, `INPUT_FORMAT`, `INPUT_FAIL_ON`, `INPUT_CATEGORY`, `INPUT_SARIF_ANCHOR`;
+`traces` is split as a shell splits words, so a path with a space is quoted: `"runs/my run.jsonl"`).
+The command runs once per output, each with
 the same inputs: the report in `format` for the log, the Markdown summary appended to
 `$GITHUB_STEP_SUMMARY`, workflow annotations (`--format github`) on the changed lines, a SARIF
 file in `$RUNNER_TEMP` for code scanning, the HTML page there too (uploaded as an artifact, for a
@@ -15,12 +17,14 @@ reviewer to see the run), and the JSON report that decides the verdict:
 
 Bad input (a contract that does not validate, a missing trace, standard input, which a command run
 once per output cannot read again, a `RUNNER_TEMP` that takes no file) always fails, with a one-line
-message. What the check says on stderr of the traces (a misspelt event type, an empty trace) is
-shown in the log. `$GITHUB_OUTPUT` gets `sarif` (the SARIF file), `html` (the page), `exit-code`
-(the command's: 0, 1 or 2) and `verdict` (`pass` or `fail`), in one write; `sarif` and `html` are
-empty when the files were not written. The step's own exit is 1 for `fail`, 2 for bad input. A
-batch with a trace that could not be read is reported all the same, every output holding the
-others (as the command does), and fails the step with exit 2.
+message in the log, as an annotation and in the step's summary; so does a step that fails on
+warnings alone (`fail-on: warning`), whose reports all say it passed. What the check says on stderr
+of the traces (a misspelt event type, an empty trace) is shown in the log. `$GITHUB_OUTPUT` gets
+`sarif` (the SARIF file), `html` (the page), `exit-code` (the command's: 0, 1 or 2) and `verdict`
+(`pass` or `fail`), in one write; `sarif` and `html` are empty when the files were not written. The
+step's own exit is 1 for `fail`, 2 for bad input. A batch with a trace that could not be read is
+reported all the same, every output holding the others (as the command does), and fails the step
+with exit 2.
 """
 from __future__ import annotations
 
@@ -33,9 +37,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ("FAIL_ON", "FORMATS", "main", "warnings_in")
+__all__ = ("ANCHORS", "FAIL_ON", "FORMATS", "main", "warnings_in")
 
 FAIL_ON = ("error", "warning", "never")
+ANCHORS = ("trace", "contract")
+"""What `sarif-anchor` may name: where SARIF locates results (`--sarif-anchor`)."""
 FORMATS = ("text", "pretty", "json", "markdown", "junit", "sarif", "github")
 """What `format` may name: the report printed in the log (the HTML page is always an artifact)."""
 
@@ -47,12 +53,16 @@ def main(environ: dict[str, str] | None = None) -> int:
     baseline = env.get("INPUT_BASELINE", "").strip()
     shown = env.get("INPUT_FORMAT", "").strip() or "text"
     fail_on = env.get("INPUT_FAIL_ON", "").strip() or "error"
+    category = env.get("INPUT_CATEGORY", "").strip() or "agent-invariants"
+    anchor = env.get("INPUT_SARIF_ANCHOR", "").strip() or "trace"
     if not traces:
         return _failed(env, "the traces input is empty: name trace files, folders or globs")
     if fail_on not in FAIL_ON:
         return _failed(env, f"fail-on: {fail_on!r} is none of {', '.join(FAIL_ON)}")
     if shown not in FORMATS:
         return _failed(env, f"format: {shown!r} is none of {', '.join(FORMATS)}")
+    if anchor not in ANCHORS:
+        return _failed(env, f"sarif-anchor: {anchor!r} is none of {', '.join(ANCHORS)}")
     if baseline and len(traces) != 1:
         return _failed(env, "with a baseline, traces names one candidate (a file or a folder)")
     if "-" in (contract, baseline, *traces):
@@ -65,7 +75,7 @@ def main(environ: dict[str, str] | None = None) -> int:
     sys.stderr.write(verdict.stderr)   # bad input, or the notices of a trace (a misspelt type, an empty trace)
     report = _report(verdict)
     if report is None:   # bad input: nothing was checked
-        return _failed(env)
+        return _failed(env, said=verdict.stderr)
     # (exit 2 with a report: a batch with a trace that could not be read; the others are reported
     # in every output all the same, and the step fails)
     try:
@@ -82,7 +92,7 @@ def main(environ: dict[str, str] | None = None) -> int:
             return _failed(env, f"GITHUB_STEP_SUMMARY {summary}: cannot write: {exc.strerror or exc}")
     folder = Path(env.get("RUNNER_TEMP") or ".")
     sarif, page = folder / "agent-invariants.sarif", folder / "agent-invariants.html"
-    files = (["--format", "sarif", "--category", "agent-invariants", "--output", str(sarif)],
+    files = (["--format", "sarif", "--category", category, "--sarif-anchor", anchor, "--output", str(sarif)],
              ["--format", "html", "--output", str(page)])
     for path, options in zip((sarif, page), files, strict=True):
         with contextlib.suppress(OSError):   # (so that the file there after the run is its own; what cannot be
@@ -90,8 +100,11 @@ def main(environ: dict[str, str] | None = None) -> int:
         written = _run([*command, *options], env)
         if written.returncode == 2 and not path.is_file():   # (the check ran above: the file could not be written)
             sys.stderr.write(written.stderr)
-            return _failed(env)
+            return _failed(env, said=written.stderr)
     failing = verdict.returncode == 2 or _failing(verdict.returncode, report, fail_on)
+    if failing and verdict.returncode == 0:   # every report says it passed: say why the step fails
+        count = warnings_in(report)
+        _say(env, f"{count} warning{'' if count == 1 else 's'}, and fail-on is warning: the step fails")
     problem = _outputs(env, {"exit-code": str(verdict.returncode), "verdict": "fail" if failing else "pass",
                              "sarif": str(sarif), "html": str(page)})
     if problem:
@@ -155,14 +168,42 @@ def _append(path: str, text: str) -> None:
         os.close(handle)
 
 
-def _failed(env: dict[str, str], message: str | None = None) -> int:
-    """Bad input (its message said already, unless given): exit 2, and outputs that say so."""
+def _failed(env: dict[str, str], message: str | None = None, said: str = "") -> int:
+    """Bad input: exit 2, and outputs that say so; `message` in the log, or what the command
+    `said` on stderr (in the log already), as an annotation and in the step's summary too (an
+    empty summary page and a red step explain nothing)."""
     if message:
-        sys.stderr.write(f"agent-invariants: {message}\n")
+        _say(env, message, bad_input=True)
+    else:
+        problems = [line.removeprefix("agent-invariants: ") for line in said.splitlines()
+                    if line.startswith("agent-invariants: ") and not line.startswith("agent-invariants: warning:")]
+        for at, line in enumerate(problems[:_MOST_SAID]):
+            _say(env, line, bad_input=at == 0, logged=True)
     problem = _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
     if problem:
         sys.stderr.write(f"agent-invariants: {problem}\n")
     return 2
+
+
+_MOST_SAID = 10
+"""The most lines of the command's stderr that become annotations and summary lines."""
+
+
+def _say(env: dict[str, str], message: str, *, bad_input: bool = False, logged: bool = False) -> None:
+    """Why the step fails, where a reader looks: the log (unless `logged` already), an
+    annotation, and a line of the step's summary, under a heading for the first line of bad input
+    (what cannot be written there is left out)."""
+    from agent_invariants.render.github import error
+    from agent_invariants.render.markdown import escaped
+
+    if not logged:
+        sys.stderr.write(f"agent-invariants: {message}\n")
+    sys.stdout.write(error("agent-invariants", message) + "\n")
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        heading = "## ⛔ agent-invariants: bad input\n\n" if bad_input else ""
+        with contextlib.suppress(OSError):
+            _append(summary, f"{heading}{escaped(message)}\n\n")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def test_action_yml_is_a_composite_action_with_the_documented_inputs():
     assert isinstance(ACTION["name"], str) and isinstance(ACTION["description"], str)
     inputs = ACTION["inputs"]
     assert list(inputs) == ["contract", "traces", "baseline", "format", "python-version", "upload-sarif",
-                            "upload-html", "fail-on"]
+                            "upload-html", "artifact-name", "category", "sarif-anchor", "fail-on"]
     for name, spec in inputs.items():
         assert isinstance(spec["description"], str) and spec["description"], name
         assert set(spec) <= {"description", "required", "default", "deprecationMessage"}, name
@@ -46,8 +46,11 @@ def test_action_yml_is_a_composite_action_with_the_documented_inputs():
     assert upload["if"] == "${{ inputs.upload-sarif == 'true' && steps.run.outputs.sarif != '' }}"
     (artifact,) = [step for step in runs["steps"] if step.get("uses", "").startswith("actions/upload-artifact")]
     assert artifact["if"] == "${{ always() && inputs.upload-html == 'true' && steps.run.outputs.html != '' }}"
-    assert artifact["with"] == {"name": "agent-invariants-report", "path": "${{ steps.run.outputs.html }}",
+    assert artifact["with"] == {"name": "${{ inputs.artifact-name }}", "path": "${{ steps.run.outputs.html }}",
                                 "if-no-files-found": "ignore"}
+    assert inputs["artifact-name"]["default"] == "agent-invariants-report"
+    assert upload["with"] == {"sarif_file": "${{ steps.run.outputs.sarif }}", "category": "${{ inputs.category }}"}
+    assert (inputs["category"]["default"], inputs["sarif-anchor"]["default"]) == ("agent-invariants", "trace")
 
 
 def _steps(tmp_path: Path, inputs: dict[str, str]) -> tuple[int, str, dict[str, str], str]:
@@ -211,3 +214,41 @@ def test_the_notices_of_a_trace_reach_the_log(tmp_path, capsys):
     assert main(env) == 0
     assert f"agent-invariants: warning: {tmp_path / 'empty.jsonl'}: the trace has no events, so no rule saw " \
            "anything\n" in capsys.readouterr().err
+
+
+def test_a_step_failing_on_warnings_alone_says_why(tmp_path):
+    """Every report says PASS (the rule that broke is a warning): the log, an annotation and the
+    summary say that fail-on: warning fails the step."""
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps({"version": 1, "name": "drafts", "rules": [
+        {"id": "no-drafts", "kind": "deny_tool", "tool": "mail.draft", "severity": "warning"}]}))
+    code, log, outputs, summary = _steps(tmp_path, {"contract": str(contract), "fail-on": "warning",
+                                                    "traces": "examples/refund-desk/baseline.jsonl"})
+    assert (code, outputs["verdict"], outputs["exit-code"]) == (1, "fail", "0")
+    said = "1 warning, and fail-on is warning: the step fails"
+    assert f"agent-invariants: {said}" in log.splitlines()
+    assert f"::error title=agent-invariants::{said}" in log.splitlines()
+    assert summary.startswith("## ✅ agent-invariants: drafts passed") and summary.endswith(f"\n{said}\n\n")
+
+
+def test_bad_input_is_an_annotation_and_a_summary_line_too(tmp_path):
+    """The job's summary page was empty and the red step said nothing outside the raw log."""
+    code, log, outputs, summary = _steps(tmp_path, {"contract": "missing_contract.json", "fail-on": "never",
+                                                    "traces": "examples/refund-desk/baseline.jsonl"})
+    assert (code, outputs["verdict"], outputs["exit-code"]) == (2, "fail", "2")
+    assert "::error title=agent-invariants::missing\\_contract.json: no such file" not in log   # (not Markdown)
+    assert "::error title=agent-invariants::missing_contract.json: no such file" in log.splitlines()
+    assert summary == "## ⛔ agent-invariants: bad input\n\nmissing\\_contract.json: no such file\n\n"
+
+
+def test_category_and_sarif_anchor_reach_the_sarif_file(tmp_path):
+    code, _, outputs, _ = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                            "traces": "examples/refund-desk/candidate.jsonl",
+                                            "category": "agent-invariants/nightly", "sarif-anchor": "contract"})
+    assert code == 1
+    run = json.loads(Path(outputs["sarif"]).read_text())["runs"][0]
+    assert run["automationDetails"]["id"] == "agent-invariants/nightly/"
+    uris = {result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for result in run["results"]}
+    assert uris == {"examples/refund-desk/contract.json"}
+    bad = main({**os.environ, "INPUT_CONTRACT": "c.json", "INPUT_TRACES": "t.jsonl", "INPUT_SARIF_ANCHOR": "rule"})
+    assert bad == 2

@@ -288,9 +288,11 @@ def test_action_yml_declares_the_documented_inputs_and_outputs() -> None:
     assert set(action["outputs"]) == {"verdict", "exit-code", "sarif", "html"}
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
     assert "python -m agent_invariants.github_action" in step["run"]
-    assert set(step["env"]) == {"INPUT_CONTRACT", "INPUT_TRACES", "INPUT_BASELINE", "INPUT_FORMAT", "INPUT_FAIL_ON"}
+    assert set(step["env"]) == {"INPUT_CONTRACT", "INPUT_TRACES", "INPUT_BASELINE", "INPUT_FORMAT", "INPUT_FAIL_ON",
+                                "INPUT_CATEGORY", "INPUT_SARIF_ANCHOR"}
     upload = next(s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", ""))
-    assert upload["with"]["name"] == "agent-invariants-report"
+    assert upload["with"]["name"] == "${{ inputs.artifact-name }}"
+    assert inputs["artifact-name"]["default"] == "agent-invariants-report"
 
 
 class Action:

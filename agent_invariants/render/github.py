@@ -28,7 +28,7 @@ from agent_invariants.render.shared import AnyReport, check_failure, failures, i
 from agent_invariants.report import CheckBatchReport, CheckReport, CompareReport, Regression, Violation
 from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
 
-__all__ = ("render",)
+__all__ = ("error", "render")
 
 
 def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
@@ -77,6 +77,11 @@ def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -
     properties.append(f"title={_property(title)}")
     level = "notice" if inconclusive(item) else item.severity
     return f"::{level} {','.join(properties)}::{_data(item.message)}"
+
+
+def error(title: str, message: str) -> str:
+    """A workflow command that annotates the run, not a file (the GitHub Action's own problems)."""
+    return f"::error title={_property(title)}::{_data(message)}"
 
 
 def _file_property(path: str) -> str:

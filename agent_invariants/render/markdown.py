@@ -40,7 +40,7 @@ from agent_invariants.report import (
 )
 from agent_invariants.stability import StabilityReport, failed_checks, unstable_paths
 
-__all__ = ("MAX_BYTES", "MAX_VIOLATIONS", "render")
+__all__ = ("MAX_BYTES", "MAX_VIOLATIONS", "escaped", "render")
 
 MAX_VIOLATIONS = 50
 MAX_BYTES = 1_000_000
@@ -218,6 +218,11 @@ def _change(change: str, severity: str) -> str:
     if severity == "warning" and change in ("new", "still_failing"):
         return "⚠️ warning"
     return _CHANGE[change]
+
+
+def escaped(text: str) -> str:
+    """Text from outside (a file name, a message) as inert Markdown, for a line of one's own."""
+    return _text(text)
 
 
 def _text(text: str) -> str:
