@@ -67,12 +67,14 @@ if TYPE_CHECKING:
 __all__ = (
     "INSTRUCTIONS",
     "MAX_EVENTS",
+    "MAX_KEPT",
     "MAX_RULE_EVENTS",
     "SERVER_NAME",
     "TOOLS",
     "ArgumentError",
     "ToolSpec",
     "build_server",
+    "kept_per_rule",
     "run_tool",
     "sdk_available",
     "serve",
@@ -89,6 +91,20 @@ refused (the command line has no such limit): 100 rules with 100,000 events, or 
 with 1,000 events, still fit. It is also the most earlier results the `$from_result` references
 of one call may try (`limited_tries`): one that no index serves tries each for each call checked,
 and stops the call there, after about ten seconds too."""
+
+MAX_KEPT = 10_000
+"""Violations a report of one call keeps, at most, per trace: each rule keeps up to 1,000, as on
+the command line, or 10,000 divided among the rules when the contract has more than ten (one each,
+at least). The counts stay whole and the report says how many were left out; a response's size
+then stays bounded (a thousand rules broken a thousand times each made a report of 1 GiB)."""
+
+
+def kept_per_rule(contract: Contract) -> int:
+    """How many violations each rule of `contract` keeps in a report of this server (MAX_KEPT)."""
+    from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS
+
+    return max(1, min(DEFAULT_MAX_VIOLATIONS, MAX_KEPT // max(len(contract.rules), 1)))
+
 
 VALIDATE = "agent_invariants_validate_contract"
 CHECK = "agent_invariants_check_trace"
@@ -135,7 +151,8 @@ Bad input is a tool error naming the place, e.g. `contract: $.rules[2].tool: ...
 _READ_ONLY = ("Read-only and deterministic: it reads only its arguments (never files or the network), "
               "changes nothing, and the same input always gives the same result.")
 _LIMIT = (f"At most {MAX_EVENTS:,} events per trace, {MAX_RULE_EVENTS:,} rules times events and "
-          f"{MAX_REQUEST_BYTES >> 20} MiB of JSON per call; "
+          f"{MAX_REQUEST_BYTES >> 20} MiB of JSON per call; the report keeps at most {MAX_KEPT:,} violations "
+          "per trace (the counts stay whole); "
           "check longer traces from files with the command line "
           "(`agent-invariants check`), which streams them.")
 _CONTRACT_ERROR = "`contract: $.rules[2].tool: ...` for the contract"
@@ -438,7 +455,7 @@ def _check(args: dict[str, Any]) -> Any:
 
     contract = _within_budget(_linted(_contract(args["contract"]), args), ("events", args["events"]))
     return _strictly(check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"],
-                                 partial=args["partial"]), args)
+                                 partial=args["partial"], max_violations=kept_per_rule(contract)), args)
 
 
 def _compare(args: dict[str, Any]) -> Any:
@@ -448,7 +465,7 @@ def _compare(args: dict[str, Any]) -> Any:
                               ("candidate", args["candidate"]))
     report = compare_traces(contract, _trace(args["baseline"], "baseline", args),
                             _trace(args["candidate"], "candidate", args), strict=args["strict"],
-                            partial=args["partial"])
+                            partial=args["partial"], max_violations=kept_per_rule(contract))
     return _strictly(report, args)
 
 

@@ -546,3 +546,22 @@ def test_the_check_and_compare_tools_take_strict() -> None:
     with pytest.raises(InputError) as wrong:
         run_tool(CHECK, {"contract": contract, "events": events, "strict": "yes"})
     assert str(wrong.value) == "strict: expected true or false, got a string"
+
+
+def test_a_report_keeps_at_most_10000_violations_per_trace_however_many_rules_break() -> None:
+    """A request of 96 KiB (a thousand rules, a thousand events, each a violation of each) made a
+    response of 1.1 GiB: the rules of a contract of more than ten share 10,000 kept violations;
+    the counts stay whole and the report says what it left out. Ten rules keep 1,000 each."""
+    from agent_invariants.mcp_server import run_tool
+
+    events = [{"seq": n, "type": "tool.call", "tool": "a"} for n in range(1, 201)]
+    many = {"version": 1, "name": "c", "rules": [{"id": f"r{n}", "kind": "deny_tool", "tool": "a"} for n in range(400)]}
+    report, _ = run_tool(CHECK, {"contract": many, "events": events})
+    assert (report["error_count"], report["violations_total"], report["truncated"]) == (80_000, 80_000, True)
+    assert len(report["violations"]) == 10_000
+    assert {len(result["violations"]) for result in report["results"]} == {25}   # 10,000 / 400
+    compared, _ = run_tool(COMPARE, {"contract": many, "baseline": events[:1], "candidate": events})
+    assert len(compared["candidate"]["violations"]) == 10_000 and compared["candidate"]["error_count"] == 80_000
+    few = {**many, "rules": many["rules"][:10]}
+    report, _ = run_tool(CHECK, {"contract": few, "events": events})
+    assert len(report["violations"]) == 2_000 and "truncated" not in report
