@@ -20,7 +20,11 @@ from collections.abc import Sequence
 
 from agent_invariants._safe import TEXT_LIMIT, VALUE_LIMIT, inert
 
-__all__ = ("ContractError", "InputError", "TraceError", "closest", "did_you_mean", "suggest", "unknown_value")
+__all__ = ("RAISE_LINE_LIMIT", "ContractError", "InputError", "TraceError", "closest", "did_you_mean", "suggest",
+           "unknown_value")
+
+RAISE_LINE_LIMIT = "(raise it with --max-line-bytes, or max_line_bytes in the library and the pytest table)"
+"""How a line over the limit says where the limit is set, whichever way the trace was read."""
 
 
 class InputError(Exception):

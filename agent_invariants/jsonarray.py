@@ -27,6 +27,7 @@ from typing import NamedTuple
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates, utf16_len_of_utf8
+from agent_invariants.errors import RAISE_LINE_LIMIT
 from agent_invariants.jsontext import always_matching, nested_too_deep, syntax_error
 from agent_invariants.linemap import LineMap
 
@@ -140,7 +141,7 @@ class _Scanner:
         # (what the new chunk adds may end it and start the next items, so it does not count).
         if self.pending is not None and len(self.buf) - self.pending[0] > self.max_item + 1:
             raise self._error(self.pending[0], f"item {self.index} is more than {self.max_item:,} bytes, "
-                                               "over the limit (raise it with --max-line-bytes)")
+                                               f"over the limit {RAISE_LINE_LIMIT}")
         self.buf += chunk
         self.bulk = True
         return True
@@ -324,7 +325,7 @@ class _Scanner:
         """One complete item at `buf[begin]`: note its line, hand it out."""
         if len(item) > self.max_item:
             raise self._error(begin, f"item {self.index} is {len(item):,} bytes, over the "
-                                     f"{self.max_item:,}-byte limit (raise it with --max-line-bytes)")
+                                     f"{self.max_item:,}-byte limit {RAISE_LINE_LIMIT}")
         self._count_to(begin)
         self.lines.place(self.index, self.line)
         if self.keep_lengths:

@@ -8,6 +8,7 @@ or, once, in pyproject.toml (paths relative to that file; `traces` are globs, de
     [tool.agent-invariants]
     contract = "agent-invariants.json"
     traces = ["runs/**/*.jsonl"]
+    max_line_bytes = 1048576   # the longest line a trace may have (the default: 1 MiB)
 
 Every `*.jsonl` file under the paths pytest collects (and matching `traces`, when given) becomes
 one item named after the file, so `-k refund` selects by name and `--junitxml` writes one test
@@ -51,6 +52,7 @@ class _Settings(NamedTuple):
     contract: Path
     traces: tuple[str, ...] | None   # globs relative to `root`; None: every *.jsonl
     root: Path
+    max_line_bytes: int | None   # None: the library's default
     loaded: list[Any]   # the loaded contract, once the session starts
     matched: set[str]   # the `traces` globs some collected file matched
     unmatched: list[str]   # the `traces` globs no collected file matched, to list at the end
@@ -153,11 +155,13 @@ class TraceItem(pytest.Item):
     def runtest(self) -> None:
         from agent_invariants.api import check_trace
         from agent_invariants.notices import notice_lines
+        from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES
         from agent_invariants.render import RenderOptions, text
 
         settings = self.config.stash[_SETTINGS]
         assert settings is not None
-        report = check_trace(settings.loaded[0], _shown(self.path, self.config.invocation_params.dir))
+        report = check_trace(settings.loaded[0], _shown(self.path, self.config.invocation_params.dir),
+                             max_line_bytes=settings.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
         # an empty trace passes every rule: what the check warned of goes with the item's report
         self.user_properties.extend((_NOTICED, line) for line in notice_lines([report], strict=False)[0])
         if not report.passed:
@@ -191,8 +195,12 @@ def _settings(config: pytest.Config) -> _Settings | None:
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] traces must be a glob "
                                 "or a list of globs")
     globs = None if traces is None else tuple(traces)
+    longest = table.get("max_line_bytes")
+    if longest is not None and (not isinstance(longest, int) or isinstance(longest, bool) or longest < 1):
+        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] max_line_bytes must be an "
+                                "integer of at least 1")
     if option is not None:
-        return _Settings(Path(option).resolve(), globs, config.rootpath, [], set(), [])
+        return _Settings(Path(option).resolve(), globs, config.rootpath, longest, [], set(), [])
     contract = table.get("contract")
     if contract is None:
         if globs is not None:
@@ -201,7 +209,7 @@ def _settings(config: pytest.Config) -> _Settings | None:
         return None
     if not isinstance(contract, str):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
-    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, [], set(), [])
+    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, longest, [], set(), [])
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
@@ -216,10 +224,10 @@ def _table(pyproject: Path) -> dict[str, Any]:
     table = tool["agent-invariants"]
     if not isinstance(table, dict):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] must be a table")
-    unknown = sorted(set(table) - {"contract", "traces"})
+    unknown = sorted(set(table) - {"contract", "traces", "max_line_bytes"})
     if unknown:
         raise pytest.UsageError(f"agent-invariants: pyproject.toml: [tool.agent-invariants] has an unknown key "
-                                f"{unknown[0]!r} (expected contract, traces)")
+                                f"{unknown[0]!r} (expected contract, traces, max_line_bytes)")
     return table
 
 

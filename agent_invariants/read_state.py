@@ -10,7 +10,7 @@ from typing import cast
 
 from msgspec import UNSET, Raw
 
-from agent_invariants.errors import TraceError
+from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
 from agent_invariants.events import Event, accept, time_ok, time_problem, times_ok
 from agent_invariants.linemap import LineMap
 from agent_invariants.notices import FieldSample
@@ -39,8 +39,7 @@ class ReadState:
     def too_long(self, size: int, at_least: bool = False) -> str:
         """The problem of a line (or item) of `size` bytes, over the limit."""
         more = "at least " if at_least else ""
-        return (f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit "
-                "(raise it with --max-line-bytes)")
+        return f"line is {more}{size:,} bytes, over the {self.max_line_bytes:,}-byte limit {RAISE_LINE_LIMIT}"
 
     def accept(self, event: Event, raw: bytes | Raw | None, prev: int | float) -> int | float:
         """Full validation of one event (`events.accept`, which raises `InvalidEvent`); a type

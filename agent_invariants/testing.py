@@ -24,29 +24,32 @@ import warnings
 
 from agent_invariants.api import ContractLike, check_trace, compare_traces
 from agent_invariants.engine import Trace
+from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES
 from agent_invariants.render import RenderOptions, text
 from agent_invariants.report import CheckReport, CompareReport
 
 __all__ = ("assert_compatible", "assert_trace")
 
 
-def assert_trace(trace: Trace, contract: ContractLike) -> CheckReport:
+def assert_trace(trace: Trace, contract: ContractLike, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> CheckReport:
     """Check `trace` against `contract`; AssertionError with the text report when an
-    error-severity rule is broken (warnings never fail). Returns the report."""
+    error-severity rule is broken (warnings never fail). Returns the report. `max_line_bytes`
+    raises the longest line a trace file may have (1 MiB by default)."""
     __tracebackhide__ = True   # pytest shows the failure at the test's line, not in here
-    report = check_trace(contract, trace)
+    report = check_trace(contract, trace, max_line_bytes=max_line_bytes)
     _warn([report])
     if not report.passed:
         raise AssertionError(_message(report))
     return report
 
 
-def assert_compatible(baseline: Trace, candidate: Trace, contract: ContractLike) -> CompareReport:
+def assert_compatible(baseline: Trace, candidate: Trace, contract: ContractLike, *,
+                      max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> CompareReport:
     """Compare `candidate` with `baseline` under `contract`; AssertionError with the text report
     when the candidate regresses (a rule newly failing, an outcome worse, as the contract's compare
-    policy says). Returns the report."""
+    policy says). Returns the report. `max_line_bytes` as for `assert_trace`."""
     __tracebackhide__ = True
-    report = compare_traces(contract, baseline, candidate)
+    report = compare_traces(contract, baseline, candidate, max_line_bytes=max_line_bytes)
     _warn([report.baseline, report.candidate])
     if not report.compatible:
         raise AssertionError(_message(report))

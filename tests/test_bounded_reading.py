@@ -121,7 +121,7 @@ def test_a_long_blank_line_before_the_first_event_is_still_over_the_limit_for_js
     code, _, err, _ = check_json(tmp_path, "trace.jsonl")
     assert code == 2
     assert err == ("agent-invariants: trace.jsonl:2: line is 2,000,000 bytes, over the 1,048,576-byte limit "
-                   "(raise it with --max-line-bytes)\n")
+                   "(raise it with --max-line-bytes, or max_line_bytes in the library and the pytest table)\n")
     # before a JSON array, whitespace is not a line of events
     (tmp_path / "trace.json").write_bytes(b"\n" + b" " * 2_000_000 + b"\n" + b'[{"seq": 1, "type": "x"}]\n')
     code, report, err, _ = check_json(tmp_path, "trace.json")
@@ -171,7 +171,7 @@ def test_an_array_item_over_the_line_limit_is_refused_without_reading_on(tmp_pat
     code, _, err, peak = check_json(tmp_path, "-", feed=feed)
     assert code == 2
     assert err == ("agent-invariants: <stdin>:2: item 1 is more than 1,048,576 bytes, over the limit "
-                   "(raise it with --max-line-bytes)\n")
+                   "(raise it with --max-line-bytes, or max_line_bytes in the library and the pytest table)\n")
     assert peak < PEAK_MIB, f"peak {peak} MiB"
 
 

@@ -90,7 +90,7 @@ def test_an_unreadable_trace_fails_its_item_with_the_one_line_message(suite):
 
 @pytest.mark.parametrize("table, problem", [
     ('contract = "contract.json"\ntrace = ["runs/*.jsonl"]\n',
-     "[[]tool.agent-invariants[]] has an unknown key 'trace' (expected contract, traces)"),
+     "[[]tool.agent-invariants[]] has an unknown key 'trace' (expected contract, traces, max_line_bytes)"),
     ('traces = ["runs/*.jsonl"]\n', "[[]tool.agent-invariants[]] traces needs a contract*"),
 ], ids=["misspelt-key", "traces-alone"])
 def test_a_table_the_plugin_would_ignore_is_a_usage_error(suite, table, problem):
@@ -251,3 +251,28 @@ def test_traces_globs_read_as_the_commands_globs_do(suite, globs, outcomes):
     suite.makepyprojecttoml(f'[tool.agent-invariants]\ncontract = "contract.json"\ntraces = [{written}]\n')
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(**outcomes)
+
+
+def test_the_table_and_the_helpers_raise_the_line_limit_the_message_names(suite, tmp_path):
+    """A trace with a line over 1 MiB (a large tool result) said "raise it with --max-line-bytes",
+    which pytest and the helpers did not have."""
+    line = json.dumps({"seq": 1, "type": "tool.result", "call_id": "c", "ok": True,
+                       "data": {"page": "x" * (1 << 21)}}) + "\n"
+    (suite.path / "runs" / "big.jsonl").write_text(line)
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/big.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*over the 1,048,576-byte limit (raise it with --max-line-bytes, or max_line_bytes "
+                                 "in the library and the pytest table)*"])
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/big.jsonl"]\n'
+                            "max_line_bytes = 4194304\n")
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\nmax_line_bytes = "4 MiB"\n')
+    refused = suite.runpytest("-p", "no:cacheprovider")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*[[]tool.agent-invariants[]] max_line_bytes must be an integer of at least 1"])
+    big = suite.path / "runs" / "big.jsonl"
+    with pytest.raises(InputError):
+        assert_trace(big, json.loads(CONTRACT))
+    assert assert_trace(big, json.loads(CONTRACT), max_line_bytes=4 << 20).passed
+    assert assert_compatible(big, big, json.loads(CONTRACT), max_line_bytes=4 << 20).compatible
