@@ -157,9 +157,11 @@ def check_many(contract: ContractLike, traces: Iterable[str | os.PathLike[str]],
                partial: bool = False, count_safety: bool = False) -> CheckBatchReport:
     """Check each trace file against `contract` (paths of files: expand folders and globs with
     `expand_traces` first, as a folder here is a trace that cannot be read); bad traces become
-    failures, the rest reports. `max_violations`,
-    `line_lengths`, `strict`, `partial` and `count_safety` as for `check_trace`."""
+    failures, the rest reports; no trace at all is a ValueError. `max_violations`, `line_lengths`,
+    `strict`, `partial` and `count_safety` as for `check_trace`."""
     contract, paths, jobs = load_contract(contract), _paths(traces, "traces"), job_count(jobs)
+    if not paths:   # (a glob that found nothing, say: a batch of none would pass having checked nothing)
+        raise ValueError("traces is empty: there is no trace to check")
     reports, failures = _run(_check_one, [(contract, path, max_line_bytes, max_violations, line_lengths, strict,
                                            partial, count_safety) for path in paths], jobs, progress)
     return CheckBatchReport(
@@ -199,7 +201,8 @@ def compare_many(contract: ContractLike, pairs: Iterable[tuple[str | os.PathLike
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_violations: int = DEFAULT_MAX_VIOLATIONS,
                  progress: Progress | None = None, line_lengths: bool = False,
                  strict: bool = False, partial: bool = False) -> CompareBatchReport:
-    """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`)."""
+    """Compare each (baseline, candidate) pair under `contract` (options as for `compare_traces`);
+    no pair at all is a ValueError."""
     if isinstance(pairs, (str, bytes, os.PathLike)):
         raise TypeError("pairs is a list of (baseline, candidate) pairs of paths, not one path")
     contract, jobs = load_contract(contract), job_count(jobs)
@@ -208,6 +211,8 @@ def compare_many(contract: ContractLike, pairs: Iterable[tuple[str | os.PathLike
         if isinstance(pair, (str, bytes, os.PathLike)) or len(pair) != 2:
             raise TypeError(f"pairs holds {pair!r:.200}, not a (baseline, candidate) pair of paths")
         both.append(tuple(_paths(pair, "a pair")))
+    if not both:
+        raise ValueError("pairs is empty: there is no pair to compare")
     reports, failures = _run(_compare_one, [(contract, b, c, max_line_bytes, max_violations, line_lengths, strict,
                                              partial) for b, c in both], jobs, progress)
     return CompareBatchReport(

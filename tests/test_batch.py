@@ -82,6 +82,8 @@ def test_the_library_batch_takes_path_objects_any_iterable_and_a_contract_as_che
     (lambda c, p: check_many(c, [p[0], 5]), TypeError, "traces holds int 5, not a path"),
     (lambda c, p: expand_traces(str(Path(p[0]).parent)), TypeError, "specs is a list of paths, not one path"),
     (lambda c, p: named_traces("/"), TypeError, "specs is a list of paths, not one path"),
+    (lambda c, p: check_many(c, []), ValueError, "traces is empty: there is no trace to check"),
+    (lambda c, p: compare_many(c, iter(())), ValueError, "pairs is empty: there is no pair to compare"),
     (lambda c, p: expand_traces(p, exclude=p[0]), TypeError, "exclude is a list of paths, not one path"),
     (lambda c, p: compare_many(c, [(p[0],)]), TypeError, "not a (baseline, candidate) pair of paths"),
     (lambda c, p: compare_many(c, [p[0]]), TypeError, "not a (baseline, candidate) pair of paths"),
