@@ -29,9 +29,8 @@ no:agent_invariants` turns it off. For checks inside your own tests, see
 """
 from __future__ import annotations
 
-import functools
+import fnmatch
 import os
-import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,9 +84,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if file_path.name.startswith(".") and not parent.session.isinitpath(file_path):
         return None   # a hidden file, as the command's folder walk passes it over (named, it is taken)
     if settings.traces is not None and not parent.session.isinitpath(file_path):   # (a trace named on the
-        try:                                                                           # command line is taken)
-            relative = file_path.resolve().relative_to(settings.root.resolve()).as_posix()
-        except ValueError:
+        relative = _under(file_path, settings.root)                                 # command line is taken)
+        if relative is None:
             return None
         found = [pattern for pattern in settings.traces
                  if _matches(relative, _relative(pattern, settings.root), settings.root)]
@@ -99,21 +97,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Only when pytest collected what it does by default (paths given on the command line leave
-    globs out on purpose): a `traces` glob that names a trace pytest did not collect (its
-    `testpaths` leave the folder out) stops the session, a usage error, rather than pass having
-    checked nothing; one that names no file at all (a typo) is said at the end."""
+    globs out on purpose): a `traces` glob that names a trace outside the `testpaths` pytest
+    collects from stops the session, a usage error, rather than pass having checked none of them;
+    one that names no trace pytest collected (a typo, a trace ignored) is said at the end."""
     settings = session.config.stash.get(_SETTINGS, None)
     if settings is None or settings.traces is None or session.config.args_source is pytest.Config.ArgsSource.ARGS:
         return
     for pattern in settings.traces:
         if pattern in settings.matched:
             continue
-        left_out = _first_named(_relative(pattern, settings.root), settings.root)
-        if left_out is not None:
-            pytest.exit(f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
-                        f"{inert(left_out, TEXT_LIMIT)}, which pytest does not collect (see its testpaths): add the "
-                        "folder to testpaths, or give the paths on the command line",
-                        returncode=pytest.ExitCode.USAGE_ERROR)
+        if session.config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+            left_out = _left_out(pattern, settings.root, session.config)
+            if left_out is not None:
+                raise pytest.UsageError(
+                    f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
+                    f"{inert(left_out, TEXT_LIMIT)}, outside the testpaths pytest collects from: add its folder to "
+                    "testpaths, or give the paths on the command line")
         settings.unmatched.append(pattern)
 
 
@@ -231,13 +230,37 @@ def _table(pyproject: Path) -> dict[str, Any]:
     return table
 
 
+def _under(path: Path, root: Path) -> str | None:
+    """`path` relative to `root`, with forward slashes, as found (a link under root that leads
+    elsewhere is under root), else resolved; None when it is not under root."""
+    for inner, outer in ((path, root), (path.resolve(), root.resolve())):
+        try:
+            return inner.relative_to(outer).as_posix()
+        except ValueError:
+            continue
+    return None
+
+
 def _matches(relative: str, pattern: str, root: Path) -> bool:
     """Whether the trace at `relative` (from `root`) is one the glob names, as the command's globs
-    do (`*` within a folder, `**/` across any): matched by it, or under the folder it names."""
-    if _glob_pattern(pattern).fullmatch(relative) is not None:
+    (`glob`'s) do: name by name, `*`, `?` and `[...]` within one name, a name `**` for any
+    folders (none too), a hidden name only by a pattern that starts with a dot; or under the
+    folder it names."""
+    if _named_by(tuple(relative.split("/")), tuple(pattern.split("/"))):
         return True
     folder = pattern.rstrip("/")
     return relative.startswith(folder + "/") and (root / folder).is_dir()
+
+
+def _named_by(names: tuple[str, ...], patterns: tuple[str, ...]) -> bool:
+    if not patterns:
+        return not names
+    first, rest = patterns[0], patterns[1:]
+    if first == "**":
+        return any(_named_by(names[at:], rest) for at in range(len(names) + 1)
+                   if not any(name.startswith(".") for name in names[:at]))
+    return bool(names) and (not names[0].startswith(".") or first.startswith(".")) \
+        and fnmatch.fnmatchcase(names[0], first) and _named_by(names[1:], rest)
 
 
 def _relative(pattern: str, root: Path) -> str:
@@ -251,42 +274,22 @@ def _relative(pattern: str, root: Path) -> str:
     return pattern
 
 
-def _first_named(pattern: str, root: Path) -> str | None:
-    """A trace file under `root` that the glob names (or the folder holds), or None."""
+def _left_out(pattern: str, root: Path, config: pytest.Config) -> str | None:
+    """A trace the glob names (as `--trace` would) outside every path pytest collects from, as
+    a path from `root`; None when there is none."""
     import glob
 
-    if os.path.isabs(pattern):
+    from agent_invariants.batch import expand_traces
+
+    spec = pattern if os.path.isabs(pattern) else os.path.join(glob.escape(str(root)), pattern)
+    try:
+        named = expand_traces([spec])
+    except InputError:   # it names nothing
         return None
-    folder = root / pattern.rstrip("/")
-    if not glob.has_magic(pattern) and folder.is_dir():
-        return next((os.path.relpath(found, root) for found in glob.iglob("**/*.jsonl", root_dir=folder,
-                                                                          recursive=True)), None)
-    found = next((path for path in glob.iglob(pattern, root_dir=root, recursive=True)
-                  if path.endswith(".jsonl") and (root / path).is_file()), None)
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def _glob_pattern(pattern: str) -> re.Pattern[str]:
-    """The glob as a regular expression on `/`-separated paths, with the command's (`glob`'s)
-    meaning: `**/` any folders (none too), `*` any run within one name, `?` one character but `/`,
-    `[...]` a set (`[!...]` its complement)."""
-    out, at = [], 0
-    while at < len(pattern):
-        if pattern.startswith("**/", at):
-            out.append("(?:[^/]*/)*")
-            at += 3
-        elif pattern[at] == "*":
-            out.append(".*" if pattern.startswith("**", at) else "[^/]*")
-            at += 2 if pattern.startswith("**", at) else 1
-        elif pattern[at] == "?":
-            out.append("[^/]")
-            at += 1
-        elif pattern[at] == "[" and (end := pattern.find("]", at + 2)) != -1:
-            inside = pattern[at + 1:end].replace("\\", "\\\\")
-            out.append("[^" + inside[1:] + "]" if inside.startswith("!") else "[" + inside + "]")
-            at = end + 1
-        else:
-            out.append(re.escape(pattern[at]))
-            at += 1
-    return re.compile("".join(out))
+    tops = [os.path.abspath(os.path.join(config.invocation_params.dir, top)) for top in config.args]
+    for path in named:
+        found = os.path.abspath(path)
+        if path.endswith(".jsonl") and os.path.isfile(found) and not any(
+                found == top or found.startswith(top.rstrip(os.sep) + os.sep) for top in tops):
+            return _under(Path(found), root) or found
+    return None

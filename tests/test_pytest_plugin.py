@@ -228,11 +228,46 @@ def test_a_traces_glob_naming_traces_that_testpaths_leave_out_is_a_usage_error(s
                             '[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/**/*.jsonl"]\n')
     result = suite.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines(["*agent-invariants: pyproject.toml: [[]tool.agent-invariants[]] traces glob "
-                                 "'runs/**/*.jsonl' names runs/bad.jsonl, which pytest does not collect (see its "
-                                 "testpaths): add the folder to testpaths, or give the paths on the command line*"])
+    result.stderr.fnmatch_lines(["ERROR: agent-invariants: pyproject.toml: [[]tool.agent-invariants[]] traces glob "
+                                 "'runs/**/*.jsonl' names runs/bad.jsonl, outside the testpaths pytest collects "
+                                 "from: add its folder to testpaths, or give the paths on the command line"])
     named = suite.runpytest("-p", "no:cacheprovider", "tests")
     named.assert_outcomes(passed=1)
+
+
+def test_from_a_subfolder_or_with_a_trace_ignored_a_glob_that_matched_nothing_is_only_said(suite):
+    """Without testpaths, pytest run in tests/ collects from there: the glob's traces are out of
+    its reach on purpose, as is a trace given to --ignore. Neither stops the session."""
+    (suite.path / "tests").mkdir()
+    (suite.path / "tests" / "test_unit.py").write_text("def test_unit():\n    pass\n")
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/bad.jsonl"]\n')
+    ignored = suite.runpytest("-p", "no:cacheprovider", "--ignore=runs/bad.jsonl")
+    ignored.assert_outcomes(passed=1)
+    ignored.stdout.fnmatch_lines(["agent-invariants: traces glob 'runs/bad.jsonl' matched no .jsonl file pytest "
+                                  "collected"])
+    suite.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests", "runs"]\n'
+                            '[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/bad.jsonl"]\n')
+    suite.runpytest("-p", "no:cacheprovider", "--ignore=runs/bad.jsonl").assert_outcomes(passed=1)
+
+
+def test_a_folder_linking_back_to_the_root_neither_hangs_nor_hides_a_linked_trace(suite, tmp_path):
+    """Two links back to the rootdir made the search for left-out traces walk without end (glob
+    follows links); a trace that is a link to a file outside the rootdir is collected, as the
+    command reads it."""
+    (suite.path / "runs" / "loop1").symlink_to(suite.path, target_is_directory=True)
+    (suite.path / "runs" / "loop2").symlink_to(suite.path, target_is_directory=True)
+    (tmp_path / "outside.jsonl").write_text(BAD)
+    (suite.path / "runs" / "linked.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    (suite.path / "tests").mkdir()
+    (suite.path / "tests" / "test_unit.py").write_text("def test_unit():\n    pass\n")
+    suite.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests", "runs/linked.jsonl"]\n'
+                            'norecursedirs = ["loop*"]\n'
+                            '[tool.agent-invariants]\ncontract = "contract.json"\n'
+                            'traces = ["runs/linked.jsonl", "nothing/**/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["agent-invariants: traces glob 'nothing/**/*.jsonl' matched no .jsonl file pytest "
+                                 "collected"])
 
 
 @pytest.mark.parametrize(("globs", "outcomes"), [
@@ -241,7 +276,10 @@ def test_a_traces_glob_naming_traces_that_testpaths_leave_out_is_a_usage_error(s
     (["./runs/*.jsonl"], {"failed": 1}),
     (["{root}/runs/archive"], {"passed": 1}),
     (["runs/[b]*.jsonl"], {"failed": 1}),
-], ids=["star", "double-star", "dot-slash", "absolute-folder", "set"])
+    (["runs/[^b]ad.jsonl"], {"failed": 1}),                 # ^ is no negation: a set of ^ and b
+    (["runs/**.jsonl"], {"failed": 1}),                     # `**` inside a name is `*`: within runs/
+    (["runs/[z-a]*.jsonl", "runs/[^x]ad.jsonl"], {}),       # an empty range, a set of ^ and x (as glob reads it)
+], ids=["star", "double-star", "dot-slash", "absolute-folder", "set", "caret", "stars-in-a-name", "odd-sets"])
 def test_traces_globs_read_as_the_commands_globs_do(suite, globs, outcomes):
     """`*` crossed folders (fnmatch), and `./runs` or the rootdir's own absolute path matched nothing."""
     (suite.path / "runs" / "good.jsonl").unlink()
