@@ -209,12 +209,14 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         "--quiet", "-q", help="Text: only the verdict and the totals. No progress display on stderr.")], False),
     "strict": (Annotated[bool, typer.Option(
         "--strict", help="Turn the warnings on stderr into failures: a trace with no events or with a "
-        "misspelt event type or field is an error (exit 2), a rule that checked nothing fails the check.")],
+        "misspelt event type or field is an error (exit 2), a rule that checked nothing fails the check "
+        "(is inconclusive with --partial).")],
         False),
     "partial": (Annotated[bool, typer.Option(
         "--partial", help="The trace (with compare, both traces) was cut short (a crashed or still-running "
         "agent): violations of what only "
-        "the end of a run can decide (a required event, a result still to come, the final output) are "
+        "the end of a run can decide (a required event, a result still to come, the final output, a rule "
+        "that checked nothing under --strict) are "
         "'inconclusive' and do not fail the check; what already happened is judged.")],
         False),
     "no_lint": (Annotated[bool, typer.Option(

@@ -314,7 +314,8 @@ class Rule:
 
     def fail_unchecked(self) -> RuleResult:
         """`--strict`, for a rule that checked nothing where that is not its passing state: the
-        rule fails with one violation of the whole trace, `<kind>.checked_nothing`."""
+        rule fails with one violation of the whole trace, `<kind>.checked_nothing` (inconclusive
+        under `--partial`, as the rest of the run may bring what the rule checks)."""
         if self.note_violation():
             self.keep("The rule checked nothing in this trace, so it may guard nothing (--strict).",
                       {"checked": 0, "strict": True}, reason=UNCHECKED)
