@@ -49,7 +49,11 @@ FORMATS = ("text", "pretty", "json", "markdown", "junit", "sarif", "github")
 def main(environ: dict[str, str] | None = None) -> int:
     env = dict(os.environ if environ is None else environ)
     contract = env.get("INPUT_CONTRACT", "").strip() or "agent-invariants.json"
-    traces = shlex.split(env.get("INPUT_TRACES", ""))
+    try:
+        traces = shlex.split(env.get("INPUT_TRACES", ""))
+    except ValueError as exc:   # an unbalanced quote: `o'brien.jsonl`
+        return _failed(env, f"traces: {exc} (the input is split as a shell splits words: quote a path holding a "
+                            "quote or a space, \"runs/o'brien.jsonl\", and write paths with /)")
     baseline = env.get("INPUT_BASELINE", "").strip()
     shown = env.get("INPUT_FORMAT", "").strip() or "text"
     fail_on = env.get("INPUT_FAIL_ON", "").strip() or "error"
@@ -104,7 +108,8 @@ def main(environ: dict[str, str] | None = None) -> int:
     failing = verdict.returncode == 2 or _failing(verdict.returncode, report, fail_on)
     if failing and verdict.returncode == 0:   # every report says it passed: say why the step fails
         count = warnings_in(report)
-        _say(env, f"{count} warning{'' if count == 1 else 's'}, and fail-on is warning: the step fails")
+        said = f"{count} warning{'' if count == 1 else 's'}, and fail-on is warning: the step fails"
+        _say(env, said, f"## ❌ agent-invariants: {said}")
     problem = _outputs(env, {"exit-code": str(verdict.returncode), "verdict": "fail" if failing else "pass",
                              "sarif": str(sarif), "html": str(page)})
     if problem:
@@ -173,12 +178,12 @@ def _failed(env: dict[str, str], message: str | None = None, said: str = "") -> 
     `said` on stderr (in the log already), as an annotation and in the step's summary too (an
     empty summary page and a red step explain nothing)."""
     if message:
-        _say(env, message, bad_input=True)
+        _say(env, message, _bad_input(message, first=True))
     else:
         problems = [line.removeprefix("agent-invariants: ") for line in said.splitlines()
                     if line.startswith("agent-invariants: ") and not line.startswith("agent-invariants: warning:")]
         for at, line in enumerate(problems[:_MOST_SAID]):
-            _say(env, line, bad_input=at == 0, logged=True)
+            _say(env, line, _bad_input(line, first=at == 0), logged=True)
     problem = _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
     if problem:
         sys.stderr.write(f"agent-invariants: {problem}\n")
@@ -189,21 +194,28 @@ _MOST_SAID = 10
 """The most lines of the command's stderr that become annotations and summary lines."""
 
 
-def _say(env: dict[str, str], message: str, *, bad_input: bool = False, logged: bool = False) -> None:
+def _say(env: dict[str, str], message: str, shown: str, *, logged: bool = False) -> None:
     """Why the step fails, where a reader looks: the log (unless `logged` already), an
-    annotation, and a line of the step's summary, under a heading for the first line of bad input
-    (what cannot be written there is left out)."""
+    annotation, and `shown` (Markdown) in the step's summary, after a blank line, so that it is no
+    part of the report's last list item (what cannot be written there is left out)."""
     from agent_invariants.render.github import error
-    from agent_invariants.render.markdown import escaped
 
     if not logged:
         sys.stderr.write(f"agent-invariants: {message}\n")
-    sys.stdout.write(error("agent-invariants", message) + "\n")
+    with contextlib.suppress(OSError):   # (standard output that takes nothing: said on stderr already)
+        sys.stdout.write(error("agent-invariants", message) + "\n")
+        sys.stdout.flush()
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
-        heading = "## ⛔ agent-invariants: bad input\n\n" if bad_input else ""
         with contextlib.suppress(OSError):
-            _append(summary, f"{heading}{escaped(message)}\n\n")
+            _append(summary, f"\n{shown}\n\n")
+
+
+def _bad_input(message: str, first: bool) -> str:
+    """A line of bad input in the step's summary: the first under a heading that says so."""
+    from agent_invariants.render.markdown import escaped
+
+    return f"## ⛔ agent-invariants: bad input\n\n{escaped(message)}" if first else escaped(message)
 
 
 if __name__ == "__main__":

@@ -228,7 +228,8 @@ def test_a_step_failing_on_warnings_alone_says_why(tmp_path):
     said = "1 warning, and fail-on is warning: the step fails"
     assert f"agent-invariants: {said}" in log.splitlines()
     assert f"::error title=agent-invariants::{said}" in log.splitlines()
-    assert summary.startswith("## ✅ agent-invariants: drafts passed") and summary.endswith(f"\n{said}\n\n")
+    assert summary.startswith("## ✅ agent-invariants: drafts passed")
+    assert summary.endswith(f"\n\n## ❌ agent-invariants: {said}\n\n")
 
 
 def test_bad_input_is_an_annotation_and_a_summary_line_too(tmp_path):
@@ -238,7 +239,9 @@ def test_bad_input_is_an_annotation_and_a_summary_line_too(tmp_path):
     assert (code, outputs["verdict"], outputs["exit-code"]) == (2, "fail", "2")
     assert "::error title=agent-invariants::missing\\_contract.json: no such file" not in log   # (not Markdown)
     assert "::error title=agent-invariants::missing_contract.json: no such file" in log.splitlines()
-    assert summary == "## ⛔ agent-invariants: bad input\n\nmissing\\_contract.json: no such file\n\n"
+    assert summary == "\n## ⛔ agent-invariants: bad input\n\nmissing\\_contract.json: no such file\n\n"
+    quoted = _steps(tmp_path, {"traces": "runs/o'brien.jsonl"})
+    assert quoted[0] == 2 and "::error title=agent-invariants::traces: No closing quotation" in quoted[1]
 
 
 def test_category_and_sarif_anchor_reach_the_sarif_file(tmp_path):
@@ -252,3 +255,16 @@ def test_category_and_sarif_anchor_reach_the_sarif_file(tmp_path):
     assert uris == {"examples/refund-desk/contract.json"}
     bad = main({**os.environ, "INPUT_CONTRACT": "c.json", "INPUT_TRACES": "t.jsonl", "INPUT_SARIF_ANCHOR": "rule"})
     assert bad == 2
+
+
+def test_a_log_that_takes_nothing_is_bad_input_with_its_outputs_written(tmp_path):
+    """Standard output on a full disk: one line on stderr, exit 2 and the outputs (the annotation
+    of the problem, written to the same full output, raised again and lost them)."""
+    env = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"),
+           "INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(tmp_path / "output")}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "agent_invariants.github_action"], env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (2, "agent-invariants: cannot write the report: No space left on device\n")
+    assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
