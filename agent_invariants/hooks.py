@@ -28,10 +28,11 @@ from agent_invariants.contract_source import MAX_CONTRACT_BYTES
 __all__ = ("is_contract", "main")
 
 _NAMED = re.compile(r"(^agent-invariants(\.[^/]+)?|\.contract)\.(json|ya?ml)$")
-_CONTRACT_SCHEMA = (r"""(?:[^"'\r\n]*agent-invariants[^"'\r\n]*contract-v\d"""
-                    r"""|(?:[^"'\r\n]*/)?contract-v[12]\.schema\.json)""")
-"""A `$schema` value that names a contract schema (its URL, or a path to the file)."""
-_SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?""" + _CONTRACT_SCHEMA.encode())
+_CONTRACT_SCHEMA = (r"""(?:[a-z][a-z0-9+.-]*://[^"'\s]*agent-invariants[^"'\s]*/"""
+                    r"""|(?![a-z][a-z0-9+.-]*://)(?:[^"'\s]*/)?)contract-v[12]\.schema\.json""")
+"""A `$schema` value that names a contract schema: a URL of agent-invariants' own, or a path to
+the file (`../schemas/contract-v2.schema.json`), never another project's `contract-v1` schema."""
+_SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?""" + _CONTRACT_SCHEMA.encode() + rb"""(?=["'\s,}]|\Z)""")
 _SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
 
 
@@ -71,8 +72,9 @@ def is_contract(path: str) -> bool:
         return True
     try:
         with open(path, "rb") as handle:
-            if _SCHEMA.search(handle.read(MAX_CONTRACT_BYTES + 1)) is None:   # (wherever `$schema` stands)
-                return False
+            text = handle.read(MAX_CONTRACT_BYTES + 1)
+        if len(text) > MAX_CONTRACT_BYTES or _SCHEMA.search(text) is None:   # (wherever `$schema` stands; no
+            return False                                                       # contract is that large)
     except OSError:
         return False
     from agent_invariants.contract_source import parse, read_contract
@@ -83,7 +85,7 @@ def is_contract(path: str) -> bool:
     except InputError:
         return True   # it names a contract schema and cannot be read: validating it says why
     schema = document.get("$schema") if isinstance(document, dict) else None
-    return isinstance(schema, str) and _SCHEMA_VALUE.match(schema) is not None
+    return isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None
 
 
 def _one(command: str, path: str, strict: bool) -> bool:

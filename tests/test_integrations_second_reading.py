@@ -494,6 +494,15 @@ def test_validate_hook_takes_a_contract_by_its_schema(tmp_path: Path, name: str,
     assert result.stderr.startswith(f"agent-invariants: {name}:") and "$.rules[0].tool" in result.stderr
 
 
+def test_validate_hook_passes_over_a_file_larger_than_any_contract(tmp_path: Path) -> None:
+    """A fixture of 17 MiB holding contracts deeper down: no contract is that large (16 MiB), and
+    the file was refused for its size as if it were one."""
+    fixture = {"cases": [{"$schema": SCHEMA_URL.format(2), **json.loads(BAD_RULES)}], "blob": "x" * (17 << 20)}
+    put(tmp_path / "fixture.json", json.dumps(fixture))
+    result = hook(tmp_path, "validate", "fixture.json")
+    assert (result.returncode, result.stderr) == (0, "")
+
+
 def test_validate_hook_finds_the_schema_after_many_rules(tmp_path: Path) -> None:
     """A generated contract may write `$schema` last, past its first 64 KiB (the hook looked no
     further, and passed an invalid contract)."""
@@ -509,6 +518,9 @@ def test_validate_hook_finds_the_schema_after_many_rules(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("schema", [
     "https://example.com/schemas/contract-v99.schema.json",
+    "https://example.com/schemas/contract-v1.schema.json",   # another project's contract schema
+    "../schemas/contract-v2.schema.json.bak",
+    "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/contract-v2-pack.schema.json",
     "https://json.schemastore.org/package.json",
     "https://raw.githubusercontent.com/agent-invariants/agent-invariants/main/schemas/check-report-v1.schema.json",
 ])
