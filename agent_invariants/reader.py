@@ -125,13 +125,7 @@ class TraceFile(TraceSource):
             self._data = None
             self.name = name or ("<stdin>" if self._path == "-" else self._path)
             self.path = self._path
-        try:
-            limit = operator.index(max_line_bytes)   # (an int, or what stands for one: not 1.5 or None)
-        except TypeError:
-            limit = 0
-        if limit < 1:
-            raise ValueError(f"max_line_bytes must be an integer of at least 1, got {max_line_bytes!r}")
-        self.max_line_bytes = limit
+        self.max_line_bytes = line_limit(max_line_bytes)
         self.on_read = on_read   # told the size of every chunk read (progress display)
         self.digest = digest     # a hashlib object every byte read updates (`record` compares what it wrote)
         self._keep_lengths = line_lengths
@@ -449,10 +443,24 @@ def _not_written(exc: ValueError) -> str:
     return f"not a JSON event object: {inert(text, TEXT_LIMIT)}"
 
 
+def line_limit(max_line_bytes: object) -> int:
+    """`max_line_bytes` as the int it must be, at least 1 (an int, or what stands for one, but not
+    a bool, 1.5 or None); ValueError otherwise, whatever the trace (a list of events has no lines,
+    but a wrong value is a mistake all the same)."""
+    try:
+        limit = 0 if isinstance(max_line_bytes, bool) else operator.index(max_line_bytes)  # type: ignore[arg-type]
+    except TypeError:
+        limit = 0
+    if limit < 1:
+        raise ValueError(f"max_line_bytes must be an integer of at least 1, got {max_line_bytes!r}")
+    return limit
+
+
 def open_trace(trace: TraceSource | str | os.PathLike[str] | bytes | Iterable[Event | Mapping[str, Any]],
                *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, line_lengths: bool = False) -> TraceSource:
     """Wrap whatever the caller has (a path, `-`, bytes, a list of events) as a `TraceSource`;
     a file read with `line_lengths` also learns the length of each event's line."""
+    line_limit(max_line_bytes)
     if isinstance(trace, TraceSource):
         return trace
     if isinstance(trace, (str, os.PathLike, bytes, bytearray, memoryview)):

@@ -834,11 +834,14 @@ def test_an_empty_path_names_no_file_and_says_so():
                                                        '"": an empty path names no contract file')
 
 
-@pytest.mark.parametrize("limit", [0, -5, None, 1.5])
+@pytest.mark.parametrize("limit", [0, -5, None, 1.5, True])
 def test_a_line_limit_below_one_byte_is_refused(limit):
-    """-5 was taken, and every line was then over "the -5-byte limit"."""
+    """-5 was taken, and every line was then over "the -5-byte limit"; True was a limit of one
+    byte; and given with a list of events, which has no lines, a wrong limit passed unsaid."""
     with pytest.raises(ValueError, match=f"^max_line_bytes must be an integer of at least 1, got {limit}$"):
         check_trace(NO_SHELL, b'{"seq": 1, "type": "x"}\n', max_line_bytes=limit)
+    with pytest.raises(ValueError, match=f"^max_line_bytes must be an integer of at least 1, got {limit}$"):
+        check_trace(NO_SHELL, [{"seq": 1, "type": "x"}], max_line_bytes=limit)
 
 
 def test_max_violations_takes_any_integer_from_zero_and_nothing_else():
