@@ -166,7 +166,8 @@ def test_a_profile_that_is_a_folder_or_missing_is_named_a_profile(tmp_path: Path
 
 def test_a_line_longer_than_the_limit_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, big="x" * 5000)))
-    with pytest.raises(TraceError, match="longer than 1000 bytes"):
+    with pytest.raises(TraceError, match=r"a record is longer than 1,000 bytes \(raise it with --max-line-bytes, or "
+                                         r"max_line_bytes in the library and the pytest table\)"):
         import_runs(path, "otel", max_line_bytes=1000)
 
 

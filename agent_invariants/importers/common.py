@@ -96,7 +96,8 @@ class Timeline:
         elsewhere than the end of the source order among events of the same instant (a hoisted
         grant takes its call's order less a half). `bound` (FIRST or LAST) marks the run's start
         or end when `phase` (START or END, a root span's) says where it sorts; a `phase` of FIRST
-        or LAST marks it too. The run's start is added before its end."""
+        or LAST marks it too. The run's start is added before its end. The event is kept as it is,
+        its `args`, `result` and `output` turned into their JSON text (`msgspec.Raw`) in place."""
         if len(self._entries) >= MAX_RUN_EVENTS:
             raise TraceError(self.file, line, f"the run {self.run_id} makes more than {MAX_RUN_EVENTS:,} events, the "
                                               "most an import holds; convert it in parts")
@@ -128,7 +129,8 @@ class Timeline:
 
     def events(self) -> Iterator[tuple[dict[str, Any], int | None]]:
         """The run's events in order, numbered, timed and with call ids made unique, each with the
-        source line it came from."""
+        source line it came from (payloads as JSON text, `msgspec.Raw`, which `msgspec.json`
+        writes as it is)."""
         entries = sorted(_terminal_merged(self._entries), key=_ORDER)
         if self._early:
             entries = _calls_first(entries)
@@ -332,17 +334,17 @@ def iso_nanos(text: str) -> int | None:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
-Record = TypeVar("Record")
+Written = TypeVar("Written")
 
 
-def merged_records(records: list[Record], id_of: Callable[[Record], Any],
-                   merge: Callable[[Record, Record], Record | None],
-                   same: Callable[[Record, Record], bool]) -> list[Record]:
+def merged_records(records: list[Written], id_of: Callable[[Written], Any],
+                   merge: Callable[[Written, Written], Written | None],
+                   same: Callable[[Written, Written], bool]) -> list[Written]:
     """One record per id where a source wrote a span or run twice, as it began and again as it
     ended: `merge(earlier, later)` is the one record that takes the earlier's place (None when
     the two are not one span's start and end); a later record the `same` as the first of its id
-    counts once. Records that only share an id stay apart, in the order written."""
-    kept: list[Record] = []
+    counts once. Writtens that only share an id stay apart, in the order written."""
+    kept: list[Written] = []
     first_at: dict[Any, int] = {}
     for record in records:
         place = first_at.setdefault(id_of(record), len(kept))

@@ -189,6 +189,7 @@ def _ended(earlier: _Span, span: _Span) -> _Span | None:
 
 
 def _same(earlier: _Span, span: _Span) -> bool:
+    """Whether `span` is `earlier` written again (a processor that exports twice)."""
     return (earlier.start, earlier.end, earlier.ended, earlier.error, earlier.data) == \
         (span.start, span.end, span.ended, span.error, span.data)
 

@@ -22,7 +22,7 @@ import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
 from agent_invariants._paths import name_problem
-from agent_invariants.errors import TraceError
+from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at
 
 __all__ = ("Record", "SourceFile", "read_records")
@@ -243,8 +243,8 @@ def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) ->
             break
         data += chunk
     if len(data) > max_line_bytes:
-        raise TraceError(name, 1, f"is one JSON document larger than {max_line_bytes} bytes; write it as JSON "
-                         "Lines (one record per line) or raise --max-line-bytes")
+        raise TraceError(name, 1, f"is one JSON document larger than {max_line_bytes:,} bytes; write it as JSON "
+                         f"Lines (one record per line) {RAISE_LINE_LIMIT}")
     text = replace_lone_surrogates(bytes(data))
     if too_deep_at(text) is not None:
         raise TraceError(name, None, INVALID_TOO_DEEP)
@@ -284,4 +284,4 @@ _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{},]|[^\s\[\]{},"]+', re.D
 
 
 def _too_long(limit: int) -> str:
-    return f"a record is longer than {limit} bytes (raise --max-line-bytes to read it)"
+    return f"a record is longer than {limit:,} bytes {RAISE_LINE_LIMIT}"

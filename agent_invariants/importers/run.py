@@ -51,7 +51,8 @@ class ImportedRun:
         return len(self._timeline)
 
     def emitted(self) -> Iterator[tuple[dict[str, Any], int | None]]:
-        """The events in order, each with the line of its source record."""
+        """The events in order, each with the line of its source record (payloads as JSON text:
+        `Timeline.events`)."""
         return iter(self._timeline.events())
 
     @property

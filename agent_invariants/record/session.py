@@ -11,7 +11,7 @@ What each message writes to the trace, and what the agent gets back:
 - `tool.call`: the call as sent, then either `tool.result {call_id, tool, ok, result,
   duration_ms?, data: {fixture} | {replay_seq} | {fixture_miss}}` (and an `outcome.observed` when
   the fixture case has `observe`), answered `tool.result {call_id, ok, result}`; or, denied,
-  `tool.denied {call_id, tool, reason, data: {rule_ids}}`, answered `tool.denied {call_id, reason}`;
+  `tool.denied {call_id, tool, reason, data: {rule_ids, rule_ids_left_out?}}`, answered `tool.denied {call_id, reason}`;
 - `approval.request`: `approval.requested`, then `approval.granted {..., data: {attested_by:
   "harness"}}`; answered `approval.decision {approval_id, approved}`;
 - `approval.granted`, `approval.revoked`: as sent, with `data.attested_by: "agent"`;

@@ -47,8 +47,8 @@ MAX_BYTES = 1_000_000
 """The most bytes of Markdown written: GitHub takes at most 1 MiB in a step's summary (a larger one
 is refused whole), and a batch of many thousand traces is larger. Past it the summary stops after
 a whole line and says where the rest is."""
-_CUT = ("", "*The summary stops here: GitHub shows at most 1 MiB of it. The JSON, SARIF and HTML reports "
-        "hold all of it.*")
+_CUT = ("", "*The summary stops here: GitHub shows at most 1 MiB of it. The JSON report (`--format json`) "
+        "holds all of it.*")
 # Escaped wherever they occur. Text never starts a line here, so list and heading markers
 # (- + 1.) are harmless.
 _SPECIAL = re.compile(r"([\\`*_\[\]|~!])")
