@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = (
     "INSTRUCTIONS",
     "MAX_EVENTS",
+    "MAX_EVIDENCE_BYTES",
     "MAX_KEPT",
     "MAX_RULE_EVENTS",
     "SERVER_NAME",
@@ -97,6 +98,12 @@ MAX_KEPT = 10_000
 the command line, or 10,000 divided among the rules when the contract has more than ten (one each,
 at least). The counts stay whole and the report says how many were left out; a response's size
 then stays bounded (a thousand rules broken a thousand times each made a report of 1 GiB)."""
+
+
+MAX_EVIDENCE_BYTES = 4096
+"""The most bytes of JSON a violation's evidence may take in a report of this server: evidence
+holds values of the trace (a whole argument, a result), and ten thousand violations each with a
+large one made a report a thousand times its request."""
 
 
 def kept_per_rule(contract: Contract) -> int:
@@ -152,7 +159,7 @@ _READ_ONLY = ("Read-only and deterministic: it reads only its arguments (never f
               "changes nothing, and the same input always gives the same result.")
 _LIMIT = (f"At most {MAX_EVENTS:,} events per trace, {MAX_RULE_EVENTS:,} rules times events and "
           f"{MAX_REQUEST_BYTES >> 20} MiB of JSON per call; the report keeps at most {MAX_KEPT:,} violations "
-          "per trace (the counts stay whole); "
+          f"per trace (the counts stay whole), each with at most {MAX_EVIDENCE_BYTES >> 10} KiB of evidence; "
           "check longer traces from files with the command line "
           "(`agent-invariants check`), which streams them.")
 _CONTRACT_ERROR = "`contract: $.rules[2].tool: ...` for the contract"
@@ -454,8 +461,9 @@ def _check(args: dict[str, Any]) -> Any:
     from agent_invariants.api import check_trace
 
     contract = _within_budget(_linted(_contract(args["contract"]), args), ("events", args["events"]))
-    return _strictly(check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"],
-                                 partial=args["partial"], max_violations=kept_per_rule(contract)), args)
+    report = check_trace(contract, _trace(args["events"], "events", args), strict=args["strict"],
+                         partial=args["partial"], max_violations=kept_per_rule(contract))
+    return _strictly(_small_evidence(report), args)
 
 
 def _compare(args: dict[str, Any]) -> Any:
@@ -466,7 +474,25 @@ def _compare(args: dict[str, Any]) -> Any:
     report = compare_traces(contract, _trace(args["baseline"], "baseline", args),
                             _trace(args["candidate"], "candidate", args), strict=args["strict"],
                             partial=args["partial"], max_violations=kept_per_rule(contract))
+    _small_evidence(report.baseline)
+    _small_evidence(report.candidate)
     return _strictly(report, args)
+
+
+def _small_evidence(report: Any) -> Any:
+    """The check report with each violation's evidence within MAX_EVIDENCE_BYTES: the rest is
+    said, not returned (a whole argument array, say, in each of 10,000 violations)."""
+    import msgspec
+
+    encode = msgspec.json.encode
+    for violation in report.violations:
+        if violation.evidence is msgspec.UNSET:
+            continue
+        size = len(encode(violation.evidence))
+        if size > MAX_EVIDENCE_BYTES:
+            violation.evidence = {"left_out": f"evidence of {size:,} bytes, over the {MAX_EVIDENCE_BYTES:,} this "
+                                              "server returns; check from files with the command line for it"}
+    return report
 
 
 def _strictly(report: Any, args: dict[str, Any]) -> Any:

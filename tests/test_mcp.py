@@ -565,3 +565,22 @@ def test_a_report_keeps_at_most_10000_violations_per_trace_however_many_rules_br
     few = {**many, "rules": many["rules"][:10]}
     report, _ = run_tool(CHECK, {"contract": few, "events": events})
     assert len(report["violations"]) == 2_000 and "truncated" not in report
+
+
+def test_a_violations_evidence_over_4_kib_is_said_not_returned() -> None:
+    """Evidence holds values of the trace: a thousand rules each quoting an argument of 2,000
+    numbers made a request of 110 KiB a response of 164 MiB. Small evidence stays whole."""
+    from agent_invariants.mcp_server import run_tool
+
+    numbers = list(range(10**6, 10**6 + 2000))
+    rules = [{"id": f"r{n}", "kind": "tool_args", "tool": "a", "match": {"x": 0}} for n in range(3)]
+    contract = {"version": 2, "name": "c", "rules": [*rules, {"id": "y", "kind": "tool_args", "tool": "a",
+                                                              "match": {"y": 0}}]}
+    events = [{"seq": 1, "type": "tool.call", "tool": "a", "call_id": "c", "args": {"x": numbers, "y": 1}}]
+    report, _ = run_tool(CHECK, {"contract": contract, "events": events, "no_lint": True})
+    *big, small = report["violations"]
+    assert {violation["evidence"]["left_out"] for violation in big} == {
+        "evidence of 16,118 bytes, over the 4,096 this server returns; check from files with the command line for it"}
+    assert small["evidence"]["mismatches"] == [{"actual": 1, "expected": 0, "pointer": "/args/y"}]
+    compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events, "no_lint": True})
+    assert "left_out" in compared["candidate"]["violations"][0]["evidence"]
