@@ -421,7 +421,7 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
     choose = "choose one with `run`"
     if run == "all":   # one report per call: `all` is for the command line, which gives one per run
         run, choose = None, "a tool call checks one run (`run: \"all\"` is for the command line): choose one with `run`"
-    data = b"".join(msgspec.json.encode(record) + b"\n" for record in events)
+    data = b"".join(_record_line(record, name, at) for at, record in enumerate(events))
     file = SourceFile.of(data, name)
     try:
         found = one_run(iter(Stream(file, args["input_format"], run=run, max_line_bytes=MAX_REQUEST_BYTES)), name,
@@ -434,6 +434,22 @@ def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> 
         raise ArgumentError(f"{name}: the records make {len(found):,} events, over the limit of {MAX_EVENTS:,} per "
                             "call; check longer traces from a file with `agent-invariants check --input-format`")
     return ImportedTrace(file, found, report_lines=False)   # (no line: the records came in memory)
+
+
+def _record_line(record: Any, name: str, at: int) -> bytes:
+    """A record given as a value, as the line of JSON it is imported from. msgspec writes an
+    infinity (a number past any double in the request, such as 1e400) as `null`, which would
+    change what the record says: such a record is refused, as a file's is."""
+    import json
+
+    line = msgspec.json.encode(record)
+    if b"null" in line:   # (a real null, or an infinity written as one: the json module tells them apart)
+        try:
+            json.dumps(record, allow_nan=False)
+        except ValueError:
+            raise TraceError(f"{name}[{at}]", None, "holds a number beyond any double (such as 1e400), which the "
+                                                    "import cannot carry") from None
+    return line + b"\n"
 
 
 def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
@@ -482,8 +498,6 @@ def _compare(args: dict[str, Any]) -> Any:
 def _small_evidence(report: Any) -> Any:
     """The check report with each violation's evidence within MAX_EVIDENCE_BYTES: the rest is
     said, not returned (a whole argument array, say, in each of 10,000 violations)."""
-    import msgspec
-
     encode = msgspec.json.encode
     for violation in report.violations:
         if violation.evidence is msgspec.UNSET:

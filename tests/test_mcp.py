@@ -584,3 +584,27 @@ def test_a_violations_evidence_over_4_kib_is_said_not_returned() -> None:
     assert small["evidence"]["mismatches"] == [{"actual": 1, "expected": 0, "pointer": "/args/y"}]
     compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events, "no_lint": True})
     assert "left_out" in compared["candidate"]["violations"][0]["evidence"]
+
+
+def test_an_imported_record_holding_a_number_past_any_double_is_refused_not_read_as_null() -> None:
+    """Records given as values were written out by msgspec, which writes an infinity as `null`:
+    `{"amount": null}` then passed for an amount of 1e400 (a file's import refuses the number)."""
+    from agent_invariants.errors import TraceError
+    from agent_invariants.mcp_server import run_tool
+
+    def message(n: int, direction: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"ts": f"2026-12-02T01:51:0{n}.000000Z", "session": "s1", "dir": direction,
+                "msg": {"jsonrpc": "2.0", "id": n, **body}}
+
+    records = [message(1, "c2s", {"method": "initialize", "params": {}}),
+               message(2, "c2s", {"method": "tools/call", "params": {"name": "refund",
+                                                                      "arguments": {"amount": float("inf")}}})]
+    contract = {"version": 2, "name": "c", "rules": [{"id": "n", "kind": "tool_args", "tool": "refund",
+                                                      "match": {"amount": None}}]}
+    with pytest.raises(TraceError) as refused:
+        run_tool(CHECK, {"contract": contract, "events": records, "input_format": "mcp-log"})
+    assert str(refused.value) == "events[1]: holds a number beyond any double (such as 1e400), which the import " \
+                                 "cannot carry"
+    records[1]["msg"]["params"]["arguments"]["amount"] = None
+    report, _ = run_tool(CHECK, {"contract": contract, "events": records, "input_format": "mcp-log"})
+    assert report["passed"] is True
