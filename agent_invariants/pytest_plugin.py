@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -246,10 +247,9 @@ def _matches(relative: str, pattern: str, root: Path) -> bool:
     (`glob`'s) do: name by name, `*`, `?` and `[...]` within one name, a name `**` for any
     folders (none too), a hidden name only by a pattern that starts with a dot; or under the
     folder it names."""
-    if _named_by(tuple(relative.split("/")), tuple(pattern.split("/"))):
+    if pattern == "." or _named_by(tuple(relative.split("/")), tuple(pattern.split("/"))):
         return True
-    folder = pattern.rstrip("/")
-    return relative.startswith(folder + "/") and (root / folder).is_dir()
+    return relative.startswith(pattern + "/") and (root / pattern).is_dir()
 
 
 def _named_by(names: tuple[str, ...], patterns: tuple[str, ...]) -> bool:
@@ -264,11 +264,12 @@ def _named_by(names: tuple[str, ...], patterns: tuple[str, ...]) -> bool:
 
 
 def _relative(pattern: str, root: Path) -> str:
-    """A `traces` glob as relative to `root`: without a leading `./`, and without `root` itself
-    when it is written out in full."""
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
+    """A `traces` glob as relative to `root`, in its plain form (`./runs//a/../*.jsonl` is
+    `runs/*.jsonl`; `.` or nothing is the root itself), without `root` when it is written out."""
+    pattern = posixpath.normpath(pattern or ".")
     for base in {str(root), str(root.resolve())}:
+        if pattern == base.rstrip("/"):
+            return "."
         if pattern.startswith(base.rstrip("/") + "/"):
             return pattern[len(base.rstrip("/")) + 1:]
     return pattern
