@@ -105,16 +105,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if settings is None or settings.traces is None or session.config.args_source is pytest.Config.ArgsSource.ARGS:
         return
     for pattern in settings.traces:
-        if pattern in settings.matched:
-            continue
-        if session.config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        if session.config.args_source is pytest.Config.ArgsSource.TESTPATHS:   # (some of its traces may be in)
             left_out = _left_out(pattern, settings.root, session.config)
             if left_out is not None:
                 raise pytest.UsageError(
                     f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
                     f"{inert(left_out, TEXT_LIMIT)}, outside the testpaths pytest collects from: add its folder to "
                     "testpaths, or give the paths on the command line")
-        settings.unmatched.append(pattern)
+        if pattern not in settings.matched:
+            settings.unmatched.append(pattern)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

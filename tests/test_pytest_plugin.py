@@ -233,6 +233,14 @@ def test_a_traces_glob_naming_traces_that_testpaths_leave_out_is_a_usage_error(s
                                  "from: add its folder to testpaths, or give the paths on the command line"])
     named = suite.runpytest("-p", "no:cacheprovider", "tests")
     named.assert_outcomes(passed=1)
+    (suite.path / "runs" / "ci").mkdir()   # some of the glob's traces in testpaths, runs/bad.jsonl not
+    (suite.path / "runs" / "ci" / "nightly.jsonl").write_text(GOOD)
+    suite.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests", "runs/ci"]\n'
+                            '[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/**/*.jsonl"]\n')
+    partly = suite.runpytest("-p", "no:cacheprovider")
+    assert partly.ret == pytest.ExitCode.USAGE_ERROR
+    partly.stderr.fnmatch_lines(["ERROR: agent-invariants: *traces glob 'runs/**/*.jsonl' names runs/bad.jsonl, "
+                                 "outside the testpaths*"])
 
 
 def test_from_a_subfolder_or_with_a_trace_ignored_a_glob_that_matched_nothing_is_only_said(suite):
