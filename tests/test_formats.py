@@ -636,18 +636,42 @@ def test_junit_lists_at_most_a_thousand_violations_of_a_rule(cli, tmp_path):
     assert lines[-1] == "… and 5 more (JUnit lists 1,000 per rule; --format json lists every one kept)"
 
 
-def test_markdown_stops_before_the_1_mib_a_github_step_summary_takes(cli, tmp_path):
-    """GitHub refuses a step summary over 1 MiB whole: ten thousand rules of long ids make a rule
-    table larger than that, so the Markdown stops after a whole line and says where the rest is."""
+def test_markdown_past_1_mib_lists_what_failed_and_counts_what_passed(cli, tmp_path):
+    """GitHub refuses a step summary over 1 MiB whole. Ten thousand rules of long ids, one broken:
+    the rule table lists the broken one and counts the rest (a plain cut never reached it); with
+    every rule broken the Markdown stops after a whole line and says where the rest is."""
     rules = [{"id": f"rule-{n:05d}-" + "x" * 110, "kind": "deny_tool", "tool": f"tool.{n}"} for n in range(10_000)]
     (tmp_path / "c.json").write_text(json.dumps(contract(*rules)))
     (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "tool.7", "call_id": "c"})))
-    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "markdown")
-    assert result.returncode == 1
-    text = result.stdout
-    assert len(text.encode()) <= 1_000_000
-    assert text.startswith("## ❌ agent-invariants: ")
-    assert text.endswith("\n\n*The summary stops here: GitHub shows at most 1 MiB of it. The JSON report "
-                         "(`--format json`) holds all of it.*\n")
-    rows = [line for line in text.splitlines() if line.startswith("| `rule-")]
+    brief = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "markdown")
+    assert brief.returncode == 1
+    rows = [line for line in brief.stdout.splitlines() if line.startswith("| `rule-")]
+    assert rows == [f"| `rule-00007-{'x' * 110}` | deny_tool | ❌ failed | 1 | 1 |"]
+    assert "*9,999 more rules passed: not listed, as the summary would be over the 1 MiB GitHub shows.*" \
+        in brief.stdout.splitlines()
+    assert "The summary stops here" not in brief.stdout
+    every = [{**rule, "tool": "tool.7"} for rule in rules]
+    (tmp_path / "c.json").write_text(json.dumps(contract(*every)))
+    cut = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "markdown").stdout
+    assert len(cut.encode()) <= 1_000_000 and cut.startswith("## ❌ agent-invariants: ")
+    assert cut.endswith("\n\n*The summary stops here: GitHub shows at most 1 MiB of it. The JSON report "
+                        "(`--format json`) holds all of it.*\n")
+    rows = [line for line in cut.splitlines() if line.startswith("| `rule-")]
     assert 5_000 < len(rows) < 10_000 and rows[-1].endswith(" |")
+
+
+def test_markdown_of_a_batch_past_1_mib_names_the_failing_trace_and_counts_the_passing(cli, tmp_path):
+    """Thousands of passing traces filled the summary and the one failing trace, listed last,
+    was never named."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell"})))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    good = jsonl(events({"type": "tool.call", "tool": "search", "call_id": "c"}))
+    for n in range(4_000):
+        (runs / f"{n:05d}-{'p' * 230}.jsonl").write_text(good)
+    (runs / "zz-bad.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "shell", "call_id": "c"})))
+    result = cli("check", "-c", "c.json", "-t", "runs", "-f", "markdown")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("| `runs/")] == ["| `runs/zz-bad.jsonl` | ❌ failed | 1 | 0 |"]
+    assert "*4,000 more traces passed: not listed, as the summary would be over the 1 MiB GitHub shows.*" in lines

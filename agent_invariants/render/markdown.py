@@ -66,19 +66,28 @@ _CHANGE = {"new": "❌ newly failing", "fixed": "✅ fixed", "still_failing": "�
 
 
 def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
-    """The report as GitHub-flavoured Markdown (ends with a newline). No option applies to Markdown."""
-    if isinstance(report, StabilityReport):
-        lines = _stability(report)
-    elif isinstance(report, MutateReport):
-        lines = _mutate(report)
-    elif isinstance(report, CompareReport):
-        lines = _compare(report)
-    elif isinstance(report, CheckReport):
-        lines = _check(report, level=2)
-    else:
-        lines = _batch(report)
+    """The report as GitHub-flavoured Markdown (ends with a newline). No option applies to Markdown.
+    Past MAX_BYTES, the passing traces and rules are left out (counted), so that what failed is
+    shown; what still does not fit is cut."""
+    lines = _lines(report, brief=False)
     text = "\n".join(lines) + "\n"
-    return text if len(text) <= MAX_BYTES // 4 or len(text.encode()) <= MAX_BYTES else _cut(lines)
+    if len(text) <= MAX_BYTES // 4 or len(text.encode()) <= MAX_BYTES:
+        return text
+    lines = _lines(report, brief=True)
+    text = "\n".join(lines) + "\n"
+    return text if len(text.encode()) <= MAX_BYTES else _cut(lines)
+
+
+def _lines(report: AnyReport | StabilityReport | MutateReport, brief: bool) -> list[str]:
+    if isinstance(report, StabilityReport):
+        return _stability(report)
+    if isinstance(report, MutateReport):
+        return _mutate(report)
+    if isinstance(report, CompareReport):
+        return _compare(report)
+    if isinstance(report, CheckReport):
+        return _check(report, level=2, brief=brief)
+    return _batch(report, brief)
 
 
 def _cut(lines: list[str]) -> str:
@@ -93,30 +102,37 @@ def _cut(lines: list[str]) -> str:
     return "\n".join([*kept, *_CUT]) + "\n"
 
 
-def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
-    """An overview table of the traces, then each trace's own summary one level down."""
+def _batch(report: CheckBatchReport | CompareBatchReport, brief: bool) -> list[str]:
+    """An overview table of the traces (`brief`: those that did not pass, and how many did), then
+    each trace's own summary one level down."""
     checking = isinstance(report, CheckBatchReport)
     word = verdict(report)
     lines = [f"## {_MARKS[word]} agent-invariants: {_text(report.contract.name)}: {word}", ""]
     if isinstance(report, CheckBatchReport):
+        checks = [section for section in report.reports if not brief or verdict(section) != "passed"]
+        listed = len(checks)
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
         lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')}{_run(section)} | "
                   f"{_MARKS[verdict(section)]} {verdict(section)} | "
                   f"{section.error_count} | {section.warning_count} |"
-                  for section in report.reports]
+                  for section in checks]
     else:
+        compares = [section for section in report.reports if not brief or not section.compatible]
+        listed = len(compares)
         lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
         lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events')}"
                   f"{_run(section.candidate)} | "
                   f"{'✅ compatible' if section.compatible else '❌ regression'} | {section.regression_count} |"
-                  for section in report.reports]
+                  for section in compares]
     lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
               + (" |" if checking else "") for failure in report.failures]
+    if listed < len(report.reports):
+        lines += ["", _left_out(len(report.reports) - listed, "trace")]
     for section in sections(report):
         if isinstance(section, CheckReport):
             if not section.passed or section.warning_count or (section.record is not UNSET
                                                                 and section.record.findings):
-                lines += [""] + _check(section, level=3)
+                lines += [""] + _check(section, level=3, brief=brief)
         elif not section.compatible:
             lines += [""] + ["#" + line if line.startswith("#") else line for line in _compare(section)]
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
@@ -124,20 +140,31 @@ def _batch(report: CheckBatchReport | CompareBatchReport) -> list[str]:
     return lines
 
 
-def _check(report: CheckReport, level: int, title: str | None = None) -> list[str]:
+def _check(report: CheckReport, level: int, title: str | None = None, brief: bool = False) -> list[str]:
+    """A trace's summary: the counts, the rules (`brief`: those that did not pass, and how many
+    did), the first violations, the recorded run."""
     word = verdict(report)
     heading = title or f"{_MARKS[word]} agent-invariants: {_text(report.contract.name)} {word}"
     lines = [f"{'#' * level} {heading}", "", _counts(report), ""]
     lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
-    for result in report.results:
+    shown = [result for result in report.results if not brief or not result.passed]
+    for result in shown:
         status = _STATUS[("passed", True)] if result.passed else _STATUS[(result.severity, False)]
         lines.append(f"| {_code(result.rule_id)} | {result.rule_kind} | {status} | {result.checked} | "
                      f"{result.violation_count} |")
+    if len(shown) < len(report.results):
+        lines += ["", _left_out(len(report.results) - len(shown), "rule")]
     if report.violations:
         lines += ["", f"{'#' * (level + 1)} Violations", ""] + _violations(report)
     if report.record is not UNSET:
         lines += ["", f"{'#' * (level + 1)} Recorded run", ""] + _record(report.record)
     return lines
+
+
+def _left_out(count: int, noun: str) -> str:
+    """The line that stands for the passing traces or rules a brief summary leaves out."""
+    return (f"*{count:,} more {noun}{'' if count == 1 else 's'} passed: not listed, as the summary would be over "
+            "the 1 MiB GitHub shows.*")
 
 
 def _record(run: RecordInfo) -> list[str]:
