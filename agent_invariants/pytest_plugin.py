@@ -252,6 +252,7 @@ def _matches(relative: str, pattern: str, root: Path) -> bool:
 
 
 def _named_by(names: tuple[str, ...], patterns: tuple[str, ...]) -> bool:
+    """Whether the names of a path match the names of a pattern, one by one (`**`: any number)."""
     if not patterns:
         return not names
     first, rest = patterns[0], patterns[1:]

@@ -285,19 +285,21 @@ def test_a_folder_linking_back_to_the_root_neither_hangs_nor_hides_a_linked_trac
     (["{root}/runs/archive"], {"passed": 1}),
     (["runs/[b]*.jsonl"], {"failed": 1}),
     (["runs/[^b]ad.jsonl"], {"failed": 1}),                 # ^ is no negation: a set of ^ and b
+    (["runs/[[]*.jsonl", "runs/bad.jsonl"], {"failed": 1}),  # a literal [, no warning made an error
     (["runs/**.jsonl"], {"failed": 1}),                     # `**` inside a name is `*`: within runs/
     (["runs/[z-a]*.jsonl", "runs/[^x]ad.jsonl"], {}),       # an empty range, a set of ^ and x (as glob reads it)
     (["."], {"failed": 2, "passed": 1}),                    # the whole project (other/stray.jsonl too)
     (["runs//*.jsonl", "runs/archive/../*.jsonl"], {"failed": 1}),   # plain forms of runs/*.jsonl
-], ids=["star", "double-star", "dot-slash", "absolute-folder", "set", "caret", "stars-in-a-name", "odd-sets", "dot",
-        "plain-forms"])
+], ids=["star", "double-star", "dot-slash", "absolute-folder", "set", "caret", "bracket", "stars-in-a-name",
+        "odd-sets", "dot", "plain-forms"])
 def test_traces_globs_read_as_the_commands_globs_do(suite, globs, outcomes):
     """`*` crossed folders (fnmatch), and `./runs` or the rootdir's own absolute path matched nothing."""
     (suite.path / "runs" / "good.jsonl").unlink()
     (suite.path / "runs" / "archive").mkdir()
     (suite.path / "runs" / "archive" / "old.jsonl").write_text(GOOD)
     written = ", ".join(json.dumps(glob.format(root=suite.path)) for glob in globs)
-    suite.makepyprojecttoml(f'[tool.agent-invariants]\ncontract = "contract.json"\ntraces = [{written}]\n')
+    suite.makepyprojecttoml(f'[tool.agent-invariants]\ncontract = "contract.json"\ntraces = [{written}]\n'
+                            '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(**outcomes)
 
