@@ -45,8 +45,8 @@ __all__ = ("MAX_BYTES", "MAX_VIOLATIONS", "escaped", "render")
 MAX_VIOLATIONS = 50
 MAX_BYTES = 1_000_000
 """The most bytes of Markdown written: GitHub takes at most 1 MiB in a step's summary (a larger one
-is refused whole), and a batch of many thousand traces is larger. Past it the summary stops after
-a whole line and says where the rest is."""
+is refused whole), and a batch of many thousand traces is larger. Past it the passing traces and
+rules are counted, not listed; what is still larger stops after a whole line and says so."""
 _CUT = ("", "*The summary stops here: GitHub shows at most 1 MiB of it. The JSON report (`--format json`) "
         "holds all of it.*")
 # Escaped wherever they occur. Text never starts a line here, so list and heading markers
@@ -79,6 +79,7 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
 
 
 def _lines(report: AnyReport | StabilityReport | MutateReport, brief: bool) -> list[str]:
+    """The report's lines, whole or (`brief`) without the traces and rules that passed."""
     if isinstance(report, StabilityReport):
         return _stability(report)
     if isinstance(report, MutateReport):
