@@ -343,7 +343,7 @@ def merged_records(records: list[Written], id_of: Callable[[Written], Any],
     """One record per id where a source wrote a span or run twice, as it began and again as it
     ended: `merge(earlier, later)` is the one record that takes the earlier's place (None when
     the two are not one span's start and end); a later record the `same` as the first of its id
-    counts once. Writtens that only share an id stay apart, in the order written."""
+    counts once. Records that only share an id stay apart, in the order written."""
     kept: list[Written] = []
     first_at: dict[Any, int] = {}
     for record in records:
