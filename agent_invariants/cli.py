@@ -24,10 +24,10 @@ from agent_invariants import __version__, _signals
 from agent_invariants._paths import inside
 from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert, log_safe
 from agent_invariants.cli_options import (
+    CONVERT_FORMATS,
     DEFAULT_CONTRACTS,
     DEFAULT_MAX_LINE_BYTES,
     ContractOpt,
-    ConvertFormat,
     ConvertOutputOpt,
     ConvertProfileOpt,
     ConvertRunOpt,
@@ -48,6 +48,7 @@ from agent_invariants.cli_options import (
     UnusedCandidate,
     UnusedContract,
     UnusedTrace,
+    convert_format,
     with_report_options,
     with_report_options_but,
 )
@@ -861,9 +862,10 @@ def _output_path(option: str, text: str) -> tuple[str | int, ...]:
 def convert(
     inputs: Annotated[list[str], typer.Argument(metavar="IN...", show_default=False,
                                                 help="Files to convert (- for stdin).")],
-    source_format: Annotated[ConvertFormat, typer.Option(
-        "--from", help="Their format: auto (told from the first record), otel, openinference, openai-agents, "
-        "langsmith, mcp-log.")] = ConvertFormat.auto,
+    source_format: Annotated[str, typer.Option(
+        "--from", metavar=f"<{'|'.join(CONVERT_FORMATS)}>", callback=convert_format,
+        help="Their format: auto (told from the first record), otel, openinference, openai-agents, "
+        "langsmith, mcp-log.")] = "auto",
     run_id: ConvertRunOpt = None,
     profile: ConvertProfileOpt = None,
     out_dir: Annotated[Path | None, typer.Option(
@@ -881,8 +883,8 @@ def convert(
     if inputs.count("-") > 1:
         fail("- (standard input) can be read once: give it as one input at most")
     refuse_input_as_output(output, profile, *inputs)
-    text, note = convert_files(inputs, source_format.value, run=run_id,
-                               profile=_profile(ImportOptions(InputFormat(source_format.value), run_id, profile)),
+    text, note = convert_files(inputs, source_format, run=run_id,
+                               profile=_profile(ImportOptions(InputFormat(source_format), run_id, profile)),
                                max_line_bytes=max_line_bytes, out_dir=out_dir)
     if text is not None:
         write(text, output)

@@ -70,15 +70,15 @@ class InputFormat(str, Enum):  # noqa: UP042   (as Format)
     mcp_log = "mcp-log"
 
 
-class ConvertFormat(str, Enum):  # noqa: UP042   (as Format)
-    """The formats `convert --from` reads: InputFormat's, but native (there is nothing to convert)."""
+CONVERT_FORMATS = tuple(each.value for each in InputFormat if each is not InputFormat.native)
+"""The formats `convert --from` reads: InputFormat's, but native (there is nothing to convert)."""
 
-    auto = "auto"
-    otel = "otel"
-    openinference = "openinference"
-    openai_agents = "openai-agents"
-    langsmith = "langsmith"
-    mcp_log = "mcp-log"
+
+def convert_format(value: str) -> str:
+    """`--from`'s value, refused as a choice is when it is none of CONVERT_FORMATS."""
+    if value not in CONVERT_FORMATS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(map(repr, CONVERT_FORMATS))}.")
+    return value
 
 
 class ImportOptions(NamedTuple):
