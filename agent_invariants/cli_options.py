@@ -210,7 +210,7 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
     "strict": (Annotated[bool, typer.Option(
         "--strict", help="Turn the warnings on stderr into failures: a trace with no events or with a "
         "misspelt event type or field is an error (exit 2), a rule that checked nothing fails the check "
-        "(is inconclusive with --partial).")],
+        "(inconclusive on a trace cut short).")],
         False),
     "partial": (Annotated[bool, typer.Option(
         "--partial", help="The trace (with compare, both traces) was cut short (a crashed or still-running "
