@@ -27,6 +27,7 @@ from agent_invariants.cli_options import (
     CONVERT_FORMATS,
     DEFAULT_CONTRACTS,
     DEFAULT_MAX_LINE_BYTES,
+    Anchor,
     ContractOpt,
     ConvertOutputOpt,
     ConvertProfileOpt,
@@ -402,7 +403,9 @@ class _Run(NamedTuple):
 
     def inside_sarif_root(self, *paths: str) -> None:
         """With `--sarif-root` and SARIF output, refuse a file outside the root: its URI would
-        climb out with `../`, which code scanning cannot place in the repository."""
+        climb out with `../`, which code scanning cannot place in the repository. With
+        `--sarif-anchor contract`, results are at the contract: only it must be inside (traces
+        are build artifacts then, wherever they are; SARIF names them in messages only)."""
         from agent_invariants.contract_source import STDIN
 
         root = self.options.sarif_root
@@ -412,7 +415,8 @@ class _Run(NamedTuple):
             fail(f"--sarif-root {shown(root)}: " + ("not a folder" if os.path.exists(root) else "no such folder"))
         top = os.path.abspath(root)
         contract = "-" if self.source.label == STDIN else self.source.label   # whole-trace results point at it
-        for path in (*paths, contract):
+        anchored = self.options.sarif_anchor is Anchor.contract
+        for path in (() if anchored else paths) + (contract,):
             if path != "-" and os.path.commonpath([top, os.path.abspath(path)]) != top:
                 fail(f"--sarif-root {shown(root)}: {shown(Path(path))} is outside it (SARIF URIs must stay "
                      "inside the repository)")

@@ -253,6 +253,24 @@ def test_a_sarif_root_that_does_not_hold_the_trace_is_an_error(cli, desk, tmp_pa
     assert inside.returncode == 0
 
 
+def test_with_the_contract_anchor_a_trace_outside_the_sarif_root_is_named_in_messages_only(cli, desk, tmp_path):
+    """Traces that are build artifacts (downloaded outside the checkout) are what the contract
+    anchor is for: --sarif-root refused them, and their related location climbed out with ../."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "agent-invariants.json").write_text(json.dumps(CONTRACT))
+    (tmp_path / "paid.jsonl").write_text(lines({"type": "tool.call", "tool": "payments.refund", "call_id": "c"}))
+    sarif = ("check", "-c", "repo/agent-invariants.json", "-t", "paid.jsonl", "-f", "sarif", "--sarif-root", "repo")
+    assert cli(*sarif).returncode == 2
+    result = cli(*sarif, "--sarif-anchor", "contract")
+    assert result.returncode == 1, result.stderr
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    assert results and all("relatedLocations" not in found for found in results)
+    assert {found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for found in results} == {
+        "agent-invariants.json"}
+    assert all("../paid.jsonl:1" in found["message"]["text"] for found in results)
+
+
 def test_shell_completion_is_offered(cli):
     # --show-completion detects the user's shell from the process tree, which differs here: test
     # that both options are offered, and the completion the installed script asks for

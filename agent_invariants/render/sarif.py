@@ -443,6 +443,8 @@ class _Builder:
             return self.trace_location(*spot), None
         contract = self.contract_location(self.sources.rule_lines.get(rule_id) if rule_id else None)
         related = [self.trace_location(*spot, location_id=1)] if spot is not None else None
+        if related and related[0].physical_location.artifact_location.uri.startswith("../"):
+            related = None   # (a trace outside the repository, a build artifact: named in the message only)
         return contract, related
 
     def trace_location(self, trace: str, line: int, location_id: int | None = None) -> om.Location:
