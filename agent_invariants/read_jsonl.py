@@ -130,11 +130,19 @@ def _split_lines(state: ReadState, head: bytes, chunks: Iterator[bytes],
     byte at a time, which costs more than decoding some events.)
     """
     limit = state.max_line_bytes
-    tail = b""
+    pending: list[bytes] = []   # the unfinished last line, in the pieces it came in: joined once, when it
+    waiting = 0                 # ends (a line of many chunks copied again at each was quadratic)
     for chunk in _chain_first(head, chunks):
-        data = tail + chunk if tail else chunk
+        if b"\n" not in chunk:   # the line goes on
+            pending.append(chunk)
+            waiting += len(chunk)
+            if waiting > limit + 1:   # too long even if a `\r\n` ends it
+                raise state.fail(lines_before + 1, state.too_long(waiting, at_least=True))
+            continue
+        data = b"".join((*pending, chunk)) if pending else chunk
         lines = BytesIO(data).readlines()
         tail = lines.pop() if lines[-1][-1:] != b"\n" else b""
+        pending, waiting = ([tail], len(tail)) if tail else ([], 0)
         ascii_only = data.isascii()
         problem = _first_line_problem(state, lines, ascii_only)
         if problem is not None:
@@ -143,9 +151,10 @@ def _split_lines(state: ReadState, head: bytes, chunks: Iterator[bytes],
             raise state.fail(lines_before + at + 1, message)
         lines_before += len(lines)
         yield lines, fastpath.bmp_only(data, ascii_only)
-        if len(tail) > limit + 1:   # the unfinished last line is too long even if a `\r\n` ends it
-            raise state.fail(lines_before + 1, state.too_long(len(tail), at_least=True))
-    if tail:
+        if waiting > limit + 1:   # the unfinished last line is too long even if a `\r\n` ends it
+            raise state.fail(lines_before + 1, state.too_long(waiting, at_least=True))
+    if pending:
+        tail = b"".join(pending)
         ascii_only = tail.isascii()
         problem = _first_line_problem(state, [tail], ascii_only)
         if problem is not None:

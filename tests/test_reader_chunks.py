@@ -253,3 +253,25 @@ def test_the_bulk_path_reads_what_line_by_line_reads(data):
     with pytest.MonkeyPatch.context() as monkeypatch:
         bulk, line_by_line = read_both_ways(data, monkeypatch)
     assert bulk == line_by_line
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+def test_lines_spanning_many_chunks_read_whole_among_short_ones(ending):
+    """A line of 40 chunks (a large result, under a raised limit) is read whole between short
+    lines; the pieces of a line that goes on are joined once it ends (copying the line again at
+    each chunk made reading quadratic: 50 MB took 35 s)."""
+    long_line = json.dumps({"seq": 2, "type": "tool.result", "call_id": "c", "ok": True,
+                            "result": {"page": "y" * (40 * CHUNK + 17)}})
+    first = json.dumps({"seq": 1, "type": "tool.call", "tool": "fetch", "call_id": "c"})
+    text = ending.join([first, long_line,
+                        json.dumps({"seq": 3, "type": "run.completed"}), long_line.replace('"seq": 2', '"seq": 4')])
+    events = read_trace(text.encode(), max_line_bytes=64 * CHUNK)
+    assert [(event.seq, event.type) for event in events] == [
+        (1, "tool.call"), (2, "tool.result"), (3, "run.completed"), (4, "tool.result")]
+    assert len(json.loads(bytes(events[1].result))["page"]) == 40 * CHUNK + 17
+    with pytest.raises(TraceError) as caught:
+        read_trace(text.encode(), max_line_bytes=20 * CHUNK)
+    read = 21 * CHUNK - len(first) - len(ending)   # of line 2, when the chunk that passes the limit is read
+    assert (caught.value.line, caught.value.problem) == (
+        2, f"line is at least {read:,} bytes, over the {20 * CHUNK:,}-byte limit (raise it with "
+           "--max-line-bytes, or max_line_bytes in the library and the pytest table)")
