@@ -727,3 +727,14 @@ def test_convert_lists_only_the_formats_it_converts_from(folder):
         one_error(run(folder, "convert", "--from", given, "in.jsonl"),
                   f"Invalid value for '--from': '{given}' is not one of {choices}. "
                   "(try 'agent-invariants convert --help')")
+
+
+def test_an_output_path_ending_with_a_slash_is_a_folder_not_a_file_to_write(folder):
+    """`-o reports/` wrote a file named `reports` (a path keeps no trailing slash), and over an
+    existing file of that name; the shell refuses such a name for a file."""
+    (folder / "existing").write_text("kept\n")
+    for name in ("reports/", "existing/"):
+        one_error(run(folder, *CHECK, "-o", name),
+                  f"Invalid value for '--output' / '-o': {name} names a folder (it ends with a slash): name the file "
+                  "to write (try 'agent-invariants check --help')")
+    assert not (folder / "reports").exists() and (folder / "existing").read_text() == "kept\n"
