@@ -171,3 +171,15 @@ def test_strict_of_a_rule_a_cut_short_run_has_not_reached_yet_is_inconclusive(cl
     assert (whole.returncode, json.loads(whole.stdout)["error_count"]) == (1, 1)
     safety = cli("check", "-c", "c.json", "-t", "k.jsonl", "--strict", "--safety-exit", "7")
     assert safety.returncode == 7   # of a whole run, counted with the safety errors, as before
+
+
+def test_a_rule_whose_violations_are_all_inconclusive_reads_inconclusive_in_markdown_and_html(
+        cli: Any, tmp_path: Path) -> None:
+    """Under --partial such a rule passes, and its table row said "passed" beside a violation."""
+    _files(tmp_path, CUT, [{"id": "outcome", "kind": "require_event", "match": {"type": "outcome.observed"},
+                            "min": 1}])
+    markdown = cli("check", "-c", "c.json", "-t", "k.jsonl", "--partial", "-f", "markdown").stdout.splitlines()
+    assert "| `outcome` | require_event | ❔ inconclusive | 0 | 1 |" in markdown
+    page = cli("check", "-c", "c.json", "-t", "k.jsonl", "--partial", "-f", "html").stdout
+    assert '<td>require_event</td><td><span class="finding info">? inconclusive</span></td><td class="num">1</td>' \
+        in page

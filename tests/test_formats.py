@@ -675,3 +675,12 @@ def test_markdown_of_a_batch_past_1_mib_names_the_failing_trace_and_counts_the_p
     lines = result.stdout.splitlines()
     assert [line for line in lines if line.startswith("| `runs/")] == ["| `runs/zz-bad.jsonl` | ❌ failed | 1 | 0 |"]
     assert "*4,000 more traces passed: not listed, as the summary would be over the 1 MiB GitHub shows.*" in lines
+
+
+def test_markdown_past_1_mib_of_rules_that_all_passed_counts_them_without_an_empty_table(cli, tmp_path):
+    rules = [{"id": f"rule-{n:05d}-" + "x" * 110, "kind": "deny_tool", "tool": f"tool.{n}"} for n in range(10_000)]
+    (tmp_path / "c.json").write_text(json.dumps(contract(*rules)))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "other", "call_id": "c"})))
+    lines = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "markdown").stdout.splitlines()
+    assert lines[-1] == "*10,000 rules passed: not listed, as the summary would be over the 1 MiB GitHub shows.*"
+    assert not any(line.startswith("| Rule |") for line in lines)

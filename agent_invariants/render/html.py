@@ -235,9 +235,9 @@ class _Page:
             if result.rule_id in first:
                 name = self.link(f"{sid}-v{first[result.rule_id]}", name)
             css, word = ("good", "✓ passed") if result.passed else _LEVEL[result.severity]
-            if not result.passed and result.inconclusive is not UNSET and result.violation_count == result.inconclusive:
+            if result.inconclusive and result.violation_count == result.inconclusive:   # (passed, under --partial)
                 css, word = _LEVEL["inconclusive"]
-            button = "" if result.passed else _filter_button(tokens[result.rule_id], result.rule_id)
+            button = "" if not result.violation_count else _filter_button(tokens[result.rule_id], result.rule_id)
             rows.append(f'<tr><td>{name}</td><td>{_t(result.rule_kind)}</td><td><span class="finding {css}">{word}'
                         f'</span></td><td class="num">{result.violation_count:,}</td><td>{button}</td></tr>')
         written = self.fitting("rules", rows)

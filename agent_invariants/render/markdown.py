@@ -128,7 +128,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport, brief: bool) -> list[s
     lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
               + (" |" if checking else "") for failure in report.failures]
     if listed < len(report.reports):
-        lines += ["", _left_out(len(report.reports) - listed, "trace")]
+        lines += ["", _left_out(len(report.reports) - listed, "more trace")]
     for section in sections(report):
         if isinstance(section, CheckReport):
             if not section.passed or section.warning_count or (section.record is not UNSET
@@ -147,14 +147,18 @@ def _check(report: CheckReport, level: int, title: str | None = None, brief: boo
     word = verdict(report)
     heading = title or f"{_MARKS[word]} agent-invariants: {_text(report.contract.name)} {word}"
     lines = [f"{'#' * level} {heading}", "", _counts(report), ""]
-    lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
-    shown = [result for result in report.results if not brief or not result.passed]
+    shown = [result for result in report.results if not brief or not result.passed or result.violation_count]
+    if shown:   # (a brief summary of rules that all passed has no table, only the line that counts them)
+        lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
     for result in shown:
         status = _STATUS[("passed", True)] if result.passed else _STATUS[(result.severity, False)]
+        if result.inconclusive and result.violation_count == result.inconclusive:   # (passed, under --partial)
+            status = "❔ inconclusive"
         lines.append(f"| {_code(result.rule_id)} | {result.rule_kind} | {status} | {result.checked} | "
                      f"{result.violation_count} |")
     if len(shown) < len(report.results):
-        lines += ["", _left_out(len(report.results) - len(shown), "rule")]
+        lines += ["", _left_out(len(report.results) - len(shown), "more rule")] if shown else \
+            [_left_out(len(report.results), "rule")]
     if report.violations:
         lines += ["", f"{'#' * (level + 1)} Violations", ""] + _violations(report)
     if report.record is not UNSET:
@@ -164,7 +168,7 @@ def _check(report: CheckReport, level: int, title: str | None = None, brief: boo
 
 def _left_out(count: int, noun: str) -> str:
     """The line that stands for the passing traces or rules a brief summary leaves out."""
-    return (f"*{count:,} more {noun}{'' if count == 1 else 's'} passed: not listed, as the summary would be over "
+    return (f"*{count:,} {noun}{'' if count == 1 else 's'} passed: not listed, as the summary would be over "
             "the 1 MiB GitHub shows.*")
 
 
