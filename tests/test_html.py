@@ -261,6 +261,20 @@ def test_a_batch_starts_with_an_index_of_its_traces_readable_or_not(cli, write):
     assert timeline_rows(page.by_id("s2"))[0].attrs.get("class") is None
 
 
+def test_a_batch_index_of_more_than_1000_traces_names_those_that_failed_first(cli, write):
+    """The index named the first 1,000 traces in file order: failing traces after them were named
+    nowhere on the page. It still shows its rows in file order."""
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}))
+    for n in range(1003):
+        write(f"traces/t{n:04d}.jsonl", jsonl(events({"type": "tool.call", "tool": "shell.exec" if n in (1, 1001)
+                                                         else "kb.search"})))
+    _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "traces", code=1)
+    rows = [cells(row)[:2] for row in page.all("nav")[0].all("tbody")[0].all("tr")]
+    assert len(rows) == 1000 and rows[:3] == [["traces/t0000.jsonl", "✓ passed"], ["traces/t0001.jsonl", "✗ failed"],
+                                              ["traces/t0002.jsonl", "✓ passed"]]
+    assert rows[-1] == ["traces/t1001.jsonl", "✗ failed"] and ["traces/t0998.jsonl", "✓ passed"] in rows
+
+
 # -- where no timeline can be drawn, the page says why ------------------------------------------------
 
 def test_a_trace_on_standard_input_is_kept_for_the_page_and_the_copy_removed(cli, tmp_path):

@@ -44,7 +44,7 @@ __all__ = ("INDEX_BYTES", "LIST_BYTES", "MAX_INDEX", "MAX_LISTED", "RULES_BYTES"
 MAX_LISTED = 200
 """Violations listed under each trace, the failing rules taking turns (the report file holds them all)."""
 MAX_INDEX = 1000
-"""Traces named in a batch's index."""
+"""Traces named in a batch's index: those that did not pass first, when there are more."""
 TIMELINE_BYTES = 2_800_000
 """Bytes of timeline rows (and lined-up calls) a page holds, over all its traces."""
 LIST_BYTES = 800_000
@@ -124,8 +124,12 @@ class _Page:
         """A batch's table of contents: each trace (or pair) with its verdict, linked when drawn."""
         drawn = {id(section) for section in chosen}
         every = sections(self.report)
+        numbered = list(enumerate(every, 1))
+        if len(numbered) > MAX_INDEX:   # the traces that did not pass first, then the rest; shown in their order
+            kept = sorted(numbered, key=lambda item: (_passes(item[1]), item[0]))[:MAX_INDEX]
+            numbered = sorted(kept, key=lambda item: item[0])
         rows: list[str] = []
-        for number, section in enumerate(every[:MAX_INDEX], 1):
+        for number, section in numbered:
             check = section.candidate if isinstance(section, CompareReport) else section
             name = f"<code>{_t(_trace_name(check))}</code>"
             if id(section) in drawn:
@@ -561,6 +565,11 @@ def _count(count: int, noun: str) -> str:
 
 def _seq(value: int | float) -> str:
     return str(value)
+
+
+def _passes(section: CheckReport | CompareReport) -> bool:
+    """Whether a section of a batch passed (or is compatible): the index lists the others first."""
+    return section.compatible if isinstance(section, CompareReport) else verdict(section) == "passed"
 
 
 def _t(text: str, limit: int | None = 1000) -> str:
