@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import os
 import typing
 from collections.abc import Callable
 from enum import Enum
@@ -18,8 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any, NamedTuple
 
 import typer
-
-from agent_invariants._safe import TEXT_LIMIT, inert
 
 __all__ = (
     "DEFAULT_CONTRACTS",
@@ -146,27 +143,17 @@ def _dash_is_stdout(output: Path | None) -> Path | None:
     return None if output is not None and str(output) == "-" else output
 
 
-def _output_path(text: str) -> Path:
-    """`-o`'s path, refused when it ends with a slash: a folder's name (a path keeps no trailing
-    slash, and `-o reports/` wrote a file named `reports`, as no shell would)."""
-    if text.endswith(("/", os.sep)) and text.strip("/" + os.sep):
-        raise typer.BadParameter(f"{inert(text, TEXT_LIMIT)} names a folder (it ends with a slash): name the file "
-                                 "to write")
-    return Path(text)
-
-
 ContractOpt = Annotated[Path | None, typer.Option(
     "--contract", "-c", show_default=False, metavar="PATH",
     help="Contract file (JSON, or YAML with the yaml extra); - for stdin. Default: agent-invariants.json "
     "(or .yaml, .yml) in the current folder, the file `init` writes.")]
 ConvertOutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", help="Write the converted trace to this file instead of stdout (- for stdout; a regular "
-    "file is replaced atomically; an input file is refused).", show_default=False, callback=_dash_is_stdout,
-    parser=_output_path)]
+    "file is replaced atomically; an input file is refused).", show_default=False, callback=_dash_is_stdout)]
 OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", help="Write the report to this file instead of stdout (- for stdout; a regular file is "
     "replaced atomically, a device or FIFO written in place; an input file is refused).",
-    show_default=False, callback=_dash_is_stdout, parser=_output_path)]
+    show_default=False, callback=_dash_is_stdout)]
 MaxLineOpt = Annotated[int, typer.Option(
     "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
 SafetyExitOpt = Annotated[int | None, typer.Option(

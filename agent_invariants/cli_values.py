@@ -14,6 +14,7 @@ nothing is replaced and typer parses as it always did.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -86,7 +87,7 @@ def _parser_for(param: Any) -> _Parser | None:
     if annotation is str:
         return _Parser(_text, False)
     if annotation is Path:
-        return _Parser(_path, False)
+        return _Parser(_output_path if param.name == "output" else _path, False)
     if annotation is int:
         return _Parser(_integer_in(info.min, info.max), False)
     if annotation is float:
@@ -128,6 +129,17 @@ def _text(value: Any, param: Any, ctx: Any) -> str:
 
 def _path(value: Any, param: Any, ctx: Any) -> Path:
     return value if isinstance(value, Path) else Path(_text(value, param, ctx))
+
+
+def _output_path(value: Any, param: Any, ctx: Any) -> Path:
+    """`--output`'s path, refused when it ends with a slash: that names a folder (a path keeps no
+    trailing slash, and `-o reports/` wrote a file named `reports`, as no shell would)."""
+    if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
+        from agent_invariants._safe import TEXT_LIMIT, inert
+
+        raise typer.BadParameter(f"{inert(value, TEXT_LIMIT)} names a folder (it ends with a slash): name the file "
+                                 "to write", ctx=ctx, param=param)
+    return _path(value, param, ctx)
 
 
 def _integer_in(least: int | float | None, most: int | float | None) -> Callable[[Any, Any, Any], int]:
