@@ -684,3 +684,19 @@ def test_markdown_past_1_mib_of_rules_that_all_passed_counts_them_without_an_emp
     lines = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "markdown").stdout.splitlines()
     assert lines[-1] == "*10,000 rules passed: not listed, as the summary would be over the 1 MiB GitHub shows.*"
     assert not any(line.startswith("| Rule |") for line in lines)
+
+
+def test_markdown_escapes_a_pipe_in_a_name_inside_table_cells_only(cli, tmp_path):
+    """A backslash before `|` is read as an escape in a table cell only: outside one, a code span
+    showed it (`a\\|b.jsonl` in the counts line and the violation list)."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell"})))
+    bad = jsonl(events({"type": "tool.call", "tool": "shell", "call_id": "c"}))
+    (tmp_path / "a|b.jsonl").write_text(bad)
+    lines = cli("check", "-c", "c.json", "-t", "a|b.jsonl", "-f", "markdown").stdout.splitlines()
+    assert "`a|b.jsonl`: 1 event, 1 tool call, **1 error**, 0 warnings" in lines
+    assert any(line.startswith("- ❌ `no-shell` at `a|b.jsonl:1`") for line in lines)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a|b.jsonl").write_text(bad)
+    (tmp_path / "runs" / "c.jsonl").write_text(bad)
+    batch = cli("check", "-c", "c.json", "-t", "runs", "-f", "markdown").stdout.splitlines()
+    assert "| `runs/a\\|b.jsonl` | ❌ failed | 1 | 0 |" in batch

@@ -113,19 +113,19 @@ def _batch(report: CheckBatchReport | CompareBatchReport, brief: bool) -> list[s
         checks = [section for section in report.reports if not brief or verdict(section) != "passed"]
         listed = len(checks)
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
-        lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events')}{_run(section)} | "
-                  f"{_MARKS[verdict(section)]} {verdict(section)} | "
+        lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events', cell=True)}"
+                  f"{_run(section, cell=True)} | {_MARKS[verdict(section)]} {verdict(section)} | "
                   f"{section.error_count} | {section.warning_count} |"
                   for section in checks]
     else:
         compares = [section for section in report.reports if not brief or not section.compatible]
         listed = len(compares)
         lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
-        lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events')}"
-                  f"{_run(section.candidate)} | "
+        lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events', cell=True)}"
+                  f"{_run(section.candidate, cell=True)} | "
                   f"{'✅ compatible' if section.compatible else '❌ regression'} | {section.regression_count} |"
                   for section in compares]
-    lines += [f"| {_code(failure.trace)} | ⛔ unreadable | {_text(failure.error)} |"
+    lines += [f"| {_code(failure.trace, cell=True)} | ⛔ unreadable | {_text(failure.error)} |"
               + (" |" if checking else "") for failure in report.failures]
     if listed < len(report.reports):
         lines += ["", _left_out(len(report.reports) - listed, "more trace")]
@@ -154,7 +154,7 @@ def _check(report: CheckReport, level: int, title: str | None = None, brief: boo
         status = _STATUS[("passed", True)] if result.passed else _STATUS[(result.severity, False)]
         if result.inconclusive and result.violation_count == result.inconclusive:   # (passed, under --partial)
             status = "❔ inconclusive"
-        lines.append(f"| {_code(result.rule_id)} | {result.rule_kind} | {status} | {result.checked} | "
+        lines.append(f"| {_code(result.rule_id, cell=True)} | {result.rule_kind} | {status} | {result.checked} | "
                      f"{result.violation_count} |")
     if len(shown) < len(report.results):
         lines += ["", _left_out(len(report.results) - len(shown), "more rule")] if shown else \
@@ -201,9 +201,9 @@ def _violations(report: CheckReport, holders: str = "JSON or SARIF report") -> l
     return lines
 
 
-def _run(report: CheckReport) -> str:
+def _run(report: CheckReport, cell: bool = False) -> str:
     """` (run X)` after the trace of an imported run (a file may hold several)."""
-    return "" if report.run is UNSET else f" (run {_code(report.run)})"
+    return "" if report.run is UNSET else f" (run {_code(report.run, cell)})"
 
 
 def _counts(report: CheckReport) -> str:
@@ -238,7 +238,7 @@ def _compare(report: CompareReport) -> list[str]:
         lines.append("No configured behaviour regression detected.")
     lines += ["", "### Rules", "", "| Rule | Kind | Baseline | Candidate | Change |", "| --- | --- | --- | --- | --- |"]
     for change in report.rule_changes:
-        lines.append(f"| {_code(change.rule_id)} | {change.rule_kind} | {change.baseline} "
+        lines.append(f"| {_code(change.rule_id, cell=True)} | {change.rule_kind} | {change.baseline} "
                      f"({change.baseline_violations}) | {change.candidate} ({change.candidate_violations}) | "
                      f"{_change(change.change, change.severity)} |")
     if report.candidate.violations:
@@ -266,10 +266,13 @@ def _text(text: str) -> str:
     return _AUTOLINK.sub("&#8203;", _SPECIAL.sub(r"\\\1", text).translate(_REFERENCES))
 
 
-def _code(text: str) -> str:
-    """`text` as an inline code span that cannot be broken out of, even inside a table (control
-    and bidirectional characters escaped, a line break as `\\n`)."""
-    text = inert(text).replace("|", "\\|")
+def _code(text: str, cell: bool = False) -> str:
+    """`text` as an inline code span that cannot be broken out of (control and bidirectional
+    characters escaped, a line break as `\\n`); in a table `cell`, its `|` escaped too (a code span
+    outside a table shows a backslash as written)."""
+    text = inert(text)
+    if cell:
+        text = text.replace("|", "\\|")
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -297,14 +300,14 @@ def _stability(report: StabilityReport) -> list[str]:
                   "| --- | --- | --- | --- | --- | --- |"]
         for entry in report.unstable:
             types = "; ".join(f"{index}: {'|'.join(entry.types[index])}" for index in entry.present_in)
-            lines.append(f"| {_code(entry.path)} | {entry.kind} | {_indexes(entry.present_in)} | "
+            lines.append(f"| {_code(entry.path, cell=True)} | {entry.kind} | {_indexes(entry.present_in)} | "
                          f"{_indexes(entry.absent_in)} | {_indexes(entry.unknown_in)} | {types} |")
         lines.append("")
     lines += ["| # | Trace | Reports an output | Check |", "| --- | --- | --- | --- |"]
     for index, run in enumerate(report.runs):
         check = "" if not run.check else "✅ passed" if run.check.passed else \
             f"❌ failed ({plural(run.check.error_count, 'error')})"
-        lines.append(f"| {index} | {_code(run.trace)} | {'yes' if run.reporting else 'no'} | {check} |")
+        lines.append(f"| {index} | {_code(run.trace, cell=True)} | {'yes' if run.reporting else 'no'} | {check} |")
     return lines
 
 
@@ -329,19 +332,20 @@ def _mutate(report: MutateReport) -> list[str]:
         lines += ["⚠️ Mutants too easy: the control scores at least half the contract's score.", ""]
     if report.survivors:
         lines += ["| Survivor | Would be killed by |", "| --- | --- |"]
-        lines += [f"| {_code(inert(survivor.id))} | {_text(survivor.hint)} |" for survivor in report.survivors]
+        lines += [f"| {_code(inert(survivor.id), cell=True)} | {_text(survivor.hint)} |"
+                  for survivor in report.survivors]
         lines.append("")
     over = [mutant for mutant in report.mutants if mutant.over_block]
     if over:
         lines += ["| Over-blocked equivalent | Rejected by |", "| --- | --- |"]
-        lines += [f"| {_code(inert(mutant.id))} | {', '.join(_code(inert(rule)) for rule in mutant.killed_by)} |"
-                  for mutant in over]
+        lines += [f"| {_code(inert(mutant.id), cell=True)} | "
+                  f"{', '.join(_code(inert(rule), cell=True) for rule in mutant.killed_by)} |" for mutant in over]
         lines.append("")
     if report.false_positives:
         lines += ["| False positive | Fails |", "| --- | --- |"]
         for found in report.false_positives:
-            what = found.rewrite if found.file is UNSET else f"{found.rewrite} {_code(inert(found.file))}"
-            lines.append(f"| {what} | {', '.join(_code(inert(rule)) for rule in found.killed_by)} |")
+            what = found.rewrite if found.file is UNSET else f"{found.rewrite} {_code(inert(found.file), cell=True)}"
+            lines.append(f"| {what} | {', '.join(_code(inert(rule), cell=True) for rule in found.killed_by)} |")
     else:
         lines.append("No false positives: every rewrite that keeps the behaviour passes.")
     return lines
