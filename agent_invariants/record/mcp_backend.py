@@ -182,7 +182,7 @@ class McpBackend:
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
                              _since(started), number)
         except Exception as exc:   # a JSON-RPC error, or the server gone
-            if _reason(exc) == "Connection closed":
+            if _connection_closed(exc):
                 self._closed[number] = None
             return McpAnswer(False, {"error": _reason(exc)}, _since(started), number)
         dumped = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -391,6 +391,15 @@ def _page(cursor: str | None) -> Any:
     from mcp import types
 
     return types.PaginatedRequestParams(cursor=cursor)
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """Whether the SDK said the server's connection closed (its error code, not its words)."""
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _connection_closed(exc.exceptions[0])
+    return getattr(exc, "code", None) == CONNECTION_CLOSED
 
 
 def _reason(exc: BaseException) -> str:

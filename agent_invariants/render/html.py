@@ -27,7 +27,16 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.html_assets import SCRIPT, STYLE, csp
-from agent_invariants.render.shared import AnyReport, code_of, failures, inconclusive, is_batch, sections, verdict
+from agent_invariants.render.shared import (
+    AnyReport,
+    code_of,
+    failures,
+    inconclusive,
+    is_batch,
+    passing,
+    sections,
+    verdict,
+)
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -126,7 +135,7 @@ class _Page:
         every = sections(self.report)
         numbered = list(enumerate(every, 1))
         if len(numbered) > MAX_INDEX:   # the traces that did not pass first, then the rest; shown in their order
-            kept = sorted(numbered, key=lambda item: (_passes(item[1]), item[0]))[:MAX_INDEX]
+            kept = sorted(numbered, key=lambda item: (passing(item[1]), item[0]))[:MAX_INDEX]
             numbered = sorted(kept, key=lambda item: item[0])
         rows: list[str] = []
         for number, section in numbered:
@@ -565,11 +574,6 @@ def _count(count: int, noun: str) -> str:
 
 def _seq(value: int | float) -> str:
     return str(value)
-
-
-def _passes(section: CheckReport | CompareReport) -> bool:
-    """Whether a section of a batch passed (or is compatible): the index lists the others first."""
-    return section.compatible if isinstance(section, CompareReport) else verdict(section) == "passed"
 
 
 def _t(text: str, limit: int | None = 1000) -> str:

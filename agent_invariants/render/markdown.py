@@ -25,6 +25,7 @@ from agent_invariants.render.shared import (
     code_of,
     failing_traces,
     inconclusive,
+    passing,
     place,
     plural,
     sections,
@@ -110,7 +111,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport, brief: bool) -> list[s
     word = verdict(report)
     lines = [f"## {_MARKS[word]} agent-invariants: {_text(report.contract.name)}: {word}", ""]
     if isinstance(report, CheckBatchReport):
-        checks = [section for section in report.reports if not brief or verdict(section) != "passed"]
+        checks = [section for section in report.reports if not brief or not passing(section)]
         listed = len(checks)
         lines += ["| Trace | Verdict | Errors | Warnings |", "| --- | --- | --- | --- |"]
         lines += [f"| {_code(section.trace if section.trace is not UNSET else 'events', cell=True)}"
@@ -118,7 +119,7 @@ def _batch(report: CheckBatchReport | CompareBatchReport, brief: bool) -> list[s
                   f"{section.error_count} | {section.warning_count} |"
                   for section in checks]
     else:
-        compares = [section for section in report.reports if not brief or not section.compatible]
+        compares = [section for section in report.reports if not brief or not passing(section)]
         listed = len(compares)
         lines += ["| Candidate | Verdict | Regressions |", "| --- | --- | --- |"]
         lines += [f"| {_code(section.candidate.trace if section.candidate.trace is not UNSET else 'events', cell=True)}"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from agent_invariants.stability import StabilityRun
 
 __all__ = ("AnyReport", "check_failure", "checks", "code_of", "failing_traces", "failures", "first_violations",
-           "is_batch", "ok", "output_place", "place", "plural", "sections", "verdict", "warning_count")
+           "is_batch", "ok", "output_place", "passing", "place", "plural", "sections", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -58,6 +58,12 @@ def checks(report: AnyReport) -> list[CheckReport]:
 def ok(report: AnyReport) -> bool:
     """The verdict: a check (or batch of checks) passed, a comparison (or batch) is compatible."""
     return report.passed if isinstance(report, (CheckReport, CheckBatchReport)) else report.compatible
+
+
+def passing(section: CheckReport | CompareReport) -> bool:
+    """Whether a batch's section reads as passing (`passed`, `compatible`): what a format that
+    cannot list every section lists after the others, or counts only."""
+    return verdict(section) in ("passed", "compatible")
 
 
 def verdict(report: AnyReport) -> str:
