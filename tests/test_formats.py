@@ -675,6 +675,23 @@ def test_markdown_of_a_batch_past_1_mib_names_the_failing_trace_and_counts_the_p
     lines = result.stdout.splitlines()
     assert [line for line in lines if line.startswith("| `runs/")] == ["| `runs/zz-bad.jsonl` | ❌ failed | 1 | 0 |"]
     assert "*4,000 more traces passed: not listed, as the summary would be over the 1 MiB GitHub shows.*" in lines
+    assert lines[2] == "4,001 traces: 4,000 passed, 1 failed · 1 error · 0 warnings"
+
+
+def test_markdown_of_a_batch_of_comparisons_counts_its_pairs_under_the_heading(cli, tmp_path):
+    """The text report's last line counts a batch's pairs; the Markdown summary's heading had only
+    the verdict, and a brief summary left the passing pairs uncounted."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell"})))
+    for folder, tool in (("base", "search"), ("cand", "shell")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "one.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "search"})))
+        (tmp_path / folder / "two.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": tool})))
+    (tmp_path / "cand" / "three.jsonl").write_text("{not json\n")
+    (tmp_path / "base" / "three.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "search"})))
+    result = cli("compare", "-c", "c.json", "--baseline", "base", "--candidate", "cand", "-f", "markdown")
+    assert result.returncode == 2
+    assert result.stdout.splitlines()[:3] == ["## ❌ agent-invariants: test-contract: regression", "",
+                                              "3 pairs: 1 compatible, 1 regressed, 1 unreadable · 2 regressions"]
 
 
 def test_markdown_past_1_mib_of_rules_that_all_passed_counts_them_without_an_empty_table(cli, tmp_path):

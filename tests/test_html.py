@@ -252,6 +252,8 @@ def test_a_batch_starts_with_an_index_of_its_traces_readable_or_not(cli, write):
     write("traces/b.jsonl", jsonl(events({"type": "tool.call", "tool": "kb.search"})))
     write("traces/c.jsonl", "{not json\n")
     _, page = page_of(cli, "check", "--contract", "c.json", "--trace", "traces", code=2)
+    assert page.all("header")[0].all("p")[0].text() == \
+        "✗ failed 3 traces: 1 passed, 1 failed, 1 unreadable, 1 error, 0 warnings"
     index = page.all("nav")[0]
     rows = [cells(row) for row in index.all("tbody")[0].all("tr")]
     assert [row[:2] for row in rows] == [["traces/a.jsonl", "✗ failed"], ["traces/b.jsonl", "✓ passed"],
@@ -376,7 +378,7 @@ def test_a_batch_of_comparisons_indexes_its_pairs_and_draws_each_pair(cli, write
         write(f"{folder}/two.jsonl", jsonl(events({"type": "tool.call", "tool": "kb.search"},
                                                   {"type": "tool.call", "tool": tool})))
     text, page = page_of(cli, "compare", "--contract", "c.json", "--baseline", "base", "--candidate", "cand")
-    assert "✗ regression" in page.all("header")[0].text() and "2 pairs, 2 regressions" in text
+    assert page.all("header")[0].all("p")[0].text() == "✗ regression 2 pairs: 1 compatible, 1 regressed, 2 regressions"
     rows = [cells(row) for row in page.all("nav")[0].all("tbody")[0].all("tr")]
     assert [row[:2] for row in rows] == [["cand/one.jsonl", "✓ compatible"], ["cand/two.jsonl", "✗ regression"]]
     (paths,) = page.by_id("s2").all("table", cls="paths")

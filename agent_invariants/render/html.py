@@ -29,6 +29,7 @@ from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.html_assets import SCRIPT, STYLE, csp
 from agent_invariants.render.shared import (
     AnyReport,
+    batch_tally,
     code_of,
     failures,
     inconclusive,
@@ -40,7 +41,6 @@ from agent_invariants.render.shared import (
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
-    CompareBatchReport,
     CompareReport,
     Regression,
     Violation,
@@ -433,11 +433,7 @@ def _counts(report: AnyReport) -> str:
         return _check_counts(report)
     if isinstance(report, CompareReport):
         return f"{_count(report.regression_count, 'regression')}; candidate: {_check_counts(report.candidate)}"
-    if isinstance(report, CompareBatchReport):
-        return f"{_count(report.pairs, 'pair')}, {_count(report.regressions, 'regression')}"
-    assert isinstance(report, CheckBatchReport)
-    return (f"{_count(report.traces, 'trace')}, {_count(report.error_count, 'error')}, "
-            f"{_count(report.warning_count, 'warning')}")
+    return ", ".join(batch_tally(report, grouped=True))
 
 
 def _check_counts(check: CheckReport) -> str:

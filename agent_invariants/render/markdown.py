@@ -22,6 +22,7 @@ from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
     AnyReport,
+    batch_tally,
     code_of,
     failing_traces,
     inconclusive,
@@ -109,7 +110,8 @@ def _batch(report: CheckBatchReport | CompareBatchReport, brief: bool) -> list[s
     each trace's own summary one level down."""
     checking = isinstance(report, CheckBatchReport)
     word = verdict(report)
-    lines = [f"## {_MARKS[word]} agent-invariants: {_text(report.contract.name)}: {word}", ""]
+    lines = [f"## {_MARKS[word]} agent-invariants: {_text(report.contract.name)}: {word}", "",
+             " · ".join(batch_tally(report, grouped=True)), ""]
     if isinstance(report, CheckBatchReport):
         checks = [section for section in report.reports if not brief or not passing(section)]
         listed = len(checks)

@@ -26,8 +26,9 @@ from agent_invariants.report import (
 if TYPE_CHECKING:
     from agent_invariants.stability import StabilityRun
 
-__all__ = ("AnyReport", "check_failure", "checks", "code_of", "failing_traces", "failures", "first_violations",
-           "is_batch", "ok", "output_place", "passing", "place", "plural", "sections", "verdict", "warning_count")
+__all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
+           "first_violations", "is_batch", "ok", "output_place", "passing", "place", "plural", "sections", "verdict",
+           "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -99,6 +100,32 @@ def warning_count(report: AnyReport) -> int:
     baseline's warnings are the known state, not something the change did)."""
     return sum((section.candidate if isinstance(section, CompareReport) else section).warning_count
                for section in sections(report))
+
+
+def batch_tally(report: CheckBatchReport | CompareBatchReport, grouped: bool = False) -> list[str]:
+    """A batch's headline counts, in parts each format joins its own way: how many traces passed,
+    failed, were incomplete (`record --repeat`) or unreadable, then the errors and warnings; of a
+    batch of comparisons, the pairs compatible, regressed or unreadable, then the regressions.
+    `grouped` writes numbers with thousands separators."""
+    def number(count: int) -> str:
+        return f"{count:,}" if grouped else str(count)
+
+    def counted(count: int, noun: str) -> str:
+        return f"{number(count)} {noun if count == 1 else noun + 's'}"
+
+    words = [verdict(section) for section in report.reports]
+    good = sum(1 for word in words if word in ("passed", "compatible"))
+    incomplete = words.count("incomplete")
+    bad = len(report.reports) - good - incomplete
+    if isinstance(report, CheckBatchReport):
+        unreadable = f", {number(len(report.failures))} unreadable" if report.failures else ""
+        return [f"{counted(report.traces, 'trace')}: {number(good)} passed, {number(bad)} failed"
+                f"{f', {number(incomplete)} incomplete' if incomplete else ''}{unreadable}",
+                counted(report.error_count, "error"), counted(report.warning_count, "warning")]
+    unread = report.pairs - len(report.reports)   # both traces of a pair may be among the failures
+    return [f"{counted(report.pairs, 'pair')}: {number(good)} compatible, {number(bad)} regressed"
+            f"{f', {number(unread)} unreadable' if unread else ''}",
+            counted(report.regressions, "regression")]
 
 
 def plural(count: int, noun: str, plural_noun: str | None = None) -> str:

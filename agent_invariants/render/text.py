@@ -35,7 +35,17 @@ from msgspec import UNSET
 from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
-from agent_invariants.render.shared import AnyReport, code_of, failing_traces, inconclusive, ok, place, plural, verdict
+from agent_invariants.render.shared import (
+    AnyReport,
+    batch_tally,
+    code_of,
+    failing_traces,
+    inconclusive,
+    ok,
+    place,
+    plural,
+    verdict,
+)
 from agent_invariants.report import (
     CheckBatchReport,
     CheckReport,
@@ -104,24 +114,9 @@ def _batch(report: CheckBatchReport | CompareBatchReport, paint: Paint, detail: 
             lines += _section(section, paint, all_rules=False) + [""]
     for failure in report.failures if detail != "quiet" else ():
         lines += [f"{paint('ERROR', _RED + _BOLD)}  {inert(failure.trace)}", f"      {inert(failure.error)}", ""]
-    words = [verdict(section) for section in report.reports]
-    good = sum(1 for word in words if word in ("passed", "compatible"))
-    incomplete = words.count("incomplete")   # (record --repeat)
-    bad = len(report.reports) - good - incomplete
-    unreadable = f", {len(report.failures)} unreadable" if report.failures else ""
-    if isinstance(report, CheckBatchReport):
-        headline = paint(*_WORDS[verdict(report)])
-        tally = [f"{plural(report.traces, 'trace')}: {good} passed, {bad} failed"
-                 f"{f', {incomplete} incomplete' if incomplete else ''}{unreadable}",
-                 plural(report.error_count, "error"), plural(report.warning_count, "warning")]
-    else:
-        headline = _verdict(paint, ok(report), "COMPATIBLE", "REGRESSION")
-        # pairs with an unreadable trace (both of a pair may be listed among the failures)
-        unread = report.pairs - len(report.reports)
-        tally = [f"{plural(report.pairs, 'pair')}: {good} compatible, {bad} regressed"
-                 f"{f', {unread} unreadable' if unread else ''}",
-                 plural(report.regressions, "regression")]
-    lines.append(f"{headline}  {inert(report.contract.name)}  {' · '.join(tally)}")
+    headline = paint(*_WORDS[verdict(report)]) if isinstance(report, CheckBatchReport) else \
+        _verdict(paint, ok(report), "COMPATIBLE", "REGRESSION")
+    lines.append(f"{headline}  {inert(report.contract.name)}  {' · '.join(batch_tally(report))}")
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
         stability = _stability(report.stability, paint)
         lines += [""] + (stability[:1] if detail == "quiet" else stability)
