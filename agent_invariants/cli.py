@@ -710,6 +710,10 @@ def mutate(
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None),
                             sources=Sources(contract=source, sites=sites))
     write(renderer(report_format.value).render(report, options), output)
+    if report.score is None:   # (the report says so too, but not on stderr, where a pipeline looks)
+        why = "all were equivalent or invalid" if report.mutants else \
+            "none was made: the trace gives the operators nothing to change"
+        _say(f"warning: {report.trace}: no mutant could be scored ({why})")
     low = min_score is not None and (report.score is None or report.score < min_score)
     raise typer.Exit(1 if low or (fail_on_fp and report.false_positives) else 0)
 

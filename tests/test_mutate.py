@@ -178,6 +178,21 @@ def test_the_cli_prints_the_report_twice_alike_and_shows_a_mutant(cli):
     assert events[7]["ok"] is False
 
 
+def test_a_trace_with_nothing_to_mutate_says_so_on_stderr_and_fails_a_min_score(cli, tmp_path):
+    """An empty trace passes every contract and gives no mutant: the report said NO SCORE, but
+    a pipeline reading the JSON report exited 0 with nothing on stderr."""
+    (tmp_path / "contract.json").write_text(json.dumps({"version": 2, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}))
+    (tmp_path / "empty.jsonl").write_text("")
+    result = cli("mutate", "--contract", "contract.json", "--trace", "empty.jsonl", "--format", "json")
+    assert result.returncode == 0 and json.loads(result.stdout)["score"] is None
+    assert result.stderr.splitlines() == ["agent-invariants: warning: empty.jsonl: no mutant could be scored "
+                                          "(none was made: the trace gives the operators nothing to change)"]
+    assert cli("mutate", "--contract", "contract.json", "--trace", "empty.jsonl", "--min-score", "0").returncode == 1
+    scored = cli("mutate", "--contract", str(CONTRACT), "--trace", str(TRACE))
+    assert scored.returncode == 0 and scored.stderr == ""
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["--trace", "missing.jsonl"], "missing.jsonl: no such file"),
     (["--trace", "t.jsonl", "--no-rewrite", "renumbr"], "did you mean 'renumber'?"),
