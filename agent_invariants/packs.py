@@ -201,7 +201,9 @@ def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tu
                                           f"read{_meant(ref)}")
     path = os.path.join(base, ref)
     if not os.path.isfile(path):   # a folder, FIFO or device is never opened
-        missing = "is not a regular file" if os.path.exists(path) else "not found"
+        missing = "is not a regular file" if os.path.exists(path) else \
+            "is a symbolic link that leads nowhere (its target is missing, or a loop)" if os.path.islink(path) else \
+            "not found"
         raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {_shown(path)}){_meant(ref)}")
     return path, _shown(path)
 

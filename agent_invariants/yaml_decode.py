@@ -1,4 +1,4 @@
-"""YAML contracts, decoded with bounded work.
+"""YAML files (contracts, profiles, fixtures), decoded with bounded work.
 
 YAML can name a node (`&a`) and repeat it (`*a`). PyYAML shares the repeated node, but everything
 after it (the checks, msgspec, a report) walks the document as a tree, where every repeat is a full
@@ -37,7 +37,7 @@ def decode_yaml(data: bytes, label: str) -> Any:
     try:
         import yaml
     except ImportError:
-        raise ContractError(label, None, "YAML contracts need the yaml extra: pip install 'agent-invariants[yaml]'") \
+        raise ContractError(label, None, "YAML files need the yaml extra: pip install 'agent-invariants[yaml]'") \
             from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -103,11 +103,11 @@ _ALIAS = re.compile(r"\*([^\s,\[\]{}]+)")
 
 
 def _our_words(problem: str, mark: Any, data: bytes) -> str:
-    """PyYAML's usual problems said the way a contract's author needs to hear them."""
+    """PyYAML's usual problems said the way a file's author needs to hear them."""
     tag = _TAG.match(problem)
     if tag is not None:
         shown = tag.group(1) if tag.group(1).startswith("!") else f"!!{tag.group(1)}"
-        return (f"the tag {shown} is not allowed: a contract holds plain values (strings, numbers, "
+        return (f"the tag {shown} is not allowed: the file may hold only plain values (strings, numbers, "
                 "true or false, null, lists and mappings)")
     if problem == "found undefined alias":
         found = _ALIAS.match(_line_from(data, mark))
@@ -119,7 +119,7 @@ def _our_words(problem: str, mark: Any, data: bytes) -> str:
 
 
 _WORDS = {
-    "but found another document": "a second YAML document starts here; a contract file holds one",
+    "but found another document": "a second YAML document starts here; the file must hold one",
     "found unexpected end of stream": "the file ends before the value is complete",
     "did not find expected node content": "a value is missing here",
     "found a tab character that violates indentation": "a tab in the indentation, which YAML does not allow "

@@ -123,7 +123,7 @@ def test_yaml_without_the_extra_says_how_to_install_it(tmp_path):
             f"main(['validate', '--contract', {str(path)!r}])")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr.strip() == (f"agent-invariants: {path}: YAML contracts need the yaml extra: "
+    assert result.stderr.strip() == (f"agent-invariants: {path}: YAML files need the yaml extra: "
                                      "pip install 'agent-invariants[yaml]'")
 
 

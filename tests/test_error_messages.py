@@ -198,13 +198,13 @@ def test_yaml_syntax_errors_name_the_file_line_and_construct(cli, write):
                         "invalid YAML at line 3, column 8: a `key: value` where none may be (check the "
                         "indentation, or quote a value holding ': ')"),
         "tag.yaml": ("version: 1\nname: !!python/object:os.system x\n",
-                     "invalid YAML at line 2, column 7: the tag !!python/object:os.system is not allowed: a "
-                     "contract holds plain values (strings, numbers, true or false, null, lists and mappings)"),
+                     "invalid YAML at line 2, column 7: the tag !!python/object:os.system is not allowed: the "
+                     "file may hold only plain values (strings, numbers, true or false, null, lists and mappings)"),
         "alias.yaml": ("version: 1\nname: *nope\n",
                        "invalid YAML at line 2, column 7: the alias *nope names no anchor (&) defined before it"),
         "two.yaml": ("version: 1\n---\nname: x\n",
-                     "invalid YAML at line 2, column 1: a second YAML document starts here; a contract file "
-                     "holds one"),
+                     "invalid YAML at line 2, column 1: a second YAML document starts here; the file must "
+                     "hold one"),
         "tab.yaml": ("version: 1\nname: x\nrules:\n\t- id: a\n",
                      "invalid YAML at line 4, column 1: a tab, which YAML does not allow for indentation "
                      "(use spaces)"),

@@ -169,6 +169,19 @@ def test_a_pack_path_naming_a_device_or_fifo_is_not_opened(write, tmp_path):
         assert caught.value.problem.startswith(f"pack file {ref!r} is not a regular file (looked for ")
 
 
+def test_a_pack_path_that_is_a_link_to_nowhere_is_called_that_not_missing(write, tmp_path):
+    """A pack file that is a symbolic link in a loop, or to a missing file, exists as a name in
+    its folder: "not found" sent the user looking for a file they could see."""
+    (tmp_path / "loop.json").symlink_to("loop.json")
+    (tmp_path / "dangling.json").symlink_to("gone.json")
+    for ref in ["loop.json", "dangling.json"]:
+        path = write("contract.json", contract(extends=[ref]))
+        with pytest.raises(ContractError) as caught:
+            load_contract(path)
+        assert caught.value.problem.startswith(f"pack file {ref!r} is a symbolic link that leads nowhere (its target "
+                                               "is missing, or a loop) (looked for ")
+
+
 def test_a_pack_over_the_limit_is_refused_by_its_name(write):
     pack = write("big-pack.json", padded(LIMIT + 1))
     path = write("contract.json", contract(extends=["big-pack.json"]))
