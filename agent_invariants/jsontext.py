@@ -184,8 +184,10 @@ def decode_problem(error: msgspec.DecodeError | RecursionError, decoded: Any = N
         return INVALID_TOO_DEEP
     if isinstance(error, msgspec.ValidationError):
         path, problem = path_and_problem(str(error))
-        if "[...]" in path and data is not None and problem.startswith("Integer value out of range"):
-            offset, reason = _too_many_digits(data)   # a generic decode names no keys: say where instead
+        if "[...]" in path and data is not None and problem.startswith(("Integer value out of range",
+                                                                         "Number out of range")):
+            # a generic decode names no keys: say where instead
+            offset, reason = (_too_many_digits if problem.startswith("Integer") else _out_of_range)(data)
             return f"invalid JSON: {reason}" + ("" if offset is None else f" (column {offset + 1})")
         return f"{path}: {problem_words(problem, decoded, path)}"
     return f"invalid JSON: {syntax_problem(error, data)}"

@@ -540,6 +540,22 @@ def test_an_integer_too_long_to_read_is_named_at_its_column_when_the_format_is_g
                              f"to read (at most 4,300) (column {text.index('9' * 5000) + 1})\n")
 
 
+@pytest.mark.parametrize("source_format", ["langsmith", "mcp-log", "auto"])
+def test_a_number_out_of_range_is_named_at_its_column_not_at_an_unnamed_path(tmp_path: Path, cli: Cli,
+                                                                          source_format: str) -> None:
+    """LangSmith runs and MCP log records are read as plain JSON first: msgspec names no keys
+    there, and the message was `$[...][...]: number out of range`."""
+    example = Path(__file__).resolve().parent.parent / "examples/imports"
+    source = "langchain.runs.jsonl" if source_format == "langsmith" else "mcp-session.mcp.jsonl"
+    lines = (example / source).read_text().splitlines()
+    lines[-1] = lines[-1].replace("{", '{"x": [{"y": 1e400}], ', 1)
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    result = cli("convert", "--from", source_format, "t.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"agent-invariants: t.jsonl:{len(lines)}: invalid JSON: 1e400 is out of range (Infinity "
+                             f"is not a number JSON allows) (column {lines[-1].index('1e400') + 1})\n")
+
+
 def test_a_run_past_the_most_events_an_import_holds_stops_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by the fifth hunt: an MCP log whose one session never ends (`yes '<a call>'` piped in)
     grew without end, 2.7 GB in 20 seconds. A run is held whole until it ends; past
