@@ -51,8 +51,9 @@ class LatencyBudget(Rule):
     at a call with no duration, unless `on_missing` is `skip`.
 
     With `percentile: p`, the durations are judged together, once, with no event: the nearest
-    rank, `sorted[max(1, ceil(p * n / 100)) - 1]` of the n measured calls (p as written: 64.4 of
-    250 calls is rank 161, although 64.4 * 250 / 100 in floating point is a hair over), must not be over
+    rank, `sorted[max(1, ceil(p * n / 100)) - 1]` of the n measured calls (p as written, up to
+    the 15 significant digits a number keeps: 64.4 of 250 calls is rank 161, although
+    64.4 * 250 / 100 in floating point is a hair over), must not be over
     `max_ms` (`exceeded`, evidence `{percentile, value, max_ms, samples, unmeasured}`). Calls
     without a duration add one `duration_unresolved` under `on_missing: fail`; when there are calls
     but none was measured, that one `duration_unresolved` comes whatever `on_missing` says.
