@@ -5,11 +5,14 @@ of characters, `?` exactly one; neither matches a line terminator (`\\n`, `\\r`,
 `?` matches one UTF-16 code unit, so an emoji needs `??`. A missing value never matches, not even
 `*`. `. + ( ) [ ] { } | ^ $ \\` are plain characters: a pattern is never a regular expression.
 
-Matching stays linear in the subject, whatever the pattern:
+Matching stays linear in the subject, whatever the pattern, and compiling it linear in the
+pattern (a contract may hold ten thousand globs of 500 characters). A run of wildcards holding a
+star is read as its `?`s and one star (`*?*` as `?*`), which matches the same subjects. Then:
 - a literal prefix and one trailing `*` (`payments.*`, the usual glob) is a prefix test and a
-  search for line terminators;
-- any other pattern with at most one `*` becomes one anchored regular expression (a single
-  `[^...]*` cannot backtrack more than once over the subject);
+  search for line terminators; one star between two literal stretches, a prefix and a suffix test;
+- any other pattern with at most one `*` becomes one anchored regular expression, its wildcards
+  written `.` (a single `.*` cannot backtrack more than once over the subject), tried on subjects
+  without a line terminator; a subject holding one is matched line by line, as below;
 - with several stars, the pattern is cut at its stars and each piece is found leftmost, which is
   exact for globs, after a quick test that every literal piece occurs at all. Since wildcards
   never match a line terminator, a subject that holds some matches only if the pattern holds the
@@ -62,7 +65,7 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
     (Even `*` takes part: it matches no subject with a line break.) Up to 64 globs that are each a
     literal prefix and one trailing star, the usual contract's, take a quicker path (`_prefix_set`).
     """
-    distinct = list(dict.fromkeys(patterns))
+    distinct = list(dict.fromkeys(map(_one_star_each, patterns)))
     plain = [pattern for pattern in distinct if "*" not in pattern and "?" not in pattern]
     literal = {utf16_units(pattern): number for number, pattern in enumerate(plain)}
     wild = [pattern for pattern in distinct if "*" in pattern or "?" in pattern]
@@ -74,23 +77,38 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
         return lambda subject: tuple(matching(subject))   # (the same patterns match: the same list)
     simple = [pattern for pattern in wild if pattern.count("*") <= 1]
     others = tuple(compile_glob(pattern) for pattern in wild if pattern.count("*") > 1)
-    matches = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
-                                       for pattern in simple[at:at + 64]), re.DOTALL).match
-                    for at in range(0, len(simple), 64))
+    # wildcards written `.`, cheap to compile (a class of all but the line terminators cost a
+    # hundred times more, for each run of `?`); `.` would take a line terminator, so a subject
+    # holding one is tried against the patterns one by one, giving the groups the expression would
+    expressions = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
+                                           for pattern in simple[at:at + 64]), re.DOTALL).match
+                        for at in range(0, len(simple), 64))
+    exact = tuple(compile_glob(pattern) for pattern in simple)
 
-    if not others and len(matches) <= 1:   # the usual contract: a key of at most 65 small parts
-        match = matches[0] if matches else None
+    def groups(chunk: int, units: str, subject: str) -> tuple[str | None, ...]:
+        """Which patterns of chunk `chunk` match: a group per pattern, "" when it does."""
+        if has_line_terminator(units):
+            return tuple("" if matches(subject) else None for matches in exact[chunk * 64:chunk * 64 + 64])
+        return expressions[chunk](units).groups()  # type: ignore[union-attr]   # never None: every part is optional
+
+    if not others and len(expressions) <= 1:   # the usual contract: a key of at most 65 small parts
+        if not expressions:
+            return (lambda subject: ()) if not literal else \
+                lambda subject: (literal.get(subject if subject.isascii() else utf16_units(subject), -1),)
         if not literal:
-            return (lambda subject: ()) if match is None else \
-                lambda subject: match(subject if subject.isascii() else utf16_units(subject)).groups()  # type: ignore[union-attr]
-        return lambda subject: _one_chunk(literal, match, subject if subject.isascii() else utf16_units(subject))
+            return lambda subject: groups(0, subject if subject.isascii() else utf16_units(subject), subject)
+
+        def one_chunk(subject: str) -> tuple[object, ...]:
+            units = subject if subject.isascii() else utf16_units(subject)
+            return (literal.get(units, -1), *groups(0, units, subject))
+        return one_chunk
 
     def key(subject: str) -> tuple[object, ...]:
         units = subject if subject.isascii() else utf16_units(subject)
         found: list[object] = [literal.get(units, -1)]
-        for chunk, match in enumerate(matches):
-            groups = match(units).groups()  # type: ignore[union-attr]   # never None: every part is optional
-            found += [chunk * 64 + number for number, group in enumerate(groups) if group is not None]
+        for chunk in range(len(expressions)):
+            found += [chunk * 64 + number for number, group in enumerate(groups(chunk, units, subject))
+                      if group is not None]
         found.append(-1)   # the one-by-one matches follow, as a pattern each
         found += [number for number, matcher in enumerate(others) if matcher(subject)]
         return tuple(found)
@@ -128,7 +146,7 @@ class _RunIndex:
     __slots__ = ("_always", "_by_run", "_matchers", "_sizes")
 
     def __init__(self, patterns: list[str]) -> None:
-        self._matchers = [_compile(pattern) for pattern in patterns]
+        self._matchers = [compile_glob(pattern) for pattern in patterns]
         self._by_run, self._always = file_by_rarest_run([literal_runs(utf16_units(pattern)) for pattern in patterns])
         self._sizes = sorted({len(run) for run in self._by_run})
 
@@ -210,31 +228,84 @@ def _prefix_set(literal: dict[str, int], prefixes: list[str]) -> Callable[[str],
     return key if literal else wild_key
 
 
-def _one_chunk(literal: dict[str, int], match: Callable[[str], re.Match[str] | None] | None,
-               units: str) -> tuple[object, ...]:
-    """The key of a set of literals and at most 64 other patterns with one star at most."""
-    number = literal.get(units, -1)
-    return (number,) if match is None else (number, *match(units).groups())  # type: ignore[union-attr]
-
-
 def _regex(units: str) -> str:
-    """The regular expression of a pattern with at most one star (in UTF-16 units)."""
-    return "".join(f"{_NOT_LINE_END}*" if char == "*" else _NOT_LINE_END if char == "?" else re.escape(char)
-                   for char in units)
+    """The regular expression of a pattern with at most one star (in UTF-16 units), its wildcards
+    written `.`: for subjects without a line terminator, which the callers set apart. A run of
+    `?` is one `.` with a count."""
+    return "".join(".*" if run[0] == "*" else ("." if len(run) == 1 else f".{{{len(run)}}}") if run[0] == "?"
+                   else re.escape(run) for run in _RUNS.findall(units))
+
+
+_RUNS = re.compile(r"\*+|\?+|[^*?]+")
+"""A pattern cut into runs of stars, of question marks, and of literal characters."""
+
+_WILD_RUN = re.compile(r"[*?]*\*[*?]*")
+
+
+def _one_star_each(pattern: str) -> str:
+    """`pattern` with each run of wildcards that holds a star written as its question marks and
+    one star, which matches the same subjects: both wildcards match any character but a line
+    terminator, so such a run matches any stretch of at least as many of them as it has `?`.
+    `**a` needs no more work than `*a`, nor `*?*?*?a` than `???*a`."""
+    if "*" not in pattern:
+        return pattern
+    return _WILD_RUN.sub(lambda run: "?" * run.group().count("?") + "*", pattern)
 
 
 def _compile(pattern: str) -> Matcher:
-    units = utf16_units(pattern)
+    units = _one_star_each(utf16_units(pattern))
     if "*" not in units and "?" not in units:
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)) == units
     if units.find("*") == len(units) - 1 and "?" not in units and not has_line_terminator(units):
         prefix = units[:-1]   # no wildcard, no line terminator: the rest of a subject must hold none
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)).startswith(prefix) \
             and not has_line_terminator(subject)
+    if units.count("*") == 1 and "?" not in units:   # `a*b`: string tests, nothing to compile
+        return _OneStar(units)
     if units.count("*") <= 1:
-        fullmatch = re.compile(_regex(units), re.DOTALL).fullmatch
-        return lambda subject: fullmatch(subject if subject.isascii() else utf16_units(subject)) is not None
+        return _FewStars(units)
     return _ManyStars(units)
+
+
+class _OneStar:
+    """A pattern of one star between two literal stretches (`kb.*.v2` is `kb.` and `.v2`): the
+    subject starts with one, ends with the other, and what lies between holds no line terminator.
+    Compiling a regular expression per pattern cost a contract of thousands of such rules seconds."""
+
+    __slots__ = ("head", "size", "tail")
+
+    def __init__(self, units: str) -> None:
+        self.head, self.tail = units.split("*")
+        self.size = len(self.head) + len(self.tail)
+
+    def __call__(self, subject: str) -> bool:
+        if not subject.isascii():
+            subject = utf16_units(subject)
+        return len(subject) >= self.size and subject.startswith(self.head) and subject.endswith(self.tail) \
+            and not has_line_terminator(subject[len(self.head):len(subject) - len(self.tail)])
+
+
+class _FewStars:
+    """A pattern with `?` and at most one star: one regular expression, its wildcards written `.`
+    (a class of all but the line terminators cost a hundred times more to compile, for each run
+    of `?`, and contracts may hold thousands of globs). A subject holding a line terminator, which
+    no wildcard matches, is matched line by line as `_ManyStars` does."""
+
+    __slots__ = ("_fullmatch", "_lines", "units")
+
+    def __init__(self, units: str) -> None:
+        self.units = units
+        self._fullmatch = re.compile(_regex(units), re.DOTALL).fullmatch
+        self._lines: _ManyStars | None = None
+
+    def __call__(self, subject: str) -> bool:
+        if not subject.isascii():
+            subject = utf16_units(subject)
+        if not has_line_terminator(subject):
+            return self._fullmatch(subject) is not None
+        if self._lines is None:
+            self._lines = _ManyStars(self.units)
+        return self._lines(subject)
 
 
 class _ManyStars:
@@ -246,8 +317,8 @@ class _ManyStars:
         self.pieces = [_Piece(text) for text in units.split("*")]
         # literal stretches every match must contain: a cheap first test
         self.literals = [part for text in units.split("*") for part in text.split("?") if part]
-        parts = _line_split(units)
-        self.segments = [_segment(text) for text in parts[0::2]]
+        parts = _line_split(units) if has_line_terminator(units) else [units]
+        self.segments = [_segment(text) for text in parts[0::2]] if len(parts) > 1 else []
         self.terminators = parts[1::2]
 
     def __call__(self, subject: str) -> bool:
@@ -289,32 +360,44 @@ def _line_split(text: str) -> list[str]:
 
 
 class _Piece:
-    """A star-free stretch of a pattern; `?` in it matches any one character."""
+    """A star-free stretch of a pattern; `?` in it matches any one character. One that mixes both
+    is matched by its literal runs at their offsets: nothing is compiled (a contract of thousands
+    of globs of a hundred such pieces each compiled as many regular expressions)."""
 
-    __slots__ = ("_regex", "_wild", "size", "text")
+    __slots__ = ("_runs", "_wild", "size", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.size = len(text)
         self._wild = bool(text) and set(text) == {"?"}   # only ?s: any `size` characters
-        self._regex = None
+        self._runs: list[tuple[int, str]] | None = None   # (offset, literal run), when `?` and literals mix
         if "?" in text and not self._wild:
-            self._regex = re.compile("".join("." if c == "?" else re.escape(c) for c in text), re.DOTALL)
+            self._runs = [(found.start(), found.group()) for found in _LITERAL_RUN.finditer(text)]
 
     def at(self, subject: str, pos: int) -> bool:
         if self._wild:
             return pos + self.size <= len(subject)
-        if self._regex is None:
+        if self._runs is None:
             return subject.startswith(self.text, pos)
-        return self._regex.match(subject, pos, pos + self.size) is not None
+        return pos + self.size <= len(subject) and all(subject.startswith(run, pos + offset)
+                                                       for offset, run in self._runs)
 
     def find(self, subject: str, start: int, end: int) -> int:
+        """The first position from `start` where the piece matches and ends by `end`, or -1."""
         if self._wild:
             return start if start + self.size <= end else -1
-        if self._regex is None:
+        if self._runs is None:
             return subject.find(self.text, start, end)
-        found = self._regex.search(subject, start, end)
-        return -1 if found is None else found.start()
+        offset, first = self._runs[0]
+        found = subject.find(first, start + offset, end)
+        while found >= 0 and found - offset + self.size <= end:
+            if self.at(subject, found - offset):
+                return found - offset
+            found = subject.find(first, found + 1, end)
+        return -1
+
+
+_LITERAL_RUN = re.compile(r"[^?]+")
 
 
 def _pieces_match(pieces: list[_Piece], subject: str) -> bool:

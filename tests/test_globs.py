@@ -48,6 +48,16 @@ def test_a_glob_matches_exactly_what_the_model_says(pattern, subject):
     assert compile_glob(pattern)(subject) is model(pattern, subject)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(pattern=st.lists(st.sampled_from(["a", "b", "é", "😀", "\n", "\u2028", "*", "**", "?", "??", "*?*", "ab?"]),
+                        min_size=1, max_size=12).map("".join),
+       subject=st.lists(st.sampled_from(["a", "b", "é", "😀", "\n", "\u2028", "ab", "ba"]), max_size=14).map("".join))
+def test_runs_of_wildcards_and_pieces_mixing_literals_and_question_marks_match_as_the_model_says(pattern, subject):
+    """Runs of wildcards holding a star are matched as their `?`s and one star, and pieces that mix
+    literals and `?` by their literal runs: both must keep the model's answers."""
+    assert compile_glob(pattern)(subject) is model(pattern, subject)
+
+
 @given(prefix=st.lists(st.sampled_from(ALPHABET), max_size=4).map("".join), subject=subjects)
 def test_a_literal_prefix_and_one_trailing_star_match_as_the_model_says(prefix, subject):
     assert compile_glob(prefix + "*")(subject) is model(prefix + "*", subject)

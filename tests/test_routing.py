@@ -114,6 +114,23 @@ def test_a_set_of_many_wildcard_globs_gives_equal_keys_exactly_to_subjects_every
             assert (key(one) == key(other)) is (answers[one] == answers[other]), (one, other)
 
 
+@settings(max_examples=300, deadline=None)
+@given(patterns=st.lists(st.lists(st.sampled_from(MANY_GLOB_SYMBOLS + ["**", "?*?", "\r", "\u2028"]), min_size=1,
+                                  max_size=6).map("".join), min_size=1, max_size=64),
+       subjects=st.lists(st.sampled_from(MANY_GLOB_SUBJECTS) | st.text(alphabet="abx.é😀\n\r\u2028", max_size=12),
+                         min_size=2, max_size=6))
+def test_a_set_of_up_to_64_wildcard_globs_gives_equal_keys_exactly_to_subjects_every_glob_treats_alike(
+        patterns, subjects):
+    """Up to 64 patterns with wildcards share one regular expression whose wildcards are `.`, which
+    would take a line terminator: a subject holding one is tried pattern by pattern, and its key
+    must still equal that of a subject without one that the same patterns match."""
+    key = compile_glob_set(patterns)
+    answers = {subject: tuple(compile_glob(pattern)(subject) for pattern in patterns) for subject in subjects}
+    for one in subjects:
+        for other in subjects:
+            assert (key(one) == key(other)) is (answers[one] == answers[other]), (one, other)
+
+
 def test_many_globs_with_long_literal_runs_keep_their_answers():
     """Patterns filed under a piece of a run longer than the piece: a subject holding the run
     finds them, whether its own pieces are looked up or each run is searched in it."""
