@@ -36,3 +36,24 @@ def test_what_is_not_plain_is_left_to_the_decoder():
     for text, size in ((b'{"hits":["a","b"]}', 18), (b'{"e":true,"f":false,"n":null}', 29),
                        (b'"d\xc3\xa9j\xc3\xa0"', 8), (b"[-5,999999999999999]", 20)):
         assert plain_size(text) == size == canonical_bytes(text), text
+
+
+def test_evidence_cut_again_past_the_total_counts_what_was_left_out_before():
+    """Past `EVIDENCE_TOTAL`, evidence already cut is cut shorter: its marks of what it left out
+    (an array's `"… 515 more"`, an object's `"…": "3 more keys"`) count in the new marks."""
+    from agent_invariants.match.canonical import EVIDENCE_TOTAL, evidence_value, evidence_within_total
+    from agent_invariants.report import Violation
+
+    wide = {"list": list(range(5000)), "object": {f"k{n:05d}": [n] * 50 for n in range(600)}}
+    once = evidence_value(wide)
+    assert once["list"][-1].startswith("… ") and once["object"]["…"].endswith(" more keys")
+    violations = [Violation(rule_id="r", rule_kind="tool_args", severity="error", message="m", evidence=once)
+                  for _ in range(EVIDENCE_TOTAL // 10_000 + 2)]
+    evidence_within_total(violations)
+    assert violations[0].evidence == once
+    last = violations[-1].evidence
+    assert last != once
+    kept = [item for item in last["list"] if isinstance(item, int)]
+    assert kept == list(range(len(kept))) and last["list"][-1] == f"… {5000 - len(kept)} more"
+    members = [key for key in last["object"] if key != "…"]
+    assert last["object"]["…"] == f"{600 - len(members)} more keys"

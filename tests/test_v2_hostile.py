@@ -224,3 +224,25 @@ def test_a_pattern_too_large_for_a_set_of_re2_is_searched_alone() -> None:
     search = compile_search("(?:(?:\\d|\\pL){22}(?:[ab]{4,39}(\\pL[ab]){10})?){9,}")
     assert search("1" * 198) is not None
     assert search("1" * 197 + "!") is None
+
+
+def test_a_report_keeps_its_evidence_within_a_total_and_cuts_the_rest_short(tmp_path):
+    """Each violation's evidence is bounded, but every one of a thousand could repeat a large
+    earlier result: 85 KB of trace made a JSON report of 116 MB, and eight such rules ran out of
+    memory. Past a total, later violations keep a short evidence that says what it left out."""
+    lines = [json.dumps({"seq": 1, "type": "tool.call", "tool": "get", "call_id": "g", "args": {}}),
+             json.dumps({"seq": 2, "type": "tool.result", "call_id": "g", "ok": True, "result": [0] + [1] * 3000})]
+    lines += [json.dumps({"seq": 3 + n, "type": "tool.call", "tool": "refund", "call_id": f"r{n}", "args": {"x": 0}})
+              for n in range(1000)]
+    rules = [{"id": f"ref{k}", "kind": "tool_args", "tool": "refund", "match": {"x": {"$from_result": {"tool": "get"}}}}
+             for k in range(2)]
+    result = run(tmp_path, rules, lines)
+    assert result.returncode == 1, result.stderr
+    assert len(result.stdout) < 20_000_000   # (232 MB before)
+    report = json.loads(result.stdout)
+    shown = [violation["evidence"]["mismatches"][0]["expected"]["any_of"][0] for violation in report["violations"]]
+    assert len(shown) == 2000 and shown[0][:3] == [0, 1, 1]
+    first, last = shown[0][-1], shown[-1][-1]
+    assert first.startswith("… ") and last.startswith("… ") and len(shown[-1]) < 100 < len(shown[0])
+    assert int(last.split()[1]) == 3001 - (len(shown[-1]) - 1)   # what it left out, counted
+    assert report["results"][1]["violations"][-1]["evidence"] == report["violations"][-1]["evidence"]

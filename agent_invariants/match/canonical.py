@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
-from agent_invariants._js import js_float, js_number, json_number, utf16_sort_key
+import msgspec
+from msgspec import UNSET
+
+from agent_invariants._js import js_float, js_number, js_number_hook, json_number, utf16_sort_key
 from agent_invariants.match.equality import as_double
 
-__all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "canonical", "canonical_key", "evidence_value",
-           "plain_size")
+__all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "canonical", "canonical_key",
+           "evidence_value", "evidence_within_total", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -131,11 +135,32 @@ EVIDENCE_SIZE = 20_000
 """About how many characters of evidence one violation keeps (see `evidence_value`)."""
 EVIDENCE_DEPTH = 32
 """How many levels of arrays and objects one violation's evidence keeps."""
+EVIDENCE_TOTAL = 250_000
+"""About how many bytes of evidence (as compact JSON) one check report keeps in full, in report
+order: past it, each further violation keeps about `EVIDENCE_SMALL` (`evidence_within_total`)."""
+EVIDENCE_SMALL = 500
 
 
-def _evidence(value: Any, left: list[int], depth: int) -> Any:
+def evidence_within_total(violations: Iterable[Any]) -> None:
+    """Cut the evidence of `violations` (in report order) past `EVIDENCE_TOTAL` to about
+    `EVIDENCE_SMALL` characters each, as `evidence_value` cuts (`"… 12 more"`). Each violation's
+    evidence is bounded, but a thousand of them per rule, each naming a large earlier result,
+    made a report of 116 MB from a trace of 85 KB, and ran out of memory with eight such rules."""
+    spent = 0
+    for violation in violations:
+        evidence = violation.evidence
+        if evidence is UNSET:
+            continue
+        if spent > EVIDENCE_TOTAL:
+            violation.evidence = _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True)
+        else:
+            spent += len(msgspec.json.encode(evidence, enc_hook=js_number_hook))
+
+
+def _evidence(value: Any, left: list[int], depth: int, recut: bool = False) -> Any:
     """`evidence_value`, with `left[0]` characters left to spend (it may go below 0 by one
-    string or number: only what follows is cut)."""
+    string or number: only what follows is cut). With `recut`, `value` is evidence cut before,
+    whose marks of what was left out (`"… 12 more"`, `"12 more keys"`) count in the new ones."""
     if isinstance(value, str):
         kept = value if len(value) <= EVIDENCE_TEXT else value[:EVIDENCE_TEXT] + "…"
         left[0] -= len(kept) + 2
@@ -157,22 +182,44 @@ def _evidence(value: Any, left: list[int], depth: int) -> Any:
         return "… nested deeper"
     if isinstance(value, list):   # loops, not comprehensions: one frame per level
         left[0] -= 2
+        carried = _more(value[-1], _MORE_ITEMS) if recut and value else 0
+        if carried:
+            value = value[:-1]
         items = []
         for position, item in enumerate(value):
             if left[0] <= 0:
-                items.append(f"… {len(value) - position} more")
+                items.append(f"… {len(value) - position + carried} more")
                 break
-            items.append(_evidence(item, left, depth + 1))
+            items.append(_evidence(item, left, depth + 1, recut))
+        else:
+            if carried:
+                items.append(f"… {carried} more")
         return items
     if isinstance(value, dict):
-        return _members(value, left, depth)
+        return _members(value, left, depth, recut)
     return value
 
 
-def _members(value: dict[str, Any], left: list[int], depth: int) -> dict[str, Any]:
+_MORE_ITEMS = re.compile(r"… ([0-9]+) more")
+_MORE_KEYS = re.compile(r"([0-9]+) more keys")
+
+
+def _more(mark: Any, pattern: re.Pattern[str]) -> int:
+    """How many items (or keys) `mark` says were left out, if it is such a mark; else 0."""
+    found = pattern.fullmatch(mark) if mark.__class__ is str else None
+    return 0 if found is None else int(found.group(1))
+
+
+def _members(value: dict[str, Any], left: list[int], depth: int, recut: bool) -> dict[str, Any]:
     """An object as evidence holds it (`_evidence`): plain members first, then the arrays and
     objects, each with an even share of what is left; keys in canonical order."""
     left[0] -= 2
+    carried = 0
+    if recut:   # the mark of keys left out before: the longest key of `…` alone
+        marks = [key for key in value if key and key.strip("…") == ""]
+        carried = _more(value[max(marks, key=len)], _MORE_KEYS) if marks else 0
+        if carried:
+            value = {key: member for key, member in value.items() if key != max(marks, key=len)}
     found: dict[str, Any] = {}
     nested = []
     for key, member in value.items():
@@ -180,20 +227,20 @@ def _members(value: dict[str, Any], left: list[int], depth: int) -> dict[str, An
             nested.append(key)
         elif left[0] > 0:
             left[0] -= len(key) + 3
-            found[key] = _evidence(member, left, depth + 1)
+            found[key] = _evidence(member, left, depth + 1, recut)
     for number, key in enumerate(sorted(nested, key=utf16_sort_key)):
         if left[0] <= 0:
             break
         share = [left[0] // (len(nested) - number)]
         spent = share[0]
         left[0] -= len(key) + 3
-        found[key] = _evidence(value[key], share, depth + 1)
+        found[key] = _evidence(value[key], share, depth + 1, recut)
         left[0] -= spent - share[0]
-    if len(found) < len(value):
+    if len(found) < len(value) or carried:
         marker = "…"
         while marker in found:   # (a value's own key "…" is kept as it is)
             marker += "…"
-        found[marker] = f"{len(value) - len(found)} more keys"
+        found[marker] = f"{len(value) - len(found) + carried} more keys"
     return {key: found[key] for key in sorted(found, key=utf16_sort_key)}
 
 
