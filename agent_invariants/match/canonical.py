@@ -215,11 +215,12 @@ def _members(value: dict[str, Any], left: list[int], depth: int, recut: bool) ->
     objects, each with an even share of what is left; keys in canonical order."""
     left[0] -= 2
     carried = 0
-    if recut:   # the mark of keys left out before: the longest key of `…` alone
-        marks = [key for key in value if key and key.strip("…") == ""]
-        carried = _more(value[max(marks, key=len)], _MORE_KEYS) if marks else 0
+    marks = [key for key in value if key and key.strip("…") == ""] if recut else []
+    if marks:   # the mark of the keys left out before: the longest key of `…` alone
+        mark = max(marks, key=len)
+        carried = _more(value[mark], _MORE_KEYS)
         if carried:
-            value = {key: member for key, member in value.items() if key != max(marks, key=len)}
+            value = {key: member for key, member in value.items() if key != mark}
     found: dict[str, Any] = {}
     nested = []
     for key, member in value.items():
