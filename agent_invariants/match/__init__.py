@@ -10,7 +10,7 @@ tree*. Each node of it is one of three things:
   position by position; a string, number, boolean or null must be equal. Equality is JSON's,
   strict about types: `true` is not `1`, `1` is `1.0`, `"100"` is not `100`; numbers compare as
   the doubles JavaScript reads them as (RFC 8785), so integers past 2^53 that round alike are
-  equal (`9007199254740993` is `9007199254740992`);
+  equal (`9007199254740993` is `9007199254740992`: an id that long is safe only as a string);
 - an **operator object**: only `$` keys, all of which must hold;
 - a **reference**: one of `$arg`, `$from_result`, `$from_output`, standing for values found in the
   trace (its *candidates*).
