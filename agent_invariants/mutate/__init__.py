@@ -49,8 +49,7 @@ land on, inserted ones take the time of the event before them. Above `--max-muta
 - *killed*: at least one error-severity violation (`killed_by` lists the rules);
 - *survived*: anything else (`warned` when it drew warnings).
 
-score = killed / (killed + survived) (none when nothing was scored,
-which stderr says too).
+score = killed / (killed + survived) (none when nothing was scored, which stderr says too).
 
 The fingerprint is the final output and run status; every call's tool, arguments and result
 (`ok`, `result`, `duration_ms`), whether a stop came before it, and the grants that cover it; the
