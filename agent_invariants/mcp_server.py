@@ -498,11 +498,12 @@ def _compare(args: dict[str, Any]) -> Any:
 def _small_evidence(report: Any) -> Any:
     """The check report with each violation's evidence within MAX_EVIDENCE_BYTES: the rest is
     said, not returned (a whole argument array, say, in each of 10,000 violations)."""
-    encode = msgspec.json.encode
+    from agent_invariants._js import js_number_hook
+
     for violation in report.violations:
         if violation.evidence is msgspec.UNSET:
             continue
-        size = len(encode(violation.evidence))
+        size = len(msgspec.json.encode(violation.evidence, enc_hook=js_number_hook))   # (as the report writes it)
         if size > MAX_EVIDENCE_BYTES:
             violation.evidence = {"left_out": f"evidence of {size:,} bytes, over the {MAX_EVIDENCE_BYTES:,} this "
                                               "server returns; check from files with the command line for it"}

@@ -586,6 +586,21 @@ def test_a_violations_evidence_over_4_kib_is_said_not_returned() -> None:
     assert "left_out" in compared["candidate"]["violations"][0]["evidence"]
 
 
+def test_evidence_holding_a_number_javascript_writes_its_own_way_is_measured_as_the_report_writes_it() -> None:
+    """Evidence holds numbers in JavaScript's form (`1e+21`), which only the report's encoder
+    writes: measuring the evidence's size without it failed the call (a TypeError)."""
+    from agent_invariants.mcp_server import run_tool
+
+    contract = {"version": 2, "name": "c", "rules": [{"id": "r", "kind": "tool_args", "tool": "t",
+                                                     "match": {"x": {"$lt": 0}}}]}
+    events = [{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c", "args": {"x": 1e21}}]
+    report, _ = run_tool(CHECK, {"contract": contract, "events": events})
+    (violation,) = report["violations"]
+    assert violation["evidence"]["mismatches"][0]["actual"] == 1e21
+    compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events})
+    assert compared["candidate"]["violations"][0]["evidence"] == violation["evidence"]
+
+
 def test_an_imported_record_holding_a_number_past_any_double_is_refused_not_read_as_null() -> None:
     """Records given as values were written out by msgspec, which writes an infinity as `null`:
     `{"amount": null}` then passed for an amount of 1e400 (a file's import refuses the number)."""
