@@ -380,3 +380,13 @@ def test_a_trace_read_from_standard_input_is_placed_in_no_file(tmp_path):
     github = run(*args, "--format", "github", cwd=tmp_path, stdin=bad).stdout.splitlines()
     said = "- fails the contract: 1 error, 0 warnings (check it for the violations)."
     assert f"::error title=stability%3A check::{said}" in github
+
+
+def test_markdown_escapes_the_bar_between_the_types_of_one_trace_inside_its_table_cell(tmp_path):
+    """A path of two types in one trace (an array of numbers and strings) listed them joined by
+    `|`, which a Markdown table reads as a new cell: the row had a column too many."""
+    first = trace(tmp_path, "a.jsonl", {"ids": [1, "two"]})
+    second = trace(tmp_path, "b.jsonl", {"ids": [1, 2]})
+    lines = run(first, second, "--format", "markdown", cwd=tmp_path).stdout.splitlines()
+    (row,) = [line for line in lines if line.startswith("| `ids[]`")]
+    assert row == "| `ids[]` | type | 0, 1 | – | – | 0: number\\|string; 1: number |"

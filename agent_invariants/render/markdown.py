@@ -249,6 +249,10 @@ def _compare(report: CompareReport) -> list[str]:
     return lines
 
 
+_CELL_BAR = "\\|"
+"""A `|` inside a table cell, where a bare one starts the next cell."""
+
+
 def _change(change: str, severity: str) -> str:
     if severity == "warning" and change in ("new", "still_failing"):
         return "⚠️ warning"
@@ -275,7 +279,7 @@ def _code(text: str, cell: bool = False) -> str:
     outside a table shows a backslash as written)."""
     text = inert(text)
     if cell:
-        text = text.replace("|", "\\|")
+        text = text.replace("|", _CELL_BAR)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -302,7 +306,7 @@ def _stability(report: StabilityReport) -> list[str]:
         lines += ["| Path | Kind | Present in | Absent in | Unknown in | Types |",
                   "| --- | --- | --- | --- | --- | --- |"]
         for entry in report.unstable:
-            types = "; ".join(f"{index}: {'|'.join(entry.types[index])}" for index in entry.present_in)
+            types = "; ".join(f"{index}: {_CELL_BAR.join(entry.types[index])}" for index in entry.present_in)
             lines.append(f"| {_code(entry.path, cell=True)} | {entry.kind} | {_indexes(entry.present_in)} | "
                          f"{_indexes(entry.absent_in)} | {_indexes(entry.unknown_in)} | {types} |")
         lines.append("")
