@@ -33,6 +33,7 @@ from agent_invariants.render.shared import (
     code_of,
     failures,
     inconclusive,
+    inconclusive_rule,
     is_batch,
     passing,
     sections,
@@ -248,7 +249,7 @@ class _Page:
             if result.rule_id in first:
                 name = self.link(f"{sid}-v{first[result.rule_id]}", name)
             css, word = ("good", "✓ passed") if result.passed else _LEVEL[result.severity]
-            if result.inconclusive and result.violation_count == result.inconclusive:   # (passed, under --partial)
+            if inconclusive_rule(result):
                 css, word = _LEVEL["inconclusive"]
             button = "" if not result.violation_count else _filter_button(tokens[result.rule_id], result.rule_id)
             rows.append(f'<tr><td>{name}</td><td>{_t(result.rule_kind)}</td><td><span class="finding {css}">{word}'

@@ -26,6 +26,7 @@ from agent_invariants.render.shared import (
     code_of,
     failing_traces,
     inconclusive,
+    inconclusive_rule,
     passing,
     place,
     plural,
@@ -155,7 +156,7 @@ def _check(report: CheckReport, level: int, title: str | None = None, brief: boo
         lines += ["| Rule | Kind | Status | Checked | Violations |", "| --- | --- | --- | --- | --- |"]
     for result in shown:
         status = _STATUS[("passed", True)] if result.passed else _STATUS[(result.severity, False)]
-        if result.inconclusive and result.violation_count == result.inconclusive:   # (passed, under --partial)
+        if inconclusive_rule(result):
             status = "❔ inconclusive"
         lines.append(f"| {_code(result.rule_id, cell=True)} | {result.rule_kind} | {status} | {result.checked} | "
                      f"{result.violation_count} |")

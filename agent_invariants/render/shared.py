@@ -20,6 +20,7 @@ from agent_invariants.report import (
     CompareBatchReport,
     CompareReport,
     Regression,
+    RuleResult,
     Violation,
 )
 
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     from agent_invariants.stability import StabilityRun
 
 __all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
-           "first_violations", "is_batch", "ok", "output_place", "passing", "place", "plural", "sections", "verdict",
-           "warning_count")
+           "first_violations", "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
+           "place", "plural", "sections", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -166,6 +167,12 @@ def inconclusive(item: Violation | Regression) -> bool:
     """Whether a violation or a regression is `inconclusive` (`--partial`): reported, but not
     failing anything; SARIF gives it the level `note`, annotations `notice`."""
     return item.status == "inconclusive"
+
+
+def inconclusive_rule(result: RuleResult) -> bool:
+    """Whether a rule's violations are all `inconclusive` (`--partial`): it passed, but it is not
+    shown as passed, as the rest of the run may yet break it."""
+    return bool(result.inconclusive) and result.violation_count == result.inconclusive
 
 
 def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:
