@@ -77,11 +77,11 @@ def is_contract(path: str) -> bool:
             return False                                                       # contract is that large)
     except OSError:
         return False
-    from agent_invariants.contract_source import parse, read_contract
+    from agent_invariants.contract_source import ContractSource, is_yaml, parse
     from agent_invariants.errors import InputError
 
-    try:
-        document = parse(read_contract(path))
+    try:   # (the bytes read above: the file is not read twice)
+        document = parse(ContractSource(text, path, os.path.dirname(os.path.abspath(path)), is_yaml(path)))
     except InputError:
         return True   # it names a contract schema and cannot be read: validating it says why
     schema = document.get("$schema") if isinstance(document, dict) else None
