@@ -51,6 +51,7 @@ _SETTINGS = pytest.StashKey["_Settings | None"]()
 class _Settings(NamedTuple):
     contract: Path
     traces: tuple[str, ...] | None   # globs relative to `root`; None: every *.jsonl
+    plain: tuple[str, ...]   # each of `traces` in its plain form (`_relative`), worked out once
     root: Path
     max_line_bytes: int | None   # None: the library's default
     loaded: list[Any]   # the loaded contract, once the session starts
@@ -88,8 +89,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         relative = _under(file_path, settings.root)                                 # command line is taken)
         if relative is None:
             return None
-        found = [pattern for pattern in settings.traces
-                 if _matches(relative, _relative(pattern, settings.root), settings.root)]
+        found = [pattern for pattern, plain in zip(settings.traces, settings.plain, strict=True)
+                 if _matches(relative, plain, settings.root)]
         if not found:
             return None
         settings.matched.update(found)
@@ -199,7 +200,7 @@ def _settings(config: pytest.Config) -> _Settings | None:
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] max_line_bytes must be an "
                                 "integer of at least 1")
     if option is not None:
-        return _Settings(Path(option).resolve(), globs, config.rootpath, longest, [], set(), [])
+        return _made(Path(option).resolve(), globs, config.rootpath, longest)
     contract = table.get("contract")
     if contract is None:
         if globs is not None:
@@ -208,7 +209,12 @@ def _settings(config: pytest.Config) -> _Settings | None:
         return None
     if not isinstance(contract, str):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
-    return _Settings((config.rootpath / contract).resolve(), globs, config.rootpath, longest, [], set(), [])
+    return _made((config.rootpath / contract).resolve(), globs, config.rootpath, longest)
+
+
+def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: int | None) -> _Settings:
+    plain = tuple(_relative(pattern, root) for pattern in globs or ())
+    return _Settings(contract, globs, plain, root, longest, [], set(), [])
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
