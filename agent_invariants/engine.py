@@ -40,6 +40,7 @@ from agent_invariants.routing import Router
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
 from agent_invariants.rules.base import UNCHECKED, Rule
 from agent_invariants.summary import SummaryCounter
+from agent_invariants.validation import since_version
 
 __all__ = ("Checked", "Trace", "run_check", "run_observers")
 
@@ -158,10 +159,14 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     _caused_by(rules, inconclusive)
     counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]
     violations = [violation for result in results for violation in result.violations]
-    if violations:   # (imported here: a passing check of a version-1 contract needs none of it)
+    # the evidence of version-2 kinds, values of the trace in canonical form, within a total (that
+    # of the version-1 kinds is the Node tool's: each is bounded by the fields it names)
+    canonical = [violation for rule, result in zip(rules, results, strict=True)
+                 if since_version(rule.config_type) > 1 for violation in result.violations]
+    if canonical:   # (imported here: a passing check, or one of a version-1 contract, needs none of it)
         from agent_invariants.match.canonical import evidence_within_total
 
-        evidence_within_total(violations)
+        evidence_within_total(canonical)
     notices = _trace_notices(events, spelling, source, counter) + nothing
     _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)

@@ -246,3 +246,20 @@ def test_a_report_keeps_its_evidence_within_a_total_and_cuts_the_rest_short(tmp_
     assert first.startswith("… ") and last.startswith("… ") and len(shown[-1]) < 100 < len(shown[0])
     assert int(last.split()[1]) == 3001 - (len(shown[-1]) - 1)   # what it left out, counted
     assert report["results"][1]["violations"][-1]["evidence"] == report["violations"][-1]["evidence"]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_evidence_total_leaves_the_version_1_kinds_evidence_whole(tmp_path, version):
+    """The total bounds the evidence version-2 kinds write, values from the trace in canonical
+    form. The twelve kinds of version 1 write theirs as the Node tool does (keys in its order, a
+    list of patterns whole), in a contract of either version: 80 violations, each listing 200
+    globs, are past the total, and were cut and re-sorted from the 45th on."""
+    allowed = [f"tool-{n:03d}-{'x' * 40}*" for n in range(200)]
+    contract = json.dumps({"version": version, "name": "h",
+                           "rules": [{"id": "a", "kind": "allow_tools", "tools": allowed}]})
+    lines = [json.dumps({"seq": n + 1, "type": "tool.call", "tool": f"shell{n}", "call_id": f"c{n}"})
+             for n in range(80)]
+    result = run(tmp_path, [], lines, contract_text=contract)
+    assert result.returncode == 1, result.stderr
+    written = [json.dumps(violation["evidence"]) for violation in json.loads(result.stdout)["violations"]]
+    assert written == [json.dumps({"tool": f"shell{n}", "allowed": allowed}) for n in range(80)]

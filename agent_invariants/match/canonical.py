@@ -136,16 +136,18 @@ EVIDENCE_SIZE = 20_000
 EVIDENCE_DEPTH = 32
 """How many levels of arrays and objects one violation's evidence keeps."""
 EVIDENCE_TOTAL = 250_000
-"""About how many bytes of evidence (as compact JSON) one check report keeps in full, in report
-order: past it, each further violation keeps about `EVIDENCE_SMALL` (`evidence_within_total`)."""
+"""About how many bytes of version-2 evidence (as compact JSON) one check report keeps in full, in
+report order: past it, each further violation keeps about `EVIDENCE_SMALL` (`evidence_within_total`).
+The evidence of the version-1 kinds is the Node tool's: a few fields of one event and of its rule."""
 EVIDENCE_SMALL = 500
 
 
 def evidence_within_total(violations: Iterable[Any]) -> None:
-    """Cut the evidence of `violations` (in report order) past `EVIDENCE_TOTAL` to about
-    `EVIDENCE_SMALL` characters each, as `evidence_value` cuts (`"… 12 more"`). Each violation's
-    evidence is bounded, but a thousand of them per rule, each naming a large earlier result,
-    made a report of 116 MB from a trace of 85 KB, and ran out of memory with eight such rules."""
+    """Cut the evidence of `violations` (those of version-2 kinds, in report order) past
+    `EVIDENCE_TOTAL` to about `EVIDENCE_SMALL` characters each, as `evidence_value` cuts
+    (`"… 12 more"`). Each violation's evidence is bounded, but a thousand of them per rule, each
+    naming a large earlier result, made a report of 116 MB from a trace of 85 KB, and ran out of
+    memory with eight such rules."""
     spent = 0
     for violation in violations:
         evidence = violation.evidence
