@@ -57,3 +57,28 @@ def test_evidence_cut_again_past_the_total_counts_what_was_left_out_before():
     assert kept == list(range(len(kept))) and last["list"][-1] == f"… {5000 - len(kept)} more"
     members = [key for key in last["object"] if key != "…"]
     assert last["object"]["…"] == f"{600 - len(members)} more keys"
+
+
+wide_values = st.recursive(
+    st.one_of(scalars, st.text(min_size=150, max_size=260)),
+    lambda inner: st.one_of(st.lists(inner, max_size=6),
+                            st.dictionaries(st.text(max_size=3), inner, max_size=6),
+                            st.lists(st.integers(-(10**9), 10**9), min_size=40, max_size=400)),
+    max_leaves=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_values)
+def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_or_not(value):
+    """SARIF fingerprints hash `evidence_key` of a version-2 violation's evidence: of evidence the
+    report's total left whole and of the same evidence it cut, the key must be one."""
+    from agent_invariants.match.canonical import EVIDENCE_TOTAL, evidence_key, evidence_value, evidence_within_total
+    from agent_invariants.report import Violation
+
+    whole = evidence_value(value)
+    filler = list(range(EVIDENCE_TOTAL // 4))   # more than the total, as compact JSON
+    violations = [Violation(rule_id="r", rule_kind="tool_args", severity="error", message="m", evidence=evidence)
+                  for evidence in (filler, whole)]
+    evidence_within_total(violations)
+    cut = violations[1].evidence
+    assert evidence_key(cut) == evidence_key(whole) == cut

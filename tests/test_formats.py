@@ -124,6 +124,31 @@ def test_sarif_fingerprints_are_stable_and_category_is_used(cli, tmp_path):
     assert '"uri": "examples/refund-desk/candidate.jsonl"' in first
 
 
+def test_sarif_fingerprints_of_version_2_evidence_do_not_move_with_the_report_evidence_total(cli, tmp_path):
+    """Past the report's evidence total, a violation's evidence is cut short, so whether one is cut
+    depends on the violations before it in the report: here on rule `pre`'s, which come on lines
+    after every `big` one. The fingerprints of `big`'s results must not depend on that (code
+    scanning would close its alerts and open new ones)."""
+    rules = [{"id": name, "kind": "tool_args", "tool": name, "match": {"x": 1}} for name in ("pre", "big")]
+    (tmp_path / "c.json").write_text(json.dumps({"version": 2, "name": "budget", "rules": rules}))
+    wide = list(range(3000))
+    big = [{"type": "tool.call", "tool": "big", "call_id": f"b{n}", "args": {"x": [n, *wide]}} for n in range(20)]
+    pre = [{"type": "tool.call", "tool": "pre", "call_id": f"p{n}", "args": {"x": [n, *wide]}} for n in range(15)]
+
+    def fingerprints(trace: list[dict]) -> dict[int, str]:
+        (tmp_path / "t.jsonl").write_text(jsonl(events(*trace)))
+        log = json.loads(run_ok(cli, "check", "--contract", str(tmp_path / "c.json"), "--trace",
+                                str(tmp_path / "t.jsonl"), "--format", "sarif"))
+        return {result["locations"][0]["physicalLocation"]["region"]["startLine"]:
+                result["partialFingerprints"]["primaryLocationLineHash"]
+                for result in log["runs"][0]["results"] if result["ruleId"] == "big"}
+
+    alone, after = fingerprints(big), fingerprints(big + pre)
+    assert sorted(alone) == list(range(1, 21))
+    assert after == alone
+    assert len(set(alone.values())) == 20
+
+
 def test_sarif_compare_results_are_regressions_with_baseline_state(cli):
     log = json.loads(run_ok(cli, *compare_args("refund-desk/contract.json", "refund-desk/baseline.jsonl",
                                                "refund-desk/candidate.jsonl", "sarif"), "--sarif-root", str(REPO)))

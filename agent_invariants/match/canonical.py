@@ -26,7 +26,7 @@ from agent_invariants._js import js_float, js_number, js_number_hook, json_numbe
 from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "canonical", "canonical_key",
-           "evidence_value", "evidence_within_total", "plain_size")
+           "evidence_key", "evidence_value", "evidence_within_total", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -157,6 +157,16 @@ def evidence_within_total(violations: Iterable[Any]) -> None:
             violation.evidence = _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True)
         else:
             spent += len(msgspec.json.encode(evidence, enc_hook=js_number_hook))
+
+
+def evidence_key(evidence: Any) -> Any:
+    """The short form of a violation's version-2 evidence that is the same whether or not
+    `evidence_within_total` cut it: what SARIF fingerprints hash. Whether a violation is past
+    the total depends on the violations before it in the report (of other rules, on later lines
+    too), and a fingerprint that moved with them would close alerts and open new ones. Cutting
+    again as the total cuts changes nothing of what it cut (a test says so), so this is the
+    evidence the total leaves, for every violation."""
+    return _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True)
 
 
 def _evidence(value: Any, left: list[int], depth: int, recut: bool = False) -> Any:

@@ -41,6 +41,7 @@ from agent_invariants._js import js_number_hook
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
+from agent_invariants.match.canonical import evidence_key
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
@@ -65,6 +66,7 @@ from agent_invariants.report import (
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
 from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
+from agent_invariants.validation import since_version
 
 __all__ = ("MAX_RESULTS", "render")
 
@@ -399,8 +401,8 @@ class _Builder:
         self.append(om.Result(
             rule_id=violation.rule_id, rule_index=index, level=level,
             message=om.Message(text=inert(message)), locations=[location], related_locations=related,
-            partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq, violation.evidence,
-                                               self.key_scenario(location)),
+            partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq,
+                                               _stable_evidence(violation), self.key_scenario(location)),
             baseline_state=baseline_state,
             properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index,
                                    violation.evidence, violation)))
@@ -581,6 +583,15 @@ def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Viola
             if value is not UNSET:
                 properties[name] = value
     return properties
+
+
+def _stable_evidence(violation: Violation) -> Any:
+    """The evidence a violation's fingerprint hashes: of a version-2 kind, the short form that
+    the report's evidence total does not change (`evidence_key`); else the evidence itself."""
+    evidence = violation.evidence
+    if evidence is UNSET or since_version(RULE_KINDS[violation.rule_kind].config_type) < 2:
+        return evidence
+    return evidence_key(evidence)
 
 
 def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any,
