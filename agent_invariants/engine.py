@@ -37,10 +37,9 @@ from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.routing import Router
-from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, rule_for
+from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, of_version_2, rule_for
 from agent_invariants.rules.base import UNCHECKED, Rule
 from agent_invariants.summary import SummaryCounter
-from agent_invariants.validation import since_version
 
 __all__ = ("Checked", "Trace", "run_check", "run_observers")
 
@@ -162,7 +161,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     # the evidence of version-2 kinds, values of the trace in canonical form, within a total (that
     # of the version-1 kinds is the Node tool's: each is bounded by the fields it names)
     canonical = [violation for rule, result in zip(rules, results, strict=True)
-                 if since_version(rule.config_type) > 1 for violation in result.violations]
+                 if of_version_2(rule.kind) for violation in result.violations]
     if canonical:   # (imported here: a passing check, or one of a version-1 contract, needs none of it)
         from agent_invariants.match.canonical import evidence_within_total
 

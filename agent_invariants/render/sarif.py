@@ -63,10 +63,9 @@ from agent_invariants.report import (
     RuleChange,
     Violation,
 )
-from agent_invariants.rules import RULE_KINDS
+from agent_invariants.rules import RULE_KINDS, of_version_2
 from agent_invariants.sources import Sources, to_uri
 from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
-from agent_invariants.validation import since_version
 
 __all__ = ("MAX_RESULTS", "render")
 
@@ -589,7 +588,7 @@ def _stable_evidence(violation: Violation) -> Any:
     """The evidence a violation's fingerprint hashes: of a version-2 kind, the short form that
     the report's evidence total does not change (`evidence_key`); else the evidence itself."""
     evidence = violation.evidence
-    if evidence is UNSET or since_version(RULE_KINDS[violation.rule_kind].config_type) < 2:
+    if evidence is UNSET or not of_version_2(violation.rule_kind):
         return evidence
     return evidence_key(evidence)
 

@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
+from agent_invariants.validation import since_version
 
-__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "in_order", "kind_class", "register_kind",
-           "registered_outside", "rule_configs", "rule_for")
+__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "in_order", "kind_class", "of_version_2",
+           "register_kind", "registered_outside", "rule_configs", "rule_for")
 
 _BUILT_IN: dict[str, str] = {
     "deny_tool": "DenyTool",
@@ -71,6 +72,14 @@ def kind_class(kind: str) -> type[Rule] | None:
         found = _KINDS[kind] = getattr(module, _BUILT_IN[kind])
         _IMPORTED.add(kind)
     return found
+
+
+def of_version_2(kind: str) -> bool:
+    """Whether `kind` came with contract version 2. Its evidence holds values of the trace in
+    canonical form (`match.canonical`), which a report bounds in total and cuts alike everywhere;
+    the version-1 kinds' evidence is the Node tool's, a few fields of one event and of its rule."""
+    found = kind_class(kind)
+    return found is not None and since_version(found.config_type) > 1
 
 
 def _every_kind() -> dict[str, type[Rule]]:
