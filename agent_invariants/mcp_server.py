@@ -76,6 +76,7 @@ __all__ = (
     "ToolSpec",
     "build_server",
     "kept_per_rule",
+    "rendered",
     "run_tool",
     "sdk_available",
     "serve",
@@ -334,9 +335,16 @@ def _shallow(value: Any, limit: int) -> Any:
 
 
 def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
-    """Run one tool on its JSON arguments: (structured content, text), the result rendered as
-    JSON (the CLI's `--format json` report) and as text. Raises `InputError` for bad input and
+    """Run one tool on its JSON arguments: (structured content, text), the result as JSON data
+    (the CLI's `--format json` report) and as text. Raises `InputError` for bad input and
     `KeyError` for an unknown tool name."""
+    as_json, text = rendered(name, arguments)
+    return msgspec.json.decode(as_json), text
+
+
+def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
+    """`run_tool`'s result as the CLI writes it with `--format json` (numbers in JavaScript's
+    form, `1e+21`, which JSON data decoded and written again would lose) and as text."""
     from agent_invariants.match.references import TooManyTries, limited_tries
     from agent_invariants.render import json, text
 
@@ -349,7 +357,7 @@ def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, 
                             "call (a `where_result`, or a `where` that is no equality join on an `$arg`, tries each "
                             "earlier result of its tool for each call checked); check it from files with "
                             "`agent-invariants check`") from None
-    return msgspec.json.decode(json.render(result)), text.render(result)
+    return json.render(result), text.render(result)
 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -496,17 +504,27 @@ def _compare(args: dict[str, Any]) -> Any:
 
 
 def _small_evidence(report: Any) -> Any:
-    """The check report with each violation's evidence within MAX_EVIDENCE_BYTES: the rest is
-    said, not returned (a whole argument array, say, in each of 10,000 violations)."""
+    """The check report with each violation's evidence within MAX_EVIDENCE_BYTES (a whole
+    argument array, say, in each of 10,000 violations). Larger evidence of a version-2 kind is
+    cut short as the report cuts evidence past its total (`"… 1990 more"`); what is still too
+    large, or a version-1 kind's (a contract's long list of patterns), is said, not returned."""
     from agent_invariants._js import js_number_hook
+    from agent_invariants.match.canonical import evidence_key
+    from agent_invariants.rules import of_version_2
+
+    def size(evidence: Any) -> int:
+        return len(msgspec.json.encode(evidence, enc_hook=js_number_hook))   # (as the report writes it)
 
     for violation in report.violations:
         if violation.evidence is msgspec.UNSET:
             continue
-        size = len(msgspec.json.encode(violation.evidence, enc_hook=js_number_hook))   # (as the report writes it)
-        if size > MAX_EVIDENCE_BYTES:
-            violation.evidence = {"left_out": f"evidence of {size:,} bytes, over the {MAX_EVIDENCE_BYTES:,} this "
-                                              "server returns; check from files with the command line for it"}
+        whole = size(violation.evidence)
+        if whole <= MAX_EVIDENCE_BYTES:
+            continue
+        short = evidence_key(violation.evidence) if of_version_2(violation.rule_kind) else None
+        violation.evidence = short if short is not None and size(short) <= MAX_EVIDENCE_BYTES else \
+            {"left_out": f"evidence of {whole:,} bytes, over the {MAX_EVIDENCE_BYTES:,} this server returns; "
+                         "check from files with the command line for it"}
     return report
 
 
@@ -565,7 +583,6 @@ def build_server() -> Server:
     from mcp.shared.exceptions import MCPError
 
     from agent_invariants.mcp_prompts import prompt_answer, prompt_list
-    from agent_invariants.render.json import to_json
 
     annotations = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                         open_world_hint=False)
@@ -584,8 +601,8 @@ def build_server() -> Server:
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"unknown tool {params.name!r}; the tools are {', '.join(TOOLS)}")
         try:
-            structured, text = await anyio.to_thread.run_sync(run_tool, params.name, params.arguments,
-                                                              limiter=one_at_a_time)
+            as_json, text = await anyio.to_thread.run_sync(rendered, params.name, params.arguments,
+                                                           limiter=one_at_a_time)
         except InputError as exc:
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
         except Exception as exc:  # noqa: BLE001 - a bug: one line on stderr, an error reply, and serving goes on
@@ -595,8 +612,9 @@ def build_server() -> Server:
                            message=f"internal error in {params.name} ({type(exc).__name__})") from None
         # the JSON itself first (as the Node tool returns it, and as the MCP spec asks of tools with
         # structured content), then the readable text
-        as_json = to_json(structured).removesuffix("\n")
-        return types.CallToolResult(content=[types.TextContent(text=as_json), types.TextContent(text=text)],
+        structured = msgspec.json.decode(as_json)
+        return types.CallToolResult(content=[types.TextContent(text=as_json.removesuffix("\n")),
+                                             types.TextContent(text=text)],
                                     structured_content=_shallow(structured, _STRUCTURED_DEPTH))
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:

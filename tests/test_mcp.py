@@ -567,23 +567,36 @@ def test_a_report_keeps_at_most_10000_violations_per_trace_however_many_rules_br
     assert len(report["violations"]) == 2_000 and "truncated" not in report
 
 
-def test_a_violations_evidence_over_4_kib_is_said_not_returned() -> None:
+def test_a_violations_evidence_over_4_kib_is_cut_short_or_said_not_returned() -> None:
     """Evidence holds values of the trace: a thousand rules each quoting an argument of 2,000
-    numbers made a request of 110 KiB a response of 164 MiB. Small evidence stays whole."""
+    numbers made a request of 110 KiB a response of 164 MiB. A version-2 kind's evidence over
+    4 KiB is cut short as a report cuts evidence past its total, saying what it left out; a
+    version-1 kind's (a contract's long list of patterns) is said, not returned. Small evidence
+    stays whole."""
     from agent_invariants.mcp_server import run_tool
 
     numbers = list(range(10**6, 10**6 + 2000))
     rules = [{"id": f"r{n}", "kind": "tool_args", "tool": "a", "match": {"x": 0}} for n in range(3)]
+    allowed = [f"tool-{n:03d}-{'x' * 40}" for n in range(100)]
     contract = {"version": 2, "name": "c", "rules": [*rules, {"id": "y", "kind": "tool_args", "tool": "a",
-                                                              "match": {"y": 0}}]}
+                                                              "match": {"y": 0}},
+                                                     {"id": "v1", "kind": "allow_tools", "tools": allowed}]}
     events = [{"seq": 1, "type": "tool.call", "tool": "a", "call_id": "c", "args": {"x": numbers, "y": 1}}]
     report, _ = run_tool(CHECK, {"contract": contract, "events": events, "no_lint": True})
-    *big, small = report["violations"]
-    assert {violation["evidence"]["left_out"] for violation in big} == {
-        "evidence of 16,118 bytes, over the 4,096 this server returns; check from files with the command line for it"}
+    *big, small, listing = report["violations"]
+    assert [violation["rule_id"] for violation in big] == ["r0", "r1", "r2"]
+    for violation in big:
+        (mismatch,) = violation["evidence"]["mismatches"]
+        kept = mismatch["actual"][:-1]
+        assert kept == numbers[:len(kept)] and 10 < len(kept) < 100
+        assert mismatch["actual"][-1] == f"… {2000 - len(kept)} more"
+        assert len(json.dumps(violation["evidence"])) < 1_000
     assert small["evidence"]["mismatches"] == [{"actual": 1, "expected": 0, "pointer": "/args/y"}]
+    assert listing["evidence"] == {
+        "left_out": "evidence of 5,224 bytes, over the 4,096 this server returns; check from files with the "
+                    "command line for it"}
     compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events, "no_lint": True})
-    assert "left_out" in compared["candidate"]["violations"][0]["evidence"]
+    assert compared["candidate"]["violations"] == report["violations"]
 
 
 def test_evidence_holding_a_number_javascript_writes_its_own_way_is_measured_as_the_report_writes_it() -> None:
@@ -599,6 +612,31 @@ def test_evidence_holding_a_number_javascript_writes_its_own_way_is_measured_as_
     assert violation["evidence"]["mismatches"][0]["actual"] == 1e21
     compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events})
     assert compared["candidate"]["violations"][0]["evidence"] == violation["evidence"]
+
+
+def test_the_json_text_writes_numbers_as_the_command_line_report_does(tmp_path: Path) -> None:
+    """The first text block is the command line's `--format json` report (less its file keys):
+    numbers as JavaScript writes them (`1e+21`, `2e+300`), not as a decoder of the structured
+    content would write them again (`1e21`)."""
+    contract = {"version": 2, "name": "c", "rules": [{"id": "r", "kind": "tool_args", "tool": "t",
+                                                     "match": {"x": {"$lt": 0}}}]}
+    events = [{"seq": n + 1, "type": "tool.call", "tool": "t", "call_id": f"c{n}", "args": {"x": x}}
+              for n, x in enumerate([1e21, 2e300, 1.2345678901234568e29, 1e16])]
+    (tmp_path / "c.json").write_text(json.dumps(contract))
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(event) + "\n" for event in events))
+    written = subprocess.run([sys.executable, "-m", "agent_invariants", "check", "-c", str(tmp_path / "c.json"),
+                              "-t", str(tmp_path / "t.jsonl"), "-f", "json"], capture_output=True, text=True)
+    assert written.returncode == 1, written.stderr
+    actual = [line.strip() for line in written.stdout.splitlines() if '"actual"' in line]
+    assert actual[:4] == ['"actual": 1e+21,', '"actual": 2e+300,', '"actual": 1.2345678901234568e+29,',
+                          '"actual": 10000000000000000,']
+
+    async def scenario(session: ClientSession) -> None:
+        result = await session.call_tool(CHECK, {"contract": contract, "events": events})
+        lines = [line.strip() for line in result.content[0].text.splitlines() if '"actual"' in line]
+        assert lines == actual
+
+    run(scenario)
 
 
 def test_an_imported_record_holding_a_number_past_any_double_is_refused_not_read_as_null() -> None:
