@@ -293,3 +293,33 @@ def test_lint_stops_after_ten_thousand_findings_and_says_so(tmp_path):
     assert (len(sarif["runs"][0]["results"]), sarif["runs"][0]["properties"]["truncated"]) == (10_000, True)
     fewer = write(tmp_path, {"version": 2, "name": "few", "rules": rules[:20]})
     assert "truncated" not in json.loads(cli("lint", "--contract", fewer, "--format", "json", cwd=tmp_path).stdout)
+
+
+def test_a_call_requirement_naming_no_tool_is_met_by_calls_without_a_name_too():
+    """A `require_event` on `tool.call` that names no tool counts every call, named or not, and
+    `*` matches no missing tool: a cap on the calls of `*` leaves it passable (three calls
+    without a name pass both rules), and it does not require a call that `**` sees. A cap on
+    every call (`event_budget.max_tool_calls`, a `require_event.max` naming no tool) still
+    contradicts it."""
+    any_three = {"id": "three", "kind": "require_event", "match": {"type": "tool.call"}, "min": 3}
+    named = [{"id": "cap", "kind": "require_event", "match": {"type": "tool.call", "tool": "*"}, "max": 2},
+             {"id": "cap", "kind": "tool_calls", "tool": "*", "max": 2}]
+    for cap in named:
+        assert [code for code in codes(any_three, cap) if code[0] == "count_contradiction"] == []
+    every = [{"id": "cap", "kind": "event_budget", "max_tool_calls": 2},
+             {"id": "cap", "kind": "require_event", "match": {"type": "tool.call"}, "max": 2}]
+    for cap in every:
+        assert ("count_contradiction", "error", ["three", "cap"]) in codes(any_three, cap)
+    args = {"id": "args", "kind": "tool_args", "tool": "**", "match": {"x": 1}}
+    assert ("unrequired_subject", "warning", ["args"]) in codes(any_three, args)
+    assert ("unrequired_subject", "warning", ["args"]) not in codes(
+        {**any_three, "match": {"type": "tool.call", "tool": "*"}}, args)
+
+
+def test_check_takes_a_contract_whose_call_requirement_unnamed_calls_meet(tmp_path):
+    contract = write(tmp_path, {"version": 2, "name": "t", "rules": [
+        {"id": "three", "kind": "require_event", "match": {"type": "tool.call"}, "min": 3},
+        {"id": "cap", "kind": "tool_calls", "tool": "*", "max": 2}]})
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"seq": n, "type": "tool.call"}) + "\n" for n in (1, 2, 3)))
+    result = cli("check", "--contract", contract, "--trace", str(tmp_path / "t.jsonl"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -119,6 +119,7 @@ class Requirement:
     glob: str
     n: int
     counts_for_glob: bool  # tool_calls.min, call-matcher require_event.min, call_index + 1
+    unnamed: bool = False  # a require_event naming no tool: calls without a name (no glob matches one) meet it
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ class Bound:
     max_events: bool
     call_cap: bool  # tool_calls.max / call-matcher require_event.max / max_tool_calls (point 44)
     successful: bool = False  # tool_calls.max with count: successful bounds only S(t)
+    unnamed: bool = False  # counts calls without a tool name too (event_budget, require_event.max naming no tool)
 
 
 def is_call_matcher(match: dict[str, Any]) -> bool:
@@ -144,8 +146,9 @@ def requirements(rules: list[Rule]) -> list[Requirement]:
         if kind == "tool_calls" and "min" in rule:
             found.append(Requirement(i, rule["tool"].strip(), rule["min"], True))
         elif kind == "require_event" and rule["match"].get("type") == "tool.call":
-            # spec silent: a matcher {type: tool.call} without `tool` is read as a call matcher on `*`
-            found.append(Requirement(i, rule["match"].get("tool", "*").strip(), rule.get("min", 1), True))
+            # without `tool` it counts every call, named or not (`*` matches no missing tool, v1 §2.7)
+            found.append(Requirement(i, rule["match"].get("tool", "*").strip(), rule.get("min", 1), True,
+                                     unnamed="tool" not in rule["match"]))
         elif kind == "tool_order":
             # point 38: entries equal to t count towards R(t); a glob entry is a requirement on that
             # glob for point 48 only (point 40's list of glob requirements leaves tool_order out)
@@ -167,12 +170,13 @@ def bounds(rules: list[Rule]) -> list[Bound]:
         elif kind == "require_event" and "max" in rule:
             match = rule["match"]
             if set(match) <= {"type", "tool"} and matches(match.get("type", "*"), "tool.call"):
-                found.append(Bound(i, rule["max"], match.get("tool", "*").strip(), False, False, True))
+                found.append(Bound(i, rule["max"], match.get("tool", "*").strip(), False, False, True,
+                                   unnamed="tool" not in match))
         elif kind == "event_budget":
             if "max_tool_calls" in rule:
-                found.append(Bound(i, rule["max_tool_calls"], "*", False, False, True))
+                found.append(Bound(i, rule["max_tool_calls"], "*", False, False, True, unnamed=True))
             if "max_events" in rule:
-                found.append(Bound(i, rule["max_events"], "*", False, True, False))
+                found.append(Bound(i, rule["max_events"], "*", False, True, False, unnamed=True))
         elif kind == "retry_limit" and rule.get("group_by") == "tool":
             found.append(Bound(i, rule["max_attempts"], rule.get("tool", "*").strip(), True, False, False))
     return found
@@ -273,7 +277,7 @@ class Model:
         # first in contract order: a requirement on a non-literal glob the coverage subsumes, or
         # (against max_events) any require_event.min
         singles = [q.rule for q in reqs if q.counts_for_glob and not is_literal(q.glob)
-                   and q.n > b.value and subsumes(b.glob, q.glob)]
+                   and q.n > b.value and subsumes(b.glob, q.glob) and (b.unnamed or not q.unnamed)]
         if b.max_events:
             singles += [i for i, rule in enumerate(self.rules) if rule["kind"] == "require_event"
                         and (self.error[i] or not only_error) and rule.get("min", 1) > b.value]
@@ -502,7 +506,7 @@ class Model:
     def call_required(self, glob: str) -> bool:
         # spec silent on what "a requirement on a glob" is here: a glob entry of a tool_order counts
         return any(matches(glob, t) and self.r(t) >= 1 for t in self.literals) or any(
-            q.n >= 1 and subsumes(glob, q.glob) for q in self.reqs)
+            q.n >= 1 and not q.unnamed and subsumes(glob, q.glob) for q in self.reqs)
 
     def unrequired_subject(self) -> None:
         for i, rule in enumerate(self.rules):

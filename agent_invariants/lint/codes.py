@@ -173,7 +173,7 @@ def _single(facts: Facts, bound: Bound, *, errors_only: bool = False) -> Require
         return (need.count > bound.limit and facts.rules[need.rule].kind != "tool_order"
                 and (not errors_only or facts.severity(need.rule) == "error"))
 
-    found = next((need for need in facts.glob_requirements if over(need)
+    found = next((need for need in facts.glob_requirements if over(need) and (bound.unnamed or not need.unnamed)
                   and (need.successful or not bound.successful) and subsumes(bound.glob, need.glob)), None)
     if found is None and bound.events:
         found = next((need for need in facts.event_minimums if over(need)), None)
@@ -709,8 +709,8 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             subject = f"its after ({rule.after.brief()})"
         else:
             glob = rule.tool
-            required = bool(facts.required_matching(glob)) or any(
-                need.count >= 1 and subsumes(glob, need.glob) for need in facts.glob_requirements)
+            required = bool(facts.required_matching(glob)) or any(   # (calls without a name need no `glob`)
+                need.count >= 1 and not need.unnamed and subsumes(glob, need.glob) for need in facts.glob_requirements)
             subject = f"a call of {glob}"
         if not required:
             yield Found("unrequired_subject", (index,), (), f"/rules/{index}",

@@ -3,7 +3,9 @@ called and how often (R(t)), which rules bound how many calls, and which order r
 
 - A **requirement** is a number of calls some rule demands of a glob: `tool_calls.min` (either
   `count`), the `min` (default 1) of a `require_event` whose matcher has `type: "tool.call"` (its
-  `tool`, or `*`), the number of times one entry appears in a `tool_order`, or `call_index + 1` of
+  `tool`; without one, `*` and calls without a tool name, which no glob matches, so only a bound
+  that counts those too, `event_budget` or a `require_event.max` naming no tool, caps it), the
+  number of times one entry appears in a `tool_order`, or `call_index + 1` of
   a `tool_args`. For a literal tool t, R(t) is the largest requirement on exactly t; S(t) the
   largest `count: successful` one.
 - A **bound** caps calls: `tool_calls.max`, the `max` of a `require_event` whose matcher has only
@@ -42,6 +44,7 @@ class Requirement:
     count: int
     pointer: str
     successful: bool = False   # a tool_calls with count: successful
+    unnamed: bool = False      # calls without a tool name meet it too (a require_event naming no tool)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Bound:
     per_tool: bool = False     # retry_limit with group_by: tool
     successful: bool = False   # bounds successful calls only
     events: bool = False       # event_budget.max_events: bounds every event, required ones included
+    unnamed: bool = False      # counts calls without a tool name too, which no glob matches
 
     def covers(self, tool: str) -> bool:
         return matches(self.glob, tool)
@@ -230,14 +234,15 @@ def _require_event(facts: Facts, index: int, rule: Any) -> None:
     matcher = rule.match
     least = 1 if rule.min is UNSET else rule.min
     facts.event_minimums.append(Requirement(index, "*", least, f"/rules/{index}/min"))
-    tool = "*" if matcher.tool is UNSET else matcher.tool
+    unnamed = matcher.tool is UNSET   # every call then, named or not
+    tool = "*" if unnamed else matcher.tool
     if matcher.type == CALL:
-        pointer = f"/rules/{index}/match/{'tool' if matcher.tool is not UNSET else 'type'}"
-        facts.requirements.append(Requirement(index, tool, least, pointer))
+        pointer = f"/rules/{index}/match/{'type' if unnamed else 'tool'}"
+        facts.requirements.append(Requirement(index, tool, least, pointer, unnamed=unnamed))
     keys = set(matcher.to_dict())
     if rule.max is not UNSET and keys <= {"type", "tool"} and keys and (
             matcher.type is UNSET or matches(matcher.type, CALL)):
-        facts.bounds.append(Bound(index, tool, rule.max, f"/rules/{index}/max"))
+        facts.bounds.append(Bound(index, tool, rule.max, f"/rules/{index}/max", unnamed=unnamed))
 
 
 def _tool_order(facts: Facts, index: int, rule: Any) -> None:
@@ -256,9 +261,10 @@ def _tool_args(facts: Facts, index: int, rule: Any) -> None:
 
 def _event_budget(facts: Facts, index: int, rule: Any) -> None:
     if rule.max_tool_calls is not UNSET:
-        facts.bounds.append(Bound(index, "*", rule.max_tool_calls, f"/rules/{index}/max_tool_calls"))
+        facts.bounds.append(Bound(index, "*", rule.max_tool_calls, f"/rules/{index}/max_tool_calls", unnamed=True))
     if rule.max_events is not UNSET:
-        facts.bounds.append(Bound(index, "*", rule.max_events, f"/rules/{index}/max_events", events=True))
+        facts.bounds.append(Bound(index, "*", rule.max_events, f"/rules/{index}/max_events", events=True,
+                                  unnamed=True))
 
 
 def _retry_limit(facts: Facts, index: int, rule: Any) -> None:
