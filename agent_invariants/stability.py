@@ -75,6 +75,7 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from agent_invariants._safe import inert
 from agent_invariants.contract import Contract
 from agent_invariants.engine import run_check, run_observers
 from agent_invariants.match.canonical import canonical
@@ -367,8 +368,27 @@ def path_text(path: Path) -> str:
         elif _PLAIN_KEY.fullmatch(step):   # type: ignore[arg-type]
             text += f".{step}" if text else str(step)
         else:
-            text += f"[{msgspec.json.encode(step).decode()}]"
+            text += f"[{_key_text(step)}]"   # type: ignore[arg-type]
     return text
+
+
+def _key_text(key: str) -> str:
+    """`key` as a JSON string in which every character a terminal or a log would not show as
+    itself (those `inert` escapes: DEL, C1 controls, invisible ones) is a JSON escape, `\\u007f`,
+    an astral one as its surrogate pair: so a path printed is safe to show and, as written, still
+    a path that `--ignore` and `--map` take (inert's `\\x7f` is no JSON escape)."""
+    written = msgspec.json.encode(key).decode()   # (C0 controls escaped: the rest is printable ASCII, but DEL)
+    if written.isascii() and "\x7f" not in written:
+        return written
+    return "".join(char if " " <= char < "\x7f" or (not char.isascii() and inert(char) == char) else _escaped(ord(char))
+                   for char in written)
+
+
+def _escaped(code: int) -> str:
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def parse_path(text: str) -> Path:

@@ -192,6 +192,22 @@ def test_an_invalid_trace_is_one_line_naming_it(tmp_path):
     assert "missing.jsonl" in refused(run(name, "missing.jsonl", cwd=tmp_path))
 
 
+@pytest.mark.parametrize("key, written", [("k\x7f", "k\\u007f"), ("k\x85", "k\\u0085"), ("k\u200b", "k\\u200b"),
+                                           ("k\U000e0001", "k\\udb40\\udc01"), ("k\n", "k\\n")])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
+def test_a_key_a_terminal_would_not_show_is_written_as_a_json_escape_that_ignore_takes(tmp_path, key, written, fmt):
+    """A path's `["key"]` is a JSON string, which `--ignore` and `--map` take as the report writes
+    it: a character that a terminal or a log would not show as itself (DEL, a C1 control, a
+    zero-width space, an invisible tag) is a JSON escape (`\\u007f`), not `\\x7f`, which is none."""
+    one, other = trace(tmp_path, "a.jsonl", {key: 1}), trace(tmp_path, "b.jsonl", {})
+    result = run(one, other, "--format", fmt, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    path = f'["{written}"]'
+    shown = json.loads(result.stdout)["unstable"][0]["path"] if fmt == "json" else result.stdout
+    assert path in shown
+    assert run(one, other, "--ignore", path, cwd=tmp_path).returncode == 0
+
+
 @pytest.mark.parametrize(("option", "value", "problem"), [
     ("--ignore", "a..b", "expected a key"),
     ("--map", 'a["b]', "not a JSON string"),
