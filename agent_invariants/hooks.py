@@ -32,7 +32,9 @@ _CONTRACT_SCHEMA = (r"""(?:[a-z][a-z0-9+.-]*://[^"'\s]*agent-invariants[^"'\s]*/
                     r"""|(?![a-z][a-z0-9+.-]*://)(?:[^"'\s]*/)?)contract-v[12]\.schema\.json""")
 """A `$schema` value that names a contract schema: a URL of agent-invariants' own, or a path to
 the file (`../schemas/contract-v2.schema.json`), never another project's `contract-v1` schema."""
-_SCHEMA = re.compile(rb"""["']?\$schema["']?\s*:\s*["']?""" + _CONTRACT_SCHEMA.encode() + rb"""(?=["'\s,}]|\Z)""")
+_NAMES_SCHEMA = re.compile(rb"contract-v[12]\.schema\.json")
+"""What the text of a file that may be a contract holds (however its `$schema` key and value are
+escaped, `"\\u0024schema"`, `https:\\/\\/`): only such a file is parsed."""
 _SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
 
 
@@ -73,8 +75,8 @@ def is_contract(path: str) -> bool:
     try:
         with open(path, "rb") as handle:
             text = handle.read(MAX_CONTRACT_BYTES + 1)
-        if len(text) > MAX_CONTRACT_BYTES or _SCHEMA.search(text) is None:   # (wherever `$schema` stands; no
-            return False                                                       # contract is that large)
+        if len(text) > MAX_CONTRACT_BYTES or _NAMES_SCHEMA.search(text) is None:   # (no contract is that large)
+            return False
     except OSError:
         return False
     from agent_invariants.contract_source import ContractSource, is_yaml, parse

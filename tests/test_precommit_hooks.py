@@ -78,6 +78,24 @@ def test_a_contract_naming_the_schema_by_a_relative_path_is_checked(tmp_path):
         "agent-invariants: policy/refunds.json:9: $.rules[0].tool: expected a non-empty string, got \"\""]
 
 
+def test_a_contract_whose_schema_key_or_value_is_written_with_json_escapes_is_checked(tmp_path):
+    """`"\\u0024schema"` is the key `$schema`, and `https:\\/\\/` is `https://` (some JSON writers
+    escape every slash): the file is the contract its parsed `$schema` says it is."""
+    (tmp_path / "policy").mkdir()
+    bad = [{"id": "r", "kind": "deny_tool", "tool": ""}]
+    (tmp_path / "policy" / "key.json").write_text(
+        '{"\\u0024schema": "../schemas/contract-v1.schema.json", "version": 1, "name": "k", "rules": '
+        + json.dumps(bad) + "}")
+    (tmp_path / "policy" / "url.json").write_text(
+        '{"$schema": ' + json.dumps(SCHEMA).replace("/", "\\/") + ', "version": 2, "name": "u", "rules": '
+        + json.dumps(bad) + "}")
+    result = run_hook("agent-invariants-validate", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"agent-invariants: policy/{name}.json:1: $.rules[0].tool: expected a non-empty string, got \"\""
+        for name in ("key", "url")]
+
+
 def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
     """`args: [--stirct]` must not make the hook pass what `--strict` refuses: an unknown option is
     exit 2 with the usage; `-h` and `--help` print the usage."""
