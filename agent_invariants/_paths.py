@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("inside", "listed_file", "name_problem")
+__all__ = ("DANGLING", "inside", "listed_file", "missing", "name_problem")
+
+DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
 
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> str | None:
@@ -32,6 +34,12 @@ def name_problem(path: str | bytes | int) -> str | None:
     if isinstance(path, int) or "\0" not in os.fsdecode(path):
         return None
     return "no such file (the name holds a NUL character)"
+
+
+def missing(path: str | os.PathLike[str] | None) -> str:
+    """What a message says of a file that could not be found: "no such file", unless the name is
+    a symbolic link whose target is missing (the link is there; the file it names is not)."""
+    return DANGLING if path is not None and os.path.islink(path) else "no such file"
 
 
 def listed_file(path: str) -> bool:

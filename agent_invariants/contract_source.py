@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
-from agent_invariants._paths import name_problem
+from agent_invariants._paths import missing, name_problem
 from agent_invariants.errors import ContractError
 from agent_invariants.jsonpos import Position, locate, member, path_and_parents
 from agent_invariants.jsontext import (
@@ -151,7 +151,7 @@ def file_problem(exc: OSError, what: str) -> str:
     if isinstance(exc, IsADirectoryError):
         return f"is a directory, not a {what} file"
     if isinstance(exc, FileNotFoundError):
-        return "no such file"
+        return missing(exc.filename)
     if isinstance(exc, PermissionError):
         return "permission denied"
     return f"cannot read: {exc.strerror or exc}"

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agent_invariants._paths import inside
+from agent_invariants._paths import DANGLING, inside
 from agent_invariants.contract_source import (
     ContractSource,
     contract_error,
@@ -202,7 +202,7 @@ def _locate(ref: str, base: str, label: str, where: str, pack_paths: bool) -> tu
     path = os.path.join(base, ref)
     if not os.path.isfile(path):   # a folder, FIFO or device is never opened
         missing = "is not a regular file" if os.path.exists(path) else \
-            "is a symbolic link that leads nowhere (its target is missing, or a loop)" if os.path.islink(path) else \
+            DANGLING if os.path.islink(path) else \
             "not found"
         raise ContractError(label, where, f"pack file {ref!r} {missing} (looked for {_shown(path)}){_meant(ref)}")
     return path, _shown(path)

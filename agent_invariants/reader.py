@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
-from agent_invariants._paths import name_problem
+from agent_invariants._paths import missing, name_problem
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
@@ -230,7 +230,7 @@ class TraceFile(TraceSource):
         try:
             return open(path, "rb")
         except FileNotFoundError:
-            raise self._fail(None, "no such file") from None
+            raise self._fail(None, missing(path)) from None
         except PermissionError:
             raise self._fail(None, "permission denied") from None
         except OSError as exc:

@@ -175,7 +175,8 @@ def test_a_link_in_a_folder_that_leads_nowhere_is_unreadable_not_left_out(cli: A
         assert result.returncode == 2
         assert traces_of(as_json(result)) == ["runs/good.jsonl"]
         assert result.stderr.splitlines() == [
-            "agent-invariants: runs/dangling.jsonl: no such file",
+            "agent-invariants: runs/dangling.jsonl: is a symbolic link that leads nowhere (its target is missing, "
+            "or a loop)",
             "agent-invariants: runs/loop-a.jsonl: cannot open: Too many levels of symbolic links",
             "agent-invariants: runs/loop-b.jsonl: cannot open: Too many levels of symbolic links"]
 

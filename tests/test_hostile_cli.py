@@ -441,6 +441,17 @@ def test_a_progress_display_whose_terminal_goes_away_does_not_stop_the_run(folde
 # folder walks and globs
 
 
+@pytest.mark.parametrize("args", [("check", "--contract", "gone", "--trace", "trace.jsonl"),
+                                  ("check", "--contract", "contract.json", "--trace", "gone"),
+                                  ("validate", "--contract", "gone"), ("summary", "--trace", "gone"),
+                                  ("convert", "--from", "otel", "gone")])
+def test_a_file_named_by_a_link_that_leads_nowhere_is_called_that(folder, args):
+    """The link is there, the file it names is not: "no such file" would send the user looking
+    for a file that is in plain sight."""
+    (folder / "gone").symlink_to(folder / "moved-away.json")
+    one_error(run(folder, *args), "gone: is a symbolic link that leads nowhere (its target is missing, or a loop)")
+
+
 @pytest.mark.slow
 def test_folder_walks_take_regular_files_only(folder):
     """A FIFO named like a trace used to block the batch; sockets are skipped too; a link to a
@@ -460,7 +471,8 @@ def test_folder_walks_take_regular_files_only(folder):
         for spec in ("runs", "runs/**/*.jsonl", "runs/*.jsonl"):
             result = run(folder, "check", "-c", "contract.json", "-t", spec, "-f", "json", timeout=30)
             assert result.returncode == 2, result.stderr
-            assert result.stderr == "agent-invariants: runs/broken.jsonl: no such file\n"
+            assert result.stderr == ("agent-invariants: runs/broken.jsonl: is a symbolic link that leads nowhere "
+                                     "(its target is missing, or a loop)\n")
             assert [report["trace"] for report in json.loads(result.stdout)["reports"]] == [
                 "runs/a.jsonl", "runs/linked.jsonl"]
     finally:

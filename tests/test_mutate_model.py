@@ -983,7 +983,7 @@ def test_a_corpus_link_that_leads_nowhere_is_bad_input(tmp_path: Path) -> None:
     code, report, stderr = run_mutate(tmp_path, contract_of({"id": "cap", "kind": "tool_calls", "tool": "a", "max": 1}),
                                       numbered(*pair(1, "a", {}), DONE), "--corpus", "corpus")
     assert (code, report) == (2, None)
-    assert stderr.endswith("corpus/b.jsonl: no such file\n")
+    assert stderr.endswith("corpus/b.jsonl: is a symbolic link that leads nowhere (its target is missing, or a loop)\n")
 
 
 def test_report_schema_and_hashes(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
-from agent_invariants._paths import name_problem
+from agent_invariants._paths import missing, name_problem
 from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at
 
@@ -93,7 +93,7 @@ def _open(source: SourceFile) -> BinaryIO:
             raise TraceError(source.name, None, "is a folder, not a file (name the files to import)")
         return open(source.path, "rb")  # noqa: SIM115   (closed by read_records)
     except FileNotFoundError:
-        raise TraceError(source.name, None, "no such file") from None
+        raise TraceError(source.name, None, missing(source.path)) from None
     except PermissionError:
         raise TraceError(source.name, None, "permission denied") from None
     except OSError as exc:
