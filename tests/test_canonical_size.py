@@ -82,3 +82,19 @@ def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_
     evidence_within_total(violations)
     cut = violations[1].evidence
     assert evidence_key(cut) == evidence_key(whole) == cut
+
+
+numbers = st.one_of(st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False),
+                    st.builds(lambda mantissa, exponent: mantissa * 10.0 ** exponent,
+                              st.floats(-10, 10, allow_nan=False), st.integers(-8, 22)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(numbers, max_size=20))
+def test_evidence_writes_every_number_as_its_canonical_form_does(items):
+    """Evidence holds numbers as JavaScript writes them (`1e+21`, `1e-7`, `100` for 100.0, 2^60
+    as the nearest double), the way canonical JSON spells them; most are kept as they are."""
+    from agent_invariants._js import js_number_hook
+    from agent_invariants.match.canonical import evidence_value
+
+    assert msgspec.json.encode(evidence_value(items), enc_hook=js_number_hook).decode() == canonical(items)

@@ -173,6 +173,11 @@ def _evidence(value: Any, left: list[int], depth: int, recut: bool = False) -> A
     """`evidence_value`, with `left[0]` characters left to spend (it may go below 0 by one
     string or number: only what follows is cut). With `recut`, `value` is evidence cut before,
     whose marks of what was left out (`"… 12 more"`, `"12 more keys"`) count in the new ones."""
+    kind = value.__class__   # the usual numbers first, as they are: written alike by JavaScript and msgspec
+    if (kind is int and -_SAFE <= value <= _SAFE) or (kind is float and 1e-4 <= abs(value) < 1e16
+                                                      and not value.is_integer()):
+        left[0] -= 8
+        return value
     if isinstance(value, str):
         kept = value if len(value) <= EVIDENCE_TEXT else value[:EVIDENCE_TEXT] + "…"
         left[0] -= len(kept) + 2
