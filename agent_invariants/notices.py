@@ -255,11 +255,13 @@ def _any_line_terminator(texts: Iterable[str]) -> bool:
 
 
 def checked_nothing(results: Iterable[RuleResult], normal: set[str]) -> list[Notice]:
-    """Notices for the rules that checked nothing, but for those (by id) in `normal`."""
+    """Notices for the rules that passed having checked nothing, but for those (by id) in
+    `normal`. A rule that failed so (a `require_event` that found none) said it in its violation:
+    "it may guard nothing" would contradict it."""
     return [Notice(kind="rule_checked_nothing", rule_id=result.rule_id,
                    message=f"rule {show(result.rule_id)} ({result.rule_kind}) checked nothing in this trace; "
                    "it may guard nothing (do its tools or types appear in the trace?)")
-            for result in results if result.checked == 0 and result.rule_id not in normal]
+            for result in results if result.checked == 0 and result.passed and result.rule_id not in normal]
 
 
 def notice_lines(checks: Iterable[CheckReport], strict: bool) -> tuple[list[str], bool]:

@@ -70,6 +70,22 @@ def test_an_empty_trace_and_a_rule_that_checked_nothing_are_warnings(cli, desk):
     assert not any("no-shell" in line for line in stderr)
 
 
+def test_a_rule_that_failed_having_checked_nothing_gets_its_violation_and_no_warning(cli, write):
+    """A `require_event` that found none failed, and says so: "it may guard nothing" would
+    contradict its verdict. One that passed having checked nothing (here `require_approval`,
+    with no payment in the run) is still a warning."""
+    write("c.json", json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "started", "kind": "require_event", "match": {"type": "policy.checked"}},
+        {"id": "approved", "kind": "require_approval", "tool": "payments.*"}]}))
+    write("t.jsonl", lines({"type": "run.start"}))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "json")
+    assert result.returncode == 1
+    assert [notice["rule_id"] for notice in json.loads(result.stdout)["notices"]] == ["approved"]
+    assert result.stderr.splitlines() == [
+        'agent-invariants: warning: t.jsonl: rule "approved" (require_approval) checked nothing in this trace; it '
+        "may guard nothing (do its tools or types appear in the trace?)"]
+
+
 def test_a_tool_with_a_line_break_that_no_wildcard_matches_is_a_warning(cli, desk):
     """Globs never match a line break (v1 §2.7, item 17): a `shell.*` deny does not see `shell.\nexec`.
     The verdict stays the Node tool's; the check says why a denied-looking call passed."""
