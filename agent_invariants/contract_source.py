@@ -31,6 +31,7 @@ from agent_invariants.jsontext import (
     non_finite,
     syntax_problem_in_file,
     text_shape,
+    wide_unicode,
 )
 from agent_invariants.validation import Problem, line_of
 
@@ -198,6 +199,9 @@ def parse(source: ContractSource) -> Any:
 
 
 def _parse_json(data: bytes, label: str) -> Any:
+    wide = wide_unicode(data)
+    if wide is not None:
+        raise ContractError(label, None, wide)
     if data.startswith(b"\xef\xbb\xbf"):
         raise ContractError(label, None, "starts with a UTF-8 byte order mark, which these JSON files may not start "
                                          "with (as the Node tool's contracts may not); save the file without it")

@@ -62,6 +62,7 @@ __all__ = (
     "syntax_problem_in_file",
     "text_shape",
     "too_deep_at",
+    "wide_unicode",
 )
 
 MAX_NESTING = 500
@@ -355,6 +356,20 @@ def _too_many_digits(data: bytes) -> tuple[int | None, str]:
         if token.group()[:1] != b'"' and digits > MAX_DIGITS and token.group().lstrip(b"-").isdigit():
             return token.start(), f"an integer of {digits:,} digits is too long to read (at most {MAX_DIGITS:,})"
     return None, f"an integer is too long to read (at most {MAX_DIGITS:,} digits)"
+
+
+def wide_unicode(data: bytes) -> str | None:
+    """What a message says of a file whose first bytes are a UTF-16 or UTF-32 byte order mark
+    (Windows PowerShell 5 writes redirected output as UTF-16), or None: these files are UTF-8, and
+    "invalid UTF-8 at byte 1" would leave the user guessing why."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        name = "UTF-32"
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        name = "UTF-16"
+    else:
+        return None
+    return f"is {name} text (it starts with a {name} byte order mark), not UTF-8: save it as UTF-8 " \
+           f"(e.g. iconv -f {name} -t UTF-8)"
 
 
 def invalid_utf8(data: bytes) -> int | None:

@@ -28,7 +28,7 @@ from agent_invariants._paths import missing, name_problem
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
-from agent_invariants.jsontext import AS_TRACE, INVALID_TOO_DEEP, decode_problem, text_shape, too_deep_at
+from agent_invariants.jsontext import AS_TRACE, INVALID_TOO_DEEP, decode_problem, text_shape, too_deep_at, wide_unicode
 from agent_invariants.linemap import LineMap
 from agent_invariants.notices import FieldSample
 from agent_invariants.read_array import array_batches
@@ -268,6 +268,9 @@ def _jsonl_or_array(state: ReadState, chunks: Iterator[bytes]) -> Iterator[list[
     start -= size - len(head)
     if head.startswith(b"\x1f\x8b"):
         raise state.fail(None, "looks gzip-compressed; decompress it first (e.g. gunzip -k)")
+    wide = wide_unicode(head)
+    if wide is not None:
+        raise state.fail(None, wide)
     if head[start:start + 1] == b"[":
         yield from array_batches(state, head, start, chunks, blanks.lines)
         return

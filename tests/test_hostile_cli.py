@@ -452,6 +452,22 @@ def test_a_file_named_by_a_link_that_leads_nowhere_is_called_that(folder, args):
     one_error(run(folder, *args), "gone: is a symbolic link that leads nowhere (its target is missing, or a loop)")
 
 
+@pytest.mark.parametrize(("encoding", "name"), [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
+@pytest.mark.parametrize("big_endian", [False, True])
+@pytest.mark.parametrize("args", [("check", "--contract", "wide", "--trace", "trace.jsonl"),
+                                  ("check", "--contract", "contract.json", "--trace", "wide"),
+                                  ("convert", "--from", "otel", "wide")])
+def test_a_utf_16_or_32_file_is_named_so(folder, encoding, name, big_endian, args):
+    """Windows PowerShell 5 writes redirected output as UTF-16: "invalid UTF-8 at byte 1" would
+    leave the user guessing why a file that opens fine in an editor cannot be read."""
+    text = (folder / ("contract.json" if args[2] == "wide" else "trace.jsonl")).read_text()
+    codec = f"{encoding}-{'be' if big_endian else 'le'}"
+    mark = "\ufeff".encode(codec)
+    (folder / "wide").write_bytes(mark + text.encode(codec))
+    one_error(run(folder, *args), f"wide: is {name} text (it starts with a {name} byte order mark), not UTF-8: "
+                                  f"save it as UTF-8 (e.g. iconv -f {name} -t UTF-8)")
+
+
 @pytest.mark.slow
 def test_folder_walks_take_regular_files_only(folder):
     """A FIFO named like a trace used to block the batch; sockets are skipped too; a link to a

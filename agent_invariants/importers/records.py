@@ -23,7 +23,7 @@ import msgspec
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
 from agent_invariants._paths import missing, name_problem
 from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
-from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at
+from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at, wide_unicode
 
 __all__ = ("Record", "SourceFile", "read_records")
 
@@ -114,6 +114,9 @@ def _records(name: str, stream: BinaryIO, max_line_bytes: int) -> Iterator[Recor
 def _head(name: str, stream: BinaryIO) -> bytes:
     """The first chunk, without a UTF-8 byte order mark."""
     head = _read(name, stream, 0)
+    wide = wide_unicode(head)
+    if wide is not None:
+        raise TraceError(name, None, wide)
     return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
 
 
