@@ -323,3 +323,18 @@ def test_check_takes_a_contract_whose_call_requirement_unnamed_calls_meet(tmp_pa
     (tmp_path / "t.jsonl").write_text("".join(json.dumps({"seq": n, "type": "tool.call"}) + "\n" for n in (1, 2, 3)))
     result = cli("check", "--contract", contract, "--trace", str(tmp_path / "t.jsonl"), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_two_references_to_one_forbidden_tool_are_one_finding_at_the_later_rule():
+    """Both point at the later deny_tool's `tool`: the same finding twice would be noise."""
+    reads = {"id": "reads", "kind": "tool_args", "tool": "pay", "match": {
+        "note": {"$from_result": {"tool": "shell.rm", "path": "paid"}},
+        "amount": {"$from_result": {"tool": "shell.rm"}}}}
+    deny = {"id": "deny", "kind": "deny_tool", "tool": "shell.*"}
+    assert [code for code in codes(reads, deny) if code[0] == "reference_to_forbidden"] == [
+        ("reference_to_forbidden", "warning", ["reads", "deny"])]
+    required = {"id": "need", "kind": "tool_calls", "tool": "pay", "min": 1}
+    either = {**reads, "match": {"note": {"$any_of": [{"$from_result": {"tool": "shell.rm"}}, "x"]},
+                                 "amount": {"$from_result": {"tool": "shell.rm"}}}}
+    assert [code for code in codes(either, deny, required) if code[0] == "reference_to_forbidden"] == [
+        ("reference_to_forbidden", "error", ["reads", "deny"])]   # (the one outside $any_of proves it)

@@ -355,13 +355,20 @@ def reference_to_forbidden(facts: Facts, earlier: list[Found]) -> Iterator[Found
         found = [] if rule.kind.endswith("_when") else list(_references(rule.match, f"/rules/{index}/match"))
         if getattr(rule, "when", UNSET) is not UNSET:   # never provable: see above
             found += _references(rule.when, f"/rules/{index}/when", optional=True)
+        # two references to one tool point alike when the forbidding rule comes later (at its
+        # field): one finding, the provable one if either is
+        said: dict[tuple[str, str], Found] = {}
         for glob, pointer, optional in found:
             for forbidding, field, how in _forbidders(facts, glob, subject, orders):
                 later = pointer if index > forbidding else field
                 rests_on = () if need is None else (need.rule,)
-                yield Found("reference_to_forbidden", (index, forbidding), rests_on, later,
-                            f"{rule.id} reads the results of {glob}, but {facts.rules[forbidding].id} {how}.",
-                            provable=required and not optional)
+                finding = Found("reference_to_forbidden", (index, forbidding), rests_on, later,
+                                f"{rule.id} reads the results of {glob}, but {facts.rules[forbidding].id} {how}.",
+                                provable=required and not optional)
+                first = said.setdefault((later, finding.message), finding)
+                if finding.provable and not first.provable:
+                    said[(later, finding.message)] = finding
+        yield from said.values()
 
 
 def _references(tree: Any, pointer: str, optional: bool = False) -> Iterator[tuple[str, str, bool]]:
