@@ -14,7 +14,7 @@ from agent_invariants.importers.profile import load_profile
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
 from tests.conftest import Cli
-from tests.frameworks import langchain_runs, written
+from tests.frameworks import langchain_runs, langsmith_traceable, written
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +194,39 @@ def test_a_run_written_as_it_was_created_and_again_as_it_ended_is_one_run(
     their end): written so, each is still one run, with the calls, results and end of the tree
     export, no call left unanswered and no `~2` copy, and a failed root still fails the run."""
     assert _what(events(live[scenario])) == _what(events(exports[scenario]))
+
+
+@pytest.fixture(scope="module")
+def sdk_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return written(langsmith_traceable.write, langsmith_traceable.SCENARIOS, tmp_path_factory.mktemp("sdk"),
+                   ".runs.jsonl")
+
+
+def test_a_traceable_tool_that_returns_a_dict_has_it_as_its_result(sdk_exports: dict[str, Path]) -> None:
+    """The SDK keeps a dict a `@traceable` tool returned as the run's `outputs` themselves, with no
+    `output` key: that dict is the result (it was left out, with `ok: true`)."""
+    results = of_type(events(sdk_exports["refund_dicts"]), "tool.result")
+    assert [result["result"] for result in results] == [{"order_id": "A1", "paid": 25.0},
+                                                        {"refund_id": "R-9", "amount": 25}]
+    assert [result["ok"] for result in results] == [True, True]
+
+
+def test_an_openai_chat_completion_gives_the_model_call_ids_and_the_assistant_text(
+        sdk_exports: dict[str, Path]) -> None:
+    """An `llm` run whose outputs are an OpenAI chat completion (`choices[].message`): its
+    `tool_calls` name the calls (by `function.name` and order) and its text is `agent.message`."""
+    found = events(sdk_exports["refund_dicts"])
+    assert [(event["tool"], event["call_id"]) for event in of_type(found, "tool.call")] == [
+        ("lookup_order", "call_lookup_1"), ("refund", "call_refund_1")]
+    assert [event["data"]["text"] for event in of_type(found, "agent.message")] == ["Refunded 25 for A1."]
+    assert found[-1]["output"] == "Refunded 25 for A1."
+
+
+def test_a_contract_reading_a_traceable_tools_result_passes_a_correct_run(sdk_exports: dict[str, Path]) -> None:
+    contract = {"version": 2, "name": "refunds", "rules": [
+        {"id": "refund-at-most-paid", "kind": "tool_args", "tool": "refund", "match": {"amount": {
+            "$lte": {"$from_result": {"tool": "lookup_order", "where": {"order_id": {"$arg": "order_id"}},
+                                      "path": "paid"}}}}}]}
+    (run,) = import_runs(sdk_exports["refund_dicts"], "langsmith")
+    assert check_trace(contract, ImportedTrace(SourceFile.of(sdk_exports["refund_dicts"]), run)).passed
+    assert [result["ok"] for result in of_type(events(sdk_exports["refund_fails"]), "tool.result")] == [True, False]

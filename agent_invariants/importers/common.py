@@ -33,7 +33,7 @@ from agent_invariants._js import replace_lone_surrogates, utf16_len
 from agent_invariants.errors import TraceError
 
 __all__ = ("END", "FIRST", "LAST", "MAX_RUN_EVENTS", "START", "ModelTurn", "Timeline", "as_object", "cut_text",
-           "duration_ms", "iso_nanos", "merged_records", "nanos_iso", "parse_args", "parse_result")
+           "duration_ms", "iso_nanos", "merged_records", "nanos_iso", "parse_args", "parse_result", "tool_message")
 
 MAX_RUN_EVENTS = 1_000_000
 """The most events one imported run may make. A run is held whole until it ends, to be put in
@@ -364,6 +364,20 @@ def as_object(value: Any) -> dict[str, Any]:
     """`value` when it is a JSON object, else an empty one: an absent or odd field reads as
     nothing (the importers map what is there, and leave the rest)."""
     return value if isinstance(value, dict) else {}
+
+
+def tool_message(value: Any) -> dict[str, Any] | None:
+    """A LangChain ToolMessage's fields (`content`, `tool_call_id`, `status`), in any of the
+    forms it is written in: its fields with `type: "tool"`, its constructor (`{"lc": 1, "kwargs":
+    {...}}`), or `messages_to_dict`'s `{"type": "tool", "data": {...}}` (OpenInference writes
+    that); None for any other value."""
+    if not isinstance(value, dict):
+        return None
+    fields = as_object(value.get("kwargs")) if value.get("lc") == 1 else value
+    if fields.get("type") != "tool":
+        return None
+    data = fields.get("data")
+    return data if isinstance(data, dict) and "content" not in fields else fields
 
 
 def parse_args(value: Any) -> tuple[dict[str, Any] | None, Any]:

@@ -16,11 +16,13 @@ child), else to its parent's when that was read before it, else it is a root. A 
 was created (no `end_time`) and again as it ended is one run, the later record's fields winning.
 
 A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
-else `outputs.output`; text is parsed as JSON when it is JSON. `ok` is false when the run has an
-`error` or the ToolMessage's `status` is `error`. Its call id is the ToolMessage's `tool_call_id`,
-else `extra.tool_call_id`, else the id the model gave the call (the `tool_calls` of the nearest
-earlier `llm` run under the same parent or an ancestor, by tool name and order), else the run id.
-Calls are read from an `llm` run's outputs only: its inputs repeat the whole conversation.
+else `outputs.output`, else the outputs themselves (the SDK's `@traceable` keeps a returned dict
+so); text is parsed as JSON when it is JSON. `ok` is false when the run has an `error` or the
+ToolMessage's `status` is `error`. Its call id is the ToolMessage's `tool_call_id`, else
+`extra.tool_call_id`, else the id the model gave the call (the `tool_calls` of the nearest earlier
+`llm` run under the same parent or an ancestor, by tool name and order), else the run id. Calls
+and assistant text are read from an `llm` run's outputs only (its generations, or the `choices` of
+an OpenAI chat completion): its inputs repeat the whole conversation.
 
 Runs are ordered by `dotted_order` among runs of the same instant; times are kept to the microsecond.
 """
@@ -46,6 +48,7 @@ from agent_invariants.importers.common import (
     merged_records,
     parse_args,
     parse_result,
+    tool_message,
 )
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
@@ -261,6 +264,8 @@ class _Trace:
             failed = failed or message.get("status") == "error"
         elif "output" in outputs:
             value, kept = parse_result(outputs["output"])
+        elif outputs:   # the SDK's @traceable keeps a returned dict as the outputs themselves
+            value, kept = outputs, None
         else:
             value, kept = _NONE, None
         if value is not _NONE:
@@ -291,17 +296,17 @@ _NONE: Any = object()
 
 def _tool_message(raw: dict[str, Any]) -> dict[str, Any] | None:
     outputs = raw.get("outputs")
-    output = outputs.get("output") if isinstance(outputs, dict) else None
-    if isinstance(output, dict):
-        kwargs = as_object(output.get("kwargs")) if output.get("lc") == 1 else output
-        if kwargs.get("type") == "tool":
-            return kwargs
-    return None
+    return tool_message(outputs.get("output")) if isinstance(outputs, dict) else None
 
 
 def _generated(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The messages an llm run produced (from its outputs' generations; never its inputs)."""
+    """The messages an llm run produced (from its outputs' generations, or the `choices` of an
+    OpenAI chat completion, as `wrap_openai` and @traceable functions return it; never its
+    inputs), each with its `content` and its `tool_calls` as `{id, name}`."""
     outputs = raw.get("outputs")
+    if isinstance(outputs, dict) and isinstance(outputs.get("choices"), list):
+        yield from _chosen(outputs["choices"])
+        return
     generations = outputs.get("generations") if isinstance(outputs, dict) else None
     if not isinstance(generations, list):
         return
@@ -310,6 +315,16 @@ def _generated(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
             message = as_object(generation).get("message")
             if isinstance(message, dict):
                 yield as_object(message["kwargs"]) if isinstance(message.get("kwargs"), dict) else message
+
+
+def _chosen(choices: list[Any]) -> Iterator[dict[str, Any]]:
+    """The messages of an OpenAI chat completion's choices, their tool calls as LangChain writes
+    them (`{id, name}`; OpenAI's are `{id, function: {name, arguments}}`)."""
+    for choice in choices:
+        message = as_object(as_object(choice).get("message"))
+        calls = [{"id": call.get("id"), "name": as_object(call.get("function")).get("name")}
+                 for call in message.get("tool_calls") or [] if isinstance(call, dict)]
+        yield {"content": message.get("content"), "tool_calls": calls}
 
 
 def _text_blocks(content: Any) -> str:
