@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from agent_invariants.importers import import_file, import_runs
-from tests.frameworks import openai_agents_export, openinference_agents, pydantic_ai_otel, written
+from tests.frameworks import (
+    langgraph_openinference,
+    openai_agents_export,
+    openinference_agents,
+    pydantic_ai_otel,
+    written,
+)
 
 OTEL = ("refund_ok", "missing_lookup", "tool_raises", "forbidden_tool", "retries", "parallel", "convention",
         "unknown_tool", "tool_retry", "structured_output", "reused_call_ids", "approval_in_hook", "workflow_root",
@@ -312,6 +318,46 @@ def test_openinference_a_handoff_span_is_a_handoff(inference: dict[str, Path]) -
 
 def test_openinference_a_tool_error_is_a_failed_result(inference: dict[str, Path]) -> None:
     assert of_type(events(inference["tool_raises"]), "tool.result")[0]["ok"] is False
+
+
+# -- openinference, from LangGraph (a CHAIN around per-turn AGENT spans, the tools beside them) ---------------------
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return written(langgraph_openinference.write, langgraph_openinference.SCENARIOS,
+                   tmp_path_factory.mktemp("langgraph"), ".otlp.jsonl")
+
+
+def _spans(path: Path) -> list[dict[str, Any]]:
+    return [span for resource in json.loads(path.read_text())["resourceSpans"]
+            for scope in resource["scopeSpans"] for span in scope["spans"]]
+
+
+@pytest.mark.parametrize("scenario", ["refund_ok", "refund_fails", "refund_direct"])
+def test_openinference_the_span_around_several_agent_spans_bounds_the_run(graph: dict[str, Path],
+                                                                           scenario: str) -> None:
+    """LangGraph writes an AGENT span per model turn, side by side under the graph's CHAIN span,
+    and runs the tools beside them: the run is that CHAIN span, so every call is inside it (the
+    run ended with the last AGENT span, before a refund that failed the run or that ended it)."""
+    found = events(graph[scenario], "openinference")
+    (root,) = [span for span in _spans(graph[scenario]) if "parentSpanId" not in span]
+    assert kinds(found) == ["run.start", "tool.call", "tool.result", "tool.call", "tool.result",
+                            "run.failed" if scenario == "refund_fails" else "run.completed"]
+    assert found[-1]["duration_ms"] == (int(root["endTimeUnixNano"]) - int(root["startTimeUnixNano"])) / 1e6
+    if scenario == "refund_fails":
+        assert found[-1]["reason"] == "RuntimeError('payment gateway down')"   # (no traceback: it holds paths)
+        assert of_type(found, "tool.result")[1]["ok"] is False
+
+
+def test_openinference_a_langchain_tool_message_gives_the_result_and_the_call_id(graph: dict[str, Path]) -> None:
+    """A LangChain tool's output is its ToolMessage: the result is its `content` (JSON text,
+    parsed) and the call id its `tool_call_id`, the model's."""
+    found = events(graph["refund_ok"], "openinference")
+    assert [(event["tool"], event["call_id"]) for event in of_type(found, "tool.call")] == [
+        ("lookup_order", "call_lookup_1"), ("refund", "call_refund_1")]
+    assert [(event["call_id"], event["result"], event["ok"]) for event in of_type(found, "tool.result")] == [
+        ("call_lookup_1", {"order_id": "A1", "paid": 25.0}, True),
+        ("call_refund_1", {"refund_id": "R-9", "amount": 25.0}, True)]
 
 
 # -- openai-agents, written live (each span as it starts, and again as it ends) --------------------------------------

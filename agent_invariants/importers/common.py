@@ -33,7 +33,8 @@ from agent_invariants._js import replace_lone_surrogates, utf16_len
 from agent_invariants.errors import TraceError
 
 __all__ = ("END", "FIRST", "LAST", "MAX_RUN_EVENTS", "START", "ModelTurn", "Timeline", "as_object", "cut_text",
-           "duration_ms", "iso_nanos", "merged_records", "nanos_iso", "parse_args", "parse_result", "tool_message")
+           "duration_ms", "error_text", "iso_nanos", "merged_records", "nanos_iso", "parse_args", "parse_result",
+           "tool_message")
 
 MAX_RUN_EVENTS = 1_000_000
 """The most events one imported run may make. A run is held whole until it ends, to be put in
@@ -431,6 +432,16 @@ def _looks_like_repr(text: str) -> bool:
         return True
     head, _, rest = stripped.partition("(")
     return bool(rest) and stripped.endswith(")") and head.replace(".", "").replace("_", "").isalnum()
+
+
+def error_text(error: str) -> str:
+    """An error as `reason` and `data.error` say it: without a Python traceback (its paths, which
+    LangChain writes into a run's error and a span's status message), within 500 characters."""
+    head = error.split("Traceback (most recent call last):", 1)[0].strip()
+    if not head:
+        lines = error.strip().splitlines()
+        head = lines[-1].strip() if lines else "error"
+    return cut_text(head, 500)
 
 
 def cut_text(text: str, limit: int) -> str:

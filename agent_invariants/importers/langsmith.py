@@ -42,8 +42,8 @@ from agent_invariants.importers.common import (
     ModelTurn,
     Timeline,
     as_object,
-    cut_text,
     duration_ms,
+    error_text,
     iso_nanos,
     merged_records,
     parse_args,
@@ -413,12 +413,3 @@ class _ModelIds:
         for member in path:
             self.nearest[member] = found
         return found
-
-
-def error_text(error: str) -> str:
-    """A run's error as `reason` says it: without the traceback (its paths), within 500 characters."""
-    head = error.split("Traceback (most recent call last):", 1)[0].strip()
-    if not head:
-        lines = error.strip().splitlines()
-        head = lines[-1].strip() if lines else "error"
-    return cut_text(head, 500)

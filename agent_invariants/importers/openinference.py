@@ -1,16 +1,19 @@
 """`openinference`: OpenTelemetry spans with the OpenInference conventions (Arize Phoenix and its
 instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
 
-- the outermost `AGENT` span (else the earliest root span): `run.start`; `run.completed`, or
+- the outermost `AGENT` span (several side by side, as LangGraph writes one per model turn: the
+  span around them all; else the earliest root span): `run.start`; `run.completed`, or
   `run.failed` when it or an agent span inside it fails (or an agent's turn: a `CHAIN` right under
   an `AGENT`, where the Agents SDK's instrumentation puts the error that ended the run), or a
   guardrail fires;
 - `openinference.span.kind = TOOL`: `tool.call` {tool: `tool.name` (else the span name), call_id,
-  args: `input.value`} at its start, `tool.result` {result: `output.value`, ok} at its end;
+  args: `input.value`} at its start, `tool.result` {result: `output.value`, ok} at its end; an
+  `output.value` that is a LangChain ToolMessage (LangGraph's tools return one) gives its
+  `content` as the result, its `tool_call_id` as the call id, and `status: "error"` fails it;
 - a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
 - a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to}.
 
-The call id is `tool.id`; else the id the model gave the call: the `tool_calls` of the nearest
+The call id is `tool.id`, else the ToolMessage's; else the id the model gave the call: the `tool_calls` of the nearest
 earlier LLM span under the same parent or an ancestor (`llm.output_messages.<i>.message.tool_calls.
 <j>.tool_call.id`, indexes read as numbers), matched by tool name and order; else the span id. A
 tool fails when its span's status is ERROR or it holds an `exception` event.
@@ -22,8 +25,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-from agent_invariants.importers.common import END, ModelTurn, cut_text
-from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, error_text, failed
+from agent_invariants.importers.common import END, ModelTurn, cut_text, parse_result, tool_message
+from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, failed, span_error
 from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, ImportedRun
@@ -82,7 +85,7 @@ class _Trace(GenAiTrace):
     def failure_text(self, span: Span) -> str:
         if _kind(span) == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             return cut_text(f"guardrail:{_guardrail_name(span)}", 500)
-        return error_text(span)
+        return span_error(span)
 
     def span(self, span: Span, depth: int) -> None:
         kind = _kind(span)
@@ -91,10 +94,17 @@ class _Trace(GenAiTrace):
             self.handoff(span, depth)
         elif kind == "TOOL":
             tool = attributes.get("tool.name") or span.name
-            call_id = attributes.get("tool.id") or self.model_ids.get(span.order)
+            output = attributes.get("output.value")
+            message = tool_message(parse_result(output)[0])   # LangChain's tools return a ToolMessage
+            if message is not None:
+                self.tool(span, depth, tool=tool, args=attributes.get("input.value"), result=message.get("content"),
+                          call_id=attributes.get("tool.id") or message.get("tool_call_id")
+                          or self.model_ids.get(span.order), has_result=True,
+                          says_failed=message.get("status") == "error")
+                return
             mime = attributes.get("output.mime_type")
-            self.tool(span, depth, tool=tool, call_id=call_id, args=attributes.get("input.value"),
-                      result=attributes.get("output.value"), has_result="output.value" in attributes,
+            self.tool(span, depth, tool=tool, call_id=attributes.get("tool.id") or self.model_ids.get(span.order),
+                      args=attributes.get("input.value"), result=output, has_result="output.value" in attributes,
                       json_result=isinstance(mime, str) and "json" in mime)
         elif kind == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},

@@ -6,8 +6,9 @@ Each trace is a run (its id is the trace id). What becomes what:
 - the outermost `invoke_agent` / `invoke_workflow` span (else the earliest root span):
   `run.start` at its start; `run.completed` at its end, or `run.failed` {status: failed, reason}
   when it or an agent span inside it ends with an error (a span that outlasts it, such as a
-  server span around it, does not move the end). Agents side by side, under a span the export
-  left out, are one run: it ends with the last of them;
+  server span around it, does not move the end). Agents side by side are one run: the span
+  around them all (LangGraph's graph), or, when the export left that out, from the first of them
+  to the last;
 - `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
   `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`} at its start,
   `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
@@ -38,8 +39,8 @@ from agent_invariants.importers.common import (
     LAST,
     START,
     Timeline,
-    cut_text,
     duration_ms,
+    error_text,
     parse_args,
     parse_result,
 )
@@ -68,7 +69,7 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
         yield context.finished(trace_id, GenAiTrace(context, trace_id, spans).timeline())
 
 
-def error_text(span: Span) -> str:
+def span_error(span: Span) -> str:
     """What a failed span says of its error: its status message, else its exception's."""
     for event in span.events:
         if event.name == "exception":
@@ -76,8 +77,8 @@ def error_text(span: Span) -> str:
             message = event.attributes.get("exception.message")
             text = ": ".join(str(part) for part in (kind, message) if part)
             if text:
-                return cut_text(span.message or text, 500)
-    return cut_text(span.message or str(span.attributes.get("error.type") or "error"), 500)
+                return error_text(span.message or text)
+    return error_text(span.message or str(span.attributes.get("error.type") or "error"))
 
 
 def failed(span: Span) -> bool:
@@ -120,14 +121,28 @@ class GenAiTrace:
     # -- what each format reads differently ------------------------------------------------------------------------
 
     def outermost(self) -> list[Span]:
-        """The spans the run is: the outermost agent spans (several, when agents run side by side
-        under a span the export left out; the run starts with the first and ends with the last),
-        else the earliest root span (point 30: a later root beside it is not the run's), else the
-        earliest span."""
+        """The spans the run is: the outermost agent span; when several are outermost, side by
+        side, the closest span around them all (LangGraph writes an agent span per model turn, its
+        tools beside them, under the graph's span), or, when the export left that out, all of them
+        (the run starts with the first and ends with the last); else the earliest root span (point
+        30: a later root beside it is not the run's), else the earliest span."""
         agents = [span for span in self.tree.spans if self.is_agent(span)
                   and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
+        around = self._around(agents) if len(agents) > 1 else None
+        if around is not None:
+            return [around]
         pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
         return pool if agents else [min(pool, key=lambda span: (span.start, span.order))]
+
+    def _around(self, spans: list[Span]) -> Span | None:
+        """The closest span that holds all of `spans` (none of which holds another), or None."""
+        shared = list(self.tree.ancestors(spans[0]))   # nearest first
+        for span in spans[1:]:
+            above = {id(ancestor) for ancestor in self.tree.ancestors(span)}
+            shared = [ancestor for ancestor in shared if id(ancestor) in above]
+            if not shared:
+                return None
+        return shared[0]
 
     def kind(self, span: Span) -> str | None:
         kind = span.attributes.get(OPERATION)
@@ -156,7 +171,8 @@ class GenAiTrace:
     def run_bounds(self, root: Span, outermost: list[Span]) -> None:
         depth = self.tree.depth_of(root)   # the root span's own start and end: at equal times, §7's order
         self.out.add({"type": "run.start"}, root.start, depth=depth, line=root.line, span_id=root.span_id, bound=FIRST)
-        failing = next((span for span in self.tree.spans if self.ends_run(span)), None)
+        failing = next((span for span in self.tree.spans if self.ends_run(span) or (span is root and failed(span))),
+                       None)
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
             end = {"type": "run.failed", "status": "failed", "reason": self.failure_text(failing)}
@@ -175,7 +191,7 @@ class GenAiTrace:
         return failed(span) and (self.tree.parent(span) is None or self.is_agent(span))
 
     def failure_text(self, span: Span) -> str:
-        return error_text(span)
+        return span_error(span)
 
     def mapped(self, span: Span, depth: int) -> bool:
         """A span the profile or the convention turns into an event, at its start."""
@@ -209,7 +225,7 @@ class GenAiTrace:
                      span_id=span.span_id)
 
     def tool(self, span: Span, depth: int, *, tool: Any, call_id: Any, args: Any, result: Any, has_result: bool,
-             json_result: bool = False) -> None:
+             json_result: bool = False, says_failed: bool = False) -> None:
         name = tool if isinstance(tool, str) and tool else "<unnamed>"
         native = call_id if isinstance(call_id, str) and call_id else span.span_id
         key = ("span", span.order)
@@ -223,15 +239,15 @@ class GenAiTrace:
         self.parts.executed.setdefault(native, []).append(span.start)
         if not span.ended:
             return   # still running when it was exported: no result, and none guessed
-        broken = failed(span)
+        broken = failed(span) or says_failed
         outcome: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": native, "ok": not broken}
         if has_result:
             value, kept = parse_result(result, json_result)
             outcome["result"] = value
             if kept is not None:
                 outcome["data"] = {"raw_result": kept}
-        if broken:
-            outcome.setdefault("data", {})["error"] = error_text(span)
+        if broken and failed(span):
+            outcome.setdefault("data", {})["error"] = span_error(span)
         took = duration_ms(span.start, span.end)
         if took is not None:
             outcome["duration_ms"] = took

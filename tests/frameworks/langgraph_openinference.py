@@ -1,0 +1,108 @@
+"""OpenInference spans of a LangGraph agent, as OTLP JSON lines, for the `openinference` importer tests.
+
+A LangGraph ReAct agent (`langgraph.prebuilt.create_react_agent`) with a scripted chat model and two
+tools, traced by `openinference-instrumentation-langchain` into an in-memory exporter, the spans encoded
+as the OTLP exporters encode them (`encode_spans`) in protobuf's JSON mapping, one line per scenario.
+LangGraph's shape differs from the Agents SDK's: the graph is a `CHAIN` span, each model turn an
+`AGENT` span beside the others, the tools run in `tools` chains beside them, and a tool's output is
+the whole LangChain ToolMessage (`{"type": "tool", "data": {"content": ..., "tool_call_id": ...}}`).
+
+Scenarios: `refund_ok` (a lookup, then a refund), `refund_fails` (the refund raises: the graph
+fails), `refund_direct` (the refund is a `return_direct` tool: the graph ends with it, no third
+model turn).
+
+Run `python -m tests.frameworks.langgraph_openinference OUTDIR` to write every scenario to
+`OUTDIR/<scenario>.otlp.jsonl`.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from langgraph.prebuilt import create_react_agent
+from langgraph.warnings import LangGraphDeprecationWarning
+from openinference.instrumentation.langchain import LangChainInstrumentor
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+__all__ = ["EXTENSION", "SCENARIOS", "write"]
+
+EXTENSION = ".otlp.jsonl"
+SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct")
+
+_TURNS = [AIMessage(content="", tool_calls=[{"name": "lookup_order", "args": {"order_id": "A1"},
+                                             "id": "call_lookup_1", "type": "tool_call"}]),
+          AIMessage(content="", tool_calls=[{"name": "refund", "args": {"order_id": "A1", "amount": 25},
+                                             "id": "call_refund_1", "type": "tool_call"}]),
+          AIMessage(content="Refunded 25 for order A1.")]
+
+
+class _Scripted(BaseChatModel):
+    """A chat model that answers each turn from `_TURNS`."""
+
+    turn: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Any, **_: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **_: Any) -> ChatResult:
+        message = _TURNS[self.turn]
+        self.turn += 1
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _graph(scenario: str) -> Any:
+    @tool
+    def lookup_order(order_id: str, region: str = "eu") -> dict[str, Any]:
+        """Look an order up."""
+        return {"order_id": order_id, "paid": 25.0}
+
+    @tool(return_direct=scenario == "refund_direct")
+    def refund(order_id: str, amount: float) -> str:
+        """Refund an order."""
+        if scenario == "refund_fails":
+            raise RuntimeError("payment gateway down")
+        return json.dumps({"refund_id": "R-9", "amount": amount})
+
+    with warnings.catch_warnings():   # (moved to `langchain.agents` in LangGraph 1.0; the graph is the same)
+        warnings.simplefilter("ignore", LangGraphDeprecationWarning)
+        return create_react_agent(_Scripted(), [lookup_order, refund])
+
+
+def write(scenario: str, path: Path) -> None:
+    """Run `scenario` traced by OpenInference and write its spans as one OTLP JSON line to `path`."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "refund-desk"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        _graph(scenario).invoke({"messages": [("user", "Please refund order A1")]})
+    except RuntimeError:
+        pass   # the failing scenario: the graph raises what the tool raised
+    finally:
+        instrumentor.uninstrument()
+    message = json_format.MessageToDict(encode_spans(exporter.get_finished_spans()))
+    provider.shutdown()
+    path.write_text(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    for name in SCENARIOS:
+        write(name, Path(sys.argv[1]) / f"{name}{EXTENSION}")
