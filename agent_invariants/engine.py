@@ -158,14 +158,10 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     _caused_by(rules, inconclusive)
     counted = [result.violation_count - left_out for result, left_out in zip(results, inconclusive, strict=True)]
     violations = [violation for result in results for violation in result.violations]
-    # the evidence of version-2 kinds, values of the trace in canonical form, within a total (that
-    # of the version-1 kinds is the Node tool's: each is bounded by the fields it names)
-    canonical = [violation for rule, result in zip(rules, results, strict=True)
-                 if of_version_2(rule.kind) for violation in result.violations]
-    if canonical:   # (imported here: a passing check, or one of a version-1 contract, needs none of it)
+    if violations:   # (imported here: a passing check needs none of it)
         from agent_invariants.match.canonical import evidence_within_total
 
-        evidence_within_total(canonical)
+        evidence_within_total(violations, of_version_2)   # (version 1's keeps its keys in order)
     notices = _trace_notices(events, spelling, source, counter) + nothing
     _locate([*violations, *notices], source)
     total = sum(result.violation_count for result in results)

@@ -505,11 +505,12 @@ def _compare(args: dict[str, Any]) -> Any:
 
 def _small_evidence(report: Any) -> Any:
     """The check report with each violation's evidence within MAX_EVIDENCE_BYTES (a whole
-    argument array, say, in each of 10,000 violations). Larger evidence of a version-2 kind is
-    cut short as the report cuts evidence past its total (`"… 1990 more"`); what is still too
-    large, or a version-1 kind's (a contract's long list of patterns), is said, not returned."""
+    argument array, say, in each of 10,000 violations). Larger evidence is cut short as the
+    report cuts evidence past its total (`"… 1990 more"`; a version-1 kind's, a contract's long
+    list of patterns, keeping the order of its keys); what is still too large is said, not
+    returned."""
     from agent_invariants._js import js_number_hook
-    from agent_invariants.match.canonical import evidence_key
+    from agent_invariants.match.canonical import evidence_cut
     from agent_invariants.rules import of_version_2
 
     def size(evidence: Any) -> int:
@@ -521,8 +522,8 @@ def _small_evidence(report: Any) -> Any:
         whole = size(violation.evidence)
         if whole <= MAX_EVIDENCE_BYTES:
             continue
-        short = evidence_key(violation.evidence) if of_version_2(violation.rule_kind) else None
-        violation.evidence = short if short is not None and size(short) <= MAX_EVIDENCE_BYTES else \
+        short = evidence_cut(violation.evidence, keep_order=not of_version_2(violation.rule_kind))
+        violation.evidence = short if size(short) <= MAX_EVIDENCE_BYTES else \
             {"left_out": f"evidence of {whole:,} bytes, over the {MAX_EVIDENCE_BYTES:,} this server returns; "
                          "check from files with the command line for it"}
     return report

@@ -49,7 +49,7 @@ def test_evidence_cut_again_past_the_total_counts_what_was_left_out_before():
     assert once["list"][-1].startswith("… ") and once["object"]["…"].endswith(" more keys")
     violations = [Violation(rule_id="r", rule_kind="tool_args", severity="error", message="m", evidence=once)
                   for _ in range(EVIDENCE_TOTAL // 10_000 + 2)]
-    evidence_within_total(violations)
+    evidence_within_total(violations, lambda kind: True)
     assert violations[0].evidence == once
     last = violations[-1].evidence
     assert last != once
@@ -68,20 +68,34 @@ wide_values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(wide_values)
-def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_or_not(value):
-    """SARIF fingerprints hash `evidence_key` of a version-2 violation's evidence: of evidence the
-    report's total left whole and of the same evidence it cut, the key must be one."""
-    from agent_invariants.match.canonical import EVIDENCE_TOTAL, evidence_key, evidence_value, evidence_within_total
+@given(wide_values, st.booleans())
+def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_or_not(value, version_2):
+    """SARIF fingerprints hash `evidence_key` of a violation's evidence: of evidence the report's
+    total left whole and of the same evidence it cut, the key must be one. A version-2 kind's
+    evidence is in canonical form (`evidence_value`), and its cut too; a version-1 kind's is the
+    Node tool's, and its cut keeps the order of its keys. Cutting again changes nothing."""
+    from agent_invariants.match.canonical import (
+        EVIDENCE_TOTAL,
+        evidence_cut,
+        evidence_key,
+        evidence_value,
+        evidence_within_total,
+    )
     from agent_invariants.report import Violation
 
-    whole = evidence_value(value)
+    whole = evidence_value(value) if version_2 else {"tool": "t", "value": value, "allowed": ["a", "b"]}
+    kind = "tool_args" if version_2 else "allow_tools"
     filler = list(range(EVIDENCE_TOTAL // 4))   # more than the total, as compact JSON
-    violations = [Violation(rule_id="r", rule_kind="tool_args", severity="error", message="m", evidence=evidence)
+    violations = [Violation(rule_id="r", rule_kind=kind, severity="error", message="m", evidence=evidence)
                   for evidence in (filler, whole)]
-    evidence_within_total(violations)
+    evidence_within_total(violations, lambda kind: kind == "tool_args")
     cut = violations[1].evidence
-    assert evidence_key(cut) == evidence_key(whole) == cut
+    assert evidence_key(cut) == evidence_key(whole)
+    assert evidence_cut(cut, keep_order=not version_2) == cut
+    if version_2:
+        assert evidence_key(whole) == cut
+    else:
+        assert [key for key in cut if key != "…"] == [key for key in whole if key in cut]   # in their order
 
 
 numbers = st.one_of(st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False),

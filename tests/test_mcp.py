@@ -569,10 +569,9 @@ def test_a_report_keeps_at_most_10000_violations_per_trace_however_many_rules_br
 
 def test_a_violations_evidence_over_4_kib_is_cut_short_or_said_not_returned() -> None:
     """Evidence holds values of the trace: a thousand rules each quoting an argument of 2,000
-    numbers made a request of 110 KiB a response of 164 MiB. A version-2 kind's evidence over
-    4 KiB is cut short as a report cuts evidence past its total, saying what it left out; a
-    version-1 kind's (a contract's long list of patterns) is said, not returned. Small evidence
-    stays whole."""
+    numbers made a request of 110 KiB a response of 164 MiB. Evidence over 4 KiB is cut short as
+    a report cuts evidence past its total, saying what it left out (a version-1 kind's, a
+    contract's long list of patterns, keeping the order of its keys). Small evidence stays whole."""
     from agent_invariants.mcp_server import run_tool
 
     numbers = list(range(10**6, 10**6 + 2000))
@@ -592,9 +591,9 @@ def test_a_violations_evidence_over_4_kib_is_cut_short_or_said_not_returned() ->
         assert mismatch["actual"][-1] == f"… {2000 - len(kept)} more"
         assert len(json.dumps(violation["evidence"])) < 1_000
     assert small["evidence"]["mismatches"] == [{"actual": 1, "expected": 0, "pointer": "/args/y"}]
-    assert listing["evidence"] == {
-        "left_out": "evidence of 5,224 bytes, over the 4,096 this server returns; check from files with the "
-                    "command line for it"}
+    assert list(listing["evidence"]) == ["tool", "allowed"]   # (a version-1 kind's: its keys in their order)
+    kept = listing["evidence"]["allowed"][:-1]
+    assert kept == allowed[:len(kept)] and listing["evidence"]["allowed"][-1] == f"… {100 - len(kept)} more"
     compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events, "no_lint": True})
     assert compared["candidate"]["violations"] == report["violations"]
 

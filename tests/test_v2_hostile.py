@@ -249,11 +249,11 @@ def test_a_report_keeps_its_evidence_within_a_total_and_cuts_the_rest_short(tmp_
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_the_evidence_total_leaves_the_version_1_kinds_evidence_whole(tmp_path, version):
-    """The total bounds the evidence version-2 kinds write, values from the trace in canonical
-    form. The twelve kinds of version 1 write theirs as the Node tool does (keys in its order, a
-    list of patterns whole), in a contract of either version: 80 violations, each listing 200
-    globs, are past the total, and were cut and re-sorted from the 45th on."""
+def test_the_evidence_total_cuts_the_version_1_kinds_evidence_keeping_the_order_of_its_keys(tmp_path, version):
+    """The version-1 kinds write their evidence as the Node tool does (keys in its order, a list of
+    patterns whole) until the report's total: 80 violations, each listing 200 globs, pass it at
+    the 45th. Past it, the evidence is cut as any evidence is, its keys still in their order (a
+    thousand long patterns in each of a thousand violations made a JSON report of a GB)."""
     allowed = [f"tool-{n:03d}-{'x' * 40}*" for n in range(200)]
     contract = json.dumps({"version": version, "name": "h",
                            "rules": [{"id": "a", "kind": "allow_tools", "tools": allowed}]})
@@ -261,5 +261,35 @@ def test_the_evidence_total_leaves_the_version_1_kinds_evidence_whole(tmp_path, 
              for n in range(80)]
     result = run(tmp_path, [], lines, contract_text=contract)
     assert result.returncode == 1, result.stderr
-    written = [json.dumps(violation["evidence"]) for violation in json.loads(result.stdout)["violations"]]
-    assert written == [json.dumps({"tool": f"shell{n}", "allowed": allowed}) for n in range(80)]
+    written = [violation["evidence"] for violation in json.loads(result.stdout)["violations"]]
+    whole = [n for n, evidence in enumerate(written) if evidence == {"tool": f"shell{n}", "allowed": allowed}]
+    assert whole == list(range(len(whole))) and 20 < len(whole) < 80
+    for n, evidence in enumerate(written[len(whole):], len(whole)):
+        assert list(evidence) == ["tool", "allowed"] and evidence["tool"] == f"shell{n}"
+        kept = evidence["allowed"][:-1]
+        assert kept == allowed[:len(kept)] and evidence["allowed"][-1] == f"… {200 - len(kept)} more"
+
+
+def test_a_thousand_long_patterns_listed_in_a_thousand_violations_make_a_report_of_megabytes(tmp_path):
+    allowed = [f"g{n:04d}.{'x' * 490}" for n in range(1000)]
+    contract = json.dumps({"version": 1, "name": "h", "rules": [{"id": "a", "kind": "allow_tools", "tools": allowed}]})
+    lines = [json.dumps({"seq": n + 1, "type": "tool.call", "call_id": f"c{n}"}) for n in range(1000)]
+    result = run(tmp_path, [], lines, "--no-lint", contract_text=contract)
+    assert result.returncode == 1, result.stderr
+    assert len(result.stdout) < 10_000_000   # (1 GB before)
+
+
+def test_an_objects_long_keys_are_cut_in_evidence_as_its_strings_are(tmp_path):
+    """A key is text from the trace too: one of 200,000 characters, in a result each of 200
+    violations names, made a report of 80 MB."""
+    lines = [json.dumps({"seq": 1, "type": "tool.call", "tool": "get", "call_id": "g", "args": {}}),
+             json.dumps({"seq": 2, "type": "tool.result", "call_id": "g", "ok": True,
+                         "result": {"k" * 200_000: 1, "k" * 199_999 + "j": 2}})]
+    lines += [json.dumps({"seq": 3 + n, "type": "tool.call", "tool": "refund", "call_id": f"r{n}", "args": {"x": 0}})
+              for n in range(200)]
+    rule = {"id": "r", "kind": "tool_args", "tool": "refund", "match": {"x": {"$from_result": {"tool": "get"}}}}
+    result = run(tmp_path, [rule], lines)
+    assert result.returncode == 1, result.stderr
+    assert len(result.stdout) < 2_000_000
+    shown = json.loads(result.stdout)["violations"][0]["evidence"]["mismatches"][0]["expected"]["any_of"][0]
+    assert shown == {"k" * 200 + "…": 1, "k" * 200 + "……": 2}   # (two keys cut alike are told apart)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -26,7 +26,7 @@ from agent_invariants._js import js_float, js_number, js_number_hook, json_numbe
 from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "canonical", "canonical_key",
-           "evidence_key", "evidence_value", "evidence_within_total", "plain_size")
+           "evidence_cut", "evidence_key", "evidence_value", "evidence_within_total", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -136,43 +136,53 @@ EVIDENCE_SIZE = 20_000
 EVIDENCE_DEPTH = 32
 """How many levels of arrays and objects one violation's evidence keeps."""
 EVIDENCE_TOTAL = 250_000
-"""About how many bytes of version-2 evidence (as compact JSON) one check report keeps in full, in
-report order: past it, each further violation keeps about `EVIDENCE_SMALL` (`evidence_within_total`).
-The evidence of the version-1 kinds is the Node tool's: a few fields of one event and of its rule."""
+"""About how many bytes of evidence (as compact JSON) one check report keeps in full, in report
+order: past it, each further violation keeps about `EVIDENCE_SMALL` (`evidence_within_total`)."""
 EVIDENCE_SMALL = 500
 
 
-def evidence_within_total(violations: Iterable[Any]) -> None:
-    """Cut the evidence of `violations` (those of version-2 kinds, in report order) past
-    `EVIDENCE_TOTAL` to about `EVIDENCE_SMALL` characters each, as `evidence_value` cuts
-    (`"… 12 more"`). Each violation's evidence is bounded, but a thousand of them per rule, each
-    naming a large earlier result, made a report of 116 MB from a trace of 85 KB, and ran out of
-    memory with eight such rules."""
+def evidence_within_total(violations: Iterable[Any], canonical_kind: Callable[[str], bool]) -> None:
+    """Cut the evidence of `violations` (in report order) past `EVIDENCE_TOTAL` to about
+    `EVIDENCE_SMALL` characters each, as `evidence_value` cuts (`"… 12 more"`). Each violation's
+    evidence is bounded, but a thousand of them per rule, each naming a large earlier result,
+    made a report of 116 MB from a trace of 85 KB, and ran out of memory with eight such rules;
+    a version-1 `allow_tools` of a thousand long patterns, listed in each violation, one of a GB.
+    The evidence of a kind that is not `canonical_kind` (version 1: the Node tool's) keeps the
+    order of its keys, cut or not."""
     spent = 0
     for violation in violations:
         evidence = violation.evidence
         if evidence is UNSET:
             continue
         if spent > EVIDENCE_TOTAL:
-            violation.evidence = _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True)
+            violation.evidence = evidence_cut(evidence, keep_order=not canonical_kind(violation.rule_kind))
         else:
             spent += len(msgspec.json.encode(evidence, enc_hook=js_number_hook))
 
 
+def evidence_cut(evidence: Any, *, keep_order: bool = False) -> Any:
+    """A violation's evidence cut to about `EVIDENCE_SMALL` characters, the marks of what was
+    left out counting what earlier cuts left out too; with `keep_order`, its objects keep the
+    order of their keys. Cutting again changes nothing (a test says so)."""
+    return _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True, keep_order=keep_order)
+
+
 def evidence_key(evidence: Any) -> Any:
-    """The short form of a violation's version-2 evidence that is the same whether or not
+    """The short form of a violation's evidence that is the same whether or not
     `evidence_within_total` cut it: what SARIF fingerprints hash. Whether a violation is past
     the total depends on the violations before it in the report (of other rules, on later lines
     too), and a fingerprint that moved with them would close alerts and open new ones. Cutting
     again as the total cuts changes nothing of what it cut (a test says so), so this is the
-    evidence the total leaves, for every violation."""
-    return _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True)
+    evidence the total leaves, for every violation (its keys in canonical order: the order of
+    keys is no part of a fingerprint)."""
+    return evidence_cut(evidence)
 
 
-def _evidence(value: Any, left: list[int], depth: int, recut: bool = False) -> Any:
+def _evidence(value: Any, left: list[int], depth: int, recut: bool = False, keep_order: bool = False) -> Any:
     """`evidence_value`, with `left[0]` characters left to spend (it may go below 0 by one
     string or number: only what follows is cut). With `recut`, `value` is evidence cut before,
-    whose marks of what was left out (`"… 12 more"`, `"12 more keys"`) count in the new ones."""
+    whose marks of what was left out (`"… 12 more"`, `"12 more keys"`) count in the new ones.
+    With `keep_order`, objects keep the order of their keys (the Node tool's evidence)."""
     kind = value.__class__   # the usual numbers first, as they are: written alike by JavaScript and msgspec
     if (kind is int and -_SAFE <= value <= _SAFE) or (kind is float and 1e-4 <= abs(value) < 1e16
                                                       and not value.is_integer()):
@@ -207,13 +217,13 @@ def _evidence(value: Any, left: list[int], depth: int, recut: bool = False) -> A
             if left[0] <= 0:
                 items.append(f"… {len(value) - position + carried} more")
                 break
-            items.append(_evidence(item, left, depth + 1, recut))
+            items.append(_evidence(item, left, depth + 1, recut, keep_order))
         else:
             if carried:
                 items.append(f"… {carried} more")
         return items
     if isinstance(value, dict):
-        return _members(value, left, depth, recut)
+        return _members(value, left, depth, recut, keep_order)
     return value
 
 
@@ -227,9 +237,11 @@ def _more(mark: Any, pattern: re.Pattern[str]) -> int:
     return 0 if found is None else int(found.group(1))
 
 
-def _members(value: dict[str, Any], left: list[int], depth: int, recut: bool) -> dict[str, Any]:
+def _members(value: dict[str, Any], left: list[int], depth: int, recut: bool, keep_order: bool) -> dict[str, Any]:
     """An object as evidence holds it (`_evidence`): plain members first, then the arrays and
-    objects, each with an even share of what is left; keys in canonical order."""
+    objects, each with an even share of what is left; a key cut as a string is (to 200 code
+    points and `…`, one more `…` should two meet); keys in canonical order, or, with
+    `keep_order`, in their own."""
     left[0] -= 2
     carried = 0
     marks = [key for key in value if key and key.strip("…") == ""] if recut else []
@@ -238,28 +250,39 @@ def _members(value: dict[str, Any], left: list[int], depth: int, recut: bool) ->
         carried = _more(value[mark], _MORE_KEYS)
         if carried:
             value = {key: member for key, member in value.items() if key != mark}
-    found: dict[str, Any] = {}
+    kept: dict[str, tuple[str, Any]] = {}   # key -> (the key as evidence shows it, the member)
+    names: set[str] = set()
+
+    def shown(key: str) -> str:
+        name = key if len(key) <= EVIDENCE_TEXT else key[:EVIDENCE_TEXT] + "…"
+        while name in names:
+            name += "…"
+        names.add(name)
+        left[0] -= len(name) + 3
+        return name
+
     nested = []
     for key, member in value.items():
         if isinstance(member, (list, dict)):
             nested.append(key)
         elif left[0] > 0:
-            left[0] -= len(key) + 3
-            found[key] = _evidence(member, left, depth + 1, recut)
+            name = shown(key)
+            kept[key] = (name, _evidence(member, left, depth + 1, recut, keep_order))
     for number, key in enumerate(sorted(nested, key=utf16_sort_key)):
         if left[0] <= 0:
             break
         share = [left[0] // (len(nested) - number)]
         spent = share[0]
-        left[0] -= len(key) + 3
-        found[key] = _evidence(value[key], share, depth + 1, recut)
+        name = shown(key)
+        kept[key] = (name, _evidence(value[key], share, depth + 1, recut, keep_order))
         left[0] -= spent - share[0]
-    if len(found) < len(value) or carried:
+    found = dict(kept[key] for key in value if key in kept)
+    if len(kept) < len(value) or carried:
         marker = "…"
         while marker in found:   # (a value's own key "…" is kept as it is)
             marker += "…"
-        found[marker] = f"{len(value) - len(found) + carried} more keys"
-    return {key: found[key] for key in sorted(found, key=utf16_sort_key)}
+        found[marker] = f"{len(value) - len(kept) + carried} more keys"
+    return found if keep_order else {key: found[key] for key in sorted(found, key=utf16_sort_key)}
 
 
 _PLAIN_STRING = re.compile(rb'"[^"]*"')

@@ -63,7 +63,7 @@ from agent_invariants.report import (
     RuleChange,
     Violation,
 )
-from agent_invariants.rules import RULE_KINDS, of_version_2
+from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri
 from agent_invariants.stability import StabilityReport, describe, failed_checks, odd_one
 
@@ -585,12 +585,9 @@ def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Viola
 
 
 def _stable_evidence(violation: Violation) -> Any:
-    """The evidence a violation's fingerprint hashes: of a version-2 kind, the short form that
-    the report's evidence total does not change (`evidence_key`); else the evidence itself."""
-    evidence = violation.evidence
-    if evidence is UNSET or not of_version_2(violation.rule_kind):
-        return evidence
-    return evidence_key(evidence)
+    """The evidence a violation's fingerprint hashes: the short form that the report's evidence
+    total does not change (`evidence_key`)."""
+    return violation.evidence if violation.evidence is UNSET else evidence_key(violation.evidence)
 
 
 def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any,
