@@ -201,7 +201,7 @@ def parse(source: ContractSource) -> Any:
 def _parse_json(data: bytes, label: str) -> Any:
     wide = wide_unicode(data)
     if wide is not None:
-        raise ContractError(label, None, wide)
+        raise ContractError(label, None, wide, line=1)
     if data.startswith(b"\xef\xbb\xbf"):
         raise ContractError(label, None, "starts with a UTF-8 byte order mark, which these JSON files may not start "
                                          "with (as the Node tool's contracts may not); save the file without it")

@@ -270,7 +270,7 @@ def _jsonl_or_array(state: ReadState, chunks: Iterator[bytes]) -> Iterator[list[
         raise state.fail(None, "looks gzip-compressed; decompress it first (e.g. gunzip -k)")
     wide = wide_unicode(head)
     if wide is not None:
-        raise state.fail(None, wide)
+        raise state.fail(blanks.lines + 1, wide)
     if head[start:start + 1] == b"[":
         yield from array_batches(state, head, start, chunks, blanks.lines)
         return

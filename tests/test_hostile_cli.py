@@ -464,7 +464,7 @@ def test_a_utf_16_or_32_file_is_named_so(folder, encoding, name, big_endian, arg
     codec = f"{encoding}-{'be' if big_endian else 'le'}"
     mark = "\ufeff".encode(codec)
     (folder / "wide").write_bytes(mark + text.encode(codec))
-    one_error(run(folder, *args), f"wide: is {name} text (it starts with a {name} byte order mark), not UTF-8: "
+    one_error(run(folder, *args), f"wide:1: is {name} text (it starts with a {name} byte order mark), not UTF-8: "
                                   f"save it as UTF-8 (e.g. iconv -f {name} -t UTF-8)")
 
 

@@ -116,7 +116,7 @@ def _head(name: str, stream: BinaryIO) -> bytes:
     head = _read(name, stream, 0)
     wide = wide_unicode(head)
     if wide is not None:
-        raise TraceError(name, None, wide)
+        raise TraceError(name, 1, wide)
     return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
 
 
