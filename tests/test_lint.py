@@ -338,3 +338,16 @@ def test_two_references_to_one_forbidden_tool_are_one_finding_at_the_later_rule(
                                  "amount": {"$from_result": {"tool": "shell.rm"}}}}
     assert [code for code in codes(either, deny, required) if code[0] == "reference_to_forbidden"] == [
         ("reference_to_forbidden", "error", ["reads", "deny"])]   # (the one outside $any_of proves it)
+
+
+def test_with_an_allow_list_only_named_calls_meet_a_requirement_that_names_no_tool():
+    """allow_tools fails every call without a tool name (even with `*`): in a trace that passes,
+    the calls a `require_event` naming no tool counts are named, so `*` sees them."""
+    allow = {"id": "allow", "kind": "allow_tools", "tools": ["*"]}
+    any_three = {"id": "three", "kind": "require_event", "match": {"type": "tool.call"}, "min": 3}
+    cap = {"id": "cap", "kind": "tool_calls", "tool": "*", "max": 2}
+    assert ("count_contradiction", "error", ["cap", "three"]) in codes(allow, cap, any_three)
+    args = {"id": "args", "kind": "tool_args", "tool": "*", "match": {"x": 1}}
+    assert [code for code in codes(allow, any_three, args) if code[0] == "unrequired_subject"] == []
+    warned = {**allow, "severity": "warning"}   # (a warning fails nothing: unnamed calls may still pass)
+    assert [code for code in codes(warned, cap, any_three) if code[0] == "count_contradiction"] == []

@@ -157,6 +157,9 @@ def requirements(rules: list[Rule]) -> list[Requirement]:
                 found.append(Requirement(i, name, entries.count(name), False))
         elif kind == "tool_args" and "call_index" in rule:
             found.append(Requirement(i, rule["tool"].strip(), rule["call_index"] + 1, True))
+    if any(rule["kind"] == "allow_tools" and rule.get("severity", "error") == "error" for rule in rules):
+        # an allow_tools fails every unnamed call (v1 §4.2): a passing trace meets them with named calls
+        found = [Requirement(q.rule, q.glob, q.n, q.counts_for_glob) for q in found]
     return found
 
 

@@ -4,7 +4,8 @@ called and how often (R(t)), which rules bound how many calls, and which order r
 - A **requirement** is a number of calls some rule demands of a glob: `tool_calls.min` (either
   `count`), the `min` (default 1) of a `require_event` whose matcher has `type: "tool.call"` (its
   `tool`; without one, `*` and calls without a tool name, which no glob matches, so only a bound
-  that counts those too, `event_budget` or a `require_event.max` naming no tool, caps it), the
+  that counts those too, `event_budget` or a `require_event.max` naming no tool, caps it, unless
+  an error-severity `allow_tools`, which fails every such call, leaves only named ones), the
   number of times one entry appears in a `tool_order`, or `call_index + 1` of
   a `tool_args`. For a literal tool t, R(t) is the largest requirement on exactly t; S(t) the
   largest `count: successful` one.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -91,6 +92,10 @@ class Facts:
             gather = _GATHER.get(rule.kind)
             if gather is not None:
                 gather(facts, index, rule)
+        if any(rule.kind == "allow_tools" and facts.severity(index) == "error" for index, rule in enumerate(rules)):
+            # an allow_tools fails every call without a tool name: in a trace that passes, only
+            # named calls can meet a requirement that names no tool
+            facts.requirements = [replace(need, unnamed=False) for need in facts.requirements]
         return facts
 
     def severity(self, index: int) -> str:
