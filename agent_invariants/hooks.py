@@ -33,8 +33,8 @@ _CONTRACT_SCHEMA = (r"""(?:[a-z][a-z0-9+.-]*://[^"'\s]*agent-invariants[^"'\s]*/
 """A `$schema` value that names a contract schema: a URL of agent-invariants' own, or a path to
 the file (`../schemas/contract-v2.schema.json`), never another project's `contract-v1` schema."""
 _NAMES_SCHEMA = re.compile(rb"contract-v[12]\.schema\.json")
-"""What the text of a file that may be a contract holds (however its `$schema` key and value are
-escaped, `"\\u0024schema"`, `https:\\/\\/`): only such a file is parsed."""
+"""What the text of a file that cannot be parsed must hold to be taken for a contract (and fail
+the hook, saying why)."""
 _SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
 
 
@@ -75,8 +75,8 @@ def is_contract(path: str) -> bool:
     try:
         with open(path, "rb") as handle:
             text = handle.read(MAX_CONTRACT_BYTES + 1)
-        if len(text) > MAX_CONTRACT_BYTES or _NAMES_SCHEMA.search(text) is None:   # (no contract is that large)
-            return False
+        if len(text) > MAX_CONTRACT_BYTES or b"schema" not in text:   # (no contract is that large; a file
+            return False                                              # without a $schema is passed over unread)
     except OSError:
         return False
     from agent_invariants.contract_source import ContractSource, is_yaml, parse
@@ -84,8 +84,8 @@ def is_contract(path: str) -> bool:
 
     try:   # (the bytes read above: the file is not read twice)
         document = parse(ContractSource(text, path, os.path.dirname(os.path.abspath(path)), is_yaml(path)))
-    except InputError:
-        return True   # it names a contract schema and cannot be read: validating it says why
+    except InputError:   # it cannot be read: a contract if it names a contract schema (validating it says why)
+        return _NAMES_SCHEMA.search(text) is not None
     schema = document.get("$schema") if isinstance(document, dict) else None
     return isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None
 

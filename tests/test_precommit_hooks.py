@@ -79,8 +79,8 @@ def test_a_contract_naming_the_schema_by_a_relative_path_is_checked(tmp_path):
 
 
 def test_a_contract_whose_schema_key_or_value_is_written_with_json_escapes_is_checked(tmp_path):
-    """`"\\u0024schema"` is the key `$schema`, and `https:\\/\\/` is `https://` (some JSON writers
-    escape every slash): the file is the contract its parsed `$schema` says it is."""
+    """`"\\u0024schema"` is the key `$schema`, `https:\\/\\/` is `https://` (some JSON writers
+    escape every slash) and `\\u002d` is `-`: the file is the contract its parsed `$schema` says it is."""
     (tmp_path / "policy").mkdir()
     bad = [{"id": "r", "kind": "deny_tool", "tool": ""}]
     (tmp_path / "policy" / "key.json").write_text(
@@ -89,11 +89,15 @@ def test_a_contract_whose_schema_key_or_value_is_written_with_json_escapes_is_ch
     (tmp_path / "policy" / "url.json").write_text(
         '{"$schema": ' + json.dumps(SCHEMA).replace("/", "\\/") + ', "version": 2, "name": "u", "rules": '
         + json.dumps(bad) + "}")
+    (tmp_path / "policy" / "value.json").write_text(
+        '{"$schema": "../schemas/contract\\u002dv2.schema.json", "version": 2, "name": "v", "rules": '
+        + json.dumps(bad) + "}")
+    (tmp_path / "policy" / "broken.json").write_text('{"$schema": "https://example.com/other.schema.json", ')
     result = run_hook("agent-invariants-validate", tmp_path)
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [
+    assert result.stderr.splitlines() == [   # (a file that is no JSON, naming another schema, is not ours)
         f"agent-invariants: policy/{name}.json:1: $.rules[0].tool: expected a non-empty string, got \"\""
-        for name in ("key", "url")]
+        for name in ("key", "url", "value")]
 
 
 def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
