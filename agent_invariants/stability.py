@@ -374,14 +374,15 @@ def path_text(path: Path) -> str:
 
 def _key_text(key: str) -> str:
     """`key` as a JSON string in which every character a terminal or a log would not show as
-    itself (those `inert` escapes: DEL, C1 controls, invisible ones) is a JSON escape, `\\u007f`,
+    itself (those `inert` escapes: DEL, C1 controls, invisible ones; and spaces other than the
+    space, unassigned code points: what Python does not call printable) is a JSON escape, `\\u007f`,
     an astral one as its surrogate pair: so a path printed is safe to show and, as written, still
     a path that `--ignore` and `--map` take (inert's `\\x7f` is no JSON escape)."""
     written = msgspec.json.encode(key).decode()   # (C0 controls escaped: the rest is printable ASCII, but DEL)
     if written.isascii() and "\x7f" not in written:
         return written
-    return "".join(char if " " <= char < "\x7f" or (not char.isascii() and inert(char) == char) else _escaped(ord(char))
-                   for char in written)
+    return "".join(char if " " <= char < "\x7f" or (not char.isascii() and char.isprintable() and inert(char) == char)
+                   else _escaped(ord(char)) for char in written)
 
 
 def _escaped(code: int) -> str:

@@ -193,7 +193,8 @@ def test_an_invalid_trace_is_one_line_naming_it(tmp_path):
 
 
 @pytest.mark.parametrize("key, written", [("k\x7f", "k\\u007f"), ("k\x85", "k\\u0085"), ("k\u200b", "k\\u200b"),
-                                           ("k\U000e0001", "k\\udb40\\udc01"), ("k\n", "k\\n")])
+                                           ("k\U000e0001", "k\\udb40\\udc01"), ("k\n", "k\\n"),
+                                           ("n\u00a0", "n\\u00a0"), ("n\u3000", "n\\u3000")])
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_a_key_a_terminal_would_not_show_is_written_as_a_json_escape_that_ignore_takes(tmp_path, key, written, fmt):
     """A path's `["key"]` is a JSON string, which `--ignore` and `--map` take as the report writes
