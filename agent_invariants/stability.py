@@ -50,6 +50,9 @@ said in every format (the headline, a JUnit case, a SARIF result, a GitHub annot
   run's final output), `--output F`, `--max-line-bytes N`.
 
 Paths are written as the report writes them; a leading `$.` is accepted (`$.refunds[].amount`).
+A key other than letters, digits, `_` and `-` is a JSON string (`["a b"]`), in which a character
+that would not show as itself (a control, an invisible one, a space other than the space) is a
+JSON escape (`["n\\u00a0"]`), so that a path copied from any report works as an option.
 
 ## Report
 `--format json` prints `agent-invariants/stability/v1`: `{schema, runs: [{trace, reporting,
