@@ -619,6 +619,19 @@ def test_each_format_refuses_an_empty_object(tmp_path: Path, fmt: str) -> None:
     refused(convert(tmp_path, fmt, "{}\n"), "in.jsonl", located=False)
 
 
+@pytest.mark.parametrize("fmt", ["otel", "openinference"])
+def test_a_file_of_log_records_alone_holds_no_run(tmp_path: Path, fmt: str) -> None:
+    """The logs file of an OTLP file exporter, given for its traces file: its records name a
+    trace, but a trace of no span is no run (it was a run of no events, which every contract that
+    requires nothing passed)."""
+    record = {"timeUnixNano": "1700000000000000000", "traceId": "0af7651916cd43dd8448eb211c80319c",
+              "spanId": "b7ad6b7169203331", "eventName": "gen_ai.client.inference.operation.details",
+              "body": {"stringValue": "x"}}
+    text = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}) + "\n"
+    line = refused(convert(tmp_path, fmt, text), "in.jsonl", located=False)
+    assert "holds no run" in line, line
+
+
 def mcp(ts: str, session: str, direction: str, msg: dict[str, Any]) -> str:
     return json.dumps({"ts": ts, "session": session, "dir": direction, "msg": msg}) + "\n"
 

@@ -67,8 +67,17 @@ def sniff_otlp(value: Any) -> bool:
 
 def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[str, list[Span]]]:
     """The spans of each wanted trace, in file order, as soon as its last line has been read.
-    Records of other signals (logs, metrics) and spans of unwanted traces are skipped (counted,
-    or their ids noted)."""
+    Records of other signals (metrics) and spans of unwanted traces are skipped (counted, or their
+    ids noted); so are the log records of a trace that has no span (a logs file given for the
+    traces file: no run, rather than a run of nothing that passes)."""
+    for trace_id, spans in _traces(records, context):
+        if any(not span.log for span in spans):
+            yield trace_id, spans
+        else:
+            context.skip(len(spans))
+
+
+def _traces(records: Iterator[Record], context: Context) -> Iterator[tuple[str, list[Span]]]:
     traces: Runs[list[Span]] = Runs(context, new_list)
     order = 0
     for record in records:
