@@ -632,6 +632,42 @@ def test_a_file_of_log_records_alone_holds_no_run(tmp_path: Path, fmt: str) -> N
     assert "holds no run" in line, line
 
 
+def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_own(tmp_path: Path) -> None:
+    """The OpenTelemetry GenAI instrumentations' `event_only` content capture sets no messages on
+    the chat span: they are on a `gen_ai.client.inference.operation.details` log record in it, as
+    structured values. A tool the model asked for that no `execute_tool` span ran comes from them
+    as from the span's own (§10 point 29): here `shell`, which the denied-tool rule must see."""
+    trace = "0af7651916cd43dd8448eb211c80319c"
+
+    def attribute(key: str, value: dict[str, Any]) -> dict[str, Any]:
+        return {"key": key, "value": value}
+
+    def text(value: str) -> dict[str, Any]:
+        return {"stringValue": value}
+
+    def kvlist(**members: dict[str, Any]) -> dict[str, Any]:
+        return {"kvlistValue": {"values": [attribute(key, value) for key, value in members.items()]}}
+
+    asked = {"arrayValue": {"values": [kvlist(role=text("assistant"), parts={"arrayValue": {"values": [
+        kvlist(type=text("tool_call"), id=text("call_1"), name=text("shell"), arguments=kvlist(cmd=text("id")))]}})]}}
+    spans = [{"traceId": trace, "spanId": "00000000000000a1", "name": "invoke_agent desk", "startTimeUnixNano": "1000",
+              "endTimeUnixNano": "9000", "attributes": [attribute("gen_ai.operation.name", text("invoke_agent"))]},
+             {"traceId": trace, "spanId": "00000000000000b2", "parentSpanId": "00000000000000a1", "name": "chat m",
+              "startTimeUnixNano": "2000", "endTimeUnixNano": "3000",
+              "attributes": [attribute("gen_ai.operation.name", text("chat"))]}]
+    record = {"timeUnixNano": "3000", "traceId": trace, "spanId": "00000000000000b2",
+              "eventName": "gen_ai.client.inference.operation.details",
+              "attributes": [attribute("gen_ai.operation.name", text("chat")),
+                             attribute("gen_ai.output.messages", asked)]}
+    lines = [json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}),
+             json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]})]
+    result = convert(tmp_path, "otel", "\n".join(lines) + "\n")
+    assert result.returncode == 0, result.stderr
+    calls = [event for event in map(json.loads, result.stdout.splitlines()) if event["type"] == "tool.call"]
+    assert [(call["tool"], call["call_id"], call["args"], call["data"]["source"].get("synthetic")) for call in calls] \
+        == [("shell", "call_1", {"cmd": "id"}, True)]
+
+
 def mcp(ts: str, session: str, direction: str, msg: dict[str, Any]) -> str:
     return json.dumps({"ts": ts, "session": session, "dir": direction, "msg": msg}) + "\n"
 

@@ -14,7 +14,8 @@ Each trace is a run (its id is the trace id). What becomes what:
   `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
-  of the next chat span;
+  of the next chat span (messages logged in the chat span, `event_only` content capture, are its
+  own);
 - a span, span event or log record (its `eventName`, else `event.name`; OTLP JSON lines may hold
   `resourceLogs` beside `resourceSpans`) named after one of our event types, or matched by a
   profile: that event (fields from `ainv.*` attributes), a log record inside the span it was
@@ -55,6 +56,7 @@ FORMAT = "otel"
 OPERATION = "gen_ai.operation.name"
 _AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
 _CHAT_OPERATIONS = ("chat", "text_completion", "generate_content")
+_MESSAGES = ("gen_ai.input.messages", "gen_ai.output.messages")
 RUN_IDS = (TRACE_ID, trace_key)
 """How a first pass finds the runs a line belongs to (see `records.last_lines`)."""
 
@@ -101,6 +103,7 @@ class GenAiTrace:
         self.parts = _MessageParts()
 
     def timeline(self) -> Timeline:
+        self.messages_from_logs()
         outermost = self.outermost()
         root = min(outermost, key=lambda span: (span.start, span.order))
         for span in self.tree.spans:
@@ -143,6 +146,18 @@ class GenAiTrace:
             if not shared:
                 return None
         return shared[0]
+
+    def messages_from_logs(self) -> None:
+        """The messages of a chat span that the instrumentation logged rather than set on it (the
+        OpenTelemetry GenAI instrumentations' `event_only` content capture puts them on a
+        `gen_ai.client.inference.operation.details` log record in the span): read as its own."""
+        for record in self.tree.spans:
+            chat = self.tree.parent(record) if record.log else None
+            if chat is None or chat.log or chat.attributes.get(OPERATION) not in _CHAT_OPERATIONS:
+                continue
+            for key in _MESSAGES:
+                if key in record.attributes and key not in chat.attributes:
+                    chat.attributes[key] = record.attributes[key]
 
     def kind(self, span: Span) -> str | None:
         kind = span.attributes.get(OPERATION)
