@@ -668,6 +668,34 @@ def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_ow
         == [("shell", "call_1", {"cmd": "id"}, True)]
 
 
+@pytest.mark.parametrize("around", ["invoke_workflow", None])
+def test_otel_agents_side_by_side_are_one_run_bounded_by_a_genai_span_around_them(tmp_path: Path,
+                                                                                  around: str | None) -> None:
+    """Two agent spans side by side: under a GenAI span (a workflow, LangGraph's graph) that span
+    is the run; under a span of no convention (a server span around the process) the run is
+    still from the first agent's start to the last one's end, which such a span does not move."""
+    trace = "0af7651916cd43dd8448eb211c80319c"
+
+    def span(span_id: str, parent: str | None, operation: str | None, start: int, end: int) -> dict[str, Any]:
+        found: dict[str, Any] = {"traceId": trace, "spanId": span_id, "name": operation or "GET /agents",
+                                 "startTimeUnixNano": str(start), "endTimeUnixNano": str(end), "attributes": []}
+        if parent:
+            found["parentSpanId"] = parent
+        if operation:
+            found["attributes"] = [{"key": "gen_ai.operation.name", "value": {"stringValue": operation}}]
+        return found
+
+    spans = [span("00000000000000a1", None, around, 1000, 9000),
+             span("00000000000000b1", "00000000000000a1", "invoke_agent", 2000, 3000),
+             span("00000000000000b2", "00000000000000a1", "invoke_agent", 4000, 5000)]
+    result = convert(tmp_path, "otel", json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
+    assert result.returncode == 0, result.stderr
+    found = list(map(json.loads, result.stdout.splitlines()))
+    assert [event["type"] for event in found] == ["run.start", "run.completed"]
+    assert [event["data"]["source"]["span_id"] for event in found] == (
+        ["00000000000000a1", "00000000000000a1"] if around else ["00000000000000b1", "00000000000000b2"])
+
+
 def mcp(ts: str, session: str, direction: str, msg: dict[str, Any]) -> str:
     return json.dumps({"ts": ts, "session": session, "dir": direction, "msg": msg}) + "\n"
 

@@ -13,10 +13,11 @@ instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
 - a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
 - a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to}.
 
-The call id is `tool.id`, else the ToolMessage's; else the id the model gave the call: the `tool_calls` of the nearest
-earlier LLM span under the same parent or an ancestor (`llm.output_messages.<i>.message.tool_calls.
-<j>.tool_call.id`, indexes read as numbers), matched by tool name and order; else the span id. A
-tool fails when its span's status is ERROR or it holds an `exception` event.
+The call id is `tool.id`, else the ToolMessage's; else the id the model gave the call: the
+`tool_calls` of the nearest earlier LLM span under the same parent or an ancestor
+(`llm.output_messages.<i>.message.tool_calls.<j>.tool_call.id`, indexes read as numbers), matched
+by tool name and order; else the span id. A tool fails when its span's status is ERROR or it holds
+an `exception` event.
 """
 from __future__ import annotations
 

@@ -125,10 +125,11 @@ class GenAiTrace:
 
     def outermost(self) -> list[Span]:
         """The spans the run is: the outermost agent span; when several are outermost, side by
-        side, the closest span around them all (LangGraph writes an agent span per model turn, its
-        tools beside them, under the graph's span), or, when the export left that out, all of them
-        (the run starts with the first and ends with the last); else the earliest root span (point
-        30: a later root beside it is not the run's), else the earliest span."""
+        side, the closest span of the format's around them all (LangGraph writes an agent span per
+        model turn, its tools beside them, under the graph's span), or, without one (the export
+        left it out), all of them (the run starts with the first and ends with the last); else the
+        earliest root span (point 30: a later root beside it is not the run's), else the earliest
+        span."""
         agents = [span for span in self.tree.spans if self.is_agent(span)
                   and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
         around = self._around(agents) if len(agents) > 1 else None
@@ -138,14 +139,13 @@ class GenAiTrace:
         return pool if agents else [min(pool, key=lambda span: (span.start, span.order))]
 
     def _around(self, spans: list[Span]) -> Span | None:
-        """The closest span that holds all of `spans` (none of which holds another), or None."""
+        """The closest span of the format's own (one with a `kind`: not a server span around the
+        process, which would move the run's bounds) that holds all of `spans`, or None."""
         shared = list(self.tree.ancestors(spans[0]))   # nearest first
         for span in spans[1:]:
             above = {id(ancestor) for ancestor in self.tree.ancestors(span)}
             shared = [ancestor for ancestor in shared if id(ancestor) in above]
-            if not shared:
-                return None
-        return shared[0]
+        return next((ancestor for ancestor in shared if self.kind(ancestor) is not None), None)
 
     def messages_from_logs(self) -> None:
         """The messages of a chat span that the instrumentation logged rather than set on it (the

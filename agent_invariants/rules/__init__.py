@@ -76,8 +76,8 @@ def kind_class(kind: str) -> type[Rule] | None:
 
 def of_version_2(kind: str) -> bool:
     """Whether `kind` came with contract version 2. Its evidence holds values of the trace in
-    canonical form (`match.canonical`), which a report bounds in total and cuts alike everywhere;
-    the version-1 kinds' evidence is the Node tool's, a few fields of one event and of its rule."""
+    canonical form (`match.canonical`), keys in canonical order; the version-1 kinds' evidence is
+    the Node tool's, whose keys keep their order when a report cuts it."""
     found = kind_class(kind)
     return found is not None and since_version(found.config_type) > 1
 
