@@ -360,6 +360,15 @@ def test_openinference_a_langchain_tool_message_gives_the_result_and_the_call_id
         ("call_refund_1", {"refund_id": "R-9", "amount": 25.0}, True)]
 
 
+def test_openinference_a_langchain_tool_given_one_argument_alone_has_the_models_arguments(
+        graph: dict[str, Path]) -> None:
+    """LangChain hands a tool whose call names one argument that argument alone (`input.value`
+    is `A1`): the args are then those the model gave the call with the ToolMessage's id."""
+    found = events(graph["refund_ok"], "openinference")
+    assert [(event["tool"], event.get("args")) for event in of_type(found, "tool.call")] == [
+        ("lookup_order", {"order_id": "A1"}), ("refund", {"order_id": "A1", "amount": 25})]
+
+
 # -- openai-agents, written live (each span as it starts, and again as it ends) --------------------------------------
 
 @pytest.mark.parametrize("scenario", ["refund_ok", "parallel", "tool_raises", "guardrail"])

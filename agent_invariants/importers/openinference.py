@@ -10,6 +10,7 @@ instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
   args: `input.value`} at its start, `tool.result` {result: `output.value`, ok} at its end; an
   `output.value` that is a LangChain ToolMessage (LangGraph's tools return one) gives its
   `content` as the result, its `tool_call_id` as the call id, and `status: "error"` fails it;
+  its args, when `input.value` holds no object (one argument alone), are the model's for that id;
 - a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
 - a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to}.
 
@@ -26,7 +27,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
-from agent_invariants.importers.common import END, ModelTurn, cut_text, parse_result, tool_message
+from agent_invariants.importers.common import END, ModelTurn, cut_text, parse_args, parse_result, tool_message
 from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, failed, span_error
 from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
 from agent_invariants.importers.records import Record
@@ -36,7 +37,8 @@ __all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
 
 FORMAT = "openinference"
 KIND = "openinference.span.kind"
-_INDEXED = re.compile(r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name)$")
+_INDEXED = re.compile(r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\."
+                      r"(id|function\.name|function\.arguments)$")
 
 
 def sniff(value: Any) -> bool:
@@ -69,6 +71,7 @@ class _Trace(GenAiTrace):
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         super().__init__(context, trace_id, spans)
         self.model_ids = _model_ids(self.tree)
+        self._asked: dict[str, Any] | None = None   # call id -> the arguments the model gave it
 
     def kind(self, span: Span) -> str | None:
         return _kind(span) or None
@@ -98,9 +101,9 @@ class _Trace(GenAiTrace):
             output = attributes.get("output.value")
             message = tool_message(parse_result(output)[0])   # LangChain's tools return a ToolMessage
             if message is not None:
-                self.tool(span, depth, tool=tool, args=attributes.get("input.value"), result=message.get("content"),
-                          call_id=attributes.get("tool.id") or message.get("tool_call_id")
-                          or self.model_ids.get(span.order), has_result=True,
+                call_id = attributes.get("tool.id") or message.get("tool_call_id") or self.model_ids.get(span.order)
+                self.tool(span, depth, tool=tool, args=self._args(attributes.get("input.value"), call_id),
+                          result=message.get("content"), call_id=call_id, has_result=True,
                           says_failed=message.get("status") == "error")
                 return
             mime = attributes.get("output.mime_type")
@@ -110,6 +113,16 @@ class _Trace(GenAiTrace):
         elif kind == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},
                          span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id)
+
+    def _args(self, written: Any, call_id: Any) -> Any:
+        """A LangChain tool's args: its `input.value` when that holds an object; else (a tool of one
+        argument gets it alone, `"A1"`) the arguments the model gave the call with its id."""
+        if parse_args(written)[0] is not None or not isinstance(call_id, str):
+            return written
+        if self._asked is None:
+            self._asked = {call_id: arguments for span in self.tree.spans if _kind(span) == "LLM"
+                           for call_id, _, arguments in _model_calls(span) if arguments is not None}
+        return self._asked.get(call_id, written)
 
     def after(self) -> None:
         return None
@@ -144,7 +157,7 @@ def _model_ids(tree: Tree) -> dict[int, str]:
             model = llms[key][before - 1]
             turn = turns.get(model.order)
             if turn is None:
-                turn = turns[model.order] = ModelTurn(_model_calls(model))
+                turn = turns[model.order] = ModelTurn((call_id, name) for call_id, name, _ in _model_calls(model))
             answered = turn.take(name, str(own) if own else None)
             if answered is not None and not own:
                 ids[span.order] = answered
@@ -180,16 +193,16 @@ class _Scopes:
         return found
 
 
-def _model_calls(span: Span) -> list[tuple[str, str]]:
-    """(call id, tool name) of each tool call in an LLM span's output messages, in order (the
-    flattened `llm.output_messages.<i>...` keys, indexes compared as numbers)."""
+def _model_calls(span: Span) -> list[tuple[str, str, Any]]:
+    """(call id, tool name, arguments or None) of each tool call in an LLM span's output messages,
+    in order (the flattened `llm.output_messages.<i>...` keys, indexes compared as numbers)."""
     found: dict[tuple[int, int], dict[str, Any]] = {}
     for key, value in span.attributes.items():
         match = _INDEXED.match(key)
         if match:
             found.setdefault((int(match.group(1)), int(match.group(2))), {})[match.group(3)] = value
-    return [(str(parts["id"]), str(parts.get("function.name"))) for _, parts in sorted(found.items())
-            if isinstance(parts.get("id"), str)]
+    return [(str(parts["id"]), str(parts.get("function.name")), parts.get("function.arguments"))
+            for _, parts in sorted(found.items()) if isinstance(parts.get("id"), str)]
 
 
 def _tripped(span: Span, parent: Span | None) -> bool:
