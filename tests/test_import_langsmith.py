@@ -203,11 +203,12 @@ def sdk_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_a_traceable_tool_that_returns_a_dict_has_it_as_its_result(sdk_exports: dict[str, Path]) -> None:
-    """The SDK keeps a dict a `@traceable` tool returned as the run's `outputs` themselves, with no
-    `output` key: that dict is the result (it was left out, with `ok: true`)."""
+    """The SDK keeps a dict a `@traceable` tool returned as the run's `outputs` themselves: that dict
+    is the result (it was left out, with `ok: true`), even with an `output` key among others (the
+    SDK writes `{"output": ...}` alone for what is no dict)."""
     results = of_type(events(sdk_exports["refund_dicts"]), "tool.result")
     assert [result["result"] for result in results] == [{"order_id": "A1", "paid": 25.0},
-                                                        {"refund_id": "R-9", "amount": 25}]
+                                                        {"refund_id": "R-9", "amount": 25, "output": "sent"}]
     assert [result["ok"] for result in results] == [True, True]
 
 

@@ -333,20 +333,24 @@ def _spans(path: Path) -> list[dict[str, Any]]:
             for scope in resource["scopeSpans"] for span in scope["spans"]]
 
 
-@pytest.mark.parametrize("scenario", ["refund_ok", "refund_fails", "refund_direct"])
-def test_openinference_the_span_around_several_agent_spans_bounds_the_run(graph: dict[str, Path],
-                                                                           scenario: str) -> None:
+@pytest.mark.parametrize("scenario", ["refund_ok", "refund_fails", "refund_direct", "lookup_fails"])
+def test_openinference_the_span_around_the_agent_spans_and_the_tools_bounds_the_run(graph: dict[str, Path],
+                                                                                    scenario: str) -> None:
     """LangGraph writes an AGENT span per model turn, side by side under the graph's CHAIN span,
     and runs the tools beside them: the run is that CHAIN span, so every call is inside it (the
-    run ended with the last AGENT span, before a refund that failed the run or that ended it)."""
+    run ended with the last AGENT span, before a refund that failed the run or that ended it;
+    with one model turn, before the lookup that failed it)."""
     found = events(graph[scenario], "openinference")
     (root,) = [span for span in _spans(graph[scenario]) if "parentSpanId" not in span]
-    assert kinds(found) == ["run.start", "tool.call", "tool.result", "tool.call", "tool.result",
-                            "run.failed" if scenario == "refund_fails" else "run.completed"]
+    calls = ["tool.call", "tool.result"] * (1 if scenario == "lookup_fails" else 2)
+    assert kinds(found) == ["run.start", *calls,
+                            "run.failed" if scenario.endswith("_fails") else "run.completed"]
     assert found[-1]["duration_ms"] == (int(root["endTimeUnixNano"]) - int(root["startTimeUnixNano"])) / 1e6
     if scenario == "refund_fails":
         assert found[-1]["reason"] == "RuntimeError('payment gateway down')"   # (no traceback: it holds paths)
         assert of_type(found, "tool.result")[1]["ok"] is False
+    if scenario == "lookup_fails":
+        assert found[-1]["reason"] == "RuntimeError('orders database down')"
 
 
 def test_openinference_a_langchain_tool_message_gives_the_result_and_the_call_id(graph: dict[str, Path]) -> None:

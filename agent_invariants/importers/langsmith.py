@@ -16,8 +16,9 @@ child), else to its parent's when that was read before it, else it is a root. A 
 was created (no `end_time`) and again as it ended is one run, the later record's fields winning.
 
 A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
-else `outputs.output`, else the outputs themselves (the SDK's `@traceable` keeps a returned dict
-so); text is parsed as JSON when it is JSON. `ok` is false when the run has an `error` or the
+else `outputs.output` when it is the only key, else the outputs themselves (the SDK's `@traceable`
+keeps a returned dict so, and wraps anything else as `{"output": ...}`); text is parsed as JSON
+when it is JSON. `ok` is false when the run has an `error` or the
 ToolMessage's `status` is `error`. Its call id is the ToolMessage's `tool_call_id`, else
 `extra.tool_call_id`, else the id the model gave the call (the `tool_calls` of the nearest earlier
 `llm` run under the same parent or an ancestor, by tool name and order), else the run id. Calls
@@ -262,7 +263,7 @@ class _Trace:
         if message is not None:
             value, kept = parse_result(message.get("content"))
             failed = failed or message.get("status") == "error"
-        elif "output" in outputs:
+        elif list(outputs) == ["output"]:   # (the SDK wraps what a tool returned that is no dict so)
             value, kept = parse_result(outputs["output"])
         elif outputs:   # the SDK's @traceable keeps a returned dict as the outputs themselves
             value, kept = outputs, None

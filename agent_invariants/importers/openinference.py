@@ -79,6 +79,9 @@ class _Trace(GenAiTrace):
     def is_agent(self, span: Span) -> bool:
         return _kind(span) == "AGENT"
 
+    def is_tool(self, span: Span) -> bool:
+        return _kind(span) == "TOOL"
+
     def ends_run(self, span: Span) -> bool:
         parent = self.tree.parent(span)
         if _kind(span) == "GUARDRAIL":

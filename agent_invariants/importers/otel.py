@@ -132,7 +132,11 @@ class GenAiTrace:
         span."""
         agents = [span for span in self.tree.spans if self.is_agent(span)
                   and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
-        around = self._around(agents) if len(agents) > 1 else None
+        # tool steps outside every agent span are the run's too (LangGraph runs its tools beside
+        # its one agent span per model turn, however many turns there are)
+        astray = [span for span in self.tree.spans if agents and self.is_tool(span)
+                  and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
+        around = self._around(agents + astray) if len(agents) + len(astray) > 1 else None
         if around is not None:
             return [around]
         pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
@@ -165,6 +169,9 @@ class GenAiTrace:
 
     def is_agent(self, span: Span) -> bool:
         return span.attributes.get(OPERATION) in _AGENT_OPERATIONS
+
+    def is_tool(self, span: Span) -> bool:
+        return span.attributes.get(OPERATION) == "execute_tool"
 
     def span(self, span: Span, depth: int) -> None:
         if span.name.startswith("handoff to ") and not span.attributes.get("gen_ai.tool.name"):

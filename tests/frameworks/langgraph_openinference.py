@@ -9,7 +9,7 @@ the whole LangChain ToolMessage (`{"type": "tool", "data": {"content": ..., "too
 
 Scenarios: `refund_ok` (a lookup, then a refund), `refund_fails` (the refund raises: the graph
 fails), `refund_direct` (the refund is a `return_direct` tool: the graph ends with it, no third
-model turn).
+model turn), `lookup_fails` (the lookup raises after the first model turn: one agent span).
 
 Run `python -m tests.frameworks.langgraph_openinference OUTDIR` to write every scenario to
 `OUTDIR/<scenario>.otlp.jsonl`.
@@ -39,7 +39,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 __all__ = ["EXTENSION", "SCENARIOS", "write"]
 
 EXTENSION = ".otlp.jsonl"
-SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct")
+SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct", "lookup_fails")
 
 _TURNS = [AIMessage(content="", tool_calls=[{"name": "lookup_order", "args": {"order_id": "A1"},
                                              "id": "call_lookup_1", "type": "tool_call"}]),
@@ -71,6 +71,8 @@ def _graph(scenario: str) -> Any:
     @tool
     def lookup_order(order_id: str, region: str = "eu") -> dict[str, Any]:
         """Look an order up."""
+        if scenario == "lookup_fails":
+            raise RuntimeError("orders database down")
         return {"order_id": order_id, "paid": 25.0}
 
     @tool(return_direct=scenario == "refund_direct")

@@ -67,7 +67,7 @@ def _agent(fails: bool) -> Any:
     def refund(order_id: str, amount: float) -> dict[str, Any]:
         if fails:
             raise RuntimeError("payment gateway down")
-        return {"refund_id": "R-9", "amount": amount}
+        return {"refund_id": "R-9", "amount": amount, "output": "sent"}   # (a key the SDK itself writes)
 
     tools = {"lookup_order": lookup_order, "refund": refund}
 
