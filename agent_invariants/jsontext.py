@@ -359,17 +359,21 @@ def _too_many_digits(data: bytes) -> tuple[int | None, str]:
 
 
 def wide_unicode(data: bytes) -> str | None:
-    """What a message says of a file whose first bytes are a UTF-16 or UTF-32 byte order mark
-    (Windows PowerShell 5 writes redirected output as UTF-16), or None: these files are UTF-8, and
-    "invalid UTF-8 at byte 1" would leave the user guessing why."""
+    """What a message says of a file that is UTF-16 or UTF-32 text, told by its byte order mark
+    or, without one, by the NUL bytes around its first `{` or `[` (Windows PowerShell 5 writes
+    redirected output as UTF-16), or None: these files are UTF-8, and "invalid UTF-8 at byte 1"
+    would leave the user guessing why."""
     if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        name = "UTF-32"
+        name, told = "UTF-32", "it starts with a UTF-32 byte order mark"
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        name = "UTF-16"
+        name, told = "UTF-16", "it starts with a UTF-16 byte order mark"
+    elif data[:4] in (b"{\x00\x00\x00", b"[\x00\x00\x00", b"\x00\x00\x00{", b"\x00\x00\x00["):
+        name, told = "UTF-32", "its first character is four bytes"
+    elif data[:2] in (b"{\x00", b"[\x00", b"\x00{", b"\x00["):
+        name, told = "UTF-16", "its first character is two bytes"
     else:
         return None
-    return f"is {name} text (it starts with a {name} byte order mark), not UTF-8: save it as UTF-8 " \
-           f"(e.g. iconv -f {name} -t UTF-8)"
+    return f"is {name} text ({told}), not UTF-8: save it as UTF-8 (e.g. iconv -f {name} -t UTF-8)"
 
 
 def invalid_utf8(data: bytes) -> int | None:

@@ -454,17 +454,21 @@ def test_a_file_named_by_a_link_that_leads_nowhere_is_called_that(folder, args):
 
 @pytest.mark.parametrize(("encoding", "name"), [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
 @pytest.mark.parametrize("big_endian", [False, True])
+@pytest.mark.parametrize("marked", [True, False])
 @pytest.mark.parametrize("args", [("check", "--contract", "wide", "--trace", "trace.jsonl"),
                                   ("check", "--contract", "contract.json", "--trace", "wide"),
                                   ("convert", "--from", "otel", "wide")])
-def test_a_utf_16_or_32_file_is_named_so(folder, encoding, name, big_endian, args):
+def test_a_utf_16_or_32_file_is_named_so(folder, encoding, name, big_endian, marked, args):
     """Windows PowerShell 5 writes redirected output as UTF-16: "invalid UTF-8 at byte 1" would
-    leave the user guessing why a file that opens fine in an editor cannot be read."""
+    leave the user guessing why a file that opens fine in an editor cannot be read. Told by its
+    byte order mark, or without one by the NUL bytes of its first character."""
     text = (folder / ("contract.json" if args[2] == "wide" else "trace.jsonl")).read_text()
     codec = f"{encoding}-{'be' if big_endian else 'le'}"
-    mark = "\ufeff".encode(codec)
+    mark = "\ufeff".encode(codec) if marked else b""
     (folder / "wide").write_bytes(mark + text.encode(codec))
-    one_error(run(folder, *args), f"wide:1: is {name} text (it starts with a {name} byte order mark), not UTF-8: "
+    told = f"it starts with a {name} byte order mark" if marked else \
+        f"its first character is {'two' if name == 'UTF-16' else 'four'} bytes"
+    one_error(run(folder, *args), f"wide:1: is {name} text ({told}), not UTF-8: "
                                   f"save it as UTF-8 (e.g. iconv -f {name} -t UTF-8)")
 
 
