@@ -636,7 +636,8 @@ def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_ow
     """The OpenTelemetry GenAI instrumentations' `event_only` content capture sets no messages on
     the chat span: they are on a `gen_ai.client.inference.operation.details` log record in it, as
     structured values. A tool the model asked for that no `execute_tool` span ran comes from them
-    as from the span's own (§10 point 29): here `shell`, which the denied-tool rule must see."""
+    as from the span's own (§10 point 29): here `shell`, which the denied-tool rule must see; and a
+    tool span without arguments of its own (the capture leaves them off) takes the model's."""
     trace = "0af7651916cd43dd8448eb211c80319c"
 
     def attribute(key: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -649,12 +650,19 @@ def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_ow
         return {"kvlistValue": {"values": [attribute(key, value) for key, value in members.items()]}}
 
     asked = {"arrayValue": {"values": [kvlist(role=text("assistant"), parts={"arrayValue": {"values": [
-        kvlist(type=text("tool_call"), id=text("call_1"), name=text("shell"), arguments=kvlist(cmd=text("id")))]}})]}}
+        kvlist(type=text("tool_call"), id=text("call_1"), name=text("shell"), arguments=kvlist(cmd=text("id"))),
+        kvlist(type=text("tool_call"), id=text("call_2"), name=text("lookup"),
+               arguments=kvlist(order=text("A1")))]}})]}}
     spans = [{"traceId": trace, "spanId": "00000000000000a1", "name": "invoke_agent desk", "startTimeUnixNano": "1000",
               "endTimeUnixNano": "9000", "attributes": [attribute("gen_ai.operation.name", text("invoke_agent"))]},
              {"traceId": trace, "spanId": "00000000000000b2", "parentSpanId": "00000000000000a1", "name": "chat m",
               "startTimeUnixNano": "2000", "endTimeUnixNano": "3000",
-              "attributes": [attribute("gen_ai.operation.name", text("chat"))]}]
+              "attributes": [attribute("gen_ai.operation.name", text("chat"))]},
+             {"traceId": trace, "spanId": "00000000000000c3", "parentSpanId": "00000000000000a1",
+              "name": "execute_tool lookup", "startTimeUnixNano": "4000", "endTimeUnixNano": "5000",
+              "attributes": [attribute("gen_ai.operation.name", text("execute_tool")),
+                             attribute("gen_ai.tool.name", text("lookup")),
+                             attribute("gen_ai.tool.call.id", text("call_2"))]}]
     record = {"timeUnixNano": "3000", "traceId": trace, "spanId": "00000000000000b2",
               "eventName": "gen_ai.client.inference.operation.details",
               "attributes": [attribute("gen_ai.operation.name", text("chat")),
@@ -665,7 +673,8 @@ def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_ow
     assert result.returncode == 0, result.stderr
     calls = [event for event in map(json.loads, result.stdout.splitlines()) if event["type"] == "tool.call"]
     assert [(call["tool"], call["call_id"], call["args"], call["data"]["source"].get("synthetic")) for call in calls] \
-        == [("shell", "call_1", {"cmd": "id"}, True)]
+        == [("shell", "call_1", {"cmd": "id"}, True), ("lookup", "call_2", {"order": "A1"}, None)]   # (the args the
+    # model gave the call: the tool span has none of its own under `event_only` capture)
 
 
 @pytest.mark.parametrize("around", ["invoke_workflow", None])

@@ -10,7 +10,8 @@ Each trace is a run (its id is the trace id). What becomes what:
   around them all (LangGraph's graph), or, when the export left that out, from the first of them
   to the last;
 - `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
-  `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`} at its start,
+  `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`, else those of the
+  model's `tool_call` part with that id} at its start,
   `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
@@ -101,6 +102,7 @@ class GenAiTrace:
         self.tree = Tree(_once(spans))
         self.out = Timeline(self.source_format, context.file, trace_id)
         self.parts = _MessageParts()
+        self._asked: dict[str, Any] | None = None   # call id -> the arguments the model gave it
 
     def timeline(self) -> Timeline:
         self.messages_from_logs()
@@ -163,6 +165,17 @@ class GenAiTrace:
                 if key in record.attributes and key not in chat.attributes:
                     chat.attributes[key] = record.attributes[key]
 
+    def asked(self, call_id: str) -> Any:
+        """The arguments the model gave the call with this id (its chat spans' `tool_call` parts,
+        the last that has some), or None: a tool span without its own arguments takes them."""
+        if self._asked is None:
+            self._asked = {part["id"]: part["arguments"] for span in self.tree.spans
+                           if not span.log and span.attributes.get(OPERATION) in _CHAT_OPERATIONS
+                           for part in _parts(span.attributes.get("gen_ai.output.messages"))
+                           if part.get("type") == "tool_call" and isinstance(part.get("id"), str)
+                           and "arguments" in part}
+        return self._asked.get(call_id)
+
     def kind(self, span: Span) -> str | None:
         kind = span.attributes.get(OPERATION)
         return kind if isinstance(kind, str) else None
@@ -178,8 +191,11 @@ class GenAiTrace:
             self.handoff(span, depth)
         elif span.attributes.get(OPERATION) == "execute_tool":
             attributes = span.attributes
-            self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or span.name,
-                      call_id=attributes.get("gen_ai.tool.call.id"), args=attributes.get("gen_ai.tool.call.arguments"),
+            call_id = attributes.get("gen_ai.tool.call.id")
+            args = attributes.get("gen_ai.tool.call.arguments")
+            if args is None and isinstance(call_id, str):   # (`event_only` capture sets none on the span)
+                args = self.asked(call_id)
+            self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or span.name, call_id=call_id, args=args,
                       result=attributes.get("gen_ai.tool.call.result"),
                       has_result="gen_ai.tool.call.result" in attributes)
         elif span.attributes.get(OPERATION) in _CHAT_OPERATIONS:
@@ -292,6 +308,7 @@ class _MessageParts:
 
     def add_chat(self, span: Span) -> None:
         self.chats.append(span)
+
 
     def emit(self, trace: GenAiTrace) -> None:
         by_agent: dict[int, list[Span]] = {}   # each agent's chats: turns follow each other within one agent
