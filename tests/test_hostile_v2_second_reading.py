@@ -630,6 +630,11 @@ def test_a_file_of_log_records_alone_holds_no_run(tmp_path: Path, fmt: str) -> N
     text = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}) + "\n"
     line = refused(convert(tmp_path, fmt, text), "in.jsonl", located=False)
     assert "holds no run" in line, line
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    every = run(tmp_path, "check", "-c", "c.json", "-t", "in.jsonl", "--input-format", fmt, "--run", "all")
+    assert every.returncode == 2, every.stdout   # (--run all: no run checked is no pass either)
+    assert "in.jsonl: holds no run to check" in every.stderr, every.stderr
 
 
 def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_own(tmp_path: Path) -> None:

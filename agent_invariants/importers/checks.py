@@ -93,6 +93,8 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
                 found_reports.append((found.first_line, check_trace(contract, source, **checks)))
+            if not found_reports:   # (as without --run: a file of no run is no pass)
+                raise TraceError(file.name, None, "holds no run to check")
             reports += in_file_order(found_reports)
         except InputError as exc:
             failures.append(BatchFailure(trace=path, error=str(exc)))
