@@ -710,6 +710,23 @@ def test_otel_agents_side_by_side_are_one_run_bounded_by_a_genai_span_around_the
         ["00000000000000a1", "00000000000000a1"] if around else ["00000000000000b1", "00000000000000b2"])
 
 
+def test_otel_a_tool_step_beside_the_agent_span_is_inside_the_run(tmp_path: Path) -> None:
+    """A tool span outside the agent span, the span around both left out of the export: the run
+    goes from the first of them to the last (it ended with the agent span, before the call)."""
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    spans = [{"traceId": trace, "spanId": span_id, "parentSpanId": "00000000000000ff", "name": name,
+              "startTimeUnixNano": str(start), "endTimeUnixNano": str(end),
+              "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": operation}},
+                             {"key": "gen_ai.tool.name", "value": {"stringValue": "refund"}}]}
+             for span_id, name, operation, start, end in [
+                 ("00000000000000a1", "invoke_agent", "invoke_agent", 1000, 2000),
+                 ("00000000000000b2", "execute_tool", "execute_tool", 3000, 4000)]]
+    result = convert(tmp_path, "otel", json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert [event["type"] for event in map(json.loads, result.stdout.splitlines())] == [
+        "run.start", "tool.call", "tool.result", "run.completed"]
+
+
 def mcp(ts: str, session: str, direction: str, msg: dict[str, Any]) -> str:
     return json.dumps({"ts": ts, "session": session, "dir": direction, "msg": msg}) + "\n"
 

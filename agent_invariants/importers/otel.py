@@ -127,11 +127,11 @@ class GenAiTrace:
 
     def outermost(self) -> list[Span]:
         """The spans the run is: the outermost agent span; when several are outermost, side by
-        side, the closest span of the format's around them all (LangGraph writes an agent span per
-        model turn, its tools beside them, under the graph's span), or, without one (the export
-        left it out), all of them (the run starts with the first and ends with the last); else the
-        earliest root span (point 30: a later root beside it is not the run's), else the earliest
-        span."""
+        side, or tool steps lie outside them, the closest span of the format's around them all
+        (LangGraph writes an agent span per model turn, its tools beside them, under the graph's
+        span), or, without one (the export left it out), all of them (the run starts with the
+        first and ends with the last); else the earliest root span (point 30: a later root beside
+        it is not the run's), else the earliest span."""
         agents = [span for span in self.tree.spans if self.is_agent(span)
                   and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
         # tool steps outside every agent span are the run's too (LangGraph runs its tools beside
@@ -141,8 +141,10 @@ class GenAiTrace:
         around = self._around(agents + astray) if len(agents) + len(astray) > 1 else None
         if around is not None:
             return [around]
-        pool = agents or [span for span in self.tree.roots() if not span.log] or self.tree.spans
-        return pool if agents else [min(pool, key=lambda span: (span.start, span.order))]
+        if agents:
+            return agents + astray
+        pool = [span for span in self.tree.roots() if not span.log] or self.tree.spans
+        return [min(pool, key=lambda span: (span.start, span.order))]
 
     def _around(self, spans: list[Span]) -> Span | None:
         """The closest span of the format's own (one with a `kind`: not a server span around the
@@ -209,8 +211,8 @@ class GenAiTrace:
     def run_bounds(self, root: Span, outermost: list[Span]) -> None:
         depth = self.tree.depth_of(root)   # the root span's own start and end: at equal times, §7's order
         self.out.add({"type": "run.start"}, root.start, depth=depth, line=root.line, span_id=root.span_id, bound=FIRST)
-        failing = next((span for span in self.tree.spans if self.ends_run(span) or (span is root and failed(span))),
-                       None)
+        failing = next((span for span in self.tree.spans if self.ends_run(span)
+                        or (span is root and not self.is_tool(span) and failed(span))), None)
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
             end = {"type": "run.failed", "status": "failed", "reason": self.failure_text(failing)}
