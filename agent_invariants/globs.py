@@ -42,12 +42,15 @@ def glob_matches(pattern: str, subject: str | None) -> bool:
 
 
 def compile_glob(pattern: str) -> Matcher:
-    """Return a function `subject -> bool` for `pattern` (cached; the subject must be a str)."""
+    """Return a function `subject -> bool` for `pattern` (cached as written and in its one-star
+    form, which glob sets ask for: `**` is compiled once; the subject must be a str)."""
     matcher = _CACHE.get(pattern)
     if matcher is None:
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
-        matcher = _CACHE[pattern] = _compile(pattern)
+        normal = _one_star_each(pattern)
+        matcher = _CACHE.get(normal) or _compile(normal)
+        _CACHE[pattern] = _CACHE[normal] = matcher
     return matcher
 
 
@@ -83,11 +86,13 @@ def compile_glob_set(patterns: Iterable[str]) -> Callable[[str], Hashable]:
     expressions = tuple(re.compile("".join(f"(?:(?={_regex(utf16_units(pattern))}\\Z)())?"
                                            for pattern in simple[at:at + 64]), re.DOTALL).match
                         for at in range(0, len(simple), 64))
-    exact = tuple(compile_glob(pattern) for pattern in simple)
+    exact: list[Matcher] = []   # each of `simple` alone, made for the first subject that needs them
 
     def groups(chunk: int, units: str, subject: str) -> tuple[str | None, ...]:
         """Which patterns of chunk `chunk` match: a group per pattern, "" when it does."""
         if has_line_terminator(units):
+            if not exact:
+                exact.extend(map(compile_glob, simple))
             return tuple("" if matches(subject) else None for matches in exact[chunk * 64:chunk * 64 + 64])
         return expressions[chunk](units).groups()  # type: ignore[union-attr]   # never None: every part is optional
 
@@ -253,7 +258,8 @@ def _one_star_each(pattern: str) -> str:
 
 
 def _compile(pattern: str) -> Matcher:
-    units = _one_star_each(utf16_units(pattern))
+    """The matcher of a pattern in its one-star form (`_one_star_each`)."""
+    units = utf16_units(pattern)
     if "*" not in units and "?" not in units:
         return lambda subject: (subject if subject.isascii() else utf16_units(subject)) == units
     if units.find("*") == len(units) - 1 and "?" not in units and not has_line_terminator(units):
