@@ -70,14 +70,13 @@ wide_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(wide_values, st.booleans())
 def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_or_not(value, version_2):
-    """SARIF fingerprints hash `evidence_key` of a violation's evidence: of evidence the report's
+    """SARIF fingerprints hash `evidence_cut` of a violation's evidence: of evidence the report's
     total left whole and of the same evidence it cut, the key must be one. A version-2 kind's
     evidence is in canonical form (`evidence_value`), and its cut too; a version-1 kind's is the
     Node tool's, and its cut keeps the order of its keys. Cutting again changes nothing."""
     from agent_invariants.match.canonical import (
         EVIDENCE_TOTAL,
         evidence_cut,
-        evidence_key,
         evidence_value,
         evidence_within_total,
     )
@@ -90,10 +89,10 @@ def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_
                   for evidence in (filler, whole)]
     evidence_within_total(violations, lambda kind: kind == "tool_args")
     cut = violations[1].evidence
-    assert evidence_key(cut) == evidence_key(whole)
+    assert evidence_cut(cut) == evidence_cut(whole)
     assert evidence_cut(cut, keep_order=not version_2) == cut
     if version_2:
-        assert evidence_key(whole) == cut
+        assert evidence_cut(whole) == cut
     else:
         assert [key for key in cut if key != "…"] == [key for key in whole if key in cut]   # in their order
 

@@ -102,7 +102,9 @@ class _Trace(GenAiTrace):
         elif kind == "TOOL":
             tool = attributes.get("tool.name") or span.name
             output = attributes.get("output.value")
-            message = tool_message(parse_result(output)[0])   # LangChain's tools return a ToolMessage
+            # LangChain's tools return a ToolMessage (`"type": "tool"`): text is parsed here only then
+            message = tool_message(parse_result(output)[0] if isinstance(output, str) and '"tool"' in output
+                                   else output)
             if message is not None:
                 call_id = attributes.get("tool.id") or message.get("tool_call_id") or self.model_ids.get(span.order)
                 self.tool(span, depth, tool=tool, args=self._args(attributes.get("input.value"), call_id),

@@ -132,12 +132,13 @@ class GenAiTrace:
         span), or, without one (the export left it out), all of them (the run starts with the
         first and ends with the last); else the earliest root span (point 30: a later root beside
         it is not the run's), else the earliest span."""
-        agents = [span for span in self.tree.spans if self.is_agent(span)
-                  and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
+        def outside_agents(span: Span) -> bool:
+            return not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))
+
+        agents = [span for span in self.tree.spans if self.is_agent(span) and outside_agents(span)]
         # tool steps outside every agent span are the run's too (LangGraph runs its tools beside
         # its one agent span per model turn, however many turns there are)
-        astray = [span for span in self.tree.spans if agents and self.is_tool(span)
-                  and not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))]
+        astray = [span for span in self.tree.spans if agents and self.is_tool(span) and outside_agents(span)]
         around = self._around(agents + astray) if len(agents) + len(astray) > 1 else None
         if around is not None:
             return [around]

@@ -26,7 +26,7 @@ from agent_invariants._js import js_float, js_number, js_number_hook, json_numbe
 from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "canonical", "canonical_key",
-           "evidence_cut", "evidence_key", "evidence_value", "evidence_within_total", "plain_size")
+           "evidence_cut", "evidence_value", "evidence_within_total", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -163,19 +163,11 @@ def evidence_within_total(violations: Iterable[Any], canonical_kind: Callable[[s
 def evidence_cut(evidence: Any, *, keep_order: bool = False) -> Any:
     """A violation's evidence cut to about `EVIDENCE_SMALL` characters, the marks of what was
     left out counting what earlier cuts left out too; with `keep_order`, its objects keep the
-    order of their keys. Cutting again changes nothing (a test says so)."""
+    order of their keys. Cutting again changes nothing (a test says so): so the cut of evidence
+    that `evidence_within_total` left whole is the cut of the same evidence it cut, which is what
+    SARIF fingerprints hash (whether a violation is past the total depends on the violations
+    before it in the report, and a fingerprint that moved with them would reopen alerts)."""
     return _evidence(evidence, [EVIDENCE_SMALL], 0, recut=True, keep_order=keep_order)
-
-
-def evidence_key(evidence: Any) -> Any:
-    """The short form of a violation's evidence that is the same whether or not
-    `evidence_within_total` cut it: what SARIF fingerprints hash. Whether a violation is past
-    the total depends on the violations before it in the report (of other rules, on later lines
-    too), and a fingerprint that moved with them would close alerts and open new ones. Cutting
-    again as the total cuts changes nothing of what it cut (a test says so), so this is the
-    evidence the total leaves, for every violation (its keys in canonical order: the order of
-    keys is no part of a fingerprint)."""
-    return evidence_cut(evidence)
 
 
 def _evidence(value: Any, left: list[int], depth: int, recut: bool = False, keep_order: bool = False) -> Any:

@@ -41,7 +41,7 @@ from agent_invariants._js import js_number_hook
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
-from agent_invariants.match.canonical import evidence_key
+from agent_invariants.match.canonical import evidence_cut
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text, survivor_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
@@ -586,8 +586,8 @@ def _properties(kind: str, seq: Any, index: Any, evidence: Any, violation: Viola
 
 def _stable_evidence(violation: Violation) -> Any:
     """The evidence a violation's fingerprint hashes: the short form that the report's evidence
-    total does not change (`evidence_key`)."""
-    return violation.evidence if violation.evidence is UNSET else evidence_key(violation.evidence)
+    total does not change (`evidence_cut`: the order of keys is no part of a fingerprint)."""
+    return violation.evidence if violation.evidence is UNSET else evidence_cut(violation.evidence)
 
 
 def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any,
