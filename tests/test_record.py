@@ -1055,11 +1055,82 @@ def test_many_distinct_secrets_are_each_kept_out_of_later_events(tmp_path: Path)
     assert message["data"]["text"] == "used " + ", ".join(["[redacted]"] * 40)
 
 
+def test_the_stderr_log_counts_every_byte_it_drops_when_redacting(tmp_path: Path) -> None:
+    """The log keeps the last MiB; redacting, it also drops the cut first line (a `key=value` cut
+    in two), and its first line counts those bytes too: what it says was dropped, plus what it
+    holds, is what the agent wrote."""
+    steps = [*START, {"stderr": ("x" * 1000 + "\n") * 1500}, *DONE]
+    for name, redact in (("plain", []), ("secret", ["api_key"])):
+        run = run_agent(tmp_path, steps, V2, FIXTURES, name=name, redact=redact)
+        first, rest = Path(f"{run.trace}.stderr.log").read_bytes().split(b"\n", 1)
+        dropped = int(first.decode().removeprefix("[… ").removesuffix(" bytes dropped]").replace(",", ""))
+        assert (run.info.stderr_bytes, dropped + len(rest)) == (1_501_500, 1_501_500), name
+        assert rest.startswith(b"x") and rest.endswith(b"x\n"), name
+    assert len(rest) == 1_048_576 - 1_048_576 % 1001   # whole lines only
+
+
+LINE_GROWS = {"version": 2, "name": "kept", "rules": [
+    {"id": "w", "kind": "tool_args", "tool": "kv.get", "match": {"w": 2}},
+    {"id": "out", "kind": "output_match", "match": {"w": 2}}]}
+"""Rules on the values that are no secret, beside values that marking makes too long for a line."""
+
+
+@pytest.mark.parametrize(("payload", "written", "how"), [
+    ({"v": [{"k": 1}] * 60_000}, {"v": [{}] * 60_000}, 'its redacted keys are left out, not marked "[redacted]"'),
+    ({"note": "k=1 " * 100_000}, {"note": "[redacted]"},
+     'its redacted keys are left out, and each value that held a secret is replaced whole by "[redacted]"'),
+    ({"v": ["k=1"] * 100_000, "n": [1, "x", "k=2"]}, {"v": [], "n": [1, "x"]},
+     "its redacted keys are left out, and so is each value that held a secret"),
+], ids=["members", "strings", "elements"])
+def test_a_line_that_marking_makes_too_long_keeps_its_other_values_and_says_so(
+        cli, write, payload: dict[str, Any], written: dict[str, Any], how: str) -> None:
+    """`"[redacted]"` is longer than many values: when marking them would make an event's line
+    longer than a trace line may be (1 MiB), less is written, in steps, and record warns naming
+    the line. What is not a secret stays, so `check` of the trace gives record's verdict."""
+    write("c.json", LINE_GROWS)
+    write("f.json", {"version": 1, "tools": {"kv.get": {"v": 1}}})
+    write("s.json", [*START, *call("c1", "kv.get", {**payload, "w": 2}),
+                     send("run.completed", output={**payload, "w": 2})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--fake-clock", "--redact", "K",
+                 "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["passed"] is True
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert events[1]["args"] == events[3]["output"] == {**written, "w": 2}
+    assert result.stderr.splitlines() == [
+        f"agent-invariants: warning: t.jsonl line {line} ({kind}): {how}: marked, the line would be longer than "
+        "1,048,576 bytes" for line, kind in [(2, "tool.call"), (4, "run.completed")]]
+    checked = cli("check", "-c", "c.json", "-t", "t.jsonl")
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_every_run_of_a_repeat_warns_of_its_own_shortened_lines(cli, write, tmp_path: Path) -> None:
+    write("c.json", LINE_GROWS)
+    write("f.json", {"version": 1, "tools": {"kv.get": {"v": 1}}})
+    write("s.json", [*START, *call("c1", "kv.get", {"v": [{"k": 1}] * 60_000, "w": 2}),
+                     send("run.completed", output={"w": 2})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--repeat", "2", "--out-dir", "runs", "--fake-clock",
+                 "--redact", "k", "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert [line.split(" (")[0] for line in result.stderr.splitlines()] == [
+        f"agent-invariants: warning: {Path('runs', name)} line 2" for name in ("run-1.jsonl", "run-2.jsonl")]
+
+
 def test_redacting_a_field_name_is_refused(cli, write) -> None:
     write("c.json", V2)
     write("f.json", FIXTURES)
     result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--redact", "Tool", "--", "true")
     assert result.returncode == 2 and "--redact tool: names a field of events, reports or the harness" in result.stderr
+
+
+def test_a_field_name_in_the_fixtures_redact_list_is_refused_where_it_is_written(cli, write) -> None:
+    write("c.json", V2)
+    write("f.json", {**FIXTURES, "redact": ["api_key", " Result "]})
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--", "true")
+    assert (result.returncode, result.stderr) == (2, 'agent-invariants: f.json: $.redact[1]: " Result " names a field '
+                                                     "of events, reports or the harness's data; redacting it would "
+                                                     "hide what the report is about\n")
+    assert not Path(cli.cwd, "t.jsonl").exists()
 
 
 # --- a real MCP server as the backend (point 85) -------------------------------------------------
@@ -1291,7 +1362,8 @@ def test_redaction_never_changes_a_verdict_and_reaches_what_the_harness_writes(t
     assert (secret.info.ended_by, secret.code) == (plain.info.ended_by, plain.code) == ("protocol:bad_json", 2)
     text = secret.trace.read_text(encoding="utf-8")
     assert "tok-TYPE-111" not in text and "tok-CUT-222" not in text and "pin=1" not in text
-    assert secret.events[1]["data"] == {}   # too long once redacted: emptied rather than cut
+    # marked piece by piece, the string would pass a trace line's limit: it is the mark, whole
+    assert secret.events[1]["data"] == {"text": "[redacted]"}
     with pytest.raises(InputError, match="--redact attested_by: names a field"):
         run_agent(tmp_path, steps, V2, FIXTURES, name="refused", redact=["attested_by"])
 

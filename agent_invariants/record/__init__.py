@@ -54,7 +54,7 @@ from agent_invariants.record.mcp_backend import McpBackend, read_snapshot, snaps
 from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
-from agent_invariants.record.writer import Clock, TraceWriter, claim_file
+from agent_invariants.record.writer import MAX_TRACE_LINE, Clock, TraceWriter, claim_file
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 from agent_invariants.stability import FinalOutput
@@ -112,10 +112,12 @@ class Recorded(NamedTuple):
 
 
 def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[str],
-           options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Recorded:
+           options: RecordOptions | None = None, warn: Callable[[str], None] | None = None, *,
+           fixture_warnings: bool = True) -> Recorded:
     """Run `command` as the agent and check its trace. InputError for anything wrong before the
-    agent starts (nothing is written then); `warn` hears of fixture cases that can never be chosen,
-    and of a server that closed its connection during the run."""
+    agent starts (nothing is written then); `warn` hears of fixture cases that can never be chosen
+    (unless not `fixture_warnings`: `--repeat` says them once), of a server that closed its
+    connection during the run, and of events whose redacted values were left out."""
     options = options or RecordOptions()
     if os.name == "nt":
         raise InputError("record is not supported on Windows")
@@ -128,7 +130,8 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         raise InputError("record needs --fixtures (or --replay, or --mcp) to answer the agent's tool calls")
     if (options.tool_snapshot or options.write_tool_snapshot) and not options.mcp:
         raise InputError("--tool-snapshot and --write-tool-snapshot compare the tools --mcp servers list")
-    fixtures = None if options.fixtures is None else load_fixtures(options.fixtures, warn)
+    fixtures = None if options.fixtures is None else load_fixtures(options.fixtures,
+                                                                    warn if fixture_warnings else None)
     replay = None if options.replay is None else Replay(options.replay, options.max_line_bytes)
     run_id = options.run_id or (FAKE_RUN_ID if options.fake_clock else uuid.uuid4().hex)
     if not _RUN_ID.fullmatch(run_id):
@@ -164,7 +167,7 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools)
         recorded = _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
                         input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
-                        drift=drift)
+                        drift=drift, warn=warn)
         if backend is not None and warn is not None:
             for line in backend.lost():
                 warn(f"warning: {redactor.text(line) if redactor.active else line}")
@@ -174,7 +177,7 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
 def _run(source: ContractSource, loaded: Contract, command: Sequence[str], options: RecordOptions, *,
          fixtures: Fixtures | None, replay: Replay | None, run_id: str,
          input_value: Any, out: str, log: str, redactor: Redactor, env: dict[str, str], backend: McpBackend | None,
-         drift: list[str]) -> Recorded:
+         drift: list[str], warn: Callable[[str], None] | None) -> Recorded:
     """The run itself, once every input is known good."""
     writer = TraceWriter(out, run_id, Clock(options.fake_clock), options.force,
                          redactor if redactor.active else None)
@@ -200,8 +203,9 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
             finally:
                 writer.close()
             tail = bytes(agent.stderr_tail)
-            cut = agent.stderr_bytes > len(tail)
-            stderr = redactor.log(tail, cut) if redactor.active else tail
+            if redactor.active and agent.stderr_bytes > len(tail):   # a cut line may be a key=value cut
+                tail = tail[tail.find(b"\n") + 1:] if b"\n" in tail else b""
+            stderr = redactor.log(tail) if redactor.active else tail
             stderr_log = _save_stderr(log, stderr, agent.stderr_bytes, len(tail), options.force)
             judged = TraceFile(writer.judged, name=out, digest=hashlib.blake2b())
             checked = run_check(loaded, judged, options.max_violations,
@@ -209,6 +213,9 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
             _as_written(writer, judged.digest.digest(), out)
     finally:
         writer.remove_raw()
+    for seq, event_type, shorter in writer.shortened:
+        if warn is not None:
+            warn(f"warning: {shown(out)} line {seq} ({event_type}): {_SHORTENED[shorter]}")
     report = checked.report
     report.trace = out
     mark_prevented(checked.rules, session.denied, by_seq=True)   # (also calls the agent left without call_id)
@@ -221,6 +228,16 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
     index = final.terminal.index
     line = judged.lines_of([index]).get(index) if output[1] is not None else None
     return Recorded(report, source, loaded, output, line)
+
+
+_LONGER = f"marked, the line would be longer than {MAX_TRACE_LINE:,} bytes"
+_SHORTENED = {
+    1: f"its redacted keys are left out, not marked \"[redacted]\": {_LONGER}",
+    2: f"its redacted keys are left out, and each value that held a secret is replaced whole by \"[redacted]\": "
+       f"{_LONGER}",
+    3: f"its redacted keys are left out, and so is each value that held a secret: {_LONGER}",
+}
+"""What `warn` says of an event `TraceWriter` wrote shorter than redaction would have."""
 
 
 def _as_written(writer: TraceWriter, judged: bytes, out: str) -> None:

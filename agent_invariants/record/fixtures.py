@@ -64,6 +64,7 @@ from agent_invariants.jsontext import MAX_NESTING, nests_too_deep
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.quick import quick
 from agent_invariants.match.tree import MatchError, compile_tree, no_references
+from agent_invariants.record.redact import refused_keys
 
 __all__ = ("MAX_MESSAGE_BYTES", "Answer", "Approval", "Case", "Fixture", "Fixtures", "load_fixtures",
            "too_big_for_a_line")
@@ -240,6 +241,11 @@ class _Loader:
         redact = document.get("redact", [])
         if not isinstance(redact, list) or not all(isinstance(key, str) and key.strip() for key in redact):
             raise self.fail("$.redact", "must be an array of key names (strings)")
+        refused = refused_keys()
+        for at, key in enumerate(redact):
+            if key.strip().lower() in refused:
+                raise self.fail(f"$.redact[{at}]", f"{_shown(key)} names a field of events, reports or the harness's "
+                                "data; redacting it would hide what the report is about")
         return Fixtures(self.value(document.get("input"), "$.input", "the input"), fixtures, decided, redact,
                         list(self.files))
 

@@ -17,9 +17,10 @@ mismatched argument, a tool or call id, the reason a run ended), so before it is
 string in it has the remembered values replaced; a number of three digits or more equal to one
 becomes `"[redacted]"`. Values shorter than three characters are replaced only where a whole string
 equals them (replacing every `1` inside messages would garble them), so do not rely on redaction
-for one- or two-character secrets. A `tool.listing` (the tools the MCP servers offer, with their
-schemas) is not redacted by key: a schema's property named like a key describes an argument, it
-holds no value. Keys that name event, report or harness fields (`tool`,
+for one- or two-character secrets. When marking would make an event's line too long for a trace,
+less is written, in steps (`Redactor.event`), and `record` warns. A `tool.listing` (the tools the
+MCP servers offer, with their schemas) is not redacted by key: a schema's property named like a key
+describes an argument, it holds no value. Keys that name event, report or harness fields (`tool`,
 `result`, `message`, `attested_by`, ...) are refused: redacting them would hide what the report is
 about, or change what a later check of the file decides.
 """
@@ -89,17 +90,22 @@ class Redactor:
 
     # --- the trace ----------------------------------------------------------------------------
 
-    def event(self, event: dict[str, Any], *, harder: bool = False) -> dict[str, Any]:
+    def event(self, event: dict[str, Any], *, shorter: int = 0) -> dict[str, Any]:
         """A copy of a trace event with secrets replaced: the values of the keys, then every value
         removed so far wherever the event quotes it (a denial's reason quotes the args it judged,
         an agent may echo a secret under another key). Text fields that would grow past their
-        length limit are replaced whole; with `harder` (the line grew past 1 MiB), every payload
-        that held a secret is."""
+        length limit are replaced whole. `"[redacted]"` is longer than many values, so when the
+        marked line would be too long for a trace, `shorter` asks for less: 1, the members of the
+        keys are left out rather than marked (every other value stays); 2, every string that held a
+        secret is also replaced whole by the mark; 3, instead left out of its object or array (a
+        field that is such a string is the mark): what is left is a part of the raw event."""
         # a tool listing is the servers' own definitions: a schema's property named like a key (a
         # `card_token` of type string) holds no value of the run, and its words must not become
         # secrets that every later event would lose
         listing = event.get("type") == "tool.listing"
-        shown_of = {key: value if key in _KEPT or listing else self.value(value) for key, value in event.items()}
+        leave_out = shorter >= 1
+        shown_of = {key: value if key in _KEPT or listing else self.value(value, leave_out)
+                    for key, value in event.items()}
         forms = self._forms() if self.secrets else None
         redacted: dict[str, Any] = {}
         for key, value in event.items():
@@ -110,26 +116,36 @@ class Redactor:
             limit = _LIMITS.get(key)
             if limit is not None and isinstance(shown, str) and shown != value and utf16_len(shown) > limit:
                 shown = REDACTED
-            if harder and shown != value and key not in _LIMITS:
-                shown = {} if isinstance(shown, dict) else [] if isinstance(shown, list) else REDACTED   # same type
+            if shorter >= 2 and shown != value and key not in _LIMITS:
+                less = _less(value, shown, leave_out=shorter >= 3)
+                shown = REDACTED if less is _GONE else less
             redacted[key] = shown
         return redacted
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, leave_out: bool = False) -> Any:
+        """`value` with secrets replaced; with `leave_out`, an object's members under the keys go
+        rather than get the mark."""
         if isinstance(value, msgspec.Raw):   # a replayed result, kept as JSON text
             value = msgspec.json.decode(value)
         if isinstance(value, dict):
-            return {key: self._secret(item) if isinstance(key, str) and key.strip().lower() in self.keys
-                    else self.value(item) for key, item in value.items()}
+            shown = {}
+            for key, item in value.items():
+                if isinstance(key, str) and key.strip().lower() in self.keys:
+                    mark = self._secret(item)
+                    if not leave_out:
+                        shown[key] = mark
+                else:
+                    shown[key] = self.value(item, leave_out)
+            return shown
         if isinstance(value, list):
-            return self._list(value)
+            return self._list(value, leave_out)
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, leave_out)
         return value
 
-    def _list(self, items: list[Any]) -> list[Any]:
+    def _list(self, items: list[Any], leave_out: bool) -> list[Any]:
         """An array; a `--key value` pair in an argument list has its value redacted."""
-        redacted = [self.value(item) for item in items]
+        redacted = [self.value(item, leave_out) for item in items]
         for at, item in enumerate(items[:-1]):
             if isinstance(item, str) and self._flag.search(item) and isinstance(items[at + 1], str):
                 redacted[at + 1] = self._secret(items[at + 1])
@@ -150,9 +166,10 @@ class Redactor:
             self.secrets.add(json.dumps(value))
         return REDACTED
 
-    def text(self, text: str) -> str:
-        """A string: JSON inside it is redacted as JSON, anything else by the text patterns; one
-        that still names a key after them, where the value cannot be told apart, is replaced whole."""
+    def text(self, text: str, leave_out: bool = False) -> str:
+        """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
+        else by the text patterns; one that still names a key after them, where the value cannot be
+        told apart, is replaced whole."""
         if not self._named.search(text):
             return text
         stripped = text.strip()
@@ -162,7 +179,7 @@ class Redactor:
             except (ValueError, RecursionError):
                 pass
             else:
-                return json.dumps(self.value(inner), ensure_ascii=False)
+                return json.dumps(self.value(inner, leave_out), ensure_ascii=False)
         shown = self._quoted.sub(self._quoted_value, text)
         shown = self._bare.sub(self._bare_value, shown)
         shown = self._line.sub(self._line_value, shown)
@@ -233,15 +250,37 @@ class Redactor:
                 return REDACTED
         return value
 
-    def log(self, data: bytes, cut: bool) -> bytes:
+    def log(self, data: bytes) -> bytes:
         """The agent's stderr, line by line, with the text patterns and every known secret
-        replaced; when `cut` (its start was dropped), the first, partial line goes too."""
+        replaced."""
         text = data.decode("utf-8", "surrogateescape")
-        if cut:
-            text = text[text.find("\n") + 1:] if "\n" in text else ""
         lines = [self.text(line) for line in text.split("\n")]
         scrubbed: str = self.scrub("\n".join(lines))
         return scrubbed.encode("utf-8", "surrogateescape")
+
+
+_GONE = object()
+
+
+def _less(raw: Any, shown: Any, leave_out: bool) -> Any:
+    """`shown` (the redacted form of `raw`) with every value redaction changed that is not an
+    object or array replaced whole by the mark, or with `leave_out` left out of its container
+    (`_GONE` when `shown` itself is one)."""
+    if isinstance(raw, msgspec.Raw):
+        raw = msgspec.json.decode(raw)
+    if isinstance(shown, dict) and isinstance(raw, dict):
+        kept = {}
+        for key, item in shown.items():
+            less = _less(raw[key], item, leave_out) if key in raw else _GONE if leave_out else item
+            if less is not _GONE:
+                kept[key] = less
+        return kept
+    if isinstance(shown, list) and isinstance(raw, list) and len(shown) == len(raw):
+        return [less for less in (_less(was, item, leave_out) for was, item in zip(raw, shown, strict=True))
+                if less is not _GONE]
+    if shown == raw and type(shown) is type(raw):
+        return shown
+    return _GONE if leave_out else REDACTED
 
 
 class _Forms:

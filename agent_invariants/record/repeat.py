@@ -61,7 +61,7 @@ def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         claim_file(f"{out}.stderr.log", options.force)
     runs: list[Recorded] = []
     for number, out in enumerate(outs):
-        runs.append(record(source, command, options._replace(out=out), warn if number == 0 else None))
+        runs.append(record(source, command, options._replace(out=out), warn, fixture_warnings=number == 0))
         if runs[-1].report.record is not UNSET and runs[-1].report.record.ended_by == "interrupted":
             break   # an interrupt ends the whole batch, not one run
     outs = outs[:len(runs)]

@@ -99,6 +99,9 @@ class TraceWriter:
         another): what `record` reads back must be what it wrote, not what the agent (or anyone)
         wrote there meanwhile."""
         self._raw: int | None = None
+        self.shortened: list[tuple[int, str, int]] = []
+        """Events whose redacted values could not be marked (seq, type, and how much less was
+        written: `Redactor.event`'s `shorter`)."""
         claim_file(path, force)
         folder = os.path.dirname(path)
         try:
@@ -120,13 +123,17 @@ class TraceWriter:
                  **event_fields(fields, data)}
         line = msgspec.json.encode(event) + b"\n"
         shown_line = line if self.redactor is None else msgspec.json.encode(self.redactor.event(event)) + b"\n"
-        if len(shown_line) > MAX_TRACE_LINE >= len(line) and self.redactor is not None:
+        shorter = 0
+        while len(shown_line) > MAX_TRACE_LINE >= len(line) and self.redactor is not None and shorter < 3:
             # `[redacted]` is longer than many values: redaction must not end a run the raw trace fits
-            shown_line = msgspec.json.encode(self.redactor.event(event, harder=True)) + b"\n"
+            shorter += 1
+            shown_line = msgspec.json.encode(self.redactor.event(event, shorter=shorter)) + b"\n"
         if len(line) > MAX_TRACE_LINE or len(shown_line) > MAX_TRACE_LINE:
             self.seq -= 1
             raise LineTooLong(event_type)
         self.last_line = line
+        if shorter:
+            self.shortened.append((self.seq, event_type, shorter))
         if self._raw is not None:
             self._append(self._raw, line, self.judged)
             self.written[self.judged].update(line)
