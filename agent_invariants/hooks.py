@@ -7,7 +7,8 @@ pre-commit hands over every JSON and YAML file of the commit; a file is taken fo
 its name is `agent-invariants.json` (`.yaml`, `.yml`, or `agent-invariants.<anything>.json`...),
 ends in `.contract.json` (`.yaml`, `.yml`), or the `$schema` of its top-level object names an
 agent-invariants contract schema (its URL, or a path to `contract-v1.schema.json` or
-`contract-v2.schema.json`, as this repository's examples write it). Other files, those that hold a
+`contract-v2.schema.json`, as this repository's examples write it; an empty fragment `#` may follow),
+as does a YAML file's `# yaml-language-server: $schema=...` comment line. Other files, those that hold a
 contract deeper down too, are passed over, and so are rule packs (a pack names no contract schema):
 a contract that `extends` a pack is checked with it when the contract is in the commit. `validate`
 prints each invalid contract's problems as the command does (`agent-invariants: contract.json:14:
@@ -29,13 +30,15 @@ __all__ = ("is_contract", "main")
 
 _NAMED = re.compile(r"(^agent-invariants(\.[^/]+)?|\.contract)\.(json|ya?ml)$")
 _CONTRACT_SCHEMA = (r"""(?:[a-z][a-z0-9+.-]*://[^"'\s]*agent-invariants[^"'\s]*/"""
-                    r"""|(?![a-z][a-z0-9+.-]*://)(?:[^"'\s]*/)?)contract-v[12]\.schema\.json""")
+                    r"""|(?![a-z][a-z0-9+.-]*://)(?:[^"'\s]*/)?)contract-v[12]\.schema\.json#?""")
 """A `$schema` value that names a contract schema: a URL of agent-invariants' own, or a path to
 the file (`../schemas/contract-v2.schema.json`), never another project's `contract-v1` schema."""
 _NAMES_SCHEMA = re.compile(rb"contract-v[12]\.schema\.json")
 """What the text of a file that cannot be parsed must hold to be taken for a contract (and fail
 the hook, saying why)."""
 _SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
+_MODELINE = re.compile(r"(?m)^[ \t]*#[ \t]*yaml-language-server:[ \t]*\$schema=(\S+)[ \t]*\r?$")
+"""The comment by which editors' YAML support (the YAML language server) is told a file's schema."""
 
 
 _USAGE = "usage: python -m agent_invariants.hooks validate|lint [--strict] FILE...\n"
@@ -87,7 +90,10 @@ def is_contract(path: str) -> bool:
     except InputError:   # it cannot be read: a contract if it names a contract schema (validating it says why)
         return _NAMES_SCHEMA.search(text) is not None
     schema = document.get("$schema") if isinstance(document, dict) else None
-    return isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None
+    if isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None:
+        return True
+    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found) for found in
+                                 _MODELINE.findall(text.decode("utf-8", "replace")))
 
 
 def _one(command: str, path: str, strict: bool) -> bool:

@@ -100,6 +100,30 @@ def test_a_contract_whose_schema_key_or_value_is_written_with_json_escapes_is_ch
         for name in ("key", "url", "value")]
 
 
+def test_a_schema_with_an_empty_fragment_or_named_by_a_yaml_modeline_is_checked(tmp_path):
+    """`contract-v2.schema.json#` (an empty fragment, as JSON Schema URIs are often written) names
+    the schema; so does the YAML language server's `# yaml-language-server: $schema=...` comment
+    of a YAML file. Another schema named either way is not ours."""
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "fragment.json").write_text(json.dumps(
+        {"$schema": SCHEMA + "#", "version": 1, "name": "f", "rules": [{"id": "r", "kind": "deny_tool", "tool": ""}]}))
+    (tmp_path / "policy" / "modeline.yaml").write_text(
+        f"# yaml-language-server: $schema={SCHEMA}\r\nversion: 2\r\nname: m\r\nrules:\r\n"
+        "  - {id: r, kind: deny_tool, tool: ''}\r\n")
+    (tmp_path / "policy" / "relative.yml").write_text(
+        "version: 2\nname: p\n  # yaml-language-server:  $schema=../schemas/contract-v1.schema.json\n"
+        "rules: [{id: r, kind: deny_tool, tool: ''}]\n")
+    (tmp_path / "policy" / "other.yaml").write_text(
+        "# yaml-language-server: $schema=https://json.schemastore.org/github-workflow.json\non: push\n")
+    (tmp_path / "policy" / "other.json").write_text(json.dumps({"$schema": "../schemas/other.schema.json#"}))
+    result = run_hook("agent-invariants-validate", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        'agent-invariants: policy/fragment.json:1: $.rules[0].tool: expected a non-empty string, got ""',
+        'agent-invariants: policy/modeline.yaml:5: $.rules[0].tool: expected a non-empty string, got ""',
+        'agent-invariants: policy/relative.yml:4: $.rules[0].tool: expected a non-empty string, got ""']
+
+
 def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
     """`args: [--stirct]` must not make the hook pass what `--strict` refuses: an unknown option is
     exit 2 with the usage; `-h` and `--help` print the usage."""
