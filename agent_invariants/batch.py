@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from agent_invariants import _signals
-from agent_invariants._paths import listed_file
+from agent_invariants._paths import listed_file, missing
 from agent_invariants.api import ContractLike, check_trace, compare_traces, job_count
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.errors import InputError, TraceError
@@ -177,9 +177,13 @@ def pair_traces(baselines: Sequence[tuple[str, str]], candidates: Sequence[tuple
     candidate with the baseline when it was given as `one_file` (not a folder or a pattern that
     happens to hold one), else by name (the path inside the folder given, or the file name). A
     candidate without a baseline of its name, or a name two baselines share, is an error: a silent
-    guess would compare the wrong runs."""
+    guess would compare the wrong runs. So is a baseline file that is not there, rather than one
+    unreadable pair for each candidate."""
     if one_file:
-        return [(baselines[0][1], path) for _, path in candidates]
+        shared = baselines[0][1]
+        if shared != "-" and not os.path.exists(shared):
+            raise TraceError(shared, None, missing(shared))
+        return [(shared, path) for _, path in candidates]
     by_name: dict[str, str] = {}
     for name, path in baselines:
         first = by_name.setdefault(name, path)

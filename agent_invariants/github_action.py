@@ -4,12 +4,15 @@
 
 The action's inputs arrive as environment variables (`INPUT_CONTRACT`, `INPUT_TRACES`,
 `INPUT_BASELINE`, `INPUT_FORMAT`, `INPUT_FAIL_ON`, `INPUT_CATEGORY`, `INPUT_SARIF_ANCHOR`;
-`traces` is split as a shell splits words, so a path with a space is quoted: `"runs/my run.jsonl"`).
+`traces` and `baseline` are split as a shell splits words, so a path with a space is quoted:
+`"runs/my run.jsonl"`).
 The command runs once per output, each with
 the same inputs: the report in `format` for the log, the Markdown summary appended to
 `$GITHUB_STEP_SUMMARY`, workflow annotations (`--format github`) on the changed lines, a SARIF
 file in `$RUNNER_TEMP` for code scanning, the HTML page there too (uploaded as an artifact, for a
-reviewer to see the run), and the JSON report that decides the verdict:
+reviewer to see the run; `agent-invariants.sarif` and `.html`, or `agent-invariants-2.sarif` and so
+on when an earlier use of the action in the job wrote those), and the JSON report that decides the
+verdict:
 
 - `fail-on: error` (default): fail when an error-severity rule breaks (or the candidate regresses);
 - `fail-on: warning`: also when any warning-severity rule breaks (in the candidate, for compare);
@@ -54,7 +57,14 @@ def main(environ: dict[str, str] | None = None) -> int:
     except ValueError as exc:   # an unbalanced quote: `o'brien.jsonl`
         return _failed(env, f"traces: {exc} (the input is split as a shell splits words: quote a path holding a "
                             "quote or a space, \"runs/o'brien.jsonl\", and write paths with /)")
-    baseline = env.get("INPUT_BASELINE", "").strip()
+    try:
+        baselines = shlex.split(env.get("INPUT_BASELINE", ""))
+    except ValueError as exc:
+        return _failed(env, f"baseline: {exc} (the input is split as a shell splits words, as traces is)")
+    if len(baselines) > 1:
+        return _failed(env, "baseline names one run (a file or a folder); quote a path with a space, "
+                            "\"runs/my run.jsonl\"")
+    baseline = baselines[0] if baselines else ""
     shown = env.get("INPUT_FORMAT", "").strip() or "text"
     fail_on = env.get("INPUT_FAIL_ON", "").strip() or "error"
     category = env.get("INPUT_CATEGORY", "").strip() or "agent-invariants"
@@ -94,8 +104,7 @@ def main(environ: dict[str, str] | None = None) -> int:
             _append(summary, _run([*command, "--format", "markdown"], env).stdout)
         except OSError as exc:
             return _failed(env, f"GITHUB_STEP_SUMMARY {summary}: cannot write: {exc.strerror or exc}")
-    folder = Path(env.get("RUNNER_TEMP") or ".")
-    sarif, page = folder / "agent-invariants.sarif", folder / "agent-invariants.html"
+    sarif, page = _report_files(Path(env.get("RUNNER_TEMP") or "."))
     files = (["--format", "sarif", "--category", category, "--sarif-anchor", anchor, "--output", str(sarif)],
              ["--format", "html", "--output", str(page)])
     for path, options in zip((sarif, page), files, strict=True):
@@ -116,6 +125,22 @@ def main(environ: dict[str, str] | None = None) -> int:
         sys.stderr.write(f"agent-invariants: {problem}\n")
         return 2
     return 2 if verdict.returncode == 2 else 1 if failing else 0
+
+
+def _report_files(folder: Path) -> tuple[Path, Path]:
+    """The SARIF file and the HTML page of this use of the action: `agent-invariants.sarif` and
+    `.html` in `folder`, or, when an earlier use in the job wrote those (a check beside a compare),
+    `agent-invariants-2.sarif` and so on, so that each use's outputs still name its own reports."""
+    for number in range(1, _MAX_USES + 1):
+        stem = "agent-invariants" if number == 1 else f"agent-invariants-{number}"
+        sarif, page = folder / f"{stem}.sarif", folder / f"{stem}.html"
+        if not (os.path.lexists(sarif) or os.path.lexists(page)):
+            break
+    return sarif, page
+
+
+_MAX_USES = 1000
+"""Uses of the action in one job that get report files of their own (the last one's are reused)."""
 
 
 def _report(verdict: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:

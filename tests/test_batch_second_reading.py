@@ -555,6 +555,18 @@ def test_compare_one_baseline_goes_with_every_candidate(cli: Any, tmp_path: Path
     assert result.returncode == 1
 
 
+def test_compare_one_baseline_file_that_is_not_there_is_bad_input(cli: Any, tmp_path: Path, contract_v1: Path) -> None:
+    """One baseline file for a folder of candidates: a baseline that is not there is one line and
+    exit 2, with nothing on stdout, not an unreadable pair per candidate (a "REGRESSION" headline)."""
+    put(tmp_path, "new/a.jsonl", OK)
+    put(tmp_path, "new/b.jsonl", OK)
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    dangling = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
+    for baseline, said in (("base.jsonl", "no such file"), ("gone.jsonl", dangling)):
+        result = compare(cli, "--baseline", baseline, "--candidate", "new/", "--format", "json")
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", f"agent-invariants: {baseline}: {said}\n")
+
+
 def test_compare_candidate_without_baseline_is_exit_2(cli: Any, tmp_path: Path, contract_v1: Path) -> None:
     """README: "A candidate without a baseline of its name … is an error (exit 2)"; §7.5: stdout empty.
     (Two baselines: a folder holding one trace pairs by name too; only a baseline given as one

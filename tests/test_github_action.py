@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -51,6 +52,11 @@ def test_action_yml_is_a_composite_action_with_the_documented_inputs():
     assert inputs["artifact-name"]["default"] == "agent-invariants-report"
     assert upload["with"] == {"sarif_file": "${{ steps.run.outputs.sarif }}", "category": "${{ inputs.category }}"}
     assert (inputs["category"]["default"], inputs["sarif-anchor"]["default"]) == ("agent-invariants", "trace")
+    # the extras a contract may need (YAML, JSON Schema rules, RE2), as the pre-commit hooks have them
+    (install,) = [step["run"] for step in runs["steps"] if step["name"].startswith("Install")]
+    assert install.endswith(' "$GITHUB_ACTION_PATH[yaml,jsonschema,re2]"')
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {"yaml", "jsonschema", "re2"} <= set(extras)
 
 
 def _steps(tmp_path: Path, inputs: dict[str, str]) -> tuple[int, str, dict[str, str], str]:
@@ -198,12 +204,45 @@ def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, 
     assert capsys.readouterr().err.endswith(f"agent-invariants: GITHUB_STEP_SUMMARY {tmp_path / 'folder'}: cannot "
                                             "write: Is a directory\n")
     assert (tmp_path / "out").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
-    (tmp_path / "agent-invariants.sarif").unlink()   # (written by the runs above)
-    (tmp_path / "agent-invariants.sarif").mkdir()   # the SARIF file's place is taken by a folder
-    assert main({**base, "GITHUB_OUTPUT": str(tmp_path / "again")}) == 2
-    assert capsys.readouterr().err.endswith(f"agent-invariants: {tmp_path / 'agent-invariants.sarif'}: is a "
-                                            "directory\n")
+    (tmp_path / "file").write_text("")   # a RUNNER_TEMP that is no folder
+    assert main({**base, "RUNNER_TEMP": str(tmp_path / "file"), "GITHUB_OUTPUT": str(tmp_path / "again")}) == 2
+    assert capsys.readouterr().err.endswith(f"agent-invariants: {tmp_path / 'file' / 'agent-invariants.sarif'}: "
+                                            "cannot write: Not a directory\n")
     assert (tmp_path / "again").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
+
+
+def test_each_use_of_the_action_in_a_job_keeps_its_own_report_files(tmp_path):
+    """A check beside a compare in one job: the first use's `sarif` and `html` outputs still name
+    its own reports after the second use ran (the temporary folder is the job's)."""
+    base = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"), "RUNNER_TEMP": str(tmp_path)}
+    uses = [{"INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "INPUT_CATEGORY": "check"},
+            {"INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "INPUT_BASELINE": str(EXAMPLE / "baseline.jsonl"),
+             "INPUT_CATEGORY": "compare"},
+            {"INPUT_TRACES": str(EXAMPLE / "baseline.jsonl"), "INPUT_CATEGORY": "third"}]
+    outputs = []
+    for number, (inputs, code) in enumerate(zip(uses, (1, 1, 0), strict=True)):
+        assert main({**base, **inputs, "GITHUB_OUTPUT": str(tmp_path / f"output{number}")}) == code
+        outputs.append(dict(line.split("=", 1) for line in (tmp_path / f"output{number}").read_text().splitlines()))
+    assert [(Path(out["sarif"]).name, Path(out["html"]).name) for out in outputs] == [
+        ("agent-invariants.sarif", "agent-invariants.html"), ("agent-invariants-2.sarif", "agent-invariants-2.html"),
+        ("agent-invariants-3.sarif", "agent-invariants-3.html")]
+    for out, category in zip(outputs, ("check", "compare", "third"), strict=True):
+        sarif = json.loads(Path(out["sarif"]).read_text(encoding="utf-8"))
+        assert sarif["runs"][0]["automationDetails"]["id"].split("/")[0] == category
+        assert Path(out["html"]).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_a_baseline_is_split_as_traces_is(tmp_path, capsys):
+    """`baseline: '"runs/base line.jsonl"'` names the file with a space, as `traces` would."""
+    (tmp_path / "base line.jsonl").write_bytes((EXAMPLE / "baseline.jsonl").read_bytes())
+    base = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"), "RUNNER_TEMP": str(tmp_path),
+            "INPUT_TRACES": str(EXAMPLE / "candidate.jsonl"), "GITHUB_OUTPUT": str(tmp_path / "output")}
+    assert main({**base, "INPUT_BASELINE": f'"{tmp_path / "base line.jsonl"}"'}) == 1
+    assert "exit-code=1\n" in (tmp_path / "output").read_text()
+    capsys.readouterr()
+    assert main({**base, "INPUT_BASELINE": f"{tmp_path / 'base line.jsonl'}"}) == 2
+    assert capsys.readouterr().err == ('agent-invariants: baseline names one run (a file or a folder); quote a path '
+                                       'with a space, "runs/my run.jsonl"\n')
 
 
 def test_the_notices_of_a_trace_reach_the_log(tmp_path, capsys):
