@@ -1233,6 +1233,29 @@ def test_an_mcp_server_that_dies_at_start_up_is_explained_by_its_last_stderr_lin
     assert not Path(cli.cwd, "t.jsonl").exists()
 
 
+def test_a_server_that_does_not_start_in_time_is_ended_at_the_deadline(cli, write) -> None:
+    """`--mcp-start-timeout-ms` is the user's deadline: a server that never answers `initialize`
+    (and ignores SIGTERM) is ended then, not after the SDK's few seconds of grace for each way of
+    asking it to stop; nothing of it is left."""
+    import shlex
+    write("c.json", V2)
+    write("server.py", "import os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                       "open('pid', 'w').write(str(os.getpid()))\nsys.stderr.write('loading the model\\n')\n"
+                       "sys.stderr.flush()\ntime.sleep(60)\n")
+    command = shlex.join([sys.executable, "server.py"])
+    started = time.monotonic()
+    result = cli("record", "-c", "c.json", "--mcp", command, "--mcp-start-timeout-ms", "500", "--out", "t.jsonl",
+                 "--", "true")
+    took = time.monotonic() - started
+    assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(command)}: no answer to initialize within the "
+                             "start-up deadline; its stderr ended with: loading the model\n")
+    assert result.returncode == 2
+    assert took < 4, took   # (the SDK's grace alone is 4 s: 2 after closing stdin, 2 after SIGTERM)
+    pid = int(Path(cli.cwd, "pid").read_text())
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+    assert not Path(cli.cwd, "t.jsonl").exists()
+
+
 def test_a_server_that_dies_during_the_run_is_said_on_stderr(cli, write) -> None:
     """Its later calls are answered ok: false ("Connection closed"), which rules may not notice:
     the run still says, once, that the server went away."""

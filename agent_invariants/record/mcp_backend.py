@@ -119,12 +119,14 @@ class McpBackend:
                     if not cursor:
                         break
         except InputError as exc:
+            self._kill()   # no grace for a server that failed to start: the deadline is the user's
             said = "" if stderr is None else stderr.last_line()
             self.close()
             if said:
                 raise InputError(f"{exc}; its stderr ended with: {said}") from None
             raise
         except BaseException:
+            self._kill()
             self.close()
             raise
 
@@ -207,12 +209,16 @@ class McpBackend:
                 self._portal_cm.__exit__(None, None, None)
             self._portal_cm = None
         self._quiet.restore()
-        for group in self._groups:   # what a server started itself, and left behind
+        self._kill()   # what a server started itself, and left behind
+        for stderr in self._stderr:
+            stderr.close()
+
+    def _kill(self) -> None:
+        """End the servers' process groups at once (the SDK's own ending gives each a few seconds)."""
+        for group in self._groups:
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
         self._groups.clear()
-        for stderr in self._stderr:
-            stderr.close()
 
 
 class _StderrTail:
