@@ -141,8 +141,8 @@ def json_file(path: str, limit: int, where: str, what: str) -> Any:
         raise InputError(f"{where}: {file_problem(exc, what)}") from None
     if len(data) > limit:
         raise InputError(f"{where}: larger than {limit:,} bytes")
-    try:
-        return msgspec.json.decode(data)
+    try:   # (a lone surrogate escape reads as U+FFFD, as everywhere)
+        return msgspec.json.decode(replace_lone_surrogates(data))
     except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
         raise InputError(f"{where}: not JSON: {exc}") from None
 

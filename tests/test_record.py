@@ -1055,6 +1055,30 @@ def test_many_distinct_secrets_are_each_kept_out_of_later_events(tmp_path: Path)
     assert message["data"]["text"] == "used " + ", ".join(["[redacted]"] * 40)
 
 
+@pytest.mark.parametrize(("said", "written"), [
+    ("retry with token=[redacted] then", "retry with token=[redacted] then"),   # the mark is already a value
+    ("token=se]cret rest", "token=[redacted] rest"),   # a bracket inside the value is the value's
+    ("token=a,b rest", "token=[redacted] rest"),
+    ("token=abc]]def, x", "token=[redacted], x"),
+    ("{token=abc}", "{token=[redacted]}"),   # the object's brace closes it
+    ("(token=abc), next", "(token=[redacted]), next"),
+    ("run --token [q] now", "run --token [redacted] now"),   # a bracket the value opened is its own
+    ("?token=abc&user=bob", "?token=[redacted]&user=bob"),
+    ("token: abc and more", "token: [redacted]"),   # `key: value` is the rest of the line
+])
+def test_a_value_in_text_goes_whole_and_marks_stay_whole(tmp_path: Path, said: str, written: str) -> None:
+    """`key=value` in text: the value goes up to a space, a quote, `&`, `;` or a closing
+    character that ends it, never leaving its tail in the file; a mark already there stays as it
+    is (a replayed redacted baseline says `token=[redacted]`), as does every later mark when a
+    remembered value is inside the mark's own letters (`red`); and the plain words of a `key:
+    value` line are not taken for secrets: `and` stays in later text."""
+    steps = [*START, *call("c1", "api.call", {"pin": "red"}), send("agent.message", text=said),
+             send("agent.message", text="and more [redacted] words"), *DONE]
+    run = run_agent(tmp_path, steps, V2, {"version": 1, "tools": {"api.call": {"ok": True}}}, redact=["token", "pin"])
+    texts = [event["data"]["text"] for event in run.events if event["type"] == "agent.message"]
+    assert texts == [written, "and more [redacted] words"]
+
+
 def test_the_stderr_log_counts_every_byte_it_drops_when_redacting(tmp_path: Path) -> None:
     """The log keeps the last MiB; redacting, it also drops the cut first line (a `key=value` cut
     in two), and its first line counts those bytes too: what it says was dropped, plus what it

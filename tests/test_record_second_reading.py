@@ -607,6 +607,15 @@ def test_input_option_reads_a_file(tmp_path: Path) -> None:
     assert run.replies[0]["input"] == {"from": "file"}
 
 
+def test_input_option_reads_a_lone_surrogate_escape_as_the_replacement_character(tmp_path: Path) -> None:
+    """As in the fixtures' `input`, a trace or a contract: `"\\ud83d"` alone is U+FFFD, given inline or as a file."""
+    (tmp_path / "in.json").write_text('{"s": "cut \\ud83d", "pair": "\\ud83d\\ude00"}', encoding="utf-8")
+    for given in ('{"s": "cut \\ud83d", "pair": "\\ud83d\\ude00"}', "@in.json"):
+        run = record(tmp_path, [send(DONE)], "--input", given)
+        assert run.replies[0]["input"] == {"s": "cut \ufffd", "pair": "\U0001f600"}, given
+        assert run.trace[0]["data"]["input"] == {"s": "cut \ufffd", "pair": "\U0001f600"}, given
+
+
 @pytest.mark.parametrize("value", ["{bad", "@missing.json"])
 def test_bad_input_option_exits_2_before_spawning(tmp_path: Path, value: str) -> None:
     """Point 83: exit 2 before spawning on any invalid input (here `--input`; spec silent on the wording)."""

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 import msgspec
 from msgspec import UNSET
 
+from agent_invariants._js import replace_lone_surrogates
 from agent_invariants._signals import hangup_terminates
 from agent_invariants.contract import Contract
 from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
@@ -299,7 +300,7 @@ def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
     else:
         where = "--input"
         try:
-            value = msgspec.json.decode(options.input.encode("utf-8", "surrogateescape"))
+            value = msgspec.json.decode(replace_lone_surrogates(options.input.encode("utf-8", "surrogateescape")))
         except (msgspec.DecodeError, RecursionError) as exc:   # (also 1e999)
             raise InputError(f"{where}: not JSON: {exc}") from None
     problem = too_big_for_a_line(value, "the input")

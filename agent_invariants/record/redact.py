@@ -3,7 +3,7 @@
 The values of matching keys (case-insensitive, surrounding spaces ignored) are replaced with
 `"[redacted]"` wherever they could leak into the trace: in nested objects and arrays of every
 event (replayed and MCP results included), in JSON held inside a string (escaped or not), and in
-text: `key=value` (up to a separator), `key: value` (to the end of the line), `"key": "value"` or
+text: `key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line), `"key": "value"` or
 `'key': 'value'` (quoted), `key: 123` in JSON-like text, `--key value` and `--key=value`. A string
 or array element that still names a key where its value cannot be told apart (a line cut inside a
 value, say) is replaced whole. Every value removed is remembered, in the forms a report quotes it
@@ -80,7 +80,7 @@ class Redactor:
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
         # --key value and --key=value
         self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*:[ \t]*)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--)?{key}\s*=\s*|--(?:{names})\s+))([^\s\"',;&}})\]]+)")
+        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--)?{key}\s*=\s*|--(?:{names})\s+)){_BARE_VALUE}")
         self._flag = re.compile(rf"(?i)(?<![\w-])--(?:{names})$")
         self._named = re.compile(rf"(?i)(?<![a-z0-9])(?:{names})(?![a-z0-9])")
 
@@ -212,8 +212,8 @@ class Redactor:
         if value.startswith(REDACTED):
             return found.group(0)
         self._secret(value)
-        for word in value.split():
-            if len(word) >= _SHORTEST_SCRUBBED:
+        for word in value.split():   # (a report may quote the secret without the words around it; plain
+            if len(word) >= _SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word:   # words stay)
                 self.secrets.add(word)
         return found.group(1) + REDACTED
 
@@ -299,7 +299,10 @@ class _Forms:
         self._lengths = sorted({len(secret) for secret in self.longest_first})
 
     def scrubbed(self, text: str) -> str:
-        """`text` with each remembered value in it replaced by the mark."""
+        """`text` with each remembered value in it replaced by the mark; marks already there stay
+        whole (a value `red` would otherwise make `[redacted]` `[[redacted]dacted]`)."""
+        if REDACTED in text:
+            return REDACTED.join(self.scrubbed(piece) for piece in text.split(REDACTED))
         if len(self.longest_first) > _FEW and not self._holds_one(text):
             return text
         for secret in self.longest_first:
@@ -312,5 +315,12 @@ class _Forms:
         return any(text[at:at + size] in values for size in self._lengths for at in range(len(text) - size + 1))
 
 
+_STOPS = r"\s\"'&;,)\]}"
+_BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
+               rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
+"""The value of `key=value` or `--key value` in text: up to a space, a quote, `&` or `;`, or a
+`,`, `)`, `]` or `}` that ends it (one followed by another stop, or by nothing: `{token=abc}`);
+inside it, such a character is the value's own (`token=se]cret` goes whole), and so is a bracket
+closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
 _FEW = 32
 """Remembered values searched for one by one (each `in` is one fast scan of the string)."""
