@@ -55,10 +55,13 @@ _MAX_SAFE_INTEGER = 2**53
 
 class JsonObject(msgspec.Struct, gc=False):
     """Any JSON object. Decoding checks that the value is an object and skips its content, but
-    for the one member a rule reads: `attested_by` (who vouches for an approval, `record`)."""
+    for the members something reads: `attested_by` (who vouches for an approval, `record`) and
+    `fixture_miss` (`record --replay` does not replay a baseline's miss)."""
 
     attested_by: Raw | UnsetType = UNSET
     """Kept raw; `approval_bound` with `attested_by` reads it (a string, or it matches no glob)."""
+    fixture_miss: Raw | UnsetType = UNSET
+    """Kept raw; `true` on a result or grant `record` made for a call or request nothing answered."""
 
 
 class Event(msgspec.Struct, gc=False, omit_defaults=True):

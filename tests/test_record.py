@@ -319,6 +319,27 @@ def test_replay_answers_by_tool_canonical_args_and_occurrence_then_fixtures(tmp_
     assert run.bare()[2]["duration_ms"] == 7 and run.bare()[5]["ok"] is False
 
 
+def test_a_baseline_miss_is_not_replayed_as_an_answer(tmp_path: Path) -> None:
+    """A baseline call nothing answered (a fixture miss) and a request no entry decided (an
+    approval miss) are not replayed as an ordinary failure and denial: this run's fixtures answer
+    them, else they are misses again (findings, exit 2), since the path was never exercised."""
+    steps = [*START, *call("c1", "lookup", {"id": 7}),
+             send("approval.request", approval_id="a1", tool="refund", args={"amount": 10}), {"recv": 1}, *DONE]
+    first = run_agent(tmp_path, steps, V2, {"version": 1, "tools": {}}, name="baseline")
+    assert [finding.code for finding in first.info.findings] == ["record.fixture_miss", "record.approval_miss"]
+    answering = {"version": 1, "tools": {"lookup": {"found": True}},
+                 "approvals": [{"tool": "refund", "decision": "approve"}]}
+    again = run_agent(tmp_path, steps, V2, answering, name="answered", replay=str(first.trace))
+    assert [(e["type"], e.get("result", e.get("approved")), e.get("data")) for e in again.bare()
+            if e["type"] in ("tool.result", "approval.granted")] == [
+        ("tool.result", {"found": True}, {"fixture": {"key": "lookup"}}),
+        ("approval.granted", True, {"attested_by": "harness"})]
+    assert (again.code, again.info.findings) == (0, [])
+    alone = run_agent(tmp_path, steps, V2, None, name="alone", replay=str(first.trace))
+    assert [finding.code for finding in alone.info.findings] == ["record.fixture_miss", "record.approval_miss"]
+    assert alone.code == 2
+
+
 def test_an_invalid_baseline_is_refused_before_the_agent_starts(tmp_path: Path) -> None:
     baseline = tmp_path / "b.jsonl"
     baseline.write_text('{"seq": 1, "type": "tool.call"}\nnot json\n', encoding="utf-8")

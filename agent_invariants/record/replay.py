@@ -4,8 +4,11 @@ A call's key is its tool and its args in RFC 8785 canonical form (no args is ano
 `{}`). The k-th call of this run with a key gets the result paired with the k-th call of the
 baseline with that key (a result belongs to the nearest earlier unanswered call with its
 `call_id`): its `ok`, `result` and `duration_ms`, and the harness-attested `outcome.observed`
-events that directly follow it. A call the baseline never answered is left to the fixtures.
-Approval requests replay the baseline's harness-attested grants, keyed the same way.
+events that directly follow it. A call the baseline never answered is left to the fixtures, and
+so is one it answered with a fixture miss (`data.fixture_miss`): replayed, the miss would be an
+ordinary failed call, and a run that never exercised its path would pass. Approval requests
+replay the baseline's harness-attested grants, keyed the same way (a grant that was an approval
+miss is not replayed either).
 
 The baseline is read whole when `record` starts and must be a valid trace, its version-2 fields
 of the right types too (else exit 2 before the agent starts). What is kept is one entry per call
@@ -59,7 +62,7 @@ class Replay:
 
     def __init__(self, path: str | os.PathLike[str], max_line_bytes: int) -> None:
         self.answers: dict[tuple[str, str | None], deque[list[Replayed | None]]] = defaultdict(deque)
-        self.grants: dict[tuple[str, str | None], deque[Grant]] = defaultdict(deque)
+        self.grants: dict[tuple[str, str | None], deque[Grant | None]] = defaultdict(deque)
         waiting: Pairing[list[Replayed | None]] = Pairing()
         last: Replayed | None = None   # the answer the next outcomes may follow
         source = TraceFile(path, max_line_bytes=max_line_bytes)
@@ -80,7 +83,7 @@ class Replay:
             return None
         if event.type == "tool.result":
             answered = waiting.result(event.call_id)
-            if answered is None:
+            if answered is None or _missed(event):
                 return None
             answer = Replayed(event.seq, event.ok is not False,
                               None if event.result is UNSET else Raw(bytes(event.result)),
@@ -94,7 +97,7 @@ class Replay:
             last.outcomes.append(outcome)
             return last
         if event.type == "approval.granted" and event.tool is not UNSET and _attested(event) == "harness":
-            self.grants[call_key(event.tool, _args(event))].append(Grant(
+            self.grants[call_key(event.tool, _args(event))].append(None if _missed(event) else Grant(
                 event.approved is not False, None if event.approval_scope is UNSET else event.approval_scope,
                 text(event.approver)))
         return None
@@ -118,3 +121,9 @@ def _args(event: Event) -> Any:
 
 def _attested(event: Event) -> str | None:
     return None if event.data is UNSET else text(event.data.attested_by)
+
+
+def _missed(event: Event) -> bool:
+    """Whether `record` made this result or grant for a call or request nothing answered."""
+    missed = UNSET if event.data is UNSET else event.data.fixture_miss
+    return missed is not UNSET and bytes(missed) == b"true"
