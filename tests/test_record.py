@@ -1436,11 +1436,19 @@ def test_redaction_never_changes_a_verdict_and_reaches_what_the_harness_writes(t
         run_agent(tmp_path, steps, V2, FIXTURES, name="refused", redact=["attested_by"])
 
 
-def test_an_agent_doctor_message_naming_a_field_twice_is_a_protocol_error(tmp_path: Path) -> None:
-    steps = [{"recv": True}, {"raw": json.dumps({"type": "tool_call", "callId": "1", "name": "a", "tool": "b"}) + "\n"},
-             {"sleep": 5}]
+@pytest.mark.parametrize(("message", "kind", "key"), [
+    ({"type": "tool_call", "callId": "1", "name": "a", "tool": "b"}, "tool.call", "tool"),
+    ({"type": "tool_call", "call_id": "1", "callId": "2", "name": "a"}, "tool.call", "call_id"),
+    ({"type": "tool_call", "callId": "1", "name": "a", "args": {}, "arguments": {}}, "tool.call", "args"),
+    ({"type": "confirmation", "tool": "a", "name": "a"}, "approval.granted", "tool"),
+])
+def test_an_agent_doctor_message_naming_a_field_twice_is_a_protocol_error(
+        tmp_path: Path, message: dict[str, Any], kind: str, key: str) -> None:
+    """`name` and `tool` (or `callId` and `call_id`...) in one message: which is meant? The run ends
+    as `protocol:field:<type>.<key>`, the field named as ours, as every field error is."""
+    steps = [{"recv": True}, {"raw": json.dumps(message) + "\n"}, {"sleep": 5}]
     run = run_agent(tmp_path, steps, V2, FIXTURES, protocol="agentdoctor")
-    assert _ending(run, "protocol:field:tool.call.tool (twice: tool)")["data"]["offending"]["type"] == "tool.call"
+    assert _ending(run, f"protocol:field:{kind}.{key}")["data"]["offending"]["type"] == kind
 
 
 DONE_AGENT = 'import sys; sys.stdin.readline(); print(\'{"type": "run.completed"}\', flush=True)'

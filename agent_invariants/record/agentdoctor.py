@@ -33,9 +33,9 @@ def inbound(message: dict[str, Any]) -> dict[str, Any]:
     """An adapter message as ours (the same dict when it is not one of Agent Doctor's)."""
     kind = message.get("type")
     if kind == "tool_call":
-        return {"type": "tool.call", **_renamed(message)}
+        return {"type": "tool.call", **_renamed(message, "tool.call")}
     if kind == "confirmation":
-        return {"type": "approval.granted", **_renamed(message)}
+        return {"type": "approval.granted", **_renamed(message, "approval.granted")}
     if kind == "final":
         return {**{key: value for key, value in message.items() if key != "type"}, "type": "run.completed"}
     return message
@@ -54,13 +54,15 @@ def outbound(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, **fields}   # approval.decision: no such exchange in that protocol
 
 
-def _renamed(message: dict[str, Any]) -> dict[str, Any]:
+def _renamed(message: dict[str, Any], kind: str) -> dict[str, Any]:
     renamed: dict[str, Any] = {}
     for key, value in message.items():
         if key == "type":
             continue
         ours = _RENAMED.get(key, key)
-        if ours in renamed:   # `name` and `tool`, say: which one is meant?
-            ours = f"{key} (twice: {ours})"   # an unknown field: the protocol error names it
+        if ours in renamed:   # `name` and `tool`, say: which one is meant? The field, as ours, is wrong
+            from agent_invariants.record.protocol import ProtocolError  # (protocol imports this module)
+
+            raise ProtocolError(f"field:{kind}.{ours}", kind)
         renamed[ours] = value
     return renamed
