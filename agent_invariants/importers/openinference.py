@@ -17,7 +17,9 @@ instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
 The call id is `tool.id`, else the ToolMessage's; else the id the model gave the call: the
 `tool_calls` of the nearest earlier LLM span under the same parent or an ancestor
 (`llm.output_messages.<i>.message.tool_calls.<j>.tool_call.id`, indexes read as numbers), matched
-by tool name and order; else the span id. A tool fails when its span's status is ERROR or it holds
+by tool name and order (point 28: not one in another branch, such as LangGraph's model inside the
+agent node's span, beside the tools node's: a tool there that raised, with no ToolMessage to say its
+id, has its span id); else the span id. A tool fails when its span's status is ERROR or it holds
 an `exception` event.
 """
 from __future__ import annotations
