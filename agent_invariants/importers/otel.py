@@ -16,10 +16,7 @@ Each trace is a run (its id is the trace id). What becomes what:
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
   of the next chat span (messages logged in the chat span, `event_only` content capture, are its
-  own); but a call a pydantic-ai run ended waiting to have approved (its run span's `final_result`
-  is then its `DeferredToolRequests`, the call among `approvals`) never ran: it is an
-  `approval.requested` {approval_id: the call id, tool, args}, and the run ends with `status:
-  awaiting_approval`;
+  own);
 - a span, span event or log record (its `eventName`, else `event.name`; OTLP JSON lines may hold
   `resourceLogs` beside `resourceSpans`) named after one of our event types, or matched by a
   profile: that event (fields from `ainv.*` attributes), a log record inside the span it was
@@ -106,13 +103,11 @@ class GenAiTrace:
         self.out = Timeline(self.source_format, context.file, trace_id)
         self.parts = _MessageParts()
         self._asked: dict[str, Any] | None = None   # call id -> the arguments the model gave it
-        self.awaiting: set[str] = set()   # the calls the run ended waiting to have approved
 
     def timeline(self) -> Timeline:
         self.messages_from_logs()
         outermost = self.outermost()
         root = min(outermost, key=lambda span: (span.start, span.order))
-        self.awaiting = _awaiting_approval(root)
         for span in self.tree.spans:
             depth = self.tree.depth_of(span)
             if span.log:   # a log record says only what the convention or a profile reads in it
@@ -222,8 +217,6 @@ class GenAiTrace:
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
             end = {"type": "run.failed", "status": "failed", "reason": self.failure_text(failing)}
-        elif self.awaiting:
-            end["status"] = "awaiting_approval"
         output = root.attributes.get("ainv.output")
         if output is not None:
             end["output"] = parse_result(output, json_text=True)[0]
@@ -361,8 +354,6 @@ class _MessageParts:
         key = ("part", chat.order, number)
         name = part.get("name") if isinstance(part.get("name"), str) and part.get("name") else "<unnamed>"
         call: dict[str, Any] = {"type": "tool.call", "tool": name, "call_id": part["id"]}
-        if part["id"] in trace.awaiting:   # asked for, held for approval, never run
-            call = {"type": "approval.requested", "approval_id": part["id"], "tool": name}
         args, raw = parse_args(part.get("arguments"))
         if args is not None:
             call["args"] = args
@@ -370,8 +361,7 @@ class _MessageParts:
             call["data"] = {"raw_args": raw}
         trace.out.add(call, chat.end, phase=END, depth=trace.tree.depth_of(chat), line=chat.line,
                       span_id=chat.span_id, key=key, synthetic=True)
-        if call["type"] != "tool.call" or answer is None or following is None or not (
-                "result" in answer or "response" in answer):
+        if answer is None or following is None or not ("result" in answer or "response" in answer):
             return
         value, kept = parse_result(answer["result"] if "result" in answer else answer["response"])
         result: dict[str, Any] = {"type": "tool.result", "tool": name, "call_id": part["id"], "result": value}
@@ -391,19 +381,6 @@ def _calls(chat: Span, outputs: set[str]) -> Iterator[tuple[int, dict[str, Any],
                 isinstance(name, str) and name in outputs):
             continue
         yield number, part, (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
-
-
-def _awaiting_approval(root: Span) -> set[str]:
-    """The ids of the calls a pydantic-ai run ended waiting to have approved: its run span's
-    `final_result` is then the run's `DeferredToolRequests`, `{calls, approvals, ...}`, each approval
-    the model's tool call part (`part_kind: tool-call`, `tool_call_id`)."""
-    value = root.attributes.get("final_result")
-    deferred = parse_result(value, json_text=True)[0] if isinstance(value, str) else None
-    if not isinstance(deferred, dict) or not isinstance(deferred.get("calls"), list) \
-            or not isinstance(deferred.get("approvals"), list):
-        return set()
-    return {item["tool_call_id"] for item in deferred["approvals"] if isinstance(item, dict)
-            and item.get("part_kind") == "tool-call" and isinstance(item.get("tool_call_id"), str)}
 
 
 def _output_tools(chat: Span) -> set[str]:

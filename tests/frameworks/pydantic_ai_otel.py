@@ -39,7 +39,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.util.types import AttributeValue
-from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext, Tool, ToolFailed
+from pydantic_ai import Agent, ModelRetry, RunContext, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability, Hooks, Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -63,7 +63,6 @@ SCENARIOS = (
     "raw_args",
     "structured_output",
     "approval_in_hook",
-    "awaiting_approval",
     "workflow_root",
     "auto_call_ids",
     "reused_call_ids",
@@ -122,7 +121,7 @@ class _Plan:
     version: Literal[5, 6] = _LATEST_VERSION
     include_content: bool = True
     structured: bool = False  # a structured output type, which pydantic-ai returns through an output tool
-    approval: Literal["", "between_steps", "review_only", "hook", "deferred"] = ""
+    approval: Literal["", "between_steps", "review_only", "hook"] = ""
     workflow: bool = False  # the run inside a user span `invoke_workflow refund_flow`
 
 
@@ -200,19 +199,6 @@ _SCENARIOS: dict[str, _Scenario] = {
         )
     ),
     "approval_in_hook": _Scenario((_Plan(_REFUND_OK, approval="hook"),)),
-    # refund requires approval (pydantic-ai's deferred tools): the run ends with both refunds held for it
-    "awaiting_approval": _Scenario(
-        (
-            _Plan(
-                (
-                    (_call("lookup_order", "call_1", order_id="A1"),),
-                    (_call("refund", "call_2", order_id="A1", amount=10.0), _call("refund", "call_3", order_id="A2",
-                                                                                 amount=500.0)),
-                ),
-                approval="deferred",
-            ),
-        )
-    ),
     "workflow_root": _Scenario((_Plan(_REFUND_OK, workflow=True),)),
     "auto_call_ids": _Scenario(
         (
@@ -279,9 +265,8 @@ def _model(turns: tuple[_Turn, ...]) -> FunctionModel:
     return FunctionModel(respond, model_name="scripted-model")
 
 
-def _tools(failure: Literal["raise", "retry", "failed"], deferred: bool = False) -> list[Any]:
-    """The shared refund-desk tools; lookup_order fails for order A9 the way the scenario asks;
-    with `deferred`, refund needs an approval the run ends waiting for."""
+def _tools(failure: Literal["raise", "retry", "failed"]) -> list[Any]:
+    """The shared refund-desk tools; lookup_order fails for order A9 the way the scenario asks."""
     errors: dict[str, type[Exception]] = {"raise": ValueError, "retry": ModelRetry, "failed": ToolFailed}
 
     def lookup_order(order_id: str) -> dict[str, Any]:
@@ -298,7 +283,7 @@ def _tools(failure: Literal["raise", "retry", "failed"], deferred: bool = False)
         """Run a shell command."""  # never really run: the forbidden tool only has to be callable
         return "done"
 
-    return [lookup_order, Tool(refund, requires_approval=True) if deferred else refund, shell]
+    return [lookup_order, refund, shell]
 
 
 def _emit_approval(tracer: trace.Tracer, convention: bool = True) -> None:
@@ -340,10 +325,9 @@ def _agent(plan: _Plan, provider: TracerProvider) -> Agent[None, Any]:
         _model(plan.turns),
         name="support",
         instructions=_INSTRUCTIONS,
-        tools=_tools(plan.lookup_failure, deferred=plan.approval == "deferred"),
+        tools=_tools(plan.lookup_failure),
         capabilities=capabilities,
-        output_type=RefundReceipt if plan.structured else [str, DeferredToolRequests] if plan.approval == "deferred"
-        else str,
+        output_type=RefundReceipt if plan.structured else str,
     )
 
 
