@@ -606,6 +606,45 @@ def test_a_trace_of_more_spans_than_an_import_holds_is_refused_while_it_is_read(
                                     "convert it in parts")
 
 
+@pytest.mark.parametrize("through", ["file", "pipe"])
+def test_an_input_of_endless_new_runs_is_refused_at_the_run_past_the_most_an_import_reads(
+        tmp_path: Path, cli: Any, through: str) -> None:
+    """Standards: memory stays bounded. Each run is remembered (its id, and its last line from a
+    first pass over a file), and a pipe's runs all stay open until it ends, so an input that keeps
+    starting new ones (an MCP session per line) grew until it ran out of memory: the run past
+    100,000 is refused at its line, one line on stderr, exit 2, nothing written."""
+    line = '{{"ts": "2026-01-01T00:00:00Z", "session": "s{0}", "dir": "c2s", "msg": {{"jsonrpc": "2.0", "id": 1, ' \
+           '"method": "initialize", "params": {{}}}}}}\n'
+    (tmp_path / "log.jsonl").write_text("".join(line.format(n) for n in range(100_001)), encoding="utf-8")
+    arguments = ["convert", "--from", "mcp-log", "--out-dir", "runs"]
+    result = cli(*arguments, "log.jsonl") if through == "file" else cli(*arguments, "-", stdin=(
+        tmp_path / "log.jsonl").read_bytes())
+    name = "log.jsonl" if through == "file" else "<stdin>"
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", f"agent-invariants: {name}:100001: the input holds more than 100,000 runs, the most an import reads; "
+               "convert it in parts\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.jsonl"]
+
+
+def test_runs_open_together_hold_at_most_as_many_records_as_one_trace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs whose records interleave all stay open until their last line (a pipe's, until it
+    ends): between them they hold at most as many records as one trace may (1,000,000; 5 here),
+    or three traces of 4 spans each, read together, grew past it unchecked."""
+    import agent_invariants.importers.run as run
+
+    monkeypatch.setattr(run, "MAX_TRACE_RECORDS", 5)
+    traces = [f"{n:032x}" for n in (1, 2, 3)]
+    lines = [otlp(span(f"{n:04x}{t:012x}", "execute_tool refund", BASE + n, BASE + n + 1, trace=trace,
+                       gen_ai__operation__name="execute_tool", gen_ai__tool__name="refund"))
+             for n in range(4) for t, trace in enumerate(traces)]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(TraceError) as error:
+        import_runs(path, "otel", run="all")
+    assert str(error.value) == (f"{path}:6: the 3 runs not yet ended here hold more than 5 records between them, the "
+                                "most an import holds; convert the input in parts")
+
+
 def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tmp_path: Path) -> None:
     """A run is held whole until it ends; arrays of numbers parsed take five times their text.
     Ten calls with 2,000 numbers in their arguments and results: the run read, the memory

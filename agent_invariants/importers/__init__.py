@@ -110,7 +110,8 @@ class Stream:
             self.source_format = detect(first.value, file.name, first.line)
         module = _module(self.source_format)
         pattern, key = module.RUN_IDS
-        ending = last_lines(file, self.max_line_bytes, pattern, key) if rereadable(file) else None
+        wanted = None if self.run in (None, ALL_RUNS) else self.run
+        ending = last_lines(file, self.max_line_bytes, pattern, key, wanted) if rereadable(file) else None
         context = Context(file, self.profile, self.run, ending)
         found = 0
         runs = module.runs(_chain(first, records), context)

@@ -25,7 +25,18 @@ from agent_invariants._paths import missing, name_problem
 from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
 from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at, wide_unicode
 
-__all__ = ("Record", "SourceFile", "read_records")
+__all__ = ("MAX_RUNS", "Record", "SourceFile", "read_records", "too_many_runs")
+
+MAX_RUNS = 100_000
+"""The most runs one input may hold: each is remembered (its id, and its last line from a first
+pass over a file), so an input of endless new runs (sessions, trace ids) must stop too."""
+
+
+def too_many_runs(file: str, line: int | None) -> TraceError:
+    """The error of the run past `MAX_RUNS`, at its line."""
+    return TraceError(file, line, f"the input holds more than {MAX_RUNS:,} runs, the most an import reads; "
+                                  "convert it in parts")
+
 
 _CHUNK = 1 << 16
 _decode = msgspec.json.Decoder().decode
@@ -193,11 +204,13 @@ def _text_id(found: bytes) -> str | None:
 
 
 def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[bytes],
-               key: Callable[[bytes], str | None]) -> dict[str, int] | None:
+               key: Callable[[bytes], str | None], wanted: str | None = None) -> dict[str, int] | None:
     """A first, quick pass over a file of JSON Lines: for each run id (`pattern`'s group 1, read
-    by `key`), the last line it is named on. An importer then lets a run go as soon as its last
-    line is read: memory holds the runs open at once, not the file. None for a file that is one
-    JSON document (read whole anyway)."""
+    by `key`; only `wanted` when that names one), the last line it is named on. An importer then
+    lets a run go as soon as its last line is read: memory holds the runs open at once, not the
+    file. None for a file that is one JSON document (read whole anyway). The run past `MAX_RUNS`
+    is an error at its line."""
+
     stream = _open(source)
     try:
         head = _head(source.name, stream)
@@ -207,7 +220,9 @@ def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[byte
         for line, text in _lines(source.name, head, stream, max_line_bytes):
             for match in set(pattern.findall(text)):
                 run_id = key(match)
-                if run_id is not None:
+                if run_id is not None and (wanted is None or run_id == wanted):
+                    if run_id not in found and len(found) >= MAX_RUNS:
+                        raise too_many_runs(source.name, line)
                     found[run_id] = line
         return found
     finally:

@@ -11,6 +11,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent_invariants.errors import TraceError
+from agent_invariants.importers.records import MAX_RUNS, too_many_runs
 
 if TYPE_CHECKING:
     from agent_invariants.importers.common import Timeline
@@ -25,7 +26,9 @@ ALL_RUNS = "all"
 
 MAX_TRACE_RECORDS = 1_000_000
 """The most records (spans, runs) one trace may hold: a trace is built only once its last record
-is read, so its records wait in memory, and an endless input must stop while it is read."""
+is read, so its records wait in memory, and an endless input must stop while it is read. The
+runs open at once hold at most as many records between them."""
+
 
 
 def add_record(records: list[Any], record: Any, context: Context, line: int, trace_id: str, noun: str) -> None:
@@ -113,18 +116,36 @@ class Runs(Generic[Item]):
         self.context, self.make = context, make
         self.open: dict[str, Item] = {}
         self.done: set[str] = set()
+        self.held: dict[str, int] = {}   # the records of each open run
+        self.holding = 0   # theirs together
 
     def get(self, run_id: str, line: int) -> Item:
-        """The run's item, made (by `make(run_id)`) on its first record."""
+        """The run's item, made (by `make(run_id)`) on its first record. The run past `MAX_RUNS`,
+        and a record past `MAX_TRACE_RECORDS` of several runs open together (a pipe's runs all
+        end with it), are errors at their line (one run's own bound is its importer's)."""
         found = self.open.get(run_id)
         if found is None:
             if run_id in self.done:
                 raise TraceError(self.context.file, line, f"a record of run {run_id!r} comes after the line its "
                                  "records were taken to end on (its id is written in a way that cannot be found "
                                  "quickly); read the file through a pipe to take it whole")
+            if len(self.done) + len(self.open) >= MAX_RUNS:
+                raise too_many_runs(self.context.file, line)
             found = self.open[run_id] = self.make(run_id)
+            self.held[run_id] = 0
             self.context.began.setdefault(run_id, line)   # (a record that holds no item may have begun it)
+        self.held[run_id] += 1
+        self.holding += 1
+        if self.holding > MAX_TRACE_RECORDS and len(self.open) > 1:
+            raise TraceError(self.context.file, line, f"the {len(self.open):,} runs not yet ended here hold more "
+                             f"than {MAX_TRACE_RECORDS:,} records between them, the most an import holds; convert "
+                             "the input in parts")
         return found
+
+    def _close(self, run_id: str) -> Item:
+        self.done.add(run_id)
+        self.holding -= self.held.pop(run_id)
+        return self.open.pop(run_id)
 
     def ended(self, line: int) -> Iterator[tuple[str, Item]]:
         """The runs whose last record is on `line`, taken out in the order they began."""
@@ -132,8 +153,7 @@ class Runs(Generic[Item]):
         if not ending:
             return
         for run_id in [run_id for run_id in self.open if run_id in ending]:
-            self.done.add(run_id)
-            yield run_id, self.open.pop(run_id)
+            yield run_id, self._close(run_id)
 
     def __bool__(self) -> bool:
         return bool(self.open)
@@ -142,8 +162,7 @@ class Runs(Generic[Item]):
         """The runs still open at the end of the input, in the order they began."""
         while self.open:
             run_id = next(iter(self.open))
-            self.done.add(run_id)
-            yield run_id, self.open.pop(run_id)
+            yield run_id, self._close(run_id)
 
 
 def new_list(run_id: str) -> list[Any]:

@@ -24,9 +24,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ("inbound", "outbound")
+__all__ = ("NamedTwice", "inbound", "outbound")
 
 _RENAMED = {"callId": "call_id", "name": "tool", "arguments": "args"}
+
+
+class NamedTwice(Exception):
+    """A message naming one of our fields twice (`name` and `tool`): which one is meant? The
+    protocol error names it as ours, `field:<type>.<key>`."""
+
+    def __init__(self, kind: str, field: str) -> None:
+        super().__init__(f"field:{kind}.{field}")
+        self.kind, self.field = kind, field
 
 
 def inbound(message: dict[str, Any]) -> dict[str, Any]:
@@ -60,9 +69,7 @@ def _renamed(message: dict[str, Any], kind: str) -> dict[str, Any]:
         if key == "type":
             continue
         ours = _RENAMED.get(key, key)
-        if ours in renamed:   # `name` and `tool`, say: which one is meant? The field, as ours, is wrong
-            from agent_invariants.record.protocol import ProtocolError  # (protocol imports this module)
-
-            raise ProtocolError(f"field:{kind}.{ours}", kind)
+        if ours in renamed:
+            raise NamedTwice(kind, ours)
         renamed[ours] = value
     return renamed

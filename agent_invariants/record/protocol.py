@@ -123,7 +123,10 @@ def parse_message(line: bytes, dialect: str = "native") -> Message:
     if not isinstance(value, dict) or nests_too_deep(value):   # (check reads at most 500 levels)
         raise ProtocolError("bad_json")
     if dialect == "agentdoctor":
-        value = agentdoctor.inbound(value)
+        try:
+            value = agentdoctor.inbound(value)
+        except agentdoctor.NamedTwice as exc:
+            raise ProtocolError(f"field:{exc.kind}.{exc.field}", exc.kind) from None
     kind = value.pop("type", None)
     if not isinstance(kind, str):
         raise ProtocolError("field:message.type")
