@@ -645,6 +645,34 @@ def test_runs_open_together_hold_at_most_as_many_records_as_one_trace(
                                 "most an import holds; convert the input in parts")
 
 
+def test_a_span_written_as_it_started_and_again_as_it_ended_is_one_call(tmp_path: Path) -> None:
+    """README: a span written twice, as it started (no end, or end 0) and again as it ended (a live
+    export), is one; the ended record wins. It was two calls, the first never answered."""
+    started = {**tool("b" * 16, BASE + 1, 0, name="lookup", call_id="c1"), "endTimeUnixNano": "0"}
+    running = {**agent(), "endTimeUnixNano": "0"}
+    ended = tool("b" * 16, BASE + 1, BASE + 2, name="lookup", call_id="c1", gen_ai__tool__call__result="found")
+    for first in (otlp(running, started), otlp(running, {key: value for key, value in started.items()
+                                                         if key != "endTimeUnixNano"})):
+        path = write(tmp_path, first + "\n" + otlp(agent(), ended) + "\n")
+        found = imported(path)
+        assert [(event["type"], event.get("call_id"), event.get("result")) for event in found] == [
+            ("run.start", None, None), ("tool.call", "c1", None), ("tool.result", "c1", "found"),
+            ("run.completed", None, None)]
+        assert found[1]["data"]["source"]["line"] == 2
+
+
+def test_spans_that_share_an_id_but_not_their_content_are_both_kept(tmp_path: Path) -> None:
+    """The same span written twice (an exporter retrying) is one; two spans that only share an id
+    and times, one a lookup and the other a shell call, are two: neither is dropped unsaid (the
+    second was, and a contract denying the shell passed)."""
+    lookup = tool("b" * 16, BASE + 1, BASE + 2, name="lookup", call_id="c1")
+    shell = tool("b" * 16, BASE + 1, BASE + 2, name="lookup", call_id="c1", gen_ai__tool__name="shell")
+    path = write(tmp_path, otlp(agent(), lookup) + "\n" + otlp(lookup, shell) + "\n")
+    assert [(event["type"], event.get("tool"), event.get("call_id")) for event in imported(path)] == [
+        ("run.start", None, None), ("tool.call", "lookup", "c1"), ("tool.call", "shell", "c1~2"),
+        ("tool.result", "lookup", "c1"), ("tool.result", "shell", "c1~2"), ("run.completed", None, None)]
+
+
 def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tmp_path: Path) -> None:
     """A run is held whole until it ends; arrays of numbers parsed take five times their text.
     Ten calls with 2,000 numbers in their arguments and results: the run read, the memory

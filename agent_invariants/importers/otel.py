@@ -392,16 +392,38 @@ def _output_tools(chat: Span) -> set[str]:
 
 
 def _once(spans: list[Span]) -> list[Span]:
-    """The spans without repeats: an exporter that retries writes the same span twice (same id,
-    name and times); spans that only share an id are kept, as different spans."""
-    seen: set[tuple[str, str, int, int]] = set()
-    kept = []
+    """The spans without repeats. A live export writes a span as it starts and again as it ends
+    (same id and start, the first without an end): one span, the ended record in the first one's
+    place. An exporter that retries writes the same span twice (same id, name, times, attributes
+    and events): once. Spans that only share an id (another name or content) are kept, as
+    different spans, rather than one of them dropped unsaid."""
+    kept: list[Span] = []
+    place: dict[tuple[str, int], list[int]] = {}   # (span id, start) -> where its records are in `kept`
     for span in spans:
-        mark = (span.span_id, span.name, span.start, span.end)
-        if mark not in seen:
-            seen.add(mark)
+        places = place.setdefault((span.span_id, span.start), [])
+        twin = next((at for at in places if _same(kept[at], span)), None)
+        if twin is None:
+            places.append(len(kept))
             kept.append(span)
+            continue
+        earlier = kept[twin]
+        if not earlier.ended and span.ended:   # as it started, then as it ended: the ended record wins
+            span.order = earlier.order
+            kept[twin] = span
     return kept
+
+
+def _same(earlier: Span, later: Span) -> bool:
+    """Whether two records of one span id and start are one span: written as it started and
+    again (either not ended), or the same record twice."""
+    if earlier.log or later.log:
+        return False
+    if not earlier.ended or not later.ended:
+        return True
+    return (earlier.name, earlier.end, earlier.error, earlier.message, earlier.attributes) == (
+        later.name, later.end, later.error, later.message, later.attributes) and [
+        (event.name, event.at, event.attributes) for event in earlier.events] == [
+        (event.name, event.at, event.attributes) for event in later.events]
 
 
 def _parts(messages: Any) -> Iterator[dict[str, Any]]:
