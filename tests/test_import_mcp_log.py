@@ -58,6 +58,29 @@ def test_a_call_and_its_reply_become_a_call_and_its_result(logs: dict[str, Path]
     assert result["duration_ms"] > 0
 
 
+def test_a_reply_written_before_its_request_still_answers_it(logs: dict[str, Path], tmp_path: Path) -> None:
+    """A proxy that logs each direction from its own thread may write a reply before its request;
+    pairs are found by (session, side, id), and the times order the events: the reply answers the
+    request, as when the lines are the other way round (it was skipped, and the call unanswered).
+    A reply earlier in time than any request of its id answers none (it is skipped and counted)."""
+    lines = logs["refund_ok"].read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    call = next(at for at, record in enumerate(records) if record["msg"].get("method") == "tools/call")
+    reply = next(at for at, record in enumerate(records) if at > call and record["msg"].get("id") ==
+                 records[call]["msg"]["id"] and record["dir"] != records[call]["dir"])
+    swapped = [*lines[:call], lines[reply], *lines[call + 1:reply], lines[call], *lines[reply + 1:]]
+    path = tmp_path / "swapped.mcp.jsonl"
+    path.write_text("\n".join(swapped) + "\n")
+    strip = [({key: value for key, value in event.items() if key not in ("seq", "data")}) for event in events(path)]
+    assert strip == [({key: value for key, value in event.items() if key not in ("seq", "data")})
+                     for event in events(logs["refund_ok"])]
+    early = {**records[reply], "ts": "2000-01-01T00:00:00.000000Z"}
+    path.write_text("\n".join([*lines[:call], json.dumps(early), *lines[call:reply], *lines[reply + 1:]]) + "\n")
+    imported = import_file(path, "mcp-log")
+    assert [event["type"] for event, _ in imported.runs[0].events].count("tool.result") == 1
+    assert imported.skipped == import_file(logs["refund_ok"], "mcp-log").skipped + 1
+
+
 def test_every_event_says_where_it_came_from(logs: dict[str, Path]) -> None:
     lines = logs["refund_ok"].read_text().splitlines()
     (found,) = import_runs(logs["refund_ok"], "mcp-log")

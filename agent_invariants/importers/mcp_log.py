@@ -20,7 +20,9 @@ Other requests and notifications, replies that answer no request, and elicitatio
 are skipped and counted.
 
 A reply pairs with its request on (session, requesting side, id): both sides number their own
-requests, so the server's elicitation 1 is not the client's initialize 1. A grant comes during its
+requests, so the server's elicitation 1 is not the client's initialize 1. A reply written before
+its request (a proxy logging each direction from its own thread), at a time not before it, is
+its reply all the same. A grant comes during its
 call, after the `tool.call`: a profile with `hoist_elicitation: true` moves it to just before the
 call (marked `data.hoisted`). Under protocol versions that continue a call with `requestState` /
 `inputResponses` instead of an elicitation request, the continuation is the same call, and each
@@ -181,6 +183,9 @@ class _Session:
         self.requests: dict[tuple[str, object], list[tuple[str, Any]]] = {}
         self.pending = _Pending()                                        # calls without a reply, oldest first
         self.calls = 0                                                   # calls made so far
+        # (side, id) -> replies read before any request they answer, as (time, message, line): a
+        # proxy logging each direction from its own thread may write a reply before its request
+        self.early: dict[tuple[str, object], list[tuple[int, dict[str, Any], int]]] = {}
 
     def take(self, at: int, side: str, message: dict[str, Any], line: int) -> None:
         self.last = max(self.last, at)
@@ -196,11 +201,12 @@ class _Session:
                 self._notification(at, side, method, message, line)
         elif "id" in message and ("result" in message or "error" in message):
             requester = "s2c" if side == "c2s" else "c2s"
-            found = self._answered((requester, _id_key(message["id"])))
+            key = (requester, _id_key(message["id"]))
+            found = self._answered(key)
             if found is not None:
                 self._reply(at, found, message, line)
-            else:
-                self.context.skip()
+            else:   # (answered when its request comes, if it is not later than the reply)
+                self.early.setdefault(key, []).append((at, message, line))
         else:
             self.context.skip()
 
@@ -212,19 +218,27 @@ class _Session:
                 raise TraceError(self.context.file, line, "$.msg.params: expected the call's {name, arguments}, got "
                                  f"{show(message.get('params'))}")
             call = self._call(at, side, message, params, line)
-            self._waits(key, ("tools/call", call))
+            self._waits(key, ("tools/call", call), at)
         elif method == "elicitation/create":
-            self._waits(key, ("elicitation", (self._current(), params, message["id"])))
+            self._waits(key, ("elicitation", (self._current(), params, message["id"])), at)
         elif method == "tools/list":
-            self._waits(key, ("tools/list", None))
+            self._waits(key, ("tools/list", None), at)
         elif method == "initialize":
-            self._waits(key, ("initialize", None))
+            self._waits(key, ("initialize", None), at)
         else:
-            self._waits(key, (method, None))
+            self._waits(key, (method, None), at)
             self.context.skip()
 
-    def _waits(self, key: tuple[str, object], request: tuple[str, Any]) -> None:
+    def _waits(self, key: tuple[str, object], request: tuple[str, Any], at: int = 0) -> None:
         self.requests.setdefault(key, []).append(request)
+        early = self.early.get(key)
+        if early and early[0][0] >= at:   # its reply was written first, at a later time
+            replied, message, line = early.pop(0)
+            if not early:
+                del self.early[key]
+            found = self._answered(key)
+            assert found is not None
+            self._reply(replied, found, message, line)
 
     def _answered(self, key: tuple[str, object]) -> tuple[str, Any] | None:
         """The request a reply (or a cancellation) with this side and id answers: the latest of
@@ -363,6 +377,7 @@ class _Session:
         return self.pending.latest()
 
     def finish(self) -> Timeline:
+        self.context.skip(sum(len(replies) for replies in self.early.values()))   # replies to no request
         self.timeline.add({"type": "run.completed"}, self.last, phase=LAST, line=self.last_line)
         return self.timeline
 
