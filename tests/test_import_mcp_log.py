@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent_invariants.api import check_trace
+from agent_invariants.errors import TraceError
 from agent_invariants.importers import import_file, import_runs
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import ImportedTrace
@@ -79,6 +80,29 @@ def test_a_reply_written_before_its_request_still_answers_it(logs: dict[str, Pat
     imported = import_file(path, "mcp-log")
     assert [event["type"] for event, _ in imported.runs[0].events].count("tool.result") == 1
     assert imported.skipped == import_file(logs["refund_ok"], "mcp-log").skipped + 1
+
+
+@pytest.mark.parametrize("bad", [None, True, {"a": 1}, [1]])
+def test_a_request_id_that_is_no_string_or_number_is_bad_input(tmp_path: Path, bad: Any) -> None:
+    """MCP ids are strings or numbers, never null: another id would become a Python repr in the
+    call id (`s1:{'a': 1}`). An error reply with a null id (to a request that could not be read)
+    answers no request: skipped, and counted."""
+    def line(direction: str, message: dict[str, Any]) -> str:
+        return json.dumps({"ts": "2026-01-01T00:00:00Z", "session": "s1", "dir": direction,
+                           "msg": {"jsonrpc": "2.0", **message}})
+    start = line("c2s", {"id": 0, "method": "initialize", "params": {}})
+    path = tmp_path / "log.mcp.jsonl"
+    path.write_text("\n".join([start, line("c2s", {"id": bad, "method": "tools/call", "params": {
+        "name": "refund", "arguments": {}}})]) + "\n")
+    with pytest.raises(TraceError) as error:
+        import_runs(path, "mcp-log")
+    assert str(error.value) == (f"{path}:2: $.msg.id: expected a string or a number, as MCP ids are (never null), "
+                                f"got {json.dumps(bad, separators=(',', ':'))}")
+    path.write_text("\n".join([start, line("s2c", {"id": None, "error": {"code": -32700, "message": "Parse error"}})])
+                    + "\n")
+    imported = import_file(path, "mcp-log")
+    assert (imported.skipped, [event["type"] for event, _ in imported.runs[0].events]) == (
+        1, ["run.start", "run.completed"])
 
 
 def test_every_event_says_where_it_came_from(logs: dict[str, Path]) -> None:

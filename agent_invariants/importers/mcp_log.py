@@ -191,6 +191,12 @@ class _Session:
         self.last = max(self.last, at)
         self.last_line = line
         method = message.get("method")
+        if "id" in message and (isinstance(message["id"], bool) or not isinstance(message["id"], str | int | float)):
+            if message["id"] is None and not isinstance(method, str):   # an error reply to a request that
+                self.context.skip()                                     # could not be read: it answers none
+                return
+            raise TraceError(self.context.file, line, "$.msg.id: expected a string or a number, as MCP ids are "
+                             f"(never null), got {show(message['id'])}")
         if not self.started:
             self.started = True
             self.timeline.add({"type": "run.start"}, at, phase=FIRST, line=line)
@@ -400,8 +406,9 @@ def _tool_output(result: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _id_key(value: object) -> object:
-    """A JSON-RPC id as a key: 1 and "1" are different ids; true is not 1."""
-    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) else ("other", repr(value))
+    """A JSON-RPC id as a key: 1 and "1" are different ids (and `requestId`, which may be
+    anything, as its JSON)."""
+    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) else ("other", _id_text(value))
 
 
 def _id_text(value: object) -> str:
