@@ -560,7 +560,8 @@ def lint(
 
 @app.command(cls=Command)
 def summary(
-    trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False)],
+    trace: Annotated[str, typer.Option("--trace", "-t", help="Trace file; - for stdin.", show_default=False,
+                                       metavar="PATH")],
     output: OutputOpt = None,
     max_line_bytes: MaxLineOpt = DEFAULT_MAX_LINE_BYTES,
     _format: JsonFormatOpt = Format.json,

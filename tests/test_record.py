@@ -680,6 +680,10 @@ def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -
     forced = record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(out), force=True))
     assert forced.report.record.ended_by == "exit:0"
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["type"] == "run.start"
+    Path(f"{out}.stderr.log").write_text("an old log\n", encoding="utf-8")
+    with pytest.raises(InputError) as refused:   # the trace and its log both there: the trace is named
+        record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(out)))
+    assert str(refused.value) == f"{out}: already exists (use --force to replace it)"
 
 
 def test_out_never_replaces_an_input_of_the_run(tmp_path: Path) -> None:

@@ -146,6 +146,7 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     log = f"{out}.stderr.log"
     _refuse_input_as("--out", out, inputs)
     _refuse_input_as("--out", log, inputs)
+    claim_file(out, options.force)   # (the trace is named first: the writer claims it again, to write it)
     claim_file(log, options.force)
     redactor = Redactor([*options.redact, *(fixtures.redact if fixtures is not None else ())])
     env = _environment(options, run_id)
