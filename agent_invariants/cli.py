@@ -813,7 +813,7 @@ def record(
         protocol=protocol.value,
         lint=not options.no_lint, strict=options.strict,
         max_violations=options.max_violations, max_line_bytes=options.max_line_bytes,
-        report=None if options.output is None else str(options.output))
+        report=None if options.output is None else _as_text(options.output))
     if repeat is not None and out_dir is not None:
         from agent_invariants.record import repeat as repeating
 
@@ -827,6 +827,13 @@ def record(
     _say_notices(recorded.report)
     _render(recorded.report, _recorded(_Run(recorded.loaded, recorded.contract, options, stamps={}), recorded.report))
     raise typer.Exit(recording.exit_code(recorded, safety_exit))
+
+
+def _as_text(output: Path) -> str:
+    """An `--output` path as text, with the trailing slash that made it name a folder."""
+    from agent_invariants.output import NamedFolder
+
+    return f"{output}{os.sep}" if isinstance(output, NamedFolder) else str(output)
 
 
 def _say_notices(report: AnyReport) -> None:

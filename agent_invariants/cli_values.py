@@ -132,13 +132,12 @@ def _path(value: Any, param: Any, ctx: Any) -> Path:
 
 
 def _output_path(value: Any, param: Any, ctx: Any) -> Path:
-    """`--output`'s path, refused when it ends with a slash: that names a folder (a path keeps no
-    trailing slash, and `-o reports/` wrote a file named `reports`, as no shell would)."""
+    """`--output`'s path; one that ends with a slash names a folder, and is refused as a folder
+    is, when the report is to be written (`output.NamedFolder`)."""
     if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
-        from agent_invariants._safe import TEXT_LIMIT, inert
+        from agent_invariants.output import NamedFolder
 
-        raise typer.BadParameter(f"{inert(value, TEXT_LIMIT)} names a folder (it ends with a slash): name the file "
-                                 "to write", ctx=ctx, param=param)
+        return NamedFolder(value)
     return _path(value, param, ctx)
 
 

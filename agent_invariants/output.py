@@ -27,8 +27,8 @@ from agent_invariants._safe import TEXT_LIMIT, inert
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ("CommandError", "adopt_standard_streams", "create_new", "fail", "input_at", "refuse_input_as_output",
-           "shown", "wants_colour", "write")
+__all__ = ("CommandError", "NamedFolder", "adopt_standard_streams", "create_new", "fail", "input_at",
+           "refuse_input_as_output", "shown", "wants_colour", "write")
 
 
 class CommandError(Exception):
@@ -57,9 +57,25 @@ def wants_colour(choice: str, *, to_terminal: bool) -> bool:
     return to_terminal and sys.stdout.isatty()
 
 
+class NamedFolder(type(Path())):   # type: ignore[misc]
+    """An `--output` path written with a trailing slash: it names a folder, which takes no report
+    (a path keeps no trailing slash, and `-o reports/` wrote a file named `reports`, as no shell
+    would). Refused where a folder is, when the report is to be written: a bad input is said first."""
+
+
+def _refuse_folder_name(output: str | Path) -> None:
+    """Refuse a path that names a folder by its trailing slash (a `NamedFolder`, or such text)."""
+    text = str(output)
+    if isinstance(output, NamedFolder) or (text.endswith(("/", os.sep)) and text.strip("/" + os.sep)):
+        fail(f"{shown(text.rstrip('/' + os.sep))}{os.sep}: names a folder (it ends with a slash): name the file to "
+             "write")
+
+
 def write(text: str, output: Path | None) -> None:
     """Write the finished text (a report, a listing) to stdout or to `output`. Lone surrogates
     (undecodable bytes of a file name) are written as `\\udcff` escapes rather than failing."""
+    if output is not None:
+        _refuse_folder_name(output)
     data = text.encode("utf-8", "backslashreplace")
     if output is None:
         sys.stdout.flush()
@@ -181,6 +197,7 @@ def refuse_unwritable(output: str | Path, made: Iterable[str] = ()) -> None:
     the agent and written its trace first)."""
     if output == "-":
         return
+    _refuse_folder_name(output)
     if os.path.isdir(output):
         fail(f"{shown(output)}: is a directory")
     folder = os.path.dirname(os.path.realpath(output))

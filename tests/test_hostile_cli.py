@@ -763,10 +763,18 @@ def test_convert_lists_only_the_formats_it_converts_from(folder):
 
 def test_an_output_path_ending_with_a_slash_is_a_folder_not_a_file_to_write(folder):
     """`-o reports/` wrote a file named `reports` (a path keeps no trailing slash), and over an
-    existing file of that name; the shell refuses such a name for a file."""
+    existing file of that name; the shell refuses such a name for a file. As for a folder, a bad
+    contract is said first (README: "a bad contract or trace is reported first")."""
     (folder / "existing").write_text("kept\n")
     for name in ("reports/", "existing/"):
-        one_error(run(folder, *CHECK, "-o", name),
-                  f"Invalid value for '--output' / '-o': {name} names a folder (it ends with a slash): name the file "
-                  "to write (try 'agent-invariants check --help')")
+        one_error(run(folder, *CHECK, "-o", name), f"{name}: names a folder (it ends with a slash): name the file "
+                                                   "to write")
     assert not (folder / "reports").exists() and (folder / "existing").read_text() == "kept\n"
+    (folder / "bad.json").write_text('{"version": 1')
+    said = run(folder, "check", "-c", "bad.json", "-t", "trace.jsonl", "-o", "reports/")
+    assert said.returncode == 2 and said.stderr.startswith("agent-invariants: bad.json:")
+    (folder / "fixtures.json").write_text('{"version": 1, "tools": {}}')   # record: refused before the agent runs
+    one_error(run(folder, "record", "-c", "contract.json", "--fixtures", "fixtures.json", "--out", "run.jsonl",
+                  "-o", "reports/", "--", sys.executable, "-c", "open('ran', 'w')"),
+              "reports/: names a folder (it ends with a slash): name the file to write")
+    assert not (folder / "ran").exists() and not (folder / "run.jsonl").exists()
