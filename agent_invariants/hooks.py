@@ -37,8 +37,9 @@ _NAMES_SCHEMA = re.compile(rb"contract-v[12]\.schema\.json")
 """What the text of a file that cannot be parsed must hold to be taken for a contract (and fail
 the hook, saying why)."""
 _SCHEMA_VALUE = re.compile(_CONTRACT_SCHEMA)
-_MODELINE = re.compile(r"(?m)^[ \t]*#[ \t]*yaml-language-server:[ \t]*\$schema=(\S+)[ \t]*\r?$")
-"""The comment by which editors' YAML support (the YAML language server) is told a file's schema."""
+_MODELINE = re.compile(r"(?m)^#[ \t]*yaml-language-server:[ \t]*\$schema=(\S+)[ \t]*\r?$")
+"""The comment by which editors' YAML support (the YAML language server) is told a file's schema,
+at the start of a line (the same words inside a block scalar, which is indented, are text)."""
 
 
 _USAGE = "usage: python -m agent_invariants.hooks validate|lint [--strict] FILE...\n"
@@ -92,8 +93,12 @@ def is_contract(path: str) -> bool:
     schema = document.get("$schema") if isinstance(document, dict) else None
     if isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None:
         return True
-    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found) for found in
-                                 _MODELINE.findall(text.decode("utf-8", "replace")))
+    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found) for found in _modelines(text))
+
+
+def _modelines(text: bytes) -> list[str]:
+    """The schemas named by `# yaml-language-server: $schema=...` comment lines of a YAML file."""
+    return _MODELINE.findall(text.decode("utf-8", "replace"))
 
 
 def _one(command: str, path: str, strict: bool) -> bool:

@@ -671,6 +671,13 @@ def test_spans_that_share_an_id_but_not_their_content_are_both_kept(tmp_path: Pa
     assert [(event["type"], event.get("tool"), event.get("call_id")) for event in imported(path)] == [
         ("run.start", None, None), ("tool.call", "lookup", "c1"), ("tool.call", "shell", "c1~2"),
         ("tool.result", "lookup", "c1"), ("tool.result", "shell", "c1~2"), ("run.completed", None, None)]
+    # a record as it started is the ended one's only if it is that span: its name, tool and call id
+    started = {key: value for key, value in tool("b" * 16, BASE + 1, BASE + 2, name="shell", call_id="c9").items()
+               if key != "endTimeUnixNano"}
+    for lines in ([otlp(agent(), lookup), otlp(started)], [otlp(started), otlp(agent(), lookup)]):
+        path = write(tmp_path, "\n".join(lines) + "\n")
+        assert sorted(event["tool"] for event in imported(path) if event["type"] == "tool.call") == [
+            "lookup", "shell"]
 
 
 def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tmp_path: Path) -> None:

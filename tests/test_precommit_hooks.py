@@ -111,14 +111,25 @@ def test_a_schema_with_an_empty_fragment_or_named_by_a_yaml_modeline_is_checked(
         f"# yaml-language-server: $schema={SCHEMA}\r\nversion: 2\r\nname: m\r\nrules:\r\n"
         "  - {id: r, kind: deny_tool, tool: ''}\r\n")
     (tmp_path / "policy" / "relative.yml").write_text(
-        "version: 2\nname: p\n  # yaml-language-server:  $schema=../schemas/contract-v1.schema.json\n"
+        "version: 2\nname: p\n# yaml-language-server:  $schema=../schemas/contract-v1.schema.json\n"
         "rules: [{id: r, kind: deny_tool, tool: ''}]\n")
     (tmp_path / "policy" / "other.yaml").write_text(
         "# yaml-language-server: $schema=https://json.schemastore.org/github-workflow.json\non: push\n")
     (tmp_path / "policy" / "other.json").write_text(json.dumps({"$schema": "../schemas/other.schema.json#"}))
+    (tmp_path / "policy" / "docs").mkdir()   # the comment as the text of a block scalar: a workflow writing one
+    (tmp_path / "policy" / "docs" / "workflow.yml").write_text(
+        "on: push\njobs:\n  x:\n    steps:\n      - run: |\n          cat > c.yaml <<EOF\n"
+        f"          # yaml-language-server: $schema={SCHEMA}\n          version: 2\n          EOF\n")
+    (tmp_path / "policy" / "directive.yaml").write_text(
+        f"%YAML 1.2\n---\n# yaml-language-server: $schema={SCHEMA}\nversion: 2\nname: d\nrules: [{{id: r}}]\n")
     result = run_hook("agent-invariants-validate", tmp_path)
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
+        "agent-invariants: policy/directive.yaml:6: $.rules[0]: missing required field `kind` (one of: deny_tool, "
+        "allow_tools, require_approval, stop_is_final, completion_requires_outcome, retry_limit, event_budget, "
+        "require_order, require_event, deny_event, tool_result_required, confidence_requires_outcome, tool_args, "
+        "tool_order, precedence, tool_calls, approval_bound, latency_budget, result_size, run_duration, output_match, "
+        "output_schema, run_status, required_when, forbidden_when, failure_handled)",
         'agent-invariants: policy/fragment.json:1: $.rules[0].tool: expected a non-empty string, got ""',
         'agent-invariants: policy/modeline.yaml:5: $.rules[0].tool: expected a non-empty string, got ""',
         'agent-invariants: policy/relative.yml:4: $.rules[0].tool: expected a non-empty string, got ""']

@@ -1097,11 +1097,11 @@ def test_a_value_in_text_goes_whole_and_marks_stay_whole(tmp_path: Path, said: s
     is (a replayed redacted baseline says `token=[redacted]`), as does every later mark when a
     remembered value is inside the mark's own letters (`red`); and the plain words of a `key:
     value` line are not taken for secrets: `and` stays in later text."""
-    steps = [*START, *call("c1", "api.call", {"pin": "red"}), send("agent.message", text=said),
-             send("agent.message", text="and more [redacted] words"), *DONE]
+    steps = [*START, *call("c1", "api.call", {"pin": "red", "token": "x[redacted]y"}), send("agent.message", text=said),
+             send("agent.message", text="and more [redacted] words, x[redacted]y"), *DONE]
     run = run_agent(tmp_path, steps, V2, {"version": 1, "tools": {"api.call": {"ok": True}}}, redact=["token", "pin"])
     texts = [event["data"]["text"] for event in run.events if event["type"] == "agent.message"]
-    assert texts == [written, "and more [redacted] words"]
+    assert texts == [written, "and more [redacted] words, [redacted]"]   # a value taking in a mark goes whole
 
 
 def test_the_stderr_log_counts_every_byte_it_drops_when_redacting(tmp_path: Path) -> None:

@@ -393,9 +393,10 @@ def _output_tools(chat: Span) -> set[str]:
 
 def _once(spans: list[Span]) -> list[Span]:
     """The spans without repeats. A live export writes a span as it starts and again as it ends
-    (same id and start, the first without an end): one span, the ended record in the first one's
-    place. An exporter that retries writes the same span twice (same id, name, times, attributes
-    and events): once. Spans that only share an id (another name or content) are kept, as
+    (same id, start, name, kind, tool and call id, the first without an end): one span, the
+    ended record in the first one's place. An exporter that retries writes the same span twice
+    (same id, name, times, attributes and events): once. Spans that only share an id (another
+    name or content) are kept, as
     different spans, rather than one of them dropped unsaid."""
     kept: list[Span] = []
     place: dict[tuple[str, int], list[int]] = {}   # (span id, start) -> where its records are in `kept`
@@ -415,15 +416,22 @@ def _once(spans: list[Span]) -> list[Span]:
 
 def _same(earlier: Span, later: Span) -> bool:
     """Whether two records of one span id and start are one span: written as it started and
-    again (either not ended), or the same record twice."""
-    if earlier.log or later.log:
+    again (either not ended; of one name, kind, tool and call id, as far as both say), or the same
+    record twice."""
+    if earlier.log or later.log or earlier.name != later.name:
         return False
-    if not earlier.ended or not later.ended:
-        return True
+    if not earlier.ended or not later.ended:   # what both say the span is (its kind, tool, call id) must agree
+        return all(earlier.attributes.get(key) == later.attributes.get(key) for key in _IDENTITY
+                   if key in earlier.attributes and key in later.attributes)
     return (earlier.name, earlier.end, earlier.error, earlier.message, earlier.attributes) == (
         later.name, later.end, later.error, later.message, later.attributes) and [
         (event.name, event.at, event.attributes) for event in earlier.events] == [
         (event.name, event.at, event.attributes) for event in later.events]
+
+
+_IDENTITY = (OPERATION, "gen_ai.tool.name", "gen_ai.tool.call.id", "openinference.span.kind", "tool.name",
+             "tool.id")
+"""The attributes that say what a span is: a record as it started and one as it ended must agree on them."""
 
 
 def _parts(messages: Any) -> Iterator[dict[str, Any]]:
