@@ -1104,6 +1104,35 @@ def test_a_value_in_text_goes_whole_and_marks_stay_whole(tmp_path: Path, said: s
     assert texts == [written, "and more [redacted] words, [redacted]"]   # a value taking in a mark goes whole
 
 
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIy"
+       "fQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yQsw5c")
+
+
+def test_no_part_of_a_secret_reaches_a_report_a_message_cuts_or_escapes(cli, write) -> None:
+    """A message shows a long value cut (`got "eyJhbGciOi…"`) and control or invisible characters
+    escaped (`\\u2028`): neither spelling is the value, and both reached every format; nor did the
+    agent's command line (`--token <value>`), which the report holds."""
+    write("c.json", {"version": 2, "name": "secrets", "rules": [
+        {"id": "pinned", "kind": "tool_args", "tool": "api.call", "match": {"token": "sk-OTHER"}},
+        {"id": "plain", "kind": "tool_args", "tool": "api.sep", "match": {"token": "sk-OTHER"}}]})
+    write("f.json", {"version": 1, "tools": {"api.call": {"ok": True}, "api.sep": {"ok": True}}})
+    write("s.json", [*START, *call("c1", "api.call", {"token": JWT}), *call("c2", "api.sep", {"token": "ab\u2028cd-LS"}),
+                     *DONE])
+    for fmt in ("json", "text", "markdown", "junit", "sarif", "github", "html"):
+        result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--force", "--fake-clock",
+                     "--redact", "token", "-f", fmt, "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
+                     "r.jsonl", "--token", JWT)
+        assert result.returncode == 1, result.stderr
+        for shown in (JWT[:20], "cd-LS", "u2028cd"):
+            assert shown not in result.stdout and shown not in result.stderr, (fmt, shown)
+        if fmt == "json":
+            report = json.loads(result.stdout)
+            assert report["record"]["command"][-2:] == ["--token", "[redacted]"]
+            assert [violation["message"] for violation in report["violations"]] == [
+                'Args of api.call at seq 2 do not match: /args/token expected "sk-OTHER", got "[redacted].',
+                'Args of api.sep at seq 4 do not match: /args/token expected "sk-OTHER", got "[redacted]".']
+
+
 def test_the_stderr_log_counts_every_byte_it_drops_when_redacting(tmp_path: Path) -> None:
     """The log keeps the last MiB; redacting, it also drops the cut first line (a `key=value` cut
     in two), and its first line counts those bytes too: what it says was dropped, plus what it

@@ -222,7 +222,8 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
     report.trace = out
     mark_prevented(checked.rules, session.denied, by_seq=True)   # (also calls the agent left without call_id)
     report.record = RecordInfo(
-        run_id=run_id, trace=out, command=list(command), ended_by=ending.ended_by, exit_status=ending.exit_status,
+        run_id=run_id, trace=out, command=redactor.value(list(command)) if redactor.active else list(command),
+        ended_by=ending.ended_by, exit_status=ending.exit_status,
         stderr_log=stderr_log, stderr_bytes=agent.stderr_bytes, findings=session.findings,
         denied=len(session.denied))
     redactor.scrub(report)   # what the report quotes from the raw trace

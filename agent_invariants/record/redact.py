@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
 from agent_invariants._js import utf16_len
+from agent_invariants._safe import inert
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo, RuleResult, TraceSummary, Violation
@@ -153,8 +155,9 @@ class Redactor:
 
     def _secret(self, value: Any) -> str:
         """Remember a removed value in the forms a report may quote it, and return the mark."""
-        if isinstance(value, str):
-            self.secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1]))
+        if isinstance(value, str):   # as it is, JSON-escaped, and as messages show text (`\u2028`, `\x7f`)
+            self.secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], inert(value),
+                                 inert(json.dumps(value, ensure_ascii=False)[1:-1])))
         elif isinstance(value, dict | list):
             self.secrets.update((json.dumps(value, ensure_ascii=False),
                                  json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
@@ -290,7 +293,7 @@ class _Forms:
     than once per value: a run that sends a new secret with every call would otherwise scrub every
     event against all of them (4,000 calls took 4.0 s against 0.7 s without --redact)."""
 
-    __slots__ = ("_lengths", "_values", "across", "longest_first")
+    __slots__ = ("_lengths", "_starts", "_values", "across", "longest_first")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         self.longest_first = sorted((secret for secret in secrets if len(secret) >= _SHORTEST_SCRUBBED),
@@ -299,15 +302,43 @@ class _Forms:
         self.across = [secret for secret in self.longest_first if secret not in REDACTED]
         """The values that may take in a mark (`a[redacted]b`): not those the mark's own letters hold."""
         self._lengths = sorted({len(secret) for secret in self.longest_first})
+        self._starts = sorted(secret for secret in self.longest_first if len(secret) > _SHOWN_START)
 
     def scrubbed(self, text: str) -> str:
         """`text` with each remembered value in it replaced by the mark; marks already there stay
         whole (a value `red` would otherwise make `[redacted]` `[[redacted]dacted]`), unless a
         value takes in a mark (`a[redacted]b`): that goes, mark and all."""
-        if REDACTED not in text:
-            return self._plain(text, self.longest_first)
-        text = REDACTED.join(self._plain(piece, self.longest_first) for piece in text.split(REDACTED))
-        return self._plain(text, self.across) if REDACTED in text else text
+        if REDACTED in text:
+            text = REDACTED.join(self._plain(piece, self.longest_first) for piece in text.split(REDACTED))
+            text = self._plain(text, self.across) if REDACTED in text else text
+        else:
+            text = self._plain(text, self.longest_first)
+        return self._cut(text) if self._starts and ("…" in text or "..." in text) else text
+
+    def _cut(self, text: str) -> str:
+        """`text` with each start of a value that a message shows cut (`"eyJhbGciOi…"`: the start,
+        then `…` or `...`) replaced by the mark: a long value is never shown whole, so its shown
+        start is no remembered value."""
+        for marker in ("…", "..."):
+            at = text.find(marker)
+            while at != -1:
+                size = self._shown_start(text, at)
+                if size:
+                    text = text[:at - size] + REDACTED + text[at + len(marker):]
+                    at -= size
+                at = text.find(marker, at + 1)
+        return text
+
+    def _shown_start(self, text: str, at: int) -> int:
+        """The length of the longest stretch of `text` ending at `at` that begins some remembered
+        value longer than it (0: none of `_SHOWN_START` characters or more)."""
+        starts = self._starts
+        for size in range(min(at, _LONGEST_SHOWN), _SHOWN_START - 1, -1):
+            shown = text[at - size:at]
+            found = bisect_left(starts, shown)
+            if found < len(starts) and starts[found].startswith(shown) and len(starts[found]) > size:
+                return size
+        return 0
 
     def _plain(self, text: str, secrets: list[str]) -> str:
         if len(self.longest_first) > _FEW and not self._holds_one(text):
@@ -329,5 +360,10 @@ _BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
 `,`, `)`, `]` or `}` that ends it (one followed by another stop, or by nothing: `{token=abc}`);
 inside it, such a character is the value's own (`token=se]cret` goes whole), and so is a bracket
 closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
+_SHOWN_START = 6
+"""The shortest start of a value that `_Forms._cut` takes for the value, cut (shorter ones could be
+any word)."""
+_LONGEST_SHOWN = 300
+"""The longest start of a value a message shows before cutting it (60 to 80 characters, as a rule)."""
 _FEW = 32
 """Remembered values searched for one by one (each `in` is one fast scan of the string)."""
