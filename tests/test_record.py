@@ -1116,8 +1116,8 @@ def test_no_part_of_a_secret_reaches_a_report_a_message_cuts_or_escapes(cli, wri
         {"id": "pinned", "kind": "tool_args", "tool": "api.call", "match": {"token": "sk-OTHER"}},
         {"id": "plain", "kind": "tool_args", "tool": "api.sep", "match": {"token": "sk-OTHER"}}]})
     write("f.json", {"version": 1, "tools": {"api.call": {"ok": True}, "api.sep": {"ok": True}}})
-    write("s.json", [*START, *call("c1", "api.call", {"token": JWT}), *call("c2", "api.sep", {"token": "ab\u2028cd-LS"}),
-                     *DONE])
+    write("s.json", [*START, *call("c1", "api.call", {"token": JWT}),
+                     *call("c2", "api.sep", {"token": "ab\u2028cd-LS"}), *DONE])
     for fmt in ("json", "text", "markdown", "junit", "sarif", "github", "html"):
         result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--force", "--fake-clock",
                      "--redact", "token", "-f", fmt, "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
