@@ -315,11 +315,12 @@ def tool_specs() -> tuple[ToolSpec, ...]:
 # running a tool (no SDK needed)
 
 
-_STRUCTURED_DEPTH = 200
-"""How deep the structured content of a reply may nest: the SDK writes replies with a serializer
-that stops at about 250 levels, while a contract or an event may nest 500 (and a report echoes
-them, in a normalised contract or a violation's evidence). Deeper parts are a note there; the
-JSON text beside it holds them whole."""
+_STRUCTURED_DEPTH = 100
+"""How deep the structured content of a reply may nest, while a contract or an event may nest 500
+(and a report echoes them, in a normalised contract or a violation's evidence): the SDK's client
+reads no line nested past 200 levels (the envelope takes 2; the call never returned), and checks
+the content against the tool's output schema by recursion (past about 160 levels of a `$literal`,
+a RecursionError). Deeper parts are a note there; the JSON text beside it holds them whole."""
 
 
 def _shallow(value: Any, limit: int) -> Any:

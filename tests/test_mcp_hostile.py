@@ -615,6 +615,31 @@ def test_a_rule_with_a_large_match_tree_weighs_as_many_rules(tmp_path: Path) -> 
     run(scenario, seconds=120)
 
 
+def test_a_deep_contract_validated_comes_back_to_the_sdk_client(tmp_path: Path) -> None:
+    """validate_contract echoes the normalised contract: a `$literal` nested 194 deep came back in
+    a line nested 202 levels, which the SDK's client drops (the call never returned), and one of
+    160 made the client's own check of the output schema recurse too deep. The structured content
+    nests at most 100 levels; the JSON text holds the whole."""
+    def nested(depth: int) -> Any:
+        value: Any = 1
+        for _ in range(depth):
+            value = {"a": value}
+        return value
+
+    async def scenario() -> None:
+        async with measured_session(tmp_path) as (session, _):
+            for depth in (160, 194):   # (the client sends nothing deeper)
+                contract = {"version": 2, "name": "deep", "rules": [
+                    {"id": "m", "kind": "tool_args", "tool": "t", "match": {"x": {"$literal": nested(depth)}}}]}
+                with anyio.fail_after(30):
+                    result = await session.call_tool(VALIDATE, {"contract": contract})
+                assert (result.is_error, result.structured_content["valid"]) == (False, True), depth
+                text = json.loads(result.content[0].text)
+                assert text["contract"]["rules"][0]["match"]["x"]["$literal"] == nested(depth)
+
+    run(scenario, seconds=120)
+
+
 def _lookups_then_calls(count: int) -> list[dict[str, Any]]:
     """`count` lookups with their results (`{"v": i}`), then `count` calls of `t` to check."""
     events: list[dict[str, Any]] = []
