@@ -1430,3 +1430,16 @@ def test_call_index_written_as_float_is_the_integer(cli: Any, tmp_path: Path, wr
 def test_any_of_with_20_branches_loads(cli: Any, tmp_path: Path) -> None:
     """§2: `$any_of`: 2..20 branches (20 is accepted)."""
     assert one_arg(cli, tmp_path, {"$any_of": list(range(20))}, 19) == []
+
+
+def test_a_schema_multiple_of_meets_an_integer_past_any_double(cli: Any, tmp_path: Path) -> None:
+    """`multipleOf: 0.5` against 10**400: the validator divided it as a double (OverflowError, a
+    traceback and exit 1). It is judged exactly: every integer is a multiple of 0.5, and none of
+    0.3 (as the double 0.3 is, exactly)."""
+    big = 10 ** 400
+    for divisor, passed in ((0.5, True), (0.3, False)):
+        schema = {"type": "object", "properties": {"x": {"multipleOf": divisor}}}
+        code, report, _ = run(cli, tmp_path, [rule(tool="t", schema=schema)], [call("t", "c1", {"x": big})])
+        assert (code, report["passed"]) == (0 if passed else 1, passed), divisor
+    assert [(v["code"], v["pointer"]) for v in report["violations"]] == [("tool_args.schema", "/args/x")]
+    assert "an integer past any double is not a multiple of 0.3" in report["violations"][0]["message"]

@@ -19,6 +19,7 @@ import itertools
 import sys
 import threading
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 from agent_invariants._safe import VALUE_LIMIT, inert
@@ -374,6 +375,13 @@ def _validator_type() -> Any:
                     yield ValidationError(f"has non-unique elements: items {first} and {position} are equal")
                     return
 
+    def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Any:
+        try:
+            yield from Draft202012Validator.VALIDATORS["multipleOf"](validator, divisor, instance, schema)
+        except OverflowError:   # an integer past any double (10**400) against a fractional divisor: exactly
+            if Fraction(instance) % Fraction(divisor) != 0:
+                yield ValidationError(f"an integer past any double is not a multiple of {divisor}")
+
     def counted(keyword: Any) -> Any:
         def follow(validator: Any, reference: Any, instance: Any, schema: Any) -> Any:
             left = getattr(_BUDGET, "left", None)
@@ -392,6 +400,7 @@ def _validator_type() -> Any:
 
     return validators.extend(Draft202012Validator, {
         "pattern": pattern, "patternProperties": pattern_properties, "uniqueItems": unique_items,
+        "multipleOf": multiple_of,
         **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}})
 
 
