@@ -7,10 +7,11 @@ pre-commit hands over every JSON and YAML file of the commit; a file is taken fo
 its name is `agent-invariants.json` (`.yaml`, `.yml`, or `agent-invariants.<anything>.json`...),
 ends in `.contract.json` (`.yaml`, `.yml`), or the `$schema` of its top-level object names an
 agent-invariants contract schema (its URL, or a path to `contract-v1.schema.json` or
-`contract-v2.schema.json`, as this repository's examples write it; an empty fragment `#` may follow),
-as does a YAML file's `# yaml-language-server: $schema=...` comment line. Other files, those that hold a
-contract deeper down too, are passed over, and so are rule packs (a pack names no contract schema):
-a contract that `extends` a pack is checked with it when the contract is in the commit. `validate`
+`contract-v2.schema.json`, as this repository's examples write it; an empty fragment `#` may
+follow), as does a YAML file's `# yaml-language-server: $schema=...` comment line. Other files,
+those that hold a contract deeper down too, are passed over, and so are rule packs (a pack names
+no contract schema): a contract that `extends` a pack is checked with it when the contract is in
+the commit. `validate`
 prints each invalid contract's problems as the command does (`agent-invariants: contract.json:14:
 $.rules[2].tool: must not be empty`); `lint` also prints every finding as `contract.json:7: error
 <code> [<rule ids>]: <message>`. The exit is 1 when a contract does not validate, when lint finds an
@@ -93,12 +94,8 @@ def is_contract(path: str) -> bool:
     schema = document.get("$schema") if isinstance(document, dict) else None
     if isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None:
         return True
-    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found) for found in _modelines(text))
-
-
-def _modelines(text: bytes) -> list[str]:
-    """The schemas named by `# yaml-language-server: $schema=...` comment lines of a YAML file."""
-    return _MODELINE.findall(text.decode("utf-8", "replace"))
+    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found)
+                                 for found in _MODELINE.findall(text.decode("utf-8", "replace")))
 
 
 def _one(command: str, path: str, strict: bool) -> bool:

@@ -235,7 +235,7 @@ class _Session:
             self._waits(key, (method, None), at)
             self.context.skip()
 
-    def _waits(self, key: tuple[str, object], request: tuple[str, Any], at: int = 0) -> None:
+    def _waits(self, key: tuple[str, object], request: tuple[str, Any], at: int) -> None:
         self.requests.setdefault(key, []).append(request)
         early = self.early.get(key)
         if early and early[0][0] >= at:   # its reply was written first, at a later time

@@ -396,8 +396,7 @@ def _once(spans: list[Span]) -> list[Span]:
     (same id, start, name, kind, tool and call id, the first without an end): one span, the
     ended record in the first one's place. An exporter that retries writes the same span twice
     (same id, name, times, attributes and events): once. Spans that only share an id (another
-    name or content) are kept, as
-    different spans, rather than one of them dropped unsaid."""
+    name or content) are kept, as different spans, rather than one of them dropped unsaid."""
     kept: list[Span] = []
     place: dict[tuple[str, int], list[int]] = {}   # (span id, start) -> where its records are in `kept`
     for span in spans:

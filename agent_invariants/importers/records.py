@@ -210,7 +210,6 @@ def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[byte
     lets a run go as soon as its last line is read: memory holds the runs open at once, not the
     file. None for a file that is one JSON document (read whole anyway). The run past `MAX_RUNS`
     is an error at its line."""
-
     stream = _open(source)
     try:
         head = _head(source.name, stream)

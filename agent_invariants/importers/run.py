@@ -30,7 +30,6 @@ is read, so its records wait in memory, and an endless input must stop while it 
 runs open at once hold at most as many records between them."""
 
 
-
 def add_record(records: list[Any], record: Any, context: Context, line: int, trace_id: str, noun: str) -> None:
     """Add a record of a trace, refusing the one past `MAX_TRACE_RECORDS` at its line."""
     if len(records) >= MAX_TRACE_RECORDS:
