@@ -62,6 +62,7 @@ __all__ = (
     "syntax_problem_in_file",
     "text_shape",
     "too_deep_at",
+    "value_count",
     "wide_unicode",
 )
 
@@ -145,6 +146,19 @@ def _shallow(data: bytes, limit: int) -> bool:
             return False
         brackets = shorter
     return not brackets
+
+
+def value_count(document: Any) -> int:
+    """How many JSON values a decoded document holds, itself included (without recursion)."""
+    count, pending = 0, [document]
+    while pending:
+        value = pending.pop()
+        count += 1
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count
 
 
 def nests_too_deep(document: Any, limit: int = MAX_NESTING) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
-from agent_invariants.jsontext import show
+from agent_invariants.jsontext import show, value_count
 from agent_invariants.match.canonical import canonical, canonical_key, evidence_value
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
@@ -189,19 +189,6 @@ def _references_budget(value: Any) -> Iterator[None]:
         yield
     finally:
         _BUDGET.left = _BUDGET.value = None
-
-
-def _nodes(value: Any) -> int:
-    """How many JSON values `value` holds, itself included."""
-    count, stack = 0, [value]
-    while stack:
-        item = stack.pop()
-        count += 1
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return count
 
 
 _SAMPLES: tuple[Any, ...] = ({}, [], "", 0, None)
@@ -389,7 +376,7 @@ def _validator_type() -> Any:
                 yield from keyword(validator, reference, instance, schema)
                 return
             if left <= 0 and _BUDGET.limit == _REFERENCES_PER_VALUE:   # the per-node share, counted now
-                more = _REFERENCES_PER_NODE * _nodes(_BUDGET.value)
+                more = _REFERENCES_PER_NODE * value_count(_BUDGET.value)
                 _BUDGET.limit += more
                 left += more
             if left <= 0:
