@@ -680,6 +680,19 @@ def test_spans_that_share_an_id_but_not_their_content_are_both_kept(tmp_path: Pa
             "lookup", "shell"]
 
 
+def test_a_pretty_printed_export_is_one_record(tmp_path: Path) -> None:
+    """An OTLP export written over several lines (`json.dumps(..., indent=2)`, a collector's debug
+    output) is one record, as a JSON array of records is read whole: it was "invalid JSON at
+    line 1"; the same export on one line gives the same events."""
+    export = json.loads(otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1")))
+    pretty = write(tmp_path, json.dumps(export, indent=2) + "\n", name="pretty.json")
+    compact = write(tmp_path, json.dumps(export) + "\n", name="compact.jsonl")
+    found = imported(pretty)
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "run.completed"]
+    assert [{**event, "data": {}} for event in found] == [{**event, "data": {}} for event in imported(compact)]
+    assert {event["data"]["source"]["line"] for event in found} == {1}
+
+
 def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tmp_path: Path) -> None:
     """A run is held whole until it ends; arrays of numbers parsed take five times their text.
     Ten calls with 2,000 numbers in their arguments and results: the run read, the memory

@@ -113,7 +113,7 @@ def _open(source: SourceFile) -> BinaryIO:
 
 def _records(name: str, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
     head = _head(name, stream)
-    if head.lstrip()[:1] == b"[":   # one JSON document holding the records
+    if _one_document(head):
         yield from _document(name, head, stream, max_line_bytes)
         return
     for line, text in _lines(name, head, stream, max_line_bytes):
@@ -213,7 +213,7 @@ def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[byte
     stream = _open(source)
     try:
         head = _head(source.name, stream)
-        if head.lstrip()[:1] == b"[":
+        if _one_document(head):
             return None
         found: dict[str, int] = {}
         for line, text in _lines(source.name, head, stream, max_line_bytes):
@@ -250,9 +250,17 @@ def _refuse_invalid_utf8(text: bytes, name: str, first_line: int) -> None:
                          f"invalid UTF-8 (byte {bad - start + 1} of the line)")
 
 
+def _one_document(head: bytes) -> bool:
+    """Whether a file (its first chunk) is one JSON document rather than JSON Lines: an array of
+    records, or one record written over several lines (its first line is `{` alone, as a
+    pretty-printed export starts; no JSON Lines file has such a line)."""
+    start = head.lstrip()
+    return start[:1] == b"[" or start.split(b"\n", 1)[0].strip() == b"{"
+
+
 def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
-    """A file that is one JSON array of records, read whole (up to `max_line_bytes`); each item's
-    line is the line its value starts on."""
+    """A file that is one JSON document, read whole (up to `max_line_bytes`): an array of records,
+    each item's line the line its value starts on; or one record, at line 1."""
     data = bytearray(start)
     while len(data) <= max_line_bytes:
         chunk = stream.read(_CHUNK)
@@ -270,6 +278,9 @@ def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) ->
         items = _decode(text)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise TraceError(name, None, decode_problem(exc, data=text)) from None
+    if isinstance(items, dict):
+        yield Record(1, None, items, name)
+        return
     starts = _item_lines(text)
     for index, item in enumerate(items):
         yield Record(starts[index] if index < len(starts) else 1, None, item, name)
