@@ -18,10 +18,10 @@ was created (no `end_time`) and again as it ended is one run, the later record's
 A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
 else `outputs.output` when it is the only key, else the outputs themselves (the SDK's `@traceable`
 keeps a returned dict so, and wraps anything else as `{"output": ...}`); text is parsed as JSON
-when it is JSON. `ok` is false when the run has an `error` or the
-ToolMessage's `status` is `error`. Its call id is the ToolMessage's `tool_call_id`, else
-`extra.tool_call_id`, else the id the model gave the call (the `tool_calls` of the nearest earlier
-`llm` run under the same parent or an ancestor, by tool name and order), else the run id. Calls
+when it is JSON. `ok` is false when the run has an `error` or the ToolMessage's `status` is
+`error`. Its call id is the ToolMessage's `tool_call_id`, else `extra.tool_call_id`, else the id
+the model gave the call (the `tool_calls` of the nearest earlier `llm` run under the same parent
+or an ancestor, by tool name and order), else the run id. Calls
 and assistant text are read from an `llm` run's outputs only (its generations, or the `choices` of
 an OpenAI chat completion): its inputs repeat the whole conversation.
 

@@ -73,7 +73,6 @@ class _Trace(GenAiTrace):
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         super().__init__(context, trace_id, spans)
         self.model_ids = _model_ids(self.tree)
-        self._model_args: dict[str, Any] | None = None   # call id -> the arguments the model gave it
 
     def kind(self, span: Span) -> str | None:
         return _kind(span) or None
@@ -126,10 +125,15 @@ class _Trace(GenAiTrace):
         argument gets it alone, `"A1"`) the arguments the model gave the call with its id."""
         if parse_args(written)[0] is not None or not isinstance(call_id, str):
             return written
-        if self._model_args is None:
-            self._model_args = {call_id: arguments for span in self.tree.spans if _kind(span) == "LLM"
-                           for call_id, _, arguments in _model_calls(span) if arguments is not None}
-        return self._model_args.get(call_id, written)
+        asked = self.asked(call_id)
+        return written if asked is None else asked
+
+    def asked(self, call_id: str) -> Any:
+        """The arguments the model gave the call with this id: its LLM spans' tool calls."""
+        if self._asked is None:
+            self._asked = {found: arguments for span in self.tree.spans if _kind(span) == "LLM"
+                           for found, _, arguments in _model_calls(span) if arguments is not None}
+        return self._asked.get(call_id)
 
     def after(self) -> None:
         return None

@@ -170,7 +170,8 @@ class GenAiTrace:
 
     def asked(self, call_id: str) -> Any:
         """The arguments the model gave the call with this id (its chat spans' `tool_call` parts,
-        the last that has some), or None: a tool span without its own arguments takes them."""
+        the last that has some), or None: a tool span without its own arguments takes them (each
+        format reads the model's calls where it writes them)."""
         if self._asked is None:
             self._asked = {part["id"]: part["arguments"] for span in self.tree.spans
                            if not span.log and span.attributes.get(OPERATION) in _CHAT_OPERATIONS
@@ -312,7 +313,6 @@ class _MessageParts:
     def add_chat(self, span: Span) -> None:
         self.chats.append(span)
 
-
     def emit(self, trace: GenAiTrace) -> None:
         by_agent: dict[int, list[Span]] = {}   # each agent's chats: turns follow each other within one agent
         for chat in self.chats:
@@ -422,8 +422,8 @@ def _same(earlier: Span, later: Span) -> bool:
     if not earlier.ended or not later.ended:   # what both say the span is (its kind, tool, call id) must agree
         return all(earlier.attributes.get(key) == later.attributes.get(key) for key in _IDENTITY
                    if key in earlier.attributes and key in later.attributes)
-    return (earlier.name, earlier.end, earlier.error, earlier.message, earlier.attributes) == (
-        later.name, later.end, later.error, later.message, later.attributes) and [
+    return (earlier.end, earlier.error, earlier.message, earlier.attributes) == (
+        later.end, later.error, later.message, later.attributes) and [
         (event.name, event.at, event.attributes) for event in earlier.events] == [
         (event.name, event.at, event.attributes) for event in later.events]
 

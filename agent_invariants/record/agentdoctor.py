@@ -34,8 +34,8 @@ class NamedTwice(Exception):
     protocol error names it as ours, `field:<type>.<key>`."""
 
     def __init__(self, kind: str, field: str) -> None:
-        super().__init__(f"field:{kind}.{field}")
-        self.kind, self.field = kind, field
+        super().__init__(f"field:{kind}.{field}")   # (the reason's detail, after `protocol:`)
+        self.kind = kind
 
 
 def inbound(message: dict[str, Any]) -> dict[str, Any]:

@@ -126,7 +126,7 @@ def parse_message(line: bytes, dialect: str = "native") -> Message:
         try:
             value = agentdoctor.inbound(value)
         except agentdoctor.NamedTwice as exc:
-            raise ProtocolError(f"field:{exc.kind}.{exc.field}", exc.kind) from None
+            raise ProtocolError(str(exc), exc.kind) from None
     kind = value.pop("type", None)
     if not isinstance(kind, str):
         raise ProtocolError("field:message.type")
