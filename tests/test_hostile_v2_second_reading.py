@@ -637,6 +637,63 @@ def test_a_file_of_log_records_alone_holds_no_run(tmp_path: Path, fmt: str) -> N
     assert "in.jsonl: holds no run to check" in every.stderr, every.stderr
 
 
+def _agent_trace(trace: str) -> str:
+    """An OTLP line of one trace: an agent span around one `lookup` tool span."""
+    def attribute(key: str, value: str) -> dict[str, Any]:
+        return {"key": key, "value": {"stringValue": value}}
+
+    spans = [{"traceId": trace, "spanId": "00000000000000a1", "name": "invoke_agent desk", "startTimeUnixNano": "1000",
+              "endTimeUnixNano": "9000", "attributes": [attribute("gen_ai.operation.name", "invoke_agent")]},
+             {"traceId": trace, "spanId": "00000000000000c3", "parentSpanId": "00000000000000a1",
+              "name": "execute_tool lookup", "startTimeUnixNano": "4000", "endTimeUnixNano": "5000",
+              "attributes": [attribute("gen_ai.operation.name", "execute_tool"),
+                             attribute("gen_ai.tool.name", "lookup"), attribute("gen_ai.tool.call.id", "call_1")]}]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n"
+
+
+@pytest.mark.parametrize("extra", [[], ["--out-dir", "out"]])
+def test_convert_refuses_a_file_of_log_records_beside_the_file_of_their_spans(tmp_path: Path,
+                                                                              extra: list[str]) -> None:
+    """A Collector's file exporter writing each signal to its own file: `convert spans logs` reads
+    each file on its own, so the logs' records, whose run is in the spans file, joined no run and
+    were dropped (an approval the convention made of one vanished, the run converted with a count of
+    skipped records). The file that holds no run of its own is refused, saying to join the files;
+    joined, the approval is there."""
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    (tmp_path / "spans.jsonl").write_text(_agent_trace(trace), encoding="utf-8")
+    grant = {"timeUnixNano": "3000", "traceId": trace, "spanId": "00000000000000a1", "eventName": "approval.granted",
+             "attributes": [{"key": "ainv.approval_scope", "value": {"stringValue": "lookup"}}]}
+    (tmp_path / "logs.jsonl").write_text(json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [grant]}]}]})
+                                         + "\n", encoding="utf-8")
+    for inputs in (["spans.jsonl", "logs.jsonl"], ["logs.jsonl", "spans.jsonl"]):
+        line = refused(run(tmp_path, "convert", "--from", "otel", *inputs, *extra), "logs.jsonl", located=False)
+        assert "holds no run of its own" in line and "join the files" in line, line
+        assert not (tmp_path / "out").exists()
+    joined_text = b"".join((tmp_path / name).read_bytes() for name in ("spans.jsonl", "logs.jsonl"))
+    (tmp_path / "both.jsonl").write_bytes(joined_text)
+    joined = run(tmp_path, "convert", "--from", "otel", "both.jsonl")
+    assert joined.returncode == 0, joined.stderr
+    assert [event["type"] for event in map(json.loads, joined.stdout.splitlines())] == [
+        "run.start", "approval.granted", "tool.call", "tool.result", "run.completed"]
+
+
+def test_convert_run_id_is_taken_from_whichever_input_holds_it(tmp_path: Path) -> None:
+    """`convert --run ID a b`: the run is in one input of several. It was refused by the other
+    (`a.jsonl: has no run …`); an id that no input holds lists the runs of them all."""
+    first, second = "0af7651916cd43dd8448eb211c80319c", "1af7651916cd43dd8448eb211c80319c"
+    (tmp_path / "a.jsonl").write_text(_agent_trace(first), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text(_agent_trace(second), encoding="utf-8")
+    for wanted, source in ((first, "a.jsonl"), (second, "b.jsonl")):
+        result = run(tmp_path, "convert", "--from", "otel", "a.jsonl", "b.jsonl", "--run", wanted)
+        assert result.returncode == 0, result.stderr
+        found = list(map(json.loads, result.stdout.splitlines()))
+        assert {(event["run_id"], event["data"]["source"]["file"]) for event in found} == {(wanted, source)}
+        assert len(found) == 4
+    line = refused(run(tmp_path, "convert", "--from", "otel", "a.jsonl", "b.jsonl", "--run", "nope"), "'nope'",
+                   located=False)
+    assert f"their runs: {first}, {second}" in line, line
+
+
 def test_otel_chat_messages_logged_in_a_record_of_the_chat_span_are_the_spans_own(tmp_path: Path) -> None:
     """The OpenTelemetry GenAI instrumentations' `event_only` content capture sets no messages on
     the chat span: they are on a `gen_ai.client.inference.operation.details` log record in it, as

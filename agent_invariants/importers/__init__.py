@@ -90,14 +90,18 @@ class Stream:
     """An import under way: iterate it for its runs, each as soon as its last record has been
     read (a file is first skimmed for the line each run ends on: memory holds the runs open at
     once, not the whole file; from a pipe, runs end with the input). Once it is exhausted,
-    `skipped` counts the records of kinds the mapping does not use; `source_format` is known
-    from the first record on. A wanted run that is not there is a TraceError listing the others."""
+    `skipped` counts the records of kinds the mapping does not use, `found` the runs given and
+    `other_runs` those passed over; `source_format` is known from the first record on. A wanted
+    run that is not there is a TraceError listing the others, unless the file is not `alone` (one
+    of several inputs, any of which may hold it: the caller says so when none does)."""
 
     def __init__(self, file: SourceFile, source_format: str = "auto", *, profile: Any = None,
-                 run: str | None = None, max_line_bytes: int = 1 << 20) -> None:
+                 run: str | None = None, max_line_bytes: int = 1 << 20, alone: bool = True) -> None:
         self.file, self.source_format, self.profile, self.run = file, source_format, profile, run
-        self.max_line_bytes = max_line_bytes
+        self.max_line_bytes, self.alone = max_line_bytes, alone
         self.skipped = 0
+        self.found = 0
+        self.other_runs: list[str] = []
 
     def __iter__(self) -> Iterator[ImportedRun]:
         file = self.file
@@ -122,8 +126,8 @@ class Stream:
                 break
             found += 1
             yield imported
-        self.skipped = context.skipped
-        if self.run is not None and self.run != ALL_RUNS and not found:
+        self.skipped, self.found, self.other_runs = context.skipped, found, context.other_runs
+        if self.alone and self.run is not None and self.run != ALL_RUNS and not found:
             known = ", ".join(context.other_runs[:20]) or "none"
             raise TraceError(file.name, None, f"has no run {self.run!r}; its runs: {known}")
 

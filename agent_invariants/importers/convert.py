@@ -7,7 +7,10 @@ Runs are written as they are read, so memory holds one run at a time; the files 
 temporary folder inside `--out-dir`'s parent first and are moved into place only once every input
 has been read: a bad record leaves nothing behind, and an existing file is never overwritten.
 Each input file is read on its own: a run that two of them share (a trace whose spans a rotating
-exporter split) is refused with a message saying so, rather than written as two partial runs.
+exporter split) is refused with a message saying so, rather than written as two partial runs, and
+so is a file that holds no run of its own (OpenTelemetry log records beside the file of their
+spans), whose records would otherwise be dropped. `--run ID` takes the run from whichever input
+holds it.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import Any
 
 from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
-from agent_invariants.importers import ImportedRun, Stream, one_run
+from agent_invariants.importers import ALL_RUNS, ImportedRun, Stream, one_run
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import checked_jsonl
 from agent_invariants.output import shown
@@ -36,9 +39,9 @@ def convert_files(inputs: Sequence[str], source_format: str, *, run: str | None,
     """Convert every input: with `out_dir`, write each run there and return (None, note); else
     return the one run's JSONL and the note (a line saying what was converted)."""
     _refuse_twice(inputs)
-    streams = [Stream(SourceFile.of(path), source_format, profile=profile, run=run, max_line_bytes=max_line_bytes)
-               for path in inputs]
-    runs = _whole(found for stream in streams for found in stream)
+    streams = [Stream(SourceFile.of(path), source_format, profile=profile, run=run, max_line_bytes=max_line_bytes,
+                      alone=len(inputs) == 1) for path in inputs]
+    runs = _whole(_each(streams, run))
     with collector.paused():   # re-enabled between runs, the collector would walk every object each time
         if out_dir is None:
             text, count, events = _one(runs, ", ".join(inputs))
@@ -66,6 +69,22 @@ def _refuse_twice(inputs: Sequence[str]) -> None:
             also = "" if first == path else f" (as {shown(first)})"
             raise InputError(f"convert: {shown(path)} is given twice{also}: give each input once")
         seen[key] = path
+
+
+def _each(streams: list[Stream], run: str | None) -> Iterator[ImportedRun]:
+    """The runs of every input in turn. Of several inputs, each must hold a run (a wanted one or
+    another): the records of one that holds none, such as OpenTelemetry log records whose spans
+    are in another file, could join no run. A wanted run (`--run ID`) must be in one of them."""
+    for stream in streams:
+        yield from stream
+        if not stream.found and not stream.other_runs and len(streams) > 1:
+            raise InputError(f"convert: {shown(stream.file.name)} holds no run of its own; each input is read on "
+                             "its own, so records whose run is in another file (log records beside the file of "
+                             "their spans) would be lost: join the files first (e.g. cat) and convert the whole")
+    if run not in (None, ALL_RUNS) and len(streams) > 1 and not any(stream.found for stream in streams):
+        known = list(dict.fromkeys(other for stream in streams for other in stream.other_runs))
+        shown_runs = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
+        raise InputError(f"convert: no input has run {run!r}; their runs: {shown_runs or 'none'}")
 
 
 def _whole(runs: Iterator[ImportedRun]) -> Iterator[ImportedRun]:
