@@ -126,9 +126,9 @@ class Stream:
                 break
             found += 1
             yield imported
-        self.skipped, self.found, self.other_runs = context.skipped, found, context.other_runs
+        self.skipped, self.found, self.other_runs = context.skipped, found, list(context.other_runs)
         if self.alone and self.run is not None and self.run != ALL_RUNS and not found:
-            known = ", ".join(context.other_runs[:20]) or "none"
+            known = ", ".join(self.other_runs[:20]) or "none"
             raise TraceError(file.name, None, f"has no run {self.run!r}; its runs: {known}")
 
 

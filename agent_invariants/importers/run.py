@@ -71,16 +71,11 @@ class Context:
     """One import: the file (`file` is its name as given, which goes into `data.source`), the
     profile, the run wanted (None: whichever there is; `all`; or an id), and what was skipped."""
 
-    def finished(self, run_id: str, timeline: Timeline) -> ImportedRun:
-        """A run an importer has read whole."""
-        return ImportedRun(run_id, timeline, self.source, self.began.pop(run_id, 0))
-
-
     def __init__(self, source: SourceFile, profile: Profile | None = None, run: str | None = None,
                  last_lines: dict[str, int] | None = None) -> None:
         self.source, self.file, self.profile, self.run = source, source.name, profile, run
         self.skipped = 0
-        self.other_runs: list[str] = []
+        self.other_runs: dict[str, None] = {}   # (a set in the order first seen)
         self.began: dict[str, int] = {}   # the line of the first record of each run being read
         self.hoist_elicitation = bool(profile is not None and profile.hoist_elicitation)
         self.ending: dict[int, set[str]] = {}
@@ -96,12 +91,16 @@ class Context:
     def seen(self, run_id: str) -> None:
         """A run that is not wanted: its id is remembered, for the message if the wanted one is
         missing (at most 1,000 ids)."""
-        if run_id not in self.other_runs and len(self.other_runs) < 1000:
-            self.other_runs.append(run_id)
+        if len(self.other_runs) < 1000:
+            self.other_runs[run_id] = None
 
     def skip(self, count: int = 1) -> None:
         """A record of a kind the format's mapping does not use."""
         self.skipped += count
+
+    def finished(self, run_id: str, timeline: Timeline) -> ImportedRun:
+        """A run an importer has read whole."""
+        return ImportedRun(run_id, timeline, self.source, self.began.pop(run_id, 0))
 
 
 Item = TypeVar("Item")
