@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import math
 import sys
 import threading
 from collections.abc import Iterator
@@ -363,11 +364,18 @@ def _validator_type() -> Any:
                     return
 
     def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Any:
+        # A number past any double is judged exactly: an integer (10**400) as itself, against a
+        # fractional divisor or by one past any double (the validator divides as doubles and
+        # overflows); one written with a fraction or an exponent (1e400) is read as infinity,
+        # which is a multiple of nothing.
+        if instance.__class__ is float and not math.isfinite(instance):
+            yield ValidationError(f"a number past any double (read as infinity) is not a multiple of {divisor!r}")
+            return
         try:
             yield from Draft202012Validator.VALIDATORS["multipleOf"](validator, divisor, instance, schema)
-        except OverflowError:   # an integer past any double (10**400) against a fractional divisor: exactly
+        except OverflowError:
             if Fraction(instance) % Fraction(divisor) != 0:
-                yield ValidationError(f"an integer past any double is not a multiple of {divisor}")
+                yield ValidationError(f"{_number(instance)} is not a multiple of {_number(divisor)}")
 
     def counted(keyword: Any) -> Any:
         def follow(validator: Any, reference: Any, instance: Any, schema: Any) -> Any:
@@ -389,6 +397,12 @@ def _validator_type() -> Any:
         "pattern": pattern, "patternProperties": pattern_properties, "uniqueItems": unique_items,
         "multipleOf": multiple_of,
         **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}})
+
+
+def _number(value: int | float) -> str:
+    """A number for a message: an integer of hundreds of digits by its length, not spelt out."""
+    spelled = repr(value)
+    return spelled if len(spelled) <= 24 else f"an integer of {len(spelled.lstrip('-')):,} digits"
 
 
 _SEARCHES: dict[str, Any] = {}
