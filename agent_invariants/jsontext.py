@@ -432,6 +432,8 @@ def _syntax_parts(text: str, data: bytes | None = None) -> tuple[int | None, str
     reason = re.sub(_AT_BYTE, "", text).removeprefix("JSON is malformed: ")
     if reason == "Input data was truncated":
         reason = "the JSON ends before the value is complete"
+    elif reason == "trailing characters" and offset:   # (msgspec names the byte after the first of them)
+        offset -= 1
     elif reason == "invalid character" and data is not None and offset is not None:
         word = re.compile(_NON_JSON_NUMBER).match(data, offset - (data[offset - 1:offset] == b"-"))
         if word is not None:

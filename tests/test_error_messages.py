@@ -251,6 +251,17 @@ def test_bad_bytes_and_integers_too_long_to_read_are_named_where_they_are(write)
     assert str(caught.value) == f"{path}:4: an integer of 5,000 digits is too long to read (at most 4,300)"
 
 
+def test_trailing_characters_are_named_at_the_first_of_them():
+    """msgspec names the byte after the first character past the value: the column was one too
+    far, in a contract, a trace line and a document an importer reads."""
+    with pytest.raises(ContractError) as caught:
+        load_contract(b'{"version": 1, "name": "x", "rules": []}\n  x\n')
+    assert caught.value.problem == "invalid JSON at line 2, column 3: trailing characters"
+    with pytest.raises(TraceError) as caught:
+        read_trace(b'{"seq": 1, "type": "run.start"}\n{"seq": 2, "type": "run.completed"} x\n')
+    assert (caught.value.line, caught.value.problem) == (2, "invalid JSON: trailing characters (column 37)")
+
+
 def test_json_nan_and_infinity_are_named_where_they_are():
     text = ('{"version": 1, "name": "x",\n'
             ' "rules": [{"id": "a", "kind": "confidence_requires_outcome", "threshold": %s}]}')

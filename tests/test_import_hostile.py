@@ -481,6 +481,17 @@ def test_auto_on_a_native_trace_says_to_read_it_natively(tmp_path: Path) -> None
         import_runs(path, "auto")
 
 
+def test_auto_on_a_pretty_printed_native_trace_says_how_native_traces_are_written(tmp_path: Path) -> None:
+    """The importers read a record written over several lines; native reading does not (one event
+    per line, or one array). `auto` said only "read it as native", where the same file was then
+    refused as invalid JSON: it says how a native trace is written too."""
+    path = write(tmp_path, json.dumps({"seq": 1, "type": "run.start"}, indent=2) + "\n", "native.json")
+    with pytest.raises(TraceError) as error:
+        import_runs(path, "auto")
+    assert str(error.value) == (f"{path}:1: is a trace of our own events already: read it as native, the default "
+                                "input format (not auto), as JSON Lines (one event per line) or one JSON array")
+
+
 def test_the_runs_end_says_how_long_the_run_took(tmp_path: Path) -> None:
     found = imported(write(tmp_path, otlp(agent(start=BASE, end=BASE + 2_500_000))))
     assert [event["type"] for event in found] == ["run.start", "run.completed"]
@@ -661,6 +672,29 @@ def test_a_span_written_as_it_started_and_again_as_it_ended_is_one_call(tmp_path
         assert found[1]["data"]["source"]["line"] == 2
 
 
+def test_a_span_renamed_while_it_ran_is_one_span_as_it_started_and_as_it_ended(tmp_path: Path) -> None:
+    """OpenTelemetry lets a span be renamed while it runs: written as it started (`invoke_agent`,
+    `execute_tool`) and as it ended (`invoke_agent support`, `execute_tool refund`), with the same
+    id, start, kind, tool and call id, it is one span. It was two: a call never answered, and a
+    root that never ended (the run had no `run.completed`)."""
+    started_tool = {key: value for key, value in tool("b" * 16, BASE + 1, 0, call_id="c1").items()
+                    if key != "endTimeUnixNano"}
+    started_tool["name"] = "execute_tool"
+    started_root = {key: value for key, value in agent().items() if key != "endTimeUnixNano"}
+    started_root["name"] = "invoke_agent"
+    path = write(tmp_path, otlp(started_root, started_tool) + "\n" +
+                 otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1")) + "\n")
+    assert [(event["type"], event.get("call_id")) for event in imported(path)] == [
+        ("run.start", None), ("tool.call", "c1"), ("tool.result", "c1"), ("run.completed", None)]
+    # renamed to a name that is not the started one's made longer: another span
+    started_tool["name"] = "execute_tool shell"
+    del started_tool["attributes"][1]   # (no gen_ai.tool.name: the tool is the one its name says)
+    path = write(tmp_path, otlp(agent(), started_tool) + "\n" + otlp(tool("b" * 16, BASE + 1, BASE + 2,
+                                                                           call_id="c1")) + "\n")
+    assert [event["tool"] for event in imported(path) if event["type"] == "tool.call"] == [
+        "execute_tool shell", "refund"]
+
+
 def test_spans_that_share_an_id_but_not_their_content_are_both_kept(tmp_path: Path) -> None:
     """The same span written twice (an exporter retrying) is one; two spans that only share an id
     and times, one a lookup and the other a shell call, are two: neither is dropped unsaid (the
@@ -691,6 +725,28 @@ def test_a_pretty_printed_export_is_one_record(tmp_path: Path) -> None:
     assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "run.completed"]
     assert [{**event, "data": {}} for event in found] == [{**event, "data": {}} for event in imported(compact)]
     assert {event["data"]["source"]["line"] for event in found} == {1}
+
+
+def test_a_pretty_printed_export_is_placed_by_its_lines(tmp_path: Path) -> None:
+    """A record over several lines is at the line it starts on (it was line 1 after blank lines),
+    and a syntax error in it at its line and column (it was "column 1248", an offset in the file);
+    two records one after the other say that a file is one document or JSON Lines."""
+    export = json.loads(otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1")))
+    pretty = json.dumps(export, indent=2)
+    found = imported(write(tmp_path, "\n\n" + pretty + "\n", name="blank.json"))
+    assert {event["data"]["source"]["line"] for event in found} == {3}
+    broken = pretty.replace('"kind": 1,', '"kind": 1', 1)   # (the comma after the agent span's kind)
+    at = broken[:broken.index('"kind": 1') + len('"kind": 1')].count("\n") + 2   # (noticed at the next key)
+    line = broken.splitlines()[at - 1]
+    column = len(line) - len(line.lstrip()) + 1
+    second = pretty.count("\n") + 2
+    for text, message in (
+            (broken, f"invalid JSON at line {at}, column {column}: expected ',' or '}}'"),
+            (pretty + "\n" + pretty, f"invalid JSON at line {second}, column 1: trailing characters: a file is one "
+             "JSON document (an array of records, or one record) or JSON Lines")):
+        with pytest.raises(TraceError) as error:
+            import_runs(write(tmp_path, text + "\n", name="bad.json"), "otel")
+        assert str(error.value) == f"{tmp_path / 'bad.json'}: {message}"
 
 
 def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tmp_path: Path) -> None:

@@ -52,8 +52,9 @@ def detect(value: Any, file: str, line: int) -> str:
         if _module(name).sniff(value):
             return name
     if isinstance(value, dict) and "seq" in value and "type" in value:
+        # (how native traces are written is said too: an importer also reads a record over several lines)
         raise TraceError(file, line, "is a trace of our own events already: read it as native, the default "
-                         "input format (not auto)")
+                         "input format (not auto), as JSON Lines (one event per line) or one JSON array")
     raise TraceError(file, line, "cannot tell the format of this record (auto); name the input format instead, "
                      f"one of: {', '.join(FORMATS)}")
 

@@ -393,8 +393,8 @@ def _output_tools(chat: Span) -> set[str]:
 
 def _once(spans: list[Span]) -> list[Span]:
     """The spans without repeats. A live export writes a span as it starts and again as it ends
-    (same id, start, name, kind, tool and call id, the first without an end): one span, the
-    ended record in the first one's place. An exporter that retries writes the same span twice
+    (same id, start, kind, tool and call id, and name or a name made longer, the first without an
+    end): one span, the ended record in the first one's place. An exporter that retries writes the same span twice
     (same id, name, times, attributes and events): once. Spans that only share an id (another
     name or content) are kept, as different spans, rather than one of them dropped unsaid."""
     kept: list[Span] = []
@@ -415,17 +415,27 @@ def _once(spans: list[Span]) -> list[Span]:
 
 def _same(earlier: Span, later: Span) -> bool:
     """Whether two records of one span id and start are one span: written as it started and
-    again (either not ended; of one name, kind, tool and call id, as far as both say), or the same
-    record twice."""
-    if earlier.log or later.log or earlier.name != later.name:
+    again (either not ended; of one kind, tool and call id, as far as both say, and one name or
+    the name as renamed), or the same record twice."""
+    if earlier.log or later.log:
         return False
     if not earlier.ended or not later.ended:   # what both say the span is (its kind, tool, call id) must agree
-        return all(earlier.attributes.get(key) == later.attributes.get(key) for key in _IDENTITY
-                   if key in earlier.attributes and key in later.attributes)
-    return (earlier.end, earlier.error, earlier.message, earlier.attributes) == (
+        return _renamed(earlier.name, later.name) and all(
+            earlier.attributes.get(key) == later.attributes.get(key) for key in _IDENTITY
+            if key in earlier.attributes and key in later.attributes)
+    return earlier.name == later.name and (earlier.end, earlier.error, earlier.message, earlier.attributes) == (
         later.end, later.error, later.message, later.attributes) and [
         (event.name, event.at, event.attributes) for event in earlier.events] == [
         (event.name, event.at, event.attributes) for event in later.events]
+
+
+def _renamed(first: str, second: str) -> bool:
+    """Whether two names can be one span's, as it started and as it ended: the same, or the one
+    with more words after it (`execute_tool` made `execute_tool refund` once the instrumentation
+    knew the tool, as OpenTelemetry lets a span be renamed while it runs). A name that says
+    something else (another tool's, when no attribute names the tool) is another span's."""
+    shorter, longer = sorted((first, second), key=len)
+    return longer == shorter or longer.startswith(shorter + " ")
 
 
 _IDENTITY = (OPERATION, "gen_ai.tool.name", "gen_ai.tool.call.id", "openinference.span.kind", "tool.name",

@@ -23,7 +23,14 @@ import msgspec
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
 from agent_invariants._paths import missing, name_problem
 from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
-from agent_invariants.jsontext import INVALID_TOO_DEEP, decode_problem, invalid_utf8, too_deep_at, wide_unicode
+from agent_invariants.jsontext import (
+    INVALID_TOO_DEEP,
+    decode_problem,
+    invalid_utf8,
+    syntax_problem_in_file,
+    too_deep_at,
+    wide_unicode,
+)
 
 __all__ = ("MAX_RUNS", "Record", "SourceFile", "read_records", "too_many_runs")
 
@@ -260,7 +267,7 @@ def _one_document(head: bytes) -> bool:
 
 def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) -> Iterator[Record]:
     """A file that is one JSON document, read whole (up to `max_line_bytes`): an array of records,
-    each item's line the line its value starts on; or one record, at line 1."""
+    each item's line the line its value starts on; or one record, at the line it starts on."""
     data = bytearray(start)
     while len(data) <= max_line_bytes:
         chunk = stream.read(_CHUNK)
@@ -268,18 +275,24 @@ def _document(name: str, start: bytes, stream: BinaryIO, max_line_bytes: int) ->
             break
         data += chunk
     if len(data) > max_line_bytes:
-        raise TraceError(name, 1, f"is one JSON document larger than {max_line_bytes:,} bytes; write it as JSON "
-                         f"Lines (one record per line) {RAISE_LINE_LIMIT}")
+        what = "an array" if start.lstrip()[:1] == b"[" else "a record over several lines (its first line is { alone)"
+        raise TraceError(name, 1, f"is one JSON document, {what}, larger than {max_line_bytes:,} bytes; write it as "
+                         f"JSON Lines (one record per line) {RAISE_LINE_LIMIT}")
     text = replace_lone_surrogates(bytes(data))
     if too_deep_at(text) is not None:
         raise TraceError(name, None, INVALID_TOO_DEEP)
     _refuse_invalid_utf8(text, name, 1)
     try:
         items = _decode(text)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise TraceError(name, None, decode_problem(exc, data=text)) from None
-    if isinstance(items, dict):
-        yield Record(1, None, items, name)
+    except RecursionError:
+        raise TraceError(name, None, INVALID_TOO_DEEP) from None
+    except msgspec.DecodeError as exc:   # (where, as the line and column of the file: it is one document)
+        problem = syntax_problem_in_file(text, exc)
+        if problem.endswith("trailing characters"):
+            problem += ": a file is one JSON document (an array of records, or one record) or JSON Lines"
+        raise TraceError(name, None, problem) from None
+    if isinstance(items, dict):   # at the line it starts on
+        yield Record(text[:len(text) - len(text.lstrip())].count(b"\n") + 1, None, items, name)
         return
     starts = _item_lines(text)
     for index, item in enumerate(items):
