@@ -667,6 +667,19 @@ def test_the_agent_gets_the_environment_and_folder_it_is_told(tmp_path: Path) ->
 
 # --- bad input before the start ---------------------------------------------------------------
 
+def test_out_that_names_a_folder_is_refused_before_anything_is_made(tmp_path: Path) -> None:
+    """`--out runs/` names a folder: the folder was made, then the trace could not be written in its
+    place ("Is a directory"), an empty folder left behind. Refused first, nothing made, the agent
+    not started."""
+    contract, fixtures = _inputs(tmp_path)
+    marker = tmp_path / "started"
+    command = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
+    with pytest.raises(InputError) as refused:
+        record(contract, command, RecordOptions(fixtures=str(fixtures), out=f"{tmp_path / 'runs'}/"))
+    assert str(refused.value) == f"{tmp_path / 'runs'}/: names a folder (it ends with a slash): name the file to write"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(path.name for path in (contract, fixtures))
+
+
 def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -> None:
     contract, fixtures = _inputs(tmp_path)
     out = tmp_path / "t.jsonl"

@@ -67,7 +67,11 @@ class Clock:
 
 
 def claim_file(path: str, force: bool) -> None:
-    """Refuse `path` as an output unless it is new, or (with `force`) a regular file."""
+    """Refuse `path` as an output unless it is new, or (with `force`) a regular file. A path that
+    ends with a slash names a folder, which would be made (an empty one left behind) before the
+    file could not be written."""
+    if path.endswith(("/", os.sep)) and path.strip("/" + os.sep):
+        raise InputError(f"{shown(path)}: names a folder (it ends with a slash): name the file to write")
     try:
         info = os.lstat(path)
     except FileNotFoundError:
