@@ -94,8 +94,23 @@ def is_contract(path: str) -> bool:
     schema = document.get("$schema") if isinstance(document, dict) else None
     if isinstance(schema, str) and _SCHEMA_VALUE.fullmatch(schema) is not None:
         return True
-    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found)
-                                 for found in _MODELINE.findall(text.decode("utf-8", "replace")))
+    return is_yaml(path) and any(_SCHEMA_VALUE.fullmatch(found) for found in _named_schemas(text))
+
+
+def _named_schemas(text: bytes) -> list[str]:
+    """The schemas a YAML file names by a modeline: a comment line at the start of a line, or an
+    indented one among the comments that open the file (after that, an indented line may be a
+    block scalar's text). A byte order mark is no part of the first line."""
+    decoded = text.decode("utf-8-sig", "replace")
+    found = _MODELINE.findall(decoded)
+    for line in decoded.splitlines():
+        opening = line.strip()
+        if opening and not opening.startswith("#"):
+            break
+        named = _MODELINE.fullmatch(opening)
+        if named is not None:
+            found.append(named.group(1))
+    return found
 
 
 def _one(command: str, path: str, strict: bool) -> bool:

@@ -122,15 +122,24 @@ def test_a_schema_with_an_empty_fragment_or_named_by_a_yaml_modeline_is_checked(
         f"          # yaml-language-server: $schema={SCHEMA}\n          version: 2\n          EOF\n")
     (tmp_path / "policy" / "directive.yaml").write_text(
         f"%YAML 1.2\n---\n# yaml-language-server: $schema={SCHEMA}\nversion: 2\nname: d\nrules: [{{id: r}}]\n")
+    # an indented comment among those that open the file, and a file with a byte order mark, name it too
+    (tmp_path / "policy" / "indented.yaml").write_text(
+        f"# our policy\n  # yaml-language-server: $schema={SCHEMA}\nversion: 2\nname: i\n"
+        "rules: [{id: r, kind: deny_tool, tool: ''}]\n")
+    (tmp_path / "policy" / "bom.yaml").write_text(
+        f"\ufeff# yaml-language-server: $schema={SCHEMA}\nversion: 2\nname: b\n"
+        "rules: [{id: r, kind: deny_tool, tool: ''}]\n", encoding="utf-8")
     result = run_hook("agent-invariants-validate", tmp_path)
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
+        'agent-invariants: policy/bom.yaml:4: $.rules[0].tool: expected a non-empty string, got ""',
         "agent-invariants: policy/directive.yaml:6: $.rules[0]: missing required field `kind` (one of: deny_tool, "
         "allow_tools, require_approval, stop_is_final, completion_requires_outcome, retry_limit, event_budget, "
         "require_order, require_event, deny_event, tool_result_required, confidence_requires_outcome, tool_args, "
         "tool_order, precedence, tool_calls, approval_bound, latency_budget, result_size, run_duration, output_match, "
         "output_schema, run_status, required_when, forbidden_when, failure_handled)",
         'agent-invariants: policy/fragment.json:1: $.rules[0].tool: expected a non-empty string, got ""',
+        'agent-invariants: policy/indented.yaml:5: $.rules[0].tool: expected a non-empty string, got ""',
         'agent-invariants: policy/modeline.yaml:5: $.rules[0].tool: expected a non-empty string, got ""',
         'agent-invariants: policy/relative.yml:4: $.rules[0].tool: expected a non-empty string, got ""']
 
