@@ -576,8 +576,42 @@ def test_more_rules_times_events_than_a_call_may_take_is_refused_before_checking
                 "check it from files with `agent-invariants check`")
             result, _ = await timed_call(session, "agent_invariants_compare_traces",
                                          {"contract": contract, "baseline": calls[:10], "candidate": calls})
-            assert result.is_error and result.content[0].text.startswith("candidate: 10,000 rules times 2,000 events")
+            assert result.is_error and result.content[0].text.startswith(
+                "baseline and candidate: 10,000 rules times 2,010 events is over the limit")
+            # a comparison is one call: the events of its two traces count together (each was
+            # counted alone, and a call could take twice the time of the largest check)
+            result, _ = await timed_call(session, "agent_invariants_compare_traces",
+                                         {"contract": contract, "baseline": calls[:600], "candidate": calls[:600]})
+            assert result.is_error and result.content[0].text.startswith(
+                "baseline and candidate: 10,000 rules times 1,200 events is over the limit")
             result, _ = await timed_call(session, CHECK, {"contract": contract, "events": calls[:100]})
+            assert result.structured_content["passed"] is True
+
+    run(scenario, seconds=120)
+
+
+def test_a_rule_with_a_large_match_tree_weighs_more_for_a_large_event(tmp_path: Path) -> None:
+    """A `$contains` tries its tree on each item of an array: one rule of about 450 nodes (weighing
+    as about 900 plain rules, far inside the limit for a few events) against a call whose array
+    holds 20,000 items held the server's one worker for 18 s, the budget hardly touched (a larger
+    tree, or array, for as long as anyone liked). The rule weighs as many times more as the event
+    holds JSON values past its first 16: refused at once; against small calls it runs as before."""
+    counter = iter(range(10_000))
+
+    def tree(depth: int) -> Any:
+        return f"q{next(counter)}" if depth == 0 else {"$any_of": [tree(depth - 1) for _ in range(20)]}
+    contract = {"version": 2, "name": "contains", "rules": [
+        {"id": "r", "kind": "tool_args", "tool": "t", "match": {"x": {"$contains": tree(2)}}}]}
+    large = [{"seq": 1, "type": "tool.call", "tool": "t", "call_id": "c1", "args": {"x": ["a"] * 20_000}}]
+    small = [{"seq": seq, "type": "tool.call", "tool": "t", "call_id": f"c{seq}", "args": {"x": ["q0"]}}
+             for seq in range(1, 11)]
+
+    async def scenario() -> None:
+        async with measured_session(tmp_path) as (session, _):
+            result, took = await timed_call(session, CHECK, {"contract": contract, "events": large})
+            assert result.is_error and took < 10, took
+            assert result.content[0].text.startswith("events: 1 rules times 1 events (weighing as ")
+            result, _ = await timed_call(session, CHECK, {"contract": contract, "events": small})
             assert result.structured_content["passed"] is True
 
     run(scenario, seconds=120)
@@ -602,8 +636,8 @@ def test_a_rule_with_a_large_match_tree_weighs_as_many_rules(tmp_path: Path) -> 
                 {"id": f"r{n}", "kind": "tool_args", "tool": "t", "match": large} for n in range(10)]}
             result, took = await timed_call(session, CHECK, {"contract": contract, "events": calls})
             assert result.is_error and took < 10, took
-            assert result.content[0].text.startswith("events: 10 rules (weighing as ")
-            assert result.content[0].text.endswith(" for the size of their definitions) times 100 events is over the "
+            assert result.content[0].text.startswith("events: 10 rules times 100 events (weighing as ")
+            assert result.content[0].text.endswith(" for the size of their definitions and of the events) is over the "
                                                    "limit of 10,000,000 per call; check it from files with "
                                                    "`agent-invariants check`")
             small = {"version": 2, "name": "small", "rules": [
