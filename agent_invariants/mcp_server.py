@@ -91,10 +91,10 @@ rule with a large definition weighing as several, the more for a large event: `_
 A check asks each rule about each new kind of event and hands each rule the events it wants, so
 its time grows with both: 10,000 rules against 1,000 events of 1,000 different tools is about
 ten seconds. Past this product a call is refused (the command line has no such limit): 100
-rules with 100,000 events, or 10,000 rules with 1,000 events, still fit. It
-is also the most earlier results the `$from_result` references of one call may try
-(`limited_tries`): one that no index serves tries each for each call checked, and stops the call
-there, after about ten seconds too."""
+rules with 100,000 events, or 10,000 rules with 1,000 events, still fit. It is also the most
+earlier results the `$from_result` references of one call may try (`limited_tries`): one that no
+index serves tries each for each call checked, and stops the call there, after about ten seconds
+too."""
 
 MAX_KEPT = 10_000
 """Violations a report of one call keeps, at most, per trace: each rule keeps up to 1,000, as on
