@@ -198,6 +198,55 @@ def test_sarif_results_are_capped_with_a_note(write, tmp_path):
     assert "budget" in {r["ruleId"] for r in run["results"]}   # errors are kept before warnings
 
 
+def test_sarif_a_contract_rule_named_like_a_regression_keeps_its_descriptor_and_the_regression_its_own(
+        cli, write, sarif_schema):
+    """`compare.new-tool` is a legal rule id: the new-tool regressions came out under that rule's
+    descriptor (its deny_tool help, its warning level and security tags, one alert identity for
+    both). The regressions' descriptor takes the tool's name then, which no rule id can be."""
+    write("c.json", contract({"id": "compare.new-tool", "kind": "deny_tool", "tool": "zzz", "severity": "warning"}))
+    write("b.jsonl", jsonl(events({"type": "tool.call", "tool": "a", "call_id": "1"})))
+    write("k.jsonl", jsonl(events({"type": "tool.call", "tool": "a", "call_id": "1"},
+                                  {"type": "tool.call", "tool": "b", "call_id": "2"})))
+    log = json.loads(run_ok(cli, "compare", "--contract", "c.json", "--baseline", "b.jsonl", "--candidate",
+                            "k.jsonl", "--format", "sarif"))
+    assert list(sarif_schema.iter_errors(log)) == []
+    run = log["runs"][0]
+    assert [(rule["id"], rule["name"]) for rule in run["tool"]["driver"]["rules"]] == [
+        ("compare.new-tool", "deny_tool"), ("agent-invariants/compare.new-tool", "new_tool")]
+    assert [(result["ruleId"], result["ruleIndex"], result["level"]) for result in run["results"]] == [
+        ("agent-invariants/compare.new-tool", 1, "error")]
+
+
+@pytest.mark.slow
+def test_sarif_stays_within_code_scannings_compressed_size(write, tmp_path):
+    """Code scanning rejects a file of more than 10 MB compressed, and every alert of it. 25,000
+    results of agent-written text that hardly compresses (random tool names of 490 characters)
+    made 45 MB, 11 MB compressed: results are left out, errors first, until the file fits, and
+    the run's properties say so."""
+    import gzip
+    import random
+
+    from agent_invariants import check_trace
+    from agent_invariants.render import sarif
+
+    pick = random.Random(5)
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    calls = [{"type": "tool.call", "tool": "x." + "".join(pick.choice(letters) for _ in range(490))}
+             for _ in range(1_000)]
+    rules = [{"id": f"deny-{n}", "kind": "deny_tool", "tool": "x.*", "severity": "warning" if n else "error"}
+             for n in range(25)]
+    report = check_trace(contract(*rules), jsonl(events(*calls)).encode())
+    text = sarif.render(report)
+    assert len(gzip.compress(text.encode(), 6)) <= 10_000_000
+    run = json.loads(text)["runs"][0]
+    kept = len(run["results"])
+    assert 15_000 < kept < 25_000
+    assert run["properties"] == {"truncated": True, "resultCount": 25_000, "note": (
+        f"Only the first {kept} results (errors first) are included: with more, the file would be over code "
+        "scanning's limit of 10 MB compressed.")}
+    assert [result["ruleId"] for result in run["results"][:1_000]] == ["deny-0"] * 1_000   # (the errors)
+
+
 # -- JUnit ----------------------------------------------------------------------------------
 
 def parse_junit(text: str) -> ET.Element:

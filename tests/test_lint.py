@@ -184,6 +184,12 @@ def test_sarif_puts_each_finding_at_its_line_of_the_contract(tmp_path):
         "startLine"] - 1].strip() for result_ in log["runs"][0]["results"]}
     assert places[("required_but_forbidden", "error")] == '"tool": "shell.exec",'
     assert places[("shadowed_rule", "warning")] == '"kb.search"'
+    # each code's descriptor has the level of its findings (every one said error: a warning's alert
+    # was ranked as an error's)
+    assert sorted((rule["id"], rule["defaultConfiguration"]["level"], rule["properties"]["problem.severity"])
+                  for rule in log["runs"][0]["tool"]["driver"]["rules"]) == [
+        ("dead_rule", "warning", "warning"), ("required_but_forbidden", "error", "error"),
+        ("shadowed_rule", "warning", "warning")]
 
 
 def test_interface_lists_the_output_paths_read_and_whether_a_schema_requires_them(tmp_path):

@@ -121,9 +121,14 @@ def _add_stability(run: om.Run, stability: om.Run) -> None:
     """`record --repeat`: the results, descriptors, properties and notice of the runs' stability
     (`_stability`) added to the run of their checks."""
     offset = len(run.tool.driver.rules)
+    taken = {descriptor.id for descriptor in run.tool.driver.rules}   # (a contract rule may be `stability.type`)
+    for descriptor in stability.tool.driver.rules:
+        if descriptor.id in taken:
+            descriptor.id = f"agent-invariants/{descriptor.id}"
     run.tool.driver.rules = [*run.tool.driver.rules, *stability.tool.driver.rules]
     for result in stability.results:
         result.rule_index += offset
+        result.rule_id = run.tool.driver.rules[result.rule_index].id
     run.results = [*run.results, *stability.results]
     run.properties = {**(run.properties or {}), **stability.properties}
     run.results = _first_results(run.results, run.properties, "the checks' first")   # (each part is cut alone too)
@@ -132,12 +137,53 @@ def _add_stability(run: om.Run, stability: om.Run) -> None:
 
 
 def _log(run: om.Run, category: str | None) -> str:
-    """The SARIF log of one run, as JSON text (with the category asked for, if any)."""
+    """The SARIF log of one run, as JSON text (with the category asked for, if any), within the
+    size code scanning takes (`_within_upload_limit`)."""
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
+    text = _text(run)
+    return text if len(text) <= _COMPRESSED_LIMIT else _within_upload_limit(run, text)
+
+
+def _text(run: om.Run) -> str:
     log = _plain(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
     ordered = {"$schema": log["$schema"], "version": log["version"], "runs": log["runs"]}
     return msgspec.json.format(msgspec.json.encode(ordered, enc_hook=js_number_hook), indent=2).decode("utf-8") + "\n"
+
+
+def _within_upload_limit(run: om.Run, text: str) -> str:
+    """The log with as many of its results as keep it within code scanning's limit (a file of
+    more than 10 MB once compressed is rejected whole, and every alert of the run with it),
+    errors first: 25,000 results of agent-written text that hardly compresses (random tool names of
+    490 characters) made 45 MB, 11 MB compressed. Deterministic, as the compression is."""
+    results = run.results or []
+    total = (run.properties or {}).get("resultCount", len(results))
+    ranked = sorted(range(len(results)), key=lambda i: (results[i].level != "error", i))
+    size = _compressed_size(text)
+    while size > _COMPRESSED_LIMIT and run.results:
+        keep = min(len(run.results) - 1, int(len(run.results) * _COMPRESSED_LIMIT / size * 0.95))
+        run.results = [results[i] for i in sorted(ranked[:keep])]
+        properties = run.properties or {}
+        notes = [f"Only the first {keep} results (errors first) are included: with more, the file would be over "
+                 "code scanning's limit of 10 MB compressed."]
+        if properties.get("violationsLeftOut"):
+            notes.append(_left_out_note(properties["violationsLeftOut"]))
+        run.properties = {**properties, "truncated": True, "resultCount": total, "note": " ".join(notes)}
+        text = _text(run)
+        size = _compressed_size(text)
+    return text
+
+
+def _compressed_size(text: str) -> int:
+    """The size of `text` as gzip writes it (the compression an upload of SARIF uses)."""
+    import zlib
+
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return len(packer.compress(text.encode("utf-8"))) + len(packer.flush())
+
+
+_COMPRESSED_LIMIT = 10_000_000
+"""Bytes of a compressed SARIF file code scanning takes (its limit is 10 MB; a little kept in hand)."""
 
 
 _STABILITY_RULES = {
@@ -209,8 +255,11 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
         if finding.code not in rule_index:
             rule_index[finding.code] = len(descriptors)
             text = f"lint {finding.code}: see the lint manual."
-            descriptors.append(_plain_descriptor(finding.code, finding.code, text, "lint", help_text,
-                                                 f"# lint\n\n{help_text}"))
+            descriptor = _plain_descriptor(finding.code, finding.code, text, "lint", help_text,
+                                           f"# lint\n\n{help_text}")
+            descriptor.default_configuration = om.ReportingConfiguration(level=finding.level)   # (a code has one)
+            descriptor.properties["problem.severity"] = finding.level
+            descriptors.append(descriptor)
         line = lines.get(finding.pointer, 1)
         location = om.Location(physical_location=om.PhysicalLocation(
             artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
@@ -322,17 +371,27 @@ class _Builder:
         self.scenario: tuple[str | None, int | None] = (None, None)   # the trace (its URI) and run number
         self.runs_seen: dict[str | None, int] = {}
         self.hashes: dict[str, int] = {}
+        self.contract_ids: set[str] = set()
+
+    def own_id(self, code: str) -> str:
+        """The rule id of one of the tool's own kinds of result (a compare regression, a `record`
+        finding): its code, unless a contract rule has that id (`compare.new-tool` is a legal one),
+        then the code under the tool's name, which no rule id can be: a rule's descriptor (its help,
+        level and tags) must not describe results that are not its own."""
+        return f"agent-invariants/{code}" if code in self.contract_ids else code
 
     # -- descriptors -----------------------------------------------------------------------
 
     def rule(self, rule_id: str, kind: str, severity: str) -> int:
         if rule_id not in self.index:
+            self.contract_ids.add(rule_id)
             self.index[rule_id] = len(self.descriptors)
             self.descriptors.append(_descriptor(rule_id, kind, severity, self.sources.rule_descriptions.get(rule_id)))
         return self.index[rule_id]
 
     def compare_rule(self, kind: str) -> tuple[str, int]:
-        rule_id, text = _COMPARE_RULES[kind]
+        code, text = _COMPARE_RULES[kind]
+        rule_id = self.own_id(code)
         if rule_id not in self.index:
             self.index[rule_id] = len(self.descriptors)
             self.descriptors.append(_plain_descriptor(rule_id, kind, text, "compare", text, text))
@@ -371,19 +430,20 @@ class _Builder:
 
     def add_record_finding(self, finding: RecordFinding, trace: str) -> None:
         """A finding of `record`, at its event's line in the trace (`record` writes seq n on line n)."""
-        if finding.code not in self.index:
-            self.index[finding.code] = len(self.descriptors)
+        rule_id = self.own_id(finding.code)
+        if rule_id not in self.index:
+            self.index[rule_id] = len(self.descriptors)
             text = _RECORD_FINDINGS[finding.code]
             help_text = command_manual("record")
-            self.descriptors.append(_plain_descriptor(finding.code, finding.code, text, "record", help_text,
+            self.descriptors.append(_plain_descriptor(rule_id, finding.code, text, "record", help_text,
                                                       f"# record\n\n{help_text}"))
         line = finding.seq if finding.seq is not UNSET else None
         location, related = self.where(None, trace, line)
         self.append(om.Result(
-            rule_id=finding.code, rule_index=self.index[finding.code], level=finding.level,
+            rule_id=rule_id, rule_index=self.index[rule_id], level=finding.level,
             message=om.Message(text=inert(finding.message, TEXT_LIMIT)), locations=[location],
             related_locations=related,
-            partial_fingerprints=_fingerprints(finding.code, location, finding.seq, finding.message),
+            partial_fingerprints=_fingerprints(rule_id, location, finding.seq, finding.message),
             properties=msgspec.to_builtins(finding)))
 
     def add_violation(self, violation: Violation, trace: Any, *, baseline_state: str | None = None,
@@ -500,10 +560,14 @@ def _truncation(builder: _Builder) -> dict[str, Any] | None:
         notes.append(f"Only the first {MAX_RESULTS} results (errors first) are included.")
     if builder.left_out:
         properties["violationsLeftOut"] = builder.left_out
-        notes.append(f"{builder.left_out} more violations were found but not kept "
-                     "(each rule keeps its first; raise --max-violations to see them).")
+        notes.append(_left_out_note(builder.left_out))
     properties["note"] = " ".join(notes)
     return properties
+
+
+def _left_out_note(count: int) -> str:
+    return f"{count} more violations were found but not kept (each rule keeps its first; raise --max-violations " \
+        "to see them)."
 
 
 def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
