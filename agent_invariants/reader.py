@@ -212,6 +212,10 @@ class TraceFile(TraceSource):
         start = len(head) - len(head.lstrip(b" \t\r\n"))
         if line != head.count(b"\n", 0, start) + 1:
             return None
+        other = _other_tool(head[:1 << 16])
+        if other is not None:
+            return (f"this looks like a trace in another tool's format ({other}), not our own events: read it with "
+                    f"--input-format {other} (or auto)")
         return AS_TRACE.get(text_shape(head[:1 << 16]) or "")
 
     def _open(self) -> BinaryIO:
@@ -235,6 +239,22 @@ class TraceFile(TraceSource):
             raise self._fail(None, "permission denied") from None
         except OSError as exc:
             raise self._fail(None, f"cannot open: {exc.strerror or exc}") from None
+
+
+def _other_tool(head: bytes) -> str | None:
+    """The format of another tool's trace (an OTLP export, LangSmith runs, an MCP log) that a file
+    starting with `head` is, told from its first record (of JSON Lines, or of an array); None
+    when it is none of them. For a message about a trace that failed to read only."""
+    from agent_invariants.importers import sniffed
+
+    text = head.lstrip(b" \t\r\n")
+    for candidate in (text, text.split(b"\n", 1)[0]):
+        try:
+            value = msgspec.json.decode(candidate)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        return sniffed(value[0] if type(value) is list and value else value)
+    return None
 
 
 def check_file_name(path: str) -> None:

@@ -661,6 +661,23 @@ def test_compare_batch_text_ends_with_totals(cli: Any, tmp_path: Path, contract_
     assert len(result.stdout.splitlines()) == 1 and result.stdout.startswith("COMPATIBLE  spec  2 pairs")
 
 
+def test_compare_batch_text_shows_only_the_rules_that_fail_on_a_side(cli: Any, tmp_path: Path,
+                                                                     contract_v1: Path) -> None:
+    """README: the text report of a batch shows only the failing traces, "and in them only the
+    failing rules": a regressed pair's table of rules listed the rules that pass on both sides
+    too (a check batch left them out); `--verbose` shows them all."""
+    put(tmp_path, "old/a.jsonl", OK)
+    put(tmp_path, "new/a.jsonl", BAD)
+    put(tmp_path, "old/b.jsonl", OK)
+    put(tmp_path, "new/b.jsonl", OK)
+    result = compare(cli, "--baseline", "old/", "--candidate", "new/")
+    assert result.returncode == 1
+    rows = result.stdout.split("Rules (baseline -> candidate):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert rows == ["  no-shell  passed -> failed  new"]
+    verbose = compare(cli, "--baseline", "old/", "--candidate", "new/", "--verbose")
+    assert "  warn-x    passed -> passed  passing" in verbose.stdout
+
+
 # -- --input-format: a batch of runs (spec v2 §10.34) -------------------------------------------------
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -169,6 +170,23 @@ def test_a_trace_wrapped_in_an_events_object_is_told_the_shape(cli, write):
     with pytest.raises(TraceError) as caught:   # on one line, as bytes
         read_trace(json.dumps({"events": events({"type": "run.start"})}).encode())
     assert (caught.value.line, caught.value.problem) == (1, hint)
+
+
+@pytest.mark.parametrize(("name", "source_format"), [
+    ("pydantic-ai.otlp.jsonl", "otel"), ("agents-openinference.otlp.jsonl", "openinference"),
+    ("agents-sdk.agents.jsonl", "openai-agents"), ("langchain.runs.jsonl", "langsmith"),
+    ("mcp-session.mcp.jsonl", "mcp-log")])
+def test_a_trace_in_another_tools_format_says_which_input_format_reads_it(name, source_format):
+    """Given as our own events, an OTLP export said only "$: missing required field `seq`", and
+    LangSmith runs (which hold an `events` array of their own) were told to pull that array out:
+    the message names the format, as `--input-format auto` tells it, and the option that reads it."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "imports" / name
+    for source in (path, path.read_bytes()):
+        with pytest.raises(TraceError) as caught:
+            read_trace(source)
+        assert (caught.value.line, caught.value.problem) == (1, (
+            f"this looks like a trace in another tool's format ({source_format}), not our own events: read it "
+            f"with --input-format {source_format} (or auto)"))
 
 
 def test_a_trace_failing_later_or_for_another_reason_gets_no_hint():

@@ -29,7 +29,7 @@ from agent_invariants.importers.records import Record, SourceFile, last_lines, r
 from agent_invariants.importers.run import ALL_RUNS, Context, ImportedRun, one_run
 
 __all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "Stream", "detect", "import_file", "import_runs",
-           "one_run")
+           "one_run", "sniffed")
 
 FORMATS = ("otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 """The formats `--input-format`, `convert --from` and the MCP tools accept (besides `auto`, and
@@ -45,12 +45,18 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(f"agent_invariants.importers.{_MODULES[name]}")
 
 
+def sniffed(value: Any) -> str | None:
+    """The format a first record is of, or None. OpenInference is told from plain OpenTelemetry
+    by its `openinference.span.kind` attribute."""
+    return next((name for name in ("openinference", "otel", "openai-agents", "langsmith", "mcp-log")
+                 if _module(name).sniff(value)), None)
+
+
 def detect(value: Any, file: str, line: int) -> str:
-    """The format of a first record, or a TraceError listing the formats when none fits.
-    OpenInference is told from plain OpenTelemetry by its `openinference.span.kind` attribute."""
-    for name in ("openinference", "otel", "openai-agents", "langsmith", "mcp-log"):
-        if _module(name).sniff(value):
-            return name
+    """The format of a first record, or a TraceError listing the formats when none fits."""
+    found = sniffed(value)
+    if found is not None:
+        return found
     if isinstance(value, dict) and "seq" in value and "type" in value:
         # (how native traces are written is said too: an importer also reads a record over several lines)
         raise TraceError(file, line, "is a trace of our own events already: read it as native, the default "

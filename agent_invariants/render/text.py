@@ -136,7 +136,7 @@ def _has_findings(section: CheckReport | CompareReport) -> bool:
 
 def _section(section: CheckReport | CompareReport, paint: Paint, all_rules: bool) -> list[str]:
     if isinstance(section, CompareReport):
-        return _compare(section, paint, False)
+        return _compare(section, paint, False, all_rules=all_rules)
     return _check(section, paint, False, all_rules=all_rules)
 
 
@@ -222,7 +222,7 @@ def _where(violation: Violation, report: CheckReport) -> str:
     return "  ".join(parts) + "  "
 
 
-def _compare(report: CompareReport, paint: Paint, quiet: bool) -> list[str]:
+def _compare(report: CompareReport, paint: Paint, quiet: bool, all_rules: bool = True) -> list[str]:
     verdict = _verdict(paint, report.compatible, "COMPATIBLE", "REGRESSION")
     lines = [f"{verdict}  {inert(report.contract.name)}"]
     for label, side in (("baseline ", report.baseline), ("candidate", report.candidate)):
@@ -237,9 +237,11 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool) -> list[str]:
     for regression in report.regressions:
         mark = paint("?", _YELLOW) if inconclusive(regression) else paint("✗", _RED)
         lines.append(f"{mark} {regression.kind}: {inert(regression.message)}")
-    lines += ["", "Rules (baseline -> candidate):"]
-    width = max((len(change.rule_id) for change in report.rule_changes), default=0)
-    for change in report.rule_changes:
+    changes = [change for change in report.rule_changes if all_rules or change.change != "passing"]
+    if changes:   # (in a batch, a rule that passes on both sides is not shown)
+        lines += ["", "Rules (baseline -> candidate):"]
+    width = max((len(change.rule_id) for change in changes), default=0)
+    for change in changes:
         label = change.change.replace("_", " ")
         style = {"new": _RED, "still_failing": _RED, "fixed": _GREEN}.get(change.change, _DIM)
         lines.append(f"  {change.rule_id.ljust(width)}  {change.baseline} -> {change.candidate}  "
