@@ -695,6 +695,37 @@ def test_a_span_renamed_while_it_ran_is_one_span_as_it_started_and_as_it_ended(t
         "execute_tool shell", "refund"]
 
 
+def test_google_adks_merged_responses_span_is_no_call_and_its_unspecified_call_id_no_id(tmp_path: Path) -> None:
+    """Google ADK writes, beside the `execute_tool` span of each call the model made together, one
+    `execute_tool (merged)` span of tool `(merged tools)`: it was a call of a tool of that name
+    (which no allow list lets through, and which call budgets counted). A tool that raised gets
+    the call id `<not specified>`: two such were `<not specified>` and `<not specified>~2`."""
+    merged = tool("c" * 16, BASE + 3, BASE + 4, name="(merged tools)", call_id="0774fb2a-9993")
+    merged["name"] = "execute_tool (merged)"
+    raised = [tool(f"{n:016x}", BASE + 5 + n, BASE + 6 + n, name="charge", call_id="<not specified>")
+              for n in (1, 2)]
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, name="lookup", call_id="fc1"), merged,
+                                *raised) + "\n")
+    imported_file = import_file(path, "otel")
+    assert [(event["tool"], event["call_id"]) for event, _ in imported_file.runs[0].events
+            if event["type"] == "tool.call"] == [("lookup", "fc1"), ("charge", "0000000000000001"),
+                                                 ("charge", "0000000000000002")]
+    assert imported_file.skipped == 1
+
+
+def test_log_records_the_mapping_does_not_read_are_counted_as_skipped(tmp_path: Path) -> None:
+    """README: records of kinds the mapping does not use are skipped and counted. The log records
+    of a trace (the older GenAI events, `gen_ai.choice` and the like) were dropped uncounted: a
+    run whose tool calls only they held converted with no word of them."""
+    logs = [{"timeUnixNano": str(BASE + 5), "traceId": TRACE, "spanId": "a" * 16, "eventName": name,
+             "body": {"stringValue": "{}"}} for name in ("gen_ai.choice", "gen_ai.tool.message")]
+    path = write(tmp_path, otlp(agent()) + "\n" + json.dumps(
+        {"resourceLogs": [{"scopeLogs": [{"logRecords": logs}]}]}) + "\n")
+    imported_file = import_file(path, "otel")
+    assert [event["type"] for event, _ in imported_file.runs[0].events] == ["run.start", "run.completed"]
+    assert imported_file.skipped == 2
+
+
 def test_spans_that_share_an_id_but_not_their_content_are_both_kept(tmp_path: Path) -> None:
     """The same span written twice (an exporter retrying) is one; two spans that only share an id
     and times, one a lookup and the other a shell call, are two: neither is dropped unsaid (the

@@ -12,7 +12,8 @@ Each trace is a run (its id is the trace id). What becomes what:
 - `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
   `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`, else those of the
   model's `tool_call` part with that id} at its start,
-  `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end;
+  `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end (Google ADK's span of merged
+  responses, tool `(merged tools)`, is no call, and its call id `<not specified>` no id);
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
   of the next chat span (messages logged in the chat span, `event_only` content capture, are its
@@ -103,6 +104,7 @@ class GenAiTrace:
         self.out = Timeline(self.source_format, context.file, trace_id)
         self.parts = _MessageParts()
         self._asked: dict[str, Any] | None = None   # call id -> the arguments the model gave it
+        self._message_logs: set[int] = set()   # the log records read as their chat spans' messages
 
     def timeline(self) -> Timeline:
         self.messages_from_logs()
@@ -111,7 +113,8 @@ class GenAiTrace:
         for span in self.tree.spans:
             depth = self.tree.depth_of(span)
             if span.log:   # a log record says only what the convention or a profile reads in it
-                self.mapped(span, depth)
+                if not self.mapped(span, depth) and id(span) not in self._message_logs:
+                    self.context.skip()   # (the messages of a log record in a chat span are read)
                 continue
             if span is root:
                 self.run_bounds(root, outermost)
@@ -165,8 +168,10 @@ class GenAiTrace:
             if chat is None or chat.log or chat.attributes.get(OPERATION) not in _CHAT_OPERATIONS:
                 continue
             for key in _MESSAGES:
-                if key in record.attributes and key not in chat.attributes:
-                    chat.attributes[key] = record.attributes[key]
+                if key in record.attributes:
+                    self._message_logs.add(id(record))
+                    if key not in chat.attributes:
+                        chat.attributes[key] = record.attributes[key]
 
     def asked(self, call_id: str) -> Any:
         """The arguments the model gave the call with this id (its chat spans' `tool_call` parts,
@@ -195,7 +200,12 @@ class GenAiTrace:
             self.handoff(span, depth)
         elif span.attributes.get(OPERATION) == "execute_tool":
             attributes = span.attributes
+            if attributes.get("gen_ai.tool.name") == _MERGED:   # no call of its own: skipped
+                self.context.skip()
+                return
             call_id = attributes.get("gen_ai.tool.call.id")
+            if call_id == _NO_CALL_ID:
+                call_id = None
             args = attributes.get("gen_ai.tool.call.arguments")
             if args is None and isinstance(call_id, str):   # (`event_only` capture sets none on the span)
                 args = self.asked(call_id)
@@ -437,6 +447,14 @@ def _renamed(first: str, second: str) -> bool:
     something else (another tool's, when no attribute names the tool) is another span's."""
     shorter, longer = sorted((first, second), key=len)
     return longer == shorter or longer.startswith(shorter + " ")
+
+
+_MERGED = "(merged tools)"
+"""The tool name of Google ADK's `execute_tool (merged)` span: the responses of calls the model
+made together, each of which has its own `execute_tool` span beside it."""
+_NO_CALL_ID = "<not specified>"
+"""The call id Google ADK writes for a tool that raised (it takes the id from the response there
+is none of): no id, so the span's."""
 
 
 _IDENTITY = (OPERATION, "gen_ai.tool.name", "gen_ai.tool.call.id", "openinference.span.kind", "tool.name",
