@@ -713,6 +713,15 @@ def test_google_adks_merged_responses_span_is_no_call_and_its_unspecified_call_i
     assert imported_file.skipped == 1
 
 
+def test_a_bytes_repr_result_is_also_kept_raw(tmp_path: Path) -> None:
+    """Point 26: a Python repr is kept as a string and also copied to `data.raw_result`; a tool
+    that returns bytes has them written as `b'...'` (the Agents SDK's `str()`), which was not."""
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, name="blob", call_id="c1",
+                                              gen_ai__tool__call__result="b'\\x00\\x11\"3'")) + "\n")
+    (result,) = [event for event in imported(path) if event["type"] == "tool.result"]
+    assert result["result"] == result["data"]["raw_result"] == "b'\\x00\\x11\"3'"
+
+
 def test_log_records_the_mapping_does_not_read_are_counted_as_skipped(tmp_path: Path) -> None:
     """README: records of kinds the mapping does not use are skipped and counted. The log records
     of a trace (the older GenAI events, `gen_ai.choice` and the like) were dropped uncounted: a

@@ -426,9 +426,12 @@ def _json(text: str) -> Any:
 
 
 def _looks_like_repr(text: str) -> bool:
-    """Python's `str()` of a dict, list, tuple or object: `{'a': 1}`, `[1, 'x']`, `Order(id=1)`."""
+    """Python's `str()` of a dict, list, tuple, object or bytes: `{'a': 1}`, `[1, 'x']`,
+    `Order(id=1)`, `b'\\x00'`."""
     stripped = text.strip()
     if stripped[:1] in ("{", "[", "(") and stripped[-1:] in ("}", "]", ")"):
+        return True
+    if stripped[:2] in ("b'", 'b"') and len(stripped) > 2 and stripped[-1] == stripped[1]:
         return True
     head, _, rest = stripped.partition("(")
     return bool(rest) and stripped.endswith(")") and head.replace(".", "").replace("_", "").isalnum()
