@@ -695,6 +695,31 @@ def test_a_span_renamed_while_it_ran_is_one_span_as_it_started_and_as_it_ended(t
         "execute_tool shell", "refund"]
 
 
+def test_a_record_whose_name_is_all_that_says_its_tool_is_not_merged_into_another_tools(tmp_path: Path) -> None:
+    """A record as it started is the ended one's renamed only when a tool attribute names the tool
+    in both: a tool span without one is the tool its name says (`execute_tool`, or OpenInference's
+    `shell`), and merging it into a record of another tool made a call vanish, or the first, saying
+    less, won over a later one naming `shell` (a contract denying `shell` passed). Of two records
+    that did not end, the later wins (it may say more)."""
+    unnamed = {**tool("b" * 16, BASE + 1, 0), "name": "execute_tool"}
+    unnamed["attributes"] = [attribute for attribute in unnamed["attributes"]
+                             if attribute["key"] != "gen_ai.tool.name"]
+    del unnamed["endTimeUnixNano"]
+    shell = tool("b" * 16, BASE + 1, BASE + 2, name="shell", call_id="c1")
+    running_shell = {key: value for key, value in shell.items() if key != "endTimeUnixNano"}
+    for records in ([unnamed, shell], [unnamed, running_shell], [{**unnamed, "endTimeUnixNano": str(BASE + 3)},
+                                                                 running_shell]):
+        path = write(tmp_path, "\n".join(otlp(agent(), record) for record in records) + "\n")
+        assert sorted(event["tool"] for event in imported(path) if event["type"] == "tool.call") == [
+            "execute_tool", "shell"]
+    bare = {**running_shell, "attributes": [attribute for attribute in running_shell["attributes"]
+                                            if attribute["key"] != "gen_ai.tool.call.arguments"]}
+    fuller = tool("b" * 16, BASE + 1, 0, name="shell", call_id="c1", gen_ai__tool__call__arguments='{"cmd": "id"}')
+    del fuller["endTimeUnixNano"]
+    path = write(tmp_path, otlp(agent(), bare) + "\n" + otlp(fuller) + "\n")
+    assert [(event["type"], event.get("args")) for event in imported(path)][1:2] == [("tool.call", {"cmd": "id"})]
+
+
 def test_google_adks_merged_responses_span_is_no_call_and_its_unspecified_call_id_no_id(tmp_path: Path) -> None:
     """Google ADK writes, beside the `execute_tool` span of each call the model made together, one
     `execute_tool (merged)` span of tool `(merged tools)`: it was a call of a tool of that name

@@ -404,7 +404,7 @@ def _output_tools(chat: Span) -> set[str]:
 def _once(spans: list[Span]) -> list[Span]:
     """The spans without repeats. A live export writes a span as it starts and again as it ends
     (same id, start, kind, tool and call id, and name or a name made longer, the first without an
-    end): one span, the ended record in the first one's place. An exporter that retries writes
+    end): one span, the ended record (else the later) in the first one's place. An exporter that retries writes
     the same span twice (same id, name, times, attributes and events): once. Spans that only share
     an id (another name or content) are kept, as different spans, rather than one of them dropped
     unsaid."""
@@ -418,7 +418,7 @@ def _once(spans: list[Span]) -> list[Span]:
             kept.append(span)
             continue
         earlier = kept[twin]
-        if not earlier.ended and span.ended:   # as it started, then as it ended: the ended record wins
+        if span.ended or not earlier.ended:   # the ended record wins, else the later (it may say more)
             span.order = earlier.order
             kept[twin] = span
     return kept
@@ -431,7 +431,7 @@ def _same(earlier: Span, later: Span) -> bool:
     if earlier.log or later.log:
         return False
     if not earlier.ended or not later.ended:   # what both say the span is (its kind, tool, call id) must agree
-        return _renamed(earlier.name, later.name) and all(
+        return (earlier.name == later.name or _renamed(earlier, later)) and all(
             earlier.attributes.get(key) == later.attributes.get(key) for key in _IDENTITY
             if key in earlier.attributes and key in later.attributes)
     return earlier.name == later.name and (earlier.end, earlier.error, earlier.message, earlier.attributes) == (
@@ -440,13 +440,22 @@ def _same(earlier: Span, later: Span) -> bool:
         (event.name, event.at, event.attributes) for event in later.events]
 
 
-def _renamed(first: str, second: str) -> bool:
-    """Whether two names can be one span's, as it started and as it ended: the same, or the one
-    with more words after it (`execute_tool` made `execute_tool refund` once the instrumentation
-    knew the tool, as OpenTelemetry lets a span be renamed while it runs). A name that says
-    something else (another tool's, when no attribute names the tool) is another span's."""
-    shorter, longer = sorted((first, second), key=len)
-    return longer == shorter or longer.startswith(shorter + " ")
+def _renamed(earlier: Span, later: Span) -> bool:
+    """Whether two records can be one span renamed while it ran (OpenTelemetry allows it):
+    `execute_tool` made `execute_tool refund`, the one name the other with more words after it.
+    Only when the name is not what says the tool: a tool span without a tool attribute is the
+    tool its name says, and another name is another tool's."""
+    if _named_tool(earlier) or _named_tool(later):
+        return False
+    shorter, longer = sorted((earlier.name, later.name), key=len)
+    return longer.startswith(shorter + " ")
+
+
+def _named_tool(span: Span) -> bool:
+    """Whether a span is a tool step whose tool only its name gives."""
+    attributes = span.attributes
+    tool_step = attributes.get(OPERATION) == "execute_tool" or attributes.get("openinference.span.kind") == "TOOL"
+    return tool_step and not attributes.get("gen_ai.tool.name") and not attributes.get("tool.name")
 
 
 _MERGED = "(merged tools)"
