@@ -87,14 +87,14 @@ SERVER_NAME = "agent-invariants"
 MAX_EVENTS = 100_000
 MAX_RULE_EVENTS = 10_000_000
 """Rules times events, at most, per call (the events of both traces of a comparison together; a
-rule with a large definition weighing as several, the more for a large event: `_within_budget`).
+rule with a large definition weighing as several: `_within_budget`).
 A check asks each rule about each new kind of event and hands each rule the events it wants, so
 its time grows with both: 10,000 rules against 1,000 events of 1,000 different tools is about
 ten seconds. Past this product a call is refused (the command line has no such limit): 100
 rules with 100,000 events, or 10,000 rules with 1,000 events, still fit. It is also the most
-earlier results the `$from_result` references of one call may try (`limited_tries`): one that no
-index serves tries each for each call checked, and stops the call there, after about ten seconds
-too."""
+steps a check may take (`match.budget`): the earlier results its `$from_result` references try
+(one that no index serves tries each for each call checked) and the items its `$contains` try
+(times the tree's size); the call stops there, after about ten seconds too."""
 
 MAX_KEPT = 10_000
 """Violations a report of one call keeps, at most, per trace: each rule keeps up to 1,000, as on
@@ -348,17 +348,18 @@ def run_tool(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, 
 def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
     """`run_tool`'s result as the CLI writes it with `--format json` (numbers in JavaScript's
     form, `1e+21`, which JSON data decoded and written again would lose) and as text."""
-    from agent_invariants.match.references import TooManyTries, limited_tries
+    from agent_invariants.match.budget import TooManySteps, limited
     from agent_invariants.render import json, text
 
     handler = _HANDLERS[name]
     try:
-        with limited_tries(MAX_RULE_EVENTS):
+        with limited(MAX_RULE_EVENTS):
             result = handler(_arguments(name, arguments))
-    except TooManyTries as exc:
-        raise ArgumentError(f"contract: its references tried more than {exc.limit:,} earlier results, the limit per "
-                            "call (a `where_result`, or a `where` that is no equality join on an `$arg`, tries each "
-                            "earlier result of its tool for each call checked); check it from files with "
+    except TooManySteps as exc:
+        raise ArgumentError(f"contract: checking it took more than {exc.limit:,} steps, the limit per call (a "
+                            "`$from_result` reference whose `where_result`, or `where` that is no equality join on an "
+                            "`$arg`, tries each earlier result of its tool for each call checked; a `$contains`, "
+                            "which tries its tree on each item of an array); check it from files with "
                             "`agent-invariants check`") from None
     return json.render(result), text.render(result)
 
@@ -465,28 +466,21 @@ def _record_line(record: Any, name: str, at: int) -> bytes:
 
 def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
     """`contract`, unless checking it against the traces is more work than a call may take: rules
-    times events, all traces together. A rule with a large definition (a match tree or a schema of
-    thousands of nodes, tried node by node on each value of an event it reads: a `$contains` on
-    each item of an array) weighs as `_weight` plain rules for each event, times `_size` of it."""
-    weights = [_weight(rule) for rule in contract.rules]
-    plain = weights.count(1)
-    large = sum(weights) - plain
+    times events, the events of all traces together; a rule with a large definition (a match tree
+    of thousands of nodes, tried node by node for each event) weighing as many rules as `_weight`
+    says. (What the size of an event adds, a `$contains` trying its tree on each item of an array,
+    is counted as the check goes: `match.budget`.)"""
+    rules = len(contract.rules)
+    weight = sum(_weight(rule) for rule in contract.rules)
     count = sum(len(events) for _, events in traces)
-    cost = plain * count + (large * sum(_size(event) for _, events in traces for event in events) if large else 0)
-    if cost > MAX_RULE_EVENTS:
+    if weight * count > MAX_RULE_EVENTS:
         names = " and ".join(name for name, _ in traces)
-        weighing = f" (weighing as {cost:,} for the size of their definitions and of the events)" if large else ""
+        weighing = "" if weight == rules else f" (weighing as {weight:,} for the size of their definitions)"
         raise ArgumentError(
-            f"{names}: {len(weights):,} rules times {count:,} events{weighing} is over the limit of "
-            f"{MAX_RULE_EVENTS:,} per call; check it from files with `agent-invariants check`")
+            f"{names}: {rules:,} rule{'' if rules == 1 else 's'}{weighing} times {count:,} "
+            f"event{'' if count == 1 else 's'} is over the limit of {MAX_RULE_EVENTS:,} per call; check it from "
+            "files with `agent-invariants check`")
     return contract
-
-
-def _size(event: Any) -> int:
-    """How many small events an event weighs as, for a rule with a large definition: 1, and one
-    more for each JSON value of it past the first `_FREE_NODES` (an array of 1,000 items held a
-    rule whose `$contains` tries a tree of 33,000 nodes on each of them for 45 s)."""
-    return 1 + max(0, value_count(event) - _FREE_NODES)
 
 
 def _weight(rule: Any) -> int:

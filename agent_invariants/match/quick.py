@@ -16,10 +16,12 @@ False never means more than "not surely": an unresolved reference is a no here, 
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agent_invariants.match.budget import spend
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import (
     ABSENT,
@@ -32,6 +34,7 @@ from agent_invariants.match.tree import (
     holds_equal,
     holds_in,
     is_number,
+    tree_size,
 )
 
 __all__ = ("Holds", "quick")
@@ -139,8 +142,31 @@ def _operator(name: str, operand: Any, exact: bool) -> Holds:
         return _comparison(COMPARISONS[name], operand)
     if name == "$in":
         return _in(operand)
-    item = _quick(operand, exact, frozenset())   # $contains
-    return lambda actual, resolve: actual.__class__ is list and any(item(element, resolve) for element in actual)
+    return _contains(operand, _quick(operand, exact, frozenset()))
+
+
+def _contains(operand: Node, item: Holds) -> Holds:
+    """`$contains`: an item of the array holds. Each item tried is as many steps as the tree has
+    nodes (`budget`: the MCP server's bound on a check), counted `_ITEMS` at a time."""
+    size = tree_size(operand)
+
+    def holds(actual: Any, resolve: Resolve) -> bool:
+        if actual.__class__ is not list:
+            return False
+        if len(actual) <= _ITEMS:
+            spend(len(actual) * size)
+            return any(item(element, resolve) for element in actual)
+        for start in range(0, len(actual), _ITEMS):
+            spend(min(_ITEMS, len(actual) - start) * size)
+            if any(item(element, resolve) for element in itertools.islice(actual, start, start + _ITEMS)):
+                return True
+        return False
+
+    return holds
+
+
+_ITEMS = 16
+"""The items of an array a `$contains` counts as tried before it tries them."""
 
 
 def _in_candidates(reference: Reference) -> Holds:

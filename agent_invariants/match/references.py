@@ -23,22 +23,20 @@ Work per checked call stays flat however many results a trace holds for the two 
 equality join (`where: {"id": {"$arg": "order"}}`) is looked up in an index of the kept results by
 that key, and a reference without `where`, `where_result` or `call_index` keeps its candidates,
 and their keys, as results come. Any other `where` or `where_result` is tried on each earlier
-result of its tool for each call: results x calls. Under `limited_tries(n)` (the MCP server, whose
-contracts may come from anyone) a check that would try more than n kept results in all raises
-`TooManyTries` instead.
+result of its tool for each call: results x calls, each try a step of `budget` (the MCP server's
+bound on a check).
 """
 from __future__ import annotations
 
-import contextlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
+from agent_invariants.match.budget import spend
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.paths import NOT_FOUND, find
 from agent_invariants.match.quick import Holds, quick
@@ -46,47 +44,10 @@ from agent_invariants.match.tree import Candidates, Node, Reference, Resolve, no
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
 
-__all__ = ("NO_OUTPUT", "Memory", "TooManyTries", "limited_tries", "references_in")
+__all__ = ("NO_OUTPUT", "Memory", "references_in")
 
 NO_OUTPUT: Any = NOT_FOUND
 """The output of a trace with no terminal event, or a terminal event without `output`."""
-
-
-class TooManyTries(Exception):
-    """A check under `limited_tries(n)` whose references tried more than n kept results."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the references tried more than {limit:,} earlier results")
-        self.limit = limit
-
-
-class _Tries:
-    """What is left of a `limited_tries` budget."""
-
-    __slots__ = ("left", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = self.left = limit
-
-    def spend(self, tries: int) -> None:
-        self.left -= tries
-        if self.left < 0:
-            raise TooManyTries(self.limit)
-
-
-_TRIES: ContextVar[_Tries | None] = ContextVar("_TRIES", default=None)
-
-
-@contextlib.contextmanager
-def limited_tries(limit: int) -> Iterator[None]:
-    """Within this block, checks raise `TooManyTries` once their `$from_result` references have
-    tried more than `limit` kept results in all (a reference that no index serves tries each
-    earlier result of its tool for each call checked)."""
-    token = _TRIES.set(_Tries(limit))
-    try:
-        yield
-    finally:
-        _TRIES.reset(token)
 
 
 class _Kept(NamedTuple):
@@ -182,9 +143,7 @@ class _Source:
             pool: list[_Kept] = bucket if isinstance(bucket, list) else [bucket]
         else:
             pool = self.kept
-        limit = _TRIES.get()
-        if limit is not None:
-            limit.spend(len(pool))
+        spend(len(pool))
         found: list[Any] = []
         call_index = operand.get("call_index")
         for kept in pool:

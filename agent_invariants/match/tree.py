@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from agent_invariants.errors import suggest
 from agent_invariants.jsonpos import member
+from agent_invariants.match.budget import spend
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.paths import parse_path, pointer
@@ -37,7 +38,7 @@ from agent_invariants.rules.fields import GLOB_LIMIT, FieldProblem, check_text
 
 __all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
            "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "holds_in", "is_number",
-           "no_references")
+           "no_references", "tree_size")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
@@ -72,6 +73,20 @@ class Node(NamedTuple):
     kind: str
     value: Any
     written: Any
+
+
+def tree_size(node: Node) -> int:
+    """How many steps trying `node` on a value takes, at most, about: its nodes as written, a
+    `$in` list one (a set's lookup)."""
+    count, pending = 0, [node.written]
+    while pending:
+        value = pending.pop()
+        count += 1
+        if isinstance(value, dict):
+            pending.extend(operand for key, operand in value.items() if key != "$in" or not isinstance(operand, list))
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count
 
 
 class Candidates(list):  # type: ignore[type-arg]
@@ -489,8 +504,10 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
     # $contains
     if not isinstance(actual, list):
         return False
+    size = tree_size(operand)
     unresolved: dict[str, dict[str, Any]] = {}
     for position, item in enumerate(actual):
+        spend(size)   # (the MCP server's bound on a check: `budget`)
         result = Outcome([], [], {})
         if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
             return True

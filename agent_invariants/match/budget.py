@@ -1,0 +1,59 @@
+"""A bound on the work of one check, for the MCP server, whose contracts and traces may come
+from anyone (the command line has none: its user waits for what they asked).
+
+Two parts of the match grammar do work that neither the rules nor the events count: a
+`$from_result` reference that no index serves tries each earlier result of its tool for each
+call checked (results × calls), and a `$contains` tries its tree on each item of an array (items
+× the tree's size: one rule of 450 nodes against an array of 20,000 items took 18 s). Under
+`limited(n)`, they spend from one budget of n steps, and the check raises `TooManySteps` once it
+is spent; outside it, spending costs one lookup.
+
+    with limited(10_000_000):
+        report = check_trace(contract, events)     # or TooManySteps
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+__all__ = ("TooManySteps", "limited", "spend")
+
+
+class TooManySteps(Exception):
+    """A check under `limited(n)` that took more than n steps."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the check took more than {limit:,} steps")
+        self.limit = limit
+
+
+class _Left:
+    """What is left of a budget."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+
+_BUDGET: ContextVar[_Left | None] = ContextVar("_BUDGET", default=None)
+
+
+@contextlib.contextmanager
+def limited(limit: int) -> Iterator[None]:
+    """Within this block, a check raises `TooManySteps` once it has spent more than `limit`."""
+    token = _BUDGET.set(_Left(limit))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def spend(steps: int) -> None:
+    """Count `steps` against the budget, if there is one (`TooManySteps` once it is spent)."""
+    budget = _BUDGET.get()
+    if budget is not None:
+        budget.left -= steps
+        if budget.left < 0:
+            raise TooManySteps(budget.limit)
