@@ -247,6 +247,23 @@ def test_sarif_stays_within_code_scannings_compressed_size(write, tmp_path):
     assert [result["ruleId"] for result in run["results"][:1_000]] == ["deny-0"] * 1_000   # (the errors)
 
 
+def test_sarif_too_large_without_results_says_so(monkeypatch):
+    """When the rules' descriptors alone make the file too large (a contract of megabytes; here a
+    limit made small), every result goes and the note said the file then fit: it says it does not."""
+    from agent_invariants import check_trace
+    from agent_invariants.render import sarif
+
+    monkeypatch.setattr(sarif, "_COMPRESSED_LIMIT", 1_500)
+    rules = [{"id": f"deny-{n}", "kind": "deny_tool", "tool": "x.*", "description": f"rule {n} " * 20}
+             for n in range(20)]
+    report = check_trace(contract(*rules), jsonl(events({"type": "tool.call", "tool": "x.y"})).encode())
+    run = json.loads(sarif.render(report))["runs"][0]
+    assert run["results"] == []
+    assert run["properties"] == {"truncated": True, "resultCount": 20, "note": (
+        "No result is included, and the file is still over code scanning's limit of 10 MB compressed: the "
+        "contract's rules alone make it so large.")}
+
+
 # -- JUnit ----------------------------------------------------------------------------------
 
 def parse_junit(text: str) -> ET.Element:

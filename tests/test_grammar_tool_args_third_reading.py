@@ -1450,14 +1450,16 @@ def test_a_schema_multiple_of_meets_a_number_read_as_infinity_or_a_divisor_past_
     """A trace's `1e400` reads as infinity (as `$lt` says of it): under a fractional `multipleOf` it
     was a traceback and exit 1 (OverflowError); it is a multiple of nothing. A divisor of 10**400
     was judged, but said of 0.5 that "an integer past any double" is no multiple of it."""
-    schema = {"type": "object", "properties": {"x": {"multipleOf": 0.5}, "y": {"multipleOf": 10 ** 400}}}
+    schema = {"type": "object", "properties": {"x": {"multipleOf": 0.5}, "y": {"multipleOf": 10 ** 400},
+                                               "z": {"multipleOf": 3}}}
     (tmp_path / "c.json").write_text(json.dumps({"version": 2, "name": "spec", "rules": [
         rule(tool="t", schema=schema)]}), encoding="utf-8")
     (tmp_path / "t.jsonl").write_text('{"seq":1,"type":"tool.call","tool":"t","call_id":"c1",'
-                                      '"args":{"x":1e400,"y":0.5}}\n', encoding="utf-8")
+                                      f'"args":{{"x":1e400,"y":0.5,"z":{10 ** 400 + 1}}}}}\n', encoding="utf-8")
     result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "json")
     assert (result.returncode, result.stderr) == (1, "")
     errors = json.loads(result.stdout)["results"][0]["violations"][0]["evidence"]["errors"]
     assert errors == [
         {"pointer": "/args/x", "message": "a number past any double (read as infinity) is not a multiple of 0.5"},
-        {"pointer": "/args/y", "message": "0.5 is not a multiple of an integer of 401 digits"}]
+        {"pointer": "/args/y", "message": "0.5 is not a multiple of an integer of 401 digits"},
+        {"pointer": "/args/z", "message": "an integer of 401 digits is not a multiple of 3"}]

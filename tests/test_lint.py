@@ -192,6 +192,21 @@ def test_sarif_puts_each_finding_at_its_line_of_the_contract(tmp_path):
         ("shadowed_rule", "warning", "warning")]
 
 
+def test_sarif_a_codes_descriptor_is_an_error_when_any_of_its_findings_is(tmp_path):
+    """An error code's finding that rests on a warning rule is a warning: the descriptor took the
+    level of the code's first finding, so it flipped with the order of the rules."""
+    contract = write(tmp_path, {"version": 2, "name": "levels", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*", "severity": "warning"},
+        {"id": "must-exec", "kind": "tool_calls", "tool": "shell.exec", "min": 1},
+        {"id": "no-rm", "kind": "deny_tool", "tool": "rm"},
+        {"id": "must-rm", "kind": "tool_calls", "tool": "rm", "min": 1}]})
+    log = json.loads(cli("lint", "--contract", contract, "--format", "sarif", cwd=tmp_path).stdout)
+    run = log["runs"][0]
+    assert [result["level"] for result in run["results"]] == ["warning", "error"]
+    assert [(rule["id"], rule["defaultConfiguration"]["level"]) for rule in run["tool"]["driver"]["rules"]] == [
+        ("required_but_forbidden", "error")]
+
+
 def test_interface_lists_the_output_paths_read_and_whether_a_schema_requires_them(tmp_path):
     contract = write(tmp_path, {"version": 2, "name": "reads", "rules": [
         {"id": "shape", "kind": "output_schema", "schema": {"type": "object", "required": ["total"],

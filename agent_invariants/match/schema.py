@@ -372,10 +372,12 @@ def _validator_type() -> Any:
             yield ValidationError(f"a number past any double (read as infinity) is not a multiple of {divisor!r}")
             return
         try:
-            yield from Draft202012Validator.VALIDATORS["multipleOf"](validator, divisor, instance, schema)
+            failed = any(True for _ in Draft202012Validator.VALIDATORS["multipleOf"](validator, divisor, instance,
+                                                                                    schema))
         except OverflowError:
-            if Fraction(instance) % Fraction(divisor) != 0:
-                yield ValidationError(f"{_number(instance)} is not a multiple of {_number(divisor)}")
+            failed = Fraction(instance) % Fraction(divisor) != 0
+        if failed:
+            yield ValidationError(f"{_number(instance)} is not a multiple of {_number(divisor)}")
 
     def counted(keyword: Any) -> Any:
         def follow(validator: Any, reference: Any, instance: Any, schema: Any) -> Any:

@@ -166,11 +166,18 @@ def _within_upload_limit(run: om.Run, text: str) -> str:
         properties = run.properties or {}
         notes = [f"Only the first {keep} results (errors first) are included: with more, the file would be over "
                  "code scanning's limit of 10 MB compressed."]
+        if not keep:
+            notes = ["No result is included: with any, the file would be over code scanning's limit of 10 MB "
+                     "compressed."]
         if properties.get("violationsLeftOut"):
             notes.append(_left_out_note(properties["violationsLeftOut"]))
         run.properties = {**properties, "truncated": True, "resultCount": total, "note": " ".join(notes)}
         text = _text(run)
         size = _compressed_size(text)
+    if size > _COMPRESSED_LIMIT:   # (the rules' descriptors alone, from a contract of megabytes)
+        run.properties = {**(run.properties or {}), "note": "No result is included, and the file is still over code "
+                          "scanning's limit of 10 MB compressed: the contract's rules alone make it so large."}
+        text = _text(run)
     return text
 
 
@@ -251,14 +258,16 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
     results = []
     help_text = command_manual("lint")
     lines = sources.pointer_lines([finding.pointer for finding in report.findings])
+    erring = {finding.code for finding in report.findings if finding.level == "error"}
     for finding in report.findings:
         if finding.code not in rule_index:
             rule_index[finding.code] = len(descriptors)
             text = f"lint {finding.code}: see the lint manual."
             descriptor = _plain_descriptor(finding.code, finding.code, text, "lint", help_text,
                                            f"# lint\n\n{help_text}")
-            descriptor.default_configuration = om.ReportingConfiguration(level=finding.level)   # (a code has one)
-            descriptor.properties["problem.severity"] = finding.level
+            level = "error" if finding.code in erring else "warning"   # (an error code's finding resting on a
+            descriptor.default_configuration = om.ReportingConfiguration(level=level)   # warning rule is one)
+            descriptor.properties["problem.severity"] = level
             descriptors.append(descriptor)
         line = lines.get(finding.pointer, 1)
         location = om.Location(physical_location=om.PhysicalLocation(
