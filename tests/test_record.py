@@ -677,6 +677,10 @@ def test_out_that_names_a_folder_is_refused_before_anything_is_made(tmp_path: Pa
     with pytest.raises(InputError) as refused:
         record(contract, command, RecordOptions(fixtures=str(fixtures), out=f"{tmp_path / 'runs'}/"))
     assert str(refused.value) == f"{tmp_path / 'runs'}/: names a folder (it ends with a slash): name the file to write"
+    for folder in (f"{tmp_path / 'new'}/.", f"{tmp_path / 'x' / 'y'}/.."):   # (made, then "File exists")
+        with pytest.raises(InputError) as refused:
+            record(contract, command, RecordOptions(fixtures=str(fixtures), out=folder))
+        assert str(refused.value) == f"{folder}: names a folder: name the file to write"
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(path.name for path in (contract, fixtures))
 
 

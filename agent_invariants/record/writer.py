@@ -72,6 +72,8 @@ def claim_file(path: str, force: bool) -> None:
     file could not be written."""
     if path.endswith(("/", os.sep)) and path.strip("/" + os.sep):
         raise InputError(f"{shown(path)}: names a folder (it ends with a slash): name the file to write")
+    if os.path.basename(path) in (".", ".."):
+        raise InputError(f"{shown(path)}: names a folder: name the file to write")
     try:
         info = os.lstat(path)
     except FileNotFoundError:
