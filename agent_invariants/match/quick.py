@@ -16,7 +16,6 @@ False never means more than "not surely": an unresolved reference is a no here, 
 """
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -158,7 +157,7 @@ def _contains(operand: Node, item: Holds) -> Holds:
             return any(item(element, resolve) for element in actual)
         for start in range(0, len(actual), _ITEMS):
             spend(min(_ITEMS, len(actual) - start) * size)
-            if any(item(element, resolve) for element in itertools.islice(actual, start, start + _ITEMS)):
+            if any(item(element, resolve) for element in actual[start:start + _ITEMS]):
                 return True
         return False
 
