@@ -747,6 +747,22 @@ def test_a_bytes_repr_result_is_also_kept_raw(tmp_path: Path) -> None:
     assert result["result"] == result["data"]["raw_result"] == "b'\\x00\\x11\"3'"
 
 
+def test_strands_default_tool_events_give_the_args_and_the_result(tmp_path: Path) -> None:
+    """Strands, unless `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` is set, writes a
+    call's arguments as its tool span's `gen_ai.tool.message` event (`content`) and the result as
+    its `gen_ai.choice` event (`message`): every call had no args (`tool_args`: args_missing)."""
+    def event(name: str, **attributes: str) -> dict[str, Any]:
+        return {"name": name, "timeUnixNano": str(BASE + 2),
+                "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()]}
+
+    lookup = tool("b" * 16, BASE + 1, BASE + 3, name="lookup", call_id="t1")
+    lookup["events"] = [event("gen_ai.tool.message", role="tool", content='{"order_id": "A1"}', id="t1"),
+                        event("gen_ai.choice", message='[{"text": "paid 10"}]', id="t1")]
+    path = write(tmp_path, otlp(agent(), lookup) + "\n")
+    call, result = [event for event in imported(path) if event["type"] in ("tool.call", "tool.result")]
+    assert (call["args"], result["result"]) == ({"order_id": "A1"}, [{"text": "paid 10"}])
+
+
 def test_log_records_the_mapping_does_not_read_are_counted_as_skipped(tmp_path: Path) -> None:
     """README: records of kinds the mapping does not use are skipped and counted. The log records
     of a trace (the older GenAI events, `gen_ai.choice` and the like) were dropped uncounted: a

@@ -10,9 +10,11 @@ Each trace is a run (its id is the trace id). What becomes what:
   around them all (LangGraph's graph), or, when the export left that out, from the first of them
   to the last;
 - `gen_ai.operation.name = execute_tool`: `tool.call` {tool: `gen_ai.tool.name`, call_id:
-  `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments`, else those of the
+  `gen_ai.tool.call.id` (else the span id), args: `gen_ai.tool.call.arguments` (else the `content`
+  of its `gen_ai.tool.message` event, as Strands writes them by default), else those of the
   model's `tool_call` part with that id} at its start,
-  `tool.result` {result: `gen_ai.tool.call.result`, ok} at its end (Google ADK's span of merged
+  `tool.result` {result: `gen_ai.tool.call.result` (else its `gen_ai.choice` event's `message`),
+  ok} at its end (Google ADK's span of merged
   responses, tool `(merged tools)`, is no call, and its call id `<not specified>` no id);
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
@@ -207,11 +209,17 @@ class GenAiTrace:
             if call_id == _NO_CALL_ID:
                 call_id = None
             args = attributes.get("gen_ai.tool.call.arguments")
+            result, has_result = attributes.get("gen_ai.tool.call.result"), "gen_ai.tool.call.result" in attributes
+            if args is None or not has_result:   # (Strands' default, older conventions: the span's events)
+                written = {inner.name: inner.attributes for inner in span.events if inner.name in _OLDER_EVENTS}
+                if args is None and "content" in written.get("gen_ai.tool.message", {}):
+                    args = written["gen_ai.tool.message"]["content"]
+                if not has_result and "message" in written.get("gen_ai.choice", {}):
+                    result, has_result = written["gen_ai.choice"]["message"], True
             if args is None and isinstance(call_id, str):   # (`event_only` capture sets none on the span)
                 args = self.asked(call_id)
             self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or span.name, call_id=call_id, args=args,
-                      result=attributes.get("gen_ai.tool.call.result"),
-                      has_result="gen_ai.tool.call.result" in attributes)
+                      result=result, has_result=has_result)
         elif span.attributes.get(OPERATION) in _CHAT_OPERATIONS:
             self.parts.add_chat(span)
 
@@ -458,6 +466,10 @@ def _named_tool(span: Span) -> bool:
     return tool_step and not attributes.get("gen_ai.tool.name") and not attributes.get("tool.name")
 
 
+_OLDER_EVENTS = frozenset({"gen_ai.tool.message", "gen_ai.choice"})
+"""The events of a tool span by which Strands, unless told to follow the latest conventions,
+gives the call's arguments (`gen_ai.tool.message`'s `content`) and its result (`gen_ai.choice`'s
+`message`)."""
 _MERGED = "(merged tools)"
 """The tool name of Google ADK's `execute_tool (merged)` span: the responses of calls the model
 made together, each of which has its own `execute_tool` span beside it."""
