@@ -87,7 +87,7 @@ SERVER_NAME = "agent-invariants"
 MAX_EVENTS = 100_000
 MAX_RULE_EVENTS = 10_000_000
 """Rules times events, at most, per call (the events of both traces of a comparison together; a
-rule with a large definition weighing as several: `_within_budget`).
+rule with a large definition weighing as several, the more for a large event: `_within_budget`).
 A check asks each rule about each new kind of event and hands each rule the events it wants, so
 its time grows with both: 10,000 rules against 1,000 events of 1,000 different tools is about
 ten seconds. Past this product a call is refused (the command line has no such limit): 100
@@ -466,21 +466,31 @@ def _record_line(record: Any, name: str, at: int) -> bytes:
 
 def _within_budget(contract: Any, *traces: tuple[str, list[Any]]) -> Any:
     """`contract`, unless checking it against the traces is more work than a call may take: rules
-    times events, the events of all traces together; a rule with a large definition (a match tree
-    of thousands of nodes, tried node by node for each event) weighing as many rules as `_weight`
-    says. (What the size of an event adds, a `$contains` trying its tree on each item of an array,
-    is counted as the check goes: `match.budget`.)"""
-    rules = len(contract.rules)
-    weight = sum(_weight(rule) for rule in contract.rules)
+    times events, the events of all traces together. A rule with a large definition (a match tree
+    or a schema of thousands of nodes, tried node by node on the values of an event it reads: a
+    `find` on each item of a result, an exact mode on each key) weighs as `_weight` plain rules for
+    each event, times `_size` of it. (A small rule's `$contains` is counted as the check goes:
+    `match.budget`.)"""
+    weights = [_weight(rule) for rule in contract.rules]
+    plain = weights.count(1)
+    large = sum(weights) - plain
     count = sum(len(events) for _, events in traces)
-    if weight * count > MAX_RULE_EVENTS:
+    cost = plain * count + (large * sum(_size(event) for _, events in traces for event in events) if large else 0)
+    if cost > MAX_RULE_EVENTS:
         names = " and ".join(name for name, _ in traces)
-        weighing = "" if weight == rules else f" (weighing as {weight:,} for the size of their definitions)"
+        weighing = f" (weighing as {cost:,} for the size of their definitions and of the events)" if large else ""
         raise ArgumentError(
-            f"{names}: {rules:,} rule{'' if rules == 1 else 's'}{weighing} times {count:,} "
-            f"event{'' if count == 1 else 's'} is over the limit of {MAX_RULE_EVENTS:,} per call; check it from "
-            "files with `agent-invariants check`")
+            f"{names}: {len(weights):,} rule{'' if len(weights) == 1 else 's'} times {count:,} "
+            f"event{'' if count == 1 else 's'}{weighing} is over the limit of {MAX_RULE_EVENTS:,} per call; check it "
+            "from files with `agent-invariants check`")
     return contract
+
+
+def _size(event: Any) -> int:
+    """How many small events an event weighs as, for a rule with a large definition: 1, and one
+    more for each JSON value of it past the first `_FREE_NODES` (ten rules whose `find` of 1,248
+    nodes is tried on each of a result's 200,000 items ran four minutes)."""
+    return 1 + max(0, value_count(event) - _FREE_NODES)
 
 
 def _weight(rule: Any) -> int:

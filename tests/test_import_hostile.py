@@ -718,6 +718,13 @@ def test_a_record_whose_name_is_all_that_says_its_tool_is_not_merged_into_anothe
     del fuller["endTimeUnixNano"]
     path = write(tmp_path, otlp(agent(), bare) + "\n" + otlp(fuller) + "\n")
     assert [(event["type"], event.get("args")) for event in imported(path)][1:2] == [("tool.call", {"cmd": "id"})]
+    # a later record that says less (a writer that sends the span again without its attributes)
+    # does not win: the shell call stays, with its arguments
+    for less in ({**fuller, "attributes": []}, {**fuller, "attributes": [attribute for attribute in fuller[
+            "attributes"] if attribute["key"] != "gen_ai.tool.name"]}):
+        path = write(tmp_path, otlp(agent(), fuller) + "\n" + otlp(less) + "\n")
+        assert [(event["type"], event.get("tool"), event.get("args")) for event in imported(path)][1:2] == [
+            ("tool.call", "shell", {"cmd": "id"})]
 
 
 def test_google_adks_merged_responses_span_is_no_call_and_its_unspecified_call_id_no_id(tmp_path: Path) -> None:
