@@ -725,6 +725,11 @@ def test_a_record_whose_name_is_all_that_says_its_tool_is_not_merged_into_anothe
         path = write(tmp_path, otlp(agent(), fuller) + "\n" + otlp(less) + "\n")
         assert [(event["type"], event.get("tool"), event.get("args")) for event in imported(path)][1:2] == [
             ("tool.call", "shell", {"cmd": "id"})]
+        # ended without what the started record said: the ended one wins, keeping what only the other said
+        ended = {**less, "endTimeUnixNano": str(BASE + 2)}
+        path = write(tmp_path, otlp(agent(), fuller) + "\n" + otlp(ended) + "\n")
+        assert [(event["type"], event.get("tool"), event.get("args")) for event in imported(path)][1:3] == [
+            ("tool.call", "shell", {"cmd": "id"}), ("tool.result", "shell", None)]
 
 
 def test_google_adks_merged_responses_span_is_no_call_and_its_unspecified_call_id_no_id(tmp_path: Path) -> None:

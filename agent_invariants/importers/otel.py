@@ -413,9 +413,10 @@ def _once(spans: list[Span]) -> list[Span]:
     """The spans without repeats. A live export writes a span as it starts and again as it ends
     (same id, start, kind, tool and call id, and name or a name made longer, the first without an
     end): one span, the ended record (else the later, if it says all the earlier said) in the
-    first one's place. An exporter that retries writes the same span twice (same id, name, times,
-    attributes and events): once. Spans that only share an id (another name or content) are kept,
-    as different spans, rather than one of them dropped unsaid."""
+    first one's place, with the attributes only the earlier had. An exporter that retries writes
+    the same span twice (same id, name, times, attributes and events): once. Spans that only share
+    an id (another name or content) are kept, as different spans, rather than one of them dropped
+    unsaid."""
     kept: list[Span] = []
     place: dict[tuple[str, int], list[int]] = {}   # (span id, start) -> where its records are in `kept`
     for span in spans:
@@ -429,6 +430,8 @@ def _once(spans: list[Span]) -> list[Span]:
         if span.ended or (not earlier.ended and earlier.attributes.keys() <= span.attributes.keys()):
             span.order = earlier.order   # (the ended record wins; of two that did not end, the later,
             kept[twin] = span            # when it says all the earlier said)
+            if not earlier.attributes.keys() <= span.attributes.keys():   # what only the earlier said stays
+                span.attributes = {**earlier.attributes, **span.attributes}
     return kept
 
 
