@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("DANGLING", "inside", "listed_file", "missing", "name_problem")
+__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem")
 
 DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
 
@@ -34,6 +34,16 @@ def name_problem(path: str | bytes | int) -> str | None:
     if isinstance(path, int) or "\0" not in os.fsdecode(path):
         return None
     return "no such file (the name holds a NUL character)"
+
+
+def folder_named(path: str) -> str | None:
+    """What a message says of an output path written as a folder's (ending with a slash, or in `.`
+    or `..`), or None: no file can be written there, and writing would first make the folder."""
+    if path.endswith(("/", os.sep)) and path.strip("/" + os.sep):
+        return "names a folder (it ends with a slash): name the file to write"
+    if os.path.basename(path) in (os.curdir, os.pardir):
+        return "names a folder: name the file to write"
+    return None
 
 
 def missing(path: str | os.PathLike[str] | None) -> str:

@@ -830,10 +830,10 @@ def record(
 
 
 def _as_text(output: Path) -> str:
-    """An `--output` path as text, with the trailing slash that made it name a folder."""
+    """An `--output` path as text, as written when that made it name a folder (`reports/`)."""
     from agent_invariants.output import NamedFolder
 
-    return f"{output}{os.sep}" if isinstance(output, NamedFolder) else str(output)
+    return output.written if isinstance(output, NamedFolder) else str(output)
 
 
 def _say_notices(report: AnyReport) -> None:

@@ -14,7 +14,6 @@ nothing is replaced and typer parses as it always did.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Callable
 from enum import Enum
@@ -23,6 +22,8 @@ from typing import Any, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+from agent_invariants._paths import folder_named
 
 __all__ = ("Command", "Group")
 
@@ -132,12 +133,14 @@ def _path(value: Any, param: Any, ctx: Any) -> Path:
 
 
 def _output_path(value: Any, param: Any, ctx: Any) -> Path:
-    """`--output`'s path; one that ends with a slash names a folder, and is refused as a folder
-    is, when the report is to be written (`output.NamedFolder`)."""
-    if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
+    """`--output`'s path; one written as a folder's (`reports/`) is refused as a folder is, when
+    the report is to be written (`output.NamedFolder`)."""
+    if isinstance(value, str) and folder_named(value) is not None:
         from agent_invariants.output import NamedFolder
 
-        return NamedFolder(value)
+        named = NamedFolder(value)
+        named.written = value
+        return named
     return _path(value, param, ctx)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from agent_invariants import _signals
+from agent_invariants._paths import folder_named
 from agent_invariants._safe import TEXT_LIMIT, inert
 
 if TYPE_CHECKING:
@@ -58,17 +59,20 @@ def wants_colour(choice: str, *, to_terminal: bool) -> bool:
 
 
 class NamedFolder(type(Path())):   # type: ignore[misc]
-    """An `--output` path written with a trailing slash: it names a folder, which takes no report
-    (a path keeps no trailing slash, and `-o reports/` wrote a file named `reports`, as no shell
-    would). Refused where a folder is, when the report is to be written: a bad input is said first."""
+    """An `--output` path written as a folder's (`reports/`, `reports/.`): it takes no report (a
+    path keeps no trailing slash or `.`, and `-o reports/` wrote a file named `reports`, as no
+    shell would). Refused where a folder is, when the report is to be written: a bad input is said
+    first. `written` is the path as given."""
+
+    written = ""
 
 
 def _refuse_folder_name(output: str | Path) -> None:
-    """Refuse a path that names a folder by its trailing slash (a `NamedFolder`, or such text)."""
-    text = str(output)
-    if isinstance(output, NamedFolder) or (text.endswith(("/", os.sep)) and text.strip("/" + os.sep)):
-        fail(f"{shown(text.rstrip('/' + os.sep))}{os.sep}: names a folder (it ends with a slash): name the file to "
-             "write")
+    """Refuse a path written as a folder's (a `NamedFolder`, or such text: `_paths.folder_named`)."""
+    text = output.written if isinstance(output, NamedFolder) else str(output)
+    folder = folder_named(text)
+    if folder is not None:
+        fail(f"{shown(text)}: {folder}")
 
 
 def write(text: str, output: Path | None) -> None:

@@ -770,6 +770,7 @@ def test_an_output_path_ending_with_a_slash_is_a_folder_not_a_file_to_write(fold
         one_error(run(folder, *CHECK, "-o", name), f"{name}: names a folder (it ends with a slash): name the file "
                                                    "to write")
     assert not (folder / "reports").exists() and (folder / "existing").read_text() == "kept\n"
+    one_error(run(folder, *CHECK, "-o", "reports/."), "reports/.: names a folder: name the file to write")
     (folder / "bad.json").write_text('{"version": 1')
     said = run(folder, "check", "-c", "bad.json", "-t", "trace.jsonl", "-o", "reports/")
     assert said.returncode == 2 and said.stderr.startswith("agent-invariants: bad.json:")

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants._paths import folder_named
 from agent_invariants.errors import InputError
 from agent_invariants.output import shown
 from agent_invariants.record.protocol import event_fields
@@ -67,13 +68,12 @@ class Clock:
 
 
 def claim_file(path: str, force: bool) -> None:
-    """Refuse `path` as an output unless it is new, or (with `force`) a regular file. A path that
-    ends with a slash names a folder, which would be made (an empty one left behind) before the
+    """Refuse `path` as an output unless it is new, or (with `force`) a regular file, and a path
+    written as a folder's (`runs/`), which would be made (an empty one left behind) before the
     file could not be written."""
-    if path.endswith(("/", os.sep)) and path.strip("/" + os.sep):
-        raise InputError(f"{shown(path)}: names a folder (it ends with a slash): name the file to write")
-    if os.path.basename(path) in (".", ".."):
-        raise InputError(f"{shown(path)}: names a folder: name the file to write")
+    folder = folder_named(path)
+    if folder is not None:
+        raise InputError(f"{shown(path)}: {folder}")
     try:
         info = os.lstat(path)
     except FileNotFoundError:
