@@ -9,13 +9,12 @@ ends in `.contract.json` (`.yaml`, `.yml`), or the `$schema` of its top-level ob
 agent-invariants contract schema (its URL, or a path to `contract-v1.schema.json` or
 `contract-v2.schema.json`, as this repository's examples write it; an empty fragment `#` may
 follow), as does a YAML file's `# yaml-language-server: $schema=...` comment line. Other files,
-those that hold a contract deeper down too, are passed over, and so are rule packs (a pack names
-no contract schema): a contract that `extends` a pack is checked with it when the contract is in
-the commit. `validate`
-prints each invalid contract's problems as the command does (`agent-invariants: contract.json:14:
-$.rules[2].tool: must not be empty`); `lint` also prints every finding as `contract.json:7: error
-<code> [<rule ids>]: <message>`. The exit is 1 when a contract does not validate, when lint finds an
-error, or (`--strict`) any finding.
+those that hold a contract deeper down too, are passed over, and so are rule packs (a pack names no
+contract schema): a contract that `extends` a pack is checked with it when the contract is in the
+commit. `validate` prints each invalid contract's problems as the command does (`agent-invariants:
+contract.json:14: $.rules[2].tool: must not be empty`); `lint` also prints every finding as
+`contract.json:7: error <code> [<rule ids>]: <message>`. The exit is 1 when a contract does not
+validate, when lint finds an error, or (`--strict`) any finding.
 """
 from __future__ import annotations
 

@@ -148,14 +148,19 @@ def _shallow(data: bytes, limit: int) -> bool:
     return not brackets
 
 
-def value_count(document: Any) -> int:
-    """How many JSON values a decoded document holds, itself included (without recursion)."""
+def value_count(document: Any, whole: str | None = None) -> int:
+    """How many JSON values a decoded document holds, itself included (without recursion); with
+    `whole`, an array that is the value of that key counts as one (a `$in` list is one lookup)."""
     count, pending = 0, [document]
     while pending:
         value = pending.pop()
         count += 1
         if isinstance(value, dict):
-            pending.extend(value.values())
+            if whole is not None and isinstance(value.get(whole), list):
+                count += 1
+                pending.extend(item for key, item in value.items() if key != whole)
+            else:
+                pending.extend(value.values())
         elif isinstance(value, list):
             pending.extend(value)
     return count

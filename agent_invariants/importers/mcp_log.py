@@ -21,12 +21,11 @@ are skipped and counted.
 
 A reply pairs with its request on (session, requesting side, id): both sides number their own
 requests, so the server's elicitation 1 is not the client's initialize 1. A reply written before
-its request (a proxy logging each direction from its own thread), at a time not before it, is
-its reply all the same. A grant comes during its
-call, after the `tool.call`: a profile with `hoist_elicitation: true` moves it to just before the
-call (marked `data.hoisted`). Under protocol versions that continue a call with `requestState` /
-`inputResponses` instead of an elicitation request, the continuation is the same call, and each
-accepted input response a grant of it.
+its request (a proxy logging each direction from its own thread), at a time not before it, is its
+reply all the same. A grant comes during its call, after the `tool.call`: a profile with
+`hoist_elicitation: true` moves it to just before the call (marked `data.hoisted`). Under protocol
+versions that continue a call with `requestState` / `inputResponses` instead of an elicitation
+request, the continuation is the same call, and each accepted input response a grant of it.
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ Each trace is a run (its id is the trace id). What becomes what:
   of its `gen_ai.tool.message` event, as Strands writes them by default), else those of the
   model's `tool_call` part with that id} at its start,
   `tool.result` {result: `gen_ai.tool.call.result` (else its `gen_ai.choice` event's `message`),
-  ok} at its end (Google ADK's span of merged
-  responses, tool `(merged tools)`, is no call, and its call id `<not specified>` no id);
+  ok} at its end (Google ADK's span of merged responses, tool `(merged tools)`, is no call, and
+  its call id `<not specified>` no id);
 - a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
   of the next chat span (messages logged in the chat span, `event_only` content capture, are its
@@ -427,11 +427,12 @@ def _once(spans: list[Span]) -> list[Span]:
             kept.append(span)
             continue
         earlier = kept[twin]
-        if span.ended or (not earlier.ended and earlier.attributes.keys() <= span.attributes.keys()):
-            span.order = earlier.order   # (the ended record wins; of two that did not end, the later,
-            kept[twin] = span            # when it says all the earlier said)
-            if not earlier.attributes.keys() <= span.attributes.keys():   # what only the earlier said stays
+        says_all = earlier.attributes.keys() <= span.attributes.keys()
+        if span.ended or (not earlier.ended and says_all):   # the ended record, else the later saying all
+            if not says_all:   # (what only the earlier said stays)
                 span.attributes = {**earlier.attributes, **span.attributes}
+            span.order = earlier.order
+            kept[twin] = span
     return kept
 
 

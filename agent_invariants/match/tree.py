@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from agent_invariants.errors import suggest
 from agent_invariants.jsonpos import member
+from agent_invariants.jsontext import value_count
 from agent_invariants.match.budget import spend
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import as_double, json_equal
@@ -78,15 +79,7 @@ class Node(NamedTuple):
 def tree_size(node: Node) -> int:
     """How many steps trying `node` on a value takes, at most, about: its nodes as written, a
     `$in` list one (a set's lookup)."""
-    count, pending = 0, [node.written]
-    while pending:
-        value = pending.pop()
-        count += 1
-        if isinstance(value, dict):
-            pending.extend(operand for key, operand in value.items() if key != "$in" or not isinstance(operand, list))
-        elif isinstance(value, list):
-            pending.extend(value)
-    return count
+    return value_count(node.written, whole="$in")
 
 
 class Candidates(list):  # type: ignore[type-arg]

@@ -123,8 +123,7 @@ def _add_stability(run: om.Run, stability: om.Run) -> None:
     offset = len(run.tool.driver.rules)
     taken = {descriptor.id for descriptor in run.tool.driver.rules}   # (a contract rule may be `stability.type`)
     for descriptor in stability.tool.driver.rules:
-        if descriptor.id in taken:
-            descriptor.id = f"agent-invariants/{descriptor.id}"
+        descriptor.id = _own_id(descriptor.id, taken)
     run.tool.driver.rules = [*run.tool.driver.rules, *stability.tool.driver.rules]
     for result in stability.results:
         result.rule_index += offset
@@ -136,13 +135,22 @@ def _add_stability(run: om.Run, stability: om.Run) -> None:
         run.invocations = [*(run.invocations or []), *stability.invocations]
 
 
+def _own_id(code: str, taken: set[str]) -> str:
+    """The rule id of one of the tool's own kinds of result (a compare regression, a `record`
+    finding, an instability): its code, unless a contract rule has that id (`compare.new-tool` is
+    a legal one), then the code under the tool's name, which no rule id can be: a rule's descriptor
+    (its help, level and tags) must not describe results that are not its own."""
+    return f"agent-invariants/{code}" if code in taken else code
+
+
 def _log(run: om.Run, category: str | None) -> str:
     """The SARIF log of one run, as JSON text (with the category asked for, if any), within the
     size code scanning takes (`_within_upload_limit`)."""
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
     text = _text(run)
-    return text if len(text) <= _COMPRESSED_LIMIT else _within_upload_limit(run, text)
+    small = len(text) <= _COMPRESSED_LIMIT // 4 or len(text.encode("utf-8")) <= _COMPRESSED_LIMIT   # (bytes)
+    return text if small else _within_upload_limit(run, text)
 
 
 def _text(run: om.Run) -> str:
@@ -382,12 +390,6 @@ class _Builder:
         self.hashes: dict[str, int] = {}
         self.contract_ids: set[str] = set()
 
-    def own_id(self, code: str) -> str:
-        """The rule id of one of the tool's own kinds of result (a compare regression, a `record`
-        finding): its code, unless a contract rule has that id (`compare.new-tool` is a legal one),
-        then the code under the tool's name, which no rule id can be: a rule's descriptor (its help,
-        level and tags) must not describe results that are not its own."""
-        return f"agent-invariants/{code}" if code in self.contract_ids else code
 
     # -- descriptors -----------------------------------------------------------------------
 
@@ -400,7 +402,7 @@ class _Builder:
 
     def compare_rule(self, kind: str) -> tuple[str, int]:
         code, text = _COMPARE_RULES[kind]
-        rule_id = self.own_id(code)
+        rule_id = _own_id(code, self.contract_ids)
         if rule_id not in self.index:
             self.index[rule_id] = len(self.descriptors)
             self.descriptors.append(_plain_descriptor(rule_id, kind, text, "compare", text, text))
@@ -439,7 +441,7 @@ class _Builder:
 
     def add_record_finding(self, finding: RecordFinding, trace: str) -> None:
         """A finding of `record`, at its event's line in the trace (`record` writes seq n on line n)."""
-        rule_id = self.own_id(finding.code)
+        rule_id = _own_id(finding.code, self.contract_ids)
         if rule_id not in self.index:
             self.index[rule_id] = len(self.descriptors)
             text = _RECORD_FINDINGS[finding.code]
