@@ -93,8 +93,10 @@ its time grows with both: 10,000 rules against 1,000 events of 1,000 different t
 ten seconds. Past this product a call is refused (the command line has no such limit): 100
 rules with 100,000 events, or 10,000 rules with 1,000 events, still fit. It is also the most
 steps a check may take (`match.budget`): the earlier results its `$from_result` references try
-(one that no index serves tries each for each call checked) and the items its `$contains` try
-(times the tree's size); the call stops there, after about ten seconds too."""
+(one that no index serves tries each for each call checked), the items its `$contains` try
+(times the tree's size), and what grows with the size of a value rather than of a rule: a
+`$regex`'s search of a long text, a schema's keywords applied, an exact literal's unexpected keys,
+a `distinct` key written from large args; the call stops there, after about ten seconds too."""
 
 MAX_KEPT = 10_000
 """Violations a report of one call keeps, at most, per trace: each rule keeps up to 1,000, as on
@@ -349,18 +351,20 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
     """`run_tool`'s result as the CLI writes it with `--format json` (numbers in JavaScript's
     form, `1e+21`, which JSON data decoded and written again would lose) and as text."""
     from agent_invariants.match.budget import TooManySteps, limited
+    from agent_invariants.match.regex import linear_only
     from agent_invariants.render import json, text
 
     handler = _HANDLERS[name]
     try:
-        with limited(MAX_RULE_EVENTS):
+        with limited(MAX_RULE_EVENTS), linear_only():
             result = handler(_arguments(name, arguments))
     except TooManySteps as exc:
         raise ArgumentError(f"contract: checking it took more than {exc.limit:,} steps, the limit per call (a "
                             "`$from_result` reference whose `where_result`, or `where` that is no equality join on an "
                             "`$arg`, tries each earlier result of its tool for each call checked; a `$contains`, "
-                            "which tries its tree on each item of an array); check it from files with "
-                            "`agent-invariants check`") from None
+                            "which tries its tree on each item of an array; a rule that searches a long text, "
+                            "applies a schema, or lists the keys of a large object or the values of large args for "
+                            "each event it reads); check it from files with `agent-invariants check`") from None
     return json.render(result), text.render(result)
 
 

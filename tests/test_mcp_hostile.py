@@ -737,8 +737,9 @@ def test_references_that_try_each_earlier_result_are_stopped_at_the_limit_of_a_c
     assert str(refused.value) == (
         "contract: checking it took more than 9,999 steps, the limit per call (a `$from_result` reference whose "
         "`where_result`, or `where` that is no equality join on an `$arg`, tries each earlier result of its tool for "
-        "each call checked; a `$contains`, which tries its tree on each item of an array); check it from files with "
-        "`agent-invariants check`")
+        "each call checked; a `$contains`, which tries its tree on each item of an array; a rule that searches a long "
+        "text, applies a schema, or lists the keys of a large object or the values of large args for each event it "
+        "reads); check it from files with `agent-invariants check`")
     joined = _equal_to({"tool": "get", "path": "v", "where": {"id": {"$arg": "y"}}})
     assert run_tool(CHECK, {"contract": joined, "events": events})[0]["passed"] is True
     monkeypatch.setattr("agent_invariants.mcp_server.MAX_RULE_EVENTS", 10_000)

@@ -1,12 +1,16 @@
 """A bound on the work of one check, for the MCP server, whose contracts and traces may come
 from anyone (the command line has none: its user waits for what they asked).
 
-Two parts of the match grammar do work that neither the rules nor the events count: a
+Parts of the match grammar do work that neither the rules nor the events count: a
 `$from_result` reference that no index serves tries each earlier result of its tool for each
 call checked (results × calls), and a `$contains` tries its tree on each item of an array (items
-× the tree's size: 1,000 rules of 10 nodes against an array of 10,000 items took two minutes). Under
-`limited(n)`, they spend from one budget of n steps, and the check raises `TooManySteps` once it
-is spent; outside it, spending costs one lookup.
+× the tree's size: 1,000 rules of 10 nodes against an array of 10,000 items took two minutes).
+Others do work that grows with one value, for each rule that reads it: a `$regex` searches the
+whole text (a thousand rules on a text of 10 MB: 41 s), a schema applies its keywords to each
+value it reaches, an exact literal lists each key it lacks, `distinct` writes the canonical form of
+the args it keys on. Under `limited(n)`, they spend from one budget of n steps (a step is about a
+microsecond's work), and the check raises `TooManySteps` once it is spent; outside it, spending
+costs one lookup, and what only a budget counts is not even measured (`charging`).
 
     with limited(10_000_000):
         report = check_trace(contract, events)     # or TooManySteps
@@ -17,7 +21,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ("TooManySteps", "limited", "spend")
+__all__ = ("TooManySteps", "charging", "limited", "spend")
 
 
 class TooManySteps(Exception):
@@ -41,11 +45,13 @@ _BUDGET: ContextVar[_Left | None] = ContextVar("_BUDGET", default=None)
 
 
 @contextlib.contextmanager
-def limited(limit: int) -> Iterator[None]:
-    """Within this block, a check raises `TooManySteps` once it has spent more than `limit`."""
-    token = _BUDGET.set(_Left(limit))
+def limited(limit: int) -> Iterator[_Left]:
+    """Within this block, a check raises `TooManySteps` once it has spent more than `limit` (what
+    is `left` of it is yielded)."""
+    left = _Left(limit)
+    token = _BUDGET.set(left)
     try:
-        yield
+        yield left
     finally:
         _BUDGET.reset(token)
 
@@ -57,3 +63,11 @@ def spend(steps: int) -> None:
         budget.left -= steps
         if budget.left < 0:
             raise TooManySteps(budget.limit)
+
+
+def charging() -> bool:
+    """Whether a budget is set. What is compiled under one counts the work that grows with the
+    size of a value, not with the rule: a `$regex` the text it searches, a schema each keyword it
+    applies. (The MCP server compiles a contract under the budget that checks it; compiled
+    outside one, they cost what they cost without.)"""
+    return _BUDGET.get() is not None

@@ -31,17 +31,20 @@ the same; `tests/test_regex_engines_agree.py` holds one case of each.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
+from agent_invariants.match.budget import charging, spend
 from agent_invariants.match.code_points import PERL, Ranges, complement
 from agent_invariants.match.linear_shape import linear_in_python
 
-__all__ = ("MAX_REGEX", "RegexError", "compile_search")
+__all__ = ("MAX_REGEX", "RegexError", "compile_search", "linear_only")
 
 MAX_REGEX = 500
 """The longest pattern, in characters."""
@@ -65,8 +68,45 @@ class RegexError(ValueError):
     """A pattern that cannot be used; the message says why ("cannot hold a lookaround ...")."""
 
 
+_LINEAR_ONLY: ContextVar[bool] = ContextVar("_LINEAR_ONLY", default=False)
+
+
+@contextlib.contextmanager
+def linear_only() -> Iterator[None]:
+    """Within this block, a pattern is refused when RE2 is not installed and Python's engine might
+    take longer than linear time on it (`(a+)+b` took 26 s on 28 characters): the MCP server's
+    contracts and traces come from anyone, and its one worker would be held."""
+    token = _LINEAR_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _LINEAR_ONLY.reset(token)
+
+
 def compile_search(pattern: str) -> Callable[[str], object]:
-    """A search for `pattern` (its result is None when not found). Raises RegexError."""
+    """A search for `pattern` (its result is None when not found). Raises RegexError. Compiled
+    under a budget (`budget.charging`), a search of a long text spends steps for its length."""
+    search = _compiled_search(pattern)
+    return _charged(search) if charging() else search
+
+
+def _charged(search: Callable[[str], object]) -> Callable[[str], object]:
+    """`search`, spending a step for each `_CHARACTERS_PER_STEP` characters of a text past the
+    first `_FREE_CHARACTERS` (a thousand rules searching a text of 10 MB took 41 s)."""
+    def charged(text: str) -> object:
+        if len(text) > _FREE_CHARACTERS:
+            spend(len(text) // _CHARACTERS_PER_STEP)
+        return search(text)
+
+    return charged
+
+
+_FREE_CHARACTERS = 4096
+_CHARACTERS_PER_STEP = 256
+"""About a microsecond's search, RE2's or Python's (2 to 5 ms a megabyte), as a step is."""
+
+
+def _compiled_search(pattern: str) -> Callable[[str], object]:
     if len(pattern) > MAX_REGEX:
         raise RegexError(f"patterns are at most {MAX_REGEX} characters")
     problem = _not_re2(pattern)
@@ -74,6 +114,10 @@ def compile_search(pattern: str) -> Callable[[str], object]:
         raise RegexError(f"cannot hold {problem} (RE2 syntax: matching stays linear in time)")
     engine = _re2()
     if engine is None:
+        if _LINEAR_ONLY.get() and not linear_in_python(pattern):
+            raise RegexError("needs RE2 here (without it, Python's engine may take exponential time on such a "
+                             "pattern); install the re2 extra where the server runs: pip install "
+                             "'agent-invariants[re2]'")
         return _python_search(pattern)
     search = _re2_search(engine, pattern)   # RE2 judges the pattern either way
     if linear_in_python(pattern):   # a shape Python's engine searches in linear time, and sooner

@@ -26,6 +26,7 @@ from typing import Any
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import show, value_count
+from agent_invariants.match.budget import charging, spend
 from agent_invariants.match.canonical import canonical, canonical_key, evidence_value
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
@@ -62,7 +63,7 @@ class ArgsSchema:
         found = _reference_problem(schema, field)
         if found is not None:
             raise FieldProblem(found[0], f"the schema cannot be used: {found[1]}")
-        self._validator = _validator_type()(schema, registry=_no_retrieval())
+        self._validator = _validator_type(charging())(schema, registry=_no_retrieval())
         for sample in _SAMPLES:
             problem = self._unusable(sample)
             if problem is not None:
@@ -335,9 +336,12 @@ def _why(exc: BaseException) -> str:
 
 
 @functools.cache
-def _validator_type() -> Any:
+def _validator_type(charged: bool) -> Any:
     """Draft 2020-12, with `pattern` and `patternProperties` searched by RE2 patterns (made once: a
-    class is a reference cycle, and one made per rule was left to the collector after each check)."""
+    class is a reference cycle, and one made per rule was left to the collector after each check).
+    `charged`: each keyword applied to a value spends `_STEPS_PER_KEYWORD` steps of the budget the
+    schema was compiled under (`budget.charging`: twenty rules whose schema walks the 900,000
+    values of a call's args took 33 s on the MCP server)."""
     from jsonschema import Draft202012Validator, ValidationError, validators
 
     def pattern(validator: Any, text: str, instance: Any, schema: Any) -> Any:
@@ -395,10 +399,23 @@ def _validator_type() -> Any:
             yield from keyword(validator, reference, instance, schema)
         return follow
 
-    return validators.extend(Draft202012Validator, {
-        "pattern": pattern, "patternProperties": pattern_properties, "uniqueItems": unique_items,
-        "multipleOf": multiple_of,
-        **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}})
+    def spending(keyword: Any) -> Any:
+        def applied(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+            spend(_STEPS_PER_KEYWORD)
+            return keyword(validator, value, instance, schema)
+        return applied
+
+    keywords = {**Draft202012Validator.VALIDATORS,
+                "pattern": pattern, "patternProperties": pattern_properties, "uniqueItems": unique_items,
+                "multipleOf": multiple_of,
+                **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}}
+    return validators.extend(Draft202012Validator,
+                             {name: spending(keyword) for name, keyword in keywords.items()} if charged else keywords)
+
+
+_STEPS_PER_KEYWORD = 6
+"""What the validator's application of one keyword to one value costs, in steps (about a
+microsecond each)."""
 
 
 def _number(value: int | float) -> str:

@@ -265,15 +265,15 @@ class ToolArgs(Rule):
             return
         self.checked += 1
         args = NOT_FOUND if event.args is UNSET else decoded(event.args)
-        holds = self._holds
-        if self._tree_only and args is not NOT_FOUND and holds is not None and holds(
+        holds = self._holds if self._tree_only and args is not NOT_FOUND else None
+        if holds is not None and holds(
                 args, self._memory.resolver(args, index, NO_OUTPUT) if self._references else no_references):
             return   # the usual call: its args match, and nothing else is asked of them (`_resolver`, inlined)
         call = _Call(event.seq, index, event.tool, event.call_id, number, args)   # type: ignore[arg-type]
         if self._at_end:
             self._waiting.append(call)
         else:
-            self._judge(call, NO_OUTPUT)
+            self._judge(call, NO_OUTPUT, matched=None if holds is None else False)
 
     def _terminal(self, event: Event, index: int) -> None:
         self._output = NO_OUTPUT if event.output is UNSET else decoded(event.output)
@@ -297,14 +297,17 @@ class ToolArgs(Rule):
         of a trace cut short is not known yet."""
         return self._at_end or super().is_liveness(violation)
 
-    def _judge(self, call: _Call, output: Any) -> None:
-        """Every check of one call, its violations in the order of their codes."""
+    def _judge(self, call: _Call, output: Any, matched: bool | None = None) -> None:
+        """Every check of one call, its violations in the order of their codes (`matched`: the
+        quick test of the tree, when it was already tried on these args)."""
         if call.args is NOT_FOUND:
             self._report(call, "args_missing", f"Call {_named(call)} has no args to check.", {}, "/args", "unresolved")
             return
         if self._tree is not None and self._holds is not None:
             resolve = self._resolver(call.args, call.position, output)
-            if not self._holds(call.args, resolve):   # the quick yes; evaluate() only to say why not
+            if matched is None:
+                matched = self._holds(call.args, resolve)   # the quick yes; evaluate() only to say why not
+            if not matched:
                 self._explain(call, evaluate(self._tree, call.args, resolve, exact=self._exact,
                                                     ignore=self._ignore))
         if self._schema is not None:
