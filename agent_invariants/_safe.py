@@ -14,7 +14,10 @@ again changes nothing: a message escaped where it was built can pass through `in
 """
 from __future__ import annotations
 
-__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert", "log_safe")
+import re
+from typing import Literal
+
+__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert", "log_safe", "log_safe_report")
 
 VALUE_LIMIT = 200
 """A value echoed in a message (a key, an option value) is cut after this many characters."""
@@ -65,3 +68,21 @@ def log_safe(text: str) -> str:
     so a name in a message must not spell one. Its `::` commands count only at the start of a
     line, where our lines hold `agent-invariants:` or a command of our own."""
     return text.replace("##[", "##\\x5b")
+
+
+def log_safe_report(text: str, form: Literal["text", "json", "xml"]) -> str:
+    """A whole report, safe to print in a CI job's log: GitHub's runner reads `##[` anywhere in a
+    line as a command (`##[error file=README.md;line=1]...` makes an annotation, `##[add-mask]FAIL`
+    hides every later FAIL) and `::` at the start of a line, after blanks, as another (a trace
+    named `::error title=...::x.jsonl` starts a line of the text report). A report holds names
+    and values from the trace, so each is written as its form escapes a character: text shows
+    `##\\x5b` and `\\x3a:` (as messages on stderr do), JSON writes `##\\u005b` and XML `##&#91;`
+    and `&#58;:`, which hold the same data. (Pretty JSON starts no line with a string.)"""
+    bracket, colon = _LOG_ESCAPES[form]
+    text = text.replace("##[", bracket)
+    return text if colon is None else _COMMAND_AT_LINE_START.sub(colon, text)
+
+
+_LOG_ESCAPES: dict[str, tuple[str, str | None]] = {   # form -> (`##[` as written, replacement of `::`'s first colon)
+    "text": ("##\\x5b", r"\1\\x3a"), "json": ("##\\u005b", None), "xml": ("##&#91;", r"\1&#58;")}
+_COMMAND_AT_LINE_START = re.compile(r"^(\s*):(?=:)", re.MULTILINE)

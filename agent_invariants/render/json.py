@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from agent_invariants._js import js_number_hook
+from agent_invariants._safe import log_safe_report
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
 
@@ -38,4 +39,5 @@ def render(report: Any, options: RenderOptions = DEFAULTS) -> str:
 
 def to_json(value: Any) -> str:
     """Any report, summary or plain data as 2-space indented JSON with a final newline."""
-    return msgspec.json.format(msgspec.json.encode(value, enc_hook=js_number_hook), indent=2).decode("utf-8") + "\n"
+    text = msgspec.json.format(msgspec.json.encode(value, enc_hook=js_number_hook), indent=2).decode("utf-8")
+    return log_safe_report(text + "\n", "json")

@@ -25,7 +25,7 @@ import re
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
 
-from agent_invariants._safe import inert
+from agent_invariants._safe import inert, log_safe_report
 from agent_invariants.mutate.report import MutateReport, false_positive_text, over_block_text
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
@@ -65,12 +65,9 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
     """The report as a JUnit XML document (ends with a newline). Only what `options.sources`
     knows of a stability report's traces (the line of each final output) applies to JUnit."""
     if isinstance(report, StabilityReport):
-        stability: str = to_xml_report_string([_stability(report, options.outputs)], prettyprint=True,
-                                              encoding="utf-8")
-        return stability + "\n"
+        return _document([_stability(report, options.outputs)])
     if isinstance(report, MutateReport):
-        mutate: str = to_xml_report_string(_mutate(report), prettyprint=True, encoding="utf-8")
-        return mutate + "\n"
+        return _document(_mutate(report))
     suites: list[TestSuite] = []
     names = _Classnames()
     for section in sections(report):
@@ -85,8 +82,13 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
         suites.append(_unreadable(report.contract.name, failures(report), names))
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
         suites.append(_stability(report.stability, options.outputs))
+    return _document(suites)
+
+
+def _document(suites: list[TestSuite]) -> str:
+    """The XML document of the suites (ends with a newline), safe to print in a CI log."""
     xml: str = to_xml_report_string(suites, prettyprint=True, encoding="utf-8")
-    return xml + "\n"
+    return log_safe_report(xml + "\n", "xml")
 
 
 def _record(run: RecordInfo, contract: str, names: _Classnames) -> TestSuite:

@@ -38,7 +38,7 @@ from msgspec import UNSET
 
 from agent_invariants import __version__
 from agent_invariants._js import js_number_hook
-from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants._safe import TEXT_LIMIT, inert, log_safe_report
 from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
 from agent_invariants.match.canonical import evidence_cut
@@ -156,7 +156,8 @@ def _log(run: om.Run, category: str | None) -> str:
 def _text(run: om.Run) -> str:
     log = _plain(om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run]))
     ordered = {"$schema": log["$schema"], "version": log["version"], "runs": log["runs"]}
-    return msgspec.json.format(msgspec.json.encode(ordered, enc_hook=js_number_hook), indent=2).decode("utf-8") + "\n"
+    text = msgspec.json.format(msgspec.json.encode(ordered, enc_hook=js_number_hook), indent=2).decode("utf-8")
+    return log_safe_report(text + "\n", "json")
 
 
 def _within_upload_limit(run: om.Run, text: str) -> str:

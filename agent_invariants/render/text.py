@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET
 
-from agent_invariants._safe import inert
+from agent_invariants._safe import inert, log_safe_report
 from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
@@ -87,7 +87,7 @@ def render(report: AnyReport | Contract | TraceSummary | StabilityReport | LintR
         lines = _summary(report)
     else:
         lines = _quality(report, paint)
-    return "\n".join(lines) + "\n"
+    return log_safe_report("\n".join(lines) + "\n", "text")
 
 
 def _quality(report: StabilityReport | LintReport | MutateReport, paint: Paint) -> list[str]:
