@@ -93,6 +93,19 @@ class Sources:
             return {}
         return pointer_lines(self._contract, [rule.id for rule in self._loaded.rules], pointers)
 
+    def contract_line_length(self, line: int) -> int | None:
+        """Length of a line of the contract file in UTF-16 code units (a line break and a byte
+        order mark not counted), or None when the file or the line is unknown."""
+        lengths = self._contract_line_lengths
+        return lengths[line - 1] if 0 < line <= len(lengths) else None
+
+    @cached_property
+    def _contract_line_lengths(self) -> list[int]:
+        if self._contract is None:
+            return []
+        text = self._contract.data.decode("utf-8", "replace").removeprefix("\ufeff")
+        return [len(line.rstrip("\r").encode("utf-16-le")) // 2 for line in text.split("\n")]
+
     def line_length(self, path: str, line: int) -> int | None:
         """Length of a trace line in UTF-16 code units (SARIF's default column unit)."""
         return self._line_lengths.get((path, line))

@@ -59,10 +59,11 @@ def test_sarif_from_a_contract_and_a_trace_that_are_pipes(cli, tmp_path: Path) -
         writer.join(timeout=5)
     assert result.returncode == 1, result.stderr
     # the call is on line 2, 106 UTF-16 units long (the emoji counts two); the missing
-    # run.completed points at its rule, which starts on line 10 of the indented contract
+    # run.completed points at its rule, which starts on line 10 of the indented contract (the
+    # whole line, `    {`, as the contract was read from the pipe)
     line = TRACE.splitlines()[1]
     assert regions(result.stdout) == [("trace.jsonl", 2, len(line.encode("utf-16-le")) // 2 + 1),
-                                      ("contract.json", 10, 2)]
+                                      ("contract.json", 10, 6)]
 
 
 def test_compare_sarif_from_pipes(cli, tmp_path: Path) -> None:

@@ -278,10 +278,7 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
             descriptor.default_configuration = om.ReportingConfiguration(level=level)   # warning rule is one)
             descriptor.properties["problem.severity"] = level
             descriptors.append(descriptor)
-        line = lines.get(finding.pointer, 1)
-        location = om.Location(physical_location=om.PhysicalLocation(
-            artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
-            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
+        location = _contract_location(sources, lines.get(finding.pointer, 1))
         results.append(om.Result(
             rule_id=finding.code, rule_index=rule_index[finding.code], level=finding.level,
             message=om.Message(text=inert(f"{finding.message} [{', '.join(finding.rule_ids)}]", TEXT_LIMIT)),
@@ -335,10 +332,7 @@ def _mutate(report: MutateReport, sources: Sources) -> om.Run:
         return rule_id, rule_index[rule_id], level
 
     def at_rule(rules: list[str]) -> om.Location:
-        line = sources.rule_lines.get(rules[0], 1) if rules else 1
-        return om.Location(physical_location=om.PhysicalLocation(
-            artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
-            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
+        return _contract_location(sources, sources.rule_lines.get(rules[0], 1) if rules else 1)
 
     def add(kind: str, text: str, location: om.Location, key: list[Any], properties: dict[str, Any]) -> None:
         rule_id, index, level = descriptor(kind)
@@ -469,14 +463,16 @@ class _Builder:
         line = None if violation.line is UNSET else violation.line
         location, related = self.where(violation.rule_id, trace_path, line)
         level = "note" if inconclusive(violation) else violation.severity   # --partial: not failing
+        properties = _properties(violation.rule_kind, violation.event_seq, violation.event_index,
+                                 violation.evidence, violation)
+        if trace_path is not None:
+            properties["trace"] = self.sources.uri(trace_path)
         self.append(om.Result(
             rule_id=violation.rule_id, rule_index=index, level=level,
             message=om.Message(text=inert(message)), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq,
                                                _stable_evidence(violation), self.key_scenario(location)),
-            baseline_state=baseline_state,
-            properties=_properties(violation.rule_kind, violation.event_seq, violation.event_index,
-                                   violation.evidence, violation)))
+            baseline_state=baseline_state, properties=properties))
 
     def compare(self, report: CompareReport) -> None:
         self.enter(report.candidate)
@@ -497,16 +493,22 @@ class _Builder:
         rule_id, index = self.compare_rule(regression.kind)
         trace_path = None if trace is UNSET else trace
         line = regression.line if regression.line is not UNSET else None
+        message = regression.message
         if line is not None:
             location, related = self.where(None, trace_path, line)
-        else:
+        else:   # (at the contract: the message names the candidate, or those of a batch would read alike)
             location, related = self.contract_location(self.sources.compare_line), None
+            if trace_path is not None:
+                message += f" Candidate {self.sources.uri(trace_path)}."
+        properties: dict[str, Any] = {"regression": regression.kind, "evidence": regression.evidence}
+        if trace_path is not None:
+            properties["trace"] = self.sources.uri(trace_path)
         self.append(om.Result(
             rule_id=rule_id, rule_index=index, level="note" if inconclusive(regression) else regression.severity,
-            message=om.Message(text=inert(regression.message)), locations=[location], related_locations=related,
+            message=om.Message(text=inert(message)), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence,
                                                self.key_scenario(location)),
-            baseline_state="new", properties={"regression": regression.kind, "evidence": regression.evidence}))
+            baseline_state="new", properties=properties))
 
     def where(self, rule_id: str | None, trace: str | None,
               line: int | None) -> tuple[om.Location, list[om.Location] | None]:
@@ -528,11 +530,7 @@ class _Builder:
             artifact_location=om.ArtifactLocation(uri=self.sources.uri(trace)), region=region))
 
     def contract_location(self, line: int | None) -> om.Location:
-        uri = self.sources.contract_uri or "agent-invariants.json"
-        line = line or 1
-        return om.Location(physical_location=om.PhysicalLocation(
-            artifact_location=om.ArtifactLocation(uri=uri),
-            region=om.Region(start_line=line, end_line=line, start_column=1, end_column=2)))
+        return _contract_location(self.sources, line or 1)
 
     def append(self, result: om.Result) -> None:
         self.total += 1
@@ -592,6 +590,15 @@ def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
         for failure in unreadable])
 
 
+def _contract_location(sources: Sources, line: int) -> om.Location:
+    """A place in the contract file: the whole of its `line` (the rule's first), as a trace line
+    is placed (a region of one column marked only the indentation)."""
+    length = sources.contract_line_length(line)
+    return om.Location(physical_location=om.PhysicalLocation(
+        artifact_location=om.ArtifactLocation(uri=sources.contract_uri or "agent-invariants.json"),
+        region=om.Region(start_line=line, end_line=line, start_column=1, end_column=(length or 1) + 1)))
+
+
 def _plain_descriptor(rule_id: str, name: str, text: str, tag: str, help_text: str,
                       markdown: str) -> om.ReportingDescriptor:
     """A descriptor of something other than a contract rule (a compare regression, a stability
@@ -614,7 +621,7 @@ def _descriptor(rule_id: str, kind: str, severity: str, description: str | None)
         properties["problem.severity"] = "error" if severity == "error" else "warning"
     return om.ReportingDescriptor(
         id=rule_id, name=kind,
-        short_description=om.MultiformatMessageString(text=_cut(description or f"{kind}: {summary}")),
+        short_description=om.MultiformatMessageString(text=_cut(inert(description or f"{kind}: {summary}"))),
         full_description=om.MultiformatMessageString(text=_cut(" ".join(checks.split()))),
         help=om.MultiformatMessageString(text=manual(kind), markdown=f"# {kind}\n\n{manual(kind)}"),
         default_configuration=om.ReportingConfiguration(level=severity),
@@ -626,9 +633,13 @@ def _cut(text: str) -> str:
 
 
 def _event_place(violation: Violation, trace: str | None) -> str:
-    """"Event seq 6 at runs/t.jsonl:6", "Whole trace", or "" when nothing is known."""
+    """"Event seq 6 at runs/t.jsonl:6", "Whole trace runs/t.jsonl", or "" when nothing is known
+    (a whole-trace result sits at its rule in the contract: the message names the trace, or the
+    results of a batch's traces would read alike)."""
     if violation.event_seq is UNSET:
-        return "Whole trace" if violation.event_index is UNSET else ""
+        if violation.event_index is not UNSET:
+            return ""
+        return "Whole trace" if trace is None else f"Whole trace {trace}"
     place = f"Event seq {violation.event_seq}"
     if violation.line is not UNSET and trace is not None:
         place += f" at {trace}:{violation.line}"

@@ -1,0 +1,66 @@
+"""SARIF results placed in the contract say which trace they are about (outside review, hunt 71).
+
+A result about a whole trace (a required event missing), and a comparison's regression that no
+event carries, sit at their rule's line in the contract. In a batch, every trace's result there
+read the same ("Whole trace."), and GitHub showed several alerts no one could tell apart, while
+JUnit, Markdown and the GitHub annotations named the trace. ci-formats.md §1.1: put the trace path
+in `message` and in `properties`. A place in the contract is its whole line, as a trace line is
+(it was one column: the indentation), and a rule's description there is escaped as messages are.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+CONTRACT = """{
+  "version": 1,
+  "name": "need",
+  "rules": [
+    {"id": "need-q", "kind": "require_event", "match": {"type": "q"}, "description": "Needs q \\u202eevil"}
+  ]
+}
+"""
+
+
+def _traces(folder: Path, names: list[str]) -> None:
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text('{"seq": 1, "type": "run.start"}\n')
+
+
+def _sarif(cli: Any, *args: str) -> dict[str, Any]:
+    result = cli(*args, "--format", "sarif")
+    assert result.returncode == 1, result.stderr
+    log: dict[str, Any] = json.loads(result.stdout)
+    return log
+
+
+def test_whole_trace_results_of_a_batch_name_their_trace(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text(CONTRACT)
+    _traces(tmp_path / "runs", ["alpha.jsonl", "gamma.jsonl"])
+    run = _sarif(cli, "check", "-c", "c.json", "-t", "runs")["runs"][0]
+    assert [result["message"]["text"] for result in run["results"]] == [
+        f"Expected 1..∞ events matching q; found 0. Whole trace runs/{name}.jsonl. [require_event.min]"
+        for name in ("alpha", "gamma")]
+    assert [result["properties"]["trace"] for result in run["results"]] == ["runs/alpha.jsonl", "runs/gamma.jsonl"]
+    regions = [result["locations"][0]["physicalLocation"]["region"] for result in run["results"]]
+    line = CONTRACT.splitlines()[4]
+    assert regions == [{"startLine": 5, "endLine": 5, "startColumn": 1, "endColumn": len(line) + 1}] * 2
+    assert run["tool"]["driver"]["rules"][0]["shortDescription"]["text"] == "Needs q \\u202eevil"
+
+
+def test_a_regression_placed_in_the_contract_names_its_candidate(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}], "compare": {"max_tool_call_increase_percent": 0}}))
+    for folder, calls in (("base", 1), ("cand", 3)):
+        (tmp_path / folder).mkdir()
+        for name in ("a.jsonl", "b.jsonl"):
+            (tmp_path / folder / name).write_text("".join(
+                json.dumps({"seq": seq, "type": "tool.call", "tool": "read", "call_id": f"c{seq}"}) + "\n"
+                for seq in range(1, calls + 1)))
+    run = _sarif(cli, "compare", "-c", "c.json", "--baseline", "base", "--candidate", "cand")["runs"][0]
+    increases = [result for result in run["results"] if result["properties"]["regression"] == "tool_call_increase"]
+    assert [result["message"]["text"].rsplit(". ", 1)[1] for result in increases] == [
+        "Candidate cand/a.jsonl.", "Candidate cand/b.jsonl."]
+    assert [result["properties"]["trace"] for result in increases] == ["cand/a.jsonl", "cand/b.jsonl"]
