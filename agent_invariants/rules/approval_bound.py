@@ -185,7 +185,9 @@ class ApprovalBound(Rule):
     no plain field). With `max_age_ms`, grants too old for a call are set aside while the calls'
     times only grow; once a call's time goes back they are looked at again. What is left, grants
     that share a call's field but not the rest of its args, is looked at by each call: a trace of
-    many such grants and many calls costs grants × calls.
+    many such grants and many calls costs grants × calls. `record`'s harness writes its grants
+    with the request's args but without a call_id (spec point 64): under `bind: call_id` they
+    cover no call (the message says the grant is "without a call_id"); bind them by `args`.
     """
 
     kind: ClassVar[str] = "approval_bound"
@@ -391,7 +393,12 @@ class ApprovalBound(Rule):
         evidence["rejected"] = rejected
         if rejected:
             nearest = rejected[0]
-            why = f": the nearest grant (seq {js_number(nearest['grant_seq'])}) is {_WHY[nearest['why']]}"
+            said = _WHY[nearest["why"]]
+            if nearest["why"] == "call_id_mismatch" and self._recent[-1].call_id is UNSET:
+                said = "without a call_id"   # (a grant `record`'s harness wrote: it writes none)
+            elif nearest["why"] == "call_id_mismatch" and call.call_id is UNSET:
+                said = "for a call_id, and the call has none"
+            why = f": the nearest grant (seq {js_number(nearest['grant_seq'])}) is {said}"
             if "pointer" in nearest:
                 why += f" ({nearest['pointer']})"
             elif "by_seq" in nearest:
