@@ -173,6 +173,11 @@ def test_a_denied_call_still_counts_for_call_index(tmp_path: Path) -> None:
     ({"version": 1, "tools": {"x": {"$cases": [{"duration_ms": 10**400}]}}},
      "$.tools.x.$cases[0].duration_ms: must be a number of milliseconds"),
     ({"version": 1, "tools": {"x": {"$file": "."}}}, "$.tools.x.$file: .: not a regular file"),
+    # a key longer than a tool may be: the trace names it beside a result near the cap (hunt 70)
+    ({"version": 1, "tools": {"*" * 501: 1}}, "a tool name or glob is at most 500 characters, as a rule's tool is"),
+    ({"version": 1, "tools": {}, "redact": ["token", " "]},
+     '$.redact[1]: must be a key name (a string, not blank), got " "'),
+    ({"version": 1, "tools": {}, "redact": [3]}, "$.redact[0]: must be a key name (a string, not blank), got a number"),
     ({"version": 1, "tools": {"x": {"$file": "a\u0000b.json"}}},
      "$.tools.x.$file: a\\x00b.json: no such file (the name holds a NUL character)"),   # (escaped)
 ])

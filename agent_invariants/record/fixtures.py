@@ -65,6 +65,7 @@ from agent_invariants.match.canonical import canonical
 from agent_invariants.match.quick import quick
 from agent_invariants.match.tree import MatchError, compile_tree, no_references
 from agent_invariants.record.redact import refused_keys
+from agent_invariants.rules.fields import GLOB_LIMIT
 
 __all__ = ("MAX_MESSAGE_BYTES", "Answer", "Approval", "Case", "Fixture", "Fixtures", "load_fixtures",
            "too_big_for_a_line")
@@ -239,10 +240,13 @@ class _Loader:
             raise self.fail("$.approvals", "must be an array of {tool, args?, decision, approval_scope?, approver?}")
         decided = [self.approval(entry, f"$.approvals[{at}]") for at, entry in enumerate(approvals)]
         redact = document.get("redact", [])
-        if not isinstance(redact, list) or not all(isinstance(key, str) and key.strip() for key in redact):
+        if not isinstance(redact, list):
             raise self.fail("$.redact", "must be an array of key names (strings)")
         refused = refused_keys()
         for at, key in enumerate(redact):
+            if not isinstance(key, str) or not key.strip():
+                raise self.fail(f"$.redact[{at}]", "must be a key name (a string, not blank), got "
+                                f"{_shown(key) if isinstance(key, str) else _kind(key)}")
             if key.strip().lower() in refused:
                 raise self.fail(f"$.redact[{at}]", f"{_shown(key)} names a field of events, reports or the harness's "
                                 "data; redacting it would hide what the report is about")
@@ -262,6 +266,8 @@ class _Loader:
     def fixture(self, key: str, value: Any, path: str) -> Fixture:
         if not key:
             raise self.fail(path, "a tool name or glob must not be empty")
+        if utf16_len(key) > GLOB_LIMIT:   # (the trace names it with the fixture's result: the line must fit)
+            raise self.fail(path, f"a tool name or glob is at most {GLOB_LIMIT} characters, as a rule's tool is")
         matches = compile_glob(key) if _is_glob(key) else key.__eq__
         form = _form(value)
         if form == "$cases":
