@@ -670,6 +670,23 @@ def test_the_agent_gets_the_environment_and_folder_it_is_told(tmp_path: Path) ->
                       "home": os.environ.get("HOME"), "stdin_tty": False}
 
 
+def test_an_env_key_record_does_not_have_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--env KEY` passes record's value on; when record has none, the agent gets none, and
+    record says so (it was dropped without a word: hunt 70)."""
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    script = tmp_path / "env_agent.py"
+    script.write_text("import json, os, sys\nsys.stdin.readline()\nhas = 'NOT_SET_ANYWHERE' in os.environ\n"
+                      "print(json.dumps({'type': 'run.completed', 'output': {'has': has}}))\n", encoding="utf-8")
+    contract, fixtures = _inputs(tmp_path)
+    out = tmp_path / "t.jsonl"
+    heard: list[str] = []
+    record(contract, [sys.executable, str(script)], RecordOptions(
+        fixtures=str(fixtures), out=str(out), fake_clock=True, env=["NOT_SET_ANYWHERE"], env_clear=True), heard.append)
+    assert json.loads(out.read_text(encoding="utf-8").splitlines()[-1])["output"] == {"has": False}
+    assert heard == ["warning: --env NOT_SET_ANYWHERE: not set in record's environment, so the agent gets no such "
+                     "variable"]
+
+
 # --- bad input before the start ---------------------------------------------------------------
 
 def test_out_that_names_a_folder_is_refused_before_anything_is_made(tmp_path: Path) -> None:

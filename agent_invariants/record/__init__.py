@@ -149,7 +149,7 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     claim_file(out, options.force)   # (the trace is named first: the writer claims it again, to write it)
     claim_file(log, options.force)
     redactor = Redactor([*options.redact, *(fixtures.redact if fixtures is not None else ())])
-    env = _environment(options, run_id)
+    env = _environment(options, run_id, warn)
     if options.cwd is not None and not os.path.isdir(options.cwd):
         raise InputError(f"--cwd {shown(options.cwd)}: no such folder")
     if options.write_tool_snapshot is not None:
@@ -311,9 +311,9 @@ def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
     return value
 
 
-def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
+def _environment(options: RecordOptions, run_id: str, warn: Callable[[str], None] | None) -> dict[str, str]:
     """The agent's environment: record's own (none with `--env-clear`), then `--env`, then the
-    protocol's two variables."""
+    protocol's two variables. `warn` hears of an `--env KEY` that record's own environment lacks."""
     env = {} if options.env_clear else dict(os.environ)
     for item in options.env:
         key, equals, value = item.partition("=")
@@ -323,6 +323,8 @@ def _environment(options: RecordOptions, run_id: str) -> dict[str, str]:
             env[key] = value
         elif key in os.environ:
             env[key] = os.environ[key]
+        elif warn is not None:
+            warn(f"warning: --env {shown(key)}: not set in record's environment, so the agent gets no such variable")
     env["AGENT_INVARIANTS_PROTOCOL"] = "1"
     env["AGENT_INVARIANTS_RUN_ID"] = run_id
     return env
