@@ -413,11 +413,12 @@ class _Run(NamedTuple):
             return
         if not os.path.isdir(root):   # (a typo: every file would be "outside it")
             fail(f"--sarif-root {shown(root)}: " + ("not a folder" if os.path.exists(root) else "no such folder"))
-        top = os.path.abspath(root)
+        from agent_invariants.sources import relative_path
+
         contract = "-" if self.source.label == STDIN else self.source.label   # whole-trace results point at it
         anchored = self.options.sarif_anchor is Anchor.contract
         for path in (() if anchored else paths) + (contract,):
-            if path != "-" and os.path.commonpath([top, os.path.abspath(path)]) != top:
+            if path != "-" and relative_path(path, root).split(os.sep)[0] == os.pardir:
                 fail(f"--sarif-root {shown(root)}: {shown(Path(path))} is outside it (SARIF URIs must stay "
                      "inside the repository)")
 

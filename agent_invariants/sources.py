@@ -23,7 +23,7 @@ from agent_invariants.contract_source import ContractLines, ContractSource, cont
 from agent_invariants.render.shared import AnyReport, checks, sections
 from agent_invariants.report import CompareReport, Regression, Violation
 
-__all__ = ("Sources", "to_uri")
+__all__ = ("Sources", "relative_path", "to_uri")
 
 
 def to_uri(path: str, root: str | os.PathLike[str] | None = None) -> str:
@@ -31,8 +31,25 @@ def to_uri(path: str, root: str | os.PathLike[str] | None = None) -> str:
     current directory). Standard input is `stdin`."""
     if path == "-":
         return "stdin"
-    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.curdir))
-    return quote(Path(relative).as_posix(), safe="/-._~")
+    return quote(Path(relative_path(path, root)).as_posix(), safe="/-._~")
+
+
+def relative_path(path: str, root: str | os.PathLike[str] | None = None) -> str:
+    """`path` relative to `root` (default: the current directory), as written; when that climbs
+    out of the root (`../`), as the folders on the way resolve, if that stays inside: a file of the
+    repository reached through a link to it (a workspace link, `/tmp` on macOS) is inside it. The
+    file's own name is not resolved: a linked file stays where it is written."""
+    top = os.path.abspath(root or os.curdir)
+    written = os.path.relpath(os.path.abspath(path), top)
+    if not _climbs(written):
+        return written
+    folder, name = os.path.split(os.path.abspath(path))
+    resolved = os.path.relpath(os.path.join(os.path.realpath(folder), name), os.path.realpath(top))
+    return written if _climbs(resolved) else resolved
+
+
+def _climbs(relative: str) -> bool:
+    return relative == os.pardir or relative.startswith(os.pardir + os.sep)
 
 
 class Sources:

@@ -64,3 +64,23 @@ def test_a_regression_placed_in_the_contract_names_its_candidate(cli: Any, tmp_p
     assert [result["message"]["text"].rsplit(". ", 1)[1] for result in increases] == [
         "Candidate cand/a.jsonl.", "Candidate cand/b.jsonl."]
     assert [result["properties"]["trace"] for result in increases] == ["cand/a.jsonl", "cand/b.jsonl"]
+
+
+def test_a_file_of_the_root_reached_through_a_link_is_inside_it(cli: Any, tmp_path: Path) -> None:
+    """`--sarif-root` compared paths as written: a trace of the repository given through a link to
+    it (a workspace link, /tmp on macOS) was refused as outside (hunt 71). Its URI is now the one
+    its place in the repository gives; a file that is outside both ways is still refused."""
+    real = tmp_path / "repo"
+    real.mkdir()
+    (real / "c.json").write_text(CONTRACT)
+    (real / "t.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    log = _sarif(cli, "check", "-c", "link/c.json", "-t", "link/t.jsonl", "--sarif-root", "repo")
+    assert {result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for result in log["runs"][0]["results"]} == {"c.json"}
+    assert "Whole trace t.jsonl." in log["runs"][0]["results"][0]["message"]["text"]
+    (tmp_path / "elsewhere.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    outside = cli("check", "-c", "link/c.json", "-t", "elsewhere.jsonl", "--sarif-root", "repo", "--format", "sarif")
+    assert (outside.returncode, outside.stderr) == (
+        2, "agent-invariants: --sarif-root repo: elsewhere.jsonl is outside it (SARIF URIs must stay inside the "
+           "repository)\n")
