@@ -76,6 +76,11 @@ class Sources:
     def contract_uri(self) -> str | None:
         return None if self.contract_path is None else to_uri(self.contract_path, self.root)
 
+    def shown(self, path: str) -> str:
+        """How a message names `path`: as its URI does, relative to the root, but not
+        percent-encoded (`runs/a b.jsonl`, where the URI is `runs/a%20b.jsonl`)."""
+        return "stdin" if path == "-" else Path(relative_path(path, self.root)).as_posix()
+
     def uri(self, path: str) -> str:
         """`to_uri(path)`, worked out once per path (a report names its trace at every result)."""
         found = self._uris.get(path)

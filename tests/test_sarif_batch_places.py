@@ -84,3 +84,14 @@ def test_a_file_of_the_root_reached_through_a_link_is_inside_it(cli: Any, tmp_pa
     assert (outside.returncode, outside.stderr) == (
         2, "agent-invariants: --sarif-root repo: elsewhere.jsonl is outside it (SARIF URIs must stay inside the "
            "repository)\n")
+
+
+def test_a_message_names_a_trace_as_a_person_reads_it(cli: Any, tmp_path: Path) -> None:
+    """The location's URI is percent-encoded (`a%20b%231.jsonl`), which the message showed too,
+    where every other format shows the file's name (hunt 71)."""
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "a b#1.jsonl").write_text('{"seq": 1, "type": "tool.call", "tool": "shell", "call_id": "c"}\n')
+    [result] = _sarif(cli, "check", "-c", "c.json", "-t", "a b#1.jsonl")["runs"][0]["results"]
+    assert result["message"]["text"] == "Denied tool called: shell. Event seq 1 at a b#1.jsonl:1. [deny_tool.denied]"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a%20b%231.jsonl"

@@ -262,15 +262,16 @@ def test_sarif_keeps_at_most_the_results_code_scanning_takes_and_says_how_many(t
 
 
 def test_sarif_is_the_same_whether_the_traces_are_named_absolute_or_relative(tmp_path):
-    """As a check's SARIF: a message names each trace as its location does (a URI relative to
-    the current folder), so no absolute path of the runner gets into an alert's text."""
+    """As a check's SARIF: a message names each trace relative to the current folder, as its
+    location does, so no absolute path of the runner gets into an alert's text; as a person reads
+    the name, not percent-encoded as the location's URI is (`s%20a.jsonl`)."""
     names = [trace(tmp_path, "s a.jsonl", {"total": 1}), trace(tmp_path, "b.jsonl", {"total": "1"})]
     relative = run(*names, "--format", "sarif", cwd=tmp_path)
     absolute = run(*[str(tmp_path / name) for name in names], "--format", "sarif", cwd=tmp_path)
     assert relative.returncode == absolute.returncode == 1
     assert absolute.stdout == relative.stdout
     texts = [result["message"]["text"] for result in json.loads(relative.stdout)["runs"][0]["results"]]
-    assert texts == ["Output path total holds number in s%20a.jsonl; string in b.jsonl."]
+    assert texts == ["Output path total holds number in s a.jsonl; string in b.jsonl."]
 
 
 def test_sarif_says_when_nothing_was_measured():

@@ -212,7 +212,7 @@ _STABILITY_RULES = {
 def _stability(report: StabilityReport, sources: Sources) -> om.Run:
     """A stability report: one result per unstable path and kind, at the terminal event (the
     line of the final output) of the run it is best shown in, the other runs as related places."""
-    traces = [sources.uri(run.trace) for run in report.runs]   # (named as the locations name them, as in a check)
+    traces = [sources.shown(run.trace) for run in report.runs]   # (named as the locations name them, as in a check)
     descriptors: list[om.ReportingDescriptor] = []
     rule_index: dict[str, int] = {}
     results = []
@@ -456,7 +456,7 @@ class _Builder:
                       prefix: str = "") -> None:
         index = self.rule(violation.rule_id, violation.rule_kind, violation.severity)
         trace_path = None if trace is UNSET else trace
-        event_place = _event_place(violation, None if trace_path is None else self.sources.uri(trace_path))
+        event_place = _event_place(violation, None if trace_path is None else self.sources.shown(trace_path))
         code = code_of(violation)
         message = (prefix + violation.message + (f" {event_place}." if event_place else "")
                    + (f" [{code}]" if code else ""))
@@ -499,7 +499,7 @@ class _Builder:
         else:   # (at the contract: the message names the candidate, or those of a batch would read alike)
             location, related = self.contract_location(self.sources.compare_line), None
             if trace_path is not None:
-                message += f" Candidate {self.sources.uri(trace_path)}."
+                message += f" Candidate {self.sources.shown(trace_path)}."
         properties: dict[str, Any] = {"regression": regression.kind, "evidence": regression.evidence}
         if trace_path is not None:
             properties["trace"] = self.sources.uri(trace_path)
