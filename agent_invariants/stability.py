@@ -295,12 +295,20 @@ def unstable_paths(report: StabilityReport) -> int:
 
 
 def odd_one(entry: Unstable) -> int:
-    """The run an unstable path is best shown in: the first where it is missing (presence), or
-    the first whose types differ from those of the first run that has it (type)."""
+    """The run an unstable path is best shown in, the one that breaks the shape: the first run of
+    the fewest that agree (that have the path or lack it, for presence; that hold the same types
+    there, for type). Of as few, those that disagree with the first run that has the path: the
+    run where it is missing, or the first whose types differ (as two runs are shown)."""
     if entry.kind == "presence":
-        return entry.absent_in[0]
-    first = entry.types[entry.present_in[0]]
-    return next((index for index in entry.present_in if entry.types[index] != first), entry.present_in[0])
+        groups = [entry.absent_in, entry.present_in]
+    else:
+        by_types: dict[tuple[str, ...], list[int]] = {}
+        for index in entry.present_in:
+            by_types.setdefault(tuple(entry.types[index]), []).append(index)
+        first = by_types.pop(tuple(entry.types[entry.present_in[0]]))
+        groups = [*sorted(by_types.values(), key=lambda runs: runs[0]), first]
+    fewest = min(len(runs) for runs in groups if runs)
+    return next(runs[0] for runs in groups if len(runs) == fewest)
 
 
 def shape_of(output: Any, maps: Collection[Path] = ()) -> dict[Path, set[str]]:

@@ -408,3 +408,20 @@ def test_markdown_escapes_the_bar_between_the_types_of_one_trace_inside_its_tabl
     lines = run(first, second, "--format", "markdown", cwd=tmp_path).stdout.splitlines()
     (row,) = [line for line in lines if line.startswith("| `ids[]`")]
     assert row == "| `ids[]` | type | 0, 1 | – | – | 0: number\\|string; 1: number |"
+
+
+def test_a_finding_is_shown_in_the_run_that_breaks_the_shape(tmp_path):
+    """Of three runs, a path only the second has was shown in the first (one of the two that agree:
+    the first run lacking it), and a type only the first holds in the second (hunt 70). The run
+    shown is now the first of the fewest that agree; of two runs, as before, the one lacking the
+    path, and the second for a type."""
+    names = [trace(tmp_path, "r1.jsonl", {"a": "x"}), trace(tmp_path, "r2.jsonl", {"a": 1, "b": 1}),
+             trace(tmp_path, "r3.jsonl", {"a": 2})]
+    lines = run(*names, "--format", "github", cwd=tmp_path).stdout.splitlines()
+    annotations = sorted(line.split("::")[1] for line in lines if line.startswith("::error"))
+    assert annotations == ["error file=r1.jsonl,line=2,title=stability%3A a (type)",
+                           "error file=r2.jsonl,line=2,title=stability%3A b (presence)"]
+    two = run(names[0], names[1], "--format", "github", cwd=tmp_path).stdout.splitlines()
+    assert sorted(line.split("::")[1] for line in two if line.startswith("::error")) == [
+        "error file=r1.jsonl,line=2,title=stability%3A b (presence)",
+        "error file=r2.jsonl,line=2,title=stability%3A a (type)"]
