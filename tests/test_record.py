@@ -454,6 +454,10 @@ def test_a_denied_call_the_check_finds_nothing_at_still_fails_the_run(tmp_path: 
     assert [event["type"] for event in run.events].count("tool.denied") == 1
     assert (run.report.passed, run.report.error_count, run.info.denied, run.code) == (True, 0, 1, code)
     assert verdict(run.report) == "failed"
+    # the reason says the count and the bound (it said "the call is beyond the rule's bound": hunt 70)
+    [denial] = [event for event in run.events if event["type"] == "tool.denied"]
+    assert denial["reason"] == ("one-search: search was called successfully 1 time, as many as the 1 allowed: one "
+                                "more success would be too many")
 
 
 def test_sarif_says_a_violation_was_prevented_and_how_the_run_went(tmp_path: Path) -> None:

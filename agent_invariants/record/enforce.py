@@ -98,9 +98,7 @@ class Enforcer:
         if not firing:
             return None
         rule, result = firing[0]
-        message = next((violation.message for violation in result.violations if violation.event_index == index),
-                       result.violations[0].message if result.violations else "the call is beyond the rule's bound")
-        reason = f"{rule.id}: {message}"
+        reason = f"{rule.id}: {rule.denial(result, call, index)}"
         if utf16_len(reason) > MAX_REASON:
             reason = _cut(reason)
         return Denial(reason, [rule.id for rule, _ in firing[:MAX_RULE_IDS]], max(len(firing) - MAX_RULE_IDS, 0))

@@ -301,6 +301,12 @@ class Rule:
         return any(violation.event_index == index and violation.status != "inconclusive"
                    for violation in result.violations)
 
+    def denial(self, result: RuleResult, call: Event, index: int) -> str:
+        """Why `record --enforce` denies `call` (asked once `denies` says it does): the message of
+        the violation at the call, else of the rule's first (a bound broken earlier)."""
+        return next((violation.message for violation in result.violations if violation.event_index == index),
+                    result.violations[0].message if result.violations else "the call is beyond the rule's bound")
+
     def inconclusive_total(self, kept: int) -> int:
         """How many of all the rule's violations are liveness ones, given that `kept` of the kept
         ones are: with `mixed_parts`, those and the ones counted as liveness but not kept; for

@@ -185,6 +185,13 @@ class ToolCalls(Rule):
             return False
         return self.checked >= maximum if self._successful else self.checked > maximum
 
+    def denial(self, result: RuleResult, call: Event, index: int) -> str:
+        """With `successful`, the bound is reached before it is broken (the rule passes): the
+        message says so, with the count and the most allowed."""
+        if self._successful and not any(violation.code == "tool_calls.max" for violation in result.violations):
+            return f"{self._called()}, as many as the {self._config.max} allowed: one more success would be too many"
+        return super().denial(result, call, index)
+
     def finish(self, summary: TraceSummary) -> RuleResult:
         config, count = self._config, self.checked
         if self._earliest and len(self._earliest) == (config.max or 0) + 1:
