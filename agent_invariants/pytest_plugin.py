@@ -20,7 +20,9 @@ rule that checked nothing) is listed at the end of the session (and is a user pr
 item, in `--junitxml` too), and so is a `traces` glob (or folder) that names no file at all when
 pytest collects what it does by default (no paths given). Neither changes an outcome, even with
 warnings made errors; but a glob that names traces pytest does not collect (its `testpaths` leave
-them out) stops the session, a usage error. Globs read as the command's do: `*` within a folder,
+them out, `norecursedirs` names their folder, a hidden one holds them, a link leads nowhere) stops
+the session, a usage error; run from a folder that does not hold them, or with `--ignore`, it is
+only said. Globs read as the command's do: `*` within a folder,
 `**/` across any. Without a contract (neither the option nor the table)
 the plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
 error. The plugin ships with the package (entry point `pytest11`); `-p
@@ -57,6 +59,7 @@ class _Settings(NamedTuple):
     loaded: list[Any]   # the loaded contract, once the session starts
     matched: set[str]   # the `traces` globs some collected file matched
     unmatched: list[str]   # the `traces` globs no collected file matched, to list at the end
+    collected: set[str]   # the traces collected, by their real paths (before -k deselects any)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,6 +97,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         if not found:
             return None
         settings.matched.update(found)
+    settings.collected.add(os.path.realpath(file_path))
     return _TraceFile.from_parent(parent, path=file_path)
 
 
@@ -113,6 +117,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                     f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
                     f"{inert(left_out, TEXT_LIMIT)}, outside the testpaths pytest collects from: add its folder to "
                     "testpaths, or give the paths on the command line")
+        missed = _not_collected(pattern, settings, session.config)
+        if missed is not None:
+            raise pytest.UsageError(
+                f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
+                f"{inert(missed, TEXT_LIMIT)}, which pytest did not collect (in a folder it does not recurse into, "
+                "a hidden one, or a link that leads nowhere): give the paths on the command line")
         if pattern not in settings.matched:
             settings.unmatched.append(pattern)
 
@@ -214,7 +224,7 @@ def _settings(config: pytest.Config) -> _Settings | None:
 
 def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: int | None) -> _Settings:
     plain = tuple(_relative(pattern, root) for pattern in globs or ())
-    return _Settings(contract, globs, plain, root, longest, [], set(), [])
+    return _Settings(contract, globs, plain, root, longest, [], set(), [], set())
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
@@ -281,22 +291,50 @@ def _relative(pattern: str, root: Path) -> str:
     return pattern
 
 
-def _left_out(pattern: str, root: Path, config: pytest.Config) -> str | None:
-    """A trace the glob names (as `--trace` would) outside every path pytest collects from, as
-    a path from `root`; None when there is none."""
+def _named(pattern: str, root: Path) -> list[str]:
+    """The traces the glob names, as `--trace` reads it (none when it names nothing)."""
     import glob
 
     from agent_invariants.batch import expand_traces
 
     spec = pattern if os.path.isabs(pattern) else os.path.join(glob.escape(str(root)), pattern)
     try:
-        named = expand_traces([spec])
+        return [path for path in expand_traces([spec]) if path.endswith(".jsonl")]
     except InputError:   # it names nothing
-        return None
+        return []
+
+
+def _not_collected(pattern: str, settings: _Settings, config: pytest.Config) -> str | None:
+    """A trace the glob names that pytest did not collect, though it looked where the trace is
+    (a folder `norecursedirs` names, a hidden one, a link that leads nowhere), as a path from the
+    root; None when there is none. Without paths on the command line, such a trace would go
+    unchecked. Out of its reach on purpose, it is only said: outside the folder pytest was run in
+    (no testpaths), or given to `--ignore` or `--ignore-glob`."""
+    here = os.path.realpath(config.invocation_params.dir)
+    ignored = [os.path.realpath(os.path.join(here, path)) for path in config.getoption("ignore") or ()]
+    globs = [os.path.join(here, glob) for glob in config.getoption("ignore_glob") or ()]
+    for path in _named(pattern, settings.root):
+        found = os.path.realpath(path)
+        if found in settings.collected or any(fnmatch.fnmatch(os.path.abspath(path), glob) for glob in globs):
+            continue
+        if any(_within(found, top) for top in ignored) or (
+                config.args_source is pytest.Config.ArgsSource.INVOCATION_DIR and not _within(found, here)):
+            continue
+        return _under(Path(os.path.abspath(path)), settings.root) or path
+    return None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _left_out(pattern: str, root: Path, config: pytest.Config) -> str | None:
+    """A trace the glob names (as `--trace` would) outside every path pytest collects from, as
+    a path from `root`; None when there is none."""
     tops = [os.path.abspath(os.path.join(config.invocation_params.dir, top)) for top in config.args]
-    for path in named:
+    for path in _named(pattern, root):
         found = os.path.abspath(path)
-        if path.endswith(".jsonl") and os.path.isfile(found) and not any(
+        if os.path.isfile(found) and not any(
                 found == top or found.startswith(top.rstrip(os.sep) + os.sep) for top in tops):
             return _under(Path(found), root) or found
     return None

@@ -327,3 +327,31 @@ def test_the_table_and_the_helpers_raise_the_line_limit_the_message_names(suite,
         assert_trace(big, json.loads(CONTRACT))
     assert assert_trace(big, json.loads(CONTRACT), max_line_bytes=4 << 20).passed
     assert assert_compatible(big, big, json.loads(CONTRACT), max_line_bytes=4 << 20).compatible
+
+
+@pytest.mark.parametrize("case", ["norecursedirs", "hidden folder", "link to nothing"])
+def test_a_traces_glob_naming_a_trace_pytest_did_not_collect_is_a_usage_error(suite, case):
+    """Found by an outside review (hunt 73): the guard above knew only `testpaths`. With
+    `norecursedirs`, a glob into a hidden folder (which the command checks) or a link that leads
+    nowhere (which the command refuses), the session passed having checked none of the traces the
+    table names, with a note that the glob "matched no .jsonl file". (Run from a subfolder, or
+    with `--ignore`, the trace is out of reach on purpose: only said, as above.)"""
+    traces, options = "runs/*.jsonl", ""
+    if case == "norecursedirs":
+        options = '[tool.pytest.ini_options]\nnorecursedirs = ["runs"]\n'
+    elif case == "hidden folder":
+        (suite.path / "runs" / ".kept").mkdir()
+        (suite.path / "runs" / ".kept" / "bad.jsonl").write_text(BAD)
+        traces = "runs/.kept/*.jsonl"
+    else:
+        (suite.path / "runs" / "bad.jsonl").unlink()
+        (suite.path / "runs" / "bad.jsonl").symlink_to(suite.path / "artifacts" / "bad.jsonl")
+    suite.makepyprojecttoml(f'{options}[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["{traces}"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    named = "runs/.kept/bad.jsonl" if case == "hidden folder" else "runs/bad.jsonl"
+    result.stderr.fnmatch_lines([f"ERROR: agent-invariants: pyproject.toml: [[]tool.agent-invariants[]] traces glob "
+                                 f"'{traces}' names {named}, which pytest did not collect (*): give the paths on the "
+                                 "command line"])
+    given = suite.runpytest("-p", "no:cacheprovider", "runs")   # paths given: the globs stay out
+    assert given.ret != pytest.ExitCode.USAGE_ERROR
