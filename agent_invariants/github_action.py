@@ -51,7 +51,7 @@ FORMATS = ("text", "pretty", "json", "markdown", "junit", "sarif", "github")
 
 def main(environ: dict[str, str] | None = None) -> int:
     env = dict(os.environ if environ is None else environ)
-    contract = env.get("INPUT_CONTRACT", "").strip() or "agent-invariants.json"
+    contract = env.get("INPUT_CONTRACT", "").strip()   # none: the command's own default (json, yaml, yml)
     try:
         traces = shlex.split(env.get("INPUT_TRACES", ""))
     except ValueError as exc:   # an unbalanced quote: `o'brien.jsonl`
@@ -82,8 +82,9 @@ def main(environ: dict[str, str] | None = None) -> int:
     if "-" in (contract, baseline, *traces):
         return _failed(env, "standard input (-) cannot be an input of the action, which runs the command once per "
                          "output: name a file")
-    command = ["compare", "--contract", contract, "--baseline", baseline, "--candidate", traces[0]] if baseline \
-        else ["check", "--contract", contract, *[arg for trace in traces for arg in ("--trace", trace)]]
+    given = ["--contract", contract] if contract else []
+    command = ["compare", *given, "--baseline", baseline, "--candidate", traces[0]] if baseline \
+        else ["check", *given, *[arg for trace in traces for arg in ("--trace", trace)]]
 
     verdict = _run([*command, "--format", "json"], env)
     sys.stderr.write(verdict.stderr)   # bad input, or the notices of a trace (a misspelt type, an empty trace)

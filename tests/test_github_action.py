@@ -307,3 +307,19 @@ def test_a_log_that_takes_nothing_is_bad_input_with_its_outputs_written(tmp_path
                               stderr=subprocess.PIPE, text=True, timeout=120, check=False)
     assert (done.returncode, done.stderr) == (2, "agent-invariants: cannot write the report: No space left on device\n")
     assert (tmp_path / "output").read_text() == "exit-code=2\nverdict=fail\nsarif=\nhtml=\n"
+
+
+def test_without_a_contract_input_the_commands_own_default_is_read(tmp_path, capsys, monkeypatch):
+    """The input's default was agent-invariants.json, so a repository with only a YAML contract
+    failed ("agent-invariants.json: no such file") where the command reads agent-invariants.yaml
+    (hunt 73). Left empty, the command looks as it does: .json, else .yaml, else .yml."""
+    (tmp_path / "agent-invariants.yaml").write_text(
+        "version: 1\nname: yaml-desk\nrules:\n  - {id: no-shell, kind: deny_tool, tool: shell}\n")
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "tool.call", "tool": "shell", "call_id": "c"}\n')
+    monkeypatch.chdir(tmp_path)
+    assert ACTION["inputs"]["contract"]["default"] == ""
+    env = {**os.environ, "INPUT_TRACES": "t.jsonl", "GITHUB_OUTPUT": str(tmp_path / "output"),
+           "RUNNER_TEMP": str(tmp_path)}
+    env.pop("INPUT_CONTRACT", None)
+    assert main(env) == 1
+    assert capsys.readouterr().out.startswith("FAIL  yaml-desk\n")
