@@ -944,8 +944,11 @@ def init(directory: Annotated[Path, typer.Argument(help="Where to write the file
     samples = files("agent_invariants") / "samples"
     targets = [directory / "agent-invariants.json", directory / "agent-trace.jsonl"]
     create_new([(target, (samples / target.name).read_text(encoding="utf-8")) for target in targets], directory)
+    import shlex
+
     contract, trace = (shown(target) for target in targets)
-    write(f"Created {contract}\nCreated {trace}\nTry: {PROG} check --contract {contract} --trace {trace}\n", None)
+    command = shlex.join([PROG, "check", "--contract", contract, "--trace", trace])   # (to paste: `my agent/`)
+    write(f"Created {contract}\nCreated {trace}\nTry: {command}\n", None)
 
 
 @app.command(cls=Command, context_settings={"allow_extra_args": True, "ignore_unknown_options": True,

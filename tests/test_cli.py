@@ -485,6 +485,18 @@ def test_init_defaults_to_current_folder(cli, tmp_path):
     assert (tmp_path / "agent-invariants.json").is_file() and (tmp_path / "agent-trace.jsonl").is_file()
 
 
+def test_the_command_init_suggests_runs_as_pasted_into_a_shell(cli, tmp_path):
+    """For a folder such as `it's my agent`, the printed `Try:` line was not quoted (hunt 73)."""
+    result = cli("init", "it's my agent")
+    assert result.returncode == 0, result.stderr
+    command = result.stdout.splitlines()[-1].removeprefix("Try: ")
+    assert command == ("agent-invariants check --contract 'it'\"'\"'s my agent/agent-invariants.json' --trace "
+                       "'it'\"'\"'s my agent/agent-trace.jsonl'")
+    as_module = command.replace("agent-invariants", f"{sys.executable} -m agent_invariants", 1)
+    ran = subprocess.run(["bash", "-c", as_module], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stderr) == (0, "")
+
+
 @pytest.mark.slow
 def test_init_refuses_when_either_file_exists(cli, write, tmp_path):
     write("agent-trace.jsonl", "# mine\n")
