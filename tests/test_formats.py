@@ -808,3 +808,27 @@ def test_markdown_escapes_a_pipe_in_a_name_inside_table_cells_only(cli, tmp_path
     (tmp_path / "runs" / "c.jsonl").write_text(bad)
     batch = cli("check", "-c", "c.json", "-t", "runs", "-f", "markdown").stdout.splitlines()
     assert "| `runs/a\\|b.jsonl` | ❌ failed | 1 | 0 |" in batch
+
+
+def test_junit_over_the_size_gitlab_reads_lists_fewer_violations_per_rule(tmp_path, monkeypatch):
+    """GitLab reads no JUnit file over 30 MB (ci-formats.md §2): the whole report is lost. Past
+    `MAX_BYTES`, each rule lists 100, then 10, 1, or none of its violations, and says so (here
+    with the limit made small; the first listing that fits is kept)."""
+    from agent_invariants.api import check_trace
+    from agent_invariants.render import junit
+
+    rules = [{"id": f"no-shell-{number}", "kind": "deny_tool", "tool": "shell.*"} for number in range(3)]
+    events = [{"seq": seq, "type": "tool.call", "tool": "shell." + "x" * 200} for seq in range(1, 301)]
+    report = check_trace({"version": 1, "name": "c", "rules": rules}, events, max_violations=0)
+    whole = junit.render(report)
+    assert len(whole.encode()) > 100_000
+    monkeypatch.setattr(junit, "MAX_BYTES", 100_000)
+    cut = junit.render(report)
+    assert len(cut.encode()) <= 100_000
+    failures = ET.fromstring(cut).findall("testsuite/testcase/failure")
+    assert len(failures) == 3
+    for failure in failures:
+        lines = (failure.text or "").splitlines()
+        assert len(lines) == 101
+        assert lines[-1] == ("… and 200 more (JUnit lists 100 per rule here, not 1,000: GitLab reads no file over 30 "
+                             "MB; --format json lists every one kept)")

@@ -68,14 +68,31 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
         return _document([_stability(report, options.outputs)])
     if isinstance(report, MutateReport):
         return _document(_mutate(report))
+    for most in _LISTINGS:   # the fewest violations listed only when a file would be too large otherwise
+        document = _checks(report, options, most)
+        if len(document) <= MAX_BYTES // 4 or len(document.encode("utf-8")) <= MAX_BYTES:
+            break
+    return document
+
+
+MAX_BYTES = 30_000_000
+"""The largest file GitLab reads (30 MB; a larger one is not read at all): past it, each rule
+lists fewer of its violations (`_LISTINGS`), and says so."""
+
+_LISTINGS = (MAX_LISTED, 100, 10, 1, 0)
+
+
+def _checks(report: AnyReport, options: RenderOptions, most: int) -> str:
+    """The document of a check or compare report, each rule listing at most `most` violations."""
     suites: list[TestSuite] = []
     names = _Classnames()
     for section in sections(report):
         if isinstance(section, CompareReport):
             batch = isinstance(report, CompareBatchReport)
-            suites += [_regressions(section, names, batch), _rules_suite(section.candidate, "candidate", names)]
+            suites += [_regressions(section, names, batch),
+                       _rules_suite(section.candidate, "candidate", names, most)]
         else:
-            suites.append(_rules_suite(section, None, names))
+            suites.append(_rules_suite(section, None, names, most))
             if section.record is not UNSET:
                 suites.append(_record(section.record, section.contract.name, names))
     if failures(report):
@@ -141,29 +158,31 @@ def _unique(base: str, taken: set[str], mark: str) -> str:
     return name
 
 
-def _rules_suite(report: CheckReport, role: str | None, names: _Classnames) -> TestSuite:
+def _rules_suite(report: CheckReport, role: str | None, names: _Classnames, most: int) -> TestSuite:
     trace = _trace(report)
     label = f"{report.contract.name} · {trace}" + ("" if report.run is UNSET else f" · run {report.run}") + (
         f" ({role})" if role else "")
     part = _slug(_stem(trace)) + ("" if report.run is UNSET else f"-{_slug(report.run)}")
     classname = names.unique(report.contract.name, part)
-    cases = [_rule_case(result, classname, trace) for result in report.results]
+    cases = [_rule_case(result, classname, trace, most) for result in report.results]
     return TestSuite(_line(label), cases, file=None if report.trace is UNSET else _line(trace),
                      properties={"contract": _line(report.contract.name), "trace": _line(trace),
                                  "events": str(report.summary.events)})
 
 
-def _rule_case(result: RuleResult, classname: str, trace: str) -> TestCase:
+def _rule_case(result: RuleResult, classname: str, trace: str, most: int) -> TestCase:
     first = next((v for v in result.violations if v.line is not UNSET), None)
     case = TestCase(_line(result.rule_id), classname=classname,
                     file=_line(trace) if first is not None else None,
                     line=first.line if first is not None else None)
-    listed = [inert(_violation_line(v, trace)) for v in result.violations[:MAX_LISTED]]   # one line each
+    listed = [inert(_violation_line(v, trace)) for v in result.violations[:most]]   # one line each
     left_out = result.violation_count - len(listed)
-    if left_out:
-        listed.append(f"… and {left_out} more (raise --max-violations to see them)" if len(listed) == len(
-            result.violations) else f"… and {left_out} more (JUnit lists {MAX_LISTED:,} per rule; --format json "
-                                    "lists every one kept)")
+    if left_out and len(listed) == len(result.violations):
+        listed.append(f"… and {left_out} more (raise --max-violations to see them)")
+    elif left_out:
+        why = "" if most == MAX_LISTED else f" here, not {MAX_LISTED:,}: GitLab reads no file over 30 MB"
+        listed.append(f"… and {left_out} more (JUnit lists {most:,} per rule{why}; --format json lists every one "
+                      "kept)")
     lines = "\n".join(listed)
     if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
         if listed:
