@@ -284,7 +284,8 @@ def test_action_yml_declares_the_documented_inputs_and_outputs() -> None:
     inputs = action["inputs"]
     assert inputs["fail-on"]["default"] == "error"
     assert inputs["upload-sarif"]["default"] == "true" and inputs["upload-html"]["default"] == "true"
-    assert inputs["contract"]["default"] == "agent-invariants.json" and inputs["traces"]["required"]
+    # (no contract: the command's own default, agent-invariants.json, else .yaml, else .yml)
+    assert inputs["contract"]["default"] == "" and inputs["traces"]["required"]
     assert set(action["outputs"]) == {"verdict", "exit-code", "sarif", "html"}
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
     assert "python -m agent_invariants.github_action" in step["run"]
