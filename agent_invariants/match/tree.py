@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from agent_invariants.errors import suggest
@@ -512,11 +512,40 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
         result = Outcome([], [], {})
         if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
             return True
-        for entry in result.unresolved:   # the same reference fails alike for every element: once, here
-            entry = {**entry, "pointer": pointer(at)}
-            unresolved.setdefault(repr(sorted(entry.items(), key=lambda pair: pair[0])), entry)
+        _absorb(result, at, unresolved)
+    if not actual:   # no item to try it on: its references are looked up all the same, as a reference
+        result = Outcome([], [], {})   # that finds nothing is unresolved, never a mismatch (spec §2)
+        for reference in _references(operand):
+            _candidates(reference, at, result, resolve)
+        _absorb(result, at, unresolved)
     trial.unresolved.extend(unresolved.values())
     return False
+
+
+def _absorb(result: Outcome, at: tuple[str | int, ...], unresolved: dict[str, dict[str, Any]]) -> None:
+    """The unresolved references of one try of a `$contains`, at the `$contains` itself: the same
+    reference fails alike for every element, so each is kept once."""
+    for entry in result.unresolved:
+        entry = {**entry, "pointer": pointer(at)}
+        unresolved.setdefault(repr(sorted(entry.items(), key=lambda pair: pair[0])), entry)
+
+
+def _references(node: Node) -> Iterator[Reference]:
+    """The references of a compiled tree, at any depth (not those inside a reference's own
+    `where`, which it resolves itself)."""
+    if node.kind == "reference":
+        yield node.value
+    elif node.kind == "ops":
+        for operand in node.value.values():
+            for part in operand if isinstance(operand, list) else [operand]:
+                if isinstance(part, Node):
+                    yield from _references(part)
+    elif isinstance(node.value, dict):
+        for child in node.value.values():
+            yield from _references(child)
+    elif isinstance(node.value, list):
+        for child in node.value:
+            yield from _references(child)
 
 
 def _branch_resolved(name: str, branch: Node, result: Outcome) -> list[tuple[str, Any]]:
