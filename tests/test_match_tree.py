@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_invariants.match.tree import Candidates, MatchError, Reference, compile_tree, distinct, evaluate
+from agent_invariants.match.tree import (
+    REFERENCES,
+    Candidates,
+    MatchError,
+    Reference,
+    compile_tree,
+    distinct,
+    evaluate,
+)
 
 ALL = frozenset({"$arg", "$from_output", "$from_result"})
 
@@ -231,3 +239,14 @@ def test_candidates_kept_with_their_keys_are_judged_and_shown_as_a_plain_list(fo
     assert distinct(kept, 20) == distinct(list(found), 20)
     elements = [element for value in found for element in (value if isinstance(value, list) else [value])]
     assert kept.shown_members() == distinct(elements, 20)
+
+
+def test_a_reference_inside_find_is_refused_saying_find_holds_none() -> None:
+    """Point 12 names `$arg` and `$from_output` as load errors in `find`; a `$from_result` there is
+    refused too, and the message says why (it said only "not allowed here": hunt 74)."""
+    tree = {"q": {"$from_result": {"tool": "get", "path": "items", "find": {"sku": {"$from_result": {"tool": "pick"}}},
+                                   "select": "qty"}}}
+    with pytest.raises(MatchError) as refused:
+        compile_tree(tree, "$", allowed=REFERENCES)
+    assert str(refused.value) == ("$.q.$from_result.find.sku.$from_result: $from_result is not allowed here: a find "
+                                  "node picks an element by what it holds, without references")

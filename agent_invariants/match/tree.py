@@ -375,8 +375,14 @@ def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, c
         if key in operand:
             compiled[key] = _compile(operand[key], _child(path, key), nested, depth + 1, counter, as_key_value=False)
     if "find" in operand:
-        compiled["find"] = _compile(operand["find"], _child(path, "find"), frozenset(), depth + 1, counter,
-                                    as_key_value=False)
+        try:
+            compiled["find"] = _compile(operand["find"], _child(path, "find"), frozenset(), depth + 1, counter,
+                                        as_key_value=False)
+        except MatchError as exc:
+            if not exc.problem.endswith(" is not allowed here"):
+                raise
+            raise MatchError(exc.path, f"{exc.problem}: a find node picks an element by what it holds, without "
+                                       "references") from None
     return compiled
 
 
