@@ -306,22 +306,33 @@ def _named(pattern: str, root: Path) -> list[str]:
 
 def _not_collected(pattern: str, settings: _Settings, config: pytest.Config) -> str | None:
     """A trace the glob names that pytest did not collect, though it looked where the trace is
-    (a folder `norecursedirs` names, a hidden one, a link that leads nowhere), as a path from the
-    root; None when there is none. Without paths on the command line, such a trace would go
-    unchecked. Out of its reach on purpose, it is only said: outside the folder pytest was run in
-    (no testpaths), or given to `--ignore` or `--ignore-glob`."""
+    (a folder `norecursedirs` names, by default a hidden one or `build`, or a link that leads
+    nowhere), as a path from the root; None when there is none. Without paths on the command
+    line, such a trace would go unchecked. Out of its reach on purpose, it is only said: outside
+    the folder pytest was run in (no testpaths), or ignored (`--ignore`, `--ignore-glob`, a
+    conftest's `collect_ignore` or `collect_ignore_glob`, a `pytest_ignore_collect` hook)."""
     here = os.path.realpath(config.invocation_params.dir)
-    ignored = [os.path.realpath(os.path.join(here, path)) for path in config.getoption("ignore") or ()]
-    globs = [os.path.join(here, glob) for glob in config.getoption("ignore_glob") or ()]
     for path in _named(pattern, settings.root):
         found = os.path.realpath(path)
-        if found in settings.collected or any(fnmatch.fnmatch(os.path.abspath(path), glob) for glob in globs):
-            continue
-        if any(_within(found, top) for top in ignored) or (
+        if found in settings.collected or _ignored(Path(os.path.abspath(path)), settings.root, config) or (
                 config.args_source is pytest.Config.ArgsSource.INVOCATION_DIR and not _within(found, here)):
             continue
         return _under(Path(os.path.abspath(path)), settings.root) or path
     return None
+
+
+def _ignored(path: Path, root: Path, config: pytest.Config) -> bool:
+    """Whether pytest's `pytest_ignore_collect` hooks leave out the trace or a folder on its way
+    from `root`, but for `norecursedirs` (which pytest answers there too: its default leaves out
+    every hidden folder and `build`, where traces are often written)."""
+    patterns = config.getini("norecursedirs")
+    for place in [path, *path.parents]:
+        if place == root or root not in place.parents:
+            return False
+        if config.hook.pytest_ignore_collect(collection_path=place, config=config) and not (
+                place.is_dir() and any(fnmatch.fnmatch(place.name, pattern) for pattern in patterns)):
+            return True
+    return False
 
 
 def _within(path: str, folder: str) -> bool:

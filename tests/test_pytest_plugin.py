@@ -355,3 +355,17 @@ def test_a_traces_glob_naming_a_trace_pytest_did_not_collect_is_a_usage_error(su
                                  "command line"])
     given = suite.runpytest("-p", "no:cacheprovider", "runs")   # paths given: the globs stay out
     assert given.ret != pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.parametrize("conftest", [
+    'collect_ignore = ["runs/bad.jsonl"]\n',
+    'collect_ignore_glob = ["runs/ba*"]\n',
+    'def pytest_ignore_collect(collection_path, config):\n    return collection_path.name == "bad.jsonl" or None\n',
+], ids=["collect_ignore", "collect_ignore_glob", "hook"])
+def test_a_trace_a_conftest_ignores_is_out_of_reach_on_purpose(suite, conftest):
+    """A trace left out by the project's own conftest is ignored on purpose, as with --ignore: only
+    said, the session runs (it stopped with a usage error: hunt 75)."""
+    suite.makeconftest(conftest)
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)   # runs/good.jsonl
