@@ -28,6 +28,7 @@ from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import show, value_count
 from agent_invariants.match.budget import charging, spend
 from agent_invariants.match.canonical import canonical, canonical_key, evidence_value
+from agent_invariants.match.linear_shape import linear_in_python
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import FieldProblem
@@ -55,11 +56,16 @@ class ArgsSchema:
         except SchemaError as exc:
             where = field + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in exc.path)
             raise FieldProblem(where, f"not a valid JSON Schema: {inert(exc.message, VALUE_LIMIT)}") from None
+        evaluated = _has_key(schema, "unevaluatedProperties")
         for where, text in _patterns(schema, field):
             try:
                 compile_search(text)
             except RegexError as exc:
                 raise FieldProblem(where, f"the pattern {exc}") from None
+            if evaluated and where.endswith(".patternProperties") and not linear_in_python(text):
+                raise FieldProblem(where, f"the pattern {show(text)}: beside unevaluatedProperties, the validator "
+                                          "searches patternProperties with Python's engine, which may take exponential "
+                                          "time: use a literal, or ^, characters and classes each maybe repeated, $")
         found = _reference_problem(schema, field)
         if found is not None:
             raise FieldProblem(found[0], f"the schema cannot be used: {found[1]}")
@@ -367,6 +373,27 @@ def _validator_type(charged: bool) -> Any:
                     yield ValidationError(f"has non-unique elements: items {first} and {position} are equal")
                     return
 
+    def additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Any:
+        # the validator's own finds the keys no `patternProperties` pattern names with Python's
+        # engine, all the patterns joined: `^(a+)+b$` took 35 s on a key of 30 characters
+        if not validator.is_type(instance, "object"):
+            return
+        named = schema.get("properties", {})
+        searches = [_search(text) for text in schema.get("patternProperties", {})]
+        extras = [key for key in instance if key not in named and all(search(key) is None for search in searches)]
+        if validator.is_type(additional, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], additional, path=extra)
+        elif not additional and extras:
+            listed = ", ".join(repr(each) for each in sorted(extras))
+            if "patternProperties" in schema:
+                patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+                yield ValidationError(f"{listed} {'does' if len(extras) == 1 else 'do'} not match any of the "
+                                      f"regexes: {patterns}")
+            else:
+                yield ValidationError(f"Additional properties are not allowed ({listed} "
+                                      f"{'was' if len(extras) == 1 else 'were'} unexpected)")
+
     def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Any:
         # A number past any double is judged exactly: an integer (10**400) as itself, against a
         # fractional divisor or by one past any double (the validator divides as doubles and
@@ -407,7 +434,7 @@ def _validator_type(charged: bool) -> Any:
 
     keywords = {**Draft202012Validator.VALIDATORS,
                 "pattern": pattern, "patternProperties": pattern_properties, "uniqueItems": unique_items,
-                "multipleOf": multiple_of,
+                "multipleOf": multiple_of, "additionalProperties": additional_properties,
                 **{name: counted(Draft202012Validator.VALIDATORS[name]) for name in _REFERENCE_KEYS}}
     return validators.extend(Draft202012Validator,
                              {name: spending(keyword) for name, keyword in keywords.items()} if charged else keywords)
@@ -435,6 +462,13 @@ def _search(text: str) -> Any:
             _SEARCHES.clear()
         found = _SEARCHES[text] = compile_search(text)
     return found
+
+
+def _has_key(schema: Any, key: str) -> bool:
+    """Whether `key` is a key of an object anywhere in the schema."""
+    if isinstance(schema, dict):
+        return key in schema or any(_has_key(value, key) for value in schema.values())
+    return isinstance(schema, list) and any(_has_key(item, key) for item in schema)
 
 
 def _patterns(schema: Any, path: str) -> Iterator[tuple[str, str]]:
