@@ -42,11 +42,12 @@ that `seq` increases.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
@@ -97,6 +98,12 @@ steps a check may take (`match.budget`): the earlier results its `$from_result` 
 (times the tree's size), and what grows with the size of a value rather than of a rule: a
 `$regex`'s search of a long text, a schema's keywords applied, an exact literal's unexpected keys,
 a `distinct` key written from large args; the call stops there, after about ten seconds too."""
+
+MAX_SECONDS = 30.0
+"""The longest one call may run, whatever the steps count: a backstop for work no count foresees
+(a rule's own work on one event that grows with neither rules nor events as counted). The step
+budget stops the checks it knows of after about ten seconds, the same on every machine; past
+this time a call is stopped where it stands and refused, which depends on the machine."""
 
 MAX_KEPT = 10_000
 """Violations a report of one call keeps, at most, per trace: each rule keeps up to 1,000, as on
@@ -356,8 +363,11 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
 
     handler = _HANDLERS[name]
     try:
-        with limited(MAX_RULE_EVENTS), linear_only():
+        with limited(MAX_RULE_EVENTS), linear_only(), _deadline(MAX_SECONDS):
             result = handler(_arguments(name, arguments))
+    except _TimedOut:
+        raise ArgumentError(f"contract: checking it took more than {MAX_SECONDS:g} seconds, the limit per call; check "
+                            "it from files with `agent-invariants check`") from None
     except TooManySteps as exc:
         raise ArgumentError(f"contract: checking it took more than {exc.limit:,} steps, the limit per call (a "
                             "`$from_result` reference whose `where_result`, or `where` that is no equality join on an "
@@ -366,6 +376,39 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
                             "applies a schema, or lists the keys of a large object or the values of large args for "
                             "each event it reads); check it from files with `agent-invariants check`") from None
     return json.render(result), text.render(result)
+
+
+class _TimedOut(BaseException):
+    """Raised in a call's thread when it runs past `MAX_SECONDS` (a BaseException, as
+    KeyboardInterrupt is: no `except Exception` on the way may take it for an error of its own)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Within this block, `_TimedOut` is raised in this thread once `seconds` have passed: a timer
+    thread sets it as the thread's pending exception (CPython's `PyThreadState_SetAsyncExc`),
+    which the thread raises at its next Python instruction. The block's end takes back one set
+    but not yet raised, under the lock the timer sets it under, so none outlives the block."""
+    import ctypes
+    import threading
+
+    thread, lock, running = threading.get_ident(), threading.Lock(), [True]
+
+    def stop() -> None:
+        with lock:
+            if running[0]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(_TimedOut))
+
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            running[0] = False
+            timer.cancel()
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)   # (NULL: none pending)
 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -39,8 +39,9 @@ def test_a_pattern_python_may_search_slowly_is_refused_without_re2(pattern: str)
     with pytest.raises(InputError) as refused:
         _check(pattern, "a" * 40)
     assert str(refused.value) == (
-        "contract: $.rules[0].match.q.$regex: $regex needs RE2 here (without it, Python's engine may take exponential "
-        "time on such a pattern); install the re2 extra where the server runs: pip install 'agent-invariants[re2]'")
+        "contract: $.rules[0].match.q.$regex: $regex needs RE2 here: without it, only the patterns Python's engine "
+        "surely searches in linear time are taken (a literal, or ^, characters and classes each maybe repeated, $); "
+        "install the re2 extra where the server runs: pip install 'agent-invariants[re2]'")
 
 
 @pytest.mark.usefixtures("without_re2")

@@ -108,8 +108,9 @@ class ApprovalBound(Rule):
     3. if C carries an `approval_id`, G has the same;
     4. the binding holds: `bind: args`, G's `args` equal C's; `args_subset`, every field G's args
        name is in C's args with the same value (objects as subsets at every level; arrays of the
-       same length, item by item, an object item as a subset): the grant pins what it names; `call_id`, G and C carry the same `call_id`. Under the first
-       two, a grant or call without args never binds;
+       same length, item by item, an object item as a subset): the grant pins what it names;
+       `call_id`, G and C carry the same `call_id`. Under the first two, a grant or call without
+       args never binds;
     5. G is recent enough: at most `max_age_events` events before C, and with `max_age_ms` both
        carry a `time` at most that many milliseconds apart;
     6. G was not revoked: an event whose type matches `revoked_by` revokes the earlier grants that
