@@ -14,8 +14,8 @@ rule that does not route a `tool.call` of this tool to a handler never learns th
 so it cannot; a precedence rule judges only the calls its `after` may match, a tool_args rule
 only those of its `tool`. A call that no enforced rule may deny is answered at once. Otherwise a
 run of n such calls costs about n²/2 event visits of the rules asked (a few microseconds each):
-1,000 calls take about 6 s under `--enforce` against 0.4 s without, when a rule looks at every
-call (`allow_tools`, `retry_limit` on `*`); the run timeout still bounds the whole.
+1,000 calls that a precedence rule with `correlate` judges take about 2.3 s under `--enforce`
+against 0.3 s without, 2,000 about 7.5 s; the run timeout still bounds the whole.
 """
 from __future__ import annotations
 
