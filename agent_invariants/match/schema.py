@@ -7,9 +7,9 @@ network; a schema that is itself invalid is a load error naming its JSON path, a
 reference that leads nowhere (each is looked up where it stands) or whose references go round in a
 circle, applying the schema to the same value again (`$ref`, `allOf` and the like, wherever they
 stand; recursion into a part of the value, as a tree schema has, is no circle).
-`pattern` and `patternProperties` use the same RE2 patterns as `$regex` (`match.regex`), so trace
-text cannot make a check backtrack for hours; `uniqueItems` looks items up by their canonical form,
-where the validator compares every pair.
+`pattern` and `patternProperties` (and `additionalProperties`, which reads them) use the same RE2
+patterns as `$regex` (`match.regex`), so trace text cannot make a check backtrack for hours;
+`uniqueItems` looks items up by their canonical form, where the validator compares every pair.
 """
 from __future__ import annotations
 
@@ -451,24 +451,34 @@ def _number(value: int | float) -> str:
     return spelled if len(spelled) <= 24 else f"an integer of {len(spelled.lstrip('-')):,} digits"
 
 
-_SEARCHES: dict[str, Any] = {}
+_SEARCHES: dict[tuple[str, bool], Any] = {}
 
 
 def _search(text: str) -> Any:
-    """The compiled search of a schema pattern (checked when the schema loaded)."""
-    found = _SEARCHES.get(text)
+    """The compiled search of a schema pattern (checked when the schema loaded), one that counts
+    its steps under a budget (`budget.charging`: one compiled outside it would not)."""
+    key = (text, charging())
+    found = _SEARCHES.get(key)
     if found is None:
         if len(_SEARCHES) >= 1000:
             _SEARCHES.clear()
-        found = _SEARCHES[text] = compile_search(text)
+        found = _SEARCHES[key] = compile_search(text)
     return found
 
 
 def _has_key(schema: Any, key: str) -> bool:
-    """Whether `key` is a key of an object anywhere in the schema."""
-    if isinstance(schema, dict):
-        return key in schema or any(_has_key(value, key) for value in schema.values())
-    return isinstance(schema, list) and any(_has_key(item, key) for item in schema)
+    """Whether `key` is a key of an object anywhere in the schema (without recursion: a schema may
+    nest as deep as a contract)."""
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if key in value:
+                return True
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return False
 
 
 def _patterns(schema: Any, path: str) -> Iterator[tuple[str, str]]:
