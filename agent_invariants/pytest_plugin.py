@@ -22,9 +22,9 @@ pytest collects what it does by default (no paths given). Neither changes an out
 warnings made errors; but a glob that names traces pytest does not collect (its `testpaths` leave
 them out, `norecursedirs` names their folder, a hidden one holds them, a link leads nowhere) stops
 the session, a usage error; run from a folder that does not hold them, or ignored on purpose
-(`--ignore`, a conftest's `collect_ignore`), it is only said. Globs read as the command's do: `*` within a folder,
-`**/` across any. Without a contract (neither the option nor the table)
-the plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
+(`--ignore`, a conftest's `collect_ignore`), it is only said. Globs read as the command's do: `*`
+within a folder, `**/` across any. Without a contract (neither the option nor the table) the
+plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
 error. The plugin ships with the package (entry point `pytest11`); `-p
 no:agent_invariants` turns it off. For checks inside your own tests, see
 `agent_invariants.testing`.

@@ -212,7 +212,7 @@ _STABILITY_RULES = {
 def _stability(report: StabilityReport, sources: Sources) -> om.Run:
     """A stability report: one result per unstable path and kind, at the terminal event (the
     line of the final output) of the run it is best shown in, the other runs as related places."""
-    traces = [sources.shown(run.trace) for run in report.runs]   # (named as the locations name them, as in a check)
+    traces = [sources.shown(run.trace) for run in report.runs]   # (relative to the root, as the locations are)
     descriptors: list[om.ReportingDescriptor] = []
     rule_index: dict[str, int] = {}
     results = []
