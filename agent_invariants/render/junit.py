@@ -20,7 +20,9 @@ It drops characters XML cannot hold, so any message still gives well-formed XML.
 """
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 from msgspec import UNSET
@@ -245,8 +247,13 @@ def _stem(path: str) -> str:
 
 
 def _slug(text: str) -> str:
-    """A classname part: letters, digits, - and _ only (dots would split it into packages)."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "trace"
+    """A classname part: letters, digits, - and _ only (dots would split it into packages);
+    accents dropped (`café` is `cafe`), and a name with no such character at all (`報告`) named
+    by a short hash of itself, so that each keeps its own classname whatever else the report
+    holds (all were `trace`, then `trace-2` in the order of the traces)."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", plain).strip("-")
+    return slug or "h" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def _xml(text: str) -> str:
