@@ -69,6 +69,8 @@ def main(environ: dict[str, str] | None = None) -> int:
     fail_on = env.get("INPUT_FAIL_ON", "").strip() or "error"
     category = env.get("INPUT_CATEGORY", "").strip() or "agent-invariants"
     anchor = env.get("INPUT_SARIF_ANCHOR", "").strip() or "trace"
+    longest = env.get("INPUT_MAX_LINE_BYTES", "").strip()
+    no_lint = env.get("INPUT_NO_LINT", "").strip() or "false"
     if not traces:
         return _failed(env, "the traces input is empty: name trace files, folders or globs")
     if fail_on not in FAIL_ON:
@@ -77,12 +79,17 @@ def main(environ: dict[str, str] | None = None) -> int:
         return _failed(env, f"format: {shown!r} is none of {', '.join(FORMATS)}")
     if anchor not in ANCHORS:
         return _failed(env, f"sarif-anchor: {anchor!r} is none of {', '.join(ANCHORS)}")
+    if longest and not (longest.isascii() and longest.isdigit()):
+        return _failed(env, f"max-line-bytes: {longest!r} is no number of bytes")
+    if no_lint not in ("true", "false"):
+        return _failed(env, f"no-lint: {no_lint!r} is neither true nor false")
     if baseline and len(traces) != 1:
         return _failed(env, "with a baseline, traces names one candidate (a file or a folder)")
     if "-" in (contract, baseline, *traces):
         return _failed(env, "standard input (-) cannot be an input of the action, which runs the command once per "
                          "output: name a file")
-    given = ["--contract", contract] if contract else []
+    given = (["--contract", contract] if contract else []) + (["--max-line-bytes", longest] if longest else []) + (
+        ["--no-lint"] if no_lint == "true" else [])
     command = ["compare", *given, "--baseline", baseline, "--candidate", traces[0]] if baseline \
         else ["check", *given, *[arg for trace in traces for arg in ("--trace", trace)]]
 

@@ -26,7 +26,8 @@ def test_action_yml_is_a_composite_action_with_the_documented_inputs():
     assert isinstance(ACTION["name"], str) and isinstance(ACTION["description"], str)
     inputs = ACTION["inputs"]
     assert list(inputs) == ["contract", "traces", "baseline", "format", "python-version", "upload-sarif",
-                            "upload-html", "artifact-name", "category", "sarif-anchor", "fail-on"]
+                            "upload-html", "artifact-name", "category", "sarif-anchor", "fail-on", "max-line-bytes",
+                            "no-lint"]
     for name, spec in inputs.items():
         assert isinstance(spec["description"], str) and spec["description"], name
         assert set(spec) <= {"description", "required", "default", "deprecationMessage"}, name
@@ -323,3 +324,31 @@ def test_without_a_contract_input_the_commands_own_default_is_read(tmp_path, cap
     env.pop("INPUT_CONTRACT", None)
     assert main(env) == 1
     assert capsys.readouterr().out.startswith("FAIL  yaml-desk\n")
+
+
+def test_the_inputs_for_what_an_error_names_reach_the_command(tmp_path, capsys, monkeypatch):
+    """A trace with a line over 1 MiB said to raise --max-line-bytes, and a contract lint refuses to
+    pass --no-lint, which the action had no input for (hunt 73): it has both now."""
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "long", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    (tmp_path / "t.jsonl").write_text(json.dumps({"seq": 1, "type": "tool.call", "tool": "read", "call_id": "c",
+                                                  "args": {"text": "x" * (1 << 20)}}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "INPUT_CONTRACT": "c.json", "INPUT_TRACES": "t.jsonl",
+           "GITHUB_OUTPUT": str(tmp_path / "output"), "RUNNER_TEMP": str(tmp_path)}
+    assert main(env) == 2
+    assert "raise it with --max-line-bytes" in capsys.readouterr().err
+    assert main({**env, "INPUT_MAX_LINE_BYTES": "2097152"}) == 0
+    assert capsys.readouterr().out.startswith("PASS  long\n")
+    assert main({**env, "INPUT_MAX_LINE_BYTES": "2 MiB"}) == 2
+    assert "max-line-bytes: '2 MiB' is no number of bytes" in capsys.readouterr().err
+    assert main({**env, "INPUT_NO_LINT": "yes"}) == 2
+    assert "no-lint: 'yes' is neither true nor false" in capsys.readouterr().err
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    (tmp_path / "c.json").write_text(json.dumps({"version": 2, "name": "unpassable", "rules": [
+        {"id": "need", "kind": "require_event", "match": {"type": "tool.call", "tool": "a"}},
+        {"id": "deny", "kind": "deny_tool", "tool": "a"}]}))
+    assert main(env) == 2
+    assert "(--no-lint to check anyway)" in capsys.readouterr().err
+    assert main({**env, "INPUT_NO_LINT": "true"}) == 1
+    assert capsys.readouterr().out.startswith("FAIL  unpassable\n")

@@ -290,7 +290,7 @@ def test_action_yml_declares_the_documented_inputs_and_outputs() -> None:
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
     assert "python -m agent_invariants.github_action" in step["run"]
     assert set(step["env"]) == {"INPUT_CONTRACT", "INPUT_TRACES", "INPUT_BASELINE", "INPUT_FORMAT", "INPUT_FAIL_ON",
-                                "INPUT_CATEGORY", "INPUT_SARIF_ANCHOR"}
+                                "INPUT_CATEGORY", "INPUT_SARIF_ANCHOR", "INPUT_MAX_LINE_BYTES", "INPUT_NO_LINT"}
     upload = next(s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", ""))
     assert upload["with"]["name"] == "${{ inputs.artifact-name }}"
     assert inputs["artifact-name"]["default"] == "agent-invariants-report"
