@@ -94,9 +94,10 @@ def canonical_key(value: Any) -> object:
     return ("j", text)
 
 
-_FREE_CHARACTERS = 64
-"""A key this short is written in about a microsecond, as a rule's look at an event is counted;
-not counting it spares every check a lookup per key (3% of a check of version-2 kinds)."""
+_FREE_CHARACTERS = 256
+"""A key this short is written in a few microseconds, as a rule's look at an event is counted (a
+reference's own key, written once, is one); not counting it spares every check a lookup per key
+(3% of a check of version-2 kinds)."""
 _CHARACTERS_PER_STEP = 8
 """About a microsecond's work of `canonical` (0.15 µs a character of what it writes), as a step is:
 two hundred `distinct` rules, each writing the key of a call's args of 8 MB, took 37 s; ten rules
