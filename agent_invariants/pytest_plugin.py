@@ -117,7 +117,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                     f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
                     f"{inert(left_out, TEXT_LIMIT)}, outside the testpaths pytest collects from: add its folder to "
                     "testpaths, or give the paths on the command line")
-        missed = _not_collected(pattern, settings, session.config)
+        missed = _not_collected(pattern, settings, session)
         if missed is not None:
             raise pytest.UsageError(
                 f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
@@ -304,33 +304,42 @@ def _named(pattern: str, root: Path) -> list[str]:
         return []
 
 
-def _not_collected(pattern: str, settings: _Settings, config: pytest.Config) -> str | None:
+def _not_collected(pattern: str, settings: _Settings, session: pytest.Session) -> str | None:
     """A trace the glob names that pytest did not collect, though it looked where the trace is
     (a folder `norecursedirs` names, by default a hidden one or `build`, or a link that leads
     nowhere), as a path from the root; None when there is none. Without paths on the command
     line, such a trace would go unchecked. Out of its reach on purpose, it is only said: outside
     the folder pytest was run in (no testpaths), or ignored (`--ignore`, `--ignore-glob`, a
     conftest's `collect_ignore` or `collect_ignore_glob`, a `pytest_ignore_collect` hook)."""
+    config = session.config
     here = os.path.realpath(config.invocation_params.dir)
     for path in _named(pattern, settings.root):
         found = os.path.realpath(path)
-        if found in settings.collected or _ignored(Path(os.path.abspath(path)), settings.root, config) or (
+        if found in settings.collected or _ignored(Path(os.path.abspath(path)), settings.root, session) or (
                 config.args_source is pytest.Config.ArgsSource.INVOCATION_DIR and not _within(found, here)):
             continue
         return _under(Path(os.path.abspath(path)), settings.root) or path
     return None
 
 
-def _ignored(path: Path, root: Path, config: pytest.Config) -> bool:
-    """Whether pytest's `pytest_ignore_collect` hooks leave out the trace or a folder on its way
-    from `root`, but for `norecursedirs` (which pytest answers there too: its default leaves out
-    every hidden folder and `build`, where traces are often written)."""
+def _ignored(path: Path, root: Path, session: pytest.Session) -> bool:
+    """Whether pytest's `pytest_ignore_collect` hooks (those of the conftests on the way, as pytest
+    asks them) leave out the trace or a folder on its way from `root`, but for `norecursedirs`
+    (which pytest answers there too: its default leaves out every hidden folder and `build`,
+    where traces are often written); such a folder given to `--ignore` or `--ignore-glob` is
+    ignored on purpose all the same."""
+    config = session.config
     patterns = config.getini("norecursedirs")
+    here = config.invocation_params.dir
+    ignored = {Path(os.path.abspath(here / given)) for given in config.getoption("ignore") or ()}
+    globs = [str(here / given) for given in config.getoption("ignore_glob") or ()]
     for place in [path, *path.parents]:
         if place == root or root not in place.parents:
             return False
-        if config.hook.pytest_ignore_collect(collection_path=place, config=config) and not (
-                place.is_dir() and any(fnmatch.fnmatch(place.name, pattern) for pattern in patterns)):
+        if not session.gethookproxy(place).pytest_ignore_collect(collection_path=place, config=config):
+            continue
+        if not (place.is_dir() and any(fnmatch.fnmatch(place.name, pattern) for pattern in patterns)) \
+                or place in ignored or any(fnmatch.fnmatch(str(place), glob) for glob in globs):
             return True
     return False
 

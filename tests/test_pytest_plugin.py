@@ -369,3 +369,20 @@ def test_a_trace_a_conftest_ignores_is_out_of_reach_on_purpose(suite, conftest):
     suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/*.jsonl"]\n')
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)   # runs/good.jsonl
+
+
+def test_only_the_conftests_on_a_traces_way_decide_it_is_ignored(suite):
+    """pytest asks the ignore hooks of the conftests on a path's way; all of them were asked, so a
+    hook meant for another folder hid a trace pytest never collected, and the session passed
+    (hunt 76). A hidden folder given to --ignore is ignored on purpose: only said."""
+    (suite.path / "runs" / ".kept").mkdir()
+    (suite.path / "runs" / ".kept" / "bad.jsonl").write_text(BAD)
+    (suite.path / "other" / "conftest.py").write_text(
+        "def pytest_ignore_collect(collection_path, config):\n    return collection_path.name == 'bad.jsonl' or None\n")
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/.kept/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*traces glob 'runs/.kept/*.jsonl' names runs/.kept/bad.jsonl, which pytest did not "
+                                 "collect*"])
+    ignored = suite.runpytest("-p", "no:cacheprovider", "--ignore=runs/.kept")
+    assert ignored.ret != pytest.ExitCode.USAGE_ERROR
