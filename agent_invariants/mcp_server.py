@@ -362,10 +362,12 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
     from agent_invariants.render import json, text
 
     handler = _HANDLERS[name]
+    state = _process_state()
     try:
         with limited(MAX_RULE_EVENTS), linear_only(), _deadline(MAX_SECONDS):
             result = handler(_arguments(name, arguments))
     except _TimedOut:
+        _restore(state)
         raise ArgumentError(f"contract: checking it took more than {MAX_SECONDS:g} seconds, the limit per call; check "
                             "it from files with `agent-invariants check`") from None
     except TooManySteps as exc:
@@ -376,6 +378,26 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
                             "applies a schema, or lists the keys of a large object or the values of large args for "
                             "each event it reads); check it from files with `agent-invariants check`") from None
     return json.render(result), text.render(result)
+
+
+def _process_state() -> tuple[bool, int, int]:
+    """What a check changes for its time and puts back in a `finally` (the cyclic collector, paused
+    and frozen; the recursion limit, raised for a deep schema), which `_TimedOut` may interrupt."""
+    import gc
+
+    return gc.isenabled(), sys.getrecursionlimit(), gc.get_freeze_count()
+
+
+def _restore(state: tuple[bool, int, int]) -> None:
+    """Put back what a stopped call left changed (`_process_state`)."""
+    import gc
+
+    enabled, limit, frozen = state
+    if gc.get_freeze_count() > frozen:
+        gc.unfreeze()
+    if enabled:
+        gc.enable()
+    sys.setrecursionlimit(limit)
 
 
 class _TimedOut(BaseException):
