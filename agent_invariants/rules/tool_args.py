@@ -186,6 +186,9 @@ class ToolArgs(Rule):
       does not name.
     - `ignore` (list of keys, `mode: exact` only): top-level keys allowed unnamed.
     - `schema` (JSON Schema 2020-12, local `$ref` only): needs `pip install 'agent-invariants[jsonschema]'`.
+      `pattern`, `patternProperties` and `additionalProperties` search RE2 patterns, as `$regex`
+      does; beside `unevaluatedProperties`, whose walk the validator makes with Python's engine, a
+      `patternProperties` pattern must be plain text, maybe after `^`.
     - `distinct` (1..20 paths): together they form one key that must not repeat; `related_seqs`
       names the first call with the key.
     At least one of `match`, `schema`, `distinct` is required.
