@@ -413,12 +413,12 @@ class _Run(NamedTuple):
             return
         if not os.path.isdir(root):   # (a typo: every file would be "outside it")
             fail(f"--sarif-root {shown(root)}: " + ("not a folder" if os.path.exists(root) else "no such folder"))
-        from agent_invariants.sources import relative_path
+        from agent_invariants.sources import outside
 
         contract = "-" if self.source.label == STDIN else self.source.label   # whole-trace results point at it
         anchored = self.options.sarif_anchor is Anchor.contract
         for path in (() if anchored else paths) + (contract,):
-            if path != "-" and relative_path(path, root).split(os.sep)[0] == os.pardir:
+            if path != "-" and outside(path, root):
                 fail(f"--sarif-root {shown(root)}: {shown(Path(path))} is outside it (SARIF URIs must stay "
                      "inside the repository)")
 

@@ -354,7 +354,6 @@ def _left_out(pattern: str, root: Path, config: pytest.Config) -> str | None:
     tops = [os.path.abspath(os.path.join(config.invocation_params.dir, top)) for top in config.args]
     for path in _named(pattern, root):
         found = os.path.abspath(path)
-        if os.path.isfile(found) and not any(
-                found == top or found.startswith(top.rstrip(os.sep) + os.sep) for top in tops):
+        if os.path.isfile(found) and not any(_within(found, top) for top in tops):
             return _under(Path(found), root) or found
     return None

@@ -23,7 +23,7 @@ from agent_invariants.contract_source import ContractLines, ContractSource, cont
 from agent_invariants.render.shared import AnyReport, checks, sections
 from agent_invariants.report import CompareReport, Regression, Violation
 
-__all__ = ("Sources", "relative_path", "to_uri")
+__all__ = ("Sources", "outside", "relative_path", "to_uri")
 
 
 def to_uri(path: str, root: str | os.PathLike[str] | None = None) -> str:
@@ -46,6 +46,11 @@ def relative_path(path: str, root: str | os.PathLike[str] | None = None) -> str:
     folder, name = os.path.split(os.path.abspath(path))
     resolved = os.path.relpath(os.path.join(os.path.realpath(folder), name), os.path.realpath(top))
     return written if _climbs(resolved) else resolved
+
+
+def outside(path: str, root: str | os.PathLike[str]) -> bool:
+    """Whether `path` is outside `root` both as written and as its folders resolve (`relative_path`)."""
+    return _climbs(relative_path(path, root))
 
 
 def _climbs(relative: str) -> bool:

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_invariants.match.budget import spend
+from agent_invariants.match.budget import charging, spend
 from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import (
     ABSENT,
@@ -145,8 +145,11 @@ def _operator(name: str, operand: Any, exact: bool) -> Holds:
 
 
 def _contains(operand: Node, item: Holds) -> Holds:
-    """`$contains`: an item of the array holds. Each item tried is as many steps as the tree has
-    nodes (`budget`: the MCP server's bound on a check), counted `_ITEMS` at a time."""
+    """`$contains`: an item of the array holds. Compiled under a budget (`budget.charging`: the
+    MCP server's bound on a check), each item tried is as many steps as the tree has nodes,
+    counted `_ITEMS` at a time; compiled outside one, nothing is counted."""
+    if not charging():
+        return lambda actual, resolve: actual.__class__ is list and any(item(element, resolve) for element in actual)
     size = tree_size(operand)
 
     def holds(actual: Any, resolve: Resolve) -> bool:

@@ -29,7 +29,7 @@ bound on a check).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
@@ -40,11 +40,11 @@ from agent_invariants.match.budget import spend
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.paths import NOT_FOUND, find
 from agent_invariants.match.quick import Holds, quick
-from agent_invariants.match.tree import Candidates, Node, Reference, Resolve, no_references
+from agent_invariants.match.tree import Candidates, Node, Reference, Resolve, no_references, references_in
 from agent_invariants.pairing import Calls, PairedCall
 from agent_invariants.payloads import decoded
 
-__all__ = ("NO_OUTPUT", "Memory", "references_in")
+__all__ = ("NO_OUTPUT", "Memory")
 
 NO_OUTPUT: Any = NOT_FOUND
 """The output of a trace with no terminal event, or a terminal event without `output`."""
@@ -307,31 +307,6 @@ def _join_of(where: Node | None) -> tuple[str, tuple[str, ...]] | None:
         if child.kind == "reference" and child.value.name == "$arg":
             return key, child.value.operand
     return None
-
-
-def references_in(node: Node | None) -> Iterator[Reference]:
-    """Every reference in a compiled tree, nested ones (inside `where`) included."""
-    if node is None:
-        return
-    if node.kind == "reference":
-        reference = node.value
-        yield reference
-        if reference.name == "$from_result":
-            yield from references_in(reference.operand.get("where"))
-            yield from references_in(reference.operand.get("where_result"))
-        return
-    if node.kind == "ops":
-        for name, operand in node.value.items():
-            if isinstance(operand, Node):
-                yield from references_in(operand)
-            elif name == "$any_of":
-                for branch in operand:
-                    yield from references_in(branch)
-        return
-    children = node.value.values() if isinstance(node.value, dict) else node.value if isinstance(node.value, list) \
-        else ()
-    for child in children:
-        yield from references_in(child)
 
 
 class Memory:

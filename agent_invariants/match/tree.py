@@ -39,7 +39,7 @@ from agent_invariants.rules.fields import GLOB_LIMIT, FieldProblem, check_text
 
 __all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
            "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "holds_in", "is_number",
-           "no_references", "tree_size")
+           "no_references", "references_in", "tree_size")
 
 REFERENCES = frozenset({"$arg", "$from_output", "$from_result"})
 OPERATORS = frozenset({"$regex", "$in", "$gt", "$gte", "$lt", "$lte", "$exists", "$any_of", "$contains", "$literal"})
@@ -521,7 +521,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
         _absorb(result, at, unresolved)
     if not actual:   # no item to try it on: its references are looked up all the same, as a reference
         result = Outcome([], [], {})   # that finds nothing is unresolved, never a mismatch (spec §2)
-        for reference in _references(operand):
+        for reference in references_in(operand, nested=False):
             _candidates(reference, at, result, resolve)
         _absorb(result, at, unresolved)
     trial.unresolved.extend(unresolved.values())
@@ -536,22 +536,30 @@ def _absorb(result: Outcome, at: tuple[str | int, ...], unresolved: dict[str, di
         unresolved.setdefault(repr(sorted(entry.items(), key=lambda pair: pair[0])), entry)
 
 
-def _references(node: Node) -> Iterator[Reference]:
-    """The references of a compiled tree, at any depth (not those inside a reference's own
-    `where`, which it resolves itself)."""
+def references_in(node: Node | None, *, nested: bool = True) -> Iterator[Reference]:
+    """Every reference in a compiled tree; with `nested`, those inside a `$from_result`'s `where`
+    and `where_result` too (which it resolves itself)."""
+    if node is None:
+        return
     if node.kind == "reference":
-        yield node.value
-    elif node.kind == "ops":
-        for operand in node.value.values():
-            for part in operand if isinstance(operand, list) else [operand]:
-                if isinstance(part, Node):
-                    yield from _references(part)
-    elif isinstance(node.value, dict):
-        for child in node.value.values():
-            yield from _references(child)
-    elif isinstance(node.value, list):
-        for child in node.value:
-            yield from _references(child)
+        reference = node.value
+        yield reference
+        if nested and reference.name == "$from_result":
+            yield from references_in(reference.operand.get("where"))
+            yield from references_in(reference.operand.get("where_result"))
+        return
+    if node.kind == "ops":
+        for name, operand in node.value.items():
+            if isinstance(operand, Node):
+                yield from references_in(operand, nested=nested)
+            elif name == "$any_of":
+                for branch in operand:
+                    yield from references_in(branch, nested=nested)
+        return
+    children = node.value.values() if isinstance(node.value, dict) else node.value if isinstance(node.value, list) \
+        else ()
+    for child in children:
+        yield from references_in(child, nested=nested)
 
 
 def _branch_resolved(name: str, branch: Node, result: Outcome) -> list[tuple[str, Any]]:

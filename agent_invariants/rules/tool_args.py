@@ -12,7 +12,7 @@ from agent_invariants.match.canonical import canonical_key, evidence_value
 from agent_invariants.match.explained import MAX_LISTED, findings
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.match.quick import quick
-from agent_invariants.match.references import NO_OUTPUT, Memory, references_in
+from agent_invariants.match.references import NO_OUTPUT, Memory
 from agent_invariants.match.schema import ArgsSchema
 from agent_invariants.match.tree import (
     REFERENCES,
@@ -23,6 +23,7 @@ from agent_invariants.match.tree import (
     compile_tree,
     evaluate,
     no_references,
+    references_in,
 )
 from agent_invariants.pairing import Calls
 from agent_invariants.payloads import decoded
