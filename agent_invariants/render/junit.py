@@ -39,6 +39,7 @@ from agent_invariants.render.shared import (
     output_place,
     place,
     sections,
+    utf8_within,
 )
 from agent_invariants.report import (
     BatchFailure,
@@ -72,7 +73,7 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
         return _document(_mutate(report))
     for most in _LISTINGS:   # the fewest violations listed only when a file would be too large otherwise
         document = _checks(report, options, most)
-        if len(document) <= MAX_BYTES // 4 or len(document.encode("utf-8")) <= MAX_BYTES:
+        if utf8_within(document, MAX_BYTES):
             break
     return document
 

@@ -52,6 +52,7 @@ from agent_invariants.render.shared import (
     first_violations,
     inconclusive,
     sections,
+    utf8_within,
 )
 from agent_invariants.report import (
     BatchFailure,
@@ -149,8 +150,7 @@ def _log(run: om.Run, category: str | None) -> str:
     if category:
         run.automation_details = om.RunAutomationDetails(id=category if category.endswith("/") else f"{category}/")
     text = _text(run)
-    small = len(text) <= _COMPRESSED_LIMIT // 4 or len(text.encode("utf-8")) <= _COMPRESSED_LIMIT   # (bytes)
-    return text if small else _within_upload_limit(run, text)
+    return text if utf8_within(text, _COMPRESSED_LIMIT) else _within_upload_limit(run, text)
 
 
 def _text(run: om.Run) -> str:

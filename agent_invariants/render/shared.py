@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
            "first_violations", "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
-           "place", "plural", "sections", "verdict", "warning_count")
+           "place", "plural", "sections", "utf8_within", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -205,3 +205,9 @@ def output_place(trace: str, index: int, outputs: dict[int, tuple[int, int | Non
         return None, None
     found = outputs.get(index)
     return trace, None if found is None else found[0]
+
+
+def utf8_within(text: str, limit: int) -> bool:
+    """Whether `text` takes at most `limit` bytes as UTF-8 (a file's limit is in bytes), encoded
+    only when its characters alone do not settle it (at most four bytes each)."""
+    return len(text) <= limit // 4 or len(text.encode("utf-8")) <= limit
