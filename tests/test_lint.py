@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agent_invariants.contract import load_contract
 from agent_invariants.lint import lint_contract
-from agent_invariants.lint.globs import intersects, subsumes
+from agent_invariants.lint.globs import intersects, matches, subsumes
 from agent_invariants.mcp_server import run_tool
 
 from support import github_profile_problems, sarif_validator
@@ -74,6 +74,29 @@ def test_subsumes_never_claims_wrongly(q, p):
 def test_subsumes_is_exact_for_a_literal(q, p):
     """A literal names one subject: q covers it exactly when q matches it."""
     assert subsumes(q, p) is glob_match(q, p)
+
+
+@settings(max_examples=300, deadline=None)
+@given(glob=st.text(alphabet="ab.?*\n", max_size=12), subject=st.text(alphabet="ab.\n", max_size=12))
+def test_matches_is_exact_for_a_literal(glob, subject):
+    """Whether a tool name matches a glob, as the algebra reads both (`?` and `*` take any
+    character, a line break too)."""
+    assert matches(glob, subject) is fnmatch.fnmatchcase(subject, glob.replace("[", "[[]"))
+
+
+def test_a_glob_of_many_stars_against_a_long_name_takes_no_exponential_time(tmp_path: Path) -> None:
+    """Lint matched a glob against a tool name with a backtracking regex: a 1 KB contract (a
+    deny_tool of `*a` 250 times, within the 500-character limit, beside a tool of 500 `a`s) did not
+    end, nor did `check`, which lints first (`*a` thirty times against forty `a`s: 20 s). Each
+    finding that matches a name now walks the glob once."""
+    stars = "*a" * 250
+    rules = [{"id": "must", "kind": "tool_calls", "tool": "a" * 500, "min": 1},
+             {"id": "no", "kind": "deny_tool", "tool": stars},
+             {"id": "wide", "kind": "deny_tool", "tool": "a" * 499}]
+    result = cli("lint", "--contract", write(tmp_path, {"version": 2, "name": "stars", "rules": rules}), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert [line.split(" ")[:4] for line in result.stdout.splitlines()[:-1]] == [
+        ["error", "required_but_forbidden", "[must,", "no]"], ["warning", "shadowed_rule", "[no,", "wide]"]]
 
 
 @settings(max_examples=150, deadline=None)

@@ -17,7 +17,6 @@ patterns alone.
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -114,21 +113,30 @@ def subsumes(q: str, p: str) -> bool:
     return bool(reach >> len(narrow) & 1)
 
 
+@lru_cache(maxsize=65_536)
 def matches(glob: str, subject: str) -> bool:
     """Whether a literal subject matches the glob (as the algebra reads both: `?` and `*` take
-    any character)."""
+    any character). By the same bit-parallel walk as `subsumes`, the subject's characters all
+    literal: a backtracking regex took exponential time (`*a` thirty times against forty `a`s:
+    20 s)."""
     if is_literal(glob):
         return glob == subject
     start = prefix(glob)
     if len(start) == len(glob) - 1 and glob[-1] == "*":   # `shell.*`: the usual glob
         return subject.startswith(start)
-    return _pattern(glob).fullmatch(subject) is not None
-
-
-@lru_cache(maxsize=65_536)
-def _pattern(glob: str) -> re.Pattern[str]:
-    parts = [".*" if symbol == ANY else "." if symbol == ONE else re.escape(symbol) for symbol in normalised(glob)]
-    return re.compile("".join(parts), re.DOTALL)
+    everywhere = (1 << (len(subject) + 1)) - 1
+    at: dict[str, int] = {}   # character -> the positions of the subject that hold it
+    for position, character in enumerate(subject):
+        at[character] = at.get(character, 0) | 1 << position
+    reach = 1
+    for symbol in normalised(glob):
+        if symbol == ANY:
+            reach = everywhere & ~((reach & -reach) - 1)
+        else:
+            reach = (reach & (everywhere >> 1 if symbol == ONE else at.get(symbol, 0))) << 1
+            if not reach:
+                return False
+    return bool(reach >> len(subject) & 1)
 
 
 @lru_cache(maxsize=1 << 16)
