@@ -688,11 +688,11 @@ def test_a_span_renamed_while_it_ran_is_one_span_as_it_started_and_as_it_ended(t
         ("run.start", None), ("tool.call", "c1"), ("tool.result", "c1"), ("run.completed", None)]
     # renamed to a name that is not the started one's made longer: another span
     started_tool["name"] = "execute_tool shell"
-    del started_tool["attributes"][1]   # (no gen_ai.tool.name: the tool is the one its name says)
+    del started_tool["attributes"][1]   # (no gen_ai.tool.name: the tool is the one its name says, `shell`)
     path = write(tmp_path, otlp(agent(), started_tool) + "\n" + otlp(tool("b" * 16, BASE + 1, BASE + 2,
                                                                            call_id="c1")) + "\n")
     assert [event["tool"] for event in imported(path) if event["type"] == "tool.call"] == [
-        "execute_tool shell", "refund"]
+        "shell", "refund"]
 
 
 def test_a_record_whose_name_is_all_that_says_its_tool_is_not_merged_into_another_tools(tmp_path: Path) -> None:

@@ -259,6 +259,13 @@ def test_agents_a_tool_error_is_a_failed_result(agents: dict[str, Path]) -> None
     assert fatal[-1]["type"] == "run.failed"
 
 
+def test_agents_a_failed_run_says_its_cause(agents: dict[str, Path]) -> None:
+    """The SDK's agent span says only "Error in agent run"; its error's `data` holds the cause. The
+    reason was the message alone, the same for a tool that raised and a model that was down."""
+    assert events(agents["tool_raises_fatal"])[-1]["reason"] == (
+        "Error in agent run: Error running tool lookup_order: order A9 not found")
+
+
 def test_agents_an_unknown_tool_fails_the_run_on_its_turn(agents: dict[str, Path]) -> None:
     found = events(agents["unknown_tool"])
     assert found[-1]["type"] == "run.failed" and "Tool not found" in found[-1]["reason"]
@@ -371,6 +378,31 @@ def test_openinference_a_langchain_tool_given_one_argument_alone_has_the_models_
     found = events(graph["refund_ok"], "openinference")
     assert [(event["tool"], event.get("args")) for event in of_type(found, "tool.call")] == [
         ("lookup_order", {"order_id": "A1"}), ("refund", {"order_id": "A1", "amount": 25})]
+
+
+def test_openinference_a_langchain_tool_called_without_arguments_has_empty_args(graph: dict[str, Path]) -> None:
+    """The instrumentation leaves empty arguments out, the tool's `input.value` and the model's
+    `function.arguments` alike: the call had no args, so a `tool_args` rule failed with
+    `args_missing` in this format only. A model call written without arguments had `{}`."""
+    found = events(graph["no_args"], "openinference")
+    assert [(event["tool"], event["call_id"], event.get("args")) for event in of_type(found, "tool.call")] == [
+        ("now", "call_now_1", {})]
+
+
+def test_openinference_a_model_span_that_left_attributes_out_gives_no_empty_args(
+        graph: dict[str, Path], tmp_path: Path) -> None:
+    """An exporter over its attribute limit leaves some out and says how many: a call written
+    without arguments there may have had some, so none are guessed."""
+    export = json.loads(graph["no_args"].read_text())
+    for span in [span for resource in export["resourceSpans"] for scope in resource["scopeSpans"]
+                 for span in scope["spans"]]:
+        if any(attribute["key"] == "openinference.span.kind" and attribute["value"] == {"stringValue": "LLM"}
+               for attribute in span["attributes"]):
+            span["droppedAttributesCount"] = 3
+    path = tmp_path / "dropped.otlp.jsonl"
+    path.write_text(json.dumps(export) + "\n")
+    assert [(event["tool"], event.get("args")) for event in of_type(events(path, "openinference"), "tool.call")] == [
+        ("now", None)]
 
 
 # -- openai-agents, written live (each span as it starts, and again as it ends) --------------------------------------

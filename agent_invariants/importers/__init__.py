@@ -1,10 +1,10 @@
 """Importers: the traces people already have, read as our events (spec/v2-extensions.md §7).
 
-One module per format, each with the same small interface: `FORMAT` (its name), `sniff(record)`
-(whether a first record is of the format), `RUN_IDS` (how a first pass finds the runs a line names)
-and `runs(records, context)` (the runs it finds, each a `Timeline` of events). `common` holds the
-mapping rules they share, `profile` the convention and user profiles, `records` the reading of
-the source file, `run` what an importer is given and keeps.
+One module per format, each with the same small interface: `FORMAT` (its name), `RUN_IDS` (how a
+first pass finds the runs a line names) and `runs(records, context)` (the runs it finds, each a
+`Timeline` of events). `common` holds the mapping rules they share, `profile` the convention and
+user profiles, `records` the reading of the source file, `sniff` the format a record is of (and a
+record of another format refused), `run` what an importer is given and keeps.
 
     runs = import_runs("spans.otlp.jsonl", "auto")      # ImportedRun: run_id, events [(event, line)]
     report = check_trace(contract, ImportedTrace(SourceFile.of("spans.otlp.jsonl"), runs[0]))
@@ -27,6 +27,7 @@ from agent_invariants import _collector as collector
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.records import Record, SourceFile, last_lines, read_records, rereadable
 from agent_invariants.importers.run import ALL_RUNS, Context, ImportedRun, one_run
+from agent_invariants.importers.sniff import format_of
 
 __all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "Stream", "detect", "import_file", "import_runs",
            "one_run", "sniffed")
@@ -48,13 +49,12 @@ def _module(name: str) -> ModuleType:
 def sniffed(value: Any) -> str | None:
     """The format a first record is of, or None. OpenInference is told from plain OpenTelemetry
     by its `openinference.span.kind` attribute."""
-    return next((name for name in ("openinference", "otel", "openai-agents", "langsmith", "mcp-log")
-                 if _module(name).sniff(value)), None)
+    return format_of(value)
 
 
 def detect(value: Any, file: str, line: int) -> str:
     """The format of a first record, or a TraceError listing the formats when none fits."""
-    found = sniffed(value)
+    found = format_of(value)
     if found is not None:
         return found
     if isinstance(value, dict) and "seq" in value and "type" in value:

@@ -54,16 +54,11 @@ from agent_invariants.importers.common import (
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
 from agent_invariants.importers.run import Context, ImportedRun, Runs, add_record, new_list
+from agent_invariants.importers.sniff import refuse_other
 
-__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs")
 
 FORMAT = "langsmith"
-
-
-def sniff(value: Any) -> bool:
-    """Whether a first record is a LangSmith run."""
-    return isinstance(value, dict) and "run_type" in value and "id" in value and (
-        "dotted_order" in value or "child_runs" in value or "start_time" in value)
 
 
 class _Run:
@@ -128,9 +123,11 @@ def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int,
     stack: list[tuple[Any, int, str]] = [(record.value, 0, "$")]
     while stack:
         raw, depth, path = stack.pop()
-        if not isinstance(raw, dict):
-            raise TraceError(file, record.line, f"{path}: expected a run (an object)")
-        if not isinstance(raw.get("id"), str) or not raw["id"]:
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
+            if not depth:
+                refuse_other(raw, FORMAT, file, record.line)
+            if not isinstance(raw, dict):
+                raise TraceError(file, record.line, f"{path}: expected a run (an object)")
             raise TraceError(file, record.line, f"{path}.id: expected the run's id (a string)")
         if not isinstance(raw.get("name"), str):
             raise TraceError(file, record.line, f"{path}.name: expected a string")

@@ -48,18 +48,14 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.records import Record, string_field
 from agent_invariants.importers.run import Context, ImportedRun, Runs
+from agent_invariants.importers.sniff import refuse_other
 from agent_invariants.jsontext import show
 from agent_invariants.match.canonical import canonical_key
 
-__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs")
 
 FORMAT = "mcp-log"
 _SIDES = ("c2s", "s2c")
-
-
-def sniff(value: Any) -> bool:
-    """Whether a first record is a line of an MCP log."""
-    return isinstance(value, dict) and {"ts", "session", "dir", "msg"} <= value.keys()
 
 
 def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
@@ -89,6 +85,8 @@ def _got(value: dict[str, Any], key: str) -> str:
 
 def _fields(record: Record, file: str) -> tuple[int, str, str, dict[str, Any]]:
     value = record.value
+    if not isinstance(value, dict) or not {"ts", "session", "dir", "msg"} <= value.keys():
+        refuse_other(value, FORMAT, file, record.line)
     if not isinstance(value, dict):
         raise TraceError(file, record.line, "expected an MCP log record {ts, session, dir, msg}")
     stamp = value.get("ts")

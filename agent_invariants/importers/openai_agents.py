@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import (
     END,
@@ -41,15 +43,11 @@ from agent_invariants.importers.common import (
 from agent_invariants.importers.profile import Candidate, convention_event
 from agent_invariants.importers.records import Record, string_field
 from agent_invariants.importers.run import Context, ImportedRun, Runs, add_record, new_list
+from agent_invariants.importers.sniff import refuse_other
 
-__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs")
 
 FORMAT = "openai-agents"
-
-
-def sniff(value: Any) -> bool:
-    """Whether a first record is a trace or span of the Agents SDK's export."""
-    return isinstance(value, dict) and value.get("object") in ("trace", "trace.span")
 
 
 class _Span:
@@ -86,6 +84,7 @@ def _read(record: Record, context: Context, order: int) -> tuple[str, _Span] | N
     span of another trace, a record of another kind: counted)."""
     value = record.value
     if not isinstance(value, dict) or value.get("object") not in ("trace", "trace.span"):
+        refuse_other(value, FORMAT, context.file, record.line)
         context.skip()
         return None
     if value["object"] == "trace":
@@ -283,9 +282,14 @@ def _tool(out: Timeline, span: _Span, name: str) -> None:
 
 
 def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        message = error.get("message")
-        text = message if isinstance(message, str) and message else str(error.get("data") or "error")
+    """A span's error: its message, then the cause its `data` gives (a failed run's agent span
+    says only "Error in agent run", its data `{"error": "Error running tool refund: ..."}`)."""
+    if not isinstance(error, dict):
+        return cut_text(str(error), 500)
+    message = error.get("message") if isinstance(error.get("message"), str) else ""
+    data = error.get("data")
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        cause = data["error"]
     else:
-        text = str(error)
-    return cut_text(text, 500)
+        cause = msgspec.json.encode(data).decode() if data else ""
+    return cut_text(": ".join(part for part in (message, cause) if part) or "error", 500)

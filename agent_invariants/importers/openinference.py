@@ -30,35 +30,22 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants.importers.common import END, ModelTurn, cut_text, parse_args, parse_result, tool_message
-from agent_invariants.importers.otel import RUN_IDS, GenAiTrace, failed, span_error
-from agent_invariants.importers.otlp import Span, Tree, read_traces, sniff_otlp
+from agent_invariants.importers.otel import OPERATION, RUN_IDS, GenAiTrace, failed, span_error
+from agent_invariants.importers.otlp import Span, Tree, read_traces
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, ImportedRun
+from agent_invariants.importers.sniff import OPENINFERENCE_KIND
 
-__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs")
 
 FORMAT = "openinference"
-KIND = "openinference.span.kind"
+KIND = OPENINFERENCE_KIND
 _INDEXED = re.compile(r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\."
                       r"(id|function\.name|function\.arguments)$")
 
 
-def sniff(value: Any) -> bool:
-    """Whether a first record is OTLP JSON with OpenInference spans."""
-    if not sniff_otlp(value):
-        return False
-    for resource in value.get("resourceSpans") or ():
-        for scope in resource.get("scopeSpans", []) if isinstance(resource, dict) else []:
-            for span in scope.get("spans", []) if isinstance(scope, dict) else []:
-                attributes = span.get("attributes") if isinstance(span, dict) else None
-                if isinstance(attributes, list) and any(
-                        isinstance(item, dict) and item.get("key") == KIND for item in attributes):
-                    return True
-    return False
-
-
 def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
-    for trace_id, spans in read_traces(records, context):
+    for trace_id, spans in read_traces(records, context, FORMAT):
         yield context.finished(trace_id, _Trace(context, trace_id, spans).timeline())
 
 
@@ -69,6 +56,7 @@ def _kind(span: Span) -> str:
 
 class _Trace(GenAiTrace):
     source_format = FORMAT
+    other_convention = ("otel", OPERATION)
 
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         super().__init__(context, trace_id, spans)
@@ -129,10 +117,13 @@ class _Trace(GenAiTrace):
         return written if asked is None else asked
 
     def asked(self, call_id: str) -> Any:
-        """The arguments the model gave the call with this id: its LLM spans' tool calls."""
+        """The arguments the model gave the call with this id: its LLM spans' tool calls. A call
+        written without arguments had none (`{}`: LangChain's instrumentation leaves empty ones
+        out), unless the span says it left attributes out."""
         if self._asked is None:
-            self._asked = {found: arguments for span in self.tree.spans if _kind(span) == "LLM"
-                           for found, _, arguments in _model_calls(span) if arguments is not None}
+            self._asked = {found: {} if arguments is None else arguments
+                           for span in self.tree.spans if _kind(span) == "LLM"
+                           for found, _, arguments in _model_calls(span) if arguments is not None or not span.dropped}
         return self._asked.get(call_id)
 
     def after(self) -> None:

@@ -38,6 +38,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import (
     END,
     FIRST,
@@ -49,12 +50,13 @@ from agent_invariants.importers.common import (
     parse_args,
     parse_result,
 )
-from agent_invariants.importers.otlp import TRACE_ID, Span, Tree, read_traces, sniff_otlp, trace_key
+from agent_invariants.importers.otlp import TRACE_ID, Span, Tree, read_traces, trace_key
 from agent_invariants.importers.profile import CONVENTION_TYPES, Candidate, convention_event
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, ImportedRun
+from agent_invariants.importers.sniff import OPENINFERENCE_KIND
 
-__all__ = ("FORMAT", "RUN_IDS", "runs", "sniff")
+__all__ = ("FORMAT", "RUN_IDS", "runs")
 
 FORMAT = "otel"
 OPERATION = "gen_ai.operation.name"
@@ -65,14 +67,15 @@ RUN_IDS = (TRACE_ID, trace_key)
 """How a first pass finds the runs a line belongs to (see `records.last_lines`)."""
 
 
-def sniff(value: Any) -> bool:
-    """Whether a first record is an OTLP JSON export of spans (OpenInference is told apart first)."""
-    return sniff_otlp(value)
-
-
 def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
-    for trace_id, spans in read_traces(records, context):
+    for trace_id, spans in read_traces(records, context, FORMAT):
         yield context.finished(trace_id, GenAiTrace(context, trace_id, spans).timeline())
+
+
+def _tool_named(span_name: str) -> str:
+    """A tool's name from its span's, for a span without `gen_ai.tool.name` (recommended, not
+    required): the conventions name it `execute_tool {gen_ai.tool.name}`."""
+    return span_name.removeprefix("execute_tool ") or span_name
 
 
 def span_error(span: Span) -> str:
@@ -103,12 +106,14 @@ class GenAiTrace:
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         self.context = context
         self.tree = Tree(_once(spans))
+        self.trace_id = trace_id
         self.out = Timeline(self.source_format, context.file, trace_id)
         self.parts = _MessageParts()
         self._asked: dict[str, Any] | None = None   # call id -> the arguments the model gave it
         self._message_logs: set[int] = set()   # the log records read as their chat spans' messages
 
     def timeline(self) -> Timeline:
+        self.convention()
         self.messages_from_logs()
         outermost = self.outermost()
         root = min(outermost, key=lambda span: (span.start, span.order))
@@ -128,7 +133,28 @@ class GenAiTrace:
         self.after()
         return self.out
 
+    def convention(self) -> None:
+        """Stop the import of a trace whose spans are the other flavour's and none this one's:
+        read as this one, it would be a run without a tool call, which passes. The two flavours
+        share their records, so only a trace's spans tell them apart (`sniff` reads only a first
+        record's). A trace read with a profile is read as it says."""
+        if self.context.profile is not None:
+            return
+        other, marker = self.other_convention
+        found: Span | None = None
+        for span in self.tree.spans:
+            if self.kind(span):
+                return
+            if found is None and marker in span.attributes:
+                found = span
+        if found is not None:
+            raise TraceError(self.context.file, found.line, f"trace {self.trace_id} holds spans of {other} "
+                             f"({marker}) and none of {self.source_format}: read it as {other}")
+
     # -- what each format reads differently ------------------------------------------------------------------------
+
+    other_convention = ("openinference", OPENINFERENCE_KIND)
+    """The other flavour of OTLP spans, and the attribute its spans are told by."""
 
     def outermost(self) -> list[Span]:
         """The spans the run is: the outermost agent span; when several are outermost, side by
@@ -218,8 +244,8 @@ class GenAiTrace:
                     result, has_result = written["gen_ai.choice"]["message"], True
             if args is None and isinstance(call_id, str):   # (`event_only` capture sets none on the span)
                 args = self.asked(call_id)
-            self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or span.name, call_id=call_id, args=args,
-                      result=result, has_result=has_result)
+            self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or _tool_named(span.name), call_id=call_id,
+                      args=args, result=result, has_result=has_result)
         elif span.attributes.get(OPERATION) in _CHAT_OPERATIONS:
             self.parts.add_chat(span)
 

@@ -27,9 +27,10 @@ import msgspec
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, Runs, add_record, new_list
+from agent_invariants.importers.sniff import refuse_other
 from agent_invariants.jsontext import decode_problem
 
-__all__ = ("TRACE_ID", "Span", "SpanEvent", "read_traces", "sniff_otlp", "trace_key")
+__all__ = ("TRACE_ID", "Span", "SpanEvent", "read_traces", "trace_key")
 
 _MAX_CLOCK = 253402300799 * 1_000_000_000   # 9999-12-31T23:59:59Z
 
@@ -46,8 +47,8 @@ class SpanEvent:
 class Span:
     """One span, its ids in lowercase hex, its times in nanoseconds, its attributes by key."""
 
-    __slots__ = ("attributes", "end", "ended", "error", "events", "line", "log", "message", "name", "order",
-                 "parent", "span_id", "start", "trace_id")
+    __slots__ = ("attributes", "dropped", "end", "ended", "error", "events", "line", "log", "message", "name",
+                 "order", "parent", "span_id", "start", "trace_id")
 
     def __init__(self, trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
                  attributes: dict[str, Any], events: list[SpanEvent], error: bool, message: str | None, line: int,
@@ -57,32 +58,28 @@ class Span:
         self.error, self.message, self.line, self.order = error, message, line, order
         self.ended = True   # False for a span exported before it ended (no end time, or 0)
         self.log = False    # True for a log record, read as a span of no duration
+        self.dropped = False   # True when the exporter says it left some attributes out (a limit)
 
 
-def sniff_otlp(value: Any) -> bool:
-    """Whether a record is an OTLP JSON export of spans (or of log records)."""
-    return isinstance(value, dict) and (isinstance(value.get("resourceSpans"), list)
-                                        or isinstance(value.get("resourceLogs"), list))
-
-
-def read_traces(records: Iterator[Record], context: Context) -> Iterator[tuple[str, list[Span]]]:
+def read_traces(records: Iterator[Record], context: Context, source_format: str) -> Iterator[tuple[str, list[Span]]]:
     """The spans of each wanted trace, in file order, as soon as its last line has been read.
     Records of other signals (metrics) and spans of unwanted traces are skipped (counted, or their
     ids noted); so are the log records of a trace that has no span (a logs file given for the
     traces file: no run, rather than a run of nothing that passes)."""
-    for trace_id, spans in _traces(records, context):
+    for trace_id, spans in _traces(records, context, source_format):
         if any(not span.log for span in spans):
             yield trace_id, spans
         else:
             context.skip(len(spans))
 
 
-def _traces(records: Iterator[Record], context: Context) -> Iterator[tuple[str, list[Span]]]:
+def _traces(records: Iterator[Record], context: Context, source_format: str) -> Iterator[tuple[str, list[Span]]]:
     traces: Runs[list[Span]] = Runs(context, new_list)
     order = 0
     for record in records:
         export = _export(record, context.file)
-        if export is None:
+        if export is None:   # (a record of metrics; a record of another format stops the import)
+            refuse_other(record.value, source_format, context.file, record.line)
             context.skip()
         else:
             kept_id: str | None = None   # the trace of the span before (a line's spans come a trace at a time)
@@ -201,6 +198,7 @@ class _RawSpan(msgspec.Struct):
     attributes: list[_Pair] = []
     events: list[_Event] = []
     status: _Status | None = None
+    droppedAttributesCount: int | str = 0
 
 
 class _Scope(msgspec.Struct):
@@ -311,6 +309,7 @@ def _span(raw: _RawSpan, line: int, order: int) -> Span:
     span = Span(trace_id, span_id, parent, raw.name, start, end or start, attributes(raw.attributes), events, error,
                 message, line, order)
     span.ended = end != 0
+    span.dropped = raw.droppedAttributesCount not in (0, "0")
     return span
 
 

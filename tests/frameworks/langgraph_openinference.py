@@ -9,7 +9,9 @@ the whole LangChain ToolMessage (`{"type": "tool", "data": {"content": ..., "too
 
 Scenarios: `refund_ok` (a lookup, then a refund), `refund_fails` (the refund raises: the graph
 fails), `refund_direct` (the refund is a `return_direct` tool: the graph ends with it, no third
-model turn), `lookup_fails` (the lookup raises after the first model turn: one agent span).
+model turn), `lookup_fails` (the lookup raises after the first model turn: one agent span),
+`no_args` (the model calls a tool of no parameters, `now`, with `{}`: the instrumentation writes
+neither the tool's `input.value` nor the call's arguments).
 
 Run `python -m tests.frameworks.langgraph_openinference OUTDIR` to write every scenario to
 `OUTDIR/<scenario>.otlp.jsonl`.
@@ -39,19 +41,22 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 __all__ = ["EXTENSION", "SCENARIOS", "write"]
 
 EXTENSION = ".otlp.jsonl"
-SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct", "lookup_fails")
+SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct", "lookup_fails", "no_args")
 
 _TURNS = [AIMessage(content="", tool_calls=[{"name": "lookup_order", "args": {"order_id": "A1"},
                                              "id": "call_lookup_1", "type": "tool_call"}]),
           AIMessage(content="", tool_calls=[{"name": "refund", "args": {"order_id": "A1", "amount": 25},
                                              "id": "call_refund_1", "type": "tool_call"}]),
           AIMessage(content="Refunded 25 for order A1.")]
+_NO_ARGS = [AIMessage(content="", tool_calls=[{"name": "now", "args": {}, "id": "call_now_1", "type": "tool_call"}]),
+            AIMessage(content="It is midnight.")]
 
 
 class _Scripted(BaseChatModel):
     """A chat model that answers each turn from `_TURNS`."""
 
     turn: int = 0
+    turns: list[AIMessage] = _TURNS
 
     @property
     def _llm_type(self) -> str:
@@ -62,7 +67,7 @@ class _Scripted(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
                   **_: Any) -> ChatResult:
-        message = _TURNS[self.turn]
+        message = self.turns[self.turn]
         self.turn += 1
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -82,8 +87,15 @@ def _graph(scenario: str) -> Any:
             raise RuntimeError("payment gateway down")
         return json.dumps({"refund_id": "R-9", "amount": amount})
 
+    @tool
+    def now() -> str:
+        """The time."""
+        return "2026-01-01T00:00:00Z"
+
     with warnings.catch_warnings():   # (moved to `langchain.agents` in LangGraph 1.0; the graph is the same)
         warnings.simplefilter("ignore", LangGraphDeprecationWarning)
+        if scenario == "no_args":
+            return create_react_agent(_Scripted(turns=_NO_ARGS), [now])
         return create_react_agent(_Scripted(), [lookup_order, refund])
 
 

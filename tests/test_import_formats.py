@@ -1,0 +1,110 @@
+"""A file is read in one format (§7): a record that another format claims stops the import, and an
+OTLP trace whose spans are all of the other flavour (OpenInference or the GenAI conventions) is
+named, rather than read as a run without a call, which passes."""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+
+IMPORTS = Path(__file__).resolve().parent.parent / "examples" / "imports"
+DENY_SHELL = {"version": 1, "name": "no shell", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}
+MCP_SHELL = {"ts": "2026-01-01T00:00:00Z", "session": "s9", "dir": "c2s",
+             "msg": {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                     "params": {"name": "shell", "arguments": {"cmd": "rm -rf /"}}}}
+
+
+def _lines(name: str) -> list[str]:
+    return (IMPORTS / name).read_text(encoding="utf-8").splitlines()
+
+
+def _write(tmp_path: Path, name: str, lines: list[str]) -> None:
+    (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "contract.json").write_text(json.dumps(DENY_SHELL), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("first", "then", "reading", "other"), [
+    ("pydantic-ai.otlp.jsonl", "mcp-session.mcp.jsonl", "otel", "mcp-log"),
+    ("agents-openinference.otlp.jsonl", "agents-sdk.agents.jsonl", "openinference", "openai-agents"),
+    ("agents-sdk.agents.jsonl", "langchain.runs.jsonl", "openai-agents", "langsmith"),
+    ("langchain.runs.jsonl", "pydantic-ai.otlp.jsonl", "langsmith", "otel"),
+    ("mcp-session.mcp.jsonl", "agents-sdk.agents.jsonl", "mcp-log", "openai-agents"),
+])
+def test_a_record_of_another_format_in_a_file_stops_the_import(first: str, then: str, reading: str, other: str,
+                                                                 cli: Cli, tmp_path: Path) -> None:
+    """Each reader passes over the records of kinds its mapping does not use, so a file read as
+    spans or as the Agents SDK's export, with another tool's records after them, passed (exit 0,
+    even under --strict, and nothing said) with those records unread; a LangSmith or MCP file with
+    them said only that a run lacked its id or a time. Now the first record of another format
+    stops the import at its line, saying so."""
+    lines = _lines(first)
+    _write(tmp_path, "mixed.jsonl", [*lines, *_lines(then)])
+    result = cli("check", "-c", "contract.json", "-t", "mixed.jsonl", "--input-format", "auto", "--strict")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"agent-invariants: mixed.jsonl:{len(lines) + 1}: is a record of the {other} format, "
+                             f"in a file read as {reading}: a file is read in one format (split it, or name the "
+                             "format it is in)\n")
+
+
+def test_an_mcp_call_appended_to_spans_is_not_passed_over(cli: Cli, tmp_path: Path) -> None:
+    """The hunt's case: a forbidden call of an MCP session appended to an export of spans."""
+    _write(tmp_path, "mixed.jsonl", [*_lines("pydantic-ai.otlp.jsonl"), json.dumps(MCP_SHELL)])
+    result = cli("check", "-c", "contract.json", "-t", "mixed.jsonl", "--input-format", "auto")
+    assert result.returncode == 2
+    assert result.stderr.startswith("agent-invariants: mixed.jsonl:2: is a record of the mcp-log format, in a file "
+                                    "read as otel")
+
+
+def test_a_named_format_that_is_not_the_files_says_which_it_is(cli: Cli, tmp_path: Path) -> None:
+    _write(tmp_path, "session.jsonl", _lines("mcp-session.mcp.jsonl"))
+    result = cli("convert", "--from", "otel", "session.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("agent-invariants: session.jsonl:1: is a record of the mcp-log format, in a file read "
+                             "as otel: a file is read in one format (split it, or name the format it is in)\n")
+
+
+def test_records_of_no_format_are_still_skipped_and_counted(cli: Cli, tmp_path: Path) -> None:
+    """Metrics beside spans are records the mapping does not use, not another format."""
+    _write(tmp_path, "spans.jsonl", [*_lines("pydantic-ai.otlp.jsonl"), json.dumps({"resourceMetrics": []})])
+    result = cli("convert", "--from", "auto", "spans.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.endswith("; skipped 1 record of kinds the mapping does not use\n")
+
+
+def _trace_id(name: str) -> str:
+    (line,) = _lines(name)
+    ids = {span["traceId"] for resource in json.loads(line)["resourceSpans"]
+           for scope in resource["scopeSpans"] for span in scope["spans"]}
+    (found,) = ids
+    return str(found) if len(found) == 32 else base64.b64decode(found).hex()   # (ids as hex or base64)
+
+
+@pytest.mark.parametrize(("name", "named", "right", "marker"), [
+    ("pydantic-ai.otlp.jsonl", "openinference", "otel", "gen_ai.operation.name"),
+    ("agents-openinference.otlp.jsonl", "otel", "openinference", "openinference.span.kind"),
+])
+def test_a_trace_of_the_other_otlp_flavour_is_named_not_read_as_a_run_without_calls(
+        name: str, named: str, right: str, marker: str, cli: Cli, tmp_path: Path) -> None:
+    """The two flavours share their records, and each reads tool steps only by its own markers:
+    pydantic-ai's spans read as OpenInference (or the Agents SDK's OpenInference spans read as
+    otel) were a run of two events, no call, which passed (a contract of deny_tool alone without
+    a word). A trace with spans of the other flavour and none of its own is named now."""
+    _write(tmp_path, "spans.jsonl", _lines(name))
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", named)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"agent-invariants: spans.jsonl:1: trace {_trace_id(name)} holds spans of {right} "
+                             f"({marker}) and none of {named}: read it as {right}\n")
+    assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", right).returncode == 0
+
+
+def test_a_trace_read_with_a_profile_is_read_as_the_profile_says(cli: Cli, tmp_path: Path) -> None:
+    """A profile maps spans by name, whatever their flavour: what it reads is the user's choice."""
+    _write(tmp_path, "spans.jsonl", _lines("pydantic-ai.otlp.jsonl"))
+    result = cli("convert", "--from", "openinference", "spans.jsonl", "--profile",
+                 str(IMPORTS / "human-review.profile.json"))
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line)["type"] for line in result.stdout.splitlines()] == ["run.start", "run.completed"]
