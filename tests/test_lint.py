@@ -242,6 +242,11 @@ def test_interface_lists_the_output_paths_read_and_whether_a_schema_requires_the
         {"path": "refunds", "rules": ["total"], "required": False},
         {"path": "total", "rules": ["total"], "required": True}]
     assert [finding["code"] for finding in json.loads(result.stdout)["findings"]] == ["unschemaed_read"]
+    # SARIF (where it was left out) lists it as the run's property, and lists it alone without truncation
+    log = json.loads(cli("lint", "--contract", contract, "--interface", "--format", "sarif", cwd=tmp_path).stdout)
+    assert log["runs"][0]["properties"] == {"interface": json.loads(result.stdout)["interface"]}
+    assert "properties" not in json.loads(cli("lint", "--contract", contract, "--format", "sarif",
+                                              cwd=tmp_path).stdout)["runs"][0]
 
 
 def test_an_interface_with_no_path_read_says_none(tmp_path):

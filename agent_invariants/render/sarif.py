@@ -286,11 +286,15 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
             partial_fingerprints=_fingerprints(finding.code, location, UNSET,
                                                [finding.pointer, finding.rule_ids]),
             properties=msgspec.to_builtins(finding)))
-    stopped = None if report.truncated is not True else {
-        "truncated": True, "note": f"lint stopped after {len(report.findings)} findings: the contract has more."}
+    properties: dict[str, Any] = {}
+    if report.truncated is True:
+        properties.update(truncated=True, note=f"lint stopped after {len(report.findings)} findings: the contract "
+                          "has more.")
+    if report.interface is not UNSET:   # (`--interface`: what the JSON report lists, here too)
+        properties["interface"] = msgspec.to_builtins(report.interface)
     return om.Run(tool=om.Tool(driver=om.ToolComponent(
         name="agent-invariants", semantic_version=__version__, information_uri=INFORMATION_URI, rules=descriptors)),
-        results=results, column_kind="utf16CodeUnits", properties=stopped)
+        results=results, column_kind="utf16CodeUnits", properties=properties or None)
 
 
 _RECORD_FINDINGS = {
