@@ -108,3 +108,15 @@ def test_a_trace_read_with_a_profile_is_read_as_the_profile_says(cli: Cli, tmp_p
                  str(IMPORTS / "human-review.profile.json"))
     assert result.returncode == 0, result.stderr
     assert [json.loads(line)["type"] for line in result.stdout.splitlines()] == ["run.start", "run.completed"]
+
+
+def test_an_export_on_standard_input_is_named_as_a_native_trace_there_is(cli: Cli, tmp_path: Path) -> None:
+    """A native trace on standard input is `-` in the report and its warnings; an imported one was
+    `<events>` in the warnings, `<trace>:1` at each violation and no trace in the JSON report."""
+    export = (IMPORTS / "langchain.runs.jsonl").read_text(encoding="utf-8")
+    arguments = ("check", "-c", str(IMPORTS / "contract.json"), "-t", "-", "--input-format", "auto")
+    text = cli(*arguments, stdin=export)
+    assert text.returncode == 1, text.stderr
+    assert text.stderr.startswith("agent-invariants: warning: - (run ")
+    assert [line.split()[0] for line in text.stdout.splitlines() if " seq " in line] == ["-:1"]
+    assert json.loads(cli(*arguments, "-f", "json", stdin=export).stdout)["trace"] == "-"

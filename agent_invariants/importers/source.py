@@ -25,7 +25,7 @@ class ImportedTrace(EventList):
         self._lines: list[int | None] = []
         self._spans: list[str | None] = []
         super().__init__(self._noting_lines(run), name=file.name)
-        self.path = file.path if file.path not in (None, "-") else None
+        self.path = file.path   # (`-` for standard input: reports name it so, as a native trace's)
         self.run_id = run.run_id
         self._file, self._line_lengths, self._max_line_bytes = file, line_lengths, max_line_bytes
 
