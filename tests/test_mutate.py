@@ -458,3 +458,20 @@ def test_text_names_the_invalid_mutants_it_leaves_out_of_the_score(cli, tmp_path
     lines = result.stdout.splitlines()
     assert "3 invalid" in lines[0]
     assert "invalid (not scored): rebind_approval:1:call_id, duplicate_call:2, inflate_retries:2" in lines
+
+
+def test_an_array_trace_written_over_many_lines_mutates_as_its_jsonl_does(cli, tmp_path):
+    """A trace may be one JSON array, pretty-printed (`json.dump(events, indent=2)`): check passes
+    it. Mutate wrote each member as written, line breaks and all, into its JSON Lines rewrites
+    and mutants: the renumber rewrite could not be read (exit 2), and without the rewrites every
+    mutant was `invalid`. Its mutants are those of the same events in JSON Lines."""
+    events = [json.loads(line) for line in TRACE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    (tmp_path / "pretty.json").write_text(json.dumps(events, indent=2), encoding="utf-8")
+    arguments = ("mutate", "-c", str(CONTRACT), "-f", "json", "-t")
+    pretty, lines = cli(*arguments, "pretty.json"), cli(*arguments, str(TRACE))
+    assert (pretty.returncode, pretty.stderr) == (lines.returncode, lines.stderr) == (0, "")
+    mutants = [(mutant["id"], mutant["status"]) for mutant in json.loads(pretty.stdout)["mutants"]]
+    assert mutants == [(mutant["id"], mutant["status"]) for mutant in json.loads(lines.stdout)["mutants"]]
+    assert len(mutants) > 5 and "invalid" not in {status for _, status in mutants}
+    shown = cli("mutate", "-c", str(CONTRACT), "-t", "pretty.json", "--show-mutant", mutants[0][0])
+    assert shown.returncode == 0 and all(json.loads(line) for line in shown.stdout.splitlines())

@@ -76,12 +76,24 @@ def parse_events(data: bytes, lines: Sequence[int | None], label: str) -> list[E
     start = first_significant(data, final=True)
     try:
         if start is not None and data[start:start + 1] == b"[":
-            return _mended(_array, data[start:])
+            return [_one_line(event) for event in _mended(_array, data[start:])]
         physical = data.split(b"\n")
         return [_mended(_events, js_trim(physical[line - 1].decode("utf-8")).encode("utf-8"))
                 for line in _known(lines)]
     except (msgspec.DecodeError, UnicodeDecodeError, IndexError) as exc:   # check read it: cannot happen
         raise TraceError(label, None, f"cannot be read again for mutation: {exc}") from None
+
+
+def _one_line(event: Event) -> Event:
+    """An event of an array trace, each member's text on one line, as JSON Lines need it: a value
+    written over several lines (`json.dump(events, indent=2)`) has line breaks only between its
+    tokens (JSON strings hold none), so dropping them changes no value, and other members go back
+    out as written."""
+    for name, value in event.items():
+        text = bytes(memoryview(value))
+        if b"\n" in text or b"\r" in text:
+            event[name] = Raw(text.replace(b"\r", b"").replace(b"\n", b""))
+    return event
 
 
 def parsed(label: str, data: bytes, lines: list[int | None], lengths: dict[int, int]) -> Original:
