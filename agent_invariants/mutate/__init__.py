@@ -77,7 +77,8 @@ responsible: typically `within_events` or `max_events`, which count positions. `
 NAME` leaves one out.
 
 ## Exit
-0 with the report; 1 when the score is below `--min-score X` (or there is no score), or with
+0 with the report; 1 when the score is below `--min-score X` (or there is no score to compare
+with it: without `--min-score`, no score is exit 0), or with
 `--fail-on-fp` when a rewrite fails; 2 for bad input: a contract, trace or control that cannot
 be read, a trace that does not pass the contract (or the `--control`; the failing rules are
 named), a version-2 contract with lint errors (unless `--no-lint`), an unknown rewrite.
