@@ -158,6 +158,16 @@ def test_min_0_alone_passes_with_no_calls_and_is_not_vacuous(run):
     passes(run(rule(tool="refund", min=0), call("get"), done()), 0)
 
 
+@pytest.mark.parametrize("bounds", [{"min": 0}, {"max": 0}, {"min": 0, "max": 2}])
+def test_no_call_where_none_is_allowed_passes_strict_without_a_notice(cli, tmp_path, bounds):
+    """`--strict` fails a rule that checked nothing unless nothing is its passing state: `max`
+    alone was exempt, `min: 0` (none is as fine) failed with `checked_nothing`."""
+    write_contract(tmp_path, [rule(tool="refund", **bounds)], 2)
+    write_trace(tmp_path, (call("get"), done()))
+    result = cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--strict")
+    assert (result.returncode, result.stderr) == (0, ""), result.stdout
+
+
 def test_no_calls_is_a_min_violation_not_a_vacuous_pass(run):
     out = run(rule(tool="refund", min=1))
     assert out.single("min", None)["evidence"] == ev(0, min=1)

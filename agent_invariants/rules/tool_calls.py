@@ -133,8 +133,8 @@ class ToolCalls(Rule):
         self._successful = config.count == "successful"
         self._path = UNSET if config.matches_output_length is UNSET else parse_path(config.matches_output_length)
         self.pairs_calls = self._successful
-        # `max` alone: no call at all is what the rule asks for, not a sign it guards nothing
-        self.checked_nothing_is_normal = config.min is UNSET and config.matches_output_length is UNSET
+        # `max` alone (or `min: 0`): no call at all is what the rule allows, not a sign it guards nothing
+        self.checked_nothing_is_normal = config.min in (UNSET, 0) and config.matches_output_length is UNSET
         self._over: tuple[int | float, int] | None = None   # (seq, index) of the (max+1)-th counted call
         self._earliest: list[tuple[int, int | float]] = []    # with `successful`: see _count
         self._terminal = Terminal()
