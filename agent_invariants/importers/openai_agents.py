@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import msgspec
-
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.common import (
     END,
@@ -286,10 +284,9 @@ def _error_text(error: Any) -> str:
     says only "Error in agent run", its data `{"error": "Error running tool refund: ..."}`)."""
     if not isinstance(error, dict):
         return cut_text(str(error), 500)
-    message = error.get("message") if isinstance(error.get("message"), str) else ""
+    message = error.get("message")
     data = error.get("data")
-    if isinstance(data, dict) and isinstance(data.get("error"), str):
-        cause = data["error"]
-    else:
-        cause = msgspec.json.encode(data).decode() if data else ""
-    return cut_text(": ".join(part for part in (message, cause) if part) or "error", 500)
+    if not isinstance(message, str) or not message:
+        return cut_text(str(data or "error"), 500)
+    cause = data.get("error") if isinstance(data, dict) else None
+    return cut_text(f"{message}: {cause}" if isinstance(cause, str) and cause else message, 500)
