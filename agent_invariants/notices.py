@@ -17,9 +17,9 @@ stderr; with `--strict` they fail):
   which no glob wildcard matches (as in the Node tool): `deny_tool` with `*` does not see its calls.
   The summary's first calls are looked through once the trace has been read: nothing per event.
 - `rule_checked_nothing`: a rule whose `checked` is 0, so it may guard nothing (a glob that matches
-  no tool, a type nobody writes). Rules whose `checked` counts what they forbid (`deny_tool`,
-  `deny_event`, `stop_is_final`, `confidence_requires_outcome`, and `require_event` with `min: 0`:
-  zero is their passing state) say so with `checked_nothing_is_normal` and are left out.
+  no tool, a type nobody writes). Rules for which zero is the passing state (`deny_tool`,
+  `deny_event`, `stop_is_final`, `require_event` with `min: 0`, `tool_calls` without a `min`
+  above 0...: the README lists them all) say so with `checked_nothing_is_normal` and are left out.
 
 Types cost nothing per event: each is judged once, when the engine first asks the `TypeSpelling`
 observer for a route, and only events of a misspelt type reach its handler.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,30 +85,108 @@ def _trace_id(name: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "named", "right", "marker"), [
-    ("pydantic-ai.otlp.jsonl", "openinference", "otel", "gen_ai.operation.name"),
-    ("agents-openinference.otlp.jsonl", "otel", "openinference", "openinference.span.kind"),
+    ("pydantic-ai.otlp.jsonl", "openinference", "otel", "gen_ai.operation.name = execute_tool"),
+    ("agents-openinference.otlp.jsonl", "otel", "openinference", "openinference.span.kind = TOOL"),
 ])
-def test_a_trace_of_the_other_otlp_flavour_is_named_not_read_as_a_run_without_calls(
-        name: str, named: str, right: str, marker: str, cli: Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("profile", [False, True])
+def test_a_trace_of_the_other_otlp_flavours_tool_steps_is_named_not_read_as_a_run_without_calls(
+        name: str, named: str, right: str, marker: str, profile: bool, cli: Cli, tmp_path: Path) -> None:
     """The two flavours share their records, and each reads tool steps only by its own markers:
     pydantic-ai's spans read as OpenInference (or the Agents SDK's OpenInference spans read as
     otel) were a run of two events, no call, which passed (a contract of deny_tool alone without
-    a word). A trace with spans of the other flavour and none of its own is named now."""
+    a word). A trace whose tool steps are all the other flavour's is named now; a profile, which
+    maps spans by name, reads none of them either."""
     _write(tmp_path, "spans.jsonl", _lines(name))
-    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", named)
+    extra = ("--profile", str(IMPORTS / "human-review.profile.json")) if profile else ()
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", named, *extra)
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == (f"agent-invariants: spans.jsonl:1: trace {_trace_id(name)} holds spans of {right} "
-                             f"({marker}) and none of {named}: read it as {right}\n")
+    assert result.stderr.startswith(f"agent-invariants: spans.jsonl:{result.stderr.split(':')[2]}: trace "
+                                    f"{_trace_id(name)} holds tool steps of {right} ({marker}) and none of {named}, "
+                                    f"which does not read them: read it as {right} (a file whose traces differ so "
+                                    "is split first)\n")
     assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", right).returncode == 0
 
 
-def test_a_trace_read_with_a_profile_is_read_as_the_profile_says(cli: Cli, tmp_path: Path) -> None:
-    """A profile maps spans by name, whatever their flavour: what it reads is the user's choice."""
-    _write(tmp_path, "spans.jsonl", _lines("pydantic-ai.otlp.jsonl"))
-    result = cli("convert", "--from", "openinference", "spans.jsonl", "--profile",
-                 str(IMPORTS / "human-review.profile.json"))
-    assert result.returncode == 0, result.stderr
-    assert [json.loads(line)["type"] for line in result.stdout.splitlines()] == ["run.start", "run.completed"]
+def _span(span_id: str, name: str, parent: str | None, **attributes: str) -> dict[str, Any]:
+    span: dict[str, Any] = {"traceId": "3af7651916cd43dd8448eb211c80319c", "spanId": span_id, "name": name,
+                            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000010000000",
+                            "attributes": [{"key": key.replace("__", "."), "value": {"stringValue": value}}
+                                           for key, value in attributes.items()]}
+    if parent is not None:
+        span["parentSpanId"] = parent
+    return span
+
+
+def _export(*spans: dict[str, Any]) -> str:
+    return json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                          "scopeSpans": [{"scope": {"name": "x"}, "spans": list(spans)}]}]})
+
+
+AGENT = _span("e7ad6b7169203331", "invoke_agent a", None, gen_ai__operation__name="invoke_agent")
+SHELL = _span("e9ad6b7169203331", "execute_tool shell", AGENT["spanId"], gen_ai__operation__name="execute_tool",
+              gen_ai__tool__name="shell", gen_ai__tool__call__id="c1",
+              gen_ai__tool__call__arguments='{"cmd": "rm -rf /"}')
+
+
+def test_a_model_span_of_the_other_flavour_does_not_hide_the_tool_steps(cli: Cli, tmp_path: Path) -> None:
+    """A GenAI agent whose model client is traced by an OpenInference instrumentor: auto reads the
+    first record's LLM span as OpenInference, whose reading has no call of the `execute_tool`
+    spans (it passed, exit 0 under --strict). Its tool steps are all otel's: it is named."""
+    llm = _span("e8ad6b7169203331", "ChatCompletion", AGENT["spanId"], openinference__span__kind="LLM")
+    _write(tmp_path, "spans.jsonl", [_export(AGENT, llm, SHELL)])
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "auto", "--strict")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "holds tool steps of otel (gen_ai.operation.name = execute_tool) and none of openinference" in \
+        result.stderr
+    assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "otel").returncode == 1
+
+
+def test_a_trace_with_tool_steps_of_both_flavours_is_read_as_asked(cli: Cli, tmp_path: Path) -> None:
+    """Traced twice (both instrumentations on): each reading has its calls."""
+    tool = _span("eaad6b7169203331", "shell", AGENT["spanId"], openinference__span__kind="TOOL", tool__name="shell",
+                 input__value='{"cmd": "ls"}')
+    _write(tmp_path, "spans.jsonl", [_export(AGENT, SHELL, tool)])
+    for named in ("otel", "openinference"):
+        assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", named).returncode == 1
+
+
+def test_our_own_events_appended_to_spans_stop_the_import(cli: Cli, tmp_path: Path) -> None:
+    native = {"seq": 2, "type": "tool.call", "tool": "shell", "call_id": "x", "args": {"cmd": "rm -rf /"}}
+    _write(tmp_path, "mixed.jsonl", [*_lines("pydantic-ai.otlp.jsonl"), json.dumps(native)])
+    result = cli("check", "-c", "contract.json", "-t", "mixed.jsonl", "--input-format", "auto", "--strict")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("agent-invariants: mixed.jsonl:2: is one of our own events (a native trace), in a "
+                             "file read as otel: a file is read in one format (split it, or name the format it is "
+                             "in)\n")
+
+
+def test_a_metrics_record_no_plain_json_reader_takes_is_still_skipped(cli: Cli, tmp_path: Path) -> None:
+    """Asking whether a skipped record is another format's read it as plain JSON, which refuses
+    `1e400`: a metrics record the typed read passes over stopped the import."""
+    metrics = ('{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"x","gauge":{"dataPoints":'
+               '[{"asDouble":1e400}]}}]}]}]}')
+    _write(tmp_path, "spans.jsonl", [_export(AGENT, SHELL), metrics])
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "auto")
+    assert result.returncode == 1, result.stderr
+
+
+@pytest.mark.parametrize("count", [None, 0.0, "x"])
+def test_a_dropped_attributes_count_of_any_json_value_is_read(count: Any, cli: Cli, tmp_path: Path) -> None:
+    """The count is read only to know whether an exporter left attributes out: a writer of its
+    own that puts null there (or a float) was refused for it."""
+    _write(tmp_path, "spans.jsonl", [_export({**AGENT, "droppedAttributesCount": count},
+                                             {**SHELL, "droppedAttributesCount": count})])
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "otel")
+    assert result.returncode == 1, result.stderr
+
+
+def test_an_agents_record_appended_to_langsmith_runs_is_named(cli: Cli, tmp_path: Path) -> None:
+    _write(tmp_path, "mixed.jsonl", [*_lines("langchain.runs.jsonl"),
+                                     json.dumps({"object": "trace", "id": "trace_1", "workflow_name": "w"})])
+    result = cli("check", "-c", "contract.json", "-t", "mixed.jsonl", "--input-format", "auto")
+    assert result.returncode == 2
+    assert result.stderr.startswith("agent-invariants: mixed.jsonl:2: is a record of the openai-agents format, in a "
+                                    "file read as langsmith")
 
 
 def test_an_export_on_standard_input_is_named_as_a_native_trace_there_is(cli: Cli, tmp_path: Path) -> None:

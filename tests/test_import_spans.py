@@ -405,6 +405,26 @@ def test_openinference_a_model_span_that_left_attributes_out_gives_no_empty_args
         ("now", None)]
 
 
+def test_openinference_a_model_call_written_with_arguments_wins_over_one_written_without(
+        graph: dict[str, Path], tmp_path: Path) -> None:
+    """The same call id in a later LLM span (a wrapper's, a retry's) that writes no arguments took
+    `{}` over the arguments written for it: the tool's args were lost."""
+    export = json.loads(graph["refund_ok"].read_text())
+    spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    first = min((span for span in spans if any(attribute["value"] == {"stringValue": "call_lookup_1"}
+                                                for attribute in span["attributes"])),
+                key=lambda span: int(span["startTimeUnixNano"]))
+    again = {**first, "spanId": "f" * 16, "startTimeUnixNano": str(int(first["endTimeUnixNano"]) + 1),
+             "endTimeUnixNano": str(int(first["endTimeUnixNano"]) + 2),
+             "attributes": [attribute for attribute in first["attributes"]
+                            if not attribute["key"].endswith("function.arguments")]}
+    spans.append(again)
+    path = tmp_path / "again.otlp.jsonl"
+    path.write_text(json.dumps(export) + "\n")
+    assert [(event["tool"], event.get("args")) for event in of_type(events(path, "openinference"), "tool.call")] == [
+        ("lookup_order", {"order_id": "A1"}), ("refund", {"order_id": "A1", "amount": 25})]
+
+
 # -- openai-agents, written live (each span as it starts, and again as it ends) --------------------------------------
 
 @pytest.mark.parametrize("scenario", ["refund_ok", "parallel", "tool_raises", "guardrail"])

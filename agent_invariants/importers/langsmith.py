@@ -123,11 +123,12 @@ def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int,
     stack: list[tuple[Any, int, str]] = [(record.value, 0, "$")]
     while stack:
         raw, depth, path = stack.pop()
-        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
-            if not depth:
-                refuse_other(raw, FORMAT, file, record.line)
-            if not isinstance(raw, dict):
-                raise TraceError(file, record.line, f"{path}: expected a run (an object)")
+        if not depth and not (isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"]
+                              and isinstance(raw.get("name"), str)):
+            refuse_other(raw, FORMAT, file, record.line)
+        if not isinstance(raw, dict):
+            raise TraceError(file, record.line, f"{path}: expected a run (an object)")
+        if not isinstance(raw.get("id"), str) or not raw["id"]:
             raise TraceError(file, record.line, f"{path}.id: expected the run's id (a string)")
         if not isinstance(raw.get("name"), str):
             raise TraceError(file, record.line, f"{path}.name: expected a string")

@@ -56,7 +56,7 @@ def _kind(span: Span) -> str:
 
 class _Trace(GenAiTrace):
     source_format = FORMAT
-    other_convention = ("otel", OPERATION)
+    other_convention = ("otel", OPERATION, "execute_tool")
 
     def __init__(self, context: Context, trace_id: str, spans: list[Span]) -> None:
         super().__init__(context, trace_id, spans)
@@ -121,9 +121,14 @@ class _Trace(GenAiTrace):
         written without arguments had none (`{}`: LangChain's instrumentation leaves empty ones
         out), unless the span says it left attributes out."""
         if self._asked is None:
-            self._asked = {found: {} if arguments is None else arguments
-                           for span in self.tree.spans if _kind(span) == "LLM"
-                           for found, _, arguments in _model_calls(span) if arguments is not None or not span.dropped}
+            self._asked = {}
+            for span in self.tree.spans:
+                if _kind(span) == "LLM":
+                    for found, _, arguments in _model_calls(span):
+                        if arguments is not None:   # (written arguments win, in whichever span)
+                            self._asked[found] = arguments
+                        elif not span.dropped:
+                            self._asked.setdefault(found, {})
         return self._asked.get(call_id)
 
     def after(self) -> None:

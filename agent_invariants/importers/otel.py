@@ -134,27 +134,28 @@ class GenAiTrace:
         return self.out
 
     def convention(self) -> None:
-        """Stop the import of a trace whose spans are the other flavour's and none this one's:
-        read as this one, it would be a run without a tool call, which passes. The two flavours
-        share their records, so only a trace's spans tell them apart (`sniff` reads only a first
-        record's). A trace read with a profile is read as it says."""
-        if self.context.profile is not None:
-            return
-        other, marker = self.other_convention
+        """Stop the import of a trace whose tool steps are all the other flavour's: read as this
+        one, it would be a run without those calls, which passes (the two flavours share their
+        records, so only a trace's spans tell them apart; `sniff` reads a first record's, and one
+        span of the other flavour there, a model's, decides it). A trace with tool steps of both,
+        traced twice, is read as asked."""
+        other, marker, tool_step = self.other_convention
         found: Span | None = None
         for span in self.tree.spans:
-            if self.kind(span):
+            if self.is_tool(span):
                 return
-            if found is None and marker in span.attributes:
+            value = span.attributes.get(marker) if found is None else None
+            if isinstance(value, str) and value.upper() == tool_step.upper():
                 found = span
         if found is not None:
-            raise TraceError(self.context.file, found.line, f"trace {self.trace_id} holds spans of {other} "
-                             f"({marker}) and none of {self.source_format}: read it as {other}")
+            raise TraceError(self.context.file, found.line, f"trace {self.trace_id} holds tool steps of {other} "
+                             f"({marker} = {tool_step}) and none of {self.source_format}, which does not read "
+                             f"them: read it as {other} (a file whose traces differ so is split first)")
 
     # -- what each format reads differently ------------------------------------------------------------------------
 
-    other_convention = ("openinference", OPENINFERENCE_KIND)
-    """The other flavour of OTLP spans, and the attribute its spans are told by."""
+    other_convention = ("openinference", OPENINFERENCE_KIND, "TOOL")
+    """The other flavour of OTLP spans, and the attribute and value its tool steps are told by."""
 
     def outermost(self) -> list[Span]:
         """The spans the run is: the outermost agent span; when several are outermost, side by

@@ -79,7 +79,11 @@ def _traces(records: Iterator[Record], context: Context, source_format: str) -> 
     for record in records:
         export = _export(record, context.file)
         if export is None:   # (a record of metrics; a record of another format stops the import)
-            refuse_other(record.value, source_format, context.file, record.line)
+            try:
+                value = record.value
+            except TraceError:   # (JSON the typed read takes, not the plain one: 1e400 in a metric)
+                value = None
+            refuse_other(value, source_format, context.file, record.line)
             context.skip()
         else:
             kept_id: str | None = None   # the trace of the span before (a line's spans come a trace at a time)
@@ -198,7 +202,7 @@ class _RawSpan(msgspec.Struct):
     attributes: list[_Pair] = []
     events: list[_Event] = []
     status: _Status | None = None
-    droppedAttributesCount: int | str = 0
+    droppedAttributesCount: Any = 0   # (read only as "some were left out": any other value is none)
 
 
 class _Scope(msgspec.Struct):
@@ -309,8 +313,16 @@ def _span(raw: _RawSpan, line: int, order: int) -> Span:
     span = Span(trace_id, span_id, parent, raw.name, start, end or start, attributes(raw.attributes), events, error,
                 message, line, order)
     span.ended = end != 0
-    span.dropped = raw.droppedAttributesCount not in (0, "0")
+    span.dropped = _some(raw.droppedAttributesCount)
     return span
+
+
+def _some(count: Any) -> bool:
+    """Whether an exporter's count of what it left out says it left some out: a positive number,
+    or a string of digits that is one."""
+    if isinstance(count, str):
+        return count.isdigit() and int(count) > 0
+    return isinstance(count, int | float) and not isinstance(count, bool) and count > 0
 
 
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")

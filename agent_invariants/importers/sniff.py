@@ -68,6 +68,9 @@ def refuse_other(value: Any, reading: str, file: str, line: int) -> None:
     """Raise a TraceError when a record of a file read as `reading`, which its reader cannot take,
     is another format's."""
     found = format_of(value)
+    if found is None and isinstance(value, dict) and "seq" in value and "type" in value:
+        raise TraceError(file, line, f"is one of our own events (a native trace), in a file read as {reading}: a "
+                         "file is read in one format (split it, or name the format it is in)")
     if found is None or found == reading or {found, reading} <= {"otel", "openinference"}:
         return
     raise TraceError(file, line, f"is a record of the {found} format, in a file read as {reading}: a file is "
