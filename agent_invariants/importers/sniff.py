@@ -14,12 +14,12 @@ from typing import Any
 
 from agent_invariants.errors import TraceError
 
-__all__ = ("format_of", "otlp", "refuse_other")
+__all__ = ("OPENINFERENCE_KIND", "format_of", "refuse_other")
 
 OPENINFERENCE_KIND = "openinference.span.kind"
 
 
-def otlp(value: Any) -> bool:
+def _otlp(value: Any) -> bool:
     """Whether a record is an OTLP JSON export of spans (or of log records)."""
     return isinstance(value, dict) and (isinstance(value.get("resourceSpans"), list)
                                         or isinstance(value.get("resourceLogs"), list))
@@ -27,7 +27,7 @@ def otlp(value: Any) -> bool:
 
 def _openinference(value: Any) -> bool:
     """Whether a record is OTLP JSON with OpenInference spans."""
-    if not otlp(value):
+    if not _otlp(value):
         return False
     for resource in value.get("resourceSpans") or ():
         for scope in resource.get("scopeSpans", []) if isinstance(resource, dict) else []:
@@ -55,7 +55,7 @@ def _mcp_log(value: Any) -> bool:
     return isinstance(value, dict) and {"ts", "session", "dir", "msg"} <= value.keys()
 
 
-_SNIFFERS = (("openinference", _openinference), ("otel", otlp), ("openai-agents", _openai_agents),
+_SNIFFERS = (("openinference", _openinference), ("otel", _otlp), ("openai-agents", _openai_agents),
              ("langsmith", _langsmith), ("mcp-log", _mcp_log))
 
 

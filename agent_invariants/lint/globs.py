@@ -117,9 +117,9 @@ def subsumes(q: str, p: str) -> bool:
 def matches(glob: str, subject: str) -> bool:
     """Whether a literal subject matches the glob (as the algebra reads both: `?` and `*` take
     any character). A glob of at most two stars is a regex search, whose backtracking is then
-    at most quadratic; one of more stars walks its symbols over the subject's characters, as
-    `subsumes` does (the regex took exponential time there: `*a` thirty times against forty
-    `a`s, 20 s; the walk is slower than the regex on the usual globs)."""
+    at most quadratic; one of three stars or more walks its symbols over the subject's
+    characters, as `subsumes` does (the regex took exponential time there: `*a` thirty times
+    against forty `a`s, 20 s; the walk is slower than the regex on the usual globs)."""
     if is_literal(glob):
         return glob == subject
     start = prefix(glob)
