@@ -245,7 +245,7 @@ def _other_tool(head: bytes) -> str | None:
     """The format of another tool's trace (an OTLP export, LangSmith runs, an MCP log) that a file
     starting with `head` is, told from its first record (of JSON Lines, or of an array); None
     when it is none of them. For a message about a trace that failed to read only."""
-    from agent_invariants.importers import sniffed
+    from agent_invariants.importers.sniff import format_of
 
     text = head.lstrip(b" \t\r\n")
     for candidate in (text, text.split(b"\n", 1)[0]):
@@ -253,7 +253,7 @@ def _other_tool(head: bytes) -> str | None:
             value = msgspec.json.decode(candidate)
         except (msgspec.DecodeError, RecursionError):
             continue
-        return sniffed(value[0] if type(value) is list and value else value)
+        return format_of(value[0] if type(value) is list and value else value)
     return None
 
 

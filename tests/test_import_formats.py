@@ -1,6 +1,6 @@
 """A file is read in one format (§7): a record that another format claims stops the import, and an
-OTLP trace whose spans are all of the other flavour (OpenInference or the GenAI conventions) is
-named, rather than read as a run without a call, which passes."""
+OTLP trace whose tool steps are all the other flavour's (OpenInference or the GenAI conventions)
+is named, rather than read as a run without a call, which passes."""
 from __future__ import annotations
 
 import base64
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_import_hostile import BASE, otlp, span
 
 from tests.conftest import Cli
 
@@ -107,33 +108,19 @@ def test_a_trace_of_the_other_otlp_flavours_tool_steps_is_named_not_read_as_a_ru
     assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", right).returncode == 0
 
 
-def _span(span_id: str, name: str, parent: str | None, **attributes: str) -> dict[str, Any]:
-    span: dict[str, Any] = {"traceId": "3af7651916cd43dd8448eb211c80319c", "spanId": span_id, "name": name,
-                            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000010000000",
-                            "attributes": [{"key": key.replace("__", "."), "value": {"stringValue": value}}
-                                           for key, value in attributes.items()]}
-    if parent is not None:
-        span["parentSpanId"] = parent
-    return span
-
-
-def _export(*spans: dict[str, Any]) -> str:
-    return json.dumps({"resourceSpans": [{"resource": {"attributes": []},
-                                          "scopeSpans": [{"scope": {"name": "x"}, "spans": list(spans)}]}]})
-
-
-AGENT = _span("e7ad6b7169203331", "invoke_agent a", None, gen_ai__operation__name="invoke_agent")
-SHELL = _span("e9ad6b7169203331", "execute_tool shell", AGENT["spanId"], gen_ai__operation__name="execute_tool",
-              gen_ai__tool__name="shell", gen_ai__tool__call__id="c1",
-              gen_ai__tool__call__arguments='{"cmd": "rm -rf /"}')
+END = BASE + 10_000_000
+AGENT = span("e7ad6b7169203331", "invoke_agent a", BASE, END, gen_ai__operation__name="invoke_agent")
+SHELL = span("e9ad6b7169203331", "execute_tool shell", BASE, END, AGENT["spanId"],
+             gen_ai__operation__name="execute_tool", gen_ai__tool__name="shell", gen_ai__tool__call__id="c1",
+             gen_ai__tool__call__arguments='{"cmd": "rm -rf /"}')
 
 
 def test_a_model_span_of_the_other_flavour_does_not_hide_the_tool_steps(cli: Cli, tmp_path: Path) -> None:
     """A GenAI agent whose model client is traced by an OpenInference instrumentor: auto reads the
     first record's LLM span as OpenInference, whose reading has no call of the `execute_tool`
     spans (it passed, exit 0 under --strict). Its tool steps are all otel's: it is named."""
-    llm = _span("e8ad6b7169203331", "ChatCompletion", AGENT["spanId"], openinference__span__kind="LLM")
-    _write(tmp_path, "spans.jsonl", [_export(AGENT, llm, SHELL)])
+    llm = span("e8ad6b7169203331", "ChatCompletion", BASE, END, AGENT["spanId"], openinference__span__kind="LLM")
+    _write(tmp_path, "spans.jsonl", [otlp(AGENT, llm, SHELL)])
     result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "auto", "--strict")
     assert (result.returncode, result.stdout) == (2, "")
     assert "holds tool steps of otel (gen_ai.operation.name = execute_tool) and none of openinference" in \
@@ -143,9 +130,9 @@ def test_a_model_span_of_the_other_flavour_does_not_hide_the_tool_steps(cli: Cli
 
 def test_a_trace_with_tool_steps_of_both_flavours_is_read_as_asked(cli: Cli, tmp_path: Path) -> None:
     """Traced twice (both instrumentations on): each reading has its calls."""
-    tool = _span("eaad6b7169203331", "shell", AGENT["spanId"], openinference__span__kind="TOOL", tool__name="shell",
-                 input__value='{"cmd": "ls"}')
-    _write(tmp_path, "spans.jsonl", [_export(AGENT, SHELL, tool)])
+    tool = span("eaad6b7169203331", "shell", BASE, END, AGENT["spanId"], openinference__span__kind="TOOL",
+                tool__name="shell", input__value='{"cmd": "ls"}')
+    _write(tmp_path, "spans.jsonl", [otlp(AGENT, SHELL, tool)])
     for named in ("otel", "openinference"):
         assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", named).returncode == 1
 
@@ -165,7 +152,7 @@ def test_a_metrics_record_no_plain_json_reader_takes_is_still_skipped(cli: Cli, 
     `1e400`: a metrics record the typed read passes over stopped the import."""
     metrics = ('{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"x","gauge":{"dataPoints":'
                '[{"asDouble":1e400}]}}]}]}]}')
-    _write(tmp_path, "spans.jsonl", [_export(AGENT, SHELL), metrics])
+    _write(tmp_path, "spans.jsonl", [otlp(AGENT, SHELL), metrics])
     result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "auto")
     assert result.returncode == 1, result.stderr
 
@@ -174,8 +161,8 @@ def test_a_metrics_record_no_plain_json_reader_takes_is_still_skipped(cli: Cli, 
 def test_a_dropped_attributes_count_of_any_json_value_is_read(count: Any, cli: Cli, tmp_path: Path) -> None:
     """The count is read only to know whether an exporter left attributes out: a writer of its
     own that puts null there (or a float) was refused for it."""
-    _write(tmp_path, "spans.jsonl", [_export({**AGENT, "droppedAttributesCount": count},
-                                             {**SHELL, "droppedAttributesCount": count})])
+    _write(tmp_path, "spans.jsonl", [otlp({**AGENT, "droppedAttributesCount": count},
+                                          {**SHELL, "droppedAttributesCount": count})])
     result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "otel")
     assert result.returncode == 1, result.stderr
 

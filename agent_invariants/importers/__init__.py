@@ -27,10 +27,10 @@ from agent_invariants import _collector as collector
 from agent_invariants.errors import TraceError
 from agent_invariants.importers.records import Record, SourceFile, last_lines, read_records, rereadable
 from agent_invariants.importers.run import ALL_RUNS, Context, ImportedRun, one_run
-from agent_invariants.importers.sniff import format_of
+from agent_invariants.importers.sniff import format_of, is_native
 
 __all__ = ("ALL_RUNS", "FORMATS", "Imported", "ImportedRun", "Stream", "detect", "import_file", "import_runs",
-           "one_run", "sniffed")
+           "one_run")
 
 FORMATS = ("otel", "openinference", "openai-agents", "langsmith", "mcp-log")
 """The formats `--input-format`, `convert --from` and the MCP tools accept (besides `auto`, and
@@ -46,18 +46,12 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(f"agent_invariants.importers.{_MODULES[name]}")
 
 
-def sniffed(value: Any) -> str | None:
-    """The format a first record is of, or None. OpenInference is told from plain OpenTelemetry
-    by its `openinference.span.kind` attribute."""
-    return format_of(value)
-
-
 def detect(value: Any, file: str, line: int) -> str:
     """The format of a first record, or a TraceError listing the formats when none fits."""
     found = format_of(value)
     if found is not None:
         return found
-    if isinstance(value, dict) and "seq" in value and "type" in value:
+    if is_native(value):
         # (how native traces are written is said too: an importer also reads a record over several lines)
         raise TraceError(file, line, "is a trace of our own events already: read it as native, the default "
                          "input format (not auto), as JSON Lines (one event per line) or one JSON array")

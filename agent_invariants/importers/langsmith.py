@@ -123,21 +123,28 @@ def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int,
     stack: list[tuple[Any, int, str]] = [(record.value, 0, "$")]
     while stack:
         raw, depth, path = stack.pop()
-        if not depth and not (isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"]
-                              and isinstance(raw.get("name"), str)):
-            refuse_other(raw, FORMAT, file, record.line)
-        if not isinstance(raw, dict):
-            raise TraceError(file, record.line, f"{path}: expected a run (an object)")
-        if not isinstance(raw.get("id"), str) or not raw["id"]:
-            raise TraceError(file, record.line, f"{path}.id: expected the run's id (a string)")
-        if not isinstance(raw.get("name"), str):
-            raise TraceError(file, record.line, f"{path}.name: expected a string")
+        problem = _run_problem(raw, path)
+        if problem is not None:
+            if not depth:   # (a record of another format, in a file of runs: said so)
+                refuse_other(raw, FORMAT, file, record.line)
+            raise TraceError(file, record.line, problem)
         yield raw, depth, path
         children = raw.get("child_runs") or []
         if not isinstance(children, list):
             raise TraceError(file, record.line, f"{path}.child_runs: expected a list")
         for index in range(len(children) - 1, -1, -1):
             stack.append((children[index], depth + 1, f"{path}.child_runs[{index}]"))
+
+
+def _run_problem(raw: Any, path: str) -> str | None:
+    """Why `raw` is no run (an object with an id and a name), or None."""
+    if not isinstance(raw, dict):
+        return f"{path}: expected a run (an object)"
+    if not isinstance(raw.get("id"), str) or not raw["id"]:
+        return f"{path}.id: expected the run's id (a string)"
+    if not isinstance(raw.get("name"), str):
+        return f"{path}.name: expected a string"
+    return None
 
 
 def _time(value: Any, path: str, file: str, line: int, default: int | None = None) -> int:

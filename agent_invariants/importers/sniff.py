@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_invariants.errors import TraceError
 
-__all__ = ("OPENINFERENCE_KIND", "format_of", "refuse_other")
+__all__ = ("OPENINFERENCE_KIND", "format_of", "is_native", "refuse_other")
 
 OPENINFERENCE_KIND = "openinference.span.kind"
 
@@ -64,11 +64,16 @@ def format_of(value: Any) -> str | None:
     return next((name for name, sniff in _SNIFFERS if sniff(value)), None)
 
 
+def is_native(value: Any) -> bool:
+    """Whether a record is one of our own events (a native trace's)."""
+    return isinstance(value, dict) and "seq" in value and "type" in value
+
+
 def refuse_other(value: Any, reading: str, file: str, line: int) -> None:
     """Raise a TraceError when a record of a file read as `reading`, which its reader cannot take,
     is another format's."""
     found = format_of(value)
-    if found is None and isinstance(value, dict) and "seq" in value and "type" in value:
+    if found is None and is_native(value):
         raise TraceError(file, line, f"is one of our own events (a native trace), in a file read as {reading}: a "
                          "file is read in one format (split it, or name the format it is in)")
     if found is None or found == reading or {found, reading} <= {"otel", "openinference"}:

@@ -59,6 +59,10 @@ class MatchError(ValueError):
         self.problem = problem
 
 
+class _NotAllowed(MatchError):
+    """A reference where the tree's place takes none (`find` says why none goes there)."""
+
+
 class Reference(NamedTuple):
     """A reference node: its name (`$arg`, ...), its operand as compiled, and as written."""
 
@@ -315,7 +319,7 @@ def _reference(name: str, tree: dict[str, Any], path: str, allowed: frozenset[st
                counter: list[int]) -> Node:
     where = _child(path, name)
     if name not in allowed:
-        raise MatchError(where, f"{name} is not allowed here")
+        raise _NotAllowed(where, f"{name} is not allowed here")
     operand = tree[name]
     if name in ("$arg", "$from_output"):
         if not isinstance(operand, str):
@@ -378,9 +382,7 @@ def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, c
         try:
             compiled["find"] = _compile(operand["find"], _child(path, "find"), frozenset(), depth + 1, counter,
                                         as_key_value=False)
-        except MatchError as exc:
-            if not exc.problem.endswith(" is not allowed here"):
-                raise
+        except _NotAllowed as exc:
             raise MatchError(exc.path, f"{exc.problem}: a find node picks an element by what it holds, without "
                                        "references") from None
     return compiled
