@@ -409,28 +409,40 @@ class _TimedOut(BaseException):
 def _deadline(seconds: float) -> Iterator[None]:
     """Within this block, `_TimedOut` is raised in this thread once `seconds` have passed: a timer
     thread sets it as the thread's pending exception (CPython's `PyThreadState_SetAsyncExc`),
-    which the thread raises at its next Python instruction. The block's end takes back one set
-    but not yet raised, under the lock the timer sets it under, so none outlives the block."""
+    which the thread raises at its next Python instruction, and again every `_AGAIN` seconds
+    while the block runs (raised inside a `__del__` the collector ran, one is only printed and
+    lost). The block's end takes back one set but not yet raised, under the lock the timer sets
+    it under, so none outlives the block."""
     import ctypes
     import threading
 
-    thread, lock, running = threading.get_ident(), threading.Lock(), [True]
+    thread, lock, running, ended = threading.get_ident(), threading.Lock(), [True], threading.Event()
 
     def stop() -> None:
-        with lock:
-            if running[0]:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(_TimedOut))
+        wait = seconds
+        while not ended.wait(wait):
+            with lock:
+                if running[0]:
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(_TimedOut))
+            wait = _AGAIN
 
-    timer = threading.Timer(seconds, stop)
-    timer.daemon = True
-    timer.start()
+    threading.Thread(target=stop, daemon=True).start()
     try:
         yield
     finally:
-        with lock:
-            running[0] = False
-            timer.cancel()
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)   # (NULL: none pending)
+        while True:   # (one set before the lock is taken may be raised here: the end is made all the same)
+            try:
+                with lock:
+                    running[0] = False
+                    ended.set()
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)   # (NULL: none pending)
+                break
+            except _TimedOut:
+                continue
+
+
+_AGAIN = 0.05
+"""Seconds between two `_TimedOut`s set in a call past its time (`_deadline`)."""
 
 
 def _arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
