@@ -211,6 +211,47 @@ def test_a_call_that_takes_no_time_starts_before_it_ends(tmp_path: Path) -> None
     assert found[2]["duration_ms"] == 0
 
 
+def _chat(span_id: str, start: int, *parts: dict[str, Any]) -> dict[str, Any]:
+    """A chat span (a model turn) whose output asks for these tool calls."""
+    messages = json.dumps([{"role": "assistant", "parts": [{"type": "tool_call", **part} for part in parts]}])
+    return span(span_id, "chat m", start, start + 1000, "a" * 16, gen_ai__operation__name="chat",
+                gen_ai__output__messages=messages)
+
+
+def _calls(tmp_path: Path, *spans: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    found = imported(write(tmp_path, otlp(agent(), *spans)))
+    return [(event["tool"], event["call_id"], event["data"]["source"].get("synthetic", False))
+            for event in found if event["type"] == "tool.call"]
+
+
+def test_a_tool_span_without_an_id_ran_the_part_of_its_tool_in_its_turn_only(tmp_path: Path) -> None:
+    """Point 29: a part no span ran is a synthetic call. A span without an id of its own ran the
+    first part of its tool asked for in the turn it started in (between that chat span and the
+    next), not a part of another tool, nor one of an earlier turn."""
+    refund = {"id": "call_1", "name": "refund", "arguments": {"order": "A9"}}
+    unnamed = tool("b" * 16, BASE + 3000, BASE + 4000, call_id="")
+    assert _calls(tmp_path, _chat("c" * 16, BASE + 1000, refund), unnamed) == [("refund", "b" * 16, False)]
+    lookup = tool("b" * 16, BASE + 3000, BASE + 4000, name="lookup", call_id="")
+    assert _calls(tmp_path, _chat("c" * 16, BASE + 1000, refund), lookup) == [
+        ("refund", "call_1", True), ("lookup", "b" * 16, False)]
+    later = tool("b" * 16, BASE + 8000, BASE + 9000, call_id="")
+    assert _calls(tmp_path, _chat("c" * 16, BASE + 1000, refund), _chat("d" * 16, BASE + 5000), later) == [
+        ("refund", "call_1", True), ("refund", "b" * 16, False)]
+    twice = {"id": "call_2", "name": "refund", "arguments": {"order": "B7"}}
+    assert _calls(tmp_path, _chat("c" * 16, BASE + 1000, refund, twice), unnamed) == [
+        ("refund", "call_2", True), ("refund", "b" * 16, False)]
+
+
+def test_a_part_with_an_empty_id_is_read_as_one_without_an_id(tmp_path: Path) -> None:
+    """A `tool_call` part with an empty id names no call and pairs no response: it is passed over
+    as a part without an id is (it made an event with an empty call id, which a trace may not hold,
+    and the whole import failed at line 1 with `$.call_id`); the span that ran it is read."""
+    empty = {"id": "", "name": "refund", "arguments": {"order": "A9"}}
+    assert _calls(tmp_path, _chat("c" * 16, BASE + 1000, empty)) == []
+    ran = tool("b" * 16, BASE + 3000, BASE + 4000, call_id="")
+    assert _calls(tmp_path, _chat("c" * 16, BASE + 1000, empty), ran) == [("refund", "b" * 16, False)]
+
+
 def test_ids_in_hex_and_in_base64_are_the_same_ids(tmp_path: Path) -> None:
     def b64(text: str) -> str:
         return base64.b64encode(bytes.fromhex(text)).decode()
@@ -539,6 +580,17 @@ def test_bytes_that_are_not_utf8_are_refused_even_where_no_field_is_read(tmp_pat
             assert (result.returncode, result.stdout) == (2, ""), command
             line = len(lines) + (name == "t.json")   # the array's items start on its second line
             assert result.stderr == f"agent-invariants: {name}:{line}: invalid UTF-8 (byte 7 of the line)\n"
+
+
+def test_an_agents_sdk_span_with_an_empty_id_is_named_an_empty_id(tmp_path: Path, cli: Cli) -> None:
+    """The span id is the call id: an empty one is refused as such (it said `expected a string`)."""
+    lines = (EXAMPLES / "agents-sdk.agents.jsonl").read_text(encoding="utf-8").splitlines()
+    at = next(number for number, line in enumerate(lines) if '"type": "function"' in line)
+    lines[at] = json.dumps({**json.loads(lines[at]), "id": ""})
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = cli("convert", "--from", "openai-agents", "t.jsonl")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"agent-invariants: t.jsonl:{at + 1}: $.id: expected a non-empty string\n"
 
 
 def test_an_integer_too_long_to_read_is_named_at_its_column_when_the_format_is_guessed(tmp_path: Path,

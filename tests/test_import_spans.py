@@ -157,6 +157,31 @@ def test_otel_a_call_its_span_ran_is_never_also_made_from_the_message_parts(otel
         sorted(event["call_id"] for event in of_type(events(otel["refund_ok"]), "tool.call"))
 
 
+@pytest.mark.parametrize("written_id", ["", "<not specified>"])
+def test_otel_a_tool_span_without_an_id_ran_its_turns_part_of_that_tool(otel: dict[str, Path], tmp_path: Path,
+                                                                        written_id: str) -> None:
+    """pydantic-ai's refund with its span's `gen_ai.tool.call.id` emptied (or Google ADK's
+    placeholder for a tool that raised): the span keeps its span id, and the chat span's part that
+    asked for the refund is the call it ran, not a second, synthetic one."""
+    record_lines = []
+    for line in otel["refund_ok"].read_text().splitlines():
+        record = json.loads(line)
+        for resource in record["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for attribute in span["attributes"]:
+                        if attribute["key"] == "gen_ai.tool.call.id" and span["name"] == "execute_tool refund":
+                            attribute["value"] = {"stringValue": written_id}
+        record_lines.append(json.dumps(record) + "\n")
+    path = tmp_path / "no-id.otlp.jsonl"
+    path.write_text("".join(record_lines))
+    found = events(path)
+    assert [tool for tool, _ in tools(found)] == ["lookup_order", "refund"]
+    assert not any(event["data"]["source"].get("synthetic") for event in found)
+    refund = of_type(found, "tool.call")[1]
+    assert refund["call_id"] == refund["data"]["source"]["span_id"]
+
+
 def test_otel_an_output_tool_is_no_call(otel: dict[str, Path]) -> None:
     assert [tool for tool, _ in tools(events(otel["structured_output"]))] == ["lookup_order", "refund"]
 

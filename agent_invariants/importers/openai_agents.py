@@ -106,7 +106,7 @@ RUN_IDS = string_field("trace_id")
 def _text(value: dict[str, Any], key: str, path: str, file: str, line: int) -> str:
     found = value.get(key)
     if not isinstance(found, str) or not found:
-        raise TraceError(file, line, f"{path}.{key}: expected a string")
+        raise TraceError(file, line, f"{path}.{key}: expected a non-empty string")
     return found
 
 

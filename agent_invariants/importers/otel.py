@@ -16,7 +16,8 @@ Each trace is a run (its id is the trace id). What becomes what:
   `tool.result` {result: `gen_ai.tool.call.result` (else its `gen_ai.choice` event's `message`),
   ok} at its end (Google ADK's span of merged responses, tool `(merged tools)`, is no call, and
   its call id `<not specified>` no id);
-- a `tool_call` message part of a chat span that no `execute_tool` span ran: a synthetic
+- a `tool_call` message part (with an id) of a chat span that no `execute_tool` span ran (by its
+  id, or, for a span without one, the first part of its tool in its turn): a synthetic
   `tool.call` at the chat span's end, and its `tool_call_response` part the result, at the start
   of the next chat span (messages logged in the chat span, `event_only` content capture, are its
   own);
@@ -211,7 +212,7 @@ class GenAiTrace:
                            if not span.log and span.attributes.get(OPERATION) in _CHAT_OPERATIONS
                            for part in _parts(span.attributes.get("gen_ai.output.messages"))
                            if part.get("type") == "tool_call" and isinstance(part.get("id"), str)
-                           and "arguments" in part}
+                           and part["id"] and "arguments" in part}
         return self._asked.get(call_id)
 
     def kind(self, span: Span) -> str | None:
@@ -314,7 +315,8 @@ class GenAiTrace:
     def tool(self, span: Span, depth: int, *, tool: Any, call_id: Any, args: Any, result: Any, has_result: bool,
              json_result: bool = False, says_failed: bool = False) -> None:
         name = tool if isinstance(tool, str) and tool else "<unnamed>"
-        native = call_id if isinstance(call_id, str) and call_id else span.span_id
+        own_id = isinstance(call_id, str) and call_id != ""
+        native = call_id if own_id else span.span_id
         key = ("span", span.order)
         call: dict[str, Any] = {"type": "tool.call", "tool": name, "call_id": native}
         parsed, raw = parse_args(args)
@@ -324,6 +326,8 @@ class GenAiTrace:
             call["data"] = {"raw_args": raw}
         self.out.add(call, span.start, depth=depth, line=span.line, span_id=span.span_id, key=key)
         self.parts.executed.setdefault(native, []).append(span.start)
+        if not own_id:
+            self.parts.anonymous.append((name, span.start))
         if not span.ended:
             return   # still running when it was exported: no result, and none guessed
         broken = failed(span) or says_failed
@@ -348,12 +352,16 @@ class _MessageParts:
     is this turn's, as some models reuse ids across turns). A call some `execute_tool` span with its
     id ran between the two chat spans is not repeated, nor is one whose id has as many spans as
     distinct parts (whatever the times: a wall clock may step back), nor the same part (id, name and
-    arguments) that a later chat span repeats. Output tools (pydantic-ai's
-    `model_request_parameters.output_tools`, how a structured answer is given) are not calls."""
+    arguments) that a later chat span repeats. An `execute_tool` span without an id of its own (none,
+    an empty one, ADK's `<not specified>`) ran the first part of its tool in the turn it started in
+    that no span ran by id. A part without an id (or an empty one) is not read: nothing names its
+    call or pairs its response. Output tools (pydantic-ai's `model_request_parameters.output_tools`,
+    how a structured answer is given) are not calls."""
 
     def __init__(self) -> None:
         self.chats: list[Span] = []
         self.executed: dict[str, list[int]] = {}   # call id -> the start of each execute_tool span with it
+        self.anonymous: list[tuple[str, int]] = []   # (tool, start) of each execute_tool span without an id
 
     def add_chat(self, span: Span) -> None:
         self.chats.append(span)
@@ -392,7 +400,17 @@ class _MessageParts:
                 if call_id in ran or any(chat.start <= start and (until is None or start <= until)
                                          for start in self.executed.get(call_id, ())):
                     continue
+                if self._ran_without_id(part.get("name"), chat.start, until):
+                    continue
                 self._emit(trace, chat, following, number, part, answers.get(call_id))
+
+    def _ran_without_id(self, name: Any, since: int, until: int | None) -> bool:
+        """Whether a span without an id ran the tool `name` in this turn (it then runs no other part)."""
+        for index, (tool, start) in enumerate(self.anonymous):
+            if tool == name and since <= start and (until is None or start <= until):
+                del self.anonymous[index]
+                return True
+        return False
 
     def _emit(self, trace: GenAiTrace, chat: Span, following: Span | None, number: int, part: dict[str, Any],
               answer: dict[str, Any] | None) -> None:
@@ -422,7 +440,7 @@ def _calls(chat: Span, outputs: set[str]) -> Iterator[tuple[int, dict[str, Any],
     for number, part in enumerate(_parts(chat.attributes.get("gen_ai.output.messages"))):
         call_id = part.get("id")
         name = part.get("name")
-        if part.get("type") != "tool_call" or not isinstance(call_id, str) or (
+        if part.get("type") != "tool_call" or not isinstance(call_id, str) or not call_id or (
                 isinstance(name, str) and name in outputs):
             continue
         yield number, part, (call_id, str(name), msgspec.json.encode(part.get("arguments")).decode())
