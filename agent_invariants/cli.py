@@ -596,7 +596,7 @@ def summary(
 @app.command(cls=Command)
 def stability(
     traces: Annotated[list[str], typer.Argument(
-        metavar="TRACE...", show_default=False, help="Trace files of runs of the same task (- for stdin, once).")],
+        metavar="TRACE", show_default=False, help="Trace files of runs of the same task (- for stdin, once).")],
     contract: Annotated[Path | None, typer.Option(
         "--contract", "-c", show_default=False, metavar="PATH",
         help="Also check each trace against this contract; the worst exit wins.")] = None,
@@ -660,9 +660,9 @@ def mutate(
         "--corpus", metavar="DIR", show_default=False,
         help="More traces that must pass (*.jsonl, *.json): a failure is a false positive.")] = None,
     max_mutants: Annotated[int, typer.Option(
-        "--max-mutants", min=1, help="Keep at most this many mutants, evenly spread.")] = 500,
+        "--max-mutants", min=1, metavar="N", help="Keep at most this many mutants, evenly spread.")] = 500,
     min_score: Annotated[float | None, typer.Option(
-        "--min-score", min=0.0, max=1.0, show_default=False,
+        "--min-score", min=0.0, max=1.0, metavar="SCORE", show_default=False,
         help="Exit 1 when the score is below this (0..1), or when nothing was scored.")] = None,
     reads: Annotated[list[str] | None, typer.Option(
         "--reads", metavar="GLOB", show_default=False,
@@ -679,7 +679,7 @@ def mutate(
     no_lint: Annotated[bool, typer.Option(
         "--no-lint", help="Use a version-2 contract even when lint proves that no trace can pass it.")] = False,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, show_default=False,
+        "--jobs", "-j", min=1, metavar="N", show_default=False,
         help="Check mutants in this many processes (default: every core when the mutants hold 200,000 events or "
         "more, else 1).")] = None,
     report_format: Annotated[Format, typer.Option(
@@ -724,7 +724,7 @@ def mutate(
 @with_report_options_but("partial", "jobs")
 def record(
     command: Annotated[list[str] | None, typer.Argument(
-        metavar="-- CMD...", show_default=False, help="The agent's command (after --), run without a shell.")] = None,
+        metavar="-- CMD", show_default=False, help="The agent's command (after --), run without a shell.")] = None,
     contract: ContractOpt = None,
     fixtures: Annotated[str | None, typer.Option(
         "--fixtures", metavar="PATH", show_default=False,
@@ -744,15 +744,16 @@ def record(
         "--fake-clock", help="time = 1970-01-01T00:00:00.000Z + seq ms, run_id fake-run, no measured durations: "
         "a deterministic agent gives a byte-identical trace.")] = False,
     timeout_ms: Annotated[int, typer.Option(
-        "--timeout-ms", min=1, max=86_400_000, help="End the run after this long.")] = 60_000,
+        "--timeout-ms", min=1, max=86_400_000, metavar="MS", help="End the run after this long.")] = 60_000,
     idle_timeout_ms: Annotated[int, typer.Option(
-        "--idle-timeout-ms", min=1, max=86_400_000,
+        "--idle-timeout-ms", min=1, max=86_400_000, metavar="MS",
         help="End the run when the agent sends nothing for this long while the harness waits.")] = 30_000,
     safety_exit: Annotated[int, typer.Option(
         "--safety-exit", min=1, max=255, metavar="N",
         help="Exit N instead of 1 when an error comes from a safety part of a rule or a call was denied.")] = 1,
     run_id: Annotated[str | None, typer.Option(
-        "--run-id", show_default=False, help="The run's id (default: a random one; fake-run with --fake-clock).")
+        "--run-id", metavar="ID", show_default=False,
+        help="The run's id (default: a random one; fake-run with --fake-clock).")
     ] = None,
     input_value: Annotated[str | None, typer.Option(
         "--input", metavar="JSON|@FILE", show_default=False,
@@ -773,10 +774,10 @@ def record(
         help="A stdio MCP server (one string, split as a shell would, never run by one) that answers the tools no "
         "fixture names; repeatable. Needs the mcp extra.")] = None,
     mcp_start_timeout_ms: Annotated[int, typer.Option(
-        "--mcp-start-timeout-ms", min=1, max=86_400_000,
+        "--mcp-start-timeout-ms", min=1, max=86_400_000, metavar="MS",
         help="How long the --mcp servers have to start and list their tools.")] = 10_000,
     mcp_call_timeout_ms: Annotated[int, typer.Option(
-        "--mcp-call-timeout-ms", min=1, max=86_400_000,
+        "--mcp-call-timeout-ms", min=1, max=86_400_000, metavar="MS",
         help="How long an --mcp server has to answer one call (then ok: false).")] = 30_000,
     tool_snapshot: Annotated[str | None, typer.Option(
         "--tool-snapshot", metavar="PATH", show_default=False,
@@ -877,7 +878,7 @@ def _output_path(option: str, text: str) -> tuple[str | int, ...]:
 
 @app.command(cls=Command)
 def convert(
-    inputs: Annotated[list[str], typer.Argument(metavar="IN...", show_default=False,
+    inputs: Annotated[list[str], typer.Argument(metavar="IN", show_default=False,
                                                 help="Files to convert (- for stdin).")],
     source_format: Annotated[str, typer.Option(
         "--from", metavar=f"<{'|'.join(CONVERT_FORMATS)}>", callback=convert_format,
@@ -910,7 +911,7 @@ def convert(
 
 @app.command(cls=Command)
 def explain(kind: Annotated[str | None, typer.Argument(
-        help="A rule kind (e.g. require_approval), or match, lint, mutate, stability, record.")] = None,
+        metavar="KIND", help="A rule kind (e.g. require_approval), or match, lint, mutate, stability, record.")] = None,
             ) -> None:
     """List the rule kinds, or print one kind's manual (fields, semantics, examples) or the match grammar."""
     from agent_invariants.explain import explain_kind, list_kinds

@@ -155,7 +155,7 @@ OutputOpt = Annotated[Path | None, typer.Option(
     "replaced atomically, a device or FIFO written in place; an input file is refused).",
     show_default=False, callback=_dash_is_stdout)]
 MaxLineOpt = Annotated[int, typer.Option(
-    "--max-line-bytes", min=1, help="Longest JSONL line accepted, in bytes.")]
+    "--max-line-bytes", min=1, metavar="BYTES", help="Longest JSONL line accepted, in bytes.")]
 SafetyExitOpt = Annotated[int | None, typer.Option(
     "--safety-exit", min=1, max=255, metavar="N", show_default=False,
     help="Exit N instead of 1 when an error violation comes from a safety part of a rule (what a prefix of "
@@ -227,11 +227,11 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         help="Exit 1 when the report has more than N warning violations.")], None),
     "max_line_bytes": (MaxLineOpt, DEFAULT_MAX_LINE_BYTES),
     "max_violations": (Annotated[int, typer.Option(
-        "--max-violations", min=0, help="Violations kept and shown per rule (the first ones); the counts "
+        "--max-violations", min=0, metavar="N", help="Violations kept and shown per rule (the first ones); the counts "
         "and the exit code include every one. 0: no limit (memory then grows with the violations).")],
         DEFAULT_MAX_VIOLATIONS),
     "jobs": (Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, show_default=False,
+        "--jobs", "-j", min=1, metavar="N", show_default=False,
         help="Processes to use: traces checked at once when there are several, or a large baseline checked "
         "beside its candidate (default: the number of CPUs).")], None),
     "sarif_root": (Annotated[Path | None, typer.Option(
@@ -242,7 +242,7 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
         "(for traces that are build artifacts, not committed files).")], Anchor.trace),
     "category": (Annotated[str | None, typer.Option(
-        "--category", show_default=False,
+        "--category", metavar="ID", show_default=False,
         help="SARIF: automationDetails.id, to keep several uploads apart; a trailing / is added when missing, "
         "as GitHub's upload action does.")], None),
 }

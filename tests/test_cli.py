@@ -540,6 +540,26 @@ def test_help_prints_usage_and_exits_0(cli, args):
         assert re.search(rf"^\s+{command}\b", result.stdout, re.MULTILINE), f"{command} missing from usage"
 
 
+COMMANDS = ("check", "compare", "validate", "lint", "summary", "stability", "mutate", "record", "convert", "explain",
+            "init", "serve")
+
+
+def test_every_value_in_the_help_is_named_for_what_it_holds(cli):
+    """An option's value is named (`--jobs N`, `--max-line-bytes BYTES`), not by its Python type
+    (`<int range>`, `<str>`), and a list of arguments is written once as a list (`{TRACE}...`)."""
+    for command in COMMANDS:
+        result = cli(command, "--help")
+        assert result.returncode == 0, result.stderr
+        options = [line for line in map(str.lstrip, result.stdout.splitlines())
+                   if line.startswith("-") and not line.startswith("-- ")]
+        assert options, command
+        assert not [line for line in options if re.search(r"<(int|float)\b|<str>|<list", line)], command
+        usage = result.stdout.splitlines()[0]
+        assert "...}" not in usage and "...]" not in usage, usage
+    assert cli("stability", "--help").stdout.startswith("Usage: agent-invariants stability [OPTIONS] {TRACE}...\n")
+    assert cli("explain", "--help").stdout.startswith("Usage: agent-invariants explain [OPTIONS] [KIND]\n")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("args, mention", [
     pytest.param(["frobnicate"], "frobnicate", id="unknown-command"),
