@@ -103,8 +103,8 @@ def test_a_trace_of_the_other_otlp_flavours_tool_steps_is_named_not_read_as_a_ru
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith(f"agent-invariants: spans.jsonl:{result.stderr.split(':')[2]}: trace "
                                     f"{_trace_id(name)} holds tool steps of {right} ({marker}) and none of {named}, "
-                                    f"which does not read them: read it as {right} (a file whose traces differ so "
-                                    "is split first)\n")
+                                    f"which does not read them: read it as {right} (or as auto, which reads each "
+                                    "trace in its own flavour)\n")
     assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", right).returncode == 0
 
 
@@ -116,16 +116,44 @@ SHELL = span("e9ad6b7169203331", "execute_tool shell", BASE, END, AGENT["spanId"
 
 
 def test_a_model_span_of_the_other_flavour_does_not_hide_the_tool_steps(cli: Cli, tmp_path: Path) -> None:
-    """A GenAI agent whose model client is traced by an OpenInference instrumentor: auto reads the
+    """A GenAI agent whose model client is traced by an OpenInference instrumentor: auto read the
     first record's LLM span as OpenInference, whose reading has no call of the `execute_tool`
-    spans (it passed, exit 0 under --strict). Its tool steps are all otel's: it is named."""
+    spans (it passed, exit 0 under --strict). auto reads the trace as otel, the flavour of its tool
+    steps; named openinference, it is refused, naming the flavour to read it as."""
     llm = span("e8ad6b7169203331", "ChatCompletion", BASE, END, AGENT["spanId"], openinference__span__kind="LLM")
     _write(tmp_path, "spans.jsonl", [otlp(AGENT, llm, SHELL)])
-    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "auto", "--strict")
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "auto", "--strict", "-f",
+                 "json")
+    assert (result.returncode, json.loads(result.stdout)["violations"][0]["rule_id"]) == (1, "no-shell")
+    result = cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "openinference")
     assert (result.returncode, result.stdout) == (2, "")
     assert "holds tool steps of otel (gen_ai.operation.name = execute_tool) and none of openinference" in \
         result.stderr
     assert cli("check", "-c", "contract.json", "-t", "spans.jsonl", "--input-format", "otel").returncode == 1
+
+
+@pytest.mark.parametrize("order", ["genai-first", "openinference-first"])
+def test_auto_reads_each_trace_of_a_collectors_file_in_its_own_flavour(order: str, cli: Cli, tmp_path: Path) -> None:
+    """A Collector's file exporter writes the traces of every service to one file: pydantic-ai's
+    run (the GenAI conventions) beside the Agents SDK's run traced by OpenInference. auto reads each
+    trace in its own flavour, whichever comes first; each is the run that trace's file alone makes."""
+    genai, inference = _lines("pydantic-ai.otlp.jsonl"), _lines("agents-openinference.otlp.jsonl")
+    _write(tmp_path, "genai.jsonl", genai)
+    _write(tmp_path, "inference.jsonl", inference)
+    _write(tmp_path, "collector.jsonl", genai + inference if order == "genai-first" else inference + genai)
+    for name, alone in (("genai.jsonl", genai), ("inference.jsonl", inference)):
+        run = _trace_id("pydantic-ai.otlp.jsonl" if alone is genai else "agents-openinference.otlp.jsonl")
+        expected = cli("convert", "--from", "auto", name)
+        together = cli("convert", "--from", "auto", "collector.jsonl", "--run", run)
+        assert (together.returncode, expected.returncode) == (0, 0), together.stderr
+        line = 1 if (alone is genai) == (order == "genai-first") else 2   # (each example is one line)
+        assert together.stdout == expected.stdout.replace(f'"file":"{name}","line":1,',
+                                                          f'"file":"collector.jsonl","line":{line},')
+        assert '"tool.call"' in together.stdout
+    first, second = ("otel", "openinference") if order == "genai-first" else ("openinference", "otel")
+    result = cli("check", "-c", "contract.json", "-t", "collector.jsonl", "--input-format", first, "--run", "all")
+    assert result.returncode == 2   # named, the file is read in that flavour: the other's trace is refused
+    assert f"and none of {first}, which does not read them: read it as {second} (or as auto" in result.stdout
 
 
 def test_a_trace_with_tool_steps_of_both_flavours_is_read_as_asked(cli: Cli, tmp_path: Path) -> None:

@@ -111,7 +111,8 @@ class Stream:
             first = next(records, None)
         if first is None:
             raise TraceError(file.name, None, "is empty: there is nothing to import")
-        if self.source_format == "auto":
+        sniffing = self.source_format == "auto"
+        if sniffing:
             self.source_format = detect(first.value, file.name, first.line)
         module = _module(self.source_format)
         pattern, key = module.RUN_IDS
@@ -119,7 +120,10 @@ class Stream:
         ending = last_lines(file, self.max_line_bytes, pattern, key, wanted) if rereadable(file) else None
         context = Context(file, self.profile, self.run, ending)
         found = 0
-        runs = module.runs(_chain(first, records), context)
+        if sniffing and self.source_format in ("otel", "openinference"):   # each trace in its own flavour
+            runs = _module("openinference").runs_of_either(_chain(first, records), context, self.source_format)
+        else:
+            runs = module.runs(_chain(first, records), context)
         while True:
             with collector.paused():
                 imported = next(runs, None)

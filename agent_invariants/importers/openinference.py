@@ -49,6 +49,29 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
         yield context.finished(trace_id, _Trace(context, trace_id, spans).timeline())
 
 
+def runs_of_either(records: Iterator[Record], context: Context, sniffed: str) -> Iterator[ImportedRun]:
+    """`auto` on OTLP spans: each trace read in its own flavour (a Collector's file may hold the
+    traces of a service instrumented by OpenInference beside those of one that follows the GenAI
+    conventions). A trace is of the flavour whose tool steps it holds; without tool steps, of the
+    one whose markers it holds (`openinference.span.kind`, `gen_ai.operation.name`); with both
+    (traced twice), or neither, of the flavour `sniffed` from the file's first record."""
+    for trace_id, spans in read_traces(records, context, sniffed):
+        reader = _Trace if _flavour(spans, sniffed) == FORMAT else GenAiTrace
+        yield context.finished(trace_id, reader(context, trace_id, spans).timeline())
+
+
+def _flavour(spans: list[Span], sniffed: str) -> str:
+    """The flavour a trace is read in (see `runs_of_either`)."""
+    inference = any(_kind(span) == "TOOL" for span in spans)
+    genai = any(span.attributes.get(OPERATION) == "execute_tool" for span in spans)
+    if inference == genai:   # tool steps of both, or of neither: the markers
+        inference = any(KIND in span.attributes for span in spans)
+        genai = any(OPERATION in span.attributes for span in spans)
+    if inference == genai:
+        return sniffed
+    return FORMAT if inference else "otel"
+
+
 def _kind(span: Span) -> str:
     kind = span.attributes.get(KIND)
     return kind.upper() if isinstance(kind, str) else ""

@@ -151,7 +151,7 @@ class GenAiTrace:
         if found is not None:
             raise TraceError(self.context.file, found.line, f"trace {self.trace_id} holds tool steps of {other} "
                              f"({marker} = {tool_step}) and none of {self.source_format}, which does not read "
-                             f"them: read it as {other} (a file whose traces differ so is split first)")
+                             f"them: read it as {other} (or as auto, which reads each trace in its own flavour)")
 
     # -- what each format reads differently ------------------------------------------------------------------------
 

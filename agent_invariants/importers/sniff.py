@@ -6,7 +6,8 @@ whole MCP session appended to an export of spans, its `shell` call unchecked.
 
 OpenInference and plain OpenTelemetry share the OTLP record: a record is OpenInference when one of
 its spans has `openinference.span.kind`, and either flavour reads the other's records (each trace
-is told apart by its spans: see `otel.GenAiTrace.convention`).
+is told apart by its spans: `auto` reads each in its own, see `openinference.runs_of_either`; a
+flavour named refuses a trace of the other's, see `otel.GenAiTrace.convention`).
 """
 from __future__ import annotations
 
