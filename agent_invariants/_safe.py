@@ -40,14 +40,20 @@ _INVISIBLE = [0xAD, 0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810
               0xFFF9, 0xFFFA, 0xFFFB]
 _INVISIBLE_ASTRAL = [*range(0x13430, 0x13440), *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B),
                      *range(0xE0000, 0xE0080), *range(0xE0100, 0xE01F0)]
-_ESCAPES = ({code: f"\\x{code:02x}" for code in _SINGLE} | {code: f"\\u{code:04x}" for code in _WIDE + _INVISIBLE}
-            | {code: f"\\U{code:08x}" for code in _INVISIBLE_ASTRAL}
+# Noncharacters (U+FDD0..U+FDEF and the last two code points of every plane): never text, drawn as
+# nothing or a box, and left out by some XML writers (junit-xml), so that names holding them
+# would pass for one another.
+_NONCHARACTERS = [*range(0xFDD0, 0xFDF0), 0xFFFE, 0xFFFF]
+_NONCHARACTERS_ASTRAL = [plane | last for plane in range(0x10000, 0x110000, 0x10000) for last in (0xFFFE, 0xFFFF)]
+_ESCAPES = ({code: f"\\x{code:02x}" for code in _SINGLE}
+            | {code: f"\\u{code:04x}" for code in _WIDE + _INVISIBLE + _NONCHARACTERS}
+            | {code: f"\\U{code:08x}" for code in _INVISIBLE_ASTRAL + _NONCHARACTERS_ASTRAL}
             | {ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"})
 
 
 def inert(text: str, limit: int | None = None) -> str:
-    """`text` with control characters, bidirectional controls, invisible characters and lone
-    surrogates shown as `\\x1b`/`\\n`/`\\u202e`/`\\u200b`-style escapes; cut to its first `limit`
+    """`text` with control characters, bidirectional controls, invisible characters, noncharacters
+    and lone surrogates shown as `\\x1b`/`\\n`/`\\u202e`/`\\u200b`-style escapes; cut to its first `limit`
     characters and `…` when longer."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
@@ -80,7 +86,32 @@ def log_safe_report(text: str, form: Literal["text", "json", "xml"]) -> str:
     and `&#58;:`, which hold the same data. (Pretty JSON starts no line with a string.)"""
     bracket, colon = _LOG_ESCAPES[form]
     text = text.replace("##[", bracket)
+    if form == "json":
+        return _json_escaped(text)
     return text if colon is None else _COMMAND_AT_LINE_START.sub(colon, text)
+
+
+def _json_escaped(text: str) -> str:
+    """JSON text with each character that `inert` escapes written as a JSON escape (`\\u202e`,
+    a surrogate pair past U+FFFF): the same data, which a terminal or a CI log showing the report
+    cannot be driven by (U+009B starts a control sequence in terminals that read C1 controls) nor
+    made to read backwards. The encoder already escapes C0 controls; such characters are only
+    ever inside strings."""
+    global _JSON_UNSAFE
+    if _JSON_UNSAFE is None:   # (compiled when first needed: start-up pays nothing)
+        _JSON_UNSAFE = re.compile("[" + "".join(f"\\U{code:08x}" for code in sorted(_ESCAPES) if code >= 0x7F) + "]")
+    return _JSON_UNSAFE.sub(_json_escape, text) if not text.isascii() or "\x7f" in text else text
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 | code >> 10:04x}\\u{0xDC00 | code & 0x3FF:04x}"
+
+
+_JSON_UNSAFE: re.Pattern[str] | None = None
 
 
 _LOG_ESCAPES: dict[str, tuple[str, str | None]] = {   # form -> (`##[` as written, replacement of `::`'s first colon)

@@ -405,6 +405,56 @@ def test_invisible_characters_show_as_escapes_in_every_format(cli, tmp_path, fmt
         in shown
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown", "github", "junit", "sarif"])
+def test_noncharacters_show_as_escapes_in_every_format(cli, tmp_path, fmt):
+    """A noncharacter (U+FDD0, U+FFFF, U+10FFFF) is never text and shows as nothing or a box, so
+    a name holding one passes for another: every format shows it as an escape, as it does a
+    zero-width space (JUnit left some out: names then read alike)."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "known", "kind": "allow_tools", "tools": ["kb"]})))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "x\ufdd0\uffff\U0010ffff"})))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "--format", fmt)
+    assert result.returncode == 1, result.stderr
+    shown = json.loads(result.stdout)["runs"][0]["results"][0]["message"]["text"] if fmt == "sarif" else result.stdout
+    assert not any(char in shown for char in "\ufdd0\uffff\U0010ffff")
+    escape = "\\\\" if fmt == "markdown" else "\\"
+    assert "x" + "".join(escape + code for code in ("ufdd0", "uffff", "U0010ffff")) in shown
+
+
+def test_json_reports_write_c1_controls_bidi_and_invisible_characters_as_escapes(cli, tmp_path):
+    """The JSON report is printed to CI logs and terminals too: a C1 control (U+009B starts a
+    control sequence where terminals read them), DEL, a bidi override, a zero-width space, a line
+    separator or a noncharacter from the input is written as a JSON escape, as C0 controls are;
+    read back, every value is the one the input holds."""
+    name = "x\u009b2J\x7f\u202eevil\u200b\u2028\ufdd0\U0010ffff\U000e0041 é 😀"
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "known", "kind": "allow_tools", "tools": ["kb"]}),
+                                                ensure_ascii=False) .replace('"name": "', f'"name": "{name}', 1))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": name})))
+    raw = [chr(code) for code in (0x9B, 0x7F, 0x202E, 0x200B, 0x2028, 0xFDD0, 0x10FFFF, 0xE0041)]
+    for command in (["check", "-c", "c.json", "-t", "t.jsonl", "-f", "json"], ["summary", "-t", "t.jsonl"],
+                    ["validate", "-c", "c.json"], ["check", "-c", "c.json", "-t", "t.jsonl", "-f", "sarif"]):
+        result = cli(*command)
+        assert result.returncode in (0, 1), result.stderr
+        assert not [char for char in raw if char in result.stdout], command
+        assert "\\u009b2J\\u007f\\u202eevil\\u200b\\u2028\\ufdd0\\udbff\\udfff\\udb40\\udc41 é 😀" in result.stdout
+    report = json.loads(cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "json").stdout)
+    assert report["summary"]["tools"] == [name]
+    assert report["contract"]["name"].startswith(name)
+    assert report["violations"][0]["message"] == f"Tool is outside the allowlist: {name}."
+
+
+def test_junit_names_tools_apart_that_differ_by_a_noncharacter(cli, tmp_path):
+    """README: `name` is unique in a suite (GitLab drops repeats). junit-xml left noncharacters
+    out after the names were made unique, so three new tools were three tests `new_tool: x`."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "known", "kind": "deny_tool", "tool": "zz"})))
+    (tmp_path / "b.jsonl").write_text(jsonl(events({"type": "run.start"})))
+    (tmp_path / "t.jsonl").write_text(jsonl(events(*({"type": "tool.call", "tool": tool}
+                                                    for tool in ("x", "x\U0010ffff", "x\U0001fffe")))))
+    result = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "t.jsonl", "--format", "junit")
+    assert result.returncode == 1, result.stderr
+    names = [case.get("name") for case in ET.fromstring(result.stdout).iter("testcase")]
+    assert names == ["new_tool: x", "new_tool: x\\U0001fffe", "new_tool: x\\U0010ffff", "known"]
+
+
 def test_junit_handles_lone_surrogates_from_the_api():
     from agent_invariants.render import junit
     from agent_invariants.report import CheckReport, ContractRef, RuleResult, TraceSummary, Violation
