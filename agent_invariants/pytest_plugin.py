@@ -22,8 +22,9 @@ pytest collects what it does by default (no paths given). Neither changes an out
 warnings made errors; but a glob that names traces pytest does not collect (its `testpaths` leave
 them out, `norecursedirs` names their folder, a hidden one holds them, a link leads nowhere) stops
 the session, a usage error; run from a folder that does not hold them, or ignored on purpose
-(`--ignore`, a conftest's `collect_ignore`), it is only said. Globs read as the command's do: `*`
-within a folder, `**/` across any. Without a contract (neither the option nor the table) the
+(`--ignore`, a conftest's `collect_ignore`), each is only said, as is a trace under a path given
+on the command line that no glob names (under xdist, the workers tell the controller). Globs read
+as the command's do: `*` within a folder, `**/` across any. Without a contract (neither the option nor the table) the
 plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
 error. The plugin ships with the package (entry point `pytest11`); `-p
 no:agent_invariants` turns it off. For checks inside your own tests, see
@@ -59,6 +60,7 @@ class _Settings(NamedTuple):
     loaded: list[Any]   # the loaded contract, once the session starts
     matched: set[str]   # the `traces` globs some collected file matched
     unmatched: list[str]   # the `traces` globs no collected file matched, to list at the end
+    passed_over: dict[str, str]   # trace -> why it was not checked, though under a path given or named, to list
     collected: set[str]   # the traces collected, by their real paths (before -k deselects any)
 
 
@@ -95,6 +97,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         found = [pattern for pattern, plain in zip(settings.traces, settings.plain, strict=True)
                  if _matches(relative, plain, settings.root)]
         if not found:
+            if parent.config.args_source is pytest.Config.ArgsSource.ARGS:   # under a path given: said
+                settings.passed_over[relative] = "under a path given, but named by no traces glob: not checked " \
+                                                 "(name the file, or add a glob)"
             return None
         settings.matched.update(found)
     settings.collected.add(os.path.realpath(file_path))
@@ -127,6 +132,32 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             settings.unmatched.append(pattern)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under xdist, a worker's collection is its own: what it has to say goes to the controller,
+    which writes the section (`pytest_testnodedown`)."""
+    settings = session.config.stash.get(_SETTINGS, None)
+    output = getattr(session.config, "workeroutput", None)
+    if settings is not None and output is not None:
+        output[_SAID] = {"unmatched": settings.unmatched, "passed_over": settings.passed_over}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist's controller hears from a worker that ended: its globs that matched nothing and its
+    traces not checked (every worker collects the whole suite: each is kept once)."""
+    settings = node.config.stash.get(_SETTINGS, None)
+    said = getattr(node, "workeroutput", {}).get(_SAID)
+    if settings is None or said is None:
+        return
+    settings.unmatched.extend(pattern for pattern in said["unmatched"] if pattern not in settings.unmatched)
+    for path, why in said["passed_over"].items():
+        settings.passed_over.setdefault(path, why)
+
+
+_SAID = "agent_invariants_said"
+"""The key of what a worker has to say in xdist's `workeroutput`."""
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """What the checks warned of, and the globs that matched nothing, in a section of their own:
     not pytest warnings, which a suite that makes warnings errors would turn into failures."""
@@ -134,6 +165,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if settings is None:
         return
     lines = [f"traces glob {pattern!r} matched no .jsonl file pytest collected" for pattern in settings.unmatched]
+    passed_over = list(settings.passed_over.items())
+    lines += [f"{inert(path, TEXT_LIMIT)}: {why}" for path, why in passed_over[:_MOST_PASSED_OVER]]
+    if len(settings.passed_over) > _MOST_PASSED_OVER:
+        lines.append(f"and {len(settings.passed_over) - _MOST_PASSED_OVER} more traces not checked")
     noticed = [(report.nodeid, position, value) for reports in terminalreporter.stats.values() for report in reports
                if getattr(report, "when", None) == "call"   # (from every worker, under xdist)
                for position, (name, value) in enumerate(getattr(report, "user_properties", ())) if name == _NOTICED]
@@ -143,6 +178,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for line in lines:
             terminalreporter.write_line(f"agent-invariants: {line}")
 
+
+_MOST_PASSED_OVER = 20
+"""Traces not checked that the section lists by name (then how many more)."""
 
 _NOTICED = "agent-invariants notice"
 """The user property of an item that holds one thing its check warned of."""
@@ -224,7 +262,7 @@ def _settings(config: pytest.Config) -> _Settings | None:
 
 def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: int | None) -> _Settings:
     plain = tuple(_relative(pattern, root) for pattern in globs or ())
-    return _Settings(contract, globs, plain, root, longest, [], set(), [], set())
+    return _Settings(contract, globs, plain, root, longest, [], set(), [], {}, set())
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
@@ -315,10 +353,17 @@ def _not_collected(pattern: str, settings: _Settings, session: pytest.Session) -
     here = os.path.realpath(config.invocation_params.dir)
     for path in _named(pattern, settings.root):
         found = os.path.realpath(path)
-        if found in settings.collected or _ignored(Path(os.path.abspath(path)), settings.root, session) or (
-                config.args_source is pytest.Config.ArgsSource.INVOCATION_DIR and not _within(found, here)):
+        if found in settings.collected:
             continue
-        return _under(Path(os.path.abspath(path)), settings.root) or path
+        shown = _under(Path(os.path.abspath(path)), settings.root) or path
+        if _ignored(Path(os.path.abspath(path)), settings.root, session):
+            settings.passed_over.setdefault(shown, f"named by traces glob {pattern!r}, but left out of the collection "
+                                            "(--ignore, --ignore-glob, a conftest): not checked")
+        elif config.args_source is pytest.Config.ArgsSource.INVOCATION_DIR and not _within(found, here):
+            settings.passed_over.setdefault(shown, f"named by traces glob {pattern!r}, but outside the folder pytest "
+                                            "was run in: not checked")
+        else:
+            return shown
     return None
 
 

@@ -157,6 +157,34 @@ def test_a_trace_named_on_the_command_line_is_checked_even_outside_the_globs(sui
     assert "matched no .jsonl file" not in result.stdout.str()
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["alone", "xdist"])
+def test_a_trace_under_a_folder_given_that_no_glob_names_is_said_not_passed_over_in_silence(suite, workers):
+    """README: every trace under the paths you give becomes a test; the table's globs choose among
+    them. A folder given on the command line whose trace no glob names passed (exit 0) with the
+    trace unchecked and nothing said: it is listed now, by name (a folder's fixtures stay out)."""
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider", "runs", "other", *workers)
+    result.assert_outcomes(passed=1, failed=1)   # runs/good.jsonl, runs/bad.jsonl
+    result.stdout.fnmatch_lines(["*= agent-invariants =*",
+                                 "agent-invariants: other/stray.jsonl: under a path given, but named by no traces "
+                                 "glob: not checked (name the file, or add a glob)"])
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["alone", "xdist"])
+def test_a_trace_a_glob_names_but_ignored_on_purpose_is_said_by_name(suite, workers):
+    """README: a trace out of reach on purpose is only said. It was said only when its glob named
+    no other trace; and under xdist, where the workers collect, nothing the collection found was."""
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\n'
+                            'traces = ["runs/*.jsonl", "nothing/*.jsonl"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider", "--ignore=runs/bad.jsonl", *workers)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*= agent-invariants =*",
+                                 "agent-invariants: traces glob 'nothing/*.jsonl' matched no .jsonl file pytest "
+                                 "collected",
+                                 "agent-invariants: runs/bad.jsonl: named by traces glob 'runs/*.jsonl', but left out "
+                                 "of the collection (--ignore, --ignore-glob, a conftest): not checked"])
+
+
 def test_a_file_name_with_an_escape_sequence_names_its_item_escaped(suite):
     (suite.path / "runs" / "esc\x1b[31mred.jsonl").write_text(BAD)
     result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
