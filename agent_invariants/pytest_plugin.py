@@ -57,6 +57,7 @@ class _Settings(NamedTuple):
     plain: tuple[str, ...]   # each of `traces` in its plain form (`_relative`), worked out once
     root: Path
     max_line_bytes: int | None   # None: the library's default
+    no_lint: bool   # check a version-2 contract that lint refuses
     loaded: list[Any]   # the loaded contract, once the session starts
     matched: set[str]   # the `traces` globs some collected file matched
     unmatched: list[str]   # the `traces` globs no collected file matched, to list at the end
@@ -69,17 +70,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agent-invariants-contract", metavar="PATH", default=None,
                     help="Collect every *.jsonl trace under the given paths as a test, checked against this "
                          "contract (or set contract and traces in [tool.agent-invariants] of pyproject.toml).")
+    group.addoption("--agent-invariants-no-lint", action="store_true", default=False,
+                    help="Check a version-2 contract even when lint proves that no trace can pass it (by default "
+                         "the session stops, as `check` refuses it; no_lint = true in the table does the same).")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     settings = config.stash[_SETTINGS] = _settings(config)
     if settings is None:
         return
-    from agent_invariants.contract import load_contract
+    from agent_invariants.contract import load_contract, read_contract
 
     try:   # (named from the folder pytest runs in, as the items' traces are: no machine path in messages)
-        settings.loaded.append(load_contract(settings.contract,
-                                             name=_shown(settings.contract, config.invocation_params.dir)))
+        source = read_contract(settings.contract, label=_shown(settings.contract, config.invocation_params.dir))
+        loaded = load_contract(source)
+        if loaded.version == 2 and not settings.no_lint:   # refused as `check` refuses it
+            from agent_invariants.lint import refuse_unpassable
+
+            refuse_unpassable(loaded, source.label, source, skip="--agent-invariants-no-lint")
+        settings.loaded.append(loaded)
     except InputError as exc:
         raise pytest.UsageError(f"agent-invariants: {exc}") from None
 
@@ -247,8 +256,9 @@ def _settings(config: pytest.Config) -> _Settings | None:
     if longest is not None and (not isinstance(longest, int) or isinstance(longest, bool) or longest < 1):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] max_line_bytes must be an "
                                 "integer of at least 1")
+    no_lint = bool(config.getoption("--agent-invariants-no-lint", default=False) or table.get("no_lint", False))
     if option is not None:
-        return _made(Path(option).resolve(), globs, config.rootpath, longest)
+        return _made(Path(option).resolve(), globs, config.rootpath, longest, no_lint)
     contract = table.get("contract")
     if contract is None:
         if globs is not None:
@@ -257,12 +267,12 @@ def _settings(config: pytest.Config) -> _Settings | None:
         return None
     if not isinstance(contract, str):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
-    return _made((config.rootpath / contract).resolve(), globs, config.rootpath, longest)
+    return _made((config.rootpath / contract).resolve(), globs, config.rootpath, longest, no_lint)
 
 
-def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: int | None) -> _Settings:
+def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: int | None, no_lint: bool) -> _Settings:
     plain = tuple(_relative(pattern, root) for pattern in globs or ())
-    return _Settings(contract, globs, plain, root, longest, [], set(), [], {}, set())
+    return _Settings(contract, globs, plain, root, longest, no_lint, [], set(), [], {}, set())
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
@@ -277,10 +287,13 @@ def _table(pyproject: Path) -> dict[str, Any]:
     table = tool["agent-invariants"]
     if not isinstance(table, dict):
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] must be a table")
-    unknown = sorted(set(table) - {"contract", "traces", "max_line_bytes"})
+    unknown = sorted(set(table) - {"contract", "traces", "max_line_bytes", "no_lint"})
     if unknown:
         raise pytest.UsageError(f"agent-invariants: pyproject.toml: [tool.agent-invariants] has an unknown key "
-                                f"{unknown[0]!r} (expected contract, traces, max_line_bytes)")
+                                f"{unknown[0]!r} (expected contract, traces, max_line_bytes, no_lint)")
+    if not isinstance(table.get("no_lint", False), bool):
+        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] no_lint must be true or "
+                                "false")
     return table
 
 

@@ -90,7 +90,7 @@ def test_an_unreadable_trace_fails_its_item_with_the_one_line_message(suite):
 
 @pytest.mark.parametrize("table, problem", [
     ('contract = "contract.json"\ntrace = ["runs/*.jsonl"]\n',
-     "[[]tool.agent-invariants[]] has an unknown key 'trace' (expected contract, traces, max_line_bytes)"),
+     "[[]tool.agent-invariants[]] has an unknown key 'trace' (expected contract, traces, max_line_bytes, no_lint)"),
     ('traces = ["runs/*.jsonl"]\n', "[[]tool.agent-invariants[]] traces needs a contract*"),
 ], ids=["misspelt-key", "traces-alone"])
 def test_a_table_the_plugin_would_ignore_is_a_usage_error(suite, table, problem):
@@ -183,6 +183,54 @@ def test_a_trace_a_glob_names_but_ignored_on_purpose_is_said_by_name(suite, work
                                  "collected",
                                  "agent-invariants: runs/bad.jsonl: named by traces glob 'runs/*.jsonl', but left out "
                                  "of the collection (--ignore, --ignore-glob, a conftest): not checked"])
+
+
+UNPASSABLE = """{"version": 2, "name": "unpassable",
+ "rules": [
+  {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+  {"id": "runs-the-tests", "kind": "tool_calls", "tool": "shell.exec", "min": 1}
+ ]}
+"""
+"""A version-2 contract lint proves no trace can pass (its second rule, on line 4)."""
+LINT_ERROR = ("$.rules[1]: lint required_but_forbidden: shell.exec must be called (runs-the-tests needs 1 call), but "
+              "no-shell (deny_tool) denies it.")
+
+
+def test_a_contract_lint_refuses_stops_the_session_as_check_refuses_it(suite):
+    """`check`, `compare` and the MCP server refuse a version-2 contract lint proves no trace can
+    pass; the plugin checked every trace with it and failed each as the agent's fault."""
+    (suite.path / "unpassable.json").write_text(UNPASSABLE)
+    result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "unpassable.json", "runs")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: agent-invariants: unpassable.json:4: {LINT_ERROR} "
+                                 "(--agent-invariants-no-lint to check anyway)"])
+    checked = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "unpassable.json",
+                              "--agent-invariants-no-lint", "runs")
+    checked.assert_outcomes(failed=2)
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "unpassable.json"\nno_lint = true\n')
+    suite.runpytest("-p", "no:cacheprovider", "runs").assert_outcomes(failed=2)
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "unpassable.json"\nno_lint = "yes"\n')
+    result = suite.runpytest("-p", "no:cacheprovider", "runs")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*tool.agent-invariants? no_lint must be true or false"])
+
+
+def test_the_assertions_refuse_a_contract_lint_refuses_unless_told_not_to_lint(tmp_path):
+    """As `check` does: bad input (an InputError naming the file, the line and the rule), not a
+    verdict on the trace; `lint=False` checks it anyway."""
+    (tmp_path / "unpassable.json").write_text(UNPASSABLE)
+    trace = (tmp_path / "good.jsonl")
+    trace.write_text(GOOD)
+    with pytest.raises(InputError) as refused:
+        assert_trace(trace, tmp_path / "unpassable.json")
+    assert str(refused.value) == f"{tmp_path / 'unpassable.json'}:4: {LINT_ERROR} (lint=False to check anyway)"
+    with pytest.raises(InputError) as refused:
+        assert_compatible(trace, trace, json.loads(UNPASSABLE))
+    assert str(refused.value) == f"contract: {LINT_ERROR} (lint=False to check anyway)"
+    with pytest.raises(AssertionError, match="runs-the-tests"):
+        assert_trace(trace, json.loads(UNPASSABLE), lint=False)
+    with pytest.raises(AssertionError, match="still violates contract rule: runs-the-tests"):
+        assert_compatible(trace, trace, json.loads(UNPASSABLE), lint=False)
 
 
 def test_a_file_name_with_an_escape_sequence_names_its_item_escaped(suite):

@@ -76,7 +76,7 @@ def test_the_readme_trace_reads(cli, write):
 
 # Options the README names that belong to other programs (pip, pytest, Python, the GitHub Action).
 OTHER_PROGRAMS = {"--hypothesis-profile", "--junitxml", "--rootdir", "--ignore-glob",   # pytest's
-                  "--agent-invariants-contract"}   # the last: our pytest plugin
+                  "--agent-invariants-contract", "--agent-invariants-no-lint"}   # the last two: our pytest plugin
 COMMANDS = ("check", "compare", "validate", "summary", "explain", "init", "serve", "convert", "stability", "lint",
             "mutate", "record")
 
