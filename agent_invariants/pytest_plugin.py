@@ -272,6 +272,11 @@ def _settings(config: pytest.Config) -> _Settings | None:
 
 def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: int | None, no_lint: bool) -> _Settings:
     plain = tuple(_relative(pattern, root) for pattern in globs or ())
+    for pattern, relative in zip(globs or (), plain, strict=True):
+        if relative == ".." or relative.startswith("../") or os.path.isabs(relative):
+            raise pytest.UsageError(f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob "
+                                    f"{pattern!r} reaches outside the rootdir: write it relative to the rootdir "
+                                    "(runs/*.jsonl), where pytest collects")
     return _Settings(contract, globs, plain, root, longest, no_lint, [], set(), [], {}, set())
 
 

@@ -233,6 +233,19 @@ def test_the_assertions_refuse_a_contract_lint_refuses_unless_told_not_to_lint(t
         assert_compatible(trace, trace, json.loads(UNPASSABLE), lint=False)
 
 
+@pytest.mark.parametrize("glob", ["../{root}/runs/*.jsonl", "..", "/elsewhere/runs/*.jsonl"])
+def test_a_traces_glob_reaching_outside_the_rootdir_is_named_so(suite, glob):
+    """Such a glob was refused for naming runs/good.jsonl, "which pytest did not collect", which
+    it does: the glob's form is the mistake (README: relative to the rootdir)."""
+    glob = glob.format(root=suite.path.name)
+    suite.makepyprojecttoml(f'[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["{glob}"]\n')
+    result = suite.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: agent-invariants: pyproject.toml: *traces glob '{glob}' reaches outside "
+                                 "the rootdir: write it relative to the rootdir (runs/[*].jsonl), where pytest "
+                                 "collects"])
+
+
 def test_a_file_name_with_an_escape_sequence_names_its_item_escaped(suite):
     (suite.path / "runs" / "esc\x1b[31mred.jsonl").write_text(BAD)
     result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
