@@ -81,6 +81,18 @@ def convert_format(value: str) -> str:
     return value
 
 
+def sarif_category(value: str | None) -> str | None:
+    """`--category`'s value: GitHub keys uploads by it (all up to the last `/`), so it must be a
+    name: not blank or only slashes, no blanks around it, no control or invisible character (the
+    escaped value is named)."""
+    from agent_invariants._safe import VALUE_LIMIT, inert
+
+    if value is not None and (not value.strip(" /") or value != value.strip() or inert(value) != value):
+        raise typer.BadParameter(f"'{inert(value, VALUE_LIMIT)}': name the category (as agent-invariants/nightly), "
+                                 "without blanks around it, control or invisible characters, nor only slashes.")
+    return value
+
+
 class ImportOptions(NamedTuple):
     """How traces in other formats are read (`--input-format`, `--run`, `--profile`)."""
 
@@ -242,7 +254,7 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         "--sarif-anchor", help="SARIF: locate results in the trace file, or at the rule in the contract "
         "(for traces that are build artifacts, not committed files).")], Anchor.trace),
     "category": (Annotated[str | None, typer.Option(
-        "--category", metavar="ID", show_default=False,
+        "--category", metavar="ID", show_default=False, callback=sarif_category,
         help="SARIF: automationDetails.id, to keep several uploads apart; a trailing / is added when missing, "
         "as GitHub's upload action does.")], None),
 }

@@ -110,6 +110,20 @@ def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, writ
     assert '"id": "budget"' in path.read_text().splitlines()[physical["region"]["startLine"]]
 
 
+@pytest.mark.parametrize(("category", "shown"), [
+    ("/", "'/'"), ("//", "'//'"), (" agents/refund", "' agents/refund'"), ("a\nb", "'a\\nb'"),
+    ("x\x1b[31m/", "'x\\x1b[31m/'"), ("a\u202eb", "'a\\u202eb'"), ("ab\u200b", "'ab\\u200b'")])
+def test_a_category_github_could_not_tell_apart_is_refused(cli, category, shown):
+    """GitHub keys uploads by the category (up to the last `/`): one that is only slashes, has
+    blanks around it, or holds a control or invisible character went into automationDetails.id."""
+    result = cli(*check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "sarif"),
+                 "--category", category)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"agent-invariants: Invalid value for '--category': {shown}: name the category (as "
+                             "agent-invariants/nightly), without blanks around it, control or invisible characters, "
+                             "nor only slashes. (try 'agent-invariants check --help')\n")
+
+
 @pytest.mark.slow
 def test_sarif_fingerprints_are_stable_and_category_is_used(cli, tmp_path):
     args = check_args("refund-desk/contract.json", "refund-desk/candidate.jsonl", "sarif",
