@@ -12,6 +12,7 @@ given none falls back to what the report alone knows.
 from __future__ import annotations
 
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,22 @@ def to_uri(path: str, root: str | os.PathLike[str] | None = None) -> str:
     current directory). Standard input is `stdin`."""
     if path == "-":
         return "stdin"
-    return quote(Path(relative_path(path, root)).as_posix(), safe="/-._~")
+    relative = Path(relative_path(_named_file(path), root)).as_posix()
+    return quote(relative.encode("utf-8", "surrogateescape"), safe="/-._~")
+
+
+def _named_file(path: str) -> str:
+    """The file a report's name stands for. A name holding bytes that are not UTF-8 is shown with
+    `\\udcfe`-style escapes (a report's text cannot hold the bytes): when no file is named so but
+    one with those bytes is, its URI is that file's (`%FE`), not the escape's (`%5Cudcfe`)."""
+    if "\\udc" not in path or os.path.lexists(path):
+        return path
+    raw = _BYTE_ESCAPE.sub(lambda found: chr(int(found.group(1), 16)), path)
+    return raw if os.path.lexists(raw) else path
+
+
+_BYTE_ESCAPE = re.compile(r"\\u(dc[89a-f][0-9a-f])")
+"""How a byte that is not UTF-8 is shown in a file name (`batch._as_text`)."""
 
 
 def relative_path(path: str, root: str | os.PathLike[str] | None = None) -> str:

@@ -7,9 +7,11 @@ not express (every result needs a physical location with a relative URI, rule te
 from __future__ import annotations
 
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from urllib.parse import unquote_to_bytes
 
 import pytest
 
@@ -108,6 +110,24 @@ def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, writ
     physical = result["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"]["uri"] == "c.json"
     assert '"id": "budget"' in path.read_text().splitlines()[physical["region"]["startLine"]]
+
+
+def test_sarif_uris_of_file_names_that_are_not_utf8_name_the_files(cli, tmp_path):
+    """A report shows a byte that is not UTF-8 as `\\udcfe` (its text cannot hold it); the URI
+    percent-encoded that escape (`ok%5Cudcfe.jsonl`), a file that does not exist."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / os.fsdecode(b"ok\xfe.jsonl")).write_bytes((EXAMPLES / "refund-desk" / "candidate.jsonl").read_bytes())
+    (runs / os.fsdecode(b"br\xfe.jsonl")).write_bytes(b"{bad\n")
+    (runs / "as\\udcfeshown.jsonl").write_bytes(b"{bad\n")   # (a name that holds the escape itself)
+    result = cli("check", "-c", str(EXAMPLES / "refund-desk" / "contract.json"), "-t", "runs", "-f", "sarif")
+    assert result.returncode == 2, result.stderr
+    uris = {location["physicalLocation"]["artifactLocation"]["uri"]
+            for run in json.loads(result.stdout)["runs"]
+            for found in [*run["results"], *run["invocations"][0]["toolExecutionNotifications"]]
+            for location in found["locations"]}
+    assert uris == {"runs/ok%FE.jsonl", "runs/br%FE.jsonl", "runs/as%5Cudcfeshown.jsonl"}
+    assert all((tmp_path / os.fsdecode(unquote_to_bytes(uri))).exists() for uri in uris)
 
 
 @pytest.mark.parametrize(("category", "shown"), [
