@@ -112,6 +112,22 @@ def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, writ
     assert '"id": "budget"' in path.read_text().splitlines()[physical["region"]["startLine"]]
 
 
+@pytest.mark.parametrize(("description", "kept"), [("😀" * 999, "😀" * 511), ("a" + "😀" * 600, "a" + "😀" * 511),
+                                                  ("😀" * 512, "😀" * 512), ("é" * 1025, "é" * 1023)])
+def test_sarif_rule_texts_keep_to_1024_utf16_units(cli, tmp_path, description, kept):
+    """ci-formats: a rule's texts hold at most 1,024 characters; counted as JavaScript (and the
+    contract's own limits) count them, an emoji is two: 999 emoji were 1,998 units."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "r", "kind": "deny_tool", "tool": "x",
+                                                          "description": description})))
+    (tmp_path / "t.jsonl").write_text(jsonl(events({"type": "tool.call", "tool": "x"})))
+    result = cli("check", "-c", "c.json", "-t", "t.jsonl", "-f", "sarif")
+    assert result.returncode == 1, result.stderr
+    (rule,) = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    shown = rule["shortDescription"]["text"]
+    assert shown == (kept if kept == description else kept + "…")
+    assert len(shown.encode("utf-16-le")) // 2 <= 1024
+
+
 def test_sarif_uris_of_file_names_that_are_not_utf8_name_the_files(cli, tmp_path):
     """A report shows a byte that is not UTF-8 as `\\udcfe` (its text cannot hold it); the URI
     percent-encoded that escape (`ok%5Cudcfe.jsonl`), a file that does not exist."""

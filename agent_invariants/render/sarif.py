@@ -37,7 +37,7 @@ import sarif_om as om
 from msgspec import UNSET
 
 from agent_invariants import __version__
-from agent_invariants._js import js_number_hook
+from agent_invariants._js import js_number_hook, utf16_len
 from agent_invariants._safe import TEXT_LIMIT, inert, log_safe_report
 from agent_invariants.lint.report import LintReport
 from agent_invariants.manual import command_manual, manual, section, summary_line
@@ -633,7 +633,15 @@ def _descriptor(rule_id: str, kind: str, severity: str, description: str | None)
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT - 1] + "…"
+    """A rule's text within GitHub's 1,024 characters, counted as UTF-16 units (as JavaScript and
+    our contract limits count them: an emoji is two), the stricter reading; cut with `…`."""
+    if utf16_len(text) <= _TEXT_LIMIT:
+        return text
+    kept, units = 0, 0
+    while units + (2 if ord(text[kept]) > 0xFFFF else 1) <= _TEXT_LIMIT - 1:
+        units += 2 if ord(text[kept]) > 0xFFFF else 1
+        kept += 1
+    return text[:kept] + "…"
 
 
 def _event_place(violation: Violation, trace: str | None) -> str:
