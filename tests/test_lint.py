@@ -150,6 +150,31 @@ def test_check_refuses_an_unpassable_version_2_contract_like_a_contract_error(tm
     assert compared.returncode == 2 and "lint required_but_forbidden" in compared.stderr
 
 
+def test_a_refusal_names_the_rule_where_the_file_holds_it_not_among_its_packs_rules(tmp_path):
+    """With packs, the loaded contract holds their rules before the file's own: the refusal said
+    `c.json:4: $.rules[7]` of a file with two rules. It names the rule's place in the file, and a
+    rule a pack brings as the pack's (the `extends` the file names)."""
+    (tmp_path / "pack.json").write_text(json.dumps({"rules": [
+        {"id": "pack-needs", "kind": "tool_calls", "tool": "shell.exec", "min": 1}]}))
+    (tmp_path / "own.json").write_text(
+        '{"version": 2, "name": "own", "extends": ["agent-invariants:no-shell-or-admin"],\n'
+        ' "rules": [\n  {"id": "other", "kind": "deny_tool", "tool": "zz"},\n'
+        '  {"id": "must-exec", "kind": "tool_calls", "tool": "shell.exec", "min": 1}\n]}\n')
+    (tmp_path / "packed.json").write_text(json.dumps({"version": 2, "name": "packed", "extends": ["pack.json"],
+                                                      "rules": [{"id": "no-shell", "kind": "deny_tool",
+                                                                 "tool": "shell.*"}]}))
+    (tmp_path / "t.jsonl").write_text('{"seq": 1, "type": "run.start"}\n')
+    own = cli("check", "--contract", "own.json", "--trace", "t.jsonl", cwd=tmp_path)
+    assert (own.returncode, own.stderr) == (2, (
+        "agent-invariants: own.json:4: $.rules[1]: lint required_but_forbidden: shell.exec must be called (must-exec "
+        "needs 1 call), but no-shell.shell (deny_tool) denies it. (--no-lint to check anyway)\n"))
+    packed = cli("check", "--contract", "packed.json", "--trace", "t.jsonl", cwd=tmp_path)
+    assert (packed.returncode, packed.stderr) == (2, (
+        "agent-invariants: packed.json: $.extends: rule pack-needs of a pack: lint required_but_forbidden: "
+        "shell.exec must be called (pack-needs needs 1 call), but no-shell (deny_tool) denies it. (--no-lint to "
+        "check anyway)\n"))
+
+
 def test_a_version_1_contract_is_never_refused(tmp_path):
     contract = write(tmp_path, {"version": 1, "name": "v1", "rules": [
         {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
