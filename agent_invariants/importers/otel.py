@@ -165,13 +165,11 @@ class GenAiTrace:
         span), or, without one (the export left it out), all of them (the run starts with the
         first and ends with the last); else the earliest root span (point 30: a later root beside
         it is not the run's), else the earliest span."""
-        def outside_agents(span: Span) -> bool:
-            return not any(self.is_agent(ancestor) for ancestor in self.tree.ancestors(span))
-
-        agents = [span for span in self.tree.spans if self.is_agent(span) and outside_agents(span)]
+        under = self._under_agents()
+        agents = [span for span in self.tree.spans if self.is_agent(span) and not under[id(span)]]
         # tool steps outside every agent span are the run's too (LangGraph runs its tools beside
         # its one agent span per model turn, however many turns there are)
-        astray = [span for span in self.tree.spans if agents and self.is_tool(span) and outside_agents(span)]
+        astray = [span for span in self.tree.spans if agents and self.is_tool(span) and not under[id(span)]]
         around = self._around(agents + astray) if len(agents) + len(astray) > 1 else None
         if around is not None:
             return [around]
@@ -180,14 +178,30 @@ class GenAiTrace:
         pool = [span for span in self.tree.roots() if not span.log] or self.tree.spans
         return [min(pool, key=lambda span: (span.start, span.order))]
 
+    def _under_agents(self) -> dict[int, bool]:
+        """For each span (by `id`), whether an agent span is above it: worked out from the roots
+        down, one step a span, however deep the tree (asking each span's ancestors took time
+        that grew with the square of the depth: a chain of 16,000 spans took 24 s)."""
+        under: dict[int, bool] = {}
+        for span in sorted(self.tree.spans, key=self.tree.depth_of):   # (a parent comes before its children)
+            parent = self.tree.parent(span)
+            under[id(span)] = parent is not None and (under.get(id(parent), False) or self.is_agent(parent))
+        return under
+
     def _around(self, spans: list[Span]) -> Span | None:
         """The closest span of the format's own (one with a `kind`: not a server span around the
-        process, which would move the run's bounds) that holds all of `spans`, or None."""
-        shared = list(self.tree.ancestors(spans[0]))   # nearest first
-        for span in spans[1:]:
-            above = {id(ancestor) for ancestor in self.tree.ancestors(span)}
-            shared = [ancestor for ancestor in shared if id(ancestor) in above]
-        return next((ancestor for ancestor in shared if self.kind(ancestor) is not None), None)
+        process, which would move the run's bounds) that holds all of `spans` below it, or None.
+        Those that hold them all are a chain above them: each span's count of them below it is
+        summed from the leaves up, one step a span."""
+        wanted = {id(span) for span in spans}
+        below: dict[int, int] = {}
+        by_depth = sorted(self.tree.spans, key=self.tree.depth_of, reverse=True)   # deepest first
+        for span in by_depth:
+            parent = self.tree.parent(span)
+            if parent is not None:
+                below[id(parent)] = below.get(id(parent), 0) + below.get(id(span), 0) + (id(span) in wanted)
+        return next((span for span in by_depth if below.get(id(span), 0) == len(wanted)
+                     and self.kind(span) is not None), None)
 
     def messages_from_logs(self) -> None:
         """The messages of a chat span that the instrumentation logged rather than set on it (the
