@@ -87,7 +87,7 @@ from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
            "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path",
-           "path_text", "shape_of", "stability_of", "unstable_paths")
+           "PATH_LIMIT", "path_text", "shape_of", "stability_of", "unstable_paths")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -244,18 +244,19 @@ def measure(outputs: Sequence[Any], traces: Sequence[str], *, ignore: Iterable[P
     if len(shapes) < 2:
         return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=False, stable=False, unstable=[])
     paths = {path for shape in shapes.values() for path in shape if not _under_any(path, ignored)}
-    found: list[tuple[str, int, Unstable]] = []
+    found: list[tuple[str, int, tuple[tuple[int, str], ...], Unstable]] = []
     for path in paths:
         where = {index: _where(path, shape) for index, shape in shapes.items()}
         present = [index for index, place in where.items() if place == "present"]
         types = [sorted(shapes[index][path]) if where.get(index) == "present" else [] for index in range(len(runs))]
-        text = path_text(path)
+        text = path_text(path, PATH_LIMIT)
+        steps = tuple((0, step) if isinstance(step, str) else (1, str(step)) for step in path)   # (ties of cut paths)
         if present and "here" in where.values():
-            found.append((text, 0, _entry(text, "presence", where, types)))
+            found.append((text, 0, steps, _entry(text, "presence", where, types)))
         if len({tuple(types[index]) for index in present}) > 1:
-            found.append((text, 1, _entry(text, "type", where, types)))
-    found.sort(key=lambda item: (item[0], item[1]))
-    unstable = [item[2] for item in found]
+            found.append((text, 1, steps, _entry(text, "type", where, types)))
+    found.sort(key=lambda item: item[:3])
+    unstable = [item[3] for item in found]
     return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=True, stable=not unstable,
                            unstable=unstable)
 
@@ -366,21 +367,32 @@ def _under_any(path: Path, prefixes: list[Path]) -> bool:
     return any(path[:len(prefix)] == prefix for prefix in prefixes)
 
 
-def path_text(path: Path) -> str:
-    """A path as reports write it: `$`, `total`, `refunds[].amount`, `by_id{}.state`, `["a b"]`."""
+def path_text(path: Path, limit: int | None = None) -> str:
+    """A path as reports write it: `$`, `total`, `refunds[].amount`, `by_id{}.state`, `["a b"]`;
+    with `limit`, one longer is cut to that many characters and `…` (its text is not built whole:
+    a deep output of long keys has paths whose texts together grow with the square of its size)."""
     if not path:
         return "$"
-    text = ""
+    parts: list[str] = []
+    length = 0
     for step in path:
         if step == ITEM:
-            text += "[]"
+            part = "[]"
         elif step == MAPPED:
-            text += "{}"
+            part = "{}"
         elif _PLAIN_KEY.fullmatch(step):   # type: ignore[arg-type]
-            text += f".{step}" if text else str(step)
+            part = f".{step}" if parts else str(step)
         else:
-            text += f"[{_key_text(step)}]"   # type: ignore[arg-type]
-    return text
+            part = f"[{_key_text(step)}]"   # type: ignore[arg-type]
+        parts.append(part)
+        length += len(part)
+        if limit is not None and length > limit:
+            return "".join(parts)[:limit] + "…"
+    return "".join(parts)
+
+
+PATH_LIMIT = 1000
+"""The longest path a report writes, in characters (then `…`)."""
 
 
 def _key_text(key: str) -> str:

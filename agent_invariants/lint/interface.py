@@ -18,7 +18,7 @@ from agent_invariants.lint.codes import output_reads, requires
 from agent_invariants.lint.facts import Facts
 from agent_invariants.lint.report import Read
 from agent_invariants.match.paths import parse_path
-from agent_invariants.stability import ITEM, Path, path_text
+from agent_invariants.stability import ITEM, PATH_LIMIT, Path, path_text
 
 __all__ = ("interface",)
 
@@ -38,11 +38,17 @@ def interface(facts: Facts) -> list[Read]:
         for path in dict.fromkeys(paths):
             readers.setdefault(path, []).append(index)
     schemas = [rule.schema for rule in facts.rules if rule.kind == "output_schema"]
-    entries = [Read(path=path_text(path), rules=[facts.rules[index].id for index in indexes],
+    entries = [Read(path=path_text(path, PATH_LIMIT), rules=[facts.rules[index].id for index in indexes],
                     required=any(requires(schema, tuple("0" if step == ITEM else str(step) for step in path))
                                  for schema in schemas))
                for path, indexes in readers.items()]
-    return sorted(entries, key=lambda entry: entry.path)
+    ordered = sorted(zip(readers, entries, strict=True), key=lambda pair: (pair[1].path, _order(pair[0])))
+    return [entry for _, entry in ordered]
+
+
+def _order(path: Path) -> tuple[tuple[int, str], ...]:
+    """How two paths whose texts were cut alike are ordered: by their steps."""
+    return tuple((0, step) if isinstance(step, str) else (1, str(step)) for step in path)
 
 
 def _parsed(text: str) -> list[Path]:

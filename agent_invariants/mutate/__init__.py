@@ -36,7 +36,8 @@ The report names every mutant by its operator and the seq of its site (below), s
 trace.
 Mutants are made without randomness, site by site in trace order; a mutant's id is
 `<operator>:<seq of the site in your trace>[:<detail>]`, the detail being a JSON Pointer into the
-arguments or the output (`change_arg:20:/amount`), `call_id`, `verdict` or `evidence_class`. Every
+arguments or the output (`change_arg:20:/amount`; one over 1,000 characters cut, `…`, and a hash of
+it), `call_id`, `verdict` or `evidence_class`. Every
 mutant is numbered 10, 20, ... by position; moved events keep the times of the positions they
 land on, inserted ones take the time of the event before them. Above `--max-mutants` N (default
 500), N of them, evenly spread, are kept.

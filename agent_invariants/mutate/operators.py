@@ -44,6 +44,7 @@ mutant is then numbered 10, 20, ... by position (when it is written, `as_mutant`
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
@@ -107,6 +108,19 @@ def pairs(events: list[Event]) -> dict[int, int]:
             if call is not None:
                 found[call] = index
     return found
+
+
+DETAIL_LIMIT = 1000
+"""The longest pointer a mutant id writes whole, in characters. A longer one (a deep output of
+long keys: the ids of its nodes together grow with the square of its size, 160 MB of report from a
+0.8 MB trace) is cut there, `…`, and ends with a hash of the whole, which keeps ids apart."""
+
+
+def _shortened(detail: str) -> str:
+    if len(detail) <= DETAIL_LIMIT:
+        return detail
+    digest = hashlib.sha256(detail.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{detail[:DETAIL_LIMIT]}…{digest}"
 
 
 class Candidates:
@@ -211,7 +225,7 @@ class _Sites:
 
     def _candidate(self, operator: str, position: int, make: Callable[[], list[Event]],
                    detail: str | None = None) -> Candidate:
-        ident = f"{operator}:{self.seqs[position]}" + ("" if detail is None else f":{detail}")
+        ident = f"{operator}:{self.seqs[position]}" + ("" if detail is None else f":{_shortened(detail)}")
         return Candidate(position, operator, ident, make)
 
     # --- what the moving operators pair, found once ------------------------------------------
