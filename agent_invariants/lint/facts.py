@@ -19,7 +19,6 @@ called and how often (R(t)), which rules bound how many calls, and which order r
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -27,7 +26,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from agent_invariants.lint.globs import GlobIndex, is_literal, matches, prefix
+from agent_invariants.lint.globs import GlobIndex, NameIndex, is_literal, matches
 from agent_invariants.match.canonical import canonical
 from agent_invariants.rules.base import RuleConfig
 
@@ -144,20 +143,12 @@ class Facts:
 
     def required_matching(self, glob: str) -> list[str]:
         """The required literal tools `glob` matches, in contract order."""
-        start = prefix(glob)
-        names = self._required_names
-        position = bisect_left(names, start)
-        found = []
-        while position < len(names) and names[position].startswith(start):
-            if matches(glob, names[position]):
-                found.append(names[position])
-            position += 1
         order = self._required_order
-        return sorted(found, key=order.__getitem__)
+        return sorted(self._required_names.matching(glob), key=order.__getitem__)
 
     @cached_property
-    def _required_names(self) -> list[str]:
-        return sorted(self.required_tools)
+    def _required_names(self) -> NameIndex:
+        return NameIndex(self.required_tools)
 
     @cached_property
     def _required_order(self) -> dict[str, int]:
