@@ -2,7 +2,8 @@
 
 retry_limit must count every call of every group in the whole trace, and most real traces give
 almost every call its own `call_signature`. Counting in a dict makes memory grow with the trace,
-so past `max_groups` groups the tally moves to disk: its state and every later member go to a
+so past `max_groups` groups (or group keys of `max_characters` characters in all: signatures may
+be 2,000 characters long) the tally moves to disk: its state and every later member go to a
 temporary file (`spill.SpillFile`: anonymous, so nothing is left behind; a full or unwritable
 temporary folder is a one-line error) in blocks partitioned by the group's hash, and `finish` settles one partition at
 a time.
@@ -24,6 +25,9 @@ from agent_invariants.spill import Partitions
 __all__ = ("GroupTally", "Overflow")
 
 DEFAULT_MAX_GROUPS = 400_000   # about 50 MiB of typical call signatures (40-character keys)
+DEFAULT_MAX_KEY_CHARACTERS = 24 << 20
+"""The characters of the group keys held before the spill, whatever their number: 400,000 groups of
+2,000-character signatures (the longest) held 837 MiB."""
 _PARTITIONS = 256
 _FLUSH_EVERY = 1 << 14   # members buffered before they are written out
 _MEMBER_BATCH = 1 << 10   # members handed to the partitions at once
@@ -43,11 +47,13 @@ class GroupTally:
     """Counts members per group key; `finish()` lists the groups with more than `limit` members,
     in the order the groups first appeared."""
 
-    def __init__(self, limit: int, max_groups: int | None = None) -> None:
+    def __init__(self, limit: int, max_groups: int | None = None, max_characters: int | None = None) -> None:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")   # max_attempts is 1..10000
         self.limit = limit
         self.max_groups = DEFAULT_MAX_GROUPS if max_groups is None else max_groups
+        # the characters of new group keys the dict may still take before the spill
+        self._room = DEFAULT_MAX_KEY_CHARACTERS if max_characters is None else max_characters
         self._counts: dict[str, int] = {}                    # in order of first appearance
         self._excess: dict[str, tuple[Any, int]] = {}       # group -> (seq, index) of member limit+1
         self._spill: _Spill | None = None
@@ -60,7 +66,8 @@ class GroupTally:
         count = counts.get(group, 0) + 1
         counts[group] = count
         if count == 1:
-            if len(counts) > self.max_groups:
+            self._room -= len(group)   # (a new group only: the usual member costs nothing more)
+            if len(counts) > self.max_groups or self._room < 0:
                 self._spill = _Spill(counts, self._excess)
                 self._counts, self._excess = {}, {}
                 # From now on, members go straight to the spill: one call each, as before. (An

@@ -92,9 +92,10 @@ def plain_overflows(members: list[tuple[str, int]], limit: int) -> list[tuple[st
 @given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", "é", "e" * 40, "f\n", "", "a:1", "a:2"])
                       | st.integers(0, 60).map(str), max_size=80),
        limit=st.integers(1, 4), max_groups=st.integers(0, 12), keep=st.none() | st.integers(0, 5),
-       partitions=st.sampled_from([1, 2, 3, 256]), batch=st.sampled_from([1, 3, 1024]))
+       partitions=st.sampled_from([1, 2, 3, 256]), batch=st.sampled_from([1, 3, 1024]),
+       max_characters=st.none() | st.integers(0, 120))
 def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, limit, max_groups, keep, partitions,
-                                                                      batch):
+                                                                      batch, max_characters):
     """Few partitions put many groups in each (the first `keep` of each partition compete for
     the report, and once `keep` are held a partition's groups ranked after the last of them are
     left out unread); many groups of a few members each make later partitions hold some groups
@@ -102,7 +103,7 @@ def test_the_tally_counts_as_a_plain_dict_on_either_side_of_the_spill(groups, li
     others are still held."""
     members = [(group, 1000 + number * 2) for number, group in enumerate(groups)]
     with mock.patch.object(tally, "_PARTITIONS", partitions), mock.patch.object(tally, "_MEMBER_BATCH", batch):
-        counter = tally.GroupTally(limit, max_groups=max_groups)
+        counter = tally.GroupTally(limit, max_groups=max_groups, max_characters=max_characters)
         for index, (group, seq) in enumerate(members):
             counter.add(group, seq, index)
         assert counter.members == len(members)

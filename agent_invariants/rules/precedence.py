@@ -1,6 +1,7 @@
 """precedence (contract version 2): each `after` event needs an earlier `before`, per correlated key."""
 from __future__ import annotations
 
+import hashlib
 import heapq
 from collections import defaultdict
 from collections.abc import Iterator
@@ -151,7 +152,8 @@ class Precedence(Rule):
 
     ## Known limits
     The rule keeps, per key seen, where its nearest before was (and its first after, under
-    `first` and `all`), about 200 bytes a key. Past 100,000 keys this state moves to a temporary
+    `first` and `all`), about 200 bytes a key (a key over 256 characters is held by its SHA-256,
+    so a long value costs no more). Past 100,000 keys this state moves to a temporary
     file, with every before and after that follows, and those are judged key by key at the end of
     the trace: memory stays flat however many keys there are, and the report is the same. Results
     are paired with their calls once per check, for all rules (the calls still waiting for a
@@ -262,12 +264,12 @@ class Precedence(Rule):
             found = _found(value, paths[0])
             if found is NOT_FOUND:
                 return (), [found], [0]
-            return canonical_key(found), [found], []
+            return _held(canonical_key(found)), [found], []
         values = [find(value, path) for path in paths]
         missing = [position for position, found in enumerate(values) if found is NOT_FOUND]
         if missing:
             return (), values, missing
-        return tuple(canonical_key(found) for found in values), values, missing
+        return tuple(_held(canonical_key(found)) for found in values), values, missing
 
     def _check_after(self, event: Event, index: int, tool: str | UnsetType, args: Raw | UnsetType) -> None:
         key, values, missing = self._key(args, self._after_paths)
@@ -302,7 +304,7 @@ class Precedence(Rule):
             found = _found(decoded(args), paths[0])
             if found is NOT_FOUND:
                 return   # a before without the key is no before of any group
-            key: _Key = canonical_key(found)
+            key: _Key = _held(canonical_key(found))
             values = None
         else:
             key, values, missing = self._key(args, paths)
@@ -496,6 +498,24 @@ class _Keys:
             if first is not None and first != seq:
                 return first
         return None
+
+
+_LONGEST_KEY = 256
+"""The longest key held as it is, in characters; a longer one is held by its digest (`_held`)."""
+
+
+def _held(key: _Key) -> _Key:
+    """A key as precedence holds it: one longer than `_LONGEST_KEY` characters (a correlate value
+    of kilobytes) by the SHA-256 of its form, so that a key held stays small whatever the values
+    (1,600 keys of 500 KB held 794 MiB, long before the spill's count of keys). Equal keys give
+    equal digests; a digest is a tuple, never equal to a string key."""
+    if isinstance(key, str):
+        if len(key) <= _LONGEST_KEY:
+            return key
+        return ("#", hashlib.sha256(b"s" + key.encode("utf-8", "surrogatepass")).digest())
+    if isinstance(key, tuple) and key[0] in ("j", "p") and len(key[1]) > _LONGEST_KEY:
+        return ("#", hashlib.sha256(key[0].encode() + key[1].encode("utf-8", "surrogatepass")).digest())
+    return key
 
 
 def _spilled(key: _Key) -> str:

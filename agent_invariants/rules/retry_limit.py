@@ -64,7 +64,8 @@ class RetryLimit(Rule):
     Counts every call of a group in the whole trace, not consecutive retries, and ignores whether
     calls failed. Signatures and tool names share one key space, so a signature equal to a tool
     name joins that tool's group. Calls without a `tool` are never counted. Up to 400,000 distinct
-    groups are counted in memory (about 50 MiB); past that the counts move to a temporary file, so
+    groups are counted in memory (about 50 MiB; fewer when their signatures hold more than 24 million
+    characters in all); past that the counts move to a temporary file, so
     memory stays flat, and the answer is the same.
     """
 
