@@ -24,11 +24,12 @@ them out, `norecursedirs` names their folder, a hidden one holds them, a link le
 the session, a usage error; run from a folder that does not hold them, or ignored on purpose
 (`--ignore`, a conftest's `collect_ignore`), each is only said, as is a trace under a path given
 on the command line that no glob names (under xdist, the workers tell the controller). Globs read
-as the command's do: `*` within a folder, `**/` across any. Without a contract (neither the option nor the table) the
-plugin collects nothing; a table with other keys, or `traces` without a contract, is a usage
-error. The plugin ships with the package (entry point `pytest11`); `-p
-no:agent_invariants` turns it off. For checks inside your own tests, see
-`agent_invariants.testing`.
+as the command's do: `*` within a folder, `**/` across any. Without a contract (neither the option
+nor the table) the plugin collects nothing; a table with other keys, or `traces` without a
+contract, is a usage error. A version-2 contract that lint proves no trace can pass stops the
+session, as `check` refuses it (`--agent-invariants-no-lint`, or `no_lint = true`, checks it).
+The plugin ships with the package (entry point `pytest11`); `-p no:agent_invariants` turns it
+off. For checks inside your own tests, see `agent_invariants.testing`.
 """
 from __future__ import annotations
 

@@ -34,6 +34,7 @@ attribute gives it, or a profile; otherwise there is none (output rules then say
 """
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Iterator
 from typing import Any
 
@@ -341,7 +342,7 @@ class GenAiTrace:
         self.out.add(call, span.start, depth=depth, line=span.line, span_id=span.span_id, key=key)
         self.parts.executed.setdefault(native, []).append(span.start)
         if not own_id:
-            self.parts.anonymous.append((name, span.start))
+            insort(self.parts.anonymous.setdefault(name, []), span.start)
         if not span.ended:
             return   # still running when it was exported: no result, and none guessed
         broken = failed(span) or says_failed
@@ -375,7 +376,7 @@ class _MessageParts:
     def __init__(self) -> None:
         self.chats: list[Span] = []
         self.executed: dict[str, list[int]] = {}   # call id -> the start of each execute_tool span with it
-        self.anonymous: list[tuple[str, int]] = []   # (tool, start) of each execute_tool span without an id
+        self.anonymous: dict[str, list[int]] = {}   # tool -> the starts of its execute_tool spans without an id
 
     def add_chat(self, span: Span) -> None:
         self.chats.append(span)
@@ -420,11 +421,14 @@ class _MessageParts:
 
     def _ran_without_id(self, name: Any, since: int, until: int | None) -> bool:
         """Whether a span without an id ran the tool `name` in this turn (it then runs no other part)."""
-        for index, (tool, start) in enumerate(self.anonymous):
-            if tool == name and since <= start and (until is None or start <= until):
-                del self.anonymous[index]
-                return True
-        return False
+        starts = self.anonymous.get(name) if isinstance(name, str) else None
+        if not starts:
+            return False
+        at = bisect_left(starts, since)
+        if at == len(starts) or (until is not None and starts[at] > until):
+            return False
+        del starts[at]
+        return True
 
     def _emit(self, trace: GenAiTrace, chat: Span, following: Span | None, number: int, part: dict[str, Any],
               answer: dict[str, Any] | None) -> None:

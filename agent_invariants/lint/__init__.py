@@ -103,7 +103,7 @@ def lint_refusal(contract: Contract, label: str, source: ContractSource | None =
     if not errors:
         return None
     lines = {} if source is None else contract_lines(source).rules
-    own = list(lines)   # the file's own rules, in its order (with packs, the loaded contract has more)
+    own = {rule_id: position for position, rule_id in enumerate(lines)}   # the file's own rules (packs add more)
     items: list[tuple[str | None, str, int | None]] = []
     for finding in errors:
         index = int(finding.pointer.split("/")[2])
@@ -112,7 +112,7 @@ def lint_refusal(contract: Contract, label: str, source: ContractSource | None =
         if source is None:   # (a mapping: its rules as loaded)
             items.append((f"$.rules[{index}]", problem, None))
         elif rule_id in lines:   # its place in the file, not among the rules its packs bring
-            items.append((f"$.rules[{own.index(rule_id)}]", problem, lines[rule_id]))
+            items.append((f"$.rules[{own[rule_id]}]", problem, lines[rule_id]))
         else:
             items.append(("$.extends", f"rule {rule_id} of a pack: {problem}", None))
     (path, problem, line), *more = items
