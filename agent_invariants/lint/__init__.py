@@ -64,7 +64,8 @@ rule they name, then the code (in the order of the table above), then pointer; p
 pointers into the contract after `extends`. Exit 1 when a finding is an error (with `--strict`,
 when there is any finding), 2 for an invalid contract (nothing on stdout), else 0. Both contract
 versions are linted. Pairs of rules can be findings: lint stops at 10,000 findings (codes in the
-order of the table), says so, and marks the report `truncated: true`.
+order of the table), or once they hold about 4 million characters, says so, and marks the report
+`truncated: true`.
 """  # noqa: E501 (the finding above is one line, as printed)
 from __future__ import annotations
 

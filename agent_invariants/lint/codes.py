@@ -43,14 +43,22 @@ MAX_FINDINGS = 10_000
 rules that shadow each other has millions: lint stops at this many (codes in table order, each
 as it finds them), in bounded memory and time, and says that it stopped."""
 
+MAX_FINDINGS_SIZE = 4_000_000
+"""The most characters of messages and rule ids lint's findings hold in all (it stops there as at
+`MAX_FINDINGS`): one finding may name thousands of rules (a bound on `*a?*` beside 5,000 required
+tools names each), and 10,000 of them took 5.5 GB and 73 s to build."""
+
 
 def findings(facts: Facts) -> tuple[list[Finding], bool]:
-    """Every finding of every code, in report order, and whether lint stopped at MAX_FINDINGS."""
+    """Every finding of every code, in report order, and whether lint stopped at MAX_FINDINGS (or
+    MAX_FINDINGS_SIZE)."""
     found: list[Found] = []
     stopped = False
+    size = 0
     for check in CHECKS:
         for item in check(facts, found):   # (a check reads the findings of the codes before it only)
-            if len(found) == MAX_FINDINGS:
+            size += len(item.message) + 16 * len(item.named)
+            if len(found) == MAX_FINDINGS or (found and size > MAX_FINDINGS_SIZE):
                 stopped = True
                 break
             found.append(item)

@@ -142,9 +142,17 @@ class Facts:
         return by_tool
 
     def required_matching(self, glob: str) -> list[str]:
-        """The required literal tools `glob` matches, in contract order."""
-        order = self._required_order
-        return sorted(self._required_names.matching(glob), key=order.__getitem__)
+        """The required literal tools `glob` matches, in contract order (worked out once a glob:
+        many bounds may share one)."""
+        found = self._matching.get(glob)
+        if found is None:
+            order = self._required_order
+            found = self._matching[glob] = sorted(self._required_names.matching(glob), key=order.__getitem__)
+        return found
+
+    @cached_property
+    def _matching(self) -> dict[str, list[str]]:
+        return {}
 
     @cached_property
     def _required_names(self) -> NameIndex:

@@ -63,7 +63,8 @@ class LintReport(msgspec.Struct, kw_only=True):
     """Sorted by the lowest rule index they name, then the code (in the order of the codes
     table), then pointer."""
     truncated: bool | UnsetType = UNSET
-    """True when lint stopped at 10,000 findings (a contract of thousands of rules that shadow
-    each other): the counts are of the findings listed, and the contract has more."""
+    """True when lint stopped at 10,000 findings, or at about 4 million characters of them (a
+    contract of thousands of rules that shadow each other): the counts are of the findings
+    listed, and the contract has more."""
     interface: list[Read] | UnsetType = UNSET
     """With `--interface`: every output path the contract reads, sorted by path."""
