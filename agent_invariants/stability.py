@@ -87,7 +87,7 @@ from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
            "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path",
-           "PATH_LIMIT", "path_text", "shape_of", "stability_of", "unstable_paths")
+           "PATH_LIMIT", "path_order", "path_text", "shape_of", "stability_of", "unstable_paths")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -250,7 +250,7 @@ def measure(outputs: Sequence[Any], traces: Sequence[str], *, ignore: Iterable[P
         present = [index for index, place in where.items() if place == "present"]
         types = [sorted(shapes[index][path]) if where.get(index) == "present" else [] for index in range(len(runs))]
         text = path_text(path, PATH_LIMIT)
-        steps = tuple((0, step) if isinstance(step, str) else (1, str(step)) for step in path)   # (ties of cut paths)
+        steps = path_order(path)   # (orders paths whose texts were cut alike)
         if present and "here" in where.values():
             found.append((text, 0, steps, _entry(text, "presence", where, types)))
         if len({tuple(types[index]) for index in present}) > 1:
@@ -393,6 +393,11 @@ def path_text(path: Path, limit: int | None = None) -> str:
 
 PATH_LIMIT = 1000
 """The longest path a report writes, in characters (then `…`)."""
+
+
+def path_order(path: Path) -> tuple[tuple[int, str], ...]:
+    """A sort key by a path's steps, for paths whose texts `path_text` cut alike."""
+    return tuple((0, step) if isinstance(step, str) else (1, str(step)) for step in path)
 
 
 def _key_text(key: str) -> str:
