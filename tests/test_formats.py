@@ -14,6 +14,8 @@ from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from support import EXAMPLES, REPO, contract, events, github_profile_problems, jsonl, sarif_validator
 
@@ -490,6 +492,22 @@ def test_json_reports_write_c1_controls_bidi_and_invisible_characters_as_escapes
     assert report["summary"]["tools"] == [name]
     assert report["contract"]["name"].startswith(name)
     assert report["violations"][0]["message"] == f"Tool is outside the allowlist: {name}."
+
+
+UNSAFE = "\x7f\x85\x9b\u061c\u200b\u202e\u2028\u2066\ufdd0\ufeff\uffff\U0001fffe\U000e0041\U0010ffff"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(alphabet=UNSAFE + "ab é😀\n", max_size=6),
+                       st.text(alphabet=UNSAFE + "ab é😀\n\"\\", max_size=12), max_size=4))
+def test_json_text_holds_the_same_data_and_no_character_inert_escapes(value):
+    """The JSON writer's escapes (one pass for the BMP, one past it) keep every value, and leave no
+    C1 control, bidi or invisible character, line separator or noncharacter raw."""
+    from agent_invariants.render.json import to_json
+
+    text = to_json(value)
+    assert json.loads(text) == value
+    assert not [char for char in UNSAFE if char in text]
 
 
 def test_junit_names_tools_apart_that_differ_by_a_noncharacter(cli, tmp_path):
