@@ -8,6 +8,8 @@ Expected values are derived from the spec text, not from running the implementat
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -1312,3 +1314,39 @@ def test_violations_past_max_violations_are_counted_by_code_as_those_kept(kept: 
     assert (every.results[0].violation_count, every.error_count) == (10, 10)
     assert (cut.results[0].violation_count, cut.error_count) == (10, 10)
     assert [v.code for v in cut.violations] == [v.code for v in every.violations][:kept]
+
+
+# -- a looked-up array, call after call ------------------------------------------------------------
+
+def _joined_lookups(tmp_path, match: dict, items: int) -> subprocess.CompletedProcess:
+    """One `orders.get` of A whose result holds `items` records, then as many `pay` calls of A,
+    checked by a `tool_args` rule whose reference joins on the order id (`where` with `$arg`)."""
+    events = [{"seq": 1, "type": "tool.call", "tool": "orders.get", "call_id": "c0", "args": {"id": "A"}},
+              {"seq": 2, "type": "tool.result", "call_id": "c0", "ok": True,
+               "result": {"items": [{"k": n} for n in range(items)]}}]
+    events += [{"seq": 3 + n, "type": "tool.call", "tool": "pay", "call_id": f"p{n}",
+                "args": {"k": items - 1, "row": {"k": items - 1}, "id": "A"}} for n in range(items)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(event) + "\n" for event in events))
+    (tmp_path / "c.json").write_text(json.dumps({"version": 2, "name": "x", "rules": [
+        {"id": "a", "kind": "tool_args", "tool": "pay", "match": match}]}))
+    return subprocess.run([sys.executable, "-m", "agent_invariants", "check", "-c", "c.json", "-t", "t.jsonl"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=20)
+
+
+def test_find_in_a_joined_result_is_taken_once_a_result_not_once_a_call(tmp_path):
+    """`find` over a looked-up array ran again for each call (calls x elements x the tree: 1,000
+    calls against 1,000 records, each tried by a tree of 400 nodes, took 72 s): a result's steps
+    read nothing of the subject, and are taken once."""
+    wide = {"$any_of": [{"$any_of": [{"$gt": 1e9 + x} for x in range(20)]} for _ in range(19)] + [{"$gte": 999}]}
+    reference = {"$from_result": {"tool": "orders.get", "path": "items", "where": {"id": {"$arg": "id"}},
+                                  "find": {"k": wide}, "select": "k"}}
+    result = _joined_lookups(tmp_path, {"k": reference}, 1_000)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_in_a_joined_array_looks_each_value_up_in_a_set_of_its_elements(tmp_path):
+    """`$in` a looked-up array compared each call's value with every element (8,000 calls against
+    8,000 records: about 45 s): the array seen last keeps the keys of its elements."""
+    reference = {"$from_result": {"tool": "orders.get", "path": "items", "where": {"id": {"$arg": "id"}}}}
+    result = _joined_lookups(tmp_path, {"row": {"$in": reference}}, 8_000)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -56,7 +56,7 @@ class _Kept(NamedTuple):
     position: int                 # of the result event
     call_number: int              # the producing call's index among its tool's calls; -1 for an orphan
     args: Any                     # what `where` reads of the call's args (NOT_FOUND: none)
-    value: Any                    # the value at `path`, or the whole result under `where_result`
+    value: Any                    # what `path`, `find`, `select`, `length` give; the whole result under `where_result`
 
 
 class _Source:
@@ -89,6 +89,7 @@ class _Source:
         self.glob: str = operand["tool"]
         self.shared: _Join | None = None   # a plain join's kept values, in the index it shares
         self.slot = 0                      # where its value is in each of that index's entries
+        self._steps_of: dict[int, Any] = {}   # under `where_result`: a kept result's steps, by its position
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
@@ -105,8 +106,9 @@ class _Source:
             return
         if "where_result" in operand:
             value = result
-        else:
-            value = find(result, operand["path"]) if "path" in operand else result
+        else:   # the steps read nothing of the subject: taken once here, not again for each call
+            value = _steps(operand, self.tests.get("find"), find(result, operand["path"]) if "path" in operand
+                           else result)
             if value is NOT_FOUND:
                 return
         args = NOT_FOUND
@@ -157,11 +159,19 @@ class _Source:
             if "where_result" in operand:
                 if not _holds(self.tests["where_result"], value, resolve):
                     continue
-                if "path" in operand:
-                    value = find(value, operand["path"])
-            value = _steps(operand, self.tests.get("find"), value)
+                value = self._stepped(kept)
             if value is not NOT_FOUND:
                 found.append(value)
+        return found
+
+    def _stepped(self, kept: _Kept) -> Any:
+        """What the steps after `where_result` give of a kept result: worked out the first time it
+        passes, then kept (a `find` tried again for each call took calls x elements)."""
+        found = self._steps_of.get(kept.position, _UNSTEPPED)
+        if found is _UNSTEPPED:
+            operand = self.operand
+            found = self._steps_of[kept.position] = _steps(
+                operand, self.tests.get("find"), find(kept.value, operand["path"]) if "path" in operand else kept.value)
         return found
 
 
@@ -265,6 +275,10 @@ class _Pool:
         self.bucket = bucket
         self.found = Candidates(keys=set())
         self.seen = 0
+
+
+_UNSTEPPED: Any = object()
+"""A kept result whose steps were not taken yet."""
 
 
 def _steps(operand: dict[str, Any], finds: Holds | None, value: Any) -> Any:
