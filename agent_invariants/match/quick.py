@@ -25,7 +25,6 @@ from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.tree import (
     ABSENT,
     COMPARISONS,
-    Candidates,
     Node,
     Reference,
     Resolve,
@@ -173,23 +172,12 @@ _ITEMS = 16
 
 
 def _in_candidates(reference: Reference) -> Holds:
-    """`$in` a reference: equal to a candidate, or to an element of an array candidate. A lone
-    array candidate that is the one last seen (the same looked-up result, call after call) keeps
-    the set of its elements' keys: each call compared its value with every element (4,000 calls
-    against a 4,000-item array: 11 s). The array is held, so `is` cannot mistake another for it."""
-    last: list[Any] = [None, None]   # the array last seen, and its elements as candidates with keys
-
+    """`$in` a reference: equal to a candidate, or to an element of an array candidate."""
     def holds(actual: Any, resolve: Resolve) -> bool:
         if actual is ABSENT:
             return False
         found = resolve(reference)
-        if isinstance(found, str):
-            return False
-        if len(found) == 1 and found.__class__ is list and found[0].__class__ is list:
-            if last[0] is not found[0]:
-                last[0], last[1] = found[0], Candidates(found, keys=set())
-            found = last[1]
-        return holds_in(actual, found)
+        return not isinstance(found, str) and holds_in(actual, found)
 
     return holds
 
