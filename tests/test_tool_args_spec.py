@@ -769,6 +769,26 @@ def test_where_with_arg_joins_on_the_subjects_args(run):
                  {"order": "A2", "amount": 20}, *before))
 
 
+def test_two_fields_joined_on_one_lookup_take_each_value_its_result_holds(run):
+    """Two references joined on the same lookup, each reading one key: a result holding both
+    keys gives each its value, one holding one key gives that one only, one holding neither gives
+    none (point 12: a result at which `path` finds nothing adds no candidate)."""
+    match = {"amount": fr(path="paid", where={"id": {"$arg": "order"}}),
+             "currency": fr(path="currency", where={"id": {"$arg": "order"}})}
+    both = get("g1", {"id": "A1"}, {"paid": 10, "currency": "EUR"})
+    paid_only = get("g2", {"id": "A2"}, {"paid": 20})
+    neither = get("g3", {"id": "A3"}, {"items": 7})
+    passes(check(run, match, {"order": "A1", "amount": 10, "currency": "EUR"}, *both, *paid_only, *neither))
+    out = check(run, match, {"order": "A2", "amount": 20, "currency": "EUR"}, *both, *paid_only, *neither)
+    assert unresolved(out) == no_candidates("/args/currency", match["currency"])
+    out = check(run, match, {"order": "A3", "amount": 20, "currency": "EUR"}, *both, *paid_only, *neither)
+    assert unresolved(out) == [*no_candidates("/args/amount", match["amount"]),
+                               *no_candidates("/args/currency", match["currency"])]
+    # a later result for the same key holding only `currency` adds that candidate alone
+    currency_later = get("g4", {"id": "A2"}, {"currency": "USD"})
+    passes(check(run, match, {"order": "A2", "amount": 20, "currency": "USD"}, *paid_only, *currency_later))
+
+
 def test_where_result_matches_the_result(run):
     before = [*get("g1", {"id": "A1"}, {"status": "void", "paid": 10}),
               *get("g2", {"id": "A1"}, {"status": "settled", "paid": 20})]

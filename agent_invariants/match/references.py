@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from msgspec import UNSET
@@ -186,10 +187,13 @@ class _Join:
         self.key, self.subject_path = first.join   # the key of the call's args; the subject's path joined to it
         self.ok_only, self.glob, self.is_tool = first.ok_only, first.glob, first.is_tool
         self.paths: list[tuple[str, ...] | None] = []   # each member's `path` (None: the whole result)
-        # when every path is one key: those keys, read off an object result by its own `get` (the
-        # usual case, without a frame per member)
+        # when every path is one key: those keys (and as a set), and `take`, which reads them all
+        # off an object result that holds them at once, in C (the usual case: no frame per member),
+        # as a tuple of their values (the value, when there is one key: `one_key`)
         self.keys: tuple[str, ...] | None = ()
-        self.absent: tuple[Any, ...] = ()   # NOT_FOUND for each key: what `get` gives when it lacks one
+        self.key_set: frozenset[str] = frozenset()
+        self.take: Callable[[dict[str, Any]], Any] | None = None
+        self.one_key = False
         self.entries: dict[object, tuple[Any, ...] | list[tuple[Any, ...]]] = {}   # one per key is the rule
         # the subject last looked up (its args, its position) and its bucket: the members of one
         # join are resolved one after the other for the same subject, which is looked up once
@@ -206,20 +210,28 @@ class _Join:
         self.paths.append(path)
         if self.keys is not None and path is not None and len(path) == 1:
             self.keys = (*self.keys, path[0])
+            self.key_set, self.take, self.one_key = frozenset(self.keys), itemgetter(*self.keys), len(self.keys) == 1
         else:
-            self.keys = None
-        self.absent = (*self.absent, NOT_FOUND)
+            self.keys, self.take = None, None
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         if not isinstance(call_args, dict) or self.key not in call_args:
             return
-        if self.keys is not None and result.__class__ is dict:
-            entry = (position, *map(result.get, self.keys, self.absent))
+        if self.take is not None and result.__class__ is dict:
+            held = result.keys()
+            if held >= self.key_set:   # the usual result: every member has its value
+                entry = (position, self.take(result)) if self.one_key else (position,) + self.take(result)
+            elif held.isdisjoint(self.key_set):
+                return   # no member has a value here
+            else:
+                entry = (position, *[result.get(key, NOT_FOUND) for key in self.keys])   # type: ignore[union-attr]
         else:
             entry = (position, *[result if path is None else find(result, path) for path in self.paths])
-        if entry.count(NOT_FOUND) == len(self.paths):
-            return   # no member has a value here
-        key = canonical_key(call_args[self.key])
+            if entry.count(NOT_FOUND) == len(self.paths):
+                return   # no member has a value here
+        key = call_args[self.key]
+        if key.__class__ is not str:   # (a string is its own key: `canonical_key`, inlined)
+            key = canonical_key(key)
         earlier = self.entries.get(key)
         if earlier is None:
             self.entries[key] = entry
