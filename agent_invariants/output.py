@@ -196,19 +196,51 @@ def _write_all(handle: int, data: bytes, output: Path) -> None:
 
 def refuse_unwritable(output: str | Path, made: Iterable[str] = ()) -> None:
     """Refuse, before any work, an `--output` that `write_output` would refuse at the end: a
-    folder, or a file in a folder that does not exist and that none of the files `made` before
-    the report (`record`'s trace, whose folders it creates) will make (`record` would have run
-    the agent and written its trace first)."""
+    folder; a file (or a name) in a folder that takes no new file (read-only, /proc, no write
+    permission), tried with the temporary file the report will be written to; or a file in a
+    folder that does not exist and that none of the files `made` before the report (`record`'s
+    trace, whose folders it creates) will make (`record` would have run the agent, and written
+    its trace, first). A device or FIFO is written in place at the end (`/dev/full` tells only
+    then)."""
     if output == "-":
         return
     _refuse_folder_name(output)
     if os.path.isdir(output):
         fail(f"{shown(output)}: is a directory")
     folder = os.path.dirname(os.path.realpath(output))
-    if os.path.exists(output) or os.path.isdir(folder):
+    exists = os.path.exists(output)
+    if os.path.isdir(folder) and (not exists or os.path.isfile(output)) \
+            and _standard_descriptor(_stat_or_none(output)) is None:
+        _try_folder(Path(output), folder)
+        return
+    if exists:
         return
     if not any(os.path.commonpath([folder, os.path.realpath(path)]) == folder for path in made):
         fail(f"{shown(output)}: cannot write: no such folder")
+
+
+def _stat_or_none(path: str | Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _try_folder(output: Path, folder: str) -> None:
+    """Refuse `output` when its folder takes no new file, as `_replace_file` will need: one is
+    made there and removed at once."""
+    import tempfile
+
+    name = os.path.basename(os.path.realpath(output))
+    with _signals.held():   # from the file's creation to its removal
+        try:
+            handle, temporary = tempfile.mkstemp(prefix=f".{name[:40]}.", suffix=".tmp", dir=folder)
+        except FileNotFoundError:   # (a folder of /proc or /sys exists, yet takes no new file)
+            fail(f"{shown(output)}: cannot write: its folder takes no new files")
+        except OSError as exc:
+            fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+        os.close(handle)
+        os.unlink(temporary)
 
 
 def refuse_input_as_output(output: Path | None, *inputs: str | Path | None) -> None:

@@ -1558,12 +1558,15 @@ def test_the_report_never_takes_the_place_of_a_trace_of_a_repeat(cli, write) -> 
 
 @pytest.mark.parametrize(("report", "said"), [("folder", "agent-invariants: folder: is a directory"),
                                               ("missing/r.txt", "agent-invariants: missing/r.txt: cannot write: "
-                                                                "no such folder")])
+                                                                "no such folder"),
+                                              ("/proc/version", "agent-invariants: /proc/version: cannot write: "
+                                                                "its folder takes no new files")])
 @pytest.mark.parametrize("repeat", [[], ["--repeat", "2", "--out-dir", "od"]])
 def test_an_output_that_cannot_be_written_is_refused_before_the_agent_runs(cli, write, report, said,
                                                                            repeat) -> None:
-    """README, `--output`: a folder or a missing folder is refused "before anything is written":
-    the agent does not run (its side effects, a real server's calls), and no trace is written."""
+    """README, `--output`: a folder, a missing folder, or a folder that takes no new file (read-only,
+    /proc) is refused "before anything is written": the agent does not run (its side effects, a
+    real server's calls), and no trace is written."""
     write("c.json", V2)
     write("fx.json", {"version": 1, "tools": {}})
     (cli.cwd / "folder").mkdir()
