@@ -1667,12 +1667,15 @@ def test_what_an_mcp_server_starts_does_not_outlive_the_run(cli, write, tmp_path
 # --- the trace is what record wrote -----------------------------------------------------------
 
 @pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting"])
-def test_a_trace_the_agent_rewrote_is_refused_rather_than_judged(tmp_path: Path, redacting: bool) -> None:
+@pytest.mark.parametrize("edit", [["orders.get", "orders.put"], ['"orders.get"', "orders.get"]],
+                         ids=["another-tool", "no-longer-json"])
+def test_a_trace_the_agent_rewrote_is_refused_rather_than_judged(tmp_path: Path, redacting: bool,
+                                                                 edit: list[str]) -> None:
     """The agent (or a process it left behind) edits the trace file between its events: the run
-    is not judged on what it wrote there, whether the rules read that file or the raw copy."""
+    is not judged on what it wrote there, whether the rules read that file or the raw copy, and
+    the refusal says so even when the edit left a line that is not JSON (not a parse error)."""
     trace = tmp_path / "run.jsonl"
-    steps = [*START, *call("c1", "orders.get", {"order": "A9"}),
-             {"rewrite": [str(trace), "orders.get", "orders.put"]}, *DONE]
+    steps = [*START, *call("c1", "orders.get", {"order": "A9"}), {"rewrite": [str(trace), *edit]}, *DONE]
     options = {"redact": ["password"]} if redacting else {}
     with pytest.raises(InputError) as refused:
         run_agent(tmp_path, steps, V2, FIXTURES, out=str(trace), **options)

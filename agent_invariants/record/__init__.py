@@ -44,7 +44,7 @@ from agent_invariants._signals import hangup_terminates
 from agent_invariants.contract import Contract
 from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
-from agent_invariants.errors import InputError
+from agent_invariants.errors import InputError, TraceError
 from agent_invariants.output import input_at, refuse_unwritable, same_file, shown
 from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
@@ -210,8 +210,12 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
             stderr = redactor.log(tail) if redactor.active else tail
             stderr_log = _save_stderr(log, stderr, agent.stderr_bytes, len(tail), options.force)
             judged = TraceFile(writer.judged, name=out, digest=hashlib.blake2b())
-            checked = run_check(loaded, judged, options.max_violations,
-                                strict=options.strict, partial=ending.by_harness, count_safety=True, observers=[final])
+            try:
+                checked = run_check(loaded, judged, options.max_violations, strict=options.strict,
+                                    partial=ending.by_harness, count_safety=True, observers=[final])
+            except TraceError:   # a line record did not write, when something else wrote to the trace
+                _as_written(writer, _digest_of(writer.judged), out)
+                raise
             _as_written(writer, judged.digest.digest(), out)
     finally:
         writer.remove_raw()
