@@ -42,8 +42,11 @@ def findings(outcome: Outcome, at: str) -> list[Finding]:
         first = evidence_value(listed[0])
         detail = f"{first['pointer']} expected {shown(first['expected'])}"
         resolved = outcome.resolved.get(0)
-        if resolved:   # the references of that operator object, as they resolved
-            detail += " where " + ", ".join(f"{name} is {shown(evidence_value(value))}" for name, value in resolved)
+        if resolved:   # the references of that operator object, as they resolved (the first MAX_LISTED)
+            detail += " where " + ", ".join(f"{name} is {shown(evidence_value(value))}"
+                                            for name, value in resolved[:MAX_LISTED])
+            if len(resolved) > MAX_LISTED:
+                detail += f", and {len(resolved) - MAX_LISTED} more"
         if "actual" in first:   # (evidence shows a number beyond any double as null: JSON has no Infinity)
             beyond = _beyond_double(listed[0]["actual"])
             detail += f", got a number beyond any double (read as {beyond})" if beyond else \

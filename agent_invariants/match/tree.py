@@ -480,8 +480,9 @@ def _ops(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome, r
         outcome.unresolved.extend(trial.unresolved)
         return False
     if failed:
-        if resolved:   # in the order `expected` shows the operators (canonical: sorted)
-            outcome.resolved[len(outcome.mismatches)] = sorted(resolved, key=lambda pair: pair[0])
+        if resolved:   # in the order `expected` shows the operators (canonical: sorted), an
+            # `$any_of`'s branches in their order (`$any_of[2]` before `$any_of[10]`)
+            outcome.resolved[len(outcome.mismatches)] = sorted(resolved, key=lambda pair: pair[0].partition("[")[0])
         return _mismatch(outcome, at, node.written, actual)
     return True
 

@@ -131,7 +131,8 @@ class ToolArgs(Rule):
       node as written, or `{"any_of": [...]}` for a reference; an unexpected key under `exact` is
       expected `{"$exists": false}`; the message adds what references inside an operator object
       resolved to: `expected {"$lte":{"$from_result":…}} where $lte is 49.9, got 59.9`, and inside
-      `$any_of` each failed branch's, by its place: `where $any_of[0].$lte is 49.9`);
+      `$any_of` each failed branch's, by its place: `where $any_of[0].$lte is 49.9`; the first 20,
+      then how many more);
     - `tool_args.reference_unresolved` (unresolved): a reference found no candidate
       (`no_candidates`), or several distinct ones where a comparison needs one (`ambiguous`);
     - `tool_args.schema`: up to 20 `{pointer, message}` in `errors` (a schema whose references a
