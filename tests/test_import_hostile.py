@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_invariants.errors import TraceError
+from agent_invariants.errors import InputError, TraceError
 from agent_invariants.importers import import_file, import_runs
 from tests.conftest import Cli
 
@@ -942,3 +943,52 @@ def test_a_run_waiting_to_end_holds_its_payloads_as_text_not_as_parsed_values(tm
     assert held < 2 * path.stat().st_size
     calls = [event for event, _ in run.events if event["type"] == "tool.call"]
     assert len(calls) == 10 and calls[0]["args"] == {"v": lines[1]["msg"]["params"]["arguments"]["v"]}
+
+
+def _session_log(sessions: list[str]) -> str:
+    return "".join(json.dumps({"ts": f"2026-01-01T00:00:0{n}Z", "session": session, "dir": "c2s",
+                               "msg": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}}) + "\n"
+                   for n, session in enumerate(sessions))
+
+
+@pytest.mark.parametrize(("sessions", "files"), [
+    (["a/b", "a_b", "a_b-2"], {"a_b.jsonl": "a/b", "a_b-2.jsonl": "a_b", "a_b-2-2.jsonl": "a_b-2"}),
+    (["a_b-2", "a/b", "a_b"], {"a_b-2.jsonl": "a_b-2", "a_b.jsonl": "a/b", "a_b-3.jsonl": "a_b"}),
+    (["S1", "s1", "s1-2"], {"S1.jsonl": "S1", "s1-2.jsonl": "s1", "s1-2-2.jsonl": "s1-2"}),
+])
+def test_runs_whose_names_meet_each_get_a_file_of_their_own(tmp_path: Path, cli: Any, sessions: list[str],
+                                                             files: dict[str, str]) -> None:
+    """README, --out-dir: a run whose id made safe is a name taken already gets `-2`, `-3`, ...,
+    the first free one: `a/b`, `a_b` and `a_b-2` made `a_b-2.jsonl` twice, one run was lost, two
+    files were left behind after exit 2 and the message blamed a missing file."""
+    (tmp_path / "log.jsonl").write_text(_session_log(sessions), encoding="utf-8")
+    result = cli("convert", "--from", "mcp-log", "log.jsonl", "--out-dir", "runs")
+    assert (result.returncode, result.stderr) == (0, "agent-invariants: converted 3 runs (6 events)\n")
+    found = {path.name: json.loads(path.read_text().splitlines()[0])["run_id"]
+             for path in (tmp_path / "runs").iterdir()}
+    assert found == files
+
+
+def test_a_file_made_in_the_folder_while_runs_are_placed_is_kept_and_nothing_is_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README, --out-dir: "a file already there is never overwritten: exit 2 and nothing written",
+    also when something else makes it after the folder was looked at (the runs were renamed in,
+    replacing it); the runs placed before are taken out again."""
+    import agent_invariants.importers.convert as convert
+
+    (tmp_path / "log.jsonl").write_text(_session_log(["a", "b"]), encoding="utf-8")
+    out = tmp_path / "runs"
+    real_link = os.link
+
+    def link_after_another_writes(source: Any, target: Any) -> None:
+        if Path(target).name == "b.jsonl":
+            Path(target).write_text("theirs", encoding="utf-8")
+        real_link(source, target)
+
+    monkeypatch.setattr(convert.os, "link", link_after_another_writes)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as refused:
+        convert.convert_files(["log.jsonl"], "mcp-log", run=None, profile=None, max_line_bytes=1 << 20, out_dir=out)
+    assert str(refused.value) == f"{out / 'b.jsonl'}: already exists; refusing to overwrite it"
+    assert sorted(path.name for path in out.iterdir()) == ["b.jsonl"]
+    assert (out / "b.jsonl").read_text() == "theirs"

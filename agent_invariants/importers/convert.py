@@ -19,6 +19,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,7 @@ def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
         raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
     try:
         names: list[str] = []
-        taken: dict[str, int] = {}
+        taken: set[str] = set()
         events = 0
         for found in runs:
             name = _file_name(found.run_id, taken)
@@ -134,16 +135,45 @@ def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
 
 
 def _place(staging: Path, names: list[str], out_dir: Path) -> None:
-    """Move the written runs into `out_dir`: all of them, or none when a name is taken there."""
+    """Move the written runs into `out_dir`: all of them, or none when a name is taken there
+    (looked for first, and again as each file is linked in, which fails rather than replace a
+    file something else made meanwhile; the files placed before are then taken out again)."""
     for name in names:
         if os.path.lexists(out_dir / name):
             raise InputError(f"{out_dir / name}: already exists; refusing to overwrite it")
+    placed: list[Path] = []
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name in names:
-            os.replace(staging / name, out_dir / name)
+            _move_new(staging / name, out_dir / name)
+            placed.append(out_dir / name)
+    except FileExistsError:
+        _take_out(placed)
+        raise InputError(f"{out_dir / name}: already exists; refusing to overwrite it") from None
     except OSError as exc:
+        _take_out(placed)
         raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
+
+
+def _move_new(source: Path, target: Path) -> None:
+    """Move `source` to `target`, which must not exist: linked (which refuses a name that is
+    taken), then unlinked; renamed where the file system has no links (checked just before)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError:   # (no hard links here: FAT, some network file systems)
+        if os.path.lexists(target):
+            raise FileExistsError(target) from None
+        os.replace(source, target)
+        return
+    os.unlink(source)
+
+
+def _take_out(placed: list[Path]) -> None:
+    for path in placed:
+        with suppress(OSError):
+            path.unlink()
 
 
 def jsonl(run: ImportedRun) -> str:
@@ -151,10 +181,17 @@ def jsonl(run: ImportedRun) -> str:
     return checked_jsonl(run).decode()
 
 
-def _file_name(run_id: str, taken: dict[str, int]) -> str:
+def _file_name(run_id: str, taken: set[str]) -> str:
+    """The file of a run: its id made safe, and when that name is taken already (by a run whose
+    id is made alike, `a/b` beside `a_b`), `-2`, `-3`, ... added, the first number whose name no
+    run took (`a_b-2` may be a run's own id). Names are compared ignoring case: S1 and s1 are one
+    file where a file system ignores it."""
     base = _UNSAFE.sub("_", run_id)[:200] or "run"
     if base.startswith("."):   # a hidden file would be left out of a folder check (and `..` is no name)
         base = "_" + base[1:]
-    count = taken.get(base.lower(), 0) + 1   # S1 and s1 are one file where names ignore case
-    taken[base.lower()] = count
-    return f"{base}.jsonl" if count == 1 else f"{base}-{count}.jsonl"
+    name, count = f"{base}.jsonl", 1
+    while name.lower() in taken:
+        count += 1
+        name = f"{base}-{count}.jsonl"
+    taken.add(name.lower())
+    return name
