@@ -205,6 +205,17 @@ def test_a_clock_going_backwards_gives_no_duration_and_keeps_the_result_after_it
     assert call["seq"] < result["seq"] and "duration_ms" not in result
 
 
+def test_a_run_whose_root_ends_before_it_starts_still_starts_first_and_ends_last(tmp_path: Path) -> None:
+    """A root span whose end is stamped before its start (its clock went backwards) made
+    `run.completed` the first event and `run.start` the last, the calls after the run's end: the
+    run starts first and ends last, as a tool span's call comes before its result, without a
+    duration."""
+    path = write(tmp_path, otlp(agent(start=BASE + 1_000_000_000, end=BASE), tool("b" * 16, BASE + 500, BASE + 600)))
+    found = imported(path)
+    assert [event["type"] for event in found] == ["run.start", "tool.call", "tool.result", "run.completed"]
+    assert "duration_ms" not in found[-1]
+
+
 def test_a_call_that_takes_no_time_starts_before_it_ends(tmp_path: Path) -> None:
     path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 7, BASE + 7, call_id="c1")))
     found = imported(path)

@@ -83,6 +83,7 @@ class Timeline:
         self._call_order: dict[object, float] = {}   # the source order of each call, by key
         self._early = False
         self._began: int | None = None   # when the run starts (its start is added before its end)
+        self._backwards = False   # the run ends before it starts (its root span's clock went back)
 
     def __len__(self) -> int:
         """How many events `events()` writes: the run's end takes in the run.completed or
@@ -112,6 +113,8 @@ class Timeline:
             self._began = at
         elif bound == LAST and at == self._began:
             phase = LAST   # a run that takes no time still starts before it ends, as a span does
+        elif bound == LAST and self._began is not None and at < self._began:
+            self._backwards = True   # still starts before it ends: `_bounds_outside`
         if order is None and bound != START:   # the run's start before, its end after, what ties with it
             order = -1.0 if bound == FIRST else math.inf
         if key is not None:
@@ -135,6 +138,8 @@ class Timeline:
         entries = sorted(_terminal_merged(self._entries), key=_ORDER)
         if self._early:
             entries = _calls_first(entries)
+        if self._backwards:
+            entries = _bounds_outside(entries)
         ids = _CallIds()
         clock = _Clock(self.digits)
         run_id = self.run_id
@@ -220,6 +225,15 @@ def _follows(event: dict[str, Any], phase: int) -> bool:
 
 _ORDER = operator.itemgetter(0, 1, 2, 3)
 """The order of entries: time, phase, depth (signed), source order."""
+
+
+def _bounds_outside(entries: list[_Entry]) -> list[_Entry]:
+    """`entries` with the run's start first and its end last: a run whose end is stamped before
+    its start (a root span whose clock went backwards) would otherwise be over before it began,
+    with its calls after its end (a tool span ends after its call alike: `_calls_first`)."""
+    return [*(entry for entry in entries if entry.bound == FIRST),
+            *(entry for entry in entries if entry.bound not in (FIRST, LAST)),
+            *(entry for entry in entries if entry.bound == LAST)]
 
 
 def _calls_first(entries: list[_Entry]) -> list[_Entry]:
