@@ -426,15 +426,27 @@ def _misreported(value: Any) -> Any:
 
 
 def _nodes(value: Any) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Every node of a JSON value with its path, depth first in document order (root first)."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    """Every node of a JSON value with its path, depth first in document order (root first).
+    Each level is walked by an iterator of its members, so what is held at once grows with the
+    depth, not the width (an array of 2 million numbers put 2 million paths on a stack: 900 MB)."""
+    yield (), value
+    stack: list[tuple[tuple[str | int, ...], Iterator[tuple[str | int, Any]]]] = [((), _members(value))]
     while stack:
-        path, node = stack.pop()
-        yield path, node
-        if isinstance(node, dict):
-            stack.extend(((*path, key), item) for key, item in reversed(node.items()))
-        elif isinstance(node, list):
-            stack.extend(((*path, number), item) for number, item in reversed(list(enumerate(node))))
+        path, members = stack[-1]
+        for key, item in members:
+            inner = (*path, key)
+            yield inner, item
+            if isinstance(item, (dict, list)):
+                stack.append((inner, _members(item)))
+                break   # its members next, then this level's next one
+        else:
+            stack.pop()
+
+
+def _members(node: Any) -> Iterator[tuple[str | int, Any]]:
+    if isinstance(node, dict):
+        return iter(node.items())
+    return enumerate(node) if isinstance(node, list) else iter(())
 
 
 def _changed_at(value: Any, path: tuple[str | int, ...], change: Callable[[Any], Any]) -> Any:
