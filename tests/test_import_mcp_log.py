@@ -82,6 +82,24 @@ def test_a_reply_written_before_its_request_still_answers_it(logs: dict[str, Pat
     assert imported.skipped == import_file(logs["refund_ok"], "mcp-log").skipped + 1
 
 
+@pytest.mark.parametrize(("asked", "answered", "paired"), [
+    ("1", "1.0", True), ("1", "1e0", True), ("7", "7", True), ('"1"', "1", False), ("1", '"1"', False)])
+def test_a_reply_answers_the_request_of_the_same_json_id(tmp_path: Path, asked: str, answered: str,
+                                                        paired: bool) -> None:
+    """JSON-RPC ids are JSON values: a reply whose id is the request's written `1.0` or `1e0`
+    (a proxy that reads and writes JSON may) answers it; `"1"` and `1` stay different ids."""
+    def line(n: int, direction: str, message: str) -> str:
+        return (f'{{"ts": "2026-01-01T00:00:0{n}Z", "session": "s1", "dir": "{direction}", '
+                f'"msg": {{"jsonrpc": "2.0", {message}}}}}')
+    path = tmp_path / "log.mcp.jsonl"
+    path.write_text("\n".join([
+        line(0, "c2s", '"id": 0, "method": "initialize", "params": {}'),
+        line(1, "c2s", f'"id": {asked}, "method": "tools/call", "params": {{"name": "refund", "arguments": {{}}}}'),
+        line(2, "s2c", f'"id": {answered}, "result": {{"content": [{{"type": "text", "text": "ok"}}]}}')]) + "\n")
+    types = [event["type"] for event, _ in import_file(path, "mcp-log").runs[0].events]
+    assert types.count("tool.result") == (1 if paired else 0)
+
+
 @pytest.mark.parametrize("bad", [None, True, {"a": 1}, [1]])
 def test_a_request_id_that_is_no_string_or_number_is_bad_input(tmp_path: Path, bad: Any) -> None:
     """MCP ids are strings or numbers, never null: another id would become a Python repr in the

@@ -51,6 +51,7 @@ from agent_invariants.importers.run import Context, ImportedRun, Runs
 from agent_invariants.importers.sniff import refuse_other
 from agent_invariants.jsontext import show
 from agent_invariants.match.canonical import canonical_key
+from agent_invariants.match.equality import as_double
 
 __all__ = ("FORMAT", "RUN_IDS", "runs")
 
@@ -403,9 +404,12 @@ def _tool_output(result: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _id_key(value: object) -> object:
-    """A JSON-RPC id as a key: 1 and "1" are different ids (and `requestId`, which may be
-    anything, as its JSON)."""
-    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) else ("other", _id_text(value))
+    """A JSON-RPC id as a key: 1 and "1" are different ids, 1 and 1.0 one (the same JSON
+    number, as a proxy that reads and writes JSON may write it; compared as JavaScript holds
+    numbers), and `requestId`, which may be anything, as its JSON."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return (type(value).__name__, value) if isinstance(value, bool) else ("other", _id_text(value))
+    return ("str", value) if isinstance(value, str) else ("number", as_double(value))
 
 
 def _id_text(value: object) -> str:
