@@ -355,6 +355,28 @@ def test_an_invalid_baseline_is_refused_before_the_agent_starts(tmp_path: Path) 
     assert not (tmp_path / "t.jsonl").exists()
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_empty_baseline_is_said_and_refused_under_strict(tmp_path: Path, strict: bool) -> None:
+    """A baseline of no events (a wrong path to a new file, a file cut short) answers no call: it
+    is a warning, and under --strict an error before the agent starts, as an empty trace is for
+    check."""
+    baseline = tmp_path / "b.jsonl"
+    baseline.write_text("", encoding="utf-8")
+    contract, _ = _inputs(tmp_path)
+    said: list[str] = []
+    options = RecordOptions(replay=str(baseline), out=str(tmp_path / "t.jsonl"), strict=strict, fake_clock=True)
+    agent = [sys.executable, "-c", DONE_AGENT]
+    expected = f"--replay {baseline}: the baseline has no events, so it answers no call"
+    if strict:
+        with pytest.raises(InputError) as refused:
+            record(contract, agent, options, said.append)
+        assert str(refused.value) == expected and said == []
+        assert not (tmp_path / "t.jsonl").exists()
+    else:
+        record(contract, agent, options, said.append)
+        assert said[0] == f"warning: {expected}"
+
+
 # --- enforcement ------------------------------------------------------------------------------
 
 ENFORCED = [

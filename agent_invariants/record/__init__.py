@@ -134,6 +134,12 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     fixtures = None if options.fixtures is None else load_fixtures(options.fixtures,
                                                                     warn if fixture_warnings else None)
     replay = None if options.replay is None else Replay(options.replay, options.max_line_bytes)
+    if replay is not None and options.replay is not None and not replay.events:
+        said = f"--replay {shown(options.replay)}: the baseline has no events, so it answers no call"
+        if options.strict:   # as --strict makes an empty trace an error of check
+            raise InputError(said)
+        if warn is not None and fixture_warnings:
+            warn(f"warning: {said}")
     run_id = options.run_id or (FAKE_RUN_ID if options.fake_clock else uuid.uuid4().hex)
     if not _RUN_ID.fullmatch(run_id):
         raise InputError(f"--run-id {shown(run_id)}: use 1..200 letters, digits, '.', '_', ':' or '-', not starting "

@@ -12,8 +12,9 @@ The evaluator runs over the whole trace so far for each call, exactly as the spe
 decision, but only with the rules that could put a violation at this call (`Rule.may_deny`): a
 rule that does not route a `tool.call` of this tool to a handler never learns the call's position,
 so it cannot; a precedence rule judges only the calls its `after` may match, a tool_args rule
-only those of its `tool`. A call that no enforced rule may deny is answered at once. Otherwise a
-run of n such calls costs about n²/2 event visits of the rules asked (a few microseconds each):
+only those of its `tool`. A call that no enforced rule may deny is answered at once. Otherwise
+each decision reads every event so far (telemetry and messages too): a run of n such calls and
+nothing else costs about n²/2 event visits of the rules asked (a few microseconds each):
 1,000 calls that a precedence rule with `correlate` judges take about 2.3 s under `--enforce`
 against 0.3 s without, 2,000 about 7.5 s; the run timeout still bounds the whole.
 """

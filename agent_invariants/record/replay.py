@@ -66,7 +66,9 @@ class Replay:
         waiting: Pairing[list[Replayed | None]] = Pairing()
         last: Replayed | None = None   # the answer the next outcomes may follow
         source = TraceFile(path, max_line_bytes=max_line_bytes)
+        self.events = 0   # (none: a wrong path, or a file cut short, most likely)
         for event in source:
+            self.events += 1
             problem = field_problem(event)
             if problem is None and event.result is not UNSET and len(event.result) > MAX_MESSAGE_BYTES:
                 problem = f"$.result: {len(event.result):,} bytes, more than the {MAX_MESSAGE_BYTES:,} a replayed " \
