@@ -749,6 +749,10 @@ def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -
     with pytest.raises(InputError) as refused:   # the trace and its log both there: the trace is named
         record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(out)))
     assert str(refused.value) == f"{out}: already exists (use --force to replace it)"
+    for force in (False, True):   # a folder: --force would not help, so it is not suggested
+        with pytest.raises(InputError) as refused:
+            record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(tmp_path), force=force))
+        assert str(refused.value) == f"{tmp_path}: is a directory"
 
 
 def test_out_never_replaces_an_input_of_the_run(tmp_path: Path) -> None:

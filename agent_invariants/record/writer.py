@@ -80,6 +80,8 @@ def claim_file(path: str, force: bool) -> None:
         return
     except OSError as exc:
         raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{shown(path)}: is a directory")
     if not force:
         raise InputError(f"{shown(path)}: already exists (use --force to replace it)")
     if not stat.S_ISREG(info.st_mode):
