@@ -118,18 +118,9 @@ def _write_file(output: Path, data: bytes) -> None:
 
 
 def _replace_file(output: Path, data: bytes, info: os.stat_result | None) -> None:
-    import tempfile  # here: a report written to stdout needs none (start-up)
-
     target = os.path.realpath(output)
-    folder, name = os.path.split(target)
     with _signals.held():   # from the temporary file's creation to its rename or removal
-        try:
-            handle, temporary = tempfile.mkstemp(prefix=f".{name[:40]}.", suffix=".tmp", dir=folder)
-        except FileNotFoundError:   # (a folder of /proc or /sys exists, yet takes no new file)
-            fail(f"{shown(output)}: cannot write: " + (
-                "its folder takes no new files" if os.path.isdir(folder) else "no such folder"))
-        except OSError as exc:
-            fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+        handle, temporary = _temporary_beside(output, target)
         try:
             with os.fdopen(handle, "wb") as stream:
                 _keep_mode(stream.fileno(), info)
@@ -138,6 +129,21 @@ def _replace_file(output: Path, data: bytes, info: os.stat_result | None) -> Non
         except OSError as exc:
             os.unlink(temporary)
             fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+
+
+def _temporary_beside(output: Path, target: str) -> tuple[int, str]:
+    """A new temporary file in the folder of `target` (the real path of `output`), which the
+    report is written to and then renamed; `output` refused when the folder takes no new file."""
+    import tempfile  # here: a report written to stdout needs none (start-up)
+
+    folder, name = os.path.split(target)
+    try:
+        return tempfile.mkstemp(prefix=f".{name[:40]}.", suffix=".tmp", dir=folder)
+    except FileNotFoundError:   # (a folder of /proc or /sys exists, yet takes no new file)
+        fail(f"{shown(output)}: cannot write: " + (
+            "its folder takes no new files" if os.path.isdir(folder) else "no such folder"))
+    except OSError as exc:
+        fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
 
 
 def _keep_mode(handle: int, info: os.stat_result | None) -> None:
@@ -211,7 +217,10 @@ def refuse_unwritable(output: str | Path, made: Iterable[str] = ()) -> None:
     exists = os.path.exists(output)
     if os.path.isdir(folder) and (not exists or os.path.isfile(output)) \
             and _standard_descriptor(_stat_or_none(output)) is None:
-        _try_folder(Path(output), folder)
+        with _signals.held():   # the report's temporary file, tried: made and removed at once
+            handle, temporary = _temporary_beside(Path(output), os.path.realpath(output))
+            os.close(handle)
+            os.unlink(temporary)
         return
     if exists:
         return
@@ -224,23 +233,6 @@ def _stat_or_none(path: str | Path) -> os.stat_result | None:
         return os.stat(path)
     except OSError:
         return None
-
-
-def _try_folder(output: Path, folder: str) -> None:
-    """Refuse `output` when its folder takes no new file, as `_replace_file` will need: one is
-    made there and removed at once."""
-    import tempfile
-
-    name = os.path.basename(os.path.realpath(output))
-    with _signals.held():   # from the file's creation to its removal
-        try:
-            handle, temporary = tempfile.mkstemp(prefix=f".{name[:40]}.", suffix=".tmp", dir=folder)
-        except FileNotFoundError:   # (a folder of /proc or /sys exists, yet takes no new file)
-            fail(f"{shown(output)}: cannot write: its folder takes no new files")
-        except OSError as exc:
-            fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
-        os.close(handle)
-        os.unlink(temporary)
 
 
 def refuse_input_as_output(output: Path | None, *inputs: str | Path | None) -> None:
