@@ -216,6 +216,19 @@ def test_a_run_whose_root_ends_before_it_starts_still_starts_first_and_ends_last
     assert "duration_ms" not in found[-1]
 
 
+@pytest.mark.parametrize(("span_name", "tool_name"), [
+    ("execute_tool refund", "refund"), ("execute_tool  refund ", "refund"), ("execute_tool ", "execute_tool")])
+def test_a_tool_span_without_a_tool_name_is_named_by_its_span_name_trimmed(tmp_path: Path, span_name: str,
+                                                                          tool_name: str) -> None:
+    """README: a tool span without `gen_ai.tool.name` takes the tool from its span name
+    (`execute_tool refund` is `refund`); an empty name left the whole span name, trailing space
+    and all, as the tool (`"execute_tool "`), which no contract names."""
+    tool_span = span("b" * 16, span_name, BASE + 1, BASE + 2, "a" * 16, gen_ai__operation__name="execute_tool",
+                     gen_ai__tool__name="")
+    found = imported(write(tmp_path, otlp(agent(), tool_span)))
+    assert [event["tool"] for event in found if event["type"] == "tool.call"] == [tool_name]
+
+
 def test_a_call_that_takes_no_time_starts_before_it_ends(tmp_path: Path) -> None:
     path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 7, BASE + 7, call_id="c1")))
     found = imported(path)

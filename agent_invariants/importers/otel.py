@@ -76,8 +76,9 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
 
 def _tool_named(span_name: str) -> str:
     """A tool's name from its span's, for a span without `gen_ai.tool.name` (recommended, not
-    required): the conventions name it `execute_tool {gen_ai.tool.name}`."""
-    return span_name.removeprefix("execute_tool ") or span_name
+    required): the conventions name it `execute_tool {gen_ai.tool.name}`; a span named only
+    `execute_tool ` (the name empty) is a tool named `execute_tool`, not one with a trailing space."""
+    return span_name.removeprefix("execute_tool ").strip() or span_name.strip() or span_name
 
 
 def span_error(span: Span) -> str:
