@@ -59,7 +59,9 @@ class ResultSize(Rule):
     Every `tool.result` answering a call whose `tool` matches `tool` (a result without a call:
     by its own `tool`) is measured: the UTF-8 bytes of its `result` written in the canonical JSON
     form of RFC 8785 (no whitespace, keys sorted, numbers as JavaScript writes them: `100.0` is
-    `100`), so that the same value weighs the same however the trace wrote it. `null` weighs 4.
+    `100`), so that the same value weighs the same however the trace wrote it. `null` weighs 4. A
+    result holding a number beyond any double (`1e400`, an integer of 400 digits), which that form
+    cannot write, weighs as the trace wrote it, whitespace included.
 
     - `result_size.exceeded`: more than `max_bytes`, at the result; evidence `{tool, call_id,
       bytes, max_bytes}`;
