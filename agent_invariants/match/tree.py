@@ -419,6 +419,32 @@ def evaluate(node: Node, actual: Any, resolve: Resolve, *, exact: bool = False,
     return outcome
 
 
+class _Unsaid(list):  # type: ignore[type-arg]
+    """The mismatches of a try no one asks why of: none are kept (`_mismatch` writes none)."""
+
+    __slots__ = ()
+
+    def append(self, entry: Any) -> None:
+        pass
+
+
+_UNSAID = _Unsaid()
+"""Shared by every quiet outcome: it holds nothing."""
+
+
+def _quiet() -> Outcome:
+    """An outcome whose mismatches are not said, only its unresolved references kept: the try of
+    one element of a `$contains`, of which only whether it matches and what it could not resolve
+    are read (its mismatches were each built with their pointers, about six times the cost of the
+    quick test, for every element and every branch below it, and dropped)."""
+    return Outcome(_UNSAID, [], {})
+
+
+def _like(outcome: Outcome) -> Outcome:
+    """A fresh outcome for a part of what `outcome` holds: quiet under a quiet one."""
+    return _quiet() if outcome.mismatches is _UNSAID else Outcome([], [], {})
+
+
 _FREE_KEYS = 16
 _STEPS_PER_KEY = 2
 """What saying why an object breaks an exact literal costs for each of its keys, in steps (about a
@@ -470,7 +496,7 @@ def _match(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome,
 def _ops(node: Node, actual: Any, at: tuple[str | int, ...], outcome: Outcome, resolve: Resolve,
          exact: bool) -> bool:
     """An operator object: every operator must hold; an unresolved one is reported alone."""
-    trial = Outcome([], [], {})
+    trial = _like(outcome)
     resolved: list[tuple[str, Any]] = []
     failed = False
     for name, operand in node.value.items():
@@ -494,7 +520,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
     if name == "$exists":
         return (actual is not ABSENT) is operand
     if name == "$any_of":   # its branches may hold $exists, so they see an absent key too
-        branches = [Outcome([], [], {}) for _ in operand]
+        branches = [_like(trial) for _ in operand]
         for branch, result in zip(operand, branches, strict=True):
             if _match(branch, actual, at, result, resolve, exact, frozenset()):
                 return True
@@ -540,7 +566,7 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
     unresolved: dict[str, dict[str, Any]] = {}
     for position, item in enumerate(actual):
         spend(size)   # (the MCP server's bound on a check: `budget`)
-        result = Outcome([], [], {})
+        result = _quiet()   # (of an item, only its unresolved references are read: `_absorb`)
         if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
             return True
         _absorb(result, at, unresolved)
@@ -635,6 +661,8 @@ _UNEXPECTED = {"$exists": False}
 
 
 def _mismatch(outcome: Outcome, at: tuple[str | int, ...], expected: Any, actual: Any) -> bool:
+    if outcome.mismatches is _UNSAID:
+        return False
     entry: dict[str, Any] = {"pointer": pointer(at), "expected": expected}
     if actual is not ABSENT:
         entry["actual"] = actual
