@@ -285,5 +285,6 @@ def _rule_changes(baseline: CheckReport, candidate: CheckReport) -> list[RuleCha
             rule_id=result.rule_id, rule_kind=result.rule_kind, severity=result.severity,
             baseline="passed" if was else "failed", candidate="passed" if now else "failed",
             change="passing" if was and now else "new" if was else "fixed" if now else "still_failing",
-            baseline_violations=old.counted, candidate_violations=result.counted))
+            baseline_violations=old.counted, candidate_violations=result.counted,
+            candidate_inconclusive=result.inconclusive or UNSET))
     return changes

@@ -320,6 +320,9 @@ class RuleChange(msgspec.Struct, kw_only=True):
     """Number of violations in the baseline run, kept or not, but for inconclusive ones (`--partial`)."""
     candidate_violations: int
     """Number of violations in the candidate run, kept or not, but for inconclusive ones (`--partial`)."""
+    candidate_inconclusive: int | UnsetType = UNSET
+    """(`--partial`.) Number of inconclusive violations in the candidate run, when there are any: a
+    rule `passed` with some has not failed yet, and the rest of the run decides it."""
 
 
 class CompareReport(msgspec.Struct, kw_only=True):

@@ -183,3 +183,24 @@ def test_a_rule_whose_violations_are_all_inconclusive_reads_inconclusive_in_mark
     page = cli("check", "-c", "c.json", "-t", "k.jsonl", "--partial", "-f", "html").stdout
     assert '<td>require_event</td><td><span class="finding info">? inconclusive</span></td><td class="num">1</td>' \
         in page
+
+
+def test_a_rule_only_the_end_of_the_run_decides_is_shown_inconclusive_not_passing(cli: Any, tmp_path: Path) -> None:
+    """A rule whose violations in the cut candidate are all inconclusive has not failed, and has
+    not passed either: every format showed it `passed -> passed  passing` (a run that never
+    ended "passing" run_status). JSON keeps its states and adds `candidate_inconclusive`; text,
+    Markdown and HTML show it inconclusive, and text lists its violations with `?`."""
+    ended = {"id": "ended", "kind": "run_status", "equals": "completed"}
+    _files(tmp_path, CUT, [NO_SHELL, ended])
+    code, report = _compare(cli, "--partial")
+    assert code == 0
+    assert [(change["rule_id"], change["candidate"], change["change"], change.get("candidate_inconclusive"))
+            for change in report["rule_changes"]] == [("no-shell", "passed", "passing", None),
+                                                      ("ended", "passed", "passing", 1)]
+    text = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "--color", "never").stdout
+    assert "  no-shell  passed -> passed  passing\n  ended     passed -> inconclusive  1 inconclusive\n" in text
+    assert "\n? ended  run_status  1 inconclusive (--partial)\n" in text
+    markdown = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "-f", "markdown").stdout
+    assert "| `ended` | run_status | passed (0) | inconclusive (1) | ❔ inconclusive |" in markdown
+    page = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "-f", "html").stdout
+    assert '<td>inconclusive (1)</td><td><span class="finding warn">? inconclusive</span></td>' in page

@@ -37,6 +37,7 @@ from agent_invariants.render.shared import (
     is_batch,
     passing,
     sections,
+    undecided,
     verdict,
 )
 from agent_invariants.report import (
@@ -371,11 +372,15 @@ class _Page:
         rows = []
         for change in pair.rule_changes:
             css, word = _RULE_CHANGE[change.change]
+            candidate = f"{change.candidate} ({change.candidate_violations:,})"
+            if undecided(change):   # (--partial: what only the end of the run decides)
+                css, word = "warn", "? inconclusive"
+                candidate = f"inconclusive ({change.candidate_inconclusive:,})"
             button = _filter_button(tokens[change.rule_id], change.rule_id) \
-                if change.candidate_violations and change.rule_id in tokens else ""
+                if (change.candidate_violations or undecided(change)) and change.rule_id in tokens else ""
             rows.append(f"<tr><td><code>{_t(change.rule_id)}</code></td><td>{_t(change.rule_kind)}</td>"
                         f"<td>{change.baseline} ({change.baseline_violations:,})</td>"
-                        f"<td>{change.candidate} ({change.candidate_violations:,})</td>"
+                        f"<td>{candidate}</td>"
                         f'<td><span class="finding {css}">{word}</span></td><td>{button}</td></tr>')
         written = self.fitting("rules", rows)
         lines = ['<h3>Rules in both runs</h3><table class="rules"><thead><tr><th>Rule</th><th>Kind</th>'

@@ -31,6 +31,7 @@ from agent_invariants.render.shared import (
     place,
     plural,
     sections,
+    undecided,
     verdict,
 )
 from agent_invariants.report import (
@@ -242,9 +243,12 @@ def _compare(report: CompareReport) -> list[str]:
         lines.append("No configured behaviour regression detected.")
     lines += ["", "### Rules", "", "| Rule | Kind | Baseline | Candidate | Change |", "| --- | --- | --- | --- | --- |"]
     for change in report.rule_changes:
+        candidate = f"{change.candidate} ({change.candidate_violations})"
+        said = _change(change.change, change.severity)
+        if undecided(change):   # (--partial: what only the end of the run decides)
+            candidate, said = f"inconclusive ({change.candidate_inconclusive})", "❔ inconclusive"
         lines.append(f"| {_code(change.rule_id, cell=True)} | {change.rule_kind} | {change.baseline} "
-                     f"({change.baseline_violations}) | {change.candidate} ({change.candidate_violations}) | "
-                     f"{_change(change.change, change.severity)} |")
+                     f"({change.baseline_violations}) | {candidate} | {said} |")
     if report.candidate.violations:
         lines += ["", "### Candidate violations", ""] + _violations(report.candidate, "JSON report")
     return lines

@@ -20,6 +20,7 @@ from agent_invariants.report import (
     CompareBatchReport,
     CompareReport,
     Regression,
+    RuleChange,
     RuleResult,
     Violation,
 )
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
            "first_violations", "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
-           "place", "plural", "sections", "utf8_within", "verdict", "warning_count")
+           "place", "plural", "sections", "undecided", "utf8_within", "verdict", "warning_count")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -173,6 +174,12 @@ def inconclusive_rule(result: RuleResult) -> bool:
     """Whether a rule's violations are all `inconclusive` (`--partial`): it passed, but it is not
     shown as passed, as the rest of the run may yet break it."""
     return bool(result.inconclusive) and result.violation_count == result.inconclusive
+
+
+def undecided(change: RuleChange) -> bool:
+    """Whether a compared rule passed in the candidate only because its violations there are
+    `inconclusive` (`--partial`): shown as inconclusive, not as passing or fixed."""
+    return change.candidate == "passed" and bool(change.candidate_inconclusive)
 
 
 def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:

@@ -44,6 +44,7 @@ from agent_invariants.render.shared import (
     ok,
     place,
     plural,
+    undecided,
     verdict,
 )
 from agent_invariants.report import (
@@ -237,16 +238,19 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool, all_rules: bool =
     for regression in report.regressions:
         mark = paint("?", _YELLOW) if inconclusive(regression) else paint("✗", _RED)
         lines.append(f"{mark} {regression.kind}: {inert(regression.message)}")
-    changes = [change for change in report.rule_changes if all_rules or change.change != "passing"]
+    changes = [change for change in report.rule_changes
+               if all_rules or change.change != "passing" or change.candidate_inconclusive]
     if changes:   # (in a batch, a rule that passes on both sides is not shown)
         lines += ["", "Rules (baseline -> candidate):"]
     width = max((len(change.rule_id) for change in changes), default=0)
     for change in changes:
+        candidate: str = change.candidate
         label = change.change.replace("_", " ")
         style = {"new": _RED, "still_failing": _RED, "fixed": _GREEN}.get(change.change, _DIM)
-        lines.append(f"  {change.rule_id.ljust(width)}  {change.baseline} -> {change.candidate}  "
-                     f"{paint(label, style)}")
-    failing = [result for result in report.candidate.results if not result.passed]
+        if undecided(change):   # (--partial: what only the end of the run decides)
+            candidate, label, style = "inconclusive", f"{change.candidate_inconclusive} inconclusive", _YELLOW
+        lines.append(f"  {change.rule_id.ljust(width)}  {change.baseline} -> {candidate}  {paint(label, style)}")
+    failing = [result for result in report.candidate.results if not result.passed or result.inconclusive]
     if failing:
         lines += ["", "Candidate violations:"]
         for result in failing:
