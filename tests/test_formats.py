@@ -817,6 +817,27 @@ def test_junit_compare_keeps_two_tools_that_read_alike_apart(cli, tmp_path):
         ("new_tool: a\\nb", "1"), ("new_tool: a\\nb #2", "2")]
 
 
+def test_junit_compare_lists_new_tools_as_a_rule_lists_violations_then_counts_the_rest(cli, tmp_path):
+    """Standards: bounded output. Each new tool was a test of its own: a candidate of 125,000 new
+    tools made 50 MB of JUnit in 100 s (GitLab reads no file over 30 MB), a million ran out of
+    memory. The first 1,000 are tests, as a rule lists its first 1,000 violations, and one more
+    test counts the rest; the other regressions keep theirs."""
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
+    (tmp_path / "b.jsonl").write_text(jsonl(events({"type": "run.start"})))
+    (tmp_path / "k.jsonl").write_text(jsonl(events(*({"type": "tool.call", "tool": f"t{n:04d}"} for n in range(1005)),
+                                                   {"type": "tool.call", "tool": "shell.x"})))
+    result = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--format", "junit")
+    assert result.returncode == 1, result.stderr
+    suite = parse_junit(result.stdout).find("testsuite")
+    assert suite is not None
+    names = [case.get("name") for case in suite.findall("testcase")]
+    assert names == ["new_rule_failure: no-shell", "new_tool: shell.x", *(f"new_tool: t{n:04d}" for n in range(999)),
+                     "new_tool: … 6 more"]
+    failure = suite.findall("testcase")[-1].find("failure")
+    assert failure is not None and failure.get("message") == (
+        "6 more tools the baseline never called (JUnit lists 1,000; --format json lists every one)")
+
+
 def test_markdown_turns_no_bare_url_into_a_link(cli, tmp_path):
     """README: text from traces is escaped in Markdown (a pull-request comment): GitHub links a
     bare `https://…` or `www.…` by itself, so a zero-width space splits what it reads (shown
