@@ -187,6 +187,23 @@ def test_many_results_and_many_calls_stay_linear_without_a_join(tmp_path):
     assert verdicts(run(tmp_path, [rule], lines, timeout=60)) == {"r": True}
 
 
+@pytest.mark.parametrize(("call_index", "passes"), [(0, True), (999_999, False)])
+def test_a_reference_to_one_call_by_its_index_looks_at_no_other_result(tmp_path, call_index, passes):
+    """`call_index` picks the result of one call: each later call's check looked at every earlier
+    result of the tool, so 16,000 calls against 16,000 results took 19 s (38 s when the index is
+    past the last call); only that call's result is kept now."""
+    rule = {"id": "r", "kind": "tool_args", "tool": "pay",
+            "match": {"a": {"$from_result": {"tool": "get", "path": "v", "call_index": call_index}}}}
+    lines = []
+    for number in range(20_000):
+        lines.append(json.dumps({"seq": 2 * number + 1, "type": "tool.call", "tool": "get", "call_id": f"g{number}"}))
+        lines.append(json.dumps({"seq": 2 * number + 2, "type": "tool.result", "call_id": f"g{number}",
+                                 "result": {"v": 0 if number == 0 else number + 1}}))
+    lines += [json.dumps({"seq": 40_001 + number, "type": "tool.call", "tool": "pay", "args": {"a": 0}})
+              for number in range(20_000)]
+    assert verdicts(run(tmp_path, [rule], lines, timeout=10)) == {"r": passes}
+
+
 # -- both engines: the same patterns are refused, and mean the same ----------------------------
 
 PATTERNS = [("^(?:/home/[a-z]+)$", "/home/sam\n", False), ("^[[:digit:]]+$", "123", True), ("(?i)abc", "ABC", True),

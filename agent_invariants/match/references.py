@@ -87,6 +87,7 @@ class _Source:
         self.plain_join = self.join_only and not operand.get("length") and not any(
             key in operand for key in ("where_result", "call_index", "find", "select"))
         self.ok_only: bool = operand["ok_only"]
+        self.call_index: int | None = operand.get("call_index")
         self.glob: str = operand["tool"]
         self.shared: _Join | None = None   # a plain join's kept values, in the index it shares
         self.slot = 0                      # where its value is in each of that index's entries
@@ -94,6 +95,8 @@ class _Source:
 
     def keep(self, position: int, call_number: int, call_args: Any, result: Any) -> None:
         operand = self.operand
+        if self.call_index is not None and call_number != self.call_index:
+            return   # only the result of the `call_index`-th call is ever a candidate
         if self.fixed:
             if "where" in operand and not _holds(self.tests["where"], call_args, no_references):
                 return
