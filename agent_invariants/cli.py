@@ -938,7 +938,8 @@ def help_command(ctx: typer.Context) -> None:
 
 
 @app.command(cls=Command)
-def init(directory: Annotated[Path, typer.Argument(help="Where to write the files.")] = Path(".")) -> None:
+def init(directory: Annotated[Path, typer.Argument(
+        metavar="DIR", help="Where to write the files.")] = Path(".")) -> None:
     """Write a sample contract (agent-invariants.json) and a passing trace (agent-trace.jsonl)."""
     from importlib.resources import files
 

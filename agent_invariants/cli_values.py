@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from agent_invariants._paths import folder_named
 
@@ -45,7 +45,19 @@ class _OwnParsers:
 
 
 class Command(_OwnParsers, TyperCommand):
-    """A typer command whose option values are parsed by `_Parser`s (see the module's docstring)."""
+    """A typer command whose option values are parsed by `_Parser`s (see the module's docstring),
+    and whose help names each argument by its metavar alone (`TRACE`, not `TRACE <list[str]>`:
+    typer writes the Python type of an argument beside it)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument) and param.metavar is not None:
+                param.display_type_rich = _no_type   # type: ignore[method-assign]
+        super().format_help(ctx, formatter)
+
+
+def _no_type(ctx: Any) -> None:
+    return None
 
 
 class Group(_OwnParsers, TyperGroup):

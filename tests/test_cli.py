@@ -554,10 +554,14 @@ def test_every_value_in_the_help_is_named_for_what_it_holds(cli):
                    if line.startswith("-") and not line.startswith("-- ")]
         assert options, command
         assert not [line for line in options if re.search(r"<(int|float)\b|<str>|<list", line)], command
+        assert not re.search(r"<(int|float|str|path)\b|<list", result.stdout.partition("Options:")[0]), command
         usage = result.stdout.splitlines()[0]
         assert "...}" not in usage and "...]" not in usage, usage
     assert cli("stability", "--help").stdout.startswith("Usage: agent-invariants stability [OPTIONS] {TRACE}...\n")
     assert cli("explain", "--help").stdout.startswith("Usage: agent-invariants explain [OPTIONS] [KIND]\n")
+    # an argument is named by what it holds, not by typer's Python type beside it
+    assert "\n  TRACE  Trace files of runs" in cli("stability", "--help").stdout
+    assert "\n  DIR  Where to write the files." in cli("init", "--help").stdout
 
 
 @pytest.mark.slow
