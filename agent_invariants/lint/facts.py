@@ -83,6 +83,7 @@ class Facts:
     bounds: list[Bound] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     event_minimums: list[Requirement] = field(default_factory=list)   # every require_event's min
+    _matching: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)   # glob -> tools
 
     @classmethod
     def of(cls, rules: Sequence[RuleConfig]) -> Facts:
@@ -149,10 +150,6 @@ class Facts:
             order = self._required_order
             found = self._matching[glob] = sorted(self._required_names.matching(glob), key=order.__getitem__)
         return found
-
-    @cached_property
-    def _matching(self) -> dict[str, list[str]]:
-        return {}
 
     @cached_property
     def _required_names(self) -> NameIndex:

@@ -2,10 +2,10 @@
 
 A rule whose match tree holds references owns one `Memory`. It is fed the calls and results of
 the tools its `$from_result` references name, and keeps, per reference, only what resolving it can
-read later: for each result (in trace order) the position, the producing call's index among the
-calls of the reference's tool, the keys of that call's args its `where` reads, and the value at
-its `path` (the whole result when `where_result` must see it). Results of other tools, results
-that failed (with `ok_only`, the default) and result events without a `result` are never kept.
+read later: for each result (in trace order) the position, the keys of its call's args its
+`where` reads, and what its steps give (the whole result when `where_result` must see it).
+Results of other tools, results that failed (with `ok_only`, the default), result events without
+a `result`, and with `call_index`, the results of the tool's other calls, are never kept.
 
 `Memory.resolver(args, position, output)` then answers every reference of one subject (the call
 under test at `position`):
@@ -55,7 +55,6 @@ class _Kept(NamedTuple):
     """One result kept for one reference."""
 
     position: int                 # of the result event
-    call_number: int              # the producing call's index among its tool's calls; -1 for an orphan
     args: Any                     # what `where` reads of the call's args (NOT_FOUND: none)
     value: Any                    # what `path`, `find`, `select`, `length` give; the whole result under `where_result`
 
@@ -119,7 +118,7 @@ class _Source:
         if "where" in operand and call_args is not NOT_FOUND and not self.join_only:
             keys = self.where_keys
             args = call_args if keys is None else {key: call_args[key] for key in keys if key in call_args}
-        kept = _Kept(position, call_number, args, value)
+        kept = _Kept(position, args, value)
         if self.join is None:
             self.kept.append(kept)
         elif isinstance(call_args, dict) and self.join[0] in call_args:
@@ -151,12 +150,9 @@ class _Source:
             pool = self.kept
         spend(len(pool))
         found: list[Any] = []
-        call_index = operand.get("call_index")
-        for kept in pool:
+        for kept in pool:   # (with `call_index`, only that call's results were kept: `keep`)
             if kept.position >= position:
                 break   # kept in trace order: the rest come after the subject
-            if call_index is not None and kept.call_number != call_index:
-                continue
             if "where" in operand and not self.join_only and not _holds(self.tests["where"], kept.args, resolve):
                 continue
             value = kept.value

@@ -173,6 +173,11 @@ def _rules_suite(report: CheckReport, role: str | None, names: _Classnames, most
                                  "events": str(report.summary.events)})
 
 
+def _why_fewer(most: int) -> str:
+    """Why a listing holds fewer than MAX_LISTED (`_LISTINGS`), or nothing when it does not."""
+    return "" if most == MAX_LISTED else f" here, not {MAX_LISTED:,}: GitLab reads no file over 30 MB"
+
+
 def _rule_case(result: RuleResult, classname: str, trace: str, most: int) -> TestCase:
     first = next((v for v in result.violations if v.line is not UNSET), None)
     case = TestCase(_line(result.rule_id), classname=classname,
@@ -183,9 +188,8 @@ def _rule_case(result: RuleResult, classname: str, trace: str, most: int) -> Tes
     if left_out and len(listed) == len(result.violations):
         listed.append(f"… and {left_out} more (raise --max-violations to see them)")
     elif left_out:
-        why = "" if most == MAX_LISTED else f" here, not {MAX_LISTED:,}: GitLab reads no file over 30 MB"
-        listed.append(f"… and {left_out} more (JUnit lists {most:,} per rule{why}; --format json lists every one "
-                      "kept)")
+        listed.append(f"… and {left_out} more (JUnit lists {most:,} per rule{_why_fewer(most)}; --format json lists "
+                      "every one kept)")
     lines = "\n".join(listed)
     if result.passed:   # its violations, if any, are inconclusive (--partial): shown, not failed
         if listed:
@@ -235,9 +239,8 @@ def _regressions(report: CompareReport, names: _Classnames, batch: bool, most: i
         cases.append(case)
     if new_tools > most:
         left_out = new_tools - most
-        why = "" if most == MAX_LISTED else f" here, not {MAX_LISTED:,}: GitLab reads no file over 30 MB"
-        said = f"{left_out:,} more tools the baseline never called (JUnit lists {most:,}{why}; --format json lists " \
-               "every one)"
+        said = f"{left_out:,} more tools the baseline never called (JUnit lists {most:,}{_why_fewer(most)}; " \
+               "--format json lists every one)"
         case = TestCase(f"new_tool: … {left_out:,} more", classname=classname)
         case.add_failure_info(message=said, output=said, failure_type="new_tool")
         cases.append(case)
