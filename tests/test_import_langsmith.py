@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,61 @@ def test_a_run_written_as_it_was_created_and_again_as_it_ended_is_one_run(
 def sdk_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return written(langsmith_traceable.write, langsmith_traceable.SCENARIOS, tmp_path_factory.mktemp("sdk"),
                    ".runs.jsonl")
+
+
+def test_updates_the_client_writes_without_name_start_or_trace_complete_the_runs_they_update(
+        tmp_path: Path, cli: Cli) -> None:
+    """README: a run written as it started and again as it ended is one. `Client.update_run`
+    without a name writes `name: null`, no `start_time` and null parent and trace ids: each update
+    ends the run of its id, in that run's trace."""
+    path = tmp_path / "by_hand.runs.jsonl"
+    langsmith_traceable.write_by_hand(path)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(record["name"], record.get("trace_id"), "start_time" in record) for record in records] == [
+        ("support-agent", None, True), ("shell", None, True), (None, None, False),
+        ("lookup_order", None, True), (None, None, False), (None, None, False)]
+    found = events(path)
+    assert [(event["type"], event.get("tool"), event["time"][17:19], event.get("ok"), event.get("result"),
+             event.get("output")) for event in found] == [
+        ("run.start", None, "00", None, None, None),
+        ("tool.call", "shell", "01", None, None, None),
+        ("tool.result", "shell", "02", True, "a.txt", None),
+        ("tool.call", "lookup_order", "03", None, None, None),
+        ("tool.result", "lookup_order", "04", False, None, None),
+        ("run.completed", None, "05", None, None, "No such order.")]
+    assert {event["run_id"] for event in found} == {str(uuid.UUID(int=1))}
+    contract = tmp_path / "c.json"
+    contract.write_text(json.dumps({"version": 2, "name": "c",
+                                    "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]}))
+    result = cli("check", "-c", str(contract), "-t", str(path), "--input-format", "langsmith")
+    assert result.returncode == 1 and "no-shell" in result.stdout
+
+
+@pytest.mark.parametrize("lines, problem", [
+    ([2], ":1: $.name: expected the run's name (a string), here or in an earlier record of the run"),
+    ([0, 5], ":2: $.name: expected the run's name (a string), here or in an earlier record of the run"),
+])
+def test_an_update_of_no_run_read_before_is_refused_at_its_line(tmp_path: Path, cli: Cli, lines: list[int],
+                                                                  problem: str) -> None:
+    """An update alone (its create left out), or one after its run already ended, names no run."""
+    by_hand = tmp_path / "by_hand.runs.jsonl"
+    langsmith_traceable.write_by_hand(by_hand)
+    records = by_hand.read_text().splitlines()
+    if lines == [0, 5]:   # the root, ended already, then its update
+        records[0] = json.dumps({**json.loads(records[0]), "end_time": "2026-12-01T00:00:09+00:00"})
+    path = tmp_path / "t.runs.jsonl"
+    path.write_text("".join(records[index] + "\n" for index in lines))
+    result = cli("convert", "--from", "langsmith", str(path))
+    assert (result.returncode, result.stderr) == (2, f"agent-invariants: {path}{problem}\n")
+
+
+def test_a_run_without_a_start_time_in_any_record_is_refused(tmp_path: Path, cli: Cli) -> None:
+    path = tmp_path / "t.runs.jsonl"
+    path.write_text(json.dumps({"id": "r1", "name": "agent", "run_type": "chain",
+                                "end_time": "2026-12-01T00:00:09+00:00"}) + "\n")
+    result = cli("convert", "--from", "langsmith", str(path))
+    assert (result.returncode, result.stderr) == (2, f"agent-invariants: {path}:1: $.start_time: expected an ISO 8601 "
+                                                      "time, here or in an earlier record of the run\n")
 
 
 def test_a_traceable_tool_that_returns_a_dict_has_it_as_its_result(sdk_exports: dict[str, Path]) -> None:

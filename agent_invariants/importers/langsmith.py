@@ -13,7 +13,9 @@ nested, or every run on its own line (§7, §10 points 26-28, 31, 36).
 
 A run belongs to the trace its `trace_id` names; without one, to its record's top run's (a nested
 child), else to its parent's when that was read before it, else it is a root. A run written as it
-was created (no `end_time`) and again as it ended is one run, the later record's fields winning.
+was created (no `end_time`) and again as it ended is one run, the later record's fields winning;
+the update may leave out (or hold as null) the name, start time, parent and trace, as the SDK's
+`Client.update_run` writes one, and is the run's trace's as an update of a run read before.
 
 A tool's result is `outputs.output.content` when `outputs.output` is a ToolMessage (`type: "tool"`),
 else `outputs.output` when it is the only key, else the outputs themselves (the SDK's `@traceable`
@@ -64,10 +66,12 @@ FORMAT = "langsmith"
 class _Run:
     """One run of a trace, flattened out of its parent."""
 
-    __slots__ = ("depth", "end", "ended", "line", "order", "parent", "raw", "start")
+    __slots__ = ("depth", "end", "ended", "line", "order", "parent", "path", "raw", "start")
 
-    def __init__(self, raw: dict[str, Any], depth: int, line: int, order: int, start: int, end: int) -> None:
+    def __init__(self, raw: dict[str, Any], depth: int, line: int, order: int, start: int, end: int,
+                 path: str) -> None:
         self.raw, self.depth, self.line, self.order, self.start, self.end = raw, depth, line, order, start, end
+        self.path = path
         self.parent: str | None = raw.get("parent_run_id") if isinstance(raw.get("parent_run_id"), str) else None
         self.ended = raw.get("end_time") is not None   # a run still going when it was exported has none
 
@@ -84,10 +88,11 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
             if not context.wants(trace_id):
                 context.seen(trace_id)
                 continue
-            start = _time(raw.get("start_time"), f"{path}.start_time", context.file, record.line)
+            # (an update may leave its start out: `_Trace` refuses a run that no record starts)
+            start = _time(raw.get("start_time"), f"{path}.start_time", context.file, record.line, 0)
             end = _time(raw.get("end_time"), f"{path}.end_time", context.file, record.line, start)
-            add_record(traces.get(trace_id, record.line), _Run(raw, depth, record.line, order, start, end), context,
-                       record.line, trace_id, "runs")
+            add_record(traces.get(trace_id, record.line), _Run(raw, depth, record.line, order, start, end, path),
+                       context, record.line, trace_id, "runs")
             owners[raw["id"]] = trace_id
             order += 1
         for trace_id, members in traces.ended(record.line):
@@ -98,11 +103,14 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
 
 def _trace_of(raw: dict[str, Any], top: str | None, owners: dict[str, str]) -> str:
     """The trace a run belongs to: its `trace_id`; without one, its record's top run's (a nested
-    child), else its parent's when that was read already, else its own id (a root)."""
+    child), else the trace of the run it updates (one of its id read already), else its parent's
+    when that was read already, else its own id (a root)."""
     if isinstance(raw.get("trace_id"), str):
         return str(raw["trace_id"])
     if top is not None:
         return top
+    if raw["id"] in owners:
+        return owners[raw["id"]]
     parent = raw.get("parent_run_id")
     return owners.get(parent, raw["id"]) if isinstance(parent, str) else str(raw["id"])
 
@@ -137,12 +145,13 @@ def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int,
 
 
 def _run_problem(raw: Any, path: str) -> str | None:
-    """Why `raw` is no run (an object with an id and a name), or None."""
+    """Why `raw` is no run (an object with an id), or None; its name may be left to the record
+    it updates (`_Trace` refuses a run that no record names)."""
     if not isinstance(raw, dict):
         return f"{path}: expected a run (an object)"
     if not isinstance(raw.get("id"), str) or not raw["id"]:
         return f"{path}.id: expected the run's id (a string)"
-    if not isinstance(raw.get("name"), str):
+    if raw.get("name") is not None and not isinstance(raw["name"], str):
         return f"{path}.name: expected a string"
     return None
 
@@ -170,7 +179,17 @@ def _updated(earlier: _Run, run: _Run) -> _Run | None:
         return None
     raw = {**earlier.raw, **{key: value for key, value in run.raw.items()
                              if value is not None or earlier.raw.get(key) is None}}
-    return _Run(raw, earlier.depth, run.line, earlier.order, earlier.start, run.end if run.ended else earlier.end)
+    return _Run(raw, earlier.depth, run.line, earlier.order, earlier.start, run.end if run.ended else earlier.end,
+                run.path)
+
+
+def _unwritten(run: _Run) -> str | None:
+    """What a run (its records merged) lacks that only an update may leave out, or None."""
+    if not isinstance(run.raw.get("name"), str):
+        return f"{run.path}.name: expected the run's name (a string), here or in an earlier record of the run"
+    if run.raw.get("start_time") is None:
+        return f"{run.path}.start_time: expected an ISO 8601 time, here or in an earlier record of the run"
+    return None
 
 
 class _Trace:
@@ -179,6 +198,10 @@ class _Trace:
     def __init__(self, context: Context, trace_id: str, members: list[_Run]) -> None:
         self.context, self.trace_id = context, trace_id
         members = _merged(members)
+        for run in members:
+            problem = _unwritten(run)
+            if problem is not None:
+                raise TraceError(context.file, run.line, problem)
         members.sort(key=lambda run: (str(run.raw.get("dotted_order") or ""), run.order))
         self.members = members
         self.by_id = {run.raw["id"]: run for run in members}

@@ -1,5 +1,5 @@
 """LangSmith runs as the `langsmith` SDK itself posts them, from functions traced with `@traceable`
-(no LangChain), for the `langsmith` importer tests.
+(no LangChain), or through its client by hand (`write_by_hand`), for the `langsmith` importer tests.
 
 The agent is a chain run calling an `llm` run that returns an OpenAI chat completion (as
 `wrap_openai` records one: `choices[].message.tool_calls[]` with `function.name`) and `tool` runs
@@ -12,12 +12,14 @@ OUTDIR/<scenario>.runs.jsonl.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
-from langsmith import traceable, tracing_context
+from langsmith import Client, traceable, tracing_context
 from langsmith._internal._serde import dumps_json
 
 SCENARIOS: tuple[str, ...] = ("refund_dicts", "refund_fails")
@@ -95,6 +97,40 @@ def write(scenario: str, path: Path) -> None:
     client = _Keeping()
     with tracing_context(enabled=True, client=client):
         _agent(fails=scenario == "refund_fails")("Please refund order A1")
+    path.write_bytes(b"".join(dumps_json(record) + b"\n" for record in client.records))
+
+
+class _KeepingClient(Client):
+    """The SDK's own client, its two requests kept instead of sent: what `create_run` and
+    `update_run` build is what LangSmith receives."""
+
+    def __init__(self) -> None:
+        super().__init__(api_key="unused", api_url="http://127.0.0.1:9", auto_batch_tracing=False)
+        self.records: list[dict[str, Any]] = []
+
+    def _create_run(self, run_create: dict[str, Any], **_: Any) -> None:
+        self.records.append(run_create)
+
+    def _update_run(self, run_update: dict[str, Any], **_: Any) -> None:
+        self.records.append(run_update)
+
+
+def write_by_hand(path: Path) -> None:
+    """An agent traced by hand through the client (`create_run` when a step starts, `update_run`
+    with only its end and outputs when it ends): the update's name, parent and trace are null and
+    it has no start time. A chain runs `shell` then `lookup_order`; `lookup_order` fails."""
+    client = _KeepingClient()
+    start = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    at = [start + datetime.timedelta(seconds=second) for second in range(6)]
+    root, shell, lookup = (uuid.UUID(int=number) for number in (1, 2, 3))
+    client.create_run(name="support-agent", run_type="chain", inputs={"question": "A1?"}, id=root, start_time=at[0])
+    client.create_run(name="shell", run_type="tool", inputs={"cmd": "ls"}, id=shell, parent_run_id=root,
+                      start_time=at[1])
+    client.update_run(shell, end_time=at[2], outputs={"output": "a.txt"})
+    client.create_run(name="lookup_order", run_type="tool", inputs={"order_id": "A1"}, id=lookup,
+                      parent_run_id=root, start_time=at[3])
+    client.update_run(lookup, end_time=at[4], error="KeyError: 'A1'")
+    client.update_run(root, end_time=at[5], outputs={"output": "No such order."})
     path.write_bytes(b"".join(dumps_json(record) + b"\n" for record in client.records))
 
 
