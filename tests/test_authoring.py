@@ -151,6 +151,10 @@ def test_a_key_with_a_dot_is_written_in_brackets_and_found_on_its_line(cli, writ
                      "properties": {"y": {"$ref": "#/$defs/q"}}}},
      "properties": {"x": {"$ref": "#A"}, "w": {"$ref": "#/$defs/n"}}},
     {"const": {"$ref": "#/not/a/reference"}, "enum": [{"$ref": "#/nor/this"}]},   # values, not subschemas
+    # a tree through a dynamic anchor, under the draft's own `$schema` (with and without its `#`)
+    {"$schema": "https://json-schema.org/draft/2020-12/schema", "$dynamicAnchor": "node",
+     "properties": {"kids": {"items": {"$dynamicRef": "#node"}}}},
+    {"$schema": "https://json-schema.org/draft/2020-12/schema#", "type": "object"},
     # recursion through a part of the value (a tree) is no circle
     {"$defs": {"node": {"type": "object", "properties": {"children": {"type": "array",
                                                                       "items": {"$ref": "#/$defs/node"}}},
@@ -177,6 +181,11 @@ def test_a_yaml_key_that_is_no_string_is_named_as_json_writes_it_on_its_line(cli
     ({"$ref": "#/$defs/missing"}, ".$ref",
      'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
     ({"$ref": "#nosuch"}, ".$ref", 'a reference cannot be resolved: the schema has no anchor "nosuch"'),
+    # a `$dynamicRef` starts where a `$ref` would go: leading nowhere, it fails every value it meets
+    ({"properties": {"x": {"$dynamicRef": "#nosuch"}}}, ".properties.x.$dynamicRef",
+     'a reference cannot be resolved: the schema has no anchor "nosuch"'),
+    ({"items": {"$dynamicRef": "#/$defs/missing"}}, ".items.$dynamicRef",
+     'a reference cannot be resolved: the schema has nothing at "#/$defs/missing"'),
     ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}, "",
      "its references go round in a circle"),
     # reached by no sample value: in a property, in a `not`, in a definition nothing uses
@@ -208,6 +217,21 @@ def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, wri
     assert (result.returncode, result.stdout) == (2, "")
     where = "agent-invariants: contract.json:1: $.rules[0].schema" + at
     assert result.stderr == f"{where}: the schema cannot be used: {problem}\n"
+
+
+@pytest.mark.parametrize("draft", ["http://json-schema.org/draft-07/schema#",
+                                   "https://json-schema.org/draft/2019-09/schema", "2020-12"])
+@pytest.mark.parametrize("kind", ["output_schema", "tool_args"])
+def test_a_schema_for_another_draft_is_refused_not_read_as_2020_12(cli, write, draft, kind):
+    """The spec reads `schema` as JSON Schema 2020-12: draft 7's `items: [...]` or `dependencies`
+    mean other things there, so a `$schema` naming any other draft is refused at its path."""
+    schema = {"$schema": draft, "type": "object"}
+    rule = {"id": "shape", "kind": kind, "schema": schema, **({"tool": "t"} if kind == "tool_args" else {})}
+    write("contract.json", json.dumps({"version": 2, "name": "drafts", "rules": [rule]}))
+    result = cli("validate", "--contract", "contract.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("agent-invariants: contract.json:1: $.rules[0].schema.$schema: only JSON Schema 2020-12 "
+                             f'is read ("https://json-schema.org/draft/2020-12/schema"), got "{draft}"\n')
 
 
 def test_a_key_holding_a_lone_surrogate_is_named_with_its_json_escape():

@@ -10,6 +10,7 @@ stand; recursion into a part of the value, as a tree schema has, is no circle).
 `pattern` and `patternProperties` (and `additionalProperties`, which reads them) use the same RE2
 patterns as `$regex` (`match.regex`), so trace text cannot make a check backtrack for hours;
 `uniqueItems` looks items up by their canonical form, where the validator compares every pair.
+A `$schema` naming another draft is a load error, not read as 2020-12 without a word.
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ from agent_invariants.rules.fields import FieldProblem
 __all__ = ("ArgsSchema",)
 
 _REFERENCE_KEYS = ("$ref", "$dynamicRef")
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+"""The meta-schema a `$schema` may name (with or without a trailing `#`): a schema written for
+another draft means other things by the same keywords (`items` as a list, `dependencies`)."""
 
 
 class ArgsSchema:
@@ -47,6 +51,10 @@ class ArgsSchema:
         except ImportError:
             raise FieldProblem(field, "a schema needs the jsonschema extra: "
                                       "pip install 'agent-invariants[jsonschema]'") from None
+        if isinstance(schema, dict) and isinstance(schema.get("$schema"), str) and \
+                schema["$schema"] not in (_DRAFT, _DRAFT + "#"):
+            raise FieldProblem(f"{field}.$schema", f"only JSON Schema 2020-12 is read ({show(_DRAFT)}), "
+                                                   f"got {show(schema['$schema'])}")
         for where, reference in _references(schema, field):
             if not reference.startswith("#"):
                 raise FieldProblem(where, f"only local references (starting with #) are allowed, got {reference!r}")
@@ -224,22 +232,24 @@ def _no_retrieval() -> Any:
 
 
 def _reference_problem(schema: dict[str, Any] | bool, field: str) -> tuple[str, str] | None:
-    """Where and why the schema's references cannot be followed, or None: a `$ref` that leads
-    nowhere, at its own path (each is looked up where it stands, under the `$id`s around it,
-    whether or not a value would reach it: trying sample values finds only what they reach), or
-    a circle (`_circle`), at `field`."""
+    """Where and why the schema's references cannot be followed, or None: a `$ref` or
+    `$dynamicRef` that leads nowhere, at its own path (each is looked up where it stands, under
+    the `$id`s around it, whether or not a value would reach it: trying sample values finds only
+    what they reach; a `$dynamicRef` starts where a `$ref` would go, so one that leads nowhere so
+    fails on every value that reaches it), or a circle (`_circle`), at `field`."""
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT202012
 
     root = DRAFT202012.create_resource(schema)
     schemas = list(_schemas(root, _no_retrieval().resolver_with_root(root)))
     for contents, resolver in schemas:
-        reference = contents.get("$ref")
-        if isinstance(reference, str):
-            try:
-                resolver.lookup(reference)
-            except Unresolvable as exc:
-                return _path_of(contents, schema, field) + ".$ref", _why(exc)
+        for keyword in _REFERENCE_KEYS:
+            reference = contents.get(keyword)
+            if isinstance(reference, str):
+                try:
+                    resolver.lookup(reference)
+                except Unresolvable as exc:
+                    return f"{_path_of(contents, schema, field)}.{keyword}", _why(exc)
     circle = _circle(schemas)
     return None if circle is None else (field, circle)
 
