@@ -109,9 +109,17 @@ def _value_kind(spec: dict[str, Any]) -> str:
         bounds = _bounds(spec.get("minItems"), spec.get("maxItems"))
         return f"list of {item}{f' ({bounds} items)' if bounds else ''}"
     if kind in ("integer", "number"):
-        bounds = _bounds(spec.get("minimum"), spec.get("maximum"))
+        bounds = _number_bounds(spec)
         return f"{kind} {bounds}" if bounds else kind
     return kind
+
+
+def _number_bounds(spec: dict[str, Any]) -> str:
+    """`1..10`, `0..`, or, for a number that must be over its least value, `> 0` or `> 0, <= 100`."""
+    over, high = spec.get("exclusiveMinimum"), spec.get("maximum")
+    if over is None:
+        return _bounds(spec.get("minimum"), high)
+    return f"> {over}" if high is None else f"> {over}, <= {high}"
 
 
 def _bounds(low: Any, high: Any) -> str:

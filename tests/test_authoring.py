@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from agent_invariants import load_contract
+from agent_invariants.explain import explain_kind
 from agent_invariants.rules import RULE_KINDS
 
 from support import EXAMPLES
@@ -76,6 +77,15 @@ def test_explain_lists_kinds_and_prints_a_manual(cli):
     assert "- `within_events` (integer 1..100000):" in manual.stdout
     unknown = cli("explain", "deny_tol")
     assert unknown.returncode == 2 and "did you mean 'deny_tool'" in unknown.stderr
+
+
+def test_explain_says_a_bound_a_number_must_be_over():
+    """A field that must be over its least value (`percentile`: 0 < p <= 100) lists that bound;
+    it read `number ..100`, as if any number up to 100 would do."""
+    manual = explain_kind("latency_budget")
+    assert "- `percentile` (number > 0, <= 100): " in manual
+    assert "- `max_ms` (number > 0, required): " in manual.split("## Fields")[1]
+    assert "- `max_ms` (number > 0, required): " in explain_kind("run_duration").split("## Fields")[1]
 
 
 def test_yaml_contract_loads_like_the_json_one(tmp_path):
