@@ -467,8 +467,12 @@ def _row(index: int, event: Event, marks: tuple[str, ...], open_calls: dict[str,
 def _marks(event: Event) -> tuple[str, ...]:
     kind = event.type
     marks: list[str] = []
-    if kind.startswith("approval."):
-        marks.append("approval")
+    if kind == "approval.requested":
+        marks.append("asked")
+    elif kind == "approval.revoked":
+        marks.append("revoked")
+    elif kind == "approval.granted":
+        marks.append("refused" if event.approved is False else "approval")
     elif kind == "control.stop":
         marks.append("stop")
     elif kind == "outcome.observed":

@@ -169,6 +169,21 @@ def test_events_are_marked_in_words(cli: Any, seq: int, mark: str) -> None:
     assert mark in row.text()
 
 
+def test_an_asked_a_refused_and_a_revoked_approval_are_not_marked_as_approvals(cli: Any, tmp_path: Path) -> None:
+    """Each approval event is marked for what it is: a request was marked "◆ approval", as a grant is."""
+    events = [{"seq": 1, "type": "approval.requested", "approval_id": "a1"},
+              {"seq": 2, "type": "approval.granted", "approval_id": "a1"},
+              {"seq": 3, "type": "approval.granted", "approval_id": "a2", "approved": False},
+              {"seq": 4, "type": "approval.revoked", "approval_id": "a1"}]
+    trace = put(tmp_path, "t.jsonl", jsonl(events))
+    spec = put(tmp_path, "c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell"}))
+    code, page = run(cli, "check", "--contract", str(tmp_path / spec), "--trace", str(tmp_path / trace))
+    assert code == 0
+    assert [[mark.text() for mark in row.all("span") if "mark" in (mark.attrs.get("class") or "")]
+            for row in rows(parse(page))] == [["◇ approval asked"], ["◆ approval"], ["◆ approval refused"],
+                                              ["◇ approval revoked"]]
+
+
 def test_calls_and_results_are_paired(cli: Any) -> None:
     """'Calls and their results are paired': the call names its result's seq and back."""
     drawn = rows(parse(refund_check(cli)[1]))

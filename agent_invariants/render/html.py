@@ -68,7 +68,8 @@ _FINDINGS_PER_ROW = 5
 _ALIGN_CONTEXT = 2   # calls shown at each end of a stretch of identical calls
 
 # Symbols from the fonts every system has (no emoji), each with its word: colour is never the only signal.
-_MARKS = {"approval": "◆ approval", "stop": "■ stop", "outcome": "● outcome", "claim": "⚑ claims completion",
+_MARKS = {"asked": "◇ approval asked", "approval": "◆ approval", "refused": "◆ approval refused",
+          "revoked": "◇ approval revoked", "stop": "■ stop", "outcome": "● outcome", "claim": "⚑ claims completion",
           "failure": "✗ failed", "denied": "⊘ prevented", "end": "▣ run end"}
 _LEVEL = {"error": ("bad", "✗ error"), "warning": ("warn", "⚠ warning"), "inconclusive": ("info", "? inconclusive")}
 _CHANGE = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "− removed"}
