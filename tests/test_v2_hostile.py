@@ -216,6 +216,32 @@ def test_a_schema_enum_holds_json_equal_values_and_only_those(tmp_path, value, m
     assert verdicts(result) == {"r": member}
 
 
+@pytest.mark.parametrize(("keyword", "listed", "holds"), [
+    ("enum", [9007199254740993], False), ("enum", [12345678901234567890], False), ("enum", [9007199254740992.0], True),
+    ("const", 9007199254740993, False)])
+def test_a_schema_compares_integers_beyond_a_double_exactly(tmp_path, keyword, listed, holds):
+    """JSON Schema is read by its validator, which compares numbers exactly: 2^53 is not 2^53 + 1
+    (one double stands for both), in an `enum` as in a `const`; 2^53 is 2^53.0. The message
+    writes the enum's member as it is, not as its double."""
+    rule = {"id": "r", "kind": "tool_args", "tool": "t", "schema": {"properties": {"v": {keyword: listed}}}}
+    result = run(tmp_path, [rule], ['{"seq":1,"type":"tool.call","tool":"t","args":{"v":9007199254740992}}'])
+    assert verdicts(result) == {"r": holds}
+    if keyword == "enum" and not holds:
+        assert json.loads(result.stdout)["violations"][0]["message"].endswith(
+            f"/args/v: 9007199254740992 is not one of [{listed[0]}].")
+
+
+@pytest.mark.parametrize(("items", "unique"), [
+    ("[9007199254740993, 9007199254740992]", True), ("[9007199254740992, 9007199254740992.0]", False),
+    ("[1, true]", True), ('[{"a": [1]}, {"a": [1.0]}]', False)])
+def test_unique_items_compares_as_the_validator_does(tmp_path, items, unique):
+    """`uniqueItems`: items equal as the validator has it (1 is 1.0) repeat; 2^53 + 1 and 2^53
+    (one double) and `true` and 1 do not."""
+    rule = {"id": "r", "kind": "tool_args", "tool": "t", "schema": {"properties": {"v": {"uniqueItems": True}}}}
+    result = run(tmp_path, [rule], ['{"seq":1,"type":"tool.call","tool":"t","args":{"v":' + items + '}}'])
+    assert verdicts(result) == {"r": unique}
+
+
 def test_a_large_schema_enum_costs_each_value_one_lookup(tmp_path):
     """An enum of 100,000 objects was scanned for each value, and written out whole in the error
     of each value that is none of them: 250 calls took 17 s, 2,000 over two minutes. Its members

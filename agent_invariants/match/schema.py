@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
+import msgspec
+
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import show, value_count
@@ -147,6 +149,8 @@ def _in_json(error: Any) -> str:
             spelled = canonical(item)
         except (TypeError, ValueError):   # holds something that is not JSON: kept as it is
             continue
+        if not _same(msgspec.json.decode(spelled), item):   # (an integer beyond 2^53: its double is
+            continue                                          # another number, and Python's is JSON)
         message = message.replace(python, spelled, 1)
     return message
 
@@ -374,19 +378,22 @@ def _validator_type(charged: bool) -> Any:
                     yield from validator.descend(value, subschema, path=key, schema_path=text)
 
     def unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
-        # the validator's own compares every pair of objects: 10,000 of them took minutes
+        # the validator's own compares every pair of objects: 10,000 of them took minutes; only
+        # items whose equality keys meet are compared, as the validator would (`_same`)
         if unique and validator.is_type(instance, "array"):
-            seen: dict[object, int] = {}
+            seen: dict[object, list[int]] = {}
             for position, item in enumerate(instance):
-                first = seen.setdefault(canonical_key(item), position)
-                if first != position:   # (named by its items: the whole array may be megabytes)
+                alike = seen.setdefault(canonical_key(item), [])
+                first = next((earlier for earlier in alike if _same(instance[earlier], item)), None)
+                if first is not None:   # (named by its items: the whole array may be megabytes)
                     yield ValidationError(f"has non-unique elements: items {first} and {position} are equal")
                     return
+                alike.append(position)
 
     def enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Any:
         # the validator's own compares the value with each member (an enum of 100,000 objects:
-        # 0.46 s a value); members and value meet by their equality keys, as `uniqueItems` does
-        if canonical_key(instance) not in _enum_keys(enums):
+        # 0.46 s a value); only members whose equality key is the value's are compared
+        if not any(_same(member, instance) for member in _enum_keys(enums).get(canonical_key(instance), ())):
             yield ValidationError(f"{instance!r} is not one of {_listed(enums)}")
 
     def additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Any:
@@ -456,16 +463,28 @@ def _validator_type(charged: bool) -> Any:
                              {name: spending(keyword) for name, keyword in keywords.items()} if charged else keywords)
 
 
-def _enum_keys(enums: Any) -> frozenset[object]:
-    """The equality keys of an `enum`'s members, worked out once per enum (kept with it, so that
+def _enum_keys(enums: Any) -> dict[object, list[Any]]:
+    """An `enum`'s members by their equality keys, worked out once per enum (kept with it, so that
     its id is not reused meanwhile; at most `_ENUMS_KEPT` enums, the server loading contracts
     one after another)."""
     found = _ENUMS.get(id(enums))
     if found is None or found[0] is not enums:
         if len(_ENUMS) >= _ENUMS_KEPT:
             _ENUMS.clear()
-        found = _ENUMS[id(enums)] = (enums, frozenset(map(canonical_key, enums if isinstance(enums, list) else ())))
+        members: dict[object, list[Any]] = {}
+        for member in enums if isinstance(enums, list) else ():
+            members.setdefault(canonical_key(member), []).append(member)
+        found = _ENUMS[id(enums)] = (enums, members)
     return found[1]
+
+
+def _same(one: Any, two: Any) -> bool:
+    """Whether two values are equal as the validator has it (`const` too): numbers exactly, as
+    Python compares them (2^53 + 1 is not 2^53, which a double cannot tell apart). Values that
+    are equal so always share their equality key (`canonical_key`), which only narrows the search."""
+    from jsonschema._utils import equal
+
+    return bool(equal(one, two))
 
 
 def _listed(enums: Any) -> str:
@@ -482,7 +501,7 @@ def _listed(enums: Any) -> str:
     return "[" + ", ".join(shown) + "]"
 
 
-_ENUMS: dict[int, tuple[Any, frozenset[object]]] = {}
+_ENUMS: dict[int, tuple[Any, dict[object, list[Any]]]] = {}
 _ENUMS_KEPT = 1024
 
 
