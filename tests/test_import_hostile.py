@@ -544,6 +544,25 @@ def test_an_out_dir_that_is_a_file_is_bad_input(tmp_path: Path, cli: Cli) -> Non
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
 
 
+def test_an_out_dir_that_is_a_mount_point_takes_the_runs(tmp_path: Path, cli: Cli) -> None:
+    """A volume's root (`--out-dir /out` in a container) has its parent on another file system:
+    runs staged there could not be moved in ("Invalid cross-device link"). /dev/shm is such a
+    root on Linux; the runs' ids are new to it, and taken out again."""
+    mount = Path("/dev/shm")
+    assert os.path.ismount(mount) and os.stat(mount).st_dev != os.stat(mount.parent).st_dev
+    ids = [os.urandom(16).hex() for _ in range(2)]
+    path = write(tmp_path, otlp(*(agent().__or__({"traceId": trace_id}) for trace_id in ids)))
+    try:
+        result = cli("convert", "--from", "otel", str(path), "--out-dir", str(mount))
+        assert (result.returncode, result.stderr) == (0, "agent-invariants: converted 2 runs (4 events)\n")
+        assert sorted(p.name for p in mount.iterdir() if p.name.startswith(tuple(ids))) == sorted(
+            f"{trace_id}.jsonl" for trace_id in ids)
+        assert not [p for p in mount.iterdir() if p.name.startswith(".agent-invariants-")]
+    finally:
+        for trace_id in ids:
+            (mount / f"{trace_id}.jsonl").unlink(missing_ok=True)
+
+
 def test_an_otel_log_record_named_after_an_event_type_is_that_event(tmp_path: Path) -> None:
     logs = {"resourceLogs": [{"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": [
         {"timeUnixNano": str(BASE + 5), "traceId": TRACE, "spanId": "a" * 16, "eventName": "outcome.observed",

@@ -4,8 +4,9 @@ One run (the only one, or `--run ID`) goes to standard output or `--output`; sev
 or an input holding several) need `--out-dir`, where each run becomes `<run id>.jsonl` (characters
 other than letters, digits, `.`, `_` and `-` become `_`; a name taken twice gets `-2`, `-3`…).
 Runs are written as they are read, so memory holds one run at a time; the files go to a
-temporary folder inside `--out-dir`'s parent first and are moved into place only once every input
-has been read: a bad record leaves nothing behind, and an existing file is never overwritten.
+temporary folder inside `--out-dir` (or its parent, when it is yet to be made) first and are moved
+into place only once every input has been read: a bad record leaves nothing behind, and an
+existing file is never overwritten.
 Each input file is read on its own: a run that two of them share (a trace whose spans a rotating
 exporter split) is refused with a message saying so, rather than written as two partial runs, and
 so is a file that holds no run of its own (OpenTelemetry log records beside the file of their
@@ -106,12 +107,14 @@ def _one(runs: Iterator[ImportedRun], where: str) -> tuple[str, int, int]:
 
 
 def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
-    parent = out_dir.parent
+    # staged on the folder's own file system (a folder that is there may be a mount: a volume's
+    # root, whose parent is another file system, where no file can be linked or renamed across)
     try:
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError(f"--out-dir {out_dir}: is not a folder")
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".agent-invariants-", dir=parent))
+        beside = out_dir if out_dir.is_dir() else out_dir.parent
+        beside.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".agent-invariants-", dir=beside))
     except OSError as exc:
         raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
     try:
