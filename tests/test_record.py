@@ -3,6 +3,7 @@ replay, enforcement, approvals, caps; each run's trace asserted event by event, 
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -753,6 +754,14 @@ def test_out_must_be_new_and_force_replaces_only_regular_files(tmp_path: Path) -
         with pytest.raises(InputError) as refused:
             record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(tmp_path), force=force))
         assert str(refused.value) == f"{tmp_path}: is a directory"
+    folder_link, fifo = tmp_path / "link", tmp_path / "fifo"
+    folder_link.symlink_to(tmp_path / "runs", target_is_directory=True)
+    (tmp_path / "runs").mkdir()
+    os.mkfifo(fifo)
+    for path in (folder_link, fifo, "/dev/null"):   # --force would not do: it is not suggested
+        with pytest.raises(InputError) as refused:
+            record(contract, command, RecordOptions(fixtures=str(fixtures), out=str(path)))
+        assert str(refused.value) == f"{path}: is not a regular file; --force replaces only regular files"
 
 
 def test_out_never_replaces_an_input_of_the_run(tmp_path: Path) -> None:

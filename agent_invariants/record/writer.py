@@ -82,10 +82,10 @@ def claim_file(path: str, force: bool) -> None:
         raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{shown(path)}: is a directory")
+    if not stat.S_ISREG(info.st_mode):   # (a link, even to a folder, a FIFO: --force would not do either)
+        raise InputError(f"{shown(path)}: is not a regular file; --force replaces only regular files")
     if not force:
         raise InputError(f"{shown(path)}: already exists (use --force to replace it)")
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{shown(path)}: is not a regular file; --force replaces only regular files")
 
 
 class TraceWriter:
