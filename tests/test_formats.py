@@ -838,6 +838,18 @@ def test_junit_compare_lists_new_tools_as_a_rule_lists_violations_then_counts_th
         "6 more tools the baseline never called (JUnit lists 1,000; --format json lists every one)")
 
 
+def test_junit_compare_counts_one_tool_left_out_as_one(cli, tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"})))
+    (tmp_path / "b.jsonl").write_text(jsonl(events({"type": "run.start"})))
+    (tmp_path / "k.jsonl").write_text(jsonl(events(*({"type": "tool.call", "tool": f"t{n:04d}"} for n in range(1001)))))
+    result = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--format", "junit")
+    suite = parse_junit(result.stdout).find("testsuite")
+    assert suite is not None
+    failure = suite.findall("testcase")[-1].find("failure")
+    assert failure is not None and failure.get("message") == (
+        "1 more tool the baseline never called (JUnit lists 1,000; --format json lists every one)")
+
+
 def test_markdown_turns_no_bare_url_into_a_link(cli, tmp_path):
     """README: text from traces is escaped in Markdown (a pull-request comment): GitHub links a
     bare `https://…` or `www.…` by itself, so a zero-width space splits what it reads (shown

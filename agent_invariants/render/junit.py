@@ -239,8 +239,8 @@ def _regressions(report: CompareReport, names: _Classnames, batch: bool, most: i
         cases.append(case)
     if new_tools > most:
         left_out = new_tools - most
-        said = f"{left_out:,} more tools the baseline never called (JUnit lists {most:,}{_why_fewer(most)}; " \
-               "--format json lists every one)"
+        said = f"{left_out:,} more tool{'s' if left_out != 1 else ''} the baseline never called (JUnit lists " \
+               f"{most:,}{_why_fewer(most)}; --format json lists every one)"
         case = TestCase(f"new_tool: … {left_out:,} more", classname=classname)
         case.add_failure_info(message=said, output=said, failure_type="new_tool")
         cases.append(case)
