@@ -216,15 +216,19 @@ def test_a_run_whose_root_ends_before_it_starts_still_starts_first_and_ends_last
     assert "duration_ms" not in found[-1]
 
 
-@pytest.mark.parametrize(("span_name", "tool_name"), [
-    ("execute_tool refund", "refund"), ("execute_tool  refund ", "refund"), ("execute_tool ", "execute_tool")])
-def test_a_tool_span_without_a_tool_name_is_named_by_its_span_name_trimmed(tmp_path: Path, span_name: str,
-                                                                          tool_name: str) -> None:
+@pytest.mark.parametrize(("attribute", "span_name", "tool_name"), [
+    ("", "execute_tool refund", "refund"), ("", "execute_tool  refund ", "refund"),
+    ("", " execute_tool refund", "refund"), ("  ", "execute_tool refund", "refund"),
+    (" refund ", "execute_tool", "refund"), ("", "execute_tool ", "<unnamed>"), ("", "execute_tool", "<unnamed>"),
+    (" ", " ", "<unnamed>")])
+def test_a_tool_span_without_a_tool_name_is_named_by_its_span_name_trimmed(tmp_path: Path, attribute: str,
+                                                                          span_name: str, tool_name: str) -> None:
     """README: a tool span without `gen_ai.tool.name` takes the tool from its span name
     (`execute_tool refund` is `refund`); an empty name left the whole span name, trailing space
-    and all, as the tool (`"execute_tool "`), which no contract names."""
+    and all, as the tool (`"execute_tool "`), which no contract names. A blank attribute is no
+    name; a tool neither names is `<unnamed>`, as the other importers call one."""
     tool_span = span("b" * 16, span_name, BASE + 1, BASE + 2, "a" * 16, gen_ai__operation__name="execute_tool",
-                     gen_ai__tool__name="")
+                     gen_ai__tool__name=attribute)
     found = imported(write(tmp_path, otlp(agent(), tool_span)))
     assert [event["tool"] for event in found if event["type"] == "tool.call"] == [tool_name]
 
@@ -813,7 +817,7 @@ def test_a_span_renamed_while_it_ran_is_one_span_as_it_started_and_as_it_ended(t
 
 def test_a_record_whose_name_is_all_that_says_its_tool_is_not_merged_into_another_tools(tmp_path: Path) -> None:
     """A record as it started is the ended one's renamed only when a tool attribute names the tool
-    in both: a tool span without one is the tool its name says (`execute_tool`, or OpenInference's
+    in both: a tool span without one is the tool its name says (`<unnamed>`, or OpenInference's
     `shell`), and merging it into a record of another tool made a call vanish, or the first, saying
     less, won over a later one naming `shell` (a contract denying `shell` passed). Of two records
     that did not end, the later wins (it may say more)."""
@@ -827,7 +831,7 @@ def test_a_record_whose_name_is_all_that_says_its_tool_is_not_merged_into_anothe
                                                                  running_shell]):
         path = write(tmp_path, "\n".join(otlp(agent(), record) for record in records) + "\n")
         assert sorted(event["tool"] for event in imported(path) if event["type"] == "tool.call") == [
-            "execute_tool", "shell"]
+            "<unnamed>", "shell"]
     bare = {**running_shell, "attributes": [attribute for attribute in running_shell["attributes"]
                                             if attribute["key"] != "gen_ai.tool.call.arguments"]}
     fuller = tool("b" * 16, BASE + 1, 0, name="shell", call_id="c1", gen_ai__tool__call__arguments='{"cmd": "id"}')

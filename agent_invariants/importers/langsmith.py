@@ -136,6 +136,8 @@ def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int,
             if not depth:   # (a record of another format, in a file of runs: said so)
                 refuse_other(raw, FORMAT, file, record.line)
             raise TraceError(file, record.line, problem)
+        if not depth and raw.get("name") is None:   # (an update's, or another format's record)
+            refuse_other(raw, FORMAT, file, record.line)
         yield raw, depth, path
         children = raw.get("child_runs") or []
         if not isinstance(children, list):

@@ -74,11 +74,17 @@ def runs(records: Iterator[Record], context: Context) -> Iterator[ImportedRun]:
         yield context.finished(trace_id, GenAiTrace(context, trace_id, spans).timeline())
 
 
-def _tool_named(span_name: str) -> str:
-    """A tool's name from its span's, for a span without `gen_ai.tool.name` (recommended, not
-    required): the conventions name it `execute_tool {gen_ai.tool.name}`; a span named only
-    `execute_tool ` (the name empty) is a tool named `execute_tool`, not one with a trailing space."""
-    return span_name.removeprefix("execute_tool ").strip() or span_name.strip() or span_name
+def _tool_named(named: Any, span_name: str) -> Any:
+    """A tool span's tool: its `gen_ai.tool.name` (trimmed), else (the attribute is recommended,
+    not required) from the span's name, which the conventions write `execute_tool {gen_ai.tool.name}`;
+    a tool neither names (blank, or a span named only `execute_tool`) is `<unnamed>`, as the other
+    importers name one, not `execute_tool` or a tool named with spaces. A name that is no string
+    is left for the event's check to refuse."""
+    if named is not None and not isinstance(named, str):
+        return named
+    name = (named or "").strip() or span_name.strip()
+    name = "" if name == "execute_tool" else name.removeprefix("execute_tool ").strip()
+    return name or "<unnamed>"
 
 
 def span_error(span: Span) -> str:
@@ -262,7 +268,7 @@ class GenAiTrace:
                     result, has_result = written["gen_ai.choice"]["message"], True
             if args is None and isinstance(call_id, str):   # (`event_only` capture sets none on the span)
                 args = self.asked(call_id)
-            self.tool(span, depth, tool=attributes.get("gen_ai.tool.name") or _tool_named(span.name), call_id=call_id,
+            self.tool(span, depth, tool=_tool_named(attributes.get("gen_ai.tool.name"), span.name), call_id=call_id,
                       args=args, result=result, has_result=has_result)
         elif span.attributes.get(OPERATION) in _CHAT_OPERATIONS:
             self.parts.add_chat(span)
