@@ -28,7 +28,7 @@ from agent_invariants._safe import TEXT_LIMIT, inert
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ("CommandError", "NamedFolder", "adopt_standard_streams", "create_new", "fail", "input_at",
+__all__ = ("CommandError", "NamedFolder", "adopt_standard_streams", "create_new", "fail", "input_at", "move_new",
            "refuse_input_as_output", "shown", "wants_colour", "write")
 
 
@@ -286,6 +286,22 @@ def create_new(files: list[tuple[Path, str]], folder: Path) -> None:
         for target in created:   # both files or neither: a second try would refuse a half set
             target.unlink(missing_ok=True)
         fail(f"{shown(exc.filename or folder)}: cannot write: {exc.strerror or exc}")
+
+
+def move_new(source: str | Path, target: str | Path) -> None:
+    """Move `source` to `target`, which must not exist (FileExistsError if it does): linked (which
+    refuses a name that is taken, even one made meanwhile), then unlinked; renamed where the file
+    system has no links (checked just before)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError:   # (no hard links here: FAT, some network file systems)
+        if os.path.lexists(target):
+            raise FileExistsError(target) from None
+        os.replace(source, target)
+        return
+    os.unlink(source)
 
 
 def adopt_standard_streams() -> None:

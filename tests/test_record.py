@@ -784,21 +784,35 @@ def test_a_baseline_with_a_mistyped_field_is_refused(tmp_path: Path) -> None:
                                                                        out=str(tmp_path / "t.jsonl")))
 
 
-def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("partial_there", [False, True])
+def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written_set_aside(
+        tmp_path: Path, partial_there: bool) -> None:
+    """A full disk (here a file size limit) ends the run; the events written before are kept,
+    whole lines only, renamed `<out>.partial`: left as `out`, nothing in them says the run was
+    cut short, and `check` passed it as a whole run (a second run found `out` taken, too). A
+    `.partial` already there is not replaced: the trace then stays where it is, and says so."""
     contract, fixtures = _inputs(tmp_path)
     script = tmp_path / "s.json"
     script.write_text(json.dumps([*START] + [send("telemetry.x", data={"pad": "p" * 1000})] * 50 + [{"sleep": 30}]),
                       encoding="utf-8")
-    trace = tmp_path / "t.jsonl"
+    trace, partial = tmp_path / "t.jsonl", tmp_path / "t.jsonl.partial"
+    if partial_there:
+        partial.write_text("an earlier run's\n", encoding="utf-8")
     command = (f"ulimit -f 16; exec {sys.executable} -m agent_invariants record --contract {contract} "
                f"--fixtures {fixtures} --out {trace} --fake-clock --env {MARK} -- {sys.executable} {AGENT} {script} "
                f"{tmp_path / 'r.jsonl'}")
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
-    assert result.stderr.startswith(f"agent-invariants: {trace}: cannot write the trace: ")
-    lines = trace.read_bytes().splitlines(keepends=True)
-    assert lines and all(line.endswith(b"\n") for line in lines) and len(trace.read_bytes()) <= 16 * 1024
+    kept = partial if not partial_there else trace
+    lines = kept.read_bytes().splitlines(keepends=True)
+    assert lines and all(line.endswith(b"\n") for line in lines) and len(kept.read_bytes()) <= 16 * 1024
     assert [json.loads(line)["seq"] for line in lines] == list(range(1, len(lines) + 1))
+    where = f"are kept in {partial}" if not partial_there else "stay in it"
+    assert result.stderr == (f"agent-invariants: {trace}: cannot write the trace: File too large; the {len(lines)} "
+                             f"events written before {where}, cut short\n")
+    assert trace.exists() == partial_there
+    if partial_there:
+        assert partial.read_text(encoding="utf-8") == "an earlier run's\n"
 
 
 def test_a_command_that_cannot_start_writes_no_trace(tmp_path: Path) -> None:

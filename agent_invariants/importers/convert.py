@@ -29,7 +29,7 @@ from agent_invariants.errors import InputError
 from agent_invariants.importers import ALL_RUNS, ImportedRun, Stream, one_run
 from agent_invariants.importers.records import SourceFile
 from agent_invariants.importers.source import checked_jsonl
-from agent_invariants.output import shown
+from agent_invariants.output import move_new, shown
 
 __all__ = ("convert_files", "jsonl")
 
@@ -148,7 +148,7 @@ def _place(staging: Path, names: list[str], out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name in names:
-            _move_new(staging / name, out_dir / name)
+            move_new(staging / name, out_dir / name)
             placed.append(out_dir / name)
     except FileExistsError:
         _take_out(placed)
@@ -156,21 +156,6 @@ def _place(staging: Path, names: list[str], out_dir: Path) -> None:
     except OSError as exc:
         _take_out(placed)
         raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
-
-
-def _move_new(source: Path, target: Path) -> None:
-    """Move `source` to `target`, which must not exist: linked (which refuses a name that is
-    taken), then unlinked; renamed where the file system has no links (checked just before)."""
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        raise
-    except OSError:   # (no hard links here: FAT, some network file systems)
-        if os.path.lexists(target):
-            raise FileExistsError(target) from None
-        os.replace(source, target)
-        return
-    os.unlink(source)
 
 
 def _take_out(placed: list[Path]) -> None:

@@ -45,7 +45,7 @@ from agent_invariants.contract import Contract
 from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError
-from agent_invariants.output import input_at, refuse_unwritable, same_file, shown
+from agent_invariants.output import input_at, move_new, refuse_unwritable, same_file, shown
 from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.record.agent import Agent
@@ -55,7 +55,7 @@ from agent_invariants.record.mcp_backend import McpBackend, read_snapshot, snaps
 from agent_invariants.record.redact import Redactor
 from agent_invariants.record.replay import Replay
 from agent_invariants.record.session import Session
-from agent_invariants.record.writer import MAX_TRACE_LINE, Clock, TraceWriter, claim_file
+from agent_invariants.record.writer import MAX_TRACE_LINE, Clock, TraceWriteError, TraceWriter, claim_file
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 from agent_invariants.stability import FinalOutput
@@ -208,6 +208,9 @@ def _run(source: ContractSource, loaded: Contract, command: Sequence[str], optio
         with hangup_terminates():   # so that the raw copy goes whatever ends `record`
             try:
                 ending, agent = session.run(start, input_value)
+            except TraceWriteError as exc:   # (a full disk): the events before are kept, set aside
+                writer.close()
+                raise TraceWriteError(exc.message + _set_aside(out, writer.seq - 1)) from None
             finally:
                 writer.close()
             tail = bytes(agent.stderr_tail)
@@ -251,6 +254,19 @@ _SHORTENED = {
     3: f"its redacted keys are left out, and so is each value that held a secret: {_LONGER}",
 }
 """What `warn` says of an event `TraceWriter` wrote shorter than redaction would have."""
+
+
+def _set_aside(out: str, events: int) -> str:
+    """What became of a trace `record` could not write to its end: it is renamed `<out>.partial`
+    (when that name is free), so that nothing mistakes it for a whole run, which `check` would
+    judge as one, and a second run finds `out` free. Said as the end of the error's line."""
+    partial = f"{out}.partial"
+    written = f"the {events:,} event{'' if events == 1 else 's'} written before"
+    try:
+        move_new(out, partial)
+    except OSError:
+        return f"; {written} stay in it, cut short"
+    return f"; {written} are kept in {shown(partial)}, cut short"
 
 
 def _as_written(writer: TraceWriter, judged: bytes, out: str) -> None:
