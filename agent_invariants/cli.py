@@ -619,7 +619,7 @@ def stability(
     changes type, 2 when fewer than two runs report an output."""
     from agent_invariants.render import RenderOptions, renderer
     from agent_invariants.sources import Sources
-    from agent_invariants.stability import measure_files
+    from agent_invariants.stability import measure_files, reporting_said
 
     _no_html("stability", report_format)
     if traces.count("-") > 1:
@@ -642,6 +642,8 @@ def stability(
                                     max_line_bytes=max_line_bytes)
     options = RenderOptions(color=wants_colour("auto", to_terminal=output is None), sources=Sources(outputs=outputs))
     write(renderer(report_format.value).render(report, options), output)
+    if not report.measured:   # (the report says so too, but not on stderr, where a pipeline looks)
+        _say(f"not measured: {reporting_said(report)}; 2 are needed")
     verdict = 2 if not report.measured else 0 if report.stable else 1
     checked = max((0 if run.check.passed else 1 for run in report.runs if run.check), default=0)
     raise typer.Exit(max(verdict, checked))

@@ -86,7 +86,7 @@ from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
-           "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path",
+           "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path", "reporting_said",
            "PATH_LIMIT", "path_order", "path_text", "shape_of", "stability_of", "unstable_paths")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
@@ -287,6 +287,13 @@ def failed_checks(report: StabilityReport) -> list[int]:
     """The runs (by index) that `--contract` checked and that fail it: the exit is 1 for them as
     for an unstable shape, so every format says so beside the shape's verdict."""
     return [index for index, run in enumerate(report.runs) if run.check and not run.check.passed]
+
+
+def reporting_said(report: StabilityReport) -> str:
+    """`1 of 2 traces reports an output`: what the verdict rests on, as every surface says it."""
+    reporting = sum(1 for run in report.runs if run.reporting)
+    traces = f"{len(report.runs):,} trace{'' if len(report.runs) == 1 else 's'}"
+    return f"{reporting:,} of {traces} {'reports' if reporting == 1 else 'report'} an output"
 
 
 def unstable_paths(report: StabilityReport) -> int:

@@ -145,6 +145,8 @@ def test_a_trace_without_output_is_listed_and_below_two_nothing_is_measured(tmp_
     assert result.returncode == 2
     assert result.stdout.splitlines() == ["NOT MEASURED  1 of 3 traces reports an output; 2 are needed", "",
                                           "  [0] a.jsonl", "  [1] b.jsonl  no output", "  [2] c.jsonl  no output"]
+    # exit 2 says why on stderr too, where a pipeline looks when the report goes to a file
+    assert result.stderr == "agent-invariants: not measured: 1 of 3 traces reports an output; 2 are needed\n"
 
 
 def test_standard_input_can_be_one_trace_once(tmp_path):

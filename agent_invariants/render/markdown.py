@@ -42,7 +42,7 @@ from agent_invariants.report import (
     RecordInfo,
     Violation,
 )
-from agent_invariants.stability import StabilityReport, failed_checks, unstable_paths
+from agent_invariants.stability import StabilityReport, failed_checks, reporting_said, unstable_paths
 
 __all__ = ("MAX_BYTES", "MAX_VIOLATIONS", "escaped", "render")
 
@@ -295,9 +295,7 @@ def _stability(report: StabilityReport) -> list[str]:
     a table of the traces."""
     reporting = sum(1 for run in report.runs if run.reporting)
     if not report.measured:
-        verb = "reports" if reporting == 1 else "report"
-        heading = (f"## ⚠️ agent-invariants stability: not measured ({reporting} of "
-                   f"{plural(len(report.runs), 'trace')} {verb} an output; 2 are needed)")
+        heading = f"## ⚠️ agent-invariants stability: not measured ({reporting_said(report)}; 2 are needed)"
     elif report.stable:
         heading = f"## ✅ agent-invariants stability: stable ({reporting} traces report an output of one shape)"
     else:

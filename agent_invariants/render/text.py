@@ -280,18 +280,16 @@ def _summary(summary: TraceSummary) -> list[str]:
 def _stability(report: StabilityReport, paint: Paint) -> list[str]:
     """The verdict, each unstable path with the traces on each side (by their number), then the
     numbered traces: which do not report, and with a contract, each one's check."""
-    from agent_invariants.stability import failed_checks, unstable_paths
+    from agent_invariants.stability import failed_checks, reporting_said, unstable_paths
 
-    reporting = sum(1 for run in report.runs if run.reporting)
-    traces = plural(len(report.runs), "trace")
-    verb = "reports" if reporting == 1 else "report"
+    said = reporting_said(report)
     if not report.measured:
-        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {reporting} of {traces} {verb} an output; 2 are needed"
+        head = f"{paint('NOT MEASURED', _YELLOW + _BOLD)}  {said}; 2 are needed"
     elif report.stable:
-        head = f"{paint('STABLE', _GREEN + _BOLD)}  {reporting} of {traces} {verb} an output, all of one shape"
+        head = f"{paint('STABLE', _GREEN + _BOLD)}  {said}, all of one shape"
     else:
         paths = plural(unstable_paths(report), "unstable path")
-        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {reporting} of {traces} {verb} an output · {paths}"
+        head = f"{paint('UNSTABLE', _RED + _BOLD)}  {said} · {paths}"
     failing = failed_checks(report)
     if failing:   # (--contract: the exit is 1 for these too)
         head += f" · {paint(failing_traces(len(failing), len(report.runs)), _RED + _BOLD)}"
