@@ -130,6 +130,24 @@ def test_junit_passes_a_stable_shape_and_errors_when_nothing_was_measured(tmp_pa
     assert case.find("error") is not None
 
 
+def test_junit_lists_fewer_unstable_paths_rather_than_pass_30_mb(tmp_path):
+    """GitLab reads no JUnit file over 30 MB. 521 unstable paths, each naming the 100 traces
+    that hold it and the 100 that do not (long names), made 32 MB: 100 are listed, and one more
+    test counts the rest, as a rule's violations are listed."""
+    for number in range(200):
+        output = {f"k{key}": 1 for key in range(520)} if number % 2 else {"z": 1}
+        trace(tmp_path, f"{number:03d}-{'n' * 190}.jsonl", output)
+    names = sorted(path.name for path in tmp_path.iterdir())
+    result = run(*names, "--format", "junit", cwd=tmp_path)
+    assert result.returncode == 1 and len(result.stdout.encode()) < 30_000_000
+    cases = list(ET.fromstring(result.stdout).iter("testcase"))
+    assert [case.get("name") for case in cases][99:] == ["k188 (presence)", "… 421 more"]   # (code-point order)
+    failure = cases[-1].find("failure")
+    assert failure is not None and failure.get("message") == (
+        "421 more unstable path entries (JUnit lists 100 here, not 1,000: GitLab reads no file over 30 MB; "
+        "--format json lists every one)")
+
+
 def test_output_goes_to_a_file_whole(tmp_path):
     result = run(*EXAMPLE, *SHAPE_OPTIONS, "--format", "json", "--output", str(tmp_path / "r.json"))
     assert result.returncode == 1 and result.stdout == ""

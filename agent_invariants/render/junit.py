@@ -67,12 +67,13 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as a JUnit XML document (ends with a newline). Only what `options.sources`
     knows of a stability report's traces (the line of each final output) applies to JUnit."""
-    if isinstance(report, StabilityReport):
-        return _document([_stability(report, options.outputs)])
     if isinstance(report, MutateReport):
         return _document(_mutate(report))
-    for most in _LISTINGS:   # the fewest violations listed only when a file would be too large otherwise
-        document = _checks(report, options, most)
+    for most in _LISTINGS:   # the fewest listed only when a file would be too large otherwise
+        if isinstance(report, StabilityReport):
+            document = _document([_stability(report, options.outputs, most)])
+        else:
+            document = _checks(report, options, most)
         if utf8_within(document, MAX_BYTES):
             break
     return document
@@ -80,7 +81,7 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
 
 MAX_BYTES = 30_000_000
 """The largest file GitLab reads (30 MB; a larger one is not read at all): past it, each rule
-lists fewer of its violations (`_LISTINGS`), and says so."""
+lists fewer of its violations (`_LISTINGS`), a stability report fewer unstable paths, and says so."""
 
 _LISTINGS = (MAX_LISTED, 100, 10, 1, 0)
 
@@ -101,7 +102,7 @@ def _checks(report: AnyReport, options: RenderOptions, most: int) -> str:
     if failures(report):
         suites.append(_unreadable(report.contract.name, failures(report), names))
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
-        suites.append(_stability(report.stability, options.outputs))
+        suites.append(_stability(report.stability, options.outputs, most))
     return _document(suites)
 
 
@@ -290,14 +291,15 @@ def _line(text: str) -> str:
     return _xml(inert(text))
 
 
-def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None]]) -> TestSuite:
+def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None]], most: int) -> TestSuite:
     """A stability report: one failing test case per unstable path and kind (at the final output
-    of the run it shows best in, as the other formats place it); one passing case when the shape
-    held; an errored one when nothing could be measured; with `--contract`, one case per trace
-    checked, at its final output, failing when the trace fails the contract."""
+    of the run it shows best in, as the other formats place it), the first `most` of them and one
+    that counts the rest; one passing case when the shape held; an errored one when nothing could
+    be measured; with `--contract`, one case per trace checked, at its final output, failing when
+    the trace fails the contract."""
     names = [run.trace for run in report.runs]
     cases = []
-    for entry in report.unstable:
+    for entry in report.unstable[:most]:
         shown = odd_one(entry)
         file, line = output_place(names[shown], shown, outputs)
         case = TestCase(_line(f"{entry.path} ({entry.kind})"), classname="agent-invariants.stability",
@@ -309,6 +311,13 @@ def _stability(report: StabilityReport, outputs: dict[int, tuple[int, int | None
         case.add_failure_info(message=_line(f"{entry.path} is {entry.kind}-unstable"), output=_line(
             f"present in {listed(entry.present_in)}; absent in {listed(entry.absent_in)}; unknown in "
             f"{listed(entry.unknown_in)}") + "\n" + _line(f"types: {types}"), failure_type=entry.kind)
+        cases.append(case)
+    left_out = len(report.unstable) - most
+    if left_out > 0:
+        said = f"{left_out:,} more unstable path entr{'y' if left_out == 1 else 'ies'} (JUnit lists {most:,}" \
+               f"{_why_fewer(most)}; --format json lists every one)"
+        case = TestCase(f"… {left_out:,} more", classname="agent-invariants.stability")
+        case.add_failure_info(message=said, output=said, failure_type="unstable")
         cases.append(case)
     if not report.measured:
         case = TestCase("output shape", classname="agent-invariants.stability")
