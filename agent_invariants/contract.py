@@ -212,7 +212,7 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
     if problems:
         misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
         if misplaced:
-            raise ContractError(label, None, misplaced)
+            raise ContractError(label, None, misplaced.format(kind="contract"))
         raise contract_error(label, problems, source)
     if isinstance(document, dict) and "extends" in document:
         document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths, files=packs_read,

@@ -75,6 +75,8 @@ class ContractSource(NamedTuple):
     """The folder that relative pack paths in `extends` start from."""
     yaml: bool
     """Decode as YAML (a `.yaml` or `.yml` file) rather than JSON."""
+    kind: str = "contract"
+    """What the file is, as messages name it ("contract", "profile", "fixtures file")."""
 
 
 class ContractLines(NamedTuple):
@@ -99,10 +101,11 @@ def read_contract(path: str | os.PathLike[str], *, label: str | None = None, kin
         raise ContractError('""', None, f"an empty path names no {kind} file")
     if path == "-":   # standard input: JSON, with packs relative to the current folder
         label = STDIN if label is None else label
-        return ContractSource(read_limited(0, label, f"{kind}s", kind), label, os.path.abspath(os.curdir), False)
+        return ContractSource(read_limited(0, label, f"{kind}s", kind), label, os.path.abspath(os.curdir), False,
+                              kind)
     label = path if label is None else label
     return ContractSource(read_limited(path, label, f"{kind}s", kind), label, os.path.dirname(os.path.abspath(path)),
-                          is_yaml(path))
+                          is_yaml(path), kind)
 
 
 def read_limited(path: str | int, label: str, what: str, kind: str = "contract") -> bytes:
@@ -192,19 +195,20 @@ def parse(source: ContractSource) -> Any:
         return mended(document, source.label, source)
     if not source.data.strip(b" \t\r\n"):
         raise ContractError(source.label, None, "is empty (no JSON value)")
-    document = _parse_json(source.data, source.label)
+    document = _parse_json(source.data, source.label, source.kind)
     if nests_too_deep(document):
         raise ContractError(source.label, None, TOO_DEEP)
     return document
 
 
-def _parse_json(data: bytes, label: str) -> Any:
+def _parse_json(data: bytes, label: str, kind: str) -> Any:
     wide = wide_unicode(data)
     if wide is not None:
         raise ContractError(label, None, wide, line=1)
     if data.startswith(b"\xef\xbb\xbf"):
+        node = " (as the Node tool's contracts may not)" if kind == "contract" else ""
         raise ContractError(label, None, "starts with a UTF-8 byte order mark, which these JSON files may not start "
-                                         "with (as the Node tool's contracts may not); save the file without it")
+                                         f"with{node}; save the file without it")
     data = replace_lone_surrogates(data)   # same length: positions in errors stay right
     try:
         return _JSON.decode(data)
@@ -212,7 +216,8 @@ def _parse_json(data: bytes, label: str) -> Any:
         raise ContractError(label, None, TOO_DEEP) from None
     except msgspec.DecodeError as exc:
         misplaced = AS_CONTRACT.get(text_shape(data) or "")   # JSON Lines: a trace given as a contract?
-        raise ContractError(label, None, misplaced or syntax_problem_in_file(data, exc)) from None
+        raise ContractError(label, None, misplaced.format(kind=kind) if misplaced else
+                            syntax_problem_in_file(data, exc)) from None
 
 
 def _json_float(text: str) -> int | float:

@@ -448,10 +448,11 @@ def _syntax_parts(text: str, data: bytes | None = None) -> tuple[int | None, str
 
 # A file given in the wrong place (see the module doc): what each side says about it.
 AS_CONTRACT = {
-    "event": "this looks like a trace (events with seq and type, one per line), not a contract",
-    "events array": "this looks like a trace (a JSON array of events), not a contract",
-    "events object": "this looks like a trace (an object holding an events array), not a contract",
+    "event": "this looks like a trace (events with seq and type, one per line), not a {kind}",
+    "events array": "this looks like a trace (a JSON array of events), not a {kind}",
+    "events object": "this looks like a trace (an object holding an events array), not a {kind}",
 }
+"""Templates: `{kind}` is what the file should have been (a contract, a profile, a fixtures file)."""
 AS_TRACE = {
     "contract": "this looks like a contract (an object with version and rules), not a trace; a trace holds "
                 "one event per line, or a JSON array of events",

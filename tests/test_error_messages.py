@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
 
 from agent_invariants import ContractError, TraceError, load_contract, read_trace
 
-from support import contract, events, jsonl
+from support import EXAMPLES, contract, events, jsonl
 
 PREFIX = "agent-invariants: "
 TRACE = jsonl(events({"type": "run.start"}, {"type": "tool.call", "tool": "crm.lookup", "call_id": "c1"}))
@@ -147,6 +148,21 @@ def test_a_trace_given_as_the_contract_is_named_a_trace(cli, write):
     for name, problem in expected.items():
         assert refused(cli("check", "--contract", name, "--trace", "trace.jsonl")) == [f"{name}: {problem}"]
     assert refused(cli("validate", "-c", "trace.jsonl")) == [f"trace.jsonl: {expected['trace.jsonl']}"]
+
+
+def test_a_trace_given_as_a_profile_or_fixtures_file_is_named_against_that_kind(cli, write):
+    """A profile and a fixtures file are read as a contract is; a trace in their place was
+    "not a contract", and a byte order mark cited the Node tool's contracts."""
+    write("trace.jsonl", TRACE)
+    write("bom.json", "\ufeff{}")
+    looks = "this looks like a trace (events with seq and type, one per line), not a "
+    assert refused(cli("convert", "--profile", "trace.jsonl", "trace.jsonl")) == [f"trace.jsonl: {looks}profile"]
+    record = ["record", "-c", str(EXAMPLES / "record" / "contract.json"), "--out", "t.jsonl", "--", sys.executable,
+              "-c", "pass"]
+    for fixtures, problem in (("trace.jsonl", f"{looks}fixtures file"), (
+            "bom.json", "starts with a UTF-8 byte order mark, which these JSON files may not start with; save the "
+                        "file without it")):
+        assert refused(cli(*record[:3], "--fixtures", fixtures, *record[3:])) == [f"{fixtures}: {problem}"]
 
 
 @pytest.mark.slow

@@ -214,7 +214,8 @@ def load_fixtures(path: str | os.PathLike[str], warn: Callable[[str], None] | No
     of the first problem. `warn` hears of cases that can never be chosen (a stderr line)."""
     label = os.fspath(path)
     data = read_limited(label, label, "fixtures files", "fixtures")
-    document = parse(ContractSource(data, label, os.path.dirname(os.path.abspath(label)), is_yaml(label)))
+    document = parse(ContractSource(data, label, os.path.dirname(os.path.abspath(label)), is_yaml(label),
+                                    "fixtures file"))
     return _Loader(label, os.path.dirname(os.path.abspath(label)), warn).root(document)
 
 
