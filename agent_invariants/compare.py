@@ -286,5 +286,5 @@ def _rule_changes(baseline: CheckReport, candidate: CheckReport) -> list[RuleCha
             baseline="passed" if was else "failed", candidate="passed" if now else "failed",
             change="passing" if was and now else "new" if was else "fixed" if now else "still_failing",
             baseline_violations=old.counted, candidate_violations=result.counted,
-            candidate_inconclusive=result.inconclusive or UNSET))
+            candidate_inconclusive=result.inconclusive or UNSET, baseline_inconclusive=old.inconclusive or UNSET))
     return changes

@@ -323,6 +323,8 @@ class RuleChange(msgspec.Struct, kw_only=True):
     candidate_inconclusive: int | UnsetType = UNSET
     """(`--partial`.) Number of inconclusive violations in the candidate run, when there are any: a
     rule `passed` with some has not failed yet, and the rest of the run decides it."""
+    baseline_inconclusive: int | UnsetType = UNSET
+    """(`--partial`.) Number of inconclusive violations in the baseline run, when there are any."""
 
 
 class CompareReport(msgspec.Struct, kw_only=True):

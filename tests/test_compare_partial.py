@@ -204,3 +204,22 @@ def test_a_rule_only_the_end_of_the_run_decides_is_shown_inconclusive_not_passin
     assert "| `ended` | run_status | passed (0) | inconclusive (1) | ❔ inconclusive |" in markdown
     page = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "-f", "html").stdout
     assert '<td>inconclusive (1)</td><td><span class="finding warn">? inconclusive</span></td>' in page
+
+
+def test_a_baseline_cut_as_short_reads_inconclusive_too(cli: Any, tmp_path: Path) -> None:
+    """The same cut trace on both sides: the baseline's rule was shown `passed`, the candidate's
+    `inconclusive`, as if the rule's state had changed between two identical runs. JSON adds
+    `baseline_inconclusive`, as it adds `candidate_inconclusive`."""
+    ended = {"id": "ended", "kind": "run_status", "equals": "completed"}
+    _files(tmp_path, CUT, [NO_SHELL, ended])
+    (tmp_path / "b.jsonl").write_text(jsonl(CUT))
+    code, report = _compare(cli, "--partial")
+    assert code == 0
+    assert [(change["rule_id"], change.get("baseline_inconclusive"), change.get("candidate_inconclusive"))
+            for change in report["rule_changes"]] == [("no-shell", None, None), ("ended", 1, 1)]
+    text = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "--color", "never").stdout
+    assert "  ended     inconclusive -> inconclusive  1 inconclusive\n" in text
+    markdown = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "-f", "markdown").stdout
+    assert "| `ended` | run_status | inconclusive (1) | inconclusive (1) | ❔ inconclusive |" in markdown
+    page = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "-f", "html").stdout
+    assert '<td>inconclusive (1)</td><td>inconclusive (1)</td><td><span class="finding warn">' in page

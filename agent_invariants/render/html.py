@@ -29,6 +29,7 @@ from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.html_assets import SCRIPT, STYLE, csp
 from agent_invariants.render.shared import (
     AnyReport,
+    baseline_undecided,
     batch_tally,
     code_of,
     failures,
@@ -379,8 +380,10 @@ class _Page:
                 candidate = f"inconclusive ({change.candidate_inconclusive:,})"
             button = _filter_button(tokens[change.rule_id], change.rule_id) \
                 if (change.candidate_violations or undecided(change)) and change.rule_id in tokens else ""
+            baseline = f"inconclusive ({change.baseline_inconclusive:,})" if baseline_undecided(change) else \
+                f"{change.baseline} ({change.baseline_violations:,})"
             rows.append(f"<tr><td><code>{_t(change.rule_id)}</code></td><td>{_t(change.rule_kind)}</td>"
-                        f"<td>{change.baseline} ({change.baseline_violations:,})</td>"
+                        f"<td>{baseline}</td>"
                         f"<td>{candidate}</td>"
                         f'<td><span class="finding {css}">{word}</span></td><td>{button}</td></tr>')
         written = self.fitting("rules", rows)

@@ -22,6 +22,7 @@ from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
     AnyReport,
+    baseline_undecided,
     batch_tally,
     code_of,
     failing_traces,
@@ -247,8 +248,10 @@ def _compare(report: CompareReport) -> list[str]:
         said = _change(change.change, change.severity)
         if undecided(change):   # (--partial: what only the end of the run decides)
             candidate, said = f"inconclusive ({change.candidate_inconclusive})", "❔ inconclusive"
-        lines.append(f"| {_code(change.rule_id, cell=True)} | {change.rule_kind} | {change.baseline} "
-                     f"({change.baseline_violations}) | {candidate} | {said} |")
+        baseline = f"{change.baseline} ({change.baseline_violations})"
+        if baseline_undecided(change):
+            baseline = f"inconclusive ({change.baseline_inconclusive})"
+        lines.append(f"| {_code(change.rule_id, cell=True)} | {change.rule_kind} | {baseline} | {candidate} | {said} |")
     if report.candidate.violations:
         lines += ["", "### Candidate violations", ""] + _violations(report.candidate, "JSON report")
     return lines

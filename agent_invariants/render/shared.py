@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
            "first_violations", "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
-           "place", "plural", "sections", "undecided", "utf8_within", "verdict", "warning_count")
+           "place", "plural", "sections", "undecided", "utf8_within", "verdict", "warning_count",
+           "baseline_undecided")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -180,6 +181,12 @@ def undecided(change: RuleChange) -> bool:
     """Whether a compared rule passed in the candidate only because its violations there are
     `inconclusive` (`--partial`): shown as inconclusive, not as passing or fixed."""
     return change.candidate == "passed" and bool(change.candidate_inconclusive)
+
+
+def baseline_undecided(change: RuleChange) -> bool:
+    """The same of the baseline: a rule it passed only because its violations there are
+    inconclusive is shown so, else the same cut trace on both sides would read as a change."""
+    return change.baseline == "passed" and bool(change.baseline_inconclusive)
 
 
 def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:

@@ -37,6 +37,7 @@ from agent_invariants.contract import Contract
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
     AnyReport,
+    baseline_undecided,
     batch_tally,
     code_of,
     failing_traces,
@@ -239,7 +240,8 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool, all_rules: bool =
         mark = paint("?", _YELLOW) if inconclusive(regression) else paint("✗", _RED)
         lines.append(f"{mark} {regression.kind}: {inert(regression.message)}")
     changes = [change for change in report.rule_changes
-               if all_rules or change.change != "passing" or change.candidate_inconclusive]
+               if all_rules or change.change != "passing" or change.candidate_inconclusive
+               or change.baseline_inconclusive]
     if changes:   # (in a batch, a rule that passes on both sides is not shown)
         lines += ["", "Rules (baseline -> candidate):"]
     width = max((len(change.rule_id) for change in changes), default=0)
@@ -249,7 +251,8 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool, all_rules: bool =
         style = {"new": _RED, "still_failing": _RED, "fixed": _GREEN}.get(change.change, _DIM)
         if undecided(change):   # (--partial: what only the end of the run decides)
             candidate, label, style = "inconclusive", f"{change.candidate_inconclusive} inconclusive", _YELLOW
-        lines.append(f"  {change.rule_id.ljust(width)}  {change.baseline} -> {candidate}  {paint(label, style)}")
+        baseline = "inconclusive" if baseline_undecided(change) else change.baseline
+        lines.append(f"  {change.rule_id.ljust(width)}  {baseline} -> {candidate}  {paint(label, style)}")
     failing = [result for result in report.candidate.results if not result.passed or result.inconclusive]
     if failing:
         lines += ["", "Candidate violations:"]
