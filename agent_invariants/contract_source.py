@@ -144,10 +144,17 @@ def json_file(path: str, limit: int, where: str, what: str) -> Any:
         raise InputError(f"{where}: {file_problem(exc, what)}") from None
     if len(data) > limit:
         raise InputError(f"{where}: larger than {limit:,} bytes")
+    wide = wide_unicode(data)
+    if wide is not None:
+        raise InputError(f"{where}: {wide}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise InputError(f"{where}: {_byte_order_mark('')}")
     try:   # (a lone surrogate escape reads as U+FFFD, as everywhere)
         return msgspec.json.decode(replace_lone_surrogates(data))
-    except (msgspec.DecodeError, RecursionError) as exc:   # (also invalid UTF-8, and 1e999)
-        raise InputError(f"{where}: not JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{where}: not JSON: {TOO_DEEP}") from None
+    except msgspec.DecodeError as exc:   # (also invalid UTF-8, and 1e999): where, as a contract's
+        raise InputError(f"{where}: not JSON: {syntax_problem_in_file(data, exc)}") from None
 
 
 def file_problem(exc: OSError, what: str) -> str:
@@ -206,9 +213,8 @@ def _parse_json(data: bytes, label: str, kind: str) -> Any:
     if wide is not None:
         raise ContractError(label, None, wide, line=1)
     if data.startswith(b"\xef\xbb\xbf"):
-        node = " (as the Node tool's contracts may not)" if kind == "contract" else ""
-        raise ContractError(label, None, "starts with a UTF-8 byte order mark, which these JSON files may not start "
-                                         f"with{node}; save the file without it")
+        raise ContractError(label, None, _byte_order_mark(" (as the Node tool's contracts may not)"
+                                                          if kind == "contract" else ""))
     data = replace_lone_surrogates(data)   # same length: positions in errors stay right
     try:
         return _JSON.decode(data)
@@ -218,6 +224,11 @@ def _parse_json(data: bytes, label: str, kind: str) -> Any:
         misplaced = AS_CONTRACT.get(text_shape(data) or "")   # JSON Lines: a trace given as a contract?
         raise ContractError(label, None, misplaced.format(kind=kind) if misplaced else
                             syntax_problem_in_file(data, exc)) from None
+
+
+def _byte_order_mark(why: str) -> str:
+    return f"starts with a UTF-8 byte order mark, which these JSON files may not start with{why}; save the file " \
+        "without it"
 
 
 def _json_float(text: str) -> int | float:

@@ -1779,3 +1779,25 @@ def test_the_command_says_what_its_check_noticed_as_check_does(cli: Any) -> None
     assert said in result.stderr
     check = cli("check", "--contract", str(record_dir / "contract.json"), "--trace", "run.jsonl")
     assert said in check.stderr
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b'{"a":\n  [1,,2]}', "not JSON: invalid JSON at line 2, column 6: invalid character"),
+    (b'{"a": [1,', "not JSON: invalid JSON at line 1, column 10: the JSON ends before the value is complete"),
+    ('{"a": 1}'.encode("utf-16"), "is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8: save it as "
+                                  "UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)"),
+    (b'\xef\xbb\xbf{"a": 1}', "starts with a UTF-8 byte order mark, which these JSON files may not start with; save "
+                              "the file without it"),
+])
+def test_an_input_file_that_is_not_json_is_told_where_as_every_file_is(tmp_path: Path, content: bytes,
+                                                                          problem: str) -> None:
+    """`--input @FILE` passed the decoder's own words on ("invalid character (byte 9)", "Input data
+    was truncated"): it is told the line and column, or the encoding, as contracts are."""
+    contract, fixtures = _inputs(tmp_path)
+    given = tmp_path / "input.json"
+    given.write_bytes(content)
+    with pytest.raises(InputError) as refused:
+        record(contract, [sys.executable, "-c", "pass"],
+               RecordOptions(fixtures=str(fixtures), input=f"@{given}", out=str(tmp_path / "t.jsonl")))
+    assert str(refused.value) == f"--input {given}: {problem}"
+    assert not (tmp_path / "t.jsonl").exists()
