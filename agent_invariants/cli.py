@@ -59,6 +59,7 @@ from agent_invariants.output import (
     adopt_standard_streams,
     create_new,
     fail,
+    refuse_closed_output,
     refuse_input_as_output,
     shown,
     wants_colour,
@@ -809,6 +810,8 @@ def record(
         fail("--repeat N and --out-dir DIR go together")
     contract_path = find_contract(contract)
     refuse_input_as_output(options.output, contract_path, *(path for path in (fixtures, replay, out) if path))
+    if options.output is None:
+        refuse_closed_output()
     settings = recording.RecordOptions(
         fixtures=fixtures, replay=replay, out=out, force=force, enforce=enforce, fake_clock=fake_clock,
         timeout_ms=timeout_ms, idle_timeout_ms=idle_timeout_ms, run_id=run_id, input=input_value, env=env or (),

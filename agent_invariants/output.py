@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
 __all__ = ("CommandError", "NamedFolder", "adopt_standard_streams", "create_new", "fail", "input_at", "move_new",
-           "refuse_input_as_output", "shown", "wants_colour", "write")
+           "refuse_closed_output", "refuse_input_as_output", "shown", "wants_colour", "write")
 
 
 class CommandError(Exception):
@@ -325,6 +325,14 @@ def adopt_standard_streams() -> None:
                                   line_buffering=raw.isatty())
 
 
+def refuse_closed_output() -> None:
+    """Refuse a report bound for a standard output the tool was started without (`>&-`) before
+    any work: `record` would run the agent, with its side effects, and only then find it."""
+    raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
+    if isinstance(raw, _StandardOutput) and raw.never_open:
+        fail("standard output is closed: the report has nowhere to go (name a file with --output)")
+
+
 def _hold(descriptor: int) -> None:
     try:
         os.fstat(descriptor)
@@ -357,6 +365,11 @@ class _StandardOutput(io.RawIOBase):
 
     def isatty(self) -> bool:
         return self._descriptor is not None and os.isatty(self._descriptor)
+
+    @property
+    def never_open(self) -> bool:
+        """Whether the tool was started without a standard output."""
+        return self._descriptor is None
 
     def fileno(self) -> int:
         if self._descriptor is None:

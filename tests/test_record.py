@@ -1801,3 +1801,16 @@ def test_an_input_file_that_is_not_json_is_told_where_as_every_file_is(tmp_path:
                RecordOptions(fixtures=str(fixtures), input=f"@{given}", out=str(tmp_path / "t.jsonl")))
     assert str(refused.value) == f"--input {given}: {problem}"
     assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_a_closed_standard_output_is_refused_before_the_agent_runs(tmp_path: Path) -> None:
+    """`record >&-` ran the agent (its side effects too), then found the report had nowhere to go."""
+    contract, fixtures = _inputs(tmp_path)
+    ran = tmp_path / "ran"
+    agent = f"{sys.executable} -c 'open(\"{ran}\", \"w\")'"
+    command = (f"exec {sys.executable} -m agent_invariants record --contract {contract} --fixtures {fixtures} "
+               f"--out {tmp_path / 't.jsonl'} --fake-clock -- {agent} >&-")
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (
+        2, "agent-invariants: standard output is closed: the report has nowhere to go (name a file with --output)\n")
+    assert not ran.exists() and not (tmp_path / "t.jsonl").exists()
