@@ -268,24 +268,31 @@ def same_file(one: str | Path, other: str | Path) -> bool:
 
 
 def create_new(files: list[tuple[Path, str]], folder: Path) -> None:
-    """Create each (path, text) of `files` in `folder` (made if missing), all of them or none:
-    a file already there, even a dangling symlink, is refused before anything is written."""
+    """Create each (path, text) of `files` in `folder` (made if missing), all of them or none (nor
+    the folders made for them): a file already there, even a dangling symlink, is refused before
+    anything is written."""
     if os.path.exists(folder) and not os.path.isdir(folder):   # (mkdir would say "File exists")
         fail(f"{shown(folder)}: not a folder")
     for target, _ in files:
         if os.path.lexists(target):   # a dangling symlink too: never write through it
             fail(f"{shown(target)}: already exists; refusing to overwrite it")
     created: list[Path] = []
+    made = [parent for parent in (folder, *folder.parents) if not os.path.lexists(parent)]
+    writing = folder
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for target, text in files:
+            writing = target
             with open(target, "x", encoding="utf-8", newline="\n") as handle:
                 created.append(target)
                 handle.write(text)
     except OSError as exc:
         for target in created:   # both files or neither: a second try would refuse a half set
             target.unlink(missing_ok=True)
-        fail(f"{shown(exc.filename or folder)}: cannot write: {exc.strerror or exc}")
+        for parent in made:      # and no folder made for them (deepest first; one in use stays)
+            with suppress(OSError):
+                parent.rmdir()
+        fail(f"{shown(exc.filename or writing)}: cannot write: {exc.strerror or exc}")
 
 
 def move_new(source: str | Path, target: str | Path) -> None:

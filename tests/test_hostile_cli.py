@@ -730,6 +730,17 @@ def test_init_refuses_a_dangling_symlink_and_a_path_under_a_file(folder):
     assert names(folder) == ["contract.json", "new", "trace.jsonl"]
 
 
+def test_init_that_cannot_write_its_files_leaves_no_folder_it_made(folder):
+    """A full disk (here a file size limit of 0): no file, and no empty folder made for them."""
+    import resource
+
+    def no_room() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    one_error(run(folder, "init", "a/b", preexec_fn=no_room), "a/b/agent-invariants.json: cannot write: File too large")
+    assert names(folder) == ["contract.json", "trace.jsonl"]
+
+
 def test_init_escapes_the_folder_it_names(folder):
     result = run(folder, "init", "x\x1b[31m")
     assert result.returncode == 0 and "\x1b" not in result.stdout
