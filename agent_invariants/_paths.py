@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem")
+__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem", "utf8_name")
 
 DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
 
@@ -29,11 +29,27 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None =
 def name_problem(path: str | bytes | int) -> str | None:
     """What a message says of a file named with a NUL character, or None: no file's name holds
     one, and Python refuses such a name with ValueError rather than the OSError of a missing
-    file. (Names come from arguments, from the library's callers, and from files: an `extends`
-    pack, a `$file` fixture.)"""
-    if isinstance(path, int) or "\0" not in os.fsdecode(path):
+    file; or of a name that is not UTF-8, which no JSON, SARIF or JUnit report could name.
+    (Names come from arguments, from the library's callers, and from files: an `extends` pack,
+    a `$file` fixture.)"""
+    if isinstance(path, int):
         return None
-    return "no such file (the name holds a NUL character)"
+    name = os.fsdecode(path)
+    if "\0" in name:
+        return "no such file (the name holds a NUL character)"
+    if not utf8_name(name):
+        return "file name is not valid UTF-8; rename the file to read it"
+    return None
+
+
+def utf8_name(name: str) -> bool:
+    """Whether a file name is UTF-8: Python reads a name's undecodable bytes as lone surrogates,
+    which no JSON, SARIF or JUnit report can hold."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def folder_named(path: str) -> str | None:

@@ -259,11 +259,10 @@ def _other_tool(head: bytes) -> str | None:
 
 def check_file_name(path: str) -> None:
     """Refuse a trace whose file name is not valid UTF-8 (Python reads its undecodable bytes as
-    lone surrogates): a JSON, SARIF or JUnit report could not name it."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise TraceError(path, None, "file name is not valid UTF-8; rename the file to check it") from None
+    lone surrogates) before any is read: a JSON, SARIF or JUnit report could not name it."""
+    problem = name_problem(path)
+    if problem is not None:
+        raise TraceError(path, None, problem)
 
 
 def _jsonl_or_array(state: ReadState, chunks: Iterator[bytes]) -> Iterator[list[Event]]:

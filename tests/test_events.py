@@ -806,7 +806,7 @@ def test_a_file_name_that_is_not_utf8_is_refused_by_the_library_as_by_the_comman
         handle.write(jsonl(events({"type": "tool.call", "tool": "fs.read"})))
     with pytest.raises(TraceError) as caught:
         check_trace(NO_SHELL, name)
-    assert str(caught.value).endswith("n\\udcffb.jsonl: file name is not valid UTF-8; rename the file to check it")
+    assert str(caught.value).endswith("n\\udcffb.jsonl: file name is not valid UTF-8; rename the file to read it")
 
 
 @pytest.mark.parametrize("trace, problem", [

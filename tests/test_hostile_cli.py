@@ -525,10 +525,30 @@ def test_a_file_name_that_is_not_utf8_is_named_and_refused(folder):
     result = run(folder, "check", "-c", "contract.json", "-t", "runs", "-f", "json")
     assert result.returncode == 2
     assert result.stderr == ("agent-invariants: runs/bad\\udcff.jsonl: file name is not valid UTF-8; "
-                             "rename the file to check it\n")
+                             "rename the file to read it\n")
     report = json.loads(result.stdout)
     assert [r["trace"] for r in report["reports"]] == ["runs/ok.jsonl"]
     assert [f["trace"] for f in report["failures"]] == ["runs/bad\\udcff.jsonl"]
+
+
+def test_every_command_refuses_a_file_name_that_is_not_utf8_before_reading_it(folder):
+    """`mutate -f json` and `convert` read such a file and failed with a traceback when their
+    output named it; `record --out` ran the agent, wrote the trace, and refused it afterwards."""
+    bad = os.fsdecode(b"bad\xff.jsonl")
+    (folder / bad).write_text(GOOD)
+    said = "agent-invariants: bad\\udcff.jsonl: file name is not valid UTF-8; rename the file to read it\n"
+    for args in (["mutate", "-c", "contract.json", "-t", bad, "-f", "json"], ["convert", bad],
+                 ["check", "-c", bad, "-t", "trace.jsonl"]):
+        result = run(folder, *args)
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", said), args
+    ran = folder / "ran"
+    (folder / "fixtures.json").write_text('{"version": 1, "tools": {}}')
+    result = run(folder, "record", "-c", "contract.json", "--fixtures", "fixtures.json", "--out",
+                 os.fsdecode(b"t\xff.jsonl"), "--", sys.executable, "-c", f"open({str(ran)!r}, 'w')")
+    assert (result.returncode, result.stderr) == (2, "agent-invariants: t\\udcff.jsonl: file name is not valid "
+                                                     "UTF-8, which the report could not name: choose another\n")
+    assert not ran.exists() and sorted(os.listdir(folder)) == ["bad\udcff.jsonl", "contract.json", "fixtures.json",
+                                                               "trace.jsonl"]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from agent_invariants._paths import folder_named
+from agent_invariants._paths import folder_named, utf8_name
 from agent_invariants.errors import InputError
 from agent_invariants.output import shown
 from agent_invariants.record.protocol import event_fields
@@ -74,6 +74,9 @@ def claim_file(path: str, force: bool) -> None:
     folder = folder_named(path)
     if folder is not None:
         raise InputError(f"{shown(path)}: {folder}")
+    if not utf8_name(path):
+        raise InputError(f"{shown(path)}: file name is not valid UTF-8, which the report could not name: choose "
+                         "another")
     try:
         info = os.lstat(path)
     except FileNotFoundError:
