@@ -205,7 +205,49 @@ def parse(source: ContractSource) -> Any:
     document = _parse_json(source.data, source.label, source.kind)
     if nests_too_deep(document):
         raise ContractError(source.label, None, TOO_DEEP)
+    if source.kind != "contract" or (isinstance(document, dict) and document.get("version") == 2):
+        twice = _key_given_twice(source.data)
+        if twice is not None:
+            raise contract_error(source.label, [Problem(twice, _TWICE)], source)
     return document
+
+
+_TWICE = "key given twice in one object: JSON readers keep the last one without a word; write it once"
+
+
+def _key_given_twice(data: bytes) -> str | None:
+    """The JSON path of the first key that an object of the document holds twice, or None.
+    JSON readers keep the last of the two (the Node tool's `JSON.parse` did, so a version-1
+    contract still may); in a version-2 contract, a profile or a fixtures file, `"max": 3, ...,
+    "max": 0` would change a bound with no one the wiser, so it is refused."""
+    import json
+
+    twice: dict[int, str] = {}
+
+    def keyed(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        made = dict(pairs)
+        if len(made) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    twice[id(made)] = key
+                    break
+                seen.add(key)
+        return made
+
+    document = json.loads(data, object_pairs_hook=keyed)
+    if not twice:
+        return None
+    stack: list[tuple[Any, str]] = [(document, "$")]
+    while stack:   # (depth first, in the order written: the first such object is named)
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            if id(value) in twice:
+                return member(path, twice[id(value)])
+            stack.extend((item, member(path, key)) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in reversed(list(enumerate(value))))
+    return None   # (not reached: every object the hook saw is in the document)
 
 
 def _parse_json(data: bytes, label: str, kind: str) -> Any:

@@ -165,6 +165,36 @@ def test_a_trace_given_as_a_profile_or_fixtures_file_is_named_against_that_kind(
         assert refused(cli(*record[:3], "--fixtures", fixtures, *record[3:])) == [f"{fixtures}: {problem}"]
 
 
+TWICE = "key given twice in one object: JSON readers keep the last one without a word; write it once"
+
+
+def test_a_key_given_twice_is_refused_in_a_version_2_contract_and_kept_last_in_version_1(cli, write):
+    """`"max": 3, ..., "max": 0` reads as 0 (JSON readers keep the last key, as the Node tool's
+    `JSON.parse` did): a bound changed with no one the wiser. Version 2 refuses it at its path and
+    line, in a match tree too; version 1 still reads the last, as the reference does."""
+    write("v2.json", '{"version": 2, "name": "d", "rules": [\n'
+                     ' {"id": "calls", "kind": "tool_calls", "tool": "refund",\n'
+                     '  "max": 3,\n  "max": 0}]}\n')
+    assert refused(cli("validate", "-c", "v2.json")) == [f"v2.json:3: $.rules[0].max: {TWICE}"]
+    write("tree.json", '{"version": 2, "name": "d", "rules": [{"id": "a", "kind": "tool_args", "tool": "t",\n'
+                       ' "match": {"order": {"id": 1, "id": 2}}}]}\n')
+    assert refused(cli("validate", "-c", "tree.json")) == [f"tree.json:2: $.rules[0].match.order.id: {TWICE}"]
+    write("v1.json", '{"version": 1, "name": "d", "rules": [{"id": "b", "kind": "event_budget", '
+                     '"max_events": 3, "max_events": 0}]}')
+    result = cli("validate", "-c", "v1.json")
+    assert result.returncode == 0 and json.loads(result.stdout)["contract"]["rules"][0]["max_events"] == 0
+
+
+def test_a_key_given_twice_is_refused_in_a_profile_and_a_fixtures_file(cli, write):
+    write("trace.jsonl", TRACE)
+    write("p.json", '{"version": 1, "events": [], "events": []}')
+    assert refused(cli("convert", "--profile", "p.json", "trace.jsonl")) == [f"p.json:1: $.events: {TWICE}"]
+    write("fx.json", '{"version": 1, "tools": {"a": 1, "a": 2}}')
+    result = cli("record", "-c", str(EXAMPLES / "record" / "contract.json"), "--fixtures", "fx.json", "--out",
+                 "t.jsonl", "--", sys.executable, "-c", "pass")
+    assert refused(result) == [f"fx.json:1: $.tools.a: {TWICE}"]
+
+
 @pytest.mark.slow
 def test_a_contract_given_as_the_trace_is_named_a_contract(cli, write):
     write("contract.json", CONTRACT)                                   # pretty-printed: a `{` line first
