@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem", "utf8_name")
+__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem", "NOT_UTF8", "utf8_name")
 
 DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
 
@@ -29,22 +29,23 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None =
 def name_problem(path: str | bytes | int) -> str | None:
     """What a message says of a file named with a NUL character, or None: no file's name holds
     one, and Python refuses such a name with ValueError rather than the OSError of a missing
-    file; or of a name that is not UTF-8, which no JSON, SARIF or JUnit report could name.
-    (Names come from arguments, from the library's callers, and from files: an `extends` pack,
-    a `$file` fixture.)"""
+    file. (Names come from arguments, from the library's callers, and from files: an `extends`
+    pack, a `$file` fixture.)"""
     if isinstance(path, int):
         return None
-    name = os.fsdecode(path)
-    if "\0" in name:
-        return "no such file (the name holds a NUL character)"
-    if not utf8_name(name):
-        return "file name is not valid UTF-8; rename the file to read it"
-    return None
+    if "\0" not in os.fsdecode(path):
+        return None
+    return "no such file (the name holds a NUL character)"
+
+
+NOT_UTF8 = "file name is not valid UTF-8; rename the file to read it"
+"""What a message says of a file that a report must name, named with bytes that are not UTF-8."""
 
 
 def utf8_name(name: str) -> bool:
     """Whether a file name is UTF-8: Python reads a name's undecodable bytes as lone surrogates,
-    which no JSON, SARIF or JUnit report can hold."""
+    which no JSON, SARIF or JUnit report can hold (a report names its trace files; a contract's
+    name, which reports do not quote, may be anything, as the Node tool read it)."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:

@@ -537,10 +537,14 @@ def test_every_command_refuses_a_file_name_that_is_not_utf8_before_reading_it(fo
     bad = os.fsdecode(b"bad\xff.jsonl")
     (folder / bad).write_text(GOOD)
     said = "agent-invariants: bad\\udcff.jsonl: file name is not valid UTF-8; rename the file to read it\n"
-    for args in (["mutate", "-c", "contract.json", "-t", bad, "-f", "json"], ["convert", bad],
-                 ["check", "-c", bad, "-t", "trace.jsonl"]):
+    for args in (["mutate", "-c", "contract.json", "-t", bad, "-f", "json"], ["convert", bad]):
         result = run(folder, *args)
         assert (result.returncode, result.stdout, result.stderr) == (2, "", said), args
+    # a contract so named is read, as the Node tool read it: no report quotes a contract's path
+    named = os.fsdecode(b"c\xff.json")
+    os.rename(folder / "contract.json", folder / named)
+    assert run(folder, "check", "-c", named, "-t", "trace.jsonl", "-f", "json").returncode == 1
+    os.rename(folder / named, folder / "contract.json")
     ran = folder / "ran"
     (folder / "fixtures.json").write_text('{"version": 1, "tools": {}}')
     result = run(folder, "record", "-c", "contract.json", "--fixtures", "fixtures.json", "--out",
