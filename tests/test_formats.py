@@ -114,6 +114,23 @@ def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, writ
     assert '"id": "budget"' in path.read_text().splitlines()[physical["region"]["startLine"]]
 
 
+def test_sarif_messages_hold_no_embedded_link_from_trace_data(cli, write):
+    """SARIF §3.11.6: `[text](1)` in a message is a link to related location 1, `[text](https://…)`
+    one to a site. A tool name from the trace that reads so is no link: its `](` is escaped, and a
+    backslash before it doubled, so that the escape is not undone; other brackets stay."""
+    backslash = "\\"
+    write("c.json", contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell*"}))
+    write("t.jsonl", jsonl(events({"type": "tool.call", "tool": "shell[here](1)"},
+                                  {"type": "tool.call", "tool": f"shell[x{backslash}](https://e.vil) [y] (z)"})))
+    log = json.loads(cli("check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "sarif").stdout)
+    texts = [result["message"]["text"] for result in log["runs"][0]["results"]]
+    assert [text.split("called: ")[1].split(". Event")[0] for text in texts] == [
+        f"shell[here{backslash}](1)", f"shell[x{backslash * 3}](https://e.vil) [y] (z)"]
+    write("b.jsonl", jsonl(events({"type": "run.start"})))
+    log = json.loads(cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "t.jsonl", "--format", "sarif").stdout)
+    assert [result["message"]["text"].count(f"{backslash}](") for result in log["runs"][0]["results"]] == [1, 1, 1]
+
+
 @pytest.mark.parametrize(("description", "kept"), [("😀" * 999, "😀" * 511), ("a" + "😀" * 600, "a" + "😀" * 511),
                                                   ("😀" * 512, "😀" * 512), ("é" * 1025, "é" * 1023)])
 def test_sarif_rule_texts_keep_to_1024_utf16_units(cli, tmp_path, description, kept):

@@ -29,6 +29,7 @@ twice in a run ends in `:2`, `:3`… as GitHub's own do.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import attr
@@ -230,7 +231,7 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
                    for number, index in enumerate(others[:9], start=1)]
         results.append(om.Result(
             rule_id=rule_id, rule_index=rule_index[rule_id], level="error",
-            message=om.Message(text=inert(describe(entry, traces), TEXT_LIMIT)), locations=[location],
+            message=_message(describe(entry, traces), TEXT_LIMIT), locations=[location],
             related_locations=related or None,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, [entry.path, entry.kind]),
             properties=msgspec.to_builtins(entry)))
@@ -245,7 +246,7 @@ def _stability(report: StabilityReport, sources: Sources) -> om.Run:
         location = _output_location(run.trace, sources, index)
         results.append(om.Result(
             rule_id=rule_id, rule_index=rule_index[rule_id], level="error",
-            message=om.Message(text=inert(check_failure(run), TEXT_LIMIT)),
+            message=_message(check_failure(run), TEXT_LIMIT),
             locations=[location], partial_fingerprints=_fingerprints(rule_id, location, UNSET, [index]),
             properties=msgspec.to_builtins(run.check)))
     properties: dict[str, Any] = {"stability": {"measured": report.measured, "stable": report.stable}}
@@ -281,7 +282,7 @@ def _lint(report: LintReport, sources: Sources) -> om.Run:
         location = _contract_location(sources, lines.get(finding.pointer, 1))
         results.append(om.Result(
             rule_id=finding.code, rule_index=rule_index[finding.code], level=finding.level,
-            message=om.Message(text=inert(f"{finding.message} [{', '.join(finding.rule_ids)}]", TEXT_LIMIT)),
+            message=_message(f"{finding.message} [{', '.join(finding.rule_ids)}]", TEXT_LIMIT),
             locations=[location],
             partial_fingerprints=_fingerprints(finding.code, location, UNSET,
                                                [finding.pointer, finding.rule_ids]),
@@ -341,7 +342,7 @@ def _mutate(report: MutateReport, sources: Sources) -> om.Run:
     def add(kind: str, text: str, location: om.Location, key: list[Any], properties: dict[str, Any]) -> None:
         rule_id, index, level = descriptor(kind)
         results.append(om.Result(rule_id=rule_id, rule_index=index, level=level,
-                                 message=om.Message(text=inert(text, TEXT_LIMIT)), locations=[location],
+                                 message=_message(text, TEXT_LIMIT), locations=[location],
                                  partial_fingerprints=_fingerprints(rule_id, location, UNSET, key),
                                  properties=properties))
 
@@ -451,7 +452,7 @@ class _Builder:
         location, related = self.where(None, trace, line)
         self.append(om.Result(
             rule_id=rule_id, rule_index=self.index[rule_id], level=finding.level,
-            message=om.Message(text=inert(finding.message, TEXT_LIMIT)), locations=[location],
+            message=_message(finding.message, TEXT_LIMIT), locations=[location],
             related_locations=related,
             partial_fingerprints=_fingerprints(rule_id, location, finding.seq, finding.message),
             properties=msgspec.to_builtins(finding)))
@@ -473,7 +474,7 @@ class _Builder:
             properties["trace"] = self.sources.uri(trace_path)
         self.append(om.Result(
             rule_id=violation.rule_id, rule_index=index, level=level,
-            message=om.Message(text=inert(message)), locations=[location], related_locations=related,
+            message=_message(message), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(violation.rule_id, location, violation.event_seq,
                                                _stable_evidence(violation), self.key_scenario(location)),
             baseline_state=baseline_state, properties=properties))
@@ -509,7 +510,7 @@ class _Builder:
             properties["trace"] = self.sources.uri(trace_path)
         self.append(om.Result(
             rule_id=rule_id, rule_index=index, level="note" if inconclusive(regression) else regression.severity,
-            message=om.Message(text=inert(message)), locations=[location], related_locations=related,
+            message=_message(message), locations=[location], related_locations=related,
             partial_fingerprints=_fingerprints(rule_id, location, UNSET, regression.evidence,
                                                self.key_scenario(location)),
             baseline_state="new", properties=properties))
@@ -587,7 +588,7 @@ def _left_out_note(count: int) -> str:
 def _unreadable(unreadable: list[BatchFailure]) -> om.Invocation:
     """Traces of a batch that could not be read, as tool notifications of a failed invocation."""
     return om.Invocation(execution_successful=False, tool_execution_notifications=[
-        om.Notification(message=om.Message(text=inert(failure.error)), level="error",
+        om.Notification(message=_message(failure.error), level="error",
                         locations=[om.Location(physical_location=om.PhysicalLocation(
                             artifact_location=om.ArtifactLocation(uri=to_uri(failure.trace)),
                             region=None if failure.line is UNSET else om.Region(start_line=failure.line)))])
@@ -687,6 +688,18 @@ def _stable_evidence(violation: Violation) -> Any:
     """The evidence a violation's fingerprint hashes: the short form that the report's evidence
     total does not change (`evidence_cut`: the order of keys is no part of a fingerprint)."""
     return violation.evidence if violation.evidence is UNSET else evidence_cut(violation.evidence)
+
+
+def _message(text: str, limit: int | None = None) -> om.Message:
+    """A result's message: its text made inert (escapes for control characters, cut to `limit`),
+    and a `](` from trace data escaped (`\\](`), so that a tool name or a reason reading
+    `[text](1)` or `[text](https://…)` is no embedded link a viewer would follow (SARIF §3.11.6;
+    its successor asks producers to escape so what could be read as one); the backslashes just
+    before it are doubled, so the escape is not undone."""
+    return om.Message(text=_LINK_END.sub(lambda found: found.group(1) * 2 + "\\]", inert(text, limit)))
+
+
+_LINK_END = re.compile(r"(\\*)\](?=\()")
 
 
 def _fingerprints(rule_id: str, location: om.Location, seq: Any, evidence: Any,
