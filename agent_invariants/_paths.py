@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem", "NOT_UTF8", "utf8_name")
+__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem", "named_file_problem",
+           "utf8_name")
 
 DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
 
@@ -38,8 +39,13 @@ def name_problem(path: str | bytes | int) -> str | None:
     return "no such file (the name holds a NUL character)"
 
 
-NOT_UTF8 = "file name is not valid UTF-8; rename the file to read it"
-"""What a message says of a file that a report must name, named with bytes that are not UTF-8."""
+def named_file_problem(path: str) -> str | None:
+    """`name_problem`'s, for a file that a report or an event names (a trace, an imported file),
+    or what a message says of a name that is not UTF-8 (see `utf8_name`), or None."""
+    problem = name_problem(path)
+    if problem is None and not utf8_name(path):
+        return "file name is not valid UTF-8; rename the file to read it"
+    return problem
 
 
 def utf8_name(name: str) -> bool:

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
-from agent_invariants._paths import NOT_UTF8, missing, name_problem, utf8_name
+from agent_invariants._paths import missing, name_problem, named_file_problem
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
@@ -260,8 +260,9 @@ def _other_tool(head: bytes) -> str | None:
 def check_file_name(path: str) -> None:
     """Refuse a trace whose file name is not valid UTF-8 (Python reads its undecodable bytes as
     lone surrogates) before any is read: a JSON, SARIF or JUnit report could not name it."""
-    if not utf8_name(path):
-        raise TraceError(path, None, NOT_UTF8)
+    problem = named_file_problem(path)
+    if problem is not None:
+        raise TraceError(path, None, problem)
 
 
 def _jsonl_or_array(state: ReadState, chunks: Iterator[bytes]) -> Iterator[list[Event]]:

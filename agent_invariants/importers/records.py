@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
-from agent_invariants._paths import NOT_UTF8, missing, name_problem, utf8_name
+from agent_invariants._paths import missing, named_file_problem
 from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
 from agent_invariants.jsontext import (
     INVALID_TOO_DEEP,
@@ -103,7 +103,7 @@ def _open(source: SourceFile) -> BinaryIO:
     if source.path == "-":
         return sys.stdin.buffer
     assert source.path is not None
-    problem = name_problem(source.path) or (None if utf8_name(source.path) else NOT_UTF8)   # (each event names it)
+    problem = named_file_problem(source.path)   # (each event names it)
     if problem is not None:
         raise TraceError(source.name, None, problem)
     try:

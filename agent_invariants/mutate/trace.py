@@ -16,7 +16,7 @@ import msgspec
 from msgspec import Raw
 
 from agent_invariants._js import first_significant, js_number, js_trim, replace_lone_surrogates
-from agent_invariants._paths import NOT_UTF8, name_problem, utf8_name
+from agent_invariants._paths import named_file_problem
 from agent_invariants.contract_source import file_problem, read_at_most
 from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import MAX_DIGITS
@@ -57,7 +57,7 @@ class Original(NamedTuple):
 
 def read_bytes(path: str, label: str) -> bytes:
     """The bytes of the trace at `path` (`-`: standard input), at most `MAX_TRACE_BYTES`."""
-    problem = name_problem(path) or (None if utf8_name(path) else NOT_UTF8)   # (the report names it)
+    problem = named_file_problem(path)   # (the report names it)
     if problem is not None:
         raise TraceError(label, None, problem)
     try:
