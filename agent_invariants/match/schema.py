@@ -383,7 +383,7 @@ def _validator_type(charged: bool) -> Any:
         if unique and validator.is_type(instance, "array"):
             seen: dict[object, list[int]] = {}
             for position, item in enumerate(instance):
-                alike = seen.setdefault(canonical_key(item), [])
+                alike = seen.setdefault(_key(item), [])
                 first = next((earlier for earlier in alike if _same(instance[earlier], item)), None)
                 if first is not None:   # (named by its items: the whole array may be megabytes)
                     yield ValidationError(f"has non-unique elements: items {first} and {position} are equal")
@@ -393,7 +393,7 @@ def _validator_type(charged: bool) -> Any:
     def enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Any:
         # the validator's own compares the value with each member (an enum of 100,000 objects:
         # 0.46 s a value); only members whose equality key is the value's are compared
-        if not any(_same(member, instance) for member in _enum_keys(enums).get(canonical_key(instance), ())):
+        if not any(_same(member, instance) for member in _enum_keys(enums).get(_key(instance), ())):
             yield ValidationError(f"{instance!r} is not one of {_listed(enums)}")
 
     def additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Any:
@@ -473,15 +473,22 @@ def _enum_keys(enums: Any) -> dict[object, list[Any]]:
             _ENUMS.clear()
         members: dict[object, list[Any]] = {}
         for member in enums if isinstance(enums, list) else ():
-            members.setdefault(canonical_key(member), []).append(member)
+            members.setdefault(_key(member), []).append(member)
         found = _ENUMS[id(enums)] = (enums, members)
     return found[1]
+
+
+def _key(value: Any) -> object:
+    """A key under which values the validator calls equal meet: `canonical_key`, but a number as
+    itself, which Python compares exactly (1 is 1.0; 2^53 + 1 is not 2^53, though one double
+    stands for both), so that a list of large integers does not pile up under one key."""
+    return ("x", value) if value.__class__ is int or value.__class__ is float else canonical_key(value)
 
 
 def _same(one: Any, two: Any) -> bool:
     """Whether two values are equal as the validator has it (`const` too): numbers exactly, as
     Python compares them (2^53 + 1 is not 2^53, which a double cannot tell apart). Values that
-    are equal so always share their equality key (`canonical_key`), which only narrows the search."""
+    are equal so always share their key (`_key`), which only narrows the search."""
     from jsonschema._utils import equal
 
     return bool(equal(one, two))
