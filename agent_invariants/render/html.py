@@ -40,6 +40,7 @@ from agent_invariants.render.shared import (
     sections,
     undecided,
     verdict,
+    warned,
 )
 from agent_invariants.report import (
     CheckBatchReport,
@@ -373,7 +374,7 @@ class _Page:
         tokens = {result.rule_id: f"r{number}" for number, result in enumerate(pair.candidate.results)}
         rows = []
         for change in pair.rule_changes:
-            css, word = _RULE_CHANGE[change.change]
+            css, word = ("warn", "⚠ warning") if warned(change) else _RULE_CHANGE[change.change]
             candidate = f"{change.candidate} ({change.candidate_violations:,})"
             if undecided(change):   # (--partial: what only the end of the run decides)
                 css, word = "warn", "? inconclusive"

@@ -34,6 +34,7 @@ from agent_invariants.render.shared import (
     sections,
     undecided,
     verdict,
+    warned,
 )
 from agent_invariants.report import (
     CheckBatchReport,
@@ -41,6 +42,7 @@ from agent_invariants.report import (
     CompareBatchReport,
     CompareReport,
     RecordInfo,
+    RuleChange,
     Violation,
 )
 from agent_invariants.stability import StabilityReport, failed_checks, reporting_said, unstable_paths
@@ -245,7 +247,7 @@ def _compare(report: CompareReport) -> list[str]:
     lines += ["", "### Rules", "", "| Rule | Kind | Baseline | Candidate | Change |", "| --- | --- | --- | --- | --- |"]
     for change in report.rule_changes:
         candidate = f"{change.candidate} ({change.candidate_violations})"
-        said = _change(change.change, change.severity)
+        said = _change(change)
         if undecided(change):   # (--partial: what only the end of the run decides)
             candidate, said = f"inconclusive ({change.candidate_inconclusive})", "❔ inconclusive"
         baseline = f"{change.baseline} ({change.baseline_violations})"
@@ -261,10 +263,8 @@ _CELL_BAR = "\\|"
 """A `|` inside a table cell, where a bare one starts the next cell."""
 
 
-def _change(change: str, severity: str) -> str:
-    if severity == "warning" and change in ("new", "still_failing"):
-        return "⚠️ warning"
-    return _CHANGE[change]
+def _change(change: RuleChange) -> str:
+    return "⚠️ warning" if warned(change) else _CHANGE[change.change]
 
 
 def escaped(text: str) -> str:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
            "first_violations", "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
            "place", "plural", "sections", "undecided", "utf8_within", "verdict", "warning_count",
-           "baseline_undecided")
+           "baseline_undecided", "warned")
 
 AnyReport = CheckReport | CompareReport | CheckBatchReport | CompareBatchReport
 
@@ -181,6 +181,12 @@ def undecided(change: RuleChange) -> bool:
     """Whether a compared rule passed in the candidate only because its violations there are
     `inconclusive` (`--partial`): shown as inconclusive, not as passing or fixed."""
     return change.candidate == "passed" and bool(change.candidate_inconclusive)
+
+
+def warned(change: RuleChange) -> bool:
+    """Whether a compared rule fails in the candidate as a warning (newly or still): it fails
+    nothing, so no format shows it as a regression."""
+    return change.severity == "warning" and change.change in ("new", "still_failing")
 
 
 def baseline_undecided(change: RuleChange) -> bool:

@@ -47,6 +47,7 @@ from agent_invariants.render.shared import (
     plural,
     undecided,
     verdict,
+    warned,
 )
 from agent_invariants.report import (
     CheckBatchReport,
@@ -249,6 +250,8 @@ def _compare(report: CompareReport, paint: Paint, quiet: bool, all_rules: bool =
         candidate: str = change.candidate
         label = change.change.replace("_", " ")
         style = {"new": _RED, "still_failing": _RED, "fixed": _GREEN}.get(change.change, _DIM)
+        if warned(change):   # (a warning fails nothing: no regression, in yellow)
+            label, style = f"{label} (warning)", _YELLOW
         if undecided(change):   # (--partial: what only the end of the run decides)
             candidate, label, style = "inconclusive", f"{change.candidate_inconclusive} inconclusive", _YELLOW
         baseline = "inconclusive" if baseline_undecided(change) else change.baseline
