@@ -1308,6 +1308,29 @@ def test_a_field_name_in_the_fixtures_redact_list_is_refused_where_it_is_written
 SERVER = Path(__file__).parent / "data" / "record" / "mcp_server.py"
 
 
+def test_repeat_writes_the_tool_snapshot_once(cli, write) -> None:
+    """`--repeat 2 --write-tool-snapshot`: the first run wrote the snapshot and the second refused
+    it as "already exists", with no report. It is claimed once, before the first run; a snapshot
+    naming one of the runs' traces is refused before any run."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    write("s.json", [*START, *call("c1", "lookup", {"order": "A9"}),
+                     send("run.completed", status="completed", output={"answer": 1})])
+    record = ["record", "-c", "c.json", "--fixtures", "f.json", "--mcp", f"{sys.executable} {SERVER}", "--repeat",
+              "2", "-f", "json", "--env", MARK]
+    agent = ["--", sys.executable, str(AGENT), "s.json", "r.jsonl"]
+    result = cli(*record, "--out-dir", "runs", "--write-tool-snapshot", "tools.json", *agent)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["traces"] == 2
+    assert sorted(json.loads(Path(cli.cwd, "tools.json").read_text(encoding="utf-8"))["tools"]) == [
+        "broken", "lookup", "slow"]
+    clash = cli(*record, "--out-dir", "again", "--write-tool-snapshot", "again/run-2.jsonl", *agent)
+    assert (clash.returncode, clash.stderr) == (2, "agent-invariants: --write-tool-snapshot again/run-2.jsonl is "
+                                                   "a file of the run (again/run-2.jsonl); write the snapshot "
+                                                   "elsewhere\n")
+    assert not Path(cli.cwd, "again").exists()
+
+
 def test_a_real_mcp_server_answers_the_tools_no_fixture_names(cli, write) -> None:
     write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
     write("f.json", {"version": 1, "tools": {"lookup": {"from": "fixture"}}})

@@ -161,7 +161,7 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     if options.write_tool_snapshot is not None:
         if options.write_tool_snapshot == options.tool_snapshot:
             raise InputError("--write-tool-snapshot must not replace the --tool-snapshot it is compared with")
-        _refuse_file_of_run("--write-tool-snapshot", options.write_tool_snapshot, [out, log], "the snapshot")
+        refuse_file_of_run("--write-tool-snapshot", options.write_tool_snapshot, [out, log], "the snapshot")
         claim_file(options.write_tool_snapshot, options.force)
         _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, inputs, "the snapshot")
     refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
@@ -375,12 +375,12 @@ def refuse_report_at(report: str | None, files: list[str | None]) -> None:
     """`--output` must be a place the report can be written (checked before the agent runs, not
     after), and must name none of the files a run reads or writes (the trace it writes, its
     stderr log, a `$file` fixture…): the report would take the place of the trace it judges."""
-    _refuse_file_of_run("--output", report, files, "the report")
+    refuse_file_of_run("--output", report, files, "the report")
     if report is not None:
         refuse_unwritable(report, [path for path in files if path is not None and path != "-"])
 
 
-def _refuse_file_of_run(option: str, written: str | None, files: list[str | None], what: str) -> None:
+def refuse_file_of_run(option: str, written: str | None, files: list[str | None], what: str) -> None:
     """A file `record` writes besides the trace (`option`) must be none of `files`, which need not
     exist yet: one would take the place of the other."""
     if written is None or written == "-":

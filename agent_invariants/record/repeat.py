@@ -18,7 +18,7 @@ from msgspec import UNSET
 
 from agent_invariants.contract_source import ContractSource, read_contract
 from agent_invariants.errors import InputError
-from agent_invariants.record import Recorded, RecordOptions, exit_code, record, refuse_report_at
+from agent_invariants.record import Recorded, RecordOptions, exit_code, record, refuse_file_of_run, refuse_report_at
 from agent_invariants.record.writer import claim_file
 from agent_invariants.report import CheckBatchReport
 
@@ -45,7 +45,9 @@ def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
            options: RecordOptions | None = None, warn: Callable[[str], None] | None = None) -> Repeated:
     """Run the agent `times` times (same fixtures, a fresh clock each), each trace written to
     `out_dir/run-<i>.jsonl` and checked, then `stability` over their final outputs (spec v2 §10
-    point 87). Every trace file is claimed before the first run starts."""
+    point 87). Every trace file is claimed before the first run starts, and so is a
+    `--write-tool-snapshot`, which the first run writes (each run still compares its servers'
+    tools with a `--tool-snapshot`)."""
     from agent_invariants.report import CHECK_BATCH_SCHEMA, ContractRef
 
     options = options or RecordOptions()
@@ -55,13 +57,18 @@ def repeat(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         raise InputError("--repeat writes its traces into --out-dir as run-<i>.jsonl; --out does not apply")
     source = contract if isinstance(contract, ContractSource) else read_contract(contract)
     outs = [os.path.join(out_dir, f"run-{number}.jsonl") for number in range(1, times + 1)]
-    refuse_report_at(options.report, [*outs, *(f"{out}.stderr.log" for out in outs)])   # before any run
+    files: list[str | None] = [*outs, *(f"{out}.stderr.log" for out in outs)]
+    refuse_report_at(options.report, files)   # before any run
     for out in outs:
         claim_file(out, options.force)
         claim_file(f"{out}.stderr.log", options.force)
+    if options.write_tool_snapshot is not None:   # written by the first run, claimed for all of them
+        refuse_file_of_run("--write-tool-snapshot", options.write_tool_snapshot, files, "the snapshot")
+        claim_file(options.write_tool_snapshot, options.force)
     runs: list[Recorded] = []
     for number, out in enumerate(outs):
-        runs.append(record(source, command, options._replace(out=out), warn, fixture_warnings=number == 0))
+        once = options._replace(out=out) if not number else options._replace(out=out, write_tool_snapshot=None)
+        runs.append(record(source, command, once, warn, fixture_warnings=number == 0))
         if runs[-1].report.record is not UNSET and runs[-1].report.record.ended_by == "interrupted":
             break   # an interrupt ends the whole batch, not one run
     outs = outs[:len(runs)]
