@@ -183,9 +183,11 @@ class Notice(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 class RecordFinding(msgspec.Struct, kw_only=True):
     """(`record`.) Something about the run that is not a rule's verdict: a call no fixture
-    answered, an approval request no entry decided, a run the harness ended."""
+    answered, an approval request no entry decided, a run the harness ended, MCP servers whose
+    tools drifted from a snapshot, a server's result too large to record."""
 
-    code: Literal["record.fixture_miss", "record.approval_miss", "record.ended", "record.schema_drift"]
+    code: Literal["record.fixture_miss", "record.approval_miss", "record.ended", "record.schema_drift",
+                  "record.result_too_large"]
     """What happened."""
     level: Literal["error"]
     """Every finding is an error: the run did not test what its scenario was written for."""

@@ -1308,6 +1308,31 @@ def test_a_field_name_in_the_fixtures_redact_list_is_refused_where_it_is_written
 SERVER = Path(__file__).parent / "data" / "record" / "mcp_server.py"
 
 
+def test_a_server_result_too_large_to_record_and_a_drift_are_findings_every_format_shows(cli, write) -> None:
+    """A server's result over a trace line's cap reached the agent as `ok: false` and the run
+    passed, exit 0, as if the scenario had been tested; it is a `record.result_too_large`
+    finding (exit 2). SARIF knew no rule for it, nor for `record.schema_drift` (a KeyError)."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    write("s.json", [*START, *call("c1", "huge", {"megabytes": 1.5}), *DONE])
+    server = f"{sys.executable} {SERVER}"
+    write("tools.json", {"version": 1, "tools": {}})   # a snapshot of no tools: every tool drifted
+    record = ["record", "-c", "c.json", "--fixtures", "f.json", "--mcp", f"{server} --huge", "--tool-snapshot",
+              "tools.json", "--force", "--out", "t.jsonl", "--env", MARK]
+    agent = ["--", sys.executable, str(AGENT), "s.json", "r.jsonl"]
+    result = cli(*record, "-f", "json", *agent)
+    assert result.returncode == 2, result.stderr
+    findings = json.loads(result.stdout)["record"]["findings"]
+    assert [(finding["code"], finding.get("call_id")) for finding in findings] == [
+        ("record.schema_drift", None), ("record.result_too_large", "c1")]
+    assert findings[1]["message"] == ("MCP server 0 answered call c1 of huge with 1,500,013 bytes of JSON, more than "
+                                      "a trace line can carry (1,040,384); the agent got ok: false in its place.")
+    for report_format in ("text", "sarif", "junit", "markdown", "html", "github"):
+        shown = cli(*record, "-f", report_format, *agent)
+        assert shown.returncode == 2 and "Traceback" not in shown.stderr, (report_format, shown.stderr)
+        assert "result_too_large" in shown.stdout and "schema_drift" in shown.stdout, report_format
+
+
 def test_repeat_writes_the_tool_snapshot_once(cli, write) -> None:
     """`--repeat 2 --write-tool-snapshot`: the first run wrote the snapshot and the second refused
     it as "already exists", with no report. It is claimed once, before the first run; a snapshot

@@ -233,9 +233,15 @@ class Session:
         if self.backend is not None and self.backend.serves(tool) and (
                 self.fixtures is None or self.fixtures.fixture_for(tool) is None):   # fixtures win for their tools
             served = self.backend.call(tool, args, waiting=lambda: self._wait_answering(agent))
-            if len(msgspec.json.encode(served.result)) > MAX_MESSAGE_BYTES:   # the server's fault, not the agent's
+            size = len(msgspec.json.encode(served.result))
+            if size > MAX_MESSAGE_BYTES:   # the server's fault, not the agent's: the run tests less than it should
                 served = served._replace(ok=False, result={"error": "the server's result is larger than a trace line "
                                                                      f"can carry ({MAX_MESSAGE_BYTES:,} bytes)"})
+                self.findings.append(RecordFinding(
+                    code="record.result_too_large", level="error", seq=call["seq"], call_id=call_id, tool=tool,
+                    message=f"MCP server {served.server} answered call {call_id} of {tool} with {size:,} bytes of "
+                            f"JSON, more than a trace line can carry ({MAX_MESSAGE_BYTES:,}); the agent got ok: "
+                            "false in its place."))
             self._result(call_id, tool, served.ok, served.result,
                          None if self.writer.clock.fake else served.duration_ms, {"mcp": {"server": served.server}})
             agent.send(self._reply("tool.result", call_id=call_id, ok=served.ok, result=served.result))

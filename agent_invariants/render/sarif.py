@@ -302,7 +302,10 @@ _RECORD_FINDINGS = {
     "record.fixture_miss": "A tool call of the recorded run that no fixture answered (the agent got an error result).",
     "record.approval_miss": "An approval request of the recorded run that no approvals entry decided (it was denied).",
     "record.ended": "The harness ended the recorded run (a timeout, a crash, a protocol error, an output cap).",
+    "record.schema_drift": "The MCP servers' tools differ from the saved tool snapshot.",
+    "record.result_too_large": "An MCP server's result too large for a trace line (the agent got an error result).",
 }
+"""A SARIF rule's short text for each finding code of `RecordFinding.code` (a test holds them alike)."""
 
 
 _MUTATE_RULES = {

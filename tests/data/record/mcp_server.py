@@ -1,6 +1,7 @@
 """A real MCP server (the official SDK's) for the record tests: a quick tool, a slow one, one that
-fails, and, started with --changed, a schema that changed; with --spawn FILE, it starts a process
-of its own that would sleep for a minute, and writes its pid to FILE."""
+fails, and, started with --changed, a schema that changed; with --huge, a tool answering megabytes;
+with --spawn FILE, it starts a process of its own that would sleep for a minute, and writes its
+pid to FILE."""
 import subprocess
 import sys
 import time
@@ -19,6 +20,13 @@ else:
     def lookup(order: str) -> dict:
         """Look an order up."""
         return {"order": order, "paid": 10}
+
+
+if "--huge" in sys.argv:
+    @app.tool()
+    def huge(megabytes: float) -> str:
+        """Answer with this many megabytes of text."""
+        return "x" * int(megabytes * 1_000_000)
 
 
 @app.tool()
