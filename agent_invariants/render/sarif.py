@@ -305,7 +305,7 @@ _RECORD_FINDINGS = {
     "record.schema_drift": "The MCP servers' tools differ from the saved tool snapshot.",
     "record.result_too_large": "An MCP server's result too large for a trace line (the agent got an error result).",
 }
-"""A SARIF rule's short text for each finding code of `RecordFinding.code` (a test holds them alike)."""
+"""A SARIF rule's short text for each code `RecordFinding.code` names: a code added there needs one here."""
 
 
 _MUTATE_RULES = {
