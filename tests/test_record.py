@@ -1333,6 +1333,27 @@ def test_a_server_result_too_large_to_record_and_a_drift_are_findings_every_form
         assert "result_too_large" in shown.stdout and "schema_drift" in shown.stdout, report_format
 
 
+def test_the_order_of_an_array_in_a_schemas_default_value_is_drift(cli, write) -> None:
+    """Point 85: `required`, `enum`, `type` arrays are order-insensitive inside schemas; a default
+    value holding a `type` key is data, not a schema, and its order counts."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    write("s.json", [*START, *DONE])
+    record = ["record", "-c", "c.json", "--fixtures", "f.json", "--mcp", f"{sys.executable} {SERVER} --defaults",
+              "--force", "--out", "t.jsonl", "-f", "json", "--env", MARK]
+    agent = ["--", sys.executable, str(AGENT), "s.json", "r.jsonl"]
+    assert cli(*record, "--write-tool-snapshot", "tools.json", *agent).returncode == 0
+    snapshot = json.loads(Path(cli.cwd, "tools.json").read_text(encoding="utf-8"))
+    kind = snapshot["tools"]["shaped"]["inputSchema"]["properties"]["kind"]
+    assert kind["default"] == {"type": ["first", "second"]}
+    kind["default"]["type"].reverse()
+    write("reordered.json", snapshot)
+    drifted = cli(*record, "--tool-snapshot", "reordered.json", *agent)
+    assert drifted.returncode == 2
+    assert [finding["message"] for finding in json.loads(drifted.stdout)["record"]["findings"]] == [
+        "The MCP servers' tools differ from the snapshot reordered.json: shaped."]
+
+
 def test_repeat_writes_the_tool_snapshot_once(cli, write) -> None:
     """`--repeat 2 --write-tool-snapshot`: the first run wrote the snapshot and the second refused
     it as "already exists", with no report. It is claimed once, before the first run; a snapshot

@@ -52,6 +52,11 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
+_VALUES = ("const", "default", "examples", "enum")
+"""Schema keys that hold values, not schemas: a key inside them (a `required` of a default
+object) is data, whose order counts."""
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+"""Schema keys that map names to schemas: a name there is no keyword."""
 
 
 class McpAnswer(NamedTuple):
@@ -374,11 +379,21 @@ def snapshot_drift(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
 
 def _unordered(schema: Any) -> Any:
     if isinstance(schema, dict):
-        return {key: sorted(value, key=canonical) if key in _UNORDERED and isinstance(value, list)
-                else _unordered(value) for key, value in schema.items()}
+        return {key: _unordered_at(key, value) for key, value in schema.items()}
     if isinstance(schema, list):
         return [_unordered(item) for item in schema]
     return schema
+
+
+def _unordered_at(key: str, value: Any) -> Any:
+    """The value of a schema's keyword `key`, its set-like arrays sorted, its values kept."""
+    if key in _UNORDERED and isinstance(value, list):
+        return sorted(value, key=canonical)
+    if key in _VALUES:
+        return value
+    if key in _NAMED and isinstance(value, dict):   # (a property named `default` is a schema)
+        return {name: _unordered(schema) for name, schema in value.items()}
+    return _unordered(value)
 
 
 def _split(command: str) -> list[str]:

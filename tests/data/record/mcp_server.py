@@ -1,7 +1,7 @@
 """A real MCP server (the official SDK's) for the record tests: a quick tool, a slow one, one that
-fails, and, started with --changed, a schema that changed; with --huge, a tool answering megabytes;
-with --spawn FILE, it starts a process of its own that would sleep for a minute, and writes its
-pid to FILE."""
+fails, and, started with --changed, a schema that changed; with --huge, a tool answering
+megabytes; with --defaults, one whose schema holds a default value; with --spawn FILE, it starts a
+process of its own that would sleep for a minute, and writes its pid to FILE."""
 import subprocess
 import sys
 import time
@@ -27,6 +27,13 @@ if "--huge" in sys.argv:
     def huge(megabytes: float) -> str:
         """Answer with this many megabytes of text."""
         return "x" * int(megabytes * 1_000_000)
+
+
+if "--defaults" in sys.argv:
+    @app.tool()
+    def shaped(kind: dict = {"type": ["first", "second"]}) -> str:  # noqa: B006 (never changed)
+        """A tool whose schema holds a default value, an object with a `type` array (data)."""
+        return str(kind)
 
 
 @app.tool()
