@@ -1354,6 +1354,21 @@ def test_the_order_of_an_array_in_a_schemas_default_value_is_drift(cli, write) -
         "The MCP servers' tools differ from the snapshot reordered.json: shaped."]
 
 
+def test_a_server_error_of_code_32000_is_no_closed_connection(cli, write) -> None:
+    """-32000 is JSON-RPC's first server error code, which servers send for their own errors;
+    the SDK says "Connection closed" with it too. A server that answered one call so, and the
+    next one fine, was reported on stderr as having closed its connection."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    write("s.json", [*START, *call("c1", "refuse", {"times": 1}), *call("c2", "refuse", {"times": 2}), *DONE])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--mcp", f"{sys.executable} {SERVER} --rpc-error",
+                 "--out", "t.jsonl", "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert (result.returncode, result.stderr) == (0, "")
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(event["ok"], event["result"]) for event in events if event["type"] == "tool.result"] == [
+        (False, {"error": "bad params"}), (True, {"result": "fine"})]
+
+
 def test_repeat_writes_the_tool_snapshot_once(cli, write) -> None:
     """`--repeat 2 --write-tool-snapshot`: the first run wrote the snapshot and the second refused
     it as "already exists", with no report. It is claimed once, before the first run; a snapshot

@@ -415,12 +415,14 @@ def _page(cursor: str | None) -> Any:
 
 
 def _connection_closed(exc: BaseException) -> bool:
-    """Whether the SDK said the server's connection closed (its error code, not its words)."""
+    """Whether the SDK said the server's connection closed: its error code and its words, as it
+    raises that error itself. The code alone is JSON-RPC's first server error (-32000), which
+    servers send of their own for anything, and go on answering."""
     from mcp_types import CONNECTION_CLOSED
 
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _connection_closed(exc.exceptions[0])
-    return getattr(exc, "code", None) == CONNECTION_CLOSED
+    return getattr(exc, "code", None) == CONNECTION_CLOSED and getattr(exc, "message", None) == "Connection closed"
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,7 +1,8 @@
 """A real MCP server (the official SDK's) for the record tests: a quick tool, a slow one, one that
 fails, and, started with --changed, a schema that changed; with --huge, a tool answering
-megabytes; with --defaults, one whose schema holds a default value; with --spawn FILE, it starts a
-process of its own that would sleep for a minute, and writes its pid to FILE."""
+megabytes; with --defaults, one whose schema holds a default value; with --rpc-error, one answering
+a JSON-RPC error; with --spawn FILE, it starts a process of its own that would sleep for a minute,
+and writes its pid to FILE."""
 import subprocess
 import sys
 import time
@@ -34,6 +35,17 @@ if "--defaults" in sys.argv:
     def shaped(kind: dict = {"type": ["first", "second"]}) -> str:  # noqa: B006 (never changed)
         """A tool whose schema holds a default value, an object with a `type` array (data)."""
         return str(kind)
+
+
+if "--rpc-error" in sys.argv:
+    @app.tool()
+    def refuse(times: int) -> str:
+        """Answer the first call with a JSON-RPC error of code -32000, as servers do for their own errors."""
+        if times == 1:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32000, message="bad params")
+        return "fine"
 
 
 @app.tool()
