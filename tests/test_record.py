@@ -1501,8 +1501,9 @@ def test_a_server_that_does_not_start_in_time_is_ended_at_the_deadline(cli, writ
     result = cli("record", "-c", "c.json", "--mcp", command, "--mcp-start-timeout-ms", "500", "--out", "t.jsonl",
                  "--", "true")
     took = time.monotonic() - started
-    assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(command)}: no answer to initialize within the "
-                             "start-up deadline; its stderr ended with: loading the model\n")
+    assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(command)}: no answer to initialize before the "
+                             "start-up deadline ran out (--mcp-start-timeout-ms, shared by the servers, which start "
+                             "one after another); its stderr ended with: loading the model\n")
     assert result.returncode == 2
     assert took < 4, took   # (the SDK's grace alone is 4 s: 2 after closing stdin, 2 after SIGTERM)
     pid = int(Path(cli.cwd, "pid").read_text())

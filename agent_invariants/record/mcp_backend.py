@@ -152,7 +152,8 @@ class McpBackend:
         try:
             return self._portal.call(bounded)
         except TimeoutError:
-            raise InputError(f"--mcp {shlex.quote(command)}: no answer to {what} within the start-up deadline") \
+            raise InputError(f"--mcp {shlex.quote(command)}: no answer to {what} before the start-up deadline ran "
+                             "out (--mcp-start-timeout-ms, shared by the servers, which start one after another)") \
                 from None
         except Exception as exc:
             raise InputError(f"--mcp {shlex.quote(command)}: {what} failed: {_reason(exc)}") from None
