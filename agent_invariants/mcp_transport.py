@@ -6,8 +6,9 @@ run one at a time (in `mcp_server`). When the client closes standard input, the 
 answers the requests it has read, then ends; if the client stops reading, it ends at once.
 
 A client that sends requests and does not read the replies is not read from either, once
-`MAX_IN_FLIGHT` requests (or `MAX_IN_FLIGHT_BYTES` of them) wait for their answers: the replies
-wait on the pipe, the requests on the client's side of it, and the server's memory stays flat.
+`MAX_IN_FLIGHT` requests (or `MAX_IN_FLIGHT_BYTES` of them, or `MAX_CALLS_IN_FLIGHT` tool calls)
+wait for their answers: the replies wait on the pipe, the requests on the client's side of it, and
+the server's memory stays flat.
 
 The SDK is imported only when serving, so this module imports without the `mcp` extra.
 """
@@ -36,12 +37,17 @@ from agent_invariants.mcp_wire import (
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-__all__ = ("MAX_IN_FLIGHT", "MAX_IN_FLIGHT_BYTES", "serve_connection", "serve_stdio")
+__all__ = ("MAX_CALLS_IN_FLIGHT", "MAX_IN_FLIGHT", "MAX_IN_FLIGHT_BYTES", "serve_connection", "serve_stdio")
 
 MAX_IN_FLIGHT = 16
 """Requests handed to the SDK and not answered yet, at most; the next line is read once one is."""
 MAX_IN_FLIGHT_BYTES = MAX_REQUEST_BYTES
 """Their lines' bytes together, at most (a request alone is always taken, up to its own limit)."""
+MAX_CALLS_IN_FLIGHT = 1
+"""Of them, tool calls, at most (calls run one at a time: the next is read as the one before is
+answered). A call's answer is a whole report, tens of MB for a small request of many rules and
+events (100 rules by 100 failing calls: a 56 MB answer, 426 MiB at its peak), and sixteen answers
+waiting on a client that does not read held 2.8 GB."""
 
 
 def serve_stdio(server: Server) -> None:
@@ -130,9 +136,10 @@ class _Unanswered:
     on, and settling it would end the connection before that request is answered."""
 
     def __init__(self) -> None:
-        self._ids: dict[str, collections.deque[int]] = {}
+        self._ids: dict[str, collections.deque[tuple[int, bool]]] = {}
         self._count = 0
         self._bytes = 0
+        self._calls = 0
         self._changed: Any = None
         self._own: set[int] = set()
 
@@ -147,26 +154,31 @@ class _Unanswered:
             return True
         return False
 
-    def add(self, request_id: int | str, size: int) -> None:
-        self._ids.setdefault(str(request_id), collections.deque()).append(size)
+    def add(self, request_id: int | str, size: int, call: bool) -> None:
+        self._ids.setdefault(str(request_id), collections.deque()).append((size, call))
         self._count += 1
         self._bytes += size
+        self._calls += call
 
     def settle(self, request_id: object) -> None:
         """Answered, or cancelled by the client (then the SDK sends no answer)."""
         key = str(request_id)
-        sizes = self._ids.get(key)
-        if sizes:
+        waiting = self._ids.get(key)
+        if waiting:
+            size, call = waiting.popleft()
             self._count -= 1
-            self._bytes -= sizes.popleft()
-            if not sizes:
+            self._bytes -= size
+            self._calls -= call
+            if not waiting:
                 del self._ids[key]
         if self._changed is not None:
             self._changed.set()
 
-    async def room_for(self, size: int) -> None:
-        """Wait until a request of `size` bytes may join the unanswered ones (see MAX_IN_FLIGHT)."""
-        while self._count and (self._count >= MAX_IN_FLIGHT or self._bytes + size > MAX_IN_FLIGHT_BYTES):
+    async def room_for(self, size: int, call: bool) -> None:
+        """Wait until a request of `size` bytes (a tool call or not) may join the unanswered ones
+        (see MAX_IN_FLIGHT and MAX_CALLS_IN_FLIGHT)."""
+        while self._count and (self._count >= MAX_IN_FLIGHT or self._bytes + size > MAX_IN_FLIGHT_BYTES
+                               or (call and self._calls >= MAX_CALLS_IN_FLIGHT)):
             await self._change()
 
     async def all_settled(self) -> None:
@@ -201,8 +213,9 @@ async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered:
                 await replies.send(unanswered.own(reply))
                 continue
             if isinstance(item, types.JSONRPCRequest):
-                await unanswered.room_for(size)
-                unanswered.add(item.id, size)
+                call = item.method == "tools/call"
+                await unanswered.room_for(size, call)
+                unanswered.add(item.id, size, call)
             elif isinstance(item, types.JSONRPCNotification) and item.method == "notifications/cancelled":
                 unanswered.settle((item.params or {}).get("requestId"))
             await to_server.send(SessionMessage(item))

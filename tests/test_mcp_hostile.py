@@ -427,6 +427,55 @@ def test_a_client_that_reads_no_reply_is_not_read_from(tmp_path: Path) -> None:
     assert resident_mib < BASELINE_MIB
 
 
+@pytest.mark.slow
+def test_a_client_that_reads_no_reply_waits_on_one_tool_call_at_a_time() -> None:
+    """Found by the ninety-ninth hunt: a small check request of many rules and failing calls has
+    an answer of tens of MB (a whole report), and sixteen of them waiting on a client that reads
+    nothing held 2.8 GB. Calls run one at a time, so the next is read only once one is answered:
+    the client's second request stays in the pipe."""
+    keys = [f"k{number:02d}" for number in range(20)]
+    contract = {"version": 2, "name": "big", "rules": [
+        {"id": f"r{number}", "kind": "tool_args", "tool": "t", "match": {key: number for key in keys}}
+        for number in range(40)]}
+    events = [{"seq": seq, "type": "tool.call", "tool": "t", "call_id": f"c{seq}", "args": {key: "y" * 150
+                                                                                            for key in keys}}
+              for seq in range(1, 101)]
+    big = call(0, "agent_invariants_check_trace", {"contract": contract, "events": events})
+    sent = [0]
+    with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(line + b"\n" for line in OPENING))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == "init"
+
+        def flood() -> None:
+            assert proc.stdin is not None
+            try:
+                for number in range(16):
+                    proc.stdin.write(big.replace(b'"id": 0', f'"id": {number}'.encode(), 1) + b"\n")
+                    proc.stdin.flush()
+                    sent[0] = number + 1
+            except (BrokenPipeError, ValueError):   # the server is killed below
+                pass
+
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        seen = -1
+        while sent[0] != seen:   # until three seconds pass without a request written
+            seen = sent[0]
+            writer.join(3.0)
+        try:
+            stalled = writer.is_alive()
+        finally:
+            proc.kill()
+            writer.join(10)
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+    assert len(big) > 200_000 and stalled
+    assert sent[0] <= 2   # the first call read, the second (larger than the pipe) waiting in it
+
+
 # ----------------------------------------------------------------------------------------------
 # through the SDK's client
 
