@@ -28,6 +28,7 @@ from agent_invariants.mcp_wire import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     MAX_REQUEST_BYTES,
+    METHOD_NOT_FOUND,
     Lines,
     RequestError,
     read_message,
@@ -119,7 +120,8 @@ async def serve_connection(server: Server, read: Callable[[int], bytes], write: 
     unanswered = _Unanswered()
     failed: list[OSError] = []
     async with anyio.create_task_group() as group:
-        group.start_soon(_read_requests, Lines(read, max_request_bytes), to_server, server_out.clone(), unanswered)
+        group.start_soon(_read_requests, Lines(read, max_request_bytes), to_server, server_out.clone(), unanswered,
+                         server.get_request_handler)
         group.start_soon(_write_replies, from_server, write, unanswered, group.cancel_scope, failed)
         async with server_out:
             await server.run(server_in, server_out, server.create_initialization_options())
@@ -192,9 +194,11 @@ class _Unanswered:
         await self._changed.wait()
 
 
-async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered: _Unanswered) -> None:
+async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered: _Unanswered,
+                         handler: Callable[[str], Any]) -> None:
     """Hand each line to the SDK as a message, or answer it with its error; at the end of input,
-    wait for the answers, then close the SDK's input (which ends the connection)."""
+    wait for the answers, then close the SDK's input (which ends the connection). `handler` tells
+    the methods the server answers (None for one it does not know)."""
     import anyio
     import mcp_types as types
     from mcp.shared.message import SessionMessage
@@ -205,7 +209,9 @@ async def _read_requests(lines: Lines, to_server: Any, replies: Any, unanswered:
             item, size = read
             if isinstance(item, types.JSONRPCRequest):
                 started = started or item.method == "initialize"
-                if not started and item.method not in _BEFORE_INITIALIZE:
+                if not started and item.method not in _BEFORE_INITIALIZE and handler(item.method) is None:
+                    item = RequestError(METHOD_NOT_FOUND, "Method not found", item.id, item.method)   # (as the SDK)
+                elif not started and item.method not in _BEFORE_INITIALIZE:
                     item = RequestError(INVALID_PARAMS, f"Invalid params: {item.method} before initialize: a "
                                                         "session starts with initialize", item.id)
             if isinstance(item, RequestError):

@@ -36,6 +36,7 @@ __all__ = (
     "MAX_REQUEST_BYTES",
     "MAX_REQUEST_NESTING",
     "MAX_REQUEST_VALUES",
+    "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "Lines",
     "Oversized",
@@ -49,6 +50,7 @@ MAX_REQUEST_NESTING = MAX_NESTING + 4   # an event in a request: {params: {argum
 MAX_REQUEST_VALUES = 4_000_000   # each takes up to ~60 bytes decoded: 100,000 events of up to 40 values each
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 _CHUNK = 1 << 16
@@ -59,14 +61,16 @@ class RequestError(Exception):
     """A line that is no message the server can hand on; `reply()` is the JSON-RPC error
     response that answers it (with the request's id when one can be read, else null)."""
 
-    def __init__(self, code: int, message: str, request_id: int | str | None = None) -> None:
+    def __init__(self, code: int, message: str, request_id: int | str | None = None, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.request_id = request_id
+        self.data = data
 
     def reply(self) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": self.request_id, "error": {"code": self.code, "message": self.message}}
+        error = {"code": self.code, "message": self.message, **({} if self.data is None else {"data": self.data})}
+        return {"jsonrpc": "2.0", "id": self.request_id, "error": error}
 
 
 class Oversized(NamedTuple):

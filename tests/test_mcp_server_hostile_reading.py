@@ -720,7 +720,10 @@ def test_request_before_initialize_is_answered_and_the_session_continues(tmp_pat
         answer = started.call(SUMMARIZE, {"events": EVENTS})
         assert answer["error"] == {"code": -32602, "message": "Invalid params: tools/call before initialize: a "
                                    "session starts with initialize"}, answer
+        # a method no session knows is not found, before initialize as after it (it read -32602)
+        assert started.request("nope")["error"] == {"code": -32601, "message": "Method not found", "data": "nope"}
         started.initialize()
+        assert started.request("nope")["error"] == {"code": -32601, "message": "Method not found", "data": "nope"}
         assert_good_call(started)
     finally:
         code = started.close()
