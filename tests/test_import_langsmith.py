@@ -231,6 +231,22 @@ def test_updates_the_client_writes_without_name_start_or_trace_complete_the_runs
     assert result.returncode == 1 and "no-shell" in result.stdout
 
 
+def test_updates_without_the_trace_their_runs_were_created_in_complete_them_in_a_file(tmp_path: Path) -> None:
+    """Runs created with their `trace_id` and updated without it (`update_run` writes null): read
+    from a file, whose first pass finds where each trace ends, the root's update counted for no
+    trace and came after its trace had ended (exit 2); through a pipe it was read whole."""
+    path = tmp_path / "traced.runs.jsonl"
+    langsmith_traceable.write_by_hand(path, traced=True)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [record.get("trace_id") for record in records] == [str(uuid.UUID(int=1))] * 2 + [None] + [
+        str(uuid.UUID(int=1))] + [None, None]
+    found = events(path)
+    assert [(event["type"], event.get("tool"), event.get("ok")) for event in found] == [
+        ("run.start", None, None), ("tool.call", "shell", None), ("tool.result", "shell", True),
+        ("tool.call", "lookup_order", None), ("tool.result", "lookup_order", False), ("run.completed", None, None)]
+    assert found[-1]["output"] == "No such order."
+
+
 @pytest.mark.parametrize("lines, problem", [
     ([2], ":1: $.name: expected the run's name (a string), here or in an earlier record of the run"),
     ([0, 5], ":2: $.name: expected the run's name (a string), here or in an earlier record of the run"),

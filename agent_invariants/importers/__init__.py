@@ -115,9 +115,9 @@ class Stream:
         if sniffing:
             self.source_format = detect(first.value, file.name, first.line)
         module = _module(self.source_format)
-        pattern, key = module.RUN_IDS
+        pattern, key, own = module.RUN_IDS
         wanted = None if self.run in (None, ALL_RUNS) else self.run
-        ending = last_lines(file, self.max_line_bytes, pattern, key, wanted) if rereadable(file) else None
+        ending = last_lines(file, self.max_line_bytes, pattern, key, wanted, own) if rereadable(file) else None
         context = Context(file, self.profile, self.run, ending)
         found = 0
         if sniffing and self.source_format in ("otel", "openinference"):   # each trace in its own flavour

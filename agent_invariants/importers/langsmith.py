@@ -121,9 +121,10 @@ def _finished(context: Context, trace_id: str, members: list[_Run], owners: dict
     return context.finished(trace_id, _Trace(context, trace_id, members).timeline())
 
 
-RUN_IDS = string_field("trace_id")
+RUN_IDS = string_field("trace_id", own="id")
 """How a first pass finds the trace a line belongs to (see `records.last_lines`); a run without
-`trace_id` (its own id is the trace's) is let go at the end of the input."""
+`trace_id` (its own id is the trace's) is let go at the end of the input, and a record naming no
+trace but the id of one (a root run's update, as `Client.update_run` writes it) counts for it."""
 
 
 def _flattened(record: Record, file: str) -> Iterator[tuple[dict[str, Any], int, str]]:

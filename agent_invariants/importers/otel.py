@@ -54,7 +54,7 @@ from agent_invariants.importers.common import (
 )
 from agent_invariants.importers.otlp import TRACE_ID, Span, Tree, read_traces, trace_key
 from agent_invariants.importers.profile import CONVENTION_TYPES, Candidate, convention_event
-from agent_invariants.importers.records import Record
+from agent_invariants.importers.records import Record, RunIds
 from agent_invariants.importers.run import Context, ImportedRun
 from agent_invariants.importers.sniff import OPENINFERENCE_KIND
 
@@ -65,7 +65,7 @@ OPERATION = "gen_ai.operation.name"
 _AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
 _CHAT_OPERATIONS = ("chat", "text_completion", "generate_content")
 _MESSAGES = ("gen_ai.input.messages", "gen_ai.output.messages")
-RUN_IDS = (TRACE_ID, trace_key)
+RUN_IDS: RunIds = (TRACE_ID, trace_key, None)
 """How a first pass finds the runs a line belongs to (see `records.last_lines`)."""
 
 

@@ -199,11 +199,20 @@ def line_lengths(source: SourceFile, wanted: set[int], max_line_bytes: int) -> d
             stream.close()
 
 
-def string_field(name: str) -> tuple[re.Pattern[bytes], Callable[[bytes], str | None]]:
+RunIds = tuple[re.Pattern[bytes], Callable[[bytes], str | None], re.Pattern[bytes] | None]
+"""What `last_lines` needs of a format (its `RUN_IDS`): the pattern of the run ids a line names,
+how a match is read, and the pattern of a record's own id (or None; see `last_lines`)."""
+
+
+def string_field(name: str, own: str | None = None) -> RunIds:
     """What `last_lines` needs to find the run ids a line holds in a string field `name`
-    (`"trace_id": "…"`): escaped values are not found, so such a run ends with the input."""
-    pattern = re.compile(b'"' + re.escape(name.encode()) + rb'"\s*:\s*"([^"\\]*)"')
-    return pattern, _text_id
+    (`"trace_id": "…"`), and a record's own id in the field `own`: escaped values are not found,
+    so such a run ends with the input."""
+    return _string_pattern(name), _text_id, None if own is None else _string_pattern(own)
+
+
+def _string_pattern(name: str) -> re.Pattern[bytes]:
+    return re.compile(b'"' + re.escape(name.encode()) + rb'"\s*:\s*"([^"\\]*)"')
 
 
 def _text_id(found: bytes) -> str | None:
@@ -211,12 +220,15 @@ def _text_id(found: bytes) -> str | None:
 
 
 def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[bytes],
-               key: Callable[[bytes], str | None], wanted: str | None = None) -> dict[str, int] | None:
+               key: Callable[[bytes], str | None], wanted: str | None = None,
+               own: re.Pattern[bytes] | None = None) -> dict[str, int] | None:
     """A first, quick pass over a file of JSON Lines: for each run id (`pattern`'s group 1, read
     by `key`; only `wanted` when that names one), the last line it is named on. An importer then
     lets a run go as soon as its last line is read: memory holds the runs open at once, not the
     file. None for a file that is one JSON document (read whole anyway). The run past `MAX_RUNS`
-    is an error at its line."""
+    is an error at its line. With `own` (a record's own id, group 1), a line that names no run
+    but the id of one named before counts for it: a LangSmith root run's update leaves its trace
+    out, and its id is its trace's."""
     stream = _open(source)
     try:
         head = _head(source.name, stream)
@@ -224,8 +236,10 @@ def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[byte
             return None
         found: dict[str, int] = {}
         for line, text in _lines(source.name, head, stream, max_line_bytes):
-            for match in set(pattern.findall(text)):
-                run_id = key(match)
+            named = {key(match) for match in set(pattern.findall(text))}
+            if own is not None and not named - {None}:
+                named = {run_id for run_id in map(_text_id, own.findall(text)) if run_id in found}
+            for run_id in named:
                 if run_id is not None and (wanted is None or run_id == wanted):
                     if run_id not in found and len(found) >= MAX_RUNS:
                         raise too_many_runs(source.name, line)

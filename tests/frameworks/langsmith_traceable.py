@@ -115,20 +115,23 @@ class _KeepingClient(Client):
         self.records.append(run_update)
 
 
-def write_by_hand(path: Path) -> None:
+def write_by_hand(path: Path, traced: bool = False) -> None:
     """An agent traced by hand through the client (`create_run` when a step starts, `update_run`
     with only its end and outputs when it ends): the update's name, parent and trace are null and
-    it has no start time. A chain runs `shell` then `lookup_order`; `lookup_order` fails."""
+    it has no start time. A chain runs `shell` then `lookup_order`; `lookup_order` fails. With
+    `traced`, each run is created with its `trace_id` (the root's id), which no update repeats."""
     client = _KeepingClient()
     start = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
     at = [start + datetime.timedelta(seconds=second) for second in range(6)]
     root, shell, lookup = (uuid.UUID(int=number) for number in (1, 2, 3))
-    client.create_run(name="support-agent", run_type="chain", inputs={"question": "A1?"}, id=root, start_time=at[0])
+    trace: dict[str, Any] = {"trace_id": root} if traced else {}
+    client.create_run(name="support-agent", run_type="chain", inputs={"question": "A1?"}, id=root, start_time=at[0],
+                      **trace)
     client.create_run(name="shell", run_type="tool", inputs={"cmd": "ls"}, id=shell, parent_run_id=root,
-                      start_time=at[1])
+                      start_time=at[1], **trace)
     client.update_run(shell, end_time=at[2], outputs={"output": "a.txt"})
     client.create_run(name="lookup_order", run_type="tool", inputs={"order_id": "A1"}, id=lookup,
-                      parent_run_id=root, start_time=at[3])
+                      parent_run_id=root, start_time=at[3], **trace)
     client.update_run(lookup, end_time=at[4], error="KeyError: 'A1'")
     client.update_run(root, end_time=at[5], outputs={"output": "No such order."})
     path.write_bytes(b"".join(dumps_json(record) + b"\n" for record in client.records))
