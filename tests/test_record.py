@@ -790,7 +790,7 @@ def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written_
     """A full disk (here a file size limit) ends the run; the events written before are kept,
     whole lines only, renamed `<out>.partial`: left as `out`, nothing in them says the run was
     cut short, and `check` passed it as a whole run (a second run found `out` taken, too). A
-    `.partial` already there is not replaced: the trace then stays where it is, and says so."""
+    `.partial` already there (an earlier full disk's) is not replaced: the trace is `.partial-2`."""
     contract, fixtures = _inputs(tmp_path)
     script = tmp_path / "s.json"
     script.write_text(json.dumps([*START] + [send("telemetry.x", data={"pad": "p" * 1000})] * 50 + [{"sleep": 30}]),
@@ -803,14 +803,13 @@ def test_a_trace_that_cannot_be_written_ends_the_run_and_keeps_what_was_written_
                f"{tmp_path / 'r.jsonl'}")
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
-    kept = partial if not partial_there else trace
+    kept = partial if not partial_there else tmp_path / "t.jsonl.partial-2"
     lines = kept.read_bytes().splitlines(keepends=True)
     assert lines and all(line.endswith(b"\n") for line in lines) and len(kept.read_bytes()) <= 16 * 1024
     assert [json.loads(line)["seq"] for line in lines] == list(range(1, len(lines) + 1))
-    where = f"are kept in {partial}" if not partial_there else "stay in it"
     assert result.stderr == (f"agent-invariants: {trace}: cannot write the trace: File too large; the {len(lines)} "
-                             f"events written before {where}, cut short\n")
-    assert trace.exists() == partial_there
+                             f"events written before are kept in {kept}, cut short\n")
+    assert not trace.exists()
     if partial_there:
         assert partial.read_text(encoding="utf-8") == "an earlier run's\n"
 

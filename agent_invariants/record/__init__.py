@@ -258,15 +258,20 @@ _SHORTENED = {
 
 def _set_aside(out: str, events: int) -> str:
     """What became of a trace `record` could not write to its end: it is renamed `<out>.partial`
-    (when that name is free), so that nothing mistakes it for a whole run, which `check` would
-    judge as one, and a second run finds `out` free. Said as the end of the error's line."""
-    partial = f"{out}.partial"
+    (`.partial-2`… when an earlier run's is there), so that nothing mistakes it for a whole run,
+    which `check` would judge as one, and a second run finds `out` free. Said as the end of the
+    error's line."""
     written = f"the {events:,} event{'' if events == 1 else 's'} written before"
-    try:
-        move_new(out, partial)
-    except OSError:
-        return f"; {written} stay in it, cut short"
-    return f"; {written} are kept in {shown(partial)}, cut short"
+    for number in range(1, 101):
+        partial = f"{out}.partial" + ("" if number == 1 else f"-{number}")
+        try:
+            move_new(out, partial)
+        except FileExistsError:
+            continue
+        except OSError:
+            break
+        return f"; {written} are kept in {shown(partial)}, cut short"
+    return f"; {written} stay in it, cut short"
 
 
 def _as_written(writer: TraceWriter, judged: bytes, out: str) -> None:
