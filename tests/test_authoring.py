@@ -235,13 +235,16 @@ def test_a_schema_whose_references_lead_nowhere_is_refused_in_our_words(cli, wri
 def test_a_schema_for_another_draft_is_refused_not_read_as_2020_12(cli, write, draft, kind):
     """The spec reads `schema` as JSON Schema 2020-12: draft 7's `items: [...]` or `dependencies`
     mean other things there, so a `$schema` naming any other draft is refused at its path."""
-    schema = {"$schema": draft, "type": "object"}
-    rule = {"id": "shape", "kind": kind, "schema": schema, **({"tool": "t"} if kind == "tool_args" else {})}
-    write("contract.json", json.dumps({"version": 2, "name": "drafts", "rules": [rule]}))
-    result = cli("validate", "--contract", "contract.json")
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == ("agent-invariants: contract.json:1: $.rules[0].schema.$schema: only JSON Schema 2020-12 "
-                             f'is read ("https://json-schema.org/draft/2020-12/schema"), got "{draft}"\n')
+    for schema, at in (({"$schema": draft, "type": "object"}, ""),
+                       # a resource of its own inside (an `$id`), which the validator would partly read as its draft
+                       ({"$defs": {"x": {"$id": "urn:x", "$schema": draft, "items": [{"type": "string"}]}},
+                         "properties": {"a": {"$ref": "urn:x"}}}, ".$defs.x")):
+        rule = {"id": "shape", "kind": kind, "schema": schema, **({"tool": "t"} if kind == "tool_args" else {})}
+        write("contract.json", json.dumps({"version": 2, "name": "drafts", "rules": [rule]}))
+        result = cli("validate", "--contract", "contract.json")
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (f"agent-invariants: contract.json:1: $.rules[0].schema{at}.$schema: only JSON Schema "
+                                 f'2020-12 is read ("https://json-schema.org/draft/2020-12/schema"), got "{draft}"\n')
 
 
 def test_a_key_holding_a_lone_surrogate_is_named_with_its_json_escape():

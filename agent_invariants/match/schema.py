@@ -53,10 +53,9 @@ class ArgsSchema:
         except ImportError:
             raise FieldProblem(field, "a schema needs the jsonschema extra: "
                                       "pip install 'agent-invariants[jsonschema]'") from None
-        if isinstance(schema, dict) and isinstance(schema.get("$schema"), str) and \
-                schema["$schema"] not in (_DRAFT, _DRAFT + "#"):
-            raise FieldProblem(f"{field}.$schema", f"only JSON Schema 2020-12 is read ({show(_DRAFT)}), "
-                                                   f"got {show(schema['$schema'])}")
+        other = next(_other_drafts(schema, field), None)
+        if other is not None:
+            raise FieldProblem(other[0], f"only JSON Schema 2020-12 is read ({show(_DRAFT)}), got {show(other[1])}")
         for where, reference in _references(schema, field):
             if not reference.startswith("#"):
                 raise FieldProblem(where, f"only local references (starting with #) are allowed, got {reference!r}")
@@ -571,6 +570,21 @@ def _patterns(schema: Any, path: str) -> Iterator[tuple[str, str]]:
     elif isinstance(schema, list):
         for position, item in enumerate(schema):
             yield from _patterns(item, f"{path}[{position}]")
+
+
+def _other_drafts(schema: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(JSON path, value) of each `$schema` that names another draft than 2020-12, at the root or
+    in a subschema (a resource with its own `$id` may name its own draft, which the validator then
+    partly follows); values (`const`, `enum`, `default`, `examples`) are data, not looked into."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "$schema" and isinstance(value, str) and value not in (_DRAFT, _DRAFT + "#"):
+                yield member(path, key), value
+            elif key not in ("const", "enum", "default", "examples"):
+                yield from _other_drafts(value, member(path, key))
+    elif isinstance(schema, list):
+        for position, item in enumerate(schema):
+            yield from _other_drafts(item, f"{path}[{position}]")
 
 
 def _references(schema: Any, path: str) -> Iterator[tuple[str, str]]:
