@@ -52,11 +52,13 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
-_VALUES = ("const", "default", "examples", "enum")
-"""Schema keys that hold values, not schemas: a key inside them (a `required` of a default
-object) is data, whose order counts."""
+_SUBSCHEMAS = ("items", "additionalItems", "additionalProperties", "contains", "propertyNames", "not", "if",
+               "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_SUBSCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf", "items")
 _NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-"""Schema keys that map names to schemas: a name there is no keyword."""
+"""The keywords whose values are schemas: one, a list of them, or a map of names to them. Any
+other keyword's value (`const`, `default`, `examples`, an `x-` extension) is data, whose order
+counts, even where it holds a key named `required`, `enum` or `type`."""
 
 
 class McpAnswer(NamedTuple):
@@ -379,22 +381,24 @@ def snapshot_drift(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
 
 
 def _unordered(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {key: _unordered_at(key, value) for key, value in schema.items()}
-    if isinstance(schema, list):
-        return [_unordered(item) for item in schema]
-    return schema
+    """A schema with the set-like arrays of it and its subschemas sorted."""
+    if not isinstance(schema, dict):
+        return schema
+    return {key: _unordered_at(key, value) for key, value in schema.items()}
 
 
 def _unordered_at(key: str, value: Any) -> Any:
-    """The value of a schema's keyword `key`, its set-like arrays sorted, its values kept."""
+    """The value of a schema's keyword `key`: its set-like arrays sorted, its subschemas too,
+    anything else kept as it is."""
     if key in _UNORDERED and isinstance(value, list):
         return sorted(value, key=canonical)
-    if key in _VALUES:
-        return value
+    if key in _SUBSCHEMA_LISTS and isinstance(value, list):
+        return [_unordered(schema) for schema in value]
+    if key in _SUBSCHEMAS:
+        return _unordered(value)
     if key in _NAMED and isinstance(value, dict):   # (a property named `default` is a schema)
         return {name: _unordered(schema) for name, schema in value.items()}
-    return _unordered(value)
+    return value
 
 
 def _split(command: str) -> list[str]:
