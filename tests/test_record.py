@@ -1873,6 +1873,19 @@ def test_the_command_says_what_its_check_noticed_as_check_does(cli: Any) -> None
     (b'\xef\xbb\xbf{"a": 1}', "starts with a UTF-8 byte order mark, which these JSON files may not start with; save "
                               "the file without it"),
 ])
+@pytest.mark.parametrize(("given", "problem"), [
+    ('{"a": [1,,2]}', "not JSON: invalid JSON at line 1, column 10: invalid character"),
+    ('{"a": 1e999}', "not JSON: invalid JSON at line 1, column 7: 1e999 is out of range (Infinity is not a number "
+                     "JSON allows)"),
+])
+def test_an_input_given_inline_that_is_not_json_is_told_where(tmp_path: Path, given: str, problem: str) -> None:
+    contract, fixtures = _inputs(tmp_path)
+    with pytest.raises(InputError) as refused:
+        record(contract, [sys.executable, "-c", "pass"],
+               RecordOptions(fixtures=str(fixtures), input=given, out=str(tmp_path / "t.jsonl")))
+    assert str(refused.value) == f"--input: {problem}"
+
+
 def test_an_input_file_that_is_not_json_is_told_where_as_every_file_is(tmp_path: Path, content: bytes,
                                                                           problem: str) -> None:
     """`--input @FILE` passed the decoder's own words on ("invalid character (byte 9)", "Input data

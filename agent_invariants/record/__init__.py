@@ -45,6 +45,7 @@ from agent_invariants.contract import Contract
 from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError
+from agent_invariants.jsontext import TOO_DEEP, syntax_problem_in_file
 from agent_invariants.output import input_at, move_new, refuse_unwritable, same_file, shown
 from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
@@ -332,10 +333,13 @@ def _input(options: RecordOptions, fixtures: Fixtures | None) -> Any:
         value = json_file(options.input[1:], MAX_MESSAGE_BYTES, where, "JSON")
     else:
         where = "--input"
+        data = replace_lone_surrogates(options.input.encode("utf-8", "surrogateescape"))
         try:
-            value = msgspec.json.decode(replace_lone_surrogates(options.input.encode("utf-8", "surrogateescape")))
-        except (msgspec.DecodeError, RecursionError) as exc:   # (also 1e999)
-            raise InputError(f"{where}: not JSON: {exc}") from None
+            value = msgspec.json.decode(data)
+        except RecursionError:
+            raise InputError(f"{where}: not JSON: {TOO_DEEP}") from None
+        except msgspec.DecodeError as exc:   # (also 1e999): where, as in a file
+            raise InputError(f"{where}: not JSON: {syntax_problem_in_file(data, exc)}") from None
     problem = too_big_for_a_line(value, "the input")
     if problem is not None:
         raise InputError(f"{where}: {problem}")
