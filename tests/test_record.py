@@ -1865,14 +1865,6 @@ def test_the_command_says_what_its_check_noticed_as_check_does(cli: Any) -> None
     assert said in check.stderr
 
 
-@pytest.mark.parametrize(("content", "problem"), [
-    (b'{"a":\n  [1,,2]}', "not JSON: invalid JSON at line 2, column 6: invalid character"),
-    (b'{"a": [1,', "not JSON: invalid JSON at line 1, column 10: the JSON ends before the value is complete"),
-    ('{"a": 1}'.encode("utf-16"), "is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8: save it as "
-                                  "UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)"),
-    (b'\xef\xbb\xbf{"a": 1}', "starts with a UTF-8 byte order mark, which these JSON files may not start with; save "
-                              "the file without it"),
-])
 @pytest.mark.parametrize(("given", "problem"), [
     ('{"a": [1,,2]}', "not JSON: invalid JSON at line 1, column 10: invalid character"),
     ('{"a": 1e999}', "not JSON: invalid JSON at line 1, column 7: 1e999 is out of range (Infinity is not a number "
@@ -1886,6 +1878,14 @@ def test_an_input_given_inline_that_is_not_json_is_told_where(tmp_path: Path, gi
     assert str(refused.value) == f"--input: {problem}"
 
 
+@pytest.mark.parametrize(("content", "problem"), [
+    (b'{"a":\n  [1,,2]}', "not JSON: invalid JSON at line 2, column 6: invalid character"),
+    (b'{"a": [1,', "not JSON: invalid JSON at line 1, column 10: the JSON ends before the value is complete"),
+    ('{"a": 1}'.encode("utf-16"), "is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8: save it as "
+                                  "UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)"),
+    (b'\xef\xbb\xbf{"a": 1}', "starts with a UTF-8 byte order mark, which these JSON files may not start with; save "
+                              "the file without it"),
+])
 def test_an_input_file_that_is_not_json_is_told_where_as_every_file_is(tmp_path: Path, content: bytes,
                                                                           problem: str) -> None:
     """`--input @FILE` passed the decoder's own words on ("invalid character (byte 9)", "Input data
