@@ -220,6 +220,7 @@ def test_a_run_whose_root_ends_before_it_starts_still_starts_first_and_ends_last
     ("", "execute_tool refund", "refund"), ("", "execute_tool  refund ", "refund"),
     ("", " execute_tool refund", "refund"), ("  ", "execute_tool refund", "refund"),
     (" refund ", "execute_tool", "refund"), ("", "execute_tool ", "<unnamed>"), ("", "execute_tool", "<unnamed>"),
+    ("", "execute_tool\trefund", "refund"), ("", "execute_toolkit", "execute_toolkit"),
     (" ", " ", "<unnamed>")])
 def test_a_tool_span_without_a_tool_name_is_named_by_its_span_name_trimmed(tmp_path: Path, attribute: str,
                                                                           span_name: str, tool_name: str) -> None:

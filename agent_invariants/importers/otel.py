@@ -34,6 +34,7 @@ attribute gives it, or a profile; otherwise there is none (output rules then say
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, insort
 from collections.abc import Iterator
 from typing import Any
@@ -83,8 +84,11 @@ def _tool_named(named: Any, span_name: str) -> Any:
     if named is not None and not isinstance(named, str):
         return named
     name = (named or "").strip() or span_name.strip()
-    name = "" if name == "execute_tool" else name.removeprefix("execute_tool ").strip()
-    return name or "<unnamed>"
+    return _OPERATION_WORD.sub("", name).strip() or "<unnamed>"
+
+
+_OPERATION_WORD = re.compile(r"\Aexecute_tool(?:\s+|\Z)")
+"""The operation that starts a tool span's name, and the whitespace after it (a tab too)."""
 
 
 def span_error(span: Span) -> str:
