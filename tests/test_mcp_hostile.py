@@ -385,12 +385,10 @@ def test_replies_that_cannot_be_written_end_the_server_with_one_line() -> None:
         2, "agent-invariants: standard output: cannot write: No space left on device\n")
 
 
-@pytest.mark.slow
-def test_a_client_that_reads_no_reply_is_not_read_from(tmp_path: Path) -> None:
-    """A client that writes requests and reads nothing: once MAX_IN_FLIGHT requests wait for
-    replies the full pipe cannot take, the server reads no more lines, so the client's writes
-    block and the server's memory stays flat. (Before, it read on, each request's handler holding
-    its reply: 1.5 GiB in eight seconds.)"""
+def flood_unread(lines: Iterator[bytes], quiet: float) -> tuple[int, bool, str]:
+    """Start a server, open a session, then write `lines` and read nothing, until `quiet` seconds
+    pass without a line written: how many were written, whether the writer was left blocked, and
+    the server's /proc status then."""
     sent = [0]
     with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
@@ -402,19 +400,19 @@ def test_a_client_that_reads_no_reply_is_not_read_from(tmp_path: Path) -> None:
         def flood() -> None:
             assert proc.stdin is not None
             try:
-                for number in range(100_000):
-                    proc.stdin.write(request(number, "tools/list") + b"\n")
-                    sent[0] = number + 1
-                proc.stdin.flush()
+                for line in lines:
+                    proc.stdin.write(line + b"\n")
+                    proc.stdin.flush()
+                    sent[0] += 1
             except (BrokenPipeError, ValueError):   # the server is killed below
                 pass
 
         writer = threading.Thread(target=flood, daemon=True)
         writer.start()
         seen = -1
-        while sent[0] != seen:   # until a second passes without a line written
+        while sent[0] != seen:
             seen = sent[0]
-            writer.join(1.0)
+            writer.join(quiet)
         try:
             stalled = writer.is_alive()
             status = Path(f"/proc/{proc.pid}/status").read_text(encoding="utf-8")
@@ -423,10 +421,20 @@ def test_a_client_that_reads_no_reply_is_not_read_from(tmp_path: Path) -> None:
             writer.join(10)
             with contextlib.suppress(BrokenPipeError):   # (the lines still buffered)
                 proc.stdin.close()
+    return sent[0], stalled, status
+
+
+@pytest.mark.slow
+def test_a_client_that_reads_no_reply_is_not_read_from() -> None:
+    """A client that writes requests and reads nothing: once MAX_IN_FLIGHT requests wait for
+    replies the full pipe cannot take, the server reads no more lines, so the client's writes
+    block and the server's memory stays flat. (Before, it read on, each request's handler holding
+    its reply: 1.5 GiB in eight seconds.)"""
+    sent, stalled, status = flood_unread((request(number, "tools/list") for number in range(100_000)), 1.0)
     resident_mib = int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
     assert stalled
     # the pipe's 64 KiB (about 1,400 of these lines), the reader's buffer and the requests in flight
-    assert MAX_IN_FLIGHT < sent[0] < 5_000
+    assert MAX_IN_FLIGHT < sent < 5_000
     assert resident_mib < BASELINE_MIB
 
 
@@ -444,39 +452,11 @@ def test_a_client_that_reads_no_reply_waits_on_one_tool_call_at_a_time() -> None
                                                                                             for key in keys}}
               for seq in range(1, 101)]
     big = call(0, "agent_invariants_check_trace", {"contract": contract, "events": events})
-    sent = [0]
-    with subprocess.Popen([sys.executable, "-m", "agent_invariants", "serve"], cwd=REPO, stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(b"".join(line + b"\n" for line in OPENING))
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == "init"
-
-        def flood() -> None:
-            assert proc.stdin is not None
-            try:
-                for number in range(16):
-                    proc.stdin.write(big.replace(b'"id": 0', f'"id": {number}'.encode(), 1) + b"\n")
-                    proc.stdin.flush()
-                    sent[0] = number + 1
-            except (BrokenPipeError, ValueError):   # the server is killed below
-                pass
-
-        writer = threading.Thread(target=flood, daemon=True)
-        writer.start()
-        seen = -1
-        while sent[0] != seen:   # until three seconds pass without a request written
-            seen = sent[0]
-            writer.join(3.0)
-        try:
-            stalled = writer.is_alive()
-        finally:
-            proc.kill()
-            writer.join(10)
-            with contextlib.suppress(BrokenPipeError):
-                proc.stdin.close()
-    assert len(big) > 200_000 and stalled
-    assert sent[0] <= 2   # the first call read, the second (larger than the pipe) waiting in it
+    assert len(big) > 200_000
+    sent, stalled, _ = flood_unread((big.replace(b'"id": 0', f'"id": {number}'.encode(), 1) for number in range(16)),
+                                    3.0)
+    assert stalled
+    assert sent <= 2   # the first call read, the second (larger than the pipe) waiting in it
 
 
 # ----------------------------------------------------------------------------------------------
