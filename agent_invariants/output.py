@@ -333,11 +333,14 @@ def adopt_standard_streams() -> None:
 
 
 def refuse_closed_output() -> None:
-    """Refuse a report bound for a standard output the tool was started without (`>&-`) before
-    any work: `record` would run the agent, with its side effects, and only then find it."""
+    """Refuse a report bound for a standard output the tool was started without (`>&-`), or with
+    one open for reading only (`1<file`), before any work: `record` would run the agent, with its
+    side effects, and only then find it."""
     raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
     if isinstance(raw, _StandardOutput) and raw.never_open:
         fail("standard output is closed: the report has nowhere to go (name a file with --output)")
+    if isinstance(raw, _StandardOutput) and raw.read_only:
+        fail("standard output is open for reading only: the report has nowhere to go (name a file with --output)")
 
 
 def _hold(descriptor: int) -> None:
@@ -377,6 +380,18 @@ class _StandardOutput(io.RawIOBase):
     def never_open(self) -> bool:
         """Whether the tool was started without a standard output."""
         return self._descriptor is None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether standard output was opened for reading only (no write to it can succeed)."""
+        import fcntl  # (POSIX, as `record`, which asks)
+
+        if self._descriptor is None:
+            return False
+        try:
+            return fcntl.fcntl(self._descriptor, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+        except OSError:
+            return False
 
     def fileno(self) -> int:
         if self._descriptor is None:

@@ -1911,3 +1911,10 @@ def test_a_closed_standard_output_is_refused_before_the_agent_runs(tmp_path: Pat
     assert (result.returncode, result.stderr) == (
         2, "agent-invariants: standard output is closed: the report has nowhere to go (name a file with --output)\n")
     assert not ran.exists() and not (tmp_path / "t.jsonl").exists()
+    (tmp_path / "read-only").write_text("")
+    result = subprocess.run(["bash", "-c", command.replace(">&-", f"1<{tmp_path / 'read-only'}")], capture_output=True,
+                            text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (
+        2, "agent-invariants: standard output is open for reading only: the report has nowhere to go (name a file "
+           "with --output)\n")
+    assert not ran.exists() and not (tmp_path / "t.jsonl").exists()
