@@ -247,6 +247,23 @@ def test_updates_without_the_trace_their_runs_were_created_in_complete_them_in_a
     assert found[-1]["output"] == "No such order."
 
 
+@pytest.mark.parametrize("run", [None, str(uuid.UUID(int=1))])
+def test_a_child_update_after_its_roots_is_read_from_a_file_as_from_a_pipe(tmp_path: Path, run: str | None) -> None:
+    """A child run's update (no trace, and an id that is no trace's) after the root's: the first
+    pass took the trace to end at the root's update, and the child's result was dropped (with
+    `--run`, exit 0: a failed call read as one never answered) or refused. Such a file is read
+    whole, as a pipe is."""
+    traced = tmp_path / "traced.runs.jsonl"
+    langsmith_traceable.write_by_hand(traced, traced=True)
+    lines = traced.read_text().splitlines()
+    path = tmp_path / "late.runs.jsonl"
+    path.write_text("\n".join([*lines[:4], lines[5], lines[4]]) + "\n")   # the root's update before lookup_order's
+    found = events(path, **({} if run is None else {"run": run}))
+    assert [(event["type"], event.get("tool"), event.get("ok")) for event in found] == [
+        ("run.start", None, None), ("tool.call", "shell", None), ("tool.result", "shell", True),
+        ("tool.call", "lookup_order", None), ("tool.result", "lookup_order", False), ("run.completed", None, None)]
+
+
 @pytest.mark.parametrize("lines, problem", [
     ([2], ":1: $.name: expected the run's name (a string), here or in an earlier record of the run"),
     ([0, 5], ":2: $.name: expected the run's name (a string), here or in an earlier record of the run"),

@@ -228,7 +228,8 @@ def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[byte
     file. None for a file that is one JSON document (read whole anyway). The run past `MAX_RUNS`
     is an error at its line. With `own` (a record's own id, group 1), a line that names no run
     but the id of one named before counts for it: a LangSmith root run's update leaves its trace
-    out, and its id is its trace's."""
+    out, and its id is its trace's; a line that names no run and the id of none (a child run's
+    update) may belong to any trace, and the file is then read whole (None), as a pipe is."""
     stream = _open(source)
     try:
         head = _head(source.name, stream)
@@ -238,7 +239,10 @@ def last_lines(source: SourceFile, max_line_bytes: int, pattern: re.Pattern[byte
         for line, text in _lines(source.name, head, stream, max_line_bytes):
             named = {key(match) for match in set(pattern.findall(text))}
             if own is not None and not named - {None}:
-                named = {run_id for run_id in map(_text_id, own.findall(text)) if run_id in found}
+                ids = set(map(_text_id, own.findall(text)))
+                named = {run_id for run_id in ids if run_id in found}
+                if ids and not named:   # (an update of a run inside a trace: which one, only a whole read tells)
+                    return None
             for run_id in named:
                 if run_id is not None and (wanted is None or run_id == wanted):
                     if run_id not in found and len(found) >= MAX_RUNS:
