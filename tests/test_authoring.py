@@ -245,6 +245,10 @@ def test_a_schema_for_another_draft_is_refused_not_read_as_2020_12(cli, write, d
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr == (f"agent-invariants: contract.json:1: $.rules[0].schema{at}.$schema: only JSON Schema "
                                  f'2020-12 is read ("https://json-schema.org/draft/2020-12/schema"), got "{draft}"\n')
+    # in a keyword's value that is data (an extension, a const), a `$schema` key is data too
+    rule["schema"] = {"x-meta": {"$schema": draft}, "const": {"$schema": draft}, "properties": {"$schema": {}}}
+    write("contract.json", json.dumps({"version": 2, "name": "drafts", "rules": [rule]}))
+    assert cli("validate", "--contract", "contract.json").returncode == 0
 
 
 def test_a_key_holding_a_lone_surrogate_is_named_with_its_json_escape():

@@ -34,6 +34,7 @@ from agent_invariants.match.budget import charging, spend
 from agent_invariants.match.canonical import canonical, canonical_key, evidence_value
 from agent_invariants.match.paths import pointer
 from agent_invariants.match.regex import RegexError, compile_search
+from agent_invariants.match.subschemas import held
 from agent_invariants.rules.fields import FieldProblem
 
 __all__ = ("ArgsSchema",)
@@ -575,16 +576,22 @@ def _patterns(schema: Any, path: str) -> Iterator[tuple[str, str]]:
 def _other_drafts(schema: Any, path: str) -> Iterator[tuple[str, str]]:
     """(JSON path, value) of each `$schema` that names another draft than 2020-12, at the root or
     in a subschema (a resource with its own `$id` may name its own draft, which the validator then
-    partly follows); values (`const`, `enum`, `default`, `examples`) are data, not looked into."""
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "$schema" and isinstance(value, str) and value not in (_DRAFT, _DRAFT + "#"):
-                yield member(path, key), value
-            elif key not in ("const", "enum", "default", "examples"):
-                yield from _other_drafts(value, member(path, key))
-    elif isinstance(schema, list):
-        for position, item in enumerate(schema):
-            yield from _other_drafts(item, f"{path}[{position}]")
+    partly follows); a keyword's value that is data (`const`, an `x-` extension) is not looked into."""
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        at = member(path, key)
+        if key == "$schema" and isinstance(value, str) and value not in (_DRAFT, _DRAFT + "#"):
+            yield at, value
+        holds = held(key, value)
+        if holds == "one":
+            yield from _other_drafts(value, at)
+        elif holds == "list":
+            for position, item in enumerate(value):
+                yield from _other_drafts(item, f"{at}[{position}]")
+        elif holds == "map":
+            for name, item in value.items():
+                yield from _other_drafts(item, member(at, name))
 
 
 def _references(schema: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -42,6 +42,7 @@ from agent_invariants._safe import inert
 from agent_invariants.contract_source import json_file
 from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
+from agent_invariants.match.subschemas import held
 from agent_invariants.output import shown, write
 
 __all__ = ("McpAnswer", "McpBackend", "normalised_tools", "read_snapshot", "snapshot_drift", "snapshot_drift_of",
@@ -52,13 +53,6 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
-_SUBSCHEMAS = ("items", "additionalItems", "additionalProperties", "contains", "propertyNames", "not", "if",
-               "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
-_SUBSCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf", "items")
-_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-"""The keywords whose values are schemas: one, a list of them, or a map of names to them. Any
-other keyword's value (`const`, `default`, `examples`, an `x-` extension) is data, whose order
-counts, even where it holds a key named `required`, `enum` or `type`."""
 
 
 class McpAnswer(NamedTuple):
@@ -392,11 +386,12 @@ def _unordered_at(key: str, value: Any) -> Any:
     anything else kept as it is."""
     if key in _UNORDERED and isinstance(value, list):
         return sorted(value, key=canonical)
-    if key in _SUBSCHEMA_LISTS and isinstance(value, list):
+    holds = held(key, value)
+    if holds == "list":
         return [_unordered(schema) for schema in value]
-    if key in _SUBSCHEMAS:
+    if holds == "one":
         return _unordered(value)
-    if key in _NAMED and isinstance(value, dict):   # (a property named `default` is a schema)
+    if holds == "map":
         return {name: _unordered(schema) for name, schema in value.items()}
     return value
 
