@@ -20,7 +20,8 @@ denied calls, the agent's stderr log). The exit code:
 the check has errors or a call was denied (`--safety-exit N` instead, when an error comes from a
 safety part or a call was denied, even one the check then finds nothing at); else 2 when a
 finding says the run did not test what it was meant to (a fixture or approval miss, a run the
-harness ended); else 0.
+harness ended, MCP servers' tools that drifted from a snapshot, a server's result too large to
+record); else 0.
 
 The contract, the fixtures and the command are trusted: the agent gets `record`'s environment
 (unless `--env-clear`). `--redact KEY` keeps the values of such keys out of every file written and
