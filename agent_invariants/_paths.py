@@ -32,9 +32,7 @@ def name_problem(path: str | bytes | int) -> str | None:
     one, and Python refuses such a name with ValueError rather than the OSError of a missing
     file. (Names come from arguments, from the library's callers, and from files: an `extends`
     pack, a `$file` fixture.)"""
-    if isinstance(path, int):
-        return None
-    if "\0" not in os.fsdecode(path):
+    if isinstance(path, int) or "\0" not in os.fsdecode(path):
         return None
     return "no such file (the name holds a NUL character)"
 

@@ -189,7 +189,19 @@ def is_yaml(path: str) -> bool:
 
 
 def parse(source: ContractSource) -> Any:
-    """The document in `source`, as the reference reads it (see `mended`)."""
+    """The document in `source`, as the reference reads it (see `mended`); a key given twice in
+    one object of a version-2 JSON contract, a profile or a fixtures file is refused."""
+    document = _document(source)
+    if not source.yaml and (source.kind != "contract" or (isinstance(document, dict)
+                                                          and document.get("version") == 2)):
+        twice = _key_given_twice(source.data)
+        if twice is not None:
+            raise contract_error(source.label, [Problem(twice, _TWICE)], source)
+    return document
+
+
+def _document(source: ContractSource) -> Any:
+    """`parse`'s document, for readers of a file `parse` took already (the lines of its rules)."""
     if len(source.data) > MAX_CONTRACT_BYTES:   # bytes handed to load_contract, never read here
         raise _too_big(source.label, "contracts")
     if source.yaml:
@@ -205,10 +217,6 @@ def parse(source: ContractSource) -> Any:
     document = _parse_json(source.data, source.label, source.kind)
     if nests_too_deep(document):
         raise ContractError(source.label, None, TOO_DEEP)
-    if source.kind != "contract" or (isinstance(document, dict) and document.get("version") == 2):
-        twice = _key_given_twice(source.data)
-        if twice is not None:
-            raise contract_error(source.label, [Problem(twice, _TWICE)], source)
     return document
 
 
@@ -413,7 +421,7 @@ def pointer_lines(source: ContractSource, rules: list[str], pointers: list[str])
     place in the file (the rule's own line when the rest cannot be followed); none for a rule
     that comes from a pack. The file is parsed and scanned once for them all."""
     try:
-        document = parse(source)
+        document = _document(source)
     except ContractError:
         return {}
     own = document.get("rules") if isinstance(document, dict) else None
@@ -447,7 +455,7 @@ def contract_lines(source: ContractSource) -> ContractLines:
     """The lines of the contract's own rules (by id) and of its compare policy, for renderers
     that point into the file (SARIF). Reads nothing: `source` holds the bytes."""
     try:
-        document = parse(source)
+        document = _document(source)
     except ContractError:
         return ContractLines({}, None)
     rules = document.get("rules") if isinstance(document, dict) else None

@@ -337,9 +337,11 @@ def refuse_closed_output() -> None:
     one open for reading only (`1<file`), before any work: `record` would run the agent, with its
     side effects, and only then find it."""
     raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
-    if isinstance(raw, _StandardOutput) and raw.never_open:
+    if not isinstance(raw, _StandardOutput):
+        return   # (the caller redirected sys.stdout)
+    if raw.never_open:
         fail("standard output is closed: the report has nowhere to go (name a file with --output)")
-    if isinstance(raw, _StandardOutput) and raw.read_only:
+    if raw.read_only:
         fail("standard output is open for reading only: the report has nowhere to go (name a file with --output)")
 
 

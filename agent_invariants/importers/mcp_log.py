@@ -112,10 +112,12 @@ class _Call:
     call's number in its session): a session may use an id again once it was answered, and the
     timeline must not take the second call's events for the first's."""
 
-    __slots__ = ("args", "at", "done", "key", "line", "same", "tool")
+    __slots__ = ("args", "at", "call_id", "done", "key", "line", "same", "tool")
 
-    def __init__(self, key: tuple[str, str, object, int], tool: str, args: Any, at: int, line: int) -> None:
+    def __init__(self, key: tuple[str, str, object, int], tool: str, args: Any, at: int, line: int,
+                 call_id: str) -> None:
         self.key, self.tool, self.args, self.at, self.line = key, tool, args, at, line
+        self.call_id = call_id   # (the id as its request wrote it: the key holds what it compares as)
         self.done = False
         self.same: tuple[str, object] | None = None   # (tool, arguments as JSON-equal values meet), once indexed
 
@@ -269,8 +271,9 @@ class _Session:
             self._input_responses(at, continued, params, line)
             return continued
         self.calls += 1
-        call = _Call((self.id, side, _id_key(message["id"]), self.calls), tool, args, at, line)
-        event: dict[str, Any] = {"type": "tool.call", "tool": tool, "call_id": f"{self.id}:{_id_text(message['id'])}"}
+        call = _Call((self.id, side, _id_key(message["id"]), self.calls), tool, args, at, line,
+                     f"{self.id}:{_id_text(message['id'])}")
+        event: dict[str, Any] = {"type": "tool.call", "tool": tool, "call_id": call.call_id}
         if parsed is not None:
             event["args"] = parsed
         elif raw is not None:
@@ -317,7 +320,7 @@ class _Session:
         call.done = True
         self.pending.remove(call)
         event: dict[str, Any] = {"type": "tool.result", "tool": call.tool,
-                                 "call_id": f"{self.id}:{_id_text(call.key[2])}"}
+                                 "call_id": call.call_id}
         if "error" in message:
             event["ok"] = False
             event["data"] = {"error": message["error"]}
@@ -339,7 +342,7 @@ class _Session:
 
     def _grant(self, at: int, call: _Call, answer: dict[str, Any], line: int, request_id: object) -> None:
         accepted = answer.get("action") == "accept"
-        event: dict[str, Any] = {"type": "approval.granted", "call_id": f"{self.id}:{_id_text(call.key[2])}",
+        event: dict[str, Any] = {"type": "approval.granted", "call_id": call.call_id,
                                  "tool": call.tool, "approval_scope": call.tool, "approved": accepted}
         if request_id is not None:
             shown = request_id if isinstance(request_id, str) and request_id.startswith("input:") \
@@ -370,7 +373,7 @@ class _Session:
         call.done = True
         self.pending.remove(call)
         event: dict[str, Any] = {"type": "tool.cancelled", "tool": call.tool,
-                                 "call_id": f"{self.id}:{_id_text(call.key[2])}"}
+                                 "call_id": call.call_id}
         reason = params.get("reason")
         if isinstance(reason, str) and reason:
             event["data"] = {"reason": reason}
@@ -407,15 +410,17 @@ def _id_key(value: object) -> object:
     """A JSON-RPC id as a key: 1 and "1" are different ids, 1 and 1.0 one (the same JSON
     number, as a proxy that reads and writes JSON may write it; compared as JavaScript holds
     numbers), and `requestId`, which may be anything, as its JSON."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return (type(value).__name__, value) if isinstance(value, bool) else ("other", _id_text(value))
-    return ("str", value) if isinstance(value, str) else ("number", as_double(value))
+    if isinstance(value, str):
+        return ("str", value)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", as_double(value))
+    return ("other", _id_text(value))
 
 
 def _id_text(value: object) -> str:
     """A JSON-RPC id as call ids spell it: a string as it is, anything else as JSON (`7`, `true`)."""
-    if isinstance(value, tuple):   # a key made by _id_key
-        value = value[1]
     if isinstance(value, str):
         return value
     try:

@@ -363,6 +363,7 @@ def _validator_type(charged: bool) -> Any:
     schema was compiled under (`budget.charging`: twenty rules whose schema walks the 900,000
     values of a call's args took 33 s on the MCP server)."""
     from jsonschema import Draft202012Validator, ValidationError, validators
+    from jsonschema._utils import equal  # (as `_same`, bound once: it runs for each value checked)
 
     def pattern(validator: Any, text: str, instance: Any, schema: Any) -> Any:
         if validator.is_type(instance, "string") and _search(text)(instance) is None:
@@ -384,7 +385,7 @@ def _validator_type(charged: bool) -> Any:
             seen: dict[object, list[int]] = {}
             for position, item in enumerate(instance):
                 alike = seen.setdefault(_key(item), [])
-                first = next((earlier for earlier in alike if _same(instance[earlier], item)), None)
+                first = next((earlier for earlier in alike if equal(instance[earlier], item)), None)
                 if first is not None:   # (named by its items: the whole array may be megabytes)
                     yield ValidationError(f"has non-unique elements: items {first} and {position} are equal")
                     return
@@ -393,7 +394,7 @@ def _validator_type(charged: bool) -> Any:
     def enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Any:
         # the validator's own compares the value with each member (an enum of 100,000 objects:
         # 0.46 s a value); only members whose equality key is the value's are compared
-        if not any(_same(member, instance) for member in _enum_keys(enums).get(_key(instance), ())):
+        if not any(equal(member, instance) for member in _enum_keys(enums).get(_key(instance), ())):
             yield ValidationError(f"{instance!r} is not one of {_listed(enums)}")
 
     def additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Any:

@@ -419,17 +419,9 @@ def evaluate(node: Node, actual: Any, resolve: Resolve, *, exact: bool = False,
     return outcome
 
 
-class _Unsaid(list):  # type: ignore[type-arg]
-    """The mismatches of a try no one asks why of: none are kept (`_mismatch` writes none)."""
-
-    __slots__ = ()
-
-    def append(self, entry: Any) -> None:
-        pass
-
-
-_UNSAID = _Unsaid()
-"""Shared by every quiet outcome: it holds nothing."""
+_UNSAID: list[dict[str, Any]] = []
+"""The mismatches of every quiet outcome, a try no one asks why of: `_mismatch` writes none to it,
+so it holds nothing."""
 
 
 def _quiet() -> Outcome:
