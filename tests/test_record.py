@@ -1486,6 +1486,40 @@ def test_an_mcp_server_that_dies_at_start_up_is_explained_by_its_last_stderr_lin
     assert not Path(cli.cwd, "t.jsonl").exists()
 
 
+def test_the_servers_start_side_by_side_and_serve_in_the_order_named(cli, write) -> None:
+    """Each `--mcp` server has the whole start-up deadline: two that take 3 and 2.5 s to start both
+    start within 5.5 s (one after the other, they took over 5.5 s). Their tools are listed, and a tool
+    both list is served, in the order the servers are named, not the order they got ready in."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("s.json", [*START, *call("c1", "lookup", {"order": "A9"}), *call("c2", "huge", {"megabytes": 0}), *DONE])
+    first, second = (f"{sys.executable} {SERVER} --start-delay {delay}" for delay in (3, 2.5))
+    result = cli("record", "-c", "c.json", "--mcp", first, "--mcp", f"{second} --huge", "--mcp-start-timeout-ms",
+                 "5500", "--out", "t.jsonl", "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
+                 "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(tool["name"], tool["server"]) for tool in events[1]["data"]["tools"]] == [
+        ("lookup", 0), ("slow", 0), ("broken", 0), ("lookup", 1), ("huge", 1), ("slow", 1), ("broken", 1)]
+    answers = [(event["call_id"], event["ok"], event["data"]) for event in events if event["type"] == "tool.result"]
+    assert answers == [("c1", True, {"mcp": {"server": 0}}), ("c2", True, {"mcp": {"server": 1}})]
+
+
+def test_of_several_servers_that_fail_to_start_the_first_named_is_told(cli, write) -> None:
+    """Servers that start side by side may fail in any order: the error is the first named one's,
+    whichever failed first, and nothing of any is left."""
+    import shlex
+    write("c.json", V2)
+    write("late.py", "import sys, time\ntime.sleep(1.5)\nsys.stderr.write('late: no config\\n')\nsys.exit(3)\n")
+    write("early.py", "import sys\nsys.stderr.write('early: no key\\n')\nsys.exit(3)\n")
+    late, early = (shlex.join([sys.executable, name]) for name in ("late.py", "early.py"))
+    result = cli("record", "-c", "c.json", "--mcp", late, "--mcp", early, "--mcp", f"{sys.executable} {SERVER}",
+                 "--out", "t.jsonl", "--", "true")
+    assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(late)}: initialize failed: Connection closed; "
+                             "its stderr ended with: late: no config\n")
+    assert result.returncode == 2
+    assert not Path(cli.cwd, "t.jsonl").exists()
+
+
 def test_a_server_that_does_not_start_in_time_is_ended_at_the_deadline(cli, write) -> None:
     """`--mcp-start-timeout-ms` is the user's deadline: a server that never answers `initialize`
     (and ignores SIGTERM) is ended then, not after the SDK's few seconds of grace for each way of
@@ -1501,8 +1535,8 @@ def test_a_server_that_does_not_start_in_time_is_ended_at_the_deadline(cli, writ
                  "--", "true")
     took = time.monotonic() - started
     assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(command)}: no answer to initialize before the "
-                             "start-up deadline ran out (--mcp-start-timeout-ms, shared by the servers, which start "
-                             "one after another); its stderr ended with: loading the model\n")
+                             "start-up deadline ran out (--mcp-start-timeout-ms); its stderr ended with: loading the "
+                             "model\n")
     assert result.returncode == 2
     assert took < 4, took   # (the SDK's grace alone is 4 s: 2 after closing stdin, 2 after SIGTERM)
     pid = int(Path(cli.cwd, "pid").read_text())

@@ -1,12 +1,13 @@
 """`record --mcp 'SERVER_CMD ARGS'`: real stdio MCP servers answer the tools no fixture names.
 
 Each `--mcp` string is split as a shell would split it (never run through a shell) and started
-through the official MCP SDK. `initialize` and the paginated `tools/list` of every server run
-under one start-up deadline, before the agent starts: a server that cannot start or answer in
-time is bad input (exit 2). A tool is served by the first server that lists it. Each call is
-forwarded as `tools/call` under its own deadline; the result is the call's `structuredContent`,
-else its `content` blocks, and `isError`, a JSON-RPC error or the deadline make it `ok: false`.
-The duration is measured (and left out under `--fake-clock`, which must give identical traces).
+through the official MCP SDK. The servers start side by side, before the agent starts, and the
+`initialize` and paginated `tools/list` of each run under one start-up deadline: a server that
+cannot start or answer in time is bad input (exit 2; of several, the first named). A tool is
+served by the first server that lists it. Each call is forwarded as `tools/call` under its own
+deadline; the result is the call's `structuredContent`, else its `content` blocks, and `isError`,
+a JSON-RPC error or the deadline make it `ok: false`. The duration is measured (and left out
+under `--fake-clock`, which must give identical traces).
 
 The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
 their own (an anyio blocking portal), and `record` waits for each answer there. A server's
@@ -81,62 +82,92 @@ class McpBackend:
 
     def _start(self, seconds: float) -> None:
         try:
+            import mcp  # noqa: F401 (to tell that the extra is missing before anything starts)
             from anyio.from_thread import start_blocking_portal
-            from mcp import ClientSession, StdioServerParameters, stdio_client
         except ImportError:
             raise InputError("--mcp needs the mcp extra: pip install 'agent-invariants[mcp]'") from None
+        servers = [_Starting(command, _split(command)) for command in self.commands]
         self._quiet = _Quiet()   # the SDK logs a server's noise with tracebacks on our stderr: not wanted
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         deadline = time.monotonic() + seconds
-        stderr: _StderrTail | None = None   # the stderr of the server being started
+        before = _children()
+        threads = [threading.Thread(target=self._start_one, args=(server, deadline), name="mcp-server-start",
+                                    daemon=True) for server in servers]
         try:
-            for number, command in enumerate(self.commands):
-                stderr = None
-                argv = _split(command)
-                params = StdioServerParameters(command=argv[0], args=argv[1:])
-                stderr = _StderrTail()
-                self._stderr.append(stderr)
-                transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=stderr.file))
-                before = _children()
-                try:
-                    streams = self._enter(transport, deadline, command)
-                finally:
-                    stderr.started()
-                self._groups.extend(_children() - before)   # the SDK starts each server leading a group
-                session = self._enter(self._portal.wrap_async_context_manager(ClientSession(*streams)), deadline,
-                                      command)
-                self._sessions.append(session)
-                self._within(session.initialize, deadline, command, "initialize")
-                cursor = None
-                while True:
-                    listed = self._within(functools.partial(session.list_tools, params=_page(cursor)), deadline,
-                                          command, "tools/list")
-                    for tool in listed.tools:
-                        entry = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-                        self.tools.append({**entry, "server": number})
-                        self._owner.setdefault(entry["name"], number)
-                    cursor = getattr(listed, "next_cursor", None)
-                    if not cursor:
-                        break
-        except InputError as exc:
-            self._kill()   # no grace for a server that failed to start: the deadline is the user's
-            said = "" if stderr is None else stderr.last_line()
-            self.close()
-            if said:
-                raise InputError(f"{exc}; its stderr ended with: {said}") from None
-            raise
+            try:
+                for thread in threads:
+                    thread.start()
+            finally:
+                for thread in threads:   # (interrupted, each still ends by the deadline)
+                    if thread.ident is not None:
+                        thread.join()
         except BaseException:
+            self._started(servers, before)
             self._kill()
             self.close()
             raise
+        self._started(servers, before)
+        failed = next((server for server in servers if server.error is not None), None)
+        if failed is not None and failed.error is not None:
+            error = failed.error
+            self._kill()   # no grace for a server that failed to start: the deadline is the user's
+            said = "" if failed.stderr is None else failed.stderr.last_line()
+            self.close()
+            if said and isinstance(error, InputError):
+                raise InputError(f"{error}; its stderr ended with: {said}") from None
+            raise error   # (an InputError as it is; any other, a fault of ours, goes on up)
+        for number, server in enumerate(servers):
+            for entry in server.tools:
+                self.tools.append({**entry, "server": number})
+                self._owner.setdefault(entry["name"], number)
 
-    def _enter(self, manager: Any, deadline: float, command: str) -> Any:
+    def _start_one(self, server: _Starting, deadline: float) -> None:
+        """Start one server and its session, and list its tools (in a thread of its own, which
+        waits on the portal: the servers start side by side)."""
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+
+        command, argv = server.command, server.argv
+        try:
+            params = StdioServerParameters(command=argv[0], args=argv[1:])
+            server.stderr = stderr = _StderrTail()
+            transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=stderr.file))
+            try:
+                streams = self._enter(server, transport)
+            finally:
+                stderr.started()
+            server.session = session = self._enter(server, self._portal.wrap_async_context_manager(
+                ClientSession(*streams)))
+            self._within(session.initialize, deadline, command, "initialize")
+            cursor = None
+            while True:
+                listed = self._within(functools.partial(session.list_tools, params=_page(cursor)), deadline,
+                                      command, "tools/list")
+                server.tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+                                    for tool in listed.tools)
+                cursor = getattr(listed, "next_cursor", None)
+                if not cursor:
+                    break
+        except BaseException as exc:   # told by the thread that waits for them all
+            server.error = exc
+
+    def _started(self, servers: list[_Starting], before: set[int]) -> None:
+        """Take over what the servers that started hold: their sessions, the context managers to
+        leave (in the order entered, server by server), their stderr, their process groups."""
+        self._groups.extend(_children() - before)   # the SDK starts each server leading a group
+        for server in servers:
+            self._sessions.append(server.session)
+            self._exits.extend(server.exits)
+            if server.stderr is not None:
+                self._stderr.append(server.stderr)
+
+    @staticmethod
+    def _enter(server: _Starting, manager: Any) -> Any:
         try:
             value = manager.__enter__()
         except Exception as exc:
-            raise InputError(f"--mcp {shlex.quote(command)}: cannot start: {_reason(exc)}") from None
-        self._exits.append(manager)
+            raise InputError(f"--mcp {shlex.quote(server.command)}: cannot start: {_reason(exc)}") from None
+        server.exits.append(manager)
         return value
 
     def _within(self, call: Any, deadline: float, command: str, what: str) -> Any:
@@ -149,8 +180,7 @@ class McpBackend:
             return self._portal.call(bounded)
         except TimeoutError:
             raise InputError(f"--mcp {shlex.quote(command)}: no answer to {what} before the start-up deadline ran "
-                             "out (--mcp-start-timeout-ms, shared by the servers, which start one after another)") \
-                from None
+                             "out (--mcp-start-timeout-ms)") from None
         except Exception as exc:
             raise InputError(f"--mcp {shlex.quote(command)}: {what} failed: {_reason(exc)}") from None
 
@@ -221,6 +251,18 @@ class McpBackend:
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
         self._groups.clear()
+
+
+class _Starting:
+    """One `--mcp` server while it starts: what its thread makes of it."""
+
+    def __init__(self, command: str, argv: list[str]) -> None:
+        self.command, self.argv = command, argv
+        self.exits: list[Any] = []        # its context managers, entered, in order
+        self.session: Any = None
+        self.stderr: _StderrTail | None = None
+        self.tools: list[dict[str, Any]] = []   # as listed, in order
+        self.error: BaseException | None = None
 
 
 class _StderrTail:

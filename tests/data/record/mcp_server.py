@@ -2,7 +2,7 @@
 fails, and, started with --changed, a schema that changed; with --huge, a tool answering
 megabytes; with --defaults, one whose schema holds a default value; with --rpc-error, one answering
 a JSON-RPC error; with --spawn FILE, it starts a process of its own that would sleep for a minute,
-and writes its pid to FILE."""
+and writes its pid to FILE; with --start-delay SECONDS, it waits that long before it serves."""
 import subprocess
 import sys
 import time
@@ -66,4 +66,6 @@ if __name__ == "__main__":
         sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         with open(sys.argv[sys.argv.index("--spawn") + 1], "w", encoding="utf-8") as pid_file:
             pid_file.write(str(sleeper.pid))
+    if "--start-delay" in sys.argv:
+        time.sleep(float(sys.argv[sys.argv.index("--start-delay") + 1]))
     app.run()
