@@ -1368,6 +1368,64 @@ def test_a_server_error_of_code_32000_is_no_closed_connection(cli, write) -> Non
         (False, {"error": "bad params"}), (True, {"result": "fine"})]
 
 
+RAW_SERVER = r"""
+import json, sys
+UNREADABLE = '{"jsonrpc": "2.0", "id": %s, "result": {"name": "lone \\ud800 surrogate"}}'
+print("starting up", flush=True)   # a stray line before any answer: the SDK cannot read it
+for line in sys.stdin:
+    message = json.loads(line)
+    method, number = message.get("method"), message.get("id")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "raw", "version": "0"}}
+    elif method == "tools/list":
+        if "--bad-listing" in sys.argv:
+            print(UNREADABLE % json.dumps(number), flush=True)
+            continue
+        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("good", "bad")]}
+    elif method == "tools/call":
+        if message["params"]["name"] == "bad":
+            print(UNREADABLE % json.dumps(number), flush=True)
+            continue
+        print("answering", flush=True)   # a stray line, then the answer: answered
+        result = {"content": [{"type": "text", "text": "fine"}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": number, "result": result}), flush=True)
+"""
+UNREADABLE_REASON = "Invalid JSON: unexpected end of hex escape at line 1 column 60"
+
+
+def test_an_answer_the_sdk_cannot_read_is_told_so_without_waiting_out_the_deadline(cli, write) -> None:
+    """A server's answer that the SDK cannot read (here a lone surrogate) left the request waiting
+    for the whole deadline, then told "no answer within 20000 ms" (or "before the start-up deadline
+    ran out"). After such a line the answer has a second more to come: a stray line followed by the
+    answer is answered; one that is not is told as what it is."""
+    import shlex
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("raw.py", RAW_SERVER)
+    write("s.json", [*START, *call("c1", "good", {}), *call("c2", "bad", {}), *call("c3", "good", {}), *DONE])
+    server = shlex.join([sys.executable, "raw.py"])
+    started = time.monotonic()
+    result = cli("record", "-c", "c.json", "--mcp", server, "--mcp-call-timeout-ms", "20000", "--out", "t.jsonl",
+                 "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert time.monotonic() - started < 15   # (the old wait alone was 20 s)
+    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(event["ok"], event["result"]) for event in events if event["type"] == "tool.result"] == [
+        (True, [{"type": "text", "text": "fine"}]),
+        (False, {"error": "no answer: the server wrote a line the SDK could not read (the last: "
+                          f"{UNREADABLE_REASON})"}),
+        (True, [{"type": "text", "text": "fine"}])]
+    refused = cli("record", "-c", "c.json", "--mcp", f"{server} --bad-listing", "--mcp-start-timeout-ms", "20000",
+                  "--out", "t2.jsonl", "--", "true")
+    assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --bad-listing')}: no answer to "
+                              "tools/list: the server wrote a line the SDK could not read (the last: "
+                              f"{UNREADABLE_REASON})\n")
+    assert refused.returncode == 2
+    assert not Path(cli.cwd, "t2.jsonl").exists()
+
+
 def test_repeat_writes_the_tool_snapshot_once(cli, write) -> None:
     """`--repeat 2 --write-tool-snapshot`: the first run wrote the snapshot and the second refused
     it as "already exists", with no report. It is claimed once, before the first run; a snapshot

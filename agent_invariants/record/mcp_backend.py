@@ -7,7 +7,10 @@ cannot start or answer in time is bad input (exit 2; of several, the first named
 served by the first server that lists it. Each call is forwarded as `tools/call` under its own
 deadline; the result is the call's `structuredContent`, else its `content` blocks, and `isError`,
 a JSON-RPC error or the deadline make it `ok: false`. The duration is measured (and left out
-under `--fake-clock`, which must give identical traces).
+under `--fake-clock`, which must give identical traces). A line a server writes that the SDK cannot
+read (not JSON-RPC, nested too deep, a lone surrogate) leaves the request waiting: the answer
+then has `UNREAD_GRACE` seconds more to come, and without it the error says what the SDK could
+not read, not that the server never answered.
 
 The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
 their own (an anyio blocking portal), and `record` waits for each answer there. A server's
@@ -52,6 +55,10 @@ __all__ = ("McpAnswer", "McpBackend", "normalised_tools", "read_snapshot", "snap
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """The largest tool snapshot read."""
 
+UNREAD_GRACE = 1.0
+"""Seconds a pending request waits for its answer after a line of its server that the SDK could
+not read (a server that writes a stray line and then answers is answered)."""
+
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
 
@@ -72,6 +79,7 @@ class McpBackend:
         self.tools: list[dict[str, Any]] = []      # as listed, each with the index of its server
         self._owner: dict[str, int] = {}
         self._sessions: list[Any] = []
+        self._unread: list[_Unread] = []   # each server's lines the SDK could not read
         self._exits: list[Any] = []
         self._groups: list[int] = []   # the servers' process groups (where /proc tells them)
         self._stderr: list[_StderrTail] = []   # each server's
@@ -127,7 +135,7 @@ class McpBackend:
         waits on the portal: the servers start side by side)."""
         from mcp import ClientSession, StdioServerParameters, stdio_client
 
-        command, argv = server.command, server.argv
+        argv = server.argv
         try:
             params = StdioServerParameters(command=argv[0], args=argv[1:])
             server.stderr = stderr = _StderrTail()
@@ -137,12 +145,12 @@ class McpBackend:
             finally:
                 stderr.started()
             server.session = session = self._enter(server, self._portal.wrap_async_context_manager(
-                ClientSession(*streams)))
-            self._within(session.initialize, deadline, command, "initialize")
+                ClientSession(streams[0], streams[1], message_handler=server.unread.handle)))
+            self._within(session.initialize, deadline, server, "initialize")
             cursor = None
             while True:
                 listed = self._within(functools.partial(session.list_tools, params=_page(cursor)), deadline,
-                                      command, "tools/list")
+                                      server, "tools/list")
                 server.tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json")
                                     for tool in listed.tools)
                 cursor = getattr(listed, "next_cursor", None)
@@ -157,6 +165,7 @@ class McpBackend:
         self._groups.extend(_children() - before)   # the SDK starts each server leading a group
         for server in servers:
             self._sessions.append(server.session)
+            self._unread.append(server.unread)
             self._exits.extend(server.exits)
             if server.stderr is not None:
                 self._stderr.append(server.stderr)
@@ -170,19 +179,19 @@ class McpBackend:
         server.exits.append(manager)
         return value
 
-    def _within(self, call: Any, deadline: float, command: str, what: str) -> Any:
-        import anyio
-
-        async def bounded() -> Any:
-            with anyio.fail_after(max(0.001, deadline - time.monotonic())):
-                return await call()
+    def _within(self, call: Any, deadline: float, server: _Starting, what: str) -> Any:
+        command = shlex.quote(server.command)
+        unread = server.unread
+        seen = unread.count
         try:
-            return self._portal.call(bounded)
+            return self._portal.call(unread.waiting, call, max(0.001, deadline - time.monotonic()))
         except TimeoutError:
-            raise InputError(f"--mcp {shlex.quote(command)}: no answer to {what} before the start-up deadline ran "
-                             "out (--mcp-start-timeout-ms)") from None
+            if unread.count > seen:
+                raise InputError(f"--mcp {command}: no answer to {what}: {unread.said(seen)}") from None
+            raise InputError(f"--mcp {command}: no answer to {what} before the start-up deadline ran out "
+                             "(--mcp-start-timeout-ms)") from None
         except Exception as exc:
-            raise InputError(f"--mcp {shlex.quote(command)}: {what} failed: {_reason(exc)}") from None
+            raise InputError(f"--mcp {command}: {what} failed: {_reason(exc)}") from None
 
     def serves(self, tool: str) -> bool:
         return tool in self._owner
@@ -191,16 +200,12 @@ class McpBackend:
         """Forward one call; the answer as the trace records it. While it is pending, `waiting()`
         is called again and again (it waits a moment, reading the agent): what it raises (the run
         timer ran out, `record` was interrupted) cancels the call and goes on up."""
-        import anyio
-
         number = self._owner[tool]
-        session = self._sessions[number]
+        session, unread = self._sessions[number], self._unread[number]
+        seen = unread.count
         started = time.monotonic()
-
-        async def bounded() -> Any:
-            with anyio.fail_after(self.call_timeout):
-                return await session.call_tool(tool, args if isinstance(args, dict) else None)
-        pending = self._portal.start_task_soon(bounded)
+        asked = functools.partial(session.call_tool, tool, args if isinstance(args, dict) else None)
+        pending = self._portal.start_task_soon(unread.waiting, asked, self.call_timeout)
         try:
             while not pending.done():
                 if waiting is None:
@@ -213,6 +218,8 @@ class McpBackend:
         try:
             answer = pending.result()
         except TimeoutError:
+            if unread.count > seen:
+                return McpAnswer(False, {"error": f"no answer: {unread.said(seen)}"}, _since(started), number)
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
                              _since(started), number)
         except Exception as exc:   # a JSON-RPC error, or the server gone
@@ -263,6 +270,45 @@ class _Starting:
         self.stderr: _StderrTail | None = None
         self.tools: list[dict[str, Any]] = []   # as listed, in order
         self.error: BaseException | None = None
+        self.unread = _Unread()
+
+
+class _Unread:
+    """The lines of one server that the SDK could not read, and the request waiting meanwhile,
+    whose wait such a line cuts to `UNREAD_GRACE` seconds. (Both on the portal's event loop.)"""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.reason = ""
+        self._scope: Any = None   # the deadline of the request waiting for its answer, if one is
+
+    async def waiting(self, call: Callable[[], Any], seconds: float) -> Any:
+        """`call()`, given `seconds` (TimeoutError after them, or sooner after an unreadable line)."""
+        import anyio
+
+        with anyio.fail_after(seconds) as scope:
+            self._scope = scope
+            try:
+                return await call()
+            finally:
+                self._scope = None
+
+    async def handle(self, message: Any) -> None:
+        """The session's message handler: a transport fault is a line the SDK could not read."""
+        if not isinstance(message, Exception):
+            return
+        import anyio
+
+        self.count += 1
+        self.reason = _unreadable(message)
+        if self._scope is not None:
+            self._scope.deadline = min(self._scope.deadline, anyio.current_time() + UNREAD_GRACE)
+
+    def said(self, seen: int) -> str:
+        """What to say of the lines since the `seen`th (while one request waited)."""
+        count = self.count - seen
+        lines = "a line" if count == 1 else f"{count} lines"
+        return f"the server wrote {lines} the SDK could not read (the last: {self.reason})"
 
 
 class _StderrTail:
@@ -471,6 +517,18 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
     return str(exc) or type(exc).__name__
+
+
+def _unreadable(exc: Exception) -> str:
+    """Why the SDK could not read a line: pydantic's first error, or the exception's first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            found = errors()
+            if found:
+                return inert(str(found[0].get("msg", "")), 200)
+    text = str(exc).strip()
+    return inert(text.splitlines()[0] if text else type(exc).__name__, 200)
 
 
 def _since(started: float) -> int:
