@@ -195,8 +195,9 @@ def parse(source: ContractSource) -> Any:
     if not source.yaml and (source.kind != "contract" or (isinstance(document, dict)
                                                           and document.get("version") == 2)):
         twice = _key_given_twice(source.data)
-        if twice is not None:
-            raise contract_error(source.label, [Problem(twice, _TWICE)], source)
+        if twice is not None:   # (placed at the key's last value, which readers keep: the one to drop)
+            at = locate(source.data.decode("utf-8", "replace"), (twice,), last=True).get(twice)
+            raise ContractError(source.label, twice, _TWICE, None if at is None else at.line)
     return document
 
 

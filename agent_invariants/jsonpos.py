@@ -71,11 +71,13 @@ class Position(tuple[int, int]):
         return self[1]
 
 
-def locate(text: str, wanted: Collection[str] | None = None) -> dict[str, Position]:
+def locate(text: str, wanted: Collection[str] | None = None, *, last: bool = False) -> dict[str, Position]:
     """Map each JSON path in `text` (or only those in `wanted`) to where its value starts. Best
     effort on invalid JSON: whatever could be placed before the text stopped making sense is
     returned. Naming the paths wanted keeps the map small however big the file (an array of a
-    million numbers is a million paths) and stops the scan once they are all found."""
+    million numbers is a million paths) and stops the scan once they are all found. A key an
+    object holds twice is placed at its first value, or with `last` at its last (the one JSON
+    readers keep; the whole text is then read)."""
     position = _Lines(text).at
     found: dict[str, Position] = {}
     stack: list[list[Any]] = []   # frames: [kind, path, next index or pending key]
@@ -97,9 +99,12 @@ def locate(text: str, wanted: Collection[str] | None = None) -> dict[str, Positi
         path = _child_path(stack, pending_key)
         pending_key = None
         if wanted is None or path in wanted:
-            found.setdefault(path, position(token.start()))
-            if wanted is not None and len(found) == len(wanted):
-                break
+            if last:
+                found[path] = position(token.start())
+            else:
+                found.setdefault(path, position(token.start()))
+                if wanted is not None and len(found) == len(wanted):
+                    break
         if char in "{[":
             stack.append([char, path, 0])
     return found

@@ -171,11 +171,12 @@ TWICE = "key given twice in one object: JSON readers keep the last one without a
 def test_a_key_given_twice_is_refused_in_a_version_2_contract_and_kept_last_in_version_1(cli, write):
     """`"max": 3, ..., "max": 0` reads as 0 (JSON readers keep the last key, as the Node tool's
     `JSON.parse` did): a bound changed with no one the wiser. Version 2 refuses it at its path and
-    line, in a match tree too; version 1 still reads the last, as the reference does."""
+    the line of the value kept (the last), in a match tree too; version 1 still reads the last, as
+    the reference does."""
     write("v2.json", '{"version": 2, "name": "d", "rules": [\n'
                      ' {"id": "calls", "kind": "tool_calls", "tool": "refund",\n'
                      '  "max": 3,\n  "max": 0}]}\n')
-    assert refused(cli("validate", "-c", "v2.json")) == [f"v2.json:3: $.rules[0].max: {TWICE}"]
+    assert refused(cli("validate", "-c", "v2.json")) == [f"v2.json:4: $.rules[0].max: {TWICE}"]   # (the one kept)
     write("tree.json", '{"version": 2, "name": "d", "rules": [{"id": "a", "kind": "tool_args", "tool": "t",\n'
                        ' "match": {"order": {"id": 1, "id": 2}}}]}\n')
     assert refused(cli("validate", "-c", "tree.json")) == [f"tree.json:2: $.rules[0].match.order.id: {TWICE}"]
