@@ -1889,6 +1889,58 @@ def test_what_an_mcp_server_starts_does_not_outlive_the_run(cli, write, tmp_path
         os.kill(sleeper, 0)
 
 
+STUBBORN_SERVER = f"""import atexit, os, runpy, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+open("pid-" + str(os.getpid()), "w").close()
+atexit.register(time.sleep, 60)   # the end of its input ends it not
+sys.argv = sys.argv[:1]
+runpy.run_path({str(SERVER)!r}, run_name="__main__")
+"""
+
+
+def _alive(folder: Path) -> list[int]:
+    """The stubborn servers started in `folder` that still run."""
+    pids = [int(path.name.removeprefix("pid-")) for path in folder.glob("pid-*")]
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()
+            and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()]
+
+
+def test_servers_that_do_not_end_are_ended_side_by_side(cli, write, tmp_path: Path) -> None:
+    """Servers that ignore the end of their input and SIGTERM get the SDK's few seconds of grace
+    each: three of them took 14 s to end one after the other; side by side, about 5."""
+    write("c.json", V2)
+    write("stubborn.py", STUBBORN_SERVER)
+    started = time.monotonic()
+    result = cli("record", "-c", "c.json", *[option for _ in range(3) for option in
+                                             ("--mcp", f"{sys.executable} stubborn.py")],
+                 "--out", "t.jsonl", "--env", MARK, "--", "true")
+    took = time.monotonic() - started
+    assert result.returncode == 2, result.stderr   # (the agent ended without a terminal event)
+    assert len(list(tmp_path.glob("pid-*"))) == 3
+    assert _alive(tmp_path) == []
+    assert took < 10, took
+
+
+def test_an_interrupt_while_the_servers_end_leaves_none_running(tmp_path: Path) -> None:
+    """Ctrl-C while `record` waited for servers that do not end left them running."""
+    (tmp_path / "c.json").write_text(json.dumps(V2), encoding="utf-8")
+    (tmp_path / "stubborn.py").write_text(STUBBORN_SERVER, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_invariants", "record", "-c", "c.json",
+         *[option for _ in range(2) for option in ("--mcp", f"{sys.executable} stubborn.py")],
+         "--out", "t.jsonl", "--", "true"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 15
+    while not (tmp_path / "t.jsonl").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(1)   # the agent (`true`) has ended: record waits for the servers to end
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 130, err
+    time.sleep(0.5)
+    assert len(list(tmp_path.glob("pid-*"))) == 2
+    assert _alive(tmp_path) == []
+
+
 # --- the trace is what record wrote -----------------------------------------------------------
 
 @pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting"])

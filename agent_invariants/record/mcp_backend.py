@@ -16,9 +16,10 @@ The SDK is asynchronous and `record` is not: the sessions live on an event loop 
 their own (an anyio blocking portal), and `record` waits for each answer there. A server's
 stderr is drained by a thread of its own and never mixed into ours; only its last line is shown,
 in the error of a server that fails to start (`ModuleNotFoundError: No module named 'mcp'` says
-more than "Connection closed"). The SDK ends each server when the run is over; what a
-server started itself is then ended with its process group (on Linux, where /proc tells which
-group is the server's).
+more than "Connection closed"). The SDK ends the servers when the run is over, side by side (it
+gives one that does not end a few seconds); what a server started itself is then ended with its
+process group (on Linux, where /proc tells which group is the server's), and so is every server
+at once when `record` is interrupted meanwhile.
 
 `--write-tool-snapshot F` saves the discovered tools; `--tool-snapshot F` compares them with a
 saved snapshot: name, description, input and output schema and annotations, with key order, tool
@@ -80,7 +81,7 @@ class McpBackend:
         self._owner: dict[str, int] = {}
         self._sessions: list[Any] = []
         self._unread: list[_Unread] = []   # each server's lines the SDK could not read
-        self._exits: list[Any] = []
+        self._exits: list[list[Any]] = []   # each server's context managers, in the order entered
         self._groups: list[int] = []   # the servers' process groups (where /proc tells them)
         self._stderr: list[_StderrTail] = []   # each server's
         self._portal_cm: Any = None
@@ -166,7 +167,7 @@ class McpBackend:
         for server in servers:
             self._sessions.append(server.session)
             self._unread.append(server.unread)
-            self._exits.extend(server.exits)
+            self._exits.append(server.exits)
             if server.stderr is not None:
                 self._stderr.append(server.stderr)
 
@@ -238,19 +239,28 @@ class McpBackend:
                 for number in self._closed]
 
     def close(self) -> None:
-        """End the sessions and the servers (the SDK closes their stdin, then ends them)."""
-        for manager in reversed(self._exits):
-            with contextlib.suppress(Exception):
-                manager.__exit__(None, None, None)
-        self._exits.clear()
-        if self._portal_cm is not None:
-            with contextlib.suppress(Exception):
-                self._portal_cm.__exit__(None, None, None)
-            self._portal_cm = None
-        self._quiet.restore()
-        self._kill()   # what a server started itself, and left behind
-        for stderr in self._stderr:
-            stderr.close()
+        """End the sessions and the servers (the SDK closes their stdin, then ends them), side by
+        side: the SDK gives a server that does not end a few seconds, each."""
+        threads = [threading.Thread(target=_leave, args=(exits,), name="mcp-server-end", daemon=True)
+                   for exits in self._exits if exits]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        except BaseException:
+            self._kill()   # interrupted while they end (Ctrl-C, SIGTERM): no more grace
+            raise
+        finally:
+            self._exits.clear()
+            if self._portal_cm is not None:
+                with contextlib.suppress(Exception):
+                    self._portal_cm.__exit__(None, None, None)
+                self._portal_cm = None
+            self._quiet.restore()
+            self._kill()   # what a server started itself, and left behind
+            for stderr in self._stderr:
+                stderr.close()
 
     def _kill(self) -> None:
         """End the servers' process groups at once (the SDK's own ending gives each a few seconds)."""
@@ -258,6 +268,13 @@ class McpBackend:
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
         self._groups.clear()
+
+
+def _leave(managers: list[Any]) -> None:
+    """Leave one server's context managers, the last entered first."""
+    for manager in reversed(managers):
+        with contextlib.suppress(Exception):
+            manager.__exit__(None, None, None)
 
 
 class _Starting:
