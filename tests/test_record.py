@@ -1369,59 +1369,74 @@ def test_a_server_error_of_code_32000_is_no_closed_connection(cli, write) -> Non
 
 
 RAW_SERVER = r"""
-import json, sys
+import json, sys, time
 UNREADABLE = '{"jsonrpc": "2.0", "id": %s, "result": {"name": "lone \\ud800 surrogate"}}'
-print("starting up", flush=True)   # a stray line before any answer: the SDK cannot read it
+out = sys.stdout.buffer
+def say(line):
+    out.write(line if isinstance(line, bytes) else line.encode() + b"\n")
+    out.flush()
+say("starting up")   # a stray line before any answer: skipped
 for line in sys.stdin:
     message = json.loads(line)
     method, number = message.get("method"), message.get("id")
     if method == "initialize":
+        if "--slow-start" in sys.argv:
+            time.sleep(2)   # after the banner: the answer still counts
         result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                   "serverInfo": {"name": "raw", "version": "0"}}
     elif method == "tools/list":
         if "--bad-listing" in sys.argv:
-            print(UNREADABLE % json.dumps(number), flush=True)
+            say(UNREADABLE % json.dumps(number))
             continue
-        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("good", "bad")]}
+        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("good", "bad", "slow")]}
     elif method == "tools/call":
-        if message["params"]["name"] == "bad":
-            print(UNREADABLE % json.dumps(number), flush=True)
+        name = message["params"]["name"]
+        if name == "bad":
+            say(UNREADABLE % json.dumps(number))
             continue
-        print("answering", flush=True)   # a stray line, then the answer: answered
+        say(b"\xff\xfe not UTF-8\n")   # a stray line, not even UTF-8: skipped
+        if name == "slow":
+            for _ in range(2000):
+                say("log: still working")
+            time.sleep(2)
         result = {"content": [{"type": "text", "text": "fine"}]}
     else:
         continue
-    print(json.dumps({"jsonrpc": "2.0", "id": number, "result": result}), flush=True)
+    say(json.dumps({"jsonrpc": "2.0", "id": number, "result": result}))
 """
-UNREADABLE_REASON = "Invalid JSON: unexpected end of hex escape at line 1 column 60"
+UNREADABLE_REASON = ('Invalid JSON: unexpected end of hex escape at line 1 column 60: {"jsonrpc": "2.0", "id": {}, '
+                     '"result": {"name": "lone \\ud800 surrogate"}}')
 
 
 def test_an_answer_the_sdk_cannot_read_is_told_so_without_waiting_out_the_deadline(cli, write) -> None:
     """A server's answer that the SDK cannot read (here a lone surrogate) left the request waiting
     for the whole deadline, then told "no answer within 20000 ms" (or "before the start-up deadline
-    ran out"). After such a line the answer has a second more to come: a stray line followed by the
-    answer is answered; one that is not is told as what it is."""
+    ran out"): it is told as what it is, a second after it. Stray lines are skipped, as the SDK
+    skips them, however many and however slow the answer after them (a banner, log lines), and
+    bytes that are not UTF-8 no longer cut the server off: every later answer was lost."""
     import shlex
     write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
     write("raw.py", RAW_SERVER)
-    write("s.json", [*START, *call("c1", "good", {}), *call("c2", "bad", {}), *call("c3", "good", {}), *DONE])
+    write("s.json", [*START, *call("c1", "good", {}), *call("c2", "bad", {}), *call("c3", "slow", {}),
+                     *call("c4", "good", {}), *DONE])
     server = shlex.join([sys.executable, "raw.py"])
     started = time.monotonic()
-    result = cli("record", "-c", "c.json", "--mcp", server, "--mcp-call-timeout-ms", "20000", "--out", "t.jsonl",
-                 "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    result = cli("record", "-c", "c.json", "--mcp", f"{server} --slow-start", "--mcp-call-timeout-ms", "20000",
+                 "--out", "t.jsonl", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
     assert (result.returncode, result.stderr) == (0, "")
     assert time.monotonic() - started < 15   # (the old wait alone was 20 s)
     events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    fine = [{"type": "text", "text": "fine"}]
     assert [(event["ok"], event["result"]) for event in events if event["type"] == "tool.result"] == [
-        (True, [{"type": "text", "text": "fine"}]),
-        (False, {"error": "no answer: the server wrote a line the SDK could not read (the last: "
-                          f"{UNREADABLE_REASON})"}),
-        (True, [{"type": "text", "text": "fine"}])]
+        (True, fine),
+        (False, {"error": "no answer: the server's answer could not be read "
+                          f"({UNREADABLE_REASON.replace('{}', '4')})"}),
+        (True, fine), (True, fine)]
     refused = cli("record", "-c", "c.json", "--mcp", f"{server} --bad-listing", "--mcp-start-timeout-ms", "20000",
                   "--out", "t2.jsonl", "--", "true")
     assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --bad-listing')}: no answer to "
-                              "tools/list: the server wrote a line the SDK could not read (the last: "
-                              f"{UNREADABLE_REASON})\n")
+                              "tools/list: the server's answer could not be read "
+                              f"({UNREADABLE_REASON.replace('{}', '2')})\n")
     assert refused.returncode == 2
     assert not Path(cli.cwd, "t2.jsonl").exists()
 
@@ -1562,20 +1577,26 @@ def test_the_servers_start_side_by_side_and_serve_in_the_order_named(cli, write)
     assert answers == [("c1", True, {"mcp": {"server": 0}}), ("c2", True, {"mcp": {"server": 1}})]
 
 
-def test_of_several_servers_that_fail_to_start_the_first_named_is_told(cli, write) -> None:
+def test_of_several_servers_that_fail_to_start_the_first_named_is_told(cli, write, tmp_path: Path) -> None:
     """Servers that start side by side may fail in any order: the error is the first named one's,
-    whichever failed first, and nothing of any is left."""
+    whichever failed first, told as soon as those named before it have started (not when a server
+    named after it, which hangs, reaches the deadline), and nothing of any is left."""
     import shlex
     write("c.json", V2)
     write("late.py", "import sys, time\ntime.sleep(1.5)\nsys.stderr.write('late: no config\\n')\nsys.exit(3)\n")
     write("early.py", "import sys\nsys.stderr.write('early: no key\\n')\nsys.exit(3)\n")
-    late, early = (shlex.join([sys.executable, name]) for name in ("late.py", "early.py"))
-    result = cli("record", "-c", "c.json", "--mcp", late, "--mcp", early, "--mcp", f"{sys.executable} {SERVER}",
-                 "--out", "t.jsonl", "--", "true")
+    write("hangs.py", "import os, time\nopen('pid-' + str(os.getpid()), 'w').close()\ntime.sleep(60)\n")
+    late, early, hangs = (shlex.join([sys.executable, name]) for name in ("late.py", "early.py", "hangs.py"))
+    started = time.monotonic()
+    result = cli("record", "-c", "c.json", "--mcp", f"{sys.executable} {SERVER}", "--mcp", late, "--mcp", early,
+                 "--mcp", hangs, "--mcp-start-timeout-ms", "30000", "--out", "t.jsonl", "--", "true")
     assert result.stderr == (f"agent-invariants: --mcp {shlex.quote(late)}: initialize failed: Connection closed; "
                              "its stderr ended with: late: no config\n")
     assert result.returncode == 2
+    assert time.monotonic() - started < 15   # (not the 30 s of the deadline)
     assert not Path(cli.cwd, "t.jsonl").exists()
+    assert len(list(tmp_path.glob("pid-*"))) == 1
+    assert _alive(tmp_path) == []
 
 
 def test_a_server_that_does_not_start_in_time_is_ended_at_the_deadline(cli, write) -> None:

@@ -7,10 +7,12 @@ cannot start or answer in time is bad input (exit 2; of several, the first named
 served by the first server that lists it. Each call is forwarded as `tools/call` under its own
 deadline; the result is the call's `structuredContent`, else its `content` blocks, and `isError`,
 a JSON-RPC error or the deadline make it `ok: false`. The duration is measured (and left out
-under `--fake-clock`, which must give identical traces). A line a server writes that the SDK cannot
-read (not JSON-RPC, nested too deep, a lone surrogate) leaves the request waiting: the answer
-then has `UNREAD_GRACE` seconds more to come, and without it the error says what the SDK could
-not read, not that the server never answered.
+under `--fake-clock`, which must give identical traces). A server's output is read as UTF-8 with
+invalid bytes replaced (the SDK's strict reading stopped at the first, and every later answer of
+that server was lost). A line the SDK cannot read is skipped, as the SDK skips it (a banner, a log
+line), unless it looks like an answer (a JSON-RPC response: nested too deep for its parser, a
+lone surrogate escape): then the request waiting has `UNREAD_GRACE` seconds more for a readable
+answer, and without one the error says that the answer could not be read, not that none came.
 
 The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
 their own (an anyio blocking portal), and `record` waits for each answer there. A server's
@@ -57,8 +59,8 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """The largest tool snapshot read."""
 
 UNREAD_GRACE = 1.0
-"""Seconds a pending request waits for its answer after a line of its server that the SDK could
-not read (a server that writes a stray line and then answers is answered)."""
+"""Seconds a pending request waits for a readable answer after an answer of its server that the
+SDK could not read (it may have been the late answer of an earlier request)."""
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
@@ -103,25 +105,24 @@ class McpBackend:
         before = _children()
         threads = [threading.Thread(target=self._start_one, args=(server, deadline), name="mcp-server-start",
                                     daemon=True) for server in servers]
+        error: BaseException | None = None
+        said = ""
         try:
-            try:
-                for thread in threads:
-                    thread.start()
-            finally:
-                for thread in threads:   # (interrupted, each still ends by the deadline)
-                    if thread.ident is not None:
-                        thread.join()
-        except BaseException:
+            for thread in threads:
+                thread.start()
+            for server, thread in zip(servers, threads, strict=True):   # the first named that fails is told,
+                thread.join()                                         # as soon as those before it started
+                error = server.error
+                if error is not None:
+                    said = self._stop_starting(threads, before, server)
+                    break
+        except BaseException:   # interrupted
+            self._stop_starting(threads, before, None)
             self._started(servers, before)
-            self._kill()
             self.close()
             raise
         self._started(servers, before)
-        failed = next((server for server in servers if server.error is not None), None)
-        if failed is not None and failed.error is not None:
-            error = failed.error
-            self._kill()   # no grace for a server that failed to start: the deadline is the user's
-            said = "" if failed.stderr is None else failed.stderr.last_line()
+        if error is not None:
             self.close()
             if said and isinstance(error, InputError):
                 raise InputError(f"{error}; its stderr ended with: {said}") from None
@@ -138,7 +139,7 @@ class McpBackend:
 
         argv = server.argv
         try:
-            params = StdioServerParameters(command=argv[0], args=argv[1:])
+            params = StdioServerParameters(command=argv[0], args=argv[1:], encoding_error_handler="replace")
             server.stderr = stderr = _StderrTail()
             transport = self._portal.wrap_async_context_manager(stdio_client(params, errlog=stderr.file))
             try:
@@ -159,6 +160,19 @@ class McpBackend:
                     break
         except BaseException as exc:   # told by the thread that waits for them all
             server.error = exc
+
+    def _stop_starting(self, threads: list[threading.Thread], before: set[int], failed: _Starting | None) -> str:
+        """End every server at once (one failed to start, or `record` was interrupted: no grace,
+        the deadline is the user's), so that the threads still starting end now, not at the
+        deadline; the last line on the failed server's stderr."""
+        while True:   # (a server may start between a look at the children and the kill)
+            self._groups.extend(_children() - before)   # the SDK starts each server leading a group
+            self._kill()
+            starting = [thread for thread in threads if thread.ident is not None and thread.is_alive()]
+            if not starting:
+                break
+            starting[0].join(0.1)
+        return "" if failed is None or failed.stderr is None else failed.stderr.last_line()
 
     def _started(self, servers: list[_Starting], before: set[int]) -> None:
         """Take over what the servers that started hold: their sessions, the context managers to
@@ -183,12 +197,12 @@ class McpBackend:
     def _within(self, call: Any, deadline: float, server: _Starting, what: str) -> Any:
         command = shlex.quote(server.command)
         unread = server.unread
-        seen = unread.count
+        seen = unread.cuts
         try:
             return self._portal.call(unread.waiting, call, max(0.001, deadline - time.monotonic()))
         except TimeoutError:
-            if unread.count > seen:
-                raise InputError(f"--mcp {command}: no answer to {what}: {unread.said(seen)}") from None
+            if unread.cuts > seen:
+                raise InputError(f"--mcp {command}: no answer to {what}: {unread.said()}") from None
             raise InputError(f"--mcp {command}: no answer to {what} before the start-up deadline ran out "
                              "(--mcp-start-timeout-ms)") from None
         except Exception as exc:
@@ -203,7 +217,7 @@ class McpBackend:
         timer ran out, `record` was interrupted) cancels the call and goes on up."""
         number = self._owner[tool]
         session, unread = self._sessions[number], self._unread[number]
-        seen = unread.count
+        seen = unread.cuts
         started = time.monotonic()
         asked = functools.partial(session.call_tool, tool, args if isinstance(args, dict) else None)
         pending = self._portal.start_task_soon(unread.waiting, asked, self.call_timeout)
@@ -219,8 +233,8 @@ class McpBackend:
         try:
             answer = pending.result()
         except TimeoutError:
-            if unread.count > seen:
-                return McpAnswer(False, {"error": f"no answer: {unread.said(seen)}"}, _since(started), number)
+            if unread.cuts > seen:
+                return McpAnswer(False, {"error": f"no answer: {unread.said()}"}, _since(started), number)
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
                              _since(started), number)
         except Exception as exc:   # a JSON-RPC error, or the server gone
@@ -291,16 +305,16 @@ class _Starting:
 
 
 class _Unread:
-    """The lines of one server that the SDK could not read, and the request waiting meanwhile,
-    whose wait such a line cuts to `UNREAD_GRACE` seconds. (Both on the portal's event loop.)"""
+    """The answers of one server that the SDK could not read, and the request waiting meanwhile,
+    whose wait such an answer cuts to `UNREAD_GRACE` seconds. (Both on the portal's event loop.)"""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.reason = ""
+        self.cuts = 0          # the waits cut short so far
+        self.reason = ""       # why the SDK could not read the answer that cut the last
         self._scope: Any = None   # the deadline of the request waiting for its answer, if one is
 
     async def waiting(self, call: Callable[[], Any], seconds: float) -> Any:
-        """`call()`, given `seconds` (TimeoutError after them, or sooner after an unreadable line)."""
+        """`call()`, given `seconds` (TimeoutError after them, or sooner after an unreadable answer)."""
         import anyio
 
         with anyio.fail_after(seconds) as scope:
@@ -312,20 +326,21 @@ class _Unread:
 
     async def handle(self, message: Any) -> None:
         """The session's message handler: a transport fault is a line the SDK could not read."""
-        if not isinstance(message, Exception):
+        if not isinstance(message, Exception) or self._scope is None:
             return
+        reason = _unread_answer(message)
+        if reason is None:
+            return   # a stray line (a banner, a log line): skipped, as the SDK skips it
         import anyio
 
-        self.count += 1
-        self.reason = _unreadable(message)
-        if self._scope is not None:
-            self._scope.deadline = min(self._scope.deadline, anyio.current_time() + UNREAD_GRACE)
+        cut = anyio.current_time() + UNREAD_GRACE
+        if cut < self._scope.deadline:
+            self._scope.deadline = cut
+            self.cuts += 1
+            self.reason = reason
 
-    def said(self, seen: int) -> str:
-        """What to say of the lines since the `seen`th (while one request waited)."""
-        count = self.count - seen
-        lines = "a line" if count == 1 else f"{count} lines"
-        return f"the server wrote {lines} the SDK could not read (the last: {self.reason})"
+    def said(self) -> str:
+        return f"the server's answer could not be read ({self.reason})"
 
 
 class _StderrTail:
@@ -536,16 +551,27 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _unreadable(exc: Exception) -> str:
-    """Why the SDK could not read a line: pydantic's first error, or the exception's first line."""
+def _unread_answer(exc: Exception) -> str | None:
+    """Why the SDK could not read a line that looks like an answer (a JSON-RPC response: an `id`
+    with a `result` or an `error`), with the line's start; None for any other line. The line is
+    the input of pydantic's error, as text when it is no JSON the SDK can parse, else decoded."""
     errors = getattr(exc, "errors", None)
-    if callable(errors):
-        with contextlib.suppress(Exception):
-            found = errors()
-            if found:
-                return inert(str(found[0].get("msg", "")), 200)
-    text = str(exc).strip()
-    return inert(text.splitlines()[0] if text else type(exc).__name__, 200)
+    if not callable(errors):
+        return None
+    try:
+        first = errors()[0]
+    except Exception:  # noqa: BLE001 - (not pydantic's: no line to look at)
+        return None
+    line = first.get("input")
+    if isinstance(line, dict):
+        answer = "id" in line and ("result" in line or "error" in line)
+        line = msgspec.json.encode(line).decode() if answer else ""
+    else:
+        line = str(line)
+        answer = line.lstrip().startswith("{") and '"id"' in line and ('"result"' in line or '"error"' in line)
+    if not answer:
+        return None
+    return inert(f"{first.get('msg', '')}: {line[:80]}", 200)
 
 
 def _since(started: float) -> int:
