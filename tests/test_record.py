@@ -1398,6 +1398,7 @@ for line in sys.stdin:
         if name == "slow":
             for _ in range(2000):
                 say("log: still working")
+            say('{"level": "info", "id": 7, "result": "working"}')   # a log line in JSON, no answer
             time.sleep(2)
         result = {"content": [{"type": "text", "text": "fine"}]}
     else:
@@ -1412,7 +1413,8 @@ def test_an_answer_the_sdk_cannot_read_is_told_so_without_waiting_out_the_deadli
     """A server's answer that the SDK cannot read (here a lone surrogate) left the request waiting
     for the whole deadline, then told "no answer within 20000 ms" (or "before the start-up deadline
     ran out"): it is told as what it is, a second after it. Stray lines are skipped, as the SDK
-    skips them, however many and however slow the answer after them (a banner, log lines), and
+    skips them, however many and however slow the answer after them (a banner, log lines, in JSON
+    too), and
     bytes that are not UTF-8 no longer cut the server off: every later answer was lost."""
     import shlex
     write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})

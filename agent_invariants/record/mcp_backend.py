@@ -552,9 +552,10 @@ def _reason(exc: BaseException) -> str:
 
 
 def _unread_answer(exc: Exception) -> str | None:
-    """Why the SDK could not read a line that looks like an answer (a JSON-RPC response: an `id`
-    with a `result` or an `error`), with the line's start; None for any other line. The line is
-    the input of pydantic's error, as text when it is no JSON the SDK can parse, else decoded."""
+    """Why the SDK could not read a line that looks like an answer (a JSON-RPC response: `jsonrpc`,
+    an `id`, a `result` or an `error`), with the line's start; None for any other line (a log
+    line in JSON may well hold an `id` and a `result`). The line is the input of pydantic's error,
+    as text when it is no JSON the SDK can parse, else decoded."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
         return None
@@ -564,11 +565,12 @@ def _unread_answer(exc: Exception) -> str | None:
         return None
     line = first.get("input")
     if isinstance(line, dict):
-        answer = "id" in line and ("result" in line or "error" in line)
+        answer = "jsonrpc" in line and "id" in line and ("result" in line or "error" in line)
         line = msgspec.json.encode(line).decode() if answer else ""
     else:
         line = str(line)
-        answer = line.lstrip().startswith("{") and '"id"' in line and ('"result"' in line or '"error"' in line)
+        answer = line.lstrip().startswith("{") and '"jsonrpc"' in line and '"id"' in line \
+            and ('"result"' in line or '"error"' in line)
     if not answer:
         return None
     return inert(f"{first.get('msg', '')}: {line[:80]}", 200)
