@@ -1388,10 +1388,18 @@ for line in sys.stdin:
         if "--bad-listing" in sys.argv:
             say(UNREADABLE % json.dumps(number))
             continue
-        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("good", "bad", "slow")]}
+        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}}
+                            for name in ("good", "bad", "slow", "late", "dies")]}
     elif method == "tools/call":
         name = message["params"]["name"]
         if name == "bad":
+            say(UNREADABLE % json.dumps(number))
+            continue
+        if name == "dies":   # answers unreadably and ends
+            say(UNREADABLE % json.dumps(number))
+            sys.exit(0)
+        if name == "late":   # answered after the call's deadline, unreadably, while the next call waits
+            time.sleep(3.5)
             say(UNREADABLE % json.dumps(number))
             continue
         say(b"\xff\xfe not UTF-8\n")   # a stray line, not even UTF-8: skipped
@@ -1409,38 +1417,73 @@ UNREADABLE_REASON = ('Invalid JSON: unexpected end of hex escape at line 1 colum
                      '"result": {"name": "lone \\ud800 surrogate"}}')
 
 
-def test_an_answer_the_sdk_cannot_read_is_told_so_without_waiting_out_the_deadline(cli, write) -> None:
-    """A server's answer that the SDK cannot read (here a lone surrogate) left the request waiting
-    for the whole deadline, then told "no answer within 20000 ms" (or "before the start-up deadline
-    ran out"): it is told as what it is, a second after it. Stray lines are skipped, as the SDK
-    skips them, however many and however slow the answer after them (a banner, log lines, in JSON
-    too), and
-    bytes that are not UTF-8 no longer cut the server off: every later answer was lost."""
+FINE = [{"type": "text", "text": "fine"}]
+
+
+def _raw_server(write) -> str:
+    """The contract of these runs, and the command of RAW_SERVER (written beside it)."""
     import shlex
     write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
     write("raw.py", RAW_SERVER)
+    return shlex.join([sys.executable, "raw.py"])
+
+
+def _answers(cli, trace: str) -> list[tuple[bool, Any]]:
+    events = [json.loads(line) for line in Path(cli.cwd, trace).read_text(encoding="utf-8").splitlines()]
+    return [(event["ok"], event["result"]) for event in events if event["type"] == "tool.result"]
+
+
+def test_an_answer_the_sdk_cannot_read_is_told_so_without_waiting_out_the_deadline(cli, write) -> None:
+    """A server's answer that the SDK cannot read (here a lone surrogate) left the request waiting
+    for the whole deadline, then told "no answer within 20000 ms": it is told as what it is, a
+    second after it. Stray lines are skipped, as the SDK skips them, however many and however slow
+    the answer after them (a banner, log lines, in JSON too), and bytes that are not UTF-8 no longer
+    cut the server off: every later answer was lost."""
+    server = _raw_server(write)
     write("s.json", [*START, *call("c1", "good", {}), *call("c2", "bad", {}), *call("c3", "slow", {}),
                      *call("c4", "good", {}), *DONE])
-    server = shlex.join([sys.executable, "raw.py"])
     started = time.monotonic()
     result = cli("record", "-c", "c.json", "--mcp", f"{server} --slow-start", "--mcp-call-timeout-ms", "20000",
                  "--out", "t.jsonl", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
     assert (result.returncode, result.stderr) == (0, "")
     assert time.monotonic() - started < 15   # (the old wait alone was 20 s)
-    events = [json.loads(line) for line in Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8").splitlines()]
-    fine = [{"type": "text", "text": "fine"}]
-    assert [(event["ok"], event["result"]) for event in events if event["type"] == "tool.result"] == [
-        (True, fine),
+    assert _answers(cli, "t.jsonl") == [
+        (True, FINE),
         (False, {"error": "no answer: the server's answer could not be read "
                           f"({UNREADABLE_REASON.replace('{}', '4')})"}),
-        (True, fine), (True, fine)]
+        (True, FINE), (True, FINE)]
+
+
+def test_a_listing_the_sdk_cannot_read_is_told_so_at_start_up(cli, write) -> None:
+    import shlex
+    server = _raw_server(write)
     refused = cli("record", "-c", "c.json", "--mcp", f"{server} --bad-listing", "--mcp-start-timeout-ms", "20000",
-                  "--out", "t2.jsonl", "--", "true")
+                  "--out", "t.jsonl", "--", "true")
     assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --bad-listing')}: no answer to "
                               "tools/list: the server's answer could not be read "
                               f"({UNREADABLE_REASON.replace('{}', '2')})\n")
     assert refused.returncode == 2
-    assert not Path(cli.cwd, "t2.jsonl").exists()
+    assert not Path(cli.cwd, "t.jsonl").exists()
+
+
+def test_the_unreadable_late_answer_of_a_call_given_up_on_is_no_answer_to_the_next(cli, write) -> None:
+    server = _raw_server(write)
+    write("s.json", [*START, *call("c1", "late", {}), *call("c2", "slow", {}), *DONE])
+    late = cli("record", "-c", "c.json", "--mcp", server, "--mcp-call-timeout-ms", "3000", "--out", "t.jsonl",
+               "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert (late.returncode, late.stderr) == (0, "")
+    assert _answers(cli, "t.jsonl") == [(False, {"error": "no answer within 3000 ms"}), (True, FINE)]
+
+
+def test_an_unreadable_answer_before_the_server_ends_is_told_with_the_end(cli, write) -> None:
+    server = _raw_server(write)
+    write("s.json", [*START, *call("c1", "dies", {}), *DONE])
+    dies = cli("record", "-c", "c.json", "--mcp", server, "--out", "t.jsonl", "--env", MARK, "--", sys.executable,
+               str(AGENT), "s.json", "r.jsonl")
+    assert _answers(cli, "t.jsonl") == [
+        (False, {"error": "Connection closed; before that, the server's answer could not be read "
+                          f"({UNREADABLE_REASON.replace('{}', '3')})"})]
+    assert dies.returncode == 0, dies.stderr
 
 
 def test_repeat_writes_the_tool_snapshot_once(cli, write) -> None:

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import os
+import re
 import shlex
 import signal
 import threading
@@ -148,6 +150,7 @@ class McpBackend:
                 stderr.started()
             server.session = session = self._enter(server, self._portal.wrap_async_context_manager(
                 ClientSession(streams[0], streams[1], message_handler=server.unread.handle)))
+            server.unread.session = session
             self._within(session.initialize, deadline, server, "initialize")
             cursor = None
             while True:
@@ -206,7 +209,8 @@ class McpBackend:
             raise InputError(f"--mcp {command}: no answer to {what} before the start-up deadline ran out "
                              "(--mcp-start-timeout-ms)") from None
         except Exception as exc:
-            raise InputError(f"--mcp {command}: {what} failed: {_reason(exc)}") from None
+            before = f"; before that, {unread.said()}" if unread.cuts > seen else ""
+            raise InputError(f"--mcp {command}: {what} failed: {_reason(exc)}{before}") from None
 
     def serves(self, tool: str) -> bool:
         return tool in self._owner
@@ -240,7 +244,8 @@ class McpBackend:
         except Exception as exc:   # a JSON-RPC error, or the server gone
             if _connection_closed(exc):
                 self._closed[number] = None
-            return McpAnswer(False, {"error": _reason(exc)}, _since(started), number)
+            before = f"; before that, {unread.said()}" if unread.cuts > seen else ""
+            return McpAnswer(False, {"error": _reason(exc) + before}, _since(started), number)
         dumped = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = dumped.get("structuredContent", dumped.get("content"))
         return McpAnswer(not dumped.get("isError", False), result, _since(started), number)
@@ -311,6 +316,7 @@ class _Unread:
     def __init__(self) -> None:
         self.cuts = 0          # the waits cut short so far
         self.reason = ""       # why the SDK could not read the answer that cut the last
+        self.session: Any = None   # the server's session, once there is one
         self._scope: Any = None   # the deadline of the request waiting for its answer, if one is
 
     async def waiting(self, call: Callable[[], Any], seconds: float) -> Any:
@@ -328,9 +334,9 @@ class _Unread:
         """The session's message handler: a transport fault is a line the SDK could not read."""
         if not isinstance(message, Exception) or self._scope is None:
             return
-        reason = _unread_answer(message)
+        reason = _unread_answer(message, _waiting_ids(self.session))
         if reason is None:
-            return   # a stray line (a banner, a log line): skipped, as the SDK skips it
+            return   # a stray line (a banner, a log line, a late answer): skipped, as the SDK skips it
         import anyio
 
         cut = anyio.current_time() + UNREAD_GRACE
@@ -551,11 +557,21 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _unread_answer(exc: Exception) -> str | None:
-    """Why the SDK could not read a line that looks like an answer (a JSON-RPC response: `jsonrpc`,
-    an `id`, a `result` or an `error`), with the line's start; None for any other line (a log
-    line in JSON may well hold an `id` and a `result`). The line is the input of pydantic's error,
-    as text when it is no JSON the SDK can parse, else decoded."""
+def _waiting_ids(session: Any) -> set[Any] | None:
+    """The ids of the requests the session waits an answer for, or None when the SDK does not
+    tell. (Its dispatcher's table of them, which is not public API: `mcp` is held below 3.)"""
+    waiting = getattr(getattr(session, "_dispatcher", None), "_pending", None)
+    return set(waiting) if isinstance(waiting, dict) else None
+
+
+def _unread_answer(exc: Exception, waiting: set[Any] | None) -> str | None:
+    """Why the SDK could not read a line that looks like the answer to a request `waiting` (a
+    JSON-RPC response: `jsonrpc`, the request's `id`, a `result` or an `error`), with the line's
+    start; None for any other line (a log line in JSON may well hold an `id` and a `result`, and
+    the late answer of a request given up on is no answer to the one waiting). The line is the
+    input of pydantic's error, as text when it is no JSON the SDK can parse, else decoded; in
+    text, any `"id"` member stands for the line's (numbers and numeric strings alike, as the SDK
+    takes them)."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
         return None
@@ -565,15 +581,37 @@ def _unread_answer(exc: Exception) -> str | None:
         return None
     line = first.get("input")
     if isinstance(line, dict):
-        answer = "jsonrpc" in line and "id" in line and ("result" in line or "error" in line)
+        answer = "jsonrpc" in line and "id" in line and ("result" in line or "error" in line) \
+            and (waiting is None or _request_id(line["id"]) in waiting)
         line = msgspec.json.encode(line).decode() if answer else ""
     else:
         line = str(line)
         answer = line.lstrip().startswith("{") and '"jsonrpc"' in line and '"id"' in line \
-            and ('"result"' in line or '"error"' in line)
+            and ('"result"' in line or '"error"' in line) \
+            and (waiting is None or not waiting.isdisjoint(_ids_in(line)))
     if not answer:
         return None
     return inert(f"{first.get('msg', '')}: {line[:80]}", 200)
+
+
+def _ids_in(text: str) -> set[Any]:
+    """The values of the `"id"` members written in `text` (JSON that may not parse)."""
+    found: set[Any] = set()
+    for written in _ID_MEMBER.findall(text):
+        with contextlib.suppress(ValueError):
+            found.add(_request_id(json.loads(written)))
+    return found
+
+
+_ID_MEMBER = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def _request_id(value: Any) -> Any:
+    """A request id as the SDK compares it: a string of an integer is that integer."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return int(value)
+    return value if isinstance(value, (int, str)) else None
 
 
 def _since(started: float) -> int:
