@@ -1388,6 +1388,10 @@ for line in sys.stdin:
         if "--bad-listing" in sys.argv:
             say(UNREADABLE % json.dumps(number))
             continue
+        if "--secret-listing" in sys.argv:   # a secret where the error's quote of the line is cut
+            say('{"jsonrpc": "2.0", "id": %s, "result": {"api_key": "sk-live-%s", "x": "\\ud800"}}'
+                % (json.dumps(number), "0123456789" * 8))
+            continue
         result = {"tools": [{"name": name, "inputSchema": {"type": "object"}}
                             for name in ("good", "bad", "slow", "late", "dies")]}
     elif method == "tools/call":
@@ -1464,6 +1468,21 @@ def test_a_listing_the_sdk_cannot_read_is_told_so_at_start_up(cli, write) -> Non
                               f"({UNREADABLE_REASON.replace('{}', '2')})\n")
     assert refused.returncode == 2
     assert not Path(cli.cwd, "t.jsonl").exists()
+
+
+def test_a_secret_cut_in_the_quote_of_an_unreadable_answer_leaves_the_rest_of_the_error(cli, write) -> None:
+    """The error quotes the start of the line, which may end inside a secret's value: redaction
+    replaced the whole error then (`agent-invariants: [redacted]`, no server, no reason). It is
+    kept up to the key whose value cannot be told apart."""
+    import shlex
+    server = _raw_server(write)
+    refused = cli("record", "-c", "c.json", "--mcp", f"{server} --secret-listing", "--redact", "api_key",
+                  "--out", "t.jsonl", "--", "true")
+    assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --secret-listing')}: no answer to "
+                              "tools/list: the server's answer could not be read (Invalid JSON: unexpected end of hex "
+                              'escape at line 1 column 155: {"jsonrpc": "2.0", "id": 2, "result": {"[redacted]\n')
+    assert "sk-live" not in refused.stderr
+    assert refused.returncode == 2
 
 
 def test_the_unreadable_late_answer_of_a_call_given_up_on_is_no_answer_to_the_next(cli, write) -> None:

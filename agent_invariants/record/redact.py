@@ -172,7 +172,8 @@ class Redactor:
     def text(self, text: str, leave_out: bool = False) -> str:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
-        told apart, is replaced whole."""
+        told apart (a quote left open, a line cut), is kept up to that key, the rest replaced
+        (an error quoting a cut line still says whose and why)."""
         if not self._named.search(text):
             return text
         stripped = text.strip()
@@ -186,19 +187,20 @@ class Redactor:
         shown = self._quoted.sub(self._quoted_value, text)
         shown = self._bare.sub(self._bare_value, shown)
         shown = self._line.sub(self._line_value, shown)
-        if self._dangling(shown):
+        dangling = self._dangling(shown)
+        if dangling is not None:
             self._secret(text)
-            return REDACTED
+            return shown[:dangling] + REDACTED
         return shown
 
-    def _dangling(self, text: str) -> bool:
-        """Whether a key is still followed by something that may be its value (an unterminated
-        quote, a cut line)."""
+    def _dangling(self, text: str) -> int | None:
+        """Where the first key still followed by something that may be its value (an unterminated
+        quote, a cut line) starts, or None."""
         for found in self._named.finditer(text):
             rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'")
             if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'").startswith(REDACTED):
-                return True
-        return False
+                return found.start()
+        return None
 
     def _quoted_value(self, found: re.Match[str]) -> str:
         self._secret(found.group(3))
