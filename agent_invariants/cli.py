@@ -449,7 +449,7 @@ def _finish(report: AnyReport, run: _Run) -> NoReturn:
     from agent_invariants.render.shared import checks, failures, is_batch, ok, plural, warning_count
 
     options = run.options
-    lines, refused = notice_lines(checks(report), options.strict)
+    lines, refused = notice_lines(checks(report), options.strict, rules_fail=options.strict)
     for line in lines:
         _say(line)
     if refused and not is_batch(report):

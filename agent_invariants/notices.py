@@ -264,9 +264,11 @@ def checked_nothing(results: Iterable[RuleResult], normal: set[str]) -> list[Not
             for result in results if result.checked == 0 and result.passed and result.rule_id not in normal]
 
 
-def notice_lines(checks: Iterable[CheckReport], strict: bool) -> tuple[list[str], bool]:
+def notice_lines(checks: Iterable[CheckReport], strict: bool, *, rules_fail: bool = False) -> tuple[list[str], bool]:
     """What the checks noticed, as lines for stderr (`warning: trace:line: message`; with
-    `strict`, `error:` for the problems of a trace itself), and whether `strict` refuses a trace."""
+    `strict`, `error:` for the problems of a trace itself; with `rules_fail`, the CLI's `--strict`,
+    also for a rule of severity error that checked nothing, which then fails, but in a report of
+    a run cut short, where such a violation is inconclusive), and whether `strict` refuses a trace."""
     lines: list[str] = []
     refused = False
     for check in checks:
@@ -275,11 +277,15 @@ def notice_lines(checks: Iterable[CheckReport], strict: bool) -> tuple[list[str]
         trace = check.trace if check.trace is not msgspec.UNSET else "<events>"
         if check.run is not msgspec.UNSET:
             trace += f" (run {check.run})"
-        problems = [notice for notice in check.notices if strict and notice.kind in TRACE_PROBLEMS]
-        others = [notice for notice in check.notices if not (strict and notice.kind in TRACE_PROBLEMS)]
-        lines += [f"error: {line}" for line in lines_of(trace, problems)]
+        failing = {result.rule_id for result in check.results if result.severity == "error"} \
+            if rules_fail and check.partial is not True else set()
+        errors = [notice for notice in check.notices if (strict and notice.kind in TRACE_PROBLEMS)
+                  or (notice.kind == "rule_checked_nothing" and notice.rule_id in failing)]
+        said = {id(notice) for notice in errors}
+        others = [notice for notice in check.notices if id(notice) not in said]
+        lines += [f"error: {line}" for line in lines_of(trace, errors)]
         lines += [f"warning: {line}" for line in lines_of(trace, others)]
-        refused = refused or bool(problems)
+        refused = refused or (strict and any(notice.kind in TRACE_PROBLEMS for notice in errors))
     return lines, refused
 
 

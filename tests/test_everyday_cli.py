@@ -141,6 +141,17 @@ def test_strict_fails_a_rule_that_checked_nothing(cli, desk):
     assert failed["rule_id"] == "pay-approval"
     assert failed["violations"][0]["message"] == \
         "The rule checked nothing in this trace, so it may guard nothing (--strict)."
+    # stderr says it as what it now is: an error (a warning without --strict, and under --partial,
+    # where the rest of the run may bring what the rule checks)
+    said = 'agent-invariants: {}: t.jsonl: rule "pay-approval" (require_approval) checked nothing in this trace; ' \
+           "it may guard nothing (do its tools or types appear in the trace?)\n"
+    assert result.stderr == said.format("error")
+    assert cli("check", "-t", "t.jsonl").stderr == said.format("warning")
+    assert cli("check", "-t", "t.jsonl", "--strict", "--partial").stderr == said.format("warning")
+    desk("w.json", json.dumps({"version": 1, "name": "w", "rules": [
+        {"id": "pay-approval", "kind": "require_approval", "tool": "payments.*", "severity": "warning"}]}))
+    warned = cli("check", "-c", "w.json", "-t", "t.jsonl", "--strict")   # a warning rule fails as a warning
+    assert (warned.returncode, warned.stderr) == (0, said.format("warning"))
 
 
 def test_the_library_reports_notices_and_strict_fails(tmp_path):
