@@ -76,6 +76,7 @@ def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_
     Node tool's, and its cut keeps the order of its keys. Cutting again changes nothing."""
     from agent_invariants.match.canonical import (
         EVIDENCE_TOTAL,
+        EVIDENCE_TOTAL_V1,
         evidence_cut,
         evidence_value,
         evidence_within_total,
@@ -84,7 +85,7 @@ def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_
 
     whole = evidence_value(value) if version_2 else {"tool": "t", "value": value, "allowed": ["a", "b"]}
     kind = "tool_args" if version_2 else "allow_tools"
-    filler = list(range(EVIDENCE_TOTAL // 4))   # more than the total, as compact JSON
+    filler = ["x" * (EVIDENCE_TOTAL if version_2 else EVIDENCE_TOTAL_V1)]   # more than the kind's total
     violations = [Violation(rule_id="r", rule_kind=kind, severity="error", message="m", evidence=evidence)
                   for evidence in (filler, whole)]
     evidence_within_total(violations, lambda kind: kind == "tool_args")

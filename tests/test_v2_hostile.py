@@ -327,11 +327,11 @@ def test_a_report_keeps_its_evidence_within_a_total_and_cuts_the_rest_short(tmp_
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_the_evidence_total_cuts_the_version_1_kinds_evidence_keeping_the_order_of_its_keys(tmp_path, version):
+def test_the_evidence_total_leaves_the_version_1_kinds_evidence_as_the_node_tool_writes_it(tmp_path, version):
     """The version-1 kinds write their evidence as the Node tool does (keys in its order, a list of
-    patterns whole) until the report's total: 80 violations, each listing 200 globs, pass it at
-    the 45th. Past it, the evidence is cut as any evidence is, its keys still in their order (a
-    thousand long patterns in each of a thousand violations made a JSON report of a GB)."""
+    patterns whole), in a contract of either version, on any report people's contracts make: 80
+    violations, each listing 200 globs (770 KB), were cut from the 45th on, past the total of the
+    version-2 kinds' evidence, which they have a larger one of their own beside."""
     allowed = [f"tool-{n:03d}-{'x' * 40}*" for n in range(200)]
     contract = json.dumps({"version": version, "name": "h",
                            "rules": [{"id": "a", "kind": "allow_tools", "tools": allowed}]})
@@ -339,22 +339,29 @@ def test_the_evidence_total_cuts_the_version_1_kinds_evidence_keeping_the_order_
              for n in range(80)]
     result = run(tmp_path, [], lines, contract_text=contract)
     assert result.returncode == 1, result.stderr
-    written = [violation["evidence"] for violation in json.loads(result.stdout)["violations"]]
-    whole = [n for n, evidence in enumerate(written) if evidence == {"tool": f"shell{n}", "allowed": allowed}]
-    assert whole == list(range(len(whole))) and 20 < len(whole) < 80
-    for n, evidence in enumerate(written[len(whole):], len(whole)):
-        assert list(evidence) == ["tool", "allowed"] and evidence["tool"] == f"shell{n}"
-        kept = evidence["allowed"][:-1]
-        assert kept == allowed[:len(kept)] and evidence["allowed"][-1] == f"… {200 - len(kept)} more"
+    written = [json.dumps(violation["evidence"]) for violation in json.loads(result.stdout)["violations"]]
+    assert written == [json.dumps({"tool": f"shell{n}", "allowed": allowed}) for n in range(80)]
 
 
 def test_a_thousand_long_patterns_listed_in_a_thousand_violations_make_a_report_of_megabytes(tmp_path):
+    """Past the version-1 kinds' own total (4 MB), their evidence is cut as any evidence is, its
+    keys still in their order: a thousand patterns of 500 characters in each of a thousand
+    violations made a JSON report of a GB."""
     allowed = [f"g{n:04d}.{'x' * 490}" for n in range(1000)]
     contract = json.dumps({"version": 1, "name": "h", "rules": [{"id": "a", "kind": "allow_tools", "tools": allowed}]})
-    lines = [json.dumps({"seq": n + 1, "type": "tool.call", "call_id": f"c{n}"}) for n in range(1000)]
+    lines = [json.dumps({"seq": n + 1, "type": "tool.call", "tool": f"t{n}", "call_id": f"c{n}"})
+             for n in range(1000)]
     result = run(tmp_path, [], lines, "--no-lint", contract_text=contract)
     assert result.returncode == 1, result.stderr
-    assert len(result.stdout) < 10_000_000   # (1 GB before)
+    assert len(result.stdout) < 15_000_000   # (1 GB before)
+    written = [violation["evidence"] for violation in json.loads(result.stdout)["violations"]]
+    whole = [n for n, evidence in enumerate(written) if evidence == {"tool": f"t{n}", "allowed": allowed}]
+    assert whole == list(range(9))   # (8 of 500 KB are not yet past 4 MB)
+    for n, evidence in enumerate(written[9:], 9):   # (each pattern cut to 200 characters, as strings are)
+        assert list(evidence) == ["tool", "allowed"] and evidence["tool"] == f"t{n}"
+        kept = evidence["allowed"][:-1]
+        assert kept == [pattern[:200] + "…" for pattern in allowed[:len(kept)]]
+        assert evidence["allowed"][-1] == f"… {1000 - len(kept)} more"
 
 
 def test_an_objects_long_keys_are_cut_in_evidence_as_its_strings_are(tmp_path):

@@ -26,8 +26,8 @@ from agent_invariants._js import js_float, js_number, js_number_hook, json_numbe
 from agent_invariants.match.budget import spend
 from agent_invariants.match.equality import as_double
 
-__all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "canonical", "canonical_key",
-           "evidence_cut", "evidence_value", "evidence_within_total", "plain_size")
+__all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "EVIDENCE_TOTAL_V1", "canonical",
+           "canonical_key", "evidence_cut", "evidence_value", "evidence_within_total", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -154,28 +154,35 @@ EVIDENCE_SIZE = 20_000
 EVIDENCE_DEPTH = 32
 """How many levels of arrays and objects one violation's evidence keeps."""
 EVIDENCE_TOTAL = 250_000
-"""About how many bytes of evidence (as compact JSON) one check report keeps in full, in report
-order: past it, each further violation keeps about `EVIDENCE_SMALL` (`evidence_within_total`)."""
+"""About how many bytes of evidence (as compact JSON) of the version-2 kinds one check report keeps
+in full, in report order: past it, each further violation keeps about `EVIDENCE_SMALL`
+(`evidence_within_total`)."""
+EVIDENCE_TOTAL_V1 = 4_000_000
+"""The same for the evidence of the twelve version-1 kinds, which is the Node tool's, byte for
+byte, and stays so on the reports contracts of people's make (four thousand violations of a
+kilobyte each); past it, only what would make a report of a GB (an `allow_tools` of a thousand
+long patterns, listed in each of a thousand violations) is cut."""
 EVIDENCE_SMALL = 500
 
 
 def evidence_within_total(violations: Iterable[Any], canonical_kind: Callable[[str], bool]) -> None:
-    """Cut the evidence of `violations` (in report order) past `EVIDENCE_TOTAL` to about
+    """Cut the evidence of `violations` (in report order) past `EVIDENCE_TOTAL` of the kinds that
+    are `canonical_kind` (version 2's), and past `EVIDENCE_TOTAL_V1` of the others (version 1's:
+    the Node tool's, whose objects keep the order of their keys, cut or not), to about
     `EVIDENCE_SMALL` characters each, as `evidence_value` cuts (`"… 12 more"`). Each violation's
     evidence is bounded, but a thousand of them per rule, each naming a large earlier result,
     made a report of 116 MB from a trace of 85 KB, and ran out of memory with eight such rules;
-    a version-1 `allow_tools` of a thousand long patterns, listed in each violation, one of a GB.
-    The evidence of a kind that is not `canonical_kind` (version 1: the Node tool's) keeps the
-    order of its keys, cut or not."""
-    spent = 0
+    a version-1 `allow_tools` of a thousand long patterns, listed in each violation, one of a GB."""
+    spent = [0, 0]   # of the version-2 kinds, of the version-1 kinds
     for violation in violations:
         evidence = violation.evidence
         if evidence is UNSET:
             continue
-        if spent > EVIDENCE_TOTAL:
-            violation.evidence = evidence_cut(evidence, keep_order=not canonical_kind(violation.rule_kind))
+        canonical = canonical_kind(violation.rule_kind)
+        if spent[not canonical] > (EVIDENCE_TOTAL if canonical else EVIDENCE_TOTAL_V1):
+            violation.evidence = evidence_cut(evidence, keep_order=not canonical)
         else:
-            spent += len(msgspec.json.encode(evidence, enc_hook=js_number_hook))
+            spent[not canonical] += len(msgspec.json.encode(evidence, enc_hook=js_number_hook))
 
 
 def evidence_cut(evidence: Any, *, keep_order: bool = False) -> Any:
