@@ -9,10 +9,7 @@ deadline; the result is the call's `structuredContent`, else its `content` block
 a JSON-RPC error or the deadline make it `ok: false`. The duration is measured (and left out
 under `--fake-clock`, which must give identical traces). A server's output is read as UTF-8 with
 invalid bytes replaced (the SDK's strict reading stopped at the first, and every later answer of
-that server was lost). A line the SDK cannot read is skipped, as the SDK skips it (a banner, a log
-line), unless it looks like an answer (a JSON-RPC response: nested too deep for its parser, a
-lone surrogate escape): then the request waiting has `UNREAD_GRACE` seconds more for a readable
-answer, and without one the error says that the answer could not be read, not that none came.
+that server was lost); what becomes of a line the SDK cannot read is `mcp_unread`'s.
 
 The SDK is asynchronous and `record` is not: the sessions live on an event loop in a thread of
 their own (an anyio blocking portal), and `record` waits for each answer there. A server's
@@ -32,10 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
-import re
 import shlex
 import signal
 import threading
@@ -53,16 +48,13 @@ from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.subschemas import held
 from agent_invariants.output import shown, write
+from agent_invariants.record.mcp_unread import Unread
 
 __all__ = ("McpAnswer", "McpBackend", "normalised_tools", "read_snapshot", "snapshot_drift", "snapshot_drift_of",
            "start_servers")
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """The largest tool snapshot read."""
-
-UNREAD_GRACE = 1.0
-"""Seconds a pending request waits for a readable answer after an answer of its server that the
-SDK could not read (it may have been the late answer of an earlier request)."""
 
 _UNORDERED = ("required", "enum", "type")
 """Schema keys whose arrays are sets: their order does not count as drift."""
@@ -84,7 +76,7 @@ class McpBackend:
         self.tools: list[dict[str, Any]] = []      # as listed, each with the index of its server
         self._owner: dict[str, int] = {}
         self._sessions: list[Any] = []
-        self._unread: list[_Unread] = []   # each server's lines the SDK could not read
+        self._unread: list[Unread] = []   # each server's lines the SDK could not read
         self._exits: list[list[Any]] = []   # each server's context managers, in the order entered
         self._groups: list[int] = []   # the servers' process groups (where /proc tells them)
         self._stderr: list[_StderrTail] = []   # each server's
@@ -306,47 +298,7 @@ class _Starting:
         self.stderr: _StderrTail | None = None
         self.tools: list[dict[str, Any]] = []   # as listed, in order
         self.error: BaseException | None = None
-        self.unread = _Unread()
-
-
-class _Unread:
-    """The answers of one server that the SDK could not read, and the request waiting meanwhile,
-    whose wait such an answer cuts to `UNREAD_GRACE` seconds. (Both on the portal's event loop.)"""
-
-    def __init__(self) -> None:
-        self.cuts = 0          # the waits cut short so far
-        self.reason = ""       # why the SDK could not read the answer that cut the last
-        self.session: Any = None   # the server's session, once there is one
-        self._scope: Any = None   # the deadline of the request waiting for its answer, if one is
-
-    async def waiting(self, call: Callable[[], Any], seconds: float) -> Any:
-        """`call()`, given `seconds` (TimeoutError after them, or sooner after an unreadable answer)."""
-        import anyio
-
-        with anyio.fail_after(seconds) as scope:
-            self._scope = scope
-            try:
-                return await call()
-            finally:
-                self._scope = None
-
-    async def handle(self, message: Any) -> None:
-        """The session's message handler: a transport fault is a line the SDK could not read."""
-        if not isinstance(message, Exception) or self._scope is None:
-            return
-        reason = _unread_answer(message, _waiting_ids(self.session))
-        if reason is None:
-            return   # a stray line (a banner, a log line, a late answer): skipped, as the SDK skips it
-        import anyio
-
-        cut = anyio.current_time() + UNREAD_GRACE
-        if cut < self._scope.deadline:
-            self._scope.deadline = cut
-            self.cuts += 1
-            self.reason = reason
-
-    def said(self) -> str:
-        return f"the server's answer could not be read ({self.reason})"
+        self.unread = Unread()
 
 
 class _StderrTail:
@@ -555,63 +507,6 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
     return str(exc) or type(exc).__name__
-
-
-def _waiting_ids(session: Any) -> set[Any] | None:
-    """The ids of the requests the session waits an answer for, or None when the SDK does not
-    tell. (Its dispatcher's table of them, which is not public API: `mcp` is held below 3.)"""
-    waiting = getattr(getattr(session, "_dispatcher", None), "_pending", None)
-    return set(waiting) if isinstance(waiting, dict) else None
-
-
-def _unread_answer(exc: Exception, waiting: set[Any] | None) -> str | None:
-    """Why the SDK could not read a line that looks like the answer to a request `waiting` (a
-    JSON-RPC response: `jsonrpc`, the request's `id`, a `result` or an `error`), with the line's
-    start; None for any other line (a log line in JSON may well hold an `id` and a `result`, and
-    the late answer of a request given up on is no answer to the one waiting). The line is the
-    input of pydantic's error, as text when it is no JSON the SDK can parse, else decoded; in
-    text, any `"id"` member stands for the line's (numbers and numeric strings alike, as the SDK
-    takes them)."""
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return None
-    try:
-        first = errors()[0]
-    except Exception:  # noqa: BLE001 - (not pydantic's: no line to look at)
-        return None
-    line = first.get("input")
-    if isinstance(line, dict):
-        answer = "jsonrpc" in line and "id" in line and ("result" in line or "error" in line) \
-            and (waiting is None or _request_id(line["id"]) in waiting)
-        line = msgspec.json.encode(line).decode() if answer else ""
-    else:
-        line = str(line)
-        answer = line.lstrip().startswith("{") and '"jsonrpc"' in line and '"id"' in line \
-            and ('"result"' in line or '"error"' in line) \
-            and (waiting is None or not waiting.isdisjoint(_ids_in(line)))
-    if not answer:
-        return None
-    return inert(f"{first.get('msg', '')}: {line[:80]}", 200)
-
-
-def _ids_in(text: str) -> set[Any]:
-    """The values of the `"id"` members written in `text` (JSON that may not parse)."""
-    found: set[Any] = set()
-    for written in _ID_MEMBER.findall(text):
-        with contextlib.suppress(ValueError):
-            found.add(_request_id(json.loads(written)))
-    return found
-
-
-_ID_MEMBER = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
-
-
-def _request_id(value: Any) -> Any:
-    """A request id as the SDK compares it: a string of an integer is that integer."""
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            return int(value)
-    return value if isinstance(value, (int, str)) else None
 
 
 def _since(started: float) -> int:
