@@ -1132,6 +1132,40 @@ def test_redacted_values_reach_no_file_and_no_report_yet_the_rules_judge_them(cl
     assert list(private.iterdir()) == []   # the raw copy the rules read is gone
 
 
+TEXT_FORMS = {   # secrets in text forms the text treatment misread, each in an agent's message and on stderr
+    "escaped-quote": 'note {"token": "ab\\"SEC-QUOTE-1"} end',
+    "escaped-key": 'note {"to\\u006ben":"SEC-KEY-2"} end',
+    "escaped-key-whole": '{"to\\u006ben":"SEC-KEY-3"}',
+    "quoted-flag": 'run --token "SEC-FLAG-4 x" now',
+    "single-quoted-flag": "run --token 'SEC-FLAG-5 y' now",
+    "before-a-dangling-key": '{"token": "ab\\"SEC-DANGLE-6"} then "token": "open',
+}
+
+
+def test_secrets_in_escaped_and_quoted_text_forms_reach_no_file(cli, write, tmp_path: Path) -> None:
+    """A quote escaped inside a value (`"ab\"SECRET"`), a key written with an escape
+    (`"to\u006ben"`, in JSON held in a string) and a quoted `--token "..."` were read as a value
+    ending at the escaped quote, as no key at all, and as an empty value: the secret was written to
+    the trace and the stderr log."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    steps = [*START, *[send("agent.message", text=text) for text in TEXT_FORMS.values()],
+             {"stderr": "\n".join(TEXT_FORMS.values()) + "\n"}, *DONE]
+    write("s.json", steps)
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "-f",
+                 "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    written = (tmp_path / "t.jsonl").read_text(encoding="utf-8") + \
+        (tmp_path / "t.jsonl.stderr.log").read_text(encoding="utf-8") + result.stdout + result.stderr
+    for name, text in TEXT_FORMS.items():
+        secret = text[text.index("SEC-"):].split('"')[0].split("'")[0].split(" ")[0]
+        assert secret not in written, name
+    messages = [json.loads(line)["data"]["text"] for line in (tmp_path / "t.jsonl").read_text(
+        encoding="utf-8").splitlines() if '"agent.message"' in line]
+    assert messages == ['note {"token": "[redacted]"} end', "[redacted]", '{"token": "[redacted]"}',
+                        'run --token "[redacted]" now', "run --token '[redacted]' now", "[redacted]"]
+
+
 def test_a_denial_quoting_a_redacted_value_is_redacted_too(cli, write, tmp_path: Path) -> None:
     """Found by the fourth hunt: under --enforce, the tool.denied written for a call quoted the
     rule's message, `got "sk-SECRET-123"`, into the trace and the HTML report. Every value
@@ -1388,9 +1422,9 @@ for line in sys.stdin:
         if "--bad-listing" in sys.argv:
             say(UNREADABLE % json.dumps(number))
             continue
-        if "--secret-listing" in sys.argv:   # a secret where the error's quote of the line is cut
-            say('{"jsonrpc": "2.0", "id": %s, "result": {"api_key": "sk-live-%s", "x": "\\ud800"}}'
-                % (json.dumps(number), "0123456789" * 8))
+        if "--secret-listing" in sys.argv:   # secrets in forms text redaction cannot be sure of
+            say('{"jsonrpc": "2.0", "id": %s, "result": {"to\\u006ben": "sk-live-1", "api_key": "a\\"sk-live-2", '
+                '"x": "\\ud800"}}' % json.dumps(number))
             continue
         result = {"tools": [{"name": name, "inputSchema": {"type": "object"}}
                             for name in ("good", "bad", "slow", "late", "dies")]}
@@ -1417,8 +1451,7 @@ for line in sys.stdin:
         continue
     say(json.dumps({"jsonrpc": "2.0", "id": number, "result": result}))
 """
-UNREADABLE_REASON = ('Invalid JSON: unexpected end of hex escape at line 1 column 60: {"jsonrpc": "2.0", "id": {}, '
-                     '"result": {"name": "lone \\ud800 surrogate"}}')
+UNREADABLE_REASON = "Invalid JSON: unexpected end of hex escape at line 1 column 60"
 
 
 FINE = [{"type": "text", "text": "fine"}]
@@ -1454,7 +1487,7 @@ def test_an_answer_the_sdk_cannot_read_is_told_so_without_waiting_out_the_deadli
     assert _answers(cli, "t.jsonl") == [
         (True, FINE),
         (False, {"error": "no answer: the server's answer could not be read "
-                          f"({UNREADABLE_REASON.replace('{}', '4')})"}),
+                          f"({UNREADABLE_REASON})"}),
         (True, FINE), (True, FINE)]
 
 
@@ -1465,23 +1498,23 @@ def test_a_listing_the_sdk_cannot_read_is_told_so_at_start_up(cli, write) -> Non
                   "--out", "t.jsonl", "--", "true")
     assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --bad-listing')}: no answer to "
                               "tools/list: the server's answer could not be read "
-                              f"({UNREADABLE_REASON.replace('{}', '2')})\n")
+                              f"({UNREADABLE_REASON})\n")
     assert refused.returncode == 2
     assert not Path(cli.cwd, "t.jsonl").exists()
 
 
-def test_a_secret_cut_in_the_quote_of_an_unreadable_answer_leaves_the_rest_of_the_error(cli, write) -> None:
-    """The error quotes the start of the line, which may end inside a secret's value: redaction
-    replaced the whole error then (`agent-invariants: [redacted]`, no server, no reason). It is
-    kept up to the key whose value cannot be told apart."""
+def test_the_error_of_an_unreadable_answer_never_quotes_it(cli, write) -> None:
+    """The error of an answer the SDK cannot read says why in the parser's words and never quotes
+    the line: it is the server's answer, and may hold a secret in forms text redaction cannot be
+    sure of (a key written with an escape, a quote escaped in the value), which a quote of its
+    start printed whole under --redact."""
     import shlex
     server = _raw_server(write)
-    refused = cli("record", "-c", "c.json", "--mcp", f"{server} --secret-listing", "--redact", "api_key",
-                  "--out", "t.jsonl", "--", "true")
+    refused = cli("record", "-c", "c.json", "--mcp", f"{server} --secret-listing", "--redact", "api_key", "--redact",
+                  "token", "--out", "t.jsonl", "--", "true")
     assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --secret-listing')}: no answer to "
                               "tools/list: the server's answer could not be read (Invalid JSON: unexpected end of hex "
-                              'escape at line 1 column 155: {"jsonrpc": "2.0", "id": 2, "result": {"[redacted]\n')
-    assert "sk-live" not in refused.stderr
+                              "escape at line 1 column 106)\n")
     assert refused.returncode == 2
 
 
@@ -1501,7 +1534,7 @@ def test_an_unreadable_answer_before_the_server_ends_is_told_with_the_end(cli, w
                str(AGENT), "s.json", "r.jsonl")
     assert _answers(cli, "t.jsonl") == [
         (False, {"error": "Connection closed; before that, the server's answer could not be read "
-                          f"({UNREADABLE_REASON.replace('{}', '3')})"})]
+                          f"({UNREADABLE_REASON})"})]
     assert dies.returncode == 0, dies.stderr
 
 

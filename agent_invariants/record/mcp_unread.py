@@ -8,7 +8,8 @@ lines on stdout, even a flood of them, or the late answer of a call given up on)
 may still come after them. So a line counts only when it looks like the answer to the request
 waiting (a JSON-RPC response: `jsonrpc`, that request's `id`, a `result` or an `error`): the
 request then has `UNREAD_GRACE` seconds more for a readable answer, and without one its error
-says that the answer could not be read, and why, quoting the line's start.
+says that the answer could not be read, and why (the parser's words, never the line: it may
+hold what `--redact` keeps out).
 
     unread = Unread()                        # one per server
     ClientSession(..., message_handler=unread.handle); unread.session = session
@@ -22,8 +23,6 @@ import json
 import re
 from collections.abc import Callable
 from typing import Any
-
-import msgspec
 
 from agent_invariants._safe import inert
 
@@ -85,12 +84,13 @@ def _waiting_ids(session: Any) -> set[Any] | None:
 
 def _unread_answer(exc: Exception, waiting: set[Any] | None) -> str | None:
     """Why the SDK could not read a line that looks like the answer to a request `waiting` (a
-    JSON-RPC response: `jsonrpc`, the request's `id`, a `result` or an `error`), with the line's
-    start; None for any other line (a log line in JSON may well hold an `id` and a `result`, and
-    the late answer of a request given up on is no answer to the one waiting). The line is the
-    input of pydantic's error, as text when it is no JSON the SDK can parse, else decoded; in
-    text, any `"id"` member stands for the line's (numbers and numeric strings alike, as the SDK
-    takes them)."""
+    JSON-RPC response: `jsonrpc`, the request's `id`, a `result` or an `error`); None for any other
+    line (a log line in JSON may well hold an `id` and a `result`, and the late answer of a request
+    given up on is no answer to the one waiting). The line is the input of pydantic's error, as
+    text when it is no JSON the SDK can parse, else decoded; in text, any `"id"` member stands for
+    the line's (numbers and numeric strings alike, as the SDK takes them). The line itself is not
+    quoted: it is the server's answer, which may hold what `--redact` keeps out of every file, in
+    forms (escaped, cut) that text redaction cannot be sure of; the parser's words say where."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
         return None
@@ -100,17 +100,16 @@ def _unread_answer(exc: Exception, waiting: set[Any] | None) -> str | None:
         return None
     line = first.get("input")
     if isinstance(line, dict):
-        answer = "jsonrpc" in line and "id" in line and ("result" in line or "error" in line) \
-            and (waiting is None or _request_id(line["id"]) in waiting)
-        line = msgspec.json.encode(line).decode() if answer else ""
-    else:
-        line = str(line)
-        answer = line.lstrip().startswith("{") and '"jsonrpc"' in line and '"id"' in line \
-            and ('"result"' in line or '"error"' in line) \
-            and (waiting is None or not waiting.isdisjoint(_ids_in(line)))
-    if not answer:
+        if "jsonrpc" in line and "id" in line and ("result" in line or "error" in line) \
+                and (waiting is None or _request_id(line["id"]) in waiting):
+            return "not a JSON-RPC response the SDK takes"
         return None
-    return inert(f"{first.get('msg', '')}: {line[:80]}", 200)
+    line = str(line)
+    if line.lstrip().startswith("{") and '"jsonrpc"' in line and '"id"' in line \
+            and ('"result"' in line or '"error"' in line) \
+            and (waiting is None or not waiting.isdisjoint(_ids_in(line))):
+        return inert(str(first.get("msg", "")), 200)
+    return None
 
 
 def _ids_in(text: str) -> set[Any]:

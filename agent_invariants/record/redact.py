@@ -77,8 +77,10 @@ class Redactor:
         self._sorted: tuple[int, _Forms] = (0, _Forms(()))   # `_forms()` for as many secrets (they only grow)
         names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
         key = rf"(?:\\?[\"'])?\s*(?:{names})\s*(?:\\?[\"'])?"
-        # a quoted value: "key": "v", 'key': 'v', key="v", \"key\": \"v\" (JSON escaped inside a string)
-        self._quoted = re.compile(rf"(?i)((?<![\w-]){key}\s*[:=]\s*)(\\?[\"'])((?:(?!\2).)*?)\2")
+        # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
+        # inside a string); a backslash and what follows it are the value's (`"ab\"cd"` is one value)
+        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:{key}\s*[:=]\s*|--(?:{names})\s+))(\\?[\"'])"
+                                  rf"((?:\\.|[^\\])*?)\2")
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
         # --key value and --key=value
         self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*:[ \t]*)([^\s\"'].*)")
@@ -172,9 +174,9 @@ class Redactor:
     def text(self, text: str, leave_out: bool = False) -> str:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
-        told apart (a quote left open, a line cut), is kept up to that key, the rest replaced
-        (an error quoting a cut line still says whose and why)."""
-        if not self._named.search(text):
+        told apart, is replaced whole."""
+        probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`)
+        if not self._named.search(probe):
             return text
         stripped = text.strip()
         if stripped[:1] in ("{", "["):
@@ -187,20 +189,19 @@ class Redactor:
         shown = self._quoted.sub(self._quoted_value, text)
         shown = self._bare.sub(self._bare_value, shown)
         shown = self._line.sub(self._line_value, shown)
-        dangling = self._dangling(shown)
-        if dangling is not None:
+        if self._dangling(shown) or (probe is not text and self._dangling(_unescaped(shown))):
             self._secret(text)
-            return shown[:dangling] + REDACTED
+            return REDACTED
         return shown
 
-    def _dangling(self, text: str) -> int | None:
-        """Where the first key still followed by something that may be its value (an unterminated
-        quote, a cut line) starts, or None."""
+    def _dangling(self, text: str) -> bool:
+        """Whether a key is still followed by something that may be its value (an unterminated
+        quote, a cut line)."""
         for found in self._named.finditer(text):
             rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'")
             if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'").startswith(REDACTED):
-                return found.start()
-        return None
+                return True
+        return False
 
     def _quoted_value(self, found: re.Match[str]) -> str:
         self._secret(found.group(3))
@@ -358,6 +359,15 @@ class _Forms:
 
 
 _STOPS = r"\s\"'&;,)\]}"
+def _unescaped(text: str) -> str:
+    """`text` with its JSON `\\uXXXX` escapes read (itself, when it has none)."""
+    if "\\u" not in text:
+        return text
+    return _ESCAPE.sub(lambda found: chr(int(found.group(1), 16)), text)
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
 _BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
                rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
 """The value of `key=value` or `--key value` in text: up to a space, a quote, `&` or `;`, or a
