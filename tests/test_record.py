@@ -1166,6 +1166,29 @@ def test_secrets_in_escaped_and_quoted_text_forms_reach_no_file(cli, write, tmp_
                         'run --token "[redacted]" now', "run --token '[redacted]' now", "[redacted]"]
 
 
+def test_a_secret_shown_cut_in_a_report_is_found_after_another_replaced_inside_it(cli, write, tmp_path: Path) -> None:
+    """The report shows the output cut to 200 characters (`output_match`'s `actual`). A value whose
+    quote is left open on its line (`"token": "ZZS07aSECRET open quote never…`) was replaced whole
+    in the trace, but in the report its shown start was found only as a start, and another removed
+    value (`token:X "token": "`) had been replaced inside it first: the rest was written to the
+    report (found by hunt 106). A quoted value now runs to its closing quote, past a line's end."""
+    texts = ["token=ZZS01aSECRET rest", "token: ZZS02aSECRET and more", '"token": "ZZS03aSECRET", "x": 1',
+             "--token ZZS04aSECRET --other", "--token=ZZS05aSECRET", '{"token": "ZZS06aSECRET"}',
+             '"token": "ZZS07aSECRET open quote never closed', 'token:ZZS54aSECRET "token": "']
+    write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
+                                                           "match": {"raw": "nope"}}]})
+    write("f.json", {"version": 1, "tools": {}})
+    steps = [*START, *[send("agent.message", text=text) for text in texts],
+             send("run.completed", status="done", output={"raw": "\n".join(texts)})]
+    write("s.json", steps)
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "-f",
+                 "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 1, result.stderr
+    actual = json.loads(result.stdout)["violations"][0]["evidence"]["mismatches"][0]["actual"]
+    assert "ZZS" not in actual and actual.endswith('[redacted] "[redacted]'), actual
+    assert "ZZS" not in result.stdout + (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+
+
 def test_a_denial_quoting_a_redacted_value_is_redacted_too(cli, write, tmp_path: Path) -> None:
     """Found by the fourth hunt: under --enforce, the tool.denied written for a call quoted the
     rule's message, `got "sk-SECRET-123"`, into the trace and the HTML report. Every value
