@@ -410,9 +410,10 @@ def _deadline(seconds: float) -> Iterator[None]:
     """Within this block, `_TimedOut` is raised in this thread once `seconds` have passed: a timer
     thread sets it as the thread's pending exception (CPython's `PyThreadState_SetAsyncExc`),
     which the thread raises at its next Python instruction, and again every `_AGAIN` seconds
-    while the block runs (raised inside a `__del__` the collector ran, one is only printed and
-    lost). The block's end takes back one set but not yet raised, under the lock the timer sets
-    it under, so none outlives the block."""
+    while the block runs (raised inside a `__del__`, one is lost: meanwhile such a loss is not
+    printed, as Python prints an exception no one can catch, nor handed to the hook there was).
+    The block's end takes back one set but not yet raised, under the lock the timer sets it
+    under, so none outlives the block."""
     import ctypes
     import threading
 
@@ -426,6 +427,13 @@ def _deadline(seconds: float) -> Iterator[None]:
                     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(_TimedOut))
             wait = _AGAIN
 
+    previous = sys.unraisablehook
+
+    def unraisable(lost: Any) -> None:
+        if not isinstance(lost.exc_value, _TimedOut):   # (ours is raised again within _AGAIN)
+            previous(lost)
+
+    sys.unraisablehook = unraisable
     threading.Thread(target=stop, daemon=True).start()
     try:
         yield
@@ -439,6 +447,8 @@ def _deadline(seconds: float) -> Iterator[None]:
                 break
             except _TimedOut:
                 continue
+        if sys.unraisablehook is unraisable:
+            sys.unraisablehook = previous
 
 
 _AGAIN = 0.05
