@@ -72,9 +72,12 @@ def contract_prompt(rules: str, name: str | None = None) -> str:
     from agent_invariants.manual import option_lines, summary_line
     from agent_invariants.mcp_schemas import definitions
     from agent_invariants.rules import RULE_KINDS
+    from agent_invariants.validation import since_version
 
     kinds = []
-    for kind in RULE_KINDS:
+    for kind, rule in RULE_KINDS.items():
+        if since_version(rule.config_type) > 1:
+            continue   # (a version-1 contract that names one is refused: `needs "version": 2`)
         kinds.append(f"- `{kind}`: {summary_line(kind)}")
         kinds += [f"  {line}" for line in option_lines(kind)]
     policy = [f"- `{field}`: {spec['description']}"
@@ -100,7 +103,8 @@ rule exists; add "severity": "warning" to a rule that should be reported but nev
 - Tool names, event types, scopes and outcome ids are globs: `*` matches any run of characters, \
 `?` one character, everything else is literal (never a regular expression). A glob never \
 matches a missing value, not even `*`.
-- Unknown keys are errors: use only the options listed here.
+- Unknown keys are errors: use only the options listed here, and none marked "version 2" (a \
+version-1 contract that uses one is refused).
 - Encode what the description asks for, no more. If something cannot be expressed with these \
 rule kinds (for example checks on tool arguments, or on time), say so rather than approximating.
 

@@ -244,8 +244,11 @@ def test_the_prompt_turns_a_description_into_contract_instructions() -> None:
         assert len(result.messages) == 1 and result.messages[0].role == "user"
         text = result.messages[0].content.text
         assert description in text and '"refund-desk"' in text
-        for kind in RULE_KINDS:
-            assert f"`{kind}`" in text, kind
+        for kind, rule in RULE_KINDS.items():
+            if getattr(rule.config_type, "since_version", 1) > 1:   # the prompt writes version 1, which refuses them
+                assert f"- `{kind}`:" not in text, kind
+                continue
+            assert f"- `{kind}`:" in text, kind
             options = explain_kind(kind).split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
             for line in options.strip().splitlines():   # each option as `explain` prints it
                 if line.strip():
