@@ -359,6 +359,14 @@ class _Forms:
 
 
 _STOPS = r"\s\"'&;,)\]}"
+_BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
+               rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
+"""The value of `key=value` or `--key value` in text: up to a space, a quote, `&` or `;`, or a
+`,`, `)`, `]` or `}` that ends it (one followed by another stop, or by nothing: `{token=abc}`);
+inside it, such a character is the value's own (`token=se]cret` goes whole), and so is a bracket
+closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
+
+
 def _unescaped(text: str) -> str:
     """`text` with its JSON `\\uXXXX` escapes read (itself, when it has none)."""
     if "\\u" not in text:
@@ -368,12 +376,6 @@ def _unescaped(text: str) -> str:
 
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
-_BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
-               rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
-"""The value of `key=value` or `--key value` in text: up to a space, a quote, `&` or `;`, or a
-`,`, `)`, `]` or `}` that ends it (one followed by another stop, or by nothing: `{token=abc}`);
-inside it, such a character is the value's own (`token=se]cret` goes whole), and so is a bracket
-closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
 _SHOWN_START = 6
 """The shortest start of a value that `_Forms._cut` takes for the value, cut (shorter ones could be
 any word)."""
