@@ -2062,21 +2062,28 @@ def test_servers_that_do_not_end_are_ended_side_by_side(cli, write, tmp_path: Pa
     assert took < 10, took
 
 
-def test_an_interrupt_while_the_servers_end_leaves_none_running(tmp_path: Path) -> None:
-    """Ctrl-C while `record` waited for servers that do not end left them running."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_while_the_servers_end_ends_them_and_the_report_is_written(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C while `record` waited for servers that do not end left them running; then it ended
+    them, and exited 130 without the report of the run, which was over and checked (hunt 104).
+    The interrupt ends the wait: the servers at once, and the report is written."""
     (tmp_path / "c.json").write_text(json.dumps(V2), encoding="utf-8")
     (tmp_path / "stubborn.py").write_text(STUBBORN_SERVER, encoding="utf-8")
     process = subprocess.Popen(
         [sys.executable, "-m", "agent_invariants", "record", "-c", "c.json",
          *[option for _ in range(2) for option in ("--mcp", f"{sys.executable} stubborn.py")],
-         "--out", "t.jsonl", "--", "true"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+         "--out", "t.jsonl", "-f", "json", "--", "sh", "-c", "echo done >&2"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 15
-    while not (tmp_path / "t.jsonl").exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(1)   # the agent (`true`) has ended: record waits for the servers to end
-    process.send_signal(signal.SIGINT)
+    while not (tmp_path / "t.jsonl.stderr.log").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)   # (written once the agent has ended: then the check, then the servers' end)
+    time.sleep(1)   # record waits for the servers to end (about 4 s)
+    started = time.monotonic()
+    process.send_signal(signum)
     out, err = process.communicate(timeout=20)
-    assert process.returncode == 130, err
+    assert time.monotonic() - started < 3
+    assert process.returncode == 2, err   # the report's own: the agent ended without a terminal event
+    assert json.loads(out)["record"]["ended_by"] == "exit:0"
     time.sleep(0.5)
     assert len(list(tmp_path.glob("pid-*"))) == 2
     assert _alive(tmp_path) == []

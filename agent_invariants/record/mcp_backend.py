@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from agent_invariants._safe import inert
+from agent_invariants._signals import Terminated
 from agent_invariants.contract_source import json_file
 from agent_invariants.errors import InputError
 from agent_invariants.match.canonical import canonical
@@ -251,7 +252,9 @@ class McpBackend:
 
     def close(self) -> None:
         """End the sessions and the servers (the SDK closes their stdin, then ends them), side by
-        side: the SDK gives a server that does not end a few seconds, each."""
+        side: the SDK gives a server that does not end a few seconds, each. An interrupt (Ctrl-C,
+        SIGTERM) meanwhile ends them at once, and is spent: what `record` was doing goes on (after
+        a run, its report is still written: the run is over, only the wait for the servers was)."""
         threads = [threading.Thread(target=_leave, args=(exits,), name="mcp-server-end", daemon=True)
                    for exits in self._exits if exits]
         try:
@@ -259,9 +262,11 @@ class McpBackend:
                 thread.start()
             for thread in threads:
                 thread.join()
-        except BaseException:
-            self._kill()   # interrupted while they end (Ctrl-C, SIGTERM): no more grace
-            raise
+        except (KeyboardInterrupt, Terminated):
+            self._kill()
+            for thread in threads:
+                if thread.ident is not None:
+                    thread.join(_ENDED_AFTER_KILL)
         finally:
             self._exits.clear()
             if self._portal_cm is not None:
@@ -279,6 +284,10 @@ class McpBackend:
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
         self._groups.clear()
+
+
+_ENDED_AFTER_KILL = 5.0
+"""Seconds a server's session has to end once its process group is killed (it ends at once)."""
 
 
 def _leave(managers: list[Any]) -> None:
