@@ -1166,6 +1166,21 @@ def test_secrets_in_escaped_and_quoted_text_forms_reach_no_file(cli, write, tmp_
                         'run --token "[redacted]" now', "run --token '[redacted]' now", "[redacted]"]
 
 
+def test_a_key_followed_by_a_long_run_of_spaces_is_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
+    """`token` and then 200,000 spaces (or tabs) with no `:` or `=`: the text patterns tried every
+    split of the run from every space of it, 16,000 spaces 10 s, a line of a MiB hours (hunt 108)."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    texts = ['"token"' + " " * 200_000 + "x", "token" + "\t" * 200_000, "--token" + " " * 200_000 + "token=SEC-1"]
+    write("s.json", [*START, *[send("agent.message", text=text) for text in texts], *DONE])
+    started = time.monotonic()
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--env",
+                 MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 30
+    assert "SEC-1" not in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+
+
 def test_a_secret_shown_cut_in_a_report_is_found_after_another_replaced_inside_it(cli, write, tmp_path: Path) -> None:
     """The report shows the output cut to 200 characters (`output_match`'s `actual`). A value whose
     quote is left open on its line (`"token": "ZZS07aSECRET open quote never…`) was replaced whole
