@@ -197,12 +197,14 @@ class McpBackend:
         try:
             return self._portal.call(unread.waiting, call, max(0.001, deadline - time.monotonic()))
         except TimeoutError:
-            if unread.cuts > seen:
-                raise InputError(f"--mcp {command}: no answer to {what}: {unread.said()}") from None
+            cut = unread.since(seen)
+            if cut is not None:
+                raise InputError(f"--mcp {command}: no answer to {what}: {cut}") from None
             raise InputError(f"--mcp {command}: no answer to {what} before the start-up deadline ran out "
                              "(--mcp-start-timeout-ms)") from None
         except Exception as exc:
-            before = f"; before that, {unread.said()}" if unread.cuts > seen else ""
+            cut = unread.since(seen)
+            before = "" if cut is None else f"; before that, {cut}"
             raise InputError(f"--mcp {command}: {what} failed: {_reason(exc)}{before}") from None
 
     def serves(self, tool: str) -> bool:
@@ -230,15 +232,17 @@ class McpBackend:
         try:
             answer = pending.result()
         except TimeoutError:
-            if unread.cuts > seen:
-                return McpAnswer(False, {"error": f"no answer: {unread.said()}"}, _since(started), number)
+            cut = unread.since(seen)
+            if cut is not None:
+                return McpAnswer(False, {"error": f"no answer: {cut}"}, _since(started), number)
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
                              _since(started), number)
         except Exception as exc:   # a JSON-RPC error, or the server gone
             if _connection_closed(exc):
                 self._closed[number] = None
-            before = f"; before that, {unread.said()}" if unread.cuts > seen else ""
-            return McpAnswer(False, {"error": _reason(exc) + before}, _since(started), number)
+            cut = unread.since(seen)
+            return McpAnswer(False, {"error": _reason(exc) + ("" if cut is None else f"; before that, {cut}")},
+                             _since(started), number)
         dumped = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = dumped.get("structuredContent", dumped.get("content"))
         return McpAnswer(not dumped.get("isError", False), result, _since(started), number)

@@ -14,7 +14,7 @@ hold what `--redact` keeps out).
     unread = Unread()                        # one per server
     ClientSession(..., message_handler=unread.handle); unread.session = session
     portal.call(unread.waiting, session.initialize, seconds)   # TimeoutError, sooner after such a line
-    unread.cuts                              # waits cut short so far: said() tells the last
+    unread.since(seen)                       # (seen = unread.cuts before the wait) why it was cut, or None
 """
 from __future__ import annotations
 
@@ -70,9 +70,10 @@ class Unread:
             self.cuts += 1
             self.reason = reason
 
-    def said(self) -> str:
-        return f"the server's answer could not be read ({self.reason})"
-
+    def since(self, seen: int) -> str | None:
+        """What to say of a wait that began when `cuts` was `seen`: why it was cut short, or None
+        when no unreadable answer cut it."""
+        return f"the server's answer could not be read ({self.reason})" if self.cuts > seen else None
 
 
 def _waiting_ids(session: Any) -> set[Any] | None:
