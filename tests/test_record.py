@@ -1166,6 +1166,49 @@ def test_secrets_in_escaped_and_quoted_text_forms_reach_no_file(cli, write, tmp_
                         'run --token "[redacted]" now', "run --token '[redacted]' now", "[redacted]"]
 
 
+ESCAPED_FORMS = [   # a value holding a JSON escape, a key written with an escape, a value past a line's end
+    '{"token": "K01aXSEC\\"tail"}', '{"token": "K02aXSEC\\\\tail"}', '{"token": "K03aXSEC\\ttail"}',
+    '{"token": "K04aXSEC\\u00e9tail"}', '{"token": "K07aXSEC\\/tail"}',
+    '{"a": "{\\"token\\": \\"K14aXSEC\\\\\\"tail\\"}"}',
+    'x --to\\u006ben K15aXSEC y', 'x --to\\u006ben "K71aXSEC q" y', 'x "--to\\u006ben" "K72aXSEC q" y',
+    '{"a": "{\\"to\\\\u006ben\\": \\"K17aXSEC\\"}"}', '{"a": "{\\"t\\\\u006fken\\": \\"K86aXSEC\\"}"}',
+    'x {\\"to\\\\u006ben\\": \\"K16aXSEC q\\"} y', 'x ["--token", "K74aXSEC"] y', 'x "--token" K75aXSEC y',
+    'x -token K76aXSEC y', 'x --token "K77aXSEC never closed',
+    'x "token": "K18aXSEC\nK18bXSEC" y', "x 'token': 'K23aXSEC\nK23bXSEC' y", 'x --token="K69aXSEC\nK69bXSEC" y',
+    '{"a": "x \\"token\\": \\"K82aXSEC\\nK82bXSEC\\" y"}',
+]
+
+
+@pytest.mark.parametrize("on_stderr", [False, True])
+def test_secrets_written_with_escapes_or_past_a_line_end_reach_no_file_and_no_report(
+        cli, write, tmp_path: Path, on_stderr: bool) -> None:
+    """Each text is an agent's message and its final output (which `output_match` quotes in the
+    report, JSON-escaped once more), and with `on_stderr` also a stderr line. The report quoted a
+    value whose JSON text holds an escape (`"K01aXSEC\"tail"`: it remembered the value and its
+    escaped form, not the text's escaped once more); a key written `to\u006ben` in a flag, or with
+    the escape doubled in JSON held in a string, was not seen; the stderr log, read line by line,
+    kept the lines after the first of a quoted value that runs past a line's end."""
+    write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
+                                                           "match": {"raw": "nope"}}]})
+    write("f.json", {"version": 1, "tools": {}})
+    leaked = []
+    for text in ESCAPED_FORMS:
+        steps = [*START, send("agent.message", text=text), *([{"stderr": text + "\n"}] if on_stderr else []),
+                 send("run.completed", status="done", output={"raw": text})]
+        write("s.json", steps)
+        for name in ("t.jsonl", "t.jsonl.stderr.log"):
+            (tmp_path / name).unlink(missing_ok=True)
+        result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--force", "--redact",
+                     "token", "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+        assert result.returncode == 1, result.stderr
+        written = (tmp_path / "t.jsonl").read_text(encoding="utf-8") + result.stdout + result.stderr
+        if on_stderr:
+            written += (tmp_path / "t.jsonl.stderr.log").read_text(encoding="utf-8")
+        if "XSEC" in written:
+            leaked.append(text)
+    assert leaked == [], "\n".join(leaked)
+
+
 def test_a_key_followed_by_a_long_run_of_spaces_is_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
     """`token` and then 200,000 spaces (or tabs) with no `:` or `=`: the text patterns tried every
     split of the run from every space of it, 16,000 spaces 10 s, a line of a MiB hours (hunt 108)."""

@@ -3,12 +3,15 @@
 The values of matching keys (case-insensitive, surrounding spaces ignored) are replaced with
 `"[redacted]"` wherever they could leak into the trace: in nested objects and arrays of every
 event (replayed and MCP results included), in JSON held inside a string (escaped or not), and in
-text: `key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line), `"key": "value"` or
-`'key': 'value'` (quoted), `key: 123` in JSON-like text, `--key value` and `--key=value`. A string
-or array element that still names a key where its value cannot be told apart (a line cut inside a
-value, say) is replaced whole. Every value removed is remembered, in the forms a report quotes it
-(as is, JSON-escaped, as compact or spaced JSON, and its keys and members), and replaced in each
-event written after it too, under any key (a denial's reason quotes the args it judged).
+text: `key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line),
+`"key": "value"` or `'key': 'value'` (quoted, past a line's end if need be), `key: 123` in
+JSON-like text, `--key value`, `-key value`, `"--key", "value"` and `--key=value`. Text that is not
+JSON and writes a key with `\\u` escapes is replaced whole, and so is a string or array element
+that still names a key where its value cannot be told apart (a line cut inside a value, say).
+Every value removed is remembered, in the forms a report quotes it (as is, JSON-escaped up to
+three times over and as the text's JSON wrote it, as compact or spaced JSON, and its keys and
+members), and replaced in each event written after it too, under any key (a denial's reason
+quotes the args it judged).
 
 Rules judge the raw values: `record` checks a raw copy of the trace (a private temporary file,
 removed when the run is checked, whatever ends it) and writes the redacted one. Stability over
@@ -26,6 +29,7 @@ about, or change what a later check of the file decides.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from bisect import bisect_left
@@ -80,15 +84,19 @@ class Redactor:
         # a long run of spaces and no `:` or `=` was tried at every split of the run, and from every
         # space of it, 16,000 spaces 10 s, a line of a MiB hours)
         key = rf"(?:\\?[\"']\s*+)?(?:{names})(?:\s*+\\?[\"'])?"
+        # a flag and what parts it from its value: `--key v`, `-key v`, `"--key" "v"`, `"--key", "v"`
+        flag = rf"--?(?:{names})(?:\\?[\"'](?:\s*+,\s*+|\s++)|\s++)"
         # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
         # inside a string); a backslash and what follows it are the value's (`"ab\"cd"` is one value)
-        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:{key}\s*+[:=]\s*+|--(?:{names})\s++))(\\?[\"'])"
+        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+[:=]\s*+|{flag}))(\\?[\"'])"
                                   rf"((?:\\.|[^\\])*?)\2")
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
         # --key value and --key=value
         self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*+:[ \t]*+)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--)?{key}\s*+=\s*+|--(?:{names})\s++)){_BARE_VALUE}")
-        self._flag = re.compile(rf"(?i)(?<![\w-])--(?:{names})$")
+        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+=\s*+|{flag})){_BARE_VALUE}")
+        self._flag = re.compile(rf"(?i)(?<![\w-])--?(?:{names})$")
+        # a flag whose value the patterns above did not take (`--key "never closed`)
+        self._flag_left = re.compile(rf"(?i)(?<![\w-]){flag}(?!\\?[\"']?\[redacted\])(?=\S)")
         self._named = re.compile(rf"(?i)(?<![a-z0-9])(?:{names})(?![a-z0-9])")
 
     @property
@@ -161,8 +169,7 @@ class Redactor:
     def _secret(self, value: Any) -> str:
         """Remember a removed value in the forms a report may quote it, and return the mark."""
         if isinstance(value, str):   # as it is, JSON-escaped, and as messages show text (`\u2028`, `\x7f`)
-            self.secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], inert(value),
-                                 inert(json.dumps(value, ensure_ascii=False)[1:-1])))
+            self._remember(value)
         elif isinstance(value, dict | list):
             self.secrets.update((json.dumps(value, ensure_ascii=False),
                                  json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
@@ -173,6 +180,18 @@ class Redactor:
         elif value is not None and not isinstance(value, bool):
             self.secrets.add(json.dumps(value))
         return REDACTED
+
+    def _remember(self, value: str) -> None:
+        """Remember a removed string as it is, JSON-escaped up to `_ESCAPED` times (a report quotes
+        a text that held it in JSON held in a string: `"{\\"token\\": \\"a\\\\\\"b\\"}"`), and each
+        of those as messages show text (`\u2028`, `\x7f`)."""
+        form = value
+        for _ in range(_ESCAPED + 1):
+            self.secrets.update((form, inert(form)))
+            escaped = json.dumps(form, ensure_ascii=False)[1:-1]
+            if escaped == form:
+                break
+            form = escaped
 
     def text(self, text: str, leave_out: bool = False) -> str:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
@@ -188,7 +207,12 @@ class Redactor:
             except (ValueError, RecursionError):
                 pass
             else:
-                return json.dumps(self.value(inner, leave_out), ensure_ascii=False)
+                shown = json.dumps(self.value(inner, leave_out), ensure_ascii=False)
+                self._as_written(stripped)
+                return shown
+        if probe is not text and len(self._named.findall(probe)) > len(self._named.findall(text)):
+            self._secret(text)   # a key written with escapes (`--to\u006ben v`): what its value is, the
+            return REDACTED      # patterns below cannot tell
         shown = self._quoted.sub(self._quoted_value, text)
         shown = self._bare.sub(self._bare_value, shown)
         shown = self._line.sub(self._line_value, shown)
@@ -197,6 +221,22 @@ class Redactor:
             return REDACTED
         return shown
 
+    def _as_written(self, text: str) -> None:
+        """Remember each string of JSON `text` that was removed, as the text writes it: with
+        escapes a value need not have (`"a\\u00e9\\/b"` for `aé/b`), which a report quoting the
+        text shows."""
+        if "\\" not in text:
+            return
+        for found in _JSON_STRING.finditer(text):
+            written = found.group(1)
+            if "\\" in written and written not in self.secrets:
+                try:
+                    value = json.loads(f'"{written}"')
+                except ValueError:
+                    continue
+                if value in self.secrets:
+                    self._remember(written)
+
     def _dangling(self, text: str) -> bool:
         """Whether a key is still followed by something that may be its value (an unterminated
         quote, a cut line)."""
@@ -204,10 +244,16 @@ class Redactor:
             rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'")
             if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'").startswith(REDACTED):
                 return True
-        return False
+        return self._flag_left.search(text) is not None
 
     def _quoted_value(self, found: re.Match[str]) -> str:
-        self._secret(found.group(3))
+        value = found.group(3)
+        if value == REDACTED:
+            return found.group(0)
+        self._secret(value)
+        if "\\" in value:   # (and as its escapes read, when they are JSON's)
+            with contextlib.suppress(ValueError):
+                self._secret(json.loads(f'"{value}"'))
         return f"{found.group(1)}{found.group(2)}{REDACTED}{found.group(2)}"
 
     def _bare_value(self, found: re.Match[str]) -> str:
@@ -260,9 +306,10 @@ class Redactor:
         return value
 
     def log(self, data: bytes) -> bytes:
-        """The agent's stderr, line by line, with the text patterns and every known secret
-        replaced."""
-        text = data.decode("utf-8", "surrogateescape")
+        """The agent's stderr with every known secret and quoted value replaced (either may run
+        past a line's end), then line by line with the other text patterns."""
+        text = self.scrub(data.decode("utf-8", "surrogateescape"))
+        text = self._quoted.sub(self._quoted_value, text)
         lines = [self.text(line) for line in text.split("\n")]
         scrubbed: str = self.scrub("\n".join(lines))
         return scrubbed.encode("utf-8", "surrogateescape")
@@ -371,13 +418,17 @@ closing one the value opened (`--token [q]`). The mark itself is already a redac
 
 
 def _unescaped(text: str) -> str:
-    """`text` with its JSON `\\uXXXX` escapes read (itself, when it has none)."""
+    """`text` with its JSON `\\uXXXX` escapes read, however many backslashes each has (JSON held in
+    a string doubles them); itself, when it has none."""
     if "\\u" not in text:
         return text
     return _ESCAPE.sub(lambda found: chr(int(found.group(1), 16)), text)
 
 
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_ESCAPE = re.compile(r"\\++u([0-9a-fA-F]{4})")
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*+)"')
+_ESCAPED = 3
+"""How many times over a removed string is remembered JSON-escaped."""
 
 _SHOWN_START = 6
 """The shortest start of a value that `_Forms._cut` takes for the value, cut (shorter ones could be
