@@ -1503,6 +1503,10 @@ for line in sys.stdin:
         if "--bad-listing" in sys.argv:
             say(UNREADABLE % json.dumps(number))
             continue
+        if "--escaped-listing" in sys.argv:   # keys written with escapes, as JSON allows
+            say('{"jsonrp\\u0063": "2.0", "\\u0069d": %s, "r\\u0065sult": {"name": "lone \\ud800 surrogate"}}'
+                % json.dumps(number))
+            continue
         if "--secret-listing" in sys.argv:   # secrets in forms text redaction cannot be sure of
             say('{"jsonrpc": "2.0", "id": %s, "result": {"to\\u006ben": "sk-live-1", "api_key": "a\\"sk-live-2", '
                 '"x": "\\ud800"}}' % json.dumps(number))
@@ -1582,6 +1586,21 @@ def test_a_listing_the_sdk_cannot_read_is_told_so_at_start_up(cli, write) -> Non
                               f"({UNREADABLE_REASON})\n")
     assert refused.returncode == 2
     assert not Path(cli.cwd, "t.jsonl").exists()
+
+
+def test_an_unreadable_answer_whose_keys_are_written_with_escapes_is_told_so(cli, write) -> None:
+    """`"\\u0069d"` is the key `id` in JSON: such an answer waited out the whole deadline, then was
+    told as no answer at all."""
+    import shlex
+    server = _raw_server(write)
+    started = time.monotonic()
+    refused = cli("record", "-c", "c.json", "--mcp", f"{server} --escaped-listing", "--mcp-start-timeout-ms", "20000",
+                  "--out", "t.jsonl", "--", "true")
+    assert refused.stderr == (f"agent-invariants: --mcp {shlex.quote(server + ' --escaped-listing')}: no answer to "
+                              "tools/list: the server's answer could not be read (Invalid JSON: unexpected end of hex "
+                              "escape at line 1 column 75)\n")
+    assert refused.returncode == 2
+    assert time.monotonic() - started < 15
 
 
 def test_the_error_of_an_unreadable_answer_never_quotes_it(cli, write) -> None:

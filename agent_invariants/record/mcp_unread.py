@@ -89,7 +89,8 @@ def _unread_answer(exc: Exception, waiting: set[Any] | None) -> str | None:
     line (a log line in JSON may well hold an `id` and a `result`, and the late answer of a request
     given up on is no answer to the one waiting). The line is the input of pydantic's error, as
     text when it is no JSON the SDK can parse, else decoded; in text, any `"id"` member stands for
-    the line's (numbers and numeric strings alike, as the SDK takes them). The line itself is not
+    the line's (numbers and numeric strings alike, as the SDK takes them), and a letter or digit
+    may be written as an escape (`"\\u0069d"`), as JSON allows. The line itself is not
     quoted: it is the server's answer, which may hold what `--redact` keeps out of every file, in
     forms (escaped, cut) that text redaction cannot be sure of; the parser's words say where."""
     errors = getattr(exc, "errors", None)
@@ -105,12 +106,28 @@ def _unread_answer(exc: Exception, waiting: set[Any] | None) -> str | None:
                 and (waiting is None or _request_id(line["id"]) in waiting):
             return "not a JSON-RPC response the SDK takes"
         return None
-    line = str(line)
+    line = _letters_read(str(line))
     if line.lstrip().startswith("{") and '"jsonrpc"' in line and '"id"' in line \
             and ('"result"' in line or '"error"' in line) \
             and (waiting is None or not waiting.isdisjoint(_ids_in(line))):
         return inert(str(first.get("msg", "")), 200)
     return None
+
+
+def _letters_read(text: str) -> str:
+    """`text` with each `\\uXXXX` escape of an ASCII letter or digit read (they never change
+    what the JSON around them means)."""
+    if "\\u00" not in text:
+        return text
+    return _ESCAPED_LETTER.sub(_letter, text)
+
+
+def _letter(found: re.Match[str]) -> str:
+    char = chr(int(found.group(2), 16))
+    return found.group(1) + char if char.isascii() and char.isalnum() else found.group(0)
+
+
+_ESCAPED_LETTER = re.compile(r"(?<!\\)((?:\\\\)*+)\\u00([3-7][0-9a-fA-F])")
 
 
 def _ids_in(text: str) -> set[Any]:
