@@ -1176,6 +1176,12 @@ ESCAPED_FORMS = [   # a value holding a JSON escape, a key written with an escap
     'x -token K76aXSEC y', 'x --token "K77aXSEC never closed',
     'x "token": "K18aXSEC\nK18bXSEC" y', "x 'token': 'K23aXSEC\nK23bXSEC' y", 'x --token="K69aXSEC\nK69bXSEC" y',
     '{"a": "x \\"token\\": \\"K82aXSEC\\nK82bXSEC\\" y"}',
+    # (hunt 109) colours around a key, YAML blocks, triple quotes, code and query forms, an element
+    "\x1b[36mtoken\x1b[0m=\x1b[35mK30aXSEC\x1b[0m ok", "\x1b[32mtoken:\x1b[0m K31aXSEC",
+    "auth:\n  token: |\n    K32aXSEC\n    K32bXSEC\n  user: bob", "token: >-\n  K33aXSEC\n  K33bXSEC\nx: 1",
+    'token = """\nK34aXSEC\n"""', "token = \'\'\'K35aXSEC\nK35bXSEC\'\'\' rest", 'cfg["token"] = "K36aXSEC"',
+    "os.environ['TOKEN']='K37aXSEC'", "user[token]=K38aXSEC&x=1", "token => K39aXSEC", '"token" => "K40aXSEC"',
+    "<token>K41aXSEC</token> ok", '{"a": "{\\"\\\\ttoken\\": \\"K42aXSEC\\"}"}', "token: [redacted] K43aXSEC",
 ]
 
 
@@ -1187,7 +1193,10 @@ def test_secrets_written_with_escapes_or_past_a_line_end_reach_no_file_and_no_re
     value whose JSON text holds an escape (`"K01aXSEC\"tail"`: it remembered the value and its
     escaped form, not the text's escaped once more); a key written `to\u006ben` in a flag, or with
     the escape doubled in JSON held in a string, was not seen; the stderr log, read line by line,
-    kept the lines after the first of a quoted value that runs past a line's end."""
+    kept the lines after the first of a quoted value that runs past a line's end. And (hunt 109)
+    a key in colours, a YAML block or triple-quoted value, `cfg["token"] = v`, `user[token]=v`,
+    `token => v`, `<token>v</token>`, a key `\ttoken` in JSON held in a string, and a value after
+    a mark left `token: [redacted] v` whole."""
     write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
                                                            "match": {"raw": "nope"}}]})
     write("f.json", {"version": 1, "tools": {}})
@@ -1207,6 +1216,65 @@ def test_secrets_written_with_escapes_or_past_a_line_end_reach_no_file_and_no_re
         if "XSEC" in written:
             leaked.append(text)
     assert leaked == [], "\n".join(leaked)
+
+
+def test_secrets_record_hands_out_itself_are_kept_out_when_echoed(cli, write, tmp_path: Path) -> None:
+    """A value of a key in the agent's command line (`--token X`), its environment (`TOKEN=X`)
+    or an `--mcp` server's command line was redacted where `record` itself shows the command,
+    but not when the agent, or the server failing to start, said it again (hunt 109)."""
+    write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
+                                                           "match": {"raw": "nope"}}]})
+    write("f.json", {"version": 1, "tools": {}})
+    said = "argv K50aXSEC env K51aXSEC"
+    write("s.json", [*START, send("agent.message", text=said), {"stderr": said + "\n"},
+                     send("run.completed", status="done", output={"raw": said})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "-f",
+                 "json", "--env", "TOKEN=K51aXSEC", "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
+                 "r.jsonl", "--token", "K50aXSEC")
+    assert result.returncode == 1, result.stderr
+    written = (tmp_path / "t.jsonl").read_text(encoding="utf-8") + \
+        (tmp_path / "t.jsonl.stderr.log").read_text(encoding="utf-8") + result.stdout + result.stderr
+    assert "XSEC" not in written
+    assert json.loads(result.stdout)["violations"][0]["message"] == \
+        'The final output does not match: /output/raw expected "nope", got "argv [redacted] env [redacted]".'
+    write("fail.py", "import sys\nsys.stderr.write('bad token ' + sys.argv[-1] + '\\n')\nsys.exit(3)\n")
+    refused = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t2.jsonl", "--redact", "token",
+                  "--mcp", f"{sys.executable} fail.py --token K52aXSEC", "--", sys.executable, str(AGENT), "s.json",
+                  "r.jsonl")
+    assert refused.returncode == 2
+    assert "XSEC" not in refused.stderr and "bad token [redacted]" in refused.stderr, refused.stderr
+
+
+def test_values_under_keys_spelt_another_way_and_echoed_escaped_are_redacted(cli, write, tmp_path: Path) -> None:
+    """A key in compatibility forms (`ｔｏｋｅｎ`), with a zero-width character, or equal under case
+    folding (`ſecret`) held its value; a value other than ASCII echoed as an encoder that escapes it
+    writes it (`\\u00e4`) was shown by the trace and the report (hunt 109)."""
+    write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
+                                                           "match": {"raw": "nope"}}]})
+    write("f.json", {"version": 1, "tools": {"x": {"result": {"ok": True}}}})
+    args = {"ｔｏｋｅｎ": "K60aXSEC", "to\u200bken": "K61aXSEC", "ſecret": "K62aXSEC", "token": "K63aXSECpässwörd"}
+    write("s.json", [*START, *call("c1", "x", args),
+                     send("run.completed", status="done", output={"raw": json.dumps({"sent": "K63aXSECpässwörd"})})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--redact",
+                 "SECRET", "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 1, result.stderr
+    trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert "XSEC" not in trace + result.stdout + result.stderr
+    assert json.loads(trace.splitlines()[1])["args"] == {key: "[redacted]" for key in args}
+
+
+def test_many_distinct_secrets_are_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
+    """Each secret remembered made the values looked for again from all of them: 16,000 messages
+    of a value each took 53 s (hunt 109), against 0.3 s without --redact."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    write("s.json", [*START, *[send("agent.message", text=f"token=v{at:07d}") for at in range(16_000)], *DONE])
+    started = time.monotonic()
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--env",
+                 MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 20
+    assert "v0015999" not in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
 
 
 def test_a_key_followed_by_a_long_run_of_spaces_is_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:

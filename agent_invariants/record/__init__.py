@@ -158,6 +158,8 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
     claim_file(log, options.force)
     redactor = Redactor([*options.redact, *(fixtures.redact if fixtures is not None else ())])
     env = _environment(options, run_id, warn)
+    if redactor.active:   # the values record hands out itself, which the agent or a server may echo
+        redactor.handed(command, env, options.mcp)
     if options.cwd is not None and not os.path.isdir(options.cwd):
         raise InputError(f"--cwd {shown(options.cwd)}: no such folder")
     if options.write_tool_snapshot is not None:
@@ -173,14 +175,14 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
             backend = None if not options.mcp else start_servers(
                 options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
         except InputError as exc:   # (it may quote a server's last stderr line: a secret's key=value too)
-            raise InputError(redactor.text(exc.message)) if redactor.active else exc from None
+            raise InputError(redactor.said(exc.message)) if redactor.active else exc from None
         drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools)
         recorded = _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
                         input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
                         drift=drift, warn=warn)
         if backend is not None and warn is not None:
             for line in backend.lost():
-                warn(f"warning: {redactor.text(line) if redactor.active else line}")
+                warn(f"warning: {redactor.said(line) if redactor.active else line}")
         return recorded
 
 

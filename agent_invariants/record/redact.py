@@ -4,14 +4,17 @@ The values of matching keys (case-insensitive, surrounding spaces ignored) are r
 `"[redacted]"` wherever they could leak into the trace: in nested objects and arrays of every
 event (replayed and MCP results included), in JSON held inside a string (escaped or not), and in
 text: `key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line),
-`"key": "value"` or `'key': 'value'` (quoted, past a line's end if need be), `key: 123` in
-JSON-like text, `--key value`, `-key value`, `"--key", "value"` and `--key=value`. Text that is not
+`"key": "value"` or `'key': 'value'` (quoted, past a line's end if need be, in triple quotes
+too), a YAML block (`key: |`), `key: 123` in JSON-like text, `--key value`, `-key value`, `"--key", "value"`,
+`--key=value`, `cfg["key"] = v`, `user[key]=v`, `key => v` and `<key>v</key>`; colours around a key
+go. Keys compare without case, compatibility forms or invisible characters. Text that is not
 JSON and writes a key with `\\u` escapes is replaced whole, and so is a string or array element
 that still names a key where its value cannot be told apart (a line cut inside a value, say).
 Every value removed is remembered, in the forms a report quotes it (as is, JSON-escaped up to
 three times over and as the text's JSON wrote it, as compact or spaced JSON, and its keys and
 members), and replaced in each event written after it too, under any key (a denial's reason
-quotes the args it judged).
+quotes the args it judged). So are the values `record` hands out itself (`handed`): the keys' in
+the agent's command line and environment, and in the `--mcp` servers' command lines.
 
 Rules judge the raw values: `record` checks a raw copy of the trace (a private temporary file,
 removed when the run is checked, whatever ends it) and writes the redacted one. Stability over
@@ -32,8 +35,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from bisect import bisect_left
-from collections.abc import Iterable
+import shlex
+import unicodedata
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -70,7 +75,7 @@ class Redactor:
     """Replaces the values of `keys` in events and text, and remembers what it removed."""
 
     def __init__(self, keys: Iterable[str]) -> None:
-        self.keys = frozenset(key.strip().lower() for key in keys)
+        self.keys = frozenset(_key_name(key) for key in keys)
         if "" in self.keys:
             raise InputError("--redact: a key must not be empty")
         refused = sorted(self.keys & refused_keys())
@@ -78,22 +83,29 @@ class Redactor:
             raise InputError(f"--redact {refused[0]}: names a field of events, reports or the harness's data; "
                              "redacting it would hide what the report is about")
         self.secrets: set[str] = set()
-        self._sorted: tuple[int, _Forms] = (0, _Forms(()))   # `_forms()` for as many secrets (they only grow)
+        self._forms = _Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
+        self._new: list[str] = []
         names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
         # (whitespace is taken whole, `*+`, and before the key only after a quote: a key followed by
         # a long run of spaces and no `:` or `=` was tried at every split of the run, and from every
         # space of it, 16,000 spaces 10 s, a line of a MiB hours)
-        key = rf"(?:\\?[\"']\s*+)?(?:{names})(?:\s*+\\?[\"'])?"
+        key = rf"(?:\\?[\"']\s*+)?(?:{names})(?:\s*+\\?[\"'])?(?:\s*+\])?"
         # a flag and what parts it from its value: `--key v`, `-key v`, `"--key" "v"`, `"--key", "v"`
         flag = rf"--?(?:{names})(?:\\?[\"'](?:\s*+,\s*+|\s++)|\s++)"
         # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
-        # inside a string); a backslash and what follows it are the value's (`"ab\"cd"` is one value)
-        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+[:=]\s*+|{flag}))(\\?[\"'])"
+        # inside a string), key = """v"""; a backslash and what follows it are the value's (`"ab\"cd"`
+        # is one value)
+        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+(?:=>|[:=])\s*+|{flag}))(\"\"\"|'''|\\?[\"'])"
                                   rf"((?:\\.|[^\\])*?)\2")
+        # a YAML block (`key: |`, `key: >-`): the lines below the key indented more than it
+        self._block = re.compile(rf"(?im)^([ \t]*+)((?<![\w-]){key})[ \t]*+:[ \t]*+[|>][-+0-9]{{0,2}}[ \t]*+"
+                                 rf"(?:#[^\r\n]*+)?((?:\r?\n(?:\1[ \t]++[^\r\n]*+|[ \t]*+(?=\r?\n|$)))*+)")
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
         # --key value and --key=value
         self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*+:[ \t]*+)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+=\s*+|{flag})){_BARE_VALUE}")
+        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+=>?+\s*+|{flag})){_BARE_VALUE}")
+        # an element: <key>v</key>
+        self._element = re.compile(rf"(?i)(<(?:{names})(?:\s[^<>]*+)?>)([^<]++)(</(?:{names})\s*+>)")
         self._flag = re.compile(rf"(?i)(?<![\w-])--?(?:{names})$")
         # a flag whose value the patterns above did not take (`--key "never closed`)
         self._flag_left = re.compile(rf"(?i)(?<![\w-]){flag}(?!\\?[\"']?\[redacted\])(?=\S)")
@@ -121,7 +133,7 @@ class Redactor:
         leave_out = shorter >= 1
         shown_of = {key: value if key in _KEPT or listing else self.value(value, leave_out)
                     for key, value in event.items()}
-        forms = self._forms() if self.secrets else None
+        forms = self._current() if self.secrets else None
         redacted: dict[str, Any] = {}
         for key, value in event.items():
             if key in _KEPT:
@@ -145,7 +157,7 @@ class Redactor:
         if isinstance(value, dict):
             shown = {}
             for key, item in value.items():
-                if isinstance(key, str) and key.strip().lower() in self.keys:
+                if isinstance(key, str) and _key_name(key) in self.keys:
                     mark = self._secret(item)
                     if not leave_out:
                         shown[key] = mark
@@ -171,35 +183,41 @@ class Redactor:
         if isinstance(value, str):   # as it is, JSON-escaped, and as messages show text (`\u2028`, `\x7f`)
             self._remember(value)
         elif isinstance(value, dict | list):
-            self.secrets.update((json.dumps(value, ensure_ascii=False),
-                                 json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
+            self._keep(json.dumps(value, ensure_ascii=False),
+                       json.dumps(value, ensure_ascii=False, separators=(",", ":")))
             for key in value if isinstance(value, dict) else ():
                 self._secret(key)
             for item in value.values() if isinstance(value, dict) else value:
                 self._secret(item)
         elif value is not None and not isinstance(value, bool):
-            self.secrets.add(json.dumps(value))
+            self._keep(json.dumps(value))
         return REDACTED
 
     def _remember(self, value: str) -> None:
         """Remember a removed string as it is, JSON-escaped up to `_ESCAPED` times (a report quotes
-        a text that held it in JSON held in a string: `"{\\"token\\": \\"a\\\\\\"b\\"}"`), and each
-        of those as messages show text (`\u2028`, `\x7f`)."""
-        form = value
-        for _ in range(_ESCAPED + 1):
-            self.secrets.update((form, inert(form)))
-            escaped = json.dumps(form, ensure_ascii=False)[1:-1]
-            if escaped == form:
-                break
-            form = escaped
+        a text that held it in JSON held in a string: `"{\\"token\\": \\"a\\\\\\"b\\"}"`), with
+        its other characters than ASCII kept or escaped (`\\u00e4`, `\\u00E4`, as encoders write
+        them), and each of those as messages show text (`\u2028`, `\x7f`)."""
+        forms = {value}
+        for level in range(_ESCAPED + 1):
+            for form in forms:
+                self._keep(form, inert(form))
+            if level < _ESCAPED:
+                escaped = {written for form in forms for written in _escaped(form)}
+                if escaped == forms:   # (nothing to escape)
+                    break
+                forms = escaped
 
     def text(self, text: str, leave_out: bool = False) -> str:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
         told apart, is replaced whole."""
-        probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`)
-        if not self._named.search(probe):
-            return text
+        probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`, `"\ttoken"`)
+        if not self._named.search(probe) and (probe is text or not self._named.search(text)):
+            if "\x1b" not in text or not self._named.search(_unescaped(_ANSI.sub("", text))):
+                return text
+            text = _ANSI.sub("", text)   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
+            probe = _unescaped(text)
         stripped = text.strip()
         if stripped[:1] in ("{", "["):
             try:
@@ -213,8 +231,10 @@ class Redactor:
         if probe is not text and len(self._named.findall(probe)) > len(self._named.findall(text)):
             self._secret(text)   # a key written with escapes (`--to\u006ben v`): what its value is, the
             return REDACTED      # patterns below cannot tell
-        shown = self._quoted.sub(self._quoted_value, text)
+        shown = self._block.sub(self._block_value, text)
+        shown = self._quoted.sub(self._quoted_value, shown)
         shown = self._bare.sub(self._bare_value, shown)
+        shown = self._element.sub(self._element_value, shown)
         shown = self._line.sub(self._line_value, shown)
         if self._dangling(shown) or (probe is not text and self._dangling(_unescaped(shown))):
             self._secret(text)
@@ -241,8 +261,8 @@ class Redactor:
         """Whether a key is still followed by something that may be its value (an unterminated
         quote, a cut line)."""
         for found in self._named.finditer(text):
-            rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'")
-            if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'").startswith(REDACTED):
+            rest = text[found.end():found.end() + 40].lstrip(" \t\\\"']")
+            if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'>").startswith(REDACTED):
                 return True
         return self._flag_left.search(text) is not None
 
@@ -256,6 +276,20 @@ class Redactor:
                 self._secret(json.loads(f'"{value}"'))
         return f"{found.group(1)}{found.group(2)}{REDACTED}{found.group(2)}"
 
+    def _block_value(self, found: re.Match[str]) -> str:
+        block = found.group(3)
+        self._secret(block.lstrip("\r\n"))
+        for line in block.splitlines():
+            if line.strip():
+                self._secret(line.strip())
+        return f"{found.group(1)}{found.group(2)}: {REDACTED}"
+
+    def _element_value(self, found: re.Match[str]) -> str:
+        if found.group(2) == REDACTED:
+            return found.group(0)
+        self._secret(found.group(2))
+        return found.group(1) + REDACTED + found.group(3)
+
     def _bare_value(self, found: re.Match[str]) -> str:
         if found.group(2) == REDACTED:
             return found.group(0)
@@ -264,29 +298,51 @@ class Redactor:
 
     def _line_value(self, found: re.Match[str]) -> str:
         value = found.group(2).rstrip("\r")
-        if value.startswith(REDACTED):
-            return found.group(0)
+        if value.startswith(REDACTED) and not value[len(REDACTED):].strip(_AFTER_A_MARK):
+            return found.group(0)   # (a mark already there; anything more on the line is the value too)
         self._secret(value)
         for word in value.split():   # (a report may quote the secret without the words around it; plain
             if len(word) >= _SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word:   # words stay)
-                self.secrets.add(word)
+                self._keep(word)
         return found.group(1) + REDACTED
 
     # --- what else is written -----------------------------------------------------------------
 
+    def handed(self, command: Sequence[str], env: Mapping[str, str], servers: Iterable[str]) -> None:
+        """Remember the secrets `record` hands out itself: in the agent's command line
+        (`--token X`), its environment (`TOKEN=X`) and the `--mcp` servers' command lines. The
+        agent or a server may echo them anywhere."""
+        self.value(list(command))
+        self.value(dict(env))
+        for server in servers:
+            with contextlib.suppress(ValueError):   # (a command that does not split is refused later)
+                self.value(shlex.split(server))
+
+    def said(self, line: str) -> str:
+        """A line `record` says itself (an error, a warning) that may quote a server or the agent."""
+        shown: str = self.scrub(self.text(line))
+        return shown
+
     def scrub(self, report: Any) -> Any:
         """`report` (any msgspec struct, dict, list or scalar) with every remembered value
         replaced in its strings, in place for structs; returns it."""
-        return self._scrubbed(report, self._forms()) if self.secrets else report
+        return self._scrubbed(report, self._current()) if self.secrets else report
 
-    def _forms(self) -> _Forms:
-        """The remembered values as scrubbing looks for them, made again only when some were
-        added (every event written asks)."""
-        size, forms = self._sorted
-        if size != len(self.secrets):
-            forms = _Forms(self.secrets)
-            self._sorted = (len(self.secrets), forms)
-        return forms
+    def _keep(self, *forms: str) -> None:
+        """Remember each of `forms` as a secret."""
+        for form in forms:
+            if form not in self.secrets:
+                self.secrets.add(form)
+                self._new.append(form)
+
+    def _current(self) -> _Forms:
+        """The remembered values as scrubbing looks for them, the new ones added (every event
+        written asks; made again whole each time, this took 53 s for 16,000 messages of a value
+        each)."""
+        if self._new:
+            self._forms.add(self._new)
+            self._new = []
+        return self._forms
 
     def _scrubbed(self, value: Any, forms: _Forms) -> Any:
         if isinstance(value, msgspec.Struct):
@@ -306,9 +362,13 @@ class Redactor:
         return value
 
     def log(self, data: bytes) -> bytes:
-        """The agent's stderr with every known secret and quoted value replaced (either may run
-        past a line's end), then line by line with the other text patterns."""
+        """The agent's stderr with every known secret, quoted value and YAML block replaced (they
+        may run past a line's end), then line by line with the other text patterns. Colours
+        (terminal escapes) go."""
         text = self.scrub(data.decode("utf-8", "surrogateescape"))
+        if "\x1b" in text:
+            text = _ANSI.sub("", text)
+        text = self._block.sub(self._block_value, text)
         text = self._quoted.sub(self._quoted_value, text)
         lines = [self.text(line) for line in text.split("\n")]
         scrubbed: str = self.scrub("\n".join(lines))
@@ -348,15 +408,29 @@ class _Forms:
 
     __slots__ = ("_heads", "_lengths", "_starts", "_values", "across", "longest_first")
 
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self.longest_first = sorted((secret for secret in secrets if len(secret) >= _SHORTEST_SCRUBBED),
-                                    key=len, reverse=True)
-        self._values = frozenset(self.longest_first)
-        self.across = [secret for secret in self.longest_first if secret not in REDACTED]
+    def __init__(self) -> None:
+        self.longest_first: list[str] = []   # (then in code point order: the same order in every run)
+        self._values: set[str] = set()
+        self.across: list[str] = []
         """The values that may take in a mark (`a[redacted]b`): not those the mark's own letters hold."""
-        self._lengths = sorted({len(secret) for secret in self.longest_first})
-        self._starts = sorted(secret for secret in self.longest_first if len(secret) > _SHOWN_START)
-        self._heads = frozenset(secret[:_SHOWN_START] for secret in self._starts)
+        self._lengths: list[int] = []
+        self._starts: list[str] = []
+        self._heads: set[str] = set()
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Look for `secrets` too (each new, each inserted where its order puts it)."""
+        for secret in secrets:
+            if len(secret) < _SHORTEST_SCRUBBED:
+                continue
+            insort(self.longest_first, secret, key=_longest_first)
+            self._values.add(secret)
+            if secret not in REDACTED:
+                insort(self.across, secret, key=_longest_first)
+            if len(secret) not in self._lengths:
+                insort(self._lengths, len(secret))
+            if len(secret) > _SHOWN_START:
+                insort(self._starts, secret)
+                self._heads.add(secret[:_SHOWN_START])
 
     def scrubbed(self, text: str) -> str:
         """`text` with each remembered value in it replaced by the mark; marks already there stay
@@ -408,6 +482,19 @@ class _Forms:
         return any(text[at:at + size] in values for size in self._lengths for at in range(len(text) - size + 1))
 
 
+def _key_name(key: str) -> str:
+    """A key as `--redact` compares it: surrounding spaces, case, compatibility forms (`ｔｏｋｅｎ`)
+    and invisible characters (a zero-width space, a soft hyphen) do not count."""
+    if key.isascii():
+        return key.strip().lower()
+    key = unicodedata.normalize("NFKC", key)
+    return "".join(char for char in key if unicodedata.category(char) != "Cf").strip().casefold()
+
+
+def _longest_first(secret: str) -> tuple[int, str]:
+    return -len(secret), secret
+
+
 _STOPS = r"\s\"'&;,)\]}"
 _BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
                rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
@@ -417,15 +504,33 @@ inside it, such a character is the value's own (`token=se]cret` goes whole), and
 closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
 
 
+def _escaped(text: str) -> tuple[str, ...]:
+    """`text` as JSON writes it in a string, in the forms encoders choose."""
+    kept = json.dumps(text, ensure_ascii=False)[1:-1]
+    if text.isascii():
+        return (kept,)
+    ascii_only = json.dumps(text)[1:-1]
+    return kept, ascii_only, _HEX.sub(lambda found: found.group(0).upper().replace("\\U", "\\u"), ascii_only)
+
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b]*+(?:\x07|\x1b\\)?|[@-Z\\-_])")
+"""A terminal's escape sequence: a colour (`\\x1b[36m`), a title, a link."""
+_HEX = re.compile(r"\\u[0-9a-f]{4}")
+
+
 def _unescaped(text: str) -> str:
-    """`text` with its JSON `\\uXXXX` escapes read, however many backslashes each has (JSON held in
-    a string doubles them); itself, when it has none."""
-    if "\\u" not in text:
+    """`text` with its JSON `\\uXXXX` and control character escapes (`\\t`) read, however many
+    backslashes each has (JSON held in a string doubles them); itself, when it has none."""
+    if "\\" not in text:
         return text
-    return _ESCAPE.sub(lambda found: chr(int(found.group(1), 16)), text)
+    return _ESCAPE.sub(lambda found: chr(int(found.group(1), 16)) if found.group(1) else _CONTROLS[found.group(2)],
+                       text)
 
 
-_ESCAPE = re.compile(r"\\++u([0-9a-fA-F]{4})")
+_ESCAPE = re.compile(r"\\++(?:u([0-9a-fA-F]{4})|([bfnrt]))")
+_CONTROLS = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_AFTER_A_MARK = " \t,;.)]}\"'"
+"""What may follow a mark that `key: value` finds there (a value already redacted, not more)."""
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*+)"')
 _ESCAPED = 3
 """How many times over a removed string is remembered JSON-escaped."""
