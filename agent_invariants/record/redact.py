@@ -212,12 +212,13 @@ class Redactor:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
         told apart, is replaced whole."""
+        if "\x1b" in text:   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
+            plain = _ANSI.sub("", text)
+            if plain != text and self._named.search(_unescaped(plain)):
+                text = plain
         probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`, `"\ttoken"`)
         if not self._named.search(probe) and (probe is text or not self._named.search(text)):
-            if "\x1b" not in text or not self._named.search(_unescaped(_ANSI.sub("", text))):
-                return text
-            text = _ANSI.sub("", text)   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
-            probe = _unescaped(text)
+            return text
         stripped = text.strip()
         if stripped[:1] in ("{", "["):
             try:
@@ -363,11 +364,8 @@ class Redactor:
 
     def log(self, data: bytes) -> bytes:
         """The agent's stderr with every known secret, quoted value and YAML block replaced (they
-        may run past a line's end), then line by line with the other text patterns. Colours
-        (terminal escapes) go."""
+        may run past a line's end), then line by line with the other text patterns."""
         text = self.scrub(data.decode("utf-8", "surrogateescape"))
-        if "\x1b" in text:
-            text = _ANSI.sub("", text)
         text = self._block.sub(self._block_value, text)
         text = self._quoted.sub(self._quoted_value, text)
         lines = [self.text(line) for line in text.split("\n")]
@@ -513,7 +511,7 @@ def _escaped(text: str) -> tuple[str, ...]:
     return kept, ascii_only, _HEX.sub(lambda found: found.group(0).upper().replace("\\U", "\\u"), ascii_only)
 
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b]*+(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]*+(?:\x07|\x1b\\)|[@-Z\\-_])")
 """A terminal's escape sequence: a colour (`\\x1b[36m`), a title, a link."""
 _HEX = re.compile(r"\\u[0-9a-f]{4}")
 
