@@ -37,7 +37,6 @@ import json
 import re
 import shlex
 import unicodedata
-from bisect import bisect_left, insort
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -47,12 +46,11 @@ from agent_invariants._js import utf16_len
 from agent_invariants._safe import inert
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
+from agent_invariants.record.scrub import REDACTED, SHORTEST_SCRUBBED, Forms
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo, RuleResult, TraceSummary, Violation
 
 __all__ = ("REDACTED", "Redactor", "refused_keys")
 
-REDACTED = "[redacted]"
-_SHORTEST_SCRUBBED = 3
 _HARNESS_KEYS = ("attested_by", "fixture", "fixture_miss", "replay_seq", "rule_ids", "rule_ids_left_out",
                  "offending", "limit", "protocol", "claimed_evidence_class", "mcp", "tools", "server", "case", "key",
                  "excerpt")
@@ -83,7 +81,7 @@ class Redactor:
             raise InputError(f"--redact {refused[0]}: names a field of events, reports or the harness's data; "
                              "redacting it would hide what the report is about")
         self.secrets: set[str] = set()
-        self._forms = _Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
+        self._forms = Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
         self._new: list[str] = []
         names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
         # (whitespace is taken whole, `*+`, and before the key only after a quote: a key followed by
@@ -303,7 +301,7 @@ class Redactor:
             return found.group(0)   # (a mark already there; anything more on the line is the value too)
         self._secret(value)
         for word in value.split():   # (a report may quote the secret without the words around it; plain
-            if len(word) >= _SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word:   # words stay)
+            if len(word) >= SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word:   # words stay)
                 self._keep(word)
         return found.group(1) + REDACTED
 
@@ -336,7 +334,7 @@ class Redactor:
                 self.secrets.add(form)
                 self._new.append(form)
 
-    def _current(self) -> _Forms:
+    def _current(self) -> Forms:
         """The remembered values as scrubbing looks for them, the new ones added (every event
         written asks; made again whole each time, this took 53 s for 16,000 messages of a value
         each)."""
@@ -345,7 +343,7 @@ class Redactor:
             self._new = []
         return self._forms
 
-    def _scrubbed(self, value: Any, forms: _Forms) -> Any:
+    def _scrubbed(self, value: Any, forms: Forms) -> Any:
         if isinstance(value, msgspec.Struct):
             for name in value.__struct_fields__:
                 setattr(value, name, self._scrubbed(getattr(value, name), forms))
@@ -358,7 +356,7 @@ class Redactor:
             return REDACTED if value in self.secrets else forms.scrubbed(value)
         if isinstance(value, int | float) and not isinstance(value, bool):
             text = json.dumps(value)
-            if len(text) >= _SHORTEST_SCRUBBED and text in self.secrets:
+            if len(text) >= SHORTEST_SCRUBBED and text in self.secrets:
                 return REDACTED
         return value
 
@@ -397,89 +395,6 @@ def _less(raw: Any, shown: Any, leave_out: bool) -> Any:
     return _GONE if leave_out else REDACTED
 
 
-class _Forms:
-    """The remembered values of at least `_SHORTEST_SCRUBBED` characters, as a string is searched
-    for them: longest first (so that a value inside another goes after it). Past `_FEW` of them, a
-    string is first looked through once per length of value, each stretch of it in a set, rather
-    than once per value: a run that sends a new secret with every call would otherwise scrub every
-    event against all of them (4,000 calls took 4.0 s against 0.7 s without --redact)."""
-
-    __slots__ = ("_heads", "_lengths", "_starts", "_values", "across", "longest_first")
-
-    def __init__(self) -> None:
-        self.longest_first: list[str] = []   # (then in code point order: the same order in every run)
-        self._values: set[str] = set()
-        self.across: list[str] = []
-        """The values that may take in a mark (`a[redacted]b`): not those the mark's own letters hold."""
-        self._lengths: list[int] = []
-        self._starts: list[str] = []
-        self._heads: set[str] = set()
-
-    def add(self, secrets: Iterable[str]) -> None:
-        """Look for `secrets` too (each new, each inserted where its order puts it)."""
-        for secret in secrets:
-            if len(secret) < _SHORTEST_SCRUBBED:
-                continue
-            insort(self.longest_first, secret, key=_longest_first)
-            self._values.add(secret)
-            if secret not in REDACTED:
-                insort(self.across, secret, key=_longest_first)
-            if len(secret) not in self._lengths:
-                insort(self._lengths, len(secret))
-            if len(secret) > _SHOWN_START:
-                insort(self._starts, secret)
-                self._heads.add(secret[:_SHOWN_START])
-
-    def scrubbed(self, text: str) -> str:
-        """`text` with each remembered value in it replaced by the mark; marks already there stay
-        whole (a value `red` would otherwise make `[redacted]` `[[redacted]dacted]`), unless a
-        value takes in a mark (`a[redacted]b`): that goes, mark and all."""
-        if REDACTED in text:
-            text = REDACTED.join(self._plain(piece, self.longest_first) for piece in text.split(REDACTED))
-            text = self._plain(text, self.across) if REDACTED in text else text
-        else:
-            text = self._plain(text, self.longest_first)
-        return self._cut(text) if self._starts and ("…" in text or "..." in text) else text
-
-    def _cut(self, text: str) -> str:
-        """`text` with each start of a value that a message shows cut (`"eyJhbGciOi…"`: the start,
-        then `…` or `...`) replaced by the mark: a long value is never shown whole, so its shown
-        start is no remembered value."""
-        for marker in ("…", "..."):
-            at = text.find(marker)
-            while at != -1:
-                size = self._shown_start(text, at)
-                if size:
-                    text = text[:at - size] + REDACTED + text[at + len(marker):]
-                    at -= size
-                at = text.find(marker, at + 1)
-        return text
-
-    def _shown_start(self, text: str, at: int) -> int:
-        """The length of the longest stretch of `text` ending at `at` that begins some remembered
-        value longer than it (0: none of `_SHOWN_START` characters or more)."""
-        starts, heads = self._starts, self._heads
-        for begin in range(max(0, at - _LONGEST_SHOWN), at - _SHOWN_START + 1):   # (the longest first)
-            if text[begin:begin + _SHOWN_START] in heads:
-                shown = text[begin:at]
-                found = bisect_left(starts, shown)
-                if found < len(starts) and starts[found].startswith(shown) and len(starts[found]) > len(shown):
-                    return at - begin
-        return 0
-
-    def _plain(self, text: str, secrets: list[str]) -> str:
-        if len(self.longest_first) > _FEW and not self._holds_one(text):
-            return text
-        for secret in secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
-
-    def _holds_one(self, text: str) -> bool:
-        values = self._values
-        return any(text[at:at + size] in values for size in self._lengths for at in range(len(text) - size + 1))
-
-
 def _key_name(key: str) -> str:
     """A key as `--redact` compares it: surrounding spaces, case, compatibility forms (`ｔｏｋｅｎ`)
     and invisible characters (a zero-width space, a soft hyphen) do not count."""
@@ -487,10 +402,6 @@ def _key_name(key: str) -> str:
         return key.strip().lower()
     key = unicodedata.normalize("NFKC", key)
     return "".join(char for char in key if unicodedata.category(char) != "Cf").strip().casefold()
-
-
-def _longest_first(secret: str) -> tuple[int, str]:
-    return -len(secret), secret
 
 
 _STOPS = r"\s\"'&;,)\]}"
@@ -532,11 +443,3 @@ _AFTER_A_MARK = " \t,;.)]}\"'"
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*+)"')
 _ESCAPED = 3
 """How many times over a removed string is remembered JSON-escaped."""
-
-_SHOWN_START = 6
-"""The shortest start of a value that `_Forms._cut` takes for the value, cut (shorter ones could be
-any word)."""
-_LONGEST_SHOWN = 300
-"""The longest start of a value a message shows before cutting it (60 to 80 characters, as a rule)."""
-_FEW = 32
-"""Remembered values searched for one by one (each `in` is one fast scan of the string)."""
