@@ -1180,8 +1180,13 @@ ESCAPED_FORMS = [   # a value holding a JSON escape, a key written with an escap
     "\x1b[36mtoken\x1b[0m=\x1b[35mK30aXSEC\x1b[0m ok", "\x1b[32mtoken:\x1b[0m K31aXSEC",
     "auth:\n  token: |\n    K32aXSEC\n    K32bXSEC\n  user: bob", "token: >-\n  K33aXSEC\n  K33bXSEC\nx: 1",
     'token = """\nK34aXSEC\n"""', "token = \'\'\'K35aXSEC\nK35bXSEC\'\'\' rest", 'cfg["token"] = "K36aXSEC"',
-    "os.environ['TOKEN']='K37aXSEC'", "user[token]=K38aXSEC&x=1", "token => K39aXSEC", '"token" => "K40aXSEC"',
+    "os.environ['TOKEN']='K37aXSEC'", "user[token]=K38aXSEC&x=1", "token => 'K39aXSEC'", '"token" => "K40aXSEC"',
     "<token>K41aXSEC</token> ok", '{"a": "{\\"\\\\ttoken\\": \\"K42aXSEC\\"}"}', "token: [redacted] K43aXSEC",
+    # (hunt 110) YAML blocks in a list, with a tag; string prefixes; Markdown; pairs, rows, columns
+    "items:\n  - token: |\n      K44aXSEC\n      K44bXSEC\n  - name: x", "token: !vault |\n  K45aXSEC\nnext: 1",
+    "token = b'K46aXSEC'", 'token = r"K47aXSEC"', "- **token**: K48aXSEC", "`token`: `K49aXSEC`",
+    "| token | K50aXSEC |", "token\tK51aXSEC\tx", 'headers = [("token", "K52aXSEC")]', "token:\n  K53aXSEC\nx: 1",
+    '{"ｔｏｋｅｎ": "K54aXSEC"}',
 ]
 
 
@@ -1200,7 +1205,7 @@ def test_secrets_written_with_escapes_or_past_a_line_end_reach_no_file_and_no_re
     write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
                                                            "match": {"raw": "nope"}}]})
     write("f.json", {"version": 1, "tools": {}})
-    leaked = []
+    leaked = []   # (hunt 108 and 109: escapes, lines; 110: blocks, prefixes, Markdown, pairs)
     for text in ESCAPED_FORMS:
         steps = [*START, send("agent.message", text=text), *([{"stderr": text + "\n"}] if on_stderr else []),
                  send("run.completed", status="done", output={"raw": text})]
@@ -1218,31 +1223,81 @@ def test_secrets_written_with_escapes_or_past_a_line_end_reach_no_file_and_no_re
     assert leaked == [], "\n".join(leaked)
 
 
+DAMAGE_FREE = [   # (hunt 110) text that names no key's value, and what the trace keeps of it
+    ("Set GITHUB_TOKEN=abc123 in CI.\nAll green.", "Set GITHUB_TOKEN=abc123 in CI.\nAll green."),
+    ("access_token=abc&page=2 and x-token: abc", "access_token=abc&page=2 and x-token: abc"),
+    ("Here is how to get the token:\n\n1. Open Settings.", "Here is how to get the token:\n\n1. Open Settings."),
+    ("if (token == null) { arr.map(token => token.trim()) }", "if (token == null) { arr.map(token => token.trim()) }"),
+    ("running pytest on tests/test_api.py, limit 1230", "running pytest on tests/test_api.py, limit 1230"),
+    ("run test now", "run [redacted] now"),   # the value `test` itself, as a word
+    ("token: test", "token: [redacted]"),
+]
+
+
+def test_redaction_leaves_text_that_holds_no_value_as_it_is(cli, write, tmp_path: Path) -> None:
+    """`GITHUB_TOKEN=v` and `access_token=v` name other keys than `token`, yet replaced the whole
+    text; so did a line ending in `token:`; `token == x` and `token => f(token)` lost what followed;
+    and a value once removed (`token=test`, `token=123`) was replaced inside every later word
+    (`pytest`, `1230`) (hunt 110). A value is replaced where it is a whole word."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    texts = ["token=test and token=123", *[text for text, _ in DAMAGE_FREE]]
+    write("s.json", [*START, *[send("agent.message", text=text) for text in texts], *DONE])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--env",
+                 MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr
+    messages = [json.loads(line)["data"]["text"] for line in (tmp_path / "t.jsonl").read_text(
+        encoding="utf-8").splitlines() if '"agent.message"' in line]
+    assert messages == ["token=[redacted] and token=[redacted]", *[kept for _, kept in DAMAGE_FREE]]
+
+
 def test_secrets_record_hands_out_itself_are_kept_out_when_echoed(cli, write, tmp_path: Path) -> None:
     """A value of a key in the agent's command line (`--token X`), its environment (`TOKEN=X`)
     or an `--mcp` server's command line was redacted where `record` itself shows the command,
-    but not when the agent, or the server failing to start, said it again (hunt 109)."""
+    but not when the agent, or the server failing to start, said it again (hunt 109); nor, a
+    value with a space, when the agent printed it as `TOKEN=a b` (hunt 110)."""
     write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
                                                            "match": {"raw": "nope"}}]})
     write("f.json", {"version": 1, "tools": {}})
-    said = "argv K50aXSEC env K51aXSEC"
+    said = "argv K50aXSEC env TOKEN=K51aXSEC K51bXSEC"   # (a value with a space, as `env` prints it)
     write("s.json", [*START, send("agent.message", text=said), {"stderr": said + "\n"},
                      send("run.completed", status="done", output={"raw": said})])
     result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "-f",
-                 "json", "--env", "TOKEN=K51aXSEC", "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
+                 "json", "--env", "TOKEN=K51aXSEC K51bXSEC", "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
                  "r.jsonl", "--token", "K50aXSEC")
     assert result.returncode == 1, result.stderr
     written = (tmp_path / "t.jsonl").read_text(encoding="utf-8") + \
         (tmp_path / "t.jsonl.stderr.log").read_text(encoding="utf-8") + result.stdout + result.stderr
     assert "XSEC" not in written
     assert json.loads(result.stdout)["violations"][0]["message"] == \
-        'The final output does not match: /output/raw expected "nope", got "argv [redacted] env [redacted]".'
+        'The final output does not match: /output/raw expected "nope", got "argv [redacted] env TOKEN=[redacted]".'
     write("fail.py", "import sys\nsys.stderr.write('bad token ' + sys.argv[-1] + '\\n')\nsys.exit(3)\n")
     refused = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t2.jsonl", "--redact", "token",
                   "--mcp", f"{sys.executable} fail.py --token K52aXSEC", "--", sys.executable, str(AGENT), "s.json",
                   "r.jsonl")
     assert refused.returncode == 2
     assert "XSEC" not in refused.stderr and "bad token [redacted]" in refused.stderr, refused.stderr
+
+
+def test_a_token_a_server_repeats_in_its_tools_is_kept_out_of_the_snapshot_too(cli, write, tmp_path: Path) -> None:
+    """An `--mcp` server's token that the server repeats in a tool's description was removed from
+    the trace's listing, not from the `--write-tool-snapshot` file, which is meant to be committed
+    (hunt 110); and a snapshot so written shows no drift when the token changes."""
+    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
+    write("f.json", {"version": 1, "tools": {}})
+    write("s.json", [*START, *DONE])
+    command = ["record", "-c", "c.json", "--fixtures", "f.json", "--redact", "token", "--force", "--out", "t.jsonl",
+               "-f", "json", "--env", MARK]
+    agent = ["--", sys.executable, str(AGENT), "s.json", "r.jsonl"]
+    written = cli(*command, "--mcp", f"{sys.executable} {SERVER} --token K55aXSEC", "--write-tool-snapshot",
+                  "tools.json", *agent)
+    assert written.returncode == 0, written.stderr
+    snapshot = json.loads((tmp_path / "tools.json").read_text(encoding="utf-8"))
+    assert snapshot["tools"]["greet"]["description"] == "Greets; authenticated with [redacted]."
+    assert "XSEC" not in (tmp_path / "t.jsonl").read_text(encoding="utf-8") + written.stdout
+    rotated = cli(*command, "--mcp", f"{sys.executable} {SERVER} --token K56aXSEC", "--tool-snapshot", "tools.json",
+                  *agent)
+    assert (rotated.returncode, json.loads(rotated.stdout)["record"]["findings"]) == (0, [])
 
 
 def test_values_under_keys_spelt_another_way_and_echoed_escaped_are_redacted(cli, write, tmp_path: Path) -> None:
@@ -1311,7 +1366,7 @@ def test_a_secret_shown_cut_in_a_report_is_found_after_another_replaced_inside_i
                  "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
     assert result.returncode == 1, result.stderr
     actual = json.loads(result.stdout)["violations"][0]["evidence"]["mismatches"][0]["actual"]
-    assert "ZZS" not in actual and actual.endswith('[redacted] "[redacted]'), actual
+    assert "ZZS" not in actual and actual.endswith("\n[redacted]"), actual
     assert "ZZS" not in result.stdout + (tmp_path / "t.jsonl").read_text(encoding="utf-8")
 
 

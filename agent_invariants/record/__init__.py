@@ -176,7 +176,8 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
                 options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
         except InputError as exc:   # (it may quote a server's last stderr line: a secret's key=value too)
             raise InputError(redactor.said(exc.message)) if redactor.active else exc from None
-        drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools)
+        drift = [] if backend is None else snapshot_drift_of(backend, options.write_tool_snapshot, saved_tools,
+                                                             redactor.scrub if redactor.active else None)
         recorded = _run(source, loaded, command, options, fixtures=fixtures, replay=replay, run_id=run_id,
                         input_value=input_value, out=out, log=log, redactor=redactor, env=env, backend=backend,
                         drift=drift, warn=warn)

@@ -379,10 +379,15 @@ def start_servers(commands: Sequence[str], start_timeout_ms: int, call_timeout_m
     return backend
 
 
-def snapshot_drift_of(backend: McpBackend, write_to: str | None, saved: dict[str, Any] | None) -> list[str]:
+def snapshot_drift_of(backend: McpBackend, write_to: str | None, saved: dict[str, Any] | None,
+                      scrub: Callable[[Any], Any] | None = None) -> list[str]:
     """Save the servers' tools (`--write-tool-snapshot`), compare them with a saved snapshot
-    (`--tool-snapshot`, read by `read_snapshot`): the names of the tools that drifted."""
+    (`--tool-snapshot`, read by `read_snapshot`): the names of the tools that drifted. With
+    `scrub` (`--redact`), the values it removes are out of both (a token a server repeats in a
+    description: the file is one `record` writes, and a new token is no drift)."""
     now = normalised_tools(backend.tools)
+    if scrub is not None:
+        now = scrub(now)
     if write_to is not None:
         write(msgspec.json.format(msgspec.json.encode({"version": 1, "tools": now}), indent=2).decode() + "\n",
               Path(write_to))

@@ -82,32 +82,54 @@ class Redactor:
                              "redacting it would hide what the report is about")
         self.secrets: set[str] = set()
         self._forms = Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
+        self._unnamed = Forms()   # of them, those that name no key (which text is scrubbed of first)
         self._new: list[str] = []
         names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
         # (whitespace is taken whole, `*+`, and before the key only after a quote: a key followed by
         # a long run of spaces and no `:` or `=` was tried at every split of the run, and from every
         # space of it, 16,000 spaces 10 s, a line of a MiB hours)
-        key = rf"(?:\\?[\"']\s*+)?(?:{names})(?:\s*+\\?[\"'])?(?:\s*+\])?"
+        # a key: quoted, in Markdown (`**key**`, `` `key` ``), subscripted (`cfg["key"]`, `[key]`)
+        key = rf"(?:\\?[\"']\s*+|[*_`]{{1,2}})?(?:{names})(?:\s*+\\?[\"']|[*_`]{{1,2}})?(?:\s*+\])?"
         # a flag and what parts it from its value: `--key v`, `-key v`, `"--key" "v"`, `"--key", "v"`
         flag = rf"--?(?:{names})(?:\\?[\"'](?:\s*+,\s*+|\s++)|\s++)"
+        # an assignment, not a comparison (`==`, `=~`) or an arrow function (`key => key.trim()`)
+        assign = r"(?:=(?![=~>])|:)"
         # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
-        # inside a string), key = """v"""; a backslash and what follows it are the value's (`"ab\"cd"`
-        # is one value)
-        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+(?:=>|[:=])\s*+|{flag}))(\"\"\"|'''|\\?[\"'])"
-                                  rf"((?:\\.|[^\\])*?)\2")
-        # a YAML block (`key: |`, `key: >-`): the lines below the key indented more than it
-        self._block = re.compile(rf"(?im)^([ \t]*+)((?<![\w-]){key})[ \t]*+:[ \t]*+[|>][-+0-9]{{0,2}}[ \t]*+"
-                                 rf"(?:#[^\r\n]*+)?((?:\r?\n(?:\1[ \t]++[^\r\n]*+|[ \t]*+(?=\r?\n|$)))*+)")
+        # inside a string), key = """v""", key = b'v' (a string prefix stays), "key" => "v"; a
+        # backslash and what follows it are the value's (`"ab\"cd"` is one value)
+        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+(?:=>|{assign})\s*+|{flag})"
+                                  rf"(?:[rbuf]{{1,2}}(?=[\"']))?)(\"\"\"|'''|\\?[\"'])((?:\\.|[^\\])*?)\2")
+        # a YAML block: `key: |`, `key: >-`, `key: !tag |`, `- key: |`, or `key:` with lines below it:
+        # the lines indented more than the key's
+        lines = r"(?:\r?\n(?:(?P=indent)[ \t]++[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"
+        self._block = re.compile(
+            rf"(?im)^(?P<indent>[ \t]*+)(?P<head>(?:-[ \t]++)?(?<![\w-]){key})[ \t]*+:[ \t]*+(?:[!&]\S*+[ \t]++)*+"
+            rf"(?:[|>][-+0-9]{{0,2}}[ \t]*+(?:#[^\r\n]*+)?{lines}*+"
+            rf"|(?:#[^\r\n]*+)?(?:\r?\n[ \t]*+(?=\r?\n))*+\r?\n(?P=indent)[ \t]++\S[^\r\n]*+{lines}*+)")
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
-        # --key value and --key=value
+        # --key value and --key=value, "key" => value, :key => value
         self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*+:[ \t]*+)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+=>?+\s*+|{flag})){_BARE_VALUE}")
+        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+=(?![=~>])\s*+(?![rbuf]{{1,2}}[\"'])|{flag}"
+                                rf"|(?::(?:{names})|\\?[\"'](?:{names})\\?[\"'])\s*+=>\s*+)){_BARE_VALUE}")
+        # a pair: ("key", "v"), ["key", "v"]; a table's row: | key | v |; a column: key<TAB>v
+        self._pair = re.compile(rf"(?i)([(\[]\s*+(\\?[\"'])(?:{names})\2\s*+,\s*+)(\\?[\"'])"
+                                rf"((?:\\.|(?!\3)[^\\])*+)\3(?=\s*+[)\]])")
+        self._cell = re.compile(rf"(?im)(^[ \t]*+\|[ \t]*+[`*]{{0,2}}(?:{names})[`*]{{0,2}}[ \t]*+\|[ \t]*+)"
+                                rf"([^|\r\n]*?)(?=[ \t]*+\|)")
+        self._column = re.compile(rf"(?im)((?<![\w-])(?:{names}) *+\t[ \t]*+)([^\t\r\n]+)")
         # an element: <key>v</key>
         self._element = re.compile(rf"(?i)(<(?:{names})(?:\s[^<>]*+)?>)([^<]++)(</(?:{names})\s*+>)")
         self._flag = re.compile(rf"(?i)(?<![\w-])--?(?:{names})$")
+        self._flag_value = re.compile(rf"(?is)(--?(?:{names})=)(.+)")
         # a flag whose value the patterns above did not take (`--key "never closed`)
         self._flag_left = re.compile(rf"(?i)(?<![\w-]){flag}(?!\\?[\"']?\[redacted\])(?=\S)")
-        self._named = re.compile(rf"(?i)(?<![a-z0-9])(?:{names})(?![a-z0-9])")
+        # the key as a word (`token`, `--token`, `"token"`; not `access_token`, `x-token`, `tokens`)
+        self._named = re.compile(rf"(?i)(?:(?<![\w-])|(?<=(?<![\w-])-)|(?<=(?<![\w-])--)|(?<=(?<![\w-])_)"
+                                 rf"|(?<=(?<![\w-])__))(?:{names})(?:(?![\w-])|(?=__?(?![\w-])))")
+        # a key's value that a report's message shows cut (`token=K01aX…`): too short a start to be
+        # told for a remembered value's, but a key's value all the same
+        self._cut_value = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+(?:=>?+|:)\s*+|{flag})(?:\\?[\"'])?)"
+                                     rf"(?!\[redacted\])[^\s\"'\\…]+?(?=…|\.\.\.)")
 
     @property
     def active(self) -> bool:
@@ -170,11 +192,20 @@ class Redactor:
 
     def _list(self, items: list[Any], leave_out: bool) -> list[Any]:
         """An array; a `--key value` pair in an argument list has its value redacted."""
-        redacted = [self.value(item, leave_out) for item in items]
+        redacted = [self._argument(item, leave_out) for item in items]
         for at, item in enumerate(items[:-1]):
             if isinstance(item, str) and self._flag.search(item) and isinstance(items[at + 1], str):
                 redacted[at + 1] = self._secret(items[at + 1])
         return redacted
+
+    def _argument(self, item: Any, leave_out: bool) -> Any:
+        """An element of an array: `--key=value` there is the flag and the rest of the element."""
+        if isinstance(item, str) and "=" in item:
+            found = self._flag_value.fullmatch(item)
+            if found is not None:
+                self._secret(found.group(2))
+                return found.group(1) + REDACTED
+        return self.value(item, leave_out)
 
     def _secret(self, value: Any) -> str:
         """Remember a removed value in the forms a report may quote it, and return the mark."""
@@ -210,13 +241,18 @@ class Redactor:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
         told apart, is replaced whole."""
+        if self.secrets:   # known values first: a pattern below may take only a part of one (`k=a b`)
+            self._current()
+            text = self._unnamed.scrubbed(text)
         if "\x1b" in text:   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
             plain = _ANSI.sub("", text)
             if plain != text and self._named.search(_unescaped(plain)):
                 text = plain
         probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`, `"\ttoken"`)
         if not self._named.search(probe) and (probe is text or not self._named.search(text)):
-            return text
+            if probe.isascii() or not self._named.search(_folded(probe)):
+                return text
+            probe = _folded(probe)   # a key in compatibility forms or with invisible characters
         stripped = text.strip()
         if stripped[:1] in ("{", "["):
             try:
@@ -234,6 +270,9 @@ class Redactor:
         shown = self._quoted.sub(self._quoted_value, shown)
         shown = self._bare.sub(self._bare_value, shown)
         shown = self._element.sub(self._element_value, shown)
+        shown = self._pair.sub(self._pair_value, shown)
+        shown = self._cell.sub(self._cell_value, shown)
+        shown = self._column.sub(self._cell_value, shown)
         shown = self._line.sub(self._line_value, shown)
         if self._dangling(shown) or (probe is not text and self._dangling(_unescaped(shown))):
             self._secret(text)
@@ -258,11 +297,18 @@ class Redactor:
 
     def _dangling(self, text: str) -> bool:
         """Whether a key is still followed by something that may be its value (an unterminated
-        quote, a cut line)."""
+        quote, a cut line). Not a comparison (`key == x`), an arrow function (`key => f(key)`), or
+        `key:` that ends a line (a title: a YAML block below it is gone by now)."""
         for found in self._named.finditer(text):
-            rest = text[found.end():found.end() + 40].lstrip(" \t\\\"']")
-            if rest[:1] in (":", "=") and not rest[1:].lstrip(" \t\\\"'>").startswith(REDACTED):
-                return True
+            rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'*_`]")
+            if rest[:1] not in (":", "=") or rest[:2] in ("==", "=~", "=>"):
+                continue
+            after = rest[1:].lstrip(" \t\\\"'")
+            prefix = _STRING_PREFIX.match(after)   # (`key = b'[redacted]'`)
+            after = after[prefix.end():] if prefix else after
+            if after.startswith(REDACTED) or (rest[:1] == ":" and after[:1] in ("", "\n", "\r")):
+                continue
+            return True
         return self._flag_left.search(text) is not None
 
     def _quoted_value(self, found: re.Match[str]) -> str:
@@ -276,12 +322,26 @@ class Redactor:
         return f"{found.group(1)}{found.group(2)}{REDACTED}{found.group(2)}"
 
     def _block_value(self, found: re.Match[str]) -> str:
-        block = found.group(3)
-        self._secret(block.lstrip("\r\n"))
-        for line in block.splitlines():
-            if line.strip():
+        block = found.group(0)[found.end("head") - found.start():]
+        block = block[block.find("\n") + 1:] if "\n" in block else ""
+        self._secret(block)
+        for line in block.splitlines():   # (each line too, as a report may quote one; plain words stay)
+            if len(line.strip()) >= SHORTEST_SCRUBBED and not line.strip().isalpha():
                 self._secret(line.strip())
-        return f"{found.group(1)}{found.group(2)}: {REDACTED}"
+        return f"{found.group('indent')}{found.group('head')}: {REDACTED}"
+
+    def _pair_value(self, found: re.Match[str]) -> str:
+        if found.group(4) == REDACTED:
+            return found.group(0)
+        self._secret(found.group(4))
+        return f"{found.group(1)}{found.group(3)}{REDACTED}{found.group(3)}"
+
+    def _cell_value(self, found: re.Match[str]) -> str:
+        value = found.group(2).strip()
+        if not value or value == REDACTED:
+            return found.group(0)
+        self._secret(value)
+        return found.group(1) + REDACTED
 
     def _element_value(self, found: re.Match[str]) -> str:
         if found.group(2) == REDACTED:
@@ -301,7 +361,8 @@ class Redactor:
             return found.group(0)   # (a mark already there; anything more on the line is the value too)
         self._secret(value)
         for word in value.split():   # (a report may quote the secret without the words around it; plain
-            if len(word) >= SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word:   # words stay)
+            if len(word) >= SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word \
+                    and not self._named.search(word):   # words and keys stay)
                 self._keep(word)
         return found.group(1) + REDACTED
 
@@ -330,7 +391,7 @@ class Redactor:
     def _keep(self, *forms: str) -> None:
         """Remember each of `forms` as a secret."""
         for form in forms:
-            if form not in self.secrets:
+            if form not in self.secrets and _key_name(form) not in self.keys:   # (`{"token": "Token"}`)
                 self.secrets.add(form)
                 self._new.append(form)
 
@@ -340,6 +401,7 @@ class Redactor:
         each)."""
         if self._new:
             self._forms.add(self._new)
+            self._unnamed.add(form for form in self._new if not self._named.search(form))
             self._new = []
         return self._forms
 
@@ -353,7 +415,10 @@ class Redactor:
         if isinstance(value, list):
             return [self._scrubbed(item, forms) for item in value]
         if isinstance(value, str):
-            return REDACTED if value in self.secrets else forms.scrubbed(value)
+            if value in self.secrets:
+                return REDACTED
+            shown = forms.scrubbed(value)
+            return self._cut_value.sub(rf"\1{REDACTED}", shown) if "…" in shown or "..." in shown else shown
         if isinstance(value, int | float) and not isinstance(value, bool):
             text = json.dumps(value)
             if len(text) >= SHORTEST_SCRUBBED and text in self.secrets:
@@ -413,13 +478,27 @@ inside it, such a character is the value's own (`token=se]cret` goes whole), and
 closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
 
 
+def _folded(text: str) -> str:
+    """`text` in NFKC, case-folded, without invisible characters (as `_key_name` compares keys)."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(char for char in text if unicodedata.category(char) != "Cf").casefold()
+
+
 def _escaped(text: str) -> tuple[str, ...]:
-    """`text` as JSON writes it in a string, in the forms encoders choose."""
+    """`text` as JSON writes it in a string, in the forms encoders choose (`\\/`, `\\u003c`, `\\'`,
+    `\\u00e4`, `\\u00E4`)."""
     kept = json.dumps(text, ensure_ascii=False)[1:-1]
-    if text.isascii():
-        return (kept,)
-    ascii_only = json.dumps(text)[1:-1]
-    return kept, ascii_only, _HEX.sub(lambda found: found.group(0).upper().replace("\\U", "\\u"), ascii_only)
+    forms = [kept]
+    if "/" in kept:   # (PHP)
+        forms.append(kept.replace("/", "\\/"))
+    if any(char in kept for char in "<>&"):   # (Go)
+        forms.append(kept.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    if "'" in kept:
+        forms.append(kept.replace("'", "\\'"))
+    if not text.isascii():
+        ascii_only = json.dumps(text)[1:-1]
+        forms += (ascii_only, _HEX.sub(lambda found: found.group(0).upper().replace("\\U", "\\u"), ascii_only))
+    return tuple(forms)
 
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]*+(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -436,8 +515,10 @@ def _unescaped(text: str) -> str:
                        text)
 
 
-_ESCAPE = re.compile(r"\\++(?:u([0-9a-fA-F]{4})|([bfnrt]))")
+_ESCAPE = re.compile(r"(?<!\\)\\++(?:u([0-9a-fA-F]{4})|([bfnrt]))")
+"""(From the first backslash of a run only: from each of them, a run of 400,000 took 22 s.)"""
 _CONTROLS = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_STRING_PREFIX = re.compile(r"(?i)[rbuf]{1,2}[\"']")
 _AFTER_A_MARK = " \t,;.)]}\"'"
 """What may follow a mark that `key: value` finds there (a value already redacted, not more)."""
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*+)"')

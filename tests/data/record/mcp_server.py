@@ -1,8 +1,9 @@
 """A real MCP server (the official SDK's) for the record tests: a quick tool, a slow one, one that
 fails, and, started with --changed, a schema that changed; with --huge, a tool answering
 megabytes; with --defaults, one whose schema holds a default value; with --rpc-error, one answering
-a JSON-RPC error; with --spawn FILE, it starts a process of its own that would sleep for a minute,
-and writes its pid to FILE; with --start-delay SECONDS, it waits that long before it serves."""
+a JSON-RPC error; with --token T, one whose description repeats T; with --spawn FILE, it starts a
+process of its own that would sleep for a minute, and writes its pid to FILE; with --start-delay
+SECONDS, it waits that long before it serves."""
 import subprocess
 import sys
 import time
@@ -35,6 +36,13 @@ if "--defaults" in sys.argv:
     def shaped(kind: dict = {"type": ["first", "second"]}) -> str:  # noqa: B006 (never changed)
         """A tool whose schema holds a default value, an object with a `type` array (data)."""
         return str(kind)
+
+
+if "--token" in sys.argv:
+    def greet() -> str:
+        return "hello"
+    greet.__doc__ = f"Greets; authenticated with {sys.argv[sys.argv.index('--token') + 1]}."
+    app.tool()(greet)
 
 
 if "--rpc-error" in sys.argv:
