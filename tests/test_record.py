@@ -1187,6 +1187,9 @@ ESCAPED_FORMS = [   # a value holding a JSON escape, a key written with an escap
     "token = b'K46aXSEC'", 'token = r"K47aXSEC"', "- **token**: K48aXSEC", "`token`: `K49aXSEC`",
     "| token | K50aXSEC |", "token\tK51aXSEC\tx", 'headers = [("token", "K52aXSEC")]', "token:\n  K53aXSEC\nx: 1",
     '{"ｔｏｋｅｎ": "K54aXSEC"}',
+    # (hunt 111) a key touching another script's letters; a mark then more of the value; Go; a YAML list
+    "请设置token=K57aXSEC", "Вашtoken: K58aXSEC", "token=[redacted],K59aXSEC", 'token := "K60aXSEC"',
+    "token:\n- K61aXSEC\n- K61bXSEC\nx: 1",
 ]
 
 
@@ -1228,8 +1231,10 @@ DAMAGE_FREE = [   # (hunt 110) text that names no key's value, and what the trac
     ("access_token=abc&page=2 and x-token: abc", "access_token=abc&page=2 and x-token: abc"),
     ("Here is how to get the token:\n\n1. Open Settings.", "Here is how to get the token:\n\n1. Open Settings."),
     ("if (token == null) { arr.map(token => token.trim()) }", "if (token == null) { arr.map(token => token.trim()) }"),
-    ("running pytest on tests/test_api.py, limit 1230", "running pytest on tests/test_api.py, limit 1230"),
-    ("run test now", "run [redacted] now"),   # the value `test` itself, as a word
+    ("running pyt3st on tests/t3st_api.py, limit 1230", "running pyt3st on tests/t3st_api.py, limit 1230"),
+    ("run t3st now", "run [redacted] now"),   # the value `t3st` itself, as a word
+    ("x = None  # changeme", "x = None  # changeme"),   # plain words are not looked for
+    ("let t = Token::new(); if (token == x)", "let t = Token::new(); if (token == x)"),
     ("token: test", "token: [redacted]"),
 ]
 
@@ -1238,17 +1243,46 @@ def test_redaction_leaves_text_that_holds_no_value_as_it_is(cli, write, tmp_path
     """`GITHUB_TOKEN=v` and `access_token=v` name other keys than `token`, yet replaced the whole
     text; so did a line ending in `token:`; `token == x` and `token => f(token)` lost what followed;
     and a value once removed (`token=test`, `token=123`) was replaced inside every later word
-    (`pytest`, `1230`) (hunt 110). A value is replaced where it is a whole word."""
+    (`pytest`, `1230`) (hunt 110). A value is replaced where it is a whole word, and a plain word
+    (`None`, `changeme`) not beyond its key (hunt 111)."""
     write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
     write("f.json", {"version": 1, "tools": {}})
-    texts = ["token=test and token=123", *[text for text, _ in DAMAGE_FREE]]
+    texts = ["token=t3st and token=123 and token=None, token=changeme", *[text for text, _ in DAMAGE_FREE]]
     write("s.json", [*START, *[send("agent.message", text=text) for text in texts], *DONE])
     result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--env",
                  MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
     assert result.returncode == 0, result.stderr
     messages = [json.loads(line)["data"]["text"] for line in (tmp_path / "t.jsonl").read_text(
         encoding="utf-8").splitlines() if '"agent.message"' in line]
-    assert messages == ["token=[redacted] and token=[redacted]", *[kept for _, kept in DAMAGE_FREE]]
+    assert messages == ["token=[redacted] and token=[redacted] and token=[redacted], token=[redacted]",
+                        *[kept for _, kept in DAMAGE_FREE]]
+
+
+def test_values_removed_before_hide_no_key_and_rename_no_member(cli, write, tmp_path: Path) -> None:
+    """A value that is a part of a key's name (`password` for `db-password`), removed once, was
+    replaced first in later text and hid the key: the next value of `db-password=` was written
+    whole. The member names and words of an object under a key were remembered, and later
+    objects lost members (`{"kind": "service", "type": "x"}` became `{"[redacted]": "x"}`). A value
+    after a terminal colour written `\\033[35m` was kept (hunt 111)."""
+    write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
+                                                           "match": {"raw": "nope"}}]})
+    write("f.json", {"version": 1, "tools": {"x": {"result": {"ok": True}}}})
+    later = {"kind": "service", "type": "bearer", "level": 3}
+    args = {"db-password": "password", "token": {"type": "bearer", "scope": "read"}}
+    write("s.json", [*START, *call("c1", "x", args),
+                     send("agent.message", text="db-password=K62aXSEC and token=K63aXSEC"),
+                     send("agent.message", text="colour \\033[35mK63aXSEC\\033[0m"),
+                     send("agent.message", text=json.dumps(later)),
+                     send("run.completed", status="done", output={"raw": "db-password: K64aXSEC"})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "db-password",
+                 "--redact", "token", "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json",
+                 "r.jsonl")
+    assert result.returncode == 1, result.stderr
+    trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert "XSEC" not in trace + result.stdout + result.stderr
+    messages = [json.loads(line)["data"]["text"] for line in trace.splitlines() if '"agent.message"' in line]
+    assert messages == ["db-password=[redacted] and token=[redacted]", "colour \\033[35m[redacted]\\033[0m",
+                        json.dumps(later)]
 
 
 def test_secrets_record_hands_out_itself_are_kept_out_when_echoed(cli, write, tmp_path: Path) -> None:

@@ -22,8 +22,9 @@ removed when the run is checked, whatever ends it) and writes the redacted one. 
 mismatched argument, a tool or call id, the reason a run ended), so before it is rendered every
 string in it has the remembered values replaced; a number of three digits or more equal to one
 becomes `"[redacted]"`. Values shorter than three characters are replaced only where a whole string
-equals them (replacing every `1` inside messages would garble them), so do not rely on redaction
-for one- or two-character secrets. When marking would make an event's line too long for a trace,
+equals them (replacing every `1` inside messages would garble them), and plain words of up to ten
+letters (`None`, `changeme`) only where a key names them, so do not rely on redaction elsewhere
+for such secrets. When marking would make an event's line too long for a trace,
 less is written, in steps (`Redactor.event`), and `record` warns. A `tool.listing` (the tools the
 MCP servers offer, with their schemas) is not redacted by key: a schema's property named like a key
 describes an argument, it holds no value. Keys that name event, report or harness fields (`tool`,
@@ -85,6 +86,7 @@ class Redactor:
         self._unnamed = Forms()   # of them, those that name no key (which text is scrubbed of first)
         self._new: list[str] = []
         names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
+        edge = "A-Za-z0-9_-"   # what may not touch a key (of ASCII: `请设置token=v` names the key)
         # (whitespace is taken whole, `*+`, and before the key only after a quote: a key followed by
         # a long run of spaces and no `:` or `=` was tried at every split of the run, and from every
         # space of it, 16,000 spaces 10 s, a line of a MiB hours)
@@ -92,43 +94,45 @@ class Redactor:
         key = rf"(?:\\?[\"']\s*+|[*_`]{{1,2}})?(?:{names})(?:\s*+\\?[\"']|[*_`]{{1,2}})?(?:\s*+\])?"
         # a flag and what parts it from its value: `--key v`, `-key v`, `"--key" "v"`, `"--key", "v"`
         flag = rf"--?(?:{names})(?:\\?[\"'](?:\s*+,\s*+|\s++)|\s++)"
-        # an assignment, not a comparison (`==`, `=~`) or an arrow function (`key => key.trim()`)
-        assign = r"(?:=(?![=~>])|:)"
+        # an assignment (`=`, `:`, `:=`), not a comparison (`==`, `=~`), an arrow function
+        # (`key => key.trim()`) or a path (`Key::new`)
+        assign = r"(?:=(?![=~>])|:=|:(?!:))"
         # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
         # inside a string), key = """v""", key = b'v' (a string prefix stays), "key" => "v"; a
         # backslash and what follows it are the value's (`"ab\"cd"` is one value)
-        self._quoted = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+(?:=>|{assign})\s*+|{flag})"
+        self._quoted = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+(?:=>|{assign})\s*+|{flag})"
                                   rf"(?:[rbuf]{{1,2}}(?=[\"']))?)(\"\"\"|'''|\\?[\"'])((?:\\.|[^\\])*?)\2")
         # a YAML block: `key: |`, `key: >-`, `key: !tag |`, `- key: |`, or `key:` with lines below it:
         # the lines indented more than the key's
         lines = r"(?:\r?\n(?:(?P=indent)[ \t]++[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"
+        items = r"(?:\r?\n(?:(?P=indent)(?:[ \t]++|-[ \t])[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"   # (and `- v` below it)
         self._block = re.compile(
-            rf"(?im)^(?P<indent>[ \t]*+)(?P<head>(?:-[ \t]++)?(?<![\w-]){key})[ \t]*+:[ \t]*+(?:[!&]\S*+[ \t]++)*+"
+            rf"(?im)^(?P<indent>[ \t]*+)(?P<head>(?:-[ \t]++)?(?<![{edge}]){key})[ \t]*+:[ \t]*+(?:[!&]\S*+[ \t]++)*+"
             rf"(?:[|>][-+0-9]{{0,2}}[ \t]*+(?:#[^\r\n]*+)?{lines}*+"
-            rf"|(?:#[^\r\n]*+)?(?:\r?\n[ \t]*+(?=\r?\n))*+\r?\n(?P=indent)[ \t]++\S[^\r\n]*+{lines}*+)")
+            rf"|(?:#[^\r\n]*+)?(?:\r?\n[ \t]*+(?=\r?\n))*+\r?\n(?P=indent)(?:[ \t]++\S|-[ \t])[^\r\n]*+{items}*+)")
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
         # --key value and --key=value, "key" => value, :key => value
-        self._line = re.compile(rf"(?i)((?<![\w-]){key}\s*+:[ \t]*+)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+=(?![=~>])\s*+(?![rbuf]{{1,2}}[\"'])|{flag}"
+        self._line = re.compile(rf"(?i)((?<![{edge}]){key}\s*+:(?![:=])[ \t]*+)([^\s\"'].*)")
+        self._bare = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+:?=(?![=~>])\s*+(?![rbuf]{{1,2}}[\"'])|{flag}"
                                 rf"|(?::(?:{names})|\\?[\"'](?:{names})\\?[\"'])\s*+=>\s*+)){_BARE_VALUE}")
         # a pair: ("key", "v"), ["key", "v"]; a table's row: | key | v |; a column: key<TAB>v
         self._pair = re.compile(rf"(?i)([(\[]\s*+(\\?[\"'])(?:{names})\2\s*+,\s*+)(\\?[\"'])"
                                 rf"((?:\\.|(?!\3)[^\\])*+)\3(?=\s*+[)\]])")
         self._cell = re.compile(rf"(?im)(^[ \t]*+\|[ \t]*+[`*]{{0,2}}(?:{names})[`*]{{0,2}}[ \t]*+\|[ \t]*+)"
                                 rf"([^|\r\n]*?)(?=[ \t]*+\|)")
-        self._column = re.compile(rf"(?im)((?<![\w-])(?:{names}) *+\t[ \t]*+)([^\t\r\n]+)")
+        self._column = re.compile(rf"(?im)((?<![{edge}])(?:{names}) *+\t[ \t]*+)([^\t\r\n]+)")
         # an element: <key>v</key>
         self._element = re.compile(rf"(?i)(<(?:{names})(?:\s[^<>]*+)?>)([^<]++)(</(?:{names})\s*+>)")
-        self._flag = re.compile(rf"(?i)(?<![\w-])--?(?:{names})$")
+        self._flag = re.compile(rf"(?i)(?<![{edge}])--?(?:{names})$")
         self._flag_value = re.compile(rf"(?is)(--?(?:{names})=)(.+)")
         # a flag whose value the patterns above did not take (`--key "never closed`)
-        self._flag_left = re.compile(rf"(?i)(?<![\w-]){flag}(?!\\?[\"']?\[redacted\])(?=\S)")
+        self._flag_left = re.compile(rf"(?i)(?<![{edge}]){flag}(?!\\?[\"']?\[redacted\])(?=\S)")
         # the key as a word (`token`, `--token`, `"token"`; not `access_token`, `x-token`, `tokens`)
-        self._named = re.compile(rf"(?i)(?:(?<![\w-])|(?<=(?<![\w-])-)|(?<=(?<![\w-])--)|(?<=(?<![\w-])_)"
-                                 rf"|(?<=(?<![\w-])__))(?:{names})(?:(?![\w-])|(?=__?(?![\w-])))")
+        self._named = re.compile(rf"(?i)(?:(?<![{edge}])|(?<=(?<![{edge}])-)|(?<=(?<![{edge}])--)|(?<=(?<![{edge}])_)"
+                                 rf"|(?<=(?<![{edge}])__))(?:{names})(?:(?![{edge}])|(?=__?(?![{edge}])))")
         # a key's value that a report's message shows cut (`token=K01aX…`): too short a start to be
         # told for a remembered value's, but a key's value all the same
-        self._cut_value = re.compile(rf"(?i)((?<![\w-])(?:(?:--?)?{key}\s*+(?:=>?+|:)\s*+|{flag})(?:\\?[\"'])?)"
+        self._cut_value = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+(?:=>?+|:)\s*+|{flag})(?:\\?[\"'])?)"
                                      rf"(?!\[redacted\])[^\s\"'\\…]+?(?=…|\.\.\.)")
 
     @property
@@ -214,8 +218,6 @@ class Redactor:
         elif isinstance(value, dict | list):
             self._keep(json.dumps(value, ensure_ascii=False),
                        json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-            for key in value if isinstance(value, dict) else ():
-                self._secret(key)
             for item in value.values() if isinstance(value, dict) else value:
                 self._secret(item)
         elif value is not None and not isinstance(value, bool):
@@ -301,9 +303,9 @@ class Redactor:
         `key:` that ends a line (a title: a YAML block below it is gone by now)."""
         for found in self._named.finditer(text):
             rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'*_`]")
-            if rest[:1] not in (":", "=") or rest[:2] in ("==", "=~", "=>"):
+            if rest[:1] not in (":", "=") or rest[:2] in ("==", "=~", "=>", "::"):
                 continue
-            after = rest[1:].lstrip(" \t\\\"'")
+            after = rest[2 if rest[:2] == ":=" else 1:].lstrip(" \t\\\"'")
             prefix = _STRING_PREFIX.match(after)   # (`key = b'[redacted]'`)
             after = after[prefix.end():] if prefix else after
             if after.startswith(REDACTED) or (rest[:1] == ":" and after[:1] in ("", "\n", "\r")):
@@ -389,9 +391,12 @@ class Redactor:
         return self._scrubbed(report, self._current()) if self.secrets else report
 
     def _keep(self, *forms: str) -> None:
-        """Remember each of `forms` as a secret."""
+        """Remember each of `forms` as a secret, but a plain word (`None`, `string`, `changeme`:
+        replacing it wherever it comes again would garble every text that uses it) or a part of a
+        key's name (`password` for `db-password`: replaced first, it would hide the key)."""
         for form in forms:
-            if form not in self.secrets and _key_name(form) not in self.keys:   # (`{"token": "Token"}`)
+            if form not in self.secrets and not (form.isalpha() and len(form) <= _PLAIN_WORD) \
+                    and not any(form.casefold() in key for key in self.keys):   # (`{"token": "Token"}`)
                 self.secrets.add(form)
                 self._new.append(form)
 
@@ -470,7 +475,7 @@ def _key_name(key: str) -> str:
 
 
 _STOPS = r"\s\"'&;,)\]}"
-_BARE_VALUE = (rf"(\[redacted\](?![^{_STOPS}])"
+_BARE_VALUE = (rf"(\[redacted\](?=[\s\"'&;]|[,)\]}}]*+(?:[\s\"'&;]|$))"
                rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
 """The value of `key=value` or `--key value` in text: up to a space, a quote, `&` or `;`, or a
 `,`, `)`, `]` or `}` that ends it (one followed by another stop, or by nothing: `{token=abc}`);
@@ -518,6 +523,8 @@ def _unescaped(text: str) -> str:
 _ESCAPE = re.compile(r"(?<!\\)\\++(?:u([0-9a-fA-F]{4})|([bfnrt]))")
 """(From the first backslash of a run only: from each of them, a run of 400,000 took 22 s.)"""
 _CONTROLS = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_PLAIN_WORD = 10
+"""The longest value of letters alone that is not looked for beyond where a key names it."""
 _STRING_PREFIX = re.compile(r"(?i)[rbuf]{1,2}[\"']")
 _AFTER_A_MARK = " \t,;.)]}\"'"
 """What may follow a mark that `key: value` finds there (a value already redacted, not more)."""

@@ -145,7 +145,7 @@ def _word(char: str) -> bool:
 
 
 _ESCAPE_BEFORE = re.compile(r"(?:\\(?:[bfnrtv0]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})|%[0-9a-fA-F]{2}"
-                            r"|(?:\x1b|\\+(?:x1b|u001b|e))\[[0-9;:?]*+[A-Za-z])$")
+                            r"|(?:\x1b|\\+(?:x1b|u001b|e|0?33)|\^\[)\[[0-9;:?]*+[A-Za-z])$")
 """An escape that may end in a letter or digit just before a value: `\\n`, `\\u00e9`, `%20`, a
 terminal's colour (`\\x1b[35m`, as it is or escaped)."""
 
