@@ -1,20 +1,21 @@
 """`--redact KEY`: keep secrets out of the files `record` writes, without changing a verdict.
 
-The values of matching keys (case-insensitive, surrounding spaces ignored) are replaced with
-`"[redacted]"` wherever they could leak into the trace: in nested objects and arrays of every
-event (replayed and MCP results included), in JSON held inside a string (escaped or not), and in
-text: `key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line),
-`"key": "value"` or `'key': 'value'` (quoted, past a line's end if need be, in triple quotes
-too), a YAML block (`key: |`), `key: 123` in JSON-like text, `--key value`, `-key value`, `"--key", "value"`,
-`--key=value`, `cfg["key"] = v`, `user[key]=v`, `key => v` and `<key>v</key>`; colours around a key
-go. Keys compare without case, compatibility forms or invisible characters. Text that is not
-JSON and writes a key with `\\u` escapes is replaced whole, and so is a string or array element
-that still names a key where its value cannot be told apart (a line cut inside a value, say).
-Every value removed is remembered, in the forms a report quotes it (as is, JSON-escaped up to
-three times over and as the text's JSON wrote it, as compact or spaced JSON, and its keys and
-members), and replaced in each event written after it too, under any key (a denial's reason
-quotes the args it judged). So are the values `record` hands out itself (`handed`): the keys' in
-the agent's command line and environment, and in the `--mcp` servers' command lines.
+The values of matching keys (any case, surrounding spaces, compatibility forms and invisible
+characters ignored) are replaced with `"[redacted]"` wherever they could leak into the trace: in
+nested objects and arrays of every event (replayed and MCP results included), in JSON held inside
+a string (escaped or not), and in text (`Redactor.text`, with the patterns built in `__init__`):
+`key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line), `"key":
+"value"` or `'key': 'value'` (quoted, past a line's end if need be, in triple quotes too), a YAML
+block, `--key value`, `-key value`, `"--key", "value"`, `cfg["key"] = v`, `user[key]=v`, `"key" =>
+v`, `<key>v</key>`, a Markdown row, a pair and a column; colours around a key go. A key is a word
+of ASCII edges. Text that is not JSON and writes a key with `\\u` escapes is replaced whole, and so
+is a string or array element that still names a key where its value cannot be told apart (a line
+cut inside a value, say). Every value removed is remembered, in the forms a report quotes it (as
+is, JSON-escaped up to three times over and as the text's JSON wrote it, as compact or spaced
+JSON, and its members), and replaced in each event written after it too, under any key, where it
+is a whole word (`scrub.Forms`; a denial's reason quotes the args it judged). So are the values
+`record` hands out itself (`handed`): the keys' in the agent's command line and environment, and
+in the `--mcp` servers' command lines.
 
 Rules judge the raw values: `record` checks a raw copy of the trace (a private temporary file,
 removed when the run is checked, whatever ends it) and writes the redacted one. Stability over
