@@ -1203,8 +1203,9 @@ def test_secrets_written_with_escapes_or_past_a_line_end_reach_no_file_and_no_re
     the escape doubled in JSON held in a string, was not seen; the stderr log, read line by line,
     kept the lines after the first of a quoted value that runs past a line's end. And (hunt 109)
     a key in colours, a YAML block or triple-quoted value, `cfg["token"] = v`, `user[token]=v`,
-    `token => v`, `<token>v</token>`, a key `\ttoken` in JSON held in a string, and a value after
-    a mark left `token: [redacted] v` whole."""
+    `token => 'v'`, `<token>v</token>`, a key `\ttoken` in JSON held in a string, and a value after
+    a mark left `token: [redacted] v` whole; (hunts 110 and 111) YAML blocks in a list or with a
+    tag, string prefixes, Markdown keys and rows, pairs, columns, keys touching other scripts."""
     write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
                                                            "match": {"raw": "nope"}}]})
     write("f.json", {"version": 1, "tools": {}})
