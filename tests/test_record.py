@@ -1353,33 +1353,31 @@ def test_values_under_keys_spelt_another_way_and_echoed_escaped_are_redacted(cli
     assert json.loads(trace.splitlines()[1])["args"] == {key: "[redacted]" for key in args}
 
 
-def test_many_distinct_secrets_are_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
-    """Each secret remembered made the values looked for again from all of them: 16,000 messages
-    of a value each took 53 s (hunt 109), against 0.3 s without --redact."""
+def _redacted_in_time(cli, write, tmp_path: Path, texts: list[str], seconds: float) -> str:
+    """The trace `record --redact token` writes of an agent saying `texts`, within `seconds`."""
     write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
     write("f.json", {"version": 1, "tools": {}})
-    write("s.json", [*START, *[send("agent.message", text=f"token=v{at:07d}") for at in range(16_000)], *DONE])
-    started = time.monotonic()
-    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--env",
-                 MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
-    assert result.returncode == 0, result.stderr
-    assert time.monotonic() - started < 20
-    assert "v0015999" not in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
-
-
-def test_a_key_followed_by_a_long_run_of_spaces_is_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
-    """`token` and then 200,000 spaces (or tabs) with no `:` or `=`: the text patterns tried every
-    split of the run from every space of it, 16,000 spaces 10 s, a line of a MiB hours (hunt 108)."""
-    write("c.json", {"version": 1, "name": "c", "rules": [{"id": "no-shell", "kind": "deny_tool", "tool": "shell"}]})
-    write("f.json", {"version": 1, "tools": {}})
-    texts = ['"token"' + " " * 200_000 + "x", "token" + "\t" * 200_000, "--token" + " " * 200_000 + "token=SEC-1"]
     write("s.json", [*START, *[send("agent.message", text=text) for text in texts], *DONE])
     started = time.monotonic()
     result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "--env",
                  MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
     assert result.returncode == 0, result.stderr
-    assert time.monotonic() - started < 30
-    assert "SEC-1" not in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert time.monotonic() - started < seconds
+    return (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+
+
+def test_many_distinct_secrets_are_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
+    """Each secret remembered made the values looked for again from all of them: 16,000 messages
+    of a value each took 53 s (hunt 109), against 0.3 s without --redact."""
+    texts = [f"token=v{at:07d}" for at in range(16_000)]
+    assert "v0015999" not in _redacted_in_time(cli, write, tmp_path, texts, 20)
+
+
+def test_a_key_followed_by_a_long_run_of_spaces_is_redacted_in_linear_time(cli, write, tmp_path: Path) -> None:
+    """`token` and then 200,000 spaces (or tabs) with no `:` or `=`: the text patterns tried every
+    split of the run from every space of it, 16,000 spaces 10 s, a line of a MiB hours (hunt 108)."""
+    texts = ['"token"' + " " * 200_000 + "x", "token" + "\t" * 200_000, "--token" + " " * 200_000 + "token=SEC-1"]
+    assert "SEC-1" not in _redacted_in_time(cli, write, tmp_path, texts, 30)
 
 
 def test_a_secret_shown_cut_in_a_report_is_found_after_another_replaced_inside_it(cli, write, tmp_path: Path) -> None:
