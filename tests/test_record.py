@@ -1190,6 +1190,8 @@ ESCAPED_FORMS = [   # a value holding a JSON escape, a key written with an escap
     # (hunt 111) a key touching another script's letters; a mark then more of the value; Go; a YAML list
     "请设置token=K57aXSEC", "Вашtoken: K58aXSEC", "token=[redacted],K59aXSEC", 'token := "K60aXSEC"',
     "token:\n- K61aXSEC\n- K61bXSEC\nx: 1",
+    # (hunt 112) a value of letters alone, quoted by the report; Make's `?=`
+    "token=abXSECcd", '{"token": "efXSECgh"}', "TOKEN ?= K71aXSEC",
 ]
 
 
@@ -1236,6 +1238,8 @@ DAMAGE_FREE = [   # (hunt 110) text that names no key's value, and what the trac
     ("run t3st now", "run [redacted] now"),   # the value `t3st` itself, as a word
     ("x = None  # changeme", "x = None  # changeme"),   # plain words are not looked for
     ("let t = Token::new(); if (token == x)", "let t = Token::new(); if (token == x)"),
+    ("token := &oauth2.Token{}; ?token=&state=xyz", "token := &oauth2.Token{}; ?token=&state=xyz"),   # (empty)
+    ("- token:\n- user:", "- token:\n- user:"),   # (a list item's key: the next item is no value)
     ("token: test", "token: [redacted]"),
 ]
 
@@ -1264,12 +1268,13 @@ def test_values_removed_before_hide_no_key_and_rename_no_member(cli, write, tmp_
     replaced first in later text and hid the key: the next value of `db-password=` was written
     whole. The member names and words of an object under a key were remembered, and later
     objects lost members (`{"kind": "service", "type": "x"}` became `{"[redacted]": "x"}`). A value
-    after a terminal colour written `\\033[35m` was kept (hunt 111)."""
+    after a terminal colour written `\\033[35m` was kept (hunt 111). Its numbers went from later
+    text too (`3600`, hunt 112)."""
     write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
                                                            "match": {"raw": "nope"}}]})
     write("f.json", {"version": 1, "tools": {"x": {"result": {"ok": True}}}})
-    later = {"kind": "service", "type": "bearer", "level": 3}
-    args = {"db-password": "password", "token": {"type": "bearer", "scope": "read"}}
+    later = {"kind": "service", "type": "bearer", "level": 3, "ttl": 3600}
+    args = {"db-password": "password", "token": {"type": "bearer", "scope": "read", "expires_in": 3600}}
     write("s.json", [*START, *call("c1", "x", args),
                      send("agent.message", text="db-password=K62aXSEC and token=K63aXSEC"),
                      send("agent.message", text="colour \\033[35mK63aXSEC\\033[0m"),

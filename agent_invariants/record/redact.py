@@ -23,8 +23,8 @@ removed when the run is checked, whatever ends it) and writes the redacted one. 
 mismatched argument, a tool or call id, the reason a run ended), so before it is rendered every
 string in it has the remembered values replaced; a number of three digits or more equal to one
 becomes `"[redacted]"`. Values shorter than three characters are replaced only where a whole string
-equals them (replacing every `1` inside messages would garble them), and plain words of up to ten
-letters (`None`, `changeme`) only where a key names them, so do not rely on redaction elsewhere
+equals them (replacing every `1` inside messages would garble them), and placeholders (`None`,
+`changeme`, `_PLACEHOLDERS`) only where a key names them, so do not rely on redaction elsewhere
 for such secrets. When marking would make an event's line too long for a trace,
 less is written, in steps (`Redactor.event`), and `record` warns. A `tool.listing` (the tools the
 MCP servers offer, with their schemas) is not redacted by key: a schema's property named like a key
@@ -97,7 +97,7 @@ class Redactor:
         flag = rf"--?(?:{names})(?:\\?[\"'](?:\s*+,\s*+|\s++)|\s++)"
         # an assignment (`=`, `:`, `:=`), not a comparison (`==`, `=~`), an arrow function
         # (`key => key.trim()`) or a path (`Key::new`)
-        assign = r"(?:=(?![=~>])|:=|:(?!:))"
+        assign = r"(?:=(?![=~>])|[:?+]=|:(?!:))"
         # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
         # inside a string), key = """v""", key = b'v' (a string prefix stays), "key" => "v"; a
         # backslash and what follows it are the value's (`"ab\"cd"` is one value)
@@ -106,16 +106,17 @@ class Redactor:
         # a YAML block: `key: |`, `key: >-`, `key: !tag |`, `- key: |`, or `key:` with lines below it:
         # the lines indented more than the key's
         lines = r"(?:\r?\n(?:(?P=indent)[ \t]++[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"
-        items = r"(?:\r?\n(?:(?P=indent)(?:[ \t]++|-[ \t])[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"   # (and `- v` below it)
+        items = r"(?:\r?\n(?:(?P=indent)(?:[ \t]++|(?(dash)(?!)|-[ \t]))[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"
+        item = r"(?(dash)(?!)|-[ \t])"   # (a `- ` item at the key's indent, unless the key is one)
         self._block = re.compile(
-            rf"(?im)^(?P<indent>[ \t]*+)(?P<head>(?:-[ \t]++)?(?<![{edge}]){key})[ \t]*+:[ \t]*+(?:[!&]\S*+[ \t]++)*+"
-            rf"(?:[|>][-+0-9]{{0,2}}[ \t]*+(?:#[^\r\n]*+)?{lines}*+"
-            rf"|(?:#[^\r\n]*+)?(?:\r?\n[ \t]*+(?=\r?\n))*+\r?\n(?P=indent)(?:[ \t]++\S|-[ \t])[^\r\n]*+{items}*+)")
+            rf"(?im)^(?P<indent>[ \t]*+)(?P<head>(?P<dash>-[ \t]++)?(?<![{edge}]){key})[ \t]*+:[ \t]*+"
+            rf"(?:[!&]\S*+[ \t]++)*+(?:[|>][-+0-9]{{0,2}}[ \t]*+(?:#[^\r\n]*+)?{lines}*+"
+            rf"|(?:#[^\r\n]*+)?(?:\r?\n[ \t]*+(?=\r?\n))*+\r?\n(?P=indent)(?:[ \t]++\S|{item})[^\r\n]*+{items}*+)")
         # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
         # --key value and --key=value, "key" => value, :key => value
         self._line = re.compile(rf"(?i)((?<![{edge}]){key}\s*+:(?![:=])[ \t]*+)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+:?=(?![=~>])\s*+(?![rbuf]{{1,2}}[\"'])|{flag}"
-                                rf"|(?::(?:{names})|\\?[\"'](?:{names})\\?[\"'])\s*+=>\s*+)){_BARE_VALUE}")
+        self._bare = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+[:?+]?=(?![=~>])\s*+(?![rbuf]{{1,2}}[\"'])"
+                                rf"|{flag}|(?::(?:{names})|\\?[\"'](?:{names})\\?[\"'])\s*+=>\s*+)){_BARE_VALUE}")
         # a pair: ("key", "v"), ["key", "v"]; a table's row: | key | v |; a column: key<TAB>v
         self._pair = re.compile(rf"(?i)([(\[]\s*+(\\?[\"'])(?:{names})\2\s*+,\s*+)(\\?[\"'])"
                                 rf"((?:\\.|(?!\3)[^\\])*+)\3(?=\s*+[)\]])")
@@ -212,16 +213,20 @@ class Redactor:
                 return found.group(1) + REDACTED
         return self.value(item, leave_out)
 
-    def _secret(self, value: Any) -> str:
-        """Remember a removed value in the forms a report may quote it, and return the mark."""
+    def _secret(self, value: Any, member: bool = False) -> str:
+        """Remember a removed value in the forms a report may quote it, and return the mark. The
+        `member`s of an object or array removed whole are remembered but for plain words and
+        numbers (`{"token": {"scope": "read", "expires_in": 3600}}`: every later `read` and `3600`
+        would go); the object itself is, as compact and as spaced JSON."""
         if isinstance(value, str):   # as it is, JSON-escaped, and as messages show text (`\u2028`, `\x7f`)
-            self._remember(value)
+            if not (member and value.isalpha()):
+                self._remember(value)
         elif isinstance(value, dict | list):
             self._keep(json.dumps(value, ensure_ascii=False),
                        json.dumps(value, ensure_ascii=False, separators=(",", ":")))
             for item in value.values() if isinstance(value, dict) else value:
-                self._secret(item)
-        elif value is not None and not isinstance(value, bool):
+                self._secret(item, member=True)
+        elif value is not None and not isinstance(value, bool) and not member:
             self._keep(json.dumps(value))
         return REDACTED
 
@@ -304,12 +309,15 @@ class Redactor:
         `key:` that ends a line (a title: a YAML block below it is gone by now)."""
         for found in self._named.finditer(text):
             rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'*_`]")
+            if rest[:2] in ("?=", "+="):
+                rest = rest[1:]
             if rest[:1] not in (":", "=") or rest[:2] in ("==", "=~", "=>", "::"):
                 continue
             after = rest[2 if rest[:2] == ":=" else 1:].lstrip(" \t\\\"'")
             prefix = _STRING_PREFIX.match(after)   # (`key = b'[redacted]'`)
             after = after[prefix.end():] if prefix else after
-            if after.startswith(REDACTED) or (rest[:1] == ":" and after[:1] in ("", "\n", "\r")):
+            if after.startswith(REDACTED) or (rest[:1] == ":" and after[:1] in ("", "\n", "\r")) \
+                    or (after[:1] and after[:1] in "&;,)]}"):   # (an empty value: `?token=&state=x`)
                 continue
             return True
         return self._flag_left.search(text) is not None
@@ -392,11 +400,11 @@ class Redactor:
         return self._scrubbed(report, self._current()) if self.secrets else report
 
     def _keep(self, *forms: str) -> None:
-        """Remember each of `forms` as a secret, but a plain word (`None`, `string`, `changeme`:
+        """Remember each of `forms` as a secret, but a placeholder (`None`, `string`, `changeme`:
         replacing it wherever it comes again would garble every text that uses it) or a part of a
         key's name (`password` for `db-password`: replaced first, it would hide the key)."""
         for form in forms:
-            if form not in self.secrets and not (form.isalpha() and len(form) <= _PLAIN_WORD) \
+            if form not in self.secrets and form.casefold() not in _PLACEHOLDERS \
                     and not any(form.casefold() in key for key in self.keys):   # (`{"token": "Token"}`)
                 self.secrets.add(form)
                 self._new.append(form)
@@ -524,8 +532,11 @@ def _unescaped(text: str) -> str:
 _ESCAPE = re.compile(r"(?<!\\)\\++(?:u([0-9a-fA-F]{4})|([bfnrt]))")
 """(From the first backslash of a run only: from each of them, a run of 400,000 took 22 s.)"""
 _CONTROLS = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_PLAIN_WORD = 10
-"""The longest value of letters alone that is not looked for beyond where a key names it."""
+_PLACEHOLDERS = frozenset(("none", "null", "nil", "undefined", "true", "false", "string", "number", "integer",
+                           "boolean", "object", "array", "changeme", "todo", "tbd", "xxx", "redacted", "secret",
+                           "password", "token", "empty", "example"))
+"""Values that stand for a value (a schema's type, a template's blank): removed where a key names
+them, not looked for beyond (every `None` of later code would go)."""
 _STRING_PREFIX = re.compile(r"(?i)[rbuf]{1,2}[\"']")
 _AFTER_A_MARK = " \t,;.)]}\"'"
 """What may follow a mark that `key: value` finds there (a value already redacted, not more)."""
