@@ -3,8 +3,8 @@
 The values of matching keys (any case, surrounding spaces, compatibility forms and invisible
 characters ignored) are replaced with `"[redacted]"` wherever they could leak into the trace: in
 nested objects and arrays of every event (replayed and MCP results included), in JSON held inside
-a string (escaped or not), and in text (`Redactor.text`, with the patterns built in `__init__`):
-`key=value` (up to a separator, `_BARE_VALUE`), `key: value` (to the end of the line), `"key":
+a string (escaped or not), and in text (`Redactor.text`, with the patterns of `text_forms`):
+`key=value` (up to a separator, `text_forms._BARE_VALUE`), `key: value` (to the end of the line), `"key":
 "value"` or `'key': 'value'` (quoted, past a line's end if need be, in triple quotes too), a YAML
 block, `--key value`, `-key value`, `"--key", "value"`, `cfg["key"] = v`, `user[key]=v`, `"key" =>
 v`, `<key>v</key>`, a Markdown row, a pair and a column; colours around a key go. A key is a word
@@ -49,6 +49,7 @@ from agent_invariants._safe import inert
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
 from agent_invariants.record.scrub import REDACTED, SHORTEST_SCRUBBED, Forms
+from agent_invariants.record.text_forms import text_forms
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo, RuleResult, TraceSummary, Violation
 
 __all__ = ("REDACTED", "Redactor", "refused_keys")
@@ -86,56 +87,7 @@ class Redactor:
         self._forms = Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
         self._unnamed = Forms()   # of them, those that name no key (which text is scrubbed of first)
         self._new: list[str] = []
-        names = "|".join(re.escape(key) for key in sorted(self.keys, key=len, reverse=True))
-        edge = "A-Za-z0-9_-"   # what may not touch a key (of ASCII: `请设置token=v` names the key)
-        # (whitespace is taken whole, `*+`, and before the key only after a quote: a key followed by
-        # a long run of spaces and no `:` or `=` was tried at every split of the run, and from every
-        # space of it, 16,000 spaces 10 s, a line of a MiB hours)
-        # a key: quoted, in Markdown (`**key**`, `` `key` ``), subscripted (`cfg["key"]`, `[key]`)
-        key = rf"(?:\\?[\"']\s*+|[*_`]{{1,2}})?(?:{names})(?:\s*+\\?[\"']|[*_`]{{1,2}})?(?:\s*+\])?"
-        # a flag and what parts it from its value: `--key v`, `-key v`, `"--key" "v"`, `"--key", "v"`
-        flag = rf"--?(?:{names})(?:\\?[\"'](?:\s*+,\s*+|\s++)|\s++)"
-        # an assignment (`=`, `:`, `:=`), not a comparison (`==`, `=~`), an arrow function
-        # (`key => key.trim()`) or a path (`Key::new`)
-        assign = r"(?:=(?![=~>])|[:?+]=|:(?!:))"
-        # a quoted value: "key": "v", 'key': 'v', key="v", --key "v", \"key\": \"v\" (JSON escaped
-        # inside a string), key = """v""", key = b'v' (a string prefix stays), "key" => "v"; a
-        # backslash and what follows it are the value's (`"ab\"cd"` is one value)
-        self._quoted = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+(?:=>|{assign})\s*+|{flag})"
-                                  rf"(?:[rbuf]{{1,2}}(?=[\"']))?)(\"\"\"|'''|\\?[\"'])((?:\\.|[^\\])*?)\2")
-        # a YAML block: `key: |`, `key: >-`, `key: !tag |`, `- key: |`, or `key:` with lines below it:
-        # the lines indented more than the key's
-        lines = r"(?:\r?\n(?:(?P=indent)[ \t]++[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"
-        items = r"(?:\r?\n(?:(?P=indent)(?:[ \t]++|(?(dash)(?!)|-[ \t]))[^\r\n]*+|[ \t]*+(?=\r?\n|$)))"
-        item = r"(?(dash)(?!)|-[ \t])"   # (a `- ` item at the key's indent, unless the key is one)
-        self._block = re.compile(
-            rf"(?im)^(?P<indent>[ \t]*+)(?P<head>(?P<dash>-[ \t]++)?(?<![{edge}]){key})[ \t]*+:[ \t]*+"
-            rf"(?:[!&]\S*+[ \t]++)*+(?:[|>][-+0-9]{{0,2}}[ \t]*+(?:#[^\r\n]*+)?{lines}*+"
-            rf"|(?:#[^\r\n]*+)?(?:\r?\n[ \t]*+(?=\r?\n))*+\r?\n(?P=indent)(?:[ \t]++\S|{item})[^\r\n]*+{items}*+)")
-        # key: value (a YAML or header line: to the end of the line), key=value (to a separator),
-        # --key value and --key=value, "key" => value, :key => value
-        self._line = re.compile(rf"(?i)((?<![{edge}]){key}\s*+:(?![:=])[ \t]*+)([^\s\"'].*)")
-        self._bare = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+[:?+]?=(?![=~>])\s*+(?![rbuf]{{1,2}}[\"'])"
-                                rf"|{flag}|(?::(?:{names})|\\?[\"'](?:{names})\\?[\"'])\s*+=>\s*+)){_BARE_VALUE}")
-        # a pair: ("key", "v"), ["key", "v"]; a table's row: | key | v |; a column: key<TAB>v
-        self._pair = re.compile(rf"(?i)([(\[]\s*+(\\?[\"'])(?:{names})\2\s*+,\s*+)(\\?[\"'])"
-                                rf"((?:\\.|(?!\3)[^\\])*+)\3(?=\s*+[)\]])")
-        self._cell = re.compile(rf"(?im)(^[ \t]*+\|[ \t]*+[`*]{{0,2}}(?:{names})[`*]{{0,2}}[ \t]*+\|[ \t]*+)"
-                                rf"([^|\r\n]*?)(?=[ \t]*+\|)")
-        self._column = re.compile(rf"(?im)((?<![{edge}])(?:{names}) *+\t[ \t]*+)([^\t\r\n]+)")
-        # an element: <key>v</key>
-        self._element = re.compile(rf"(?i)(<(?:{names})(?:\s[^<>]*+)?>)([^<]++)(</(?:{names})\s*+>)")
-        self._flag = re.compile(rf"(?i)(?<![{edge}])--?(?:{names})$")
-        self._flag_value = re.compile(rf"(?is)(--?(?:{names})=)(.+)")
-        # a flag whose value the patterns above did not take (`--key "never closed`)
-        self._flag_left = re.compile(rf"(?i)(?<![{edge}]){flag}(?!\\?[\"']?\[redacted\])(?=\S)")
-        # the key as a word (`token`, `--token`, `"token"`; not `access_token`, `x-token`, `tokens`)
-        self._named = re.compile(rf"(?i)(?:(?<![{edge}])|(?<=(?<![{edge}])-)|(?<=(?<![{edge}])--)|(?<=(?<![{edge}])_)"
-                                 rf"|(?<=(?<![{edge}])__))(?:{names})(?:(?![{edge}])|(?=__?(?![{edge}])))")
-        # a key's value that a report's message shows cut (`token=K01aX…`): too short a start to be
-        # told for a remembered value's, but a key's value all the same
-        self._cut_value = re.compile(rf"(?i)((?<![{edge}])(?:(?:--?)?{key}\s*+(?:=>?+|:)\s*+|{flag})(?:\\?[\"'])?)"
-                                     rf"(?!\[redacted\])[^\s\"'\\…]+?(?=…|\.\.\.)")
+        self._in_text = text_forms(self.keys)
 
     @property
     def active(self) -> bool:
@@ -200,14 +152,14 @@ class Redactor:
         """An array; a `--key value` pair in an argument list has its value redacted."""
         redacted = [self._argument(item, leave_out) for item in items]
         for at, item in enumerate(items[:-1]):
-            if isinstance(item, str) and self._flag.search(item) and isinstance(items[at + 1], str):
+            if isinstance(item, str) and self._in_text.flag.search(item) and isinstance(items[at + 1], str):
                 redacted[at + 1] = self._secret(items[at + 1])
         return redacted
 
     def _argument(self, item: Any, leave_out: bool) -> Any:
         """An element of an array: `--key=value` there is the flag and the rest of the element."""
         if isinstance(item, str) and "=" in item:
-            found = self._flag_value.fullmatch(item)
+            found = self._in_text.flag_value.fullmatch(item)
             if found is not None:
                 self._secret(found.group(2))
                 return found.group(1) + REDACTED
@@ -254,11 +206,11 @@ class Redactor:
             text = self._unnamed.scrubbed(text)
         if "\x1b" in text:   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
             plain = _ANSI.sub("", text)
-            if plain != text and self._named.search(_unescaped(plain)):
+            if plain != text and self._in_text.named.search(_unescaped(plain)):
                 text = plain
         probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`, `"\ttoken"`)
-        if not self._named.search(probe) and (probe is text or not self._named.search(text)):
-            if probe.isascii() or not self._named.search(_folded(probe)):
+        if not self._in_text.named.search(probe) and (probe is text or not self._in_text.named.search(text)):
+            if probe.isascii() or not self._in_text.named.search(_folded(probe)):
                 return text
             probe = _folded(probe)   # a key in compatibility forms or with invisible characters
         stripped = text.strip()
@@ -271,17 +223,17 @@ class Redactor:
                 shown = json.dumps(self.value(inner, leave_out), ensure_ascii=False)
                 self._as_written(stripped)
                 return shown
-        if probe is not text and len(self._named.findall(probe)) > len(self._named.findall(text)):
+        if probe is not text and len(self._in_text.named.findall(probe)) > len(self._in_text.named.findall(text)):
             self._secret(text)   # a key written with escapes (`--to\u006ben v`): what its value is, the
             return REDACTED      # patterns below cannot tell
-        shown = self._block.sub(self._block_value, text)
-        shown = self._quoted.sub(self._quoted_value, shown)
-        shown = self._bare.sub(self._bare_value, shown)
-        shown = self._element.sub(self._element_value, shown)
-        shown = self._pair.sub(self._pair_value, shown)
-        shown = self._cell.sub(self._cell_value, shown)
-        shown = self._column.sub(self._cell_value, shown)
-        shown = self._line.sub(self._line_value, shown)
+        shown = self._in_text.block.sub(self._block_value, text)
+        shown = self._in_text.quoted.sub(self._quoted_value, shown)
+        shown = self._in_text.bare.sub(self._bare_value, shown)
+        shown = self._in_text.element.sub(self._element_value, shown)
+        shown = self._in_text.pair.sub(self._pair_value, shown)
+        shown = self._in_text.cell.sub(self._cell_value, shown)
+        shown = self._in_text.column.sub(self._cell_value, shown)
+        shown = self._in_text.line.sub(self._line_value, shown)
         if self._dangling(shown) or (probe is not text and self._dangling(_unescaped(shown))):
             self._secret(text)
             return REDACTED
@@ -305,9 +257,10 @@ class Redactor:
 
     def _dangling(self, text: str) -> bool:
         """Whether a key is still followed by something that may be its value (an unterminated
-        quote, a cut line). Not a comparison (`key == x`), an arrow function (`key => f(key)`), or
-        `key:` that ends a line (a title: a YAML block below it is gone by now)."""
-        for found in self._named.finditer(text):
+        quote, a cut line). Not a comparison (`key == x`), an arrow function (`key => f(key)`), a
+        path (`Key::new`), an empty value (`?key=&x=1`), or `key:` that ends a line (a title: a
+        YAML block below it is gone by now)."""
+        for found in self._in_text.named.finditer(text):
             rest = text[found.end():found.end() + 40].lstrip(" \t\\\"'*_`]")
             if rest[:2] in ("?=", "+="):
                 rest = rest[1:]
@@ -320,7 +273,7 @@ class Redactor:
                     or (after[:1] and after[:1] in "&;,)]}"):   # (an empty value: `?token=&state=x`)
                 continue
             return True
-        return self._flag_left.search(text) is not None
+        return self._in_text.flag_left.search(text) is not None
 
     def _quoted_value(self, found: re.Match[str]) -> str:
         value = found.group(3)
@@ -373,7 +326,7 @@ class Redactor:
         self._secret(value)
         for word in value.split():   # (a report may quote the secret without the words around it; plain
             if len(word) >= SHORTEST_SCRUBBED and not word.isalpha() and REDACTED not in word \
-                    and not self._named.search(word):   # words and keys stay)
+                    and not self._in_text.named.search(word):   # words and keys stay)
                 self._keep(word)
         return found.group(1) + REDACTED
 
@@ -415,7 +368,7 @@ class Redactor:
         each)."""
         if self._new:
             self._forms.add(self._new)
-            self._unnamed.add(form for form in self._new if not self._named.search(form))
+            self._unnamed.add(form for form in self._new if not self._in_text.named.search(form))
             self._new = []
         return self._forms
 
@@ -432,7 +385,7 @@ class Redactor:
             if value in self.secrets:
                 return REDACTED
             shown = forms.scrubbed(value)
-            return self._cut_value.sub(rf"\1{REDACTED}", shown) if "…" in shown or "..." in shown else shown
+            return self._in_text.cut_value.sub(rf"\1{REDACTED}", shown) if "…" in shown or "..." in shown else shown
         if isinstance(value, int | float) and not isinstance(value, bool):
             text = json.dumps(value)
             if len(text) >= SHORTEST_SCRUBBED and text in self.secrets:
@@ -443,8 +396,8 @@ class Redactor:
         """The agent's stderr with every known secret, quoted value and YAML block replaced (they
         may run past a line's end), then line by line with the other text patterns."""
         text = self.scrub(data.decode("utf-8", "surrogateescape"))
-        text = self._block.sub(self._block_value, text)
-        text = self._quoted.sub(self._quoted_value, text)
+        text = self._in_text.block.sub(self._block_value, text)
+        text = self._in_text.quoted.sub(self._quoted_value, text)
         lines = [self.text(line) for line in text.split("\n")]
         scrubbed: str = self.scrub("\n".join(lines))
         return scrubbed.encode("utf-8", "surrogateescape")
@@ -481,15 +434,6 @@ def _key_name(key: str) -> str:
         return key.strip().lower()
     key = unicodedata.normalize("NFKC", key)
     return "".join(char for char in key if unicodedata.category(char) != "Cf").strip().casefold()
-
-
-_STOPS = r"\s\"'&;,)\]}"
-_BARE_VALUE = (rf"(\[redacted\](?=[\s\"'&;]|[,)\]}}]*+(?:[\s\"'&;]|$))"
-               rf"|(?:\[[^\s\[\]]*\]|\([^\s()]*\)|\{{[^\s{{}}]*\}}|[^{_STOPS}]|[,)\]}}]+(?=[^{_STOPS}]))+)")
-"""The value of `key=value` or `--key value` in text: up to a space, a quote, `&` or `;`, or a
-`,`, `)`, `]` or `}` that ends it (one followed by another stop, or by nothing: `{token=abc}`);
-inside it, such a character is the value's own (`token=se]cret` goes whole), and so is a bracket
-closing one the value opened (`--token [q]`). The mark itself is already a redacted value."""
 
 
 def _folded(text: str) -> str:
