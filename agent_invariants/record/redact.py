@@ -3,7 +3,7 @@
 The values of matching keys (any case, surrounding spaces, compatibility forms and invisible
 characters ignored) are replaced with `"[redacted]"` wherever they could leak into the trace: in
 nested objects and arrays of every event (replayed and MCP results included), in JSON held inside
-a string (escaped or not), and in text (`Redactor.text`, with the patterns of `text_forms`):
+a string (escaped or not), and in text (`Redactor.text`, with the patterns of `text_forms.TextForms`):
 `key=value` (up to a separator, `text_forms._BARE_VALUE`), `key: value` (to the end of the line), `"key":
 "value"` or `'key': 'value'` (quoted, past a line's end if need be, in triple quotes too), a YAML
 block, `--key value`, `-key value`, `"--key", "value"`, `cfg["key"] = v`, `user[key]=v`, `"key" =>
@@ -49,7 +49,7 @@ from agent_invariants._safe import inert
 from agent_invariants.errors import InputError
 from agent_invariants.events import Event
 from agent_invariants.record.scrub import REDACTED, SHORTEST_SCRUBBED, Forms
-from agent_invariants.record.text_forms import text_forms
+from agent_invariants.record.text_forms import TextForms
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo, RuleResult, TraceSummary, Violation
 
 __all__ = ("REDACTED", "Redactor", "refused_keys")
@@ -87,7 +87,7 @@ class Redactor:
         self._forms = Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
         self._unnamed = Forms()   # of them, those that name no key (which text is scrubbed of first)
         self._new: list[str] = []
-        self._in_text = text_forms(self.keys)
+        self._in_text = TextForms(self.keys)
 
     @property
     def active(self) -> bool:
