@@ -1291,6 +1291,36 @@ def test_values_removed_before_hide_no_key_and_rename_no_member(cli, write, tmp_
                         json.dumps(later)]
 
 
+def test_a_cut_value_an_argument_value_and_values_other_encoders_escape_are_kept_out(
+        cli, write, tmp_path: Path) -> None:
+    """A report message that cuts a value five characters after its key showed them (`token=K80aX…`,
+    hunt 109 L2); `--token=A&B` as one argument of the command kept `&B` (hunt 110 M4); a value
+    echoed as PHP (`\\/`) or Go (`\\u003c`) escape it was kept (hunt 110 M2); and a terminal's title
+    escape without its end (`\\x1b]`) took the rest of the stderr log with it."""
+    write("c.json", {"version": 2, "name": "r", "rules": [{"id": "out", "kind": "output_match",
+                                                           "match": {"raw": "nope"}}]})
+    write("f.json", {"version": 1, "tools": {"x": {"result": {"ok": True}}}})
+    cut_text = "x" * 66 + " token=K80aXSEC" + "q" * 40
+    write("cut.json", [*START, send("run.completed", status="done", output={"raw": cut_text})])
+    cut = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t1.jsonl", "--redact", "token", "-f", "text",
+              "--color", "never", "--env", MARK, "--", sys.executable, str(AGENT), "cut.json", "r.jsonl")
+    assert cut.returncode == 1, cut.stderr
+    assert "K80aX" not in cut.stdout and "token=[redacted]" in cut.stdout, cut.stdout
+    echoed = "sent K82aXSEC\\u003cb\\u003e\\u0026c and K84aXSEC\\/path"   # (as Go, then PHP, escape them)
+    write("s.json", [*START, *call("c1", "x", {"token": "K82aXSEC<b>&c"}), *call("c2", "x", {"token": "K84aXSEC/path"}),
+                     send("agent.message", text="echo K81aXSEC&K81bXSEC"),
+                     {"stderr": "\x1b]" * 3 + "token=K83aXSEC\nkept\n"},
+                     send("run.completed", status="done", output={"raw": echoed})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--redact", "token", "-f",
+                 "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl",
+                 "--token=K81aXSEC&K81bXSEC")
+    assert result.returncode == 1, result.stderr
+    log = (tmp_path / "t.jsonl.stderr.log").read_text(encoding="utf-8")
+    assert "XSEC" not in (tmp_path / "t.jsonl").read_text(encoding="utf-8") + log + result.stdout + result.stderr
+    assert json.loads(result.stdout)["record"]["command"][-1] == "--token=[redacted]"
+    assert log.endswith("kept\n"), log
+
+
 def test_secrets_record_hands_out_itself_are_kept_out_when_echoed(cli, write, tmp_path: Path) -> None:
     """A value of a key in the agent's command line (`--token X`), its environment (`TOKEN=X`)
     or an `--mcp` server's command line was redacted where `record` itself shows the command,
