@@ -201,18 +201,18 @@ class Redactor:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
         told apart, is replaced whole."""
-        if self.secrets:   # known values first: a pattern below may take only a part of one (`k=a b`)
-            self._current()
-            text = self._unnamed.scrubbed(text)
         if "\x1b" in text:   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
             plain = _ANSI.sub("", text)
             if plain != text and self._in_text.named.search(_unescaped(plain)):
                 text = plain
-        probe = _unescaped(text)   # a key may be written with escapes (`"to\u006ben"`, `"\ttoken"`)
-        if not self._in_text.named.search(probe) and (probe is text or not self._in_text.named.search(text)):
-            if probe.isascii() or not self._in_text.named.search(_folded(probe)):
-                return text
-            probe = _folded(probe)   # a key in compatibility forms or with invisible characters
+        probe = self._probe(text)
+        if probe is not None and self.secrets:   # known values first: a pattern below may take only a
+            self._current()                      # part of one (`k=a b`); text naming no key is left to
+            known = self._unnamed.scrubbed(text)   # the scrubbing every caller does after
+            if known != text:
+                text, probe = known, self._probe(known)
+        if probe is None:
+            return text
         stripped = text.strip()
         if stripped[:1] in ("{", "["):
             try:
@@ -238,6 +238,19 @@ class Redactor:
             self._secret(text)
             return REDACTED
         return shown
+
+    def _probe(self, text: str) -> str | None:
+        """`text` as the test for a key reads it, or None when it names no key: with its escapes read
+        (`"to\u006ben"`, `"\ttoken"`), or else in NFKC, case-folded, without invisible characters."""
+        named = self._in_text.named.search
+        probe = _unescaped(text)
+        if named(probe) or (probe is not text and named(text)):
+            return probe
+        if not probe.isascii():
+            folded = _folded(probe)
+            if named(folded):
+                return folded
+        return None
 
     def _as_written(self, text: str) -> None:
         """Remember each string of JSON `text` that was removed, as the text writes it: with
