@@ -443,10 +443,7 @@ def _less(raw: Any, shown: Any, leave_out: bool) -> Any:
 def _key_name(key: str) -> str:
     """A key as `--redact` compares it: surrounding spaces, case, compatibility forms (`ｔｏｋｅｎ`)
     and invisible characters (a zero-width space, a soft hyphen) do not count."""
-    if key.isascii():
-        return key.strip().lower()
-    key = unicodedata.normalize("NFKC", key)
-    return "".join(char for char in key if unicodedata.category(char) != "Cf").strip().casefold()
+    return key.strip().lower() if key.isascii() else _folded(key).strip()
 
 
 def _folded(text: str) -> str:
