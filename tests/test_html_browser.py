@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,18 @@ import pytest
 
 from support import EXAMPLES, REPO
 
+
+def _installed_by_ci() -> None:
+    """`.ci/run` installs Chromium in the background, beside the Python install, and names a file
+    that appears when the install has ended (`AGENT_INVARIANTS_CHROMIUM_INSTALLED`): wait for it,
+    so that the browser test is not skipped because the install is still running."""
+    ended = os.environ.get("AGENT_INVARIANTS_CHROMIUM_INSTALLED")
+    deadline = time.monotonic() + 600
+    while ended and not os.path.exists(ended) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+_installed_by_ci()
 CHROMIUM = next((path for path in (shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium")
                  if path and os.path.exists(path)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine: install Debian's chromium "
