@@ -9,6 +9,7 @@ Hypothesis profiles: `default` is Hypothesis' own settings (each test may ask fo
 from __future__ import annotations
 
 import compileall
+import gc
 import json
 import os
 import signal
@@ -61,6 +62,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if left:
         session.exitstatus = 1
         sys.stderr.write(f"\nagents left running after the tests: pids {left}\n")
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection made (the modules, eleven thousand items, Hypothesis' strategies) lives as
+    long as the session: frozen, it is no longer walked by every garbage collection that a test
+    allocating much sets off (about a tenth of the time of such tests)."""
+    gc.freeze()
+
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agent_invariants"
 
