@@ -84,6 +84,7 @@ class Redactor:
             raise InputError(f"--redact {refused[0]}: names a field of events, reports or the harness's data; "
                              "redacting it would hide what the report is about")
         self.secrets: set[str] = set()
+        self._remembered: set[str] = set()   # the strings `_remember` took (a value comes again and again)
         self._forms = Forms()   # the secrets as scrubbing looks for them, but for those of `_new`
         self._unnamed = Forms()   # of them, those that name no key (which text is scrubbed of first)
         self._new: list[str] = []
@@ -187,6 +188,9 @@ class Redactor:
         a text that held it in JSON held in a string: `"{\\"token\\": \\"a\\\\\\"b\\"}"`), with
         its other characters than ASCII kept or escaped (`\\u00e4`, `\\u00E4`, as encoders write
         them), and each of those as messages show text (`\u2028`, `\x7f`)."""
+        if value in self._remembered:
+            return
+        self._remembered.add(value)
         forms = {value}
         for level in range(_ESCAPED + 1):
             for form in forms:
