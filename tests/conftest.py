@@ -63,6 +63,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 1
         sys.stderr.write(f"\nagents left running after the tests: pids {left}\n")
 
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection made (the modules, eleven thousand items, Hypothesis' strategies) lives as
     long as the session: frozen, it is no longer walked by every garbage collection that a test
