@@ -107,7 +107,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         found = [pattern for pattern, plain in zip(settings.traces, settings.plain, strict=True)
                  if _matches(relative, plain, settings.root)]
         if not found:
-            if parent.config.args_source is pytest.Config.ArgsSource.ARGS:   # under a path given: said
+            if _under_a_path_given(file_path, parent.config):   # said
                 settings.passed_over[relative] = "under a path given, but named by no traces glob: not checked " \
                                                  "(name the file, or add a glob)"
             return None
@@ -301,6 +301,15 @@ def _table(pyproject: Path) -> dict[str, Any]:
         raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] no_lint must be true or "
                                 "false")
     return table
+
+
+def _under_a_path_given(path: Path, config: pytest.Config) -> bool:
+    """Whether `path` is under a path given on the command line (pytest also offers the files of
+    the folders above one, the root folder's among them, which no one gave)."""
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:
+        return False
+    base = config.invocation_params.dir
+    return any(_under(path, base / arg.split("::")[0]) is not None for arg in config.args)
 
 
 def _under(path: Path, root: Path) -> str | None:

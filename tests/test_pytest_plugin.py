@@ -170,6 +170,22 @@ def test_a_trace_under_a_folder_given_that_no_glob_names_is_said_not_passed_over
                                  "glob: not checked (name the file, or add a glob)"])
 
 
+def test_a_trace_beside_the_paths_given_is_not_said_to_be_under_them(suite):
+    """(hunt 113) pytest offers the files of the folders above a path given, the root folder's
+    among them: a trace there (the `agent-trace.jsonl` that `init` writes) was said to be "under a
+    path given" by every run given a path, even one given only a test file in another folder."""
+    suite.makepyprojecttoml('[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/*.jsonl"]\n')
+    (suite.path / "agent-trace.jsonl").write_text(BAD)
+    (suite.path / "tests").mkdir()
+    (suite.path / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    for given in (["tests"], ["tests/test_x.py"], ["tests/test_x.py::test_x"]):
+        result = suite.runpytest("-p", "no:cacheprovider", *given)
+        result.assert_outcomes(passed=1)
+        assert "agent-invariants:" not in result.stdout.str(), given
+    result = suite.runpytest("-p", "no:cacheprovider", "tests", "agent-trace.jsonl")   # named, it is checked
+    result.assert_outcomes(passed=1, failed=1)
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["alone", "xdist"])
 def test_a_trace_a_glob_names_but_ignored_on_purpose_is_said_by_name(suite, workers):
     """README: a trace out of reach on purpose is only said. It was said only when its glob named
