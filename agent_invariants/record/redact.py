@@ -207,7 +207,7 @@ class Redactor:
         told apart, is replaced whole."""
         if "\x1b" in text:   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
             plain = _ANSI.sub("", text)
-            if plain != text and self._in_text.named.search(_unescaped(plain)):
+            if plain != text and self._probe(plain) is not None:
                 text = plain
         probe = self._probe(text)
         if probe is not None and self.secrets:   # known values first: a pattern below may take only a
