@@ -308,8 +308,8 @@ def _under_a_path_given(path: Path, config: pytest.Config) -> bool:
     the folders above one, the root folder's among them, which no one gave)."""
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         return False
-    base = config.invocation_params.dir
-    return any(_under(path, base / arg.split("::")[0]) is not None for arg in config.args)
+    found = os.path.abspath(path)
+    return any(_within(found, top) for top in _tops(config))
 
 
 def _under(path: Path, root: Path) -> str | None:
@@ -424,9 +424,15 @@ def _within(path: str, folder: str) -> bool:
 def _left_out(pattern: str, root: Path, config: pytest.Config) -> str | None:
     """A trace the glob names (as `--trace` would) outside every path pytest collects from, as
     a path from `root`; None when there is none."""
-    tops = [os.path.abspath(os.path.join(config.invocation_params.dir, top)) for top in config.args]
+    tops = _tops(config)
     for path in _named(pattern, root):
         found = os.path.abspath(path)
         if os.path.isfile(found) and not any(_within(found, top) for top in tops):
             return _under(Path(found), root) or found
     return None
+
+
+def _tops(config: pytest.Config) -> list[str]:
+    """The paths pytest collects from (given on the command line, or its `testpaths`), absolute,
+    without a node id's `::` part."""
+    return [os.path.abspath(os.path.join(config.invocation_params.dir, top.split("::")[0])) for top in config.args]
