@@ -3,7 +3,7 @@ once forks a child per command, and the child runs the command as a fresh interp
 
 Starting Python and importing the command line takes about 100 ms; the suite runs the CLI
 thousands of times, so that start-up was most of its time. The zygote (one per test process,
-started on first use) imports what every command imports at start-up and then waits; for each
+started on first use) imports the package and what its commands import, then waits; for each
 command it forks, and the child takes the test's folder, environment and three named pipes as
 its working folder, environment and standard streams, rebuilds `sys.stdin`/`stdout`/`stderr` as a
 fresh interpreter does, and runs `agent_invariants` as `-m` runs it (`runpy`). Output, exit code,

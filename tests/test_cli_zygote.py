@@ -1,6 +1,8 @@
 """The tests' quick way of running the CLI (cli_zygote) gives what a real `python -m
-agent_invariants` gives: the same stdout, stderr and exit code, byte for byte, for commands that
-print, fail, read standard input, write files, and are killed by a timeout."""
+agent_invariants` gives: the same stdout, stderr, exit code and files, byte for byte, for every
+command and report format, for commands that print, fail, read standard input, write files, and
+are killed by a timeout. The zygote has imported the whole package ahead: a command that only works
+because of that (a module that uses another it never imported) fails its real start here."""
 from __future__ import annotations
 
 import os
@@ -13,36 +15,71 @@ import pytest
 
 import cli_zygote
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "refund-desk"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLE = EXAMPLES / "refund-desk"
 
-COMMANDS = [
-    ["--version"],
-    ["--help"],
-    ["check", "--contract", "contract.json", "--trace", "baseline.jsonl"],
-    ["check", "--contract", "contract.json", "--trace", "candidate.jsonl", "--format", "json"],
-    ["compare", "--contract", "contract.json", "--baseline", "baseline.jsonl", "--candidate", "candidate.jsonl"],
-    ["check", "--contract", "missing.json", "--trace", "baseline.jsonl"],
-    ["check", "--contract", "contract.json", "--trace", "-", "--format", "sarif"],
-    ["check", "--bogus-option"],
-    ["explain", "tool_args"],
+COMMANDS = [   # (exit code, args): the code shows the command really ran
+    (0, ["--version"]),
+    (0, ["--help"]),
+    (0, ["check", "--contract", "contract.json", "--trace", "baseline.jsonl"]),
+    *((1, ["check", "--contract", "contract.json", "--trace", "candidate.jsonl", "--format", fmt])
+      for fmt in ("json", "junit", "sarif", "markdown", "html")),
+    (1, ["compare", "--contract", "contract.json", "--baseline", "baseline.jsonl", "--candidate", "candidate.jsonl"]),
+    (1, ["compare", "--contract", "contract.json", "--baseline", "baseline.jsonl", "--candidate", "candidate.jsonl",
+         "--format", "sarif"]),
+    (2, ["check", "--contract", "missing.json", "--trace", "baseline.jsonl"]),
+    (1, ["check", "--contract", "contract.json", "--trace", "-", "--format", "sarif"]),
+    (2, ["check", "--bogus-option"]),
+    (0, ["validate", "--contract", "contract.json"]),
+    (1, ["lint", "--contract", "lint/contract.json"]),
+    (0, ["summary", "--trace", "candidate.jsonl"]),
+    (1, ["stability", "report-shape/run-1.jsonl", "report-shape/run-2.jsonl", "report-shape/run-3.jsonl"]),
+    (0, ["mutate", "--contract", "contract.json", "--trace", "baseline.jsonl"]),
+    *((0, ["convert", f"imports/{name}"]) for name in ("pydantic-ai.otlp.jsonl", "agents-openinference.otlp.jsonl",
+                                                       "agents-sdk.agents.jsonl", "langchain.runs.jsonl",
+                                                       "mcp-session.mcp.jsonl")),
+    (1, ["check", "--contract", "imports/contract.json", "--trace", "imports/langchain.runs.jsonl",
+         "--input-format", "auto"]),
+    (0, ["explain"]),
+    (0, ["explain", "tool_args"]),
+    (0, ["explain", "match"]),
+    (0, ["init", "made"]),
+    (0, ["record", "--contract", "record/contract.json", "--fixtures", "record/fixtures.json", "--enforce",
+         "--fake-clock", "--out", "refund.jsonl", "--", sys.executable, "record/agent.py"]),
 ]
+
+
+def _folder(path: Path) -> Path:
+    """The refund-desk example, with the other examples the commands read beside it."""
+    path.mkdir()
+    for name in ("contract.json", "baseline.jsonl", "candidate.jsonl"):
+        shutil.copy(EXAMPLE / name, path / name)
+    for name in ("lint", "report-shape", "imports", "record"):
+        shutil.copytree(EXAMPLES / name, path / name)
+    return path
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    for name in ("contract.json", "baseline.jsonl", "candidate.jsonl"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    return tmp_path
+    return _folder(tmp_path / "folder")
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda args: " ".join(args)[:40])
-def test_a_forked_command_gives_what_a_real_start_gives(folder: Path, args: list[str]) -> None:
+@pytest.mark.parametrize(("code", "args"), COMMANDS, ids=[" ".join(args)[:40] for _, args in COMMANDS])
+def test_a_forked_command_gives_what_a_real_start_gives(tmp_path: Path, code: int, args: list[str]) -> None:
+    """Each in a folder of its own, so the files each writes are compared too."""
     env = {**os.environ, "NO_COLOR": "1"}
-    stdin = (folder / "candidate.jsonl").read_bytes()
-    real = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=folder, input=stdin,
+    stdin = (EXAMPLE / "candidate.jsonl").read_bytes()
+    real_folder, forked_folder = _folder(tmp_path / "real"), _folder(tmp_path / "forked")
+    real = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=real_folder, input=stdin,
                           capture_output=True, env=env, timeout=60)
-    forked = cli_zygote.run_cli(args, folder, stdin, env, 60)
+    forked = cli_zygote.run_cli(args, forked_folder, stdin, env, 60)
     assert (forked.returncode, forked.stdout, forked.stderr) == (real.returncode, real.stdout, real.stderr)
+    assert _files(forked_folder) == _files(real_folder)
+    assert real.returncode == code, real.stderr
 
 
 def test_files_are_written_in_the_commands_folder(folder: Path) -> None:
