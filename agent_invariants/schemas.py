@@ -21,10 +21,10 @@ the examples and the packs, and requires them to agree.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import sys
-import textwrap
 import typing
 from collections.abc import Callable
 from itertools import pairwise
@@ -297,38 +297,67 @@ def describe_fields(definitions: dict[str, Any], structs: dict[str, type]) -> No
     for name, definition in definitions.items():
         struct = structs.get(name)
         docs = _field_docs(struct) if struct else {}
+        python_names = {field.encode_name: field.name for field in msgspec.structs.fields(struct)} if struct else {}
         for field, spec in definition.get("properties", {}).items():
-            own = docs.get(_python_name(struct, field) if struct else field)
+            own = docs.get(python_names.get(field, field))
             if field == "kind" and "enum" in spec and not own:
                 own = f"The rule kind: `{spec['enum'][0]}`."
             parts = [part for part in (own, spec.get("description")) if part]
             spec["description"] = " ".join(dict.fromkeys(parts)) or _fallback(field)
 
 
-def _python_name(struct: type, encoded: str) -> str:
-    for field in msgspec.structs.fields(struct):
-        if field.encode_name == encoded:
-            return field.name
-    return encoded
-
-
 def _field_docs(struct: type) -> dict[str, str]:
     """`name: type` followed by a string literal, in the class and its Struct bases."""
     docs: dict[str, str] = {}
     for cls in reversed(struct.__mro__):
-        if not (isinstance(cls, type) and issubclass(cls, msgspec.Struct)) or cls is msgspec.Struct:
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-        except (OSError, TypeError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for statement, following in pairwise(body):
+        if isinstance(cls, type) and issubclass(cls, msgspec.Struct) and cls is not msgspec.Struct:
+            docs.update(_docs_by_class(cls.__module__).get(cls.__qualname__, {}))
+    return docs
+
+
+@functools.cache
+def _docs_by_class(module_name: str) -> dict[str, dict[str, str]]:
+    """The field docstrings of each class a module defines, by qualified name. A module's source is
+    parsed once: the schemas describe a few hundred structs of a few dozen modules, and reading
+    each class's source on its own parsed its whole module each time (two seconds of the MCP
+    server's start-up)."""
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[module_name]))
+    except (KeyError, OSError, TypeError, SyntaxError):
+        return {}
+    classes = _Classes()
+    classes.visit(tree)
+    found: dict[str, dict[str, str]] = {}
+    for name, node in classes.found.items():
+        docs = found[name] = {}
+        for statement, following in pairwise(node.body):
             if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
                     and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
                     and isinstance(following.value.value, str)):
                 docs[statement.target.id] = " ".join(following.value.value.split())
-    return docs
+    return found
+
+
+class _Classes(ast.NodeVisitor):
+    """Each class of a module by qualified name (`Outer.Inner`, `function.<locals>.Local`); the
+    first of two of one name, as `inspect.getsource` finds it."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, ast.ClassDef] = {}
+        self._names: list[str] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._names += [node.name, "<locals>"]
+        self.generic_visit(node)
+        del self._names[-2:]
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._names.append(node.name)
+        self.found.setdefault(".".join(self._names), node)
+        self.generic_visit(node)
+        self._names.pop()
 
 
 def _fallback(field: str) -> str:
