@@ -25,10 +25,11 @@ import agent_invariants
 import agent_invariants.cli  # noqa: F401  (what every command imports at start-up: typer, msgspec, ours)
 
 LATER = ("array", "base64", "bisect", "contextvars", "decimal", "fractions", "glob", "hashlib", "html", "random",
-         "socket", "struct", "tempfile", "unicodedata", "junit_xml", "msgspec", "orjson", "re2", "sarif_om",
-         "typing_extensions")
+         "socket", "struct", "tempfile", "unicodedata", "junit_xml", "mcp", "mcp_types", "msgspec", "orjson", "re2",
+         "sarif_om", "typing_extensions")
 """Top-level modules of the standard library and the dependencies that commands import later (the
-readers, the rule kinds, the formats; re2 is an optional extra)."""
+readers, the rule kinds, the formats; `record --mcp` and `serve` import the MCP SDK, 0.8 s a run;
+the SDK and re2 are optional extras)."""
 for _name in LATER:
     with contextlib.suppress(ImportError):
         importlib.import_module(_name)
