@@ -509,7 +509,7 @@ def engine_view(result) -> tuple[int, list[Violation]]:
 
 # --- 1. the engine equals the reference model, kind by kind -------------------------------------
 
-MODEL_SETTINGS = settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MODEL_SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -581,7 +581,7 @@ def _ignored_by(rule: dict[str, Any], trace: list[dict[str, Any]]) -> Callable[[
 
 
 CANDIDATES = st.lists(EVENT_BODIES, max_size=20)
-APPEND_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+APPEND_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("kind", KINDS)

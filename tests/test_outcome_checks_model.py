@@ -717,7 +717,7 @@ def contracts(draw: st.DrawFn) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(derandomize=True, max_examples=1000, deadline=None,
+@settings(derandomize=True, max_examples=500, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rules=contracts(), events=traces(), partial=st.booleans())
 def test_model_agrees_with_product(rules: list[dict[str, Any]], events: list[dict[str, Any]], partial: bool,

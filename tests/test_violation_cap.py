@@ -256,7 +256,7 @@ def test_stop_is_final_keeps_the_models_first_violations_and_counts_them_all(rul
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_kind_keeps_the_first_violations_of_its_uncapped_result(kind, data):
     rule = data.draw(RULES[kind], label="rule")
