@@ -44,6 +44,7 @@ COMMANDS = [   # (exit code, args): the code shows the command really ran
     (0, ["explain", "tool_args"]),
     (0, ["explain", "match"]),
     (0, ["init", "made"]),
+    (0, ["serve"]),   # (standard input holds trace lines: each is answered as an invalid request)
     (0, ["record", "--contract", "record/contract.json", "--fixtures", "record/fixtures.json", "--enforce",
          "--fake-clock", "--out", "refund.jsonl", "--", sys.executable, "record/agent.py"]),
 ]
