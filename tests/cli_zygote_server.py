@@ -22,23 +22,19 @@ import sys
 import traceback
 
 import agent_invariants
-import agent_invariants.cli  # noqa: F401  (what every command imports at start-up: typer, msgspec, ours)
-
-LATER = ("array", "base64", "bisect", "contextvars", "decimal", "fractions", "glob", "hashlib", "html", "random",
-         "socket", "struct", "tempfile", "unicodedata", "junit_xml", "mcp", "mcp_types", "msgspec", "orjson", "re2",
-         "sarif_om", "typing_extensions")
-"""Top-level modules of the standard library and the dependencies that commands import later (the
-readers, the rule kinds, the formats; `record --mcp` and `serve` import the MCP SDK, 0.8 s a run;
-the SDK and re2 are optional extras)."""
-for _name in LATER:
-    with contextlib.suppress(ImportError):
-        importlib.import_module(_name)
 
 AHEAD_NOT = ("agent_invariants.__main__", "agent_invariants.pytest_plugin")
 """Not imported ahead: `__main__` runs the CLI; the pytest plugin imports pytest, which no command does."""
 for _module in pkgutil.walk_packages(agent_invariants.__path__, "agent_invariants."):
     if _module.name not in AHEAD_NOT:
         importlib.import_module(_module.name)
+
+LATER = ("mcp", "mcp_types", "orjson", "re2", "socket")
+"""Top-level modules that no module of the package imports when it loads, but commands import as
+they run (`record --mcp` and `serve` the MCP SDK, 0.8 s a run; the SDK and re2 are optional extras)."""
+for _name in LATER:
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_name)
 
 _STREAMS = {name: (stream.encoding, stream.errors, stream.line_buffering)
             for name, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__), ("stderr", sys.__stderr__))}

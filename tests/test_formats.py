@@ -635,20 +635,19 @@ EXTENSIONS = {"json": "json", "text": "txt", "sarif": "sarif", "junit": "xml", "
 @pytest.mark.parametrize("name", list(GOLDEN_RUNS))
 def test_golden_reports(name, fmt):
     """Reports on the bundled examples, byte for byte, from two interpreters (their hash seeds
-    differ): a real start, then a child of the tests' CLI zygote. Regenerate with
+    differ): a real start, then the tests' `Cli` (a child of the CLI zygote). Regenerate with
     `AGENT_INVARIANTS_UPDATE_GOLDEN=1 pytest tests/test_formats.py` and read the diff."""
     import subprocess
     import sys
 
-    import cli_zygote
+    from conftest import Cli
 
     args = [*GOLDEN_RUNS[name], "--format", fmt]
     env = {**os.environ, "NO_COLOR": "1"}
     first = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=REPO, capture_output=True, env=env)
-    second = cli_zygote.run_cli(args, REPO, None, env, 60) if cli_zygote.usable() else \
-        subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=REPO, capture_output=True, env=env)
+    second = Cli(REPO)(*args)
     assert first.returncode in (0, 1), first.stderr
-    assert first.stdout == second.stdout
+    assert first.stdout == second.stdout.encode("utf-8")
     path = GOLDEN / f"{name}.{EXTENSIONS[fmt]}"
     if os.environ.get("AGENT_INVARIANTS_UPDATE_GOLDEN"):
         path.parent.mkdir(exist_ok=True)
