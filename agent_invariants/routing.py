@@ -31,8 +31,6 @@ from agent_invariants.rules.base import Observer
 __all__ = ("Router",)
 
 ROUTE_CACHE_LIMIT = 65_536
-_ONCE_LIMIT = 4_096
-"""Tools seen once, past which they are forgotten (see `_Tools`)."""
 
 Routes = dict[Any, dict[str, "_Tools | tuple[Observer, ...]"]]
 """The route cache: claims_completion -> type -> tool -> the handlers of such events; or
@@ -111,23 +109,17 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
     present and matched by the same globs. The routes are asked for once per class, unless some
     observer reads the tool another way (then once per tool).
 
-    A tool of a class seen before is kept (so that its next events are one lookup) only from its
-    second event on: a trace that names a new tool on every call would otherwise fill the cache
-    with tools never named again, each a dict entry to write (a tenth of such a check's time).
-    The tools seen once are remembered in a set, emptied when it reaches `_ONCE_LIMIT` tools.
-
     Where no observer looks at the tool at all, not even at whether there is one, the handlers
     stand for the type itself (`alike`): the engine then looks up no tool for its events
     (tool.result with most contracts, and the types that carry no tool)."""
 
-    __slots__ = ("_by_class", "_classify", "_claims", "_observers", "_once", "_router", "_sieve", "_type")
+    __slots__ = ("_by_class", "_classify", "_claims", "_observers", "_router", "_sieve", "_type")
 
     def __init__(self, router: Router, observers: Sequence[Any], event_type: str, claims: bool | UnsetType) -> None:
         """The handlers of these observers (those that may want events of this type)."""
         super().__init__()
         self._router, self._observers, self._type, self._claims = router, observers, event_type, claims
         self._by_class: dict[object, tuple[Observer, ...]] = {}
-        self._once: set[str] = set()   # tools of a known class seen once (not kept yet)
         self._sieve: _Sieve | None = None
         globs: list[str] = []   # every observer's, in a row
         counts: list[int] = []  # how many each observer has
@@ -146,20 +138,6 @@ class _Tools(dict[Any, tuple[Observer, ...]]):
                 self._sieve = _Sieve(observers, *router.index(patterns, tuple(counts)), max(map(len, patterns)))
 
     def __missing__(self, tool: str | UnsetType) -> tuple[Observer, ...]:
-        classify = self._classify
-        if classify is not None and tool is not UNSET:
-            handlers = self._by_class.get(() if classify is _present else classify(tool))
-            if handlers is not None:   # a tool of a class seen before: kept from its second event on
-                once = self._once
-                if tool not in once:
-                    if len(once) >= _ONCE_LIMIT:
-                        once.clear()
-                    once.add(tool)
-                    return handlers
-                once.discard(tool)
-                self._router.count_one()
-                self[tool] = handlers
-                return handlers
         self._router.count_one()
         handlers = self[tool] = self._of_class(tool)
         return handlers

@@ -246,6 +246,19 @@ def test_new_tool_regression_points_at_the_first_call_of_the_tool(seq):
     assert type(regression.event_seq) is type(read)
 
 
+def test_each_new_tool_regression_points_at_the_first_call_of_its_tool_whatever_the_gaps():
+    """The first calls of some tools follow one another seq by seq, others come after gaps, after
+    an event without a tool, or past 2**53: each regression names its tool's first call."""
+    events: list[tuple[Any, str | None]] = [(5, "a"), (6, "b"), (7, "b"), (9, "c"), (10, "d"), (11, None),
+                                            (12, "e"), (13, "c"), (14, "f"), (2**60, "g"), (2.0**70, "h")]
+    candidate = [{"seq": seq, "type": "tool.call", **({} if tool is None else {"tool": tool})} for seq, tool in events]
+    report = compare_traces(contract(NO_SHELL), calls("a"), candidate)
+    first = {tool: (seq, index) for index, (seq, tool) in reversed(list(enumerate(events))) if tool is not None}
+    assert {regression.evidence["tool"]: (regression.event_seq, regression.event_index)
+            for regression in report.regressions} == {tool: first[tool] for tool in "bcdefgh"}
+    assert [type(regression.event_seq) for regression in report.regressions][-2:] == [int, float]
+
+
 def test_new_tool_message_names_the_policy_key():
     report = compare_traces(contract(NO_SHELL), calls("kb.search"), calls("kb.search", "web.browse"))
     assert [r.message for r in report.regressions] == [
