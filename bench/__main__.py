@@ -177,13 +177,23 @@ class Checkout:
 
 
 class Worker:
-    """A long-lived `worker.py serve` process importing one checkout's package."""
+    """A `worker.py serve` process importing one checkout's package, started anew for each rep
+    (`restart`): the same check's median moves by up to 4% from one process to the next (its
+    memory layout, its hash seed), so one process per checkout would tilt every rep alike."""
 
     def __init__(self, checkout: Checkout) -> None:
         self.checkout = checkout
+        self._start()
+
+    def _start(self) -> None:
         self.process = subprocess.Popen([sys.executable, str(HERE / "worker.py"), "serve"], cwd=OUT,
-                                        env=checkout.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        checkout.ensure(self._read()["package"])
+                                        env=self.checkout.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        self.checkout.ensure(self._read()["package"])
+
+    def restart(self) -> None:
+        self.close()
+        self._start()
 
     def _read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -215,8 +225,10 @@ def sample(workers: list[Worker], jobs: list[dict[str, str]], reps: int) -> tupl
     """Median seconds of each job per checkout, the checkouts taking turns rep by rep; and the verdicts."""
     samples: dict[str, dict[str, list[float]]] = {w.checkout.label: {j["name"]: [] for j in jobs} for w in workers}
     verdicts: dict[str, dict[str, Any]] = {}
-    for _ in range(reps):
+    for rep in range(reps):
         for worker in workers:
+            if rep:
+                worker.restart()
             answer = worker.ask(jobs)
             for name, seconds in answer["times"].items():
                 samples[worker.checkout.label][name].append(seconds)
