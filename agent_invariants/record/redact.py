@@ -62,6 +62,10 @@ _LIMITS = {"tool": 500, "call_id": 500, "approval_id": 500, "approval_scope": 50
            "approver": 500, "reason": 500, "status": 100, "call_signature": 2000, "type": 200}
 """Text fields of events and their lengths: a redaction that would make one too long replaces it whole."""
 _KEPT = frozenset({"seq", "time", "run_id"})
+_ALIKE_KEPT = 4_096
+"""Strings whose redaction is remembered at most (`Redactor.text`), each of at most
+`_ALIKE_LONGEST` characters."""
+_ALIKE_LONGEST = 1_000
 
 
 def refused_keys() -> frozenset[str]:
@@ -89,6 +93,10 @@ class Redactor:
         self._unnamed = Forms()   # of them, those that name no key (which text is scrubbed of first)
         self._new: list[str] = []
         self._in_text = TextForms(self.keys)
+        # strings whose redaction learnt nothing, with what it gave, while nothing more is learnt:
+        # an array of 100,000 alike strings (`["k=1", ...]`) is then redacted once, not 100,000 times
+        self._alike: dict[tuple[str, bool], str] = {}
+        self._alike_at = (0, 0)
 
     @property
     def active(self) -> bool:
@@ -205,6 +213,21 @@ class Redactor:
         """A string: JSON inside it is redacted as JSON (`leave_out` as for `value`), anything
         else by the text patterns; one that still names a key after them, where the value cannot be
         told apart, is replaced whole."""
+        # What a string gives depends only on it and on what was learnt so far, which only grows:
+        # a string that taught nothing gives the same again until something new is learnt.
+        learnt = (len(self.secrets), len(self._remembered))
+        if learnt != self._alike_at:
+            self._alike.clear()
+            self._alike_at = learnt
+        shown = self._alike.get((text, leave_out))
+        if shown is None:
+            shown = self._text(text, leave_out)
+            if (len(self.secrets), len(self._remembered)) == learnt and len(text) <= _ALIKE_LONGEST \
+                    and len(self._alike) < _ALIKE_KEPT:
+                self._alike[text, leave_out] = shown
+        return shown
+
+    def _text(self, text: str, leave_out: bool) -> str:
         if "\x1b" in text:   # colours around a key (`\x1b[36mtoken\x1b[0m=v`) go
             plain = _ANSI.sub("", text)
             if plain != text and self._probe(plain) is not None:
