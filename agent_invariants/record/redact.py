@@ -222,6 +222,8 @@ class Redactor:
         shown = self._alike.get((text, leave_out))
         if shown is None:
             shown = self._text(text, leave_out)
+            # kept only when it taught nothing (JSON in the string is redacted by calls of this one,
+            # which may have set `_alike_at` to what was learnt since the start of this string)
             if (len(self.secrets), len(self._remembered)) == learnt and len(text) <= _ALIKE_LONGEST \
                     and len(self._alike) < _ALIKE_KEPT:
                 self._alike[text, leave_out] = shown
