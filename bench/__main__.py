@@ -178,8 +178,8 @@ class Checkout:
 
 class Worker:
     """A `worker.py serve` process importing one checkout's package, started anew for each rep
-    (`restart`): the same check's median moves by up to 4% from one process to the next (its
-    memory layout, its hash seed), so one process per checkout would tilt every rep alike."""
+    (`restart`): the same check's median moves by up to 4% from one process to the next, so one
+    process per checkout would tilt all its reps alike."""
 
     def __init__(self, checkout: Checkout) -> None:
         self.checkout = checkout
