@@ -2,7 +2,8 @@
 
 The nesting limit. JSON nested more than `MAX_NESTING` levels deep is refused everywhere, and at
 the same depth whatever the caller: `too_deep_at` counts brackets in the text, where a decoder's
-own limit depends on how deep the caller's stack already is.
+own limit depends on how deep the caller's stack already is. Code that walks such a value in
+Python, some frames a level, does it inside `deep_enough()`.
 
 msgspec's errors, in our words. A validation error names the JSON path first, and says types
 as JSON says them, and the choices of a value that must be one of a few (`problem_words`):
@@ -27,11 +28,13 @@ asked only once reading has failed.
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
+import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
 import msgspec
@@ -49,6 +52,7 @@ __all__ = (
     "always_matching",
     "choices_at",
     "decode_problem",
+    "deep_enough",
     "document_shape",
     "invalid_utf8",
     "nested_too_deep",
@@ -68,6 +72,23 @@ __all__ = (
 
 MAX_NESTING = 500
 """The deepest JSON accepted, in levels of objects and arrays (the outermost value is level 1)."""
+
+_RECURSION = 20_000
+"""The recursion limit inside `deep_enough`: 500 levels of some ten frames each, and room to spare."""
+
+
+@contextlib.contextmanager
+def deep_enough() -> Iterator[None]:
+    """Room for Python code to walk a value as deep as a trace may hold (`MAX_NESTING` levels, some
+    ten frames each: the interpreter's default limit of 1,000 frames ran out at about 250). Only
+    Python frames grow with it (they do not use the C stack); a C decoder called inside must be
+    handed text `too_deep_at` has passed."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _RECURSION))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
 
 MAX_DIGITS = 4300
 """The most digits of an integer that can be read: Python's limit (`sys.get_int_max_str_digits`),

@@ -1579,6 +1579,31 @@ def test_a_line_that_marking_makes_too_long_keeps_its_other_values_and_says_so(
     assert checked.returncode == 0, checked.stdout
 
 
+def test_values_nested_hundreds_of_levels_deep_are_redacted(cli, write) -> None:
+    """Args nested 400 levels deep (a trace may hold 500), a message whose text is JSON as deep,
+    and a stderr line of it: redaction walks a value some five frames a level, and ended `record`
+    with a RecursionError past about 250 levels. Each secret is gone, and `check` of the trace
+    agrees with record's verdict."""
+    args: Any = {"k": "SEC-ARGS"}
+    text: Any = {"k": "SEC-TEXT"}
+    for _ in range(400):
+        args, text = [args], [text]
+    write("c.json", LINE_GROWS)
+    write("f.json", {"version": 1, "tools": {"kv.get": {"v": 1}}})
+    write("s.json", [*START, *call("c1", "kv.get", {"a": args, "w": 2}),
+                     send("agent.message", text=json.dumps(text)), {"stderr": json.dumps(text) + "\n"},
+                     send("run.completed", output={"w": 2})])
+    result = cli("record", "-c", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--fake-clock", "--redact", "k",
+                 "-f", "json", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["passed"] is True
+    written = Path(cli.cwd, "t.jsonl").read_text(encoding="utf-8")
+    logged = Path(cli.cwd, "t.jsonl.stderr.log").read_text(encoding="utf-8")
+    assert "SEC-" not in written + logged + result.stdout + result.stderr
+    assert written.count("[[[[") and logged.count("[[[[")   # (the rest of each is kept)
+    assert cli("check", "-c", "c.json", "-t", "t.jsonl").returncode == 0
+
+
 def test_every_run_of_a_repeat_warns_of_its_own_shortened_lines(cli, write, tmp_path: Path) -> None:
     write("c.json", LINE_GROWS)
     write("f.json", {"version": 1, "tools": {"kv.get": {"v": 1}}})

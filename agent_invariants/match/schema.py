@@ -19,7 +19,6 @@ import functools
 import itertools
 import math
 import re
-import sys
 import threading
 from collections.abc import Iterator
 from fractions import Fraction
@@ -29,7 +28,7 @@ import msgspec
 
 from agent_invariants._safe import VALUE_LIMIT, inert
 from agent_invariants.jsonpos import member
-from agent_invariants.jsontext import show, value_count
+from agent_invariants.jsontext import deep_enough, show, value_count
 from agent_invariants.match.budget import charging, spend
 from agent_invariants.match.canonical import canonical, canonical_key, evidence_value
 from agent_invariants.match.paths import pointer
@@ -61,7 +60,7 @@ class ArgsSchema:
             if not reference.startswith("#"):
                 raise FieldProblem(where, f"only local references (starting with #) are allowed, got {reference!r}")
         try:
-            with _deep_enough():   # (the meta-schema walks a schema some ten frames a level)
+            with deep_enough():   # (the meta-schema walks a schema some ten frames a level)
                 Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
             where = field + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in exc.path)
@@ -90,7 +89,7 @@ class ArgsSchema:
         validator's order (which the schema's own order decides)."""
         found: list[dict[str, str]] = []
         try:
-            with _deep_enough(), _references_budget(args):
+            with deep_enough(), _references_budget(args):
                 errors = list(itertools.islice(self._validator.iter_errors(args), most))
             for error in errors:
                 found.append({"pointer": pointer(tuple(error.absolute_path)),
@@ -101,7 +100,7 @@ class ArgsSchema:
 
     def _unusable(self, sample: Any) -> str | None:
         try:
-            with _deep_enough(), _references_budget(sample):
+            with deep_enough(), _references_budget(sample):
                 for _ in self._validator.iter_errors(sample):
                     pass
         except _unusable_errors() as exc:
@@ -161,22 +160,6 @@ _KEPT = 4 * VALUE_LIMIT
 """The start of a validator's message that is kept (and spelt in JSON)."""
 _LOOKED_FOR = 100
 """The most items of a list, keys of an object, or members of a value looked for in a message."""
-
-
-@contextlib.contextmanager
-def _deep_enough() -> Iterator[None]:
-    """Room for the validator to walk a value as deep as a trace may hold, or a schema as deep as
-    a contract may (500 levels, some ten frames each), so that only a schema whose references go
-    round in a circle runs out of it."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _RECURSION))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-_RECURSION = 20_000
 
 
 class _TooManyReferences(Exception):
