@@ -79,10 +79,11 @@ _RECURSION = 20_000
 
 @contextlib.contextmanager
 def deep_enough() -> Iterator[None]:
-    """Room for Python code to walk a value as deep as a trace may hold (`MAX_NESTING` levels, some
-    ten frames each: the interpreter's default limit of 1,000 frames ran out at about 250). Only
+    """Room for Python code to walk a value as deep as a trace may hold (`MAX_NESTING` levels): the
+    JSON Schema validator takes some ten frames a level, `record`'s redaction five, and the
+    interpreter's default limit of 1,000 frames ended the redaction at about 250 levels. Only
     Python frames grow with it (they do not use the C stack); a C decoder called inside must be
-    handed text `too_deep_at` has passed."""
+    handed text `too_deep_at` has passed. Also a decorator (`@deep_enough()`)."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION))
     try:

@@ -35,13 +35,12 @@ about, or change what a later check of the file decides.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import re
 import shlex
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import msgspec
 
@@ -55,20 +54,6 @@ from agent_invariants.record.text_forms import TextForms
 from agent_invariants.report import CheckReport, RecordFinding, RecordInfo, RuleResult, TraceSummary, Violation
 
 __all__ = ("REDACTED", "Redactor", "refused_keys")
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _walking(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A method that walks values an agent sent, run with room for them as deep as a trace may
-    hold (`jsontext.deep_enough`): redaction recurses some five frames a level, and an agent's
-    args 300 levels deep ended `record` with a RecursionError."""
-    @functools.wraps(method)
-    def walking(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with deep_enough():
-            return method(*args, **kwargs)
-    return walking
 
 _HARNESS_KEYS = ("attested_by", "fixture", "fixture_miss", "replay_seq", "rule_ids", "rule_ids_left_out",
                  "offending", "limit", "protocol", "claimed_evidence_class", "mcp", "tools", "server", "case", "key",
@@ -120,7 +105,8 @@ class Redactor:
 
     # --- the trace ----------------------------------------------------------------------------
 
-    @_walking
+    @deep_enough()   # (each method so marked walks an agent's values, as deep as a trace may hold,
+    #                   some five frames a level)
     def event(self, event: dict[str, Any], *, shorter: int = 0) -> dict[str, Any]:
         """A copy of a trace event with secrets replaced: the values of the keys, then every value
         removed so far wherever the event quotes it (a denial's reason quotes the args it judged,
@@ -395,7 +381,7 @@ class Redactor:
 
     # --- what else is written -----------------------------------------------------------------
 
-    @_walking
+    @deep_enough()
     def handed(self, command: Sequence[str], env: Mapping[str, str], servers: Iterable[str]) -> None:
         """Remember the secrets `record` hands out itself: in the agent's command line
         (`--token X`), its environment (`TOKEN=X`) and the `--mcp` servers' command lines. The
@@ -406,13 +392,13 @@ class Redactor:
             with contextlib.suppress(ValueError):   # (a command that does not split is refused later)
                 self.value(shlex.split(server))
 
-    @_walking
+    @deep_enough()
     def said(self, line: str) -> str:
         """A line `record` says itself (an error, a warning) that may quote a server or the agent."""
         shown: str = self.scrub(self.text(line))
         return shown
 
-    @_walking
+    @deep_enough()
     def scrub(self, report: Any) -> Any:
         """`report` (any msgspec struct, dict, list or scalar) with every remembered value
         replaced in its strings, in place for structs; returns it."""
@@ -458,7 +444,7 @@ class Redactor:
                 return REDACTED
         return value
 
-    @_walking
+    @deep_enough()
     def log(self, data: bytes) -> bytes:
         """The agent's stderr with every known secret, quoted value and YAML block replaced (they
         may run past a line's end), then line by line with the other text patterns."""
