@@ -459,6 +459,18 @@ def test_a_false_condition_with_iff_forbids_each_matching_call_at_the_call(run):
     assert (out.exit, out.report["error_count"]) == (1, 4)
 
 
+def test_min_0_with_iff_allows_the_calls_only_when_the_condition_holds(run):
+    """The spec gives `min` no range; 0 is the one way to say "only when" without also "must"."""
+    only_when = [rw("only-when", "refund", REPORTED, min=0, iff=True), rw("min-0", "refund", REPORTED, min=0)]
+    assert run(only_when, done({"refunds": ["A1"]})).counted("only-when") == (True, 1, False)
+    assert run(only_when, call("refund", "c1"), done({"refunds": ["A1"]})).counted("only-when") == (True, 1, False)
+    out = run(only_when, call("refund", "c1"), done({"refunds": []}))
+    assert out.brief("only-when") == [("required_when.forbidden", "fail", 1)]
+    assert out.counted("min-0") == (True, 1, False)
+    unresolved = [("required_when.condition_unresolved", "unresolved", 1)]
+    assert run(only_when, done({"other": 1})).brief("min-0") == unresolved
+
+
 @pytest.mark.parametrize(("calls", "terminal_seq"), [(0, 1), (2, 3)])
 def test_an_unresolved_condition_is_one_condition_unresolved_at_the_terminal_whatever_the_count(run, calls,
                                                                                                   terminal_seq):
@@ -653,7 +665,8 @@ def test_tool_and_when_are_required(refused, kind, field):
     assert under(line, "$.rules[0]") and names(line, field)
 
 
-@pytest.mark.parametrize(("field", "value"), [("min", 0), ("min", 1.5), ("count", "all"), ("iff", "yes")])
+@pytest.mark.parametrize(("field", "value"), [("min", -1), ("min", 1.5), ("min", 1_000_001), ("count", "all"),
+                                              ("iff", "yes")])
 def test_required_when_field_values_outside_the_spec_are_refused(refused, field, value):
     assert at(refused(rw("r", "refund", REPORTED, **{field: value})), f"$.rules[0].{field}")
 

@@ -29,8 +29,8 @@ class RequiredWhenConfig(RuleConfig, frozen=True, kw_only=True, tag="required_wh
     """The calls required: a glob on the call's tool."""
     when: Any
     """The condition under which they are required (see `explain output_match` for conditions)."""
-    min: Annotated[int, Meta(ge=1, le=1_000_000)] = 1
-    """How many counted calls are required (default 1)."""
+    min: Annotated[int, Meta(ge=0, le=1_000_000)] = 1
+    """How many counted calls are required (default 1; 0 with `iff`: allowed only when the condition holds)."""
     count: Literal["calls", "successful"] = "calls"
     """`calls` (default): every matching call; `successful`: calls whose result came and is not `ok: false`."""
     iff: bool = False
@@ -85,8 +85,9 @@ class RequiredWhen(Rule):
 
     ## Options
     - `tool` (glob, required), `when` (condition, required).
-    - `min` (integer >= 1, default 1), `count` (`calls` or `successful`, default `calls`).
-    - `iff` (default false): a false condition forbids the calls.
+    - `min` (integer 0..1,000,000, default 1), `count` (`calls` or `successful`, default `calls`).
+    - `iff` (default false): a false condition forbids the calls. With `min: 0` it is all the rule
+      says: the tool may be called only when the condition holds, and need not be.
 
     ## Known limits
     The condition is known only at the end, so the rule keeps the position of each matching call
