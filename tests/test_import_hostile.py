@@ -101,6 +101,33 @@ def test_a_bad_record_is_exit_2_with_one_line(tmp_path: Path, cli: Cli) -> None:
         assert "spans[0].traceId: expected an id of 16 bytes, in hex or base64" in result.stderr
 
 
+@pytest.mark.parametrize(("record", "where"), [
+    ({"resourceSpans": [{"scopeSpans": 7}]}, "$.resourceSpans[0].scopeSpans: expected an array, got a number"),
+    ({"resourceSpans": [{"scopeSpans": None}]}, "$.resourceSpans[0].scopeSpans: expected an array, got null"),
+    ({"resourceSpans": [{"scopeSpans": [{"spans": 7}]}]},
+     "$.resourceSpans[0].scopeSpans[0].spans: expected an array, got a number"),
+    ({"resourceLogs": [], "resourceSpans": 7}, "$.resourceSpans: expected `array | null`, got a number"),
+    ({"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": 7}]}]}]}, "attributes"),
+])
+def test_an_otlp_record_with_a_non_array_inside_is_one_line_whoever_reads_it(tmp_path: Path, cli: Cli,
+                                                                              record: Any, where: str) -> None:
+    """Telling the format from a record's shape (auto, and the hint a native read gives) looks into
+    its arrays before any reader has checked them: what is not an array there is not the sniffer's
+    to refuse, but the reader's, at its JSON path."""
+    path = write(tmp_path, json.dumps(record) + "\n")
+    contract = write(tmp_path, json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "x", "kind": "deny_tool", "tool": "shell"}]}), "c.json")
+    for command in (["convert", str(path)], ["summary", "-t", str(path), "--input-format", "auto"],
+                    ["summary", "-t", str(path)], ["check", "-c", str(contract), "-t", str(path)]):
+        result = cli(*command)
+        assert (result.returncode, result.stdout, result.stderr.count("\n")) == (2, "", 1), (command, result.stderr)
+        assert "Traceback" not in result.stderr
+        if "auto" in command or "convert" in command:
+            assert where in result.stderr, result.stderr
+        else:
+            assert "another tool's format (otel)" in result.stderr
+
+
 def test_an_event_a_trace_may_not_hold_is_refused_at_the_line_of_its_record(tmp_path: Path, cli: Cli) -> None:
     # the mapping makes, from the span on line 3, a call whose tool name is over 500 characters
     path = write(tmp_path, "\n".join([otlp(agent()), otlp(tool("b" * 16, BASE + 1, BASE + 2, name="ok")),

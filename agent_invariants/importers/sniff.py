@@ -30,14 +30,20 @@ def _openinference(value: Any) -> bool:
     """Whether a record is OTLP JSON with OpenInference spans."""
     if not _otlp(value):
         return False
-    for resource in value.get("resourceSpans") or ():
-        for scope in resource.get("scopeSpans", []) if isinstance(resource, dict) else []:
-            for span in scope.get("spans", []) if isinstance(scope, dict) else []:
-                attributes = span.get("attributes") if isinstance(span, dict) else None
-                if isinstance(attributes, list) and any(
-                        isinstance(item, dict) and item.get("key") == OPENINFERENCE_KIND for item in attributes):
+    for resource in _items(value, "resourceSpans"):
+        for scope in _items(resource, "scopeSpans"):
+            for span in _items(scope, "spans"):
+                attributes = _items(span, "attributes")
+                if any(isinstance(item, dict) and item.get("key") == OPENINFERENCE_KIND for item in attributes):
                     return True
     return False
+
+
+def _items(value: Any, key: str) -> list[Any]:
+    """The array at `key` of an object, or none when either is something else (the sniffer only
+    tells formats apart: the reader of the format says what is wrong with a record)."""
+    items = value.get(key) if isinstance(value, dict) else None
+    return items if isinstance(items, list) else []
 
 
 def _openai_agents(value: Any) -> bool:
