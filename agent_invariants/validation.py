@@ -51,10 +51,11 @@ def contract_problems(document: Any, contract_type: type, compare_type: type,
     given = document.get("version")
     version = 1 if given == 1 and type(given) is not bool else 2
     fields = _fields(contract_type)
-    yield from _unknown_keys(document, "$", list(fields), set())
+    suggested: set[str | None] = set()
+    yield from _unknown_keys(document, "$", list(fields), suggested)
     for name, field in fields.items():
         if name not in document:
-            if field.required:
+            if field.required and name not in suggested:   # else "did you mean" already said it
                 yield Problem("$", f"missing required field `{name}`")
             continue
         value, path = document[name], f"$.{name}"

@@ -93,6 +93,18 @@ def test_an_enum_of_a_trace_event_lists_its_values(cli, write):
 # types said as JSON says them, the value shown; unknown fields list what is allowed
 
 
+@pytest.mark.parametrize(("document", "meant"), [
+    ({"ersion": 1, "name": "x", "rules": [{"id": "a", "kind": "deny_tool", "tool": "x"}]}, "version"),
+    ({"version": 1, "nme": "x", "rules": [{"id": "a", "kind": "deny_tool", "tool": "x"}]}, "name"),
+    ({"version": 2, "name": "x", "rulez": [{"id": "a", "kind": "deny_tool", "tool": "x"}]}, "rules"),
+    ({"version": 1, "name": "x", "rules": [{"id": "a", "kind": "deny_tool", "tol": "x"}]}, "tool"),
+])
+def test_a_misspelt_required_key_is_one_problem_not_also_a_missing_one(document, meant):
+    """The did-you-mean says what is missing; a second line saying it again would count one typo twice."""
+    [line] = problems_of(document)
+    assert line.endswith(f"unknown field (did you mean '{meant}'?)"), line
+
+
 def test_wrong_types_are_said_in_json_words_with_the_value():
     lines = problems_of(contract(
         {"id": "a", "kind": "deny_tool", "tool": 3},
