@@ -173,8 +173,8 @@ SafetyExitOpt = Annotated[int | None, typer.Option(
     help="Exit N instead of 1 when an error violation comes from a safety part of a rule (what a prefix of "
     "the run already decides: a forbidden call, a missing approval), so pipelines can tell it apart.")]
 JsonFormatOpt = Annotated[Format, typer.Option(
-    "--format", "-f", hidden=True,
-    help="Accepted for compatibility (every value is checked); the output is always JSON.")]
+    "--format", "-f",
+    help="Accepted for scripts written for the Node tool (every value is checked); the output is always JSON.")]
 
 # Options a command accepts and ignores. The Node tool gives every command one shared option set
 # (--contract, --trace, --baseline, --candidate, --format, --output), so scripts written for it
@@ -244,8 +244,8 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         DEFAULT_MAX_VIOLATIONS),
     "jobs": (Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, metavar="N", show_default=False,
-        help="Processes to use: traces checked at once when there are several, or a large baseline checked "
-        "beside its candidate (default: the number of CPUs).")], None),
+        help="Processes to use: traces checked at once when there are several (compare: also a large baseline "
+        "checked beside its candidate; default: the number of CPUs).")], None),
     "sarif_root": (Annotated[Path | None, typer.Option(
         "--sarif-root", show_default=False,
         help="SARIF: make file URIs relative to this folder, and refuse a file reported outside it (without "

@@ -275,7 +275,7 @@ def create_new(files: list[tuple[Path, str]], folder: Path) -> None:
         fail(f"{shown(folder)}: not a folder")
     for target, _ in files:
         if os.path.lexists(target):   # a dangling symlink too: never write through it
-            fail(f"{shown(target)}: already exists; refusing to overwrite it")
+            fail(f"{shown(target)}: already exists; refusing to overwrite it (remove it, or give another folder)")
     created: list[Path] = []
     made = [parent for parent in (folder, *folder.parents) if not os.path.lexists(parent)]
     writing = folder

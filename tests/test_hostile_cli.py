@@ -748,7 +748,8 @@ def test_harmless_non_ascii_names_are_kept_as_they_are(folder):
 def test_init_refuses_a_dangling_symlink_and_a_path_under_a_file(folder):
     (folder / "new").mkdir()
     (folder / "new" / "agent-invariants.json").symlink_to("/nowhere/else")
-    one_error(run(folder, "init", "new"), "new/agent-invariants.json: already exists; refusing to overwrite it")
+    one_error(run(folder, "init", "new"), "new/agent-invariants.json: already exists; refusing to overwrite it "
+              "(remove it, or give another folder)")
     assert names(folder / "new") == ["agent-invariants.json"]
     one_error(run(folder, "init", "trace.jsonl/new"), "trace.jsonl/new: cannot write: Not a directory")
     assert names(folder) == ["contract.json", "new", "trace.jsonl"]
