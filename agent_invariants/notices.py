@@ -303,7 +303,7 @@ def lines_of(trace: str, notices: Iterable[Notice]) -> list[str]:
     by_kind: dict[str, list[Notice]] = {}
     for notice in notices:
         by_kind.setdefault(notice.kind, []).append(notice)
-    trace = inert(trace, TEXT_LIMIT)
+    trace = "<stdin>" if trace == "-" else inert(trace, TEXT_LIMIT)   # as the reader's errors name it
     lines = []
     for found in by_kind.values():
         for notice in found[:SHOWN_PER_KIND]:

@@ -86,6 +86,21 @@ def test_a_rule_that_failed_having_checked_nothing_gets_its_violation_and_no_war
         "may guard nothing (do its tools or types appear in the trace?)"]
 
 
+def test_warnings_about_standard_input_name_it_as_its_errors_do(cli, write):
+    """`-` is what the user typed; `<stdin>` is how every error about the trace read from it
+    names it, and a warning about the same trace names it alike."""
+    write("c.json", json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "approved", "kind": "require_approval", "tool": "payments.*"}]}))
+    result = cli("check", "-c", "c.json", "-t", "-", "-f", "json", stdin=lines({"type": "run.start"}))
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["trace"] == "-"   # the report keeps the argument as given (v1 §5)
+    assert result.stderr.splitlines() == [
+        'agent-invariants: warning: <stdin>: rule "approved" (require_approval) checked nothing in this trace; it '
+        "may guard nothing (do its tools or types appear in the trace?)"]
+    bad = cli("check", "-c", "c.json", "-t", "-", stdin=lines({"type": "run.start"}) + '{"seq": 0, "type": "x"}\n')
+    assert bad.stderr.startswith("agent-invariants: <stdin>:2: "), bad.stderr
+
+
 def test_a_tool_with_a_line_break_that_no_wildcard_matches_is_a_warning(cli, desk):
     """Globs never match a line break (v1 §2.7, item 17): a `shell.*` deny does not see `shell.\nexec`.
     The verdict stays the Node tool's; the check says why a denied-looking call passed."""
