@@ -23,7 +23,7 @@ OTEL = ("refund_ok", "missing_lookup", "tool_raises", "forbidden_tool", "retries
         "unknown_tool", "tool_retry", "structured_output", "reused_call_ids", "approval_in_hook", "workflow_root",
         "two_runs", "raw_args", "format_v5")
 AGENTS = ("refund_ok", "tool_raises", "tool_raises_fatal", "unknown_tool", "guardrail", "input_guardrail",
-          "tool_guardrail", "handoff", "convention", "parallel", "two_runs", "retries")
+          "tool_guardrail", "handoff", "handoff_refused", "convention", "parallel", "two_runs", "retries")
 
 
 @pytest.fixture(scope="module")
@@ -348,6 +348,17 @@ def test_openinference_a_handoff_span_is_a_handoff(inference: dict[str, Path]) -
     assert [tool for tool, _ in tools(found)] == ["refund"]
 
 
+def test_a_refused_handoff_is_a_handoff_without_a_target_in_either_export(agents: dict[str, Path],
+                                                                         inference: dict[str, Path]) -> None:
+    """The handoff's `on_handoff` raised: the SDK's span has no `to_agent`, and the instrumentation
+    names its TOOL span `handoff` alone. Point 33: a handoff is never a tool call."""
+    for found in (events(agents["handoff_refused"]), events(inference["handoff_refused"])):
+        assert kinds(found) == ["run.start", "agent.handoff", "run.failed"], kinds(found)
+        (handoff,) = of_type(found, "agent.handoff")
+        assert "to" not in handoff["data"]
+        assert "handoff refused" in found[-1]["reason"]
+
+
 def test_openinference_a_tool_error_is_a_failed_result(inference: dict[str, Path]) -> None:
     assert of_type(events(inference["tool_raises"]), "tool.result")[0]["ok"] is False
 
@@ -412,6 +423,20 @@ def test_openinference_a_langchain_tool_called_without_arguments_has_empty_args(
     found = events(graph["no_args"], "openinference")
     assert [(event["tool"], event["call_id"], event.get("args")) for event in of_type(found, "tool.call")] == [
         ("now", "call_now_1", {})]
+
+
+def test_openinference_a_langchain_tool_that_raised_has_the_args_and_id_the_model_gave_it(
+        graph: dict[str, Path]) -> None:
+    """A one-argument LangChain tool's `input.value` is the bare argument (`"A9"`). The call that
+    returned has a ToolMessage naming its id; the one that raised has none, and its id comes from
+    the model's turn beside it (point 28): its args are the model's for that id as well, not
+    `raw_args` (a `tool_args` rule found `args_missing` on exactly the failed calls)."""
+    found = events(graph["chain_tool_raises"], "openinference")
+    calls = [(event["tool"], event["call_id"], event.get("args"), "data" in event and "raw_args" in event["data"])
+             for event in of_type(found, "tool.call")]
+    assert calls == [("find_order", "call_find_A1", {"order_id": "A1"}, False),
+                     ("find_order", "call_find_A9", {"order_id": "A9"}, False)]
+    assert [event["ok"] for event in of_type(found, "tool.result")] == [True, False]
 
 
 def test_openinference_a_model_span_that_left_attributes_out_gives_no_empty_args(

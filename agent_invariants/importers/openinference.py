@@ -10,9 +10,13 @@ instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
   args: `input.value`} at its start, `tool.result` {result: `output.value`, ok} at its end; an
   `output.value` that is a LangChain ToolMessage (LangGraph's tools return one) gives its
   `content` as the result, its `tool_call_id` as the call id, and `status: "error"` fails it;
-  its args, when `input.value` holds no object (one argument alone), are the model's for that id;
+  a tool's args, when `input.value` holds no object (LangChain writes a tool's one argument
+  alone, `"A1"`) and its call id is the model's, are those the model gave that id, whether or
+  not the tool returned (one that raised has no ToolMessage; only a ToolMessage's tool, whose
+  `input.value` LangChain leaves out when the model gave no arguments, gets them without one);
 - a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
-- a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to}.
+- a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to} (one named
+  `handoff` alone, whose target is unknown: `agent.handoff` without `to`).
 
 The call id is `tool.id`, else the ToolMessage's; else the id the model gave the call: the
 `tool_calls` of the nearest earlier LLM span under the same parent or an ancestor
@@ -109,7 +113,7 @@ class _Trace(GenAiTrace):
     def span(self, span: Span, depth: int) -> None:
         kind = _kind(span)
         attributes = span.attributes
-        if kind == "TOOL" and span.name.startswith("handoff to ") and not attributes.get("tool.name"):
+        if kind == "TOOL" and _handoff(span.name) and not attributes.get("tool.name"):
             self.handoff(span, depth)
         elif kind == "TOOL":
             tool = attributes.get("tool.name") or span.name
@@ -124,25 +128,31 @@ class _Trace(GenAiTrace):
                           says_failed=message.get("status") == "error")
                 return
             mime = attributes.get("output.mime_type")
-            self.tool(span, depth, tool=tool, call_id=attributes.get("tool.id") or self.model_ids.get(span.order),
-                      args=attributes.get("input.value"), result=output, has_result="output.value" in attributes,
-                      json_result=isinstance(mime, str) and "json" in mime)
+            call_id = attributes.get("tool.id") or self.model_ids.get(span.order)
+            self.tool(span, depth, tool=tool, call_id=call_id,
+                      args=self._args(attributes.get("input.value"), call_id, returned=False), result=output,
+                      has_result="output.value" in attributes, json_result=isinstance(mime, str) and "json" in mime)
         elif kind == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},
                          span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id)
 
-    def _args(self, written: Any, call_id: Any) -> Any:
+    def _args(self, written: Any, call_id: Any, *, returned: bool = True) -> Any:
         """A LangChain tool's args: its `input.value` when that holds an object; else (a tool of one
-        argument gets it alone, `"A1"`) the arguments the model gave the call with its id."""
-        if parse_args(written)[0] is not None or not isinstance(call_id, str):
+        argument gets it alone, `"A1"`) the arguments the model gave the call with its id. A tool
+        that `returned` a ToolMessage is LangChain's for sure: its model's call written without
+        arguments had none. Any other takes only arguments the model wrote, and only in place of
+        an `input.value` that is there (§7 reads the args there)."""
+        if parse_args(written)[0] is not None or not isinstance(call_id, str) or (written is None and not returned):
             return written
         asked = self.asked(call_id)
+        if asked is _UNWRITTEN:
+            return {} if returned else written
         return written if asked is None else asked
 
     def asked(self, call_id: str) -> Any:
-        """The arguments the model gave the call with this id: its LLM spans' tool calls. A call
-        written without arguments had none (`{}`: LangChain's instrumentation leaves empty ones
-        out), unless the span says it left attributes out."""
+        """The arguments the model gave the call with this id: its LLM spans' tool calls (None: no
+        such call; `_UNWRITTEN`: one written without arguments, which LangChain's instrumentation
+        leaves out when empty, unless the span says it left attributes out)."""
         if self._asked is None:
             self._asked = {}
             for span in self.tree.spans:
@@ -151,7 +161,7 @@ class _Trace(GenAiTrace):
                         if arguments is not None:   # (written arguments win, in whichever span)
                             self._asked[found] = arguments
                         elif not span.dropped:
-                            self._asked.setdefault(found, {})
+                            self._asked.setdefault(found, _UNWRITTEN)
         return self._asked.get(call_id)
 
     def after(self) -> None:
@@ -233,6 +243,16 @@ def _model_calls(span: Span) -> list[tuple[str, str, Any]]:
             found.setdefault((int(match.group(1)), int(match.group(2))), {})[match.group(3)] = value
     return [(str(parts["id"]), str(parts.get("function.name")), parts.get("function.arguments"))
             for _, parts in sorted(found.items()) if isinstance(parts.get("id"), str)]
+
+
+_UNWRITTEN: Any = object()
+"""A model's tool call written without arguments (`_Trace.asked`)."""
+
+
+def _handoff(name: str) -> bool:
+    """Whether a TOOL span's name is a handoff's: `handoff to <agent>`, or `handoff` alone, as the
+    Agents SDK's instrumentation names one whose target is unknown (its `on_handoff` raised)."""
+    return name.startswith("handoff to ") or name == "handoff"
 
 
 def _tripped(span: Span, parent: Span | None) -> bool:

@@ -334,9 +334,9 @@ class GenAiTrace:
             key: value for key, value in attributes.items() if key.startswith("ainv.")})
 
     def handoff(self, span: Span, depth: int) -> None:
-        target = span.name[len("handoff to "):].strip()
-        self.out.add({"type": "agent.handoff", "data": {"to": target}}, span.start, depth=depth, line=span.line,
-                     span_id=span.span_id)
+        target = span.name[len("handoff to "):].strip() if span.name.startswith("handoff to ") else ""
+        self.out.add({"type": "agent.handoff", "data": {"to": target} if target else {}}, span.start, depth=depth,
+                     line=span.line, span_id=span.span_id)
 
     def tool(self, span: Span, depth: int, *, tool: Any, call_id: Any, args: Any, result: Any, has_result: bool,
              json_result: bool = False, says_failed: bool = False) -> None:

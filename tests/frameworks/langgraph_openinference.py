@@ -11,7 +11,11 @@ Scenarios: `refund_ok` (a lookup, then a refund), `refund_fails` (the refund rai
 fails), `refund_direct` (the refund is a `return_direct` tool: the graph ends with it, no third
 model turn), `lookup_fails` (the lookup raises after the first model turn: one agent span),
 `no_args` (the model calls a tool of no parameters, `now`, with `{}`: the instrumentation writes
-neither the tool's `input.value` nor the call's arguments).
+neither the tool's `input.value` nor the call's arguments), and one without LangGraph,
+`chain_tool_raises`: a runnable asks the model, which calls the one-argument tool `find_order`
+for A1 and A9, then runs each call; A9 raises. The model and the tools are siblings under the
+runnable's span, and the instrumentation writes a one-argument tool's `input.value` as the bare
+argument (`"A9"`).
 
 Run `python -m tests.frameworks.langgraph_openinference OUTDIR` to write every scenario to
 `OUTDIR/<scenario>.otlp.jsonl`.
@@ -28,6 +32,7 @@ from google.protobuf import json_format
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.prebuilt import create_react_agent
 from langgraph.warnings import LangGraphDeprecationWarning
@@ -41,7 +46,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 __all__ = ["EXTENSION", "SCENARIOS", "write"]
 
 EXTENSION = ".otlp.jsonl"
-SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct", "lookup_fails", "no_args")
+SCENARIOS: tuple[str, ...] = ("refund_ok", "refund_fails", "refund_direct", "lookup_fails", "no_args",
+                               "chain_tool_raises")
 
 _TURNS = [AIMessage(content="", tool_calls=[{"name": "lookup_order", "args": {"order_id": "A1"},
                                              "id": "call_lookup_1", "type": "tool_call"}]),
@@ -50,6 +56,9 @@ _TURNS = [AIMessage(content="", tool_calls=[{"name": "lookup_order", "args": {"o
           AIMessage(content="Refunded 25 for order A1.")]
 _NO_ARGS = [AIMessage(content="", tool_calls=[{"name": "now", "args": {}, "id": "call_now_1", "type": "tool_call"}]),
             AIMessage(content="It is midnight.")]
+_TWO_FINDS = [AIMessage(content="", tool_calls=[
+    {"name": "find_order", "args": {"order_id": order}, "id": f"call_find_{order}", "type": "tool_call"}
+    for order in ("A1", "A9")])]
 
 
 class _Scripted(BaseChatModel):
@@ -99,6 +108,29 @@ def _graph(scenario: str) -> Any:
         return create_react_agent(_Scripted(), [lookup_order, refund])
 
 
+def _chain() -> Any:
+    """A runnable that asks the model once and runs the tool calls it gets, keeping a failure as
+    the call's answer (no LangGraph: the tools are called by user code, as plain runnables)."""
+    @tool
+    def find_order(order_id: str) -> dict[str, Any]:
+        """Find an order."""
+        if order_id == "A9":
+            raise RuntimeError("no order A9")
+        return {"order_id": order_id, "paid": 25.0}
+
+    def desk(question: str) -> list[Any]:
+        reply = _Scripted(turns=_TWO_FINDS).invoke(question)
+        answers: list[Any] = []
+        for call in reply.tool_calls:
+            try:
+                answers.append(find_order.invoke(call))
+            except RuntimeError as error:
+                answers.append(str(error))
+        return answers
+
+    return RunnableLambda(desk, name="desk")
+
+
 def write(scenario: str, path: Path) -> None:
     """Run `scenario` traced by OpenInference and write its spans as one OTLP JSON line to `path`."""
     exporter = InMemorySpanExporter()
@@ -107,7 +139,10 @@ def write(scenario: str, path: Path) -> None:
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        _graph(scenario).invoke({"messages": [("user", "Please refund order A1")]})
+        if scenario == "chain_tool_raises":
+            _chain().invoke("Find orders A1 and A9")
+        else:
+            _graph(scenario).invoke({"messages": [("user", "Please refund order A1")]})
     except RuntimeError:
         pass   # the failing scenario: the graph raises what the tool raised
     finally:

@@ -44,6 +44,7 @@ from agents import (
     UserError,
     custom_span,
     function_tool,
+    handoff,
     input_guardrail,
     output_guardrail,
     tool_input_guardrail,
@@ -81,6 +82,7 @@ SCENARIOS: tuple[str, ...] = (
     "tool_guardrail",
     "tool_guardrail_raise",
     "handoff",
+    "handoff_refused",
     "needs_approval",
     "approval_rejected",
     "refund_ok_chat",
@@ -292,6 +294,17 @@ def _triage(model: Any) -> Agent[Any]:
     return Agent(name="triage", instructions="Route the request.", model=model, handoffs=[_refunder(model)])
 
 
+def _refuse_handoff(context: RunContextWrapper[Any]) -> None:
+    raise RuntimeError("handoff refused")
+
+
+def _refusing_triage(model: Any) -> Agent[Any]:
+    """`_triage` whose handoff's `on_handoff` raises: the run fails inside the handoff, and the SDK
+    exports its span with no target agent (`to_agent: null`)."""
+    return Agent(name="triage", instructions="Route the request.", model=model,
+                 handoffs=[handoff(_refunder(model), on_handoff=_refuse_handoff)])
+
+
 class _ApprovalHooks(RunHooks[Any]):
     """User code that records a human approval once the model asks for a refund, before the tool runs.
 
@@ -352,6 +365,8 @@ def _plans() -> dict[str, Plan]:
                                      partial(_support, tool_guardrail=_refund_block),
                                      expect=(ToolInputGuardrailTripwireTriggered,)),
         "handoff": Plan([[_call("transfer_to_refunds", {}, 1)], [_pay(2)], [_text(FINAL_TEXT, 3)]], _triage),
+        "handoff_refused": Plan([[_call("transfer_to_refunds", {}, 1)], [_text("never sent", 2)]], _refusing_triage,
+                                expect=(RuntimeError, UserError)),
         "needs_approval": Plan([[_pay(1)], [_text(FINAL_TEXT, 2)]], partial(_refunder, needs_approval=True),
                                resume="approve"),
         "approval_rejected": Plan([[_pay(1)], [_text("The refund was not approved.", 2)]],
