@@ -1132,6 +1132,40 @@ def test_redacted_values_reach_no_file_and_no_report_yet_the_rules_judge_them(cl
     assert list(private.iterdir()) == []   # the raw copy the rules read is gone
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="a file without a name needs /proc/self/fd")
+def test_record_killed_outright_leaves_no_raw_copy_of_a_redacted_secret(write, tmp_path: Path) -> None:
+    """The rules judge the raw values, which a private copy holds while the run goes on. SIGKILL
+    (a CI job's timeout, the out-of-memory killer) ends `record` with no handler: a copy with a
+    name would stay in the temporary folder, secrets and all, so it never has one."""
+    write("c.json", {"version": 2, "name": "secrets", "rules": [
+        {"id": "key-shape", "kind": "tool_args", "tool": "api.call", "match": {"api_key": {"$regex": "^sk-"}}}]})
+    write("f.json", {"version": 1, "tools": {"api.call": {"ok": True}}})
+    ready = tmp_path / "agent.pid"
+    write("s.json", [*START, *call("c1", "api.call", {"api_key": "sk-KILLED-4242"}), {"pid_file": str(ready)},
+                     {"sleep": 60}])
+    private = tmp_path / "tmp"
+    private.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_invariants", "record", "-c", "c.json", "--fixtures", "f.json", "--out",
+         "t.jsonl", "--redact", "api_key", "--env", MARK, "--", sys.executable, str(AGENT), "s.json", "r.jsonl"],
+        cwd=tmp_path, env={**os.environ, "TMPDIR": str(private)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ready.exists() and ready.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.read_text(), "the agent never got its answer"
+        process.kill()
+        process.wait(10)
+    finally:
+        if ready.exists() and ready.read_text():
+            os.kill(int(ready.read_text()), signal.SIGKILL)
+        process.kill()
+    written = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert '"api_key":"[redacted]"' in written and "sk-KILLED-4242" not in written
+    assert list(private.iterdir()) == []
+
+
 TEXT_FORMS = {   # secrets in text forms the text treatment misread, each in an agent's message and on stderr
     "escaped-quote": 'note {"token": "ab\\"SEC-QUOTE-1"} end',
     "escaped-key": 'note {"to\\u006ben":"SEC-KEY-2"} end',

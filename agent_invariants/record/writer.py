@@ -93,7 +93,12 @@ def claim_file(path: str, force: bool) -> None:
 
 class TraceWriter:
     """Writes the events of one run to its trace file. With a `redactor`, the file gets the
-    redacted events, and a private temporary file (`judged`) the raw ones, which the rules judge."""
+    redacted events, and a private temporary file (`judged`) the raw ones, which the rules judge.
+    Where the system lets a deleted file be opened again through its descriptor (Linux's
+    `/proc/self/fd`), the raw copy has no name from the start: nothing can leave its secrets on
+    disk, not even `record` killed with SIGKILL (a CI job's timeout, the out-of-memory killer),
+    which no handler sees. Elsewhere it is removed once the run is checked or when `record` ends
+    by a signal it can catch."""
 
     def __init__(self, path: str, run_id: str, clock: Clock, force: bool, redactor: Redactor | None = None) -> None:
         self.path = path
@@ -110,6 +115,7 @@ class TraceWriter:
         another): what `record` reads back must be what it wrote, not what the agent (or anyone)
         wrote there meanwhile."""
         self._raw: int | None = None
+        self._raw_name: str | None = None   # the raw copy's name while it has one
         self.shortened: list[tuple[int, str, int]] = []
         """Events whose redacted values could not be marked (seq, type, and how much less was
         written: `Redactor.event`'s `shorter`)."""
@@ -122,7 +128,11 @@ class TraceWriter:
             self._handle = os.open(path, flags, 0o666)
             self.open = True
             if redactor is not None:
-                self._raw, self.judged = tempfile.mkstemp(prefix="agent-invariants-raw-", suffix=".jsonl")
+                self._raw, self._raw_name = tempfile.mkstemp(prefix="agent-invariants-raw-", suffix=".jsonl")
+                self.judged = _unnamed(self._raw, self._raw_name)
+                if self.judged != self._raw_name:
+                    os.unlink(self._raw_name)
+                    self._raw_name = None
                 self.written[self.judged] = hashlib.blake2b()
         except OSError as exc:
             raise InputError(f"{shown(path)}: cannot write: {exc.strerror or exc}") from None
@@ -165,20 +175,35 @@ class TraceWriter:
             raise TraceWriteError(f"{shown(path)}: cannot write the trace: {exc.strerror or exc}") from None
 
     def close(self) -> None:
+        """Close the trace (the raw copy stays open, and readable, until `remove_raw`)."""
         if self.open:
             self.open = False
             os.close(self._handle)
-            if self._raw is not None:
-                os.close(self._raw)
 
     def remove_raw(self) -> None:
         """Remove the raw copy (once the run is checked, or when it failed)."""
-        if self._raw is not None and self.judged != self.path:
+        if self._raw is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.judged)
+                os.close(self._raw)
+            self._raw = None
+        if self._raw_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._raw_name)
+            self._raw_name = None
 
     def discard(self) -> None:
         """Close and remove the file (the agent never started)."""
         self.close()
         self.remove_raw()
         os.unlink(self.path)
+
+
+def _unnamed(handle: int, name: str) -> str:
+    """A path that opens the file `handle` has open, anew, once its `name` is gone: Linux's
+    `/proc/self/fd/N` (each open reads from the start, unlike a copy of the descriptor); elsewhere
+    the name itself, which must then stay."""
+    path = f"/proc/self/fd/{handle}"
+    try:
+        return path if os.path.samestat(os.stat(path), os.stat(name)) else name
+    except OSError:
+        return name
