@@ -1948,6 +1948,38 @@ def test_a_real_mcp_server_answers_the_tools_no_fixture_names(cli, write) -> Non
         ("record.schema_drift", "The MCP servers' tools differ from the snapshot tools.json: lookup.")]
 
 
+def test_an_mcp_answer_wakes_the_wait_and_its_time_is_when_it_came() -> None:
+    """The wait for a server's answer also reads the agent, a moment at a time: an answer that
+    came meanwhile was noticed only at the next look (50 ms later, on every call), and the look's
+    time was the tool's `duration_ms` (a `latency_budget` of 20 ms failed every call). The answer
+    now rings the wait awake, and its own time is the duration, whenever the harness looks."""
+    import selectors
+
+    from agent_invariants.record.mcp_backend import McpBackend
+
+    backend = McpBackend([f"{sys.executable} {SERVER}"], start_timeout_ms=60_000, call_timeout_ms=60_000)
+    try:
+        def woken(answered: int) -> None:   # waits as long as it takes: only the answer ends it
+            with selectors.DefaultSelector() as selector:
+                selector.register(answered, selectors.EVENT_READ)
+                assert selector.select(60), "the answer did not wake the wait"
+
+        assert backend.call("slow", {"seconds": 0}, waiting=woken).ok is True
+
+        looks: list[float] = []
+
+        def late(answered: int) -> None:   # looks once a second, whatever came
+            looks.append(time.monotonic())
+            time.sleep(1.0)
+
+        started = time.monotonic()
+        served = backend.call("slow", {"seconds": 0}, waiting=late)
+        assert served.ok is True and looks and time.monotonic() - started >= 1.0
+        assert served.duration_ms < 1000, served.duration_ms   # the answer's time, not the look's
+    finally:
+        backend.close()
+
+
 def test_the_run_timer_ends_a_run_whose_mcp_call_is_pending(cli, write) -> None:
     """Spec point 78: the run timer runs from spawn until the agent exits; a server's answer does
     not stop it, as a fixture's delay does not. The pending call is cancelled: no result, and the

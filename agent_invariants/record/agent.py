@@ -163,13 +163,26 @@ class Agent:
             self.process.stdin.close()   # type: ignore[union-attr]
             self._stdin = None
 
-    def wait(self, seconds: float) -> None:
-        """Wait at most `seconds` for output (read it) or for room in stdin (fill it)."""
+    def wait(self, seconds: float, also: int | None = None) -> None:
+        """Wait at most `seconds` for output (read it) or for room in stdin (fill it), or until
+        `also` (a descriptor of the caller's) can be read."""
         if self._stdout is None and self._stderr is None and not self._pending:
-            time.sleep(max(0.0, seconds))
+            if also is None:
+                time.sleep(max(0.0, seconds))
+                return
+            with selectors.DefaultSelector() as alone:
+                alone.register(also, selectors.EVENT_READ)
+                alone.select(max(0.0, seconds))
             return
         self._hold_stdout()
-        for key, _ in self._selector.select(max(0.0, seconds)):
+        if also is not None:
+            self._selector.register(also, selectors.EVENT_READ)
+        try:
+            ready = self._selector.select(max(0.0, seconds))
+        finally:
+            if also is not None:
+                self._selector.unregister(also)
+        for key, _ in ready:
             if key.fd == self._stdin:
                 self._write()
             elif key.fd == self._stdout:

@@ -210,42 +210,56 @@ class McpBackend:
     def serves(self, tool: str) -> bool:
         return tool in self._owner
 
-    def call(self, tool: str, args: Any, waiting: Callable[[], None] | None = None) -> McpAnswer:
-        """Forward one call; the answer as the trace records it. While it is pending, `waiting()`
-        is called again and again (it waits a moment, reading the agent): what it raises (the run
-        timer ran out, `record` was interrupted) cancels the call and goes on up."""
+    def call(self, tool: str, args: Any, waiting: Callable[[int], None] | None = None) -> McpAnswer:
+        """Forward one call; the answer as the trace records it. While it is pending, `waiting(fd)`
+        is called again and again (it waits a moment, reading the agent, and wakes when `fd`, a
+        pipe rung as the answer comes, can be read): what it raises (the run timer ran out,
+        `record` was interrupted) cancels the call and goes on up."""
         number = self._owner[tool]
         session, unread = self._sessions[number], self._unread[number]
         seen = unread.cuts
         started = time.monotonic()
         asked = functools.partial(session.call_tool, tool, args if isinstance(args, dict) else None)
         pending = self._portal.start_task_soon(unread.waiting, asked, self.call_timeout)
+        # the answer's time, taken as it comes (in the portal's thread), which also rings the bell
+        # that wakes the wait: a wait that looked only now and then passed on each answer up to a
+        # look later, and counted that in the tool's duration
+        answered: list[float] = []
+        bell = _Bell()
+
+        def done(_: Any) -> None:
+            answered.append(time.monotonic())
+            bell.ring()
+
+        pending.add_done_callback(done)
         try:
             while not pending.done():
                 if waiting is None:
                     futures.wait([pending])
                 else:
-                    waiting()
+                    waiting(bell.read)
         finally:
             if not pending.done():
                 pending.cancel()
+            bell.close()
+        took = round(((answered[0] if answered else time.monotonic()) - started) * 1000)
         try:
             answer = pending.result()
         except TimeoutError:
             cut = unread.since(seen)
             if cut is not None:
-                return McpAnswer(False, {"error": f"no answer: {cut}"}, _since(started), number)
+                return McpAnswer(False, {"error": f"no answer: {cut}"}, took, number)
             return McpAnswer(False, {"error": f"no answer within {round(self.call_timeout * 1000)} ms"},
-                             _since(started), number)
+                             took, number)
         except Exception as exc:   # a JSON-RPC error, or the server gone
             if _connection_closed(exc):
                 self._closed[number] = None
             cut = unread.since(seen)
             return McpAnswer(False, {"error": _reason(exc) + ("" if cut is None else f"; before that, {cut}")},
-                             _since(started), number)
+                             took, number)
         dumped = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = dumped.get("structuredContent", dumped.get("content"))
-        return McpAnswer(not dumped.get("isError", False), result, _since(started), number)
+        return McpAnswer(not dumped.get("isError", False), result, took, number)
 
     def lost(self) -> list[str]:
         """A line for each server whose connection closed during the run (it died, or ended):
@@ -521,11 +535,31 @@ def _connection_closed(exc: BaseException) -> bool:
     return getattr(exc, "code", None) == CONNECTION_CLOSED and getattr(exc, "message", None) == "Connection closed"
 
 
+class _Bell:
+    """A pipe that a call's answer rings once, from the portal's thread, so that the wait for it,
+    which selects on the agent's pipes too, wakes at once. Rung after it is closed, it stays
+    silent (its descriptors' numbers may be another file's by then)."""
+
+    def __init__(self) -> None:
+        self.read, self._write = os.pipe()
+        self._lock = threading.Lock()
+        self._open = True
+
+    def ring(self) -> None:
+        with self._lock:
+            if self._open:
+                os.write(self._write, b"\0")   # (one byte into an empty pipe: never blocks)
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+            os.close(self.read)
+            os.close(self._write)
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _reason(exc.exceptions[0])
     return str(exc) or type(exc).__name__
 
 
-def _since(started: float) -> int:
-    return round((time.monotonic() - started) * 1000)

@@ -232,7 +232,7 @@ class Session:
             return
         if self.backend is not None and self.backend.serves(tool) and (
                 self.fixtures is None or self.fixtures.fixture_for(tool) is None):   # fixtures win for their tools
-            served = self.backend.call(tool, args, waiting=lambda: self._wait_answering(agent))
+            served = self.backend.call(tool, args, waiting=lambda answered: self._wait_answering(agent, answered))
             size = len(msgspec.json.encode(served.result))
             if size > MAX_MESSAGE_BYTES:   # the server's fault, not the agent's: the run tests less than it should
                 served = served._replace(ok=False, result={"error": "the server's result is larger than a trace line "
@@ -285,11 +285,12 @@ class Session:
     def _reply(self, kind: str, **fields: Any) -> bytes:
         return reply(kind, self.dialect, **fields)
 
-    def _wait_answering(self, agent: Agent) -> None:
-        """A moment of a server's answer: an interrupt or the run timer ends the run meanwhile (the
-        call is then cancelled), the idle timer does not run, the agent's output is still read."""
+    def _wait_answering(self, agent: Agent, answered: int) -> None:
+        """A moment of a server's answer (cut short when `answered` can be read: it has come): an
+        interrupt or the run timer ends the run meanwhile (the call is then cancelled), the idle
+        timer does not run, the agent's output is still read."""
         self._check_clocks(idle=False)
-        agent.wait(min(_POLL, max(0.0, self.run_deadline - time.monotonic())))
+        agent.wait(min(_POLL, max(0.0, self.run_deadline - time.monotonic())), also=answered)
 
     def _pause(self, agent: Agent, seconds: float) -> None:
         """Wait `seconds` (a slow tool) while the agent's output is still read; an interrupt or the
