@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agent_invariants.importers.common import END, ModelTurn, cut_text, parse_args, parse_result, tool_message
-from agent_invariants.importers.otel import OPERATION, RUN_IDS, GenAiTrace, failed, span_error
+from agent_invariants.importers.otel import OPERATION, RUN_IDS, GenAiTrace, failed, handoff_target, span_error
 from agent_invariants.importers.otlp import Span, Tree, read_traces
 from agent_invariants.importers.records import Record
 from agent_invariants.importers.run import Context, ImportedRun
@@ -113,8 +113,9 @@ class _Trace(GenAiTrace):
     def span(self, span: Span, depth: int) -> None:
         kind = _kind(span)
         attributes = span.attributes
-        if kind == "TOOL" and _handoff(span.name) and not attributes.get("tool.name"):
-            self.handoff(span, depth)
+        target = handoff_target(span.name) if kind == "TOOL" and not attributes.get("tool.name") else None
+        if target is not None:
+            self.handoff(span, depth, target)
         elif kind == "TOOL":
             tool = attributes.get("tool.name") or span.name
             output = attributes.get("output.value")
@@ -247,12 +248,6 @@ def _model_calls(span: Span) -> list[tuple[str, str, Any]]:
 
 _UNWRITTEN: Any = object()
 """A model's tool call written without arguments (`_Trace.asked`)."""
-
-
-def _handoff(name: str) -> bool:
-    """Whether a TOOL span's name is a handoff's: `handoff to <agent>`, or `handoff` alone, as the
-    Agents SDK's instrumentation names one whose target is unknown (its `on_handoff` raised)."""
-    return name.startswith("handoff to ") or name == "handoff"
 
 
 def _tripped(span: Span, parent: Span | None) -> bool:

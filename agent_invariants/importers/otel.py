@@ -25,7 +25,8 @@ Each trace is a run (its id is the trace id). What becomes what:
   `resourceLogs` beside `resourceSpans`) named after one of our event types, or matched by a
   profile: that event (fields from `ainv.*` attributes), a log record inside the span it was
   logged in;
-- a span named `handoff to <agent>`: `agent.handoff` {data.to}.
+- a span named `handoff to <agent>` (without a tool name): `agent.handoff` {data.to}; one named
+  `handoff` alone (`handoff_target`): `agent.handoff` without `to`.
 
 A tool fails (`ok: false`) when its span's status is ERROR or it holds an `exception` event (an
 `error.type` attribute too). OpenTelemetry has no standard run output: the root's `ainv.output`
@@ -59,7 +60,7 @@ from agent_invariants.importers.records import Record, RunIds
 from agent_invariants.importers.run import Context, ImportedRun
 from agent_invariants.importers.sniff import OPENINFERENCE_KIND
 
-__all__ = ("FORMAT", "RUN_IDS", "runs")
+__all__ = ("FORMAT", "RUN_IDS", "handoff_target", "runs")
 
 FORMAT = "otel"
 OPERATION = "gen_ai.operation.name"
@@ -108,6 +109,16 @@ def failed(span: Span) -> bool:
     if span.error or "error.type" in span.attributes:
         return True
     return bool(span.events) and any(event.name == "exception" for event in span.events)
+
+
+def handoff_target(name: str) -> str | None:
+    """The agent a span named as a handoff hands to, `handoff to <agent>` (point 33); `""` for one
+    named `handoff` alone, as the Agents SDK's instrumentation names a handoff whose target is
+    unknown (its `on_handoff` raised); None for any other name. Only a span without a tool name
+    is asked: a tool may be called `handoff`."""
+    if name.startswith("handoff to "):
+        return name[len("handoff to "):].strip()
+    return "" if name == "handoff" else None
 
 
 class GenAiTrace:
@@ -252,8 +263,9 @@ class GenAiTrace:
         return span.attributes.get(OPERATION) == "execute_tool"
 
     def span(self, span: Span, depth: int) -> None:
-        if span.name.startswith("handoff to ") and not span.attributes.get("gen_ai.tool.name"):
-            self.handoff(span, depth)
+        target = handoff_target(span.name)
+        if target is not None and not span.attributes.get("gen_ai.tool.name"):
+            self.handoff(span, depth, target)
         elif span.attributes.get(OPERATION) == "execute_tool":
             attributes = span.attributes
             if attributes.get("gen_ai.tool.name") == _MERGED:   # no call of its own: skipped
@@ -333,8 +345,7 @@ class GenAiTrace:
         return event if event is not None else convention_event(candidate, {
             key: value for key, value in attributes.items() if key.startswith("ainv.")})
 
-    def handoff(self, span: Span, depth: int) -> None:
-        target = span.name[len("handoff to "):].strip() if span.name.startswith("handoff to ") else ""
+    def handoff(self, span: Span, depth: int, target: str) -> None:
         self.out.add({"type": "agent.handoff", "data": {"to": target} if target else {}}, span.start, depth=depth,
                      line=span.line, span_id=span.span_id)
 
