@@ -124,8 +124,9 @@ class _Trace(GenAiTrace):
                                    else output)
             if message is not None:
                 call_id = attributes.get("tool.id") or message.get("tool_call_id") or self.model_ids.get(span.order)
-                self.tool(span, depth, tool=tool, args=self._args(attributes.get("input.value"), call_id),
-                          result=message.get("content"), call_id=call_id, has_result=True,
+                self.tool(span, depth, tool=tool, call_id=call_id,
+                          args=self._args(attributes.get("input.value"), call_id, returned=True),
+                          result=message.get("content"), has_result=True,
                           says_failed=message.get("status") == "error")
                 return
             mime = attributes.get("output.mime_type")
@@ -137,18 +138,20 @@ class _Trace(GenAiTrace):
             self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},
                          span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id)
 
-    def _args(self, written: Any, call_id: Any, *, returned: bool = True) -> Any:
+    def _args(self, written: Any, call_id: Any, *, returned: bool) -> Any:
         """A LangChain tool's args: its `input.value` when that holds an object; else (a tool of one
         argument gets it alone, `"A1"`) the arguments the model gave the call with its id. A tool
         that `returned` a ToolMessage is LangChain's for sure: its model's call written without
-        arguments had none. Any other takes only arguments the model wrote, and only in place of
-        an `input.value` that is there (§7 reads the args there)."""
-        if parse_args(written)[0] is not None or not isinstance(call_id, str) or (written is None and not returned):
-            return written
+        arguments had none (`{}`). Any other takes only arguments the model wrote, and only in
+        place of an `input.value` that is there (§7 reads the args there)."""
+        if parse_args(written)[0] is not None or not isinstance(call_id, str):
+            return written   # an object, or no model's call to ask
+        if written is None and not returned:
+            return None
         asked = self.asked(call_id)
-        if asked is _UNWRITTEN:
-            return {} if returned else written
-        return written if asked is None else asked
+        if asked is None or (asked is _UNWRITTEN and not returned):
+            return written
+        return {} if asked is _UNWRITTEN else asked
 
     def asked(self, call_id: str) -> Any:
         """The arguments the model gave the call with this id: its LLM spans' tool calls (None: no
