@@ -166,13 +166,8 @@ class Agent:
     def wait(self, seconds: float, also: int | None = None) -> None:
         """Wait at most `seconds` for output (read it) or for room in stdin (fill it), or until
         `also` (a descriptor of the caller's) can be read."""
-        if self._stdout is None and self._stderr is None and not self._pending:
-            if also is None:
-                time.sleep(max(0.0, seconds))
-                return
-            with selectors.DefaultSelector() as alone:
-                alone.register(also, selectors.EVENT_READ)
-                alone.select(max(0.0, seconds))
+        if also is None and self._stdout is None and self._stderr is None and not self._pending:
+            time.sleep(max(0.0, seconds))   # (nothing to select on)
             return
         self._hold_stdout()
         if also is not None:

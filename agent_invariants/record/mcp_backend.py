@@ -221,17 +221,11 @@ class McpBackend:
         started = time.monotonic()
         asked = functools.partial(session.call_tool, tool, args if isinstance(args, dict) else None)
         pending = self._portal.start_task_soon(unread.waiting, asked, self.call_timeout)
-        # the answer's time, taken as it comes (in the portal's thread), which also rings the bell
-        # that wakes the wait: a wait that looked only now and then passed on each answer up to a
-        # look later, and counted that in the tool's duration
-        answered: list[float] = []
+        # the answer rings the bell as it comes, in the portal's thread, which wakes the wait and
+        # times the answer: a wait that looked only now and then passed on each answer up to a look
+        # later, and counted that in the tool's duration
         bell = _Bell()
-
-        def done(_: Any) -> None:
-            answered.append(time.monotonic())
-            bell.ring()
-
-        pending.add_done_callback(done)
+        pending.add_done_callback(bell.ring)
         try:
             while not pending.done():
                 if waiting is None:
@@ -242,7 +236,7 @@ class McpBackend:
             if not pending.done():
                 pending.cancel()
             bell.close()
-        took = round(((answered[0] if answered else time.monotonic()) - started) * 1000)
+        took = round(((time.monotonic() if bell.rung is None else bell.rung) - started) * 1000)
         try:
             answer = pending.result()
         except TimeoutError:
@@ -537,16 +531,21 @@ def _connection_closed(exc: BaseException) -> bool:
 
 class _Bell:
     """A pipe that a call's answer rings once, from the portal's thread, so that the wait for it,
-    which selects on the agent's pipes too, wakes at once. Rung after it is closed, it stays
-    silent (its descriptors' numbers may be another file's by then)."""
+    which selects on the agent's pipes too, wakes at once; `rung` is when (the answer's time).
+    Rung after it is closed, the pipe stays silent (its descriptors' numbers may be another
+    file's by then)."""
 
     def __init__(self) -> None:
         self.read, self._write = os.pipe()
         self._lock = threading.Lock()
         self._open = True
+        self.rung: float | None = None
 
-    def ring(self) -> None:
+    def ring(self, _: Any = None) -> None:
+        """(A done callback of the call's future, which it is handed.)"""
         with self._lock:
+            if self.rung is None:
+                self.rung = time.monotonic()
             if self._open:
                 os.write(self._write, b"\0")   # (one byte into an empty pipe: never blocks)
 
