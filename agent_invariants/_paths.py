@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import os
 
-__all__ = ("DANGLING", "folder_named", "inside", "listed_file", "missing", "name_problem", "named_file_problem",
-           "utf8_name")
+__all__ = ("DANGLING", "STDIN", "folder_named", "input_name", "inside", "listed_file", "missing", "name_problem",
+           "named_file_problem", "utf8_name")
 
 DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
+
+STDIN = "<stdin>"
+"""How messages and reports name standard input, given as `-` (a trace or a contract)."""
+
+
+def input_name(path: str) -> str:
+    """How messages and reports name an input given as `path`: `<stdin>` for `-`."""
+    return STDIN if path == "-" else path
 
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> str | None:

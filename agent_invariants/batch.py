@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from agent_invariants import _signals
-from agent_invariants._paths import listed_file, missing
+from agent_invariants._paths import STDIN, listed_file, missing
 from agent_invariants.api import ContractLike, check_trace, compare_traces, job_count
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.errors import InputError, TraceError
@@ -70,7 +70,7 @@ def named_traces(specs: Iterable[str], *, exclude: Iterable[str] = ()) -> list[t
     named: list[tuple[str, str]] = []
     for spec in _paths(specs, "specs"):
         if spec == "-":
-            raise TraceError("<stdin>", None, "standard input can only be checked on its own, not with other traces")
+            raise TraceError(STDIN, None, "standard input can only be checked on its own, not with other traces")
         if os.path.isfile(spec):
             named.append((os.path.basename(spec), spec))
         elif os.path.isdir(spec):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn, TypeVar
 import typer
 
 from agent_invariants import __version__, _signals
-from agent_invariants._paths import inside
+from agent_invariants._paths import input_name, inside
 from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert, log_safe
 from agent_invariants.cli_options import (
     CONVERT_FORMATS,
@@ -198,7 +198,7 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
     options = run.options
     spooled = run.spool(trace)
     size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
-    source = TraceFile(spooled or trace, name=("<stdin>" if trace == "-" else trace) if spooled else None,
+    source = TraceFile(spooled or trace, name=input_name(trace) if spooled else None,
                        max_line_bytes=options.max_line_bytes, line_lengths=run.line_lengths)
     if spooled:
         source.path = trace   # the report names the trace as the user did
@@ -407,7 +407,7 @@ class _Run(NamedTuple):
         climb out with `../`, which code scanning cannot place in the repository. With
         `--sarif-anchor contract`, results are at the contract: only it must be inside (traces
         are build artifacts then, wherever they are; SARIF names them in messages only)."""
-        from agent_invariants.contract_source import STDIN
+        from agent_invariants._paths import STDIN
 
         root = self.options.sarif_root
         if root is None or self.options.format is not Format.sarif:

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import mend_lone_surrogates, replace_lone_surrogates
-from agent_invariants._paths import missing, name_problem
+from agent_invariants._paths import STDIN, missing, name_problem
 from agent_invariants.errors import ContractError
 from agent_invariants.jsonpos import Position, locate, member, path_and_parents
 from agent_invariants.jsontext import (
@@ -86,10 +86,6 @@ class ContractLines(NamedTuple):
     """Rule id -> line of the rule, for the contract's own rules (rules from packs are elsewhere)."""
     compare: int | None
     """Line of the `compare` policy, if the contract has one."""
-
-
-STDIN = "<stdin>"
-"""How messages name a contract read from standard input (`-`), as they name such a trace."""
 
 
 def read_contract(path: str | os.PathLike[str], *, label: str | None = None, kind: str = "contract") -> ContractSource:

@@ -33,6 +33,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants._paths import input_name
 from agent_invariants.globs import has_line_terminator
 from agent_invariants.jsontext import show
 from agent_invariants.report import CheckReport, Notice, RuleResult
@@ -303,7 +304,7 @@ def lines_of(trace: str, notices: Iterable[Notice]) -> list[str]:
     by_kind: dict[str, list[Notice]] = {}
     for notice in notices:
         by_kind.setdefault(notice.kind, []).append(notice)
-    trace = "<stdin>" if trace == "-" else inert(trace, TEXT_LIMIT)   # as the reader's errors name it
+    trace = inert(input_name(trace), TEXT_LIMIT)   # (`-`: as the reader's errors name it)
     lines = []
     for found in by_kind.values():
         for notice in found[:SHOWN_PER_KIND]:

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from agent_invariants._js import MORE, first_significant, replace_lone_surrogates
-from agent_invariants._paths import missing, name_problem, named_file_problem
+from agent_invariants._paths import input_name, missing, name_problem, named_file_problem
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event, InvalidEvent, accept, decode_lax_event
@@ -123,7 +123,7 @@ class TraceFile(TraceSource):
             if not self._path:
                 raise TraceError('""', None, "an empty path names no trace file")
             self._data = None
-            self.name = name or ("<stdin>" if self._path == "-" else self._path)
+            self.name = name or input_name(self._path)
             self.path = self._path
         self.max_line_bytes = line_limit(max_line_bytes)
         self.on_read = on_read   # told the size of every chunk read (progress display)

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len_of_utf8
-from agent_invariants._paths import missing, named_file_problem
+from agent_invariants._paths import input_name, missing, named_file_problem
 from agent_invariants.errors import RAISE_LINE_LIMIT, TraceError
 from agent_invariants.jsontext import (
     INVALID_TOO_DEEP,
@@ -82,7 +82,7 @@ class SourceFile(NamedTuple):
         if isinstance(source, (bytes, bytearray, memoryview)):
             return cls(name or "<bytes>", None, bytes(source))
         path = os.fspath(source)
-        return cls(name or ("<stdin>" if path == "-" else path), path)
+        return cls(name or input_name(path), path)
 
 
 def read_records(source: SourceFile, max_line_bytes: int) -> Iterator[Record]:

@@ -113,7 +113,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from agent_invariants._js import JS_WHITESPACE, js_trim
-from agent_invariants._paths import listed_file
+from agent_invariants._paths import input_name, listed_file
 from agent_invariants._safe import TEXT_LIMIT, inert
 from agent_invariants.contract import Contract, load_contract
 from agent_invariants.contract_source import ContractSource, read_contract
@@ -124,7 +124,7 @@ from agent_invariants.mutate.judge import Outcome, Work, check_made, error_rules
 from agent_invariants.mutate.operators import HINTS, Candidate, Candidates, as_mutant
 from agent_invariants.mutate.report import ControlScore, FalsePositive, MutantResult, MutateReport, Survivor
 from agent_invariants.mutate.rewrites import REWRITES, rewritten
-from agent_invariants.mutate.trace import Event, Original, as_jsonl, display, member, parsed, read_bytes
+from agent_invariants.mutate.trace import Event, Original, as_jsonl, member, parsed, read_bytes
 from agent_invariants.reader import DEFAULT_MAX_LINE_BYTES, TraceFile
 from agent_invariants.report import CheckReport
 from agent_invariants.rules.run_status import STATUS_LIMIT
@@ -238,7 +238,7 @@ def read_original(trace: str | os.PathLike[str] | bytes, contract: Contract,
     if isinstance(trace, (bytes, bytearray)):
         label, data = "<bytes>", bytes(trace)
     else:
-        label = display(os.fspath(trace))
+        label = input_name(os.fspath(trace))
         data = read_bytes(os.fspath(trace), label)
     source = TraceFile(data, name=label, max_line_bytes=max_line_bytes, line_lengths=True)
     checked = run_check(contract, source, 1).report

@@ -6,6 +6,8 @@ from typing import Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from agent_invariants._paths import STDIN
+
 __all__ = ("ControlScore", "FalsePositive", "MutantResult", "MutateReport", "Survivor", "false_positive_text",
            "over_block_text", "survivor_text")
 
@@ -107,7 +109,7 @@ class MutateReport(msgspec.Struct, kw_only=True):
     @property
     def trace_file(self) -> str | None:
         """The trace's file, for the formats that point into it; None for standard input or bytes."""
-        return None if self.trace in (UNSET, "<stdin>", "<bytes>") else str(self.trace)
+        return None if self.trace in (UNSET, STDIN, "<bytes>") else str(self.trace)
 
 
 def survivor_text(survivor: Survivor) -> str:

@@ -7,7 +7,6 @@ byte for byte. Mutants and rewrites are written as JSON Lines (`as_jsonl`), the 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple, TypeVar
@@ -22,7 +21,7 @@ from agent_invariants.errors import TraceError
 from agent_invariants.jsontext import MAX_DIGITS
 from agent_invariants.payloads import decoded
 
-__all__ = ("MAX_TRACE_BYTES", "MISSING", "Event", "Original", "as_json_array", "as_jsonl", "display", "fresh",
+__all__ = ("MAX_TRACE_BYTES", "MISSING", "Event", "Original", "as_json_array", "as_jsonl", "fresh",
            "member", "parse_events", "parsed", "raw", "read_bytes")
 
 Event = dict[str, Raw]
@@ -158,8 +157,3 @@ def as_jsonl(events: Iterable[Event]) -> bytes:
 def as_json_array(events: Iterable[Event]) -> bytes:
     """The events as one JSON array, an event a line."""
     return b"[\n" + b",\n".join(_encode(event) for event in events) + b"\n]\n"
-
-
-def display(path: str) -> str:
-    """How reports name a file given as `path`."""
-    return "<stdin>" if path == "-" else os.fspath(path)

@@ -41,9 +41,10 @@ import msgspec
 from msgspec import UNSET
 
 from agent_invariants._js import replace_lone_surrogates
+from agent_invariants._paths import STDIN
 from agent_invariants._signals import hangup_terminates
 from agent_invariants.contract import Contract
-from agent_invariants.contract_source import STDIN, ContractSource, json_file, read_contract
+from agent_invariants.contract_source import ContractSource, json_file, read_contract
 from agent_invariants.engine import run_check
 from agent_invariants.errors import InputError, TraceError
 from agent_invariants.jsontext import TOO_DEEP, syntax_problem_in_file
