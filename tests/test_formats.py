@@ -568,6 +568,16 @@ def test_markdown_escapes_trace_text(write, cli):
     # a zero-width space after @ and # (GitHub finds mentions and issue numbers in the rendered text)
     assert "@&#8203;everyone" in text and "#&#8203;12" in text and "\\*\\*bold\\*\\*" in text
     assert "@everyone" not in text and "#12" not in text
+
+
+def test_markdown_writes_no_math_and_no_gh_issue_link(write, cli):
+    """GitHub reads `$…$` as math in a comment and `GH-12` as an issue link (outside review,
+    hunt 22): `$` is written as a character reference and a zero-width space splits `GH-`."""
+    write("c.json", contract({"id": "known", "kind": "allow_tools", "tools": ["safe"]}))
+    write("t.jsonl", jsonl(events({"type": "tool.call", "tool": "$\\color{red}{\\Huge PWNED}$ GH-12 gh-7 aGH-1 GH-x"})))
+    text = run_ok(cli, "check", "--contract", "c.json", "--trace", "t.jsonl", "--format", "markdown")
+    assert "allowlist: &#36;\\\\color{red}{\\\\Huge PWNED}&#36; GH&#8203;-12 gh&#8203;-7 aGH-1 GH-x." in text
+    assert "$" not in text
     for line in text.splitlines():
         if line.startswith("|"):   # every table row keeps its five cells
             assert len(re.findall(r"(?<!\\)\|", line)) == 6, line

@@ -77,3 +77,17 @@ def test_junit_holds_the_names_as_the_trace_wrote_them(cli: Any, folder: Path) -
     texts = [failure.text or "" for failure in root.iter("failure")]
     assert any(ANNOTATION in text for text in texts)
     assert any(line.startswith(NAMED) for text in texts for line in text.splitlines())
+
+
+def test_markdown_code_spans_spell_no_command(cli: Any, tmp_path: Path) -> None:
+    """The Markdown puts file names and run ids in code spans, where no Markdown escape works: a
+    trace named `##[error]…` printed the command raw into the GitHub Action's log (outside
+    review, hunt 22). It shows as the text report shows it, `##\\x5b`."""
+    name = "##[error]boom ##[add-mask]FAIL.jsonl"
+    (tmp_path / name).write_text(json.dumps({"seq": 1, "type": "tool.call", "tool": "shell.y", "call_id": "1"}) + "\n")
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}))
+    result = cli("check", "-c", "c.json", "-t", name, "-f", "markdown")
+    assert (result.returncode, result.stderr) == (1, "")
+    assert COMMAND.findall(result.stdout) == []
+    assert "`##\\x5berror]boom ##\\x5badd-mask]FAIL.jsonl`: 1 event, 1 tool call, **1 error**" in result.stdout

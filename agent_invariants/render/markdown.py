@@ -17,7 +17,7 @@ import re
 
 from msgspec import UNSET
 
-from agent_invariants._safe import inert
+from agent_invariants._safe import inert, log_safe
 from agent_invariants.mutate.report import MutateReport
 from agent_invariants.render import DEFAULTS, RenderOptions
 from agent_invariants.render.shared import (
@@ -59,13 +59,17 @@ _CUT = ("", "*The summary stops here: GitHub shows at most 1 MiB of it. The JSON
 # Escaped wherever they occur. Text never starts a line here, so list and heading markers
 # (- + 1.) are harmless.
 _SPECIAL = re.compile(r"([\\`*_\[\]|~!])")
-_REFERENCES = str.maketrans({"@": "@&#8203;", "#": "#&#8203;"})
+_REFERENCES = str.maketrans({"@": "@&#8203;", "#": "#&#8203;", "$": "&#36;"})
 """`@` and `#` with a zero-width space after them, so that a name in a trace can neither mention
 someone (`@octocat`) nor link an issue (`#12`): GitHub finds those in the rendered text, after the
-Markdown's own escapes are gone, as the bots that quote release notes in pull requests know."""
-_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(?=://)|(?<=(?<![A-Za-z0-9])[Ww]{3})(?=\.)")
-"""Where GitHub would see a link without brackets (`https://…`, `www.…`): a zero-width space
-goes before the `://` or the `.`, which splits the text the autolink would read."""
+Markdown's own escapes are gone, as the bots that quote release notes in pull requests know. `$`
+as a character reference, which no parser takes for a delimiter: GitHub reads `$…$` as math
+(`$\\Huge …$` would shout in a comment) and a backslash before it does not always stop that."""
+_AUTOLINK = re.compile(r"(?<=[A-Za-z0-9])(?=://)|(?<=(?<![A-Za-z0-9])[Ww]{3})(?=\.)"
+                       r"|(?<=(?<![A-Za-z0-9])[Gg][Hh])(?=-[0-9])")
+"""Where GitHub would see a link without brackets (`https://…`, `www.…`, the issue `GH-12`): a
+zero-width space goes before the `://`, the `.` or the `-`, which splits the text the autolink
+would read."""
 _STATUS = {("passed", True): "✅ passed", ("error", False): "❌ failed", ("warning", False): "⚠️ warning"}
 _MARKS = {"passed": "✅", "compatible": "✅", "failed": "❌", "regression": "❌", "unstable": "❌", "incomplete": "⚠️"}
 """The mark beside each verdict (`shared.verdict`)."""
@@ -283,9 +287,10 @@ def _text(text: str) -> str:
 
 def _code(text: str, cell: bool = False) -> str:
     """`text` as an inline code span that cannot be broken out of (control and bidirectional
-    characters escaped, a line break as `\\n`); in a table `cell`, its `|` escaped too (a code span
-    outside a table shows a backslash as written)."""
-    text = inert(text)
+    characters escaped, a line break as `\\n`, `##[` as `##\\x5b`, which a CI runner printing the
+    summary in its log would read as a command, as the text report shows it); in a table `cell`,
+    its `|` escaped too (a code span outside a table shows a backslash as written)."""
+    text = log_safe(inert(text))
     if cell:
         text = text.replace("|", _CELL_BAR)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
