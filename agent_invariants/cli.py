@@ -378,20 +378,23 @@ class _Run(NamedTuple):
                 return None   # a folder, a missing file...: the check says what is wrong with it
 
         name = "standard input" if trace == "-" else shown(Path(trace))
-        handle, path = tempfile.mkstemp(prefix="agent-invariants-trace-", suffix=".jsonl")
-        self.spooled.append(path)
+        with _signals.held():   # a signal between the two would leave the file unlisted
+            handle, path = tempfile.mkstemp(prefix="agent-invariants-trace-", suffix=".jsonl")
+            self.spooled.append(path)
         read = (sys.stdin.buffer if trace == "-" else stream).read
         try:
             with open(handle, "wb") as copy:
                 while chunk := read(1 << 20):
                     if copy.tell() + len(chunk) > _SPOOL_LIMIT:
-                        self.unspool()
                         fail(f"{name}: over {_SPOOL_LIMIT >> 20} MiB, more than the HTML page keeps a copy of: "
                              "pass the trace as a file")
                     copy.write(chunk)
         except OSError as exc:
             self.unspool()
             fail(f"{name}: cannot keep a copy for the HTML page: {exc.strerror or exc}")
+        except BaseException:   # too long, Ctrl-C or SIGTERM while the input still comes: no copy stays
+            self.unspool()
+            raise
         finally:
             if trace != "-":
                 stream.close()

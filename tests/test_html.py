@@ -10,7 +10,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -595,6 +600,30 @@ def test_the_second_read_must_open_the_very_file_the_check_read(tmp_path):
     assert collect(report, stamps=stamps).of(report) == Missing(
         "the trace changed after it was checked: check it again to see its timeline")
     assert isinstance(collect(report, stamps={str(second): (str(second), *read.opened)}).of(report), Timeline)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_while_standard_input_is_copied_leaves_no_copy(tmp_path, signum, code):
+    """The copy was removed on a bad trace and after the page, but not when SIGTERM or Ctrl-C came
+    while the input was still being copied (outside review, hunt 22): README, exit 130 and 143
+    leave no file."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_invariants", "check", "-c", str(REFUND / "contract.json"), "-t", "-",
+         "-f", "html"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(spool)})
+    assert process.stdin is not None
+    process.stdin.write((REFUND / "candidate.jsonl").read_bytes())   # and more to come: the pipe stays open
+    process.stdin.flush()
+    deadline = time.monotonic() + 30
+    while not list(spool.iterdir()):   # the copy has begun
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr
+        time.sleep(0.02)
+    process.send_signal(signum)
+    output, errors = process.communicate(timeout=30)
+    assert (process.returncode, output, errors) == (code, b"", b"")
+    assert list(spool.iterdir()) == []
 
 
 def test_a_trace_in_a_pipe_is_kept_for_the_page_under_the_name_given(cli, tmp_path):
