@@ -261,6 +261,24 @@ def test_the_auto_control_reads_a_version_1_trace_as_version_1_does(tmp_path):
     assert (report.control.killed, report.control.survived) == (2, 5)   # drop_call:1 and drop_event:2
 
 
+def test_a_mutant_a_version_2_control_cannot_read_is_not_scored_for_it(tmp_path):
+    """With a version-1 contract, `inflate_duration` on 1e308 makes a mutant that only version 2
+    refuses: a `--control` of version 2 that can never fail counted it as killed (outside review,
+    hunt 22), which lifted its score and said "mutants too easy" of a control that kills nothing."""
+    never = {"id": "no-z", "kind": "deny_tool", "tool": "zz"}
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "m", "rules": [never]}))
+    (tmp_path / "control.json").write_text(json.dumps({"version": 2, "name": "ctl", "rules": [never]}))
+    (tmp_path / "t.jsonl").write_bytes(
+        b'{"seq": 1, "type": "tool.call", "tool": "a", "call_id": "c1"}\n'
+        b'{"seq": 2, "type": "tool.result", "tool": "a", "call_id": "c1", "ok": true, "duration_ms": 1e308}\n'
+        b'{"seq": 3, "type": "run.completed"}\n')
+    report = mutate_trace(tmp_path / "c.json", tmp_path / "t.jsonl", control=tmp_path / "control.json")
+    assert [(mutant.id, mutant.status) for mutant in report.mutants][-2:] == [
+        ("inflate_duration:2", "survived"), ("drop_event:3", "survived")]
+    assert (report.control.killed, report.control.survived, report.control.score, report.control.too_easy) == (
+        0, 5, 0.0, False)
+
+
 def test_inflate_duration_writes_the_tenfold_of_a_whole_number_exactly(tmp_path):
     """10^308 is a double; ten times it is not, and, written as the integer it is, makes the mutant
     invalid under version 2 (point 63), as the tenfold of 1e308 does."""

@@ -33,7 +33,7 @@ _AUTO_EVENTS = 200_000
 class Outcome(NamedTuple):
     """How one mutant fared: whether it behaves as the original, the contract's error rules
     (None: not a valid trace), whether it drew warnings, and whether the control rejects it
-    (None when it is not scored: invalid or equivalent)."""
+    (None when it is not scored: invalid or equivalent, or not a valid trace for the control)."""
 
     equivalent: bool
     errors: list[str] | None
@@ -99,7 +99,9 @@ class _Mutants:
         if errors is None or equivalent:
             return Outcome(equivalent, errors, warned, None)
         control_errors, _ = _verdict(work.control, text, work.control_events)
-        return Outcome(equivalent, errors, warned, control_errors is None or bool(control_errors))
+        # a mutant a version-2 control cannot read (a version-1 contract's trace, where inflating a
+        # duration made it infinite) is not scored for it: failing to read is not a violation
+        return Outcome(equivalent, errors, warned, None if control_errors is None else bool(control_errors))
 
 
 _CACHED: dict[bytes, _Mutants] = {}
