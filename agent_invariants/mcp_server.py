@@ -380,6 +380,18 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
     return json.render(result), text.render(result)
 
 
+def _rendered_or_refused(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str] | str:
+    """`rendered`, or the message of the InputError it raised: returned, not raised across the
+    worker thread, where the error sat in a reference cycle (the thread's future and the frames
+    awaiting it) with every frame of the call, which hold its arguments. The collector seldom
+    looks at such a cycle in a server, which makes few objects: a session sent the same bad
+    20 MB request ten times grew by 600 MB."""
+    try:
+        return rendered(name, arguments)
+    except InputError as exc:
+        return str(exc)
+
+
 def _process_state() -> tuple[bool, int, int]:
     """What a check changes for its time and puts back in a `finally` (the cyclic collector, paused
     and frozen; the recursion limit, raised for a deep schema), which `_TimedOut` may interrupt."""
@@ -728,17 +740,18 @@ def build_server() -> Server:
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"unknown tool {params.name!r}; the tools are {', '.join(TOOLS)}")
         try:
-            as_json, text = await anyio.to_thread.run_sync(rendered, params.name, params.arguments,
-                                                           limiter=one_at_a_time)
-        except InputError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+            answer = await anyio.to_thread.run_sync(_rendered_or_refused, params.name, params.arguments,
+                                                    limiter=one_at_a_time)
         except Exception as exc:  # noqa: BLE001 - a bug: one line on stderr, an error reply, and serving goes on
             print(f"agent-invariants: internal error in {params.name}: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
             raise MCPError(code=types.INTERNAL_ERROR,
                            message=f"internal error in {params.name} ({type(exc).__name__})") from None
+        if isinstance(answer, str):
+            return types.CallToolResult(content=[types.TextContent(text=answer)], is_error=True)
         # the JSON itself first (as the Node tool returns it, and as the MCP spec asks of tools with
         # structured content), then the readable text
+        as_json, text = answer
         structured = msgspec.json.decode(as_json)
         return types.CallToolResult(content=[types.TextContent(text=as_json.removesuffix("\n")),
                                              types.TextContent(text=text)],

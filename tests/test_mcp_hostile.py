@@ -790,3 +790,22 @@ def test_tries_are_counted_only_where_they_are_limited() -> None:
     with limited(9_999), pytest.raises(TooManySteps):
         check_trace(SCANNING, events)
     assert check_trace(SCANNING, _lookups_then_calls(300)).passed   # 90,000 tries
+
+
+@pytest.mark.slow
+def test_a_session_does_not_grow_with_the_calls_it_refuses_or_the_contracts_it_loads(tmp_path: Path) -> None:
+    """Found by the MCP hunt of the 22nd review: each refused call kept its arguments (the error,
+    raised across the worker thread, sat in a reference cycle with the call's frames, which the
+    collector of a server seldom looks at), and each `tool_args` rule loaded kept its compiled
+    patterns (kept by id for the checks to come, never let go). Ten refused calls of 20 MB each
+    took the server to 690 MB, forty loads of a rule of one `\\pL{100}` added 120 MB (238 MB for all of
+    them now)."""
+    blob = [{"seq": 1, "type": "tool.call", "tool": "t", "args": {"blob": ["x" * 100] * 200_000}},
+            {"seq": 0, "type": "x"}]   # seq goes down: refused, after the whole request is read
+    contract = {"version": 2, "name": "x", "rules": [{"id": "r", "kind": "tool_args", "tool": "x",
+                                                      "match": {"a": {"$regex": "\\pL{100}"}}}]}
+    loads = [call(n, VALIDATE, {"contract": contract}) for n in range(40)]
+    refused = [call(100 + n, SUMMARIZE, {"events": blob}) for n in range(10)]
+    done = exchange(tmp_path, [*loads, *refused])
+    assert [reply["result"]["isError"] for reply in done.replies] == [False] * 40 + [True] * 10
+    assert done.peak_mib < 300, done.peak_mib

@@ -1,6 +1,7 @@
 """tool_args (contract version 2): what a tool's arguments must be."""
 from __future__ import annotations
 
+import weakref
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from msgspec import UNSET, Meta, UnsetType
@@ -36,7 +37,7 @@ __all__ = ("ToolArgs", "ToolArgsConfig")
 _TERMINAL = ("run.completed", "run.failed")
 
 
-class ToolArgsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_args"):
+class ToolArgsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_args", weakref=True):
     """Options of a tool_args rule."""
 
     since_version: ClassVar[int] = 2
@@ -65,7 +66,7 @@ class ToolArgsConfig(RuleConfig, frozen=True, kw_only=True, tag="tool_args"):
             raise FieldProblem("distinct", "distinct cannot be combined with call_index (one call is always distinct)")
         if self.ignore is not UNSET and self.mode != "exact":
             raise FieldProblem("ignore", 'ignore is only for mode "exact"')
-        _COMPILED[id(self)] = (self, _compile(self))   # checked here, kept for the rule of each check
+        _remember(self, _compile(self))   # checked here, kept for the rule of each check
 
 
 class _Compiled(NamedTuple):
@@ -74,21 +75,26 @@ class _Compiled(NamedTuple):
     schema: ArgsSchema | None
 
 
-_COMPILED: dict[int, tuple[ToolArgsConfig, _Compiled]] = {}
-"""Each config's compiled form, by id (the config is held, so its id is not reused): a check of
-many traces makes a rule per trace, and a schema takes long to check and try. Emptied at 1,000."""
+_COMPILED: dict[int, _Compiled] = {}
+"""Each living config's compiled form, by id: a check of many traces makes a rule per trace, and a
+schema takes long to check and try. An entry goes with its config (a long-lived process, the MCP
+server, loads a contract per call: entries that outlived their contracts grew it by megabytes a
+call, for compiled patterns), so it holds no more than the contracts alive hold."""
+
+
+def _remember(config: ToolArgsConfig, compiled: _Compiled) -> None:
+    key = id(config)
+    _COMPILED[key] = compiled
+    weakref.finalize(config, _COMPILED.pop, key, None)   # before the id can be reused
 
 
 def _compiled(config: ToolArgsConfig) -> _Compiled:
     """The compiled form of a loaded config, compiled once."""
     found = _COMPILED.get(id(config))
-    if found is not None and found[0] is config:
-        return found[1]
-    if len(_COMPILED) >= 1000:
-        _COMPILED.clear()
-    compiled = _compile(config)
-    _COMPILED[id(config)] = (config, compiled)
-    return compiled
+    if found is None:   # (every config is compiled as it is made: a copy made without that)
+        found = _compile(config)
+        _remember(config, found)
+    return found
 
 
 def _compile(config: ToolArgsConfig) -> _Compiled:
