@@ -16,6 +16,7 @@ document up (`yaml_decode`), and `extends` is capped in depth, pack loads and ru
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import typing
@@ -208,7 +209,8 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
         if decoded is not None:                                                       # no walk
             return decoded
     rule_types = rule_configs()
-    problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
+    with _patterns_budget():
+        problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
     if problems:
         misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
         if misplaced:
@@ -218,9 +220,19 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
         document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths, files=packs_read,
                                    source=source)
     try:
-        return _decode(document, rule_types)
+        with _patterns_budget():
+            return _decode(document, rule_types)
     except msgspec.ValidationError as exc:
         raise contract_error(label, [explain(str(exc), "$")], source) from None
+
+
+def _patterns_budget() -> contextlib.AbstractContextManager[None]:
+    """One pass over a contract (decoding it, or the walk naming its problems) compiles its `$regex`
+    patterns under one budget of RE2 instructions (`match.regex.program_budget`), imported only
+    then (a check of a version-1 contract needs no pattern module)."""
+    from agent_invariants.match.regex import program_budget
+
+    return program_budget()
 
 
 def _named_kinds(document: dict[str, Any]) -> dict[str, type] | None:
@@ -250,7 +262,8 @@ def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract 
     walk of `contract_problems` then names with its path (every check of the walk is also made by
     decoding: the structs' types, unknown fields, `__post_init__`)."""
     try:
-        return _decode(document, rule_types)
+        with _patterns_budget():
+            return _decode(document, rule_types)
     except (msgspec.ValidationError, ValueError, TypeError):
         return None
 
