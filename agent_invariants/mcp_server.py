@@ -368,16 +368,26 @@ def rendered(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str]:
             result = handler(_arguments(name, arguments))
     except _TimedOut:
         _restore(state)
-        raise ArgumentError(f"contract: checking it took more than {MAX_SECONDS:g} seconds, the limit per call; check "
-                            "it from files with `agent-invariants check`") from None
+        raise ArgumentError(f"contract: checking it took more than {MAX_SECONDS:g} seconds, the limit per call; "
+                            f"{_FROM_FILES[name]}") from None
     except TooManySteps as exc:
         raise ArgumentError(f"contract: checking it took more than {exc.limit:,} steps, the limit per call (a "
                             "`$from_result` reference whose `where_result`, or `where` that is no equality join on an "
                             "`$arg`, tries each earlier result of its tool for each call checked; a `$contains`, "
                             "which tries its tree on each item of an array; a rule that searches a long text, "
                             "applies a schema, or lists the keys of a large object or the values of large args for "
-                            "each event it reads); check it from files with `agent-invariants check`") from None
+                            f"each event it reads); {_FROM_FILES[name]}") from None
     return json.render(result), text.render(result)
+
+
+_FROM_FILES = {
+    VALIDATE: "validate it from a file with `agent-invariants validate`",
+    CHECK: "check it from files with `agent-invariants check`",
+    COMPARE: "compare the traces from files with `agent-invariants compare`",
+    SUMMARIZE: "summarize it from a file with `agent-invariants summary`",
+    LINT: "lint it from a file with `agent-invariants lint`"}
+"""What a call refused for its time or steps points to: the same job on the command line, which
+has no such limits."""
 
 
 def _rendered_or_refused(name: str, arguments: Mapping[str, Any] | None) -> tuple[str, str] | str:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agent_invariants.errors import InputError
-from agent_invariants.mcp_server import CHECK, run_tool
+from agent_invariants.mcp_server import CHECK, LINT, run_tool
 
 
 def _slow() -> dict[str, Any]:
@@ -47,3 +47,15 @@ def test_a_call_within_the_time_limit_is_not_touched(monkeypatch: pytest.MonkeyP
         assert run_tool(CHECK, small)[0]["passed"] is True
     time.sleep(0.4)   # every timer cancelled: none fires into this thread later
     assert sum(range(10)) == 45
+
+
+def test_a_refused_call_points_to_its_own_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every tool's refusal said `agent-invariants check` (outside review, hunt 22): a lint call
+    past the limit points to `agent-invariants lint`."""
+    monkeypatch.setattr("agent_invariants.mcp_server.MAX_SECONDS", 0.05)
+    rules = [{"id": f"r{number}", "kind": "tool_args", "tool": "t",
+              "match": {"x": {"$regex": f"\\pL{{100}}|z{number}"}}} for number in range(10)]
+    with pytest.raises(InputError) as refused:
+        run_tool(LINT, {"contract": {"version": 2, "name": "slow", "rules": rules}})
+    assert str(refused.value) == ("contract: checking it took more than 0.05 seconds, the limit per call; lint it "
+                                  "from a file with `agent-invariants lint`")
