@@ -48,7 +48,7 @@ def test_a_check_leaves_the_collector_enabled_and_nothing_frozen() -> None:
     report = check_trace(RULES, TRACE)
     assert len(report.violations) == 7
     assert gc.isenabled()
-    assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() <= frozen   # none added (fewer when frozen objects were freed meanwhile)
 
 
 @pytest.mark.usefixtures("collector_state")
@@ -74,8 +74,8 @@ def test_objects_the_caller_froze_stay_frozen() -> None:
     gc.enable()
     kept = Node()
     gc.freeze()
-    frozen = gc.get_freeze_count()
-    assert frozen > 0
+    assert not any(thing is kept for thing in gc.get_objects())   # in the permanent generation
     check_trace(RULES, TRACE)
-    assert gc.get_freeze_count() == frozen
-    assert kept.me is kept
+    assert not any(thing is kept for thing in gc.get_objects())   # still there, not thawed
+    assert gc.get_freeze_count() > 0   # (frozen objects freed meanwhile leave it: a context a
+    assert kept.me is kept             # check's contextvars replace)
