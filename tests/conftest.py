@@ -25,6 +25,13 @@ import cli_zygote
 
 settings.register_profile("fast", max_examples=10)
 
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores this process may run on. A fifth of the suite
+    waits (on the CLI's children, MCP servers starting, `record`'s timers): on two cores, two
+    workers kept them busy 70% of the time, and three ran the suite in 7m53s against 8m28s."""
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
+
 SESSION_MARK = "AGENT_INVARIANTS_TEST_SESSION"
 """Set for the whole test session (xdist workers inherit it): every agent `record` starts in a
 test carries it, so the session can tell whether one of them was left running."""
