@@ -83,7 +83,7 @@ _PROGRAM_LEFT: ContextVar[list[int] | None] = ContextVar("_PROGRAM_LEFT", defaul
 def program_budget() -> Iterator[None]:
     """Within this block (a contract's loading), the RE2 patterns compiled may take `MAX_PROGRAM`
     instructions in all; the one that would pass it is refused (a RegexError, so its path is
-    named). A block within another (a pack a contract extends) shares the outer one's budget."""
+    named). A block within another (a contract loaded while one loads) shares the outer budget."""
     if _PROGRAM_LEFT.get() is not None:
         yield
         return
