@@ -457,6 +457,18 @@ def test_two_references_to_one_forbidden_tool_are_one_finding_at_the_later_rule(
         ("reference_to_forbidden", "error", ["reads", "deny"])]   # (the one outside $any_of proves it)
 
 
+def test_a_budget_of_no_calls_and_no_events_forbids_a_read_tool_once():
+    """`max_events: 0` and `max_tool_calls: 0` in one rule are one forbidding rule (outside review,
+    hunt 22): a later budget gave a finding at each of its two fields, an earlier one a single
+    finding, as required_but_forbidden gives one per rule."""
+    reads = {"id": "reads", "kind": "output_match",
+             "match": {"amount": {"$from_result": {"tool": "c", "path": "paid"}}}}
+    budget = {"id": "none", "kind": "event_budget", "max_events": 0, "max_tool_calls": 0}
+    for rules in ((reads, budget), (budget, reads)):
+        report = lint_contract(load_contract({"version": 2, "name": "t", "rules": list(rules)}))
+        assert [(finding.code, finding.level) for finding in report.findings] == [("reference_to_forbidden", "error")]
+
+
 def test_with_an_allow_list_only_named_calls_meet_a_requirement_that_names_no_tool():
     """allow_tools fails every call without a tool name (even with `*`): in a trace that passes,
     the calls a `require_event` naming no tool counts are named, so `*` sees them."""

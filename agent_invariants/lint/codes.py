@@ -413,8 +413,10 @@ def _forbidders(facts: Facts, glob: str, subject: str | None,
                 at = reads[0] if reads else last_subject
                 yield index, f"/rules/{index}/tools/{at}", f"calls it only after {subject}"
     if is_literal(glob):
+        capped: set[int] = set()   # one per rule, however many of its bounds are 0 (as required_but_forbidden)
         for bound in facts.bounds:
-            if bound.limit == 0 and not bound.successful and bound.covers(glob):
+            if bound.limit == 0 and not bound.successful and bound.covers(glob) and bound.rule not in capped:
+                capped.add(bound.rule)
                 yield bound.rule, bound.pointer, "allows no call of it"
 
 
