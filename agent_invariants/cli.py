@@ -196,21 +196,21 @@ def _check_one(run: _Run, trace: str) -> CheckReport:
     from agent_invariants.reader import TraceFile
 
     options = run.options
-    spooled = run.spool(trace)
-    size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
-    source = TraceFile(spooled or trace, name=input_name(trace) if spooled else None,
-                       max_line_bytes=options.max_line_bytes, line_lengths=run.line_lengths)
-    if spooled:
-        source.path = trace   # the report names the trace as the user did
 
     def checking(advance: Callable[[int], None]) -> CheckReport:
         source.on_read = advance
         return check_trace(run.contract, source, max_violations=options.max_violations, strict=options.strict,
                            partial=options.partial, count_safety=run.safety_exit is not None)
 
-    try:
+    try:   # whatever stops it (a bad trace, Ctrl-C or SIGTERM while the input is copied): no page reads the copy
+        spooled = run.spool(trace)
+        size = os.path.getsize(trace) if trace != "-" and os.path.isfile(trace) else None
+        source = TraceFile(spooled or trace, name=input_name(trace) if spooled else None,
+                           max_line_bytes=options.max_line_bytes, line_lengths=run.line_lengths)
+        if spooled:
+            source.path = trace   # the report names the trace as the user did
         report = _with_progress(size, "reading", options.quiet, checking, unit="bytes")
-    except BaseException:   # a bad trace: no page will read the copy
+    except BaseException:
         run.unspool()
         raise
     run.opened(trace, spooled or trace, source.opened)
@@ -362,7 +362,8 @@ class _Run(NamedTuple):
     def spool(self, trace: str) -> str | None:
         """For the HTML page, which reads the trace again: a trace that can be read only once
         (standard input, a pipe) copied to a private temporary file, which the check then reads,
-        and the page after it; None for a file, or for any other format."""
+        and the page after it; None for a file, or for any other format. Listed in `spooled` as
+        soon as it exists: whatever stops the check (`_check_one`) or follows the page removes it."""
         if self.options.format is not Format.html or self.spooled is None:
             return None
         import tempfile
@@ -390,11 +391,7 @@ class _Run(NamedTuple):
                              "pass the trace as a file")
                     copy.write(chunk)
         except OSError as exc:
-            self.unspool()
             fail(f"{name}: cannot keep a copy for the HTML page: {exc.strerror or exc}")
-        except BaseException:   # too long, Ctrl-C or SIGTERM while the input still comes: no copy stays
-            self.unspool()
-            raise
         finally:
             if trace != "-":
                 stream.close()
