@@ -16,7 +16,6 @@ document up (`yaml_decode`), and `extends` is capped in depth, pack loads and ru
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import typing
@@ -40,6 +39,7 @@ from agent_invariants.contract_source import (
 )
 from agent_invariants.errors import ContractError
 from agent_invariants.jsontext import AS_CONTRACT, TOO_DEEP, document_shape
+from agent_invariants.match.budget import program_budget
 from agent_invariants.packs import resolve_extends
 from agent_invariants.rules import in_order, kind_class, registered_outside, rule_configs
 from agent_invariants.rules.base import RuleConfig
@@ -209,7 +209,7 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
         if decoded is not None:                                                       # no walk
             return decoded
     rule_types = rule_configs()
-    with _patterns_budget():
+    with program_budget():   # (of RE2 instructions, for the `$regex` patterns)
         problems = first_problems(contract_problems(document, Contract, ComparePolicy, rule_types))
     if problems:
         misplaced = AS_CONTRACT.get(document_shape(document) or "")   # a trace given as a contract?
@@ -220,19 +220,10 @@ def _load(document: Any, label: str, base: str, source: ContractSource | None, p
         document = resolve_extends(document, label, base, rule_types, pack_paths=pack_paths, files=packs_read,
                                    source=source)
     try:
-        with _patterns_budget():
+        with program_budget():
             return _decode(document, rule_types)
     except msgspec.ValidationError as exc:
         raise contract_error(label, [explain(str(exc), "$")], source) from None
-
-
-def _patterns_budget() -> contextlib.AbstractContextManager[None]:
-    """One pass over a contract (decoding it, or the walk naming its problems) compiles its `$regex`
-    patterns under one budget of RE2 instructions (`match.regex.program_budget`), imported only
-    then (a check of a version-1 contract needs no pattern module)."""
-    from agent_invariants.match.regex import program_budget
-
-    return program_budget()
 
 
 def _named_kinds(document: dict[str, Any]) -> dict[str, type] | None:
@@ -262,7 +253,7 @@ def _decoded(document: dict[str, Any], rule_types: dict[str, type]) -> Contract 
     walk of `contract_problems` then names with its path (every check of the walk is also made by
     decoding: the structs' types, unknown fields, `__post_init__`)."""
     try:
-        with _patterns_budget():
+        with program_budget():
             return _decode(document, rule_types)
     except (msgspec.ValidationError, ValueError, TypeError):
         return None

@@ -14,6 +14,9 @@ costs one lookup, and what only a budget counts is not even measured (`charging`
 
     with limited(10_000_000):
         report = check_trace(contract, events)     # or TooManySteps
+
+Loading a contract has a bound of its own, on any command: its `$regex` patterns may compile to
+`MAX_PROGRAM` RE2 instructions in all (`program_budget`, which `match.regex` spends).
 """
 from __future__ import annotations
 
@@ -21,7 +24,15 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ("TooManySteps", "charging", "limited", "spend")
+__all__ = ("MAX_PROGRAM", "TooManySteps", "charging", "limited", "program_budget", "program_left", "spend")
+
+MAX_PROGRAM = 3_000_000
+"""The most RE2 instructions the patterns of one contract compile to, together (`program_budget`).
+A pattern of 500 characters may compile to far more than its length: `\\pL{100}` is 119,604
+instructions, about 3 MB and 70 ms to compile, and a contract of 300 such rules took 1.1 GB and
+21 s to load (10,000 would take 37 GB). Usual patterns take 6 to 100 (`^A[0-9]+$`, an e-mail's
+shape), `\\pL+` 1,201, `.{1000}` 8,004: this is room for 2,500 of the last but one, and some
+90 MB."""
 
 
 class TooManySteps(Exception):
@@ -42,6 +53,7 @@ class _Left:
 
 
 _BUDGET: ContextVar[_Left | None] = ContextVar("_BUDGET", default=None)
+_PROGRAM: ContextVar[_Left | None] = ContextVar("_PROGRAM", default=None)
 
 
 @contextlib.contextmanager
@@ -71,3 +83,25 @@ def charging() -> bool:
     applies. (The MCP server compiles a contract under the budget that checks it; compiled
     outside one, they cost what they cost without.)"""
     return _BUDGET.get() is not None
+
+
+@contextlib.contextmanager
+def program_budget() -> Iterator[None]:
+    """Within this block (one pass over a contract: decoding it, or the walk naming its problems),
+    the RE2 patterns compiled may take `MAX_PROGRAM` instructions in all; `match.regex` refuses
+    the one that would pass it (a RegexError, so its path is named). A block within another (a
+    contract loaded while one loads) shares the outer budget."""
+    if _PROGRAM.get() is not None:
+        yield
+        return
+    token = _PROGRAM.set(_Left(MAX_PROGRAM))
+    try:
+        yield
+    finally:
+        _PROGRAM.reset(token)
+
+
+def program_left() -> _Left | None:
+    """The program budget of the block compiling now (None outside one): what is `left` of it,
+    below 0 once a pattern passed it."""
+    return _PROGRAM.get()

@@ -40,21 +40,14 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from agent_invariants.match.budget import charging, spend
+from agent_invariants.match.budget import charging, program_left, spend
 from agent_invariants.match.code_points import PERL, Ranges, complement
 from agent_invariants.match.linear_shape import linear_in_python
 
-__all__ = ("MAX_PROGRAM", "MAX_REGEX", "RegexError", "compile_search", "linear_only", "program_budget")
+__all__ = ("MAX_REGEX", "RegexError", "compile_search", "linear_only")
 
 MAX_REGEX = 500
 """The longest pattern, in characters."""
-MAX_PROGRAM = 3_000_000
-"""The most RE2 instructions the patterns of one contract compile to, together (`program_budget`).
-A pattern of 500 characters may compile to far more than its length: `\\pL{100}` is 119,604
-instructions, about 3 MB and 70 ms to compile, and a contract of 300 such rules took 1.1 GB and
-21 s to load (10,000 would take 37 GB). Usual patterns take 6 to 100 (`^A[0-9]+$`, an e-mail's
-shape), `\\pL+` 1,201, `.{1000}` 8,004: this is room for 2,500 of the last but one, and some
-90 MB."""
 
 _MAX_REPEAT = 1000   # RE2's largest {n,m}
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
@@ -76,22 +69,6 @@ class RegexError(ValueError):
 
 
 _LINEAR_ONLY: ContextVar[bool] = ContextVar("_LINEAR_ONLY", default=False)
-_PROGRAM_LEFT: ContextVar[list[int] | None] = ContextVar("_PROGRAM_LEFT", default=None)
-
-
-@contextlib.contextmanager
-def program_budget() -> Iterator[None]:
-    """Within this block (a contract's loading), the RE2 patterns compiled may take `MAX_PROGRAM`
-    instructions in all; the one that would pass it is refused (a RegexError, so its path is
-    named). A block within another (a contract loaded while one loads) shares the outer budget."""
-    if _PROGRAM_LEFT.get() is not None:
-        yield
-        return
-    token = _PROGRAM_LEFT.set([MAX_PROGRAM])
-    try:
-        yield
-    finally:
-        _PROGRAM_LEFT.reset(token)
 
 
 @contextlib.contextmanager
@@ -156,8 +133,8 @@ def _re2() -> Any:
 
 
 def _re2_search(engine: Any, pattern: str) -> Callable[[str], object]:
-    left = _PROGRAM_LEFT.get()
-    if left is not None and left[0] < 0:   # a pattern before this one passed the budget: the load
+    left = program_left()   # (under `budget.program_budget`: a contract loading)
+    if left is not None and left.left < 0:   # a pattern before this one passed the budget: the load
         return _never                       # fails with its line, this one is not compiled at all
     options = engine.Options()
     options.log_errors = False   # RE2 would print its own lines on stderr
@@ -169,13 +146,13 @@ def _re2_search(engine: Any, pattern: str) -> Callable[[str], object]:
         raise RegexError(f"is not a valid pattern: {text}") from None
     if left is not None:
         size = compiled.programsize
-        if size > left[0]:
-            spent = MAX_PROGRAM - left[0]
-            left[0] = -1
+        if size > left.left:
+            spent = left.limit - left.left
+            left.left = -1
             raise RegexError(f"compiles to {size:,} RE2 instructions, and the patterns before it to {spent:,}: "
-                             f"past the {MAX_PROGRAM:,} a contract's patterns may take together; make them simpler "
+                             f"past the {left.limit:,} a contract's patterns may take together; make them simpler "
                              "or fewer")
-        left[0] -= size
+        left.left -= size
     found = engine.Set.SearchSet(options)
     try:
         found.Add(pattern)
