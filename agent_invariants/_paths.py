@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 __all__ = ("DANGLING", "STDIN", "folder_named", "input_name", "inside", "listed_file", "missing", "name_problem",
-           "named_file_problem", "utf8_name")
+           "named_file_problem", "unnamed", "utf8_name")
 
 DANGLING = "is a symbolic link that leads nowhere (its target is missing, or a loop)"
 
@@ -86,3 +86,15 @@ def listed_file(path: str) -> bool:
     link to one, or a link that leads nowhere (dangling, or a loop), so that reading it says what
     is wrong rather than leaving a trace out unsaid. A folder, a FIFO or a device is not."""
     return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))
+
+
+def unnamed(handle: int, name: str) -> str:
+    """A path that opens the file `handle` has open, anew, once its `name` is gone: Linux's
+    `/proc/self/fd/N` (each open reads from the start, unlike a copy of the descriptor); elsewhere
+    the name itself, which must then stay. A private copy with no name is one that no crash, not
+    even SIGKILL, leaves behind."""
+    path = f"/proc/self/fd/{handle}"
+    try:
+        return path if os.path.samestat(os.stat(path), os.stat(name)) else name
+    except OSError:
+        return name

@@ -324,7 +324,8 @@ class _Run(NamedTuple):
     safety_exit: int | None = None   # check --safety-exit
     imports: ImportOptions | None = None   # how the traces are read (None: native)
     stamps: dict[str, Stamp | None] | None = None   # the traces as they were (HTML: see stamp)
-    spooled: list[str] | None = None   # copies of standard input, removed once the report is written
+    spooled: list[tuple[int, str | None]] | None = None
+    """Copies of standard input (see `spool`): each one's descriptor, and its name while it has one."""
 
     @classmethod
     def start(cls, contract: Path, options: ReportOptions, safety_exit: int | None = None,
@@ -355,19 +356,23 @@ class _Run(NamedTuple):
 
     def opened(self, trace: str, path: str, identity: tuple[int, int, int, int, int] | None) -> None:
         """For the HTML page: the file a check opened at `path` (the trace, or its copy), as it
-        was when the check read it, which is better than any stamp taken before."""
+        was when the check read it, which is better than any stamp taken before. (A copy is
+        named as it was read: `/proc/self/fd/N` leads to a name the copy no longer has.)"""
         if self.options.format is Format.html and self.stamps is not None and identity is not None:
-            self.stamps[trace] = (os.path.realpath(path), *identity)
+            self.stamps[trace] = (path if path != trace else os.path.realpath(path), *identity)
 
     def spool(self, trace: str) -> str | None:
         """For the HTML page, which reads the trace again: a trace that can be read only once
         (standard input, a pipe) copied to a private temporary file, which the check then reads,
-        and the page after it; None for a file, or for any other format. Listed in `spooled` as
-        soon as it exists: whatever stops the check (`_check_one`) or follows the page removes it."""
+        and the page after it; None for a file, or for any other format. On Linux the copy has no
+        name (it is read at `/proc/self/fd/N`), so that nothing, not even SIGKILL, leaves it on
+        disk; elsewhere it is listed in `spooled` as soon as it exists, and whatever stops the
+        check (`_check_one`) or follows the page removes it."""
         if self.options.format is not Format.html or self.spooled is None:
             return None
         import tempfile
 
+        from agent_invariants._paths import unnamed
         from agent_invariants.timeline import rereadable
 
         if rereadable(trace) is None:
@@ -379,12 +384,15 @@ class _Run(NamedTuple):
                 return None   # a folder, a missing file...: the check says what is wrong with it
 
         name = "standard input" if trace == "-" else shown(Path(trace))
-        with _signals.held():   # a signal between the two would leave the file unlisted
+        with _signals.held():   # a signal in between would leave the file unlisted
             handle, path = tempfile.mkstemp(prefix="agent-invariants-trace-", suffix=".jsonl")
-            self.spooled.append(path)
+            reread = unnamed(handle, path)
+            if reread != path:
+                os.unlink(path)
+            self.spooled.append((handle, path if reread == path else None))
         read = (sys.stdin.buffer if trace == "-" else stream).read
         try:
-            with open(handle, "wb") as copy:
+            with open(handle, "wb", closefd=False) as copy:
                 while chunk := read(1 << 20):
                     if copy.tell() + len(chunk) > _SPOOL_LIMIT:
                         fail(f"{name}: over {_SPOOL_LIMIT >> 20} MiB, more than the HTML page keeps a copy of: "
@@ -395,12 +403,17 @@ class _Run(NamedTuple):
         finally:
             if trace != "-":
                 stream.close()
-        return path
+        return reread
 
     def unspool(self) -> None:
-        for path in self.spooled or ():
+        for handle, name in self.spooled or ():
             with suppress(OSError):
-                os.unlink(path)
+                os.close(handle)
+            if name is not None:
+                with suppress(OSError):
+                    os.unlink(name)
+        if self.spooled:
+            self.spooled.clear()   # (closed once: the number may name another file next)
 
     def inside_sarif_root(self, *paths: str) -> None:
         """With `--sarif-root` and SARIF output, refuse a file outside the root: its URI would

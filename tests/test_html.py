@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -602,11 +603,12 @@ def test_the_second_read_must_open_the_very_file_the_check_read(tmp_path):
     assert isinstance(collect(report, stamps={str(second): (str(second), *read.opened)}).of(report), Timeline)
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGKILL, -9)])
 def test_a_signal_while_standard_input_is_copied_leaves_no_copy(tmp_path, signum, code):
     """The copy was removed on a bad trace and after the page, but not when SIGTERM or Ctrl-C came
     while the input was still being copied (outside review, hunt 22): README, exit 130 and 143
-    leave no file."""
+    leave no file. Nor does SIGKILL, which no handler sees: the copy has no name while it is
+    read (`/proc/self/fd/N`)."""
     spool = tmp_path / "spool"
     spool.mkdir()
     process = subprocess.Popen(
@@ -617,13 +619,26 @@ def test_a_signal_while_standard_input_is_copied_leaves_no_copy(tmp_path, signum
     process.stdin.write((REFUND / "candidate.jsonl").read_bytes())   # and more to come: the pipe stays open
     process.stdin.flush()
     deadline = time.monotonic() + 30
-    while not list(spool.iterdir()):   # the copy has begun
+    while not _copies_open(process.pid, spool):   # the copy has begun
         assert time.monotonic() < deadline and process.poll() is None, process.stderr
         time.sleep(0.02)
+    assert list(spool.iterdir()) == []   # open, but by no name
     process.send_signal(signum)
     output, errors = process.communicate(timeout=30)
     assert (process.returncode, output, errors) == (code, b"", b"")
     assert list(spool.iterdir()) == []
+
+
+def _copies_open(pid: int, folder: Path) -> list[str]:
+    """The copies of a trace in `folder` that process `pid` has open, by the names they had (not
+    the file `tempfile` writes and removes to learn that a folder is writable)."""
+    found = []
+    for link in Path(f"/proc/{pid}/fd").iterdir():
+        with suppress(OSError):
+            target = os.readlink(link)
+            if target.startswith(f"{folder}{os.sep}agent-invariants-trace-"):
+                found.append(target)
+    return found
 
 
 def test_a_trace_in_a_pipe_is_kept_for_the_page_under_the_name_given(cli, tmp_path):

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from agent_invariants._paths import folder_named, utf8_name
+from agent_invariants._paths import folder_named, unnamed, utf8_name
 from agent_invariants.errors import InputError
 from agent_invariants.output import shown
 from agent_invariants.record.protocol import event_fields
@@ -129,7 +129,7 @@ class TraceWriter:
             self.open = True
             if redactor is not None:
                 self._raw, self._raw_name = tempfile.mkstemp(prefix="agent-invariants-raw-", suffix=".jsonl")
-                self.judged = _unnamed(self._raw, self._raw_name)
+                self.judged = unnamed(self._raw, self._raw_name)
                 if self.judged != self._raw_name:
                     os.unlink(self._raw_name)
                     self._raw_name = None
@@ -198,12 +198,3 @@ class TraceWriter:
         os.unlink(self.path)
 
 
-def _unnamed(handle: int, name: str) -> str:
-    """A path that opens the file `handle` has open, anew, once its `name` is gone: Linux's
-    `/proc/self/fd/N` (each open reads from the start, unlike a copy of the descriptor); elsewhere
-    the name itself, which must then stay."""
-    path = f"/proc/self/fd/{handle}"
-    try:
-        return path if os.path.samestat(os.stat(path), os.stat(name)) else name
-    except OSError:
-        return name
