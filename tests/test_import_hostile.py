@@ -1068,3 +1068,35 @@ def test_a_file_made_in_the_folder_while_runs_are_placed_is_kept_and_nothing_is_
     assert str(refused.value) == f"{out / 'b.jsonl'}: already exists; refusing to overwrite it"
     assert sorted(path.name for path in out.iterdir()) == ["b.jsonl"]
     assert (out / "b.jsonl").read_text() == "theirs"
+
+
+def _nested(levels: int) -> str:
+    """JSON text `levels` deep: an object holding arrays."""
+    return '{"a": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+
+@pytest.mark.parametrize("field", ["gen_ai__tool__call__arguments", "gen_ai__tool__call__result"])
+def test_json_text_that_would_nest_the_event_too_deep_stays_text(tmp_path: Path, cli: Cli, field: str) -> None:
+    """Found by the sixth hunt: an argument or result whose JSON text nested 499 levels or more
+    was parsed, and its event, one level more, was refused with the whole run ("nested more than
+    500 levels deep" at the span's line): one argument a model wrote made the trace uncheckable.
+    README: such text "stays text (`data.raw_args` / `data.raw_result`)". Text 499 levels deep
+    still fits (its event is 500)."""
+    fits, too_deep = _nested(499), _nested(500)
+    path = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1", **{field: fits}),
+                                tool("c" * 16, BASE + 3, BASE + 4, call_id="c2", **{field: too_deep})))
+    result = cli("convert", "--from", "otel", str(path))
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    if field.endswith("arguments"):
+        calls = [event for event in events if event["type"] == "tool.call"]
+        assert calls[0]["args"] == json.loads(fits) and "raw_args" not in calls[0]["data"]
+        assert "args" not in calls[1] and calls[1]["data"]["raw_args"] == too_deep
+    else:
+        results = [event for event in events if event["type"] == "tool.result"]
+        assert results[0]["result"] == json.loads(fits) and "raw_result" not in results[0]["data"]
+        assert results[1]["result"] == results[1]["data"]["raw_result"] == too_deep
+    (tmp_path / "c.json").write_text(json.dumps({"version": 1, "name": "c", "rules": [
+        {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}))
+    checked = cli("check", "-c", str(tmp_path / "c.json"), "-t", str(path), "--input-format", "otel")
+    assert (checked.returncode, checked.stderr) == (0, "")

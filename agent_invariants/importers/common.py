@@ -31,6 +31,7 @@ import msgspec
 
 from agent_invariants._js import replace_lone_surrogates, utf16_len
 from agent_invariants.errors import TraceError
+from agent_invariants.jsontext import MAX_NESTING, too_deep_at
 
 __all__ = ("END", "FIRST", "LAST", "MAX_RUN_EVENTS", "START", "ModelTurn", "Timeline", "as_object", "cut_text",
            "duration_ms", "error_text", "iso_nanos", "merged_records", "nanos_iso", "parse_args", "parse_result",
@@ -426,12 +427,17 @@ _NOT_JSON: Any = object()
 
 
 def _json(text: str) -> Any:
-    """The JSON value of `text`, or `_NOT_JSON` (so that a JSON `null` is told apart)."""
+    """The JSON value of `text`, or `_NOT_JSON` (so that a JSON `null` is told apart). Text that
+    nests `MAX_NESTING` levels or more is not taken: its value, a field of an event, would nest
+    the event deeper than any trace may (the whole run would be refused for one argument)."""
     stripped = text.strip()
     if not stripped or stripped[0] not in '{["-0123456789tfn':
         return _NOT_JSON
+    data = stripped.encode()
+    if too_deep_at(data, MAX_NESTING - 1) is not None:
+        return _NOT_JSON
     try:
-        value = _decode(replace_lone_surrogates(stripped.encode()) if "\\u" in stripped else stripped)
+        value = _decode(replace_lone_surrogates(data) if "\\u" in stripped else data)
     except (msgspec.DecodeError, RecursionError, msgspec.ValidationError):
         return _NOT_JSON
     if isinstance(value, float) and not math.isfinite(value):
