@@ -1100,3 +1100,66 @@ def test_json_text_that_would_nest_the_event_too_deep_stays_text(tmp_path: Path,
         {"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"}]}))
     checked = cli("check", "-c", str(tmp_path / "c.json"), "-t", str(path), "--input-format", "otel")
     assert (checked.returncode, checked.stderr) == (0, "")
+
+
+# -- the order records are written in --------------------------------------------------------------------------------
+
+def _oi_span(span_id: str, parent: str | None, name: str, kind: str, start: int, end: int,
+             error: str | None = None) -> dict[str, Any]:
+    found = span(span_id, name, BASE + start, BASE + end, parent, openinference__span__kind=kind)
+    found["status"] = {"code": "STATUS_CODE_ERROR", "message": error} if error else {"code": "STATUS_CODE_OK"}
+    return found
+
+
+def test_a_failed_run_gives_the_reason_of_the_first_span_to_fail_however_the_spans_are_written(tmp_path: Path) -> None:
+    """Found by the sixth hunt, on spans of the OpenAI Agents instrumentation: a tripped input
+    guardrail (its GUARDRAIL span ends first) and the agent's turn, failed by it. The reason was
+    the first failing span written: `guardrail:no_shell` in one order, the turn's error text in
+    the other, and a rule on the reason passed or failed with the order of the lines (a
+    Collector's file keeps none). §7: events are ordered by time; the first to fail says why."""
+    spans = [_oi_span("00000000000000b1", "00000000000000a3", "no_shell", "GUARDRAIL", 400, 500),
+             _oi_span("00000000000000a3", "00000000000000a2", "turn", "CHAIN", 300, 900,
+                      error="Guardrail tripwire triggered: {'guardrail': 'no_shell'}"),
+             _oi_span("00000000000000a2", "00000000000000a1", "guarded", "AGENT", 200, 950),
+             _oi_span("00000000000000a1", None, "guard", "AGENT", 100, 1000)]
+    reasons = []
+    for order, written in (("forward", spans), ("reversed", spans[::-1])):
+        path = write(tmp_path, "".join(otlp(one) + "\n" for one in written), f"{order}.otlp.jsonl")
+        (end,) = [event for event in imported(path, "openinference") if event["type"] == "run.failed"]
+        reasons.append(end["reason"])
+    assert reasons == ["guardrail:no_shell", "guardrail:no_shell"]
+
+
+def _agents_span(span_id: str, parent: str | None, start: str, end: str, data: dict[str, Any],
+                 error: str | None = None) -> str:
+    return json.dumps({"object": "trace.span", "id": span_id, "trace_id": "trace_1", "parent_id": parent,
+                       "started_at": f"2026-01-01T00:00:{start}+00:00", "ended_at": f"2026-01-01T00:00:{end}+00:00",
+                       "span_data": data, "error": None if error is None else {"message": error, "data": {}}})
+
+
+def test_agents_sdk_failure_reason_does_not_depend_on_the_order_spans_are_written(tmp_path: Path) -> None:
+    """The same in the Agents SDK's own export: a guardrail that tripped at 0.5 s and the agent
+    span that failed for it at 0.9 s give the guardrail's reason, whichever line comes first."""
+    trace = json.dumps({"object": "trace", "id": "trace_1", "workflow_name": "w"})
+    guardrail = {"type": "guardrail", "name": "no_shell", "triggered": True}
+    spans = [_agents_span("guard", "agent", "00.4", "00.5", guardrail),
+             _agents_span("agent", None, "00.1", "00.9", {"type": "agent", "name": "a"}, error="Stopped: guardrail")]
+    reasons = []
+    for order, written in (("forward", spans), ("reversed", spans[::-1])):
+        path = write(tmp_path, "\n".join([trace, *written]) + "\n", f"{order}.jsonl")
+        (end,) = [event for event in imported(path, "openai-agents") if event["type"] == "run.failed"]
+        reasons.append(end["reason"])
+    assert reasons == ["guardrail:no_shell", "guardrail:no_shell"]
+
+
+def test_agents_sdk_run_bounds_are_the_root_span_when_a_tool_starts_and_ends_with_it(tmp_path: Path) -> None:
+    """Found by the sixth hunt: a function span written before the root, starting and ending in
+    the same microsecond as it, gave `run.start` and `run.failed` its line and span id, so a
+    `run_status` violation pointed at a tool that succeeded. At equal times the shallower span
+    starts first and ends last (§7): the bounds are the root's."""
+    lines = [json.dumps({"object": "trace", "id": "trace_1", "workflow_name": "w"}),
+             _agents_span("fn", "root", "00", "01", {"type": "function", "name": "f", "input": "{}", "output": "r"}),
+             _agents_span("root", None, "00", "01", {"type": "agent", "name": "a"}, error="Max turns exceeded")]
+    events = imported(write(tmp_path, "\n".join(lines) + "\n", "tie.jsonl"), "openai-agents")
+    assert [(event["type"], event["data"]["source"]["line"], event["data"]["source"]["span_id"]) for event in events] \
+        == [("run.start", 3, "root"), ("tool.call", 2, "fn"), ("tool.result", 2, "fn"), ("run.failed", 3, "root")]

@@ -84,7 +84,7 @@ def model_run(run_id: str, items: list[tuple[int, Json]], file: str) -> list[Jso
                 "data": {"source": {"format": FORMAT, "file": file, "line": line, "span_id": span["id"]}}}
 
     keyed: list[tuple[tuple[int, int, int, int], Json]] = []
-    failure: str | None = None
+    failures: list[tuple[tuple[int, int, int, int], str]] = []   # (where its end comes, reason)
     for line, span in items:
         data = span["span_data"]
         start, end, level = us(span["started_at"]), us(span["ended_at"]), depth_of(span)
@@ -113,7 +113,7 @@ def model_run(run_id: str, items: list[tuple[int, Json]], file: str) -> list[Jso
         elif data["type"] == "guardrail" and data.get("triggered"):
             # point 32: control.stop {reason: "guardrail:<name>"} at the span's end
             keyed.append((end_key, base("control.stop", end, line, span) | {"reason": f"guardrail:{data['name']}"}))
-            failure = failure or f"guardrail:{data['name']}"
+            failures.append((end_key, f"guardrail:{data['name']}"))
         elif data["type"] == "handoff":
             # point 33: agent.handoff {data: {to}} (the product adds `from`)
             event = base("agent.handoff", start, line, span)
@@ -123,12 +123,15 @@ def model_run(run_id: str, items: list[tuple[int, Json]], file: str) -> list[Jso
             # §7 built-in convention; point 36: at the span's start
             keyed.append((start_key, base(data["name"], start, line, span) | data["data"]))
         if data["type"] == "agent" and span["error"] is not None:
-            failure = failure or span["error"]["message"]  # point 31
-    starts = [(us(s["started_at"]), line, s) for line, s in items]
-    ends = [(-us(s["ended_at"]), line, s) for line, s in items]
-    first, last = min(starts, key=lambda x: x[:2]), min(ends, key=lambda x: x[:2])
+            failures.append((end_key, span["error"]["message"]))  # point 31
+    # the bounds are a root's: at equal times the shallower span starts first and ends last (§7)
+    starts = [(us(s["started_at"]), depth_of(s), line, s) for line, s in items]
+    ends = [(-us(s["ended_at"]), depth_of(s), line, s) for line, s in items]
+    first, last = min(starts, key=lambda x: x[:3]), min(ends, key=lambda x: x[:3])
+    first, last = (first[0], first[2], first[3]), (last[0], last[2], last[3])
     head = base("run.start", first[0], first[1], first[2])
-    reason = failure  # spec silent on which cause names the run's failure: the first in the file
+    # point 31 names no one failing span: the first to fail in the events' order (§7), not in the file
+    reason = min(failures, key=lambda found: found[0])[1] if failures else None
     tail = base("run.failed" if reason else "run.completed", -last[0], last[1], last[2])
     tail["duration_ms"] = (-last[0] - first[0]) / 1000
     if reason:

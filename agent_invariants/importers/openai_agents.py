@@ -195,11 +195,12 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     spans = _merged(spans)
     _depths(spans)
     out = Timeline(FORMAT, context.file, trace_id, digits=6)
-    first = min(spans, key=lambda span: (span.start, span.order))
-    last = max(spans, key=lambda span: (span.end, -span.order))
+    # at equal times the shallower span starts first and ends last (§7): the run's root, not a tool in it
+    first = min(spans, key=lambda span: (span.start, span.depth, span.order))
+    last = max(spans, key=lambda span: (span.end, -span.depth, -span.order))
     # the trace's bounds, as a root span's start and end: at equal times, §7's order of starts and ends
     out.add({"type": "run.start"}, first.start, line=first.line, span_id=first.id, bound=FIRST)
-    failure: str | None = None
+    failures: list[tuple[tuple[bool, int, int, int], str]] = []   # (where in the events' order, reason)
     for span in spans:
         kind = span.data.get("type")
         name = str(span.data["name"]) if isinstance(span.data.get("name"), str) else str(kind)
@@ -216,17 +217,20 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
             reason = cut_text(f"guardrail:{name}", 500)
             out.add({"type": "control.stop", "reason": reason}, span.end, phase=END, depth=span.depth, line=span.line,
                     span_id=span.id)
-            failure = failure or reason
+            failures.append((_end_order(span), reason))
         elif kind == "handoff":
             data = {key: span.data[field] for key, field in (("from", "from_agent"), ("to", "to_agent"))
                     if isinstance(span.data.get(field), str)}
             out.add({"type": "agent.handoff", "data": data}, span.start, depth=span.depth, line=span.line,
                     span_id=span.id)
         elif span.error and _runs_agent(span):
-            failure = failure or _error_text(span.error)
+            failures.append((_end_order(span), _error_text(span.error)))
         elif kind not in ("agent", "generation", "response", "mcp_tools", "custom", "guardrail", "transcription",
                           "speech", "speech_group"):
             context.skip()
+    # the first to fail, in the events' order, not the first written (a processor writes spans as they
+    # end, a Collector in no set order)
+    failure = min(failures, key=lambda found: found[0])[1] if failures else None
     end: dict[str, Any] = {"type": "run.completed"}
     if failure is not None:
         end = {"type": "run.failed", "status": "failed", "reason": failure}
@@ -236,6 +240,11 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     if failure is not None or all(span.ended for span in spans if span.parent is None or span.parent not in known):
         out.add(end, last.end, phase=END, line=last.line, span_id=last.id, bound=LAST)
     return out
+
+
+def _end_order(span: _Span) -> tuple[bool, int, int, int]:
+    """Where a span's end comes among the events: by time, at equal times the deeper first (§7)."""
+    return not span.ended, span.end, -span.depth, span.order
 
 
 def _runs_agent(span: _Span) -> bool:

@@ -297,8 +297,11 @@ class GenAiTrace:
     def run_bounds(self, root: Span, outermost: list[Span]) -> None:
         depth = self.tree.depth_of(root)   # the root span's own start and end: at equal times, §7's order
         self.out.add({"type": "run.start"}, root.start, depth=depth, line=root.line, span_id=root.span_id, bound=FIRST)
-        failing = next((span for span in self.tree.spans if self.ends_run(span)
-                        or (span is root and not self.is_tool(span) and failed(span))), None)
+        # the first to fail, in the events' order (by its end; at equal times the deeper one), not the
+        # first written: a Collector's file holds a trace's spans in no set order
+        failing = min((span for span in self.tree.spans if self.ends_run(span)
+                       or (span is root and not self.is_tool(span) and failed(span))),
+                      key=lambda span: (not span.ended, span.end, -self.tree.depth_of(span), span.order), default=None)
         end: dict[str, Any] = {"type": "run.completed"}
         if failing is not None:
             end = {"type": "run.failed", "status": "failed", "reason": self.failure_text(failing)}
