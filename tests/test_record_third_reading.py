@@ -812,6 +812,31 @@ def results(run: Run) -> list[Any]:
     return [e["result"] for e in run.trace if e["type"] == "tool.result"]
 
 
+HUGE = 10**309
+"""An integer beyond the largest double: valid JSON, which has no canonical form (RFC 8785)."""
+
+
+def test_numbers_beyond_any_double_in_fixtures_input_and_baseline_are_no_crash(tmp_path: Path, cli: Cli) -> None:
+    """Found by the sixth hunt: such a number in a fixture's result, in `--input`, or in the args
+    of a baseline's call (or `1e400` there, which `check` reads) stopped `record` with a Python
+    traceback and exit 1, before the agent started; an agent's call holding one, under
+    `--replay`, stopped it mid-run, its trace left without a result or an end. Keys and sizes
+    now take such values as the rest of the tool does: the call meets the baseline's."""
+    lines = [json.dumps(event) for event in BASELINE]
+    lines[1] = lines[1].replace('{"a": 1, "b": 2}', f'{{"n": {HUGE}}}')
+    lines[4] = lines[4].replace('{"x": 1}', '{"x": 1e400}')
+    (tmp_path / "base.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    setup(tmp_path, [call("c1", "get", {"n": HUGE}), {"recv": True}, call("c2", "find"), {"recv": True},
+                     done(output=1)], fixtures={"version": 1, "tools": {"find": {"big": HUGE}}})
+    run = record(cli, "--replay", "base.jsonl", "--input", json.dumps({"n": HUGE}))
+    assert (run.code, run.stderr) == (0, ""), run.stderr
+    assert run.types() == ["run.start", "tool.call", "tool.result", "outcome.observed", "tool.call", "tool.result",
+                           "run.completed"]
+    assert (run.trace[2]["result"], run.trace[2]["data"]) == ("A-first", {"replay_seq": 3})
+    assert run.trace[5]["result"] == {"big": HUGE}
+    assert run.trace[0]["data"]["input"] == {"n": HUGE}
+
+
 def test_replay_matches_by_key_not_by_position(tmp_path: Path, cli: Cli) -> None:
     """Point 73: the key is (tool, canonical args): calls in another order, with keys reordered,
     get their own baseline results; ok, result, duration_ms copied; `data.replay_seq` set."""

@@ -27,7 +27,7 @@ from agent_invariants.match.budget import spend
 from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "EVIDENCE_TOTAL_V1", "canonical",
-           "canonical_key", "evidence_cut", "evidence_value", "evidence_within_total", "plain_size")
+           "canonical_key", "canonical_text", "evidence_cut", "evidence_value", "evidence_within_total", "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -96,6 +96,19 @@ def canonical_key(value: Any) -> object:
     if len(text) > _FREE_CHARACTERS:   # (the MCP server's bound on a check: `budget`)
         spend(len(text) // _CHARACTERS_PER_STEP)
     return ("j", text)
+
+
+def canonical_text(value: Any) -> str:
+    """One text for each JSON value, JSON-equal values alike, for keys, sets and sorting where
+    a value may come from anyone: its canonical form, or for a value without one (an integer
+    beyond any double, or the infinity a reader made of `1e400`) its spelling as `canonical_key`
+    has it, after a NUL, with which no canonical text starts."""
+    try:
+        return canonical(value)
+    except ValueError:
+        spelling: list[str] = []
+        _spelled(value, spelling)
+        return "\x00" + "".join(spelling)
 
 
 _FREE_CHARACTERS = 256

@@ -42,6 +42,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any, NamedTuple
 
 import msgspec
@@ -61,7 +62,7 @@ from agent_invariants.events import VERDICTS
 from agent_invariants.globs import compile_glob
 from agent_invariants.jsonpos import member
 from agent_invariants.jsontext import MAX_NESTING, nests_too_deep
-from agent_invariants.match.canonical import canonical
+from agent_invariants.match.canonical import canonical, canonical_text
 from agent_invariants.match.quick import quick
 from agent_invariants.match.tree import MatchError, compile_tree, no_references
 from agent_invariants.record.redact import refused_keys
@@ -327,7 +328,7 @@ class _Loader:
         cases = [self.case(at, item, f"{path}[{at}]") for at, item in enumerate(value)]
         seen: dict[tuple[Any, str | None], int] = {}
         for at, (case, item) in enumerate(zip(cases, value, strict=True)):
-            selector = (case.call_index, canonical(item["args"]) if "args" in item else None)
+            selector = (case.call_index, canonical_text(item["args"]) if "args" in item else None)
             if case.call_index is None and case.args is None and at != len(cases) - 1:
                 raise self.fail(f"{path}[{at}]", "a case without call_index or args is the fallback and must "
                                                  "come last")
@@ -415,7 +416,9 @@ class _Loader:
 def too_big_for_a_line(value: Any, what: str) -> str | None:
     """Why a trace line cannot carry `value` (a result or an input, `what`), or None: it must be
     small enough, written in full or canonically, and not too deep."""
-    size = max(len(canonical(value).encode("utf-8", "surrogatepass")), len(msgspec.json.encode(value)))
+    size = len(msgspec.json.encode(value))
+    with suppress(ValueError):   # (a value holding an integer beyond any double has no canonical form)
+        size = max(len(canonical(value).encode("utf-8", "surrogatepass")), size)
     if size > MAX_MESSAGE_BYTES:
         return f"{what} is {size:,} bytes of JSON, more than the {MAX_MESSAGE_BYTES:,} a trace line can carry"
     if nests_too_deep([[value]]):

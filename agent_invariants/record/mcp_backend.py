@@ -46,7 +46,7 @@ from agent_invariants._safe import inert
 from agent_invariants._signals import Terminated
 from agent_invariants.contract_source import json_file
 from agent_invariants.errors import InputError
-from agent_invariants.match.canonical import canonical
+from agent_invariants.match.canonical import canonical_text
 from agent_invariants.match.subschemas import held
 from agent_invariants.output import shown, write
 from agent_invariants.record.mcp_unread import Unread
@@ -475,7 +475,7 @@ def snapshot_drift(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """The names of the tools added, removed or changed since the snapshot, sorted."""
     names = set(saved) | set(now)
     return sorted(name for name in names
-                  if name not in saved or name not in now or canonical(saved[name]) != canonical(now[name]))
+                  if name not in saved or name not in now or canonical_text(saved[name]) != canonical_text(now[name]))
 
 
 def _unordered(schema: Any) -> Any:
@@ -489,7 +489,7 @@ def _unordered_at(key: str, value: Any) -> Any:
     """The value of a schema's keyword `key`: its set-like arrays sorted, its subschemas too,
     anything else kept as it is."""
     if key in _UNORDERED and isinstance(value, list):
-        return sorted(value, key=canonical)
+        return sorted(value, key=canonical_text)
     holds = held(key, value)
     if holds == "list":
         return [_unordered(schema) for schema in value]

@@ -25,7 +25,7 @@ from msgspec import UNSET, Raw
 
 from agent_invariants.errors import TraceError
 from agent_invariants.events import Event
-from agent_invariants.match.canonical import canonical
+from agent_invariants.match.canonical import canonical_text
 from agent_invariants.pairing import Pairing
 from agent_invariants.payloads import decoded, field_problem, text
 from agent_invariants.reader import TraceFile
@@ -54,7 +54,7 @@ class Grant(NamedTuple):
 
 def call_key(tool: str, args: Any) -> tuple[str, str | None]:
     """What a call is matched by: its tool and canonical args (None: no args)."""
-    return tool, None if args is None else canonical(args)
+    return tool, None if args is None else canonical_text(args)
 
 
 class Replay:
