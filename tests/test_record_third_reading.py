@@ -574,6 +574,18 @@ def test_retry_limit_denies_every_call_beyond(tmp_path: Path, cli: Cli) -> None:
     assert denied_ids(run) == ["c2", "c3"]
 
 
+def test_retry_limit_denial_names_the_calls_own_group(tmp_path: Path, cli: Cli) -> None:
+    """Found by the sixth hunt: a call denied past the bound but not the first over it was given
+    the reason of the rule's first violation, another group's: c5, a third `find`, was denied as
+    "Retry group get ran 2 times". Point 75: the reason is the firing rule's message, for this call."""
+    run = enforced(tmp_path, cli, [{"id": "retry", "kind": "retry_limit", "max_attempts": 1, "group_by": "tool"}],
+                   [call("c1", "get"), call("c2", "get"), call("c3", "find"), call("c4", "find"), call("c5", "find")])
+    assert [(event["call_id"], event["reason"]) for event in run.trace if event["type"] == "tool.denied"] == [
+        ("c2", "retry: Retry group get ran 2 times; max_attempts is 1."),
+        ("c4", "retry: Retry group find ran 2 times; max_attempts is 1."),
+        ("c5", "retry: Retry group find ran 3 times; max_attempts is 1.")]
+
+
 def test_stop_is_final_denies_a_call_after_stop(tmp_path: Path, cli: Cli) -> None:
     """§8 list: stop_is_final is enforced (the agent may send `control.stop`, point 61)."""
     run = enforced(tmp_path, cli, [{"id": "stop", "kind": "stop_is_final",

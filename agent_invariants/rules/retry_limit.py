@@ -5,7 +5,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.report import RuleResult, TraceSummary
+from agent_invariants.report import RuleResult, TraceSummary, Violation
 from agent_invariants.rules.base import Route, Rule, RuleConfig
 from agent_invariants.rules.fields import Glob
 from agent_invariants.tally import GroupTally
@@ -103,11 +103,20 @@ class RetryLimit(Rule):
     def denies(self, result: RuleResult, call: Event, index: int) -> bool:
         """Under `record --enforce`, every call of a group beyond `max_attempts` is denied, not
         only the first one over: its group is among the violations (the enforcing run keeps all)."""
+        return self._group_violation(result, call) is not None
+
+    def denial(self, result: RuleResult, call: Event, index: int) -> str:
+        """The message of the call's own group (the violation sits at the group's first call over
+        the bound; another group may have broken it earlier)."""
+        violation = self._group_violation(result, call)
+        return super().denial(result, call, index) if violation is None else violation.message
+
+    def _group_violation(self, result: RuleResult, call: Event) -> Violation | None:
         if call.tool is UNSET or not self._counted(call.tool):
-            return False
+            return None
         group = call.tool if self._by_tool or call.call_signature is UNSET else call.call_signature
-        return any(violation.evidence is not UNSET and violation.evidence["group"] == group
-                   for violation in result.violations)
+        return next((violation for violation in result.violations
+                     if violation.evidence is not UNSET and violation.evidence["group"] == group), None)
 
     def finish(self, summary: TraceSummary) -> RuleResult:
         self.checked = self._attempts.members
