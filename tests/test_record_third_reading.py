@@ -447,6 +447,21 @@ def test_command_that_cannot_start(tmp_path: Path, cli: Cli) -> None:
     assert not (tmp_path / "t.jsonl").exists()
 
 
+def test_command_that_cannot_start_leaves_the_trace_force_would_replace(tmp_path: Path, cli: Cli) -> None:
+    """Found by the sixth hunt: with --force, the earlier trace was emptied when the file was
+    opened and removed when the agent could not start. Point 81 writes no trace, so the old one
+    stays as it was; a run that starts replaces it whole."""
+    setup(tmp_path, [done(output=1)])
+    earlier = b'{"seq":1,"type":"run.start"}\n' * 200   # longer than the new trace: nothing of it may stay
+    (tmp_path / "t.jsonl").write_bytes(earlier)
+    proc = cli("record", "--contract", "c.json", "--fixtures", "f.json", "--out", "t.jsonl", "--force", "--",
+               "no-such-agent-binary-xyz")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert (tmp_path / "t.jsonl").read_bytes() == earlier
+    run = record(cli, "--force")
+    assert (run.code, run.types()) == (0, ["run.start", "run.completed"])
+
+
 # -- --enforce (§8, points 74, 75, 84) -----------------------------------------------------------------
 
 REFUND_FIXTURES: dict[str, Any] = {"version": 1, "tools": {"*": {"ok": 1}}}

@@ -115,6 +115,7 @@ class TraceWriter:
         another): what `record` reads back must be what it wrote, not what the agent (or anyone)
         wrote there meanwhile."""
         self._raw: int | None = None
+        self._stale = False   # the file --force replaces holds the old trace still
         self._raw_name: str | None = None   # the raw copy's name while it has one
         self.shortened: list[tuple[int, str, int]] = []
         """Events whose redacted values could not be marked (seq, type, and how much less was
@@ -124,7 +125,10 @@ class TraceWriter:
         try:
             if folder:
                 os.makedirs(folder, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)
+            # a file --force replaces is emptied at the first event, not before: an agent that cannot
+            # start writes no trace, and leaves the one that was there
+            self._stale = force and os.path.lexists(path)   # (claimed: a regular file)
+            flags = os.O_WRONLY | os.O_CREAT | (0 if force else os.O_EXCL) | getattr(os, "O_NOFOLLOW", 0)
             self._handle = os.open(path, flags, 0o666)
             self.open = True
             if redactor is not None:
@@ -155,6 +159,8 @@ class TraceWriter:
         self.last_line = line
         if shorter:
             self.shortened.append((self.seq, event_type, shorter))
+        if self._stale:
+            self._emptied()
         if self._raw is not None:
             self._append(self._raw, line, self.judged)
             self.written[self.judged].update(line)
@@ -162,6 +168,13 @@ class TraceWriter:
         self.written[self.path].update(shown_line)
         self.size += len(shown_line)
         return event
+
+    def _emptied(self) -> None:
+        try:
+            os.ftruncate(self._handle, 0)
+        except OSError as exc:
+            raise TraceWriteError(f"{shown(self.path)}: cannot write the trace: {exc.strerror or exc}") from None
+        self._stale = False
 
     def _append(self, handle: int, line: bytes, path: str) -> None:
         size = os.lseek(handle, 0, os.SEEK_CUR)
@@ -192,9 +205,11 @@ class TraceWriter:
             self._raw_name = None
 
     def discard(self) -> None:
-        """Close and remove the file (the agent never started)."""
+        """Close and remove the file (the agent never started); a file --force was to replace
+        stays as it was."""
         self.close()
         self.remove_raw()
-        os.unlink(self.path)
+        if not self._stale:
+            os.unlink(self.path)
 
 
