@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert", "log_safe", "log_safe_report")
+__all__ = ("LINE_LIMIT", "TEXT_LIMIT", "VALUE_LIMIT", "inert", "log_safe", "log_safe_report", "said")
 
 VALUE_LIMIT = 200
 """A value echoed in a message (a key, an option value) is cut after this many characters."""
@@ -75,6 +75,12 @@ def log_safe(text: str) -> str:
     so a name in a message must not spell one. Its `::` commands count only at the start of a
     line, where our lines hold `agent-invariants:` or a command of our own."""
     return text.replace("##[", "##\\x5b")
+
+
+def said(message: str) -> str:
+    """`message` as lines for stderr, each `agent-invariants: ` and the line escaped (`inert`, cut
+    at LINE_LIMIT, `log_safe`): how the command and its hooks say what went wrong."""
+    return "".join(f"agent-invariants: {log_safe(inert(line, LINE_LIMIT))}\n" for line in message.split("\n"))
 
 
 def log_safe_report(text: str, form: Literal["text", "json", "xml"]) -> str:

@@ -22,7 +22,7 @@ import typer
 
 from agent_invariants import __version__, _signals
 from agent_invariants._paths import input_name, inside
-from agent_invariants._safe import LINE_LIMIT, TEXT_LIMIT, inert, log_safe
+from agent_invariants._safe import TEXT_LIMIT, inert, said
 from agent_invariants.cli_options import (
     CONVERT_FORMATS,
     DEFAULT_CONTRACTS,
@@ -1097,8 +1097,7 @@ def _say(message: str) -> None:
 
     Written straight to the descriptor: if stderr is closed or failing there is nowhere to say
     it, and nothing must stay buffered to fail again at exit (the exit code would change)."""
-    lines = "".join(f"{PROG}: {log_safe(inert(line, LINE_LIMIT))}\n" for line in message.split("\n"))
-    data = memoryview(lines.encode("utf-8"))
+    data = memoryview(said(message).encode("utf-8"))
     try:
         while data:
             data = data[os.write(2, data):]

@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants._safe import TEXT_LIMIT, inert, log_safe_report, said
 from agent_invariants.contract_source import MAX_CONTRACT_BYTES
 
 __all__ = ("is_contract", "main")
@@ -59,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     # a typo must not turn the hook into a silent pass
     unknown = [arg for arg in options[1:] if arg.startswith("-") and arg != "--strict" and not os.path.exists(arg)]
     if unknown:
-        sys.stderr.write(f"agent-invariants: hooks {command}: unknown option {inert(unknown[0], TEXT_LIMIT)}\n"
-                         + _USAGE)
+        sys.stderr.write(said(f"hooks {command}: unknown option {inert(unknown[0], TEXT_LIMIT)}") + _USAGE)
         return 2
     failed = False
     files = [arg for arg in options[1:] if arg != "--strict"] + args[len(options) + 1:]   # (after `--`, any name)
@@ -122,7 +121,7 @@ def _one(command: str, path: str, strict: bool) -> bool:
         source = read_contract(path)
         contract = load_contract(source)
     except InputError as exc:
-        sys.stderr.write("".join(f"agent-invariants: {line}\n" for line in str(exc).splitlines()))
+        sys.stderr.write(said(str(exc)))
         return True
     if command == "validate":
         return False
@@ -133,7 +132,10 @@ def _one(command: str, path: str, strict: bool) -> bool:
     for finding in report.findings:
         where = f"{inert(path, TEXT_LIMIT)}:{lines.get(finding.pointer, 1)}"
         rules = ", ".join(inert(rule) for rule in finding.rule_ids)
-        sys.stdout.write(f"{where}: {finding.level} {finding.code} [{rules}]: {inert(finding.message)}\n")
+        # (a CI runner reads `::` at the start of a line and `##[` anywhere as its commands: the
+        # line starts with the contract's name)
+        line = f"{where}: {finding.level} {finding.code} [{rules}]: {inert(finding.message)}\n"
+        sys.stdout.write(log_safe_report(line, "text"))
     return bool(report.errors or (strict and report.findings))
 
 

@@ -10,26 +10,26 @@ or, once, in pyproject.toml (paths relative to that file; `traces` are globs, de
     traces = ["runs/**/*.jsonl"]
     max_line_bytes = 1048576   # the longest line a trace may have (the default: 1 MiB)
 
-Every `*.jsonl` file under the paths pytest collects (and matching `traces`, when given) becomes
-one item named after the file, so `-k refund` selects by name and `--junitxml` writes one test
-case per trace. A trace that breaks an error-severity rule fails with the text report (the file
-and line of each violation); warnings pass. A contract that does not validate stops the session
-before any test runs (a usage error); an unreadable trace fails its own item with the one-line
-message the command prints. What the checks warn of (an empty trace, a misspelt event type, a
-rule that checked nothing) is listed at the end of the session (and is a user property of the
-item, in `--junitxml` too), and so is a `traces` glob (or folder) that names no file at all when
-pytest collects what it does by default (no paths given). Neither changes an outcome, even with
-warnings made errors; but a glob that names traces pytest does not collect (its `testpaths` leave
-them out, `norecursedirs` names their folder, a hidden one holds them, a link leads nowhere) stops
-the session, a usage error; run from a folder that does not hold them, or ignored on purpose
-(`--ignore`, a conftest's `collect_ignore`), each is only said, as is a trace under a path given
-on the command line that no glob names (under xdist, the workers tell the controller). Globs read
-as the command's do: `*` within a folder, `**/` across any. Without a contract (neither the option
-nor the table) the plugin collects nothing; a table with other keys, or `traces` without a
-contract, is a usage error. A version-2 contract that lint proves no trace can pass stops the
-session, as `check` refuses it (`--agent-invariants-no-lint`, or `no_lint = true`, checks it).
-The plugin ships with the package (entry point `pytest11`); `-p no:agent_invariants` turns it
-off. For checks inside your own tests, see `agent_invariants.testing`.
+Every `*.jsonl` file under the paths pytest collects (and matching `traces`, when given) becomes one
+item named after the file, so `-k refund` selects by name and `--junitxml` writes one test case per
+trace. A trace that breaks an error-severity rule fails with the text report (the file and line of
+each violation); warnings pass. A contract that does not validate stops the session before any test
+runs (a usage error); an unreadable trace fails its own item with the one-line message the command
+prints. What the checks warn of (an empty trace, a misspelt event type, a rule that checked nothing)
+is listed at the end of the session (and is a user property of the item, in `--junitxml` too), and
+so is a `traces` glob (or folder) that names no file at all when pytest collects what it does by
+default (no paths given). Neither changes an outcome, even with warnings made errors; but a glob
+that names traces pytest does not collect (its `testpaths` leave them out, `norecursedirs` names
+their folder, a hidden one holds them, a link leads nowhere) stops the session, a usage error (under
+xdist too, before any test runs); run from a folder that does not hold them, or ignored on purpose
+(`--ignore`, a conftest's `collect_ignore`), each is only said, as is a trace under a path given on
+the command line that no glob names (under xdist, the workers tell the controller). Globs read as
+the command's do: `*` within a folder, `**/` across any. Without a contract (neither the option nor
+the table) the plugin collects nothing; a table with other keys, or `traces` without a contract, is
+a usage error. A version-2 contract that lint proves no trace can pass stops the session, as `check`
+refuses it (`--agent-invariants-no-lint`, or `no_lint = true`, checks it). The plugin ships with the
+package (entry point `pytest11`); `-p no:agent_invariants` turns it off. For checks inside your own
+tests, see `agent_invariants.testing`.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from agent_invariants._paths import inside
-from agent_invariants._safe import TEXT_LIMIT, inert
+from agent_invariants._safe import TEXT_LIMIT, inert, log_safe
 from agent_invariants.errors import InputError
 
 __all__ = ("TraceItem",)
@@ -64,6 +64,7 @@ class _Settings(NamedTuple):
     unmatched: list[str]   # the `traces` globs no collected file matched, to list at the end
     passed_over: dict[str, str]   # trace -> why it was not checked, though under a path given or named, to list
     collected: set[str]   # the traces collected, by their real paths (before -k deselects any)
+    stops: list[str]   # under xdist, on the controller: why a worker's collection stops the session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,7 +92,9 @@ def pytest_configure(config: pytest.Config) -> None:
             refuse_unpassable(loaded, source.label, source, skip="--agent-invariants-no-lint")
         settings.loaded.append(loaded)
     except InputError as exc:
-        raise pytest.UsageError(f"agent-invariants: {exc}") from None
+        raise _refused(f"agent-invariants: {exc}") from None
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Controller(settings), "agent-invariants-controller")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -116,30 +119,64 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return _TraceFile.from_parent(parent, path=file_path)
 
 
+@pytest.hookimpl(tryfirst=True)   # (under xdist, before the worker tells the controller it has collected)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Only when pytest collected what it does by default (paths given on the command line leave
     globs out on purpose): a `traces` glob that names a trace outside the `testpaths` pytest
     collects from stops the session, a usage error, rather than pass having checked none of them;
-    one that names no trace pytest collected (a typo, a trace ignored) is said at the end."""
+    one that names no trace pytest collected (a typo, a trace ignored) is said at the end. An
+    xdist worker cannot stop the session (its usage error was the controller's INTERNALERROR): it
+    reports a failed collection, and the controller stops (`pytest_xdist_node_collection_finished`)."""
     settings = session.config.stash.get(_SETTINGS, None)
     if settings is None or settings.traces is None or session.config.args_source is pytest.Config.ArgsSource.ARGS:
         return
-    for pattern in settings.traces:
+    stop = _collection_stop(session, settings)
+    if stop is None:
+        return
+    if not hasattr(session.config, "workerinput"):
+        raise _refused(stop)
+    session.config.hook.pytest_collectreport(report=pytest.CollectReport(
+        nodeid="", outcome="failed", longrepr=log_safe(stop), result=[]))
+
+
+def _collection_stop(session: pytest.Session, settings: _Settings) -> str | None:
+    """Why the collection stops the session, or None (the globs that matched nothing noted)."""
+    for pattern in settings.traces or ():
         if session.config.args_source is pytest.Config.ArgsSource.TESTPATHS:   # (some of its traces may be in)
             left_out = _left_out(pattern, settings.root, session.config)
             if left_out is not None:
-                raise pytest.UsageError(
-                    f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
-                    f"{inert(left_out, TEXT_LIMIT)}, outside the testpaths pytest collects from: add its folder to "
-                    "testpaths, or give the paths on the command line")
+                return (f"{_STOP}traces glob {pattern!r} names {inert(left_out, TEXT_LIMIT)}, outside the testpaths "
+                        "pytest collects from: add its folder to testpaths, or give the paths on the command line")
         missed = _not_collected(pattern, settings, session)
         if missed is not None:
-            raise pytest.UsageError(
-                f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob {pattern!r} names "
-                f"{inert(missed, TEXT_LIMIT)}, which pytest did not collect (in a folder it does not recurse into, "
-                "a hidden one, or a link that leads nowhere): give the paths on the command line")
+            return (f"{_STOP}traces glob {pattern!r} names {inert(missed, TEXT_LIMIT)}, which pytest did not collect "
+                    "(in a folder it does not recurse into, a hidden one, or a link that leads nowhere): give the "
+                    "paths on the command line")
         if pattern not in settings.matched:
             settings.unmatched.append(pattern)
+    return None
+
+
+_STOP = "agent-invariants: pyproject.toml: [tool.agent-invariants] "
+"""How a collection that stops the session starts to say why."""
+
+
+class _Controller:
+    """Registered where tests may run in xdist workers (not in a worker): a worker's failed
+    collection that stops the session is noted as its report arrives, and the session stops, a
+    usage error, when the worker says it has collected (before any test runs)."""
+
+    def __init__(self, settings: _Settings) -> None:
+        self.settings = settings
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and isinstance(report.longrepr, str) and report.longrepr.startswith(_STOP):
+            self.settings.stops.append(report.longrepr)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:
+        if self.settings.stops:
+            raise _refused(self.settings.stops[0])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -186,7 +223,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if lines:
         terminalreporter.section("agent-invariants")
         for line in lines:
-            terminalreporter.write_line(f"agent-invariants: {line}")
+            terminalreporter.write_line(log_safe(f"agent-invariants: {line}"))
 
 
 _MOST_PASSED_OVER = 20
@@ -196,11 +233,18 @@ _NOTICED = "agent-invariants notice"
 """The user property of an item that holds one thing its check warned of."""
 
 
+def _refused(message: str) -> pytest.UsageError:
+    """A usage error, its names unable to spell a CI runner's command (`##[`) in a job's log."""
+    return pytest.UsageError(log_safe(message))
+
+
 class _TraceFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         # (a line break or an escape sequence in a file's name would reach the terminal and the
-        # JUnit file as it is: shown escaped, as every report of ours shows names)
-        yield TraceItem.from_parent(self, name=inert(self.path.name, TEXT_LIMIT))
+        # JUnit file as it is: shown escaped, as every report of ours shows names; and `[` too,
+        # which pytest reads in a test id as the start of parameters: pytest 9's --lf then never
+        # found the item again, and a runner reads `##[` in a log line as its command)
+        yield TraceItem.from_parent(self, name=inert(self.path.name, TEXT_LIMIT).replace("[", "\\x5b"))
 
 
 class _Failed(Exception):
@@ -229,7 +273,7 @@ class TraceItem(pytest.Item):
         if isinstance(excinfo.value, _Failed):
             return str(excinfo.value)
         if isinstance(excinfo.value, InputError):
-            return f"agent-invariants: {excinfo.value}"
+            return log_safe(f"agent-invariants: {excinfo.value}")
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
@@ -250,12 +294,12 @@ def _settings(config: pytest.Config) -> _Settings | None:
     if isinstance(traces, str):
         traces = [traces]
     if traces is not None and not (isinstance(traces, list) and all(isinstance(glob, str) for glob in traces)):
-        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] traces must be a glob "
+        raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] traces must be a glob "
                                 "or a list of globs")
     globs = None if traces is None else tuple(traces)
     longest = table.get("max_line_bytes")
     if longest is not None and (not isinstance(longest, int) or isinstance(longest, bool) or longest < 1):
-        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] max_line_bytes must be an "
+        raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] max_line_bytes must be an "
                                 "integer of at least 1")
     no_lint = bool(config.getoption("--agent-invariants-no-lint", default=False) or table.get("no_lint", False))
     if option is not None:
@@ -263,11 +307,11 @@ def _settings(config: pytest.Config) -> _Settings | None:
     contract = table.get("contract")
     if contract is None:
         if globs is not None:
-            raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] traces needs a "
+            raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] traces needs a "
                                     "contract (or --agent-invariants-contract)")
         return None
     if not isinstance(contract, str):
-        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
+        raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
     return _made((config.rootpath / contract).resolve(), globs, config.rootpath, longest, no_lint)
 
 
@@ -275,10 +319,10 @@ def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: in
     plain = tuple(_relative(pattern, root) for pattern in globs or ())
     for pattern, relative in zip(globs or (), plain, strict=True):
         if relative == ".." or relative.startswith("../") or os.path.isabs(relative):
-            raise pytest.UsageError(f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob "
+            raise _refused(f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob "
                                     f"{pattern!r} reaches outside the rootdir: write it relative to the rootdir "
                                     "(runs/*.jsonl), where pytest collects")
-    return _Settings(contract, globs, plain, root, longest, no_lint, [], set(), [], {}, set())
+    return _Settings(contract, globs, plain, root, longest, no_lint, [], set(), [], {}, set(), [])
 
 
 def _table(pyproject: Path) -> dict[str, Any]:
@@ -292,13 +336,13 @@ def _table(pyproject: Path) -> dict[str, Any]:
         return {}
     table = tool["agent-invariants"]
     if not isinstance(table, dict):
-        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] must be a table")
+        raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] must be a table")
     unknown = sorted(set(table) - {"contract", "traces", "max_line_bytes", "no_lint"})
     if unknown:
-        raise pytest.UsageError(f"agent-invariants: pyproject.toml: [tool.agent-invariants] has an unknown key "
+        raise _refused(f"agent-invariants: pyproject.toml: [tool.agent-invariants] has an unknown key "
                                 f"{unknown[0]!r} (expected contract, traces, max_line_bytes, no_lint)")
     if not isinstance(table.get("no_lint", False), bool):
-        raise pytest.UsageError("agent-invariants: pyproject.toml: [tool.agent-invariants] no_lint must be true or "
+        raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] no_lint must be true or "
                                 "false")
     return table
 

@@ -167,3 +167,18 @@ def test_a_misspelt_option_is_refused_not_taken_for_a_file_name(tmp_path):
     helped = run_hook("agent-invariants-validate", tmp_path, "--help")
     assert (helped.returncode, helped.stdout) == (0, "usage: python -m agent_invariants.hooks validate|lint [--strict] "
                                                      "FILE...\n")
+
+
+def test_a_contract_name_cannot_issue_a_ci_runner_command(tmp_path):
+    """Found by the sixth hunt: the hooks printed names as they are, so a contract named
+    `::error::x.contract.json` started a line of the lint output with a runner command, and one
+    named `##[add-mask]...` spelt one anywhere (pre-commit runs in CI on pull requests, whose
+    files anyone names). They print them as `check` does: `\\x3a:` at a line's start, `##\\x5b`."""
+    (tmp_path / "::error::x.contract.json").write_text((REPO / "examples/lint/contract.json").read_text())
+    (tmp_path / "##[add-mask]bad.contract.json").write_text('{"version": 1, "name": "x", "rules": [{"id": "a"}]}')
+    linted = run_hook("agent-invariants-lint", tmp_path)
+    assert linted.returncode == 1
+    assert linted.stdout.splitlines()[0].startswith(
+        "\\x3a:error::x.contract.json:8: error required_but_forbidden [no-shell, runs-the-tests]: ")
+    assert linted.stderr.startswith("agent-invariants: ##\\x5badd-mask]bad.contract.json:1: ")
+    assert "##[" not in linted.stdout + linted.stderr

@@ -267,7 +267,35 @@ def test_a_file_name_with_an_escape_sequence_names_its_item_escaped(suite):
     result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs",
                              "-k", "esc")
     result.assert_outcomes(failed=1, deselected=2)
-    result.stdout.fnmatch_lines(["*agent-invariants check of esc\\x1b[[]31mred.jsonl*"])
+    result.stdout.fnmatch_lines(["*agent-invariants check of esc\\x1b\\x5b31mred.jsonl*"])
+
+
+def test_names_in_the_plugins_messages_cannot_issue_a_ci_runner_command(suite):
+    """Found by the sixth hunt: a usage error, a trace's one-line error and the section at the end
+    named files as they are, so `##[add-mask]...` in a name was a runner command in the job's log;
+    they show `##\\x5b`, as the command's messages do. (pytest's own lines, which name the file by
+    its path, are pytest's: a test file named so would print the same.)"""
+    missing = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "##[add-mask]c.json", "runs")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["ERROR: agent-invariants: ##\\x5badd-mask]c.json: no such file"])
+    (suite.path / "runs" / "##[add-mask]broken.jsonl").write_text("{not json\n")
+    broken = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "contract.json", "runs")
+    broken.assert_outcomes(failed=2, passed=1)
+    broken.stdout.fnmatch_lines(["agent-invariants: runs/##\\x5badd-mask]broken.jsonl:1: invalid JSON*"])
+
+
+def test_a_trace_named_with_brackets_is_rerun_by_last_failed(suite):
+    """Found by the sixth hunt: pytest 9 reads `[` in a test id as the start of parameters, so the
+    id `--lf` kept for `refund[v2].jsonl` never named its item again: the failing trace was left
+    out of the rerun, silently. An item's name shows `[` as `\\x5b` (and so `##[`, a CI runner's
+    command, cannot appear in one)."""
+    (suite.path / "runs" / "refund[v2].jsonl").write_text(BAD)
+    first = suite.runpytest("--agent-invariants-contract", "contract.json", "runs")
+    first.assert_outcomes(failed=2, passed=1)
+    again = suite.runpytest("--agent-invariants-contract", "contract.json", "runs", "--lf")
+    again.assert_outcomes(failed=2)
+    again.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures*",
+                                "*agent-invariants check of refund\\x5bv2].jsonl*"])
 
 
 def test_the_contract_is_named_as_it_was_given(suite):
@@ -324,14 +352,15 @@ def test_bad_input_is_an_input_error_not_a_verdict():
         assert_trace(b'{"seq": "one"}\n', str(EXAMPLE / "contract.json"))
 
 
-def test_a_traces_glob_naming_traces_that_testpaths_leave_out_is_a_usage_error(suite):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["alone", "xdist"])
+def test_a_traces_glob_naming_traces_that_testpaths_leave_out_is_a_usage_error(suite, workers):
     """With pytest's `testpaths`, runs/ was never collected: the session passed having checked
     none of the traces the table names. Given paths on the command line, the globs stay out."""
     (suite.path / "tests").mkdir()
     (suite.path / "tests" / "test_unit.py").write_text("def test_unit():\n    pass\n")
     suite.makepyprojecttoml('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
                             '[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["runs/**/*.jsonl"]\n')
-    result = suite.runpytest("-p", "no:cacheprovider")
+    result = suite.runpytest("-p", "no:cacheprovider", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: agent-invariants: pyproject.toml: [[]tool.agent-invariants[]] traces glob "
                                  "'runs/**/*.jsonl' names runs/bad.jsonl, outside the testpaths pytest collects "
@@ -434,13 +463,16 @@ def test_the_table_and_the_helpers_raise_the_line_limit_the_message_names(suite,
     assert assert_compatible(big, big, json.loads(CONTRACT), max_line_bytes=4 << 20).compatible
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["alone", "xdist"])
 @pytest.mark.parametrize("case", ["norecursedirs", "hidden folder", "link to nothing"])
-def test_a_traces_glob_naming_a_trace_pytest_did_not_collect_is_a_usage_error(suite, case):
+def test_a_traces_glob_naming_a_trace_pytest_did_not_collect_is_a_usage_error(suite, case, workers):
     """Found by an outside review (hunt 73): the guard above knew only `testpaths`. With
     `norecursedirs`, a glob into a hidden folder (which the command checks) or a link that leads
     nowhere (which the command refuses), the session passed having checked none of the traces the
     table names, with a note that the glob "matched no .jsonl file". (Run from a subfolder, or
-    with `--ignore`, the trace is out of reach on purpose: only said, as above.)"""
+    with `--ignore`, the trace is out of reach on purpose: only said, as above.) Under xdist (the
+    sixth hunt), the workers' usage error was the controller's INTERNALERROR, or "no tests ran"
+    and exit 5 with no word of why: now the session stops before any test runs, as alone."""
     traces, options = "runs/*.jsonl", ""
     if case == "norecursedirs":
         options = '[tool.pytest.ini_options]\nnorecursedirs = ["runs"]\n'
@@ -452,8 +484,10 @@ def test_a_traces_glob_naming_a_trace_pytest_did_not_collect_is_a_usage_error(su
         (suite.path / "runs" / "bad.jsonl").unlink()
         (suite.path / "runs" / "bad.jsonl").symlink_to(suite.path / "artifacts" / "bad.jsonl")
     suite.makepyprojecttoml(f'{options}[tool.agent-invariants]\ncontract = "contract.json"\ntraces = ["{traces}"]\n')
-    result = suite.runpytest("-p", "no:cacheprovider")
+    (suite.path / "test_unit.py").write_text("def test_unit():\n    pass\n")
+    result = suite.runpytest("-p", "no:cacheprovider", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "passed" not in result.stdout.str() and "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     named = "runs/.kept/bad.jsonl" if case == "hidden folder" else "runs/bad.jsonl"
     result.stderr.fnmatch_lines([f"ERROR: agent-invariants: pyproject.toml: [[]tool.agent-invariants[]] traces glob "
                                  f"'{traces}' names {named}, which pytest did not collect (*): give the paths on the "
