@@ -153,14 +153,17 @@ _MAX_USES = 1000
 
 def _report(verdict: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
     """The JSON report the command printed (also with exit 2, when a trace of a batch could not be
-    read), or None when it printed none: bad input."""
+    read), or None when it printed none, or a batch none of whose traces could be read: bad input,
+    nothing was checked (its SARIF, without a result, would close the category's open alerts)."""
     if verdict.returncode == 2 and not verdict.stdout.strip():
         return None
     try:
         found = json.loads(verdict.stdout)
     except ValueError:
         return None
-    return found if isinstance(found, dict) else None
+    if not isinstance(found, dict) or (verdict.returncode == 2 and found.get("reports") == []):
+        return None
+    return found
 
 
 def warnings_in(report: dict[str, Any]) -> int:

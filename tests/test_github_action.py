@@ -147,6 +147,18 @@ def test_a_batch_with_a_trace_it_cannot_read_reports_the_others_and_fails(tmp_pa
     assert Path(outputs["html"]).read_text().startswith("<!DOCTYPE html>")
 
 
+def test_a_batch_none_of_whose_traces_can_be_read_uploads_no_sarif(tmp_path):
+    """Found by the sixth hunt: with every trace unreadable (two names from an unquoted path with a
+    space), the action still wrote a SARIF file, with no result, and `upload-sarif` sent it: an
+    upload without results for a category closes its open alerts. Nothing was checked: bad input,
+    as for a single missing trace (no SARIF, no page)."""
+    code, log, outputs, _ = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                              "traces": "runs/my run.jsonl"})
+    assert code == 2
+    assert (outputs["exit-code"], outputs["verdict"], outputs["sarif"], outputs["html"]) == ("2", "fail", "", "")
+    assert "agent-invariants: runs/my: no such file" in log
+
+
 def test_fail_on_never_reports_and_passes(tmp_path):
     code, _, outputs, summary = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
                                                   "traces": "examples/refund-desk/candidate.jsonl",
