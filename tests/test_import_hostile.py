@@ -1163,3 +1163,18 @@ def test_agents_sdk_run_bounds_are_the_root_span_when_a_tool_starts_and_ends_wit
     events = imported(write(tmp_path, "\n".join(lines) + "\n", "tie.jsonl"), "openai-agents")
     assert [(event["type"], event["data"]["source"]["line"], event["data"]["source"]["span_id"]) for event in events] \
         == [("run.start", 3, "root"), ("tool.call", 2, "fn"), ("tool.result", 2, "fn"), ("run.failed", 3, "root")]
+
+
+def test_a_tool_name_that_is_no_string_gives_way_to_the_span_name(tmp_path: Path) -> None:
+    """Found by the sixth hunt: `gen_ai.tool.name` written as `{"intValue": "7"}` made the call
+    `<unnamed>` (OpenInference's `tool.name` the same), though the span's name says the tool, as
+    it does when the attribute is absent (README: "A span without `gen_ai.tool.name` ... is the
+    tool its name says")."""
+    otel = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, name="x", call_id="c1",
+                                              gen_ai__tool__name=7)), "otel.otlp.jsonl")
+    assert [event["tool"] for event in imported(otel) if event["type"] == "tool.call"] == ["x"]
+    spans = [_oi_span("00000000000000a1", None, "support", "AGENT", 0, 100),
+             _oi_span("00000000000000b1", "00000000000000a1", "refund", "TOOL", 10, 20)]
+    spans[1]["attributes"].append({"key": "tool.name", "value": {"intValue": "7"}})
+    oi = write(tmp_path, "".join(otlp(one) + "\n" for one in spans), "oi.otlp.jsonl")
+    assert [event["tool"] for event in imported(oi, "openinference") if event["type"] == "tool.call"] == ["refund"]

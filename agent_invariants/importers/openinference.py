@@ -117,7 +117,7 @@ class _Trace(GenAiTrace):
         if target is not None:
             self.handoff(span, depth, target)
         elif kind == "TOOL":
-            tool = attributes.get("tool.name") or span.name
+            tool = _tool_name(span)
             output = attributes.get("output.value")
             # LangChain's tools return a ToolMessage (`"type": "tool"`): text is parsed here only then
             message = tool_message(parse_result(output)[0] if isinstance(output, str) and '"tool"' in output
@@ -190,7 +190,7 @@ def _model_ids(tree: Tree) -> dict[int, str]:
     tools = [span for span in tree.spans if _kind(span) == "TOOL"]
     with_llms = _Scopes(tree, llms)
     for span in sorted(tools, key=lambda span: (span.start, span.order)):
-        name = str(span.attributes.get("tool.name") or span.name)
+        name = _tool_name(span)
         own = span.attributes.get("tool.id")
         parent = tree.parent(span)
         for scope in [None] if parent is None else with_llms.up(parent):
@@ -251,6 +251,13 @@ def _model_calls(span: Span) -> list[tuple[str, str, Any]]:
 
 _UNWRITTEN: Any = object()
 """A model's tool call written without arguments (`_Trace.asked`)."""
+
+
+def _tool_name(span: Span) -> str:
+    """A TOOL span's tool: its `tool.name`, else its span name (a name that is no string, a
+    producer's slip, is no name)."""
+    named = span.attributes.get("tool.name")
+    return named if isinstance(named, str) and named else span.name
 
 
 def _tripped(span: Span, parent: Span | None) -> bool:

@@ -81,10 +81,8 @@ def _tool_named(named: Any, span_name: str) -> Any:
     not required) from the span's name, which the conventions write `execute_tool {gen_ai.tool.name}`;
     a tool neither names (blank, or a span named only `execute_tool`) is `<unnamed>`, as the other
     importers name one, not `execute_tool` or a tool named with spaces. A name that is no string
-    is left for the event's check to refuse."""
-    if named is not None and not isinstance(named, str):
-        return named
-    name = (named or "").strip() or span_name.strip()
+    (`{"intValue": "7"}`: a producer's slip) is no name: the span's name says the tool."""
+    name = (named.strip() if isinstance(named, str) else "") or span_name.strip()
     return _OPERATION_WORD.sub("", name).strip() or "<unnamed>"
 
 
