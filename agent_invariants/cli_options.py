@@ -85,12 +85,20 @@ def sarif_category(value: str | None) -> str | None:
     """`--category`'s value: GitHub keys uploads by it (all up to the last `/`), so it must be a
     name: not blank or only slashes, no blanks around it, no control or invisible character (the
     escaped value is named)."""
+    problem = None if value is None else category_problem(value)
+    if problem is not None:
+        raise typer.BadParameter(problem)
+    return value
+
+
+def category_problem(value: str) -> str | None:
+    """What is wrong with a SARIF category (`--category`, the action's `category`), or None."""
     from agent_invariants._safe import VALUE_LIMIT, inert
 
-    if value is not None and (not value.strip(" /") or value != value.strip() or inert(value) != value):
-        raise typer.BadParameter(f"'{inert(value, VALUE_LIMIT)}': name the category (as agent-invariants/nightly), "
-                                 "without blanks around it, control or invisible characters, nor only slashes.")
-    return value
+    if not value.strip(" /") or value != value.strip() or inert(value) != value:
+        return (f"'{inert(value, VALUE_LIMIT)}': name the category (as agent-invariants/nightly), without blanks "
+                "around it, control or invisible characters, nor only slashes.")
+    return None
 
 
 class ImportOptions(NamedTuple):

@@ -79,6 +79,11 @@ def main(environ: dict[str, str] | None = None) -> int:
         return _failed(env, f"format: {shown!r} is none of {', '.join(FORMATS)}")
     if anchor not in ANCHORS:
         return _failed(env, f"sarif-anchor: {anchor!r} is none of {', '.join(ANCHORS)}")
+    from agent_invariants.cli_options import category_problem
+
+    problem = category_problem(category)
+    if problem is not None:
+        return _failed(env, f"category: {problem}")
     if longest and not (longest.isascii() and longest.isdigit()):
         return _failed(env, f"max-line-bytes: {longest!r} is no number of bytes")
     if no_lint not in ("true", "false"):

@@ -175,6 +175,20 @@ def test_an_unknown_format_is_refused_like_an_unknown_fail_on(tmp_path, capsys):
                                        "junit, sarif, github\n")
 
 
+def test_a_bad_category_is_refused_by_the_inputs_name_before_anything_is_written(tmp_path, capsys):
+    """Found by the sixth hunt: the category reached the command only for the SARIF file, after
+    the log and the summary, and was refused as "Invalid value for '--category'", an option the
+    workflow never wrote. It is checked with the other inputs, named as the action names it."""
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "INPUT_CONTRACT": str(EXAMPLE / "contract.json"),
+           "INPUT_TRACES": str(EXAMPLE / "baseline.jsonl"), "INPUT_CATEGORY": "//", "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_STEP_SUMMARY": str(summary)}
+    assert main(env) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agent-invariants: category: '//': name the category (as agent-invariants/nightly)")
+    assert "--category" not in err and "refund-desk" not in summary.read_text()
+
+
 def test_format_github_annotates_each_violation_once(tmp_path):
     code, log, _, _ = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
                                         "traces": "examples/refund-desk/candidate.jsonl", "format": "github"})
