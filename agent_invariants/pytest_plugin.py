@@ -295,20 +295,22 @@ def _settings(config: pytest.Config) -> _Settings | None:
         traces = [traces]
     if traces is not None and not (isinstance(traces, list) and all(isinstance(glob, str) for glob in traces)):
         raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] traces must be a glob "
-                                "or a list of globs")
+                       "or a list of globs")
     globs = None if traces is None else tuple(traces)
     longest = table.get("max_line_bytes")
     if longest is not None and (not isinstance(longest, int) or isinstance(longest, bool) or longest < 1):
         raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] max_line_bytes must be an "
-                                "integer of at least 1")
+                       "integer of at least 1")
     no_lint = bool(config.getoption("--agent-invariants-no-lint", default=False) or table.get("no_lint", False))
     if option is not None:
+        if not option.strip():   # (resolved, it would be the folder pytest runs in: "is a directory")
+            raise _refused("agent-invariants: --agent-invariants-contract is empty: name the contract file")
         return _made(Path(option).resolve(), globs, config.rootpath, longest, no_lint)
     contract = table.get("contract")
     if contract is None:
         if globs is not None:
             raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] traces needs a "
-                                    "contract (or --agent-invariants-contract)")
+                           "contract (or --agent-invariants-contract)")
         return None
     if not isinstance(contract, str):
         raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] contract must be a path")
@@ -320,8 +322,8 @@ def _made(contract: Path, globs: tuple[str, ...] | None, root: Path, longest: in
     for pattern, relative in zip(globs or (), plain, strict=True):
         if relative == ".." or relative.startswith("../") or os.path.isabs(relative):
             raise _refused(f"agent-invariants: pyproject.toml: [tool.agent-invariants] traces glob "
-                                    f"{pattern!r} reaches outside the rootdir: write it relative to the rootdir "
-                                    "(runs/*.jsonl), where pytest collects")
+                           f"{pattern!r} reaches outside the rootdir: write it relative to the rootdir "
+                           "(runs/*.jsonl), where pytest collects")
     return _Settings(contract, globs, plain, root, longest, no_lint, [], set(), [], {}, set(), [])
 
 
@@ -340,10 +342,10 @@ def _table(pyproject: Path) -> dict[str, Any]:
     unknown = sorted(set(table) - {"contract", "traces", "max_line_bytes", "no_lint"})
     if unknown:
         raise _refused(f"agent-invariants: pyproject.toml: [tool.agent-invariants] has an unknown key "
-                                f"{unknown[0]!r} (expected contract, traces, max_line_bytes, no_lint)")
+                       f"{unknown[0]!r} (expected contract, traces, max_line_bytes, no_lint)")
     if not isinstance(table.get("no_lint", False), bool):
         raise _refused("agent-invariants: pyproject.toml: [tool.agent-invariants] no_lint must be true or "
-                                "false")
+                       "false")
     return table
 
 

@@ -302,6 +302,9 @@ def test_the_contract_is_named_as_it_was_given(suite):
     result = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract", "missing.json", "runs")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: agent-invariants: missing.json: no such file"])
+    empty = suite.runpytest("-p", "no:cacheprovider", "--agent-invariants-contract=", "runs")
+    assert empty.ret == pytest.ExitCode.USAGE_ERROR   # (it said ".: is a directory, not a contract file")
+    empty.stderr.fnmatch_lines(["ERROR: agent-invariants: --agent-invariants-contract is empty: name the contract *"])
 
 
 # -- the assertion helpers ---------------------------------------------------------------------------
