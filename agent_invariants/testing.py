@@ -91,4 +91,5 @@ def _warn(checks: list[CheckReport]) -> None:
 
 
 def _message(report: CheckReport | CompareReport) -> str:
-    return "\n" + text.render(report, RenderOptions(color=False)).rstrip("\n")
+    """The text report, from its first line (`FAIL  refund-desk`), which pytest's short summary shows."""
+    return text.render(report, RenderOptions(color=False)).rstrip("\n")

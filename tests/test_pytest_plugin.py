@@ -338,7 +338,7 @@ def test_assert_trace_fails_with_the_text_report():
     with pytest.raises(AssertionError) as failed:
         assert_trace(trace, str(EXAMPLE / "contract.json"))
     message = str(failed.value)
-    assert message.splitlines()[1] == "FAIL  refund-desk"
+    assert message.splitlines()[0] == "FAIL  refund-desk"   # (pytest's short summary shows the first line)
     assert f"{trace}:6  seq 6  [require_approval.missing]" in message
 
 
@@ -347,7 +347,7 @@ def test_assert_compatible_fails_on_a_regression_and_returns_the_report_otherwis
     assert assert_compatible(str(EXAMPLE / "baseline.jsonl"), str(EXAMPLE / "baseline.jsonl"), contract).compatible
     with pytest.raises(AssertionError) as failed:
         assert_compatible(str(EXAMPLE / "baseline.jsonl"), str(EXAMPLE / "candidate.jsonl"), contract)
-    assert "REGRESSION" in str(failed.value).splitlines()[1]
+    assert "REGRESSION" in str(failed.value).splitlines()[0]
 
 
 def test_bad_input_is_an_input_error_not_a_verdict():
