@@ -148,10 +148,12 @@ def _collection_stop(session: pytest.Session, settings: _Settings) -> str | None
                 return (f"{_STOP}traces glob {pattern!r} names {inert(left_out, TEXT_LIMIT)}, outside the testpaths "
                         "pytest collects from: add its folder to testpaths, or give the paths on the command line")
         missed = _not_collected(pattern, settings, session)
+        if missed is not None and os.path.islink(settings.root / missed) and not os.path.exists(settings.root / missed):
+            return (f"{_STOP}traces glob {pattern!r} names {inert(missed, TEXT_LIMIT)}, a link that leads nowhere, "
+                    "which pytest passes over (under a path given too): fix the link or remove it")
         if missed is not None:
             return (f"{_STOP}traces glob {pattern!r} names {inert(missed, TEXT_LIMIT)}, which pytest did not collect "
-                    "(in a folder it does not recurse into, a hidden one, or a link that leads nowhere): give the "
-                    "paths on the command line")
+                    "(in a folder it does not recurse into, or a hidden one): give the paths on the command line")
         if pattern not in settings.matched:
             settings.unmatched.append(pattern)
     return None
