@@ -1079,6 +1079,10 @@ def _usage_error(exc: Exception) -> NoReturn:
     if not callable(format_message):
         raise exc
     hint = f" (try '{context.command_path} --help')" if context is not None else ""
+    if getattr(exc, "possibilities", None) and context is not None:   # an unknown option: suggest what --help shows
+        shown = {name for param in context.command.get_params(context) if not getattr(param, "hidden", False)
+                 for name in (*param.opts, *param.secondary_opts)}
+        exc.possibilities = [name for name in exc.possibilities if name in shown]   # type: ignore[attr-defined]
     message = " ".join(format_message().split()).replace("Value error, ", "")   # typer's validation wording
     _die(inert(message, TEXT_LIMIT) + hint)
 

@@ -647,6 +647,10 @@ def test_record_help_leaves_out_the_options_it_refuses(cli):
     assert "--max-violations" in record_help and "--format" in record_help
     refused = cli("record", "--jobs", "2", "--out", "t.jsonl", "--", "true")
     assert refused.returncode == 2 and "--partial and --jobs do not apply" in refused.stderr
+    # nor does a misspelt option's suggestion (the sixth hunt: `record --jbos` offered --jobs)
+    assert cli("record", "--jbos").stderr == ("agent-invariants: No such option: --jbos (Possible options: "
+                                               "--verbose) (try 'agent-invariants record --help')\n")
+    assert "--jobs" in cli("check", "--jbos").stderr
 
 
 def test_running_out_of_memory_is_one_line_and_exit_2(cli, tmp_path):
