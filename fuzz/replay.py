@@ -35,7 +35,7 @@ def _inputs(paths: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("trace", "contract", "yaml", "extends", "mcp"):
+    if len(argv) < 2 or argv[0] not in ("trace", "contract", "yaml", "extends", "mcp", "v2"):
         print(__doc__)
         return 2
     harness = importlib.import_module(f"fuzz_{argv[0]}")
