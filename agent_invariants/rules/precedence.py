@@ -368,7 +368,9 @@ class Precedence(Rule):
 
     def _settle_partition(self, spill: Partitions, number: int) -> list[list[Any]]:
         keys = _Keys(self._window, self._config.scope)
-        keys.waiting = self._waiting_at[number]
+        # (taken, not shared: the afters found waiting here are judged with this partition, and must
+        # not stay behind with the rest, or every missing after of the trace would be kept)
+        keys.waiting = self._waiting_at.pop(number, {})
         for text, before, first_after in spill.read(0, number):
             if before is not None:
                 keys.befores[text] = (before[0], before[1])
