@@ -210,10 +210,13 @@ class ApprovalBound(Rule):
         # The grants that may still cover a call: every one by position (oldest first, for
         # max_age_events), and each in one bucket, by what a covered call must share with it
         # (its tool, and under `bind: args` / `call_id` its args / call_id), so that a call looks
-        # only at the grants of its own buckets; by approval_id for revocations.
+        # only at the grants of its own buckets; by approval_id, scope and tool for revocations (a
+        # revocation looks only at the grants of the field it names that fewest grants share:
+        # looking at every grant, 4,000 revocations by scope of 4,000 grants took 7 s).
         self._live: dict[int, _Grant] = {}
         self._buckets: dict[Any, dict[int, _Grant]] = {}
-        self._by_id: dict[str, dict[int, _Grant]] = {}
+        self._named: dict[str, dict[Any, dict[int, _Grant]]] = {field: {} for field in _GRANT_FIELD.values()}
+        self._by_id = self._named["approval_id"]
         # `args_subset` files each live grant not under its bucket but under an anchor: one field of
         # its args that a covered call must hold equal, (bucket, key, value), the one fewest grants
         # were filed under so far; a grant without such a field (no args, only objects and arrays)
@@ -248,7 +251,8 @@ class ApprovalBound(Rule):
     def _grant(self, event: Event, index: int) -> None:
         if event.approved is False:
             if event.approval_id is not UNSET:
-                self._revoke(lambda grant: grant.approval_id == event.approval_id, event.approval_id)
+                self._revoke(lambda grant: grant.approval_id == event.approval_id,
+                             self._by_id.get(event.approval_id, _EMPTY))
             return
         grant = _Grant(event, index, self._reads)
         self._recent.append(grant)
@@ -257,8 +261,10 @@ class ApprovalBound(Rule):
             grant.bucket = self._bucket(grant.tool, grant)
             if self._ageing is not None:
                 self._ageing.append(grant)
-            if grant.approval_id is not UNSET:
-                self._by_id.setdefault(grant.approval_id, {})[index] = grant
+            for field, named in self._named.items():
+                value = getattr(grant, field)
+                if value is not UNSET and value is not None:
+                    named.setdefault(value, {})[index] = grant
             self._file(grant)
 
     def _file(self, grant: _Grant) -> None:
@@ -305,20 +311,19 @@ class ApprovalBound(Rule):
         return tool
 
     def _revocation(self, event: Event, index: int) -> None:
-        carried = [(name, getattr(event, name)) for name in ("approval_id", "approval_scope", "tool")
+        carried = [(_GRANT_FIELD[name], getattr(event, name)) for name in ("approval_id", "approval_scope", "tool")
                    if getattr(event, name) is not UNSET]
-        self._revoke(lambda grant: all(getattr(grant, _GRANT_FIELD[name]) == value for name, value in carried),
-                     UNSET if event.approval_id is UNSET else event.approval_id)
+        among = min((self._named[field].get(value, _EMPTY) for field, value in carried), key=len, default=None)
+        self._revoke(lambda grant: all(getattr(grant, field) == value for field, value in carried), among)
 
-    def _revoke(self, revoked: Any, approval_id: str | UnsetType) -> None:
+    def _revoke(self, revoked: Any, among: dict[int, _Grant] | None) -> None:
         """Revoke the earlier grants that `revoked` picks: those that may still cover a call (only
-        those of `approval_id`, when the revocation names one), and the latest ones (spent or
-        not), which evidence shows."""
+        `among` them, the grants that share a field the revocation names; None: every one), and
+        the latest ones (spent or not), which evidence shows."""
         for grant in self._recent:
             if not grant.revoked and revoked(grant):
                 grant.revoked = True
-        live = [*self._live.values(), *self._stale.values()] if approval_id is UNSET else \
-            self._by_id.get(approval_id, {}).values()
+        live = [*self._live.values(), *self._stale.values()] if among is None else among.values()
         for grant in [grant for grant in live if grant.revoked or revoked(grant)]:
             grant.revoked = True
             self._drop(grant)
@@ -366,11 +371,13 @@ class ApprovalBound(Rule):
         """Forget a grant that can cover no more calls (used, revoked, too many events old)."""
         if self._stale.pop(grant.index, None) is None:
             self._unfile(grant)
-        if grant.approval_id is not UNSET:
-            same = self._by_id[grant.approval_id]
-            del same[grant.index]
-            if not same:
-                del self._by_id[grant.approval_id]
+        for field, named in self._named.items():
+            value = getattr(grant, field)
+            if value is not UNSET and value is not None:
+                same = named[value]
+                del same[grant.index]
+                if not same:
+                    del named[value]
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
