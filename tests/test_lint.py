@@ -480,3 +480,21 @@ def test_with_an_allow_list_only_named_calls_meet_a_requirement_that_names_no_to
     assert [code for code in codes(allow, any_three, args) if code[0] == "unrequired_subject"] == []
     warned = {**allow, "severity": "warning"}   # (a warning fails nothing: unnamed calls may still pass)
     assert [code for code in codes(warned, cap, any_three) if code[0] == "count_contradiction"] == []
+
+
+@pytest.mark.slow
+def test_bounds_on_globs_find_the_few_required_tools_their_literal_run_names():
+    """Found by a hunt for slow corners: 5,000 `min` rules on `t0`..`t4999` and 5,000 `max`
+    bounds on `t*0*`..`t*4999*` made lint try every bound against every tool (each glob's prefix,
+    `t`, names them all): 17 s of lint, and so of every `check` of the contract. A glob's rarest
+    literal run now picks its candidates (1 s). The bound is 10 times what it takes, so that only
+    the old cost fails it; what lint finds is the reference model's to say (test_lint_model)."""
+    import time
+
+    rules = [{"id": f"m{n}", "kind": "tool_calls", "tool": f"t{n}", "min": 1} for n in range(5_000)]
+    rules += [{"id": f"x{n}", "kind": "tool_calls", "tool": f"t*{n}*", "max": 1_000_000} for n in range(5_000)]
+    contract = load_contract({"version": 2, "name": "many", "rules": rules})
+    started = time.monotonic()
+    report = lint_contract(contract)
+    assert time.monotonic() - started < 10
+    assert report.findings == []

@@ -198,11 +198,16 @@ class NameIndex:
         if is_literal(glob):
             return [glob] if glob in self._known else []
         start, ending = prefix(glob), suffix(glob)[::-1]
+        runs = literal_runs(glob)
         if start or ending:   # (the sizes of the two ranges are estimates: the walks stop where they end)
-            if _span(self.names, start) <= _span(self._reversed, ending):
+            by_start, by_end = _span(self.names, start), _span(self._reversed, ending)
+            if min(by_start, by_end) > _FEW and runs:   # `t*123*` among `t0`..`t4999`: the run is rarer
+                run = max(runs, key=len)
+                if self._joined.count(run) < min(by_start, by_end):
+                    return self._holding(run)
+            if by_start <= by_end:
                 return _starting(self.names, start)
             return (name[::-1] for name in _starting(self._reversed, ending))
-        runs = literal_runs(glob)
         if not runs:
             return self.names
         return self._holding(max(runs, key=len))
@@ -221,6 +226,10 @@ class NameIndex:
     @cached_property
     def _known(self) -> set[str]:
         return set(self.names)
+
+
+_FEW = 64
+"""Names few enough to try one by one rather than count a literal run among all of them."""
 
 
 def _span(ordered: list[str], start: str) -> int:
