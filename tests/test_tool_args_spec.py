@@ -1380,3 +1380,32 @@ def test_in_a_joined_array_explains_each_mismatch_from_the_same_set(tmp_path):
     result = _joined_lookups(tmp_path, {"row": {"$in": reference}}, 8_000, row=-1)
     assert result.returncode == 1, result.stderr
     assert "8000 errors" in result.stdout.replace(",", "")
+
+
+def test_distinct_holds_a_long_value_by_its_digest(tmp_path):
+    """Found by a hunt for unbounded memory: `distinct` kept every value seen in full (10,000
+    calls with 100 KB queries: 1 GB), where precedence holds a key over 256 characters by its
+    SHA-256. It does too now: 500 calls with 20 KB queries, that differ only at their start, held
+    11 MB and now hold about 1.5; long values that are equal still meet."""
+    import tracemalloc
+
+    from agent_invariants import check_trace
+
+    long = "x" * 20_000
+    path = tmp_path / "t.jsonl"
+    with path.open("w") as out:
+        for number in range(500):
+            out.write(json.dumps({"seq": number + 1, "type": "tool.call", "tool": "search", "call_id": f"c{number}",
+                                  "args": {"q": f"{number:06d}{long}"}}) + "\n")
+        out.write(json.dumps({"seq": 501, "type": "tool.call", "tool": "search", "call_id": "again",
+                              "args": {"q": f"{7:06d}{long}"}}) + "\n")
+    rule = {"id": "d", "kind": "tool_args", "tool": "search", "distinct": ["q"]}
+    tracemalloc.start()
+    try:
+        report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000
+    (violation,) = report.violations
+    assert (violation.code, violation.event_seq, violation.related_seqs) == ("tool_args.not_distinct", 501, [8])

@@ -27,7 +27,8 @@ from agent_invariants.match.budget import spend
 from agent_invariants.match.equality import as_double
 
 __all__ = ("EVIDENCE_DEPTH", "EVIDENCE_SIZE", "EVIDENCE_TEXT", "EVIDENCE_TOTAL", "EVIDENCE_TOTAL_V1", "canonical",
-           "canonical_key", "canonical_text", "evidence_cut", "evidence_value", "evidence_within_total", "plain_size")
+           "canonical_key", "canonical_text", "evidence_cut", "evidence_value", "evidence_within_total", "held_key",
+           "plain_size")
 
 EVIDENCE_TEXT = 200
 """The most code points of a string that evidence shows (then `…`), spec §10 point 7."""
@@ -96,6 +97,29 @@ def canonical_key(value: Any) -> object:
     if len(text) > _FREE_CHARACTERS:   # (the MCP server's bound on a check: `budget`)
         spend(len(text) // _CHARACTERS_PER_STEP)
     return ("j", text)
+
+
+_LONGEST_KEY = 256
+"""The longest key held as it is, in characters; a longer one is held by its digest (`held_key`)."""
+
+
+def held_key(key: object) -> object:
+    """A `canonical_key` as a rule keeps it for the rest of a trace (precedence's correlate keys,
+    `tool_args`' distinct values): one longer than `_LONGEST_KEY` characters (a value of kilobytes)
+    by the SHA-256 of its form, so that a key held stays small whatever the values (1,600 keys of
+    500 KB held 794 MiB). Equal keys give equal digests; a digest is a tuple, never equal to a
+    string key. (hashlib is imported when first needed: it costs a check 3 ms and 4 MiB.)"""
+    if isinstance(key, str):
+        if len(key) <= _LONGEST_KEY:
+            return key
+        text = "s" + key
+    elif isinstance(key, tuple) and key[0] in ("j", "p") and len(key[1]) > _LONGEST_KEY:
+        text = key[0] + key[1]
+    else:
+        return key
+    import hashlib
+
+    return ("#", hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
 
 
 def canonical_text(value: Any) -> str:

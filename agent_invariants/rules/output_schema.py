@@ -68,7 +68,9 @@ class OutputSchema(Rule):
 
     ## Known limits
     Formats (`"format": "email"`) are not asserted, as the draft's default says. Only the last
-    terminal event's output is read.
+    terminal event's output is read. The validator's `unevaluatedProperties` looks again at every
+    key for each key of an object (an output of 60,000 keys: 18 s); `additionalProperties`, which
+    often says the same, costs each key once.
     """
 
     kind: ClassVar[str] = "output_schema"

@@ -13,7 +13,7 @@ from msgspec import UNSET, Meta, Raw, UnsetType
 
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
-from agent_invariants.match.canonical import canonical_key, evidence_value
+from agent_invariants.match.canonical import canonical_key, evidence_value, held_key
 from agent_invariants.match.explained import shown
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.pairing import Calls, PairedCall
@@ -263,12 +263,12 @@ class Precedence(Rule):
             found = _found(value, paths[0])
             if found is NOT_FOUND:
                 return (), [found], [0]
-            return _held(canonical_key(found)), [found], []
+            return held_key(canonical_key(found)), [found], []
         values = [find(value, path) for path in paths]
         missing = [position for position, found in enumerate(values) if found is NOT_FOUND]
         if missing:
             return (), values, missing
-        return tuple(_held(canonical_key(found)) for found in values), values, missing
+        return tuple(held_key(canonical_key(found)) for found in values), values, missing
 
     def _check_after(self, event: Event, index: int, tool: str | UnsetType, args: Raw | UnsetType) -> None:
         key, values, missing = self._key(args, self._after_paths)
@@ -303,7 +303,7 @@ class Precedence(Rule):
             found = _found(decoded(args), paths[0])
             if found is NOT_FOUND:
                 return   # a before without the key is no before of any group
-            key: _Key = _held(canonical_key(found))
+            key: _Key = held_key(canonical_key(found))
             values = None
         else:
             key, values, missing = self._key(args, paths)
@@ -499,29 +499,6 @@ class _Keys:
             if first is not None and first != seq:
                 return first
         return None
-
-
-_LONGEST_KEY = 256
-"""The longest key held as it is, in characters; a longer one is held by its digest (`_held`)."""
-
-
-def _held(key: _Key) -> _Key:
-    """A key as precedence holds it: one longer than `_LONGEST_KEY` characters (a correlate value
-    of kilobytes) by the SHA-256 of its form, so that a key held stays small whatever the values
-    (1,600 keys of 500 KB held 794 MiB, long before the spill's count of keys). Equal keys give
-    equal digests; a digest is a tuple, never equal to a string key. (hashlib is imported when
-    first needed: it costs a check 3 ms and 4 MiB.)"""
-    if isinstance(key, str):
-        if len(key) <= _LONGEST_KEY:
-            return key
-        text = "s" + key
-    elif isinstance(key, tuple) and key[0] in ("j", "p") and len(key[1]) > _LONGEST_KEY:
-        text = key[0] + key[1]
-    else:
-        return key
-    import hashlib
-
-    return ("#", hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
 
 
 def _spilled(key: _Key) -> str:

@@ -9,7 +9,7 @@ from msgspec import UNSET, Meta, UnsetType
 from agent_invariants._js import js_number
 from agent_invariants.events import Event
 from agent_invariants.globs import compile_glob
-from agent_invariants.match.canonical import canonical_key, evidence_value
+from agent_invariants.match.canonical import canonical_key, evidence_value, held_key
 from agent_invariants.match.explained import MAX_LISTED, findings
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 from agent_invariants.match.quick import quick
@@ -202,12 +202,15 @@ class ToolArgs(Rule):
     At least one of `match`, `schema`, `distinct` is required.
 
     ## Known limits
-    A call's args are read from its own `args`; a trace that puts them elsewhere (say in `data`)
-    has none (`args_missing`). The results `$from_result` reads are kept for the whole trace: for
-    each result of a referenced tool, the value at `path` (the whole result with `where_result`)
-    and the keys of the call's args that `where` names; nothing of other tools. `distinct` keeps
-    one key per distinct value seen. Rules that read the final output keep each checked call's
-    args until the end of the trace.
+    A call's args are read from its own `args`; a trace that puts them elsewhere (say in `data`) has
+    none (`args_missing`). The results `$from_result` reads are kept for the whole trace: for each
+    result of a referenced tool, the value at `path` (the whole result with `where_result`) and the
+    keys of the call's args that `where` names; nothing of other tools. `distinct` keeps one key per
+    distinct value seen (a value longer than 256 characters by its SHA-256). Rules that read the
+    final output keep each checked call's args until the end of the trace. In `schema`, the
+    validator's `unevaluatedProperties` looks again at every key for each key of an object (args
+    of 60,000 keys: 18 s a call); `additionalProperties`, which often says the same, costs each key
+    once.
     """
 
     kind: ClassVar[str] = "tool_args"
@@ -354,7 +357,7 @@ class ToolArgs(Rule):
             self._report(call, "distinct_missing", f"Args of {_named(call)} lack {', '.join(missing)}, which "
                          "tell calls apart.", {"missing": missing}, at, "unresolved")
             return
-        key = tuple(canonical_key(value) for value in values)
+        key = tuple(held_key(canonical_key(value)) for value in values)
         first = self._first_with.get(key)
         if first is None:
             self._first_with[key] = call.seq
