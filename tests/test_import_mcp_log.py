@@ -427,3 +427,22 @@ def test_a_continuation_carries_on_the_latest_pending_call_whose_arguments_are_j
         ("approval.granted", "s:1"), ("tool.result", "s:1"), ("tool.result", "s:2")]
     assert [event["result"] for event in found if event["type"] == "tool.result"] == [{"done": 3}, {"done": 1},
                                                                                         {"done": 2}]
+
+
+@pytest.mark.parametrize(("mime", "expected"), [("application/json", {"r": 1}), ("text/plain", None)])
+def test_an_embedded_json_resource_is_read_as_json(tmp_path: Path, mime: str, expected: Any) -> None:
+    """Found by the sixth hunt: point 26 reads a result's text as JSON "when it is valid JSON (or
+    the mime type says `application/json`)"; an embedded resource whose mimeType said so stayed
+    the content array. Another mime type keeps it, as before."""
+    item = {"type": "resource", "resource": {"uri": "x:", "mimeType": mime, "text": '{"r":1}'}}
+    records = [
+        {"ts": "2026-01-01T00:00:00.000000Z", "session": "s", "dir": "c2s",
+         "msg": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}},
+        {"ts": "2026-01-01T00:00:01.000000Z", "session": "s", "dir": "c2s",
+         "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}}},
+        {"ts": "2026-01-01T00:00:02.000000Z", "session": "s", "dir": "s2c",
+         "msg": {"jsonrpc": "2.0", "id": 1, "result": {"content": [item]}}}]
+    log = tmp_path / "resource.mcp.jsonl"
+    log.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (result,) = [event for event in events(log) if event["type"] == "tool.result"]
+    assert result["result"] == (expected if expected is not None else [item])

@@ -394,13 +394,18 @@ _NONE: Any = object()
 
 def _tool_output(result: dict[str, Any]) -> tuple[Any, Any]:
     """A tools/call result's value (`structuredContent`, else `content`; one text item read as
-    JSON when it is) and the raw text kept beside it, if any."""
+    JSON when it is, and one embedded resource whose `mimeType` says `application/json` too,
+    point 26) and the raw text kept beside it, if any."""
     if result.get("structuredContent") is not None:
         return result["structuredContent"], None
     content = result.get("content")
-    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
-            and content[0].get("type") == "text" and isinstance(content[0].get("text"), str):
-        return parse_result(content[0]["text"])
+    only = content[0] if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) else {}
+    if only.get("type") == "text" and isinstance(only.get("text"), str):
+        return parse_result(only["text"])
+    resource = only.get("resource") if only.get("type") == "resource" else None
+    if isinstance(resource, dict) and resource.get("mimeType") == "application/json" \
+            and isinstance(resource.get("text"), str):
+        return parse_result(resource["text"], json_text=True)
     if content is None:
         return _NONE, None
     return content, None
