@@ -1059,3 +1059,37 @@ def test_pai_two_runs_summary_one_run(exports: dict[str, Export]) -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert (summary["events"], summary["tool_calls"], summary["tools"]) == (4, 1, ["ping"])
+
+
+@pytest.mark.parametrize("version", [2, 3, 6])
+def test_pai_every_instrumentation_version_gives_the_same_calls_and_results(tmp_path: Path, version: int) -> None:
+    """Found by the sixth hunt: pydantic-ai's instrumentation version 2 (deprecated, still
+    offered) names a tool span's args and result `tool_arguments` and `tool_response`, not
+    `gen_ai.tool.call.*`: its calls had no result. Each version now gives the calls and results
+    version 6 does."""
+    def run(chosen: int) -> list[tuple[Any, ...]]:
+        import warnings
+
+        provider, exporter = _provider()
+        with warnings.catch_warnings():   # (versions 2 to 4 are deprecated, and say so)
+            warnings.filterwarnings("ignore", message="Instrumentation format versions")
+            settings = InstrumentationSettings(tracer_provider=provider, meter_provider=NoOpMeterProvider(),
+                                               version=chosen, include_content=True)
+        agent: Agent[None, str] = Agent(_scripted([[("lookup_order", {"order_id": "A1"}, "c1")], ["Paid."]]),
+                                        name="support", capabilities=[Instrumentation(settings=settings)])
+
+        @agent.tool_plain
+        def lookup_order(order_id: str) -> dict[str, Any]:
+            """Look an order up."""
+            return {"order": order_id, "paid": 10.0}
+
+        _own_loop(agent.run("Is A1 paid?"))
+        spans = exporter.get_finished_spans()
+        provider.shutdown()
+        path = tmp_path / f"v{chosen}.otlp.jsonl"
+        path.write_text(_otlp_line(spans) + "\n", encoding="utf-8")
+        return [(e["type"], e.get("tool"), e.get("call_id"), e.get("args"), e.get("result"), e.get("ok"))
+                for e in _convert(path).events if e["type"] in ("tool.call", "tool.result")]
+
+    assert run(version) == run(6) == [("tool.call", "lookup_order", "c1", {"order_id": "A1"}, None, None),
+                                      ("tool.result", "lookup_order", "c1", None, {"order": "A1", "paid": 10.0}, True)]

@@ -274,6 +274,9 @@ class GenAiTrace:
                 call_id = None
             args = attributes.get("gen_ai.tool.call.arguments")
             result, has_result = attributes.get("gen_ai.tool.call.result"), "gen_ai.tool.call.result" in attributes
+            if args is None and not has_result and "tool_response" in attributes:   # pydantic-ai's instrumentation
+                args = attributes.get("tool_arguments")                              # version 2 names them so
+                result, has_result = attributes["tool_response"], True
             if args is None or not has_result:   # (Strands' default, older conventions: the span's events)
                 written = {inner.name: inner.attributes for inner in span.events if inner.name in _OLDER_EVENTS}
                 if args is None and "content" in written.get("gen_ai.tool.message", {}):
