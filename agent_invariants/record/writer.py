@@ -211,5 +211,3 @@ class TraceWriter:
         self.remove_raw()
         if not self._stale:
             os.unlink(self.path)
-
-
