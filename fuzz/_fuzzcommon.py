@@ -67,3 +67,19 @@ class OracleMismatch(AssertionError):
     def __init__(self, oracle: str, detail: str) -> None:
         super().__init__(f"{oracle}: {detail}")
         self.oracle = oracle
+
+
+def round_trip(contract, load_contract, input_error) -> None:
+    """The oracle of normalising: `to_dict()` of a loaded contract, loaded again (as a mapping and
+    as JSON bytes), loads without error and gives the same `to_dict()`. (The target passes its
+    instrumented `load_contract` and `InputError`: this harness module is not instrumented.)"""
+    import msgspec
+
+    normal = contract.to_dict()
+    for again in (normal, msgspec.json.encode(normal)):
+        try:
+            reloaded = load_contract(again)
+        except input_error as exc:
+            raise OracleMismatch("round-trip", f"the normalised contract does not load again: {exc}") from None
+        if reloaded.to_dict() != normal:
+            raise OracleMismatch("round-trip", "normalising twice changed the contract")

@@ -24,8 +24,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _fuzzcommon  # noqa: E402  (not instrumented: it is the harness, not the target)
 
 with atheris.instrument_imports():
-    import msgspec
-
     from agent_invariants import InputError, check_trace, compare_traces, load_contract
     from agent_invariants.render import json as render_json
     from agent_invariants.render import text as render_text
@@ -60,18 +58,6 @@ BASELINE = b"""\
 """
 
 
-def _round_trip(contract) -> None:
-    normal = contract.to_dict()
-    for again in (normal, msgspec.json.encode(normal)):
-        try:
-            reloaded = load_contract(again)
-        except InputError as exc:
-            problem = f"the normalised contract does not load again: {exc}"
-            raise _fuzzcommon.OracleMismatch("round-trip", problem) from None
-        if reloaded.to_dict() != normal:
-            raise _fuzzcommon.OracleMismatch("round-trip", "normalising twice changed the contract")
-
-
 def TestOneInput(data: bytes) -> None:
     try:
         try:
@@ -85,7 +71,7 @@ def TestOneInput(data: bytes) -> None:
         render_json.render(compared)
         render_text.render(compared)
         render_json.to_json({"valid": True, "contract": contract.to_dict()})
-        _round_trip(contract)
+        _fuzzcommon.round_trip(contract, load_contract, InputError)
     except Exception as exc:  # noqa: BLE001 - everything but InputError is a finding
         _fuzzcommon.finding(exc, data, "contract")
 

@@ -106,18 +106,6 @@ def _check(contract, trace: bytes, partial: bool):
     return report
 
 
-def _round_trip(contract) -> None:
-    normal = contract.to_dict()
-    for again in (normal, msgspec.json.encode(normal)):
-        try:
-            reloaded = load_contract(again)
-        except InputError as exc:
-            raise _fuzzcommon.OracleMismatch("round-trip", f"the normalised contract does not load again: {exc}") \
-                from None
-        if reloaded.to_dict() != normal:
-            raise _fuzzcommon.OracleMismatch("round-trip", "normalising twice changed the contract")
-
-
 def _oracles(contract, trace: bytes, full) -> None:
     events = [msgspec.json.encode(event) for batch in TraceFile(trace).batches() for event in batch]
     from_list = check_trace(contract, events)
@@ -152,7 +140,7 @@ def TestOneInput(data: bytes) -> None:
         lint = lint_contract(contract)
         for render in (render_text.render, render_json.render, render_sarif.render):
             render(lint)
-        _round_trip(contract)
+        _fuzzcommon.round_trip(contract, load_contract, InputError)
         full = _check(contract, trace, False)
         if full is not None:
             _oracles(contract, trace, full)
