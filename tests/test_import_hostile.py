@@ -1173,8 +1173,9 @@ def test_a_tool_name_that_is_no_string_gives_way_to_the_span_name(tmp_path: Path
     otel = write(tmp_path, otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, name="x", call_id="c1",
                                               gen_ai__tool__name=7)), "otel.otlp.jsonl")
     assert [event["tool"] for event in imported(otel) if event["type"] == "tool.call"] == ["x"]
-    spans = [_oi_span("00000000000000a1", None, "support", "AGENT", 0, 100),
-             _oi_span("00000000000000b1", "00000000000000a1", "refund", "TOOL", 10, 20)]
-    spans[1]["attributes"].append({"key": "tool.name", "value": {"intValue": "7"}})
-    oi = write(tmp_path, "".join(otlp(one) + "\n" for one in spans), "oi.otlp.jsonl")
-    assert [event["tool"] for event in imported(oi, "openinference") if event["type"] == "tool.call"] == ["refund"]
+    for named in ({"intValue": "7"}, {"stringValue": "  "}):   # (a blank one too: a second reading)
+        spans = [_oi_span("00000000000000a1", None, "support", "AGENT", 0, 100),
+                 _oi_span("00000000000000b1", "00000000000000a1", "refund", "TOOL", 10, 20)]
+        spans[1]["attributes"].append({"key": "tool.name", "value": named})
+        oi = write(tmp_path, "".join(otlp(one) + "\n" for one in spans), "oi.otlp.jsonl")
+        assert [event["tool"] for event in imported(oi, "openinference") if event["type"] == "tool.call"] == ["refund"]

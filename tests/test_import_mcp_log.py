@@ -429,11 +429,13 @@ def test_a_continuation_carries_on_the_latest_pending_call_whose_arguments_are_j
                                                                                         {"done": 2}]
 
 
-@pytest.mark.parametrize(("mime", "expected"), [("application/json", {"r": 1}), ("text/plain", None)])
+@pytest.mark.parametrize(("mime", "expected"), [("application/json", {"r": 1}), ("Application/JSON; charset=utf-8",
+                                                                                 {"r": 1}), ("text/plain", None)])
 def test_an_embedded_json_resource_is_read_as_json(tmp_path: Path, mime: str, expected: Any) -> None:
     """Found by the sixth hunt: point 26 reads a result's text as JSON "when it is valid JSON (or
     the mime type says `application/json`)"; an embedded resource whose mimeType said so stayed
-    the content array. Another mime type keeps it, as before."""
+    the content array. A media type's case and parameters do not matter (a second reading); another
+    type keeps the array, as before."""
     item = {"type": "resource", "resource": {"uri": "x:", "mimeType": mime, "text": '{"r":1}'}}
     records = [
         {"ts": "2026-01-01T00:00:00.000000Z", "session": "s", "dir": "c2s",

@@ -403,12 +403,17 @@ def _tool_output(result: dict[str, Any]) -> tuple[Any, Any]:
     if only.get("type") == "text" and isinstance(only.get("text"), str):
         return parse_result(only["text"])
     resource = only.get("resource") if only.get("type") == "resource" else None
-    if isinstance(resource, dict) and resource.get("mimeType") == "application/json" \
-            and isinstance(resource.get("text"), str):
+    if isinstance(resource, dict) and isinstance(resource.get("text"), str) \
+            and _media_type(resource.get("mimeType")) == "application/json":
         return parse_result(resource["text"], json_text=True)
     if content is None:
         return _NONE, None
     return content, None
+
+
+def _media_type(mime: object) -> str | None:
+    """A MIME type without its parameters, in lower case (`Application/JSON; charset=utf-8`)."""
+    return mime.partition(";")[0].strip().lower() if isinstance(mime, str) else None
 
 
 def _id_key(value: object) -> object:

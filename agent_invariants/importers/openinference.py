@@ -254,10 +254,10 @@ _UNWRITTEN: Any = object()
 
 
 def _tool_name(span: Span) -> str:
-    """A TOOL span's tool: its `tool.name`, else its span name (a name that is no string, a
-    producer's slip, is no name)."""
+    """A TOOL span's tool: its `tool.name`, else its span name (a blank name, or one that is no
+    string, a producer's slip, is no name)."""
     named = span.attributes.get("tool.name")
-    return named if isinstance(named, str) and named else span.name
+    return named if isinstance(named, str) and named.strip() else span.name
 
 
 def _tripped(span: Span, parent: Span | None) -> bool:
