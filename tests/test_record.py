@@ -2451,6 +2451,30 @@ def test_an_interrupt_while_the_servers_end_ends_them_and_the_report_is_written(
     assert _alive(tmp_path) == []
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_the_servers_start_ends_them(tmp_path: Path, signum: int) -> None:
+    """Found by a second outside reading: SIGHUP (a closed terminal) while a server started killed
+    `record` at once, by its default, and left the server running, with no parent; SIGTERM ended
+    it. SIGHUP ends `record` as SIGTERM does there too: the server is ended, nothing is written."""
+    (tmp_path / "c.json").write_text(json.dumps(V2), encoding="utf-8")
+    (tmp_path / "silent.py").write_text('import os, time\nopen("pid-" + str(os.getpid()), "w").close()\n'
+                                        'time.sleep(60)\n', encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_invariants", "record", "-c", "c.json", "--mcp", f"{sys.executable} silent.py",
+         "--mcp-start-timeout-ms", "30000", "--out", "t.jsonl", "--", "true"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not list(tmp_path.glob("pid-*")) and time.monotonic() < deadline:
+        time.sleep(0.02)   # (the server runs, and will never answer initialize)
+    assert list(tmp_path.glob("pid-*")), process.stderr
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=20)
+    assert (process.returncode, out) == (143, b""), err   # (exit 143 for both, as README's exit codes say)
+    time.sleep(0.5)
+    assert _alive(tmp_path) == []
+    assert not (tmp_path / "t.jsonl").exists()
+
+
 # --- the trace is what record wrote -----------------------------------------------------------
 
 @pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting"])

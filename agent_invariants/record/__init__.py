@@ -171,7 +171,9 @@ def record(contract: str | os.PathLike[str] | ContractSource, command: Sequence[
         _refuse_input_as("--write-tool-snapshot", options.write_tool_snapshot, inputs, "the snapshot")
     refuse_report_at(options.report, [*inputs, out, log, options.write_tool_snapshot])
     saved_tools = None if options.tool_snapshot is None else read_snapshot(options.tool_snapshot)
-    with contextlib.ExitStack() as resources:
+    # (SIGHUP while the servers start ends `record` as SIGTERM does, so that they are ended too; its
+    # default would leave them running)
+    with hangup_terminates(), contextlib.ExitStack() as resources:
         try:
             backend = None if not options.mcp else start_servers(
                 options.mcp, options.mcp_start_timeout_ms, options.mcp_call_timeout_ms, resources)
