@@ -1179,3 +1179,18 @@ def test_a_tool_name_that_is_no_string_gives_way_to_the_span_name(tmp_path: Path
         spans[1]["attributes"].append({"key": "tool.name", "value": named})
         oi = write(tmp_path, "".join(otlp(one) + "\n" for one in spans), "oi.otlp.jsonl")
         assert [event["tool"] for event in imported(oi, "openinference") if event["type"] == "tool.call"] == ["refund"]
+
+
+def test_agents_sdk_a_tripped_guardrail_exported_before_it_ended_says_why_the_run_failed(tmp_path: Path) -> None:
+    """A second reading: a triggered guardrail without `ended_at` gets its `control.stop` where it
+    starts, before a later agent error, but the run's reason was that error's: a span still open
+    now ends, for the reason too, where its stop is placed."""
+    trace = json.dumps({"object": "trace", "id": "trace_1", "workflow_name": "w"})
+    guard = json.loads(_agents_span("guard", "agent", "00.2", "00.2",
+                                    {"type": "guardrail", "name": "g", "triggered": True}))
+    del guard["ended_at"]
+    lines = [trace, json.dumps(guard),
+             _agents_span("agent", None, "00.1", "00.6", {"type": "agent", "name": "a"}, error="turn-err")]
+    events = imported(write(tmp_path, "\n".join(lines) + "\n", "open.jsonl"), "openai-agents")
+    assert [(event["type"], event.get("reason")) for event in events] == [
+        ("run.start", None), ("control.stop", "guardrail:g"), ("run.failed", "guardrail:g")]

@@ -200,7 +200,7 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     last = max(spans, key=lambda span: (span.end, -span.depth, -span.order))
     # the trace's bounds, as a root span's start and end: at equal times, §7's order of starts and ends
     out.add({"type": "run.start"}, first.start, line=first.line, span_id=first.id, bound=FIRST)
-    failures: list[tuple[tuple[bool, int, int, int], str]] = []   # (where in the events' order, reason)
+    failures: list[tuple[tuple[int, int, int], str]] = []   # (where in the events' order, reason)
     for span in spans:
         kind = span.data.get("type")
         name = str(span.data["name"]) if isinstance(span.data.get("name"), str) else str(kind)
@@ -242,9 +242,10 @@ def _timeline(context: Context, trace_id: str, spans: list[_Span]) -> Timeline:
     return out
 
 
-def _end_order(span: _Span) -> tuple[bool, int, int, int]:
-    """Where a span's end comes among the events: by time, at equal times the deeper first (§7)."""
-    return not span.ended, span.end, -span.depth, span.order
+def _end_order(span: _Span) -> tuple[int, int, int]:
+    """Where a span's end comes among the events: by time, at equal times the deeper first (§7);
+    a span exported before it ended ends, as its `control.stop` is placed, where it starts."""
+    return span.end, -span.depth, span.order
 
 
 def _runs_agent(span: _Span) -> bool:
