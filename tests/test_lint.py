@@ -498,3 +498,30 @@ def test_bounds_on_globs_find_the_few_required_tools_their_literal_run_names():
     report = lint_contract(contract)
     assert time.monotonic() - started < 10
     assert report.findings == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bound", [{"kind": "tool_calls", "max": 1}, {"kind": "require_event", "max": 5}],
+                         ids=["max-1-calls", "required-events"])
+def test_distinct_rules_beside_many_bounds_are_not_compared_with_each(bound):
+    """Found by a second hunt for slow corners: 5,000 `tool_args` rules with `distinct` beside
+    5,000 bounds on other tools: `vacuous_distinct` tried every bound (31 s), and
+    `unrequired_subject` every requirement a `require_event` makes (65 s), each pair with the
+    glob algebra. Bounds of 2 calls or more cannot make `distinct` vacuous, and the others are
+    found by their globs; requirements by their literal prefix. The bound is many times what it
+    takes; what lint finds is the reference model's to say (test_lint_model)."""
+    import time
+
+    rules: list[dict[str, Any]] = [{"id": f"d{n}", "kind": "tool_args", "tool": f"t{n}x*", "distinct": ["q"]}
+                                   for n in range(3_000)]
+    for n in range(3_000):
+        limit = {key: value for key, value in bound.items() if key != "kind"}
+        tool = f"u{n}y*"
+        rules.append({"id": f"b{n}", "kind": bound["kind"], **limit,
+                      **({"tool": tool} if bound["kind"] == "tool_calls" else {"match": {"type": "tool.call",
+                                                                                      "tool": tool}})})
+    contract = load_contract({"version": 2, "name": "many", "rules": rules})
+    started = time.monotonic()
+    report = lint_contract(contract)
+    assert time.monotonic() - started < 10
+    assert {finding.code for finding in report.findings} == {"unrequired_subject"}

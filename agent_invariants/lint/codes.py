@@ -8,14 +8,15 @@ rules they name, then by code (the order of `CODES`), then by pointer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import msgspec
 from msgspec import UNSET
 
 from agent_invariants.lint.facts import CALL, Bound, Edge, Facts, Requirement, written_key
-from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, subsumes
+from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, prefix, subsumes, suffix
 from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.equality import json_equal
@@ -251,21 +252,25 @@ def self_precedence(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
 # -- vacuous_distinct --------------------------------------------------------------------------
 
 def vacuous_distinct(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
-    """`distinct` on a tool that may be called at most once: there is nothing to compare."""
+    """`distinct` on a tool that may be called at most once: there is nothing to compare. Only the
+    bounds below 2 calls can say so, and only those whose glob covers the rule's are looked at
+    (tried against every bound, 5,000 distinct rules beside 5,000 bounds took a minute)."""
+    few = [bound for bound in facts.bounds if bound.limit < 2 and not bound.successful]
+    if not few:
+        return
+    index_of: GlobIndex[Bound] = GlobIndex((bound.glob, bound) for bound in few)
     for index, rule in enumerate(facts.rules):
         if rule.kind != "tool_args" or rule.distinct is UNSET:
             continue
         glob = rule.tool
+        covering = index_of.covering(glob)
         if is_literal(glob):
-            bounds = [bound for bound in facts.bounds if not bound.successful and bound.covers(glob)]
+            bounds = [bound for bound in covering if bound.covers(glob)]
         else:
-            bounds = [bound for bound in facts.bounds if not (bound.successful or bound.events or bound.per_tool)
-                      and subsumes(bound.glob, glob)]
+            bounds = [bound for bound in covering if not (bound.events or bound.per_tool)]
         if not bounds:
             continue
         tightest = min(bounds, key=lambda bound: (bound.limit, bound.rule))
-        if tightest.limit >= 2:
-            continue
         pointer = f"/rules/{index}/distinct" if index > tightest.rule else tightest.pointer
         yield Found("vacuous_distinct", (index, tightest.rule), (), pointer,
                     f"{rule.id} compares the calls of {glob}, but {facts.rules[tightest.rule].id} allows at most "
@@ -714,6 +719,7 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A rule about calls nothing requires: a run that makes none passes it as vacuous."""
     dead = {item.named[-1] for item in earlier if item.code == "dead_rule"} | {
         index for item in earlier if item.code == "dead_rule" for index in item.named}
+    required_globs = _ByPrefix(need.glob for need in facts.glob_requirements if need.count >= 1 and not need.unnamed)
     for index, rule in enumerate(facts.rules):
         if rule.kind not in _SUBJECT_KINDS or index in dead:
             continue
@@ -727,12 +733,30 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
         else:
             glob = rule.tool
             required = bool(facts.required_matching(glob)) or any(   # (calls without a name need no `glob`)
-                need.count >= 1 and not need.unnamed and subsumes(glob, need.glob) for need in facts.glob_requirements)
+                subsumes(glob, need) for need in required_globs.within(glob))
             subject = f"a call of {glob}"
         if not required:
             yield Found("unrequired_subject", (index,), (), f"/rules/{index}",
                         f"No rule requires {subject}, so a run without one passes {rule.id} as vacuous.",
                         provable=False)
+
+
+class _ByPrefix:
+    """Globs by their literal prefix, so that those a glob may subsume (theirs start with its
+    prefix and end with its suffix) are found without trying them all: 5,000 tool_args rules
+    beside 5,000 require_event rules on other tools compared every pair, 65 s of lint."""
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        self._sorted = sorted((prefix(glob), glob) for glob in globs)
+
+    def within(self, glob: str) -> Iterator[str]:
+        start, end = prefix(glob), suffix(glob)
+        position = bisect_left(self._sorted, (start, ""))
+        while position < len(self._sorted) and self._sorted[position][0].startswith(start):
+            found = self._sorted[position][1]
+            position += 1
+            if suffix(found).endswith(end):
+                yield found
 
 
 def _after_required(facts: Facts, after: Any) -> bool:
