@@ -184,9 +184,12 @@ class ApprovalBound(Rule):
     time). A call looks only at the grants of its tool and binding: with an `approval_id`, those
     of that id; under `args_subset`, those that name one of its plain fields with its value (or
     no plain field). With `max_age_ms`, grants too old for a call are set aside while the calls'
-    times only grow; once a call's time goes back they are looked at again. What is left, grants
-    that share a call's field but not the rest of its args, is looked at by each call: a trace of
-    many such grants and many calls costs grants × calls. `record`'s harness writes its grants
+    times only grow; once a call's time goes back they are looked at again. What is left is
+    looked at by each call, so that a trace of many such grants and many calls costs grants ×
+    calls (4,000 of each: 2 to 30 s): grants that share a call's field but not the rest of its
+    args, or (under `args_subset`) that name no plain field; grants of one `approval_id` shared by
+    many; under `max_age_ms`, calls without a time, and calls whose times go back and forth.
+    `record`'s harness writes its grants
     with the request's args but without a call_id (spec point 64): under `bind: call_id` they
     cover no call (the message says the grant is "without a call_id"); bind them by `args`.
     """
