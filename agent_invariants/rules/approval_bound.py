@@ -173,24 +173,25 @@ class ApprovalBound(Rule):
       without one matches no glob. Default: any grant.
 
     ## Known limits
-    Grants are matched to calls by position in the trace, not by time (`max_age_ms` only ages them;
-    a grant stamped after its call is not too old). `prevented` needs a `tool.denied` with the
-    call's `call_id`. An event that both revokes (`revoked_by`) and is a call or a grant is judged
-    as a call before it revokes, and revokes before it grants: a revocation affects grants before it
-    and calls after it. The rule keeps the 10 latest grants for the evidence, and the grants that
-    may still cover a call: not spent, not revoked, within `max_age_events`, and able to cover some
-    call of the rule (a grant for another tool, outside `scope`, without the args or call_id `bind`
-    needs or without a required approver never is; with `max_age_ms`, one without a time). A call
-    looks only at the grants of its tool and binding: with an `approval_id`, those of that id and
-    binding; under `args_subset`, those that name one of its plain fields with its value (or no
-    plain field). With `max_age_ms`, grants too old for a call are set aside while the calls' times
-    only grow; once a call's time goes back they are looked at again. What is left is looked at by
-    each call, so that a trace of many such grants and many calls costs grants × calls (4,000 of
-    each: 2 to 30 s): grants that share a call's field but not the rest of its args, or (under
-    `args_subset`) that name no plain field, and under `max_age_ms`, calls without a time, and calls
-    whose times go back and forth. `record`'s harness writes its grants with the request's args but
-    without a call_id (spec point 64): under `bind: call_id` they cover no call (the message says
-    the grant is "without a call_id"); bind them by `args`.
+    Grants are matched to calls by position in the trace, not by time (`max_age_ms` only ages
+    them; a grant stamped after its call is not too old). `prevented` needs a `tool.denied` with
+    the call's `call_id`. An event that both revokes (`revoked_by`) and is a call or a grant is
+    judged as a call before it revokes, and revokes before it grants: a revocation affects grants
+    before it and calls after it. The rule keeps the 10 latest grants for the evidence, and the grants that
+    may still cover a call: not spent, not revoked, within `max_age_events`, and able to cover
+    some call of the rule (a grant for another tool, outside `scope`, without the args or call_id
+    `bind` needs or without a required approver never is; with `max_age_ms`, one without a
+    time). A call looks only at the grants of its tool and binding: with an `approval_id`, those
+    of that id; under `args_subset`, those that name one of its plain fields with its value (or
+    no plain field). With `max_age_ms`, grants too old for a call are set aside while the calls'
+    times only grow; once a call's time goes back they are looked at again. What is left is
+    looked at by each call, so that a trace of many such grants and many calls costs grants ×
+    calls (4,000 of each: 2 to 30 s): grants that share a call's field but not the rest of its
+    args, or (under `args_subset`) that name no plain field; grants of one `approval_id` shared by
+    many; under `max_age_ms`, calls without a time, and calls whose times go back and forth.
+    `record`'s harness writes its grants
+    with the request's args but without a call_id (spec point 64): under `bind: call_id` they
+    cover no call (the message says the grant is "without a call_id"); bind them by `args`.
     """
 
     kind: ClassVar[str] = "approval_bound"
@@ -219,9 +220,6 @@ class ApprovalBound(Rule):
         self._buckets: dict[Any, dict[int, _Grant]] = {}
         self._named: dict[str, dict[Any, dict[int, _Grant]]] = {field: {} for field in _GRANT_FIELD.values()}
         self._by_id = self._named["approval_id"]
-        # and by approval_id and bucket together, for the calls that name an id: many grants of
-        # one id, each for other args, were looked at by every call (8,000 of each: 7.5 s)
-        self._by_id_bucket: dict[tuple[str, Any], dict[int, _Grant]] = {}
         # `args_subset` files each live grant not under its bucket but under an anchor: one field of
         # its args that a covered call must hold equal, (bucket, key, value), the one fewest grants
         # were filed under so far; a grant without such a field (no args, only objects and arrays)
@@ -270,8 +268,6 @@ class ApprovalBound(Rule):
                 value = getattr(grant, field)
                 if value is not UNSET and value is not None:
                     named.setdefault(value, {})[index] = grant
-            if grant.approval_id is not UNSET:
-                self._by_id_bucket.setdefault((grant.approval_id, grant.bucket), {})[index] = grant
             self._file(grant)
 
     def _file(self, grant: _Grant) -> None:
@@ -385,12 +381,6 @@ class ApprovalBound(Rule):
                 del same[grant.index]
                 if not same:
                     del named[value]
-        if grant.approval_id is not UNSET:
-            key = (grant.approval_id, grant.bucket)
-            same = self._by_id_bucket[key]
-            del same[grant.index]
-            if not same:
-                del self._by_id_bucket[key]
 
     def _call(self, event: Event, index: int) -> None:
         self.checked += 1
@@ -449,13 +439,12 @@ class ApprovalBound(Rule):
         if self._binds_args and not isinstance(call.args, dict):
             return iter(())   # a call without args is bound by no grant
         if call.approval_id is not UNSET:   # only grants of its approval_id can cover it: asked of their index
-            by_id, live = self._by_id_bucket, self._live
-            named = by_id.get((call.approval_id, self._bucket(call.tool, call)), _EMPTY)
-            unnamed = by_id.get((call.approval_id, self._bucket(UNSET, call)), _EMPTY) \
-                if self._in_scope is not None else _EMPTY
-            nearest = heapq.merge(reversed(named.values()), reversed(unnamed.values()), key=_nearest) if unnamed \
-                else reversed(named.values())
-            return (grant for grant in nearest if live.get(grant.index) is grant)   # (not spent, revoked or set aside)
+            named = self._bucket(call.tool, call)
+            unnamed = self._bucket(UNSET, call) if self._in_scope is not None else named
+            same, live = self._by_id.get(call.approval_id, _EMPTY), self._live
+            return (grant for grant in reversed(same.values())
+                    if (grant.bucket == named or grant.bucket == unnamed)
+                    and live.get(grant.index) is grant)   # (not spent, revoked or set aside)
         if self._subset:
             return self._subset_candidates(call)
         named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
