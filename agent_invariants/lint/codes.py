@@ -8,15 +8,14 @@ rules they name, then by code (the order of `CODES`), then by pointer.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import msgspec
 from msgspec import UNSET
 
 from agent_invariants.lint.facts import CALL, Bound, Edge, Facts, Requirement, written_key
-from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, prefix, subsumes, suffix
+from agent_invariants.lint.globs import ANY, GlobIndex, intersects, is_literal, normalised, subsumes
 from agent_invariants.lint.report import CODES, Finding
 from agent_invariants.match.canonical import canonical
 from agent_invariants.match.equality import json_equal
@@ -719,7 +718,8 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
     """A rule about calls nothing requires: a run that makes none passes it as vacuous."""
     dead = {item.named[-1] for item in earlier if item.code == "dead_rule"} | {
         index for item in earlier if item.code == "dead_rule" for index in item.named}
-    required_globs = _ByPrefix(need.glob for need in facts.glob_requirements if need.count >= 1 and not need.unnamed)
+    required_globs = GlobIndex((need.glob, need) for need in facts.glob_requirements
+                               if need.count >= 1 and not need.unnamed)
     for index, rule in enumerate(facts.rules):
         if rule.kind not in _SUBJECT_KINDS or index in dead:
             continue
@@ -732,31 +732,13 @@ def unrequired_subject(facts: Facts, earlier: list[Found]) -> Iterator[Found]:
             subject = f"its after ({rule.after.brief()})"
         else:
             glob = rule.tool
-            required = bool(facts.required_matching(glob)) or any(   # (calls without a name need no `glob`)
-                subsumes(glob, need) for need in required_globs.within(glob))
+            # (calls without a name need no `glob`)
+            required = bool(facts.required_matching(glob)) or next(required_globs.subsumed(glob), None) is not None
             subject = f"a call of {glob}"
         if not required:
             yield Found("unrequired_subject", (index,), (), f"/rules/{index}",
                         f"No rule requires {subject}, so a run without one passes {rule.id} as vacuous.",
                         provable=False)
-
-
-class _ByPrefix:
-    """Globs by their literal prefix, so that those a glob may subsume (theirs start with its
-    prefix and end with its suffix) are found without trying them all: 5,000 tool_args rules
-    beside 5,000 require_event rules on other tools compared every pair, 65 s of lint."""
-
-    def __init__(self, globs: Iterable[str]) -> None:
-        self._sorted = sorted((prefix(glob), glob) for glob in globs)
-
-    def within(self, glob: str) -> Iterator[str]:
-        start, end = prefix(glob), suffix(glob)
-        position = bisect_left(self._sorted, (start, ""))
-        while position < len(self._sorted) and self._sorted[position][0].startswith(start):
-            found = self._sorted[position][1]
-            position += 1
-            if suffix(found).endswith(end):
-                yield found
 
 
 def _after_required(facts: Facts, after: Any) -> bool:

@@ -260,7 +260,8 @@ class GlobIndex(Generic[T]):
 
     For `meeting`, a literal names one subject, so the globs that meet it are the ones that cover
     it; other globs are filed by literal prefix and suffix: two globs meet only if one prefix
-    starts the other and one suffix ends the other."""
+    starts the other and one suffix ends the other. For `subsumed`, by the same filing: a glob
+    covers only globs whose prefix starts with its own and whose suffix ends with its own."""
 
     def __init__(self, items: Iterable[tuple[str, T]]) -> None:
         entries = list(items)
@@ -282,6 +283,17 @@ class GlobIndex(Generic[T]):
                 if start.startswith(prefix(wide)) and end.endswith(suffix(wide)) and (
                         matches(wide, glob) if literal else subsumes(wide, glob)):
                     yield payload
+
+    def subsumed(self, glob: str) -> Iterator[T]:
+        """The payloads of the globs that `glob` subsumes, in no particular order (5,000 tool_args
+        rules beside 5,000 requirements on other tools, each pair tried, took 65 s of lint)."""
+        start, end = prefix(glob), suffix(glob)
+        position = bisect_left(self._prefixes, start)
+        while position < len(self._prefixes) and self._prefixes[position].startswith(start):
+            for other_end, entries in self._by_prefix[self._prefixes[position]].items():
+                if other_end.endswith(end):
+                    yield from (payload for other, payload in entries if subsumes(glob, other))
+            position += 1
 
     def meeting(self, glob: str) -> Iterator[T]:
         """The payloads of the globs that some subject of `glob` matches too."""
