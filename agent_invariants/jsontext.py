@@ -275,6 +275,9 @@ def problem_words(problem: str, decoded: Any = None, path: str = "$") -> str:
     words = _EXPECTED.get(expected, f"`{expected}`")
     if choices and expected == "str":
         words += f" (one of: {', '.join(choices)})"
+    if got == "float" and expected.startswith("int | str"):   # (OTLP's times and codes: no rounding)
+        return f"expected {words}, got a number with a fraction or an exponent (write the integer in full, " \
+            "or as a string)"
     if got is not None:
         return f"expected {words}, got {_GOT.get(got, f'`{got}`')}"
     if size_op is not None:
