@@ -181,14 +181,15 @@ class ApprovalBound(Rule):
     may still cover a call: not spent, not revoked, within `max_age_events`, and able to cover
     some call of the rule (a grant for another tool, outside `scope`, without the args or call_id
     `bind` needs or without a required approver never is; with `max_age_ms`, one without a
-    time). A call looks only at the grants of its tool and binding: with an `approval_id`, those
-    of that id; under `args_subset`, those that name one of its plain fields with its value (or
-    no plain field). With `max_age_ms`, grants too old for a call are set aside while the calls'
-    times only grow; once a call's time goes back they are looked at again. What is left is
-    looked at by each call, so that a trace of many such grants and many calls costs grants ×
-    calls (4,000 of each: 2 to 30 s): grants that share a call's field but not the rest of its
-    args, or (under `args_subset`) that name no plain field; grants of one `approval_id` shared by
-    many; under `max_age_ms`, calls without a time, and calls whose times go back and forth.
+    time). A call looks only at the grants of its tool and binding (under `args_subset`, those
+    that name one of its plain fields with its value, or no plain field), or at those of its
+    `approval_id`, when they are fewer; under `max_age_ms`, a call without a time looks at none.
+    With `max_age_ms`, grants too old for a call are set aside while the calls' times only grow;
+    once a call's time goes back they are looked at again. What is left is looked at by each
+    call, so that a trace of many such grants and many calls costs grants × calls (4,000 of
+    each: 2 to 30 s): grants that share a call's field but not the rest of its args, or (under
+    `args_subset`) that name no plain field; under `max_age_ms`, calls whose times go back and
+    forth.
     `record`'s harness writes its grants
     with the request's args but without a call_id (spec point 64): under `bind: call_id` they
     cover no call (the message says the grant is "without a call_id"); bind them by `args`.
@@ -400,7 +401,8 @@ class ApprovalBound(Rule):
         call = _Call(event, index, self._reads)
         self._expire(index)
         self._set_aside(call)
-        for grant in self._candidates(call):
+        timeless = self._config.max_age_ms is not UNSET and call.time is None   # no grant can age it: none covers
+        for grant in () if timeless else self._candidates(call):
             if self._covers(grant, call):
                 if self._config.one_use:
                     grant.consumed_by = call.seq
@@ -448,36 +450,40 @@ class ApprovalBound(Rule):
 
     def _candidates(self, call: _Call) -> Iterator[_Grant]:
         """The grants that may cover the call, nearest first: those naming its tool and those
-        naming none (a rule with `scope`), from the buckets the call's binding points at."""
+        naming none (a rule with `scope`), from the buckets the call's binding points at (or,
+        for a call with an `approval_id`, the grants of that id, when they are fewer)."""
         if self._binds_args and not isinstance(call.args, dict):
             return iter(())   # a call without args is bound by no grant
+        pools = None
         if call.approval_id is not UNSET:   # only grants of its approval_id can cover it: asked of their index
-            named = self._bucket(call.tool, call)
-            unnamed = self._bucket(UNSET, call) if self._in_scope is not None else named
-            same, live = self._by_id.get(call.approval_id, _EMPTY), self._live
-            return (grant for grant in reversed(same.values())
-                    if (grant.bucket == named or grant.bucket == unnamed)
-                    and live.get(grant.index) is grant)   # (not spent, revoked or set aside)
-        if self._subset:
-            return self._subset_candidates(call)
-        named = self._buckets.get(self._bucket(call.tool, call), _EMPTY)
-        unnamed = self._buckets.get(self._bucket(UNSET, call), _EMPTY) if self._in_scope is not None else _EMPTY
-        if not unnamed:
-            return reversed(named.values())
-        if not named:
-            return reversed(unnamed.values())
-        return heapq.merge(reversed(named.values()), reversed(unnamed.values()), key=_nearest)
+            same = self._by_id.get(call.approval_id, _EMPTY)
+            if len(same) > _FEW:   # a shared id: the call's buckets may hold fewer (`_covers` tests the id)
+                pools = self._pools(call)
+            if pools is None or len(same) <= sum(map(len, pools)):
+                return self._of_id(call, same)
+        return _nearest_first(self._pools(call) if pools is None else pools)
 
-    def _subset_candidates(self, call: _Call) -> Iterator[_Grant]:
-        """`_candidates` under `args_subset`: the grants filed under the call's own fields (or
-        under none), nearest first."""
+    def _of_id(self, call: _Call, same: dict[int, _Grant]) -> Iterator[_Grant]:
+        """The live grants of the call's approval_id in its buckets, nearest first."""
+        named = self._bucket(call.tool, call)
+        unnamed = self._bucket(UNSET, call) if self._in_scope is not None else named
+        live = self._live
+        return (grant for grant in reversed(same.values())
+                if (grant.bucket == named or grant.bucket == unnamed)
+                and live.get(grant.index) is grant)   # (not spent, revoked or set aside)
+
+    def _pools(self, call: _Call) -> list[dict[int, _Grant]]:
+        """The live grants filed where the call looks: the buckets of its tool (and, with `scope`,
+        of no tool) and binding; under `args_subset`, their anchors on the call's own fields (or
+        on none)."""
         buckets = self._buckets
-        fields = _fields(call.args)
-        found = []
-        for bucket in (call.tool, UNSET) if self._in_scope is not None else (call.tool,):
-            found += [buckets[anchor] for anchor in [(bucket,), *((bucket, *field) for field in fields)]
-                      if anchor in buckets]
-        return heapq.merge(*(reversed(grants.values()) for grants in found), key=_nearest)
+        tools = (call.tool, UNSET) if self._in_scope is not None else (call.tool,)
+        if self._subset:
+            fields = _fields(call.args)
+            return [buckets[anchor] for bucket in tools
+                    for anchor in [(bucket,), *((bucket, *field) for field in fields)] if anchor in buckets]
+        return [buckets[bucket] for bucket in dict.fromkeys(self._bucket(tool, call) for tool in tools)
+                if bucket in buckets]
 
     def _covers(self, grant: _Grant, call: _Call) -> bool:
         """Whether a grant from the call's buckets covers it: `_why_not` is None, tested only on
@@ -571,6 +577,17 @@ def _fields(args: dict[str, Any]) -> list[tuple[str, object]]:
     hold equal (`args_subset`): a string, number, boolean or null; an object or array may hold
     objects, which a call may hold more of."""
     return [(key, canonical_key(value)) for key, value in args.items() if not isinstance(value, (dict, list))]
+
+
+_FEW = 8
+"""Grants of one approval_id a call looks at without asking whether its buckets hold fewer."""
+
+
+def _nearest_first(pools: list[dict[int, _Grant]]) -> Iterator[_Grant]:
+    """The grants of several pools (each in trace order), nearest first."""
+    if len(pools) == 1:
+        return reversed(pools[0].values())
+    return heapq.merge(*(reversed(grants.values()) for grants in pools), key=_nearest)
 
 
 def _position(grant: _Grant) -> int:
