@@ -890,3 +890,29 @@ def test_calls_without_a_time_under_max_age_ms_look_at_no_grant(tmp_path):
     assert time.monotonic() - started < 5
     assert report.results[0].violation_count == count
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "time_missing"}
+
+
+def test_args_subset_grants_whose_fields_are_inside_objects_are_filed_by_them(tmp_path):
+    """Found by a second hunt for slow corners: under `args_subset` a grant that names its fields
+    inside an object (`{"order": {"id": "A1"}}`) was filed under no field, so every call of its
+    tool tried it: 6,000 such grants and 6,000 calls for other orders took tens of seconds; it is
+    filed by its nested field now, as a top-level one is. A bound far above what it takes."""
+    import time
+
+    count = 6_000
+    grants = [{"type": "approval.granted", "tool": "pay", "args": {"order": {"id": f"A{n}", "lines": [n]}}}
+              for n in range(count)]
+    calls = [{"type": "tool.call", "tool": "pay", "call_id": f"c{n}", "args": {"order": {"id": f"B{n}", "lines": [n]}}}
+             for n in range(count)]
+    calls.append({"type": "tool.call", "tool": "pay", "call_id": "last",
+                  "args": {"order": {"id": f"A{count - 1}", "lines": [count - 1], "memo": "x"}, "note": 1}})
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n"
+                            for seq, event in enumerate(grants + calls, 1)))
+    rule = {"id": "a", "kind": "approval_bound", "tool": "pay", "bind": "args_subset"}
+    started = time.monotonic()
+    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
+    assert time.monotonic() - started < 5
+    assert report.results[0].violation_count == count   # every call but the last, which its grant covers
+    assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "args_mismatch",
+                                                            "pointer": "/args/order/id"}

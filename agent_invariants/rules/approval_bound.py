@@ -182,7 +182,8 @@ class ApprovalBound(Rule):
     some call of the rule (a grant for another tool, outside `scope`, without the args or call_id
     `bind` needs or without a required approver never is; with `max_age_ms`, one without a
     time). A call looks only at the grants of its tool and binding (under `args_subset`, those
-    that name one of its plain fields with its value, or no plain field), or at those of its
+    that name one of its plain fields with its value, or no plain field: a plain field is a string,
+    number, boolean or null, at the top or inside objects, up to 8 keys deep), or at those of its
     `approval_id`, when they are fewer; under `max_age_ms`, a call without a time looks at none.
     With `max_age_ms`, grants too old for a call are set aside while the calls' times only grow;
     once a call's time goes back they are looked at again. What is left is looked at by each
@@ -223,10 +224,10 @@ class ApprovalBound(Rule):
         self._by_id: dict[Any, dict[int, _Grant]] = {}
         self._named: dict[str, dict[Any, dict[int, _Grant]]] = {"approval_id": self._by_id}
         # `args_subset` files each live grant not under its bucket but under an anchor: one field of
-        # its args that a covered call must hold equal, (bucket, key, value), the one fewest grants
-        # were filed under so far; a grant without such a field (no args, only objects and arrays)
-        # under (bucket,). A call then looks at the grants filed under its own fields, not at every
-        # grant of its tool.
+        # its args that a covered call must hold equal, (bucket, path, value) (`_fields`), the one
+        # fewest grants were filed under so far; a grant without such a field (only arrays, or
+        # empty objects) under (bucket,). A call then looks at the grants filed under its own
+        # fields, not at every grant of its tool.
         self._subset = config.bind == "args_subset"
         # `max_age_ms`: the live grants by time, oldest first (a heap), so that while the calls'
         # times only grow, those too old for a call are set aside (`_stale`): no later call can
@@ -572,11 +573,26 @@ _EMPTY: dict[int, _Grant] = {}
 """No grants (never changed)."""
 
 
-def _fields(args: dict[str, Any]) -> list[tuple[str, object]]:
-    """(key, value as JSON-equal values meet) for each field of `args` that a covered call must
-    hold equal (`args_subset`): a string, number, boolean or null; an object or array may hold
-    objects, which a call may hold more of."""
-    return [(key, canonical_key(value)) for key, value in args.items() if not isinstance(value, (dict, list))]
+def _fields(args: dict[str, Any]) -> list[tuple[tuple[str, ...], object]]:
+    """(path, value as JSON-equal values meet) for each string, number, boolean or null of `args`
+    reached through objects alone, up to `_DEEPEST` keys deep: a covered call must hold each
+    equal at the same path (`args_subset` takes objects as subsets). Arrays are not entered: their
+    items would make one field per element of every call (an embedding of 1,536 numbers)."""
+    found: list[tuple[tuple[str, ...], object]] = []
+    below = [((), args)]
+    while below:
+        at, value = below.pop()
+        for key, item in value.items():
+            if isinstance(item, dict):
+                if len(at) + 1 < _DEEPEST:
+                    below.append(((*at, key), item))
+            elif not isinstance(item, list):
+                found.append(((*at, key), canonical_key(item)))
+    return found
+
+
+_DEEPEST = 8
+"""How many keys deep `_fields` finds a field."""
 
 
 _FEW = 8
