@@ -579,7 +579,7 @@ def _fields(args: dict[str, Any]) -> list[tuple[tuple[str, ...], object]]:
     equal at the same path (`args_subset` takes objects as subsets). Arrays are not entered: their
     items would make one field per element of every call (an embedding of 1,536 numbers)."""
     found: list[tuple[tuple[str, ...], object]] = []
-    below = [((), args)]
+    below: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), args)]
     while below:
         at, value = below.pop()
         for key, item in value.items():
