@@ -267,6 +267,32 @@ def test_sarif_results_are_capped_with_a_note(write, tmp_path):
     assert "budget" in {r["ruleId"] for r in run["results"]}   # errors are kept before warnings
 
 
+@pytest.mark.slow
+def test_sarif_holds_no_more_results_than_it_may_write():
+    """Found by a hunt for unbounded memory: SARIF built a result for every violation of the
+    report (with --max-violations 0, all of them) and cut to its 25,000 only at the end: 60,000
+    violations peaked at 278 MB beyond the report, 320,000 at 1.5 GB. It keeps only the results
+    it may still write (the first 25,000 errors and the first 25,000 others): 175 MB, most of it
+    the 25,000 results and their text, whatever the count beyond."""
+    import tracemalloc
+
+    from agent_invariants import check_trace
+    from agent_invariants.render import sarif
+
+    trace = jsonl(events(*[{"type": "tool.call", "tool": "shell.x"}] * 60_000))
+    report = check_trace(contract({"id": "deny", "kind": "deny_tool", "tool": "shell.*"}), trace.encode(),
+                         max_violations=0)
+    tracemalloc.start()
+    try:
+        text = sarif.render(report)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    log = json.loads(text)
+    assert len(log["runs"][0]["results"]) == 25_000 and log["runs"][0]["properties"]["resultCount"] == 60_000
+    assert peak < 225_000_000
+
+
 def test_sarif_a_contract_rule_named_like_a_regression_keeps_its_descriptor_and_the_regression_its_own(
         cli, write, sarif_schema):
     """`compare.new-tool` is a legal rule id: the new-tool regressions came out under that rule's

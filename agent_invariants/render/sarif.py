@@ -384,7 +384,10 @@ class _Builder:
         self.anchor = anchor
         self.descriptors: list[om.ReportingDescriptor] = []
         self.index: dict[str, int] = {}
-        self.results: list[om.Result] = []
+        # the results kept so far, in the order they came, errors and others apart: at most
+        # MAX_RESULTS of each, which holds every result `kept_results` may pick (errors first)
+        self.errors: list[tuple[int, om.Result]] = []
+        self.others: list[tuple[int, om.Result]] = []
         self.total = 0
         self.dropped = False
         self.left_out = 0   # violations the rules counted but did not keep
@@ -546,15 +549,20 @@ class _Builder:
         repeats = self.hashes[line_hash] = self.hashes.get(line_hash, 0) + 1
         if repeats > 1:
             result.partial_fingerprints["primaryLocationLineHash"] = f"{line_hash[:-2]}:{repeats}"
-        self.results.append(result)
+        kept = self.errors if result.level == "error" else self.others
+        if len(kept) < MAX_RESULTS:   # (a later one would never be picked)
+            kept.append((self.total, result))
 
     def kept_results(self) -> list[om.Result]:
-        if len(self.results) <= MAX_RESULTS:
-            return self.results
-        self.dropped = True
-        ranked = sorted(range(len(self.results)), key=lambda i: (self.results[i].level != "error", i))
-        keep = sorted(ranked[:MAX_RESULTS])
-        return [self.results[i] for i in keep]
+        """Every result, or when there are more than MAX_RESULTS, the errors first, then the
+        others, each in the order they came; those kept in that order."""
+        others = self.others[:max(0, MAX_RESULTS - len(self.errors))]
+        self.dropped = self.total > MAX_RESULTS
+        return [result for _, result in sorted([*self.errors, *others], key=_arrival)]
+
+
+def _arrival(entry: tuple[int, om.Result]) -> int:
+    return entry[0]
 
 
 def _first_results(results: list[om.Result], properties: dict[str, Any], order: str) -> list[om.Result]:
