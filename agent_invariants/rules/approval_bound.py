@@ -66,7 +66,7 @@ class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
     __slots__ = ("approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by", "filed",
-                 "index", "revoked", "scope", "seq", "time", "tool")
+                 "index", "revoked", "scope", "seq", "time", "timed", "tool")
 
     def __init__(self, event: Event, index: int, reads: _Reads) -> None:
         self.index, self.seq = index, event.seq
@@ -75,6 +75,7 @@ class _Grant:
         self.args = decoded(event.args) if reads.args and event.args is not UNSET else NOT_FOUND
         # (None: no time, or no instant)
         self.time = epoch_us(event.time) if reads.time and event.time is not UNSET else None
+        self.timed = event.time is not UNSET   # (whether it has a time, an instant or not: for the message)
         self.approver = reads.approver and text(event.approver) is not None
         self.attested_by = text(event.data.attested_by) if reads.attested and event.data is not UNSET else None
         self.bucket: Any = None   # the key under which the rule files it while it may cover a call
@@ -86,12 +87,13 @@ class _Grant:
 class _Call:
     """What coverage reads of a call."""
 
-    __slots__ = ("approval_id", "args", "call_id", "index", "seq", "time", "tool")
+    __slots__ = ("approval_id", "args", "call_id", "index", "seq", "time", "timed", "tool")
 
     def __init__(self, event: Event, index: int, reads: _Reads) -> None:
         self.index, self.seq, self.tool = index, event.seq, event.tool
         self.approval_id, self.call_id = event.approval_id, event.call_id
         self.time = epoch_us(event.time) if reads.time and event.time is not UNSET else None
+        self.timed = event.time is not UNSET
         self.args = decoded(event.args) if reads.args and event.args is not UNSET else NOT_FOUND
 
 
@@ -421,10 +423,7 @@ class ApprovalBound(Rule):
         if rejected:
             nearest = rejected[0]
             said = _WHY[nearest["why"]]
-            if nearest["why"] == "call_id_mismatch" and self._recent[-1].call_id is UNSET:
-                said = "without a call_id"   # (a grant `record`'s harness wrote: it writes none)
-            elif nearest["why"] == "call_id_mismatch" and call.call_id is UNSET:
-                said = "for a call_id, and the call has none"
+            said = _said(nearest["why"], self._recent[-1], call, said)
             why = f": the nearest grant (seq {js_number(nearest['grant_seq'])}) is {said}"
             if "pointer" in nearest:
                 why += f" ({nearest['pointer']})"
@@ -561,6 +560,23 @@ _WHY = {
     "attestation": "attested by no one the rule accepts",
 }
 """How a message says why a grant did not cover the call."""
+
+
+def _said(why: str, grant: _Grant, call: _Call, said: str) -> str:
+    """What the message says of the nearest grant, where `_WHY`'s words for its `why` would
+    mislead: a grant with no call_id or tool (rather than another one), or a time that is there
+    but names no instant (an offset of 24 hours or more), the grant's or the call's."""
+    if why == "call_id_mismatch" and grant.call_id is UNSET:
+        return "without a call_id"   # (a grant `record`'s harness wrote: it writes none)
+    if why == "call_id_mismatch" and call.call_id is UNSET:
+        return "for a call_id, and the call has none"
+    if why == "tool_mismatch" and grant.tool is UNSET:
+        return "without a tool (a rule without a scope needs grants that name the tool)"
+    if why == "time_missing" and grant.time is not None:   # the call's time is missing
+        return f"unusable: the call has {'a time that names no instant' if call.timed else 'no time'} to age it by"
+    if why == "time_missing" and grant.timed:
+        return "stamped with a time that names no instant (an offset of 24 hours or more)"
+    return said
 
 
 def _any_glob(globs: list[str]) -> Any:
