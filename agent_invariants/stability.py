@@ -87,7 +87,7 @@ from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
            "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path", "reporting_said",
-           "PATH_LIMIT", "path_order", "path_text", "shape_of", "stability_of", "unstable_paths")
+           "PATH_LIMIT", "path_order", "path_text", "stability_of", "unstable_paths")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -234,27 +234,33 @@ def measure(outputs: Sequence[Any], traces: Sequence[str], *, ignore: Iterable[P
             hashes: Sequence[str | None] | None = None) -> StabilityReport:
     """The stability report of these final outputs (NO_OUTPUT for a trace that does not report),
     one per trace, named as `traces` says."""
-    mapped = frozenset(maps)
-    ignored = list(ignore)
+    root = _Node(None, None)
+    mapped = {root.at(path) for path in maps}
+    ignored = {root.at(path) for path in ignore}
     runs = [StabilityRun(trace=trace, reporting=output is not NO_OUTPUT,
                          output_sha256=None if hashes is None else hashes[index],
                          check=UNSET if checks is None else checks[index])
             for index, (trace, output) in enumerate(zip(traces, outputs, strict=True))]
-    shapes = {index: shape_of(output, mapped) for index, output in enumerate(outputs) if output is not NO_OUTPUT}
+    shapes = {index: _shape(output, root, mapped, ignored) for index, output in enumerate(outputs)
+              if output is not NO_OUTPUT}
     if len(shapes) < 2:
         return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=False, stable=False, unstable=[])
-    paths = {path for shape in shapes.values() for path in shape if not _under_any(path, ignored)}
+    nodes = {node for shape in shapes.values() for node in shape}   # (what --ignore names is in no shape)
     found: list[tuple[str, int, tuple[tuple[int, str], ...], Unstable]] = []
-    for path in paths:
-        where = {index: _where(path, shape) for index, shape in shapes.items()}
+    for node in nodes:
+        where = {index: _where(node, shape) for index, shape in shapes.items()}
         present = [index for index, place in where.items() if place == "present"]
-        types = [sorted(shapes[index][path]) if where.get(index) == "present" else [] for index in range(len(runs))]
-        text = path_text(path, PATH_LIMIT)
-        steps = path_order(path)   # (orders paths whose texts were cut alike)
+        types = [sorted(shapes[index][node]) if where.get(index) == "present" else [] for index in range(len(runs))]
+        kinds: list[tuple[int, Literal["presence", "type"]]] = []
         if present and "here" in where.values():
-            found.append((text, 0, steps, _entry(text, "presence", where, types)))
+            kinds.append((0, "presence"))
         if len({tuple(types[index]) for index in present}) > 1:
-            found.append((text, 1, steps, _entry(text, "type", where, types)))
+            kinds.append((1, "type"))
+        if kinds:   # (the path's text is made only for what the report says)
+            path = node.path()
+            text = path_text(path, PATH_LIMIT)
+            steps = path_order(path)   # (orders paths whose texts were cut alike)
+            found += [(text, rank, steps, _entry(text, kind, where, types)) for rank, kind in kinds]
     found.sort(key=lambda item: item[:3])
     unstable = [item[3] for item in found]
     return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=True, stable=not unstable,
@@ -319,25 +325,65 @@ def odd_one(entry: Unstable) -> int:
     return next(runs[0] for runs in groups if len(runs) == fewest)
 
 
-def shape_of(output: Any, maps: Collection[Path] = ()) -> dict[Path, set[str]]:
-    """Each path of a decoded JSON value and the set of JSON types found there."""
-    shape: dict[Path, set[str]] = {}
-    stack: list[tuple[Path, Any]] = [((), output)]
-    while stack:
-        path, value = stack.pop()
-        kind = _json_type(value)
-        found = shape.get(path)
+class _Node:
+    """One path of the outputs measured, made once however many traces and places hold it: its
+    parent's node, its last step, and its children by step. (A tuple per path copies every step
+    of its parent's: a deep output of many members held paths x depth, 550 MB for two traces of
+    1 MB of output 450 levels deep, now 72.)"""
+
+    __slots__ = ("children", "parent", "step")
+
+    def __init__(self, parent: _Node | None, step: str | int | None) -> None:
+        self.parent, self.step = parent, step
+        self.children: dict[str | int, _Node] | None = None
+
+    def child(self, step: str | int) -> _Node:
+        children = self.children
+        if children is None:
+            children = self.children = {}
+        found = children.get(step)
         if found is None:
-            shape[path] = {kind}
+            found = children[step] = _Node(self, step)
+        return found
+
+    def at(self, path: Path) -> _Node:
+        """The node of `path` below this one."""
+        node = self
+        for step in path:
+            node = node.child(step)
+        return node
+
+    def path(self) -> Path:
+        steps = []
+        node = self
+        while node.parent is not None:
+            steps.append(node.step)
+            node = node.parent
+        return tuple(reversed(steps))   # type: ignore[arg-type]
+
+
+def _shape(output: Any, root: _Node, maps: Collection[_Node], ignored: Collection[_Node]) -> dict[_Node, set[str]]:
+    """Each path of a decoded JSON value and the set of JSON types found there, but the paths
+    `ignored` and those below them."""
+    shape: dict[_Node, set[str]] = {}
+    stack: list[tuple[_Node, Any]] = [] if root in ignored else [(root, output)]
+    while stack:
+        node, value = stack.pop()
+        kind = _json_type(value)
+        found = shape.get(node)
+        if found is None:
+            shape[node] = {kind}
         else:
             found.add(kind)
-        if kind == "array":
-            stack.extend((path + (ITEM,), item) for item in value)
+        if kind == "array" or (kind == "object" and node in maps):   # every item at one path
+            child = node.child(ITEM if kind == "array" else MAPPED)
+            if child not in ignored:
+                stack.extend((child, item) for item in (value if kind == "array" else value.values()))
         elif kind == "object":
-            if path in maps:
-                stack.extend((path + (MAPPED,), item) for item in value.values())
-            else:
-                stack.extend((path + (key,), item) for key, item in value.items())
+            for key, item in value.items():
+                child = node.child(key)
+                if child not in ignored:
+                    stack.append((child, item))
     return shape
 
 
@@ -353,25 +399,21 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _where(path: Path, shape: dict[Path, set[str]]) -> Where:
+def _where(node: _Node, shape: dict[_Node, set[str]]) -> Where:
     """Whether the path is present in a trace of this shape, unknown there (under an empty array
     or map), absent here (a member its object lacks) or absent below (under an absent path, or
     under a parent of another type)."""
-    if path in shape:
+    if node in shape:
         return "present"
-    depth = len(path) - 1
-    while path[:depth] not in shape:   # the root is always there
-        depth -= 1
-    step, types = path[depth], shape[path[:depth]]
+    missing = node   # the first step from the root that finds nothing
+    while missing.parent not in shape:   # (the root is in every shape that holds a path)
+        missing = missing.parent   # type: ignore[assignment]
+    step, types = missing.step, shape[missing.parent]
     if step == ITEM:
         return "unknown" if "array" in types else "below"
     if step == MAPPED:
         return "unknown" if "object" in types else "below"
-    return "here" if depth == len(path) - 1 and "object" in types else "below"
-
-
-def _under_any(path: Path, prefixes: list[Path]) -> bool:
-    return any(path[:len(prefix)] == prefix for prefix in prefixes)
+    return "here" if missing is node and "object" in types else "below"
 
 
 def path_text(path: Path, limit: int | None = None) -> str:
