@@ -211,6 +211,25 @@ def test_a_number_beyond_any_double_is_named_so_in_a_mismatch(folder, number, re
     assert violation["evidence"]["mismatches"][0]["actual"] is None
 
 
+@pytest.mark.parametrize("number, read_as", [("1e400", "Infinity"), ("9" * 5000, "Infinity"), ("-1e400", "-Infinity")])
+def test_a_candidate_beyond_any_double_is_named_so_in_a_mismatch(folder, number, read_as):
+    """Found by a spec-words reading of the grammar: a result holding such a number, the candidate
+    of a reference, was shown as `expected any of [null]`, which names another value (evidence,
+    JSON, holds null: it has no Infinity); the message writes it as JavaScript does."""
+    (folder / "ref.json").write_text(json.dumps({"version": 2, "name": "ref", "rules": [
+        {"id": "r", "kind": "tool_args", "tool": "t", "match": {"a": {"$from_result": {"tool": "g", "path": "v"}}}}]}))
+    (folder / "big.jsonl").write_text(
+        '{"seq": 1, "type": "tool.call", "tool": "g", "call_id": "g1", "args": {}}\n'
+        '{"seq": 2, "type": "tool.result", "call_id": "g1", "ok": true, "result": {"v": [' + number + ', null]}}\n'
+        '{"seq": 3, "type": "tool.call", "tool": "t", "call_id": "c", "args": {"a": 1}}\n')
+    result = run(folder, "check", "-c", "ref.json", "-t", "big.jsonl", "-f", "json")
+    assert result.returncode == 1
+    [violation] = json.loads(result.stdout)["violations"]
+    assert violation["message"] == (f"Args of t at seq 3 do not match: /args/a expected any of [[{read_as},null]], "
+                                    "got 1.")
+    assert violation["evidence"]["mismatches"][0]["expected"] == {"any_of": [[None, None]]}
+
+
 def test_output_dash_is_standard_output_not_a_file_named_dash(folder):
     """`-` is standard input for the inputs; for `--output` it is standard output."""
     expected = run(folder, *CHECK)

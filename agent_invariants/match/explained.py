@@ -11,7 +11,7 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from agent_invariants._js import js_number_hook
+from agent_invariants._js import JSNumber, js_number_hook
 from agent_invariants._safe import inert
 from agent_invariants.match.canonical import evidence_value
 from agent_invariants.match.equality import as_double
@@ -77,4 +77,17 @@ def shown(value: Any) -> str:
     candidates as `any of [...]`."""
     if isinstance(value, dict) and list(value) == ["any_of"]:
         return "any of " + shown(value["any_of"])
-    return inert(msgspec.json.encode(value, enc_hook=js_number_hook).decode(), 79)
+    return inert(msgspec.json.encode(_spelled(value), enc_hook=js_number_hook).decode(), 79)
+
+
+def _spelled(value: Any) -> Any:
+    """`value` with each number no double holds (`1e400`, read as JavaScript reads it) written
+    `Infinity`, as JavaScript writes it: JSON has no such number, and a message that said `null`
+    would name another value. (Evidence, which is JSON, holds null.)"""
+    if value.__class__ is float:
+        return value if math.isfinite(value) else JSNumber(value)
+    if isinstance(value, list):
+        return [_spelled(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _spelled(item) for key, item in value.items()}
+    return value
