@@ -99,8 +99,8 @@ def field_problem(event: Event) -> str | None:
         value = decoded(raw)
         if not isinstance(value, str):
             return f"$.{name}: expected a string of 1..{limit} characters, got {json_type(value)}"
-        if not value or utf16_len(value) > limit:
-            return f"$.{name}: must be 1..{limit} characters long, got {utf16_len(value)}"
+        if not value or utf16_len(value) > limit:   # (as version 1 counts its text fields, as JavaScript does)
+            return f"$.{name}: must be 1..{limit} characters (UTF-16 units) long, got {utf16_len(value)}"
     return None
 
 

@@ -86,7 +86,10 @@ def plain_calls(count: int) -> list[str]:
     ("duration_ms", "true", "$.duration_ms: expected a number of milliseconds >= 0, got a boolean"),
     ("duration_ms", "1" + "0" * 400,
      "$.duration_ms: expected a finite number >= 0, got a number too large for a double"),
-    ("status", '""', "$.status: must be 1..100 characters long, got 0"),
+    ("status", '""', "$.status: must be 1..100 characters (UTF-16 units) long, got 0"),
+    # (found by a spec-words reading: 100 emoji are 200 UTF-16 units, as version 1 and JavaScript count)
+    ("status", json.dumps("\U0001F600" * 100), "$.status: must be 1..100 characters (UTF-16 units) long, got 200"),
+    ("reason", json.dumps("\U0001F600" * 251), "$.reason: must be 1..500 characters (UTF-16 units) long, got 502"),
 ])
 def test_one_badly_typed_field_among_thousands_of_good_ones_is_named_at_its_line(tmp_path, field, value, problem):
     lines = plain_calls(1500)
