@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -224,7 +225,7 @@ def _failed(env: dict[str, str], message: str | None = None, said: str = "") -> 
         problems = [line.removeprefix("agent-invariants: ") for line in said.splitlines()
                     if line.startswith("agent-invariants: ") and not line.startswith("agent-invariants: warning:")]
         for at, line in enumerate(problems[:_MOST_SAID]):
-            _say(env, line, _bad_input(line, first=at == 0), logged=True)
+            _say(env, line, _bad_input(line, first=at == 0), logged=True, at=_place(line))
     problem = _outputs(env, {"exit-code": "2", "verdict": "fail", "sarif": "", "html": ""})
     if problem:
         sys.stderr.write(f"agent-invariants: {problem}\n")
@@ -235,21 +236,37 @@ _MOST_SAID = 10
 """The most lines of the command's stderr that become annotations and summary lines."""
 
 
-def _say(env: dict[str, str], message: str, shown: str, *, logged: bool = False) -> None:
+def _say(env: dict[str, str], message: str, shown: str, *, logged: bool = False,
+         at: tuple[str, int | None] | None = None) -> None:
     """Why the step fails, where a reader looks: the log (unless `logged` already), an
-    annotation, and `shown` (Markdown) in the step's summary, after a blank line, so that it is no
-    part of the report's last list item (what cannot be written there is left out)."""
+    annotation (on the file and line `at`, if any), and `shown` (Markdown) in the step's summary,
+    after a blank line, so that it is no part of the report's last list item (what cannot be
+    written there is left out)."""
     from agent_invariants.render.github import error
 
     if not logged:
         sys.stderr.write(f"agent-invariants: {message}\n")
     with contextlib.suppress(OSError):   # (standard output that takes nothing: said on stderr already)
-        sys.stdout.write(error("agent-invariants", message) + "\n")
+        sys.stdout.write(error("agent-invariants", message, *(at or ())) + "\n")
         sys.stdout.flush()
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
         with contextlib.suppress(OSError):
             _append(summary, f"\n{shown}\n\n")
+
+
+def _place(problem: str) -> tuple[str, int | None] | None:
+    """The file (and line) a line of bad input names at its start, `trace.jsonl:4: $.args: ...`
+    or `contract.json: no such file`, when that file is there to annotate; else None (a problem
+    of no file, or of a name the message had to escape)."""
+    found = _NAMED.match(problem)
+    if found is None or not Path(found["file"]).is_file():
+        return None
+    return found["file"], None if found["line"] is None else int(found["line"])
+
+
+_NAMED = re.compile(r"(?P<file>[^\n]+?)(?::(?P<line>[0-9]+))?: ")
+"""A problem's start: the name, and maybe the line, before the first `: ` (with a line, `:N: `)."""
 
 
 def _bad_input(message: str, first: bool) -> str:

@@ -378,3 +378,19 @@ def test_the_inputs_for_what_an_error_names_reach_the_command(tmp_path, capsys, 
     assert "(--no-lint to check anyway)" in capsys.readouterr().err
     assert main({**env, "INPUT_NO_LINT": "true"}) == 1
     assert capsys.readouterr().out.startswith("FAIL  unpassable\n")
+
+
+def test_bad_input_in_a_file_is_annotated_on_that_file_and_line(tmp_path):
+    """Found by an outside review of the Action: the annotation of bad input named the file and
+    line in its text only, so it showed on the run, not on the file in the pull request. It is a
+    file annotation now, when the problem names a file that is there; a problem of no file (or of
+    a file that is missing) stays an annotation of the run."""
+    trace = tmp_path / "bad trace.jsonl"
+    trace.write_text('{"seq": 1, "type": "tool.call", "tool": "x"}\n{"seq": 2, "type": "tool.call", "tool": 5}\n')
+    code, log, outputs, _ = _steps(tmp_path, {"contract": "examples/refund-desk/contract.json",
+                                              "traces": f"'{trace}'"})
+    assert (code, outputs["exit-code"]) == (2, "2")
+    [annotation] = [line for line in log.splitlines() if line.startswith("::error ")]
+    assert annotation.startswith(f"::error file={trace.as_posix()},line=2,title=agent-invariants::{trace}:2: $.tool")
+    missing = _steps(tmp_path, {"contract": "missing_contract.json", "traces": "examples/refund-desk/baseline.jsonl"})
+    assert "::error title=agent-invariants::missing_contract.json: no such file" in missing[1].splitlines()

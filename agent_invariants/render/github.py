@@ -79,9 +79,11 @@ def _command(item: Violation | Regression, trace: str | UnsetType, title: str) -
     return f"::{level} {','.join(properties)}::{_data(item.message)}"
 
 
-def error(title: str, message: str) -> str:
-    """A workflow command that annotates the run, not a file (the GitHub Action's own problems)."""
-    return f"::error title={_property(title)}::{_data(message)}"
+def error(title: str, message: str, file: str | None = None, line: int | None = None) -> str:
+    """A workflow command that annotates the run (the GitHub Action's own problems), or with
+    `file` (and `line`) that file's line, where the problem is."""
+    where = "" if file is None else f"file={_file_property(file)}," + ("" if line is None else f"line={line},")
+    return f"::error {where}title={_property(title)}::{_data(message)}"
 
 
 def _file_property(path: str) -> str:
