@@ -418,26 +418,34 @@ def _where(node: _Node, shape: dict[_Node, set[str]]) -> Where:
 
 def path_text(path: Path, limit: int | None = None) -> str:
     """A path as reports write it: `$`, `total`, `refunds[].amount`, `by_id{}.state`, `["a b"]`;
-    with `limit`, one longer is cut to that many characters and `…` (its text is not built whole:
-    a deep output of long keys has paths whose texts together grow with the square of its size)."""
+    with `limit`, one longer is cut to that many characters, `…`, and a hash of the whole, which
+    keeps cut paths apart (its text is not built whole: a deep output of long keys has paths whose
+    texts together grow with the square of its size)."""
     if not path:
         return "$"
     parts: list[str] = []
     length = 0
-    for step in path:
-        if step == ITEM:
-            part = "[]"
-        elif step == MAPPED:
-            part = "{}"
-        elif _PLAIN_KEY.fullmatch(step):   # type: ignore[arg-type]
-            part = f".{step}" if parts else str(step)
-        else:
-            part = f"[{_key_text(step)}]"   # type: ignore[arg-type]
+    for position, step in enumerate(path):
+        part = _part(step, first=position == 0)
         parts.append(part)
         length += len(part)
         if limit is not None and length > limit:
-            return "".join(parts)[:limit] + "…"
+            digest = hashlib.sha256()
+            for later in (*parts, *(_part(step, first=False) for step in path[position + 1:])):
+                digest.update(later.encode("utf-8", "surrogatepass"))
+            return f"{''.join(parts)[:limit]}…{digest.hexdigest()[:16]}"
     return "".join(parts)
+
+
+def _part(step: str | int, *, first: bool) -> str:
+    """One step of a path's text (`first`: the step at the root, which a key starts without `.`)."""
+    if step == ITEM:
+        return "[]"
+    if step == MAPPED:
+        return "{}"
+    if _PLAIN_KEY.fullmatch(step):   # type: ignore[arg-type]
+        return str(step) if first else f".{step}"
+    return f"[{_key_text(step)}]"   # type: ignore[arg-type]
 
 
 PATH_LIMIT = 1000
