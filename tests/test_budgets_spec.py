@@ -844,3 +844,21 @@ def test_boundary_values_load(run):
 def test_each_kind_in_a_version_1_contract_needs_version_2(refused, rule):
     line = refused(rule, version=1)
     assert 'needs "version": 2' in line and under(line, "$.rules[0]")
+
+
+@pytest.mark.parametrize(("unmeasured", "verb"), [(1, "has"), (2, "have")])
+def test_the_unmeasured_count_agrees_with_its_verb(unmeasured: int, verb: str) -> None:
+    """Found by a spec-words reading: "1 of the 3 calls of search have no duration"."""
+    from agent_invariants import check_trace
+
+    events: list[dict[str, object]] = []
+    for number in range(3):
+        events.append({"type": "tool.call", "tool": "search", "call_id": f"c{number}"})
+        events.append({"type": "tool.result", "call_id": f"c{number}", "ok": True,
+                       **({} if number < unmeasured else {"duration_ms": 5})})
+    events = [{"seq": seq, **event} for seq, event in enumerate(events, 1)]
+    rule = {"id": "l", "kind": "latency_budget", "tool": "search", "max_ms": 100, "percentile": 50,
+            "on_missing": "fail"}
+    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, events)
+    assert [violation.message for violation in report.violations] == [
+        f"{unmeasured} of the 3 calls of search {verb} no duration."]

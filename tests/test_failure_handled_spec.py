@@ -516,3 +516,22 @@ def test_window_bounds_1_and_1000_load(run):
 def test_failure_handled_in_a_version_1_contract_needs_version_2(refused):
     line = refused(rule(within_events=2), version=1)
     assert 'needs "version": 2' in line and under(line, "$.rules[0]")
+
+
+@pytest.mark.parametrize(("by", "said"), [("retry", "no successful retry"), ("any", "no successful retry or message")])
+def test_under_retry_succeeds_the_message_says_no_successful_retry(by: str, said: str) -> None:
+    """Found by a spec-words reading: a failure retried once, whose retry failed too, was "not
+    handled: no retry within 3 events", though the trace shows the retry; under `retry_succeeds`
+    it is a successful retry that is missing."""
+    from agent_invariants import check_trace
+
+    events = [{"seq": 1, "type": "tool.call", "tool": "get", "call_id": "c1"},
+              {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": False},
+              {"seq": 3, "type": "tool.call", "tool": "get", "call_id": "c2"},
+              {"seq": 4, "type": "tool.result", "call_id": "c2", "ok": False},
+              {"seq": 5, "type": "agent.note"}, {"seq": 6, "type": "agent.note"}, {"seq": 7, "type": "agent.note"}]
+    rule = {"id": "h", "kind": "failure_handled", "within_events": 3, "by": by, "retry_succeeds": True,
+            "message_types": ["agent.reply"]}
+    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, events)
+    assert [violation.message for violation in report.violations][0] == (
+        f"The failed call get (result at seq 2) was not handled: {said} within 3 events.")

@@ -252,7 +252,8 @@ class FailureHandled(Rule):
         evidence: dict[str, Any] = {"tool": failure.tool, "within_events": config.within_events, "by": config.by}
         if failure.call_id is not UNSET:
             evidence["call_id"] = failure.call_id
-        handlers = {"retry": "no retry", "message": "no message", "any": "no retry or message"}[config.by]
+        retry = "successful retry" if config.retry_succeeds else "retry"   # (a retry that failed handled nothing)
+        handlers = {"retry": f"no {retry}", "message": "no message", "any": f"no {retry} or message"}[config.by]
         self.keep(f"The failed call {failure.tool} (result at seq {js_number(failure.seq)}) was not handled: "
                   f"{handlers} within {config.within_events} events.", evidence_value(evidence), failure.seq,
                   failure.index)
