@@ -38,7 +38,7 @@ from agent_invariants.report import (
     ContractRef,
     Regression,
     RuleChange,
-    Violation,
+    first_violations,
 )
 from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 
@@ -170,9 +170,7 @@ def compare_reports(contract: Contract, baseline: CheckReport, candidate: CheckR
     if policy.require_same_outcome_or_better is not False:
         regressions += _outcome_drop(baseline.summary.final_outcome, candidate.summary.final_outcome,
                                      cut_short=candidate.partial is True)
-    first_violation: dict[str, Violation] = {}
-    for violation in candidate.violations:
-        first_violation.setdefault(violation.rule_id, violation)
+    first_violation = first_violations(candidate.violations)
     for regression in regressions:
         first = first_violation.get(regression.evidence.get("rule_id", ""))
         if first is not None and first.event_index is not UNSET:

@@ -5,6 +5,7 @@ Field names, their order and the omission rules are an interface (`agent-invaria
 except where `null` is the value (`final_outcome`, a `require_event` maximum, an infinite increase).
 Additions beyond the reference tool are marked; reference fields are never renamed or re-typed.
 """
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
@@ -30,6 +31,7 @@ __all__ = (
     "Severity",
     "TraceSummary",
     "Violation",
+    "first_violations",
 )
 
 CHECK_SCHEMA = "agent-invariants/check/v1"
@@ -406,3 +408,15 @@ class CompareBatchReport(msgspec.Struct, kw_only=True):
     """One compare report per readable pair."""
     failures: list[BatchFailure]
     """Pairs whose traces could not be read."""
+
+
+def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:
+    """Each rule's first violation that counts, by rule id (violations come in each rule's own
+    order): under `--partial`, the first that is not `inconclusive`, which is what fails the rule
+    (and what a regression of the rule points at); the first of all when none counts."""
+    first: dict[str, Violation] = {}
+    for violation in violations:
+        found = first.get(violation.rule_id)
+        if found is None or (found.status == "inconclusive" and violation.status != "inconclusive"):
+            first[violation.rule_id] = violation
+    return first

@@ -223,3 +223,30 @@ def test_a_baseline_cut_as_short_reads_inconclusive_too(cli: Any, tmp_path: Path
     assert "| `ended` | run_status | inconclusive (1) | inconclusive (1) | ❔ inconclusive |" in markdown
     page = cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "--partial", "-f", "html").stdout
     assert '<td>inconclusive (1)</td><td>inconclusive (1)</td><td><span class="finding warn">' in page
+
+
+def test_a_regression_points_at_the_violation_that_fails_its_rule(cli: Any, tmp_path: Path) -> None:
+    """Found by a spec-words reading of compare: under --partial a rule whose first violation is
+    inconclusive (a retry whose result had not come) and whose second fails (a failure with no
+    retry at all) regressed at the first: every format placed it at seq 2, and SARIF gave the
+    blocking regression the level `note`, taken from that violation. It points at seq 5 now."""
+    rule = {"id": "fh", "kind": "failure_handled", "within_events": 1, "retry_succeeds": True}
+    candidate = [{"seq": 1, "type": "tool.call", "tool": "s", "call_id": "c1"},
+                 {"seq": 2, "type": "tool.result", "call_id": "c1", "ok": False},
+                 {"seq": 3, "type": "tool.call", "tool": "s", "call_id": "c2"},
+                 {"seq": 4, "type": "tool.call", "tool": "t", "call_id": "c3"},
+                 {"seq": 5, "type": "tool.result", "call_id": "c3", "ok": False},
+                 {"seq": 6, "type": "agent.thought"}]
+    _files(tmp_path, candidate, [rule])
+    code, report = _compare(cli, "--partial")
+    assert code == 1
+    assert [(r["event_seq"], r["line"]) for r in report["regressions"] if r["kind"] == "new_rule_failure"] == [(5, 5)]
+    assert [(v["event_seq"], v["status"]) for v in report["candidate"]["violations"]] == [
+        (2, "inconclusive"), (5, "fail")]
+    sarif = json.loads(cli("compare", "-c", "c.json", "-b", "b.jsonl", "-k", "k.jsonl", "-f", "sarif",
+                           "--partial").stdout)
+    [result] = [result for result in sarif["runs"][0]["results"] if result["ruleId"] == "fh"]
+    assert result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+    assert "(result at seq 5) was not handled: no successful retry or message within 1 event." in \
+        result["message"]["text"]

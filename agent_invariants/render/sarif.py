@@ -50,7 +50,6 @@ from agent_invariants.render.shared import (
     check_failure,
     code_of,
     failures,
-    first_violations,
     inconclusive,
     sections,
     utf8_within,
@@ -64,6 +63,7 @@ from agent_invariants.report import (
     Regression,
     RuleChange,
     Violation,
+    first_violations,
 )
 from agent_invariants.rules import RULE_KINDS
 from agent_invariants.sources import Sources, to_uri

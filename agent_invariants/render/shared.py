@@ -7,7 +7,7 @@ A report is one of four: a check or a compare report, or a batch of either. A fo
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeGuard
 
 from msgspec import UNSET
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from agent_invariants.stability import StabilityRun
 
 __all__ = ("AnyReport", "batch_tally", "check_failure", "checks", "code_of", "failing_traces", "failures",
-           "first_violations", "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
+           "inconclusive", "inconclusive_rule", "is_batch", "ok", "output_place", "passing",
            "place", "plural", "sections", "undecided", "utf8_within", "verdict", "warning_count",
            "baseline_undecided", "warned")
 
@@ -193,14 +193,6 @@ def baseline_undecided(change: RuleChange) -> bool:
     """The same of the baseline: a rule it passed only because its violations there are
     inconclusive is shown so, else the same cut trace on both sides would read as a change."""
     return change.baseline == "passed" and bool(change.baseline_inconclusive)
-
-
-def first_violations(violations: Iterable[Violation]) -> dict[str, Violation]:
-    """Each rule's first violation, by rule id (violations come in each rule's own order)."""
-    first: dict[str, Violation] = {}
-    for violation in violations:
-        first.setdefault(violation.rule_id, violation)
-    return first
 
 
 def failing_traces(failing: int, traces: int) -> str:

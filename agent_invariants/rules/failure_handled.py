@@ -255,8 +255,8 @@ class FailureHandled(Rule):
         retry = "successful retry" if config.retry_succeeds else "retry"   # (a retry that failed handled nothing)
         handlers = {"retry": f"no {retry}", "message": "no message", "any": f"no {retry} or message"}[config.by]
         self.keep(f"The failed call {failure.tool} (result at seq {js_number(failure.seq)}) was not handled: "
-                  f"{handlers} within {config.within_events} events.", evidence_value(evidence), failure.seq,
-                  failure.index)
+                  f"{handlers} within {config.within_events} event{'' if config.within_events == 1 else 's'}.",
+                  evidence_value(evidence), failure.seq, failure.index)
 
     def is_liveness(self, violation: Violation) -> bool:
         return id(violation) in self.liveness_kept
