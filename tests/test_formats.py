@@ -103,6 +103,27 @@ def test_sarif_contract_anchor_points_at_the_rule_and_keeps_the_trace_place(cli)
     assert "trace.jsonl:13" in result["message"]["text"]
 
 
+def test_sarif_contract_anchor_puts_every_policy_regression_at_the_compare_policy(cli, write):
+    """Found by a spec-words reading of compare: under `--sarif-anchor contract` a new tool (a
+    regression with an event) pointed at the contract's line 1, the call growth and the outcome
+    regression (none) at the `compare` policy: each regression no rule says is at the policy."""
+    document = contract({"id": "no-shell", "kind": "deny_tool", "tool": "shell.*"},
+                        compare={"max_tool_call_increase_percent": 10})
+    write("c.json", json.dumps(document, indent=2))
+    policy_line = 1 + next(number for number, line in enumerate(json.dumps(document, indent=2).splitlines())
+                           if '"compare"' in line)
+    write("b.jsonl", jsonl(events({"type": "tool.call", "tool": "get", "call_id": "1"})))
+    write("k.jsonl", jsonl(events({"type": "tool.call", "tool": "get", "call_id": "1"},
+                                  {"type": "tool.call", "tool": "fetch", "call_id": "2"})))
+    log = json.loads(run_ok(cli, "compare", "--contract", "c.json", "--baseline", "b.jsonl", "--candidate",
+                            "k.jsonl", "--format", "sarif", "--sarif-anchor", "contract"))
+    places = {result["ruleId"]: (result["locations"][0]["physicalLocation"]["region"]["startLine"],
+                                 [related["physicalLocation"]["region"]["startLine"]
+                                  for related in result.get("relatedLocations", [])])
+              for result in log["runs"][0]["results"]}
+    assert places == {"compare.new-tool": (policy_line, [2]), "compare.tool-call-increase": (policy_line, [])}
+
+
 @pytest.mark.slow
 def test_sarif_trace_wide_violations_point_at_the_rule_in_the_contract(cli, write):
     path = write("c.json", contract({"id": "budget", "kind": "event_budget", "max_events": 1}))

@@ -505,8 +505,8 @@ class _Builder:
         trace_path = None if trace is UNSET else trace
         line = regression.line if regression.line is not UNSET else None
         message = regression.message
-        if line is not None:
-            location, related = self.where(None, trace_path, line)
+        if line is not None:   # (under the contract anchor, at the compare policy, as those of no event)
+            location, related = self.where(None, trace_path, line, self.sources.compare_line)
         else:   # (at the contract: the message names the candidate, or those of a batch would read alike)
             location, related = self.contract_location(self.sources.compare_line), None
             if trace_path is not None:
@@ -521,13 +521,14 @@ class _Builder:
                                                self.key_scenario(location)),
             baseline_state="new", properties=properties))
 
-    def where(self, rule_id: str | None, trace: str | None,
-              line: int | None) -> tuple[om.Location, list[om.Location] | None]:
-        """The primary location (and related ones) for something at `line` of `trace`."""
+    def where(self, rule_id: str | None, trace: str | None, line: int | None,
+              contract_line: int | None = None) -> tuple[om.Location, list[om.Location] | None]:
+        """The primary location (and related ones) for something at `line` of `trace`; in the
+        contract, at the rule's line (or, for what no rule says, `contract_line`)."""
         spot = (trace, line) if trace is not None and trace != "-" and line is not None else None
         if spot is not None and self.anchor != "contract":
             return self.trace_location(*spot), None
-        contract = self.contract_location(self.sources.rule_lines.get(rule_id) if rule_id else None)
+        contract = self.contract_location(self.sources.rule_lines.get(rule_id) if rule_id else contract_line)
         related = [self.trace_location(*spot, location_id=1)] if spot is not None else None
         if related and related[0].physical_location.artifact_location.uri.startswith("../"):
             related = None   # (a trace outside the repository, a build artifact: named in the message only)
