@@ -834,3 +834,17 @@ def test_an_output_path_ending_with_a_slash_is_a_folder_not_a_file_to_write(fold
                   "-o", "reports/", "--", sys.executable, "-c", "open('ran', 'w')"),
               "reports/: names a folder (it ends with a slash): name the file to write")
     assert not (folder / "ran").exists() and not (folder / "run.jsonl").exists()
+
+
+def test_a_seq_that_is_a_large_float_is_written_as_json_stringify_writes_it(folder):
+    """Found by a spec-words reading of compare: a `seq` of 1e300 (a whole number, so a valid
+    seq) was written `1e300` in the JSON report, where the Node tool's JSON.stringify writes
+    `1e+300`; 1e16 likewise, which JavaScript writes in full. The text formats already did."""
+    (folder / "c.json").write_text(json.dumps({"version": 1, "name": "t", "rules": [
+        {"id": "d", "kind": "deny_tool", "tool": "shell.*"}]}))
+    (folder / "t.jsonl").write_text('{"seq": 1e16, "type": "tool.call", "tool": "shell.a"}\n'
+                                    '{"seq": 1e300, "type": "tool.call", "tool": "shell.b"}\n')
+    result = run(folder, "check", "-c", "c.json", "-t", "t.jsonl", "-f", "json")
+    assert result.returncode == 1
+    assert result.stdout.count('"event_seq": 10000000000000000,') == 2   # (each violation is listed twice)
+    assert result.stdout.count('"event_seq": 1e+300,') == 2
