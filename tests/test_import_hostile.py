@@ -1199,3 +1199,30 @@ def test_agents_sdk_a_tripped_guardrail_exported_before_it_ended_says_why_the_ru
     events = imported(write(tmp_path, "\n".join(lines) + "\n", "open.jsonl"), "openai-agents")
     assert [(event["type"], event.get("reason")) for event in events] == [
         ("run.start", None), ("control.stop", "guardrail:g"), ("run.failed", "guardrail:g")]
+
+
+# Found by a spec-words reading of the importers: a result that is Python's str() of None or a
+# bool was not copied to data.raw_result as other reprs are (point 26); JSON text holding a number
+# beyond any double, or nested too deep, stayed text in a result without data.raw_result, which the
+# README promises (args had it); a call id written as an intValue was dropped for the span's id.
+
+@pytest.mark.parametrize("written", ["None", "True", "False", "1e400", "[" * 600 + "]" * 600])
+def test_a_result_an_event_cannot_hold_as_a_value_is_kept_as_text_and_raw(tmp_path: Path, written: str) -> None:
+    spans = otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1", gen_ai__tool__call__result=written))
+    result = next(event for event in imported(write(tmp_path, spans)) if event["type"] == "tool.result")
+    assert result["result"] == written
+    assert result["data"]["raw_result"] == written
+
+
+@pytest.mark.parametrize("written", ["none", "True story", "1e3"])
+def test_text_that_is_no_repr_is_not_copied_to_raw(tmp_path: Path, written: str) -> None:
+    spans = otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1", gen_ai__tool__call__result=written))
+    result = next(event for event in imported(write(tmp_path, spans)) if event["type"] == "tool.result")
+    assert result["result"] == (1000 if written == "1e3" else written)
+    assert "raw_result" not in result.get("data", {})
+
+
+def test_a_call_id_written_as_an_integer_is_its_digits(tmp_path: Path) -> None:
+    spans = otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id=42))   # {"intValue": "42"}
+    assert [(event["type"], event["call_id"]) for event in imported(write(tmp_path, spans))
+            if event["type"].startswith("tool.")] == [("tool.call", "42"), ("tool.result", "42")]

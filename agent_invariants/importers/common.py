@@ -416,39 +416,48 @@ def parse_result(value: Any, json_text: bool = False) -> tuple[Any, Any]:
     if not isinstance(value, str):
         return value, None
     parsed = _json(value)
-    if parsed is not _NOT_JSON:
+    if parsed is not _NOT_JSON and parsed is not _NOT_TAKEN:
         return parsed, None
-    if json_text or _looks_like_repr(value):
+    if json_text or parsed is _NOT_TAKEN or _looks_like_repr(value):
         return value, value
     return value, None
 
 
 _NOT_JSON: Any = object()
+_NOT_TAKEN: Any = object()
+"""JSON text an event cannot hold as a value (`_json`): kept as text, and as raw, as a repr is."""
 
 
 def _json(text: str) -> Any:
-    """The JSON value of `text`, or `_NOT_JSON` (so that a JSON `null` is told apart). Text that
-    nests `MAX_NESTING` levels or more is not taken: its value, a field of an event, would nest
-    the event deeper than any trace may (the whole run would be refused for one argument)."""
+    """The JSON value of `text`, or `_NOT_JSON` (so that a JSON `null` is told apart), or
+    `_NOT_TAKEN` for JSON text that nests `MAX_NESTING` levels or more (its value, a field of an
+    event, would nest the event deeper than any trace may: the whole run would be refused for one
+    argument) or holds a number beyond any double (`1e400`, which a trace's JSON cannot hold)."""
     stripped = text.strip()
     if not stripped or stripped[0] not in '{["-0123456789tfn':
         return _NOT_JSON
     data = stripped.encode()
     if too_deep_at(data, MAX_NESTING - 1) is not None:
-        return _NOT_JSON
+        return _NOT_TAKEN
     try:
         value = _decode(replace_lone_surrogates(data) if "\\u" in stripped else data)
-    except (msgspec.DecodeError, RecursionError, msgspec.ValidationError):
+    except RecursionError:
+        return _NOT_TAKEN
+    except msgspec.ValidationError:   # (msgspec's way of refusing a number out of range)
+        return _NOT_TAKEN
+    except msgspec.DecodeError:
         return _NOT_JSON
     if isinstance(value, float) and not math.isfinite(value):
-        return _NOT_JSON
+        return _NOT_TAKEN
     return value
 
 
 def _looks_like_repr(text: str) -> bool:
-    """Python's `str()` of a dict, list, tuple, object or bytes: `{'a': 1}`, `[1, 'x']`,
-    `Order(id=1)`, `b'\\x00'`."""
+    """Python's `str()` of a dict, list, tuple, object, bytes, None or a bool: `{'a': 1}`,
+    `[1, 'x']`, `Order(id=1)`, `b'\\x00'`, `None`."""
     stripped = text.strip()
+    if stripped in ("None", "True", "False"):   # (what a tool that returns None, or a bool, gives)
+        return True
     if stripped[:1] in ("{", "[", "(") and stripped[-1:] in ("}", "]", ")"):
         return True
     if stripped[:2] in ("b'", 'b"') and len(stripped) > 2 and stripped[-1] == stripped[1]:

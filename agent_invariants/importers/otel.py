@@ -272,6 +272,8 @@ class GenAiTrace:
             call_id = attributes.get("gen_ai.tool.call.id")
             if call_id == _NO_CALL_ID:
                 call_id = None
+            elif call_id.__class__ is int:   # (an intValue: a producer's slip; its digits are the id)
+                call_id = str(call_id)
             args = attributes.get("gen_ai.tool.call.arguments")
             result, has_result = attributes.get("gen_ai.tool.call.result"), "gen_ai.tool.call.result" in attributes
             if args is None and not has_result and "tool_response" in attributes:   # pydantic-ai's instrumentation
