@@ -135,6 +135,18 @@ class Stream:
         if self.alone and self.run is not None and self.run != ALL_RUNS and not found:
             known = ", ".join(self.other_runs[:20]) or "none"
             raise TraceError(file.name, None, f"has no run {self.run!r}; its runs: {known}")
+        if self.alone and not found and not self.other_runs and self.skipped:
+            raise TraceError(file.name, None, _no_run(self.source_format, self.skipped))
+
+
+def _no_run(source_format: str, skipped: int) -> str:
+    """Why a file whose records were all skipped holds no run: records of kinds the mapping does
+    not use, such as OpenTelemetry log records whose spans are in another file."""
+    said = "holds no run: its record is of a kind the mapping does not use" if skipped == 1 else \
+        f"holds no run: its {skipped:,} records are of kinds the mapping does not use"
+    if source_format in ("otel", "openinference"):
+        return said + " (log records whose spans are in another file? join the files first, e.g. cat)"
+    return said + " (is the format the one it was written in?)"
 
 
 def _chain(first: Record, rest: Iterator[Record]) -> Iterator[Record]:
