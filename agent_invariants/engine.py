@@ -149,7 +149,7 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
     nothing = checked_nothing(results, normal)
     if strict:
         unchecked = {notice.rule_id for notice in nothing}
-        results = [rule.fail_unchecked() if rule.id in unchecked and result.passed else result
+        results = [rule.fail_unchecked(result) if rule.id in unchecked and result.passed else result
                    for rule, result in zip(rules, results, strict=True)]
     # which violations come from liveness parts: only asked when --partial or the safety count needs it
     liveness = [_liveness(rule, result, mark=partial) for rule, result in zip(rules, results, strict=True)] \

@@ -118,7 +118,7 @@ class RuleResult(msgspec.Struct, kw_only=True):
     """(An addition.) How many violations the rule found, kept or not; present only with `truncated`."""
     vacuous: bool | UnsetType = UNSET
     """(Version-2 kinds.) True when the rule's subject never occurred, so it checked nothing and
-    passed without a test; absent otherwise."""
+    passed without a test (under `--strict`, failed with `<kind>.checked_nothing`); absent otherwise."""
     inconclusive: int | UnsetType = UNSET
     """(`--partial`.) How many of the rule's violations come from its liveness parts, which a
     trace cut short may yet satisfy: their status is `inconclusive`, and they count neither in

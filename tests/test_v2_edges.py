@@ -87,6 +87,19 @@ def test_rules_whose_passing_state_is_to_check_nothing_pass_quietly_under_strict
     assert [(r["checked"], r.get("vacuous")) for r in json.loads(result.stdout)["results"]] == [(0, True), (0, None)]
 
 
+def test_a_rule_that_checked_nothing_stays_vacuous_when_strict_fails_it(cli, tmp_path):
+    """Found by a spec-words reading of the report rules: point 4 says `vacuous: true` when
+    `checked` is 0; under --strict such a rule fails with `checked_nothing`, and lost `vacuous`.
+    A version-1 kind never has it (its report is the Node tool's)."""
+    rules = [{"id": "ta", "kind": "tool_args", "tool": "zzz", "match": {"a": 1}},
+             {"id": "r", "kind": "tool_result_required", "tool": "zzz"}]
+    events = [{"type": "agent.message"}]
+    result = _check(cli, tmp_path, rules, events, "--strict")
+    assert result.returncode == 1, result.stderr
+    assert [(r["passed"], r["checked"], r.get("vacuous")) for r in json.loads(result.stdout)["results"]] == [
+        (False, 0, True), (False, 0, None)]
+
+
 def test_output_schema_walks_an_output_as_deep_as_a_trace_may_hold(cli, tmp_path):
     schema = {"type": "object", "properties": {"a": {"$ref": "#"}}}
     deep: dict[str, Any] = {}

@@ -318,14 +318,17 @@ class Rule:
             return self.violation_count
         return kept
 
-    def fail_unchecked(self) -> RuleResult:
-        """`--strict`, for a rule that checked nothing where that is not its passing state: the
-        rule fails with one violation of the whole trace, `<kind>.checked_nothing` (inconclusive
-        under `--partial`, as the rest of the run may bring what the rule checks)."""
+    def fail_unchecked(self, passed: RuleResult) -> RuleResult:
+        """`--strict`, for a rule that checked nothing where that is not its passing state (and
+        so `passed`): the rule fails with one violation of the whole trace,
+        `<kind>.checked_nothing` (inconclusive under `--partial`, as the rest of the run may
+        bring what the rule checks). It stays `vacuous`, if it was: it checked nothing."""
         if self.note_violation():
             self.keep("The rule checked nothing in this trace, so it may guard nothing (--strict).",
                       {"checked": 0, "strict": True}, reason=UNCHECKED)
-        return self.result()
+        failed = self.result()
+        failed.vacuous = passed.vacuous
+        return failed
 
     def keep(self, message: str, evidence: dict[str, Any] | UnsetType = UNSET, seq: int | float | UnsetType = UNSET,
              index: int | UnsetType = UNSET, *, reason: str | None = None, status: Status = "fail",
