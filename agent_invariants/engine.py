@@ -193,10 +193,10 @@ def _check(contract: Contract, source: TraceSource, max_violations: int, strict:
 def _liveness(rule: Rule, result: RuleResult, *, mark: bool) -> int:
     """How many of the rule's violations come from its liveness parts. With `mark` (a trace cut
     short, which may yet satisfy them), they become `inconclusive` and leave the rule's verdict.
-    So does `--strict`'s `checked_nothing` then: the rest of the run may bring what the rule
-    checks (of a whole run, it stays what it was, counted with the safety errors)."""
+    So does `--strict`'s `checked_nothing`: only the run's end decides it (the rest of the run
+    may bring what the rule checks), so it is never one of `--safety-exit`'s safety errors."""
     kept = 0
-    unchecked = f"{rule.kind}.{UNCHECKED}" if mark else None
+    unchecked = f"{rule.kind}.{UNCHECKED}"
     for violation in result.violations:
         if rule.is_liveness(violation) or violation.code == unchecked:
             if mark:
