@@ -102,6 +102,9 @@ def closest(word: object, choices: Sequence[str]) -> str | None:
     if not isinstance(word, str) or len(word) > 3 * max(map(len, choices), default=0):
         return None
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not close and word != word.lower():   # `$REGEX`, `Tool`: the case alone is wrong
+        lowered = {choice.lower(): choice for choice in choices}
+        close = [lowered[found] for found in difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)]
     return close[0] if close else None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -139,12 +139,38 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str, version: in
         yield Problem(f"{path}.kind",
                       f"expected a string (one of: {', '.join(_kinds(rule_types, version))}), got {json_type(kind)}")
     elif kind not in rule_types:
-        yield Problem(f"{path}.kind", unknown_value(show(kind), kind, _kinds(rule_types, version), "rule kind"))
+        meant = closest(kind, [name for name in rule_types if since_version(rule_types[name]) > version])
+        if meant is not None and closest(kind, _kinds(rule_types, version)) is None:   # a kind of version 2
+            yield Problem(f"{path}.kind", f"unknown rule kind {show(kind)} (did you mean {meant!r}? it "
+                                          f"{NEEDS_VERSION_2})")
+        else:
+            yield Problem(f"{path}.kind", unknown_value(show(kind), kind, _kinds(rule_types, version), "rule kind"))
     elif since_version(rule_types[kind]) > version:
         yield Problem(f"{path}.kind", f"the rule kind {kind} {NEEDS_VERSION_2}")
     elif not _decodes(rule, rule_types[kind], version):
-        yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
-                                   whole=rule, version=version)
+        elsewhere = _fields_elsewhere(rule, kind, rule_types, version)
+        for problem in struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
+                                       whole=rule, version=version):
+            key = next((key for key in elsewhere if problem.path == member(path, key)), None)
+            if key is not None and problem.message.startswith("unknown field"):   # not "did you mean" a near one
+                kinds = elsewhere[key]
+                named = ", ".join(kinds[:3]) + (f" and {len(kinds) - 3} more kinds" if len(kinds) > 3 else "")
+                problem = Problem(problem.path, f"unknown field for {kind}: {key} is a field of {named}")
+            yield problem
+
+
+def _fields_elsewhere(rule: dict[str, Any], kind: str, rule_types: dict[str, type],
+                      version: int) -> dict[str, list[str]]:
+    """The keys of a rule that its kind does not have but other kinds (of the contract's version)
+    do, with those kinds: `bind` on require_approval is approval_bound's."""
+    own = _fields(rule_types[kind])
+    found: dict[str, list[str]] = {}
+    for key in rule:
+        if key != "kind" and key not in own:
+            kinds = [name for name in _kinds(rule_types, version) if key in _fields(rule_types[name])]
+            if kinds:
+                found[key] = kinds
+    return found
 
 
 def _kinds(rule_types: dict[str, type], version: int) -> list[str]:
@@ -224,7 +250,8 @@ def struct_problems(value: Any, struct: type, path: str, whole: Any = None, vers
             found = True
             yield Problem(f"{path}.{key}", f"the field {key} {NEEDS_VERSION_2}")
     known = [name for name in fields if name not in newer]
-    for problem in _unknown_keys({key: None for key in value if key not in newer}, path, known, suggested):
+    for problem in _unknown_keys({key: None for key in value if key not in newer}, path, known, suggested,
+                                 sorted(newer)):
         found = True
         yield problem
     for name, field in fields.items():
@@ -289,14 +316,20 @@ def _struct_in(hint: Any) -> type | None:
     return None
 
 
-def _unknown_keys(value: dict[str, Any], path: str, known: list[str], suggested: set[str | None]) -> Iterator[Problem]:
-    """A problem for each key not in `known`; the names suggested go into `suggested`."""
+def _unknown_keys(value: dict[str, Any], path: str, known: list[str], suggested: set[str | None],
+                  newer: Sequence[str] = ()) -> Iterator[Problem]:
+    """A problem for each key not in `known`; the names suggested go into `suggested`. A key
+    close to none of them but to one of `newer` (the fields of version 2, in a contract of
+    version 1) is said to be that one, which needs version 2."""
     for key in value:
         if key not in known:
             close = closest(key, known)
             suggested.add(close)
+            later = None if close is not None or not newer else closest(key, newer)
             if close is not None:
                 yield Problem(member(path, key), f"unknown field{did_you_mean(close)}")
+            elif later is not None:
+                yield Problem(member(path, key), f"unknown field (did you mean {later!r}? it {NEEDS_VERSION_2})")
             else:
                 yield Problem(member(path, key), f"unknown field; expected one of: {', '.join(known)}")
 

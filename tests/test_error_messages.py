@@ -439,3 +439,37 @@ def test_a_misspelt_condition_key_gets_did_you_mean(cli, write, when, path, mean
     where, said = line.split(": ", 1)
     assert where.startswith("c.json:") and said.startswith(f"$.rules[0].{path}: unknown key"), line
     assert said.endswith(f"(did you mean '{meant}'?)"), line
+
+
+# Found by a reading of the authoring experience (validate, the schemas, explain): a field of
+# another kind was "unknown field (did you mean 'id'?)"; a kind or field of version 2, misspelt in a
+# version-1 contract, got no suggestion; an operator in capitals none; a reference's empty path was
+# told to be left out, which a `$arg` cannot be; `$regex: 5` was "never a reference".
+
+def _rule(version: int, **rule: object) -> dict[str, object]:
+    return {"version": version, "name": "x", "rules": [{"id": "r", **rule}]}
+
+
+@pytest.mark.parametrize(("document", "said"), [
+    (_rule(2, kind="require_approval", tool="x", bind="args"),
+     "$.rules[0].bind: unknown field for require_approval: bind is a field of approval_bound"),
+    (_rule(2, kind="event_budget", max_events=3, tool="x"),
+     "$.rules[0].tool: unknown field for event_budget: tool is a field of deny_tool, require_approval, "
+     "retry_limit and 9 more kinds"),
+    (_rule(1, kind="tool_arg", tool="x"),
+     '$.rules[0].kind: unknown rule kind "tool_arg" (did you mean \'tool_args\'? it needs "version": 2)'),
+    (_rule(1, kind="stop_is_final", reason=["x"]),
+     '$.rules[0].reason: unknown field (did you mean \'reasons\'? it needs "version": 2)'),
+    (_rule(2, kind="tool_args", tool="t", match={"a": {"$REGEX": "x"}}),
+     "$.rules[0].match.a.$REGEX: unknown operator $REGEX (did you mean \'$regex\'?)"),
+    (_rule(2, kind="tool_args", tool="t", match={"a": {"$regex": 5}}),
+     "$.rules[0].match.a.$regex: $regex takes a string (a pattern), got a number"),
+    (_rule(2, kind="tool_args", tool="t", match={"a": {"$arg": ""}}),
+     "$.rules[0].match.a.$arg: a path cannot be empty"),
+    (_rule(2, kind="tool_args", tool="t", distinct=[""]), "$.rules[0].distinct[0]: a path cannot be empty"),
+    (_rule(2, kind="tool_args", tool="t", match={"a": {"$from_result": {"tool": "g", "path": ""}}}),
+     "$.rules[0].match.a.$from_result.path: a path cannot be empty (leave it out to mean the whole value)"),
+])
+def test_an_authoring_mistake_is_said_with_what_was_meant(document, said):
+    [line] = problems_of(document)
+    assert line.endswith(said), line

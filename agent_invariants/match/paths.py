@@ -47,7 +47,7 @@ NOT_FOUND: Any = _NotFound()
 def parse_path(text: str) -> tuple[str, ...]:
     """The segments of a path as a contract writes it; ValueError says why one is not a path."""
     if text == "":
-        raise ValueError("a path cannot be empty (leave the path out to mean the whole value)")
+        raise ValueError("a path cannot be empty")
     if text.startswith("/"):
         bad = _POINTER_ESCAPE.search(text)
         if bad is not None:

@@ -36,6 +36,7 @@ from agent_invariants.match.equality import as_double, json_equal
 from agent_invariants.match.paths import parse_path, pointer
 from agent_invariants.match.regex import RegexError, compile_search
 from agent_invariants.rules.fields import GLOB_LIMIT, FieldProblem, check_text
+from agent_invariants.validation import json_type
 
 __all__ = ("ABSENT", "COMPARISONS", "REFERENCES", "Candidates", "MatchError", "Node", "Outcome", "Reference",
            "compares", "compile_tree", "distinct", "evaluate", "holds_equal", "holds_in", "is_number",
@@ -330,7 +331,8 @@ def _operator(name: str, operand: Any, path: str, allowed: frozenset[str], depth
 
 def _regex(operand: Any, path: str) -> Any:
     if not isinstance(operand, str):
-        raise MatchError(path, "$regex takes a string (a pattern), never a reference")
+        never = ", never a reference" if _is_reference(operand) else f", got {json_type(operand)}"
+        raise MatchError(path, f"$regex takes a string (a pattern){never}")
     try:
         return compile_search(operand)
     except RegexError as exc:
@@ -383,7 +385,8 @@ def _from_result(operand: Any, path: str, allowed: frozenset[str], depth: int, c
             try:
                 compiled[key] = parse_path(operand[key])
             except ValueError as exc:
-                raise MatchError(_child(path, key), str(exc)) from None
+                whole = " (leave it out to mean the whole value)" if operand[key] == "" else ""
+                raise MatchError(_child(path, key), f"{exc}{whole}") from None
     if "call_index" in operand:
         index = operand["call_index"]
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 1_000_000:
