@@ -64,9 +64,9 @@ A reference yields a set of candidates:
   trace (not with `where` or `where_result`); (3) with `where`, only results whose call's args
   match it (`$arg` inside reads the checked call: a join), with `where_result`, only results that
   match it; (4) the value at `path` (default: the whole result), then `find` (the first element of
-  that array matching a node, which holds no reference), `select` (a path inside that element) and
-  `length: true` (the array's length); (5) every value left is a candidate. `$from_result` may
-  nest in `where` at most four deep.
+  that array matching a node, which holds no reference), `select` (a path inside that element, or
+  without `find` inside the value at `path`) and `length: true` (the array's length); (5) every
+  value left is a candidate. `$from_result` may nest in `where` at most four deep.
 
   What is kept: the results of the tools some reference names, and only the paths it reads. What
   it costs: a `where` whose keys equal an `$arg` (a join on an id) looks the results up in an
