@@ -50,6 +50,7 @@ from agent_invariants.cli_options import (
     UnusedContract,
     UnusedTrace,
     convert_format,
+    not_bad_input,
     with_report_options,
     with_report_options_but,
 )
@@ -765,8 +766,9 @@ def record(
         "--idle-timeout-ms", min=1, max=86_400_000, metavar="MS",
         help="End the run when the agent sends nothing for this long while the harness waits.")] = 30_000,
     safety_exit: Annotated[int, typer.Option(
-        "--safety-exit", min=1, max=255, metavar="N",
-        help="Exit N instead of 1 when an error comes from a safety part of a rule or a call was denied.")] = 1,
+        "--safety-exit", min=1, max=255, metavar="N", callback=not_bad_input,
+        help="Exit N (1 or 3..255) instead of 1 when an error comes from a safety part of a rule or a call was "
+        "denied.")] = 1,
     run_id: Annotated[str | None, typer.Option(
         "--run-id", metavar="ID", show_default=False,
         help="The run's id (default: a random one; fake-run with --fake-clock).")

@@ -39,6 +39,7 @@ __all__ = (
     "UnusedCandidate",
     "UnusedContract",
     "UnusedTrace",
+    "not_bad_input",
     "with_report_options",
 )
 
@@ -176,10 +177,17 @@ OutputOpt = Annotated[Path | None, typer.Option(
     show_default=False, callback=_dash_is_stdout)]
 MaxLineOpt = Annotated[int, typer.Option(
     "--max-line-bytes", min=1, metavar="BYTES", help="Longest JSONL line accepted, in bytes.")]
+def not_bad_input(code: int | None) -> int | None:
+    """`--safety-exit 2` would read as bad input, the exit 2 of every command: refused."""
+    if code == 2:
+        raise typer.BadParameter("2 is the exit of bad input, which a pipeline could not tell apart; got 2")
+    return code
+
+
 SafetyExitOpt = Annotated[int | None, typer.Option(
-    "--safety-exit", min=1, max=255, metavar="N", show_default=False,
-    help="Exit N instead of 1 when an error violation comes from a safety part of a rule (what a prefix of "
-    "the run already decides: a forbidden call, a missing approval), so pipelines can tell it apart.")]
+    "--safety-exit", min=1, max=255, metavar="N", show_default=False, callback=not_bad_input,
+    help="Exit N (1 or 3..255) instead of 1 when an error violation comes from a safety part of a rule (what "
+    "a prefix of the run already decides: a forbidden call, a missing approval), so pipelines can tell it apart.")]
 JsonFormatOpt = Annotated[Format, typer.Option(
     "--format", "-f",
     help="Accepted for scripts written for the Node tool (every value is checked); the output is always JSON.")]

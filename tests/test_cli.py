@@ -671,3 +671,14 @@ def test_running_out_of_memory_is_one_line_and_exit_2(cli, tmp_path):
                              "README's Performance section says what each check keeps; a lower --max-violations "
                              "keeps fewer violations)\n")
     assert (tmp_path / "old.json").read_text() == "OLD"
+
+
+@pytest.mark.parametrize("command", ["check", "record"])
+def test_safety_exit_cannot_be_the_exit_of_bad_input(cli, command):
+    """Found by a spec-words reading of the report rules: `--safety-exit 2` was taken, and a
+    pipeline could not tell a safety failure from bad input (every command's exit 2)."""
+    result = cli(command, "--safety-exit", "2", "--contract", "missing.json", *(["--", "true"] if command == "record"
+                                                                                else ["--trace", "t.jsonl"]))
+    assert result.returncode == 2
+    assert result.stderr == ("agent-invariants: Invalid value for '--safety-exit': 2 is the exit of bad input, which "
+                             f"a pipeline could not tell apart; got 2 (try 'agent-invariants {command} --help')\n")
