@@ -177,6 +177,8 @@ OutputOpt = Annotated[Path | None, typer.Option(
     show_default=False, callback=_dash_is_stdout)]
 MaxLineOpt = Annotated[int, typer.Option(
     "--max-line-bytes", min=1, metavar="BYTES", help="Longest JSONL line accepted, in bytes.")]
+
+
 def not_bad_input(code: int | None) -> int | None:
     """`--safety-exit 2` would read as bad input, the exit 2 of every command: refused."""
     if code == 2:
