@@ -155,19 +155,22 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str, version: in
             if key is not None and problem.message.startswith("unknown field"):   # not "did you mean" a near one
                 kinds = elsewhere[key]
                 named = ", ".join(kinds[:3]) + (f" and {len(kinds) - 3} more kinds" if len(kinds) > 3 else "")
-                problem = Problem(problem.path, f"unknown field for {kind}: {key} is a field of {named}")
+                newer = all(since_version(rule_types[name]) > version for name in kinds)
+                problem = Problem(problem.path, f"unknown field for {kind}: {key} is a field of {named}"
+                                                + (f", which {NEEDS_VERSION_2}" if newer else ""))
             yield problem
 
 
 def _fields_elsewhere(rule: dict[str, Any], kind: str, rule_types: dict[str, type],
                       version: int) -> dict[str, list[str]]:
-    """The keys of a rule that its kind does not have but other kinds (of the contract's version)
-    do, with those kinds: `bind` on require_approval is approval_bound's."""
+    """The keys of a rule that its kind does not have but other kinds do, with those kinds (of
+    the contract's version, else of version 2): `bind` on require_approval is approval_bound's."""
     own = _fields(rule_types[kind])
     found: dict[str, list[str]] = {}
     for key in rule:
         if key != "kind" and key not in own:
-            kinds = [name for name in _kinds(rule_types, version) if key in _fields(rule_types[name])]
+            kinds = [name for name in _kinds(rule_types, version) if key in _fields(rule_types[name])] or \
+                [name for name in rule_types if key in _fields(rule_types[name])]
             if kinds:
                 found[key] = kinds
     return found

@@ -846,13 +846,15 @@ def test_each_kind_in_a_version_1_contract_needs_version_2(refused, rule):
     assert 'needs "version": 2' in line and under(line, "$.rules[0]")
 
 
-@pytest.mark.parametrize(("unmeasured", "verb"), [(1, "has"), (2, "have")])
-def test_the_unmeasured_count_agrees_with_its_verb(unmeasured: int, verb: str) -> None:
+@pytest.mark.parametrize(("unmeasured", "calls", "said"), [(1, 3, "1 of the 3 calls of search has"),
+                                                           (2, 3, "2 of the 3 calls of search have"),
+                                                           (1, 2, "1 of the 2 calls of search has")])
+def test_the_unmeasured_count_agrees_with_its_verb(unmeasured: int, calls: int, said: str) -> None:
     """Found by a spec-words reading: "1 of the 3 calls of search have no duration"."""
     from agent_invariants import check_trace
 
     events: list[dict[str, object]] = []
-    for number in range(3):
+    for number in range(calls):
         events.append({"type": "tool.call", "tool": "search", "call_id": f"c{number}"})
         events.append({"type": "tool.result", "call_id": f"c{number}", "ok": True,
                        **({} if number < unmeasured else {"duration_ms": 5})})
@@ -860,5 +862,16 @@ def test_the_unmeasured_count_agrees_with_its_verb(unmeasured: int, verb: str) -
     rule = {"id": "l", "kind": "latency_budget", "tool": "search", "max_ms": 100, "percentile": 50,
             "on_missing": "fail"}
     report = check_trace({"version": 2, "name": "t", "rules": [rule]}, events)
+    assert [violation.message for violation in report.violations] == [f"{said} no duration."]
+
+
+def test_the_only_call_unmeasured_is_one_call() -> None:
+    """(A later check of the fix above: "1 of the 1 calls of one has no duration".)"""
+    from agent_invariants import check_trace
+
+    events = [{"seq": 1, "type": "tool.call", "tool": "one", "call_id": "c"},
+              {"seq": 2, "type": "tool.result", "call_id": "c", "ok": True}]
+    rule = {"id": "l", "kind": "latency_budget", "tool": "one", "max_ms": 100, "percentile": 50}
+    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, events)
     assert [violation.message for violation in report.violations] == [
-        f"{unmeasured} of the 3 calls of search {verb} no duration."]
+        "1 of the 1 call of one has no duration, so the p50 latency is unknown."]

@@ -252,3 +252,5 @@ def test_a_regression_points_at_the_violation_that_fails_its_rule(cli: Any, tmp_
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
     assert "(result at seq 5) was not handled: no successful retry or message within 1 event." in \
         result["message"]["text"]
+    junit = cli("check", "-c", "c.json", "-t", "k.jsonl", "-f", "junit", "--partial").stdout
+    assert '<testcase name="fh" classname="agent-invariants.cut.k" file="k.jsonl" line="5">' in junit   # (likewise)

@@ -453,6 +453,9 @@ def _rule(version: int, **rule: object) -> dict[str, object]:
 @pytest.mark.parametrize(("document", "said"), [
     (_rule(2, kind="require_approval", tool="x", bind="args"),
      "$.rules[0].bind: unknown field for require_approval: bind is a field of approval_bound"),
+    (_rule(1, kind="require_approval", tool="x", bind="args"),   # (a later check: version 1 said "did you mean 'id'")
+     '$.rules[0].bind: unknown field for require_approval: bind is a field of approval_bound, which needs '
+     '"version": 2'),
     (_rule(2, kind="event_budget", max_events=3, tool="x"),
      "$.rules[0].tool: unknown field for event_budget: tool is a field of deny_tool, require_approval, "
      "retry_limit and 9 more kinds"),

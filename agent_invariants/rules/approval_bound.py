@@ -190,7 +190,7 @@ class ApprovalBound(Rule):
     With `max_age_ms`, grants too old for a call are set aside while the calls' times only grow;
     once a call's time goes back they are looked at again. What is left is looked at by each
     call, so that a trace of many such grants and many calls costs grants × calls (4,000 of
-    each: 2 to 30 s): grants that share a call's field but not the rest of its args, or (under
+    each: 2 to 45 s): grants that share a call's field but not the rest of its args, or (under
     `args_subset`) that name no plain field; under `max_age_ms`, calls whose times go back and
     forth.
     `record`'s harness writes its grants

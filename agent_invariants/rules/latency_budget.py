@@ -188,7 +188,8 @@ class LatencyBudget(Rule):
                                           "samples": len(ordered), "unmeasured": unmeasured}))
         # unmeasured calls count under on_missing: fail; with nothing measured, always
         if unmeasured and (not samples or not self._skip) and self.note_violation():
-            self.keep(f"{unmeasured} of the {len(samples) + unmeasured} calls of {config.tool} "
+            calls = len(samples) + unmeasured
+            self.keep(f"{unmeasured} of the {calls} call{'' if calls == 1 else 's'} of {config.tool} "
                       f"{'has' if unmeasured == 1 else 'have'} no duration"
                       f"{', so the ' + shown + ' latency is unknown' if not samples else ''}.",
                       evidence_value({"samples": len(samples), "unmeasured": unmeasured}),
