@@ -23,7 +23,7 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import UNSET, Meta, Raw, UnsetType
 
-from agent_invariants._js import JS_WHITESPACE, has_surrogate_escape, json_number, utf16_len
+from agent_invariants._js import JS_WHITESPACE, has_surrogate_escape, js_float, json_number, utf16_len
 
 __all__ = (
     "EVIDENCE_CLASSES",
@@ -246,7 +246,9 @@ def _check_seq(seq: int | float, prev: int | float) -> int | float:
         raise InvalidEvent(f"$.seq: must be >= 0, got {seq}")
     if not seq > prev:
         raise InvalidEvent(f"$.seq: must be strictly increasing, got {seq} after {prev}")
-    return seq
+    # a seq that stays a float (1e300, 1e16) is written wherever a report names it as JSON.stringify
+    # writes it (1e+300, 10000000000000000), not as msgspec would
+    return js_float(seq) if seq.__class__ is float else seq
 
 
 def _check_utf16_lengths(event: Event) -> None:

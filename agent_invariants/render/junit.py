@@ -50,6 +50,7 @@ from agent_invariants.report import (
     RecordInfo,
     RuleResult,
     Violation,
+    first_violations,
 )
 from agent_invariants.stability import StabilityReport, odd_one
 
@@ -181,8 +182,7 @@ def _why_fewer(most: int) -> str:
 
 def _rule_case(result: RuleResult, classname: str, trace: str, most: int) -> TestCase:
     # at the first violation that fails the rule (under --partial, an inconclusive one may come first)
-    placed = [v for v in result.violations if v.line is not UNSET]
-    first = next((v for v in placed if v.status != "inconclusive"), placed[0] if placed else None)
+    first = first_violations(v for v in result.violations if v.line is not UNSET).get(result.rule_id)
     case = TestCase(_line(result.rule_id), classname=classname,
                     file=_line(trace) if first is not None else None,
                     line=first.line if first is not None else None)

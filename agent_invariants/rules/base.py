@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from agent_invariants._js import js_float, json_number
+from agent_invariants._js import json_number
 from agent_invariants.events import Event
 from agent_invariants.match.paths import bounded_pointer
 from agent_invariants.pairing import Calls
@@ -339,10 +339,6 @@ class Rule:
         kind's `reason`); `status`, `pointer` and `related_seqs` are for version-2 kinds, and
         `reads_output` says the violation read the final output (an output_schema rule that
         fails then becomes its `caused_by`)."""
-        if seq.__class__ is float:   # (a seq such as 1e300: written as JSON.stringify writes it, 1e+300)
-            seq = js_float(seq)
-        if related_seqs is not UNSET:
-            related_seqs = [js_float(other) if other.__class__ is float else other for other in related_seqs]
         violation = Violation(
             rule_id=self.id, rule_kind=self.kind, severity=self.severity, message=message,
             event_seq=seq, event_index=index, evidence=evidence,
