@@ -848,3 +848,11 @@ def test_a_seq_that_is_a_large_float_is_written_as_json_stringify_writes_it(fold
     assert result.returncode == 1
     assert result.stdout.count('"event_seq": 10000000000000000,') == 2   # (each violation is listed twice)
     assert result.stdout.count('"event_seq": 1e+300,') == 2
+    # (and wherever else a report names such a seq: stop_is_final's evidence)
+    (folder / "s.json").write_text(json.dumps({"version": 1, "name": "t", "rules": [
+        {"id": "s", "kind": "stop_is_final"}]}))
+    (folder / "s.jsonl").write_text('{"seq": 1e300, "type": "control.stop"}\n'
+                                    '{"seq": 1e301, "type": "tool.call", "tool": "b"}\n')
+    stopped = run(folder, "check", "-c", "s.json", "-t", "s.jsonl", "-f", "json")
+    assert stopped.returncode == 1
+    assert '"stop_seq": 1e+300' in stopped.stdout and '"event_seq": 1e+301,' in stopped.stdout
