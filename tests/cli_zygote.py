@@ -10,8 +10,9 @@ fresh interpreter does, and runs `agent_invariants` as `-m` runs it (`runpy`). O
 signals and timeouts come back as from `subprocess.run`. Nothing a command does can reach the next
 one: each child starts from the zygote, which itself never runs a command.
 
-`Cli` in conftest uses it for `python -m agent_invariants ...` without an `env` of its own (an
-environment read at interpreter start-up needs a real start); `AGENT_INVARIANTS_TEST_SUBPROCESS=1`
+`run_python` (which `Cli` in conftest and the test files' own helpers call) uses it for `python -m
+agent_invariants ...` whose environment agrees with the zygote's on what an interpreter reads at
+start-up (`PYTHON*`, the locale): any other needs a real start. `AGENT_INVARIANTS_TEST_SUBPROCESS=1`
 turns it off, and `test_cli_zygote.py` holds it to the real thing.
 """
 from __future__ import annotations
@@ -19,7 +20,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import locale
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -36,8 +39,9 @@ class Zygote:
 
     def __init__(self) -> None:
         # `-c` with the server's text: sys.path[0] is then the current folder, as with `-m`
+        self.env = os.environ.copy()
         self.process = subprocess.Popen([sys.executable, "-c", SERVER.read_text(encoding="utf-8")],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy())
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self.env)
         self.owner = os.getpid()
         self._replies = b""
 
@@ -55,12 +59,12 @@ class Zygote:
                 pipe.close()
 
     def run(self, args: list[str], cwd: Path, stdin: bytes | None, env: dict[str, str],
-            timeout: float) -> subprocess.CompletedProcess[bytes]:
+            timeout: float, address_space: int | None = None) -> subprocess.CompletedProcess[bytes]:
         with tempfile.TemporaryDirectory(prefix="ainv-cli-") as folder:
             pipes = [os.path.join(folder, name) for name in ("stdin", "stdout", "stderr")]
             for path in pipes:
                 os.mkfifo(path)
-            request = {"args": args, "cwd": str(cwd), "env": env, "pipes": pipes}
+            request = {"args": args, "cwd": str(cwd), "env": env, "pipes": pipes, "address_space": address_space}
             assert self.process.stdin is not None
             self.process.stdin.write(json.dumps(request).encode() + b"\n")
             self.process.stdin.flush()
@@ -141,14 +145,54 @@ def _stop() -> None:
 
 
 def run_cli(args: list[str], cwd: Path, stdin: bytes | None, env: dict[str, str],
-            timeout: float) -> subprocess.CompletedProcess[bytes]:
+            timeout: float, address_space: int | None = None) -> subprocess.CompletedProcess[bytes]:
     """`python -m agent_invariants ARGS` in `cwd` with `env`, through this process's zygote."""
+    return _the_zygote().run(args, cwd, stdin, env, timeout, address_space)
+
+
+def run_python(args: list[str], cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None,
+               timeout: float = 60, address_space: int | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`python ARGS` in `cwd`, as `subprocess.run` with captured output runs it (`env` None: this
+    process's environment; `address_space`: a cap on it, RLIMIT_AS, for the command). The CLI
+    (`-m agent_invariants`) runs through the zygote when `env` agrees with the zygote's on what
+    an interpreter reads at start-up; anything else starts a real interpreter."""
+    full_env = os.environ.copy() if env is None else env
+    if args[:2] == ["-m", "agent_invariants"] and usable() and _startup(full_env) == _startup(_the_zygote().env):
+        return run_cli(args[2:], cwd, stdin, full_env, timeout, address_space)
+
+    def cap() -> None:
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return subprocess.run([sys.executable, *args], cwd=cwd, input=stdin, capture_output=True, env=full_env,
+                          timeout=timeout, preexec_fn=cap if address_space is not None else None)
+
+
+def as_text(proc: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:
+    """`proc` with its output as `subprocess.run(..., text=True)` would give it: decoded in the
+    locale's encoding, line ends made `\n`."""
+    encoding = locale.getpreferredencoding(False)
+
+    def text(data: bytes) -> str:
+        return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+
+    return subprocess.CompletedProcess(proc.args, proc.returncode, text(proc.stdout), text(proc.stderr))
+
+
+def _startup(env: dict[str, str]) -> dict[str, str]:
+    """What of `env` an interpreter reads as it starts (its own settings and the locale, which
+    chooses the standard streams' encoding): a forked command keeps the zygote's."""
+    return {key: value for key, value in env.items()
+            if key.startswith(("PYTHON", "LC_")) or key in ("LANG", "LANGUAGE")}
+
+
+def _the_zygote() -> Zygote:
     global _zygote
     if _zygote is None or not _zygote.alive():
         if _zygote is not None:
             _zygote.close()
         _zygote = Zygote()
-    return _zygote.run(args, cwd, stdin, env, timeout)
+    return _zygote
 
 
 def usable() -> bool:

@@ -7,15 +7,16 @@ package reads the environment, the folder or the standard streams when imported,
 that forgot an import fails in a child as at a real start (a name is looked up in its own module).
 What a fork cannot show, a command that only works because another module imported something
 first, `test_cli_zygote.py` looks for: it runs every command and format at a real start too. Then,
-for each request line (JSON: args, cwd, env and three named pipes), it forks a child that runs
-`python -m agent_invariants ARGS` there, and answers the child's pid, then its exit code (negative
-for a signal, as subprocess gives it)."""
+for each request line (JSON: args, cwd, env, three named pipes and a cap on the address space), it
+forks a child that runs `python -m agent_invariants ARGS` there, and answers the child's pid, then
+its exit code (negative for a signal, as subprocess gives it)."""
 import contextlib
 import importlib
 import io
 import json
 import os
 import pkgutil
+import resource
 import runpy
 import signal
 import sys
@@ -57,6 +58,8 @@ def _child(request):
         os.dup2(fd, target)
         os.close(fd)
     os.closerange(3, 1 << 16)
+    if request.get("address_space") is not None:   # as a `preexec_fn` capping RLIMIT_AS would
+        resource.setrlimit(resource.RLIMIT_AS, (request["address_space"], request["address_space"]))
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])

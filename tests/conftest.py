@@ -22,8 +22,16 @@ import pytest
 from hypothesis import settings
 
 import cli_zygote
+import support
 
 settings.register_profile("fast", max_examples=10)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under the fast profile no property test tries more than its examples (`support.examples`;
+    a test's own `max_examples` would otherwise win over the profile)."""
+    if config.getoption("hypothesis_profile", None) == "fast":
+        support.CAP = settings.get_profile("fast").max_examples
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -110,15 +118,12 @@ class Cli:
     def python(self, *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None,
                timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Runs `python *args` as the CLI runs: this interpreter, in the test's folder. The CLI
-        itself (`-m agent_invariants`, no `env` of the test's own) runs as a child forked from an
-        interpreter that has imported it already (cli_zygote), which is the same but quicker."""
+        itself (`-m agent_invariants`) runs as a child forked from an interpreter that has
+        imported it already (cli_zygote), which is the same but quicker, unless `env` changes what
+        an interpreter reads at start-up."""
         full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        if args[:2] == ("-m", "agent_invariants") and env is None and cli_zygote.usable():
-            proc = cli_zygote.run_cli(list(args[2:]), self.cwd, data, full_env, timeout)
-        else:
-            proc = subprocess.run([sys.executable, *args], cwd=self.cwd, input=data,
-                                  capture_output=True, env=full_env, timeout=timeout)
+        proc = cli_zygote.run_python(list(args), self.cwd, data, full_env, timeout)
         return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                            proc.stderr.decode("utf-8", "replace"))
 

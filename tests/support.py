@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from importlib.resources import files
 from pathlib import Path
@@ -13,6 +14,20 @@ import msgspec
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
+
+CAP: int | None = None
+"""Set by conftest under `--hypothesis-profile=fast` to that profile's few examples: no property
+test then tries more."""
+
+
+def examples(n: int) -> int:
+    """How many examples a property test tries: `n`, the number the suite runs with (chosen so that
+    the whole suite keeps within CI's ten minutes on two cores), times the factor
+    AGENT_INVARIANTS_TEST_EXAMPLES when it is set (`=4` tries four times as many, for a deeper run
+    after a change to a rule or a model), and at most the fast profile's under
+    `--hypothesis-profile=fast`."""
+    scaled = max(1, round(n * float(os.environ.get("AGENT_INVARIANTS_TEST_EXAMPLES", "1"))))
+    return scaled if CAP is None else min(scaled, CAP)
 
 
 def contract(*rules: dict[str, Any], **extra: Any) -> dict[str, Any]:

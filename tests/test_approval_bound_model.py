@@ -56,6 +56,8 @@ from agent_invariants.rules import approval_bound
 from tests.models import ABSENT, glob, picked, same, same_violations
 from tests.models import one_result as api
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # §3.5 lists no `why` for condition 4 (the call's approval_id differs from the grant's, or the
@@ -405,14 +407,14 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules, events=traces())
 def test_the_public_api_agrees_with_a_reference_model(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     agrees(rule, events)
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules, events=traces())
 def test_calls_naming_a_shared_approval_id_agree_with_the_model(rule: dict[str, Any],
                                                                 events: list[dict[str, Any]]) -> None:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from agent_invariants import check_trace
 from tests.models import same
 
-from support import at, refused_line, under, write_contract, write_trace
+from support import at, examples, refused_line, under, write_contract, write_trace
 
 PREFIX = "agent-invariants: "
 ABSENT: Any = object()
@@ -769,7 +769,7 @@ rules = st.one_of(picked(id=["r"], kind=["approval_bound"], tool=["refund"], one
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=rules, events=traces())
 def test_the_public_api_agrees_with_a_reference_model(spec, events):
     report = msgspec.to_builtins(check_trace({"version": 2, "name": "prop", "rules": [spec]}, events))

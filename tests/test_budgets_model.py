@@ -63,6 +63,8 @@ from agent_invariants import check_trace
 from tests.models import ABSENT, glob, located_at_their_events, picked, same_violations
 from tests.support import integral
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # §3.6 names the keys of latency_budget's per-result evidence but not what `tool` holds: it is the
@@ -421,7 +423,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]], partial: bool = F
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules, events=traces(), partial=st.sampled_from([False, False, False, True]))
 def test_the_public_api_agrees_with_a_reference_model(rule: dict[str, Any], events: list[dict[str, Any]],
                                                       partial: bool) -> None:

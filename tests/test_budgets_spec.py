@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
-from support import at, under, write_contract
+from support import at, examples, under, write_contract
 
 PREFIX = "agent-invariants: "
 DAY = "2026-01-01"
@@ -763,7 +763,7 @@ def api_results(rules: list[dict[str, Any]], events: list[dict[str, Any]]) -> di
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(durations=st.lists(st.integers(1, 10**6), min_size=1, max_size=40), percentile=st.integers(1, 100))
 def test_percentile_is_the_nearest_rank_value(durations, percentile):
     n = len(durations)
@@ -784,7 +784,7 @@ json_values = st.recursive(
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(value=json_values)
 def test_result_size_is_the_utf8_length_of_the_compact_json(value):
     # for integers within ±2**53, strings without lone surrogates, booleans, null, arrays and

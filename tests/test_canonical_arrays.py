@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from agent_invariants.match.canonical import canonical
 
+from support import examples
+
 items = st.one_of(
     st.integers(-(2**53) - 3, 2**53 + 3), st.integers(-(10**30), 10**30), st.booleans(), st.none(),
     st.text(max_size=6), st.sampled_from(["a", "é", "\"", "\\", "\n", "\x00", "\ud800", "\U0001f600", "\u2028"]),
@@ -22,7 +24,7 @@ def item_by_item(array: list[object]) -> str:
     return "[" + ",".join(canonical(item) for item in array) + "]"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(arrays)
 def test_a_long_array_reads_as_its_items_written_one_by_one(array):
     assert canonical(array) == item_by_item(array)

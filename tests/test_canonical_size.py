@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from agent_invariants.match.canonical import canonical, plain_size
 
+from support import examples
+
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20),
                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
@@ -21,7 +23,7 @@ def canonical_bytes(text: bytes) -> int:
     return len(canonical(msgspec.json.decode(text)).encode("utf-8", "surrogatepass"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(values, st.sampled_from([(",", ":"), (", ", ": ")]), st.booleans())
 def test_a_plain_text_weighs_what_its_canonical_form_weighs(value, separators, ascii_only):
     text = json.dumps(value, separators=separators, ensure_ascii=ascii_only).encode()
@@ -67,7 +69,7 @@ wide_values = st.recursive(
     max_leaves=40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(wide_values, st.booleans())
 def test_the_evidence_a_fingerprint_hashes_is_the_same_whether_the_total_cut_it_or_not(value, version_2):
     """SARIF fingerprints hash `evidence_cut` of a violation's evidence: of evidence the report's
@@ -103,7 +105,7 @@ numbers = st.one_of(st.integers(-(2**60), 2**60), st.floats(allow_nan=False, all
                               st.floats(-10, 10, allow_nan=False), st.integers(-8, 22)))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(numbers, max_size=20))
 def test_evidence_writes_every_number_as_its_canonical_form_does(items):
     """Evidence holds numbers as JavaScript writes them (`1e+21`, `1e-7`, `100` for 100.0, 2^60

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
-from support import at, refused_line, under, write_contract, write_trace
+from support import at, examples, refused_line, under, write_contract, write_trace
 
 ABSENT: Any = object()
 TRUE, FALSE, UNRESOLVED = "true", "false", "unresolved"
@@ -367,7 +367,7 @@ trees = st.recursive(st.sampled_from("TFU"),
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree_list=st.lists(trees, min_size=1, max_size=8))
 def test_nested_conditions_follow_kleene_logic(tree_list):
     document = {"version": 2, "name": "kleene",

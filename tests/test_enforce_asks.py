@@ -25,6 +25,8 @@ from agent_invariants.reader import TraceFile
 from agent_invariants.record.enforce import Enforcer
 from agent_invariants.rules import RULE_KINDS
 
+from support import examples
+
 ORDERS = ["A1", "A2"]
 
 
@@ -67,7 +69,7 @@ def _by_definition(contract: Any, path: str, call: Any, index: int) -> list[str]
             if rule.denies(result, call, index)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scope=st.sampled_from(["first", "all"]), before_is_result=st.booleans(),
        steps=st.lists(_step, min_size=1, max_size=12))
 def test_the_enforcer_asks_every_rule_that_denies(tmp_path: Path, scope: str, before_is_result: bool,

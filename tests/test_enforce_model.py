@@ -23,6 +23,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from support import examples
+
 Json = Any
 Event = dict[str, Any]
 Rule = dict[str, Any]
@@ -1016,7 +1018,7 @@ def fixtures_strategy(draw: st.DrawFn) -> dict[str, Any]:
     return {"tools": tools, "approvals": draw(st.sampled_from(APPROVALS))}
 
 
-@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(30), derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rules=rules_strategy(), fixtures=fixtures_strategy(), messages=messages_strategy())
 @example(  # a stop with a reason, a call after it, a second rule firing with stop_is_final
     rules=[{"id": "r0", "kind": "stop_is_final", "reasons": ["user*"]},

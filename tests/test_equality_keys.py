@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from agent_invariants.match.canonical import canonical_key
 from agent_invariants.match.equality import json_equal
 
+from support import examples
+
 HUGE = 10**400   # beyond any double: JavaScript reads it as Infinity
 
 SCALARS = st.sampled_from([None, True, False, 0, 1, 1.0, -0.0, 2**53, 2**53 + 1, HUGE, 2 * HUGE, -HUGE, 1e308,
@@ -19,7 +21,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(st.sampled_from(["a", "b", "é"]), inner, max_size=3), max_leaves=8)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(one=VALUES, other=VALUES)
 def test_values_meet_under_one_key_exactly_when_json_equal(one: Any, other: Any) -> None:
     assert (canonical_key(one) == canonical_key(other)) is json_equal(one, other)

@@ -35,6 +35,8 @@ from test_failure_handled_spec import EXAMPLE_RULE, EXAMPLE_TRACE
 from tests.models import ABSENT, glob, picked, same_violations
 from tests.models import one_result as api
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # the evidence of an orphan failure without a call_id: the key is left out
@@ -140,7 +142,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules, events=traces())
 def test_the_public_api_agrees_with_a_reference_model(rule, events):
     agrees(rule, events)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support import EXAMPLES, REPO, contract, events, github_profile_problems, jsonl, sarif_validator
+from support import EXAMPLES, REPO, contract, events, examples, github_profile_problems, jsonl, sarif_validator
 
 CHECKS = [
     ("refund-desk/contract.json", "refund-desk/baseline.jsonl"),
@@ -562,7 +562,7 @@ def test_json_reports_write_c1_controls_bidi_and_invisible_characters_as_escapes
 UNSAFE = "\x7f\x85\x9b\u061c\u200b\u202e\u2028\u2066\ufdd0\ufeff\uffff\U0001fffe\U000e0041\U0010ffff"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.text(alphabet=UNSAFE + "ab é😀\n", max_size=6),
                        st.text(alphabet=UNSAFE + "ab é😀\n\"\\", max_size=12), max_size=4))
 def test_json_text_holds_the_same_data_and_no_character_inert_escapes(value):

@@ -15,7 +15,6 @@ import contextlib
 import json
 import logging
 import subprocess
-import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel
+
+import cli_zygote
 
 Event = dict[str, Any]
 
@@ -586,8 +587,7 @@ def write_mcp(scenario: str, path: Path) -> list[dict[str, Any]]:
 
 
 def _cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=folder, capture_output=True,
-                          text=True, timeout=60, env=None)
+    return cli_zygote.as_text(cli_zygote.run_python(["-m", "agent_invariants", *args], folder))
 
 
 @dataclass

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from agent_invariants.globs import compile_glob, glob_matches
 
+from support import examples
+
 LINE_TERMINATORS = {"\n", "\r", "\u2028", "\u2029"}
 
 
@@ -42,13 +44,13 @@ patterns = st.lists(st.sampled_from([*ALPHABET, "*", "*", "?"]), min_size=1, max
 subjects = st.lists(st.sampled_from(ALPHABET), max_size=8).map("".join)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(pattern=patterns, subject=subjects)
 def test_a_glob_matches_exactly_what_the_model_says(pattern, subject):
     assert compile_glob(pattern)(subject) is model(pattern, subject)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(pattern=st.lists(st.sampled_from(["a", "b", "é", "😀", "\n", "\u2028", "*", "**", "?", "??", "*?*", "ab?"]),
                         min_size=1, max_size=12).map("".join),
        subject=st.lists(st.sampled_from(["a", "b", "é", "😀", "\n", "\u2028", "ab", "ba"]), max_size=14).map("".join))

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+import cli_zygote
+
 GIB = 1 << 30
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 V2_OK = {"version": 2, "name": "hostile", "rules": [
@@ -36,8 +38,7 @@ def _cap_memory() -> None:
 def run(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """The CLI in a subprocess under a 1 GiB address-space cap and a timeout (an endless loop fails)."""
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=cwd, input=stdin,
-                          capture_output=True, env=env, timeout=timeout, preexec_fn=_cap_memory)
+    proc = cli_zygote.run_python(["-m", "agent_invariants", *args], cwd, stdin, env, timeout, address_space=GIB)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
 
@@ -1085,9 +1086,8 @@ def test_lone_surrogate_reports_are_valid_utf8(tmp_path: Path) -> None:
     trace = TRACE_OK.replace('"order":"A1"', '"order":"B\\ud800"')
     check(tmp_path, V2_OK, trace)
     for fmt in ("json", "text", "sarif", "junit", "html"):
-        proc = subprocess.run([sys.executable, "-m", "agent_invariants", "check", "-c", "c.json", "-t", "t.jsonl",
-                               "--format", fmt], cwd=tmp_path, capture_output=True, timeout=60,
-                              preexec_fn=_cap_memory)
+        proc = cli_zygote.run_python(["-m", "agent_invariants", "check", "-c", "c.json", "-t", "t.jsonl",
+                                      "--format", fmt], tmp_path, address_space=GIB)
         assert proc.returncode == 1, proc.stderr
         proc.stdout.decode("utf-8")  # raises if not UTF-8
 

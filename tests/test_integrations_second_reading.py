@@ -37,6 +37,8 @@ from agent_invariants.importers.source import ImportedTrace
 from agent_invariants.render.json import to_json
 from agent_invariants.testing import assert_compatible, assert_trace
 
+import cli_zygote
+
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
 
@@ -88,8 +90,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or clean_env(), timeout=60)
+    return cli_zygote.as_text(cli_zygote.run_python(list(args), cwd, None, env or clean_env()))
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

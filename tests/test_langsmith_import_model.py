@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Cli
+from support import examples
 
 BASE = "2026-01-01T00:00:"
 Json = Any
@@ -370,7 +371,7 @@ def convert_all(cli: Cli, folder: Path) -> dict[str, list[dict[str, Any]]]:
             for p in sorted((folder / "out").glob("*.jsonl"))}
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(75), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(files(), st.randoms(use_true_random=False))
 def test_random_run_trees_match_the_model(case: tuple[list[Run], bool], rnd: Any) -> None:

@@ -20,7 +20,8 @@ from agent_invariants.lint import lint_contract
 from agent_invariants.lint.globs import intersects, matches, subsumes
 from agent_invariants.mcp_server import run_tool
 
-from support import github_profile_problems, sarif_validator
+import cli_zygote
+from support import examples, github_profile_problems, sarif_validator
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "lint" / "contract.json"
@@ -30,8 +31,7 @@ UNPASSABLE = {"version": 2, "name": "unpassable", "rules": [
 
 
 def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return cli_zygote.as_text(cli_zygote.run_python(["-m", "agent_invariants", *args], cwd, timeout=120))
 
 
 def write(tmp_path: Path, document: dict[str, Any], name: str = "c.json") -> str:
@@ -53,7 +53,7 @@ def glob_match(glob: str, subject: str) -> bool:
     return fnmatch.fnmatchcase(subject, glob.replace("[", "[[]"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(p=GLOBS, q=GLOBS)
 def test_intersects_is_exact(p, q):
     """Some subject matches both exactly when intersects says so (a witness, if any, is at most
@@ -62,21 +62,21 @@ def test_intersects_is_exact(p, q):
     assert intersects(p, q) is shared
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(q=GLOBS, p=GLOBS)
 def test_subsumes_never_claims_wrongly(q, p):
     if subsumes(q, p):
         assert all(glob_match(q, subject) for subject in subjects(len(p) + 2) if glob_match(p, subject))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(q=st.text(alphabet="ab?*", max_size=12), p=st.text(alphabet="ab", max_size=12))
 def test_subsumes_is_exact_for_a_literal(q, p):
     """A literal names one subject: q covers it exactly when q matches it."""
     assert subsumes(q, p) is glob_match(q, p)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(glob=st.text(alphabet="ab.?*\n", max_size=12), subject=st.text(alphabet="ab.\n", max_size=12))
 def test_matches_is_exact_for_a_literal(glob, subject):
     """Whether a tool name matches a glob, as the algebra reads both (`?` and `*` take any
@@ -84,7 +84,7 @@ def test_matches_is_exact_for_a_literal(glob, subject):
     assert matches(glob, subject) is fnmatch.fnmatchcase(subject, glob.replace("[", "[[]"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(names=st.lists(st.text(alphabet="ab.\n", max_size=8), max_size=12),
        glob=st.text(alphabet="ab.?*\n", max_size=10))
 def test_the_names_a_glob_matches_are_found_as_trying_each_finds_them(names, glob):
@@ -142,7 +142,7 @@ def test_a_glob_of_many_stars_against_a_long_name_takes_no_exponential_time(tmp_
         ["error", "required_but_forbidden", "[must,", "no]"], ["warning", "shadowed_rule", "[no,", "wide]"]]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(stored=st.lists(GLOBS, min_size=0, max_size=12), glob=GLOBS)
 def test_the_index_finds_what_a_scan_of_every_glob_finds(stored, glob):
     from agent_invariants.lint.globs import GlobIndex
@@ -152,7 +152,7 @@ def test_the_index_finds_what_a_scan_of_every_glob_finds(stored, glob):
     assert sorted(index.meeting(glob)) == [n for n, pattern in enumerate(stored) if intersects(pattern, glob)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(stored=st.lists(st.lists(st.text(alphabet="ab", min_size=1, max_size=12) | st.sampled_from(["*", "?"]),
                                 max_size=5).map("".join), min_size=1, max_size=40),
        data=st.data())

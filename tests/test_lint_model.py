@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import examples
+
 Rule = dict[str, Any]
 Finding = tuple[str, str, tuple[str, ...]]
 
@@ -1106,7 +1108,7 @@ def contract_st(draw: st.DrawFn) -> tuple[int, list[Rule]]:
     return version, out
 
 
-@settings(max_examples=150, derandomize=True, deadline=None,
+@settings(max_examples=examples(75), derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(contract=contract_st(), strict=st.booleans())
 def test_lint_agrees_with_the_model(cli: Cli, tmp_path: Path, contract: tuple[int, list[Rule]],

@@ -20,7 +20,6 @@ for exit codes, text output and invalid contracts.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,8 @@ import pytest
 from agent_invariants.contract import load_contract
 from agent_invariants.lint import lint_contract
 from agent_invariants.render.json import to_json
+
+import cli_zygote
 
 SCHEMA = "agent-invariants/lint/v1"
 ERROR_CODES = ("required_but_forbidden", "count_contradiction", "order_contradiction",
@@ -114,7 +115,7 @@ def run_lint(tmp_path: Path, document: dict[str, Any] | str, *args: str, fmt: st
     path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
     cmd = [sys.executable, "-m", "agent_invariants", "lint", "--contract", str(path), "--format", fmt,
            *args]
-    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = cli_zygote.as_text(cli_zygote.run_python(cmd[1:], tmp_path, timeout=120))
     return Lint(done.returncode, done.stdout, done.stderr)
 
 

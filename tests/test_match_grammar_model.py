@@ -60,6 +60,8 @@ from agent_invariants import ContractError, check_trace
 from tests.models import ABSENT, glob, picked, same, same_violations
 from tests.models import one_result as api
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # §2 calls an object with only `$` keys an operator object; `{}` has none, and is a literal
@@ -481,7 +483,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]], as_text: bool = F
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(), as_text=st.booleans())
 def test_the_public_api_agrees_with_a_reference_model(case: tuple[dict[str, Any], list[dict[str, Any]]],
                                                      as_text: bool) -> None:
@@ -558,7 +560,7 @@ def rejected(tree: Any) -> bool:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=broken_trees())
 def test_one_defect_anywhere_in_a_tree_is_a_load_error(tree: Any) -> None:
     assert rejected(tree)

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from agent_invariants.match.quick import quick
 from agent_invariants.match.tree import Reference, compile_tree, evaluate
 
+from support import examples
+
 KEYS = ["a", "b", "c"]
 SCALARS = st.sampled_from([None, True, False, 0, 1, 1.0, 1.5, 2, -1.5, -2, 2**53 + 1, "x", "1", "", "ab"])
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
@@ -48,7 +50,7 @@ def resolve(reference: Reference) -> list[Any]:
     return CANDIDATES[reference.operand[0]]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tree=trees(), value=VALUES, exact=st.booleans(), absent=st.booleans())
 def test_the_quick_yes_agrees_with_the_evaluation(tree, value, exact, absent):
     node = compile_tree({"a": tree}, allowed=frozenset({"$arg"}))   # under a key, where $exists may stand
@@ -58,7 +60,7 @@ def test_the_quick_yes_agrees_with_the_evaluation(tree, value, exact, absent):
     assert surely == (not outcome.mismatches and not outcome.unresolved), (tree, actual, outcome)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(tree=operators(SCALARS, as_key_value=True), value=SCALARS | st.lists(SCALARS, max_size=2), absent=st.booleans())
 def test_the_quick_yes_agrees_on_every_operator_of_one_key(tree, value, absent):
     node = compile_tree({"a": tree}, allowed=frozenset({"$arg"}))

@@ -18,6 +18,8 @@ from agent_invariants.match.tree import (
     evaluate,
 )
 
+from support import examples
+
 ALL = frozenset({"$arg", "$from_output", "$from_result"})
 
 
@@ -225,7 +227,7 @@ _values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3), max_
 @given(found=st.lists(_values, max_size=40), actual=_values,
        tree=st.sampled_from([{"$from_result": {"tool": "t"}}, {"$in": {"$from_result": {"tool": "t"}}},
                              {"$lte": {"$from_result": {"tool": "t"}}}]))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_candidates_kept_with_their_keys_are_judged_and_shown_as_a_plain_list(found: list[Any], actual: Any,
                                                                              tree: Any) -> None:
     """A reference's candidates kept as results come (`Candidates` with their equality keys, as a

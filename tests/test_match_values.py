@@ -12,6 +12,8 @@ from agent_invariants.match.canonical import canonical
 from agent_invariants.match.equality import json_equal
 from agent_invariants.match.paths import NOT_FOUND, find, parse_path, pointer
 
+from support import examples
+
 DOCUMENT = {"items": [{"sku": "A1", "qty": 2}, {"sku": None}], "0": "key zero", "a.b": 1, "": "empty",
             "a/b": {"~": True}, "nested": {"0": ["x", "y"]}}
 
@@ -111,7 +113,7 @@ json_values = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=json_values)
 def test_the_canonical_form_reads_back_as_the_same_value_and_is_a_fixed_point(value):
     text = canonical(value)
@@ -127,7 +129,7 @@ plain_values = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(value=plain_values)
 def test_without_floats_or_astral_keys_the_canonical_form_is_pythons_compact_sorted_json(value):
     """An independent spelling: for integers in the safe range and keys whose code-point order is

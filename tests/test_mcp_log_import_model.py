@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Cli
+from support import examples
 
 FORMAT = "mcp-log"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -957,8 +958,8 @@ def mcp_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
     return records
 
 
-@settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                                  HealthCheck.too_slow])
+@settings(max_examples=examples(50), derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(records=mcp_logs(), hoist=st.booleans())
 def test_random_logs_match_the_model(cli: Cli, tmp_path_factory: pytest.TempPathFactory,
                                      records: list[dict[str, Any]], hoist: bool) -> None:

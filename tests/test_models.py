@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from agent_invariants import InputError, check_trace, load_contract
 
 from strategies import EVIDENCE, VERDICTS, drop_none, evidence_lists, optional, require_event_fields
-from support import contract
+from support import contract, examples
 
 # --- the spec's small helpers, written out naively -----------------------------------------------
 
@@ -509,7 +509,7 @@ def engine_view(result) -> tuple[int, list[Violation]]:
 
 # --- 1. the engine equals the reference model, kind by kind -------------------------------------
 
-MODEL_SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MODEL_SETTINGS = settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -581,7 +581,7 @@ def _ignored_by(rule: dict[str, Any], trace: list[dict[str, Any]]) -> Callable[[
 
 
 CANDIDATES = st.lists(EVENT_BODIES, max_size=20)
-APPEND_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+APPEND_SETTINGS = settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -679,7 +679,7 @@ VALID_CONTRACT = contract({"id": "deny", "kind": "deny_tool", "tool": "a.*"},
                           {"id": "done", "kind": "confidence_requires_outcome", "threshold": 0.5})
 
 EVENTS_PATH = re.compile(r"events\[(\d+)\]")
-HOSTILE_SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+HOSTILE_SETTINGS = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _jsonl_bytes(items: list[Any]) -> bytes:

@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 
 from agent_invariants import TraceError, check_trace, load_contract
 
+from support import examples
+
 Event = dict[str, Any]
 Rule = dict[str, Any]
 
@@ -852,7 +854,7 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[Event]]:
     return {"version": version, "name": "spec", "rules": rules}, trace
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(20), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(case=cases(), reads=st.sampled_from([(), ("read",), ("read", "pay")]),
        cap=st.sampled_from([500, 500, 7]), min_score=st.sampled_from([None, 0.5]))
 def test_mutate_agrees_with_the_model(tmp_path: Path, case: tuple[dict[str, Any], list[Event]],

@@ -36,6 +36,8 @@ from agent_invariants import check_trace
 from tests.models import ABSENT, glob, picked, same
 from tests.models import read_path as read
 
+from support import examples
+
 TERMINALS = ("run.completed", "run.failed")
 
 
@@ -532,28 +534,28 @@ def agree(spec: dict[str, Any], events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=run_status_rules, events=traces())
 def test_run_status_agrees_with_the_model(spec, events):
     agree(spec, events)
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=output_match_rules(), events=traces())
 def test_output_match_agrees_with_the_model(spec, events):
     agree(spec, events)
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=required_when_rules(), events=traces())
 def test_required_when_agrees_with_the_model(spec, events):
     agree(spec, events)
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=forbidden_when_rules(), events=traces())
 def test_forbidden_when_agrees_with_the_model(spec, events):
     agree(spec, events)

@@ -13,6 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import examples
+
 FORMAT = "openai-agents"
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 EVENT_TYPES = ("approval.granted", "control.stop")
@@ -216,7 +218,7 @@ def exports(draw: st.DrawFn) -> list[Json]:
     return records
 
 
-@settings(max_examples=60, derandomize=True, deadline=None,
+@settings(max_examples=examples(30), derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(records=exports())
 def test_model_matches_convert_on_random_exports(cli: Any, records: list[Json]) -> None:

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import Cli
+from support import examples
 
 FORMAT = "openinference"
 BASE_NS = 1_700_000_000_123_456_789
@@ -458,7 +459,7 @@ def otlp_files(draw: st.DrawFn) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-@settings(derandomize=True, max_examples=80, deadline=None,
+@settings(derandomize=True, max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(text=otlp_files())
 def test_model_matches_convert_on_random_span_trees(text: str) -> None:

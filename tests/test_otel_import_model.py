@@ -25,6 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import examples
+
 if TYPE_CHECKING:
     from tests.conftest import Cli
 
@@ -432,7 +434,7 @@ def span_files(draw: st.DrawFn) -> list[Span]:
     return spans
 
 
-@settings(max_examples=150, derandomize=True, deadline=None,
+@settings(max_examples=examples(75), derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(spans=span_files())
 def test_random_span_trees_match_the_model(cli: Cli, tmp_path: Path, spans: list[Span]) -> None:

@@ -37,7 +37,7 @@ from agent_invariants.api import check_trace
 from agent_invariants.contract import load_contract
 from agent_invariants.errors import InputError
 
-from support import schema_message
+from support import examples, schema_message
 
 Json = Any
 Violation = dict[str, Any]
@@ -717,7 +717,7 @@ def contracts(draw: st.DrawFn) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(derandomize=True, max_examples=500, deadline=None,
+@settings(derandomize=True, max_examples=examples(250), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rules=contracts(), events=traces(), partial=st.booleans())
 def test_model_agrees_with_product(rules: list[dict[str, Any]], events: list[dict[str, Any]], partial: bool,

@@ -7,6 +7,8 @@ from msgspec import UNSET
 
 from agent_invariants.pairing import Pairing
 
+from support import examples
+
 
 def test_a_repeated_id_pairs_each_result_with_the_nearest_waiting_call():
     pairing: Pairing[str] = Pairing()
@@ -48,7 +50,7 @@ def scanned(events: list[tuple[str, str | None]]) -> list[int | None]:
     return answers
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["call", "result"]), st.sampled_from(["a", "b", "c", None])), max_size=40))
 def test_pairing_agrees_with_a_scan_back_for_the_nearest_waiting_call(events):
     pairing: Pairing[int] = Pairing()

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from agent_invariants.api import check_trace
 
+from support import examples
+
 CONTRACT: dict[str, Any] = {"version": 2, "name": "mixed", "rules": [
     {"id": "calls", "kind": "tool_calls", "tool": "s", "max": 1, "matches_output_length": "items"},
     {"id": "enough", "kind": "tool_calls", "tool": "s", "min": 4, "count": "successful"},
@@ -44,7 +46,7 @@ def _counts(report: Any) -> tuple[Any, ...]:
     return report.passed, report.error_count, report.warning_count, report.inconclusive_count, rules
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(_STEP, max_size=12), st.integers(min_value=1, max_value=3))
 def test_cutting_violations_does_not_change_the_partial_counts(steps: list[str], kept: int) -> None:
     events = _trace(steps)
@@ -107,7 +109,7 @@ def _found(rule: Any) -> list[tuple[Any, ...]]:
     return [(violation.code, violation.event_seq, violation.message) for violation in rule.violations]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_FIRST_STEP, max_size=14), st.integers(min_value=1, max_value=3), st.booleans())
 def test_the_violations_kept_are_the_first_in_trace_order(steps: list[str], kept: int, partial: bool) -> None:
     events = _first_trace(steps)

@@ -46,6 +46,8 @@ from hypothesis import strategies as st
 from tests.models import ABSENT, glob, picked, read_path, same, same_violations
 from tests.models import one_result as api
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # §3.3 gives the evidence as {before, after, scope, key?}: `key` (the event's tuple as a list) is
@@ -469,7 +471,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_the_public_api_agrees_with_a_reference_model(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     agrees(*case)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
-from support import at, refused_line, under, write_contract, write_trace
+from support import at, examples, refused_line, under, write_contract, write_trace
 
 ABSENT: Any = object()
 
@@ -700,7 +700,7 @@ def model(before: dict[str, Any], after: dict[str, Any], scope: str, correlate: 
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trace=trace_events, pair=st.sampled_from(MATCHER_PAIRS), scope=st.sampled_from(["each", "first", "all"]),
        correlate=st.sampled_from(CORRELATES), within=st.one_of(st.none(), st.integers(1, 4)))
 def test_the_api_agrees_with_a_reference_model(trace, pair, scope, correlate, within):
@@ -724,7 +724,7 @@ def test_the_api_agrees_with_a_reference_model(trace, pair, scope, correlate, wi
 # -- past MAX_KEYS keys, the state spills to a temporary file: the same report ------------------------
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trace=trace_events, pair=st.sampled_from(MATCHER_PAIRS), scope=st.sampled_from(["each", "first", "all"]),
        correlate=st.sampled_from(CORRELATES[1:]), within=st.one_of(st.none(), st.integers(1, 4)),
        max_keys=st.integers(0, 3), cap=st.integers(0, 3))
@@ -758,7 +758,7 @@ def test_afters_without_a_before_are_not_all_held_once_the_keys_spilled(tmp_path
     """Found by a hunt for unbounded memory: under `first` and `all`, once the keys spilled, each
     partition's afters found without a before stayed in memory with the ones judged before it
     until the end (1M such keys: 564 MiB, 10.7 s; now 47 MiB, 5.4 s). The memory a check holds
-    does not grow from 40,000 such keys to 80,000 (past 16,384 records, the spill's buffer
+    does not grow from 20,000 such keys to 40,000 (past 16,384 records, the spill's buffer
     is written out)."""
     import tracemalloc
 
@@ -766,7 +766,7 @@ def test_afters_without_a_before_are_not_all_held_once_the_keys_spilled(tmp_path
 
     document = {"version": 2, "name": "spill", "rules": [rule(correlate=BY_ID, scope=scope)]}
     peaks = []
-    for count in (40_000, 80_000):
+    for count in (20_000, 40_000):
         path = tmp_path / f"{count}.jsonl"
         with path.open("w") as out:
             for number in range(count):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agent_invariants import TraceFile, check_trace, compare_traces, load_contract
 
 from strategies import EVIDENCE, VERDICTS, evidence_lists, optional, require_event_fields
-from support import jsonl, report_dict
+from support import examples, jsonl, report_dict
 
 pytestmark = pytest.mark.slow   # every test here takes long (see the README's Development)
 
@@ -24,7 +24,7 @@ TOOL_GLOBS = [*TOOLS, "a.*", "*.x", "*", "?.x", "b.?", "a.x ", "c.*"]
 TYPE_GLOBS = [*TYPES, "tool.*", "*", "run.*", "*.stop", "approval.?ranted"]
 OUTCOMES = ["o1", "o2"]
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 matchers = st.fixed_dictionaries({}, optional={

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import agent_invariants.fastpath as fastpath_module
 from agent_invariants import TraceError, TraceFile, check_trace, read_trace
 
-from support import contract
+from support import contract, examples
 
 CHUNK = 1 << 16
 LINE = 64   # every generated line is this long with its newline, so chunks end on line ends
@@ -247,7 +247,7 @@ def read_both_ways(data: bytes, monkeypatch) -> list:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=traces())
 def test_the_bulk_path_reads_what_line_by_line_reads(data):
     with pytest.MonkeyPatch.context() as monkeypatch:

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+import cli_zygote
+
 Json = Any
 Step = list[Any]
 
@@ -143,8 +145,7 @@ def ev(seq: int, type_: str, **fields: Json) -> dict[str, Json]:
 def cli_run(folder: Path, *args: str, env: dict[str, str] | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=folder, capture_output=True,
-                          env=full_env, timeout=timeout)
+    proc = cli_zygote.run_python(["-m", "agent_invariants", *args], folder, None, full_env, timeout)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
 

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from agent_invariants.record import redact
 from agent_invariants.record.redact import Redactor
 
+from support import examples
+
 PIECES = ["token=", "token: ", "--token ", '"token": "', "VAL1", "VAL2", "a b", " ", "=", "note ", "k=1", '"', "\n",
           '{"token": "VAL3", "x": "token=', '"}', "["]
 texts = st.lists(st.sampled_from(PIECES), min_size=1, max_size=6).map("".join)
@@ -32,7 +34,7 @@ def redacted(events: list[dict[str, Any]]) -> tuple[list[Any], set[str]]:
     return shown, redactor.secrets
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.lists(values, min_size=1, max_size=8), min_size=1, max_size=4))
 @example([["VAL1--token token=token=token=token="], ["token=", "token=VAL1", "VAL1--token token=token=token=token="]])
 def test_strings_redacted_again_give_what_redacting_them_anew_gives(arrays: list[list[Any]]) -> None:

@@ -32,6 +32,8 @@ from hypothesis import strategies as st
 from agent_invariants import check_trace
 from tests.support import integral
 
+from support import examples
+
 MISSING: Any = object()
 COMPARISONS = {"$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b,
                "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
@@ -606,7 +608,7 @@ def test_the_model_pairs_a_result_with_the_nearest_waiting_call():
 # -- the property --------------------------------------------------------------------------------
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_the_public_api_agrees_with_a_reference_model(case):
     rule, events = case

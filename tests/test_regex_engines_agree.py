@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 import agent_invariants.match.regex as regex
 from agent_invariants.match.regex import RegexError, compile_search
 
+from support import examples
+
 pytestmark = pytest.mark.skipif(regex._re2() is None, reason="the oracle is RE2 itself: needs google-re2")
 
 Outcome = bool | RegexError
@@ -230,7 +232,7 @@ def _avoid_known_pattern_classes(pattern: str) -> bool:
 # -- the property test ----------------------------------------------------------------------------------------
 
 
-@settings(derandomize=True, max_examples=400, deadline=None, database=None,
+@settings(derandomize=True, max_examples=examples(200), deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(pattern=patterns, some_texts=texts)
 def test_the_python_engine_means_what_re2_means(pattern: str, some_texts: list[str]) -> None:

@@ -20,6 +20,8 @@ import pytest
 
 from tests.support import REPO, github_profile_problems, sarif_validator
 
+import cli_zygote
+
 FORMATS = ("text", "json", "junit", "sarif", "markdown")
 
 CONTRACT: dict[str, Any] = {
@@ -73,8 +75,7 @@ PYDANTIC_SPAN = "cb65ebb6bf54668f"
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The CLI as users run it, in `cwd`."""
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "agent_invariants", *args], cwd=cwd, capture_output=True,
-                          env=env, timeout=120)
+    proc = cli_zygote.run_python(["-m", "agent_invariants", *args], cwd, None, env, timeout=120)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
 
@@ -703,8 +704,8 @@ def hostile_bytes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     (folder / "t.jsonl").write_text(json.dumps({"seq": 1, "type": "tool.call", "tool": "a\u0001]]>\u001b[31m\ud800"})
                                     + "\n", encoding="utf-8")
     env = {**os.environ, "NO_COLOR": "1"}
-    return {fmt: subprocess.run([sys.executable, "-m", "agent_invariants", "check", "-c", "c.json", "-t", "t.jsonl",
-                                 "-f", fmt], cwd=folder, capture_output=True, env=env, timeout=60).stdout
+    return {fmt: cli_zygote.run_python(["-m", "agent_invariants", "check", "-c", "c.json", "-t", "t.jsonl",
+                                        "-f", fmt], folder, None, env).stdout
             for fmt in FORMATS}
 
 

@@ -20,7 +20,7 @@ from agent_invariants.rules import rule_for
 from agent_invariants.rules.base import Rule
 from agent_invariants.summary import SummaryCounter
 
-from support import contract
+from support import contract, examples
 
 TOOL_NAMES = ["a.x", "a.y", "b.x", "c", "a.", "x.a.x", "a.x ", "a.x\n", "é.x", "😀.x", "", "*", "?.x", "a.xx"]
 GLOBS = ["a.*", "*.x", "*", "?.x", "b.?", "a.x", "*a*x*", "a*\n*", "é*", "??.x", "", "*.*.*"]
@@ -33,7 +33,7 @@ def one_rule(draw: Any) -> Any:
     return rule_for(load_contract(document).rules[0], 1000)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=one_rule(), event_type=st.sampled_from([*TYPES, *TYPE_GLOBS, "secret.read"]),
        claims=st.sampled_from([UNSET, True, False]))
 def test_a_rule_routes_alike_all_tools_its_globs_cannot_tell_apart(rule, event_type, claims):
@@ -47,7 +47,7 @@ def test_a_rule_routes_alike_all_tools_its_globs_cannot_tell_apart(rule, event_t
         assert classes.setdefault(key, answer) == answer, (tool, key)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=one_rule(), event_type=st.sampled_from([*TYPES, *TYPE_GLOBS, "secret.read", "x.new", "tool.calls"]),
        claims=st.sampled_from([UNSET, True, False]))
 def test_a_rule_wants_no_event_of_a_type_its_type_globs_leave_out(rule, event_type, claims):
@@ -65,7 +65,7 @@ def test_the_summary_reads_no_tool_glob():
             counter.route("tool.call" if event_type == "tool.call" else event_type, "b", True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(patterns=st.lists(st.sampled_from(GLOBS), max_size=6), subjects=st.lists(st.sampled_from(TOOL_NAMES),
        min_size=2, max_size=2))
 def test_a_glob_set_gives_equal_keys_exactly_to_subjects_every_glob_treats_alike(patterns, subjects):
@@ -79,7 +79,7 @@ PREFIX_SUBJECTS = ["", "a", "a.", "a.x", "a.xx", "a.xxy", "a.x\n", "a\nb", "a\n"
                    "😀", "😀.x", "ab\n.x", "a.x\u2028", "c"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(patterns=st.lists(st.sampled_from(PREFIX_GLOBS), min_size=1, max_size=8),
        subjects=st.lists(st.sampled_from(PREFIX_SUBJECTS), min_size=2, max_size=2))
 def test_a_set_of_prefix_globs_gives_equal_keys_exactly_to_subjects_every_glob_treats_alike(patterns, subjects):
@@ -94,7 +94,7 @@ MANY_GLOB_SYMBOLS = ["a", "b", ".", "x", "*", "?", "*", "?", "\n", "é", "😀",
 MANY_GLOB_SUBJECTS = [*TOOL_NAMES, "ab.x", "abcdefghijab", "xabcdefghij.x", "a\nb", "😀😀", "ééx", "b.x.a", "aaaa"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(patterns=st.lists(st.lists(st.sampled_from(MANY_GLOB_SYMBOLS), min_size=1, max_size=5).map("".join),
                          min_size=70, max_size=160),
        subjects=st.lists(st.sampled_from(MANY_GLOB_SUBJECTS) | st.text(alphabet="abx.é😀\n", max_size=12),
@@ -114,7 +114,7 @@ def test_a_set_of_many_wildcard_globs_gives_equal_keys_exactly_to_subjects_every
             assert (key(one) == key(other)) is (answers[one] == answers[other]), (one, other)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(patterns=st.lists(st.lists(st.sampled_from(MANY_GLOB_SYMBOLS + ["**", "?*?", "\r", "\u2028"]), min_size=1,
                                   max_size=6).map("".join), min_size=1, max_size=64),
        subjects=st.lists(st.sampled_from(MANY_GLOB_SUBJECTS) | st.text(alphabet="abx.é😀\n\r\u2028", max_size=12),
@@ -230,7 +230,7 @@ def test_an_observer_without_route_tools_is_asked_for_every_tool():
     assert counter.tool_calls == len(tools)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=contracts(), trace=traces(),
        renames=st.lists(st.sampled_from([name for name in TOOL_NAMES if name]), min_size=3, max_size=3))
 def test_routing_by_classes_reports_exactly_what_asking_per_tool_does(document, trace, renames):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 
 from agent_invariants.stability import NO_OUTPUT, measure, parse_path, path_text, stability_of
 
+import cli_zygote
 from support import github_profile_problems, sarif_validator
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,8 +24,8 @@ SHAPE_OPTIONS = ["--map", "by_order", "--ignore", "debug"]
 
 
 def run(*args: str, cwd: Path = REPO, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_invariants", "stability", *args], cwd=cwd, input=stdin,
-                          capture_output=True, text=True, timeout=120)
+    return cli_zygote.as_text(cli_zygote.run_python(["-m", "agent_invariants", "stability", *args], cwd,
+                                                    None if stdin is None else stdin.encode(), timeout=120))
 
 
 def trace(tmp_path: Path, name: str, output: Any = NO_OUTPUT, *, terminal: str = "run.completed") -> str:
@@ -360,8 +360,7 @@ def test_paths_read_back_as_they_are_written(text):
 
 
 def test_explain_prints_the_manual():
-    result = subprocess.run([sys.executable, "-m", "agent_invariants", "explain", "stability"], capture_output=True,
-                            text=True, timeout=60)
+    result = cli_zygote.as_text(cli_zygote.run_python(["-m", "agent_invariants", "explain", "stability"], Path.cwd()))
     assert result.returncode == 0
     assert result.stdout.startswith("stability: does the agent's final output keep its shape from run to run?")
     assert "## Present, absent and unknown" in result.stdout

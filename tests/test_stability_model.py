@@ -23,6 +23,8 @@ import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support import examples
+
 Step = str  # a member name, or the markers below
 ARRAY = "\x00[]"
 MAP = "\x00{}"
@@ -308,7 +310,7 @@ RULES: list[dict[str, Any]] = [
 rule_lists = st.lists(st.sampled_from(RULES), min_size=1, max_size=3, unique_by=lambda r: str(r["id"]))
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
+@settings(max_examples=examples(75), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(traces=trace_set(),
        ignores=st.lists(st.sampled_from(PATH_POOL), max_size=2),

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_invariants.stability import stability_of
+
+import cli_zygote
+from support import examples
 
 SCHEMA = "agent-invariants/stability/v1"
 ABSENT: Any = object()          # an event key left out
@@ -78,8 +80,8 @@ def shell_call(call_id: str = "c1") -> dict[str, Any]:
 def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`python -m agent_invariants stability *args`, run in `cwd`."""
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "agent_invariants", "stability", *args], cwd=cwd,
-                          capture_output=True, text=True, env=env, timeout=120)
+    return cli_zygote.as_text(cli_zygote.run_python(["-m", "agent_invariants", "stability", *args], cwd, None, env,
+                                                    timeout=120))
 
 
 def stability(cwd: Path, traces: list[str], *options: str) -> tuple[int, dict[str, Any]]:
@@ -742,7 +744,7 @@ RUNS = st.lists(st.tuples(st.integers(0, 11), OUTPUTS).map(lambda t: NO_TERMINAL
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(75), deadline=None)
 @given(outputs=RUNS)
 def test_the_library_agrees_with_the_reference_model(outputs: list[Any]) -> None:
     """In process (the library reads the same trace files the CLI would): the CLI's own exit

@@ -11,7 +11,7 @@ import agent_invariants.tally as tally
 from agent_invariants import check_trace
 from agent_invariants.spill import Partitions
 
-from support import contract
+from support import contract, examples
 
 
 def random_calls(rng: random.Random, size: int) -> list[dict]:
@@ -88,7 +88,7 @@ def plain_overflows(members: list[tuple[str, int]], limit: int) -> list[tuple[st
     return [(group, count, *excess[group]) for group, count in counts.items() if count > limit]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", "é", "e" * 40, "f\n", "", "a:1", "a:2"])
                       | st.integers(0, 60).map(str), max_size=80),
        limit=st.integers(1, 4), max_groups=st.integers(0, 12), keep=st.none() | st.integers(0, 5),

@@ -65,6 +65,8 @@ from agent_invariants.render.json import to_json
 from tests.models import ABSENT, glob, picked, read_path, same, same_violations
 from tests.support import schema_message
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # §3.1 lists `tool` without saying it is required; without it every call that has a tool is checked
@@ -632,7 +634,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]], partial: bool = F
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules(), events=traces(), partial=st.booleans())
 def test_the_public_api_agrees_with_a_reference_model(rule: dict[str, Any], events: list[dict[str, Any]],
                                                       partial: bool) -> None:

@@ -41,6 +41,8 @@ from hypothesis import strategies as st
 from tests.models import ABSENT, glob, located_at_their_events, picked, same_violations
 from tests.models import one_result as api
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # subsequence: the greedy walk stops at the first pattern it cannot find, so every later pattern is
@@ -312,7 +314,7 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_the_public_api_agrees_with_a_reference_model(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
     agrees(*case)

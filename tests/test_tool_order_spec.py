@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from agent_invariants import check_trace
 
-from support import at, refused_line, under, write_contract, write_trace
+from support import at, examples, refused_line, under, write_contract, write_trace
 
 ABSENT: Any = object()
 
@@ -465,7 +465,7 @@ trace_items = st.lists(st.tuples(st.sampled_from([*TOOLS, None]), st.booleans())
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns=st.lists(st.sampled_from(GLOBS), min_size=1, max_size=5), items=trace_items)
 def test_any_order_agrees_with_a_brute_force_maximum_matching(patterns, items):
     trace: list[dict[str, Any]] = []

@@ -51,6 +51,8 @@ from hypothesis import strategies as st
 from tests.models import ABSENT, glob, located_at_their_events, picked, same, same_violations
 from tests.models import one_result as api
 
+from support import examples
+
 # Points where the spec is silent and the model follows the implementation:
 AMBIGUOUS = (
     # point 5 orders a rule's violations by event, but it resolves what "nothing fixes" for the new
@@ -278,7 +280,7 @@ def agrees(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules, events=traces())
 def test_the_public_api_agrees_with_a_reference_model(rule: dict[str, Any], events: list[dict[str, Any]]) -> None:
     agrees(rule, events)

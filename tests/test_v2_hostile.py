@@ -15,14 +15,16 @@ import pytest
 import agent_invariants.match.regex as regex
 from agent_invariants.match.regex import RegexError, compile_search
 
+import cli_zygote
+
 
 def run(tmp_path: Path, rules: list[dict[str, Any]], lines: list[str], *extra: str,
         contract_text: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     (tmp_path / "c.json").write_text(contract_text or json.dumps({"version": 2, "name": "h", "rules": rules}))
     (tmp_path / "t.jsonl").write_text("".join(line + "\n" for line in lines))
-    return subprocess.run([sys.executable, "-m", "agent_invariants", "check", "--contract", "c.json", "--trace",
-                           "t.jsonl", "--format", "json", *extra], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=timeout)
+    return cli_zygote.as_text(cli_zygote.run_python(["-m", "agent_invariants", "check", "--contract", "c.json",
+                                                     "--trace", "t.jsonl", "--format", "json", *extra], tmp_path,
+                                                    timeout=timeout))
 
 
 def refused(result: subprocess.CompletedProcess[str]) -> str:

@@ -17,9 +17,11 @@ from test_properties import contracts, event_bodies, traces
 
 from agent_invariants import check_trace, compare_traces
 
+from support import examples
+
 pytestmark = pytest.mark.slow   # a property test, as in test_properties.py
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Version 2's event fields with values §1 and point 16 accept. `approver` is left out: it is one
 # letter from v1's `approved`, so the trace notices (which look for misspelt fields) may treat it

@@ -19,7 +19,7 @@ from test_models import KINDS, RULES, TRACES, model_stop_is_final
 
 from agent_invariants import check_trace, compare_traces
 
-from support import contract, events, jsonl
+from support import contract, events, examples, jsonl
 
 STOP_RULE = {"id": "stop", "kind": "stop_is_final"}
 STOPS, CALLS = 2000, 10
@@ -240,7 +240,7 @@ STOP_RULES = st.fixed_dictionaries({"id": st.just("stop"), "kind": st.just("stop
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=STOP_RULES, trace=stop_traces())
 def test_stop_is_final_keeps_the_models_first_violations_and_counts_them_all(rule, trace):
     """The bounded state (the first `cap` stops and late events, two counters) gives exactly what
@@ -256,7 +256,7 @@ def test_stop_is_final_keeps_the_models_first_violations_and_counts_them_all(rul
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_kind_keeps_the_first_violations_of_its_uncapped_result(kind, data):
     rule = data.draw(RULES[kind], label="rule")
