@@ -72,7 +72,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -87,7 +87,7 @@ from agent_invariants.rules.terminal import NO_OUTPUT, TERMINAL_TYPES, Terminal
 
 __all__ = ("STABILITY_SCHEMA", "FinalOutput", "Measured", "RunCheck", "StabilityReport", "StabilityRun", "Unstable",
            "describe", "failed_checks", "measure", "measure_files", "odd_one", "parse_path", "reporting_said",
-           "PATH_LIMIT", "path_order", "path_text", "stability_of", "unstable_paths")
+           "PATH_LIMIT", "path_text", "stability_of", "unstable_paths")
 
 STABILITY_SCHEMA = "agent-invariants/stability/v1"
 
@@ -246,7 +246,7 @@ def measure(outputs: Sequence[Any], traces: Sequence[str], *, ignore: Iterable[P
     if len(shapes) < 2:
         return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=False, stable=False, unstable=[])
     nodes = {node for shape in shapes.values() for node in shape}   # (what --ignore names is in no shape)
-    found: list[tuple[str, int, tuple[tuple[int, str], ...], Unstable]] = []
+    judged: list[tuple[_Node, list[tuple[int, Literal["presence", "type"]]], dict[int, Where], list[list[str]]]] = []
     for node in nodes:
         where = {index: _where(node, shape) for index, shape in shapes.items()}
         present = [index for index, place in where.items() if place == "present"]
@@ -256,13 +256,12 @@ def measure(outputs: Sequence[Any], traces: Sequence[str], *, ignore: Iterable[P
             kinds.append((0, "presence"))
         if len({tuple(types[index]) for index in present}) > 1:
             kinds.append((1, "type"))
-        if kinds:   # (the path's text is made only for what the report says)
-            path = node.path()
-            text = path_text(path, PATH_LIMIT)
-            steps = path_order(path)   # (orders paths whose texts were cut alike)
-            found += [(text, rank, steps, _entry(text, kind, where, types)) for rank, kind in kinds]
-    found.sort(key=lambda item: item[:3])
-    unstable = [item[3] for item in found]
+        if kinds:
+            judged.append((node, kinds, where, types))
+    texts = _texts(root, {node for node, *_ in judged})   # (one text, one path: the order is the text's)
+    found = sorted(((texts[node], rank, _entry(texts[node], kind, where, types))
+                    for node, kinds, where, types in judged for rank, kind in kinds), key=lambda item: item[:2])
+    unstable = [item[2] for item in found]
     return StabilityReport(schema=STABILITY_SCHEMA, runs=runs, measured=True, stable=not unstable,
                            unstable=unstable)
 
@@ -353,14 +352,6 @@ class _Node:
             node = node.child(step)
         return node
 
-    def path(self) -> Path:
-        steps = []
-        node = self
-        while node.parent is not None:
-            steps.append(node.step)
-            node = node.parent
-        return tuple(reversed(steps))   # type: ignore[arg-type]
-
 
 def _shape(output: Any, root: _Node, maps: Collection[_Node], ignored: Collection[_Node]) -> dict[_Node, set[str]]:
     """Each path of a decoded JSON value and the set of JSON types found there, but the paths
@@ -420,21 +411,67 @@ def path_text(path: Path, limit: int | None = None) -> str:
     """A path as reports write it: `$`, `total`, `refunds[].amount`, `by_id{}.state`, `["a b"]`;
     with `limit`, one longer is cut to that many characters, `…`, and a hash of the whole, which
     keeps cut paths apart (its text is not built whole: a deep output of long keys has paths whose
-    texts together grow with the square of its size)."""
-    if not path:
+    texts together grow with the square of its size). Two paths never have one text, cut or not:
+    reports order paths by their text alone."""
+    written = _NO_STEP
+    for step in path:
+        written = _then(written, step, limit)
+    return _final(written)
+
+
+class _Written(NamedTuple):
+    """A path's text as far as its steps go: whole while within the limit; past it, its first
+    `limit` characters and a SHA-256 of the whole (which the steps below it go on from)."""
+
+    text: str
+    length: int
+    digest: Any   # (hashlib's, once past the limit)
+
+
+_NO_STEP = _Written("", 0, None)
+
+
+def _then(written: _Written, step: str | int, limit: int | None) -> _Written:
+    """The text of a path one `step` longer."""
+    part = _part(step, first=written.length == 0)   # (no step's part is empty)
+    length = written.length + len(part)
+    if written.digest is not None:
+        digest = written.digest.copy()
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        return _Written(written.text, length, digest)
+    text = written.text + part
+    if limit is None or length <= limit:
+        return _Written(text, length, None)
+    return _Written(text[:limit], length, hashlib.sha256(text.encode("utf-8", "surrogatepass")))
+
+
+def _final(written: _Written) -> str:
+    if written.length == 0:
         return "$"
-    parts: list[str] = []
-    length = 0
-    for position, step in enumerate(path):
-        part = _part(step, first=position == 0)
-        parts.append(part)
-        length += len(part)
-        if limit is not None and length > limit:
-            digest = hashlib.sha256()
-            for later in (*parts, *(_part(step, first=False) for step in path[position + 1:])):
-                digest.update(later.encode("utf-8", "surrogatepass"))
-            return f"{''.join(parts)[:limit]}…{digest.hexdigest()[:16]}"
-    return "".join(parts)
+    return written.text if written.digest is None else f"{written.text}…{written.digest.hexdigest()[:16]}"
+
+
+def _texts(root: _Node, wanted: set[_Node]) -> dict[_Node, str]:
+    """The text of each node `wanted` (cut at PATH_LIMIT), by one walk down from the root that
+    makes each node's text from its parent's: the paths of a deep output share their first steps,
+    so each text costs one step, not the path's depth. Only the texts of the nodes on the way down
+    to the one at hand are held, with where the walk is in each one's children."""
+    texts = {root: "$"} if root in wanted else {}
+    stack: list[tuple[Iterator[tuple[str | int, _Node]], _Written]] = [(iter((root.children or {}).items()),
+                                                                         _NO_STEP)]
+    while stack and len(texts) < len(wanted):
+        children, parent = stack[-1]
+        found = next(children, None)
+        if found is None:
+            stack.pop()
+            continue
+        step, child = found
+        written = _then(parent, step, PATH_LIMIT)
+        if child in wanted:
+            texts[child] = _final(written)
+        if child.children:
+            stack.append((iter(child.children.items()), written))
+    return texts
 
 
 def _part(step: str | int, *, first: bool) -> str:
@@ -450,11 +487,6 @@ def _part(step: str | int, *, first: bool) -> str:
 
 PATH_LIMIT = 1000
 """The longest path a report writes, in characters (then `…`)."""
-
-
-def path_order(path: Path) -> tuple[tuple[int, str], ...]:
-    """A sort key by a path's steps, for paths whose texts `path_text` cut alike."""
-    return tuple((0, step) if isinstance(step, str) else (1, str(step)) for step in path)
 
 
 def _key_text(key: str) -> str:

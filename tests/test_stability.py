@@ -472,3 +472,34 @@ def test_a_deep_output_of_many_members_is_measured_in_memory_that_grows_with_its
     assert [(entry.path, entry.kind, entry.types) for entry in report.unstable] == [
         ("n." * 440 + "k7", "type", [["number"], ["string"]])]
     assert peak < 60_000_000
+
+
+def test_many_unstable_paths_deep_in_an_output_are_written_in_memory_that_grows_with_the_report():
+    """Found by an outside check: 40,000 members 400 levels deep, numbers in one trace and strings
+    in the other (a report of 51 MB), took 1.5 GB and 15 s: each entry kept a sort key of all its
+    steps beside its text (26 KB each), and each text was made from the root down (400 steps for
+    each path). Texts cut alike never tie (each ends with its path's hash), so the text alone
+    orders them, and each text is made from its parent's: 0.4 GB (most of it the JSON report)
+    and 2.5 s. Here 2,000 such members: the report's entries, not their depth, take the memory."""
+    import tracemalloc
+
+    outputs = []
+    for leaf in (lambda number: number, str):
+        value: object = {f"x{number}": leaf(number) for number in range(2_000)}
+        for _ in range(400):
+            value = {"ab": value}
+        outputs.append(value)
+    tracemalloc.start()
+    try:
+        report = measure(outputs, ["a", "b"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    prefix = "ab" + ".ab" * 332 + ".a"   # the first 1,000 characters of each path
+    assert len(report.unstable) == 2_000
+    assert all(entry.path.startswith(prefix + "…") and len(entry.path) == 1_017 for entry in report.unstable)
+    assert [entry.path for entry in report.unstable] == sorted(entry.path for entry in report.unstable)
+    whole = "ab" + ".ab" * 399 + ".x7"
+    assert report.unstable.count(next(entry for entry in report.unstable if entry.path.endswith(
+        hashlib.sha256(whole.encode()).hexdigest()[:16]))) == 1
+    assert peak < 20_000_000

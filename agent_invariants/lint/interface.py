@@ -18,7 +18,7 @@ from agent_invariants.lint.codes import output_reads, requires
 from agent_invariants.lint.facts import Facts
 from agent_invariants.lint.report import Read
 from agent_invariants.match.paths import parse_path
-from agent_invariants.stability import ITEM, PATH_LIMIT, Path, path_order, path_text
+from agent_invariants.stability import ITEM, PATH_LIMIT, Path, path_text
 
 __all__ = ("interface",)
 
@@ -42,8 +42,7 @@ def interface(facts: Facts) -> list[Read]:
                     required=any(requires(schema, tuple("0" if step == ITEM else str(step) for step in path))
                                  for schema in schemas))
                for path, indexes in readers.items()]
-    ordered = sorted(zip(readers, entries, strict=True), key=lambda pair: (pair[1].path, path_order(pair[0])))
-    return [entry for _, entry in ordered]
+    return sorted(entries, key=lambda entry: entry.path)
 
 
 def _parsed(text: str) -> list[Path]:
