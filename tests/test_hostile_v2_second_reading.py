@@ -640,6 +640,18 @@ def test_a_file_of_log_records_alone_holds_no_run(tmp_path: Path, fmt: str) -> N
         "are in another file? join the files first, e.g. cat)" in every.stderr, every.stderr
 
 
+@pytest.mark.parametrize("fmt", ["otel", "openinference"])
+def test_a_file_of_metrics_alone_holds_no_run_and_is_not_taken_for_log_records(tmp_path: Path, fmt: str) -> None:
+    """The metrics file of an OTLP file exporter holds no run either; the hint for a file of log
+    records (their spans in another file) does not fit it: it says another signal is not read."""
+    metric = {"name": "gen_ai.client.token.usage", "sum": {"dataPoints": [{"asInt": "3"}]}}
+    text = json.dumps({"resourceMetrics": [{"scopeMetrics": [{"metrics": [metric]}]}]}) + "\n"
+    line = refused(convert(tmp_path, fmt, text * 2), "in.jsonl", located=False)
+    assert "holds no run: its 2 records are of kinds the mapping does not use (OTLP records of another signal, " \
+        "such as metrics? the spans' export is what it reads)" in line, line
+    assert "log records" not in line
+
+
 def _agent_trace(trace: str) -> str:
     """An OTLP line of one trace: an agent span around one `lookup` tool span."""
     def attribute(key: str, value: str) -> dict[str, Any]:

@@ -101,6 +101,7 @@ class Stream:
         self.file, self.source_format, self.profile, self.run = file, source_format, profile, run
         self.max_line_bytes, self.alone = max_line_bytes, alone
         self.skipped = 0
+        self.skipped_logs = 0
         self.found = 0
         self.other_runs: list[str] = []
 
@@ -131,21 +132,24 @@ class Stream:
                 break
             found += 1
             yield imported
-        self.skipped, self.found, self.other_runs = context.skipped, found, list(context.other_runs)
+        self.skipped, self.skipped_logs, self.found = context.skipped, context.skipped_logs, found
+        self.other_runs = list(context.other_runs)
         if self.alone and self.run is not None and self.run != ALL_RUNS and not found:
             known = ", ".join(self.other_runs[:20]) or "none"
             raise TraceError(file.name, None, f"has no run {self.run!r}; its runs: {known}")
         if self.alone and not found and not self.other_runs and self.skipped:
-            raise TraceError(file.name, None, _no_run(self.source_format, self.skipped))
+            raise TraceError(file.name, None, _no_run(self.source_format, self.skipped, self.skipped_logs))
 
 
-def _no_run(source_format: str, skipped: int) -> str:
+def _no_run(source_format: str, skipped: int, logs: int) -> str:
     """Why a file whose records were all skipped holds no run: records of kinds the mapping does
-    not use, such as OpenTelemetry log records whose spans are in another file."""
+    not use, such as OpenTelemetry log records whose spans are in another file, or metrics."""
     said = "holds no run: its record is of a kind the mapping does not use" if skipped == 1 else \
         f"holds no run: its {skipped:,} records are of kinds the mapping does not use"
-    if source_format in ("otel", "openinference"):
+    if source_format in ("otel", "openinference") and logs:
         return said + " (log records whose spans are in another file? join the files first, e.g. cat)"
+    if source_format in ("otel", "openinference"):
+        return said + " (OTLP records of another signal, such as metrics? the spans' export is what it reads)"
     return said + " (is the format the one it was written in?)"
 
 

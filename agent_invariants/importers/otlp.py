@@ -70,7 +70,7 @@ def read_traces(records: Iterator[Record], context: Context, source_format: str)
         if any(not span.log for span in spans):
             yield trace_id, spans
         else:
-            context.skip(len(spans))
+            context.skip(len(spans), logs=True)
 
 
 def _traces(records: Iterator[Record], context: Context, source_format: str) -> Iterator[tuple[str, list[Span]]]:
@@ -115,7 +115,7 @@ def _read(export: _Export, context: Context, line: int, order: int) -> Iterator[
     logs = _log_lists(export)
     for index, log in enumerate(_each(logs)):
         if not log.traceId:
-            context.skip()   # a log record of no trace belongs to no run
+            context.skip(logs=True)   # a log record of no trace belongs to no run
             continue
         try:
             span = _log(log, line, order)

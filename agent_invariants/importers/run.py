@@ -75,6 +75,7 @@ class Context:
                  last_lines: dict[str, int] | None = None) -> None:
         self.source, self.file, self.profile, self.run = source, source.name, profile, run
         self.skipped = 0
+        self.skipped_logs = 0   # of which log records (OpenTelemetry's: the message of a file of them says so)
         self.other_runs: dict[str, None] = {}   # (a set in the order first seen)
         self.began: dict[str, int] = {}   # the line of the first record of each run being read
         self.hoist_elicitation = bool(profile is not None and profile.hoist_elicitation)
@@ -94,9 +95,11 @@ class Context:
         if len(self.other_runs) < 1000:
             self.other_runs[run_id] = None
 
-    def skip(self, count: int = 1) -> None:
-        """A record of a kind the format's mapping does not use."""
+    def skip(self, count: int = 1, *, logs: bool = False) -> None:
+        """A record of a kind the format's mapping does not use (`logs`: log records)."""
         self.skipped += count
+        if logs:
+            self.skipped_logs += count
 
     def finished(self, run_id: str, timeline: Timeline) -> ImportedRun:
         """A run an importer has read whole."""
