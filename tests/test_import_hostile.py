@@ -1205,8 +1205,9 @@ def test_agents_sdk_a_tripped_guardrail_exported_before_it_ended_says_why_the_ru
 # bool was not copied to data.raw_result as other reprs are (point 26); JSON text holding a number
 # beyond any double, or nested too deep, stayed text in a result without data.raw_result, which the
 # README promises (args had it); a call id written as an intValue was dropped for the span's id.
+# (And a later reading: Python's str() of a float that is no JSON number, `inf` or `nan`.)
 
-@pytest.mark.parametrize("written", ["None", "True", "False", "1e400", "[" * 600 + "]" * 600])
+@pytest.mark.parametrize("written", ["None", "True", "False", "inf", "-inf", "nan", "1e400", "[" * 600 + "]" * 600])
 def test_a_result_an_event_cannot_hold_as_a_value_is_kept_as_text_and_raw(tmp_path: Path, written: str) -> None:
     spans = otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1", gen_ai__tool__call__result=written))
     result = next(event for event in imported(write(tmp_path, spans)) if event["type"] == "tool.result")
@@ -1214,7 +1215,7 @@ def test_a_result_an_event_cannot_hold_as_a_value_is_kept_as_text_and_raw(tmp_pa
     assert result["data"]["raw_result"] == written
 
 
-@pytest.mark.parametrize("written", ["none", "True story", "1e3"])
+@pytest.mark.parametrize("written", ["none", "True story", "1e3", "infinite", "NaN!"])
 def test_text_that_is_no_repr_is_not_copied_to_raw(tmp_path: Path, written: str) -> None:
     spans = otlp(agent(), tool("b" * 16, BASE + 1, BASE + 2, call_id="c1", gen_ai__tool__call__result=written))
     result = next(event for event in imported(write(tmp_path, spans)) if event["type"] == "tool.result")

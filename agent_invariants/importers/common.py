@@ -453,10 +453,10 @@ def _json(text: str) -> Any:
 
 
 def _looks_like_repr(text: str) -> bool:
-    """Python's `str()` of a dict, list, tuple, object, bytes, None or a bool: `{'a': 1}`,
-    `[1, 'x']`, `Order(id=1)`, `b'\\x00'`, `None`."""
+    """Python's `str()` of a dict, list, tuple, object, bytes, None, a bool or a float that is no
+    JSON number: `{'a': 1}`, `[1, 'x']`, `Order(id=1)`, `b'\\x00'`, `None`, `inf`."""
     stripped = text.strip()
-    if stripped in ("None", "True", "False"):   # (what a tool that returns None, or a bool, gives)
+    if stripped in ("None", "True", "False", "inf", "-inf", "nan"):   # (what a tool returning one gives)
         return True
     if stripped[:1] in ("{", "[", "(") and stripped[-1:] in ("}", "]", ")"):
         return True
