@@ -626,9 +626,12 @@ def test_compare_batch_names_an_unreadable_baseline_not_its_readable_candidate(c
     ]
     github = compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "github")
     assert github.stdout.splitlines()[:3] == [
-        "::error file=old/a.jsonl,line=1::old/a.jsonl:1: invalid JSON: invalid character (column 1)",
-        "::error file=old/b.jsonl,line=1::old/b.jsonl:1: invalid JSON: invalid character (column 1)",
-        "::error file=new/b.jsonl,line=1::new/b.jsonl:1: $: missing required field `type`"]
+        "::error file=old/a.jsonl,line=1,title=agent-invariants%3A bad input::old/a.jsonl:1: invalid JSON: invalid "
+        "character (column 1)",
+        "::error file=old/b.jsonl,line=1,title=agent-invariants%3A bad input::old/b.jsonl:1: invalid JSON: invalid "
+        "character (column 1)",
+        "::error file=new/b.jsonl,line=1,title=agent-invariants%3A bad input::new/b.jsonl:1: $: missing required field "
+        "`type`"]
     sarif = json.loads(compare(cli, "--baseline", "old/", "--candidate", "new/", "--format", "sarif").stdout)
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert [note["locations"][0]["physicalLocation"]["region"] for note in notes] == [{"startLine": 1}] * 3

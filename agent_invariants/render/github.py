@@ -44,8 +44,8 @@ def render(report: AnyReport | StabilityReport | MutateReport, options: RenderOp
                       for regression in section.regressions]
         else:
             lines += _check(section)
-    lines += [f"::error file={_file_property(failure.trace)}{'' if failure.line is UNSET else f',line={failure.line}'}"
-              f"::{_data(failure.error)}" for failure in failures(report)]
+    lines += [error("agent-invariants: bad input", failure.error, failure.trace,
+                    None if failure.line is UNSET else failure.line) for failure in failures(report)]
     if isinstance(report, CheckBatchReport) and report.stability is not UNSET:   # record --repeat
         lines += _stability_lines(report.stability, options)
     totals = log_safe(text.render(report, RenderOptions(detail="quiet")))   # names in it must not spell commands
