@@ -446,29 +446,34 @@ def test_a_finding_is_shown_in_the_run_that_breaks_the_shape(tmp_path):
         "error file=r2.jsonl,line=2,title=stability%3A a (type)"]
 
 
+def measured_deep(bottoms: list[dict[str, object]], key: str, levels: int) -> tuple[Any, int]:
+    """The stability report of outputs that hold each of `bottoms` `levels` objects deep (each
+    under `key`), and the peak of the memory traced while it was measured."""
+    import tracemalloc
+
+    outputs = []
+    for bottom in bottoms:
+        value: object = bottom
+        for _ in range(levels):
+            value = {key: value}
+        outputs.append(value)
+    tracemalloc.start()
+    try:
+        report = measure(outputs, ["a", "b"])
+        return report, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_deep_output_of_many_members_is_measured_in_memory_that_grows_with_its_paths_not_their_depth(tmp_path):
     """Found by a hunt for unbounded memory: each path was a tuple of all its steps, so 1 MB of
     output 450 levels deep (40,000 members and an array of 60,000 numbers at the bottom) held
     paths x depth, and every array item waited on the stack with its own copy of its path: two
     such traces took 8.7 s and 550 MB. A path is now one step below its parent's: 0.5 s and 72 MB.
     The report is the same (the model and the spec's cases say what it is)."""
-    import tracemalloc
-
     leaf: dict[str, object] = {f"k{number}": number for number in range(40_000)}
     leaf["arr"] = list(range(60_000))
-    other = dict(leaf, k7="seven")
-    outputs = []
-    for bottom in (leaf, other):
-        value: object = bottom
-        for _ in range(440):
-            value = {"n": value}
-        outputs.append(value)
-    tracemalloc.start()
-    try:
-        report = measure(outputs, ["a", "b"])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    report, peak = measured_deep([leaf, dict(leaf, k7="seven")], "n", 440)
     assert [(entry.path, entry.kind, entry.types) for entry in report.unstable] == [
         ("n." * 440 + "k7", "type", [["number"], ["string"]])]
     assert peak < 60_000_000
@@ -481,20 +486,8 @@ def test_many_unstable_paths_deep_in_an_output_are_written_in_memory_that_grows_
     each path). Texts cut alike never tie (each ends with its path's hash), so the text alone
     orders them, and each text is made from its parent's: 0.4 GB (most of it the JSON report)
     and 2.5 s. Here 2,000 such members: the report's entries, not their depth, take the memory."""
-    import tracemalloc
-
-    outputs = []
-    for leaf in (lambda number: number, str):
-        value: object = {f"x{number}": leaf(number) for number in range(2_000)}
-        for _ in range(400):
-            value = {"ab": value}
-        outputs.append(value)
-    tracemalloc.start()
-    try:
-        report = measure(outputs, ["a", "b"])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    bottoms = [{f"x{number}": leaf(number) for number in range(2_000)} for leaf in (lambda number: number, str)]
+    report, peak = measured_deep(bottoms, "ab", 400)
     prefix = "ab" + ".ab" * 332 + ".a"   # the first 1,000 characters of each path
     assert len(report.unstable) == 2_000
     assert all(entry.path.startswith(prefix + "…") and len(entry.path) == 1_017 for entry in report.unstable)
