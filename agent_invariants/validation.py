@@ -148,32 +148,27 @@ def rule_problems(rule: Any, rule_types: dict[str, type], path: str, version: in
     elif since_version(rule_types[kind]) > version:
         yield Problem(f"{path}.kind", f"the rule kind {kind} {NEEDS_VERSION_2}")
     elif not _decodes(rule, rule_types[kind], version):
-        elsewhere = _fields_elsewhere(rule, kind, rule_types, version)
-        for problem in struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
-                                       whole=rule, version=version):
-            key = next((key for key in elsewhere if problem.path == member(path, key)), None)
-            if key is not None and problem.message.startswith("unknown field"):   # not "did you mean" a near one
-                kinds = elsewhere[key]
-                named = ", ".join(kinds[:3]) + (f" and {len(kinds) - 3} more kinds" if len(kinds) > 3 else "")
-                newer = all(since_version(rule_types[name]) > version for name in kinds)
-                problem = Problem(problem.path, f"unknown field for {kind}: {key} is a field of {named}"
-                                                + (f", which {NEEDS_VERSION_2}" if newer else ""))
-            yield problem
+        yield from struct_problems({k: v for k, v in rule.items() if k != "kind"}, rule_types[kind], path,
+                                   whole=rule, version=version,
+                                   elsewhere=_fields_elsewhere(rule, kind, rule_types, version))
 
 
-def _fields_elsewhere(rule: dict[str, Any], kind: str, rule_types: dict[str, type],
-                      version: int) -> dict[str, list[str]]:
-    """The keys of a rule that its kind does not have but other kinds do, with those kinds (of
-    the contract's version, else of version 2): `bind` on require_approval is approval_bound's."""
+def _fields_elsewhere(rule: dict[str, Any], kind: str, rule_types: dict[str, type], version: int) -> dict[str, str]:
+    """What to say of each key of a rule that its kind does not have but other kinds do (of the
+    contract's version, else of version 2), rather than "did you mean" a near field of its own:
+    `bind` on require_approval is approval_bound's."""
     own = _fields(rule_types[kind])
-    found: dict[str, list[str]] = {}
+    said: dict[str, str] = {}
     for key in rule:
         if key != "kind" and key not in own:
             kinds = [name for name in _kinds(rule_types, version) if key in _fields(rule_types[name])] or \
                 [name for name in rule_types if key in _fields(rule_types[name])]
             if kinds:
-                found[key] = kinds
-    return found
+                named = ", ".join(kinds[:3]) + (f" and {len(kinds) - 3} more kinds" if len(kinds) > 3 else "")
+                newer = all(since_version(rule_types[name]) > version for name in kinds)
+                said[key] = (f"unknown field for {kind}: {key} is a field of {named}"
+                             + (f", which {NEEDS_VERSION_2}" if newer else ""))
+    return said
 
 
 def _kinds(rule_types: dict[str, type], version: int) -> list[str]:
@@ -237,10 +232,12 @@ def _version_2_plan(struct: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return plan
 
 
-def struct_problems(value: Any, struct: type, path: str, whole: Any = None, version: int = 2) -> Iterator[Problem]:
+def struct_problems(value: Any, struct: type, path: str, whole: Any = None, version: int = 2,
+                    elsewhere: Mapping[str, str] | None = None) -> Iterator[Problem]:
     """Problems of an object against a Struct: unknown keys, missing fields, each field's value,
     then (only when those are fine) the cross-field checks of the struct itself. Under
-    `version` 1, a version-2 field is a problem of its own (not an unknown one)."""
+    `version` 1, a version-2 field is a problem of its own (not an unknown one); `elsewhere`
+    says what to say of an unknown key instead (a field of another rule kind)."""
     if not isinstance(value, dict):
         yield Problem(path, f"expected an object, got {json_type(value)}")
         return
@@ -254,7 +251,7 @@ def struct_problems(value: Any, struct: type, path: str, whole: Any = None, vers
             yield Problem(f"{path}.{key}", f"the field {key} {NEEDS_VERSION_2}")
     known = [name for name in fields if name not in newer]
     for problem in _unknown_keys({key: None for key in value if key not in newer}, path, known, suggested,
-                                 sorted(newer)):
+                                 sorted(newer), elsewhere or {}):
         found = True
         yield problem
     for name, field in fields.items():
@@ -320,12 +317,15 @@ def _struct_in(hint: Any) -> type | None:
 
 
 def _unknown_keys(value: dict[str, Any], path: str, known: list[str], suggested: set[str | None],
-                  newer: Sequence[str] = ()) -> Iterator[Problem]:
+                  newer: Sequence[str] = (), elsewhere: Mapping[str, str] | None = None) -> Iterator[Problem]:
     """A problem for each key not in `known`; the names suggested go into `suggested`. A key
-    close to none of them but to one of `newer` (the fields of version 2, in a contract of
-    version 1) is said to be that one, which needs version 2."""
+    `elsewhere` names gets what it says; a key close to none of `known` but to one of `newer`
+    (the fields of version 2, in a contract of version 1) is said to be that one, which needs
+    version 2."""
     for key in value:
-        if key not in known:
+        if elsewhere and key in elsewhere:
+            yield Problem(member(path, key), elsewhere[key])
+        elif key not in known:
             close = closest(key, known)
             suggested.add(close)
             later = None if close is not None or not newer else closest(key, newer)

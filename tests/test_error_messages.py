@@ -476,3 +476,12 @@ def _rule(version: int, **rule: object) -> dict[str, object]:
 def test_an_authoring_mistake_is_said_with_what_was_meant(document, said):
     [line] = problems_of(document)
     assert line.endswith(said), line
+
+
+def test_a_field_of_another_kind_in_place_of_a_required_one_leaves_the_required_one_said_missing():
+    """`tools` on deny_tool is allow_tools' field; deny_tool's own `tool`, which it is close to, was
+    then taken as suggested and its absence never said (a later re-reading of the change)."""
+    lines = problems_of(_rule(1, kind="deny_tool", tools=["shell.*"]))
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        "$.rules[0].tools: unknown field for deny_tool: tools is a field of allow_tools",
+        "$.rules[0]: missing required field `tool`"]
