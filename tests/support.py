@@ -21,8 +21,8 @@ test then tries more."""
 
 
 def examples(n: int) -> int:
-    """How many examples a property test tries: `n`, the number the suite runs with (chosen so that
-    the whole suite keeps within CI's ten minutes on two cores), times the factor
+    """How many examples a property test tries: `n`, the number the suite runs with (the costliest
+    tests name fewer, for CI's time), times the factor
     AGENT_INVARIANTS_TEST_EXAMPLES when it is set (`=4` tries four times as many, for a deeper run
     after a change to a rule or a model), and at most the fast profile's under
     `--hypothesis-profile=fast`."""
