@@ -32,6 +32,38 @@ def pytest_configure(config: pytest.Config) -> None:
     a test's own `max_examples` would otherwise win over the profile)."""
     if config.getoption("hypothesis_profile", None) == "fast":
         support.CAP = settings.get_profile("fast").max_examples
+    if sys.dont_write_bytecode and config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        _rewrite_once(config)
+
+
+def _rewrite_once(config: pytest.Config) -> None:
+    """pytest rewrites the asserts of each test module as it imports it and keeps the result in
+    `__pycache__`, unless PYTHONDONTWRITEBYTECODE is set: then each xdist worker rewrites every
+    module anew, about fifteen seconds of each worker's collection in a fresh clone. So the main
+    process, idle until the workers start, rewrites them once (in two processes) and writes that
+    cache, which the workers read (pytest reads it whatever the variable says). This uses pytest's
+    private functions: should they change, the workers rewrite the modules themselves, as before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash.get(rewrite.assertstate_key, None)
+        if state is None:   # (--assert=plain: nothing is rewritten)
+            return
+        files = sorted(Path(__file__).parent.glob("*.py"), key=lambda path: path.stat().st_size)
+        child = os.fork() if hasattr(os, "fork") else -1
+        try:
+            for path in files if child == -1 else files[child == 0::2]:
+                source_hash, code = rewrite._rewrite_test(path, config)
+                cache = rewrite.get_cache_dir(path)
+                cache.mkdir(exist_ok=True)
+                rewrite._write_pyc(state, code, source_hash, cache / (path.name[:-3] + rewrite.PYC_TAIL))
+        finally:
+            if child == 0:
+                os._exit(0)
+            if child > 0:
+                os.waitpid(child, 0)
+    except Exception:   # (speed only: the workers rewrite what is missing)
+        return
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
