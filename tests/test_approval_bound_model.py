@@ -425,6 +425,37 @@ def test_calls_naming_a_shared_approval_id_agree_with_the_model(rule: dict[str, 
         agrees(rule, events)
 
 
+SECONDS = [f"2024-01-01T00:00:{second:02d}Z" for second in range(12)]
+"""Times a second apart, for grants and calls whose times go back and forth."""
+
+
+@st.composite
+def ageing_traces(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Up to 40 grants and calls of one tool, each with a time drawn in any order (so that calls
+    go back and forth in time and grants are stamped out of order), a few with an approval_id or
+    args of one family, some revocations: under `max_age_ms`, a call stops looking once no grant
+    left can be young enough for it, which must change no answer."""
+    grant = picked(type=["approval.granted"], tool=["refund"], approval_id=[A, A, A, "g1", "g2"],
+                   args=[A, {"order": "A1"}, {"order": "A2"}], time=[*SECONDS, *SECONDS, A])
+    call = picked(type=["tool.call"], tool=["refund"], call_id=[A, "c1", "c2"], approval_id=[A, A, A, "g1"],
+                  args=[A, {"order": "A1"}, {"order": "A2", "n": 1}], time=[*SECONDS, *SECONDS, A])
+    kinds = [grant] * 6 + [call] * 6 + [revocations]
+    events = draw(st.lists(st.sampled_from(kinds).flatmap(lambda kind: kind), max_size=40))
+    return [{"seq": position + 1, **event} for position, event in enumerate(events)]
+
+
+ageing_rules = picked(id=["r"], kind=["approval_bound"], tool=["refund"], one_use=[A, False],
+                      bind=[A, "args", "args_subset"], max_age_ms=[1, 999, 1000, 2000, 5000])
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rule=ageing_rules, events=ageing_traces())
+def test_calls_going_back_and_forth_in_time_agree_with_the_model(rule: dict[str, Any],
+                                                                 events: list[dict[str, Any]]) -> None:
+    agrees(rule, events)
+
+
 # -- the model itself, on hand-made cases from the spec ---------------------------------------------
 
 EXAMPLE_RULE = {"id": "refund-approved", "kind": "approval_bound", "tool": "refund", "bind": "args_subset"}

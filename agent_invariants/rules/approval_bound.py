@@ -66,7 +66,7 @@ class _Grant:
     """An `approval.granted` that was not refused, and what became of it."""
 
     __slots__ = ("approval_id", "approver", "args", "attested_by", "bucket", "call_id", "consumed_by", "filed",
-                 "index", "revoked", "scope", "seq", "time", "timed", "tool")
+                 "index", "latest_time", "revoked", "scope", "seq", "time", "timed", "tool")
 
     def __init__(self, event: Event, index: int, reads: _Reads) -> None:
         self.index, self.seq = index, event.seq
@@ -82,6 +82,9 @@ class _Grant:
         self.filed: Any = None    # where `_buckets` files it: its bucket, or under `args_subset` its anchor
         self.consumed_by: int | float | None = None
         self.revoked = False
+        # `max_age_ms`: the latest time of the grants filed up to this one (it included): no grant
+        # before it in the trace is younger, whatever became of them since
+        self.latest_time: int | None = None
 
 
 class _Call:
@@ -188,11 +191,13 @@ class ApprovalBound(Rule):
     number, boolean or null, at the top or inside objects, up to 8 keys deep), or at those of its
     `approval_id`, when they are fewer; under `max_age_ms`, a call without a time looks at none.
     With `max_age_ms`, grants too old for a call are set aside while the calls' times only grow;
-    once a call's time goes back they are looked at again. What is left is looked at by each
-    call, so that a trace of many such grants and many calls costs grants × calls (4,000 of
-    each: 2 to 45 s): grants that share a call's field but not the rest of its args, or (under
-    `args_subset`) that name no plain field; under `max_age_ms`, calls whose times go back and
-    forth.
+    once a call's time goes back they are looked at again, nearest first, but only until a grant
+    that, like every grant before it, is too old (with grants stamped in trace order, the first
+    too old). What is left is looked at by each call, so that a trace of many such grants and
+    many calls costs grants × calls (4,000 of each: 2 to 45 s): grants that share a call's field
+    but not the rest of its args, or (under `args_subset`) that name no plain field; under
+    `max_age_ms`, calls whose times go back and forth past grants stamped out of trace order (a
+    grant stamped later than the grants after it keeps those in view).
     `record`'s harness writes its grants
     with the request's args but without a call_id (spec point 64): under `bind: call_id` they
     cover no call (the message says the grant is "without a call_id"); bind them by `args`.
@@ -237,6 +242,7 @@ class ApprovalBound(Rule):
         self._by_time: list[tuple[int, int, _Grant]] | None = None if config.max_age_ms is UNSET else []
         self._stale: dict[int, _Grant] = {}
         self._latest_call: int | None = None   # the time of the latest call so far
+        self._latest_grant: int | None = None  # the latest time of the grants filed so far
         self._recent: deque[_Grant] = deque(maxlen=MAX_REJECTED)   # the latest grants, whatever became of them
         # with max_age_events, the grants added, oldest first (some dropped since): what ages out
         self._ageing: deque[_Grant] | None = None if config.max_age_events is UNSET else deque()
@@ -267,6 +273,10 @@ class ApprovalBound(Rule):
         self._expire(index)   # a trace of grants and no calls keeps only those within max_age_events
         if self._may_cover(grant):
             grant.bucket = self._bucket(grant.tool, grant)
+            if grant.time is not None:
+                if self._latest_grant is None or grant.time > self._latest_grant:
+                    self._latest_grant = grant.time
+                grant.latest_time = self._latest_grant
             if self._ageing is not None:
                 self._ageing.append(grant)
             for field, named in self._named.items():
@@ -404,13 +414,19 @@ class ApprovalBound(Rule):
         call = _Call(event, index, self._reads)
         self._expire(index)
         self._set_aside(call)
-        timeless = self._config.max_age_ms is not UNSET and call.time is None   # no grant can age it: none covers
+        max_age_ms = self._config.max_age_ms
+        timeless = max_age_ms is not UNSET and call.time is None   # no grant can age it: none covers
         for grant in () if timeless else self._candidates(call):
             if self._covers(grant, call):
                 if self._config.one_use:
                     grant.consumed_by = call.seq
                     self._drop(grant)
                 return
+            # the candidates come nearest first: once no grant up to this one is young enough,
+            # none of those left is (calls whose times go back and forth looked at every grant)
+            if max_age_ms is not UNSET and grant.latest_time is not None and call.time is not None \
+                    and (call.time - grant.latest_time) / 1_000 > max_age_ms:
+                break
         if not self.note_violation():
             return
         rejected = [self._rejection(grant, call) for grant in reversed(self._recent)]
