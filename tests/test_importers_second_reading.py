@@ -709,6 +709,25 @@ def test_convention_fields_are_checked_like_native_events(cli: Cli, tmp_path: Pa
     assert "Traceback" not in result.stderr
 
 
+def test_convention_keys_that_name_no_field_are_kept_and_a_misspelt_one_is_noticed(cli: Cli, tmp_path: Path) -> None:
+    """A convention key that names no event field (`ainv.aproved`, meant as `approved: false`) is
+    kept on the event, as a native trace holds it, so that the check notices the misspelling as it
+    does a native trace's (bad input under --strict) rather than pass the grant unsaid; the fields
+    the importer sets (seq, time, run_id, type) are never taken from the record."""
+    grant = span(sid(1), "approval.granted", 10, 20, parent=ROOT,
+                 attrs={"ainv.tool": "refund", "ainv.aproved": False, "ainv.seq": 99, "ainv.type": "run.start"})
+    events = convert(cli, tmp_path, "otel", [otlp(agent(), grant, tool(sid(2), "refund", 30, 40))])
+    event = only(events, "approval.granted")
+    assert (event["aproved"], event["seq"], "approved" in event) == (False, 2, False)
+    rules = [{"id": "bound", "kind": "approval_bound", "tool": "refund"}]
+    code, report = check(cli, tmp_path, rules, "otel", [otlp(agent(), grant, tool(sid(2), "refund", 30, 40))])
+    assert (code, report["passed"]) == (0, True)
+    result = cli("check", "--contract", "c.json", "--trace", "in.jsonl", "--input-format", "otel", "--strict")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and 'in.jsonl (run ' in result.stderr
+    assert 'field "aproved" looks like "approved"' in result.stderr
+
+
 def review_span(n: int, start: int, decision: str, user: str, **extra: Any) -> dict[str, Any]:
     return span(sid(n), "human_review", start, start + 5, parent=ROOT,
                 attrs={"decision": decision, "scope": "refund", "user.id": user, **extra})

@@ -8,7 +8,8 @@ text (§7).
 after one of our event types (`approval.granted`, `control.stop`, `outcome.observed`…) becomes
 that event at the record's start. Its fields come from `ainv.<field>` attributes (OpenTelemetry),
 the custom span's `data`, or the run's `extra.metadata.ainv` (keys with or without `ainv.`);
-`args` and `output` may be JSON text or a value.
+`args` and `output` may be JSON text or a value. A key that names no event field is kept on the
+event as it is, as a native trace would hold it (a check warns of a misspelt one: `aproved`).
 
 **A profile** (JSON or YAML, `--profile P`) adds rules, tried in order before the convention,
 the first that matches winning:
@@ -58,6 +59,10 @@ _FIELDS = frozenset({
     "approver", "reason", "duration_ms", "data",
 })
 """The event fields a convention record or a profile may set (not seq, time, run_id or type)."""
+
+_SET_BY_THE_IMPORTER = frozenset({"seq", "time", "run_id", "type"})
+"""The fields a convention record's own fields never set: the importer numbers, times and names
+each event, and the record's name is its type."""
 
 
 class When(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -134,7 +139,12 @@ def convention_event(candidate: Candidate, fields: Mapping[str, Any]) -> dict[st
     # bare keys first, so that an `ainv.` key says the last word when both are there
     for key, value in sorted(fields.items(), key=lambda item: item[0].startswith("ainv.")):
         field = key[5:] if key.startswith("ainv.") else key
-        if field not in _FIELDS or value is None:
+        if field in _SET_BY_THE_IMPORTER:
+            continue
+        if field not in _FIELDS:   # kept as a native trace keeps it: a check notices a misspelt field
+            event[field] = value   # (`aproved`), which --strict refuses, rather than lose it unsaid
+            continue
+        if value is None:
             continue
         if field == "args":
             args, raw = parse_args(value)
