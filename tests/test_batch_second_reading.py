@@ -721,6 +721,19 @@ def test_run_all_checks_every_run_as_a_batch(cli: Any, tmp_path: Path, version: 
     assert [(section["run"], section["passed"]) for section in report["reports"]] == [("s1", True), ("s2", False)]
 
 
+def test_run_all_with_one_unreadable_run_checks_the_others(cli: Any, tmp_path: Path, version: int) -> None:
+    """§10.34: `--run all` is a batch "as a folder of traces would be": a run holding an event no
+    trace may hold (a tool name of 600 characters) is that run's failure, at its line, and the
+    other runs are still checked and reported; exit 2, as for a folder with an unreadable trace."""
+    mcp_log(tmp_path, "log.jsonl", [("s1", "search"), ("s2", "x" * 600), ("s3", "shell.exec")])
+    result = check(cli, "--trace", "log.jsonl", "--input-format", "mcp-log", "--run", "all", "--format", "json")
+    report = json.loads(result.stdout)
+    assert (result.returncode, report["traces"], report["passed"]) == (2, 3, False)
+    assert [(section["run"], section["passed"]) for section in report["reports"]] == [("s1", True), ("s3", False)]
+    assert report["failures"] == [{"trace": "log.jsonl", "line": 7, "error":
+                                   "log.jsonl:7: $.tool: expected a string of at most 500 characters"}]
+
+
 def test_run_all_text_is_a_batch_text(cli: Any, tmp_path: Path, contract_v1: Path) -> None:
     """§10.34 + README: a batch of runs renders as a batch (failing sections, then the totals line)."""
     mcp_log(tmp_path, "log.jsonl", [("s1", "search"), ("s2", "shell.exec")])

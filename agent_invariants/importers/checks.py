@@ -3,8 +3,9 @@
 Each input file is imported (`Stream`), and each run wanted is checked as a native trace would
 be, as soon as it has been read (memory holds one run at a time). One file with one run (or
 `--run ID`) gives that run's report; `--run all`, or several files, a batch report with one
-section per run, each naming its file and run. A file with several runs and no `--run` is bad
-input: the message lists the run ids and both options.
+section per run, each naming its file and run; as a folder's trace would be, a run holding an
+event no trace may hold is that run's failure (at its line), and the others are still checked. A
+file with several runs and no `--run` is bad input: the message lists the run ids and both options.
 
 `compare --run all` pairs runs as a batch of folders pairs traces, by name, here the run id: each
 run of the candidate file with the baseline file's run of the same id, or with the baseline's only
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from msgspec import UNSET
 
 from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace, summarize_trace
@@ -90,15 +93,27 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
                                                                      line_lengths=line_lengths), **checks))
                 continue
             found_reports = []
+            unreadable: list[tuple[int, BatchFailure]] = []
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
-                found_reports.append((found.first_line, check_trace(contract, source, **checks)))
-            if not found_reports:   # (as without --run: a file of no run is no pass)
+                try:
+                    found_reports.append((found.first_line, check_trace(contract, source, **checks)))
+                except TraceError as exc:   # an event of this run a trace may not hold: the run alone is
+                    unreadable.append((found.first_line, _failure(path, file.name, exc)))   # as a folder's trace
+            if not found_reports and not unreadable:   # (as without --run: a file of no run is no pass)
                 raise TraceError(file.name, None, "holds no run to check")
             reports += in_file_order(found_reports)
+            failures += in_file_order(unreadable)
         except InputError as exc:
-            failures.append(BatchFailure(trace=path, error=str(exc)))
+            failures.append(_failure(path, file.name, exc))
     return reports, failures
+
+
+def _failure(path: str, name: str, exc: InputError) -> BatchFailure:
+    """The batch's entry for the file at `path` (or one of its runs), named `name` in messages,
+    that could not be checked, with the line of the file the error names, if any."""
+    line = exc.line if isinstance(exc, TraceError) and exc.source == name and exc.line is not None else UNSET
+    return BatchFailure(trace=path, error=str(exc), line=line)
 
 
 def compare_imported(contract: Contract, baseline: str, candidate: str, input_format: str, *, profile: Any,
