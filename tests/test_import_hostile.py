@@ -404,6 +404,24 @@ def test_a_profile_with_a_mistake_names_its_path_and_line(tmp_path: Path, cli: C
     assert "p.json:3: $.rules[0].emit.approver.$attr: expected an attribute name" in result.stderr
 
 
+def test_a_profile_operator_misspelt_is_refused_not_emitted_as_a_literal(tmp_path: Path, cli: Cli) -> None:
+    """`{"$atr": "scope"}` (meant as `$attr`) was taken for a literal object: the grant's scope
+    became that object, refused later at the trace's line (or, for `args`, written into the
+    event). An object with one `$` key other than `$attr` and `$json_attr` is a mistake in the
+    profile, named at its path; one with other keys, `$` ones among them, stays a literal."""
+    profile = write(tmp_path, '{"rules": [\n  {"when": {"name": "x"},\n   "emit": {"type": "approval.granted", '
+                              '"approval_scope": {"$atr": "scope"}}}]}', "p.json")
+    path = write(tmp_path, otlp(agent()))
+    result = cli("convert", "--from", "otel", str(path), "--profile", str(profile))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"agent-invariants: {profile}:3: $.rules[0].emit.approval_scope.$atr: unknown operator "
+                             "'$atr' (did you mean '$attr'?); expected $attr or $json_attr (an object with one `$` "
+                             "key is no literal here)\n")
+    literal = write(tmp_path, json.dumps({"rules": [{"when": {"name": "x"}, "emit": {
+        "type": "approval.granted", "args": {"$ref": "a", "order": "A1"}}}]}), "q.json")
+    assert cli("convert", "--from", "otel", str(path), "--profile", str(literal)).returncode == 0
+
+
 # -- scale -----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.slow

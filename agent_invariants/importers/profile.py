@@ -26,7 +26,7 @@ the first that matches winning:
   (OpenTelemetry attributes by their dotted names, a custom span's `data`, a run's metadata);
 - `emit`: `type` and the event's fields, each a literal, `{"$attr": name}` (the attribute's value) or
   `{"$json_attr": name}` (an attribute holding JSON text, parsed). A field whose attribute is absent
-  is left out.
+  is left out; an object of one other `$` key (`{"$atr": …}`) is a mistake, not a literal.
 - `hoist_elicitation` (mcp-log): move an MCP elicitation's grant to just before its call. MCP
   logs take no rules: a JSON-RPC message says what it is.
 """
@@ -40,6 +40,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from agent_invariants.contract_source import contract_error, parse, read_contract
+from agent_invariants.errors import suggest
 from agent_invariants.globs import compile_glob
 from agent_invariants.importers.common import parse_args, parse_result
 from agent_invariants.jsonpos import member
@@ -59,6 +60,9 @@ _FIELDS = frozenset({
     "approver", "reason", "duration_ms", "data",
 })
 """The event fields a convention record or a profile may set (not seq, time, run_id or type)."""
+
+_OPERATORS = ("$attr", "$json_attr")
+"""What an emitted field's value may be besides a literal: `{"$attr": name}`, `{"$json_attr": name}`."""
 
 _SET_BY_THE_IMPORTER = frozenset({"seq", "time", "run_id", "type"})
 """The fields a convention record's own fields never set: the importer numbers, times and names
@@ -195,10 +199,15 @@ def _check_emit(emit: dict[str, Any], at: str, label: str) -> None:
         if field not in _FIELDS:
             raise _EmitProblem(member(at, field), f"not an event field a profile may set; expected one of: "
                                f"{', '.join(sorted(_FIELDS))}")
-        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("$attr", "$json_attr"):
+        operator = next(iter(value)) if isinstance(value, dict) and len(value) == 1 else None
+        if operator in _OPERATORS:
             name = next(iter(value.values()))
             if not isinstance(name, str) or not name:
-                raise _EmitProblem(f"{at}.{field}.{next(iter(value))}", "expected an attribute name")
+                raise _EmitProblem(f"{at}.{field}.{operator}", "expected an attribute name")
+        elif isinstance(operator, str) and operator.startswith("$"):   # `$atr`: a literal, unmeant
+            raise _EmitProblem(member(member(at, field), operator), f"unknown operator {operator!r}"
+                               f"{suggest(operator, _OPERATORS)}; expected $attr or $json_attr (an object "
+                               "with one `$` key is no literal here)")
         elif field == "data" and not isinstance(value, dict):
             raise _EmitProblem(f"{at}.data", "expected an object")
 
@@ -206,7 +215,7 @@ def _check_emit(emit: dict[str, Any], at: str, label: str) -> None:
 def _emitted(emit: dict[str, Any], attributes: Mapping[str, Any]) -> dict[str, Any]:
     event: dict[str, Any] = {}
     for field, value in emit.items():
-        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("$attr", "$json_attr"):
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _OPERATORS:
             how, name = next(iter(value.items()))
             if name not in attributes:
                 continue
