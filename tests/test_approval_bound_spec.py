@@ -870,6 +870,18 @@ def test_calls_naming_an_id_many_grants_share_look_only_at_their_own_binding(tmp
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, **nearest}
 
 
+def _timed_check(tmp_path, rule, events):
+    """The report of `events` (numbered from 1, written as a trace file) against the one rule, and
+    the seconds the check took."""
+    import time
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n" for seq, event in enumerate(events, 1)))
+    started = time.monotonic()
+    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
+    return report, time.monotonic() - started
+
+
 def test_calls_whose_times_go_back_and_forth_stop_at_the_first_grant_too_old(tmp_path):
     """Found by a hunt for slow corners: under `max_age_ms`, once a call's time went back, every
     later call looked at every live grant, so 8,000 grants and 8,000 calls a second apart in
@@ -877,20 +889,14 @@ def test_calls_whose_times_go_back_and_forth_stop_at_the_first_grant_too_old(tmp
     before a grant is younger than the latest time of the grants up to it: a call stops there
     (0.3 s). A bound 10 times what it takes; the model decides what covers
     (test_approval_bound_model)."""
-    import time
-
     count = 8_000
     grants = [{"type": "approval.granted", "tool": "refund", "time": f"2026-01-01T00:{n // 600:02d}:"
                f"{n % 600 // 10:02d}.{n % 10}00Z"} for n in range(count)]
     calls = [{"type": "tool.call", "tool": "refund", "call_id": f"c{n}", "time": f"2026-01-01T01:00:0{n % 2}Z"}
              for n in range(count)]
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n"
-                            for seq, event in enumerate(grants + calls, 1)))
     rule = {"id": "a", "kind": "approval_bound", "tool": "refund", "max_age_ms": 5000}
-    started = time.monotonic()
-    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
-    assert time.monotonic() - started < 3
+    report, seconds = _timed_check(tmp_path, rule, grants + calls)
+    assert seconds < 3
     assert report.results[0].violation_count == count
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "expired"}
 
@@ -900,19 +906,13 @@ def test_calls_without_a_time_under_max_age_ms_look_at_no_grant(tmp_path):
     grant can cover (point: both need a time), still tried every live grant: 8,000 grants and
     8,000 such calls took seconds; it now tries none. Each gets its violation, the nearest grant
     said `time_missing`."""
-    import time
-
     count = 8_000
     grants = [{"type": "approval.granted", "tool": "pay", "approval_id": f"g{n}", "time": "2024-01-01T00:00:00Z"}
               for n in range(count)]
     calls = [{"type": "tool.call", "tool": "pay", "call_id": f"c{n}"} for n in range(count)]
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n"
-                            for seq, event in enumerate(grants + calls, 1)))
     rule = {"id": "a", "kind": "approval_bound", "tool": "pay", "max_age_ms": 60_000}
-    started = time.monotonic()
-    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
-    assert time.monotonic() - started < 5
+    report, seconds = _timed_check(tmp_path, rule, grants + calls)
+    assert seconds < 5
     assert report.results[0].violation_count == count
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "time_missing"}
 
