@@ -188,14 +188,16 @@ class ApprovalBound(Rule):
     `bind` needs or without a required approver never is; with `max_age_ms`, one without a
     time). A call looks only at the grants of its tool and binding (under `args_subset`, those
     that name one of its plain fields with its value, or no plain field: a plain field is a string,
-    number, boolean or null, at the top or inside objects, up to 8 keys deep), or at those of its
+    number, boolean or null, at the top or inside objects and the first 8 items of arrays, up to 8
+    steps deep), or at those of its
     `approval_id`, when they are fewer; under `max_age_ms`, a call without a time looks at none.
     With `max_age_ms`, grants too old for a call are set aside while the calls' times only grow;
     once a call's time goes back they are looked at again, nearest first, but only until a grant
     that, like every grant before it, is too old (with grants stamped in trace order, the first
     too old). What is left is looked at by each call, so that a trace of many such grants and
     many calls costs grants × calls (4,000 of each: 2 to 45 s): grants that share a call's field
-    but not the rest of its args, or (under `args_subset`) that name no plain field; under
+    but not the rest of its args, or (under `args_subset`) that name no plain field (only empty
+    arrays and objects, or values deeper than 8 steps or past an array's 8th item); under
     `max_age_ms`, calls whose times go back and forth past grants stamped out of trace order (a
     grant stamped later than the grants after it keeps those in view).
     `record`'s harness writes its grants
@@ -605,26 +607,32 @@ _EMPTY: dict[int, _Grant] = {}
 """No grants (never changed)."""
 
 
-def _fields(args: dict[str, Any]) -> list[tuple[tuple[str, ...], object]]:
+def _fields(args: dict[str, Any]) -> list[tuple[tuple[str | int, ...], object]]:
     """(path, value as JSON-equal values meet) for each string, number, boolean or null of `args`
-    reached through objects alone, up to `_DEEPEST` keys deep: a covered call must hold each
-    equal at the same path (`args_subset` takes objects as subsets). Arrays are not entered: their
-    items would make one field per element of every call (an embedding of 1,536 numbers)."""
-    found: list[tuple[tuple[str, ...], object]] = []
-    below: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), args)]
+    reached through objects and the first `_ITEMS` items of arrays (a position is an int in the
+    path), up to `_DEEPEST` steps deep: a covered call must hold each equal at the same path
+    (`args_subset` takes objects as subsets, and arrays item by item). Later items are not
+    entered: every item would make a field of every call (an embedding of 1,536 numbers), and
+    the fields of a grant and of a call stop alike."""
+    found: list[tuple[tuple[str | int, ...], object]] = []
+    below: list[tuple[tuple[str | int, ...], Any]] = [((), args)]
     while below:
         at, value = below.pop()
-        for key, item in value.items():
-            if isinstance(item, dict):
+        members = value.items() if isinstance(value, dict) else enumerate(value[:_ITEMS])
+        for key, item in members:
+            if isinstance(item, (dict, list)):
                 if len(at) + 1 < _DEEPEST:
                     below.append(((*at, key), item))
-            elif not isinstance(item, list):
+            else:
                 found.append(((*at, key), canonical_key(item)))
     return found
 
 
 _DEEPEST = 8
-"""How many keys deep `_fields` finds a field."""
+"""How many steps (keys and positions) deep `_fields` finds a field."""
+
+_ITEMS = 8
+"""The items of an array (from the first) in which `_fields` finds fields."""
 
 
 _FEW = 8
