@@ -96,10 +96,11 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
             unreadable: list[tuple[int, BatchFailure]] = []
             for found in Stream(file, input_format, profile=profile, run=run, max_line_bytes=max_line_bytes):
                 source = ImportedTrace(file, found, line_lengths=line_lengths, max_line_bytes=max_line_bytes)
+                # an event no trace may hold makes this run alone unreadable, as one file of a folder
                 try:
                     found_reports.append((found.first_line, check_trace(contract, source, **checks)))
-                except TraceError as exc:   # an event of this run a trace may not hold: the run alone is
-                    unreadable.append((found.first_line, _failure(path, file.name, exc)))   # as a folder's trace
+                except TraceError as exc:
+                    unreadable.append((found.first_line, _failure(path, file.name, exc)))
             if not found_reports and not unreadable:   # (as without --run: a file of no run is no pass)
                 raise TraceError(file.name, None, "holds no run to check")
             reports += in_file_order(found_reports)
