@@ -44,8 +44,8 @@ from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-__all__ = ("TRACE_SUFFIXES", "check_file_name", "check_many", "compare_many", "expand_traces", "in_processes",
-           "is_single", "named_traces", "pair_traces")
+__all__ = ("TRACE_SUFFIXES", "batch_failure", "check_file_name", "check_many", "compare_many", "expand_traces",
+           "in_processes", "is_single", "named_traces", "pair_traces")
 
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
@@ -246,7 +246,7 @@ def _check_one(contract: Contract, path: str, max_line_bytes: int, max_violation
         report = check_trace(contract, path, max_line_bytes=max_line_bytes, max_violations=max_violations,
                              line_lengths=line_lengths, strict=strict, partial=partial, count_safety=count_safety)
     except InputError as exc:
-        return _failure(path, exc)
+        return batch_failure(path, exc)
     problem = strict_problem(path, report) if strict else None   # --strict: bad input, as above
     return report if problem is None else BatchFailure(trace=_as_text(path), error=problem)
 
@@ -261,10 +261,10 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
                                 partial=partial)
     except InputError as exc:
         if not (isinstance(exc, TraceError) and exc.source == baseline):
-            return _failure(candidate, exc)
+            return batch_failure(candidate, exc)
         # the baseline is the one that cannot be read: named, and the candidate read on its own,
         # so that a candidate unreadable too is named now, not after the baseline is mended
-        failures = [_failure(baseline, exc)]
+        failures = [batch_failure(baseline, exc)]
         if candidate != baseline:
             alone = _check_one(contract, candidate, max_line_bytes, max_violations, line_lengths, strict, partial,
                                False)
@@ -279,8 +279,9 @@ def _compare_one(contract: Contract, baseline: str, candidate: str, max_line_byt
     return report
 
 
-def _failure(path: str, exc: InputError) -> BatchFailure:
-    """The failure of the trace at `path`, with the line the error names in it, if any."""
+def batch_failure(path: str, exc: InputError) -> BatchFailure:
+    """The failure of the trace at `path` (a file, or a run of it) in a batch report, with the
+    line of that file the error names, if any."""
     line = exc.line if isinstance(exc, TraceError) and exc.source == path and exc.line is not None else UNSET
     return BatchFailure(trace=_as_text(path), error=str(exc), line=line)
 

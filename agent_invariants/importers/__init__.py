@@ -146,11 +146,11 @@ def _no_run(source_format: str, skipped: int, logs: int) -> str:
     not use, such as OpenTelemetry log records whose spans are in another file, or metrics."""
     said = "holds no run: its record is of a kind the mapping does not use" if skipped == 1 else \
         f"holds no run: its {skipped:,} records are of kinds the mapping does not use"
-    if source_format in ("otel", "openinference") and logs:
+    if source_format not in ("otel", "openinference"):
+        return said + " (is the format the one it was written in?)"
+    if logs:
         return said + " (log records whose spans are in another file? join the files first, e.g. cat)"
-    if source_format in ("otel", "openinference"):
-        return said + " (OTLP records of another signal, such as metrics? the spans' export is what it reads)"
-    return said + " (is the format the one it was written in?)"
+    return said + " (OTLP records of another signal, such as metrics? the spans' export is what it reads)"
 
 
 def _chain(first: Record, rest: Iterator[Record]) -> Iterator[Record]:

@@ -22,10 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from msgspec import UNSET
-
 from agent_invariants import _collector as collector
 from agent_invariants.api import check_trace, summarize_trace
+from agent_invariants.batch import batch_failure
 from agent_invariants.compare import compare_checked
 from agent_invariants.contract import Contract
 from agent_invariants.engine import run_check
@@ -100,21 +99,14 @@ def _check_each(contract: Contract, paths: Sequence[str], input_format: str, *, 
                 try:
                     found_reports.append((found.first_line, check_trace(contract, source, **checks)))
                 except TraceError as exc:
-                    unreadable.append((found.first_line, _failure(path, file.name, exc)))
+                    unreadable.append((found.first_line, batch_failure(path, exc)))
             if not found_reports and not unreadable:   # (as without --run: a file of no run is no pass)
                 raise TraceError(file.name, None, "holds no run to check")
             reports += in_file_order(found_reports)
             failures += in_file_order(unreadable)
         except InputError as exc:
-            failures.append(_failure(path, file.name, exc))
+            failures.append(batch_failure(path, exc))
     return reports, failures
-
-
-def _failure(path: str, name: str, exc: InputError) -> BatchFailure:
-    """The batch's entry for the file at `path` (or one of its runs), named `name` in messages,
-    that could not be checked, with the line of the file the error names, if any."""
-    line = exc.line if isinstance(exc, TraceError) and exc.source == name and exc.line is not None else UNSET
-    return BatchFailure(trace=path, error=str(exc), line=line)
 
 
 def compare_imported(contract: Contract, baseline: str, candidate: str, input_format: str, *, profile: Any,
