@@ -21,9 +21,17 @@ GOOD = (EXAMPLE / "baseline.jsonl").read_text()
 BAD = (EXAMPLE / "candidate.jsonl").read_text()
 
 
+OTHER_PLUGINS = "-p no:langsmith_plugin -p no:hypothesispytest -p no:anyio"
+"""The plugins this suite's own dependencies install: a project that runs ours need not have them,
+and each xdist worker of a run under test would import them (langsmith's and Hypothesis' take
+about two seconds of a worker's start)."""
+
+
 @pytest.fixture
-def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A project with a contract, a good and a bad run under runs/, and a stray trace elsewhere."""
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A project with a contract, a good and a bad run under runs/, and a stray trace elsewhere;
+    the runs under test load pytest's plugins, xdist and ours, not `OTHER_PLUGINS`."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", OTHER_PLUGINS)
     pytester.makefile(".json", contract=CONTRACT)
     (pytester.path / "runs").mkdir()
     (pytester.path / "runs" / "good.jsonl").write_text(GOOD)
