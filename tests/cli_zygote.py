@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 SERVER = Path(__file__).with_name("cli_zygote_server.py")
@@ -157,7 +158,8 @@ def run_python(args: list[str], cwd: Path, stdin: bytes | None = None, env: dict
     (`-m agent_invariants`) runs through the zygote when `env` agrees with the zygote's on what
     an interpreter reads at start-up; anything else starts a real interpreter."""
     full_env = os.environ.copy() if env is None else env
-    if args[:2] == ["-m", "agent_invariants"] and usable() and _startup(full_env) == _startup(_the_zygote().env):
+    if (args[:2] == ["-m", "agent_invariants"] and usable()
+            and startup_settings(full_env) == startup_settings(_the_zygote().env)):
         return run_cli(args[2:], cwd, stdin, full_env, timeout, address_space)
 
     def cap() -> None:
@@ -179,7 +181,7 @@ def as_text(proc: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedPro
     return subprocess.CompletedProcess(proc.args, proc.returncode, text(proc.stdout), text(proc.stderr))
 
 
-def _startup(env: dict[str, str]) -> dict[str, str]:
+def startup_settings(env: Mapping[str, str]) -> dict[str, str]:
     """What of `env` an interpreter reads as it starts (its own settings and the locale, which
     chooses the standard streams' encoding): a forked command keeps the zygote's."""
     return {key: value for key, value in env.items()

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,20 @@ def _compiled_package() -> None:
     """Compile the package once: the tests start the CLI hundreds of times, and where
     PYTHONDONTWRITEBYTECODE is set (or the folder is new) each start would compile it anew."""
     compileall.compile_dir(PACKAGE, quiet=1)
+
+
+@pytest.fixture(autouse=True)
+def _startup_settings_kept() -> Iterator[None]:
+    """No test may leave a change to what an interpreter reads at start-up (`PYTHON*`, the locale)
+    in this process's environment: every later CLI run of its worker would then differ from the
+    zygote's and start a real interpreter (Dask's process scheduler once set PYTHONHASHSEED and
+    left it, and a third of the suite ran 100 ms slower a command)."""
+    before = cli_zygote.startup_settings(os.environ)
+    yield
+    after = cli_zygote.startup_settings(os.environ)
+    if after != before:
+        changed = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+        pytest.fail(f"the test left {', '.join(changed)} changed in the environment", pytrace=False)
 
 
 class Cli:

@@ -1,5 +1,6 @@
 """check_trace is a pure function of (contract, path or bytes), so it maps over many traces on an
 existing distributed engine. This runs the README's Dask example on the local scheduler."""
+import os
 import shutil
 import subprocess
 import sys
@@ -30,8 +31,18 @@ def test_readme_dask_script_runs_as_it_stands(tmp_path):
     assert result.stdout == "['runs/run-0.jsonl', 'runs/run-2.jsonl', 'runs/run-4.jsonl']\n"
 
 
+@pytest.fixture
+def environment_kept():
+    """Dask's process scheduler sets PYTHONHASHSEED in this process's environment, for its workers
+    to inherit, and leaves it there: it is put back as it was."""
+    before = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(before)
+
+
 @pytest.mark.slow
-def test_checks_on_dask_workers_equal_single_runs(tmp_path):
+def test_checks_on_dask_workers_equal_single_runs(tmp_path, environment_kept):
     paths = []
     for number in range(6):
         source = "baseline" if number % 2 else "candidate"
