@@ -143,7 +143,8 @@ def _startup_settings_kept() -> Iterator[None]:
     """No test may leave a change to what an interpreter reads at start-up (`PYTHON*`, the locale)
     in this process's environment: every later CLI run of its worker would then differ from the
     zygote's and start a real interpreter (Dask's process scheduler once set PYTHONHASHSEED and
-    left it, and a third of the suite ran 100 ms slower a command)."""
+    left it: the rest of that worker's CLI runs, a third of the suite, each took some 65 ms more
+    of CPU)."""
     before = cli_zygote.startup_settings(os.environ)
     yield
     after = cli_zygote.startup_settings(os.environ)

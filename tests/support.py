@@ -15,6 +15,12 @@ import msgspec
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
+OTHER_PLUGINS = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:anyio")
+"""pytest options that leave out the plugins of this suite's own dependencies, for the pytest runs
+the tests start: a project that runs ours need not have them, and each process of such a run would
+import them (langsmith's and Hypothesis' take about two and a half seconds of an xdist worker's
+start)."""
+
 CAP: int | None = None
 """Set by conftest under `--hypothesis-profile=fast` to that profile's few examples: no property
 test then tries more."""

@@ -38,6 +38,7 @@ from agent_invariants.render.json import to_json
 from agent_invariants.testing import assert_compatible, assert_trace
 
 import cli_zygote
+from support import OTHER_PLUGINS
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -100,11 +101,10 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def pytest_run(cwd: Path, *args: str, autoload: bool = False) -> subprocess.CompletedProcess[str]:
     """pytest in a subprocess. Other plugins are not loaded (each costs a second) unless
     `autoload`; the plugin is then named with `-p`, as the README's entry point would load it.
-    With `autoload`, the plugins of this suite's own dependencies are still left out (langsmith's,
-    Hypothesis', anyio's: about two seconds), as a project that runs ours need not have them."""
+    With `autoload`, the plugins of this suite's own dependencies are still left out
+    (`support.OTHER_PLUGINS`)."""
     if autoload:
-        return run(cwd, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
-                   "-p", "no:hypothesispytest", "-p", "no:anyio", *args)
+        return run(cwd, "-m", "pytest", "-p", "no:cacheprovider", *OTHER_PLUGINS, *args)
     env = clean_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return run(cwd, "-m", "pytest", "-p", "no:cacheprovider", "-p", "agent_invariants.pytest_plugin", *args, env=env)
 

@@ -3,17 +3,30 @@ collected items, `-k` by file name, `--junitxml`, the pyproject.toml table, a ba
 assertion helpers' messages."""
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+import agent_invariants
 from agent_invariants.errors import InputError
 from agent_invariants.testing import assert_compatible, assert_trace
 
+from support import OTHER_PLUGINS
+
 pytest_plugins = ["pytester"]
+
+# pytester's runs in this process forget, when they end, the modules first imported during them: a
+# class of the package imported anew is then not the class a contract loaded earlier holds, and
+# pickle refuses such a contract (test_distributed.py, run by the same xdist worker after these
+# tests, failed so). So every module of the package is imported before them.
+for _module in pkgutil.walk_packages(agent_invariants.__path__, "agent_invariants."):
+    if _module.name != "agent_invariants.__main__":
+        importlib.import_module(_module.name)
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "refund-desk"
 CONTRACT = (EXAMPLE / "contract.json").read_text()
@@ -21,17 +34,11 @@ GOOD = (EXAMPLE / "baseline.jsonl").read_text()
 BAD = (EXAMPLE / "candidate.jsonl").read_text()
 
 
-OTHER_PLUGINS = "-p no:langsmith_plugin -p no:hypothesispytest -p no:anyio"
-"""The plugins this suite's own dependencies install: a project that runs ours need not have them,
-and each xdist worker of a run under test would import them (langsmith's and Hypothesis' take
-about two seconds of a worker's start)."""
-
-
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A project with a contract, a good and a bad run under runs/, and a stray trace elsewhere;
-    the runs under test load pytest's plugins, xdist and ours, not `OTHER_PLUGINS`."""
-    monkeypatch.setenv("PYTEST_ADDOPTS", OTHER_PLUGINS)
+    the runs under test load pytest's plugins, xdist and ours, not `support.OTHER_PLUGINS`."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", " ".join(OTHER_PLUGINS))
     pytester.makefile(".json", contract=CONTRACT)
     (pytester.path / "runs").mkdir()
     (pytester.path / "runs" / "good.jsonl").write_text(GOOD)
