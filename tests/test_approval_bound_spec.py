@@ -813,6 +813,18 @@ def test_grants_filed_again_after_a_call_goes_back_in_time_keep_their_order(run)
     assert [seq for seq, _ in out.missing()] == [2]
 
 
+def _timed_check(tmp_path, rule, events):
+    """The report of `events` (numbered from 1, written as a trace file) against the one rule, and
+    the seconds the check took."""
+    import time
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n" for seq, event in enumerate(events, 1)))
+    started = time.monotonic()
+    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
+    return report, time.monotonic() - started
+
+
 @pytest.mark.parametrize("field", ["approval_scope", "tool"])
 def test_revocations_by_scope_or_tool_look_only_at_the_grants_they_name(tmp_path, field):
     """Found by a hunt for slow corners: a revocation naming a scope or a tool (not an approval
@@ -820,8 +832,6 @@ def test_revocations_by_scope_or_tool_look_only_at_the_grants_they_name(tmp_path
     29 s; each now looks only at the grants that share the field it names (0.2 s). A bound 50
     times the time it takes, so that only the old cost fails it; what is revoked is the model's
     to say (test_approval_bound_model)."""
-    import time
-
     count = 8_000
     events = [{"type": "approval.granted", "approval_id": f"g{n}", "tool": "refund", "approval_scope": f"s{n}"}
               for n in range(count)]
@@ -829,12 +839,9 @@ def test_revocations_by_scope_or_tool_look_only_at_the_grants_they_name(tmp_path
     last = f"g{count - 1}"
     events += [{"type": "approval.revoked", field: f"s{count - 1}" if field == "approval_scope" else "refund"},
                {"type": "tool.call", "tool": "refund", "call_id": "c1", "approval_id": last}]
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n" for seq, event in enumerate(events, 1)))
     rule = {"id": "a", "kind": "approval_bound", "tool": "refund"}
-    started = time.monotonic()
-    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
-    assert time.monotonic() - started < 10
+    report, seconds = _timed_check(tmp_path, rule, events)
+    assert seconds < 10
     (violation,) = report.violations
     assert violation.code == "approval_bound.missing" and violation.evidence["rejected"][0]["why"] == "revoked"
 
@@ -849,8 +856,6 @@ def test_calls_naming_an_id_many_grants_share_look_only_at_their_own_binding(tmp
     call_id), and 8,000 calls took 7 s; such a call now looks in its own buckets when they hold
     fewer grants (0.4 s). A bound 10 times what it takes; what covers what is the model's to say
     (test_approval_bound_model, which takes both ways)."""
-    import time
-
     count = 12_000
     field = "call_id" if bind == "call_id" else "args"
     grants = [{"type": "approval.granted", "tool": "pay", "approval_id": "g",
@@ -859,27 +864,11 @@ def test_calls_naming_an_id_many_grants_share_look_only_at_their_own_binding(tmp
              for n in range(count)]
     calls.append({"type": "tool.call", "tool": "pay", "call_id": f"x{count - 1}", "approval_id": "g",
                   "args": {"o": f"A{count - 1}"}})   # the last grant's own call: covered
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n"
-                            for seq, event in enumerate(grants + calls, 1)))
     rule = {"id": "a", "kind": "approval_bound", "tool": "pay", "bind": bind}
-    started = time.monotonic()
-    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
-    assert time.monotonic() - started < 5
+    report, seconds = _timed_check(tmp_path, rule, grants + calls)
+    assert seconds < 5
     assert report.results[0].violation_count == count   # every call but the last, which its grant covers
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, **nearest}
-
-
-def _timed_check(tmp_path, rule, events):
-    """The report of `events` (numbered from 1, written as a trace file) against the one rule, and
-    the seconds the check took."""
-    import time
-
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n" for seq, event in enumerate(events, 1)))
-    started = time.monotonic()
-    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
-    return report, time.monotonic() - started
 
 
 def test_calls_whose_times_go_back_and_forth_stop_at_the_first_grant_too_old(tmp_path):
@@ -941,8 +930,6 @@ def test_args_subset_grants_whose_fields_are_inside_objects_are_filed_by_them(tm
     inside an object (`{"order": {"id": "A1"}}`) was filed under no field, so every call of its
     tool tried it: 6,000 such grants and 6,000 calls for other orders took tens of seconds; it is
     filed by its nested field now, as a top-level one is. A bound far above what it takes."""
-    import time
-
     count = 6_000
     grants = [{"type": "approval.granted", "tool": "pay", "args": {"order": {"id": f"A{n}", "lines": [n]}}}
               for n in range(count)]
@@ -950,13 +937,9 @@ def test_args_subset_grants_whose_fields_are_inside_objects_are_filed_by_them(tm
              for n in range(count)]
     calls.append({"type": "tool.call", "tool": "pay", "call_id": "last",
                   "args": {"order": {"id": f"A{count - 1}", "lines": [count - 1], "memo": "x"}, "note": 1}})
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"seq": seq, **event}) + "\n"
-                            for seq, event in enumerate(grants + calls, 1)))
     rule = {"id": "a", "kind": "approval_bound", "tool": "pay", "bind": "args_subset"}
-    started = time.monotonic()
-    report = check_trace({"version": 2, "name": "t", "rules": [rule]}, str(path))
-    assert time.monotonic() - started < 5
+    report, seconds = _timed_check(tmp_path, rule, grants + calls)
+    assert seconds < 5
     assert report.results[0].violation_count == count   # every call but the last, which its grant covers
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "args_mismatch",
                                                             "pointer": "/args/order/id"}

@@ -199,12 +199,12 @@ def _check_emit(emit: dict[str, Any], at: str, label: str) -> None:
         if field not in _FIELDS:
             raise _EmitProblem(member(at, field), f"not an event field a profile may set; expected one of: "
                                f"{', '.join(sorted(_FIELDS))}")
-        operator = next(iter(value)) if isinstance(value, dict) and len(value) == 1 else None
+        operator = _one_key(value)
         if operator in _OPERATORS:
-            name = next(iter(value.values()))
+            name = value[operator]
             if not isinstance(name, str) or not name:
-                raise _EmitProblem(f"{at}.{field}.{operator}", "expected an attribute name")
-        elif isinstance(operator, str) and operator.startswith("$"):   # `$atr`: a literal, unmeant
+                raise _EmitProblem(member(member(at, field), operator), "expected an attribute name")
+        elif operator is not None and operator.startswith("$"):   # `$atr`: a literal, unmeant
             raise _EmitProblem(member(member(at, field), operator), f"unknown operator {operator!r}"
                                f"{suggest(operator, _OPERATORS)}; expected $attr or $json_attr (an object "
                                "with one `$` key is no literal here)")
@@ -212,11 +212,18 @@ def _check_emit(emit: dict[str, Any], at: str, label: str) -> None:
             raise _EmitProblem(f"{at}.data", "expected an object")
 
 
+def _one_key(value: Any) -> str | None:
+    """The key of an emitted field's value that is an object of one key (`$attr` in `{"$attr":
+    "scope"}`), else None."""
+    return next(iter(value)) if isinstance(value, dict) and len(value) == 1 else None
+
+
 def _emitted(emit: dict[str, Any], attributes: Mapping[str, Any]) -> dict[str, Any]:
     event: dict[str, Any] = {}
     for field, value in emit.items():
-        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _OPERATORS:
-            how, name = next(iter(value.items()))
+        how = _one_key(value)
+        if how in _OPERATORS:
+            name = value[how]
             if name not in attributes:
                 continue
             found = attributes[name]

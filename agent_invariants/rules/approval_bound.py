@@ -387,7 +387,7 @@ class ApprovalBound(Rule):
         self._latest_call = now
         limit = self._config.max_age_ms
         assert limit is not UNSET   # (by_time is kept only then)
-        while by_time and (now - by_time[0][0]) / 1_000 > limit:   # (microseconds; as _covers measures)
+        while by_time and _too_old(by_time[0][0], now, limit):
             _, index, grant = heapq.heappop(by_time)
             if self._live.get(index) is grant:
                 self._unfile(grant)
@@ -427,7 +427,7 @@ class ApprovalBound(Rule):
             # the candidates come nearest first: once no grant up to this one is young enough,
             # none of those left is (calls whose times go back and forth looked at every grant)
             if max_age_ms is not UNSET and grant.latest_time is not None and call.time is not None \
-                    and (call.time - grant.latest_time) / 1_000 > max_age_ms:
+                    and _too_old(grant.latest_time, call.time, max_age_ms):
                 break
         if not self.note_violation():
             return
@@ -516,7 +516,7 @@ class ApprovalBound(Rule):
             return False
         max_age_ms = self._config.max_age_ms
         return max_age_ms is UNSET or (grant.time is not None and call.time is not None
-                                       and (call.time - grant.time) / 1_000 <= max_age_ms)
+                                       and not _too_old(grant.time, call.time, max_age_ms))
 
     def _why_not(self, grant: _Grant, call: _Call) -> tuple[str, dict[str, Any]] | None:
         """The first condition of coverage the grant fails for the call (and its details), or None."""
@@ -542,7 +542,7 @@ class ApprovalBound(Rule):
         if config.max_age_ms is not UNSET:
             if grant.time is None or call.time is None:
                 return "time_missing", {}   # (also a time whose offset names no instant)
-            if (call.time - grant.time) / 1_000 > config.max_age_ms:
+            if _too_old(grant.time, call.time, config.max_age_ms):
                 return "expired", {}
         if grant.revoked:
             return "revoked", {}
@@ -605,6 +605,12 @@ def _any_glob(globs: list[str]) -> Any:
 
 _EMPTY: dict[int, _Grant] = {}
 """No grants (never changed)."""
+
+
+def _too_old(then: int, now: int, max_age_ms: float) -> bool:
+    """Whether a grant of time `then` is too old for a call of time `now` (both in microseconds,
+    as events' times are read) under `max_age_ms`."""
+    return (now - then) / 1_000 > max_age_ms
 
 
 def _fields(args: dict[str, Any]) -> list[tuple[tuple[str | int, ...], object]]:
