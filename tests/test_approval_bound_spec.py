@@ -906,40 +906,26 @@ def test_calls_without_a_time_under_max_age_ms_look_at_no_grant(tmp_path):
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "time_missing"}
 
 
-def test_args_subset_grants_whose_fields_are_inside_arrays_are_filed_by_them(tmp_path):
-    """Found by a hunt for slow corners: under `args_subset` a grant whose args hold their plain
-    values only inside arrays (`{"items": [7, "x"]}`) was filed under no field, so every call of
-    its tool tried it: 4,000 such grants and 4,000 calls for other items took 44 s; it is filed by
-    an item (a covered call's array holds it at the same position) now (0.5 s). A bound 10 times
-    what it takes; the model decides what covers (test_approval_bound_model)."""
-    count = 4_000
-    grants = [{"type": "approval.granted", "tool": "pay", "args": {"items": [n, "x"]}} for n in range(count)]
-    calls = [{"type": "tool.call", "tool": "pay", "call_id": f"c{n}", "args": {"items": [-n - 1, "x"]}}
-             for n in range(count)]
-    calls.append({"type": "tool.call", "tool": "pay", "call_id": "last", "args": {"items": [count - 1, "x"], "m": 1}})
+@pytest.mark.parametrize(("count", "grant_args", "call_args", "last_args", "pointer"), [
+    (4_000, lambda n: {"items": [n, "x"]}, lambda n: {"items": [-n - 1, "x"]},
+     lambda n: {"items": [n, "x"], "m": 1}, "/args/items/0"),
+    (6_000, lambda n: {"order": {"id": f"A{n}", "lines": [n]}}, lambda n: {"order": {"id": f"B{n}", "lines": [n]}},
+     lambda n: {"order": {"id": f"A{n}", "lines": [n], "memo": "x"}, "note": 1}, "/args/order/id"),
+], ids=["inside-arrays", "inside-objects"])
+def test_args_subset_grants_whose_fields_are_nested_are_filed_by_them(tmp_path, count, grant_args, call_args,
+                                                                      last_args, pointer):
+    """Found by two hunts for slow corners: under `args_subset` a grant whose args hold their plain
+    values only inside an object (`{"order": {"id": "A1"}}`: 6,000 such grants and 6,000 calls for
+    other orders took tens of seconds) or only inside arrays (`{"items": [7, "x"]}`: 4,000 of each
+    took 44 s) was filed under no field, so every call of its tool tried it; it is filed by its
+    nested field or item now, as a top-level field is (0.5 s for the arrays). A bound 10 times what
+    it takes; the model decides what covers (test_approval_bound_model)."""
+    grants = [{"type": "approval.granted", "tool": "pay", "args": grant_args(n)} for n in range(count)]
+    calls = [{"type": "tool.call", "tool": "pay", "call_id": f"c{n}", "args": call_args(n)} for n in range(count)]
+    calls.append({"type": "tool.call", "tool": "pay", "call_id": "last", "args": last_args(count - 1)})
     rule = {"id": "a", "kind": "approval_bound", "tool": "pay", "bind": "args_subset"}
     report, seconds = _timed_check(tmp_path, rule, grants + calls)
     assert seconds < 5
     assert report.results[0].violation_count == count   # every call but the last, which its grant covers
     assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "args_mismatch",
-                                                            "pointer": "/args/items/0"}
-
-
-def test_args_subset_grants_whose_fields_are_inside_objects_are_filed_by_them(tmp_path):
-    """Found by a second hunt for slow corners: under `args_subset` a grant that names its fields
-    inside an object (`{"order": {"id": "A1"}}`) was filed under no field, so every call of its
-    tool tried it: 6,000 such grants and 6,000 calls for other orders took tens of seconds; it is
-    filed by its nested field now, as a top-level one is. A bound far above what it takes."""
-    count = 6_000
-    grants = [{"type": "approval.granted", "tool": "pay", "args": {"order": {"id": f"A{n}", "lines": [n]}}}
-              for n in range(count)]
-    calls = [{"type": "tool.call", "tool": "pay", "call_id": f"c{n}", "args": {"order": {"id": f"B{n}", "lines": [n]}}}
-             for n in range(count)]
-    calls.append({"type": "tool.call", "tool": "pay", "call_id": "last",
-                  "args": {"order": {"id": f"A{count - 1}", "lines": [count - 1], "memo": "x"}, "note": 1}})
-    rule = {"id": "a", "kind": "approval_bound", "tool": "pay", "bind": "args_subset"}
-    report, seconds = _timed_check(tmp_path, rule, grants + calls)
-    assert seconds < 5
-    assert report.results[0].violation_count == count   # every call but the last, which its grant covers
-    assert report.violations[0].evidence["rejected"][0] == {"grant_seq": count, "why": "args_mismatch",
-                                                            "pointer": "/args/order/id"}
+                                                            "pointer": pointer}
