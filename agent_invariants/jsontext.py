@@ -295,9 +295,15 @@ def problem_words(problem: str, decoded: Any = None, path: str = "$") -> str:
 
 def show(value: Any) -> str:
     """`value` as JSON (or repr), cut to 60 characters; encoded once, as it may be megabytes.
-    A number JSON has no words for is named as JavaScript names it (NaN, Infinity)."""
+    A number JSON has no words for is named as JavaScript names it (NaN, Infinity); an integer of
+    22 digits or more, as the double it stands for (1e300)."""
     if isinstance(value, float) and not math.isfinite(value):
         return non_finite(value)
+    if value.__class__ is int and abs(value) >= 10**21:   # as the double it stands for: 1e300, not 301 digits
+        try:
+            value = float(value)
+        except OverflowError:
+            return non_finite(math.inf if value > 0 else -math.inf)
     try:
         text = msgspec.json.encode(value).decode()
     except (TypeError, ValueError, msgspec.EncodeError):

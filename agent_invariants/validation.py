@@ -281,8 +281,23 @@ def field_problems(value: Any, hint: Any, path: str, version: int = 2) -> Iterat
     try:
         msgspec.convert(value, hint)
     except msgspec.ValidationError as exc:
+        if isinstance(value, float) and value.is_integer() and str(exc).startswith("Expected `int`, got `float`"):
+            yield _huge_integer(value, hint, path)   # (smaller ones are read as integers already)
+            return
         problem = explain(str(exc), path, hint)
         yield Problem(problem.path, _got(problem.message, value, path, problem.path))
+
+
+def _huge_integer(value: float, hint: Any, path: str) -> Problem:
+    """The problem of an integer of 19 digits or more written with an exponent (`1e20`; a
+    smaller one is read as the integer it is): the bound it breaks, if any, else how to write it."""
+    whole = int(value)
+    try:
+        msgspec.convert(whole, hint)
+    except msgspec.ValidationError as exc:
+        problem = explain(str(exc), path, hint)
+        return Problem(problem.path, _got(problem.message, value, path, problem.path))
+    return Problem(path, f"expected an integer written in full, without an exponent, got {show(value)}")
 
 
 def _got(message: str, value: Any, path: str, where: str) -> str:

@@ -128,6 +128,42 @@ def test_wrong_types_are_said_in_json_words_with_the_value():
     assert not any("`" in line for line in lines)   # no `str`, `int`, `float`
 
 
+def _with_number(text: str, written: str) -> bytes:
+    """A contract's JSON text with `N` replaced by a number as written (json.dumps would write 1e20
+    as 1e+20, and an integer in full)."""
+    return text.replace("N", written).encode()
+
+
+_BOUNDED = '{"version": 2, "name": "x", "rules": [{"id": "a", "kind": "tool_calls", "tool": "t", "max": N}]}'
+
+
+@pytest.mark.parametrize("written", ["1e20", "9.3e18", "1E+20"])
+def test_an_integer_written_with_an_exponent_past_19_digits_is_refused_for_what_is_wrong(written):
+    """JSON has one number type, and `1e20` is an integer: a bound it breaks is said as for any
+    integer (not "expected an integer"); where no bound is broken, how to write it."""
+    unbounded = '{"version": 2, "name": "x", "rules": [{"id": "b", "kind": "result_size", "tool": "t", ' \
+        '"max_bytes": N}]}'
+    v1 = '{"version": 1, "name": "x", "rules": [{"id": "c", "kind": "retry_limit", "max_attempts": N}]}'
+    shown = {"1e20": "1e20", "9.3e18": "9.3e18", "1E+20": "1e20"}[written]
+    assert problems_of(_with_number(_BOUNDED, written)) == [
+        f"contract:1: $.rules[0].max: expected an integer <= 1000000, got {shown}"]
+    assert problems_of(_with_number(unbounded, written)) == [
+        f"contract:1: $.rules[0].max_bytes: expected an integer written in full, without an exponent, got {shown}"]
+    assert problems_of(_with_number(v1, written)) == [
+        f"contract:1: $.rules[0].max_attempts: expected an integer <= 10000, got {shown}"]
+    assert problems_of(json.loads(_with_number(_BOUNDED, written))) == [   # from Python: the same
+        f"contract: $.rules[0].max: expected an integer <= 1000000, got {shown}"]
+
+
+@pytest.mark.parametrize(("digits", "shown"), [(301, "1e300"), (401, "Infinity")])
+def test_an_integer_too_long_to_show_is_named_as_the_number_it_stands_for(digits, shown):
+    """Written in full, 1e300 is 301 digits; a message names it as the double it reads as."""
+    assert problems_of(_with_number(_BOUNDED, "1" + "0" * (digits - 1))) == [
+        f"contract:1: $.rules[0].max: expected an integer <= 1000000, got {shown}"]
+    assert problems_of(_with_number(_BOUNDED, "-1" + "0" * (digits - 1))) == [
+        f"contract:1: $.rules[0].max: expected an integer >= 0, got -{shown}"]
+
+
 def test_wrong_types_in_a_trace_are_said_in_json_words(cli, write):
     write("contract.json", CONTRACT)
     write("trace.jsonl", '{"seq": 1, "type": "tool.call", "tool": 5}\n')
