@@ -289,8 +289,8 @@ def field_problems(value: Any, hint: Any, path: str, version: int = 2) -> Iterat
 
 
 def _huge_integer(value: float, hint: Any, path: str) -> Problem:
-    """The problem of an integer of 19 digits or more written with an exponent (`1e20`; a
-    smaller one is read as the integer it is): the bound it breaks, if any, else how to write it."""
+    """The problem of an integer past 2**63 (9.2e18) written with an exponent (`1e20`; a smaller
+    one is read as the integer it is): the bound it breaks, if any, else how to write it."""
     whole = int(value)
     try:
         msgspec.convert(whole, hint)

@@ -138,7 +138,7 @@ _BOUNDED = '{"version": 2, "name": "x", "rules": [{"id": "a", "kind": "tool_call
 
 
 @pytest.mark.parametrize("written", ["1e20", "9.3e18", "1E+20"])
-def test_an_integer_written_with_an_exponent_past_19_digits_is_refused_for_what_is_wrong(written):
+def test_an_integer_past_2_to_the_63_written_with_an_exponent_is_refused_for_what_is_wrong(written):
     """JSON has one number type, and `1e20` is an integer: a bound it breaks is said as for any
     integer (not "expected an integer"); where no bound is broken, how to write it."""
     unbounded = '{"version": 2, "name": "x", "rules": [{"id": "b", "kind": "result_size", "tool": "t", ' \
