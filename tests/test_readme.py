@@ -50,6 +50,20 @@ def test_runnable_commands_run_and_print_what_the_readme_shows(cli, tmp_path, bl
                 assert result.stdout == output
 
 
+def test_the_library_example_runs_as_written_from_a_checkout(tmp_path):
+    """The first snippet of "The library" names the bundled example's files, so that it runs as
+    it stands from the checkout's folder (placeholder names made a reader's first try fail)."""
+    library = README.split("## The library", 1)[1]
+    snippet = next(body for _, lang, body in BLOCKS if lang == "python" and body in library)
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    result = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("refunds-need-approval 6 Tool payments.refund was called without"), lines[0]
+    assert lines[-1].startswith("False ['new_rule_failure'"), lines[-1]
+
+
 JSON_BLOCKS = [json.loads(body) for _, lang, body in BLOCKS if lang == "json"]
 CONTRACTS = [block for block in JSON_BLOCKS if isinstance(block, dict) and "rules" in block and "version" in block]
 RULES = [block for block in JSON_BLOCKS if isinstance(block, dict) and "kind" in block and "id" in block]
