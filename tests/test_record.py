@@ -561,8 +561,6 @@ def _ending(run, reason: str) -> dict:  # type: ignore[no-untyped-def]
      {"line": 1, "type": "telemetry.x"}),
     ([*START, {"raw": '{"type": "telemetry.x", "data": {"a": ' + "[" * 600 + "]" * 600 + "}}\n"}],
      "protocol:bad_json", {"line": 1}),   # check reads 500 levels at most
-    ([*START, {"raw": '{"type": "telemetry.x", "data": {"n": [' + ",".join(["1E15"] * 200_000) + "]}}\n"}],
-     "output_limit", {"line": 1, "type": "telemetry.x"}),   # written in full, 1E15 takes 18 bytes
 ])
 def test_protocol_errors_end_the_run_and_the_offending_line_is_not_recorded(
         tmp_path: Path, steps: list, reason: str, offending: dict) -> None:
@@ -583,6 +581,24 @@ def test_a_lone_surrogate_escape_from_the_agent_reads_as_a_replacement_character
     run = run_agent(tmp_path, [*START, {"raw": raw}, *DONE], V2, FIXTURES)
     assert run.info.ended_by == "completed" and run.code == 0
     assert run.events[1]["data"] == {"text": "thumbs \ufffd, \U0001F600 whole"}
+
+
+def test_a_line_of_numbers_written_short_within_the_cap_is_recorded_and_reads_back(tmp_path: Path) -> None:
+    """Point 68: a line within the agent's cap makes a trace line `check` reads. msgspec writes
+    `1E15` as `1000000000000000.0` (4 bytes become 18): a line of them near the cap ended the run as
+    output_limit, found by an outside reading of record. Such a line is written with each number
+    as short as it reads back; a line that fits is written as before (`100.0`, in full)."""
+    numbers = ["1E15", "-1.5E20", "25e-8", "12e1"] * 43_000
+    raw = '{"type": "telemetry.x", "data": {"n": [' + ",".join(numbers) + "]}}\n"
+    assert len(raw) < 1_040_384
+    run = run_agent(tmp_path, [*START, {"raw": raw}, {"raw": '{"type": "telemetry.x", "data": {"n": [1E2]}}\n'},
+                               *DONE], V2, FIXTURES)
+    assert run.info.ended_by == "completed" and run.code == 0
+    lines = run.trace.read_bytes().splitlines()
+    assert b'"n":[1e15,-15e19,25e-8,12e1,1e15,' in lines[1] and len(lines[1]) <= len(raw) + 100
+    assert b'"n":[100.0]' in lines[2]
+    assert run.events[1]["data"]["n"] == [1e15, -1.5e20, 25e-8, 120.0] * 43_000
+    assert all(type(number) is float for number in run.events[1]["data"]["n"])
 
 
 def test_a_last_line_without_a_newline_is_read_at_the_end(tmp_path: Path) -> None:

@@ -199,7 +199,7 @@ class Session:
             handle(self, message, agent)
         except ProtocolError as exc:
             raise _End(f"protocol:{exc.detail}", _offending(item, message.type)) from None
-        except LineTooLong:   # numbers written short (`1E15`) that take more room in full
+        except LineTooLong:   # (what the harness adds to a message at the cap, past the 8 KiB it leaves)
             raise _End("output_limit", _offending(item, message.type), limit="line") from None
 
     # --- the messages -------------------------------------------------------------------------

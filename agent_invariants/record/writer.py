@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import math
 import os
 import stat
 import tempfile
@@ -24,6 +25,7 @@ import msgspec
 
 from agent_invariants._paths import folder_named, unnamed, utf8_name
 from agent_invariants.errors import InputError
+from agent_invariants.jsontext import deep_enough
 from agent_invariants.output import shown
 from agent_invariants.record.protocol import event_fields
 from agent_invariants.record.redact import Redactor
@@ -35,13 +37,52 @@ MAX_TRACE_LINE = 1024 * 1024
 
 
 class LineTooLong(Exception):
-    """The event would make a trace line longer than `check` reads (numbers the agent wrote
-    short, such as `1E15`, are written out in full); it is not written."""
+    """The event would make a trace line longer than `check` reads; it is not written. (An
+    agent's line within its cap, 1 MiB - 8 KiB, never does: see `_encoded`.)"""
 
 
 class TraceWriteError(InputError):
     """The trace file could not be written (a full disk, a file size limit): the run ends and
     what was written stays."""
+
+
+def _encoded(event: dict[str, Any]) -> bytes:
+    """An event's trace line. msgspec writes a float by its shortest digits, but in full below
+    1e16: `1e15`, as an agent may send it, is `1000000000000000.0`, and a line of such numbers
+    within the agent's cap (1 MiB - 8 KiB, spec point 68) would grow past `check`'s limit. A line
+    that would is written with each such number as short as it reads back (`1e15`, `15e-6`): no
+    longer than the agent wrote it, as JSON has no shorter way to write a number."""
+    line = msgspec.json.encode(event) + b"\n"
+    if len(line) <= MAX_TRACE_LINE:
+        return line
+    with deep_enough():
+        return msgspec.json.encode(_short_numbers(event)) + b"\n"
+
+
+def _short_numbers(value: Any) -> Any:
+    """`value` with each float written longer than its shortest form replaced by that form."""
+    if value.__class__ is float:
+        return _short_float(value)
+    if value.__class__ is dict:
+        return {key: _short_numbers(item) for key, item in value.items()}
+    if value.__class__ is list:
+        return [_short_numbers(item) for item in value]
+    return value
+
+
+def _short_float(value: float) -> Any:
+    """The float, or its shortest JSON text (`1e15`, `-15e19`) where that is shorter than msgspec's."""
+    written = msgspec.json.encode(value)
+    if len(written) <= 3 or not math.isfinite(value) or value == 0:   # (no shorter form has fewer than 3)
+        return value
+    digits, _, exponent = repr(abs(value)).partition("e")   # the shortest digits that read back as the value
+    whole, _, fraction = digits.partition(".")
+    significant = (whole + fraction).lstrip("0")
+    kept = significant.rstrip("0")
+    power = int(exponent or 0) - len(fraction) + len(significant) - len(kept)
+    short = f"{'-' if value < 0 else ''}{kept}e{power}".encode()
+    return msgspec.Raw(short) if len(short) < len(written) else value
+
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
@@ -146,13 +187,13 @@ class TraceWriter:
         self.seq += 1
         event = {"seq": self.seq, "type": event_type, "time": self.clock.stamp(self.seq), "run_id": self.run_id,
                  **event_fields(fields, data)}
-        line = msgspec.json.encode(event) + b"\n"
-        shown_line = line if self.redactor is None else msgspec.json.encode(self.redactor.event(event)) + b"\n"
+        line = _encoded(event)
+        shown_line = line if self.redactor is None else _encoded(self.redactor.event(event))
         shorter = 0
         while len(shown_line) > MAX_TRACE_LINE >= len(line) and self.redactor is not None and shorter < 3:
             # `[redacted]` is longer than many values: redaction must not end a run the raw trace fits
             shorter += 1
-            shown_line = msgspec.json.encode(self.redactor.event(event, shorter=shorter)) + b"\n"
+            shown_line = _encoded(self.redactor.event(event, shorter=shorter))
         if len(line) > MAX_TRACE_LINE or len(shown_line) > MAX_TRACE_LINE:
             self.seq -= 1
             raise LineTooLong(event_type)
