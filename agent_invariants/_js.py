@@ -28,6 +28,7 @@ __all__ = (
     "json_number",
     "mend_lone_surrogates",
     "replace_lone_surrogates",
+    "shortest_digits",
     "utf16_len",
     "utf16_len_of_utf8",
     "utf16_sort_key",
@@ -150,7 +151,7 @@ def js_number(value: int | float) -> str:
     if value == 0:
         return "0"
     sign = "-" if value < 0 else ""
-    digits, point = _shortest_digits(abs(value))
+    digits, point = shortest_digits(abs(value))
     k = len(digits)
     if k <= point <= 21:
         body = digits + "0" * (point - k)
@@ -165,8 +166,9 @@ def js_number(value: int | float) -> str:
     return sign + body
 
 
-def _shortest_digits(value: float) -> tuple[str, int]:
-    """Shortest round-trip digits of a positive float and the position of its decimal point."""
+def shortest_digits(value: float) -> tuple[str, int]:
+    """Shortest round-trip digits of a positive float and the position of its decimal point
+    (`0.<digits> x 10**point`: 1e15 is ("1", 16), 0.00015 is ("15", -3))."""
     text = repr(value)
     exponent = 0
     if "e" in text:

@@ -16,6 +16,7 @@ import pytest
 
 from agent_invariants.errors import InputError
 from agent_invariants.record import RecordOptions, record
+from agent_invariants.record.writer import MAX_TRACE_LINE, Clock, LineTooLong, TraceWriter
 from agent_invariants.render import RenderOptions, renderer, sarif
 from agent_invariants.render.shared import verdict
 
@@ -599,6 +600,23 @@ def test_a_line_of_numbers_written_short_within_the_cap_is_recorded_and_reads_ba
     assert b'"n":[100.0]' in lines[2]
     assert run.events[1]["data"]["n"] == [1e15, -1.5e20, 25e-8, 120.0] * 43_000
     assert all(type(number) is float for number in run.events[1]["data"]["n"])
+
+
+def test_the_writer_refuses_a_line_longer_than_check_reads_and_writes_nothing_of_it(tmp_path: Path) -> None:
+    """The last guard of a trace line (what the harness adds, past its 8 KiB): an event over 1 MiB
+    as written, even with its numbers short, is not written, and its seq is not spent."""
+    path = tmp_path / "t.jsonl"
+    writer = TraceWriter(str(path), "r", Clock(fake=True), force=False)
+    writer.write("agent.message", {}, {"text": "before"})
+    with pytest.raises(LineTooLong):
+        writer.write("agent.message", {}, {"text": "x" * MAX_TRACE_LINE})
+    with pytest.raises(LineTooLong):
+        writer.write("telemetry.x", {}, {"n": [1e15] * 300_000})   # 1.5 MB short, 5.7 MB in full
+    writer.write("telemetry.x", {}, {"n": [1e15] * 100_000})       # 1.9 MB in full, 0.5 MB short
+    writer.close()
+    lines = path.read_bytes().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == [1, 2]
+    assert lines[1].startswith(b'{"seq":2,"type":"telemetry.x",') and b'"n":[1e15,1e15,' in lines[1]
 
 
 def test_a_last_line_without_a_newline_is_read_at_the_end(tmp_path: Path) -> None:

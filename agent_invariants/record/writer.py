@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from agent_invariants._js import shortest_digits
 from agent_invariants._paths import folder_named, unnamed, utf8_name
 from agent_invariants.errors import InputError
 from agent_invariants.jsontext import deep_enough
@@ -75,12 +76,8 @@ def _short_float(value: float) -> Any:
     written = msgspec.json.encode(value)
     if len(written) <= 3 or not math.isfinite(value) or value == 0:   # (no shorter form has fewer than 3)
         return value
-    digits, _, exponent = repr(abs(value)).partition("e")   # the shortest digits that read back as the value
-    whole, _, fraction = digits.partition(".")
-    significant = (whole + fraction).lstrip("0")
-    kept = significant.rstrip("0")
-    power = int(exponent or 0) - len(fraction) + len(significant) - len(kept)
-    short = f"{'-' if value < 0 else ''}{kept}e{power}".encode()
+    digits, point = shortest_digits(abs(value))   # the value is 0.<digits> x 10**point
+    short = f"{'-' if value < 0 else ''}{digits}e{point - len(digits)}".encode()
     return msgspec.Raw(short) if len(short) < len(written) else value
 
 
