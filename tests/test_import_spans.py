@@ -410,10 +410,12 @@ def test_openinference_a_langchain_tool_message_gives_the_result_and_the_call_id
 def test_openinference_a_langchain_tool_given_one_argument_alone_has_the_models_arguments(
         graph: dict[str, Path]) -> None:
     """LangChain hands a tool whose call names one argument that argument alone (`input.value`
-    is `A1`): the args are then those the model gave the call with the ToolMessage's id."""
+    is `A1`): the args are then those the model gave the call with the ToolMessage's id, and the
+    `input.value` they stand in for is kept as written in `data.raw_args` (§7: a non-object goes
+    there); a tool whose `input.value` is an object has it as its args, and no `raw_args`."""
     found = events(graph["refund_ok"], "openinference")
-    assert [(event["tool"], event.get("args")) for event in of_type(found, "tool.call")] == [
-        ("lookup_order", {"order_id": "A1"}), ("refund", {"order_id": "A1", "amount": 25})]
+    calls = [(event["tool"], event.get("args"), event["data"].get("raw_args")) for event in of_type(found, "tool.call")]
+    assert calls == [("lookup_order", {"order_id": "A1"}, "A1"), ("refund", {"order_id": "A1", "amount": 25}, None)]
 
 
 def test_openinference_a_langchain_tool_called_without_arguments_has_empty_args(graph: dict[str, Path]) -> None:
@@ -429,13 +431,14 @@ def test_openinference_a_langchain_tool_that_raised_has_the_args_and_id_the_mode
         graph: dict[str, Path]) -> None:
     """A one-argument LangChain tool's `input.value` is the bare argument (`"A9"`). The call that
     returned has a ToolMessage naming its id; the one that raised has none, and its id comes from
-    the model's turn beside it (point 28): its args are the model's for that id as well, not
-    `raw_args` (a `tool_args` rule found `args_missing` on exactly the failed calls)."""
+    the model's turn beside it (point 28): its args are the model's for that id as well (a
+    `tool_args` rule found `args_missing` on exactly the failed calls), both keeping the bare
+    `input.value` in `data.raw_args`."""
     found = events(graph["chain_tool_raises"], "openinference")
-    calls = [(event["tool"], event["call_id"], event.get("args"), "data" in event and "raw_args" in event["data"])
+    calls = [(event["tool"], event["call_id"], event.get("args"), event["data"].get("raw_args"))
              for event in of_type(found, "tool.call")]
-    assert calls == [("find_order", "call_find_A1", {"order_id": "A1"}, False),
-                     ("find_order", "call_find_A9", {"order_id": "A9"}, False)]
+    assert calls == [("find_order", "call_find_A1", {"order_id": "A1"}, "A1"),
+                     ("find_order", "call_find_A9", {"order_id": "A9"}, "A9")]
     assert [event["ok"] for event in of_type(found, "tool.result")] == [True, False]
 
 

@@ -14,6 +14,8 @@ instrumentations), as OTLP JSON lines (§7, §10 points 26, 28, 30-33, 36).
   alone, `"A1"`) and its call id is the model's, are those the model gave that id, whether or
   not the tool returned (one that raised has no ToolMessage; only a ToolMessage's tool, whose
   `input.value` LangChain leaves out when the model gave no arguments, gets them without one);
+  the `input.value` they stand in for is kept as written in `data.raw_args`, as §7 keeps a
+  non-object;
 - a `GUARDRAIL` span whose tripwire fired: `control.stop` {reason: `guardrail:<name>`} at its end;
 - a `TOOL` span named `handoff to <agent>` without `tool.name`: `agent.handoff` {data.to} (one named
   `handoff` alone, whose target is unknown: `agent.handoff` without `to`).
@@ -122,18 +124,21 @@ class _Trace(GenAiTrace):
             # LangChain's tools return a ToolMessage (`"type": "tool"`): text is parsed here only then
             message = tool_message(parse_result(output)[0] if isinstance(output, str) and '"tool"' in output
                                    else output)
+            written = attributes.get("input.value")
             if message is not None:
                 call_id = attributes.get("tool.id") or message.get("tool_call_id") or self.model_ids.get(span.order)
-                self.tool(span, depth, tool=tool, call_id=call_id,
-                          args=self._args(attributes.get("input.value"), call_id, returned=True),
+                args = self._args(written, call_id, returned=True)
+                self.tool(span, depth, tool=tool, call_id=call_id, args=args,
+                          raw_args=None if args is written else written,
                           result=message.get("content"), has_result=True,
                           says_failed=message.get("status") == "error")
                 return
             mime = attributes.get("output.mime_type")
             call_id = attributes.get("tool.id") or self.model_ids.get(span.order)
-            self.tool(span, depth, tool=tool, call_id=call_id,
-                      args=self._args(attributes.get("input.value"), call_id, returned=False), result=output,
-                      has_result="output.value" in attributes, json_result=isinstance(mime, str) and "json" in mime)
+            args = self._args(written, call_id, returned=False)
+            self.tool(span, depth, tool=tool, call_id=call_id, args=args, raw_args=None if args is written else written,
+                      result=output, has_result="output.value" in attributes,
+                      json_result=isinstance(mime, str) and "json" in mime)
         elif kind == "GUARDRAIL" and _tripped(span, self.tree.parent(span)):
             self.out.add({"type": "control.stop", "reason": cut_text(f"guardrail:{_guardrail_name(span)}", 500)},
                          span.end, phase=END, depth=depth, line=span.line, span_id=span.span_id)

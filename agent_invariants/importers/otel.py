@@ -356,7 +356,9 @@ class GenAiTrace:
                      line=span.line, span_id=span.span_id)
 
     def tool(self, span: Span, depth: int, *, tool: Any, call_id: Any, args: Any, result: Any, has_result: bool,
-             json_result: bool = False, says_failed: bool = False) -> None:
+             json_result: bool = False, says_failed: bool = False, raw_args: Any = None) -> None:
+        """The call and result of a tool span (`raw_args`: what the span wrote in place of args
+        that come from elsewhere, kept as written)."""
         name = tool if isinstance(tool, str) and tool else "<unnamed>"
         own_id = isinstance(call_id, str) and call_id != ""
         native = call_id if own_id else span.span_id
@@ -366,7 +368,9 @@ class GenAiTrace:
         if parsed is not None:
             call["args"] = parsed
         elif raw is not None:
-            call["data"] = {"raw_args": raw}
+            raw_args = raw
+        if raw_args is not None:
+            call["data"] = {"raw_args": raw_args}
         self.out.add(call, span.start, depth=depth, line=span.line, span_id=span.span_id, key=key)
         self.parts.executed.setdefault(native, []).append(span.start)
         if not own_id:
