@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def _check(cli: Any, form: str) -> str:
     return output
 
 
-@pytest.mark.parametrize("form", ["text", "json", "junit", "sarif", "markdown"])
+@pytest.mark.parametrize("form", ["text", "json", "junit", "sarif", "markdown", "html"])
 def test_no_report_line_is_a_runner_command(cli: Any, folder: Path, form: str) -> None:
     assert COMMAND.findall(_check(cli, form)) == []
 
@@ -77,6 +78,18 @@ def test_junit_holds_the_names_as_the_trace_wrote_them(cli: Any, folder: Path) -
     texts = [failure.text or "" for failure in root.iter("failure")]
     assert any(ANNOTATION in text for text in texts)
     assert any(line.startswith(NAMED) for text in texts for line in text.splitlines())
+
+
+def test_the_html_page_shows_the_names_as_the_trace_wrote_them(cli: Any, folder: Path) -> None:
+    """The page printed `##[` raw when written to stdout, as a job's log shows it (outside
+    review); it writes `##&#91;`, which a browser shows as `##[`."""
+    page = _check(cli, "html")
+    shown: list[str] = []
+    reader = HTMLParser()
+    reader.handle_data = shown.append   # type: ignore[method-assign]
+    reader.feed(page)
+    assert MASK in "".join(shown)
+    assert "shell.##&#91;add-mask]FAIL" in page
 
 
 def test_markdown_code_spans_spell_no_command(cli: Any, tmp_path: Path) -> None:

@@ -81,8 +81,12 @@ _RULE_CHANGE = {"new": ("bad", "✗ newly failing"), "fixed": ("good", "✓ fixe
 
 def render(report: AnyReport, options: RenderOptions = DEFAULTS) -> str:
     """The report as one HTML page (ends with a newline). `options.timelines` (see `timeline`)
-    adds each trace's timeline; without it the page has the verdict, rules and violations."""
-    return _Page(report, options.timelines or Timelines()).html()
+    adds each trace's timeline; without it the page has the verdict, rules and violations.
+    A name from a trace cannot spell a CI runner's command when the page is printed in a job's
+    log: `##[` is written `##&#91;`, which a browser shows as `##[` (the page's own script and
+    style hold no `##[`, and every line starts with its markup, never with a name: `::` at a
+    line's start, the runner's other command, cannot come from one)."""
+    return _Page(report, options.timelines or Timelines()).html().replace("##[", "##&#91;")
 
 
 class _Page:
