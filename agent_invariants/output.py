@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable
@@ -105,6 +106,7 @@ def _write_file(output: Path, data: bytes) -> None:
         info = None   # a new file, or a dangling symlink: its target will be created
     except OSError as exc:
         fail(f"{shown(output)}: cannot write: {exc.strerror or exc}")
+    _refuse_held_stream(output)
     standard = _standard_descriptor(info)
     if standard is not None:
         sys.stdout.flush()
@@ -237,9 +239,11 @@ def _stat_or_none(path: str | Path) -> os.stat_result | None:
 
 def refuse_input_as_output(output: Path | None, *inputs: str | Path | None) -> None:
     """Refuse an `--output` that is one of the input files, before reading anything: writing
-    the report there would destroy the trace or contract (`-o` typed for `-t`, say)."""
+    the report there would destroy the trace or contract (`-o` typed for `-t`, say). Refuse one
+    that names a standard stream the tool was started without, too (`_refuse_held_stream`)."""
     if output is None:
         return
+    _refuse_held_stream(output)
     clash = input_at(output, *inputs)
     if clash is not None:
         fail(f"{shown(output)}: is also an input ({shown(clash)}); refusing to overwrite it")
@@ -355,6 +359,36 @@ def _hold(descriptor: int) -> None:
     if spare != descriptor:
         os.dup2(spare, descriptor)
         os.close(spare)
+    _HELD.add(descriptor)
+
+
+_HELD: set[int] = set()
+"""The standard descriptors the tool was started without, held on the null device (`_hold`)."""
+_STREAMS = {0: "standard input", 1: "standard output", 2: "standard error"}
+_DESCRIPTOR_LINK = re.compile(r"/proc/([0-9]+)(?:/task/[0-9]+)?/fd/([0-9]+)")
+
+
+def _refuse_held_stream(output: str | Path) -> None:
+    """Refuse an `--output` that names, through `/dev/stdout`, `/dev/fd/1` or `/proc/self/fd/1`
+    (links followed one at a time), a standard stream the tool was started without (`>&-`).
+    That descriptor is held on the null device, so the report would vanish there while the
+    exit code said it was written; `-o -` says the stream is closed, and so does this."""
+    if not _HELD:
+        return
+    path = os.path.abspath(output)
+    for _ in range(40):   # (the links the system itself follows, at most)
+        folder, name = os.path.split(path)
+        folder = os.path.realpath(folder)   # (`/dev/fd` and `/proc/self` are links to our /proc/PID)
+        place = os.path.join(folder, name)
+        found = _DESCRIPTOR_LINK.fullmatch(place)
+        if found is not None and int(found[1]) == os.getpid() and int(found[2]) in _HELD:
+            fail(f"{shown(output)}: cannot write: it is {_STREAMS.get(int(found[2]), 'a descriptor')}, "
+                 "which the command was started without")
+        try:
+            target = os.readlink(place)
+        except OSError:
+            return   # not a link (or nothing there): a file of its own
+        path = os.path.join(folder, target)
 
 
 class _StandardOutput(io.RawIOBase):

@@ -401,6 +401,29 @@ def test_a_closed_stdout_is_exit_2_with_one_line(folder, args):
     one_error(run(folder, *args, stdout=None, preexec_fn=lambda: os.close(1)), "standard output is closed")
 
 
+@pytest.mark.parametrize("output", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "link-to-stdout"])
+@pytest.mark.parametrize("args", [CHECK, ("validate", "-c", "contract.json"), ("summary", "-t", "trace.jsonl")],
+                         ids=["check", "validate", "summary"])
+def test_an_output_naming_a_closed_stdout_is_exit_2_with_one_line(folder, args, output):
+    """`-o /dev/stdout` after `>&-` wrote the report to the null device the closed descriptor is
+    held on, and said nothing: exit 1 or 0, the report gone (outside review)."""
+    (folder / "link-to-stdout").symlink_to("/dev/stdout")
+    one_error(run(folder, *args, "-o", output, stdout=None, preexec_fn=lambda: os.close(1)),
+              f"{output}: cannot write: it is standard output, which the command was started without")
+
+
+def test_an_output_naming_a_closed_stderr_is_exit_2(folder):
+    """Said with the exit code alone: stderr is closed too."""
+    result = run(folder, *CHECK, "-o", "/dev/stderr", stderr=None, preexec_fn=lambda: os.close(2))
+    assert (result.returncode, result.stdout) == (2, "")
+
+
+def test_the_null_device_named_as_output_is_written_with_stdout_closed(folder):
+    """Only a name that leads to the closed descriptor is refused: `-o /dev/null` is what it says."""
+    result = run(folder, *CHECK, "-o", "/dev/null", stdout=None, preexec_fn=lambda: os.close(1))
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("args", EVERY_COMMAND)
 def test_a_pipe_closed_before_writing_is_exit_2_never_1(folder, args):
