@@ -31,17 +31,16 @@ value like any other.
   patterns of a contract that compile to more than 3,000,000 RE2 instructions together (`\\pL{100}`
   takes 119,604, about 3 MB; `\\pL+` 1,201, `^A[0-9]+$` 6): the one that passes the sum is named.
   Without it, it runs on Python's engine with RE2's meanings (ASCII `\\d`, `\\w`, `\\s`, `\\b`;
-  Unicode categories such as `\\pL`; `\\Q...\\E`, `\\x{41}`, octal `\\141`, `(?<name>...)`), which
-  can be slow on nested repetition (`^(a|aa)*$` on a long text), refuses what it cannot say (scripts
-  such as `\\p{Greek}`, `(?U)`, a name given to two groups), and departs from RE2 in these corners,
-  each of which can change a verdict: under `(?i)` it folds `İ` and `ı` to `i`, and folds a negated
-  item of a class (`[\\P{Lu}]`, `[\\W]`, `[[:^upper:]]`) after negating it, where RE2 folds first
-  (so `(?i)^[\\P{Lu}]$` finds `A` only here); `\\C` is one character, not one byte; `\\B` never
-  falls between the bytes of one character; `[--\\pL]` (a range ending at a class escape) is taken,
-  `[--[:alpha:]]` read as a POSIX class, and a pattern too large for RE2 runs; a repeated assertion
-  (`^*`, `\\b+`), a quantifier after an empty `\\Q\\E` and an empty class (`[\\P{Any}]`) are
-  refused, though RE2 takes them. Install the extra when traces come from agents you do not control,
-  or when verdicts must not depend on the install.
+  Unicode categories and scripts such as `\\pL` and `\\p{Greek}`, from RE2's own tables; `(?U)`;
+  `\\Q...\\E`, `\\x{41}`, octal `\\141`, `(?<name>...)`), which can be slow on nested repetition
+  (`^(a|aa)*$` on a long text), and departs from RE2 in these corners, each of which can change a
+  verdict: under `(?i)` it folds `İ` and `ı` to `i`, and folds a negated item of a class
+  (`[\\P{Lu}]`, `[\\W]`, `[[:^upper:]]`) after negating it, where RE2 folds first (so
+  `(?i)^[\\P{Lu}]$` finds `A` only here); `\\C` is one character, not one byte; `\\B` never falls
+  between the bytes of one character; `[--[:alpha:]]` is read as a POSIX class, and a pattern too
+  large for RE2 runs; a quantifier after an empty `\\Q\\E` that follows a quantifier (`a*\\Q\\E*`)
+  is refused, though RE2 takes it. Install the extra when traces come from agents you do not
+  control, or when verdicts must not depend on the install.
 - `$in` (a list of at most 1000 values, or a reference): equal to one of them.
 - `$gt`, `$gte`, `$lt`, `$lte` (a finite number, or a reference): a number in range; booleans,
   strings such as `"100"` and a number read as infinity (`1e400`) never compare.

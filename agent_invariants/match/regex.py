@@ -15,26 +15,25 @@ in linear time, and three times sooner than a call into RE2, runs there instead.
 Without the extra, Python's engine runs a translation with RE2's meanings: `$` is the very end of
 the text outside multi-line mode (`\\z` is Python's `\\Z`); `\\d`, `\\w`, `\\s` (no vertical tab),
 `\\b`, `\\B` and POSIX classes (`[[:digit:]]`, `[[:^alpha:]]`) are ASCII, spelt out as ranges,
-while `(?i)` folds every letter (`(?i)é` finds `É`); Unicode general categories (`\\pL`, `\\p{Lu}`,
-`\\PN`, `\\p{^Z}`, `\\p{Any}`) are the code points Python's own tables give them; `\\x{41}`, octal
-`\\141`, `(?<name>…)`, `\\Q…\\E` and a `-` beside a class escape in a set (`[\\d-z]`: a literal
-dash) are spelt Python's way; flags set after the start of a group hold to its end. An
-unterminated class, an unknown POSIX class, nested repetitions past 1000 and the escapes RE2 lacks
-are refused by both engines. Scripts (`\\p{Greek}`) and `(?U)` need the extra; so do untrusted
-traces, as nested repetition can be slow on long text. What still departs from RE2: under `(?i)`,
-`İ` and `ı` fold to `i`, and a negated item of a class (`[\\P{Lu}]`) is folded after it is negated,
-where RE2 folds before; `\\C` is one character, not one byte; `\\B` never falls between the bytes
-of one character; a range ending at a class escape (`[--\\pL]`) and a pattern past RE2's program
-size are taken, `[--[:alpha:]]` is read as a POSIX class; a repeated assertion (`^*`), a quantifier
-after an empty `\\Q\\E` and an empty class (`[\\P{Any}]`) are refused. The manual (`match`) lists
-the same; `tests/test_regex_engines_agree.py` holds one case of each.
+while `(?i)` folds every letter (`(?i)é` finds `É`); Unicode general categories and scripts (`\\pL`,
+`\\p{Lu}`, `\\PN`, `\\p{^Z}`, `\\p{Greek}`, `\\p{Any}`) are the code points RE2's own tables give them
+(`unicode_tables`); `\\x{41}`, octal `\\141`, `(?<name>…)`, `\\Q…\\E`, a `-` beside a class escape in
+a set (`[\\d-z]`: a literal dash), an empty class (`[\\P{Any}]`), a quantified assertion (`^*`) and
+the ungreedy flag `(?U)` are spelt Python's way; flags set after the start of a group hold to its
+end. An unterminated class, an unknown POSIX class or Unicode class, a range ending at a class
+escape (`[a-\\d]`), nested repetitions past 1000 and the escapes RE2 lacks are refused by both
+engines. Untrusted traces need the extra, as nested repetition can be slow on long text. What
+still departs from RE2: under `(?i)`, `İ` and `ı` fold to `i`, and a negated item of a class
+(`[\\P{Lu}]`) is folded after it is negated, where RE2 folds before; `\\C` is one character, not one
+byte; `\\B` never falls between the bytes of one character; a pattern past RE2's program size is
+taken, `[--[:alpha:]]` is read as a POSIX class; a quantifier after an empty `\\Q\\E` that follows
+a quantifier is refused. The manual (`match`) lists the same; `tests/test_regex_engines_agree.py`
+holds one case of each.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
-import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -187,8 +186,10 @@ def _python_pattern(pattern: str) -> str:
     (where no inline flag turns on multi-line mode), classes and escapes Python lacks spelt out.
     Flags set in the middle of a group (`a(?i)b|c`), which Python's engine takes only at the
     start, hold in RE2 to the end of the group: each alternative left gets them in a group of its
-    own (`a(?i:b)|(?i:c)`)."""
-    groups = [_Group(False)]   # the groups open at `at`, the whole pattern first
+    own (`a(?i:b)|(?i:c)`). RE2's `U` (ungreedy), which Python's engine lacks, turns each
+    quantifier where it holds into the other kind (`a+` lazy, `a+?` greedy). A quantified
+    empty-width assertion (`^*`, `\\z+`), which Python's engine refuses, is put in a group."""
+    groups = [_Group(False, False)]   # the groups open at `at`, the whole pattern first
     out, at, size = [], 0, len(pattern)
     while at < size:
         char = pattern[at]
@@ -197,19 +198,27 @@ def _python_pattern(pattern: str) -> str:
             flags = _INLINE_FLAGS.match(pattern, at)
             on, _, off = flags[1].partition("-") if flags is not None else ("", "", "")
             multi_line = (group.multi_line or "m" in on) and "m" not in off
+            ungreedy = (group.ungreedy or "U" in on) and "U" not in off
+            on, off = on.replace("U", ""), off.replace("U", "")
+            written = on + ("-" + off if off else "")   # the flags Python's engine has
             if flags is not None and flags[1] and flags[0].endswith(")"):   # `(?i)`: to the end of this group
-                group.multi_line = multi_line
-                group.flags.append(flags[1])
-                out.append(f"(?{flags[1]}:")
+                group.multi_line, group.ungreedy = multi_line, ungreedy
+                if written:
+                    group.flags.append(written)
+                    out.append(f"(?{written}:")
                 at = flags.end()
                 continue
-            groups.append(_Group(multi_line))
+            groups.append(_Group(multi_line, ungreedy))
             named = pattern.startswith("(?P<", at) or (pattern.startswith("(?<", at)
                                                        and pattern[at + 3:at + 4] not in ("=", "!"))
             close = pattern.find(">", at) if named else -1
             if close != -1:   # a named group: a search has no use for the name (RE2 takes any, twice)
                 out.append("(?:")
                 at = close + 1
+                continue
+            if flags is not None:   # `(?:` or `(?i:`
+                out.append(f"(?{written}:")
+                at = flags.end()
                 continue
         elif char == "|" and group.flags:
             out.append(")" * len(group.flags) + "|" + "".join(f"(?{flags}:" for flags in group.flags))
@@ -226,28 +235,46 @@ def _python_pattern(pattern: str) -> str:
                 at = end + 2
                 continue
             escape, at = _escape(pattern, at)
-            out.append("\\Z" if escape == "\\z" else "(?s:.)" if escape == "\\C" else _outside_class(escape))
+            written = "\\Z" if escape == "\\z" else "(?s:.)" if escape == "\\C" else _outside_class(escape)
+            out.append(f"(?:{written})" if escape in ("\\A", "\\z") and _quantifier(pattern, at) else written)
         elif char == "[":
             end = _class_end(pattern, at)
             if end > size:
                 raise RegexError("is not a valid pattern: a character class has no closing ]")
             out.append(_set(pattern[at:end]))
             at = end
+        elif (quantifier := _quantifier(pattern, at)) is not None:
+            at += len(quantifier)
+            lazy = pattern[at:at + 1] == "?"
+            at += lazy
+            out.append(quantifier + ("?" if lazy is not group.ungreedy else ""))
         else:
-            out.append("\\Z" if char == "$" and not group.multi_line else char)
+            written = "\\Z" if char == "$" and not group.multi_line else char
             at += 1
+            out.append(f"(?:{written})" if char in "^$" and _quantifier(pattern, at) else written)
     out.append(")" * len(groups[0].flags))
     return "".join(out)
 
 
+def _quantifier(pattern: str, at: int) -> str | None:
+    """The quantifier at `at` (`*`, `+`, `?`, `{2}`, `{2,}`, `{2,5}`; not a lazy mark after it), or None."""
+    char = pattern[at:at + 1]
+    if char in ("*", "+", "?"):
+        return char
+    repeat = _REPEAT.match(pattern, at) if char == "{" else None
+    return repeat[0] if repeat is not None and repeat[1] else None
+
+
 class _Group:
-    """A group of the pattern being translated: whether `$` ends a line in it, and the flags set
-    in it so far (each opened as a group of its own)."""
+    """A group of the pattern being translated: whether `$` ends a line in it, whether its
+    quantifiers are ungreedy (RE2's `U`), and the flags set in it so far (each opened as a group
+    of its own)."""
 
-    __slots__ = ("flags", "multi_line")
+    __slots__ = ("flags", "multi_line", "ungreedy")
 
-    def __init__(self, multi_line: bool) -> None:
+    def __init__(self, multi_line: bool, ungreedy: bool) -> None:
         self.multi_line = multi_line
+        self.ungreedy = ungreedy
         self.flags: list[str] = []
 
 
@@ -284,12 +311,8 @@ def _class_escape(escape: str) -> tuple[bool, Ranges] | None:
     if perl is not None:
         return escape[1].isupper(), perl
     found = _property(escape)
-    named = _PROPERTY.fullmatch(escape)
-    if found is None and named is not None and named[4] is not None:
+    if found is None and _PROPERTY.fullmatch(escape) is not None:
         raise RegexError(f"is not a valid pattern: no Unicode class {escape}")
-    if found is None and named is not None:
-        raise RegexError(f"needs RE2 for {escape} (Python's tables have no Unicode scripts): install the re2 "
-                         "extra, pip install 'agent-invariants[re2]'")
     return found
 
 
@@ -304,14 +327,19 @@ def _code_point(escape: str) -> str:
 
 
 def _set(text: str) -> str:
-    """A character class in Python's words: POSIX classes and Unicode categories spelt out as
-    ranges, `\\x{…}` as `\\U…`, and a `-` next to a class escape (`[\\d-z]`) a literal dash."""
+    """A character class in Python's words: POSIX classes and Unicode classes spelt out as
+    ranges, `\\x{…}` as `\\U…`, a `-` next to a class escape (`[\\d-z]`) a literal dash, and a
+    class that holds nothing (`[\\P{Any}]`) one that matches nothing. A range cannot end at a
+    class escape (`[a-\\pL]`): RE2 refuses it."""
     out, at = [text[0]], 1
     if text[at:at + 1] == "^":
         out.append("^")
         at += 1
+    items = len(out)
     end = len(text) - 1   # the closing `]`
     after_class = False   # the last item was a class escape or a POSIX class: a `-` next is literal
+    single = False        # the last item was one character, which a `-` makes the first of a range
+    ending = False        # the item next ends a range
     while at < end:
         if text.startswith("[:", at):
             close = text.find(":]", at + 2)
@@ -322,32 +350,41 @@ def _set(text: str) -> str:
                     raise RegexError(f"is not a valid pattern: no character class {name}")
                 ranges = _POSIX[posix[2]]
                 out.append(_written(complement(ranges) if posix[1] else ranges))
-                at, after_class = close + 2, True
+                at, after_class, single, ending = close + 2, True, False, False
                 continue
         char = text[at]
         if char == "\\":
             escape, at = _escape(text, at)
             found = _class_escape(escape)
             if found is not None:
+                if ending:
+                    raise RegexError(f"is not a valid pattern: a range cannot end at the class {escape}")
                 negated, ranges = found
                 out.append(_written(complement(ranges) if negated else ranges))
             else:
                 out.append(_code_point(escape))
-            after_class = found is not None
+            after_class, single, ending = found is not None, found is None and not ending, False
             continue
         if char == "-" and after_class and at < end - 1:   # RE2 reads it as a dash; Python as a bad range
             out.append("\\-")
         else:
             out.append(char)
+        if char == "-" and single and at < end - 1:   # the dash of a range
+            single, ending = False, True
+        else:
+            single, ending = not ending, False
         at += 1
         after_class = False
+    if not any(out[items:]):   # nothing in it (`[\\P{Any}]`, `[^\\p{^Any}]`): Python's engine has no empty set
+        return "[\\x00-\\U0010FFFF]" if items == 2 else "[^\\x00-\\U0010FFFF]"
     out.append("]")
     return "".join(out)
 
 
 def _property(escape: str) -> tuple[bool, Ranges] | None:
-    """(negated, the code points) of a Unicode property escape; None for any other escape, and
-    for properties Python's tables cannot say (scripts): Python's engine then refuses them."""
+    """(negated, the code points) of a Unicode property escape, a general category or a script
+    as RE2's own tables hold it (`unicode_tables`); None for any other escape, and for a name RE2
+    does not know."""
     found = _PROPERTY.fullmatch(escape)
     if found is None:
         return None
@@ -355,28 +392,10 @@ def _property(escape: str) -> tuple[bool, Ranges] | None:
     negated = (found[1] == "P") != (found[2] == "^")
     if name == "Any":
         return negated, ((0, 0x10FFFF),)
-    if name not in _CATEGORIES:
-        return None
-    return negated, _category_ranges(name)
+    from agent_invariants.match import unicode_tables  # (50 KB of tables: read when a pattern names a class)
 
-
-_CATEGORIES = frozenset({"C", "Cc", "Cf", "Co", "Cs", "L", "Ll", "Lm", "Lo", "Lt", "Lu", "M", "Mc", "Me", "Mn", "N",
-                         "Nd", "Nl", "No", "P", "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "S", "Sc", "Sk", "Sm", "So",
-                         "Z", "Zl", "Zp", "Zs"})
-
-
-@functools.cache
-def _category_ranges(name: str) -> Ranges:
-    """The code points of a general category (one letter: all of its two-letter ones)."""
-    ranges: list[tuple[int, int]] = []
-    for code in range(0x110000):
-        category = unicodedata.category(chr(code))
-        if category == name or category[0] == name:
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1] = (ranges[-1][0], code)
-            else:
-                ranges.append((code, code))
-    return tuple(ranges)
+    ranges = unicode_tables.ranges(name)
+    return None if ranges is None else (negated, ranges)
 
 
 def _written(ranges: Ranges) -> str:
