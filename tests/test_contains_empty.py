@@ -28,6 +28,22 @@ def test_an_empty_array_with_a_reference_that_finds_nothing_is_unresolved() -> N
     assert _found(rules, calls) == [("tool_args.reference_unresolved", "unresolved", "/args/xs")] * 2
 
 
+def test_a_value_that_is_no_array_with_a_reference_that_finds_nothing_is_unresolved() -> None:
+    """As `$lte` or `$in` with such a reference on a string (an outside reader of §2): the
+    reference is looked up whatever the value, and one that finds nothing is unresolved."""
+    rules = [{"id": "r", "kind": "tool_args", "tool": "a",
+              "match": {"xs": {"$contains": {"$from_result": {"tool": "nope"}}}}}]
+    calls = [{"type": "tool.call", "tool": "a", "call_id": f"c{number}", "args": {"xs": value}}
+             for number, value in enumerate([1, "text", {"a": 1}, None])]
+    assert _found(rules, calls) == [("tool_args.reference_unresolved", "unresolved", "/args/xs")] * 4
+
+
+def test_a_value_that_is_no_array_is_a_mismatch_when_the_references_resolve() -> None:
+    rules = [{"id": "r", "kind": "tool_args", "tool": "a", "match": {"xs": {"$contains": {"$arg": "want"}}}}]
+    calls = [{"type": "tool.call", "tool": "a", "call_id": "c1", "args": {"xs": 1, "want": 1}}]
+    assert _found(rules, calls) == [("tool_args.mismatch", "fail", "/args/xs")]
+
+
 def test_an_empty_array_whose_references_resolve_is_a_mismatch() -> None:
     rules = [{"id": "r", "kind": "tool_args", "tool": "a", "match": {"xs": {"$contains": {"$arg": "want"}}}},
              {"id": "plain", "kind": "tool_args", "tool": "a", "match": {"xs": {"$contains": 1}}}]

@@ -555,18 +555,17 @@ def _operator_holds(name: str, operand: Any, actual: Any, at: tuple[str | int, .
             return holds_in(actual, found)
         return any(json_equal(actual, value) for value in values)
     # $contains
-    if not isinstance(actual, list):
-        return False
+    items = actual if isinstance(actual, list) else []
     size = tree_size(operand)
     unresolved: dict[str, dict[str, Any]] = {}
-    for position, item in enumerate(actual):
+    for position, item in enumerate(items):
         spend(size)   # (the MCP server's bound on a check: `budget`)
         result = _quiet()   # (of an item, only its unresolved references are read: `_absorb`)
         if _match(operand, item, (*at, position), result, resolve, exact, frozenset()):
             return True
         _absorb(result, at, unresolved)
-    if not actual:   # no item to try it on: its references are looked up all the same, as a reference
-        result = Outcome([], [], {})   # that finds nothing is unresolved, never a mismatch (spec §2)
+    if not items:   # no item to try it on (or no array): its references are looked up all the same, as a
+        result = Outcome([], [], {})   # reference that finds nothing is unresolved, never a mismatch (spec §2)
         for reference in references_in(operand, nested=False):
             _candidates(reference, at, result, resolve)
         _absorb(result, at, unresolved)
