@@ -1068,6 +1068,22 @@ def test_runs_whose_names_meet_each_get_a_file_of_their_own(tmp_path: Path, cli:
     assert found == files
 
 
+def test_runs_whose_names_meet_are_named_in_the_order_they_begin(tmp_path: Path, cli: Any) -> None:
+    """README, --out-dir: the first run to begin keeps the name. `a/b` begins first and is read
+    to its end last; it got `a_b-2.jsonl` (runs are handed out as they end: outside reader)."""
+    lines = [("a/b", "c2s", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+             ("a_b", "c2s", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+             ("a/b", "s2c", {"jsonrpc": "2.0", "id": 1, "result": {}})]
+    (tmp_path / "log.jsonl").write_text("".join(
+        json.dumps({"ts": f"2026-01-01T00:00:0{n}Z", "session": session, "dir": side, "msg": message}) + "\n"
+        for n, (session, side, message) in enumerate(lines)), encoding="utf-8")
+    result = cli("convert", "--from", "mcp-log", "log.jsonl", "--out-dir", "runs")
+    assert (result.returncode, result.stderr) == (0, "agent-invariants: converted 2 runs (4 events)\n")
+    found = {path.name: json.loads(path.read_text().splitlines()[0])["run_id"]
+             for path in (tmp_path / "runs").iterdir()}
+    assert found == {"a_b.jsonl": "a/b", "a_b-2.jsonl": "a_b"}
+
+
 def test_a_file_made_in_the_folder_while_runs_are_placed_is_kept_and_nothing_is_left(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """README, --out-dir: "a file already there is never overwritten: exit 2 and nothing written",

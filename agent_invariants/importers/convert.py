@@ -28,6 +28,7 @@ from agent_invariants import _collector as collector
 from agent_invariants.errors import InputError
 from agent_invariants.importers import ALL_RUNS, ImportedRun, Stream, one_run
 from agent_invariants.importers.records import SourceFile
+from agent_invariants.importers.run import in_file_order
 from agent_invariants.importers.source import checked_jsonl
 from agent_invariants.output import move_new, shown
 
@@ -118,37 +119,44 @@ def _to_folder(runs: Iterator[ImportedRun], out_dir: Path) -> tuple[int, int]:
     except OSError as exc:
         raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
     try:
-        names: list[str] = []
-        taken: set[str] = set()
+        # Runs come as they end; they are named in the order they begin (where two ids make one
+        # name, the first to begin keeps it): each is staged under a name no run takes (a hidden
+        # one), and named once all are read.
+        staged: list[tuple[tuple[int, int], tuple[str, str]]] = []   # (where it begins, (its id, its staged file))
+        files: dict[str, int] = {}   # input file -> its place among the inputs
         events = 0
         for found in runs:
-            name = _file_name(found.run_id, taken)
+            temporary = f".{len(staged)}.jsonl"
             try:
-                (staging / name).write_bytes(checked_jsonl(found))   # UTF-8 as encoded: not decoded and encoded again
+                (staging / temporary).write_bytes(checked_jsonl(found))   # UTF-8 as encoded, not decoded again
             except OSError as exc:
                 raise InputError(f"--out-dir {out_dir}: cannot write there: {exc.strerror or exc}") from None
-            names.append(name)
+            begins = (files.setdefault(found.file.name, len(files)), found.first_line)
+            staged.append((begins, (found.run_id, temporary)))
             events += len(found)
-        if not names:
+        if not staged:
             raise InputError("convert: the input holds no run (is --from the format it was written in?)")
-        _place(staging, names, out_dir)
-        return len(names), events
+        taken: set[str] = set()
+        named = [(temporary, _file_name(run_id, taken)) for run_id, temporary in in_file_order(staged)]
+        _place(staging, named, out_dir)
+        return len(named), events
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _place(staging: Path, names: list[str], out_dir: Path) -> None:
-    """Move the written runs into `out_dir`: all of them, or none when a name is taken there
-    (looked for first, and again as each file is linked in, which fails rather than replace a
-    file something else made meanwhile; the files placed before are then taken out again)."""
-    for name in names:
+def _place(staging: Path, named: list[tuple[str, str]], out_dir: Path) -> None:
+    """Move the written runs (each staged file with its name) into `out_dir`: all of them, or
+    none when a name is taken there (looked for first, and again as each file is linked in,
+    which fails rather than replace a file something else made meanwhile; the files placed
+    before are then taken out again)."""
+    for _, name in named:
         if os.path.lexists(out_dir / name):
             raise InputError(f"{out_dir / name}: already exists; refusing to overwrite it")
     placed: list[Path] = []
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            move_new(staging / name, out_dir / name)
+        for temporary, name in named:
+            move_new(staging / temporary, out_dir / name)
             placed.append(out_dir / name)
     except FileExistsError:
         _take_out(placed)
