@@ -37,8 +37,8 @@ one at a time. This module holds the tools: what they are called, what they say 
 and what running one means.
 
 The SDK is imported only by `build_server()` and `serve()` (and the modules they use), so this
-module (and the package) imports without the extra. Unlike the Node.js tool, summarize also checks
-that `seq` increases.
+module (and the package) imports without the extra. As the Node.js tool's, summarize takes events
+in any order of `seq` (spec v1 §3.2, §12 point 16).
 """
 from __future__ import annotations
 
@@ -219,9 +219,9 @@ trace, e.g. before writing rules for it. Returns the same JSON as `agent-invaria
 `events`, `tool_calls`, `tool_failures` (tool results with `"ok": false`), `tools` (every tool \
 called, sorted), `approvals_granted`, `outcomes_satisfied`, `outcomes_violated`, \
 `completion_claims` and `final_outcome` (the verdict of the last observed outcome, or null). \
-Events are validated as by the check tool, including that `seq` strictly increases (the \
-Node.js tool skips that check here). {_LIMIT} {_errors('`events[3]: $.seq: ...` for an event')} \
-{_READ_ONLY}""",
+Events are validated as by the check tool, but for the order of `seq`: here, as in the Node.js \
+tool, they may come in any order (each `seq` an integer >= 0). {_LIMIT} \
+{_errors('`events[3]: $.seq: ...` for an event')} {_READ_ONLY}""",
 }
 
 _DESCRIPTIONS[LINT] = f"""\
@@ -531,13 +531,13 @@ def _contract(value: dict[str, Any]) -> Contract:
     return load_contract(value, name="contract", pack_paths=False)
 
 
-def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None) -> EventList:
-    """The trace argument `name`: events, or with `input_format` the records of another tool,
-    imported in memory (their one run, or `run`)."""
+def _trace(events: list[Any], name: str, args: dict[str, Any] | None = None, *, ordered: bool = True) -> EventList:
+    """The trace argument `name`: events (their `seq` in any order, unless `ordered`), or with
+    `input_format` the records of another tool, imported in memory (their one run, or `run`)."""
     from agent_invariants.reader import EventList
 
     if args is None or args.get("input_format", "native") == "native":
-        return EventList(events, name=name)
+        return EventList(events, name=name, ordered=ordered)
     from agent_invariants.importers import Stream, one_run
     from agent_invariants.importers.records import SourceFile
     from agent_invariants.importers.source import ImportedTrace
@@ -696,7 +696,7 @@ def _strictly(report: Any, args: dict[str, Any]) -> Any:
 def _summarize(args: dict[str, Any]) -> Any:
     from agent_invariants.api import summarize_trace
 
-    return summarize_trace(_trace(args["events"], "events", args))
+    return summarize_trace(_trace(args["events"], "events", args, ordered=False))
 
 
 def _lint(args: dict[str, Any]) -> Any:

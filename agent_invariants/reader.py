@@ -343,11 +343,15 @@ class _LeadingBlanks:
 
 
 class EventList(TraceSource):
-    """Events given in memory (dicts, `Event`s or JSON bytes per event), validated like a file's."""
+    """Events given in memory (dicts, `Event`s or JSON bytes per event), validated like a file's
+    (but for the order of `seq`, when not `ordered`: the MCP summarize tool's, as the Node tool's,
+    takes events in any order, spec v1 §3.2)."""
 
-    def __init__(self, items: Iterable[Event | Mapping[str, Any] | bytes], *, name: str = "events") -> None:
+    def __init__(self, items: Iterable[Event | Mapping[str, Any] | bytes], *, name: str = "events",
+                 ordered: bool = True) -> None:
         self._items = items
         self.name = name
+        self._ordered = ordered
         self._fields = FieldSample()
 
     def field_sample(self) -> dict[str, tuple[int, int]]:
@@ -374,7 +378,9 @@ class EventList(TraceSource):
                 raise TraceError(where, line, INVALID_TOO_DEEP)
             if not self._fields.full:
                 self._fields.add((raw,))
-            event, prev = accepted(raw, prev, where, line)
+            event, seq = accepted(raw, prev, where, line)
+            if self._ordered:
+                prev = seq
             yield event
 
     def _where(self, index: int) -> tuple[str, int | None]:

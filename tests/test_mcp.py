@@ -225,7 +225,7 @@ def test_tools_prompt_and_instructions_are_listed_with_schemas_and_annotations()
         assert defs["MatchNode"] == v2["MatchNode"]
         assert "fails when the agent calls a tool" in defs["DenyToolConfig"]["properties"]["kind"]["description"]
         assert by_name[COMPARE].output_schema["properties"]["compatible"]["type"] == "boolean"
-        assert "including that `seq` strictly increases" in by_name[SUMMARIZE].description
+        assert "they may come in any order" in by_name[SUMMARIZE].description
 
     run(scenario)
 
@@ -384,9 +384,14 @@ def test_bad_input_is_a_precise_tool_error_and_the_session_keeps_working() -> No
         message = await error_call(session, COMPARE, {"contract": CONTRACT, "baseline": renumbered(BASELINE, 1, 0),
                                                       "candidate": CANDIDATE})
         assert message.startswith("baseline[1]: $.seq: must be strictly increasing, got 0 after"), message
-        # Unlike the Node.js tool, summarize checks the order too.
-        message = await error_call(session, SUMMARIZE, {"events": renumbered(BASELINE, 3, 0)})
-        assert message.startswith("events[3]: $.seq: must be strictly increasing, got 0 after"), message
+        # As the Node.js tool's (spec v1 §3.2, §12 point 16), summarize takes any order of seq, and
+        # duplicates; each seq is still an integer >= 0.
+        in_order, _ = await ok_call(session, SUMMARIZE, {"events": BASELINE})
+        for events in (renumbered(BASELINE, 3, 0), [{**event, "seq": 7} for event in BASELINE], BASELINE[::-1]):
+            summary, _ = await ok_call(session, SUMMARIZE, {"events": events})
+            assert summary == in_order
+        message = await error_call(session, SUMMARIZE, {"events": renumbered(BASELINE, 3, -1)})
+        assert message == "events[3]: $.seq: must be >= 0, got -1", message
 
         # Bad events: the index and the field.
         assert await error_call(session, SUMMARIZE, {"events": [{"seq": 1, "type": "run.start"}, {"seq": 2}]}) \
@@ -440,7 +445,7 @@ def test_stdout_carries_only_json_rpc() -> None:
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": CHECK, "arguments": {"contract": CONTRACT, "events": CANDIDATE}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-         "params": {"name": SUMMARIZE, "arguments": {"events": [{"seq": 2, "type": "a"}, {"seq": 1, "type": "b"}]}}},
+         "params": {"name": SUMMARIZE, "arguments": {"events": [{"seq": 2, "type": "a"}, {"seq": 1.5, "type": "b"}]}}},
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "nope", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 6, "method": "prompts/list"},
         {"jsonrpc": "2.0", "id": 7, "method": "prompts/get",

@@ -801,7 +801,7 @@ def test_a_session_does_not_grow_with_the_calls_it_refuses_or_the_contracts_it_l
     took the server to 690 MB, forty loads of a rule of one `\\pL{100}` added 120 MB (238 MB for all of
     them now)."""
     blob = [{"seq": 1, "type": "tool.call", "tool": "t", "args": {"blob": ["x" * 100] * 200_000}},
-            {"seq": 0, "type": "x"}]   # seq goes down: refused, after the whole request is read
+            {"seq": -1, "type": "x"}]   # a seq below 0: refused, after the whole request is read
     contract = {"version": 2, "name": "x", "rules": [{"id": "r", "kind": "tool_args", "tool": "x",
                                                       "match": {"a": {"$regex": "\\pL{100}"}}}]}
     loads = [call(n, VALIDATE, {"contract": contract}) for n in range(40)]
