@@ -297,8 +297,9 @@ def strict_problem(trace: str, check: CheckReport) -> str | None:
 
 
 def lines_of(trace: str, notices: Iterable[Notice]) -> list[str]:
-    """One line per notice of a trace, `trace:line: message`, at most `SHOWN_PER_KIND` of each
-    kind and then how many more; what came from the input is escaped (`_safe.inert`)."""
+    """One line per notice of a trace, `trace:line: message` (`events[3]: message` for an event
+    given in memory, which has no line), at most `SHOWN_PER_KIND` of each kind and then how many
+    more; what came from the input is escaped (`_safe.inert`)."""
     from agent_invariants._safe import TEXT_LIMIT, inert
 
     by_kind: dict[str, list[Notice]] = {}
@@ -308,7 +309,8 @@ def lines_of(trace: str, notices: Iterable[Notice]) -> list[str]:
     lines = []
     for found in by_kind.values():
         for notice in found[:SHOWN_PER_KIND]:
-            where = f"{trace}:{notice.line}" if notice.line is not msgspec.UNSET else trace
+            where = f"{trace}:{notice.line}" if notice.line is not msgspec.UNSET \
+                else f"{trace}[{notice.event_index}]" if notice.event_index is not msgspec.UNSET else trace
             count = f" ({notice.count} events)" if notice.count is not msgspec.UNSET and notice.count > 1 else ""
             lines.append(f"{where}: {inert(notice.message)}{count}")
         if len(found) > SHOWN_PER_KIND:

@@ -547,10 +547,10 @@ def test_the_check_and_compare_tools_take_strict() -> None:
     assert report["passed"] is False and "checked nothing in this trace" in text
     compared, _ = run_tool(COMPARE, {"contract": contract, "baseline": events, "candidate": events, "strict": True})
     assert compared["candidate"]["passed"] is False
-    misspelt = [{"seq": 1, "type": "Tool.Call", "tool": "pay.out"}]
-    with pytest.raises(InputError) as refused:
+    misspelt = [{"seq": 1, "type": "run.start"}, {"seq": 2, "type": "Tool.Call", "tool": "pay.out"}]
+    with pytest.raises(InputError) as refused:   # (the event by its place in the list, as a file's by its line)
         run_tool(CHECK, {"contract": contract, "events": misspelt, "strict": True})
-    assert str(refused.value).startswith('events: event type "Tool.Call" looks like "tool.call"')
+    assert str(refused.value).startswith('events[1]: event type "Tool.Call" looks like "tool.call"')
     with pytest.raises(InputError) as wrong:
         run_tool(CHECK, {"contract": contract, "events": events, "strict": "yes"})
     assert str(wrong.value) == "strict: expected true or false, got a string"

@@ -341,7 +341,8 @@ def test_assert_trace_warns_of_a_trace_that_passes_without_being_checked():
         assert assert_trace([], contract).passed
     assert [str(found.message) for found in empty] == [
         "agent-invariants: <events>: the trace has no events, so no rule saw anything"]
-    with pytest.warns(UserWarning, match='agent-invariants: <events>: event type "tool.cal" looks like "tool.call"'):
+    misspelt = r'agent-invariants: <events>\[0\]: event type "tool.cal" looks like "tool.call"'   # (the event's place)
+    with pytest.warns(UserWarning, match=misspelt):
         assert_trace([{"seq": 1, "type": "tool.cal", "tool": "x"}], contract)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
