@@ -35,7 +35,8 @@ def check_trace(contract: ContractLike, trace: Trace, *, max_line_bytes: int = D
 
     `trace` is a path (`-` for standard input), the bytes of a trace file, a list of events
     (dicts or `Event`s) or a `TraceSource`. Each rule keeps its first `max_violations`
-    violations (0: all of them, and memory grows with them); the counts and the verdict include
+    violations (all rules together at most 100,000, or 100 times `max_violations`: `kept_per_rule`
+    in `rules`; 0: all of them, and memory grows with them); the counts and the verdict include
     every one. With `line_lengths`, violations in a trace file also get the length of their line
     (`line_length`, which SARIF regions need). With `strict`, a rule that checked nothing fails
     (see `CheckReport.notices`). With `partial`, the trace is taken as cut short (a crashed or

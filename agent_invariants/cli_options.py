@@ -257,8 +257,9 @@ _REPORT_PARAMETERS: dict[str, tuple[Any, Any]] = {
         help="Exit 1 when the report has more than N warning violations.")], None),
     "max_line_bytes": (MaxLineOpt, DEFAULT_MAX_LINE_BYTES),
     "max_violations": (Annotated[int, typer.Option(
-        "--max-violations", min=0, metavar="N", help="Violations kept and shown per rule (the first ones); the counts "
-        "and the exit code include every one. 0: no limit (memory then grows with the violations).")],
+        "--max-violations", min=0, metavar="N", help="Violations kept and shown per rule (the first ones; all rules "
+        "together keep at most 100,000, or 100 times N); the counts and the exit code include every one. 0: no "
+        "limit (memory then grows with the violations).")],
         DEFAULT_MAX_VIOLATIONS),
     "jobs": (Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, metavar="N", show_default=False,

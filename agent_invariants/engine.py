@@ -37,7 +37,7 @@ from agent_invariants.prevented import mark_prevented
 from agent_invariants.reader import TraceSource
 from agent_invariants.report import CHECK_SCHEMA, CheckReport, ContractRef, Notice, RuleResult, Violation
 from agent_invariants.routing import Router
-from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, of_version_2, rule_for
+from agent_invariants.rules import DEFAULT_MAX_VIOLATIONS, kept_per_rule, of_version_2, rule_for
 from agent_invariants.rules.base import UNCHECKED, Rule
 from agent_invariants.summary import SummaryCounter
 
@@ -130,7 +130,8 @@ def run_check(contract: Contract, source: TraceSource, max_violations: int = DEF
 
 def _check(contract: Contract, source: TraceSource, max_violations: int, strict: bool, partial: bool,
            observers: Sequence[Any], events_version: int, count_safety: bool) -> Checked:
-    rules = [rule_for(config, max_violations) for config in contract.rules]
+    kept = kept_per_rule(max_violations, len(contract.rules))   # (memory bounded however many rules fail)
+    rules = [rule_for(config, kept) for config in contract.rules]
     counter = SummaryCounter()
     spelling = TypeSpelling([*KNOWN_TYPES, *named_types(contract.rules)])
     # under version 2, the version-2 fields of each event are type-checked before any rule sees it

@@ -208,9 +208,18 @@ def test_a_contract_of_ten_thousand_rules(cli, write):
     report = json.loads(result.stdout)
     assert len(report["results"]) == 10_000
     # tool x-tool{37i}-y matches rule r{j} when "tool{j}" occurs in it followed by at least one character
-    expected = sorted((f"r{j}", i) for i in range(200) for j in range(10_000)
-                      if f"tool{j}" in f"x-tool{i * 37}-y" and not f"x-tool{i * 37}-y".endswith(f"tool{j}"))
-    assert sorted((v["rule_id"], v["event_seq"]) for v in report["violations"]) == expected
+    found = [(f"r{j}", i) for j in range(10_000) for i in range(200)
+             if f"tool{j}" in f"x-tool{i * 37}-y" and not f"x-tool{i * 37}-y".endswith(f"tool{j}")]
+    assert report["error_count"] == len(found)
+    # all rules together keep at most 100,000 violations: 10 each here, the first ones
+    per_rule: dict[str, int] = {}
+    kept = []
+    for rule_id, seq in found:   # (by rule, each rule's in trace order)
+        per_rule[rule_id] = per_rule.get(rule_id, 0) + 1
+        if per_rule[rule_id] <= 10:
+            kept.append((rule_id, seq))
+    assert len(kept) < len(found)
+    assert sorted((v["rule_id"], v["event_seq"]) for v in report["violations"]) == sorted(kept)
     assert result.seconds < 60
     too_many = {"version": 1, "name": "big", "rules": rules + [{"id": "one-more", "kind": "deny_tool", "tool": "x"}]}
     write("contract.json", too_many)

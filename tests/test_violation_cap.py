@@ -280,3 +280,29 @@ def test_compare_traces_and_check_trace_take_the_cap():
     assert report.rule_changes[0].candidate_violations == 6
     with pytest.raises(ValueError, match="max_violations"):
         check_trace(document, trace, max_violations=-1)
+
+
+def _many_rules(count: int) -> dict[str, object]:
+    return contract(*[{"id": f"r{n}", "kind": "deny_tool", "tool": "*"} for n in range(count)])
+
+
+def test_the_rules_of_a_large_contract_share_what_is_kept() -> None:
+    """All rules together keep at most 100,000 violations (or 100 times --max-violations, when
+    that is more), shared evenly: 10,000 rules broken on each of 1,000 calls kept ten million
+    violations, and took over 4 GB (outside reader of hostile input). The counts stay whole."""
+    calls = events(*[{"type": "tool.call", "tool": "x"}] * 1200)
+    report = check_trace(_many_rules(400), calls)
+    assert (report.error_count, report.violations_total, report.truncated) == (480_000, 480_000, True)
+    assert {len(result.violations) for result in report.results} == {250}   # 100,000 / 400
+    assert [violation.event_seq for violation in report.results[0].violations] == list(range(1, 251))
+    raised = check_trace(_many_rules(400), calls, max_violations=2000)   # 200,000 in all: 500 each
+    assert {len(result.violations) for result in raised.results} == {500}
+    assert {len(result.violations) for result in check_trace(_many_rules(400), calls, max_violations=0).results} \
+        == {1200}
+
+
+def test_a_contract_of_a_hundred_rules_keeps_what_it_asks() -> None:
+    calls = events(*[{"type": "tool.call", "tool": "x"}] * 1200)
+    report = check_trace(_many_rules(100), calls)
+    assert {len(result.violations) for result in report.results} == {1000}
+    assert {len(result.violations) for result in check_trace(_many_rules(101), calls).results} == {990}

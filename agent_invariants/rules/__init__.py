@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS, Rule, RuleConfig
 from agent_invariants.validation import since_version
 
-__all__ = ("DEFAULT_MAX_VIOLATIONS", "RULE_KINDS", "Rule", "RuleConfig", "in_order", "kind_class", "of_version_2",
-           "register_kind", "registered_outside", "rule_configs", "rule_for")
+__all__ = ("DEFAULT_MAX_VIOLATIONS", "KEPT_IN_ALL", "RULE_KINDS", "Rule", "RuleConfig", "in_order", "kind_class",
+           "kept_per_rule", "of_version_2", "register_kind", "registered_outside", "rule_configs", "rule_for")
 
 _BUILT_IN: dict[str, str] = {
     "deny_tool": "DenyTool",
@@ -136,6 +136,21 @@ def registered_outside() -> tuple[str, ...]:
 def rule_configs() -> dict[str, type[RuleConfig]]:
     """The config struct of every registered kind, by kind: what a contract's rules decode to."""
     return {kind: rule.config_type for kind, rule in _every_kind().items()}
+
+
+KEPT_IN_ALL = 100_000
+"""The violations all rules of one check keep together, at the least (`kept_per_rule`)."""
+
+
+def kept_per_rule(max_violations: int, rules: int) -> int:
+    """How many violations each of `rules` rules keeps when asked to keep `max_violations` (0:
+    all): that many, but all rules together keep no more than KEPT_IN_ALL or 100 times it,
+    whichever is more, shared evenly (one each at least). A contract of up to a hundred rules
+    keeps what it asks; one of 10,000 rules that all fail on every event kept 10 million
+    violations, about 19 GB. So a larger `max_violations` still keeps more, and 0 keeps all."""
+    if max_violations.__class__ is not int or max_violations <= 0 or rules == 0:
+        return max_violations   # (0: all; a value that is no count is refused by `Rule.limit_violations`)
+    return min(max_violations, max(1, max(KEPT_IN_ALL, 100 * max_violations) // rules))
 
 
 def rule_for(config: RuleConfig, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Rule:
