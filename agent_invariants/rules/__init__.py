@@ -139,7 +139,8 @@ def rule_configs() -> dict[str, type[RuleConfig]]:
 
 
 KEPT_IN_ALL = 100_000
-"""The violations all rules of one check keep together, at the least (`kept_per_rule`)."""
+"""The most violations all rules of one check keep together, unless 100 times `max_violations`
+is more (`kept_per_rule`)."""
 
 
 def kept_per_rule(max_violations: int, rules: int) -> int:
