@@ -64,6 +64,25 @@ def test_the_library_example_runs_as_written_from_a_checkout(tmp_path):
     assert lines[-1].startswith("False ['new_rule_failure'"), lines[-1]
 
 
+def test_the_ray_example_writes_every_report(tmp_path):
+    """The Ray Data example's `check_batch`, run on a batch as Ray hands it (Ray itself is not
+    needed): a report whose evidence holds a number JavaScript writes otherwise (`1e+21`) made
+    `msgspec.json.encode` raise (outside reader); the example writes the JSON report."""
+    snippet = next(body for _, lang, body in BLOCKS if lang == "python" and "ray.data" in body)
+    function = snippet.split("def check_batch", 1)[1].split("\n\n", 1)[0]
+    imports = "\n".join(line for line in snippet.splitlines() if line.startswith(("import ", "from ")))
+    (tmp_path / "ray.py").write_text("")   # (imported, never used: only `check_batch` runs)
+    (tmp_path / "agent-invariants.json").write_text(json.dumps({"version": 2, "name": "n", "rules": [
+        {"id": "small", "kind": "tool_args", "tool": "refund", "match": {"amount": {"$lte": 100}}}]}))
+    trace = b'{"seq": 1, "type": "tool.call", "tool": "refund", "args": {"amount": 1e21}}\n'
+    program = (f"{imports}\ncontract = load_contract('agent-invariants.json')\ndef check_batch{function}\n"
+               f"out = check_batch({{'path': ['t.jsonl'], 'bytes': [{trace!r}]}})\n"
+               "print(out['passed'], '1e+21' in out['report'][0])\n")
+    result = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert (result.returncode, result.stdout) == (0, "[False] True\n"), result.stderr
+
+
 JSON_BLOCKS = [json.loads(body) for _, lang, body in BLOCKS if lang == "json"]
 CONTRACTS = [block for block in JSON_BLOCKS if isinstance(block, dict) and "rules" in block and "version" in block]
 RULES = [block for block in JSON_BLOCKS if isinstance(block, dict) and "kind" in block and "id" in block]
