@@ -119,10 +119,11 @@ large one made a report a thousand times its request."""
 
 
 def kept_per_rule(contract: Contract) -> int:
-    """How many violations each rule of `contract` keeps in a report of this server (MAX_KEPT)."""
-    from agent_invariants.rules.base import DEFAULT_MAX_VIOLATIONS
+    """How many violations each rule of `contract` keeps in a report of this server (MAX_KEPT in
+    all, the checker's own share at a smaller scale)."""
+    from agent_invariants import rules
 
-    return max(1, min(DEFAULT_MAX_VIOLATIONS, MAX_KEPT // max(len(contract.rules), 1)))
+    return rules.kept_per_rule(rules.DEFAULT_MAX_VIOLATIONS, len(contract.rules), in_all=MAX_KEPT)
 
 
 VALIDATE = "agent_invariants_validate_contract"

@@ -143,15 +143,18 @@ KEPT_IN_ALL = 100_000
 is more (`kept_per_rule`)."""
 
 
-def kept_per_rule(max_violations: int, rules: int) -> int:
+def kept_per_rule(max_violations: int, rules: int, in_all: int | None = None) -> int:
     """How many violations each of `rules` rules keeps when asked to keep `max_violations` (0:
-    all): that many, but all rules together keep no more than KEPT_IN_ALL or 100 times it,
-    whichever is more, shared evenly (one each at least). A contract of up to a hundred rules
-    keeps what it asks; one of 10,000 rules that all fail on every event kept 10 million
-    violations, about 19 GB. So a larger `max_violations` still keeps more, and 0 keeps all."""
+    all): that many, but all rules together keep no more than `in_all` (by default KEPT_IN_ALL
+    or 100 times `max_violations`, whichever is more), shared evenly (one each at least). A
+    contract of up to a hundred rules keeps what it asks; one of 10,000 rules that all fail on
+    every event kept 10 million violations, about 19 GB. So a larger `max_violations` still
+    keeps more, and 0 keeps all. (The MCP server asks for less in all: its `MAX_KEPT`.)"""
     if max_violations.__class__ is not int or max_violations <= 0 or rules == 0:
         return max_violations   # (0: all; a value that is no count is refused by `Rule.limit_violations`)
-    return min(max_violations, max(1, max(KEPT_IN_ALL, 100 * max_violations) // rules))
+    if in_all is None:
+        in_all = max(KEPT_IN_ALL, 100 * max_violations)
+    return min(max_violations, max(1, in_all // rules))
 
 
 def rule_for(config: RuleConfig, max_violations: int = DEFAULT_MAX_VIOLATIONS) -> Rule:
